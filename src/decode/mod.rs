@@ -1,0 +1,343 @@
+//! CPU decoders over plain, validated buffers (DESIGN §1, spec/FORMAT.md §7).
+//!
+//! Nothing here knows about files: inputs are a [`Dictionary`] and
+//! [`CheckedCodes`] (codes proven `< num_tokens`, sidecar proven to agree with
+//! the token lengths). The hot loop copies a full 16-byte word per code and
+//! advances by the token's length; near the end of its output it switches to
+//! exact copies, so it never writes outside the slice it was given.
+
+pub mod reference;
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use crate::dict::{Dictionary, MAX_TOKEN_LEN};
+use crate::error::{ChunkPart, Error, Invariant, Result, Section};
+use crate::format::codes;
+
+/// Codes per unpacked block in the decode loop.
+const UNPACK_BLOCK: usize = 256;
+/// Codes per parallel task (a multiple of every allowed batch size is not
+/// needed: tasks are cut at batch boundaries, rounded to this many codes).
+const TASK_CODES: usize = 1 << 15;
+
+/// A chunk's packed codes and sidecar, checked against one dictionary.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckedCodes<'a> {
+    bits: u8,
+    packed: &'a [u8],
+    count: usize,
+    batch: usize,
+    sidecar: &'a [u32],
+    tokens: u32,
+}
+
+impl<'a> CheckedCodes<'a> {
+    /// Checks every code against `dict` and every batch's total length against
+    /// the sidecar (`sidecar[b]` = output position of code `b * batch`, with a
+    /// final entry for the end). `chunk`, `codes_at` and `sidecar_at` place errors.
+    pub fn check(
+        dict: &Dictionary,
+        packed: &'a [u8],
+        count: usize,
+        batch: u32,
+        sidecar: &'a [u32],
+        chunk: u32,
+        codes_at: u64,
+        sidecar_at: u64,
+    ) -> Result<Self> {
+        let bits = dict.code_bits();
+        let g = batch as usize;
+        let nb = count.div_ceil(g);
+        if packed.len() < codes::packed_len(bits, count)
+            || sidecar.len() != nb + 1
+            || sidecar[0] != 0
+        {
+            return Err(Error::corrupt(
+                Section::Chunk(chunk, ChunkPart::Sidecar),
+                sidecar_at,
+                Invariant::TotalMismatch {
+                    what: "sidecar entries",
+                    expected: nb as u64 + 1,
+                    found: sidecar.len() as u64,
+                },
+            ));
+        }
+        let tokens = dict.num_tokens();
+        let planes = dict.planes();
+        (0..nb).into_par_iter().with_min_len(64).try_for_each(|b| {
+            let lo = b * g;
+            let hi = (lo + g).min(count);
+            let mut buf = [0u16; 1 << 16];
+            let buf = &mut buf[..hi - lo];
+            codes::unpack(bits, packed, lo, buf);
+            let mut sum = 0u64;
+            for (k, &c) in buf.iter().enumerate() {
+                if c as u32 >= tokens {
+                    let index = (lo + k) as u64;
+                    return Err(Error::corrupt(
+                        Section::Chunk(chunk, ChunkPart::Codes),
+                        codes_at + index * bits as u64 / 8,
+                        Invariant::CodeOutOfRange {
+                            index,
+                            code: c as u32,
+                            tokens,
+                        },
+                    ));
+                }
+                sum += planes.token_len(c as usize) as u64;
+            }
+            let expected = (sidecar[b + 1] as u64).wrapping_sub(sidecar[b] as u64);
+            if sidecar[b + 1] < sidecar[b] || sum != expected {
+                return Err(Error::corrupt(
+                    Section::Chunk(chunk, ChunkPart::Sidecar),
+                    sidecar_at,
+                    Invariant::SidecarMismatch {
+                        batch: b as u64,
+                        expected,
+                        found: sum,
+                    },
+                ));
+            }
+            Ok(())
+        })?;
+        Ok(Self {
+            bits,
+            packed,
+            count,
+            batch: g,
+            sidecar,
+            tokens,
+        })
+    }
+
+    /// Wraps buffers that already passed [`Self::check`] against `dict`.
+    ///
+    /// # Safety
+    /// `check(dict, packed, count, batch, sidecar, ..)` must have succeeded on
+    /// exactly these buffers: decoders index the token table with these codes
+    /// without bounds checks.
+    pub unsafe fn new_unchecked(
+        dict: &Dictionary,
+        packed: &'a [u8],
+        count: usize,
+        batch: u32,
+        sidecar: &'a [u32],
+    ) -> Self {
+        Self {
+            bits: dict.code_bits(),
+            packed,
+            count,
+            batch: batch as usize,
+            sidecar,
+            tokens: dict.num_tokens(),
+        }
+    }
+
+    /// Number of codes.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+    /// True when there are no codes.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+    /// Code width.
+    pub fn bits(&self) -> u8 {
+        self.bits
+    }
+    /// The packed code bytes.
+    pub fn packed(&self) -> &'a [u8] {
+        self.packed
+    }
+    /// Sidecar batch size `G`.
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+    /// Sidecar positions (one per batch, plus the end).
+    pub fn sidecar(&self) -> &'a [u32] {
+        self.sidecar
+    }
+    /// Total decoded bytes.
+    pub fn decoded_len(&self) -> usize {
+        *self.sidecar.last().expect("sidecar is never empty") as usize
+    }
+    /// Code `i`.
+    pub fn get(&self, i: usize) -> u16 {
+        codes::get(self.bits, self.packed, i)
+    }
+}
+
+/// Decodes codes `range` into `out`, which should be exactly their decoded
+/// length. Returns the number of bytes written: less than `out.len()` or the
+/// true length only if the caller passed a wrong length (never a write outside `out`).
+pub fn decode_range(
+    dict: &Dictionary,
+    codes: &CheckedCodes<'_>,
+    range: Range<usize>,
+    out: &mut [u8],
+) -> usize {
+    assert!(
+        range.end <= codes.count && range.start <= range.end,
+        "code range out of bounds"
+    );
+    assert_eq!(
+        dict.num_tokens(),
+        codes.tokens,
+        "codes were checked against another dictionary"
+    );
+    let table = dict.table();
+    let words = table.words();
+    let lens = table.lens();
+    let mut buf = [0u16; UNPACK_BLOCK];
+    let mut pos = 0usize;
+    let fast_end = out.len().saturating_sub(MAX_TOKEN_LEN);
+    let mut i = range.start;
+    while i < range.end {
+        let n = (range.end - i).min(UNPACK_BLOCK);
+        codes::unpack(codes.bits, codes.packed, i, &mut buf[..n]);
+        i += n;
+        for &c in &buf[..n] {
+            let c = c as usize;
+            // SAFETY: `CheckedCodes::check` proved every code < num_tokens, and
+            // `words`/`lens` have exactly num_tokens entries (asserted above).
+            let (word, len) = unsafe { (words.get_unchecked(c), *lens.get_unchecked(c) as usize) };
+            if pos <= fast_end {
+                // SAFETY: pos + 16 <= out.len(), so the 16-byte store is in bounds.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        word.as_ptr(),
+                        out.as_mut_ptr().add(pos),
+                        MAX_TOKEN_LEN,
+                    )
+                };
+            } else {
+                let Some(dst) = out.get_mut(pos..pos + len) else {
+                    return pos;
+                };
+                dst.copy_from_slice(&word[..len]);
+            }
+            pos += len;
+        }
+    }
+    pos
+}
+
+/// Decodes codes `range` whose output starts at chunk byte `byte_start` into
+/// `out` (exactly the range's decoded length), splitting the work at sidecar
+/// batch boundaries across rayon threads.
+pub fn decode_range_parallel(
+    dict: &Dictionary,
+    codes: &CheckedCodes<'_>,
+    range: Range<usize>,
+    byte_start: usize,
+    out: &mut [u8],
+) -> usize {
+    let step = TASK_CODES.max(codes.batch) / codes.batch * codes.batch;
+    // Cut points: the range ends and the task-aligned batch boundaries between.
+    let mut cuts = vec![(range.start, 0usize)];
+    let mut c = range.start / step * step + step;
+    while c < range.end {
+        let at = codes.sidecar[c / codes.batch] as usize - byte_start;
+        cuts.push((c, at));
+        c += step;
+    }
+    cuts.push((range.end, out.len()));
+    if cuts.len() == 2 {
+        return decode_range(dict, codes, range, out);
+    }
+    let mut pieces = Vec::with_capacity(cuts.len() - 1);
+    let mut rest = out;
+    for w in cuts.windows(2) {
+        let (piece, tail) = rest.split_at_mut(w[1].1 - w[0].1);
+        pieces.push((w[0].0..w[1].0, piece));
+        rest = tail;
+    }
+    pieces
+        .into_par_iter()
+        .map(|(r, piece)| {
+            let want = piece.len();
+            let got = decode_range(dict, codes, r, piece);
+            got.min(want)
+        })
+        .sum()
+}
+
+/// Decodes every code of a chunk into `out` (exactly `codes.decoded_len()` bytes).
+pub fn decode_chunk(dict: &Dictionary, codes: &CheckedCodes<'_>, out: &mut [u8]) -> usize {
+    decode_range_parallel(dict, codes, 0..codes.count, 0, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dict::TokenTable;
+    use crate::format::Codec;
+
+    fn sample_dict() -> Dictionary {
+        let mut t = TokenTable::single_bytes();
+        t.push(b"abcdefghijklmnop");
+        t.push(b"xyz");
+        t.push(b"0123456789");
+        Dictionary::from_table(Codec::OnPair12, t, [1; 16])
+    }
+
+    #[test]
+    fn parity_with_reference_and_poisoned_output() {
+        let d = sample_dict();
+        let mut rng = 0x1234_5678u64;
+        let codes: Vec<u16> = (0..5000)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                (rng % d.num_tokens() as u64) as u16
+            })
+            .collect();
+        let mut packed = Vec::new();
+        codes::pack(12, &codes, &mut packed);
+        let g = 64;
+        let mut sidecar = vec![0u32];
+        for b in codes.chunks(g) {
+            let s: usize = b.iter().map(|&c| d.table().token_len(c as usize)).sum();
+            sidecar.push(sidecar.last().unwrap() + s as u32);
+        }
+        let cc =
+            CheckedCodes::check(&d, &packed, codes.len(), g as u32, &sidecar, 0, 0, 0).unwrap();
+        let want = reference::decode(d.table(), &codes);
+        let mut out = vec![0xAAu8; want.len()];
+        assert_eq!(decode_chunk(&d, &cc, &mut out), want.len());
+        assert_eq!(out, want);
+        // Sub-ranges starting and ending off batch boundaries.
+        for (a, b) in [(0, 1), (3, 70), (63, 65), (100, 4999), (4999, 5000)] {
+            let start: usize = codes[..a]
+                .iter()
+                .map(|&c| d.table().token_len(c as usize))
+                .sum();
+            let want = reference::decode(d.table(), &codes[a..b]);
+            let mut out = vec![0x55u8; want.len()];
+            decode_range_parallel(&d, &cc, a..b, start, &mut out);
+            assert_eq!(out, want, "{a}..{b}");
+        }
+    }
+
+    #[test]
+    fn check_rejects_out_of_range_and_bad_sidecar() {
+        let d = sample_dict();
+        let mut packed = Vec::new();
+        codes::pack(12, &[1, 2, 4000], &mut packed);
+        let err = CheckedCodes::check(&d, &packed, 3, 64, &[0, 3], 0, 0, 0).unwrap_err();
+        assert!(matches!(
+            err.invariant(),
+            Some(Invariant::CodeOutOfRange { code: 4000, .. })
+        ));
+        let mut packed = Vec::new();
+        codes::pack(12, &[1, 2, 3], &mut packed);
+        let err = CheckedCodes::check(&d, &packed, 3, 64, &[0, 4], 0, 0, 0).unwrap_err();
+        assert!(matches!(
+            err.invariant(),
+            Some(Invariant::SidecarMismatch { .. })
+        ));
+    }
+}

@@ -1,0 +1,484 @@
+//! Greedy longest-prefix-match encoder (DESIGN §3, "Encoding speed").
+//!
+//! Every codec shares one encoder: at each position emit the code of the
+//! longest dictionary token that is a prefix of the remaining input. Because a
+//! dictionary always holds the 256 single bytes, every byte string has an
+//! encoding.
+//!
+//! # Structure
+//!
+//! * **single bytes**: a 256-entry table, byte → code.
+//! * **two-byte prefixes**: a 65536-entry table indexed by the first two input
+//!   bytes (little-endian). Each entry packs a bitmask of the token lengths
+//!   `2..=16` that exist among tokens starting with those two bytes (bit
+//!   `len - 1`, low 16 bits) and the code of the two-byte token itself (high
+//!   16 bits).
+//! * **long tokens** (3..=16 bytes): an open-addressing hash table (linear
+//!   probing) keyed by `(length, bytes)`, the bytes held as two little-endian
+//!   `u64` words masked to the token length.
+//!
+//! A query loads the next 16 input bytes once (one unaligned read, or a
+//! zero-padded copy near the end), reads the two-byte entry, and probes the hash
+//! table for each candidate length from the longest down. The first hit is the
+//! answer; with no hit the two-byte token or the single byte is.
+//!
+//! The same structure grows: [`Matcher::insert`] adds a token, which is how the
+//! OnPair trainer keeps matching against a dictionary that grows while it parses.
+
+use super::{TokenTable, MAX_TOKEN_LEN};
+
+pub static FINDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+pub static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Number of two-byte prefixes.
+const PREFIX2_COUNT: usize = 1 << 16;
+
+/// One hash slot for a token of 3..=16 bytes. `len == 0` marks an empty slot.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    lo: u64,
+    hi: u64,
+    code: u16,
+    len: u8,
+}
+
+/// Longest-prefix matcher over a [`TokenTable`]; built once per dictionary and
+/// shared freely between threads (`Send + Sync`).
+#[derive(Clone)]
+pub struct Matcher {
+    /// Byte → code of its single-byte token.
+    single: [u16; 256],
+    /// Two-byte prefix → (bitmask of token lengths 2..=16 starting with it, bit
+    /// `len - 1`) |
+    /// (code of the two-byte token << 16).
+    prefix2: Box<[u32; PREFIX2_COUNT]>,
+    /// Open-addressing table of tokens of 3..=16 bytes; its length is a power of two.
+    slots: Vec<Slot>,
+    /// `64 - log2(slots.len())`: the hash keeps its top bits.
+    shift: u32,
+    /// Occupied slots.
+    occupied: usize,
+    /// Tokens inserted (all lengths).
+    tokens: usize,
+}
+
+impl std::fmt::Debug for Matcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Matcher")
+            .field("tokens", &self.tokens)
+            .field("long_tokens", &self.occupied)
+            .field("slots", &self.slots.len())
+            .finish()
+    }
+}
+
+/// Mask of the low `n` bytes of a `u64` (`n` in 0..=8).
+#[inline(always)]
+fn low_bytes_mask(n: usize) -> u64 {
+    if n >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (n * 8)) - 1
+    }
+}
+
+/// The first `len` bytes of the 16-byte window `(lo, hi)`, the rest zeroed.
+#[inline(always)]
+fn masked_key(lo: u64, hi: u64, len: usize) -> (u64, u64) {
+    if len <= 8 {
+        (lo & low_bytes_mask(len), 0)
+    } else {
+        (lo, hi & low_bytes_mask(len - 8))
+    }
+}
+
+/// Loads up to 16 bytes of `input` as two little-endian words, zero-padded.
+#[inline(always)]
+fn load_window(input: &[u8]) -> (u64, u64) {
+    if input.len() >= MAX_TOKEN_LEN {
+        let lo = u64::from_le_bytes(input[0..8].try_into().expect("8 bytes"));
+        let hi = u64::from_le_bytes(input[8..16].try_into().expect("8 bytes"));
+        (lo, hi)
+    } else {
+        let mut buf = [0u8; MAX_TOKEN_LEN];
+        buf[..input.len()].copy_from_slice(input);
+        let lo = u64::from_le_bytes(buf[0..8].try_into().expect("8 bytes"));
+        let hi = u64::from_le_bytes(buf[8..16].try_into().expect("8 bytes"));
+        (lo, hi)
+    }
+}
+
+/// Hash of a masked key and its length.
+#[inline(always)]
+fn hash_key(lo: u64, hi: u64, len: usize) -> u64 {
+    let a = (lo ^ (len as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let b = hi.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    (a ^ b.rotate_left(31)).wrapping_mul(0x1656_67B1_9E37_79F9)
+}
+
+impl Matcher {
+    /// Builds the matcher of `table`.
+    ///
+    /// The table must hold all 256 single bytes (checked in debug builds) and at
+    /// most 65536 tokens. If several codes share the same bytes, the first wins.
+    pub fn new(table: &TokenTable) -> Self {
+        debug_assert!(table.len() <= 1 << 16, "more than 65536 tokens");
+        let mut m = Self::with_capacity(table.len());
+        let mut seen = [false; 256];
+        for (code, token) in table.iter().enumerate() {
+            if token.len() == 1 {
+                if seen[token[0] as usize] {
+                    continue;
+                }
+                seen[token[0] as usize] = true;
+            }
+            m.insert(token, code as u16);
+        }
+        debug_assert!(
+            seen.iter().all(|&s| s),
+            "token table lacks some single-byte tokens"
+        );
+        m
+    }
+
+    /// An empty matcher sized for about `tokens` tokens (it grows as needed).
+    ///
+    /// Until the 256 single bytes are inserted, bytes without a token resolve to
+    /// code 0; callers building a dictionary insert them first.
+    pub fn with_capacity(tokens: usize) -> Self {
+        let slots = (tokens.max(16) * 2).next_power_of_two();
+        Self {
+            single: [0; 256],
+            prefix2: vec![0u32; PREFIX2_COUNT]
+                .into_boxed_slice()
+                .try_into()
+                .expect("65536 entries"),
+            slots: vec![Slot::default(); slots],
+            shift: 64 - slots.trailing_zeros(),
+            occupied: 0,
+            tokens: 0,
+        }
+    }
+
+    /// Number of tokens inserted so far.
+    pub fn len(&self) -> usize {
+        self.tokens
+    }
+
+    /// True when no token was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.tokens == 0
+    }
+
+    /// Adds `token` (1..=16 bytes) with `code`. Returns false, leaving the
+    /// matcher unchanged, when a token with the same bytes of 2..=16 bytes is
+    /// already present; a single byte is always (re)assigned.
+    ///
+    /// # Panics
+    /// If `token` is empty or longer than 16 bytes.
+    pub fn insert(&mut self, token: &[u8], code: u16) -> bool {
+        let len = token.len();
+        assert!(
+            (1..=MAX_TOKEN_LEN).contains(&len),
+            "token length {len} outside 1..=16"
+        );
+        if len == 1 {
+            self.single[token[0] as usize] = code;
+            self.tokens += 1;
+            return true;
+        }
+        let p = u16::from_le_bytes([token[0], token[1]]) as usize;
+        if len == 2 {
+            if self.prefix2[p] & 0b10 != 0 {
+                return false;
+            }
+            self.prefix2[p] |= 0b10 | (u32::from(code) << 16);
+            self.tokens += 1;
+            return true;
+        }
+        let (lo, hi) = load_window(token);
+        if (self.occupied + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        if !self.insert_slot(Slot {
+            lo,
+            hi,
+            code,
+            len: len as u8,
+        }) {
+            return false;
+        }
+        self.occupied += 1;
+        self.prefix2[p] |= 1 << (len - 1);
+        self.tokens += 1;
+        true
+    }
+
+    /// Inserts into the hash table; false if the key is present.
+    fn insert_slot(&mut self, slot: Slot) -> bool {
+        let mask = self.slots.len() - 1;
+        let mut i = (hash_key(slot.lo, slot.hi, slot.len as usize) >> self.shift) as usize;
+        loop {
+            let s = &mut self.slots[i & mask];
+            if s.len == 0 {
+                *s = slot;
+                return true;
+            }
+            if s.len == slot.len && s.lo == slot.lo && s.hi == slot.hi {
+                return false;
+            }
+            i += 1;
+        }
+    }
+
+    /// Doubles the hash table.
+    fn grow(&mut self) {
+        let new_len = self.slots.len() * 2;
+        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); new_len]);
+        self.shift = 64 - new_len.trailing_zeros();
+        for s in old.into_iter().filter(|s| s.len != 0) {
+            self.insert_slot(s);
+        }
+    }
+
+    /// Looks up a masked key of `len` (3..=16) bytes.
+    #[inline(always)]
+    fn find(&self, lo: u64, hi: u64, len: usize) -> Option<u16> {
+        let mask = self.slots.len() - 1;
+        let mut i = (hash_key(lo, hi, len) >> self.shift) as usize;
+        FINDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        loop {
+            PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let s = &self.slots[i & mask];
+            if s.len as usize == len && s.lo == lo && s.hi == hi {
+                return Some(s.code);
+            }
+            if s.len == 0 {
+                return None;
+            }
+            i += 1;
+        }
+    }
+
+    /// The code of the token whose bytes are exactly `token`, if any.
+    pub fn get(&self, token: &[u8]) -> Option<u16> {
+        match token.len() {
+            0 => None,
+            1 => Some(self.single[token[0] as usize]),
+            2 => {
+                let e = self.prefix2[u16::from_le_bytes([token[0], token[1]]) as usize];
+                (e & 0b10 != 0).then_some((e >> 16) as u16)
+            }
+            len if len <= MAX_TOKEN_LEN => {
+                let (lo, hi) = load_window(token);
+                self.find(lo, hi, len)
+            }
+            _ => None,
+        }
+    }
+
+    /// Longest token that is a prefix of `input` (non-empty): `(code, len)`.
+    ///
+    /// # Panics
+    /// If `input` is empty.
+    #[inline]
+    pub fn longest_match(&self, input: &[u8]) -> (u16, usize) {
+        let (lo, hi) = load_window(input);
+        self.longest_match_window(lo, hi, input.len())
+    }
+
+    /// [`Self::longest_match`] on a loaded window; `avail` (≥ 1) is the number
+    /// of input bytes left (bytes of the window past it are zero).
+    #[inline(always)]
+    fn longest_match_window(&self, lo: u64, hi: u64, avail: usize) -> (u16, usize) {
+        assert!(avail > 0, "longest_match on empty input");
+        let first = lo as u8;
+        if avail == 1 {
+            return (self.single[first as usize], 1);
+        }
+        let entry = self.prefix2[lo as u16 as usize];
+        let avail = avail.min(MAX_TOKEN_LEN);
+        // Candidate lengths 3..=avail (bit `len - 1`).
+        let mut lens = entry & ((1u32 << avail) - 1) & !0b11;
+        while lens != 0 {
+            let bit = 31 - lens.leading_zeros();
+            let len = bit as usize + 1;
+            let (klo, khi) = masked_key(lo, hi, len);
+            if let Some(code) = self.find(klo, khi, len) {
+                return (code, len);
+            }
+            lens &= !(1 << bit);
+        }
+        if entry & 0b10 != 0 {
+            ((entry >> 16) as u16, 2)
+        } else {
+            (self.single[first as usize], 1)
+        }
+    }
+
+    /// Appends the codes of `value` (greedy longest prefix match at every
+    /// position) to `out`.
+    pub fn encode_into(&self, value: &[u8], out: &mut Vec<u16>) {
+        let mut pos = 0;
+        // Fast path: a full 16-byte window is available.
+        while pos + MAX_TOKEN_LEN <= value.len() {
+            let w = &value[pos..pos + MAX_TOKEN_LEN];
+            let lo = u64::from_le_bytes(w[0..8].try_into().expect("8 bytes"));
+            let hi = u64::from_le_bytes(w[8..16].try_into().expect("8 bytes"));
+            let (code, len) = self.longest_match_window(lo, hi, MAX_TOKEN_LEN);
+            out.push(code);
+            pos += len;
+        }
+        while pos < value.len() {
+            let (code, len) = self.longest_match(&value[pos..]);
+            out.push(code);
+            pos += len;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tiny deterministic PRNG (splitmix64) for the tests.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// A table over a small alphabet so that random inputs hit many tokens.
+    fn random_table(rng: &mut Rng, extra: usize) -> TokenTable {
+        let mut t = TokenTable::single_bytes();
+        let mut seen = std::collections::HashSet::new();
+        while t.len() < 256 + extra {
+            let len = 2 + rng.below(15);
+            let tok: Vec<u8> = (0..len).map(|_| b'a' + rng.below(3) as u8).collect();
+            if seen.insert(tok.clone()) {
+                t.push(&tok);
+            }
+        }
+        t
+    }
+
+    fn brute_force(table: &TokenTable, input: &[u8]) -> usize {
+        table
+            .iter()
+            .filter(|t| input.starts_with(t))
+            .map(|t| t.len())
+            .max()
+            .unwrap()
+    }
+
+    #[test]
+    fn longest_match_agrees_with_brute_force() {
+        let mut rng = Rng(7);
+        for extra in [0, 10, 300, 3000] {
+            let table = random_table(&mut rng, extra);
+            let m = Matcher::new(&table);
+            for _ in 0..2000 {
+                let n = 1 + rng.below(24);
+                let input: Vec<u8> = (0..n)
+                    .map(|_| {
+                        if rng.below(20) == 0 {
+                            rng.next() as u8
+                        } else {
+                            b'a' + rng.below(3) as u8
+                        }
+                    })
+                    .collect();
+                let (code, len) = m.longest_match(&input);
+                assert_eq!(len, brute_force(&table, &input), "input {input:?}");
+                assert_eq!(table.token(code as usize), &input[..len]);
+            }
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let mut rng = Rng(11);
+        let table = random_table(&mut rng, 1000);
+        let m = Matcher::new(&table);
+        for _ in 0..500 {
+            let n = rng.below(100);
+            let input: Vec<u8> = (0..n)
+                .map(|_| {
+                    if rng.below(10) == 0 {
+                        rng.next() as u8
+                    } else {
+                        b'a' + rng.below(3) as u8
+                    }
+                })
+                .collect();
+            let mut codes = Vec::new();
+            m.encode_into(&input, &mut codes);
+            let decoded: Vec<u8> = codes
+                .iter()
+                .flat_map(|&c| table.token(c as usize).iter().copied())
+                .collect();
+            assert_eq!(decoded, input);
+            // Greedy: each code is the longest match at its position.
+            let mut pos = 0;
+            for &c in &codes {
+                assert_eq!(
+                    table.token_len(c as usize),
+                    brute_force(&table, &input[pos..])
+                );
+                pos += table.token_len(c as usize);
+            }
+        }
+    }
+
+    #[test]
+    fn empty_value_and_single_bytes() {
+        let table = TokenTable::single_bytes();
+        let m = Matcher::new(&table);
+        let mut out = Vec::new();
+        m.encode_into(b"", &mut out);
+        assert!(out.is_empty());
+        let all: Vec<u8> = (0..=255u8).collect();
+        m.encode_into(&all, &mut out);
+        assert_eq!(out, (0..=255u16).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn insert_grows_and_rejects_duplicates() {
+        let mut m = Matcher::with_capacity(0);
+        for b in 0..=255u8 {
+            assert!(m.insert(&[b], u16::from(b)));
+        }
+        let mut code = 256u16;
+        for i in 0..5000u32 {
+            let tok = format!("k{i:05}");
+            assert!(m.insert(tok.as_bytes(), code));
+            assert!(!m.insert(tok.as_bytes(), 0));
+            code += 1;
+        }
+        assert!(m.insert(b"xy", code));
+        assert!(!m.insert(b"xy", 0));
+        assert_eq!(m.len(), 256 + 5001);
+        assert_eq!(m.get(b"k04321"), Some(256 + 4321));
+        assert_eq!(m.get(b"xy"), Some(code));
+        assert_eq!(m.get(b"k0432"), None);
+        assert_eq!(m.longest_match(b"k04321zz"), (256 + 4321, 6));
+    }
+
+    #[test]
+    fn zero_bytes_are_not_confused_with_padding() {
+        let mut t = TokenTable::single_bytes();
+        let ab0 = t.push(b"ab\0") as u16;
+        let ab = t.push(b"ab") as u16;
+        let m = Matcher::new(&t);
+        assert_eq!(m.longest_match(b"ab"), (ab, 2));
+        assert_eq!(m.longest_match(b"ab\0"), (ab0, 3));
+        assert_eq!(m.longest_match(b"abc"), (ab, 2));
+    }
+}

@@ -1,0 +1,539 @@
+//! OnPair dictionary training (DESIGN §3).
+//!
+//! Start from the 256 single bytes, visit rows in a seeded random order and
+//! parse each greedily by longest match against the dictionary as it grows. For
+//! every adjacent pair of tokens `(prev, curr)` whose concatenation fits in 16
+//! bytes a saturating counter is bumped; when it reaches the current threshold
+//! the concatenation becomes a token at once and takes the place of `prev`, so
+//! it may merge again with the next token. Training stops when the dictionary
+//! is full or the byte budget is scanned.
+//!
+//! The threshold starts at 2 and is nudged up or down at checkpoints so that
+//! the rate at which tokens are created tracks the remaining capacity over the
+//! remaining budget. The budget is a share of the input with a floor (small
+//! inputs are scanned more than once so that they still get a useful
+//! dictionary) and a ceiling. Learned tokens are finally sorted
+//! lexicographically after the 256 single bytes, which keep codes `0..=255`.
+//!
+//! Memory stays bounded: the pair counters live in a hash table with a fixed
+//! maximum size, pruned of rare pairs when it fills up.
+
+use super::matcher::Matcher;
+use super::{TokenTable, MAX_TOKEN_LEN};
+
+/// Parameters of [`train`].
+#[derive(Clone, Debug)]
+pub struct OnPairParams {
+    /// Code width in bits (9..=16): the dictionary holds at most `2^code_bits`
+    /// tokens (12 → 4096, 16 → 65536).
+    pub code_bits: u8,
+    /// Seed of the row order: the same input and parameters give the same table.
+    pub seed: u64,
+    /// Share of the input bytes scanned.
+    pub budget_fraction: f64,
+    /// Scan at least this many bytes (passing over the rows again if needed).
+    pub min_budget_bytes: usize,
+    /// Scan at most this many bytes.
+    pub max_budget_bytes: usize,
+}
+
+impl Default for OnPairParams {
+    fn default() -> Self {
+        Self::onpair16()
+    }
+}
+
+impl OnPairParams {
+    /// OnPair-12: 4096 tokens.
+    pub fn onpair12() -> Self {
+        Self {
+            code_bits: 12,
+            seed: 0x5EED_0F_0A1B,
+            budget_fraction: 0.15,
+            min_budget_bytes: 1 << 20,
+            max_budget_bytes: 64 << 20,
+        }
+    }
+
+    /// OnPair-16: 65536 tokens.
+    pub fn onpair16() -> Self {
+        Self {
+            code_bits: 16,
+            ..Self::onpair12()
+        }
+    }
+}
+
+/// splitmix64: a tiny seeded PRNG, enough for shuffling rows.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform-enough value in `0..n` (`n > 0`), by multiply-shift.
+    fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
+}
+
+/// Rows in a seeded random order, reshuffled at every new pass. The shuffle is
+/// incremental (Fisher–Yates one step per row drawn), so a scan that stops
+/// early pays only for the rows it visited.
+struct RowOrder {
+    order: Vec<u32>,
+    next: usize,
+    rng: SplitMix64,
+}
+
+impl RowOrder {
+    fn new(rows: usize, seed: u64) -> Self {
+        Self {
+            order: (0..rows as u32).collect(),
+            next: 0,
+            rng: SplitMix64(seed),
+        }
+    }
+
+    /// The next row index; a new pass starts after the last row.
+    fn next_row(&mut self) -> usize {
+        if self.next == self.order.len() {
+            self.next = 0;
+        }
+        let i = self.next;
+        let j = i + self.rng.below(self.order.len() - i);
+        self.order.swap(i, j);
+        self.next += 1;
+        self.order[i] as usize
+    }
+}
+
+/// Saturating pair counters in an open-addressing table (linear probing) with a
+/// hard size limit. Keys pack `(prev << 16) | curr`. A slot stores its count
+/// plus one, so 0 marks an empty slot and 1 a pair whose count was reset.
+struct PairCounts {
+    keys: Vec<u32>,
+    stored: Vec<u8>,
+    shift: u32,
+    used: usize,
+    max_slots: usize,
+}
+
+impl PairCounts {
+    fn new(initial_slots: usize, max_slots: usize) -> Self {
+        let slots = initial_slots.next_power_of_two().clamp(1024, max_slots);
+        Self {
+            keys: vec![0; slots],
+            stored: vec![0; slots],
+            shift: 64 - slots.trailing_zeros(),
+            used: 0,
+            max_slots,
+        }
+    }
+
+    #[inline(always)]
+    fn slot_of(&self, key: u32) -> usize {
+        (u64::from(key).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// Bumps the counter of `key` and returns its new value (saturating at 254).
+    #[inline]
+    fn bump(&mut self, key: u32) -> u8 {
+        if self.used * 2 >= self.keys.len() {
+            self.make_room();
+        }
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot_of(key);
+        loop {
+            let s = self.stored[i];
+            if s == 0 {
+                self.keys[i] = key;
+                self.stored[i] = 2;
+                self.used += 1;
+                return 1;
+            }
+            if self.keys[i] == key {
+                let s = s.saturating_add(1);
+                self.stored[i] = s;
+                return s - 1;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Resets the counter of `key` (after it was merged).
+    fn reset(&mut self, key: u32) {
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot_of(key);
+        while self.stored[i] != 0 {
+            if self.keys[i] == key {
+                self.stored[i] = 1;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Grows the table, or once at its limit, drops rare pairs.
+    fn make_room(&mut self) {
+        let old_keys = std::mem::take(&mut self.keys);
+        let old_stored = std::mem::take(&mut self.stored);
+        // Keep every pair with a stored value of at least `min_keep`.
+        let mut min_keep = 1u8;
+        let mut slots = old_keys.len();
+        if slots < self.max_slots {
+            slots *= 2;
+        } else {
+            // At the limit: drop pairs seen at most once since their last reset;
+            // if that still leaves the table more than a quarter full, drop
+            // more frequent ones too.
+            let mut hist = [0usize; 256];
+            for &s in &old_stored {
+                hist[s as usize] += 1;
+            }
+            min_keep = 3;
+            let mut kept: usize = hist[3..].iter().sum();
+            while kept * 4 > slots && min_keep < 255 {
+                kept -= hist[min_keep as usize];
+                min_keep += 1;
+            }
+        }
+        self.keys = vec![0; slots];
+        self.stored = vec![0; slots];
+        self.shift = 64 - slots.trailing_zeros();
+        self.used = 0;
+        let mask = slots - 1;
+        for (&k, &s) in old_keys.iter().zip(&old_stored) {
+            if s >= min_keep {
+                let mut i = self.slot_of(k);
+                while self.stored[i] != 0 {
+                    i = (i + 1) & mask;
+                }
+                self.keys[i] = k;
+                self.stored[i] = s;
+                self.used += 1;
+            }
+        }
+    }
+}
+
+/// Nudges the merge threshold so that tokens are created at the rate that
+/// fills the remaining capacity with the remaining budget.
+struct Threshold {
+    value: u8,
+    capacity: usize,
+    budget: usize,
+    /// Tokens created and bytes scanned at the last checkpoint.
+    tokens_at_check: usize,
+    bytes_at_check: usize,
+    token_interval: usize,
+    byte_interval: usize,
+}
+
+impl Threshold {
+    fn new(capacity: usize, budget: usize) -> Self {
+        Self {
+            value: 2,
+            capacity,
+            budget,
+            tokens_at_check: 0,
+            bytes_at_check: 0,
+            token_interval: (capacity / 128).max(32),
+            byte_interval: (budget / 256).max(4096),
+        }
+    }
+
+    /// Called after each token or scanned byte count update.
+    #[inline]
+    fn maybe_adjust(&mut self, tokens: usize, bytes: usize) {
+        if tokens - self.tokens_at_check < self.token_interval
+            && bytes - self.bytes_at_check < self.byte_interval
+        {
+            return;
+        }
+        let d_tokens = (tokens - self.tokens_at_check) as f64;
+        let d_bytes = (bytes - self.bytes_at_check).max(1) as f64;
+        let recent = d_tokens / d_bytes;
+        let left_tokens = self.capacity.saturating_sub(tokens).max(1) as f64;
+        let left_bytes = self.budget.saturating_sub(bytes).max(1) as f64;
+        let target = left_tokens / left_bytes;
+        if recent > 2.0 * target {
+            self.value = self.value.saturating_add(1);
+        } else if recent < 0.5 * target && self.value > 2 {
+            self.value -= 1;
+        }
+        self.tokens_at_check = tokens;
+        self.bytes_at_check = bytes;
+    }
+}
+
+/// Trains a dictionary on `rows` (the sample; it may be empty, rows may be
+/// empty or long).
+///
+/// Returns a [`TokenTable`] with the 256 single bytes at codes `0..=255`
+/// followed by the learned tokens in lexicographic order; it holds at most
+/// `2^code_bits` tokens.
+///
+/// # Panics
+/// If `params.code_bits` is outside 9..=16.
+pub fn train(rows: &[&[u8]], params: &OnPairParams) -> TokenTable {
+    assert!(
+        (9..=16).contains(&params.code_bits),
+        "code_bits {} outside 9..=16",
+        params.code_bits
+    );
+    let capacity = 1usize << params.code_bits;
+    let total: usize = rows.iter().map(|r| r.len()).sum();
+    let mut table = TokenTable::single_bytes();
+    if total == 0 {
+        return table;
+    }
+    let max_passes: usize = std::env::var("FP_PASSES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let budget = ((total as f64 * params.budget_fraction) as usize)
+        .max(params.min_budget_bytes.min(total * max_passes))
+        .min(params.max_budget_bytes)
+        .max(1);
+
+    let mut matcher = Matcher::with_capacity(capacity);
+    for b in 0..=255u8 {
+        matcher.insert(&[b], u16::from(b));
+    }
+    let max_pair_slots = (capacity * 32).next_power_of_two().max(1 << 16);
+    let mut pairs = PairCounts::new(capacity * 4, max_pair_slots);
+    let mut threshold = Threshold::new(capacity - 256, budget);
+    let mut order = RowOrder::new(rows.len(), params.seed);
+    let mut scanned = 0usize;
+
+    'scan: while scanned < budget && table.len() < capacity {
+        let row = rows[order.next_row()];
+        if row.is_empty() {
+            continue;
+        }
+        let (mut prev, mut prev_len) = matcher.longest_match(row);
+        let mut pos = prev_len;
+        scanned += prev_len;
+        while pos < row.len() {
+            let (curr, curr_len) = matcher.longest_match(&row[pos..]);
+            scanned += curr_len;
+            let merged_len = prev_len + curr_len;
+            if merged_len <= MAX_TOKEN_LEN {
+                let key = (u32::from(prev) << 16) | u32::from(curr);
+                if pairs.bump(key) >= threshold.value {
+                    pairs.reset(key);
+                    let token = &row[pos - prev_len..pos + curr_len];
+                    let code = table.len() as u16;
+                    if matcher.insert(token, code) {
+                        table.push(token);
+                        if table.len() == capacity {
+                            break 'scan;
+                        }
+                        threshold.maybe_adjust(table.len() - 256, scanned);
+                        prev = code;
+                    } else {
+                        prev = matcher.get(token).unwrap_or(code);
+                    }
+                    prev_len = merged_len;
+                    pos += curr_len;
+                    if scanned >= budget {
+                        break 'scan;
+                    }
+                    continue;
+                }
+            }
+            prev = curr;
+            prev_len = curr_len;
+            pos += curr_len;
+            if scanned >= budget {
+                break 'scan;
+            }
+        }
+        threshold.maybe_adjust(table.len() - 256, scanned);
+    }
+
+    let rounds: usize = std::env::var("FP_PRUNE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let mut table = table;
+    for _ in 0..rounds {
+        let eval_budget = budget.min(total);
+        table = prune(rows, &table, &matcher, params, eval_budget, total);
+        matcher = Matcher::new(&table);
+    }
+    sort_learned(&table)
+}
+
+/// Drops learned tokens that cost more dictionary bytes than the code bytes
+/// they save: greedy-encodes a seeded sample of about `eval_budget` bytes,
+/// counts the uses of each code, scales them to the whole input and keeps a
+/// token of `len` bytes when `uses × code_bits / 8 ≥ len`.
+fn prune(
+    rows: &[&[u8]],
+    table: &TokenTable,
+    matcher: &Matcher,
+    params: &OnPairParams,
+    eval_budget: usize,
+    total: usize,
+) -> TokenTable {
+    let mut uses = vec![0u32; table.len()];
+    let mut order = RowOrder::new(rows.len(), params.seed ^ 0xA5A5_5A5A);
+    let mut seen = 0usize;
+    let mut codes = Vec::new();
+    for _ in 0..rows.len() {
+        if seen >= eval_budget {
+            break;
+        }
+        let row = rows[order.next_row()];
+        codes.clear();
+        matcher.encode_into(row, &mut codes);
+        for &c in &codes {
+            uses[c as usize] += 1;
+        }
+        seen += row.len();
+    }
+    let scale = total as f64 / seen.max(1) as f64;
+    let code_bytes = f64::from(params.code_bits) / 8.0;
+    let margin: f64 = std::env::var("FP_MARGIN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1.0);
+    let mut out = TokenTable::single_bytes();
+    for (code, token) in table.iter().enumerate().skip(256) {
+        if f64::from(uses[code]) * scale * code_bytes >= margin * token.len() as f64 {
+            out.push(token);
+        }
+    }
+    out
+}
+
+/// Sorts the learned tokens (codes 256..) lexicographically, keeping the single
+/// bytes at codes 0..=255.
+fn sort_learned(table: &TokenTable) -> TokenTable {
+    let mut learned: Vec<&[u8]> = table.iter().skip(256).collect();
+    learned.sort_unstable();
+    let mut out = TokenTable::single_bytes();
+    for t in learned {
+        out.push(t);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_rows() -> Vec<Vec<u8>> {
+        let words = [
+            "alpha", "beta", "gamma", "delta", "error", "warning", "info", "user", "session",
+            "opened", "closed", "for", "root", "by", "uid=0",
+        ];
+        let mut rng = SplitMix64(3);
+        (0..3000)
+            .map(|i| {
+                let mut s = format!("2024-01-{:02} ", i % 28 + 1);
+                for _ in 0..(3 + rng.below(8)) {
+                    s.push_str(words[rng.below(words.len())]);
+                    s.push(' ');
+                }
+                s.into_bytes()
+            })
+            .collect()
+    }
+
+    fn check_table(t: &TokenTable, bits: u8) {
+        assert!(t.len() <= 1 << bits);
+        for b in 0..256 {
+            assert_eq!(t.token(b), &[b as u8]);
+        }
+        let mut seen = std::collections::HashSet::new();
+        for tok in t.iter() {
+            assert!((1..=16).contains(&tok.len()));
+            assert!(seen.insert(tok.to_vec()), "duplicate token {tok:?}");
+        }
+    }
+
+    #[test]
+    fn empty_input() {
+        for rows in [vec![], vec![&b""[..], &b""[..]]] {
+            let t = train(&rows, &OnPairParams::default());
+            assert_eq!(t, TokenTable::single_bytes());
+        }
+    }
+
+    #[test]
+    fn deterministic() {
+        let rows = sample_rows();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let a = train(&refs, &OnPairParams::onpair12());
+        let b = train(&refs, &OnPairParams::onpair12());
+        assert_eq!(a, b);
+        assert!(a.len() > 256);
+    }
+
+    #[test]
+    fn capacity_respected_and_round_trip() {
+        let rows = sample_rows();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        for bits in [9u8, 12, 16] {
+            let params = OnPairParams {
+                code_bits: bits,
+                min_budget_bytes: 4 << 20,
+                ..OnPairParams::default()
+            };
+            let t = train(&refs, &params);
+            check_table(&t, bits);
+            if bits == 9 {
+                assert_eq!(t.len(), 512, "small capacity should fill");
+            }
+            let m = Matcher::new(&t);
+            let mut codes = Vec::new();
+            for r in &refs {
+                codes.clear();
+                m.encode_into(r, &mut codes);
+                let dec: Vec<u8> = codes
+                    .iter()
+                    .flat_map(|&c| t.token(c as usize).iter().copied())
+                    .collect();
+                assert_eq!(&dec, r);
+            }
+        }
+    }
+
+    #[test]
+    fn learns_repeated_strings() {
+        let rows: Vec<&[u8]> = vec![&b"hello world, hello world"[..]; 200];
+        let t = train(&rows, &OnPairParams::onpair12());
+        check_table(&t, 12);
+        let m = Matcher::new(&t);
+        let mut codes = Vec::new();
+        m.encode_into(rows[0], &mut codes);
+        assert!(codes.len() <= 4, "codes {codes:?}");
+    }
+
+    #[test]
+    fn pair_counts_stay_bounded() {
+        let mut p = PairCounts::new(1024, 4096);
+        let mut rng = SplitMix64(1);
+        for _ in 0..100_000 {
+            p.bump(rng.next_u64() as u32 | 1);
+        }
+        assert!(p.keys.len() <= 4096);
+        // A frequent pair keeps its count across prunes.
+        let mut last = 0;
+        for _ in 0..300 {
+            last = p.bump(42);
+            for _ in 0..100 {
+                p.bump(rng.next_u64() as u32 | 1);
+            }
+        }
+        assert_eq!(last, 254);
+    }
+}

@@ -1,0 +1,294 @@
+//! Fixed-stride dictionary planes (DESIGN §1, spec/FORMAT.md §4) and the
+//! validated [`Dictionary`] that decoders accept.
+
+use super::{TokenTable, MAX_TOKEN_LEN};
+use crate::error::{Error, Invariant, Result, Section};
+use crate::format::layout::DictSection;
+use crate::format::Codec;
+
+/// Share of encoded tokens longer than 8 bytes above which `W = 16` (§4.3).
+pub const WIDE_PLANE_SHARE: f64 = 0.6;
+
+/// Chooses the low-plane width from the histogram of encoded token lengths
+/// (`hist[i]` = tokens of length `i + 1`): 16 when more than
+/// [`WIDE_PLANE_SHARE`] of the emitted tokens are longer than 8 bytes (one
+/// 16-byte read then serves most codes), else 8 (split reads: the common
+/// short token costs one 8-byte read; long ones a second from the high plane).
+pub fn choose_width(hist: &[u64; 16]) -> u8 {
+    let total: u64 = hist.iter().sum();
+    let long: u64 = hist[8..].iter().sum();
+    if total > 0 && long as f64 > WIDE_PLANE_SHARE * total as f64 {
+        16
+    } else {
+        8
+    }
+}
+
+/// The planes of one dictionary, as laid out on disk and on the GPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Planes {
+    /// Low-plane width `W` (8 or 16).
+    pub width: u8,
+    /// Number of tokens.
+    pub num_tokens: u32,
+    /// Nibble-packed `len - 1` (token `c` in byte `c / 2`, low nibble for even `c`).
+    pub lens: Vec<u8>,
+    /// Low plane: token `c`'s first `W` bytes at `c * W`, zero padded.
+    pub lo: Vec<u8>,
+    /// High plane: bytes `W..16` of token `c` at `c * (16 - W)`; empty when no
+    /// token is longer than `W`.
+    pub hi: Vec<u8>,
+}
+
+impl Planes {
+    /// Lays out `table` with low-plane width `width`.
+    pub fn from_table(table: &TokenTable, width: u8) -> Self {
+        let w = width as usize;
+        let n = table.len();
+        let mut lens = vec![0u8; n.div_ceil(2)];
+        let mut lo = vec![0u8; n * w];
+        let need_hi = w < MAX_TOKEN_LEN && table.lens().iter().any(|&l| l as usize > w);
+        let mut hi = if need_hi {
+            vec![0u8; n * (MAX_TOKEN_LEN - w)]
+        } else {
+            Vec::new()
+        };
+        for c in 0..n {
+            let l = table.token_len(c);
+            lens[c / 2] |= ((l - 1) as u8) << ((c & 1) * 4);
+            let word = table.word(c);
+            lo[c * w..c * w + w].copy_from_slice(&word[..w]);
+            if need_hi {
+                let hw = MAX_TOKEN_LEN - w;
+                hi[c * hw..c * hw + hw].copy_from_slice(&word[w..]);
+            }
+        }
+        Self {
+            width,
+            num_tokens: n as u32,
+            lens,
+            lo,
+            hi,
+        }
+    }
+
+    /// Length of token `c`.
+    #[inline]
+    pub fn token_len(&self, c: usize) -> usize {
+        ((self.lens[c / 2] >> ((c & 1) * 4)) & 0xf) as usize + 1
+    }
+}
+
+/// A dictionary that passed every check of spec/FORMAT.md §4.4: the only
+/// form decoders accept. Holds the planes and a dense 16-byte-per-token table
+/// for the CPU decoder.
+#[derive(Clone, Debug)]
+pub struct Dictionary {
+    codec: Codec,
+    code_bits: u8,
+    hist: [u64; 16],
+    planes: Planes,
+    table: TokenTable,
+}
+
+impl Dictionary {
+    /// Validates a parsed section against the token model.
+    pub fn validate(s: &DictSection<'_>, id: u32, base: u64) -> Result<Self> {
+        let section = Section::Dictionary(id);
+        let n = s.num_tokens as usize;
+        let w = s.width as usize;
+        let planes = Planes {
+            width: s.width,
+            num_tokens: s.num_tokens,
+            lens: s.lens.to_vec(),
+            lo: s.lo.to_vec(),
+            hi: s.hi.to_vec(),
+        };
+        // Offsets of the planes within the section, for error positions.
+        let lens_at = base + crate::format::DICT_HEADER_LEN as u64;
+        let lo_at = lens_at + crate::format::align16(s.lens.len()) as u64;
+        let hi_at = lo_at + crate::format::align16(s.lo.len()) as u64;
+        if n % 2 == 1 && s.lens[n / 2] >> 4 != 0 {
+            return Err(Error::corrupt(
+                section,
+                lens_at + (n / 2) as u64,
+                Invariant::NonZeroReserved {
+                    what: "token length padding nibble",
+                },
+            ));
+        }
+        let max_len = if planes.hi.is_empty() {
+            w
+        } else {
+            MAX_TOKEN_LEN
+        };
+        let max_len = max_len.min(s.codec.max_token_len());
+        let mut table = TokenTable::new();
+        let mut seen_single = [false; 256];
+        for c in 0..n {
+            let l = planes.token_len(c);
+            if l > max_len {
+                return Err(Error::corrupt(
+                    section,
+                    lens_at + (c / 2) as u64,
+                    Invariant::BadTokenLength {
+                        token: c as u32,
+                        len: l as u32,
+                    },
+                ));
+            }
+            let mut word = [0u8; MAX_TOKEN_LEN];
+            word[..w].copy_from_slice(&planes.lo[c * w..c * w + w]);
+            if !planes.hi.is_empty() {
+                let hw = MAX_TOKEN_LEN - w;
+                word[w..].copy_from_slice(&planes.hi[c * hw..c * hw + hw]);
+            }
+            // Bytes past the token's length are zero, so a file has one spelling.
+            if let Some(p) = word[l..].iter().position(|&b| b != 0) {
+                let at = if l + p < w {
+                    lo_at + (c * w + l + p) as u64
+                } else {
+                    hi_at + (c * (MAX_TOKEN_LEN - w) + l + p - w) as u64
+                };
+                return Err(Error::corrupt(
+                    section,
+                    at,
+                    Invariant::NonZeroReserved {
+                        what: "token padding",
+                    },
+                ));
+            }
+            if l == 1 {
+                seen_single[word[0] as usize] = true;
+            }
+            table.push(&word[..l]);
+        }
+        if let Some(b) = seen_single.iter().position(|&s| !s) {
+            return Err(Error::corrupt(
+                section,
+                lens_at,
+                Invariant::MissingSingleByte { byte: b as u8 },
+            ));
+        }
+        Ok(Self {
+            codec: s.codec,
+            code_bits: s.code_bits,
+            hist: s.hist,
+            planes,
+            table,
+        })
+    }
+
+    /// Builds a dictionary from a trained table (writer side); the table must
+    /// hold the 256 single bytes and at most `2^code_bits` tokens.
+    pub fn from_table(codec: Codec, table: TokenTable, hist: [u64; 16]) -> Self {
+        assert!(table.len() <= 1 << codec.code_bits());
+        let planes = Planes::from_table(&table, choose_width(&hist));
+        Self {
+            codec,
+            code_bits: codec.code_bits(),
+            hist,
+            planes,
+            table,
+        }
+    }
+
+    /// Codec.
+    pub fn codec(&self) -> Codec {
+        self.codec
+    }
+    /// Code width in bits.
+    pub fn code_bits(&self) -> u8 {
+        self.code_bits
+    }
+    /// Number of tokens.
+    pub fn num_tokens(&self) -> u32 {
+        self.planes.num_tokens
+    }
+    /// Encoded-token length histogram.
+    pub fn hist(&self) -> &[u64; 16] {
+        &self.hist
+    }
+    /// The planes.
+    pub fn planes(&self) -> &Planes {
+        &self.planes
+    }
+    /// The dense token table.
+    pub fn table(&self) -> &TokenTable {
+        &self.table
+    }
+
+    /// The section that stores this dictionary.
+    pub fn section(&self) -> DictSection<'_> {
+        DictSection {
+            codec: self.codec,
+            code_bits: self.code_bits,
+            width: self.planes.width,
+            num_tokens: self.planes.num_tokens,
+            hist: self.hist,
+            lens: &self.planes.lens,
+            lo: &self.planes.lo,
+            hi: &self.planes.hi,
+        }
+    }
+
+    /// Mean length of the tokens emitted with this dictionary.
+    pub fn mean_token_len(&self) -> f64 {
+        let n: u64 = self.hist.iter().sum();
+        let b: u64 = self
+            .hist
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| (i as u64 + 1) * h)
+            .sum();
+        if n == 0 {
+            0.0
+        } else {
+            b as f64 / n as f64
+        }
+    }
+
+    /// Share of emitted tokens of at most 8 bytes.
+    pub fn short_token_share(&self) -> f64 {
+        let n: u64 = self.hist.iter().sum();
+        if n == 0 {
+            1.0
+        } else {
+            self.hist[..8].iter().sum::<u64>() as f64 / n as f64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn width_rule() {
+        let mut h = [0u64; 16];
+        h[3] = 100;
+        assert_eq!(choose_width(&h), 8);
+        h[12] = 151;
+        assert_eq!(choose_width(&h), 16);
+        assert_eq!(choose_width(&[0; 16]), 8);
+    }
+
+    #[test]
+    fn planes_roundtrip_through_section() {
+        let mut t = TokenTable::single_bytes();
+        t.push(b"hello world, lon");
+        t.push(b"abc");
+        for width in [8u8, 16] {
+            let mut hist = [0u64; 16];
+            hist[if width == 16 { 15 } else { 2 }] = 1;
+            let d = Dictionary::from_table(Codec::OnPair16, t.clone(), hist);
+            assert_eq!(d.planes().width, width);
+            let mut bytes = Vec::new();
+            d.section().write(&mut bytes);
+            let s = DictSection::parse(&bytes, 0, 0).unwrap();
+            let v = Dictionary::validate(&s, 0, 0).unwrap();
+            assert_eq!(v.table(), &t);
+            assert_eq!(v.planes(), d.planes());
+        }
+    }
+}

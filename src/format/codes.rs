@@ -1,0 +1,102 @@
+//! Bit-packed codes (spec/FORMAT.md §5.2).
+//!
+//! 16-bit codes are `u16` little-endian. 12-bit codes go two to three bytes:
+//! codes `a = c[2i]` and `b = c[2i+1]` form the 24-bit little-endian value
+//! `a | b << 12`; an odd count is padded with a zero code.
+
+/// Bytes taken by `count` codes of width `bits` (12 or 16).
+pub const fn packed_len(bits: u8, count: usize) -> usize {
+    if bits == 12 {
+        count.div_ceil(2) * 3
+    } else {
+        count * 2
+    }
+}
+
+/// Packs `codes` at width `bits` and appends them to `out`.
+pub fn pack(bits: u8, codes: &[u16], out: &mut Vec<u8>) {
+    if bits == 16 {
+        out.reserve(codes.len() * 2);
+        for &c in codes {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+        return;
+    }
+    debug_assert_eq!(bits, 12);
+    out.reserve(packed_len(12, codes.len()));
+    for pair in codes.chunks(2) {
+        let a = pair[0] as u32;
+        let b = pair.get(1).copied().unwrap_or(0) as u32;
+        debug_assert!(a < 4096 && b < 4096);
+        let v = a | (b << 12);
+        out.extend_from_slice(&v.to_le_bytes()[..3]);
+    }
+}
+
+/// Code `i` of a packed buffer. `packed` must hold at least `i + 1` codes.
+#[inline(always)]
+pub fn get(bits: u8, packed: &[u8], i: usize) -> u16 {
+    if bits == 16 {
+        u16::from_le_bytes([packed[2 * i], packed[2 * i + 1]])
+    } else {
+        let o = (i / 2) * 3;
+        let v = packed[o] as u32 | (packed[o + 1] as u32) << 8 | (packed[o + 2] as u32) << 16;
+        ((v >> ((i & 1) * 12)) & 0xfff) as u16
+    }
+}
+
+/// Unpacks codes `start .. start + out.len()` into `out`.
+pub fn unpack(bits: u8, packed: &[u8], start: usize, out: &mut [u16]) {
+    if bits == 16 {
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = get(16, packed, start + k);
+        }
+        return;
+    }
+    let mut i = start;
+    let mut k = 0;
+    if i % 2 == 1 && k < out.len() {
+        out[k] = get(12, packed, i);
+        i += 1;
+        k += 1;
+    }
+    while k + 2 <= out.len() {
+        let o = (i / 2) * 3;
+        let v = packed[o] as u32 | (packed[o + 1] as u32) << 8 | (packed[o + 2] as u32) << 16;
+        out[k] = (v & 0xfff) as u16;
+        out[k + 1] = (v >> 12) as u16;
+        i += 2;
+        k += 2;
+    }
+    if k < out.len() {
+        out[k] = get(12, packed, i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn golden_12bit_layout() {
+        let mut out = Vec::new();
+        pack(12, &[0xabc, 0x123, 0xfff], &mut out);
+        assert_eq!(out, [0xbc, 0x3a, 0x12, 0xff, 0x0f, 0x00]);
+    }
+
+    proptest! {
+        #[test]
+        fn roundtrip(codes12 in proptest::collection::vec(0u16..4096, 0..300), start in 0usize..300) {
+            for bits in [12u8, 16] {
+                let mut p = Vec::new();
+                pack(bits, &codes12, &mut p);
+                prop_assert_eq!(p.len(), packed_len(bits, codes12.len()));
+                let s = start.min(codes12.len());
+                let mut out = vec![0u16; codes12.len() - s];
+                unpack(bits, &p, s, &mut out);
+                prop_assert_eq!(&out[..], &codes12[s..]);
+            }
+        }
+    }
+}

@@ -1,0 +1,538 @@
+//! Footer, dictionary and chunk sections (spec/FORMAT.md §2–§5): writing them,
+//! and parsing untrusted bytes into size-checked views.
+
+use super::wire::{Cursor, PutLe};
+use super::*;
+use crate::error::{ChunkPart, Error, Invariant, Result, Section};
+
+/// The header at offset 0 (§2).
+pub fn header_bytes() -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[..8].copy_from_slice(&MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h
+}
+
+/// The tail at the end of the file (§2).
+pub fn tail_bytes(footer_len: u32, footer_crc: u32) -> [u8; TAIL_LEN] {
+    let mut t = [0u8; TAIL_LEN];
+    t[0..4].copy_from_slice(&footer_len.to_le_bytes());
+    t[4..8].copy_from_slice(&footer_crc.to_le_bytes());
+    t[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    t[16..24].copy_from_slice(&MAGIC);
+    t
+}
+
+/// Where a section lies and its checksum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SectionRef {
+    /// Absolute offset of the first byte.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// CRC32 (IEEE, `crc32fast`) of those bytes.
+    pub crc: u32,
+}
+
+/// A footer chunk entry (§3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkEntry {
+    /// The chunk section.
+    pub section: SectionRef,
+    /// Index of its dictionary.
+    pub dict: u32,
+    /// Rows in the chunk.
+    pub rows: u32,
+    /// Codes in the chunk.
+    pub codes: u32,
+    /// Decoded bytes in the chunk.
+    pub bytes: u64,
+    /// Null rows in the chunk.
+    pub nulls: u32,
+}
+
+/// The footer (§3).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Footer {
+    /// Dictionary sections, by id.
+    pub dicts: Vec<SectionRef>,
+    /// Chunk sections, in row order.
+    pub chunks: Vec<ChunkEntry>,
+    /// Sum of the chunks' rows.
+    pub total_rows: u64,
+    /// Sum of the chunks' decoded bytes.
+    pub total_bytes: u64,
+}
+
+impl Footer {
+    /// Serializes the footer.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.put_u32(self.dicts.len() as u32);
+        b.put_u32(self.chunks.len() as u32);
+        b.put_u64(self.total_rows);
+        b.put_u64(self.total_bytes);
+        b.put_u64(0);
+        for d in &self.dicts {
+            b.put_u64(d.offset);
+            b.put_u64(d.len);
+            b.put_u32(d.crc);
+            b.put_u32(0);
+        }
+        for c in &self.chunks {
+            b.put_u64(c.section.offset);
+            b.put_u64(c.section.len);
+            b.put_u32(c.section.crc);
+            b.put_u32(c.dict);
+            b.put_u32(c.rows);
+            b.put_u32(c.codes);
+            b.put_u64(c.bytes);
+            b.put_u32(c.nulls);
+            b.put_u32(0);
+        }
+        b
+    }
+
+    /// Parses footer bytes (already checksummed) located at `base`; checks
+    /// counts against limits and the bytes present, every section against the
+    /// region `[HEADER_LEN, base)`, ordering, and the totals.
+    pub fn parse(bytes: &[u8], base: u64) -> Result<Self> {
+        let mut c = Cursor::new(bytes, base, Section::Footer);
+        let num_dicts = c.u32("dictionary count")?;
+        let num_chunks = c.u32("chunk count")?;
+        let total_rows = c.u64("total rows")?;
+        let total_bytes = c.u64("total bytes")?;
+        c.zeros(8, "footer reserved")?;
+        if num_chunks > limits::MAX_CHUNKS {
+            return Err(c.error(Invariant::LimitExceeded {
+                what: "chunk count",
+                value: num_chunks as u64,
+                limit: limits::MAX_CHUNKS as u64,
+            }));
+        }
+        if num_dicts > limits::MAX_DICTS {
+            return Err(c.error(Invariant::LimitExceeded {
+                what: "dictionary count",
+                value: num_dicts as u64,
+                limit: limits::MAX_DICTS as u64,
+            }));
+        }
+        let need = num_dicts as usize * DICT_ENTRY_LEN + num_chunks as usize * CHUNK_ENTRY_LEN;
+        if need != c.remaining() {
+            return Err(c.error(Invariant::SizeMismatch {
+                what: "footer entries",
+                expected: need as u64,
+                found: c.remaining() as u64,
+            }));
+        }
+        let region = HEADER_LEN as u64..base;
+        let mut prev_end = HEADER_LEN as u64;
+        let check_ref = |c: &Cursor, r: SectionRef, what: &'static str, prev_end: &mut u64| {
+            let end = r.offset.checked_add(r.len);
+            match end {
+                Some(end) if r.offset >= region.start && end <= region.end => {}
+                _ => {
+                    return Err(c.error(Invariant::LengthPastEnd {
+                        what,
+                        end: end.unwrap_or(u64::MAX),
+                        available: region.end,
+                    }))
+                }
+            }
+            if r.offset < *prev_end || r.offset % SECTION_ALIGN as u64 != 0 {
+                return Err(c.error(Invariant::Overlap { what: "sections" }));
+            }
+            *prev_end = r.offset + r.len;
+            Ok(())
+        };
+        let mut chunks = Vec::with_capacity(num_chunks as usize);
+        let mut dicts = Vec::with_capacity(num_dicts as usize);
+        for _ in 0..num_dicts {
+            let r = SectionRef {
+                offset: c.u64("dictionary offset")?,
+                len: c.u64("dictionary length")?,
+                crc: c.u32("dictionary checksum")?,
+            };
+            c.zeros(4, "dictionary entry reserved")?;
+            dicts.push(r);
+        }
+        let mut rows = 0u64;
+        let mut bytes_sum = 0u64;
+        for _ in 0..num_chunks {
+            let at = c.offset();
+            let e = ChunkEntry {
+                section: SectionRef {
+                    offset: c.u64("chunk offset")?,
+                    len: c.u64("chunk length")?,
+                    crc: c.u32("chunk checksum")?,
+                },
+                dict: c.u32("chunk dictionary")?,
+                rows: c.u32("chunk rows")?,
+                codes: c.u32("chunk codes")?,
+                bytes: c.u64("chunk bytes")?,
+                nulls: c.u32("chunk nulls")?,
+            };
+            c.zeros(4, "chunk entry reserved")?;
+            let err = |inv| Err(Error::corrupt(Section::Footer, at, inv));
+            if e.dict >= num_dicts {
+                return err(Invariant::BadDictionaryRef {
+                    dict: e.dict,
+                    dicts: num_dicts,
+                });
+            }
+            if e.rows > limits::MAX_CHUNK_ROWS {
+                return err(Invariant::LimitExceeded {
+                    what: "chunk rows",
+                    value: e.rows as u64,
+                    limit: limits::MAX_CHUNK_ROWS as u64,
+                });
+            }
+            if e.codes > limits::MAX_CHUNK_CODES {
+                return err(Invariant::LimitExceeded {
+                    what: "chunk codes",
+                    value: e.codes as u64,
+                    limit: limits::MAX_CHUNK_CODES as u64,
+                });
+            }
+            if e.bytes > limits::MAX_CHUNK_BYTES {
+                return err(Invariant::LimitExceeded {
+                    what: "chunk bytes",
+                    value: e.bytes,
+                    limit: limits::MAX_CHUNK_BYTES,
+                });
+            }
+            if e.nulls > e.rows {
+                return err(Invariant::TotalMismatch {
+                    what: "chunk nulls",
+                    expected: e.rows as u64,
+                    found: e.nulls as u64,
+                });
+            }
+            // A code decodes to 1..=16 bytes, so bytes and codes bound each other.
+            if e.bytes < e.codes as u64 || e.bytes > 16 * e.codes as u64 {
+                return err(Invariant::TotalMismatch {
+                    what: "chunk bytes against codes",
+                    expected: e.codes as u64,
+                    found: e.bytes,
+                });
+            }
+            rows += e.rows as u64;
+            bytes_sum += e.bytes;
+            chunks.push(e);
+        }
+        // Sections are laid out in file order: chunks first, then dictionaries.
+        for e in &chunks {
+            check_ref(&c, e.section, "chunk section", &mut prev_end)?;
+        }
+        for d in &dicts {
+            check_ref(&c, *d, "dictionary section", &mut prev_end)?;
+        }
+        if rows != total_rows {
+            return Err(Error::corrupt(
+                Section::Footer,
+                base + 8,
+                Invariant::TotalMismatch {
+                    what: "total rows",
+                    expected: rows,
+                    found: total_rows,
+                },
+            ));
+        }
+        if bytes_sum != total_bytes {
+            return Err(Error::corrupt(
+                Section::Footer,
+                base + 16,
+                Invariant::TotalMismatch {
+                    what: "total bytes",
+                    expected: bytes_sum,
+                    found: total_bytes,
+                },
+            ));
+        }
+        Ok(Footer {
+            dicts,
+            chunks,
+            total_rows,
+            total_bytes,
+        })
+    }
+}
+
+/// A dictionary section's fields (§4), parsed and size-checked but not yet
+/// checked against the token model.
+#[derive(Clone, Debug)]
+pub struct DictSection<'a> {
+    /// Codec.
+    pub codec: Codec,
+    /// Code width (12 or 16).
+    pub code_bits: u8,
+    /// Low-plane width `W` (8 or 16).
+    pub width: u8,
+    /// Number of tokens.
+    pub num_tokens: u32,
+    /// Encoded-token length histogram: `hist[i]` = tokens of length `i+1` emitted.
+    pub hist: [u64; 16],
+    /// Nibble-packed `len - 1`, token `c` in byte `c / 2`, low nibble for even `c`.
+    pub lens: &'a [u8],
+    /// Low plane: `W` bytes per token.
+    pub lo: &'a [u8],
+    /// High plane: `16 - W` bytes per token, empty when absent.
+    pub hi: &'a [u8],
+}
+
+/// Flag bit: the high plane is present (§4).
+pub const DICT_FLAG_HI_PLANE: u8 = 1;
+
+impl<'a> DictSection<'a> {
+    /// Serializes a dictionary section.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&[
+            self.codec as u8,
+            self.code_bits,
+            self.width,
+            if self.hi.is_empty() {
+                0
+            } else {
+                DICT_FLAG_HI_PLANE
+            },
+        ]);
+        out.put_u32(self.num_tokens);
+        for h in self.hist {
+            out.put_u64(h);
+        }
+        out.extend_from_slice(self.lens);
+        pad_from(out, start);
+        out.extend_from_slice(self.lo);
+        pad_from(out, start);
+        out.extend_from_slice(self.hi);
+        pad_from(out, start);
+    }
+
+    /// Parses a dictionary section (`bytes` is exactly the section, at `base`).
+    pub fn parse(bytes: &'a [u8], base: u64, id: u32) -> Result<Self> {
+        let section = Section::Dictionary(id);
+        let mut c = Cursor::new(bytes, base, section);
+        let codec_id = c.u8("codec")?;
+        let codec = Codec::from_id(codec_id).ok_or_else(|| {
+            c.error(Invariant::BadField {
+                what: "codec",
+                value: codec_id as u64,
+            })
+        })?;
+        let code_bits = c.u8("code width")?;
+        if code_bits != codec.code_bits() {
+            return Err(c.error(Invariant::BadField {
+                what: "code width",
+                value: code_bits as u64,
+            }));
+        }
+        let width = c.u8("plane width")?;
+        if width != 8 && width != 16 {
+            return Err(c.error(Invariant::BadField {
+                what: "plane width",
+                value: width as u64,
+            }));
+        }
+        let flags = c.u8("dictionary flags")?;
+        if flags & !DICT_FLAG_HI_PLANE != 0 || (width == 16 && flags != 0) {
+            return Err(c.error(Invariant::BadField {
+                what: "dictionary flags",
+                value: flags as u64,
+            }));
+        }
+        let num_tokens = c.u32("token count")?;
+        if !(256..=1u32 << code_bits).contains(&num_tokens) {
+            return Err(c.error(Invariant::BadField {
+                what: "token count",
+                value: num_tokens as u64,
+            }));
+        }
+        let mut hist = [0u64; 16];
+        for h in &mut hist {
+            *h = c.u64("token length histogram")?;
+        }
+        let n = num_tokens as usize;
+        let lens = c.take(n.div_ceil(2), "token lengths")?;
+        c.align16("token lengths padding")?;
+        let lo = c.take(n * width as usize, "low plane")?;
+        c.align16("low plane padding")?;
+        let hi = if flags & DICT_FLAG_HI_PLANE != 0 {
+            let hi = c.take(n * (16 - width as usize), "high plane")?;
+            c.align16("high plane padding")?;
+            hi
+        } else {
+            &[]
+        };
+        if c.remaining() != 0 {
+            return Err(c.error(Invariant::SizeMismatch {
+                what: "dictionary section",
+                expected: (bytes.len() - c.remaining()) as u64,
+                found: bytes.len() as u64,
+            }));
+        }
+        Ok(Self {
+            codec,
+            code_bits,
+            width,
+            num_tokens,
+            hist,
+            lens,
+            lo,
+            hi,
+        })
+    }
+}
+
+fn pad_from(out: &mut Vec<u8>, start: usize) {
+    let n = start + align16(out.len() - start);
+    out.resize(n, 0);
+}
+
+/// Flag bit: the chunk has a validity bitmap (§5).
+pub const CHUNK_FLAG_VALIDITY: u32 = 1;
+
+/// A chunk section's parts (§5), located and size-checked.
+#[derive(Clone, Debug)]
+pub struct ChunkSection<'a> {
+    /// Sidecar batch size `G` in codes.
+    pub batch: u32,
+    /// Packed codes.
+    pub codes: &'a [u8],
+    /// Cascaded sidecar bytes, and their file offset.
+    pub sidecar: (&'a [u8], u64),
+    /// Cascaded row code boundaries, and their file offset.
+    pub row_codes: (&'a [u8], u64),
+    /// Cascaded row byte boundaries, and their file offset.
+    pub row_bytes: (&'a [u8], u64),
+    /// Validity bitmap (LSB first, 1 = valid), if present.
+    pub validity: Option<&'a [u8]>,
+}
+
+impl<'a> ChunkSection<'a> {
+    /// Serializes a chunk section from already encoded parts.
+    pub fn write(
+        batch: u32,
+        codes: &[u8],
+        sidecar: &[u8],
+        row_codes: &[u8],
+        row_bytes: &[u8],
+        validity: Option<&[u8]>,
+        out: &mut Vec<u8>,
+    ) {
+        let start = out.len();
+        out.put_u32(batch);
+        out.put_u32(if validity.is_some() {
+            CHUNK_FLAG_VALIDITY
+        } else {
+            0
+        });
+        for part in [
+            codes,
+            sidecar,
+            row_codes,
+            row_bytes,
+            validity.unwrap_or(&[]),
+        ] {
+            out.put_u32(part.len() as u32);
+        }
+        out.put_u32(0);
+        for part in [
+            codes,
+            sidecar,
+            row_codes,
+            row_bytes,
+            validity.unwrap_or(&[]),
+        ] {
+            out.extend_from_slice(part);
+            pad_from(out, start);
+        }
+    }
+
+    /// Parses a chunk section (`bytes` is exactly the section, at `base`) of
+    /// the chunk described by `entry` whose dictionary has `code_bits`.
+    pub fn parse(
+        bytes: &'a [u8],
+        base: u64,
+        id: u32,
+        entry: &ChunkEntry,
+        code_bits: u8,
+    ) -> Result<Self> {
+        let section = Section::Chunk(id, ChunkPart::Header);
+        let mut c = Cursor::new(bytes, base, section);
+        let batch = c.u32("batch size")?;
+        if !batch.is_power_of_two() || !(limits::MIN_BATCH..=limits::MAX_BATCH).contains(&batch) {
+            return Err(c.error(Invariant::BadField {
+                what: "batch size",
+                value: batch as u64,
+            }));
+        }
+        let flags = c.u32("chunk flags")?;
+        if flags & !CHUNK_FLAG_VALIDITY != 0 {
+            return Err(c.error(Invariant::BadField {
+                what: "chunk flags",
+                value: flags as u64,
+            }));
+        }
+        let codes_len = c.u32("codes length")? as usize;
+        let sidecar_len = c.u32("sidecar length")? as usize;
+        let row_codes_len = c.u32("row code boundaries length")? as usize;
+        let row_bytes_len = c.u32("row byte boundaries length")? as usize;
+        let validity_len = c.u32("validity length")? as usize;
+        c.zeros(4, "chunk header reserved")?;
+        let want_codes = codes::packed_len(code_bits, entry.codes as usize);
+        if codes_len != want_codes {
+            return Err(c.error(Invariant::SizeMismatch {
+                what: "codes",
+                expected: want_codes as u64,
+                found: codes_len as u64,
+            }));
+        }
+        let has_validity = flags & CHUNK_FLAG_VALIDITY != 0;
+        let want_validity = if has_validity {
+            (entry.rows as usize).div_ceil(8)
+        } else {
+            0
+        };
+        if validity_len != want_validity {
+            return Err(c.error(Invariant::SizeMismatch {
+                what: "validity bitmap",
+                expected: want_validity as u64,
+                found: validity_len as u64,
+            }));
+        }
+        if !has_validity && entry.nulls != 0 {
+            return Err(c.error(Invariant::TotalMismatch {
+                what: "nulls without a validity bitmap",
+                expected: 0,
+                found: entry.nulls as u64,
+            }));
+        }
+        let mut part = |len: usize, what: &'static str| -> Result<(&'a [u8], u64)> {
+            let at = c.offset();
+            let s = c.take(len, what)?;
+            c.align16("chunk part padding")?;
+            Ok((s, at))
+        };
+        let codes = part(codes_len, "codes")?.0;
+        let sidecar = part(sidecar_len, "sidecar")?;
+        let row_codes = part(row_codes_len, "row code boundaries")?;
+        let row_bytes = part(row_bytes_len, "row byte boundaries")?;
+        let validity = part(validity_len, "validity bitmap")?.0;
+        if c.remaining() != 0 {
+            return Err(c.error(Invariant::SizeMismatch {
+                what: "chunk section",
+                expected: (bytes.len() - c.remaining()) as u64,
+                found: bytes.len() as u64,
+            }));
+        }
+        Ok(Self {
+            batch,
+            codes,
+            sidecar,
+            row_codes,
+            row_bytes,
+            validity: has_validity.then_some(validity),
+        })
+    }
+}

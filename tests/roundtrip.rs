@@ -1,0 +1,197 @@
+//! Round trips: every corpus column with both codecs, proptest columns, and a
+//! random-access matrix over chunk boundaries.
+
+use fastpair::write::write_to_vec;
+use fastpair::{Codec, DictMode, Reader, WriterOptions};
+use proptest::prelude::*;
+
+fn opts(codec: Codec, chunk_rows: usize) -> WriterOptions {
+    WriterOptions {
+        codec,
+        chunk_rows,
+        ..WriterOptions::default()
+    }
+}
+
+fn check_column(rows: &[Option<Vec<u8>>], o: WriterOptions) {
+    let bytes = write_to_vec(rows.iter().map(|r| r.as_deref()), o).unwrap();
+    let r = Reader::from_bytes(bytes).unwrap();
+    assert_eq!(r.rows(), rows.len() as u64);
+    let col = r.read_all().unwrap();
+    assert_eq!(col.len(), rows.len());
+    for (i, want) in rows.iter().enumerate() {
+        assert_eq!(col.value(i), want.as_deref(), "bulk row {i}");
+        assert_eq!(r.get(i as u64).unwrap(), *want, "get row {i}");
+    }
+}
+
+/// The corpus, unpacked by ../shared/tools/corpus-unpack into target/corpus.
+fn corpus_files() -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new("target/corpus");
+    if !dir.exists() {
+        let tool = std::path::Path::new("../shared/tools/corpus-unpack");
+        if tool.exists() {
+            let _ = std::process::Command::new(tool)
+                .arg("target/corpus")
+                .status();
+        }
+    }
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn lines(data: &[u8]) -> Vec<&[u8]> {
+    let mut v: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    if data.last() == Some(&b'\n') {
+        v.pop();
+    }
+    v
+}
+
+#[test]
+fn corpus_roundtrip_both_codecs() {
+    let files = corpus_files();
+    if files.is_empty() {
+        eprintln!("NOTICE: corpus not found (run ../shared/tools/corpus-unpack); skipping");
+        return;
+    }
+    for f in files {
+        let data = std::fs::read(&f).unwrap();
+        let rows = lines(&data);
+        for codec in [Codec::OnPair12, Codec::OnPair16] {
+            // Several chunks per column so boundaries are exercised everywhere.
+            let o = WriterOptions {
+                codec,
+                chunk_rows: 50_000,
+                ..WriterOptions::default()
+            };
+            let bytes = write_to_vec(rows.iter().map(|r| Some(*r)), o).unwrap();
+            let r = Reader::from_bytes(bytes).unwrap();
+            let col = r.read_all().unwrap();
+            assert_eq!(col.len(), rows.len(), "{}", f.display());
+            let mut joined = Vec::with_capacity(data.len());
+            for i in 0..col.len() {
+                joined.extend_from_slice(col.value(i).unwrap());
+            }
+            let want: Vec<u8> = rows.concat();
+            assert!(
+                joined == want,
+                "{} {:?}: bulk decode differs",
+                f.display(),
+                codec
+            );
+            for i in (0..rows.len()).step_by(997).chain([rows.len() - 1]) {
+                assert_eq!(
+                    r.get(i as u64).unwrap().as_deref(),
+                    Some(rows[i]),
+                    "{} row {i}",
+                    f.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn random_access_matrix_across_chunk_boundaries() {
+    let rows: Vec<Option<Vec<u8>>> = (0..1000u32)
+        .map(|i| {
+            if i % 17 == 3 {
+                None
+            } else {
+                Some(format!("row-{i}-{}", "x".repeat((i % 40) as usize)).into_bytes())
+            }
+        })
+        .collect();
+    for chunk_rows in [1usize, 7, 100, 128, 129, 1000, 5000] {
+        for codec in [Codec::OnPair12, Codec::OnPair16] {
+            let bytes =
+                write_to_vec(rows.iter().map(|r| r.as_deref()), opts(codec, chunk_rows)).unwrap();
+            let r = Reader::from_bytes(bytes).unwrap();
+            let mut probe: Vec<u64> = vec![0, 999];
+            for b in (chunk_rows..1000).step_by(chunk_rows).take(20) {
+                probe.extend([b as u64 - 1, b as u64, (b as u64 + 1).min(999)]);
+            }
+            for &i in &probe {
+                assert_eq!(
+                    r.get(i).unwrap(),
+                    rows[i as usize],
+                    "chunk_rows {chunk_rows} row {i}"
+                );
+            }
+            for (a, b) in [
+                (0u64, 1000u64),
+                (1, 999),
+                (chunk_rows as u64 % 1000, 1000),
+                (500, 500),
+            ] {
+                let col = r.read_range(a..b).unwrap();
+                for k in 0..(b - a) as usize {
+                    assert_eq!(col.value(k), rows[a as usize + k].as_deref());
+                }
+            }
+            assert!(r.get(1000).is_err());
+        }
+    }
+}
+
+#[test]
+fn per_chunk_dictionaries() {
+    let rows: Vec<Option<Vec<u8>>> = (0..3000u32)
+        .map(|i| Some(format!("{}:{}", i % 7, i * 31).into_bytes()))
+        .collect();
+    let o = WriterOptions {
+        dict_mode: DictMode::PerChunk,
+        chunk_rows: 700,
+        ..WriterOptions::default()
+    };
+    let bytes = write_to_vec(rows.iter().map(|r| r.as_deref()), o.clone()).unwrap();
+    let r = Reader::from_bytes(bytes).unwrap();
+    assert_eq!(r.dictionaries().len(), 5);
+    check_column(&rows, o);
+}
+
+#[test]
+fn empty_column_and_empty_values() {
+    check_column(&[], WriterOptions::default());
+    check_column(&[Some(vec![])], WriterOptions::default());
+    check_column(&[None], WriterOptions::default());
+    check_column(
+        &[Some(vec![]), None, Some(vec![0, 255, 0]), Some(vec![])],
+        opts(Codec::OnPair12, 2),
+    );
+}
+
+#[test]
+fn very_long_value() {
+    let long: Vec<u8> = (0..3_000_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    check_column(
+        &[Some(b"a".to_vec()), Some(long), Some(b"b".to_vec())],
+        WriterOptions::default(),
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn prop_roundtrip(
+        rows in proptest::collection::vec(
+            proptest::option::weighted(0.9, proptest::collection::vec(prop_oneof![Just(0u8), Just(255u8), any::<u8>(), b'a'..=b'e'], 0..60)),
+            0..300),
+        chunk_rows in 1usize..120,
+        wide in any::<bool>(),
+    ) {
+        let codec = if wide { Codec::OnPair16 } else { Codec::OnPair12 };
+        check_column(&rows, opts(codec, chunk_rows));
+    }
+}
