@@ -646,10 +646,6 @@ impl Reader {
             .collect()
     }
 
-    /// Chunk ids in a validated chunk (for the GPU path).
-    pub fn valid_chunk_id(c: &ValidChunk) -> u32 {
-        c.id
-    }
 }
 
 /// Part of a row range that lies in one chunk.
@@ -701,6 +697,18 @@ impl ValidChunk {
                 0,
             )
             .expect("validated at open")
+    }
+    /// Byte range in the file of the cascaded row byte boundaries (§6).
+    pub fn row_bytes_range(&self) -> Range<usize> {
+        self.row_bytes.1.clone()
+    }
+    /// Byte range in the file of the cascaded row code boundaries (§6).
+    pub fn row_codes_range(&self) -> Range<usize> {
+        self.row_codes.1.clone()
+    }
+    /// Chunk index.
+    pub fn id(&self) -> u32 {
+        self.id
     }
     /// Byte range of the validity bitmap in the file, if any.
     pub fn validity_range(&self) -> Option<Range<usize>> {
