@@ -77,6 +77,7 @@ pub struct ValidChunk {
     batch: u32,
     codes: Range<usize>,
     sidecar: Vec<u32>,
+    sidecar_range: Range<usize>,
     row_codes: (Sequence, Range<usize>),
     row_bytes: (Sequence, Range<usize>),
     validity: Option<Range<usize>>,
@@ -451,6 +452,7 @@ impl Reader {
             batch: p.batch,
             codes: abs(p.codes),
             sidecar,
+            sidecar_range: abs(p.sidecar.0),
             row_codes: (rc_seq, abs(p.row_codes.0)),
             row_bytes: (rb_seq, abs(p.row_bytes.0)),
             validity,
@@ -697,6 +699,10 @@ impl ValidChunk {
                 0,
             )
             .expect("validated at open")
+    }
+    /// Byte range in the file of the cascaded sidecar (§6).
+    pub fn sidecar_range(&self) -> Range<usize> {
+        self.sidecar_range.clone()
     }
     /// Byte range in the file of the cascaded row byte boundaries (§6).
     pub fn row_bytes_range(&self) -> Range<usize> {

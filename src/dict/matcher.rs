@@ -27,8 +27,6 @@
 
 use super::{TokenTable, MAX_TOKEN_LEN};
 
-pub static FINDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-pub static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Number of two-byte prefixes.
 const PREFIX2_COUNT: usize = 1 << 16;
 
@@ -245,9 +243,7 @@ impl Matcher {
     fn find(&self, lo: u64, hi: u64, len: usize) -> Option<u16> {
         let mask = self.slots.len() - 1;
         let mut i = (hash_key(lo, hi, len) >> self.shift) as usize;
-        FINDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         loop {
-            PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let s = &self.slots[i & mask];
             if s.len as usize == len && s.lo == lo && s.hi == hi {
                 return Some(s.code);
