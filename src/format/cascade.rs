@@ -352,6 +352,42 @@ mod tests {
         }
     }
 
+    /// The BitPacker4x layout exactly as spec/FORMAT.md §6.2 states it:
+    /// value `i` belongs to lane `i % 4` as that lane's value `i / 4`; each lane
+    /// packs its 32 values LSB-first into u32 words; word `w` of lane `l` is
+    /// little-endian u32 number `4w + l` of the block.
+    fn spec_unpack(block: &[u8], bits: u32) -> [u32; 128] {
+        let word = |n: usize| u32::from_le_bytes(block[4 * n..4 * n + 4].try_into().unwrap());
+        let mut out = [0u32; 128];
+        for (i, o) in out.iter_mut().enumerate() {
+            let (lane, k) = (i % 4, i / 4);
+            let bit = k as u32 * bits;
+            let (w, sh) = ((bit / 32) as usize, bit % 32);
+            let mut v = (word(4 * w + lane) as u64) >> sh;
+            if sh + bits > 32 {
+                v |= (word(4 * (w + 1) + lane) as u64) << (32 - sh);
+            }
+            *o = if bits == 32 { v as u32 } else { (v & ((1u64 << bits) - 1)) as u32 };
+        }
+        out
+    }
+
+    #[test]
+    fn bitpacker4x_layout_matches_spec() {
+        let packer = BitPacker4x::new();
+        for bits in 0..=32u8 {
+            let vals: [u32; 128] = std::array::from_fn(|i| {
+                let x = (i as u64 * 0x9E37_79B9 + bits as u64 * 77) as u32;
+                if bits == 32 { x } else if bits == 0 { 0 } else { x & ((1u32 << bits) - 1) }
+            });
+            let mut buf = vec![0u8; bits as usize * 16];
+            packer.compress(&vals, &mut buf, bits);
+            if bits > 0 {
+                assert_eq!(spec_unpack(&buf, bits as u32), vals, "bits {bits}");
+            }
+        }
+    }
+
     #[test]
     fn corrupt_base_is_caught() {
         let v: Vec<u32> = (0..300).map(|i| i * 2).collect();
