@@ -37,6 +37,7 @@ impl<'a> CheckedCodes<'a> {
     /// Checks every code against `dict` and every batch's total length against
     /// the sidecar (`sidecar[b]` = output position of code `b * batch`, with a
     /// final entry for the end). `chunk`, `codes_at` and `sidecar_at` place errors.
+    #[allow(clippy::too_many_arguments)] // buffers plus the error location, kept flat
     pub fn check(
         dict: &Dictionary,
         packed: &'a [u8],
