@@ -1,3 +1,51 @@
+//! # fastpair — compressed string columns
+//!
+//! A checksummed file format for dictionary-coded strings (OnPair-12,
+//! OnPair-16), a streaming writer that trains dictionaries and lays columns out
+//! for parallel decoding, and a reader with random row access on the CPU and
+//! bulk decoding on the CPU or the GPU.
+//!
+//! ## Layout
+//! A file is a header, chunk sections (rows encoded as fixed-width codes, a
+//! sidecar of batch output positions, cascaded row boundaries, an optional
+//! validity bitmap), dictionary sections (fixed-stride token planes and
+//! nibble-packed lengths), a footer and a 24-byte tail. Every byte is specified
+//! in `spec/FORMAT.md`; the GPU algorithm in `spec/DECODER.md`.
+//!
+//! ## Writing
+//! ```
+//! use fastpair::{Reader, WriterOptions, Codec};
+//! let rows: [&[u8]; 3] = [b"GET /index.html", b"GET /about.html", b"POST /login"];
+//! let opts = WriterOptions { codec: Codec::OnPair12, ..WriterOptions::default() };
+//! let file = fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), opts)?;
+//! let reader = Reader::from_bytes(file)?;
+//! assert_eq!(reader.get(1)?.as_deref(), Some(&b"GET /about.html"[..]));
+//! # Ok::<(), fastpair::Error>(())
+//! ```
+//! [`Writer::create`] streams rows to a path and replaces it only when
+//! [`Writer::finish`] succeeds.
+//!
+//! ## Reading
+//! [`Reader::open`] checks the tail, footer and dictionaries; each chunk is
+//! checked (checksum, structure, every code and length) the first time it is
+//! touched. [`Reader::get`] decodes one row touching only its chunk;
+//! [`Reader::read_all`] / [`Reader::read_range`] decode into Arrow layout
+//! ([`Column`]: values + `i64` offsets + validity) on all cores.
+//!
+//! ## GPU
+//! With the `gpu` feature (default), the `gpu` module decodes many chunks in one
+//! kernel launch into one device buffer; without a GPU it falls back to the CPU
+//! decoder and returns identical bytes.
+//!
+//! ## Safety
+//! Every file is untrusted. Decoders only accept validated types
+//! ([`dict::Dictionary`], [`decode::CheckedCodes`], [`read::ValidChunk`]);
+//! `unsafe` is confined to the decode hot loop and GPU launches, each block
+//! with a `SAFETY:` comment naming the invariant and where it was checked.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
 pub mod decode;
 pub mod dict;
 pub mod error;
