@@ -30,6 +30,11 @@ use super::{TokenTable, MAX_TOKEN_LEN};
 /// Number of two-byte prefixes.
 const PREFIX2_COUNT: usize = 1 << 16;
 
+/// Prefix lengths of the length filters: filter `k` maps a hash of the first
+/// `FILTER_PREFIXES[k]` bytes to the lengths (bit `len - 1`) of the tokens at
+/// least that long whose prefix hashes there.
+const FILTER_PREFIXES: [usize; 7] = [3, 4, 5, 6, 8, 10, 12];
+
 /// One hash slot for a token of 3..=16 bytes. `len == 0` marks an empty slot.
 #[derive(Clone, Copy, Default)]
 struct Slot {
@@ -53,6 +58,11 @@ pub struct Matcher {
     slots: Vec<Slot>,
     /// `64 - log2(slots.len())`: the hash keeps its top bits.
     shift: u32,
+    /// The length filters, one table of `1 << filter_bits` entries per
+    /// prefix length of [`FILTER_PREFIXES`], back to back.
+    filters: Vec<u16>,
+    /// `64 - filter_bits`.
+    filter_shift: u32,
     /// Occupied slots.
     occupied: usize,
     /// Tokens inserted (all lengths).
@@ -144,6 +154,7 @@ impl Matcher {
     /// code 0; callers building a dictionary insert them first.
     pub fn with_capacity(tokens: usize) -> Self {
         let slots = (tokens.max(16) * 2).next_power_of_two();
+        let filter_bits = Self::filter_bits(slots);
         Self {
             single: [0; 256],
             prefix2: vec![0u32; PREFIX2_COUNT]
@@ -152,6 +163,8 @@ impl Matcher {
                 .expect("65536 entries"),
             slots: vec![Slot::default(); slots],
             shift: 64 - slots.trailing_zeros(),
+            filters: vec![0; FILTER_PREFIXES.len() << filter_bits],
+            filter_shift: 64 - filter_bits,
             occupied: 0,
             tokens: 0,
         }
@@ -207,6 +220,7 @@ impl Matcher {
         }
         self.occupied += 1;
         self.prefix2[p] |= 1 << (len - 1);
+        self.set_filters(lo, hi, len);
         self.tokens += 1;
         true
     }
@@ -228,14 +242,43 @@ impl Matcher {
         }
     }
 
-    /// Doubles the hash table.
+    /// Filter size (log2 of entries per filter) for a hash table of `slots`:
+    /// about one entry per slot, i.e. two per long token, within 2^10..=2^16.
+    fn filter_bits(slots: usize) -> u32 {
+        slots.trailing_zeros().clamp(10, 16)
+    }
+
+    /// Doubles the hash table and rebuilds the filters at the matching size.
     fn grow(&mut self) {
         let new_len = self.slots.len() * 2;
         let old = std::mem::replace(&mut self.slots, vec![Slot::default(); new_len]);
         self.shift = 64 - new_len.trailing_zeros();
+        let filter_bits = Self::filter_bits(new_len);
+        self.filter_shift = 64 - filter_bits;
+        self.filters = vec![0; FILTER_PREFIXES.len() << filter_bits];
         for s in old.into_iter().filter(|s| s.len != 0) {
             self.insert_slot(s);
+            self.set_filters(s.lo, s.hi, s.len as usize);
         }
+    }
+
+    /// Records a long token of `len` bytes in the filters.
+    fn set_filters(&mut self, lo: u64, hi: u64, len: usize) {
+        for (k, &plen) in FILTER_PREFIXES.iter().enumerate() {
+            if len >= plen {
+                let i = self.filter_index(k, lo, hi, plen);
+                self.filters[i] |= 1 << (len - 1);
+            }
+        }
+    }
+
+    /// Index in `filters` of the first `plen` bytes of the window `(lo, hi)`
+    /// for filter `k`.
+    #[inline(always)]
+    fn filter_index(&self, k: usize, lo: u64, hi: u64, plen: usize) -> usize {
+        let (klo, khi) = masked_key(lo, hi, plen);
+        let h = (klo ^ khi.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (k << (64 - self.filter_shift)) | (h >> self.filter_shift) as usize
     }
 
     /// Looks up a masked key of `len` (3..=16) bytes.
@@ -295,6 +338,17 @@ impl Matcher {
         let avail = avail.min(MAX_TOKEN_LEN);
         // Candidate lengths 3..=avail (bit `len - 1`).
         let mut lens = entry & ((1u32 << avail) - 1) & !0b11;
+        if lens != 0 {
+            // Narrow the candidates with the filters of longer prefixes; bits
+            // of lengths shorter than a filter's prefix pass it unchanged.
+            for (k, &plen) in FILTER_PREFIXES.iter().enumerate() {
+                if avail < plen {
+                    break;
+                }
+                let f = u32::from(self.filters[self.filter_index(k, lo, hi, plen)]);
+                lens &= f | ((1u32 << (plen - 1)) - 1);
+            }
+        }
         while lens != 0 {
             let bit = 31 - lens.leading_zeros();
             let len = bit as usize + 1;
@@ -324,10 +378,22 @@ impl Matcher {
             out.push(code);
             pos += len;
         }
-        while pos < value.len() {
-            let (code, len) = self.longest_match(&value[pos..]);
+        // Tail: copy the last (< 16) bytes once into a zero-padded buffer with
+        // room for a full window at every remaining position.
+        let rest = &value[pos..];
+        if rest.is_empty() {
+            return;
+        }
+        let mut buf = [0u8; 2 * MAX_TOKEN_LEN];
+        buf[..rest.len()].copy_from_slice(rest);
+        let mut at = 0;
+        while at < rest.len() {
+            let w = &buf[at..at + MAX_TOKEN_LEN];
+            let lo = u64::from_le_bytes(w[0..8].try_into().expect("8 bytes"));
+            let hi = u64::from_le_bytes(w[8..16].try_into().expect("8 bytes"));
+            let (code, len) = self.longest_match_window(lo, hi, rest.len() - at);
             out.push(code);
-            pos += len;
+            at += len;
         }
     }
 }
@@ -465,6 +531,12 @@ mod tests {
         assert_eq!(m.get(b"xy"), Some(code));
         assert_eq!(m.get(b"k0432"), None);
         assert_eq!(m.longest_match(b"k04321zz"), (256 + 4321, 6));
+    }
+
+    #[test]
+    fn matcher_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Matcher>();
     }
 
     #[test]
