@@ -50,6 +50,7 @@ pub mod decode;
 pub mod dict;
 pub mod error;
 pub mod format;
+pub mod gpu;
 pub mod read;
 pub mod write;
 

@@ -1,0 +1,394 @@
+// FastPair decoder kernels (spec/DECODER.md). Compiled at run time with NVRTC;
+// the host prepends a prelude that defines FP_K, FP_H, FP_T, FP_B, FP_W,
+// FP_BITS and the descriptor sizes FP_PIECE_BYTES, FP_DICT_BYTES, FP_SEQ_BYTES.
+//
+// Kernels:
+//   fastpair_decascade  cascaded monotone sequences -> u32 values (sidecars, row bounds)
+//   fastpair_decode     one warp per batch of 32*K codes -> bytes in one output buffer
+//   fastpair_offsets    row byte bounds -> Arrow i64 offsets of the whole selection
+
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+#define FULL 0xffffffffu
+#define KB (32 * FP_K)                    // codes per warp batch
+#define STAGE_BYTES (KB * 16 + 32)        // staging per warp: batch bytes + shift + slack
+#define CODE_BYTES (KB * 2)               // packed codes per warp (16-bit worst case)
+#define QUEUE_LEN (FP_W < 16 ? KB : 0)    // long-token queue entries per warp
+#define WARPS (FP_T / 32)
+#define WARP_SMEM (STAGE_BYTES + CODE_BYTES + QUEUE_LEN * 8)
+
+// Status flag bits (mirrored in src/gpu/mod.rs).
+#define ST_CODE_RANGE 1u   // a code is not below its dictionary's size
+#define ST_SIDECAR 2u      // a batch's token lengths disagree with the sidecar
+#define ST_CASCADE 4u      // a cascaded sequence is inconsistent
+
+// One selected chunk (or part of one). Layout rendered from Rust: see gpu/plan.rs.
+struct Piece {
+    u64 codes_off;    // byte offset of the chunk's packed codes in `input` (16-aligned)
+    u64 out_base;     // global output byte of chunk-local byte win_lo
+    u64 row_base;     // global row index of the piece's first row
+    u32 codes_len;    // bytes readable at codes_off (multiple of 16, >= packed length)
+    u32 count;        // codes in the chunk
+    u32 g;            // sidecar batch size G (divides KB)
+    u32 dict;         // index into the dictionary table
+    u32 sidecar_off;  // element offset of the decoded sidecar in `seq`
+    u32 rb_off;       // element offset of the decoded row byte bounds in `seq`
+    u32 win_lo;       // chunk-local output window [win_lo, win_hi)
+    u32 win_hi;
+    u32 wb_lo;        // first warp batch (chunk-local) of this piece
+    u32 row_lo;       // chunk-local rows [row_lo, row_hi)
+    u32 row_hi;
+    u32 pad;
+};
+struct Dict {
+    u64 lens_off;     // nibble-packed len-1, in `dictblob`
+    u64 lo_off;       // low plane, FP_W bytes per token (16-aligned)
+    u64 hi_off;       // high plane, 16-FP_W bytes per token (unused when FP_W == 16)
+    u32 ntok;
+    u32 pad;
+};
+struct Seq {
+    u64 in_off;       // byte offset of the cascaded sequence in `input` (16-aligned)
+    u32 count;        // values
+    u32 out_off;      // element offset of value 0 in `seq`
+    u32 pad0;
+    u32 pad1;
+};
+static_assert(sizeof(Piece) == FP_PIECE_BYTES, "Piece layout differs from the host's");
+static_assert(sizeof(Dict) == FP_DICT_BYTES, "Dict layout differs from the host's");
+static_assert(sizeof(Seq) == FP_SEQ_BYTES, "Seq layout differs from the host's");
+static_assert(FP_K % 2 == 0 && FP_K >= 2 && FP_K <= 8, "K must be even, 2..8");
+static_assert(FP_T % 32 == 0 && FP_T <= 1024, "T must be a multiple of 32");
+static_assert(FP_W == 8 || FP_W == 16, "W must be 8 or 16");
+static_assert(FP_BITS == 12 || FP_BITS == 16, "codes are 12 or 16 bits");
+
+// Largest i in [0, n) with a[i] <= x (a is non-decreasing, a[0] <= x).
+template <typename T>
+__device__ __forceinline__ u32 find_le(const T* __restrict__ a, u32 n, T x) {
+    u32 lo = 0, hi = n;
+    while (hi - lo > 1) {
+        u32 mid = (lo + hi) >> 1;
+        if (a[mid] <= x) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+// ---------------------------------------------------------------------------
+// De-cascade: one warp per 128-delta block. Value i of a block sits in SIMD
+// lane i % 4 of bitpacking's BitPacker4x; each lane's 32 values are packed
+// LSB-first into consecutive u32 words, the 4 lanes' words interleaved. So
+// lane l of the warp owns values 4l..4l+3 (SIMD lanes 0..3, slot l).
+// `blk` holds for each sequence the first warp (prefix over max(blocks, 1)).
+extern "C" __global__ void fastpair_decascade(
+    const u8* __restrict__ input, const Seq* __restrict__ seqs,
+    const u32* __restrict__ blk, u32 nseqs, u32 blk_base, u32 total,
+    u32* __restrict__ seq, u32* __restrict__ status)
+{
+    const u32 lane = threadIdx.x & 31;
+    const u32 gw = blk_base + blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (gw >= blk_base + total) return;
+    const u32 s = find_le(blk, nseqs, gw);
+    const Seq sq = seqs[s];
+    const u32 kb = gw - blk[s];
+    const u32* h = (const u32*)(input + sq.in_off);
+    const u32 count = h[0], nb = h[1], first = h[2];
+    u32* out = seq + sq.out_off;
+    if (kb == 0 && lane == 0) out[0] = first;
+    if (nb == 0) return;
+    const u32* dir = h + 4 + 4 * kb;
+    const u32 base = dir[0], mn = dir[1], off = dir[2], bits = dir[3] & 0xff;
+    const u32* packed = (const u32*)((const u8*)(h + 4 + 4 * nb) + off);
+    const u32 in_block = min(count - 1 - 128 * kb, 128u);
+    u32 d[4];
+    u32 sum = 0, bad = 0;
+    const u32 bitpos = lane * bits, w = bitpos >> 5, sh = bitpos & 31;
+    const u32 mask = bits == 32 ? FULL : ((1u << bits) - 1);
+#pragma unroll
+    for (u32 s4 = 0; s4 < 4; s4++) {
+        u32 r = 0;
+        if (bits != 0) {
+            u32 lo = packed[4 * w + s4];
+            u32 v = lo >> sh;
+            if (sh + bits > 32) v |= packed[4 * (w + 1) + s4] << (32 - sh);
+            r = v & mask;
+        }
+        const u32 i = 4 * lane + s4;
+        if (i < in_block) { d[s4] = mn + r; } else { d[s4] = 0; bad |= r != 0; }
+        sum += d[s4];
+    }
+    u32 incl = sum;
+#pragma unroll
+    for (u32 o = 1; o < 32; o <<= 1) {
+        u32 t = __shfl_up_sync(FULL, incl, o);
+        if (lane >= o) incl += t;
+    }
+    u32 v = base + incl - sum;
+#pragma unroll
+    for (u32 s4 = 0; s4 < 4; s4++) {
+        const u32 i = 4 * lane + s4;
+        v += d[s4];
+        if (i < in_block) out[128 * kb + i + 1] = v;
+    }
+    if (kb == 0 && base != first) bad = 1;
+    if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_CASCADE);
+}
+
+// ---------------------------------------------------------------------------
+// Offsets: one thread per selected row; offsets[0] = 0 is written by row 0.
+extern "C" __global__ void fastpair_offsets(
+    const Piece* __restrict__ pieces, const u64* __restrict__ rowp, u32 npieces,
+    u64 row_base, u64 nrows, const u32* __restrict__ seq, i64* __restrict__ offsets)
+{
+    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nrows) return;
+    const u64 g = row_base + i;
+    const u32 p = find_le(rowp, npieces, g);
+    const Piece pc = pieces[p];
+    const u32* rb = seq + pc.rb_off;
+    const u32 r = pc.row_lo + (u32)(g - pc.row_base);
+    offsets[g + 1] = (i64)(pc.out_base + (rb[r + 1] - pc.win_lo));
+    if (g == 0) offsets[0] = 0;
+}
+
+// ---------------------------------------------------------------------------
+// Staging writes. Staging is zero before the emit; a token's bytes past its
+// length are zero in the planes (validated on the host), so OR-ing whole
+// words is exact. Words that may be shared with a neighbouring token (the
+// first and last of a span) use atomicOr; inner words belong to this token alone.
+template <int NW>
+__device__ __forceinline__ void put_words(u32* st, u32 pos, const u32 (&v)[NW], u32 nb) {
+    const u32 a = pos & 3, wi = pos >> 2, s = 8 * a;
+    const u32 nw = (a + nb + 3) >> 2;  // words touched, 1..NW+1
+    u32 prev = 0;
+#pragma unroll
+    for (int i = 0; i <= NW; i++) {
+        const u32 cur = i < NW ? v[i] : 0u;
+        const u32 x = __funnelshift_l(prev, cur, s);
+        prev = cur;
+        if ((u32)i < nw) {
+            if (i == 0 || (u32)i == nw - 1) atomicOr(st + wi + i, x);
+            else st[wi + i] = x;
+        }
+    }
+}
+
+#if FP_W == 16
+typedef uint4 LoWord;
+__device__ __forceinline__ void lo_words(const LoWord& w, u32 (&v)[4]) { v[0] = w.x; v[1] = w.y; v[2] = w.z; v[3] = w.w; }
+#define LO_NW 4
+#else
+typedef uint2 LoWord;
+__device__ __forceinline__ void lo_words(const LoWord& w, u32 (&v)[2]) { v[0] = w.x; v[1] = w.y; }
+#define LO_NW 2
+#endif
+
+// ---------------------------------------------------------------------------
+// Decode: one warp per batch of KB codes of one piece.
+extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
+    const u8* __restrict__ input, const u8* __restrict__ dictblob,
+    const Piece* __restrict__ pieces, const u32* __restrict__ wbp, u32 npieces,
+    u32 wb_base, u32 total, const Dict* __restrict__ dicts,
+    const u32* __restrict__ seq, u8* __restrict__ out, u32* __restrict__ status)
+{
+    extern __shared__ __align__(16) u8 smem[];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u32 gw = wb_base + blockIdx.x * WARPS + warp;
+    if (gw >= wb_base + total) return;
+    u8* wsm = smem + warp * WARP_SMEM;
+    u8* stage = wsm;
+    u8* codes_sm = wsm + STAGE_BYTES;
+#if QUEUE_LEN > 0
+    u32* queue = (u32*)(codes_sm + CODE_BYTES);  // (code, pos | len << 16) pairs
+#endif
+
+    const u32 p = find_le(wbp, npieces, gw);
+    const Piece pc = pieces[p];
+    const u32 start = (pc.wb_lo + (gw - wbp[p])) * KB;
+    const u32 n = min(pc.count - start, (u32)KB);
+
+    // -- input: the batch's packed codes, 16-byte loads, into shared memory.
+#if FP_BITS == 12
+    const u32 boff = start / 2 * 3, nbytes = (n + 1) / 2 * 3;
+#else
+    const u32 boff = start * 2, nbytes = n * 2;
+#endif
+    {
+        const uint4* src = (const uint4*)(input + pc.codes_off + boff);
+        for (u32 i = lane; i * 16 < nbytes; i += 32) {
+            if (boff + i * 16 + 16 <= pc.codes_len) ((uint4*)codes_sm)[i] = src[i];
+        }
+    }
+    __syncwarp();
+
+    // -- gather: code, length (nibble table) and the low-plane word.
+    const Dict dc = dicts[pc.dict];
+    const u8* lens = dictblob + dc.lens_off;
+    const LoWord* lo = (const LoWord*)(dictblob + dc.lo_off);
+    u32 code[FP_K], len[FP_K];
+    LoWord word[FP_K];
+    u32 bad = 0;
+#pragma unroll
+    for (int k = 0; k < FP_K; k++) {
+        const u32 j = lane + 32 * k;
+        u32 c = 0;
+        if (j < n) {
+#if FP_BITS == 12
+            const u8* b = codes_sm + (j >> 1) * 3;
+            const u32 v = b[0] | (b[1] << 8) | (b[2] << 16);
+            c = (v >> ((j & 1) * 12)) & 0xfff;
+#else
+            c = ((const unsigned short*)codes_sm)[j];
+#endif
+        }
+        code[k] = c;
+        len[k] = 0;
+        if (j < n) {
+            if (c < dc.ntok) {
+                len[k] = ((lens[c >> 1] >> ((c & 1) * 4)) & 15) + 1;
+                word[k] = lo[c];
+            } else {
+                bad |= ST_CODE_RANGE;
+            }
+        }
+    }
+
+    // -- scan: lengths of rounds packed 3 to a word in 10-bit fields (a
+    // round's total is at most 32 * 16 = 512 < 1024), one warp scan per word.
+    constexpr int NSW = (FP_K + 2) / 3;
+    u32 incl[NSW];
+#pragma unroll
+    for (int q = 0; q < NSW; q++) {
+        u32 x = 0;
+#pragma unroll
+        for (int f = 0; f < 3; f++) if (3 * q + f < FP_K) x |= len[3 * q + f] << (10 * f);
+        u32 y = x;
+#pragma unroll
+        for (u32 o = 1; o < 32; o <<= 1) {
+            u32 t = __shfl_up_sync(FULL, y, o);
+            if (lane >= o) y += t;
+        }
+        incl[q] = y;
+    }
+    u32 pos[FP_K];
+    u32 total_len = 0;
+#pragma unroll
+    for (int q = 0; q < NSW; q++) {
+        const u32 tot = __shfl_sync(FULL, incl[q], 31);
+#pragma unroll
+        for (int f = 0; f < 3; f++) {
+            const int k = 3 * q + f;
+            if (k < FP_K) {
+                const u32 ex = ((incl[q] >> (10 * f)) & 1023) - len[k];
+                pos[k] = total_len + ex;
+                total_len += (tot >> (10 * f)) & 1023;
+            }
+        }
+    }
+
+    // -- check against the sidecar: the batch total and every G-batch start.
+    const u32* side = seq + pc.sidecar_off;
+    const u32 g = pc.g;
+    const u32 bstart = side[start / g];
+    const u32 bend = side[(start + n + g - 1) / g];
+    if (bend - bstart != total_len || bend < bstart) bad |= ST_SIDECAR;
+#pragma unroll
+    for (int k = 0; k < FP_K; k++) {
+        const u32 j = lane + 32 * k;
+        if (j < n && j % g == 0 && side[(start + j) / g] - bstart != pos[k]) bad |= ST_SIDECAR;
+    }
+    const u32 anybad = __reduce_or_sync(FULL, bad);
+    if (anybad) {
+        if (lane == 0) atomicOr(status, anybad);
+        return;
+    }
+
+    // Output window of this batch, clamped to the piece's window.
+    const i64 wlo = (i64)max(bstart, pc.win_lo), whi = (i64)min(bend, pc.win_hi);
+    if (wlo >= whi) return;
+    const i64 dst0 = (i64)pc.out_base + (i64)bstart - (i64)pc.win_lo;  // global byte of batch byte 0
+    const u32 shift = (u32)(((dst0 % 16) + 16) % 16);
+    const i64 abase = dst0 - shift;  // 16-aligned global byte of staging byte 0
+
+    // Zero the staging bytes this batch will touch.
+    {
+        const u32 zn = (shift + total_len + 4 + 15) / 16;
+        for (u32 i = lane; i < zn; i += 32) ((uint4*)stage)[i] = make_uint4(0, 0, 0, 0);
+    }
+
+#if QUEUE_LEN > 0
+    // -- queue: tokens longer than W, compacted with ballot + popc.
+    u32 qn = 0;
+    const u32 lt = (1u << lane) - 1;
+#pragma unroll
+    for (int k = 0; k < FP_K; k++) {
+        const bool lng = len[k] > FP_W;
+        const u32 m = __ballot_sync(FULL, lng);
+        if (lng) {
+            const u32 slot = qn + __popc(m & lt);
+            queue[2 * slot] = code[k];
+            queue[2 * slot + 1] = (shift + pos[k] + FP_W) | ((len[k] - FP_W) << 16);
+        }
+        qn += __popc(m);
+    }
+    __syncwarp();
+    // -- hoist: the first H rounds of high-plane loads go out before the emit.
+    const uint2* hi = (const uint2*)(dictblob + dc.hi_off);
+    uint2 hv[FP_H > 0 ? FP_H : 1];
+    u32 hpos[FP_H > 0 ? FP_H : 1];
+#pragma unroll
+    for (int r = 0; r < FP_H; r++) {
+        const u32 e = r * 32 + lane;
+        hpos[r] = 0;
+        if (e < qn) { hv[r] = hi[queue[2 * e]]; hpos[r] = queue[2 * e + 1]; }
+    }
+#else
+    (void)code;
+#endif
+
+    // -- emit: low-plane bytes into staging at shift + offset.
+    u32* st = (u32*)stage;
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < FP_K; k++) {
+        if (len[k]) {
+            u32 v[LO_NW];
+            lo_words(word[k], v);
+            put_words<LO_NW>(st, shift + pos[k], v, min(len[k], (u32)FP_W));
+        }
+    }
+
+#if QUEUE_LEN > 0
+    // -- high-plane bytes: hoisted rounds first, then the rest of the queue.
+#pragma unroll
+    for (int r = 0; r < FP_H; r++) {
+        if (r * 32 + lane < qn) {
+            const u32 v[2] = {hv[r].x, hv[r].y};
+            put_words<2>(st, hpos[r] & 0xffff, v, hpos[r] >> 16);
+        }
+    }
+    for (u32 e = FP_H * 32 + lane; e < qn; e += 32) {
+        const uint2 h = hi[queue[2 * e]];
+        const u32 pl = queue[2 * e + 1];
+        const u32 v[2] = {h.x, h.y};
+        put_words<2>(st, pl & 0xffff, v, pl >> 16);
+    }
+#endif
+    __syncwarp();
+
+    // -- drain: byte head to 16-byte alignment, aligned 16-byte body, byte tail;
+    // only bytes inside [glo, ghi) are written.
+    const i64 glo = (i64)pc.out_base + wlo - (i64)pc.win_lo;
+    const i64 ghi = (i64)pc.out_base + whi - (i64)pc.win_lo;
+    const i64 a0 = (glo + 15) & ~(i64)15, a1 = ghi & ~(i64)15;
+    if (a0 >= a1) {
+        for (i64 x = glo + lane; x < ghi; x += 32) out[x] = stage[x - abase];
+    } else {
+        if (glo + lane < a0) out[glo + lane] = stage[glo + lane - abase];
+        if (a1 + lane < ghi) out[a1 + lane] = stage[a1 + lane - abase];
+        for (i64 x = a0 + 16 * (i64)lane; x < a1; x += 512)
+            *(uint4*)(out + x) = *(const uint4*)(stage + (x - abase));
+    }
+}

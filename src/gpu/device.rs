@@ -1,0 +1,348 @@
+//! cudarc glue: availability probe, one context per process, NVRTC
+//! compilation of kernels/fastpair.cu per configuration (cached), launches.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig,
+    PushKernelArg,
+};
+use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
+
+use super::plan::{Plan, DICT_BYTES, PIECE_BYTES, SEQ_BYTES};
+use super::DecoderConfig;
+use crate::error::{Error, Result};
+
+/// The kernel source, embedded at build time.
+const SOURCE: &str = include_str!("../../kernels/fastpair.cu");
+
+pub(crate) fn gpu_err(what: &str, e: impl std::fmt::Debug) -> Error {
+    Error::Gpu(format!("{what}: {e:?}"))
+}
+
+/// The process's GPU: context, streams, compiled kernels.
+pub struct Gpu {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) copy: Arc<CudaStream>,
+    arch: &'static str,
+    /// Multiprocessors on the device.
+    pub sms: u32,
+    /// Device name.
+    pub name: String,
+    modules: Mutex<HashMap<(DecoderConfig, u8), Arc<Kernels>>>,
+}
+
+/// The three kernels of one configuration.
+pub struct Kernels {
+    pub(crate) decode: CudaFunction,
+    pub(crate) decascade: CudaFunction,
+    pub(crate) offsets: CudaFunction,
+    pub(crate) smem: u32,
+    pub(crate) cfg: DecoderConfig,
+}
+
+static GPU: OnceLock<std::result::Result<Gpu, String>> = OnceLock::new();
+
+/// The process's GPU, set up on first use. `Error::GpuUnavailable` when the
+/// driver or NVRTC library is missing or no device answers.
+pub fn gpu() -> Result<&'static Gpu> {
+    GPU.get_or_init(init)
+        .as_ref()
+        .map_err(|m| Error::GpuUnavailable(m.clone()))
+}
+
+fn init() -> std::result::Result<Gpu, String> {
+    // SAFETY: the probes only try to open the shared libraries with
+    // libloading; no CUDA function is called.
+    let (driver, nvrtc) = unsafe {
+        (
+            cudarc::driver::sys::is_culib_present(),
+            cudarc::nvrtc::sys::is_culib_present(),
+        )
+    };
+    if !driver {
+        return Err("the CUDA driver library (libcuda) was not found".into());
+    }
+    if !nvrtc {
+        return Err("the NVRTC library (libnvrtc) was not found".into());
+    }
+    match CudaContext::device_count() {
+        Ok(n) if n > 0 => {}
+        Ok(_) => return Err("no CUDA device".into()),
+        Err(e) => return Err(format!("CUDA driver: {e:?}")),
+    }
+    let ctx = CudaContext::new(0).map_err(|e| format!("creating a context: {e:?}"))?;
+    // SAFETY: every buffer this module launches on is synchronized explicitly
+    // (stream synchronize before reading results or freeing), so cudarc's
+    // per-buffer event tracking is not needed.
+    unsafe { ctx.disable_event_tracking() };
+    let (maj, min) = ctx
+        .compute_capability()
+        .map_err(|e| format!("compute capability: {e:?}"))?;
+    let arch: &'static str = Box::leak(format!("compute_{maj}{min}").into_boxed_str());
+    let sms = ctx
+        .attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )
+        .map_err(|e| format!("{e:?}"))? as u32;
+    let name = ctx.name().unwrap_or_default();
+    let stream = ctx.new_stream().map_err(|e| format!("{e:?}"))?;
+    let copy = ctx.new_stream().map_err(|e| format!("{e:?}"))?;
+    Ok(Gpu {
+        ctx,
+        stream,
+        copy,
+        arch,
+        sms,
+        name,
+        modules: Mutex::new(HashMap::new()),
+    })
+}
+
+/// The prelude prepended to the kernel source: constants and descriptor
+/// sizes from Rust (the kernel `static_assert`s its structs against them).
+pub fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
+    format!(
+        "#define FP_K {}\n#define FP_H {}\n#define FP_T {}\n#define FP_B {}\n#define FP_W {}\n\
+         #define FP_BITS {bits}\n#define FP_PIECE_BYTES {PIECE_BYTES}\n#define FP_DICT_BYTES {DICT_BYTES}\n\
+         #define FP_SEQ_BYTES {SEQ_BYTES}\n",
+        cfg.k, cfg.h, cfg.t, cfg.b, cfg.w
+    )
+}
+
+/// Dynamic shared memory per block of the decode kernel (mirrors WARP_SMEM).
+pub fn decode_smem(cfg: &DecoderConfig) -> u32 {
+    let kb = 32 * cfg.k;
+    let queue = if cfg.w < 16 { kb * 8 } else { 0 };
+    (cfg.t / 32) * (kb * 16 + 32 + kb * 2 + queue)
+}
+
+/// Compiles the kernel source for `cfg` with NVRTC (PTX for `arch`); shared
+/// with tests that only check that the source compiles.
+pub fn compile(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
+    let src = format!("{}{}", prelude(cfg, bits), SOURCE);
+    let opts = CompileOptions {
+        arch: Some(arch),
+        options: vec!["--std=c++17".into(), "-lineinfo".into()],
+        name: Some("fastpair.cu".into()),
+        ..Default::default()
+    };
+    compile_ptx_with_opts(src, opts).map_err(|e| Error::Gpu(format!("NVRTC: {e}")))
+}
+
+impl Gpu {
+    /// The kernels for `cfg` at code width `bits`, compiled on first use.
+    pub fn kernels(&self, cfg: &DecoderConfig, bits: u8) -> Result<Arc<Kernels>> {
+        cfg.check()?;
+        let key = (*cfg, bits);
+        if let Some(k) = self.modules.lock().expect("module cache").get(&key) {
+            return Ok(k.clone());
+        }
+        let ptx = compile(cfg, bits, self.arch)?;
+        let module = self
+            .ctx
+            .load_module(ptx)
+            .map_err(|e| gpu_err("loading module", e))?;
+        let f = |n: &str| module.load_function(n).map_err(|e| gpu_err(n, e));
+        let decode = f("fastpair_decode")?;
+        let smem = decode_smem(cfg);
+        // SAFETY: `decode` is a live function handle of a module we hold; the
+        // attribute only raises the dynamic shared-memory limit.
+        unsafe {
+            cudarc::driver::result::function::set_function_attribute(
+                decode.cu_function(),
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                smem as i32,
+            )
+        }
+        .map_err(|e| gpu_err("shared memory limit", e))?;
+        let k = Arc::new(Kernels {
+            decode,
+            decascade: f("fastpair_decascade")?,
+            offsets: f("fastpair_offsets")?,
+            smem,
+            cfg: *cfg,
+        });
+        self.modules
+            .lock()
+            .expect("module cache")
+            .insert(key, k.clone());
+        Ok(k)
+    }
+}
+
+/// A plan's buffers in device memory.
+pub struct DevicePlan {
+    pub(crate) input: CudaSlice<u8>,
+    pub(crate) pieces: CudaSlice<u8>,
+    pub(crate) wbp: CudaSlice<u32>,
+    pub(crate) rowp: CudaSlice<u64>,
+    pub(crate) seqs: CudaSlice<u8>,
+    pub(crate) blkp: CudaSlice<u32>,
+    pub(crate) dicts: CudaSlice<u8>,
+    pub(crate) dictblob: CudaSlice<u8>,
+    pub(crate) seq: CudaSlice<u32>,
+    pub(crate) status: CudaSlice<u32>,
+}
+
+fn up<T: cudarc::driver::DeviceRepr>(s: &Arc<CudaStream>, v: &[T]) -> Result<CudaSlice<T>> {
+    if v.is_empty() {
+        // SAFETY: a one-element allocation that nothing reads.
+        return unsafe { s.alloc::<T>(1) }.map_err(|e| gpu_err("alloc", e));
+    }
+    s.clone_htod(v).map_err(|e| gpu_err("upload", e))
+}
+
+impl DevicePlan {
+    /// Uploads the small descriptor arrays and allocates the input buffer;
+    /// `with_input` also uploads the input (else the caller copies it, e.g.
+    /// pipelined from pinned memory).
+    pub fn new(g: &Gpu, plan: &Plan, with_input: bool) -> Result<Self> {
+        let s = &g.stream;
+        let input = if with_input {
+            up(s, &plan.input)?
+        } else {
+            // SAFETY: filled by the caller's copies before any kernel reads it.
+            unsafe { s.alloc::<u8>(plan.input.len().max(1)) }.map_err(|e| gpu_err("alloc", e))?
+        };
+        Ok(Self {
+            input,
+            pieces: up(s, &plan.pieces)?,
+            wbp: up(s, &plan.wb_prefix)?,
+            rowp: up(s, &plan.row_prefix)?,
+            seqs: up(s, &plan.seqs)?,
+            blkp: up(s, &plan.blk_prefix)?,
+            dicts: up(s, &plan.dicts)?,
+            dictblob: up(s, &plan.dictblob)?,
+            seq: s
+                .alloc_zeros::<u32>(plan.seq_values.max(1))
+                .map_err(|e| gpu_err("alloc", e))?,
+            status: s.alloc_zeros::<u32>(1).map_err(|e| gpu_err("alloc", e))?,
+        })
+    }
+}
+
+fn grid(n: u64, per_block: u64) -> u32 {
+    n.div_ceil(per_block).max(1) as u32
+}
+
+/// Launches the de-cascade kernel for the sequences of pieces `p`.
+pub fn launch_decascade(
+    s: &CudaStream,
+    k: &Kernels,
+    plan: &Plan,
+    d: &mut DevicePlan,
+    p: std::ops::Range<usize>,
+) -> Result<()> {
+    let (s0, s1) = (2 * p.start, 2 * p.end);
+    let base = plan.blk_prefix[s0];
+    let total = plan.blk_prefix[s1] - base;
+    if total == 0 {
+        return Ok(());
+    }
+    let seqs: CudaView<u8> = d.seqs.slice(s0 * SEQ_BYTES..s1 * SEQ_BYTES);
+    let blkp: CudaView<u32> = d.blkp.slice(s0..s1 + 1);
+    let nseqs = (s1 - s0) as u32;
+    let cfg = LaunchConfig {
+        grid_dim: (grid(total as u64, 8), 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = s.launch_builder(&k.decascade);
+    b.arg(&d.input)
+        .arg(&seqs)
+        .arg(&blkp)
+        .arg(&nseqs)
+        .arg(&base)
+        .arg(&total)
+        .arg(&mut d.seq)
+        .arg(&mut d.status);
+    // SAFETY: argument list matches `fastpair_decascade`; every sequence's
+    // bytes lie inside `input` (plan layout) and were validated on the host;
+    // outputs stay inside `seq` (offsets from the plan).
+    unsafe { b.launch(cfg) }.map_err(|e| gpu_err("decascade launch", e))?;
+    Ok(())
+}
+
+/// Launches the decode kernel for pieces `p` into `out`.
+pub fn launch_decode(
+    s: &CudaStream,
+    k: &Kernels,
+    plan: &Plan,
+    d: &mut DevicePlan,
+    p: std::ops::Range<usize>,
+    out: &mut CudaViewMut<u8>,
+) -> Result<()> {
+    let base = plan.wb_prefix[p.start];
+    let total = plan.wb_prefix[p.end] - base;
+    if total == 0 {
+        return Ok(());
+    }
+    let pieces: CudaView<u8> = d.pieces.slice(p.start * PIECE_BYTES..p.end * PIECE_BYTES);
+    let wbp: CudaView<u32> = d.wbp.slice(p.start..p.end + 1);
+    let np = p.len() as u32;
+    let warps = (k.cfg.t / 32) as u64;
+    let cfg = LaunchConfig {
+        grid_dim: (grid(total as u64, warps), 1, 1),
+        block_dim: (k.cfg.t, 1, 1),
+        shared_mem_bytes: k.smem,
+    };
+    let mut b = s.launch_builder(&k.decode);
+    b.arg(&d.input)
+        .arg(&d.dictblob)
+        .arg(&pieces)
+        .arg(&wbp)
+        .arg(&np)
+        .arg(&base)
+        .arg(&total)
+        .arg(&d.dicts)
+        .arg(&d.seq)
+        .arg(out)
+        .arg(&mut d.status);
+    // SAFETY: argument list matches `fastpair_decode`; codes were checked
+    // against their dictionaries on the host and are re-checked on the
+    // device; every write is clamped to its batch's window inside the
+    // piece's output range, and the plan's ranges sum to `out`'s length.
+    unsafe { b.launch(cfg) }.map_err(|e| gpu_err("decode launch", e))?;
+    Ok(())
+}
+
+/// Launches the offsets kernel for pieces `p`.
+pub fn launch_offsets(
+    s: &CudaStream,
+    k: &Kernels,
+    plan: &Plan,
+    d: &DevicePlan,
+    p: std::ops::Range<usize>,
+    offsets: &mut CudaSlice<i64>,
+) -> Result<()> {
+    let row_base = plan.row_prefix[p.start];
+    let nrows = plan.row_prefix[p.end] - row_base;
+    if nrows == 0 {
+        return Ok(());
+    }
+    let pieces: CudaView<u8> = d.pieces.slice(p.start * PIECE_BYTES..p.end * PIECE_BYTES);
+    let rowp: CudaView<u64> = d.rowp.slice(p.start..p.end + 1);
+    let np = p.len() as u32;
+    let cfg = LaunchConfig {
+        grid_dim: (grid(nrows, 256), 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = s.launch_builder(&k.offsets);
+    b.arg(&pieces)
+        .arg(&rowp)
+        .arg(&np)
+        .arg(&row_base)
+        .arg(&nrows)
+        .arg(&d.seq)
+        .arg(offsets);
+    // SAFETY: argument list matches `fastpair_offsets`; rows index the
+    // decoded row bounds within each piece's sequence; writes go to
+    // offsets[1..=rows] (and [0]), which `offsets` holds.
+    unsafe { b.launch(cfg) }.map_err(|e| gpu_err("offsets launch", e))?;
+    Ok(())
+}

@@ -1,0 +1,352 @@
+//! GPU decoder parity: the FastPair kernel's column is byte-identical to the
+//! CPU decoder's on every corpus column and codec, on proptest cases, on
+//! multi-chunk multi-dictionary files and on row ranges; corrupted device
+//! buffers raise the device status flag. Without a GPU these tests print a
+//! notice and pass, unless FASTPAIR_REQUIRE_GPU=1 (then they fail).
+#![cfg(feature = "gpu")]
+
+use std::path::PathBuf;
+
+use fastpair::gpu::{self, DecoderConfig, Prepared, ScanOptions};
+use fastpair::write::write_to_vec;
+use fastpair::{Codec, DictMode, Error, Reader, WriterOptions};
+use proptest::prelude::*;
+
+fn have_gpu(test: &str) -> bool {
+    match gpu::available() {
+        Ok(()) => true,
+        Err(e) => {
+            if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("{test}: FASTPAIR_REQUIRE_GPU=1 but {e}");
+            }
+            eprintln!("{test}: skipped, {e}");
+            false
+        }
+    }
+}
+
+fn corpus_dir() -> Option<PathBuf> {
+    ["target/corpus", ".gpu/data/corpus"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_dir())
+}
+
+fn lines(bytes: &[u8]) -> Vec<&[u8]> {
+    bytes.split(|&b| b == b'\n').collect()
+}
+
+fn write(values: &[&[u8]], codec: Codec, chunk_rows: usize, mode: DictMode) -> Reader {
+    let opts = WriterOptions {
+        codec,
+        chunk_rows,
+        dict_mode: mode,
+        ..Default::default()
+    };
+    let file = write_to_vec(values.iter().map(|v| Some(*v)), opts).expect("write");
+    Reader::from_bytes(file).expect("open")
+}
+
+/// GPU (poisoned output first) vs CPU over `rows`, for `cfg`.
+fn parity(r: &Reader, rows: std::ops::Range<u64>, cfg: DecoderConfig, force: bool) {
+    let cpu = r.read_range(rows.clone()).expect("cpu");
+    let opts = ScanOptions {
+        config: cfg,
+        force_width: force,
+    };
+    let mut p = Prepared::new(r, rows.clone(), &opts, 1).expect("prepare");
+    p.upload().expect("upload");
+    p.poison(0xa5).expect("poison");
+    p.run().expect("run");
+    p.check().expect("device status");
+    let gpu = p.to_host().expect("to_host");
+    assert_eq!(gpu.offsets, cpu.offsets, "offsets, rows {rows:?}, {cfg:?}");
+    assert_eq!(gpu.validity, cpu.validity, "validity, rows {rows:?}");
+    if gpu.values != cpu.values {
+        let i = gpu
+            .values
+            .iter()
+            .zip(&cpu.values)
+            .position(|(a, b)| a != b)
+            .unwrap_or(cpu.values.len());
+        panic!(
+            "values differ at byte {i} of {} (rows {rows:?}, {cfg:?})",
+            cpu.values.len()
+        );
+    }
+}
+
+#[test]
+fn kernel_source_compiles_for_every_variant() {
+    // Needs only NVRTC (no device): catches kernel compile errors on CI
+    // machines that have the library.
+    // SAFETY: only tries to open the shared library.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {
+            panic!("NVRTC missing");
+        }
+        eprintln!("kernel_source_compiles_for_every_variant: skipped, no NVRTC");
+        return;
+    }
+    for k in [2, 4, 6, 8] {
+        for w in [8u8, 16] {
+            for bits in [12u8, 16] {
+                for h in [0, 1, 2] {
+                    let cfg = DecoderConfig {
+                        k,
+                        h,
+                        t: 256,
+                        b: 4,
+                        w,
+                    };
+                    gpu::device::compile(&cfg, bits, "compute_90")
+                        .unwrap_or_else(|e| panic!("{cfg:?} bits {bits}: {e}"));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn corpus_columns_match_cpu() {
+    if !have_gpu("corpus_columns_match_cpu") {
+        return;
+    }
+    let dir = corpus_dir().expect("corpus at target/corpus (run tools/corpus-unpack)");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no corpus files in {}", dir.display());
+    for f in files {
+        let data = std::fs::read(&f).unwrap();
+        let vals = lines(&data);
+        for codec in [Codec::OnPair12, Codec::OnPair16] {
+            let r = write(&vals, codec, 1 << 20, DictMode::Shared);
+            eprintln!("{} {codec:?}: {} rows, {} chunks", f.display(), r.rows(), r.num_chunks());
+            let n = r.rows();
+            parity(&r, 0..n, DecoderConfig::default(), false);
+            // The other plane width, and a different K.
+            let other = DecoderConfig {
+                w: if gpu::plan::preferred_width(&r) == 8 { 16 } else { 8 },
+                k: 4,
+                h: 2,
+                ..DecoderConfig::default()
+            };
+            parity(&r, 0..n, other, true);
+            // Row ranges cutting batches.
+            if n > 10 {
+                parity(&r, 1..n - 1, DecoderConfig::default(), false);
+                parity(&r, n / 3..n / 3 + 7, DecoderConfig::default(), false);
+            }
+        }
+    }
+}
+
+#[test]
+fn multi_chunk_multi_dictionary() {
+    if !have_gpu("multi_chunk_multi_dictionary") {
+        return;
+    }
+    let mut vals: Vec<Vec<u8>> = Vec::new();
+    for i in 0..20_000u32 {
+        let v = match i % 4 {
+            0 => format!("GET /api/v1/items/{i}?page={} HTTP/1.1 200", i % 17),
+            1 => format!("user{}@example.com", i * 7919 % 10007),
+            2 => String::new(),
+            _ => format!("{:x}{:x}", i.wrapping_mul(2654435761), i),
+        };
+        vals.push(v.into_bytes());
+    }
+    let refs: Vec<&[u8]> = vals.iter().map(|v| v.as_slice()).collect();
+    for codec in [Codec::OnPair12, Codec::OnPair16] {
+        let r = write(&refs, codec, 1500, DictMode::PerChunk);
+        assert!(r.num_chunks() > 10 && r.dictionaries().len() > 10);
+        let n = r.rows();
+        for cfg in [
+            DecoderConfig::default(),
+            DecoderConfig { k: 2, h: 0, t: 128, b: 8, w: 16 },
+            DecoderConfig { k: 8, h: 2, t: 512, b: 2, w: 8 },
+        ] {
+            parity(&r, 0..n, cfg, true);
+        }
+        // Chunk boundaries ±1.
+        for b in [1500u64, 3000, 15000] {
+            parity(&r, b - 1..b + 1, DecoderConfig::default(), false);
+            parity(&r, b + 1..n - 1, DecoderConfig::default(), false);
+            parity(&r, 0..b - 1, DecoderConfig::default(), false);
+        }
+        parity(&r, 5..5, DecoderConfig::default(), false);
+        // The public entry points agree too.
+        let (c, backend) = gpu::read_range(&r, 0..n).unwrap();
+        assert_eq!(backend, gpu::Backend::Gpu);
+        assert_eq!(c, r.read_all().unwrap());
+        let d = gpu::scan(&r, 10..n).unwrap();
+        assert_eq!(d.len() as u64, n - 10);
+        assert_eq!(d.to_host().unwrap(), r.read_range(10..n).unwrap());
+    }
+}
+
+#[test]
+fn nulls_and_empty_values() {
+    if !have_gpu("nulls_and_empty_values") {
+        return;
+    }
+    let vals: Vec<Option<Vec<u8>>> = (0..5000u32)
+        .map(|i| match i % 5 {
+            0 => None,
+            1 => Some(Vec::new()),
+            _ => Some(format!("value-{}-{}", i, "x".repeat((i % 40) as usize)).into_bytes()),
+        })
+        .collect();
+    let opts = WriterOptions {
+        codec: Codec::OnPair16,
+        chunk_rows: 700,
+        ..Default::default()
+    };
+    let file = write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    parity(&r, 0..r.rows(), DecoderConfig::default(), false);
+    parity(&r, 699..1401, DecoderConfig::default(), false);
+}
+
+#[test]
+fn corrupted_device_buffers_raise_the_status_flag() {
+    if !have_gpu("corrupted_device_buffers_raise_the_status_flag") {
+        return;
+    }
+    let vals: Vec<Vec<u8>> = (0..4000u32)
+        .map(|i| format!("row {i} of a small test column {}", i % 13).into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = vals.iter().map(|v| v.as_slice()).collect();
+    for codec in [Codec::OnPair12, Codec::OnPair16] {
+        let r = write(&refs, codec, 1000, DictMode::PerChunk);
+        let n = r.rows();
+        let opts = ScanOptions::default();
+        // Codes out of range (0xfff / 0xffff beyond these small dictionaries).
+        let mut p = Prepared::new(&r, 0..n, &opts, 1).unwrap();
+        p.upload().unwrap();
+        let at = p.plan.piece_input[1].start;
+        p.corrupt_input(at + 32, &[0xff; 48]).unwrap();
+        p.run().unwrap();
+        match p.check() {
+            Err(Error::Gpu(m)) => assert!(m.contains("status"), "{m}"),
+            other => panic!("expected a device status error, got {other:?}"),
+        }
+        // Codes in range but of other lengths: batches disagree with the sidecar.
+        let mut p = Prepared::new(&r, 0..n, &opts, 1).unwrap();
+        p.upload().unwrap();
+        let at = p.plan.piece_input[2].start;
+        p.corrupt_input(at, &[0x41, 0, 0x41, 0, 0x41, 0, 0x41, 0]).unwrap();
+        p.run().unwrap();
+        match p.check() {
+            Err(Error::Gpu(m)) => assert!(m.contains("sidecar") || m.contains("size"), "{m}"),
+            other => panic!("expected a device status error, got {other:?}"),
+        }
+        // A damaged cascaded sidecar (block base / first value).
+        let mut p = Prepared::new(&r, 0..n, &opts, 1).unwrap();
+        p.upload().unwrap();
+        let codes_len = {
+            let c = r.chunk(0).unwrap();
+            c.codes_range().len().next_multiple_of(16)
+        };
+        let at = p.plan.piece_input[0].start + codes_len;
+        p.corrupt_input(at + 8, &[0x77, 0x77, 0, 0]).unwrap();
+        p.run().unwrap();
+        assert!(matches!(p.check(), Err(Error::Gpu(_))));
+        // After an error the same plan decodes cleanly again.
+        let mut p = Prepared::new(&r, 0..n, &opts, 1).unwrap();
+        p.upload().unwrap();
+        p.run().unwrap();
+        p.check().unwrap();
+        assert_eq!(p.to_host().unwrap(), r.read_all().unwrap());
+    }
+}
+
+#[test]
+fn corrupt_files_are_refused_before_launch() {
+    if !have_gpu("corrupt_files_are_refused_before_launch") {
+        return;
+    }
+    let vals: Vec<Vec<u8>> = (0..3000u32)
+        .map(|i| format!("entry {i} {}", i * 31 % 97).into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = vals.iter().map(|v| v.as_slice()).collect();
+    let opts = WriterOptions {
+        chunk_rows: 500,
+        ..Default::default()
+    };
+    let file = write_to_vec(refs.iter().map(|v| Some(*v)), opts).unwrap();
+    let mut flipped = 0;
+    for pos in (0..file.len()).step_by(97) {
+        let mut f = file.clone();
+        f[pos] ^= 0x5a;
+        let Ok(r) = Reader::from_bytes(f) else { continue };
+        match gpu::read_range(&r, 0..r.rows()) {
+            Ok((c, _)) => assert_eq!(c, r.read_all().unwrap()),
+            Err(Error::Corrupt { .. }) => flipped += 1,
+            Err(e) => panic!("byte {pos}: unexpected {e}"),
+        }
+    }
+    assert!(flipped > 0);
+}
+
+fn arb_values() -> impl Strategy<Value = Vec<Option<Vec<u8>>>> {
+    let value = prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..40),
+        proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), Just(b' '), Just(b'/')], 0..200),
+        "[a-z]{0,3}(abc|defgh|ijklmnopqrstu){0,12}".prop_map(|s| s.into_bytes()),
+    ];
+    proptest::collection::vec(proptest::option::weighted(0.95, value), 1..600)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn proptest_parity(
+        vals in arb_values(),
+        codec in prop_oneof![Just(Codec::OnPair12), Just(Codec::OnPair16)],
+        chunk_rows in 1usize..300,
+        per_chunk in any::<bool>(),
+        k in prop_oneof![Just(2u32), Just(4), Just(6), Just(8)],
+        w in prop_oneof![Just(8u8), Just(16)],
+        cut in any::<(u16, u16)>(),
+    ) {
+        if gpu::available().is_err() {
+            have_gpu("proptest_parity");
+            return Ok(());
+        }
+        let opts = WriterOptions {
+            codec,
+            chunk_rows,
+            dict_mode: if per_chunk { DictMode::PerChunk } else { DictMode::Shared },
+            ..Default::default()
+        };
+        let file = write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap();
+        let r = Reader::from_bytes(file).unwrap();
+        let n = r.rows();
+        let cfg = DecoderConfig { k, w, ..DecoderConfig::default() };
+        parity(&r, 0..n, cfg, true);
+        let a = cut.0 as u64 % (n + 1);
+        let b = cut.1 as u64 % (n + 1);
+        parity(&r, a.min(b)..a.max(b), cfg, true);
+    }
+}
+
+#[test]
+fn cpu_fallback_without_gpu_is_the_cpu_decoder() {
+    // Runs everywhere: on a machine without a GPU, read_range must give the
+    // CPU column and say so.
+    let vals: Vec<Vec<u8>> = (0..1000u32)
+        .map(|i| format!("fallback {i}").into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = vals.iter().map(|v| v.as_slice()).collect();
+    let r = write(&refs, Codec::OnPair16, 300, DictMode::Shared);
+    let (c, backend) = gpu::read_range(&r, 3..900).unwrap();
+    assert_eq!(c, r.read_range(3..900).unwrap());
+    if gpu::available().is_err() {
+        assert_eq!(backend, gpu::Backend::Cpu);
+    }
+}
