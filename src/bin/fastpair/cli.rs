@@ -1,0 +1,126 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Compressed string columns: OnPair dictionary codes in a checksummed file
+/// format, random row reads and fast bulk decoding.
+#[derive(Parser, Debug)]
+#[command(name = "fastpair", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Compress a column (one value per line, or NUL-separated) into a .fpc file.
+    Compress(CompressArgs),
+    /// Decompress a .fpc file back to one value per line (or NUL-separated).
+    Decompress(DecompressArgs),
+    /// Print rows by index (0-based), one per line.
+    Get(GetArgs),
+    /// Describe a file: chunks, dictionaries, sizes and compression ratios.
+    Inspect(InspectArgs),
+    /// Decode the whole column and report throughput.
+    Scan(ScanArgs),
+}
+
+/// Codec choice on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CodecArg {
+    /// OnPair with 16-bit codes (up to 65,536 tokens; best on large columns).
+    Onpair16,
+    /// OnPair with 12-bit codes (up to 4,096 tokens; often better on small columns).
+    Onpair12,
+}
+
+impl From<CodecArg> for fastpair::Codec {
+    fn from(c: CodecArg) -> Self {
+        match c {
+            CodecArg::Onpair16 => fastpair::Codec::OnPair16,
+            CodecArg::Onpair12 => fastpair::Codec::OnPair12,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct CompressArgs {
+    /// Input column, `-` for stdin.
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+    /// Output file, `-` for stdout. An existing file is replaced only when
+    /// compression succeeds.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// Dictionary codec.
+    #[arg(long, value_enum, default_value = "onpair16")]
+    pub codec: CodecArg,
+    /// Most rows per chunk [default: 1048576].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub chunk_rows: Option<u64>,
+    /// Train one dictionary per chunk instead of one shared by all chunks.
+    #[arg(long)]
+    pub per_chunk_dict: bool,
+    /// Values are separated by NUL bytes instead of newlines.
+    #[arg(short = '0', long)]
+    pub nul: bool,
+    /// Print nothing on success.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DecompressArgs {
+    /// Input .fpc file, `-` for stdin.
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+    /// Output file, `-` for stdout. An existing file is replaced only when
+    /// decompression succeeds.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// Terminate values with NUL bytes instead of newlines.
+    #[arg(short = '0', long)]
+    pub nul: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct GetArgs {
+    /// The .fpc file, `-` for stdin.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Row indexes, 0-based.
+    #[arg(value_name = "ROW", required = true)]
+    pub rows: Vec<u64>,
+    /// Terminate values with NUL bytes instead of newlines.
+    #[arg(short = '0', long)]
+    pub nul: bool,
+    /// What to print for a null row.
+    #[arg(long, value_name = "TEXT", default_value = "<null>")]
+    pub null: String,
+}
+
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    /// The .fpc file, `-` for stdin.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ScanArgs {
+    /// The .fpc file.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Decode on the GPU (fails when no GPU is usable). Default: the GPU
+    /// when one is usable, else the CPU.
+    #[arg(long, conflicts_with = "cpu")]
+    pub gpu: bool,
+    /// Decode on the CPU, on all cores.
+    #[arg(long)]
+    pub cpu: bool,
+    /// Timed runs (the best one is reported).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iters: u32,
+}

@@ -1,0 +1,69 @@
+//! `fastpair compress IN -o OUT`: stream values into a fastpair file.
+
+use std::time::Instant;
+
+use fastpair::{DictMode, Writer, WriterOptions};
+
+use crate::cli::CompressArgs;
+use crate::io::{display, human_bytes, open_input, thousands, CliError, Output, Values};
+use crate::progress::Progress;
+
+pub fn run(a: CompressArgs) -> Result<(), CliError> {
+    let mut opts = WriterOptions {
+        codec: a.codec.into(),
+        ..WriterOptions::default()
+    };
+    if let Some(n) = a.chunk_rows {
+        let max = fastpair::format::limits::MAX_CHUNK_ROWS as u64;
+        if n > max {
+            return Err(CliError::msg(format!(
+                "--chunk-rows must be at most {}",
+                thousands(max)
+            )));
+        }
+        opts.chunk_rows = n as usize;
+    }
+    if a.per_chunk_dict {
+        opts.dict_mode = DictMode::PerChunk;
+    }
+    // Open the input first: a missing input must not touch the output.
+    let input = open_input(&a.input)?;
+    let out = Output::create(&a.output)?;
+    let out_name = out.name();
+    let sep = if a.nul { 0 } else { b'\n' };
+    let start = Instant::now();
+    let mut values = Values::new(input, sep, display(&a.input));
+    let mut w = Writer::new(out, opts)?;
+    let mut progress = Progress::new("compress");
+    while let Some(v) = values.next_value()? {
+        w.push(Some(v))?;
+        progress.update(values.rows, values.bytes_read);
+    }
+    progress.clear();
+    // On any error above, `w` (and with it the temporary file) is dropped and
+    // the destination is left as it was.
+    let s = w.finish()?;
+    let secs = start.elapsed().as_secs_f64();
+    if !a.quiet {
+        let ratio = if s.file_bytes > 0 {
+            s.input_bytes as f64 / s.file_bytes as f64
+        } else {
+            0.0
+        };
+        eprintln!(
+            "{} rows, {} -> {} ({} bytes), ratio {:.2}, {} chunk(s), {} dictionar{}, {:.2} s ({}/s) -> {}",
+            thousands(s.rows),
+            human_bytes(s.input_bytes),
+            human_bytes(s.file_bytes),
+            thousands(s.file_bytes),
+            ratio,
+            s.chunks,
+            s.dicts,
+            if s.dicts == 1 { "y" } else { "ies" },
+            secs,
+            human_bytes((s.input_bytes as f64 / secs.max(1e-9)) as u64),
+            out_name,
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,31 @@
+//! `fastpair get FILE ROW...`: random row reads.
+
+use std::io::{BufWriter, Write};
+
+use crate::cli::GetArgs;
+use crate::io::{file_error, io_error, open_reader, thousands, CliError};
+
+pub fn run(a: GetArgs) -> Result<(), CliError> {
+    let reader = open_reader(&a.file)?;
+    // Check every index before printing anything.
+    if let Some(&bad) = a.rows.iter().find(|&&r| r >= reader.rows()) {
+        return Err(CliError::msg(format!(
+            "row {bad} is out of range: the column has {} rows (0..={})",
+            thousands(reader.rows()),
+            reader.rows().saturating_sub(1)
+        )));
+    }
+    let sep = if a.nul { 0u8 } else { b'\n' };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut buf = Vec::new();
+    for &row in &a.rows {
+        let valid = reader
+            .get_into(row, &mut buf)
+            .map_err(|e| file_error(&a.file, e))?;
+        let v = if valid { &buf[..] } else { a.null.as_bytes() };
+        out.write_all(v)
+            .and_then(|_| out.write_all(&[sep]))
+            .map_err(|e| io_error("writing <stdout>", e))?;
+    }
+    out.flush().map_err(|e| io_error("writing <stdout>", e))
+}

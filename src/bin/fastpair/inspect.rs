@@ -1,0 +1,209 @@
+//! `fastpair inspect FILE`: what is in a file and what each part costs.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use crate::cli::InspectArgs;
+use crate::io::{display, file_error, human_bytes, io_error, open_reader, thousands, CliError};
+
+/// Most chunk rows listed one by one; the rest are summarized.
+const MAX_LISTED_CHUNKS: usize = 64;
+
+pub fn run(a: InspectArgs) -> Result<(), CliError> {
+    let reader = open_reader(&a.file)?;
+    let file_bytes = reader.file_bytes();
+    let value_bytes = reader.decoded_bytes();
+    let footer = reader.footer();
+
+    // Per-chunk parts (validating each chunk on the way).
+    struct Parts {
+        codes: u64,
+        sidecar: u64,
+        bounds: u64,
+        validity: u64,
+    }
+    let mut parts = Vec::with_capacity(reader.num_chunks());
+    for i in 0..reader.num_chunks() {
+        let c = reader.chunk(i).map_err(|e| file_error(&a.file, e))?;
+        parts.push(Parts {
+            codes: c.codes_range().len() as u64,
+            sidecar: c.sidecar_range().len() as u64,
+            bounds: (c.row_bytes_range().len() + c.row_codes_range().len()) as u64,
+            validity: c.validity_range().map_or(0, |r| r.len() as u64),
+        });
+    }
+    let sum = |f: fn(&Parts) -> u64| parts.iter().map(f).sum::<u64>();
+    let (codes, sidecar, bounds, validity) = (
+        sum(|p| p.codes),
+        sum(|p| p.sidecar),
+        sum(|p| p.bounds),
+        sum(|p| p.validity),
+    );
+    let dict_bytes: u64 = footer.dicts.iter().map(|d| d.len).sum();
+    let nulls: u64 = footer.chunks.iter().map(|c| c.nulls as u64).sum();
+    let codes_total: u64 = footer.chunks.iter().map(|c| c.codes as u64).sum();
+
+    let ratio = |den: u64| {
+        if den == 0 {
+            "n/a".to_string()
+        } else {
+            format!("{:.3}", value_bytes as f64 / den as f64)
+        }
+    };
+    let pct = |n: u64| {
+        if file_bytes == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / file_bytes as f64
+        }
+    };
+
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(w, "file               {}", display(&a.file));
+    let _ = writeln!(w, "format version     {}", fastpair::format::VERSION);
+    let _ = writeln!(
+        w,
+        "rows               {} ({} null)",
+        thousands(reader.rows()),
+        thousands(nulls)
+    );
+    let _ = writeln!(
+        w,
+        "value bytes        {} ({})",
+        thousands(value_bytes),
+        human_bytes(value_bytes)
+    );
+    let _ = writeln!(
+        w,
+        "file bytes         {} ({})",
+        thousands(file_bytes),
+        human_bytes(file_bytes)
+    );
+    let _ = writeln!(
+        w,
+        "  codes            {:>14}  {:5.1}%",
+        thousands(codes),
+        pct(codes)
+    );
+    let _ = writeln!(
+        w,
+        "  sidecar          {:>14}  {:5.1}%",
+        thousands(sidecar),
+        pct(sidecar)
+    );
+    let _ = writeln!(
+        w,
+        "  row boundaries   {:>14}  {:5.1}%",
+        thousands(bounds),
+        pct(bounds)
+    );
+    let _ = writeln!(
+        w,
+        "  validity         {:>14}  {:5.1}%",
+        thousands(validity),
+        pct(validity)
+    );
+    let _ = writeln!(
+        w,
+        "  dictionaries     {:>14}  {:5.1}%",
+        thousands(dict_bytes),
+        pct(dict_bytes)
+    );
+    let other = file_bytes.saturating_sub(codes + sidecar + bounds + validity + dict_bytes);
+    let _ = writeln!(
+        w,
+        "  other            {:>14}  {:5.1}%  (header, footer, section headers, padding)",
+        thousands(other),
+        pct(other)
+    );
+    let _ = writeln!(
+        w,
+        "compression ratio  {}  (value bytes / file bytes)",
+        ratio(file_bytes)
+    );
+    let _ = writeln!(
+        w,
+        "                   {}  without row offsets (value bytes / (file bytes - row boundaries))",
+        ratio(file_bytes.saturating_sub(bounds))
+    );
+    let _ = writeln!(
+        w,
+        "codes              {} ({:.2} value bytes per code)",
+        thousands(codes_total),
+        if codes_total == 0 {
+            0.0
+        } else {
+            value_bytes as f64 / codes_total as f64
+        }
+    );
+
+    let _ = writeln!(w, "\ndictionaries       {}", reader.dictionaries().len());
+    let _ = writeln!(
+        w,
+        "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9} {:>7}",
+        "id", "codec", "bits", "tokens", "W", "bytes", "hi plane", "mean tok", "<=8 B"
+    );
+    for (i, d) in reader.dictionaries().iter().enumerate() {
+        let p = d.planes();
+        let _ = writeln!(
+            w,
+            "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9.2} {:>6.1}%",
+            i,
+            d.codec().name(),
+            d.code_bits(),
+            thousands(d.num_tokens() as u64),
+            p.width,
+            thousands(footer.dicts[i].len),
+            if p.hi.is_empty() { "no" } else { "yes" },
+            d.mean_token_len(),
+            100.0 * d.short_token_share(),
+        );
+    }
+
+    let _ = writeln!(w, "\nchunks             {}", reader.num_chunks());
+    let _ = writeln!(
+        w,
+        "  {:>5} {:>12} {:>10} {:>11} {:>13} {:>12} {:>9} {:>11} {:>4} {:>6}",
+        "id",
+        "first row",
+        "rows",
+        "codes",
+        "value bytes",
+        "bytes",
+        "sidecar",
+        "row bounds",
+        "dict",
+        "G"
+    );
+    for (i, p) in parts.iter().enumerate().take(MAX_LISTED_CHUNKS) {
+        let info = reader.chunk_info(i);
+        let e = info.entry;
+        let batch = reader.chunk(i).map(|c| c.batch()).unwrap_or(0);
+        let _ = writeln!(
+            w,
+            "  {:>5} {:>12} {:>10} {:>11} {:>13} {:>12} {:>9} {:>11} {:>4} {:>6}",
+            i,
+            thousands(info.first_row),
+            thousands(e.rows as u64),
+            thousands(e.codes as u64),
+            thousands(e.bytes),
+            thousands(e.section.len),
+            thousands(p.sidecar),
+            thousands(p.bounds),
+            e.dict,
+            batch
+        );
+    }
+    if parts.len() > MAX_LISTED_CHUNKS {
+        let _ = writeln!(
+            w,
+            "  ... {} more chunks",
+            thousands((parts.len() - MAX_LISTED_CHUNKS) as u64)
+        );
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(s.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| io_error("writing <stdout>", e))
+}

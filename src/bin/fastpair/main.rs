@@ -1,0 +1,106 @@
+//! `fastpair`: compress, decompress, read, inspect and scan compressed string
+//! columns from the command line.
+//!
+//! Values are one per line by default (`\n`-separated; a final newline does
+//! not start an extra row) or NUL-separated with `--nul`, so any byte string
+//! round-trips. `-` stands for stdin or stdout. Errors print one line,
+//! `fastpair: error: ...`, and exit with status 1; a closed stdout (broken
+//! pipe) ends the program quietly.
+
+mod cli;
+mod compress;
+mod decompress;
+mod get;
+mod inspect;
+mod io;
+mod progress;
+mod scan;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command};
+use io::CliError;
+
+fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
+    };
+    // Everything owned by a command (temporary files, writers) is dropped
+    // inside `run`, before the exit status is chosen.
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
+        Err(CliError::Message(m)) => {
+            eprintln!("fastpair: error: {m}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Compress(a) => compress::run(a),
+        Command::Decompress(a) => decompress::run(a),
+        Command::Get(a) => get::run(a),
+        Command::Inspect(a) => inspect::run(a),
+        Command::Scan(a) => scan::run(a),
+    }
+}
+
+/// `--help` and `--version` print as clap renders them; a usage error becomes
+/// one line (clap's message and tip, without the usage block) and status 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+        || matches!(
+            e.kind(),
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        )
+    {
+        let _ = e.print();
+        return if e.use_stderr() {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let text = e.to_string();
+    let mut msg = String::new();
+    for line in text
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+    {
+        if !msg.is_empty() {
+            msg.push_str(if msg.ends_with(':') { " " } else { "; " });
+        }
+        msg.push_str(line);
+    }
+    let msg = msg.strip_prefix("error: ").unwrap_or(&msg);
+    eprintln!("fastpair: error: {msg} (see 'fastpair --help')");
+    ExitCode::from(2)
+}
+
+/// A bug must still end in one line on stderr and a non-zero exit, not a
+/// backtrace dump.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("fastpair: error: internal error (a bug, please report it): {msg}{at}");
+        std::process::exit(101);
+    }));
+}

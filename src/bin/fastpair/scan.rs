@@ -1,0 +1,77 @@
+//! `fastpair scan FILE [--gpu|--cpu]`: decode the whole column, report GB/s.
+
+use std::time::{Duration, Instant};
+
+use fastpair::Reader;
+
+use crate::cli::ScanArgs;
+use crate::io::{display, file_error, human_bytes, thousands, CliError};
+
+pub fn run(a: ScanArgs) -> Result<(), CliError> {
+    let t = Instant::now();
+    let reader = crate::io::open_reader(&a.file)?;
+    // Validate every chunk up front so the timed runs measure decoding only.
+    (0..reader.num_chunks()).try_for_each(|i| {
+        reader
+            .chunk(i)
+            .map(|_| ())
+            .map_err(|e| file_error(&a.file, e))
+    })?;
+    let open = t.elapsed();
+    println!(
+        "{}: {} rows, {} value bytes in {} chunk(s); opened and validated in {:.1} ms",
+        display(&a.file),
+        thousands(reader.rows()),
+        human_bytes(reader.decoded_bytes()),
+        reader.num_chunks(),
+        open.as_secs_f64() * 1e3
+    );
+    if a.cpu {
+        return scan_cpu(&a, &reader);
+    }
+    match scan_gpu(&a, &reader) {
+        Ok(done) => done,
+        Err(why) if a.gpu => Err(CliError::msg(why)),
+        Err(why) => {
+            eprintln!("fastpair: note: {why}; scanning on the CPU");
+            scan_cpu(&a, &reader)
+        }
+    }
+}
+
+/// Scans on the GPU. `Err(why)` when no GPU decoder can run (not built, no
+/// driver, no device); `Ok(result)` once one ran.
+fn scan_gpu(_a: &ScanArgs, _reader: &Reader) -> Result<Result<(), CliError>, String> {
+    Err("GPU support not built: this fastpair has no GPU decoder (use --cpu)".into())
+}
+
+fn scan_cpu(a: &ScanArgs, reader: &Reader) -> Result<(), CliError> {
+    let bytes = reader.decoded_bytes();
+    let mut times = Vec::with_capacity(a.iters as usize);
+    for _ in 0..a.iters {
+        let t = Instant::now();
+        let col = reader.read_all().map_err(|e| file_error(&a.file, e))?;
+        times.push(t.elapsed());
+        std::hint::black_box(&col);
+    }
+    report(
+        &format!("cpu ({} threads)", rayon::current_num_threads()),
+        bytes,
+        &times,
+    );
+    Ok(())
+}
+
+fn report(what: &str, bytes: u64, times: &[Duration]) {
+    let best = times.iter().min().copied().unwrap_or_default();
+    let mean = times.iter().sum::<Duration>() / times.len().max(1) as u32;
+    let gbs = |d: Duration| bytes as f64 / d.as_secs_f64().max(1e-12) / 1e9;
+    println!(
+        "{what}: best {:.3} ms = {:.2} GB/s, mean {:.3} ms = {:.2} GB/s over {} run(s) (decoded bytes per second, into Arrow layout)",
+        best.as_secs_f64() * 1e3,
+        gbs(best),
+        mean.as_secs_f64() * 1e3,
+        gbs(mean),
+        times.len()
+    );
+}
