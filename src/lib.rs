@@ -58,3 +58,6 @@ pub use error::{Error, Result};
 pub use format::Codec;
 pub use read::{Column, ReadOptions, Reader};
 pub use write::{DictMode, Writer, WriterOptions};
+
+#[doc(hidden)]
+pub mod testing;

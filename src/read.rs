@@ -332,7 +332,18 @@ impl Reader {
                 ));
             }
             let v = seq.decode_all(b, what, section, at)?;
-            if v[0] != 0 || *v.last().expect("non-empty") as u64 != want_last {
+            if v[0] != 0 {
+                return Err(Error::corrupt(
+                    section,
+                    at,
+                    Invariant::TotalMismatch {
+                        what,
+                        expected: 0,
+                        found: v[0] as u64,
+                    },
+                ));
+            }
+            if *v.last().expect("non-empty") as u64 != want_last {
                 return Err(Error::corrupt(
                     section,
                     at,
@@ -647,7 +658,6 @@ impl Reader {
             })
             .collect()
     }
-
 }
 
 /// Part of a row range that lies in one chunk.

@@ -234,12 +234,13 @@ impl Dictionary {
 
     /// Mean length of the tokens emitted with this dictionary.
     pub fn mean_token_len(&self) -> f64 {
-        let n: u64 = self.hist.iter().sum();
-        let b: u64 = self
+        // u128: the histogram comes from the file and may hold any u64s.
+        let n: u128 = self.hist.iter().map(|&h| h as u128).sum();
+        let b: u128 = self
             .hist
             .iter()
             .enumerate()
-            .map(|(i, &h)| (i as u64 + 1) * h)
+            .map(|(i, &h)| (i as u128 + 1) * h as u128)
             .sum();
         if n == 0 {
             0.0
@@ -250,11 +251,11 @@ impl Dictionary {
 
     /// Share of emitted tokens of at most 8 bytes.
     pub fn short_token_share(&self) -> f64 {
-        let n: u64 = self.hist.iter().sum();
+        let n: u128 = self.hist.iter().map(|&h| h as u128).sum();
         if n == 0 {
             1.0
         } else {
-            self.hist[..8].iter().sum::<u64>() as f64 / n as f64
+            self.hist[..8].iter().map(|&h| h as u128).sum::<u128>() as f64 / n as f64
         }
     }
 }

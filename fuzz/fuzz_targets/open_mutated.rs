@@ -1,0 +1,7 @@
+//! Fuzz target `open_mutated`: see `fastpair::testing::fuzz_open_mutated` (the same logic is
+//! replayed without libFuzzer by tests/fuzz_regressions.rs).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| fastpair::testing::fuzz_open_mutated(data));

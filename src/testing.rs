@@ -1,0 +1,342 @@
+//! Test and fuzzing hooks. Not part of the stable API.
+//!
+//! [`recompute_checksums`] rewrites the CRC32 of every section named by a
+//! file's footer, then the footer's own CRC in the tail, so that a mutated
+//! file gets past the checksums and its corruption reaches the structural
+//! checks. The `fuzz_*` functions hold the logic of the fuzz targets in
+//! `fuzz/fuzz_targets/`, so that `cargo test` can replay crashers and the
+//! seed corpus without libFuzzer (tests/fuzz_regressions.rs).
+
+use crate::decode::{self, reference, CheckedCodes};
+use crate::dict::{Dictionary, TokenTable, MAX_TOKEN_LEN};
+use crate::format::layout::DictSection;
+use crate::format::{codes, Codec, CHUNK_ENTRY_LEN, DICT_ENTRY_LEN, FOOTER_PREFIX_LEN, TAIL_LEN};
+use crate::read::{ReadOptions, Reader};
+use crate::write::{write_to_vec, DictMode, WriterOptions};
+
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Rewrites, in place, the checksum of every dictionary and chunk section the
+/// footer names (where the section lies inside the file) and then the footer
+/// checksum in the tail. Reads the footer leniently: entries that do not fit
+/// are skipped. Returns false (and leaves `file` unchanged) when there is no
+/// tail or the footer length points outside the file.
+pub fn recompute_checksums(file: &mut [u8]) -> bool {
+    if file.len() < TAIL_LEN {
+        return false;
+    }
+    let tail_at = file.len() - TAIL_LEN;
+    let footer_len = le_u32(file, tail_at) as usize;
+    if footer_len > tail_at {
+        return false;
+    }
+    let footer_at = tail_at - footer_len;
+    if footer_len >= FOOTER_PREFIX_LEN {
+        let num_dicts = le_u32(file, footer_at) as usize;
+        let num_chunks = le_u32(file, footer_at + 4) as usize;
+        let mut e = footer_at + FOOTER_PREFIX_LEN;
+        let entries = std::iter::repeat(DICT_ENTRY_LEN)
+            .take(num_dicts.min(footer_len))
+            .chain(std::iter::repeat(CHUNK_ENTRY_LEN).take(num_chunks.min(footer_len)));
+        for entry_len in entries {
+            if e + entry_len > tail_at {
+                break;
+            }
+            let (off, len) = (le_u64(file, e), le_u64(file, e + 8));
+            if let Some(end) = off.checked_add(len).filter(|&end| end <= file.len() as u64) {
+                let crc = crc32fast::hash(&file[off as usize..end as usize]);
+                file[e + 16..e + 20].copy_from_slice(&crc.to_le_bytes());
+            }
+            e += entry_len;
+        }
+    }
+    let crc = crc32fast::hash(&file[footer_at..tail_at]);
+    file[tail_at + 4..tail_at + 8].copy_from_slice(&crc.to_le_bytes());
+    true
+}
+
+/// Most rows [`exercise`] reads one at a time.
+const MAX_GETS: u64 = 2048;
+/// Memory cap for decodes under fuzzing.
+const FUZZ_MEMORY_CAP: u64 = 64 << 20;
+
+/// Opens `bytes` and, if that succeeds, reads every row in bulk and up to
+/// [`MAX_GETS`] rows one by one (first, last, and spread between), with and
+/// without eager validation. Errors are fine; a panic is a bug. When both the
+/// bulk read and a row read succeed they must agree.
+pub fn exercise(bytes: &[u8]) {
+    for eager in [false, true] {
+        let opts = ReadOptions {
+            memory_cap: Some(FUZZ_MEMORY_CAP),
+            eager,
+        };
+        let Ok(r) = Reader::from_bytes_with(bytes.to_vec(), opts) else {
+            continue;
+        };
+        for d in r.dictionaries() {
+            let _ = (d.mean_token_len(), d.short_token_share());
+        }
+        let rows = r.rows();
+        let bulk = r.read_all().ok();
+        let step = (rows / MAX_GETS).max(1);
+        let probes = (0..rows).step_by(step as usize).chain(rows.checked_sub(1));
+        for row in probes {
+            let got = r.get(row);
+            if let (Some(col), Ok(v)) = (&bulk, &got) {
+                assert_eq!(
+                    col.value(row as usize),
+                    v.as_deref(),
+                    "bulk and row read disagree at row {row}"
+                );
+            }
+        }
+        let _ = r.get(rows);
+        if rows > 2 {
+            let _ = r.read_range(1..rows - 1);
+        }
+        // A decode the cap forbids must fail cleanly.
+        let _ = Reader::from_bytes_with(
+            bytes.to_vec(),
+            ReadOptions {
+                memory_cap: Some(8),
+                eager,
+            },
+        )
+        .map(|r| r.read_all());
+    }
+}
+
+/// The `open_any` fuzz target: arbitrary bytes as a file.
+pub fn fuzz_open_any(data: &[u8]) {
+    if data.len() > 1 << 20 {
+        return;
+    }
+    exercise(data);
+}
+
+/// The `open_mutated` fuzz target: the input is a (mutated) file whose
+/// checksums are recomputed before reading, so mutations reach the
+/// structural checks; it is also read as is.
+pub fn fuzz_open_mutated(data: &[u8]) {
+    if data.len() > 1 << 20 {
+        return;
+    }
+    let mut fixed = data.to_vec();
+    if recompute_checksums(&mut fixed) {
+        exercise(&fixed);
+    }
+}
+
+/// A little reader of fuzzer bytes (no `arbitrary` dependency in the library).
+struct Bytes<'a>(&'a [u8]);
+
+impl Bytes<'_> {
+    fn u8(&mut self) -> u8 {
+        match self.0.split_first() {
+            Some((&b, rest)) => {
+                self.0 = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+    fn u16(&mut self) -> u16 {
+        u16::from_le_bytes([self.u8(), self.u8()])
+    }
+    fn take(&mut self, n: usize) -> &[u8] {
+        let n = n.min(self.0.len());
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        a
+    }
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The `roundtrip` fuzz target: rows (any bytes, empty values, nulls) and
+/// writer options from `data` → write → read (bulk, per row, ranges) → identical.
+pub fn fuzz_roundtrip(data: &[u8]) {
+    if data.len() > 64 << 10 {
+        return;
+    }
+    let mut b = Bytes(data);
+    let flags = b.u8();
+    let codec = if flags & 1 == 0 {
+        Codec::OnPair12
+    } else {
+        Codec::OnPair16
+    };
+    let chunk_rows = 1 + (b.u8() as usize % 64);
+    let chunk_bytes = 1 + (b.u16() as usize) * 4;
+    let batch = 16u32 << (b.u8() % 4);
+    let dict_mode = if flags & 2 == 0 {
+        DictMode::Shared
+    } else {
+        DictMode::PerChunk
+    };
+    let parallel_chunks = 1 + (flags as usize >> 2) % 3;
+    let mut rows: Vec<Option<Vec<u8>>> = Vec::new();
+    while !b.is_empty() && rows.len() < 2000 {
+        let h = b.u8();
+        if h == 0xff {
+            rows.push(None);
+            continue;
+        }
+        let len = h as usize % 64;
+        let v = b.take(len).to_vec();
+        // Repeat short values now and then, so the trainer finds pairs.
+        let reps = if h & 0x40 != 0 {
+            1 + (h as usize & 7)
+        } else {
+            1
+        };
+        for _ in 0..reps {
+            rows.push(Some(v.clone()));
+        }
+    }
+    let opts = WriterOptions {
+        codec,
+        chunk_rows,
+        chunk_bytes,
+        dict_mode,
+        sample_bytes: 1 << 16,
+        batch,
+        seed: 7,
+        parallel_chunks,
+    };
+    let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).expect("write");
+    let r = Reader::from_bytes(file.clone()).expect("open what was written");
+    assert_eq!(r.rows(), rows.len() as u64);
+    let col = r.read_all().expect("read_all");
+    assert_eq!(col.len(), rows.len());
+    for (i, want) in rows.iter().enumerate() {
+        assert_eq!(col.value(i), want.as_deref(), "bulk row {i}");
+        assert_eq!(r.get(i as u64).expect("get"), *want, "get row {i}");
+    }
+    let n = rows.len() as u64;
+    for (a, z) in [(0, n), (n / 3, n - n / 3), (n / 2, n)] {
+        let col = r.read_range(a..z).expect("read_range");
+        for k in 0..(z - a) as usize {
+            assert_eq!(col.value(k), rows[a as usize + k].as_deref(), "range row");
+        }
+    }
+    let eager = Reader::from_bytes_with(
+        file,
+        ReadOptions {
+            eager: true,
+            ..ReadOptions::default()
+        },
+    )
+    .expect("eager open");
+    assert_eq!(eager.read_all().expect("eager read_all"), col);
+}
+
+/// The `decode_parity` fuzz target: an arbitrary dictionary (single bytes plus
+/// arbitrary tokens), arbitrary packed codes and a sidecar (exact, or
+/// perturbed) → [`CheckedCodes::check`]; whatever it accepts, the optimized
+/// decoders must match the reference decoder byte for byte on poisoned
+/// output buffers. The dictionary also goes through its on-disk section and
+/// [`Dictionary::validate`].
+pub fn fuzz_decode_parity(data: &[u8]) {
+    if data.len() > 256 << 10 {
+        return;
+    }
+    let mut b = Bytes(data);
+    let flags = b.u8();
+    let codec = if flags & 1 == 0 {
+        Codec::OnPair12
+    } else {
+        Codec::OnPair16
+    };
+    let batch = 16u32 << (b.u8() % 5);
+    let extra = (b.u16() as usize) % ((1usize << codec.code_bits()) - 255);
+    let mut table = TokenTable::single_bytes();
+    let mut hist = [0u64; 16];
+    for _ in 0..extra {
+        if b.is_empty() {
+            break;
+        }
+        let len = 1 + (b.u8() as usize % MAX_TOKEN_LEN);
+        let mut tok = b.take(len).to_vec();
+        if tok.is_empty() {
+            tok.push(0);
+        }
+        hist[tok.len() - 1] += 1;
+        table.push(&tok);
+    }
+    // Half the time a histogram that selects the 16-byte plane.
+    if flags & 2 != 0 {
+        hist[15] += 1 << 20;
+    }
+    let dict = Dictionary::from_table(codec, table.clone(), hist);
+    let mut section = Vec::new();
+    dict.section().write(&mut section);
+    let parsed = DictSection::parse(&section, 0, 0).expect("written dictionary parses");
+    let back = Dictionary::validate(&parsed, 0, 0).expect("written dictionary validates");
+    assert_eq!(back.table(), dict.table());
+
+    let bits = codec.code_bits();
+    let count = b.u16() as usize;
+    let packed = b.take(codes::packed_len(bits, count)).to_vec();
+    let count = count.min(if bits == 12 {
+        packed.len() / 3 * 2
+    } else {
+        packed.len() / 2
+    });
+    let mut all = vec![0u16; count];
+    codes::unpack(bits, &packed, 0, &mut all);
+    let g = batch as usize;
+    let mut sidecar = vec![0u32];
+    for chunk in all.chunks(g) {
+        let s: u64 = chunk
+            .iter()
+            .map(|&c| dict.table().lens().get(c as usize).copied().unwrap_or(0) as u64)
+            .sum();
+        sidecar.push(sidecar.last().expect("non-empty").wrapping_add(s as u32));
+    }
+    if flags & 4 != 0 && !sidecar.is_empty() {
+        let i = b.u8() as usize % sidecar.len();
+        sidecar[i] = sidecar[i].wrapping_add(b.u8() as u32);
+    }
+    let Ok(cc) = CheckedCodes::check(&dict, &packed, count, batch, &sidecar, 0, 0, 0) else {
+        return;
+    };
+    // Accepted: every code is below the table size, so the reference applies.
+    let want = reference::decode(dict.table(), &all);
+    let mut out = vec![0xA5u8; want.len()];
+    assert_eq!(decode::decode_chunk(&dict, &cc, &mut out), want.len());
+    assert_eq!(out, want, "decode_chunk differs from the reference");
+    let prefix = |i: usize| -> usize {
+        all[..i]
+            .iter()
+            .map(|&c| dict.table().token_len(c as usize))
+            .sum()
+    };
+    let (x, y) = (
+        b.u16() as usize % (count + 1),
+        b.u16() as usize % (count + 1),
+    );
+    let (lo, hi) = (x.min(y), x.max(y));
+    let (start, end) = (prefix(lo), prefix(hi));
+    let mut out = vec![0x5Au8; end - start];
+    assert_eq!(
+        decode::decode_range(&dict, &cc, lo..hi, &mut out),
+        end - start
+    );
+    assert_eq!(out, want[start..end], "decode_range differs");
+    let mut out = vec![0x3Cu8; end - start];
+    decode::decode_range_parallel(&dict, &cc, lo..hi, start, &mut out);
+    assert_eq!(out, want[start..end], "decode_range_parallel differs");
+    // A too-short output never gets written past its end.
+    if end > start {
+        let mut short = vec![0u8; end - start - 1];
+        assert!(decode::decode_range(&dict, &cc, lo..hi, &mut short) < end - start);
+    }
+}

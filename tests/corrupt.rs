@@ -1,0 +1,587 @@
+//! One damaged file per invariant the reader checks (testdata/corrupt/), each
+//! with a test asserting the exact error: section and invariant. Model:
+//! apache/arrow-rs `parquet/tests/arrow_reader/bad_data.rs`.
+//!
+//! The files are derived from testdata/golden/nulls_multichunk.fpc (three
+//! chunks of 150 rows, OnPair-12 with a high plane, nulls, batch 16) and, for
+//! one case, per_chunk_dicts.fpc; where the broken invariant sits behind a
+//! checksum the checksums are recomputed, so the structural check is what
+//! fires. Damage to chunks is done to chunk 1 (of 0..3). They are committed;
+//! to rebuild them after a deliberate format change:
+//! `cargo test --test corrupt -- --ignored regenerate`.
+//!
+//! `every_corrupt_file_has_a_test` fails when a file in testdata/corrupt/ has
+//! no case here (or a case has no file).
+
+use std::path::PathBuf;
+
+use bitpacking::{BitPacker, BitPacker4x};
+use fastpair::error::{ChunkPart, Error, Invariant, Section};
+use fastpair::format::layout::{self, ChunkSection, Footer, SectionRef};
+use fastpair::format::wire::PutLe;
+use fastpair::format::{cascade, limits, TAIL_LEN};
+use fastpair::{ReadOptions, Reader};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata")
+}
+
+// ---------------------------------------------------------------------------
+// Taking a valid file apart and putting it back together.
+
+/// A chunk section's parts, editable.
+#[derive(Clone)]
+struct Parts {
+    batch: u32,
+    codes: Vec<u8>,
+    sidecar: Vec<u8>,
+    row_codes: Vec<u8>,
+    row_bytes: Vec<u8>,
+    validity: Option<Vec<u8>>,
+    /// Bytes appended after the last part.
+    extra: Vec<u8>,
+}
+
+/// A valid file and its pieces.
+struct Base {
+    file: Vec<u8>,
+    footer: Footer,
+    chunks: Vec<Parts>,
+    dicts: Vec<Vec<u8>>,
+}
+
+impl Base {
+    fn load(name: &str) -> Self {
+        let file = std::fs::read(root().join("golden").join(format!("{name}.fpc"))).unwrap();
+        let r = Reader::from_bytes(file.clone()).unwrap();
+        let footer = r.footer().clone();
+        let chunks = footer
+            .chunks
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let s =
+                    &file[e.section.offset as usize..(e.section.offset + e.section.len) as usize];
+                let bits = r.dictionaries()[e.dict as usize].code_bits();
+                let p = ChunkSection::parse(s, e.section.offset, i as u32, e, bits).unwrap();
+                Parts {
+                    batch: p.batch,
+                    codes: p.codes.to_vec(),
+                    sidecar: p.sidecar.0.to_vec(),
+                    row_codes: p.row_codes.0.to_vec(),
+                    row_bytes: p.row_bytes.0.to_vec(),
+                    validity: p.validity.map(<[u8]>::to_vec),
+                    extra: Vec::new(),
+                }
+            })
+            .collect();
+        let dicts = footer
+            .dicts
+            .iter()
+            .map(|d| file[d.offset as usize..(d.offset + d.len) as usize].to_vec())
+            .collect();
+        let b = Base {
+            file,
+            footer,
+            chunks,
+            dicts,
+        };
+        assert!(
+            assemble(&b.footer, &b.chunks, &b.dicts) == b.file,
+            "the assembler must reproduce {name}"
+        );
+        b
+    }
+
+    fn chunk_at(&self, i: usize) -> usize {
+        self.footer.chunks[i].section.offset as usize
+    }
+
+    fn dict_at(&self, i: usize) -> usize {
+        self.footer.dicts[i].offset as usize
+    }
+
+    /// Edits chunk `i`'s parts and/or the footer, then lays the file out again
+    /// with correct offsets and checksums.
+    fn edit_chunk(&self, i: usize, f: impl FnOnce(&mut Parts, &mut Footer)) -> Vec<u8> {
+        let (mut chunks, mut footer) = (self.chunks.clone(), self.footer.clone());
+        f(&mut chunks[i], &mut footer);
+        assemble(&footer, &chunks, &self.dicts)
+    }
+
+    /// Edits dictionary `i`'s section bytes, then lays the file out again.
+    fn edit_dict(&self, i: usize, f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut dicts = self.dicts.clone();
+        f(&mut dicts[i]);
+        assemble(&self.footer, &self.chunks, &dicts)
+    }
+
+    /// Patches bytes in place (no checksum recomputed).
+    fn patch(&self, f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut v = self.file.clone();
+        f(&mut v);
+        v
+    }
+
+    /// Patches bytes in place, then recomputes every checksum.
+    fn patch_fixed(&self, f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut v = self.patch(f);
+        assert!(fastpair::testing::recompute_checksums(&mut v));
+        v
+    }
+}
+
+/// Header, chunk sections, dictionary sections, footer, tail.
+fn assemble(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = layout::header_bytes().to_vec();
+    let mut f = footer.clone();
+    let place = |out: &mut Vec<u8>, s: &[u8]| {
+        let r = SectionRef {
+            offset: out.len() as u64,
+            len: s.len() as u64,
+            crc: crc32fast::hash(s),
+        };
+        out.extend_from_slice(s);
+        out.pad16();
+        r
+    };
+    for (i, p) in chunks.iter().enumerate() {
+        let mut s = Vec::new();
+        ChunkSection::write(
+            p.batch,
+            &p.codes,
+            &p.sidecar,
+            &p.row_codes,
+            &p.row_bytes,
+            p.validity.as_deref(),
+            &mut s,
+        );
+        s.extend_from_slice(&p.extra);
+        f.chunks[i].section = place(&mut out, &s);
+    }
+    for (i, d) in dicts.iter().enumerate() {
+        f.dicts[i] = place(&mut out, d);
+    }
+    let fb = f.to_bytes();
+    out.extend_from_slice(&fb);
+    out.extend_from_slice(&layout::tail_bytes(fb.len() as u32, crc32fast::hash(&fb)));
+    out
+}
+
+fn put32(v: &mut [u8], at: usize, x: u32) {
+    v[at..at + 4].copy_from_slice(&x.to_le_bytes());
+}
+
+fn put64(v: &mut [u8], at: usize, x: u64) {
+    v[at..at + 8].copy_from_slice(&x.to_le_bytes());
+}
+
+fn get32(v: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(v[at..at + 4].try_into().unwrap())
+}
+
+/// Offset of the footer in a file.
+fn footer_at(v: &[u8]) -> usize {
+    let tail = v.len() - TAIL_LEN;
+    tail - get32(v, tail) as usize
+}
+
+/// Offset of chunk entry `i` in the footer of a file with `dicts` dictionaries.
+fn chunk_entry(v: &[u8], dicts: usize, i: usize) -> usize {
+    footer_at(v) + 32 + 24 * dicts + 48 * i
+}
+
+fn seq_values(bytes: &[u8]) -> Vec<u32> {
+    let s = cascade::Sequence::parse(bytes, 0, Section::Footer).unwrap();
+    s.decode_all(bytes, "t", Section::Footer, 0).unwrap()
+}
+
+fn seq_encode(values: &[u32]) -> Vec<u8> {
+    let mut v = Vec::new();
+    cascade::encode(values, &mut v);
+    v
+}
+
+/// A cascaded sequence's blocks: (base, min, residuals).
+type Blocks = Vec<(u32, u32, [u32; 128])>;
+
+fn seq_blocks(bytes: &[u8]) -> (u32, u32, Blocks) {
+    let (count, nb, first) = (get32(bytes, 0), get32(bytes, 4), get32(bytes, 8));
+    let packed_at = 16 + 16 * nb as usize;
+    let blocks = (0..nb as usize)
+        .map(|k| {
+            let d = 16 + 16 * k;
+            let (off, bits) = (get32(bytes, d + 8) as usize, bytes[d + 12]);
+            let mut r = [0u32; 128];
+            let n = bits as usize * 16;
+            BitPacker4x::new().decompress(
+                &bytes[packed_at + off..packed_at + off + n],
+                &mut r,
+                bits,
+            );
+            (get32(bytes, d), get32(bytes, d + 4), r)
+        })
+        .collect();
+    (count, first, blocks)
+}
+
+/// Encodes explicit blocks, with no checks (so it can write what `encode` won't).
+fn seq_raw(count: u32, first: u32, blocks: &Blocks) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.put_u32(count);
+    out.put_u32(blocks.len() as u32);
+    out.put_u32(first);
+    out.put_u32(0);
+    let p = BitPacker4x::new();
+    let mut packed = Vec::new();
+    for (base, min, r) in blocks {
+        let bits = p.num_bits(r);
+        let start = packed.len();
+        packed.resize(start + bits as usize * 16, 0);
+        p.compress(r, &mut packed[start..], bits);
+        out.put_u32(*base);
+        out.put_u32(*min);
+        out.put_u32(start as u32);
+        out.extend_from_slice(&[bits, 0, 0, 0]);
+    }
+    out.extend_from_slice(&packed);
+    out
+}
+
+fn edit_seq(bytes: &mut Vec<u8>, f: impl FnOnce(&mut Vec<u32>)) {
+    let mut v = seq_values(bytes);
+    f(&mut v);
+    *bytes = seq_encode(&v);
+}
+
+/// Sets the first 12-bit code of a packed buffer.
+fn set_first_code12(codes: &mut [u8], c: u32) {
+    let v = codes[0] as u32 | (codes[1] as u32) << 8 | (codes[2] as u32) << 16;
+    let v = (v & !0xfff) | c;
+    codes[..3].copy_from_slice(&v.to_le_bytes()[..3]);
+}
+
+// ---------------------------------------------------------------------------
+// Reading a damaged file.
+
+/// The error opening and then reading everything gives; also checks that
+/// eager validation reports the same error and that the offset lies in the file.
+fn error_of(name: &str) -> Error {
+    let path = root().join("corrupt").join(format!("{name}.fpc"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let lazy = match Reader::from_bytes(bytes.clone()) {
+        Err(e) => e,
+        Ok(r) => r
+            .read_all()
+            .expect_err("a corrupt file must not read without error"),
+    };
+    let eager = Reader::from_bytes_with(
+        bytes.clone(),
+        ReadOptions {
+            eager: true,
+            ..ReadOptions::default()
+        },
+    )
+    .err()
+    .expect("eager open must fail");
+    assert_eq!(
+        format!("{lazy:?}"),
+        format!("{eager:?}"),
+        "{name}: lazy vs eager"
+    );
+    if let Error::Corrupt { offset, .. } = &lazy {
+        assert!(
+            *offset <= bytes.len() as u64,
+            "{name}: offset {offset} past the file"
+        );
+    }
+    // The message names the section and offset.
+    assert!(!lazy.to_string().is_empty());
+    lazy
+}
+
+// ---------------------------------------------------------------------------
+// The cases: file name, how it is made, the error it must give.
+
+type Make = fn(&Base, &Base) -> Vec<u8>;
+
+macro_rules! cases {
+    ($( $(#[doc = $doc:literal])* $name:ident: $make:expr => $pat:pat, )*) => {
+        fn cases() -> Vec<(&'static str, Make)> {
+            vec![$((stringify!($name), $make as Make)),*]
+        }
+        $(
+            $(#[doc = $doc])*
+            #[test]
+            fn $name() {
+                let e = error_of(stringify!($name));
+                assert!(matches!(e, $pat), "{}: got {e:?}", stringify!($name));
+            }
+        )*
+    };
+}
+
+use ChunkPart as P;
+use Invariant as I;
+
+cases! {
+    // --- Header and tail (§2) ---
+    empty: |_, _| Vec::new()
+        => Error::Corrupt { section: Section::Header, offset: 0, invariant: I::FileTooSmall { len: 0 } },
+    too_small: |b, _| b.file[..39].to_vec()
+        => Error::Corrupt { section: Section::Header, invariant: I::FileTooSmall { len: 39 }, .. },
+    bad_magic_head: |b, _| b.patch(|v| v[0] = b'X')
+        => Error::Corrupt { section: Section::Header, offset: 0, invariant: I::BadMagic },
+    bad_magic_tail: |b, _| b.patch(|v| *v.last_mut().unwrap() = b'X')
+        => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
+    truncated_by_one: |b, _| b.file[..b.file.len() - 1].to_vec()
+        => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
+    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 2) })
+        => Error::UnsupportedVersion { found: 2, supported: 1 },
+    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 7))
+        => Error::UnsupportedVersion { found: 7, supported: 1 },
+    header_reserved: |b, _| b.patch(|v| v[12] = 1)
+        => Error::Corrupt { section: Section::Header, offset: 12, invariant: I::NonZeroReserved { what: "header reserved" } },
+    tail_reserved: |b, _| b.patch(|v| { let at = v.len() - 9; v[at] = 1 })
+        => Error::Corrupt { section: Section::Tail, invariant: I::NonZeroReserved { what: "tail reserved" }, .. },
+    footer_len_past_end: |b, _| b.patch(|v| { let (at, n) = (v.len() - 24, v.len() as u32); put32(v, at, n) })
+        => Error::Corrupt { section: Section::Tail, invariant: I::LengthPastEnd { what: "footer", .. }, .. },
+    // --- Checksums ---
+    footer_checksum: |b, _| b.patch(|v| { let at = footer_at(v) + 8; v[at] ^= 1 })
+        => Error::Corrupt { section: Section::Footer, invariant: I::ChecksumMismatch { .. }, .. },
+    dictionary_checksum: |b, _| b.patch(|v| v[b.dict_at(0) + 200] ^= 1)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::ChecksumMismatch { .. }, .. },
+    chunk_checksum: |b, _| b.patch(|v| v[b.chunk_at(1) + 100] ^= 1)
+        => Error::Corrupt { section: Section::Chunk(1, P::Whole), invariant: I::ChecksumMismatch { .. }, .. },
+    /// Body bytes cut out of the middle: the footer is intact but names
+    /// sections past its own start.
+    truncated_body: |b, _| { let mut v = b.file[..16].to_vec(); v.extend_from_slice(&b.file[32..]); v }
+        => Error::Corrupt { section: Section::Footer, invariant: I::LengthPastEnd { what: "dictionary section", .. }, .. },
+    // --- Footer (§3) ---
+    footer_reserved: |b, _| b.patch_fixed(|v| { let at = footer_at(v) + 24; v[at] = 1 })
+        => Error::Corrupt { section: Section::Footer, invariant: I::NonZeroReserved { what: "footer reserved" }, .. },
+    footer_entries_size: |b, _| b.patch_fixed(|v| { let at = footer_at(v) + 4; put32(v, at, 4) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::SizeMismatch { what: "footer entries", .. }, .. },
+    chunk_count_limit: |b, _| b.patch_fixed(|v| { let at = footer_at(v) + 4; put32(v, at, limits::MAX_CHUNKS + 1) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::LimitExceeded { what: "chunk count", .. }, .. },
+    dictionary_count_limit: |b, _| b.patch_fixed(|v| { let at = footer_at(v); put32(v, at, limits::MAX_DICTS + 1) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::LimitExceeded { what: "dictionary count", .. }, .. },
+    dictionary_entry_reserved: |b, _| b.patch_fixed(|v| { let at = footer_at(v) + 32 + 20; v[at] = 1 })
+        => Error::Corrupt { section: Section::Footer, invariant: I::NonZeroReserved { what: "dictionary entry reserved" }, .. },
+    chunk_entry_reserved: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1) + 44; v[at] = 1 })
+        => Error::Corrupt { section: Section::Footer, invariant: I::NonZeroReserved { what: "chunk entry reserved" }, .. },
+    bad_dictionary_ref: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1) + 20; put32(v, at, 9) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::BadDictionaryRef { dict: 9, dicts: 1 }, .. },
+    chunk_rows_limit: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1) + 24; put32(v, at, limits::MAX_CHUNK_ROWS + 1) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::LimitExceeded { what: "chunk rows", .. }, .. },
+    chunk_codes_limit: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1) + 28; put32(v, at, u32::MAX) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::LimitExceeded { what: "chunk codes", .. }, .. },
+    chunk_bytes_limit: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1) + 32; put64(v, at, 1 << 32) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::LimitExceeded { what: "chunk bytes", .. }, .. },
+    chunk_nulls_over_rows: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1) + 40; put32(v, at, 151) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::TotalMismatch { what: "chunk nulls", .. }, .. },
+    chunk_bytes_below_codes: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1) + 32; put64(v, at, 528) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::TotalMismatch { what: "chunk bytes against codes", .. }, .. },
+    chunk_bytes_above_16x_codes: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1) + 32; put64(v, at, 16 * 529 + 1) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::TotalMismatch { what: "chunk bytes against codes", .. }, .. },
+    section_past_end: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1) + 8; put64(v, at, 1 << 20) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::LengthPastEnd { what: "chunk section", .. }, .. },
+    section_end_overflows: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1); put64(v, at, u64::MAX - 15) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::LengthPastEnd { what: "chunk section", end: u64::MAX, .. }, .. },
+    section_before_header: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 0); put64(v, at, 0) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::LengthPastEnd { what: "chunk section", .. }, .. },
+    sections_overlap: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1); put64(v, at, b.chunk_at(0) as u64 + 16) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::Overlap { what: "sections" }, .. },
+    section_misaligned: |b, _| b.patch_fixed(|v| {
+            let at = chunk_entry(v, 1, 1);
+            put64(v, at, b.chunk_at(1) as u64 + 1);
+            put64(v, at + 8, b.footer.chunks[1].section.len - 1);
+        })
+        => Error::Corrupt { section: Section::Footer, invariant: I::Overlap { what: "sections" }, .. },
+    total_rows_mismatch: |b, _| b.patch_fixed(|v| { let at = footer_at(v) + 8; put64(v, at, 451) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::TotalMismatch { what: "total rows", expected: 450, found: 451 }, .. },
+    total_bytes_mismatch: |b, _| b.patch_fixed(|v| { let at = footer_at(v) + 16; v[at] ^= 1 })
+        => Error::Corrupt { section: Section::Footer, invariant: I::TotalMismatch { what: "total bytes", .. }, .. },
+    // --- Dictionary (§4) ---
+    dictionary_bad_codec: |b, _| b.patch_fixed(|v| v[b.dict_at(0)] = 9)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadField { what: "codec", value: 9 }, .. },
+    dictionary_code_width: |b, _| b.patch_fixed(|v| v[b.dict_at(0) + 1] = 16)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadField { what: "code width", value: 16 }, .. },
+    dictionary_plane_width: |b, _| b.patch_fixed(|v| v[b.dict_at(0) + 2] = 12)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadField { what: "plane width", value: 12 }, .. },
+    dictionary_flags: |b, _| b.patch_fixed(|v| v[b.dict_at(0) + 3] |= 0x80)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadField { what: "dictionary flags", .. }, .. },
+    dictionary_wide_plane_with_high_plane: |b, _| b.patch_fixed(|v| v[b.dict_at(0) + 2] = 16)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadField { what: "dictionary flags", value: 1 }, .. },
+    dictionary_token_count_small: |b, _| b.patch_fixed(|v| put32(v, b.dict_at(0) + 4, 255))
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadField { what: "token count", value: 255 }, .. },
+    dictionary_token_count_large: |b, _| b.patch_fixed(|v| put32(v, b.dict_at(0) + 4, 4097))
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadField { what: "token count", value: 4097 }, .. },
+    dictionary_high_plane_missing: |b, _| b.patch_fixed(|v| v[b.dict_at(0) + 3] = 0)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::SizeMismatch { what: "dictionary section", .. }, .. },
+    dictionary_trailing_bytes: |b, _| b.edit_dict(0, |d| d.extend_from_slice(&[0; 16]))
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::SizeMismatch { what: "dictionary section", .. }, .. },
+    dictionary_truncated: |b, _| b.edit_dict(0, |d| { let n = d.len() - 16; d.truncate(n) })
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::LengthPastEnd { what: "high plane", .. }, .. },
+    dictionary_lengths_padding: |b, _| b.patch_fixed(|v| v[b.dict_at(0) + 136 + 188 + 6] = 1)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::NonZeroReserved { what: "token lengths padding" }, .. },
+    dictionary_token_padding: |b, _| b.patch_fixed(|v| v[b.dict_at(0) + 336 + 1] = 1)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::NonZeroReserved { what: "token padding" }, .. },
+    dictionary_missing_single_byte: |b, _| b.patch_fixed(|v| v[b.dict_at(0) + 336 + 65 * 8] = 66)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::MissingSingleByte { byte: 65 }, .. },
+    /// Codec 3 (FSST-12) allows tokens of at most 8 bytes; this dictionary has longer ones.
+    dictionary_token_too_long_for_codec: |b, _| b.patch_fixed(|v| v[b.dict_at(0)] = 3)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadTokenLength { .. }, .. },
+    /// Token 256 claims 12 bytes in a dictionary with an 8-byte plane and no high plane.
+    dictionary_token_longer_than_plane: |_, p| p.patch_fixed(|v| { let at = p.dict_at(0) + 136 + 128; v[at] = (v[at] & 0xf0) | 11 })
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadTokenLength { token: 256, len: 12 }, .. },
+    // --- Chunk header and parts (§5) ---
+    chunk_batch_not_power_of_two: |b, _| b.patch_fixed(|v| put32(v, b.chunk_at(1), 17))
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::BadField { what: "batch size", value: 17 }, .. },
+    chunk_batch_too_small: |b, _| b.patch_fixed(|v| put32(v, b.chunk_at(1), 8))
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::BadField { what: "batch size", value: 8 }, .. },
+    chunk_batch_too_large: |b, _| b.patch_fixed(|v| put32(v, b.chunk_at(1), 1 << 17))
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::BadField { what: "batch size", .. }, .. },
+    chunk_flags: |b, _| b.patch_fixed(|v| put32(v, b.chunk_at(1) + 4, 3))
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::BadField { what: "chunk flags", value: 3 }, .. },
+    chunk_header_reserved: |b, _| b.patch_fixed(|v| v[b.chunk_at(1) + 28] = 1)
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::NonZeroReserved { what: "chunk header reserved" }, .. },
+    chunk_codes_length: |b, _| b.patch_fixed(|v| { let at = b.chunk_at(1) + 8; let n = get32(v, at); put32(v, at, n + 3) })
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::SizeMismatch { what: "codes", .. }, .. },
+    chunk_validity_length: |b, _| b.patch_fixed(|v| put32(v, b.chunk_at(1) + 24, 20))
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::SizeMismatch { what: "validity bitmap", expected: 19, found: 20 }, .. },
+    chunk_nulls_without_validity: |b, _| b.patch_fixed(|v| { put32(v, b.chunk_at(1) + 4, 0); put32(v, b.chunk_at(1) + 24, 0) })
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::TotalMismatch { what: "nulls without a validity bitmap", .. }, .. },
+    chunk_part_past_end: |b, _| b.patch_fixed(|v| put32(v, b.chunk_at(1) + 12, 1 << 20))
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::LengthPastEnd { what: "sidecar", .. }, .. },
+    chunk_part_padding: |b, _| b.patch_fixed(|v| v[b.chunk_at(1) + 32 + 795 + 2] = 1)
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::NonZeroReserved { what: "chunk part padding" }, .. },
+    chunk_trailing_bytes: |b, _| b.edit_chunk(1, |p, _| p.extra = vec![0; 16])
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::SizeMismatch { what: "chunk section", .. }, .. },
+    // --- Codes (§5.2) ---
+    code_out_of_range: |b, _| b.edit_chunk(1, |p, _| set_first_code12(&mut p.codes, 376))
+        => Error::Corrupt { section: Section::Chunk(1, P::Codes), invariant: I::CodeOutOfRange { index: 0, code: 376, tokens: 376 }, .. },
+    // --- Sidecar and row boundaries (§5, §6) ---
+    sidecar_count: |b, _| b.edit_chunk(1, |p, _| edit_seq(&mut p.sidecar, |s| { s.pop(); }))
+        => Error::Corrupt { section: Section::Chunk(1, P::Sidecar), invariant: I::TotalMismatch { what: "sidecar", expected: 35, found: 34 }, .. },
+    sidecar_first_nonzero: |b, _| b.edit_chunk(1, |p, _| edit_seq(&mut p.sidecar, |s| s[0] = 1))
+        => Error::Corrupt { section: Section::Chunk(1, P::Sidecar), invariant: I::TotalMismatch { what: "sidecar", expected: 0, found: 1 }, .. },
+    sidecar_total: |b, _| b.edit_chunk(1, |p, _| edit_seq(&mut p.sidecar, |s| *s.last_mut().unwrap() += 1))
+        => Error::Corrupt { section: Section::Chunk(1, P::Sidecar), invariant: I::TotalMismatch { what: "sidecar", .. }, .. },
+    /// Monotone, right first and last, but batch 0's tokens disagree with it.
+    sidecar_batch_mismatch: |b, _| b.edit_chunk(1, |p, _| edit_seq(&mut p.sidecar, |s| s[1] += 1))
+        => Error::Corrupt { section: Section::Chunk(1, P::Sidecar), invariant: I::SidecarMismatch { batch: 0, .. }, .. },
+    row_codes_total: |b, _| b.edit_chunk(1, |p, _| edit_seq(&mut p.row_codes, |s| *s.last_mut().unwrap() += 1))
+        => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::TotalMismatch { what: "row code boundaries", .. }, .. },
+    row_bytes_total: |b, _| b.edit_chunk(1, |p, _| edit_seq(&mut p.row_bytes, |s| *s.last_mut().unwrap() -= 1))
+        => Error::Corrupt { section: Section::Chunk(1, P::RowBytes), invariant: I::TotalMismatch { what: "row byte boundaries", .. }, .. },
+    row_bytes_count: |b, _| b.edit_chunk(1, |p, _| edit_seq(&mut p.row_bytes, |s| { s.remove(3); }))
+        => Error::Corrupt { section: Section::Chunk(1, P::RowBytes), invariant: I::TotalMismatch { what: "row byte boundaries", expected: 151, found: 150 }, .. },
+    /// Row byte boundary 1 moved by one: rows 0 and 1 disagree with their tokens.
+    row_lengths_mismatch: |b, _| b.edit_chunk(1, |p, _| edit_seq(&mut p.row_bytes, |s| s[1] += 1))
+        => Error::Corrupt { section: Section::Chunk(1, P::RowBytes), invariant: I::RowLengthMismatch { row: 0, .. }, .. },
+    /// Row code boundary 1 moved by one: row 0 gets row 1's first code.
+    row_codes_shifted: |b, _| b.edit_chunk(1, |p, _| edit_seq(&mut p.row_codes, |s| s[1] += 1))
+        => Error::Corrupt { section: Section::Chunk(1, P::RowBytes), invariant: I::RowLengthMismatch { row: 0, .. }, .. },
+    sequence_count_zero: |b, _| b.edit_chunk(1, |p, _| put32(&mut p.row_codes, 0, 0))
+        => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::BadField { what: "sequence count", value: 0 }, .. },
+    sequence_block_count: |b, _| b.edit_chunk(1, |p, _| put32(&mut p.row_codes, 4, 3))
+        => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::TotalMismatch { what: "sequence block count", expected: 2, found: 3 }, .. },
+    sequence_reserved: |b, _| b.edit_chunk(1, |p, _| p.row_codes[12] = 1)
+        => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::NonZeroReserved { what: "sequence reserved" }, .. },
+    /// A count of 2^27 + 1 values whose block directory cannot be in the file.
+    sequence_directory_past_end: |b, _| b.edit_chunk(1, |p, _| { put32(&mut p.row_codes, 0, (1 << 27) + 1); put32(&mut p.row_codes, 4, 1 << 20) })
+        => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::LengthPastEnd { what: "sequence directory", .. }, .. },
+    sequence_bit_width: |b, _| b.edit_chunk(1, |p, _| p.row_codes[16 + 12] = 33)
+        => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::BadField { what: "block bit width", value: 33 }, .. },
+    sequence_block_reserved: |b, _| b.edit_chunk(1, |p, _| p.row_codes[16 + 13] = 1)
+        => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::NonZeroReserved { what: "block reserved" }, .. },
+    sequence_block_offset: |b, _| b.edit_chunk(1, |p, _| { let n = get32(&p.row_codes, 32 + 8); put32(&mut p.row_codes, 32 + 8, n + 16) })
+        => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::Overlap { what: "packed blocks" }, .. },
+    sequence_packed_size: |b, _| b.edit_chunk(1, |p, _| p.row_codes.extend_from_slice(&[0; 16]))
+        => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::SizeMismatch { what: "packed blocks", .. }, .. },
+    sequence_block_base: |b, _| b.edit_chunk(1, |p, _| { let n = get32(&p.row_codes, 32); put32(&mut p.row_codes, 32, n + 1) })
+        => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::TotalMismatch { what: "row code boundaries", .. }, .. },
+    /// A residual past the last value of the last block is not zero.
+    sequence_padding_residual: |b, _| b.edit_chunk(1, |p, _| {
+            let (count, first, mut blocks) = seq_blocks(&p.row_codes);
+            blocks[1].2[127] = 1;
+            p.row_codes = seq_raw(count, first, &blocks);
+        })
+        => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::NonZeroReserved { what: "sequence block padding" }, .. },
+    /// A frame of reference of u32::MAX: the running sum leaves u32.
+    sequence_overflow: |b, _| b.edit_chunk(1, |p, _| {
+            let (count, first, mut blocks) = seq_blocks(&p.row_codes);
+            blocks[0].1 = u32::MAX;
+            p.row_codes = seq_raw(count, first, &blocks);
+        })
+        => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::LimitExceeded { what: "row code boundaries", .. }, .. },
+    // --- Validity (§5) ---
+    validity_padding_bits: |b, _| b.edit_chunk(1, |p, _| *p.validity.as_mut().unwrap().last_mut().unwrap() |= 0x80)
+        => Error::Corrupt { section: Section::Chunk(1, P::Validity), invariant: I::NonZeroReserved { what: "validity padding bits" }, .. },
+    validity_null_count: |b, _| b.edit_chunk(1, |p, _| p.validity.as_mut().unwrap()[0] &= !1)
+        => Error::Corrupt { section: Section::Chunk(1, P::Validity), invariant: I::TotalMismatch { what: "null count", .. }, .. },
+    /// Row 0 of chunk 1 marked null (and counted), but it has codes.
+    null_with_value: |b, _| b.edit_chunk(1, |p, f| { p.validity.as_mut().unwrap()[0] &= !1; f.chunks[1].nulls += 1 })
+        => Error::Corrupt { section: Section::Chunk(1, P::Validity), invariant: I::NullWithValue { row: 0 }, .. },
+}
+
+#[test]
+fn every_corrupt_file_has_a_test() {
+    let names: Vec<&str> = cases().iter().map(|c| c.0).collect();
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(root().join("corrupt")).unwrap() {
+        let p = e.unwrap().path();
+        let stem = p.file_stem().unwrap().to_str().unwrap().to_string();
+        assert_eq!(
+            p.extension().and_then(|x| x.to_str()),
+            Some("fpc"),
+            "{}: unexpected file in testdata/corrupt/",
+            p.display()
+        );
+        assert!(
+            names.contains(&stem.as_str()),
+            "testdata/corrupt/{stem}.fpc has no test in tests/corrupt.rs"
+        );
+        files.push(stem);
+    }
+    for n in names {
+        assert!(
+            files.iter().any(|f| f == n),
+            "case {n} has no file: cargo test --test corrupt -- --ignored regenerate"
+        );
+    }
+}
+
+/// The committed files are what the cases make (so the cases document them).
+#[test]
+fn corrupt_files_match_their_recipes() {
+    let (b, p) = (
+        Base::load("nulls_multichunk"),
+        Base::load("per_chunk_dicts"),
+    );
+    for (name, make) in cases() {
+        let want = make(&b, &p);
+        let got = std::fs::read(root().join("corrupt").join(format!("{name}.fpc"))).unwrap();
+        assert!(
+            got == want,
+            "testdata/corrupt/{name}.fpc differs from its recipe"
+        );
+    }
+}
+
+/// Rewrites testdata/corrupt/ from the golden files.
+#[test]
+#[ignore]
+fn regenerate() {
+    let dir = root().join("corrupt");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (b, p) = (
+        Base::load("nulls_multichunk"),
+        Base::load("per_chunk_dicts"),
+    );
+    for (name, make) in cases() {
+        std::fs::write(dir.join(format!("{name}.fpc")), make(&b, &p)).unwrap();
+    }
+}

@@ -1,0 +1,220 @@
+//! Golden files (testdata/golden/): small valid files and their source values.
+//! Reading them must give the values, and writing the values with the same
+//! options must reproduce each file byte for byte. This pins format version 1:
+//! regenerate (`cargo test --test golden -- --ignored regenerate`) only on a
+//! deliberate format change, or when the trainer's output changes on purpose
+//! (the dictionary bytes are part of the file).
+//!
+//! `NAME.values`: one value per line; a line `\N` is a null; the values hold
+//! no newline.
+
+use std::path::PathBuf;
+
+use fastpair::write::write_to_vec;
+use fastpair::{Codec, DictMode, ReadOptions, Reader, WriterOptions};
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/golden")
+}
+
+fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> WriterOptions {
+    WriterOptions {
+        codec,
+        chunk_rows,
+        batch,
+        dict_mode,
+        seed: 1,
+        parallel_chunks: 2,
+        ..WriterOptions::default()
+    }
+}
+
+/// Each golden file: name, writer options, and the generator of its values.
+#[allow(clippy::type_complexity)]
+fn golden() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> {
+    vec![
+        (
+            "onpair12",
+            opts(Codec::OnPair12, 1 << 20, 64, DictMode::Shared),
+            log_lines,
+        ),
+        (
+            "onpair16",
+            opts(Codec::OnPair16, 1 << 20, 64, DictMode::Shared),
+            urls,
+        ),
+        // Nulls, empty values, three chunks (150 rows: not a multiple of 8, so
+        // the validity bitmap has padding bits), batch 16. testdata/corrupt/ is
+        // derived from this file.
+        (
+            "nulls_multichunk",
+            opts(Codec::OnPair12, 150, 16, DictMode::Shared),
+            with_nulls,
+        ),
+        // One dictionary per chunk.
+        (
+            "per_chunk_dicts",
+            opts(Codec::OnPair16, 60, 32, DictMode::PerChunk),
+            mixed,
+        ),
+    ]
+}
+
+fn log_lines() -> Vec<Option<String>> {
+    let verbs = ["GET", "POST", "PUT", "DELETE"];
+    let paths = ["/index.html", "/api/v1/users", "/static/app.js", "/login"];
+    (0..200u32)
+        .map(|i| {
+            Some(format!(
+                "2024-03-{:02}T12:{:02}:{:02}Z {} {} {} {}ms",
+                1 + i % 28,
+                i % 60,
+                (i * 7) % 60,
+                verbs[(i % 4) as usize],
+                paths[((i / 4) % 4) as usize],
+                [200, 404, 500, 302][((i / 3) % 4) as usize],
+                (i * 37) % 1000
+            ))
+        })
+        .collect()
+}
+
+fn urls() -> Vec<Option<String>> {
+    let hosts = ["example.com", "www.wikipedia.org", "docs.rs", "crates.io"];
+    (0..200u32)
+        .map(|i| {
+            Some(format!(
+                "https://{}/{}/page-{}?q=term{}&lang=en",
+                hosts[(i % 4) as usize],
+                ["wiki", "search", "crate", "blog"][((i / 4) % 4) as usize],
+                i,
+                i % 13
+            ))
+        })
+        .collect()
+}
+
+fn with_nulls() -> Vec<Option<String>> {
+    (0..450u32)
+        .map(|i| match i % 11 {
+            5 => None,
+            9 => Some(String::new()),
+            _ => Some(format!(
+                "user-{:04}@mail.example.org;{}",
+                (i * 7919) % 10000,
+                "abc".repeat((i % 5) as usize)
+            )),
+        })
+        .collect()
+}
+
+fn mixed() -> Vec<Option<String>> {
+    (0..150u32)
+        .map(|i| {
+            if i % 13 == 0 {
+                None
+            } else if i < 60 {
+                Some(format!("alpha-{i}-alpha"))
+            } else {
+                Some(format!("{}:{}:omega", i * 31, i % 7))
+            }
+        })
+        .collect()
+}
+
+fn values_text(values: &[Option<String>]) -> String {
+    values
+        .iter()
+        .map(|v| match v {
+            None => "\\N\n".to_string(),
+            Some(s) => {
+                assert!(!s.contains('\n') && s != "\\N");
+                format!("{s}\n")
+            }
+        })
+        .collect()
+}
+
+fn parse_values(text: &str) -> Vec<Option<Vec<u8>>> {
+    text.lines()
+        .map(|l| (l != "\\N").then(|| l.as_bytes().to_vec()))
+        .collect()
+}
+
+fn load(name: &str) -> (Vec<u8>, Vec<Option<Vec<u8>>>) {
+    let file = std::fs::read(dir().join(format!("{name}.fpc"))).unwrap();
+    let text = std::fs::read_to_string(dir().join(format!("{name}.values"))).unwrap();
+    (file, parse_values(&text))
+}
+
+#[test]
+fn golden_files_read_back() {
+    for (name, _, _) in golden() {
+        let (file, values) = load(name);
+        for eager in [false, true] {
+            let r = Reader::from_bytes_with(
+                file.clone(),
+                ReadOptions {
+                    eager,
+                    ..ReadOptions::default()
+                },
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(r.rows(), values.len() as u64, "{name}");
+            let col = r.read_all().unwrap();
+            for (i, want) in values.iter().enumerate() {
+                assert_eq!(col.value(i), want.as_deref(), "{name} bulk row {i}");
+                assert_eq!(r.get(i as u64).unwrap(), *want, "{name} row {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn golden_files_rewrite_byte_for_byte() {
+    for (name, o, _) in golden() {
+        let (file, values) = load(name);
+        let again = write_to_vec(values.iter().map(|v| v.as_deref()), o).unwrap();
+        if again != file {
+            let at = again
+                .iter()
+                .zip(&file)
+                .position(|(a, b)| a != b)
+                .unwrap_or(again.len().min(file.len()));
+            panic!(
+                "{name}: writing its values gives different bytes (first difference at byte {at}, \
+                 {} vs {} bytes). A format change must be deliberate; if it is (or the trainer's \
+                 output changed on purpose), regenerate: cargo test --test golden -- --ignored regenerate",
+                again.len(),
+                file.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn golden_files_have_what_they_claim() {
+    let r = Reader::from_bytes(load("nulls_multichunk").0).unwrap();
+    assert_eq!(r.num_chunks(), 3);
+    assert_eq!(r.dictionaries()[0].codec(), Codec::OnPair12);
+    assert!(r.read_all().unwrap().validity.is_some());
+    let r = Reader::from_bytes(load("per_chunk_dicts").0).unwrap();
+    assert_eq!(r.dictionaries().len(), r.num_chunks());
+    assert!(r.num_chunks() >= 3);
+    let r = Reader::from_bytes(load("onpair16").0).unwrap();
+    assert_eq!(r.dictionaries()[0].codec(), Codec::OnPair16);
+}
+
+/// Rewrites testdata/golden/. Run on a deliberate format change only.
+#[test]
+#[ignore]
+fn regenerate() {
+    std::fs::create_dir_all(dir()).unwrap();
+    for (name, o, gen) in golden() {
+        let values = gen();
+        let file = write_to_vec(values.iter().map(|v| v.as_deref().map(str::as_bytes)), o).unwrap();
+        std::fs::write(dir().join(format!("{name}.fpc")), &file).unwrap();
+        std::fs::write(dir().join(format!("{name}.values")), values_text(&values)).unwrap();
+        eprintln!("{name}: {} rows, {} bytes", values.len(), file.len());
+    }
+}
