@@ -177,6 +177,9 @@ impl Drop for AtomicFile {
     }
 }
 
+/// Bytes of rows per parallel encoding task.
+const ENCODE_SEGMENT: usize = 1 << 18;
+
 /// Rows buffered for one chunk, flat.
 #[derive(Default)]
 struct PendingChunk {
@@ -369,16 +372,43 @@ fn encode_chunk(
 ) -> EncodedChunk {
     {
         let table_lens = table.lens();
-        let mut codes_v: Vec<u16> = Vec::with_capacity(p.data.len() / 3);
-        let mut row_codes = Vec::with_capacity(p.rows() + 1);
-        let mut row_bytes = Vec::with_capacity(p.rows() + 1);
-        row_codes.push(0u32);
-        row_bytes.push(0u32);
-        for i in 0..p.rows() {
-            m.encode_into(p.row(i), &mut codes_v);
-            row_codes.push(codes_v.len() as u32);
-            row_bytes.push(p.ends[i] as u32);
+        // Encode row segments of about ENCODE_SEGMENT bytes in parallel, then
+        // stitch them: a single large chunk still uses every core.
+        let mut segments = Vec::new();
+        let mut start = 0usize;
+        while start < p.rows() {
+            let base = if start == 0 { 0 } else { p.ends[start - 1] };
+            let mut end = start + 1;
+            while end < p.rows() && p.ends[end - 1] - base < ENCODE_SEGMENT {
+                end += 1;
+            }
+            segments.push(start..end);
+            start = end;
         }
+        let parts: Vec<(Vec<u16>, Vec<u32>)> = segments
+            .into_par_iter()
+            .map(|rows| {
+                let mut codes = Vec::new();
+                let mut ends = Vec::with_capacity(rows.len());
+                for i in rows {
+                    m.encode_into(p.row(i), &mut codes);
+                    ends.push(codes.len() as u32);
+                }
+                (codes, ends)
+            })
+            .collect();
+        let total_codes: usize = parts.iter().map(|(c, _)| c.len()).sum();
+        let mut codes_v: Vec<u16> = Vec::with_capacity(total_codes);
+        let mut row_codes = Vec::with_capacity(p.rows() + 1);
+        row_codes.push(0u32);
+        for (codes, ends) in parts {
+            let base = codes_v.len() as u32;
+            codes_v.extend_from_slice(&codes);
+            row_codes.extend(ends.iter().map(|&e| base + e));
+        }
+        let mut row_bytes = Vec::with_capacity(p.rows() + 1);
+        row_bytes.push(0u32);
+        row_bytes.extend(p.ends.iter().map(|&e| e as u32));
         let g = opts.batch as usize;
         let mut hist = [0u64; 16];
         let mut sidecar = Vec::with_capacity(codes_v.len() / g + 2);

@@ -70,24 +70,30 @@ impl<'a> CheckedCodes<'a> {
         (0..nb).into_par_iter().with_min_len(64).try_for_each(|b| {
             let lo = b * g;
             let hi = (lo + g).min(count);
-            let mut buf = [0u16; 1 << 16];
-            let buf = &mut buf[..hi - lo];
-            codes::unpack(bits, packed, lo, buf);
+            // A small buffer: this closure runs nested inside other rayon
+            // tasks, on worker stacks of a few MiB.
+            let mut buf = [0u16; UNPACK_BLOCK];
             let mut sum = 0u64;
-            for (k, &c) in buf.iter().enumerate() {
-                if c as u32 >= tokens {
-                    let index = (lo + k) as u64;
-                    return Err(Error::corrupt(
-                        Section::Chunk(chunk, ChunkPart::Codes),
-                        codes_at + index * bits as u64 / 8,
-                        Invariant::CodeOutOfRange {
-                            index,
-                            code: c as u32,
-                            tokens,
-                        },
-                    ));
+            let mut at = lo;
+            while at < hi {
+                let n = (hi - at).min(UNPACK_BLOCK);
+                codes::unpack(bits, packed, at, &mut buf[..n]);
+                for (k, &c) in buf[..n].iter().enumerate() {
+                    if c as u32 >= tokens {
+                        let index = (at + k) as u64;
+                        return Err(Error::corrupt(
+                            Section::Chunk(chunk, ChunkPart::Codes),
+                            codes_at + index * bits as u64 / 8,
+                            Invariant::CodeOutOfRange {
+                                index,
+                                code: c as u32,
+                                tokens,
+                            },
+                        ));
+                    }
+                    sum += planes.token_len(c as usize) as u64;
                 }
-                sum += planes.token_len(c as usize) as u64;
+                at += n;
             }
             let expected = (sidecar[b + 1] as u64).wrapping_sub(sidecar[b] as u64);
             if sidecar[b + 1] < sidecar[b] || sum != expected {
@@ -193,7 +199,9 @@ pub fn decode_range(
     let lens = table.lens();
     let mut buf = [0u16; UNPACK_BLOCK];
     let mut pos = 0usize;
-    let fast_end = out.len().saturating_sub(MAX_TOKEN_LEN);
+    // Positions at which a full 16-byte store still fits; empty when
+    // out.len() < 16 (then every copy is exact).
+    let fast_limit = out.len().checked_sub(MAX_TOKEN_LEN);
     let mut i = range.start;
     while i < range.end {
         let n = (range.end - i).min(UNPACK_BLOCK);
@@ -204,7 +212,7 @@ pub fn decode_range(
             // SAFETY: `CheckedCodes::check` proved every code < num_tokens, and
             // `words`/`lens` have exactly num_tokens entries (asserted above).
             let (word, len) = unsafe { (words.get_unchecked(c), *lens.get_unchecked(c) as usize) };
-            if pos <= fast_end {
+            if fast_limit.is_some_and(|f| pos <= f) {
                 // SAFETY: pos + 16 <= out.len(), so the 16-byte store is in bounds.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
