@@ -23,8 +23,9 @@
 //! - random `get` ns/row: one pass over the same pseudo-random row sequence for
 //!   both, into a reused buffer.
 //!
-//! Each timing: warm-up, then repeats until both `MIN_REPS` and the time target
-//! are reached; the table shows the median, the second table the best (min).
+//! Each timing: warm-up, then ours and theirs alternately, one repetition each
+//! in turn (both sides see the same load), until both `MIN_REPS` and the time
+//! target are reached; the table shows the median, the second table the best (min).
 
 use std::hint::black_box;
 use std::mem::MaybeUninit;
@@ -59,7 +60,7 @@ const MIN_REPS: usize = 5;
 const COMPRESS_MIN_REPS: usize = 3;
 /// Most timed repeats, so tiny columns do not run forever.
 const MAX_REPS: usize = 1000;
-/// Default time spent on one measurement (override: FASTPAIR_BENCH_TARGET_MS).
+/// Default time spent on one side of one measurement (override: FASTPAIR_BENCH_TARGET_MS).
 const TARGET_MS: u64 = 300;
 /// Random rows per `get` pass: enough to leave the caches of a small column's
 /// first rows behind, short enough for a 300 ms target on slow rows.
@@ -85,17 +86,33 @@ struct Stat {
     min: f64,
 }
 
-fn measure(warmup: usize, min_reps: usize, target: Duration, mut f: impl FnMut()) -> Stat {
+/// Times `a` (ours) and `b` (theirs) alternately, one repetition each in
+/// turn, so that both sides see the same load on a shared machine.
+fn measure_pair(
+    warmup: usize,
+    min_reps: usize,
+    target: Duration,
+    mut a: impl FnMut(),
+    mut b: impl FnMut(),
+) -> (Stat, Stat) {
     for _ in 0..warmup {
-        f();
+        a();
+        b();
     }
-    let mut t = Vec::new();
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
     let start = Instant::now();
-    while t.len() < min_reps || (start.elapsed() < target && t.len() < MAX_REPS) {
+    while ta.len() < min_reps || (start.elapsed() < 2 * target && ta.len() < MAX_REPS) {
         let s = Instant::now();
-        f();
-        t.push(s.elapsed().as_secs_f64());
+        a();
+        ta.push(s.elapsed().as_secs_f64());
+        let s = Instant::now();
+        b();
+        tb.push(s.elapsed().as_secs_f64());
     }
+    (stat(ta), stat(tb))
+}
+
+fn stat(mut t: Vec<f64>) -> Stat {
     t.sort_by(f64::total_cmp);
     let n = t.len();
     let median = if n % 2 == 1 {
@@ -566,73 +583,69 @@ fn main() {
         let c = &corpora[b.ci];
         let total = c.bytes.len();
         // Compress, one thread.
-        r.ours_comp = pool1.install(|| {
-            measure(0, COMPRESS_MIN_REPS, target, || {
-                black_box(ours_compress(c, b.codec));
-            })
-        });
-        r.theirs_comp = pool1.install(|| {
-            measure(0, COMPRESS_MIN_REPS, target, || {
-                black_box(theirs_compress(c, b.bits));
-            })
+        (r.ours_comp, r.theirs_comp) = pool1.install(|| {
+            measure_pair(
+                0,
+                COMPRESS_MIN_REPS,
+                target,
+                || {
+                    black_box(ours_compress(c, b.codec));
+                },
+                || {
+                    black_box(theirs_compress(c, b.bits));
+                },
+            )
         });
         // Bulk decode.
         let reader = &b.reader;
         let view = b.theirs.view();
         let wide = b.theirs.dict.to_wide();
         let wv = wide.as_view();
+        let ours = || {
+            black_box(reader.read_all().expect("read_all"));
+        };
         for (k, &th) in DECODE_THREADS.iter().enumerate() {
-            let ours = || {
-                measure(WARMUP, MIN_REPS, target, || {
-                    black_box(reader.read_all().expect("read_all"));
-                })
-            };
-            let theirs_1t = || {
-                measure(WARMUP, MIN_REPS, target, || {
-                    black_box(theirs_decode_1t(view.codes, wv, total));
-                })
-            };
-            let theirs_par = || {
-                measure(WARMUP, MIN_REPS, target, || {
+            (r.ours_dec[k], r.theirs_dec[k]) = match th {
+                Threads::One => pool1.install(|| {
+                    measure_pair(WARMUP, MIN_REPS, target, ours, || {
+                        black_box(theirs_decode_1t(view.codes, wv, total));
+                    })
+                }),
+                Threads::All => measure_pair(WARMUP, MIN_REPS, target, ours, || {
                     black_box(theirs_decode_par(view.codes, wv));
-                })
+                }),
             };
-            match th {
-                Threads::One => {
-                    r.ours_dec[k] = pool1.install(ours);
-                    r.theirs_dec[k] = pool1.install(theirs_1t);
-                }
-                Threads::All => {
-                    r.ours_dec[k] = ours();
-                    r.theirs_dec[k] = theirs_par();
-                }
-            }
         }
         // Random get, one thread (a get never spawns).
         let seq = random_rows(c.rows(), GET_ROWS);
         let mut buf = Vec::new();
-        r.ours_get = measure(WARMUP, MIN_REPS, target, || {
-            let mut sum = 0usize;
-            for &i in &seq {
-                reader.get_into(i as u64, &mut buf).expect("get");
-                sum += buf.len();
-            }
-            black_box(sum);
-        });
         let mut tbuf: Vec<u8> = Vec::with_capacity(c.max_row() + onpair::DECODE_PADDING);
-        r.theirs_get = measure(WARMUP, MIN_REPS, target, || {
-            let mut sum = 0usize;
-            for &i in &seq {
-                tbuf.clear();
-                // SAFETY: capacity ≥ longest row + DECODE_PADDING; trusted column.
-                let n = unsafe { view.decompress_row_into(i, tbuf.spare_capacity_mut()) };
-                // SAFETY: `n` bytes were initialized.
-                unsafe { tbuf.set_len(n) };
-                sum += tbuf.len();
-                black_box(&tbuf);
-            }
-            black_box(sum);
-        });
+        (r.ours_get, r.theirs_get) = measure_pair(
+            WARMUP,
+            MIN_REPS,
+            target,
+            || {
+                let mut sum = 0usize;
+                for &i in &seq {
+                    reader.get_into(i as u64, &mut buf).expect("get");
+                    sum += buf.len();
+                }
+                black_box(sum);
+            },
+            || {
+                let mut sum = 0usize;
+                for &i in &seq {
+                    tbuf.clear();
+                    // SAFETY: capacity ≥ longest row + DECODE_PADDING; trusted column.
+                    let n = unsafe { view.decompress_row_into(i, tbuf.spare_capacity_mut()) };
+                    // SAFETY: `n` bytes were initialized.
+                    unsafe { tbuf.set_len(n) };
+                    sum += tbuf.len();
+                    black_box(&tbuf);
+                }
+                black_box(sum);
+            },
+        );
         // Spot check: both sides return the same rows.
         for &i in seq.iter().take(1000) {
             reader.get_into(i as u64, &mut buf).expect("get");
@@ -677,8 +690,8 @@ fn main() {
         }
     );
     md += &format!(
-        "Timing: warm-up {WARMUP}, then ≥ {MIN_REPS} repeats (compress ≥ {COMPRESS_MIN_REPS}) \
-         and ≥ {} ms per measurement.\n",
+        "Timing: warm-up {WARMUP}, then ours and theirs alternately, ≥ {MIN_REPS} repeats each \
+         (compress ≥ {COMPRESS_MIN_REPS}) and ≥ {} ms per side and measurement.\n",
         target.as_millis()
     );
     md += &ratio_table(&rows);
