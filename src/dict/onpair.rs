@@ -44,6 +44,14 @@ pub struct OnPairParams {
     pub min_budget_bytes: usize,
     /// Scan at most this many bytes.
     pub max_budget_bytes: usize,
+    /// Bytes a learned token costs in the stored dictionary; `None` = its
+    /// length (a compact dictionary). fastpair files store fixed-stride planes
+    /// (spec/FORMAT.md §4), where a token costs its 16-byte slot plus a nibble
+    /// once any token is longer than 8 bytes.
+    pub token_cost_bytes: Option<f64>,
+    /// A learned token is kept when its estimated uses × code bytes reach
+    /// this share of its cost (see [`PRUNE_MARGIN`]).
+    pub prune_margin: f64,
 }
 
 impl Default for OnPairParams {
@@ -67,6 +75,8 @@ impl OnPairParams {
             budget_fraction: 0.15,
             min_budget_bytes: 2 << 20,
             max_budget_bytes: 64 << 20,
+            token_cost_bytes: Some(PLANE_TOKEN_COST),
+            prune_margin: PRUNE_MARGIN,
         }
     }
 
@@ -400,7 +410,11 @@ pub fn train(rows: &[&[u8]], params: &OnPairParams) -> TokenTable {
 /// than one extra code per use (greedy parsing falls back to shorter tokens),
 /// and merged tokens are building blocks of longer ones. Measured on the
 /// corpus: 0.25–0.5 are equally good, 1.0 and above lose ratio.
-const PRUNE_MARGIN: f64 = 0.35;
+pub const PRUNE_MARGIN: f64 = 0.35;
+
+/// Stored bytes of one token in fixed-stride planes with a high plane: a
+/// 16-byte slot and a length nibble (spec/FORMAT.md §4).
+pub const PLANE_TOKEN_COST: f64 = 16.5;
 
 /// Drops learned tokens that cost more dictionary bytes than the code bytes
 /// they save: greedy-encodes a seeded sample of about `eval_budget` bytes,
@@ -437,7 +451,8 @@ fn prune(
     let code_bytes = f64::from(params.code_bits) / 8.0;
     let mut out = TokenTable::single_bytes();
     for (code, token) in table.iter().enumerate().skip(256) {
-        if f64::from(uses[code]) * scale * code_bytes >= PRUNE_MARGIN * token.len() as f64 {
+        let cost = params.token_cost_bytes.unwrap_or(token.len() as f64);
+        if f64::from(uses[code]) * scale * code_bytes >= params.prune_margin * cost {
             out.push(token);
         }
     }
