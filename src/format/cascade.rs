@@ -367,7 +367,11 @@ mod tests {
             if sh + bits > 32 {
                 v |= (word(4 * (w + 1) + lane) as u64) << (32 - sh);
             }
-            *o = if bits == 32 { v as u32 } else { (v & ((1u64 << bits) - 1)) as u32 };
+            *o = if bits == 32 {
+                v as u32
+            } else {
+                (v & ((1u64 << bits) - 1)) as u32
+            };
         }
         out
     }
@@ -378,7 +382,13 @@ mod tests {
         for bits in 0..=32u8 {
             let vals: [u32; 128] = std::array::from_fn(|i| {
                 let x = (i as u64 * 0x9E37_79B9 + bits as u64 * 77) as u32;
-                if bits == 32 { x } else if bits == 0 { 0 } else { x & ((1u32 << bits) - 1) }
+                if bits == 32 {
+                    x
+                } else if bits == 0 {
+                    0
+                } else {
+                    x & ((1u32 << bits) - 1)
+                }
             });
             let mut buf = vec![0u8; bits as usize * 16];
             packer.compress(&vals, &mut buf, bits);
