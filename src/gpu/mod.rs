@@ -71,7 +71,9 @@ impl DecoderConfig {
         if ok {
             Ok(())
         } else {
-            Err(Error::InvalidArgument(format!("bad decoder config {self:?}")))
+            Err(Error::InvalidArgument(format!(
+                "bad decoder config {self:?}"
+            )))
         }
     }
 }
@@ -194,7 +196,11 @@ mod gpu_impl {
 
     /// Decodes `rows` of `reader` on the GPU: one de-cascade launch, one
     /// decode launch over every selected chunk, one offsets launch.
-    pub fn scan_with(reader: &Reader, rows: Range<u64>, opts: &ScanOptions) -> Result<DeviceColumn> {
+    pub fn scan_with(
+        reader: &Reader,
+        rows: Range<u64>,
+        opts: &ScanOptions,
+    ) -> Result<DeviceColumn> {
         let mut p = Prepared::new(reader, rows, opts, 1)?;
         p.upload()?;
         p.run()?;
@@ -231,7 +237,12 @@ mod gpu_impl {
         /// Plans `rows` of `reader` (the selection repeated `tiles` times,
         /// each copy distinct memory: benchmarks), compiles the kernels and
         /// allocates device buffers. Inputs are uploaded by [`Self::upload`].
-        pub fn new(reader: &Reader, rows: Range<u64>, opts: &ScanOptions, tiles: usize) -> Result<Self> {
+        pub fn new(
+            reader: &Reader,
+            rows: Range<u64>,
+            opts: &ScanOptions,
+            tiles: usize,
+        ) -> Result<Self> {
             let g = gpu()?;
             let mut cfg = opts.config;
             if !opts.force_width {
@@ -298,8 +309,22 @@ mod gpu_impl {
             let all = self.all();
             device::launch_decascade(&s, &self.kernels, &self.plan, &mut self.dev, all.clone())?;
             let mut out = self.values.as_view_mut();
-            device::launch_decode(&s, &self.kernels, &self.plan, &mut self.dev, all.clone(), &mut out)?;
-            device::launch_offsets(&s, &self.kernels, &self.plan, &self.dev, all, &mut self.offsets)
+            device::launch_decode(
+                &s,
+                &self.kernels,
+                &self.plan,
+                &mut self.dev,
+                all.clone(),
+                &mut out,
+            )?;
+            device::launch_offsets(
+                &s,
+                &self.kernels,
+                &self.plan,
+                &self.dev,
+                all,
+                &mut self.offsets,
+            )
         }
 
         /// The decode kernel alone (sidecars must be de-cascaded: call
@@ -376,7 +401,9 @@ mod gpu_impl {
                     })
                 })
                 .collect();
-            g.stream.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+            g.stream
+                .synchronize()
+                .map_err(|e| gpu_err("synchronize", e))?;
             r
         }
 
@@ -416,7 +443,9 @@ mod gpu_impl {
             }
             cuts.push(np);
             let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
-            g.stream.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+            g.stream
+                .synchronize()
+                .map_err(|e| gpu_err("synchronize", e))?;
             let t0 = Instant::now();
             let pinned = self.pinned.as_ref().expect("pinned");
             for w in cuts.windows(2) {
@@ -424,7 +453,11 @@ mod gpu_impl {
                 if p0 == p1 {
                     continue;
                 }
-                let a = if p0 == 0 { 0 } else { self.plan.piece_input[p0].start };
+                let a = if p0 == 0 {
+                    0
+                } else {
+                    self.plan.piece_input[p0].start
+                };
                 let b = if p1 == np {
                     self.plan.input.len()
                 } else {
@@ -441,10 +474,26 @@ mod gpu_impl {
                 let s = g.stream.clone();
                 device::launch_decascade(&s, &self.kernels, &self.plan, &mut self.dev, p0..p1)?;
                 let mut out = self.values.as_view_mut();
-                device::launch_decode(&s, &self.kernels, &self.plan, &mut self.dev, p0..p1, &mut out)?;
-                device::launch_offsets(&s, &self.kernels, &self.plan, &self.dev, p0..p1, &mut self.offsets)?;
+                device::launch_decode(
+                    &s,
+                    &self.kernels,
+                    &self.plan,
+                    &mut self.dev,
+                    p0..p1,
+                    &mut out,
+                )?;
+                device::launch_offsets(
+                    &s,
+                    &self.kernels,
+                    &self.plan,
+                    &self.dev,
+                    p0..p1,
+                    &mut self.offsets,
+                )?;
             }
-            g.stream.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+            g.stream
+                .synchronize()
+                .map_err(|e| gpu_err("synchronize", e))?;
             Ok(t0.elapsed().as_secs_f64() * 1e3)
         }
 
@@ -454,8 +503,8 @@ mod gpu_impl {
             let g = self.gpu;
             let n = (self.plan.bytes as usize).max(1);
             // SAFETY: page-locked allocation, fully written below.
-            let mut host = unsafe { g.ctx.alloc_pinned::<u8>(n) }
-                .map_err(|e| gpu_err("pinned alloc", e))?;
+            let mut host =
+                unsafe { g.ctx.alloc_pinned::<u8>(n) }.map_err(|e| gpu_err("pinned alloc", e))?;
             host.as_mut_slice()
                 .map_err(|e| gpu_err("pinned", e))?
                 .fill(0x5a);
@@ -463,12 +512,16 @@ mod gpu_impl {
                 .stream
                 .alloc_zeros::<u8>(n)
                 .map_err(|e| gpu_err("alloc", e))?;
-            g.stream.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+            g.stream
+                .synchronize()
+                .map_err(|e| gpu_err("synchronize", e))?;
             let t0 = Instant::now();
             g.stream
                 .memcpy_htod(&host, &mut dst)
                 .map_err(|e| gpu_err("upload", e))?;
-            g.stream.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+            g.stream
+                .synchronize()
+                .map_err(|e| gpu_err("synchronize", e))?;
             Ok(t0.elapsed().as_secs_f64() * 1e3)
         }
 
