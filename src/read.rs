@@ -516,14 +516,8 @@ impl Reader {
             .row_codes
             .0
             .get_pair(&self.bytes[c.row_codes.1.clone()], r);
-        let (x, y) = c
-            .row_bytes
-            .0
-            .get_pair(&self.bytes[c.row_bytes.1.clone()], r);
-        let len = (y - x) as usize;
-        out.resize(len, 0);
         let codes = self.checked_codes(c);
-        decode::decode_range(
+        decode::decode_append(
             self.chunk_dictionary(c),
             &codes,
             a as usize..b as usize,

@@ -199,20 +199,24 @@ pub fn decode_range(
     let lens = table.lens();
     let mut buf = [0u16; UNPACK_BLOCK];
     let mut pos = 0usize;
-    // Positions at which a full 16-byte store still fits; empty when
-    // out.len() < 16 (then every copy is exact).
-    let fast_limit = out.len().checked_sub(MAX_TOKEN_LEN);
     let mut i = range.start;
     while i < range.end {
         let n = (range.end - i).min(UNPACK_BLOCK);
         codes::unpack(codes.bits, codes.packed, i, &mut buf[..n]);
         i += n;
+        if pos + n * MAX_TOKEN_LEN <= out.len() {
+            // SAFETY: every code < num_tokens (`CheckedCodes::check`, same
+            // dictionary asserted above), and each of the n codes advances pos
+            // by at most 16, so all n 16-byte stores end within `out`.
+            pos = unsafe { emit_unchecked(words, lens, &buf[..n], out.as_mut_ptr(), pos) };
+            continue;
+        }
         for &c in &buf[..n] {
             let c = c as usize;
             // SAFETY: `CheckedCodes::check` proved every code < num_tokens, and
             // `words`/`lens` have exactly num_tokens entries (asserted above).
             let (word, len) = unsafe { (words.get_unchecked(c), *lens.get_unchecked(c) as usize) };
-            if fast_limit.is_some_and(|f| pos <= f) {
+            if pos + MAX_TOKEN_LEN <= out.len() {
                 // SAFETY: pos + 16 <= out.len(), so the 16-byte store is in bounds.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
@@ -231,6 +235,76 @@ pub fn decode_range(
         }
     }
     pos
+}
+
+/// The over-copy loop: stores each code's full 16-byte word at `dst + pos`
+/// and advances by the token's length. Returns the new position.
+///
+/// # Safety
+/// Every code is `< words.len() == lens.len()`, and `dst + pos` has room for
+/// `16 * codes.len()` bytes.
+#[inline(always)]
+unsafe fn emit_unchecked(
+    words: &[[u8; MAX_TOKEN_LEN]],
+    lens: &[u8],
+    codes: &[u16],
+    dst: *mut u8,
+    mut pos: usize,
+) -> usize {
+    for &c in codes {
+        let c = c as usize;
+        // SAFETY: the caller guarantees c is in range and the store fits.
+        unsafe {
+            let word = words.get_unchecked(c);
+            std::ptr::copy_nonoverlapping(word.as_ptr(), dst.add(pos), MAX_TOKEN_LEN);
+            pos += *lens.get_unchecked(c) as usize;
+        }
+    }
+    pos
+}
+
+/// Appends the decoded codes `range` (one row, typically) to `out`: sums the
+/// token lengths first so `out` grows once, then over-copies into its spare
+/// capacity.
+pub fn decode_append(
+    dict: &Dictionary,
+    codes: &CheckedCodes<'_>,
+    range: Range<usize>,
+    out: &mut Vec<u8>,
+) {
+    assert!(
+        range.end <= codes.count && range.start <= range.end,
+        "code range out of bounds"
+    );
+    assert_eq!(
+        dict.num_tokens(),
+        codes.tokens,
+        "codes were checked against another dictionary"
+    );
+    let n = range.end - range.start;
+    if n > UNPACK_BLOCK {
+        let mut len = 0usize;
+        let planes = dict.planes();
+        for i in range.clone() {
+            len += planes.token_len(codes.get(i) as usize);
+        }
+        let start = out.len();
+        out.resize(start + len, 0);
+        decode_range(dict, codes, range, &mut out[start..]);
+        return;
+    }
+    let table = dict.table();
+    let (words, lens) = (table.words(), table.lens());
+    let mut buf = [0u16; UNPACK_BLOCK];
+    codes::unpack(codes.bits, codes.packed, range.start, &mut buf[..n]);
+    let start = out.len();
+    out.reserve(n * MAX_TOKEN_LEN);
+    // SAFETY: codes < num_tokens (checked, same dictionary asserted above);
+    // the reservation leaves room for n 16-byte stores from `start`.
+    let end = unsafe { emit_unchecked(words, lens, &buf[..n], out.as_mut_ptr(), start) };
+    // SAFETY: bytes start..end were written by the stores above (each token's
+    // bytes are the first `len` bytes of its word), and end <= capacity.
+    unsafe { out.set_len(end) };
 }
 
 /// Decodes codes `range` whose output starts at chunk byte `byte_start` into
