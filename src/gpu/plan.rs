@@ -90,20 +90,31 @@ pub fn relayout(planes: &Planes, w: usize) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     (planes.lens.clone(), lo, hi)
 }
 
-/// The plane width most of the selected chunks' dictionaries chose.
+/// Share of emitted tokens longer than 8 bytes from which the GPU decodes
+/// faster with `W = 16` (one 16-byte gather per code) than with split reads.
+/// Measured on the H200 (bench/GPU.md, sweep): l_comment +27%, code_python +5%,
+/// Linux_full best at 16; hex (no long tokens) +2.5% at 8. The file's own W
+/// (FORMAT §4.3, 60%) is kept for the bytes on disk; the scan re-lays planes.
+pub const GPU_WIDE_SHARE: f64 = 0.10;
+
+/// The plane width for a scan of `reader`, from the token-length histograms of
+/// the dictionaries weighted by the bytes decoded with each.
 pub fn preferred_width(reader: &Reader) -> u8 {
-    let mut n16 = 0u64;
-    let mut n8 = 0u64;
+    let (mut long, mut all) = (0f64, 0f64);
     for i in 0..reader.num_chunks() {
         let e = reader.chunk_info(i).entry;
         let d: &Dictionary = &reader.dictionaries()[e.dict as usize];
-        if d.planes().width == 16 {
-            n16 += e.bytes;
-        } else {
-            n8 += e.bytes;
+        let h = d.hist();
+        let n: u64 = h.iter().sum();
+        if n == 0 {
+            continue;
         }
+        // Weight each dictionary's long-token share by this chunk's codes.
+        let share = h[8..].iter().sum::<u64>() as f64 / n as f64;
+        long += share * e.codes as f64;
+        all += e.codes as f64;
     }
-    if n16 > n8 {
+    if all > 0.0 && long > GPU_WIDE_SHARE * all {
         16
     } else {
         8

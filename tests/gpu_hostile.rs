@@ -1,0 +1,114 @@
+//! Hostile files through the GPU scan (issue 4, item 5): every corrupt file in
+//! testdata/corrupt/ and many mutated valid files (checksums recomputed so the
+//! damage reaches the structural checks) go through `gpu::read_range`. The
+//! result must equal the CPU decoder's: both refuse, or both return the same
+//! column. Run it under `compute-sanitizer --tool memcheck` on the device.
+//! Skips without a GPU unless FASTPAIR_REQUIRE_GPU=1.
+
+use fastpair::gpu::{self, Backend};
+use fastpair::testing::recompute_checksums;
+use fastpair::write::write_to_vec;
+use fastpair::{Codec, DictMode, Reader, WriterOptions};
+
+fn gpu_or_skip(test: &str) -> bool {
+    match gpu::available() {
+        Ok(()) => true,
+        Err(e) => {
+            if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("{test}: FASTPAIR_REQUIRE_GPU=1 but {e}");
+            }
+            eprintln!("NOTICE: {test} skipped: {e}");
+            false
+        }
+    }
+}
+
+/// Opens `bytes`; if it opens, the GPU and CPU must agree on every row.
+fn same_on_gpu_and_cpu(bytes: Vec<u8>) -> bool {
+    let Ok(r) = Reader::from_bytes(bytes) else {
+        return false;
+    };
+    let cpu = r.read_all();
+    let gpu = gpu::read_range(&r, 0..r.rows());
+    match (cpu, gpu) {
+        (Ok(c), Ok((g, backend))) => {
+            assert_eq!(backend, Backend::Gpu);
+            assert!(c == g, "GPU column differs from CPU column");
+            true
+        }
+        (Err(_), Err(_)) => false,
+        (c, g) => panic!(
+            "CPU and GPU disagree: cpu ok={} gpu ok={}",
+            c.is_ok(),
+            g.is_ok()
+        ),
+    }
+}
+
+#[test]
+fn corrupt_files_through_gpu_scan() {
+    if !gpu_or_skip("corrupt_files_through_gpu_scan") {
+        return;
+    }
+    let mut n = 0;
+    for e in std::fs::read_dir("testdata/corrupt").expect("testdata/corrupt") {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "fpc") {
+            same_on_gpu_and_cpu(std::fs::read(&p).unwrap());
+            n += 1;
+        }
+    }
+    assert!(n > 10, "expected the corrupt-file set, found {n} files");
+}
+
+#[test]
+fn mutated_files_through_gpu_scan() {
+    if !gpu_or_skip("mutated_files_through_gpu_scan") {
+        return;
+    }
+    let rows: Vec<Vec<u8>> = (0..3000u32)
+        .map(|i| {
+            format!(
+                "GET /item/{}?q={} HTTP/1.1 {}",
+                i % 97,
+                i * 7,
+                "x".repeat((i % 23) as usize)
+            )
+            .into_bytes()
+        })
+        .collect();
+    let mut seeds = Vec::new();
+    for (codec, mode) in [
+        (Codec::OnPair12, DictMode::Shared),
+        (Codec::OnPair16, DictMode::PerChunk),
+    ] {
+        let o = WriterOptions {
+            codec,
+            dict_mode: mode,
+            chunk_rows: 700,
+            ..WriterOptions::default()
+        };
+        seeds.push(write_to_vec(rows.iter().map(|r| Some(r.as_slice())), o).unwrap());
+    }
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let (mut opened, mut total) = (0, 0);
+    for seed in &seeds {
+        for _ in 0..300 {
+            let mut f = seed.clone();
+            for _ in 0..1 + next() % 4 {
+                let at = (next() % f.len() as u64) as usize;
+                f[at] ^= 1 << (next() % 8);
+            }
+            recompute_checksums(&mut f);
+            opened += same_on_gpu_and_cpu(f) as u32;
+            total += 1;
+        }
+    }
+    eprintln!("mutated files: {total}, decoded on both: {opened}");
+}
