@@ -71,6 +71,12 @@ const FUZZ_MEMORY_CAP: u64 = 64 << 20;
 /// without eager validation. Errors are fine; a panic is a bug. When both the
 /// bulk read and a row read succeed they must agree.
 pub fn exercise(bytes: &[u8]) {
+    exercise_with(bytes, &|_| {});
+}
+
+/// [`exercise`], also handing every reader that opened to `more` (the hook
+/// for other decoders, e.g. a GPU scan compared against `read_all`).
+pub fn exercise_with(bytes: &[u8], more: &dyn Fn(&Reader)) {
     for eager in [false, true] {
         let opts = ReadOptions {
             memory_cap: Some(FUZZ_MEMORY_CAP),
@@ -96,6 +102,7 @@ pub fn exercise(bytes: &[u8]) {
                 );
             }
         }
+        more(&r);
         let _ = r.get(rows);
         if rows > 2 {
             let _ = r.read_range(1..rows - 1);
