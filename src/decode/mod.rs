@@ -16,6 +16,8 @@ use crate::dict::{Dictionary, MAX_TOKEN_LEN};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::codes;
 
+/// Codes per unpacked block when decoding one row.
+const ROW_BLOCK: usize = 32;
 /// Codes per unpacked block in the decode loop.
 const UNPACK_BLOCK: usize = 256;
 /// Codes per parallel task (a multiple of every allowed batch size is not
@@ -295,13 +297,21 @@ pub fn decode_append(
     }
     let table = dict.table();
     let (words, lens) = (table.words(), table.lens());
-    let mut buf = [0u16; UNPACK_BLOCK];
-    codes::unpack(codes.bits, codes.packed, range.start, &mut buf[..n]);
     let start = out.len();
     out.reserve(n * MAX_TOKEN_LEN);
-    // SAFETY: codes < num_tokens (checked, same dictionary asserted above);
-    // the reservation leaves room for n 16-byte stores from `start`.
-    let end = unsafe { emit_unchecked(words, lens, &buf[..n], out.as_mut_ptr(), start) };
+    // Rows are short: unpack through a small buffer (no large memset per call).
+    let mut buf = [0u16; ROW_BLOCK];
+    let mut end = start;
+    let mut i = range.start;
+    while i < range.end {
+        let m = (range.end - i).min(ROW_BLOCK);
+        codes::unpack(codes.bits, codes.packed, i, &mut buf[..m]);
+        // SAFETY: codes < num_tokens (checked, same dictionary asserted above);
+        // the reservation leaves room for n 16-byte stores from `start`, and
+        // `end - start` ≤ 16 × (codes emitted so far).
+        end = unsafe { emit_unchecked(words, lens, &buf[..m], out.as_mut_ptr(), end) };
+        i += m;
+    }
     // SAFETY: bytes start..end were written by the stores above (each token's
     // bytes are the first `len` bytes of its word), and end <= capacity.
     unsafe { out.set_len(end) };

@@ -282,16 +282,13 @@ impl Sequence {
             self.unpack(bytes, k, &mut buf);
             let e = self.dir[k];
             let j = i % CASCADE_BLOCK; // delta index of v[i+1] within block k
-            let mut v = e.base;
-            let mut prev = e.base;
-            for &r in &buf[..=j] {
-                prev = v;
-                v = v.wrapping_add(e.min).wrapping_add(r);
-            }
-            if j == 0 {
-                prev = e.base;
-            }
-            (prev, v)
+                                       // v[i] = base + j·min + Σ r[..j]; a plain sum vectorizes.
+            let sum = buf[..j].iter().fold(0u32, |s, &r| s.wrapping_add(r));
+            let prev = e
+                .base
+                .wrapping_add(e.min.wrapping_mul(j as u32))
+                .wrapping_add(sum);
+            (prev, prev.wrapping_add(e.min).wrapping_add(buf[j]))
         } else {
             (self.get(bytes, i), self.get(bytes, i + 1))
         }

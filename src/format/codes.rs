@@ -46,30 +46,33 @@ pub fn get(bits: u8, packed: &[u8], i: usize) -> u16 {
 }
 
 /// Unpacks codes `start .. start + out.len()` into `out`.
+#[inline]
 pub fn unpack(bits: u8, packed: &[u8], start: usize, out: &mut [u16]) {
     if bits == 16 {
-        for (k, o) in out.iter_mut().enumerate() {
-            *o = get(16, packed, start + k);
+        let src = &packed[2 * start..2 * (start + out.len())];
+        for (o, b) in out.iter_mut().zip(src.chunks_exact(2)) {
+            *o = u16::from_le_bytes([b[0], b[1]]);
         }
         return;
     }
+    let mut out = out;
     let mut i = start;
-    let mut k = 0;
-    if i % 2 == 1 && k < out.len() {
-        out[k] = get(12, packed, i);
+    if i % 2 == 1 && !out.is_empty() {
+        out[0] = get(12, packed, i);
+        out = &mut out[1..];
         i += 1;
-        k += 1;
     }
-    while k + 2 <= out.len() {
-        let o = (i / 2) * 3;
-        let v = packed[o] as u32 | (packed[o + 1] as u32) << 8 | (packed[o + 2] as u32) << 16;
-        out[k] = (v & 0xfff) as u16;
-        out[k + 1] = (v >> 12) as u16;
-        i += 2;
-        k += 2;
+    // Whole pairs: one slice check, then three bytes per two codes.
+    let pairs = out.len() / 2;
+    let src = &packed[i / 2 * 3..(i / 2 + pairs) * 3];
+    for (o, t) in out.chunks_exact_mut(2).zip(src.chunks_exact(3)) {
+        let v = t[0] as u32 | (t[1] as u32) << 8 | (t[2] as u32) << 16;
+        o[0] = (v & 0xfff) as u16;
+        o[1] = (v >> 12) as u16;
     }
-    if k < out.len() {
-        out[k] = get(12, packed, i);
+    if out.len() % 2 == 1 {
+        let last = out.len() - 1;
+        out[last] = get(12, packed, i + last);
     }
 }
 
