@@ -540,7 +540,21 @@ impl Reader {
     /// Decodes rows `rows` into Arrow layout, in parallel across chunks and
     /// across sidecar batches within a chunk.
     pub fn read_range(&self, rows: Range<u64>) -> Result<Column> {
-        if rows.start > rows.end || rows.end > self.rows() {
+        let mut col = Column::default();
+        self.read_range_into(rows, &mut col)?;
+        Ok(col)
+    }
+
+    /// [`Self::read_range`] into `col`, reusing its buffers (a scan loop that
+    /// decodes chunk after chunk avoids fresh allocations and page faults).
+    pub fn read_range_into(&self, rows: Range<u64>, col: &mut Column) -> Result<()> {
+        if rows.start > rows.end {
+            return Err(Error::InvalidArgument(format!(
+                "row range {}..{} is reversed",
+                rows.start, rows.end
+            )));
+        }
+        if rows.end > self.rows() {
             return Err(Error::RowOutOfRange {
                 row: rows.end,
                 rows: self.rows(),
@@ -555,8 +569,12 @@ impl Reader {
                 return Err(Error::MemoryCap { needed, cap });
             }
         }
-        let mut values = vec![0u8; total as usize];
-        let mut offsets = Vec::with_capacity(n + 1);
+        let mut values = std::mem::take(&mut col.values);
+        values.clear();
+        values.reserve(total as usize);
+        let mut offsets = std::mem::take(&mut col.offsets);
+        offsets.clear();
+        offsets.reserve(n + 1);
         offsets.push(0i64);
         let mut any_null = false;
         let mut base = 0i64;
@@ -565,8 +583,8 @@ impl Reader {
             let rb = c.row_bytes.0.decode_all(
                 &self.bytes[c.row_bytes.1.clone()],
                 "row byte boundaries",
-                Section::Footer,
-                0,
+                Section::Chunk(c.id, ChunkPart::RowBytes),
+                c.row_bytes.1.start as u64,
             )?;
             let b0 = rb[p.rows.start] as i64;
             offsets.extend(
@@ -577,29 +595,41 @@ impl Reader {
             base += p.bytes.len() as i64;
             any_null |= c.validity.is_some();
         }
-        // Split the output among pieces and decode them concurrently.
+        // Split the (uninitialized) output among pieces and decode them
+        // concurrently; every piece must fill its part exactly.
         let mut slices = Vec::with_capacity(pieces.len());
-        let mut rest = values.as_mut_slice();
+        let mut rest = &mut values.spare_capacity_mut()[..total as usize];
         for p in &pieces {
             let (s, t) = rest.split_at_mut(p.bytes.len());
             slices.push(s);
             rest = t;
         }
-        pieces
+        let written: usize = pieces
             .par_iter()
             .zip(slices)
-            .try_for_each(|(p, out)| -> Result<()> {
+            .map(|(p, out)| -> Result<usize> {
                 let c = self.chunk(p.chunk)?;
                 let codes = self.checked_codes(c);
-                decode::decode_range_parallel(
+                let want = out.len();
+                let got = decode::decode_range_parallel_uninit(
                     self.chunk_dictionary(c),
                     &codes,
                     p.codes.clone(),
                     p.bytes.start,
                     out,
                 );
-                Ok(())
-            })?;
+                Ok(got.min(want))
+            })
+            .sum::<Result<usize>>()?;
+        // Validation proved each piece's codes decode to exactly its bytes.
+        assert_eq!(
+            written, total as usize,
+            "decoded length disagrees with validated boundaries"
+        );
+        // SAFETY: each piece initialized its whole slice (got == want for every
+        // piece, as the sum of min(got, want) equals the total), and the slices
+        // tile 0..total of the capacity.
+        unsafe { values.set_len(total as usize) };
         let validity = if any_null {
             let mut bits = vec![0u8; n.div_ceil(8)];
             let mut k = 0usize;
@@ -618,11 +648,12 @@ impl Reader {
         } else {
             None
         };
-        Ok(Column {
+        *col = Column {
             values,
             offsets,
             validity,
-        })
+        };
+        Ok(())
     }
 
     /// The per-chunk pieces of a row range (validating each chunk touched).
@@ -681,28 +712,30 @@ impl ValidChunk {
         self.codes.clone()
     }
     /// Decodes the row byte boundaries (rows + 1 values).
-    pub fn row_byte_bounds(&self, file: &[u8]) -> Vec<u32> {
-        self.row_bytes
-            .0
-            .decode_all(
-                &file[self.row_bytes.1.clone()],
-                "row byte boundaries",
-                Section::Footer,
-                0,
-            )
-            .expect("validated at open")
+    pub fn row_byte_bounds(&self, file: &[u8]) -> Result<Vec<u32>> {
+        // `file` must be the reader's bytes; with other bytes this is an error, not a panic.
+        let bytes = file.get(self.row_bytes.1.clone()).ok_or_else(|| {
+            Error::InvalidArgument("bytes are not the file this chunk was validated in".into())
+        })?;
+        self.row_bytes.0.decode_all(
+            bytes,
+            "row byte boundaries",
+            Section::Chunk(self.id, ChunkPart::RowBytes),
+            self.row_bytes.1.start as u64,
+        )
     }
     /// Decodes the row code boundaries (rows + 1 values).
-    pub fn row_code_bounds(&self, file: &[u8]) -> Vec<u32> {
-        self.row_codes
-            .0
-            .decode_all(
-                &file[self.row_codes.1.clone()],
-                "row code boundaries",
-                Section::Footer,
-                0,
-            )
-            .expect("validated at open")
+    pub fn row_code_bounds(&self, file: &[u8]) -> Result<Vec<u32>> {
+        // `file` must be the reader's bytes; with other bytes this is an error, not a panic.
+        let bytes = file.get(self.row_codes.1.clone()).ok_or_else(|| {
+            Error::InvalidArgument("bytes are not the file this chunk was validated in".into())
+        })?;
+        self.row_codes.0.decode_all(
+            bytes,
+            "row code boundaries",
+            Section::Chunk(self.id, ChunkPart::RowCodes),
+            self.row_codes.1.start as u64,
+        )
     }
     /// Byte range in the file of the cascaded sidecar (§6).
     pub fn sidecar_range(&self) -> Range<usize> {

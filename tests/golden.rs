@@ -212,8 +212,8 @@ fn golden_files_reserialize_byte_for_byte() {
                 c.batch(),
                 &packed,
                 &seq(c.sidecar()),
-                &seq(&c.row_code_bounds(&file)),
-                &seq(&c.row_byte_bounds(&file)),
+                &seq(&c.row_code_bounds(&file).unwrap()),
+                &seq(&c.row_byte_bounds(&file).unwrap()),
                 c.validity_range().map(|v| &file[v]),
                 &mut s,
             );

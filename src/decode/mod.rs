@@ -8,6 +8,7 @@
 
 pub mod reference;
 
+use std::mem::MaybeUninit;
 use std::ops::Range;
 
 use rayon::prelude::*;
@@ -187,6 +188,25 @@ pub fn decode_range(
     range: Range<usize>,
     out: &mut [u8],
 ) -> usize {
+    decode_range_uninit(dict, codes, range, as_uninit(out))
+}
+
+/// Views initialized bytes as possibly-uninitialized ones (for the decoders,
+/// which only ever write initialized values).
+fn as_uninit(out: &mut [u8]) -> &mut [MaybeUninit<u8>] {
+    // SAFETY: MaybeUninit<u8> has u8's layout, and the decoders only store
+    // initialized bytes, so `out` stays initialized.
+    unsafe { &mut *(out as *mut [u8] as *mut [MaybeUninit<u8>]) }
+}
+
+/// [`decode_range`] into uninitialized memory: bytes `0..returned` of `out`
+/// are initialized on return.
+pub fn decode_range_uninit(
+    dict: &Dictionary,
+    codes: &CheckedCodes<'_>,
+    range: Range<usize>,
+    out: &mut [MaybeUninit<u8>],
+) -> usize {
     assert!(
         range.end <= codes.count && range.start <= range.end,
         "code range out of bounds"
@@ -210,7 +230,9 @@ pub fn decode_range(
             // SAFETY: every code < num_tokens (`CheckedCodes::check`, same
             // dictionary asserted above), and each of the n codes advances pos
             // by at most 16, so all n 16-byte stores end within `out`.
-            pos = unsafe { emit_unchecked(words, lens, &buf[..n], out.as_mut_ptr(), pos) };
+            pos = unsafe {
+                emit_unchecked(words, lens, &buf[..n], out.as_mut_ptr().cast::<u8>(), pos)
+            };
             continue;
         }
         for &c in &buf[..n] {
@@ -223,7 +245,7 @@ pub fn decode_range(
                 unsafe {
                     std::ptr::copy_nonoverlapping(
                         word.as_ptr(),
-                        out.as_mut_ptr().add(pos),
+                        out.as_mut_ptr().cast::<u8>().add(pos),
                         MAX_TOKEN_LEN,
                     )
                 };
@@ -231,7 +253,9 @@ pub fn decode_range(
                 let Some(dst) = out.get_mut(pos..pos + len) else {
                     return pos;
                 };
-                dst.copy_from_slice(&word[..len]);
+                for (d, &b) in dst.iter_mut().zip(&word[..len]) {
+                    d.write(b);
+                }
             }
             pos += len;
         }
@@ -327,6 +351,18 @@ pub fn decode_range_parallel(
     byte_start: usize,
     out: &mut [u8],
 ) -> usize {
+    decode_range_parallel_uninit(dict, codes, range, byte_start, as_uninit(out))
+}
+
+/// [`decode_range_parallel`] into uninitialized memory: bytes `0..returned`
+/// of `out` are initialized on return.
+pub fn decode_range_parallel_uninit(
+    dict: &Dictionary,
+    codes: &CheckedCodes<'_>,
+    range: Range<usize>,
+    byte_start: usize,
+    out: &mut [MaybeUninit<u8>],
+) -> usize {
     let step = TASK_CODES.max(codes.batch) / codes.batch * codes.batch;
     // Cut points: the range ends and the task-aligned batch boundaries between.
     let mut cuts = vec![(range.start, 0usize)];
@@ -338,7 +374,7 @@ pub fn decode_range_parallel(
     }
     cuts.push((range.end, out.len()));
     if cuts.len() == 2 {
-        return decode_range(dict, codes, range, out);
+        return decode_range_uninit(dict, codes, range, out);
     }
     let mut pieces = Vec::with_capacity(cuts.len() - 1);
     let mut rest = out;
@@ -351,7 +387,7 @@ pub fn decode_range_parallel(
         .into_par_iter()
         .map(|(r, piece)| {
             let want = piece.len();
-            let got = decode_range(dict, codes, r, piece);
+            let got = decode_range_uninit(dict, codes, r, piece);
             got.min(want)
         })
         .sum()

@@ -154,8 +154,8 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
         let (codes, bytes) = if rlo == 0 && rhi as u64 == n {
             (0..c.entry().codes, 0..c.entry().bytes as u32)
         } else {
-            let rc = c.row_code_bounds(reader.bytes());
-            let rb = c.row_byte_bounds(reader.bytes());
+            let rc = c.row_code_bounds(reader.bytes())?;
+            let rb = c.row_byte_bounds(reader.bytes())?;
             (
                 rc[rlo as usize]..rc[rhi as usize],
                 rb[rlo as usize]..rb[rhi as usize],
