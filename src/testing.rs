@@ -105,7 +105,15 @@ pub fn exercise_with(bytes: &[u8], more: &dyn Fn(&Reader)) {
         more(&r);
         let _ = r.get(rows);
         if rows > 2 {
-            let _ = r.read_range(1..rows - 1);
+            // Reusing a column that already holds another range.
+            let mut col = r.read_range(0..1).unwrap_or_default();
+            if r.read_range_into(1..rows - 1, &mut col).is_ok() {
+                if let Some(b) = &bulk {
+                    for k in 0..col.len() {
+                        assert_eq!(col.value(k), b.value(k + 1), "read_range_into row {k}");
+                    }
+                }
+            }
         }
         // A decode the cap forbids must fail cleanly.
         let _ = Reader::from_bytes_with(
@@ -341,6 +349,11 @@ pub fn fuzz_decode_parity(data: &[u8]) {
     let mut out = vec![0x3Cu8; end - start];
     decode::decode_range_parallel(&dict, &cc, lo..hi, start, &mut out);
     assert_eq!(out, want[start..end], "decode_range_parallel differs");
+    // Appending after existing bytes.
+    let mut app = vec![0x77u8; 5];
+    decode::decode_append(&dict, &cc, lo..hi, &mut app);
+    assert_eq!(app[..5], [0x77; 5]);
+    assert_eq!(app[5..], want[start..end], "decode_append differs");
     // A too-short output never gets written past its end.
     if end > start {
         let mut short = vec![0u8; end - start - 1];
