@@ -79,6 +79,7 @@ fn verify(p: &Prepared, c: &Col) {
 fn sweep(c: &Col, reps: usize) -> (DecoderConfig, f64) {
     let mut best = DecoderConfig {
         w: gpu::plan::preferred_width(&c.reader),
+        emit: env("EMIT", DecoderConfig::default().emit),
         ..DecoderConfig::default()
     };
     let mut best_gb = 0.0;

@@ -1,5 +1,5 @@
 // FastPair decoder kernels (spec/DECODER.md). Compiled at run time with NVRTC;
-// the host prepends a prelude that defines FP_K, FP_H, FP_T, FP_B, FP_W,
+// the host prepends a prelude that defines FP_K, FP_H, FP_T, FP_B, FP_W, FP_EMIT,
 // FP_BITS and the descriptor sizes FP_PIECE_BYTES, FP_DICT_BYTES, FP_SEQ_BYTES.
 //
 // Kernels:
@@ -63,6 +63,7 @@ static_assert(sizeof(Seq) == FP_SEQ_BYTES, "Seq layout differs from the host's")
 static_assert(FP_K % 2 == 0 && FP_K >= 2 && FP_K <= 8, "K must be even, 2..8");
 static_assert(FP_T % 32 == 0 && FP_T <= 1024, "T must be a multiple of 32");
 static_assert(FP_W == 8 || FP_W == 16, "W must be 8 or 16");
+static_assert(FP_EMIT == 0 || FP_EMIT == 1, "emit is 0 (OR at span edges) or 1 (exact bytes)");
 static_assert(FP_BITS == 12 || FP_BITS == 16, "codes are 12 or 16 bits");
 
 // Largest i in [0, n) with a[i] <= x (a is non-decreasing, a[0] <= x).
@@ -175,6 +176,42 @@ __device__ __forceinline__ void put_words(u32* st, u32 pos, const u32 (&v)[NW], 
     }
 }
 
+// Byte `i` (runtime, < 4·NW) of a token held in NW little-endian words,
+// without indexing the register array at run time.
+template <int NW>
+__device__ __forceinline__ u32 byte_at(const u32 (&v)[NW], u32 i) {
+    const u64 a = ((u64)v[NW > 1 ? 1 : 0] << 32) | v[0];
+    if (NW <= 2) return (u32)(a >> (8 * (i & 7))) & 0xff;
+    const u64 b = ((u64)v[NW > 3 ? 3 : 0] << 32) | v[NW > 2 ? 2 : 0];
+    return (u32)((i < 8 ? a : b) >> (8 * (i & 7))) & 0xff;
+}
+
+// Exact staging writes (FP_EMIT == 1): head bytes up to 4-byte alignment,
+// whole aligned words, tail bytes. Every staged byte is written by exactly one
+// lane, so no atomics and no zeroing are needed.
+template <int NW>
+__device__ __forceinline__ void put_exact(u8* stb, u32 pos, const u32 (&v)[NW], u32 nb) {
+    const u32 head = min((4u - (pos & 3u)) & 3u, nb);
+    for (u32 i = 0; i < head; i++) stb[pos + i] = (u8)byte_at<NW>(v, i);
+    u32 vv[NW + 1];
+#pragma unroll
+    for (int t = 0; t < NW; t++) vv[t] = v[t];
+    vv[NW] = 0;
+    const u32 body = (nb - head) >> 2;
+    u32* wp = (u32*)(stb + pos + head);
+#pragma unroll
+    for (int t = 0; t < NW; t++) {
+        if ((u32)t < body) wp[t] = __funnelshift_r(vv[t], vv[t + 1], 8 * head);
+    }
+    for (u32 i = head + 4 * body; i < nb; i++) stb[pos + i] = (u8)byte_at<NW>(v, i);
+}
+
+#if FP_EMIT == 1
+#define PUT(NW, st, pos, v, nb) put_exact<NW>((u8*)(st), (pos), (v), (nb))
+#else
+#define PUT(NW, st, pos, v, nb) put_words<NW>((st), (pos), (v), (nb))
+#endif
+
 #if FP_W == 16
 typedef uint4 LoWord;
 __device__ __forceinline__ void lo_words(const LoWord& w, u32 (&v)[4]) { v[0] = w.x; v[1] = w.y; v[2] = w.z; v[3] = w.w; }
@@ -189,7 +226,8 @@ __device__ __forceinline__ void lo_words(const LoWord& w, u32 (&v)[2]) { v[0] = 
 // Decode: one warp per batch of KB codes of one piece.
 extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     const u8* __restrict__ input, const u8* __restrict__ dictblob,
-    const Piece* __restrict__ pieces, const u32* __restrict__ wbp, u32 npieces,
+    const Piece* __restrict__ pieces, const u32* __restrict__ wbp,
+    const u32* __restrict__ wpiece, u32 pbase, u32 npieces,
     u32 wb_base, u32 total, const Dict* __restrict__ dicts,
     const u32* __restrict__ seq, u8* __restrict__ out, u32* __restrict__ status)
 {
@@ -204,7 +242,9 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     u32* queue = (u32*)(codes_sm + CODE_BYTES);  // (code, pos | len << 16) pairs
 #endif
 
-    const u32 p = find_le(wbp, npieces, gw);
+    // The warp batch's piece (relative to this launch's first piece), direct.
+    const u32 p = wpiece[gw] - pbase;
+    if (p >= npieces) { if (lane == 0) atomicOr(status, ST_SIDECAR); return; }
     const Piece pc = pieces[p];
     const u32 start = (pc.wb_lo + (gw - wbp[p])) * KB;
     const u32 n = min(pc.count - start, (u32)KB);
@@ -312,11 +352,13 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     const u32 shift = (u32)(((dst0 % 16) + 16) % 16);
     const i64 abase = dst0 - shift;  // 16-aligned global byte of staging byte 0
 
-    // Zero the staging bytes this batch will touch.
+#if FP_EMIT == 0
+    // Zero the staging bytes this batch will touch (the OR-ing emit needs it).
     {
         const u32 zn = (shift + total_len + 4 + 15) / 16;
         for (u32 i = lane; i < zn; i += 32) ((uint4*)stage)[i] = make_uint4(0, 0, 0, 0);
     }
+#endif
 
 #if QUEUE_LEN > 0
     // -- queue: tokens longer than W, compacted with ballot + popc.
@@ -356,7 +398,7 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
         if (len[k]) {
             u32 v[LO_NW];
             lo_words(word[k], v);
-            put_words<LO_NW>(st, shift + pos[k], v, min(len[k], (u32)FP_W));
+            PUT(LO_NW, st, shift + pos[k], v, min(len[k], (u32)FP_W));
         }
     }
 
@@ -366,14 +408,14 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     for (int r = 0; r < FP_H; r++) {
         if (r * 32 + lane < qn) {
             const u32 v[2] = {hv[r].x, hv[r].y};
-            put_words<2>(st, hpos[r] & 0xffff, v, hpos[r] >> 16);
+            PUT(2, st, hpos[r] & 0xffff, v, hpos[r] >> 16);
         }
     }
     for (u32 e = FP_H * 32 + lane; e < qn; e += 32) {
         const uint2 h = hi[queue[2 * e]];
         const u32 pl = queue[2 * e + 1];
         const u32 v[2] = {h.x, h.y};
-        put_words<2>(st, pl & 0xffff, v, pl >> 16);
+        PUT(2, st, pl & 0xffff, v, pl >> 16);
     }
 #endif
     __syncwarp();

@@ -92,15 +92,18 @@ fn kernel_source_compiles_for_every_variant() {
         for w in [8u8, 16] {
             for bits in [12u8, 16] {
                 for h in [0, 1, 2] {
-                    let cfg = DecoderConfig {
-                        k,
-                        h,
-                        t: 256,
-                        b: 4,
-                        w,
-                    };
-                    gpu::device::compile(&cfg, bits, "compute_90")
-                        .unwrap_or_else(|e| panic!("{cfg:?} bits {bits}: {e}"));
+                    for emit in [0, 1] {
+                        let cfg = DecoderConfig {
+                            k,
+                            h,
+                            t: 256,
+                            b: 4,
+                            w,
+                            emit,
+                        };
+                        gpu::device::compile(&cfg, bits, "compute_90")
+                            .unwrap_or_else(|e| panic!("{cfg:?} bits {bits}: {e}"));
+                    }
                 }
             }
         }
@@ -148,6 +151,7 @@ fn corpus_columns_match_cpu() {
                 },
                 k: 4,
                 h: 2,
+                emit: 1,
                 ..DecoderConfig::default()
             };
             parity(&r, 0..n, other, true);
@@ -188,6 +192,7 @@ fn multi_chunk_multi_dictionary() {
                 t: 128,
                 b: 8,
                 w: 16,
+                emit: 1,
             },
             DecoderConfig {
                 k: 8,
@@ -195,6 +200,7 @@ fn multi_chunk_multi_dictionary() {
                 t: 512,
                 b: 2,
                 w: 8,
+                emit: 1,
             },
         ] {
             parity(&r, 0..n, cfg, true);
@@ -360,7 +366,7 @@ proptest! {
         let file = write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap();
         let r = Reader::from_bytes(file).unwrap();
         let n = r.rows();
-        let cfg = DecoderConfig { k, w, ..DecoderConfig::default() };
+        let cfg = DecoderConfig { k, w, emit: (k / 2) % 2, ..DecoderConfig::default() };
         parity(&r, 0..n, cfg, true);
         let a = cut.0 as u64 % (n + 1);
         let b = cut.1 as u64 % (n + 1);

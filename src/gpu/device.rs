@@ -106,10 +106,10 @@ fn init() -> std::result::Result<Gpu, String> {
 /// sizes from Rust (the kernel `static_assert`s its structs against them).
 pub fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
     format!(
-        "#define FP_K {}\n#define FP_H {}\n#define FP_T {}\n#define FP_B {}\n#define FP_W {}\n\
+        "#define FP_K {}\n#define FP_H {}\n#define FP_T {}\n#define FP_B {}\n#define FP_W {}\n#define FP_EMIT {}\n\
          #define FP_BITS {bits}\n#define FP_PIECE_BYTES {PIECE_BYTES}\n#define FP_DICT_BYTES {DICT_BYTES}\n\
          #define FP_SEQ_BYTES {SEQ_BYTES}\n",
-        cfg.k, cfg.h, cfg.t, cfg.b, cfg.w
+        cfg.k, cfg.h, cfg.t, cfg.b, cfg.w, cfg.emit
     )
 }
 
@@ -179,6 +179,7 @@ pub struct DevicePlan {
     pub(crate) input: CudaSlice<u8>,
     pub(crate) pieces: CudaSlice<u8>,
     pub(crate) wbp: CudaSlice<u32>,
+    pub(crate) wpiece: CudaSlice<u32>,
     pub(crate) rowp: CudaSlice<u64>,
     pub(crate) seqs: CudaSlice<u8>,
     pub(crate) blkp: CudaSlice<u32>,
@@ -212,6 +213,7 @@ impl DevicePlan {
             input,
             pieces: up(s, &plan.pieces)?,
             wbp: up(s, &plan.wb_prefix)?,
+            wpiece: up(s, &plan.wb_piece)?,
             rowp: up(s, &plan.row_prefix)?,
             seqs: up(s, &plan.seqs)?,
             blkp: up(s, &plan.blk_prefix)?,
@@ -284,6 +286,7 @@ pub fn launch_decode(
     let pieces: CudaView<u8> = d.pieces.slice(p.start * PIECE_BYTES..p.end * PIECE_BYTES);
     let wbp: CudaView<u32> = d.wbp.slice(p.start..p.end + 1);
     let np = p.len() as u32;
+    let pbase = p.start as u32;
     let warps = (k.cfg.t / 32) as u64;
     let cfg = LaunchConfig {
         grid_dim: (grid(total as u64, warps), 1, 1),
@@ -295,6 +298,8 @@ pub fn launch_decode(
         .arg(&d.dictblob)
         .arg(&pieces)
         .arg(&wbp)
+        .arg(&d.wpiece)
+        .arg(&pbase)
         .arg(&np)
         .arg(&base)
         .arg(&total)

@@ -44,6 +44,10 @@ pub struct DecoderConfig {
     pub b: u32,
     /// Low-plane width (8 or 16).
     pub w: u8,
+    /// Staging writes: 0 = whole words OR-ed in with shared-memory atomics at
+    /// each token's edges (staging zeroed first); 1 = exact byte stores at the
+    /// edges and word stores inside, no atomics, no zeroing.
+    pub emit: u32,
 }
 
 impl Default for DecoderConfig {
@@ -54,6 +58,7 @@ impl Default for DecoderConfig {
             t: 256,
             b: 4,
             w: 8,
+            emit: 0,
         }
     }
 }
@@ -67,7 +72,8 @@ impl DecoderConfig {
             && self.t % 32 == 0
             && (32..=1024).contains(&self.t)
             && (1..=32).contains(&self.b)
-            && (self.w == 8 || self.w == 16);
+            && (self.w == 8 || self.w == 16)
+            && self.emit <= 1;
         if ok {
             Ok(())
         } else {

@@ -28,6 +28,9 @@ pub struct Plan {
     pub pieces: Vec<u8>,
     /// First warp batch of each piece (`len = pieces + 1`).
     pub wb_prefix: Vec<u32>,
+    /// Piece of each warp batch: one load instead of a binary search over
+    /// `wb_prefix` (a chain of dependent loads per warp on many-piece scans).
+    pub wb_piece: Vec<u32>,
     /// First selected row of each piece (`len = pieces + 1`).
     pub row_prefix: Vec<u64>,
     /// Sequence descriptors: piece `p` owns sequences `2p` (sidecar) and `2p + 1` (row bytes).
@@ -285,6 +288,9 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
             put_u32(d, s.rows.start);
             put_u32(d, s.rows.end);
             put_u32(d, 0);
+            let piece = (plan.wb_prefix.len() - 1) as u32;
+            plan.wb_piece
+                .extend(std::iter::repeat(piece).take((wb_hi - wb_lo) as usize));
             wb += wb_hi - wb_lo;
             out_base += (s.bytes.end - s.bytes.start) as u64;
             row_base += (s.rows.end - s.rows.start) as u64;
@@ -292,6 +298,10 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
             plan.row_prefix.push(row_base);
         }
     }
+    debug_assert_eq!(
+        plan.wb_piece.len(),
+        *plan.wb_prefix.last().unwrap_or(&0) as usize
+    );
     // Slack so that no 16-byte load near the end leaves the buffer.
     plan.input.extend_from_slice(&[0u8; 16]);
     plan.seq_values = seq_off as usize;
