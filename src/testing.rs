@@ -307,6 +307,16 @@ pub fn fuzz_decode_parity(data: &[u8]) {
     });
     let mut all = vec![0u16; count];
     codes::unpack(bits, &packed, 0, &mut all);
+    // Now and then tile the codes past one parallel task (2^15 codes), so
+    // that decode_range_parallel splits the work.
+    let (packed, all, count) = if flags & 8 != 0 && count > 0 {
+        let all = all.repeat(40_000 / count + 1);
+        let mut p = Vec::new();
+        codes::pack(bits, &all, &mut p);
+        (p, all.clone(), all.len())
+    } else {
+        (packed, all, count)
+    };
     let g = batch as usize;
     let mut sidecar = vec![0u32];
     for chunk in all.chunks(g) {
