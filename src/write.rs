@@ -321,8 +321,46 @@ fn train(opts: &WriterOptions, rows: &[&[u8]]) -> TokenTable {
             _ => OnPairParams::onpair16(),
         };
         params.seed = opts.seed;
-        onpair::train(&sample, &params)
+        let full = onpair::train(&sample, &params);
+        let sample_bytes: usize = sample.iter().map(|r| r.len()).sum();
+        if sample_bytes > SHORT_TOKEN_TRIAL_BYTES {
+            return full;
+        }
+        // Small input: the dictionary is a large share of the file. Also train
+        // with tokens of at most 8 bytes (no high plane: half the bytes per
+        // stored token) and keep whichever gives the smaller estimate.
+        params.max_token_len = 8;
+        params.token_cost_bytes = Some(onpair::SHORT_PLANE_TOKEN_COST);
+        let short = onpair::train(&sample, &params);
+        if estimated_size(&sample, &short, opts.codec) < estimated_size(&sample, &full, opts.codec)
+        {
+            short
+        } else {
+            full
+        }
     }
+}
+
+/// Inputs up to this many bytes also try a dictionary of short tokens.
+const SHORT_TOKEN_TRIAL_BYTES: usize = 8 << 20;
+
+/// Codes plus stored dictionary bytes of `rows` encoded with `table`.
+fn estimated_size(rows: &[&[u8]], table: &TokenTable, codec: Codec) -> f64 {
+    let m = Matcher::new(table);
+    let mut codes = Vec::new();
+    let mut n = 0usize;
+    for r in rows {
+        codes.clear();
+        m.encode_into(r, &mut codes);
+        n += codes.len();
+    }
+    let long = table.lens().iter().any(|&l| l > 8);
+    let per_token = if long {
+        onpair::PLANE_TOKEN_COST
+    } else {
+        onpair::SHORT_PLANE_TOKEN_COST
+    };
+    n as f64 * codec.code_bits() as f64 / 8.0 + table.len() as f64 * per_token
 }
 
 impl<S: Sink> Writer<S> {

@@ -52,6 +52,10 @@ pub struct OnPairParams {
     /// A learned token is kept when its estimated uses × code bytes reach
     /// this share of its cost (see [`PRUNE_MARGIN`]).
     pub prune_margin: f64,
+    /// Longest token to learn (2..=16). 8 keeps a fixed-stride dictionary to
+    /// its 8-byte low plane (no high plane): half the stored bytes per token,
+    /// which wins on small inputs.
+    pub max_token_len: usize,
 }
 
 impl Default for OnPairParams {
@@ -77,6 +81,7 @@ impl OnPairParams {
             max_budget_bytes: 64 << 20,
             token_cost_bytes: Some(PLANE_TOKEN_COST),
             prune_margin: PRUNE_MARGIN,
+            max_token_len: MAX_TOKEN_LEN,
         }
     }
 
@@ -367,7 +372,7 @@ pub fn train(rows: &[&[u8]], params: &OnPairParams) -> TokenTable {
             let (curr, curr_len) = matcher.longest_match(&row[pos..]);
             scanned += curr_len;
             let merged_len = prev_len + curr_len;
-            if merged_len <= MAX_TOKEN_LEN {
+            if merged_len <= params.max_token_len.min(MAX_TOKEN_LEN) {
                 let key = (u32::from(prev) << 16) | u32::from(curr);
                 if pairs.bump(key) >= threshold.value {
                     pairs.reset(key);
@@ -415,6 +420,10 @@ pub const PRUNE_MARGIN: f64 = 0.35;
 /// Stored bytes of one token in fixed-stride planes with a high plane: a
 /// 16-byte slot and a length nibble (spec/FORMAT.md §4).
 pub const PLANE_TOKEN_COST: f64 = 16.5;
+
+/// Stored bytes of one token when no token is longer than 8 bytes: an 8-byte
+/// low-plane slot and a length nibble, no high plane.
+pub const SHORT_PLANE_TOKEN_COST: f64 = 8.5;
 
 /// Drops learned tokens that cost more dictionary bytes than the code bytes
 /// they save: greedy-encodes a seeded sample of about `eval_budget` bytes,
