@@ -27,6 +27,10 @@ pub struct ReadOptions {
     pub memory_cap: Option<u64>,
     /// Validate every chunk at open instead of on first touch.
     pub eager: bool,
+    /// Keep each validated chunk's row code boundaries decoded (4 bytes per
+    /// row of the touched chunks) so that `get` reads them directly instead
+    /// of unpacking a block of the cascaded sequence. Default true.
+    pub cache_row_index: bool,
 }
 
 impl Default for ReadOptions {
@@ -34,6 +38,7 @@ impl Default for ReadOptions {
         Self {
             memory_cap: Some(16 << 30),
             eager: false,
+            cache_row_index: true,
         }
     }
 }
@@ -79,6 +84,8 @@ pub struct ValidChunk {
     sidecar: Vec<u32>,
     sidecar_range: Range<usize>,
     row_codes: (Sequence, Range<usize>),
+    /// Decoded row code boundaries, when `ReadOptions::cache_row_index`.
+    row_index: Option<Vec<u32>>,
     row_bytes: (Sequence, Range<usize>),
     validity: Option<Range<usize>>,
 }
@@ -465,6 +472,7 @@ impl Reader {
             sidecar,
             sidecar_range: abs(p.sidecar.0),
             row_codes: (rc_seq, abs(p.row_codes.0)),
+            row_index: self.opts.cache_row_index.then_some(rc),
             row_bytes: (rb_seq, abs(p.row_bytes.0)),
             validity,
         })
@@ -512,10 +520,13 @@ impl Reader {
                 return Ok(false);
             }
         }
-        let (a, b) = c
-            .row_codes
-            .0
-            .get_pair(&self.bytes[c.row_codes.1.clone()], r);
+        let (a, b) = match &c.row_index {
+            Some(rc) => (rc[r], rc[r + 1]),
+            None => c
+                .row_codes
+                .0
+                .get_pair(&self.bytes[c.row_codes.1.clone()], r),
+        };
         let codes = self.checked_codes(c);
         decode::decode_append(
             self.chunk_dictionary(c),
@@ -580,17 +591,15 @@ impl Reader {
         let mut base = 0i64;
         for p in &pieces {
             let c = self.chunk(p.chunk)?;
-            let rb = c.row_bytes.0.decode_all(
-                &self.bytes[c.row_bytes.1.clone()],
-                "row byte boundaries",
-                Section::Chunk(c.id, ChunkPart::RowBytes),
-                c.row_bytes.1.start as u64,
-            )?;
-            let b0 = rb[p.rows.start] as i64;
-            offsets.extend(
-                rb[p.rows.start + 1..=p.rows.end]
-                    .iter()
-                    .map(|&x| base + x as i64 - b0),
+            // The sequence passed `decode_all` when the chunk was validated:
+            // decode the needed blocks straight into the offsets.
+            let rbb = &self.bytes[c.row_bytes.1.clone()];
+            let b0 = p.bytes.start as i64;
+            c.row_bytes.0.extend_i64(
+                rbb,
+                p.rows.start + 1..p.rows.end + 1,
+                base - b0,
+                &mut offsets,
             );
             base += p.bytes.len() as i64;
             any_null |= c.validity.is_some();

@@ -78,9 +78,11 @@ pub fn exercise(bytes: &[u8]) {
 /// for other decoders, e.g. a GPU scan compared against `read_all`).
 pub fn exercise_with(bytes: &[u8], more: &dyn Fn(&Reader)) {
     for eager in [false, true] {
+        // Lazy without the row index cache, eager with it: both get paths.
         let opts = ReadOptions {
             memory_cap: Some(FUZZ_MEMORY_CAP),
             eager,
+            cache_row_index: eager,
         };
         let Ok(r) = Reader::from_bytes_with(bytes.to_vec(), opts) else {
             continue;
@@ -121,6 +123,7 @@ pub fn exercise_with(bytes: &[u8], more: &dyn Fn(&Reader)) {
             ReadOptions {
                 memory_cap: Some(8),
                 eager,
+                cache_row_index: eager,
             },
         )
         .map(|r| r.read_all());

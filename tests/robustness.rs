@@ -121,7 +121,7 @@ fn memory_cap_is_honored() {
             file.clone(),
             ReadOptions {
                 memory_cap: cap,
-                eager: false,
+                ..ReadOptions::default()
             },
         )
         .unwrap()

@@ -24,6 +24,8 @@ const UNPACK_BLOCK: usize = 256;
 /// Codes per parallel task (a multiple of every allowed batch size is not
 /// needed: tasks are cut at batch boundaries, rounded to this many codes).
 const TASK_CODES: usize = 1 << 15;
+/// Smallest parallel task, in codes (below this, spawning costs more than it saves).
+const MIN_TASK_CODES: usize = 1 << 12;
 
 /// A chunk's packed codes and sidecar, checked against one dictionary.
 #[derive(Clone, Copy, Debug)]
@@ -217,50 +219,110 @@ pub fn decode_range_uninit(
         "codes were checked against another dictionary"
     );
     let table = dict.table();
-    let words = table.words();
-    let lens = table.lens();
-    let mut buf = [0u16; UNPACK_BLOCK];
+    let (words, lens) = (table.words(), table.lens());
+    let dst = out.as_mut_ptr().cast::<u8>();
+    let cap = out.len();
     let mut pos = 0usize;
     let mut i = range.start;
-    while i < range.end {
-        let n = (range.end - i).min(UNPACK_BLOCK);
-        codes::unpack(codes.bits, codes.packed, i, &mut buf[..n]);
-        i += n;
-        if pos + n * MAX_TOKEN_LEN <= out.len() {
-            // SAFETY: every code < num_tokens (`CheckedCodes::check`, same
-            // dictionary asserted above), and each of the n codes advances pos
-            // by at most 16, so all n 16-byte stores end within `out`.
-            pos = unsafe {
-                emit_unchecked(words, lens, &buf[..n], out.as_mut_ptr().cast::<u8>(), pos)
-            };
-            continue;
+    let end = range.end;
+    // Fast path: codes are read straight from the packed bytes inside the copy
+    // loop, a block of FUSED_BLOCK codes at a time while the block's worst case
+    // (16 bytes per code) fits in `out`.
+    if codes.bits == 12 {
+        if i % 2 == 1 && i < end {
+            match emit_exact(words, lens, codes.get(i), out, pos) {
+                Some(p) => pos = p,
+                None => return pos,
+            }
+            i += 1;
         }
-        for &c in &buf[..n] {
-            let c = c as usize;
-            // SAFETY: `CheckedCodes::check` proved every code < num_tokens, and
-            // `words`/`lens` have exactly num_tokens entries (asserted above).
-            let (word, len) = unsafe { (words.get_unchecked(c), *lens.get_unchecked(c) as usize) };
-            if pos + MAX_TOKEN_LEN <= out.len() {
-                // SAFETY: pos + 16 <= out.len(), so the 16-byte store is in bounds.
+        while end - i >= FUSED_BLOCK && pos + FUSED_BLOCK * MAX_TOKEN_LEN <= cap {
+            let tri = &codes.packed[i / 2 * 3..(i + FUSED_BLOCK) / 2 * 3];
+            for t in tri.chunks_exact(3) {
+                let v = t[0] as u32 | (t[1] as u32) << 8 | (t[2] as u32) << 16;
+                // SAFETY: codes < num_tokens (`CheckedCodes::check`, same
+                // dictionary asserted above); the block's ≤ 16 bytes per code
+                // fit in `out` (loop condition).
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        word.as_ptr(),
-                        out.as_mut_ptr().cast::<u8>().add(pos),
-                        MAX_TOKEN_LEN,
-                    )
-                };
-            } else {
-                let Some(dst) = out.get_mut(pos..pos + len) else {
-                    return pos;
-                };
-                for (d, &b) in dst.iter_mut().zip(&word[..len]) {
-                    d.write(b);
+                    pos = emit_one(words, lens, (v & 0xfff) as usize, dst, pos);
+                    pos = emit_one(words, lens, (v >> 12) as usize, dst, pos);
                 }
             }
-            pos += len;
+            i += FUSED_BLOCK;
+        }
+    } else {
+        while end - i >= FUSED_BLOCK && pos + FUSED_BLOCK * MAX_TOKEN_LEN <= cap {
+            let pairs = &codes.packed[2 * i..2 * (i + FUSED_BLOCK)];
+            for b in pairs.chunks_exact(2) {
+                let c = u16::from_le_bytes([b[0], b[1]]) as usize;
+                // SAFETY: as above.
+                unsafe { pos = emit_one(words, lens, c, dst, pos) };
+            }
+            i += FUSED_BLOCK;
         }
     }
+    // The rest (near the end of `out`): over-copy while 16 bytes fit, then exact.
+    while i < end {
+        let c = codes.get(i);
+        match emit_exact(words, lens, c, out, pos) {
+            Some(p) => pos = p,
+            None => return pos,
+        }
+        i += 1;
+    }
     pos
+}
+
+/// Codes per block of the fused decode loop.
+const FUSED_BLOCK: usize = 64;
+
+/// One code of the over-copy loop: stores the token's 16-byte word at
+/// `dst + pos` and returns `pos + len`.
+///
+/// # Safety
+/// `c < words.len() == lens.len()`, and `dst + pos .. + 16` is writable.
+#[inline(always)]
+unsafe fn emit_one(
+    words: &[[u8; MAX_TOKEN_LEN]],
+    lens: &[u8],
+    c: usize,
+    dst: *mut u8,
+    pos: usize,
+) -> usize {
+    // SAFETY: the caller guarantees c is in range and the 16-byte store fits.
+    unsafe {
+        std::ptr::copy_nonoverlapping(words.get_unchecked(c).as_ptr(), dst.add(pos), MAX_TOKEN_LEN);
+        pos + *lens.get_unchecked(c) as usize
+    }
+}
+
+/// One code near the end of the output: a 16-byte store while it fits, else
+/// exactly the token's bytes; `None` when even those do not fit (a caller bug).
+#[inline]
+fn emit_exact(
+    words: &[[u8; MAX_TOKEN_LEN]],
+    lens: &[u8],
+    c: u16,
+    out: &mut [MaybeUninit<u8>],
+    pos: usize,
+) -> Option<usize> {
+    let c = c as usize;
+    let (word, len) = (words.get(c)?, *lens.get(c)? as usize);
+    if pos + MAX_TOKEN_LEN <= out.len() {
+        // SAFETY: pos + 16 <= out.len(): the store is in bounds.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                word.as_ptr(),
+                out.as_mut_ptr().cast::<u8>().add(pos),
+                MAX_TOKEN_LEN,
+            )
+        };
+    } else {
+        for (d, &b) in out.get_mut(pos..pos + len)?.iter_mut().zip(&word[..len]) {
+            d.write(b);
+        }
+    }
+    Some(pos + len)
 }
 
 /// The over-copy loop: stores each code's full 16-byte word at `dst + pos`
@@ -363,7 +425,14 @@ pub fn decode_range_parallel_uninit(
     byte_start: usize,
     out: &mut [MaybeUninit<u8>],
 ) -> usize {
-    let step = TASK_CODES.max(codes.batch) / codes.batch * codes.batch;
+    // Task size: about four tasks per thread, between MIN_TASK_CODES and
+    // TASK_CODES codes, cut at sidecar batch boundaries; one thread, one task.
+    let threads = rayon::current_num_threads();
+    if threads <= 1 {
+        return decode_range_uninit(dict, codes, range, out);
+    }
+    let want = (range.len() / (4 * threads)).clamp(MIN_TASK_CODES, TASK_CODES);
+    let step = want.max(codes.batch) / codes.batch * codes.batch;
     // Cut points: the range ends and the task-aligned batch boundaries between.
     let mut cuts = vec![(range.start, 0usize)];
     let mut c = range.start / step * step + step;

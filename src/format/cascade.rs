@@ -273,6 +273,40 @@ impl Sequence {
             .wrapping_add(sum)
     }
 
+    /// Appends `v[i] as i64 + add` for every `i` in `range` (`range.end <= len`)
+    /// to `out`, one block unpack per 128 values. For sequences that
+    /// [`Self::decode_all`] accepted (no checks here; arithmetic wraps, so
+    /// other input gives wrong values, never a panic).
+    pub fn extend_i64(
+        &self,
+        bytes: &[u8],
+        range: std::ops::Range<usize>,
+        add: i64,
+        out: &mut Vec<i64>,
+    ) {
+        let mut i = range.start;
+        if i == 0 && i < range.end {
+            out.push(self.first as i64 + add);
+            i = 1;
+        }
+        let mut buf = [0u32; CASCADE_BLOCK];
+        while i < range.end {
+            let (k, j0) = ((i - 1) / CASCADE_BLOCK, (i - 1) % CASCADE_BLOCK);
+            self.unpack(bytes, k, &mut buf);
+            let e = self.dir[k];
+            let mut v = e
+                .base
+                .wrapping_add(e.min.wrapping_mul(j0 as u32))
+                .wrapping_add(buf[..j0].iter().fold(0u32, |s, &r| s.wrapping_add(r)));
+            let jend = CASCADE_BLOCK.min(range.end - 1 - CASCADE_BLOCK * k);
+            for &r in &buf[j0..jend] {
+                v = v.wrapping_add(e.min).wrapping_add(r);
+                out.push(v as i64 + add);
+            }
+            i = CASCADE_BLOCK * k + jend + 1;
+        }
+    }
+
     /// Values `i` and `i + 1` (`i + 1 < len`), unpacking at most two blocks.
     pub fn get_pair(&self, bytes: &[u8], i: usize) -> (u32, u32) {
         if i == 0 || (i - 1) / CASCADE_BLOCK == i / CASCADE_BLOCK {
@@ -317,6 +351,13 @@ mod tests {
                     "get_pair({i})"
                 );
             }
+        }
+        let n = values.len();
+        for (a, b) in [(0, n), (1, n), (n / 3, n / 2 + 1), (n, n)] {
+            let mut out = Vec::new();
+            s.extend_i64(&bytes, a..b, -5, &mut out);
+            let want: Vec<i64> = values[a..b].iter().map(|&v| v as i64 - 5).collect();
+            assert_eq!(out, want, "extend_i64({a}..{b})");
         }
     }
 
