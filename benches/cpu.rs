@@ -48,7 +48,10 @@ const WIDTHS: &[(u8, Codec)] = &[(12, Codec::OnPair12), (16, Codec::OnPair16)];
 /// Thread settings for the bulk decode. `One`: the issue's single-thread
 /// criterion and the per-core cost of the decoder; `All`: what a scan gets
 /// from the whole machine (rayon's global pool).
-const DECODE_THREADS: &[Threads] = &[Threads::One, Threads::All];
+/// `OneValues`: our values-only decode (`read_values_into`, no offsets) on one
+/// thread, next to their values-only decode — the like-for-like kernel
+/// comparison; `One` and `All` time our full Arrow output (values + offsets).
+const DECODE_THREADS: &[Threads] = &[Threads::One, Threads::All, Threads::OneValues];
 
 /// Warm-up runs before a timed series (caches, page tables, lazy chunk
 /// validation of the reader, branch predictors).
@@ -75,6 +78,7 @@ const THEIR_TASK_CODES: usize = 1 << 15;
 enum Threads {
     One,
     All,
+    OneValues,
 }
 
 // ───────────────────────────── harness ─────────────────────────────
@@ -300,8 +304,8 @@ struct Row {
     value_bytes: usize,
     ours_comp: Stat,
     theirs_comp: Stat,
-    ours_dec: [Stat; 2],
-    theirs_dec: [Stat; 2],
+    ours_dec: [Stat; 3],
+    theirs_dec: [Stat; 3],
     ours_get: Stat,
     theirs_get: Stat,
 }
@@ -333,12 +337,12 @@ fn gbps(bytes: usize, secs: f64) -> f64 {
 
 fn speed_table(rows: &[Row], pick: fn(&Stat) -> f64, title: &str) -> String {
     let mut s = format!("\n### {title}\n\n");
-    s += "| column | w | compress MB/s ours | theirs | decode 1T GB/s ours | theirs | decode all-T GB/s ours | theirs | get ns/row ours | theirs |\n";
-    s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    s += "| column | w | compress MB/s ours | theirs | decode 1T GB/s ours | theirs | decode all-T GB/s ours | theirs | values-only 1T GB/s ours | theirs | get ns/row ours | theirs |\n";
+    s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for r in rows {
         let vb = r.value_bytes;
         s += &format!(
-            "| {} | {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0} | {:.0} |\n",
+            "| {} | {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0} | {:.0} |\n",
             r.name,
             r.bits,
             mbps(vb, pick(&r.ours_comp)),
@@ -347,6 +351,8 @@ fn speed_table(rows: &[Row], pick: fn(&Stat) -> f64, title: &str) -> String {
             gbps(vb, pick(&r.theirs_dec[0])),
             gbps(vb, pick(&r.ours_dec[1])),
             gbps(vb, pick(&r.theirs_dec[1])),
+            gbps(vb, pick(&r.ours_dec[2])),
+            gbps(vb, pick(&r.theirs_dec[2])),
             pick(&r.ours_get) * 1e9 / GET_ROWS as f64,
             pick(&r.theirs_get) * 1e9 / GET_ROWS as f64,
         );
@@ -409,15 +415,21 @@ fn summary(rows: &[Row]) -> String {
             .iter()
             .filter(|r| r.ours_dec[0].median <= r.theirs_dec[0].median)
             .count();
+        let val_win = rs
+            .iter()
+            .filter(|r| r.ours_dec[2].median <= r.theirs_dec[2].median)
+            .count();
         let get = geomean(rs.iter().map(|r| r.theirs_get.median / r.ours_get.median));
         let comp = geomean(rs.iter().map(|r| r.theirs_comp.median / r.ours_comp.median));
         s += &format!(
             "- **w = {bits}**: ratio ours ≥ theirs on {win}/{n} columns with row boundaries, \
              {win_nr}/{n} without; 1-thread decode ours/theirs = {:.2}× (geomean of median \
-             speeds; ours ≥ theirs on {dec_win}/{n}); all-threads decode {:.2}×; random get \
+             speeds; ours ≥ theirs on {dec_win}/{n}); all-threads decode {:.2}×; values-only \
+             1-thread decode {:.2}× (ours ≥ theirs on {val_win}/{n}); random get \
              {:.2}× (their ns / our ns); compress {:.2}×.\n",
             dec(0),
             dec(1),
+            dec(2),
             get,
             comp
         );
@@ -445,7 +457,9 @@ fresh buffers; the reader is open and its chunks validated, validation cached). 
 `decode_into` over the wide dictionary (built once, untimed) into a fresh buffer of the known \
 length + padding. Theirs all-T: the codes cut in pieces of 32768, the pieces' output lengths \
 summed in parallel (`decoded_len`), then decoded in parallel with `try_decode_into` into a \
-fresh buffer (they have no sidecar, so positions are found at read time).
+fresh buffer (they have no sidecar, so positions are found at read time). **values-only 1T**: \
+ours `Reader::read_values_into` (the values back to back, no offsets) into a fresh `Vec`, theirs \
+as in decode 1T — both sides produce the same bytes.
 - **get**: one pass over the same 100 000 pseudo-random rows; ours `Reader::get_into` into a \
 reused `Vec`, theirs `ColumnView::decompress_row_into` into a reused buffer of longest row + \
 `DECODE_PADDING`; time / 100 000.
@@ -613,6 +627,25 @@ fn main() {
                 }),
                 Threads::All => measure_pair(WARMUP, MIN_REPS, target, ours, || {
                     black_box(theirs_decode_par(view.codes, wv));
+                }),
+                Threads::OneValues => pool1.install(|| {
+                    let mut values = Vec::new();
+                    measure_pair(
+                        WARMUP,
+                        MIN_REPS,
+                        target,
+                        || {
+                            // A fresh buffer each time, as theirs gets.
+                            values = Vec::new();
+                            reader
+                                .read_values_into(0..reader.rows(), &mut values)
+                                .expect("values");
+                            black_box(&values);
+                        },
+                        || {
+                            black_box(theirs_decode_1t(view.codes, wv, total));
+                        },
+                    )
                 }),
             };
         }

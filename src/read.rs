@@ -287,6 +287,7 @@ impl Reader {
     }
 
     /// Validates chunk `i` (once) and returns it.
+    #[inline]
     pub fn chunk(&self, i: usize) -> Result<&ValidChunk> {
         if let Some(c) = self.chunks[i].get() {
             return Ok(c);
@@ -559,18 +560,7 @@ impl Reader {
     /// [`Self::read_range`] into `col`, reusing its buffers (a scan loop that
     /// decodes chunk after chunk avoids fresh allocations and page faults).
     pub fn read_range_into(&self, rows: Range<u64>, col: &mut Column) -> Result<()> {
-        if rows.start > rows.end {
-            return Err(Error::InvalidArgument(format!(
-                "row range {}..{} is reversed",
-                rows.start, rows.end
-            )));
-        }
-        if rows.end > self.rows() {
-            return Err(Error::RowOutOfRange {
-                row: rows.end,
-                rows: self.rows(),
-            });
-        }
+        self.check_range(&rows)?;
         let n = (rows.end - rows.start) as usize;
         let pieces = self.plan(rows.clone())?;
         let total: u64 = pieces.iter().map(|p| p.bytes.len() as u64).sum();
@@ -604,41 +594,7 @@ impl Reader {
             base += p.bytes.len() as i64;
             any_null |= c.validity.is_some();
         }
-        // Split the (uninitialized) output among pieces and decode them
-        // concurrently; every piece must fill its part exactly.
-        let mut slices = Vec::with_capacity(pieces.len());
-        let mut rest = &mut values.spare_capacity_mut()[..total as usize];
-        for p in &pieces {
-            let (s, t) = rest.split_at_mut(p.bytes.len());
-            slices.push(s);
-            rest = t;
-        }
-        let written: usize = pieces
-            .par_iter()
-            .zip(slices)
-            .map(|(p, out)| -> Result<usize> {
-                let c = self.chunk(p.chunk)?;
-                let codes = self.checked_codes(c);
-                let want = out.len();
-                let got = decode::decode_range_parallel_uninit(
-                    self.chunk_dictionary(c),
-                    &codes,
-                    p.codes.clone(),
-                    p.bytes.start,
-                    out,
-                );
-                Ok(got.min(want))
-            })
-            .sum::<Result<usize>>()?;
-        // Validation proved each piece's codes decode to exactly its bytes.
-        assert_eq!(
-            written, total as usize,
-            "decoded length disagrees with validated boundaries"
-        );
-        // SAFETY: each piece initialized its whole slice (got == want for every
-        // piece, as the sum of min(got, want) equals the total), and the slices
-        // tile 0..total of the capacity.
-        unsafe { values.set_len(total as usize) };
+        self.decode_values(&pieces, total as usize, &mut values)?;
         let validity = if any_null {
             let mut bits = vec![0u8; n.div_ceil(8)];
             let mut k = 0usize;
@@ -662,6 +618,82 @@ impl Reader {
             offsets,
             validity,
         };
+        Ok(())
+    }
+
+    /// Rejects reversed ranges and ranges past the last row.
+    fn check_range(&self, rows: &Range<u64>) -> Result<()> {
+        if rows.start > rows.end {
+            return Err(Error::InvalidArgument(format!(
+                "row range {}..{} is reversed",
+                rows.start, rows.end
+            )));
+        }
+        if rows.end > self.rows() {
+            return Err(Error::RowOutOfRange {
+                row: rows.end,
+                rows: self.rows(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Decodes the values of rows `rows`, back to back, into `values`
+    /// (cleared first; its buffer is reused) — no offsets, no validity: for
+    /// consumers that want the concatenated bytes.
+    pub fn read_values_into(&self, rows: Range<u64>, values: &mut Vec<u8>) -> Result<()> {
+        self.check_range(&rows)?;
+        let pieces = self.plan(rows)?;
+        let total: u64 = pieces.iter().map(|p| p.bytes.len() as u64).sum();
+        if let Some(cap) = self.opts.memory_cap {
+            if total > cap {
+                return Err(Error::MemoryCap { needed: total, cap });
+            }
+        }
+        values.clear();
+        values.reserve(total as usize);
+        self.decode_values(&pieces, total as usize, values)
+    }
+
+    /// Decodes `pieces` (of `total` bytes) into `values`, which is empty with
+    /// at least `total` bytes of capacity.
+    fn decode_values(&self, pieces: &[Piece], total: usize, values: &mut Vec<u8>) -> Result<()> {
+        debug_assert!(values.is_empty() && values.capacity() >= total);
+        // Split the (uninitialized) output among pieces and decode them
+        // concurrently; every piece must fill its part exactly.
+        let mut slices = Vec::with_capacity(pieces.len());
+        let mut rest = &mut values.spare_capacity_mut()[..total];
+        for p in pieces {
+            let (s, t) = rest.split_at_mut(p.bytes.len());
+            slices.push(s);
+            rest = t;
+        }
+        let written: usize = pieces
+            .par_iter()
+            .zip(slices)
+            .map(|(p, out)| -> Result<usize> {
+                let c = self.chunk(p.chunk)?;
+                let codes = self.checked_codes(c);
+                let want = out.len();
+                let got = decode::decode_range_parallel_uninit(
+                    self.chunk_dictionary(c),
+                    &codes,
+                    p.codes.clone(),
+                    p.bytes.start,
+                    out,
+                );
+                Ok(got.min(want))
+            })
+            .sum::<Result<usize>>()?;
+        // Validation proved each piece's codes decode to exactly its bytes.
+        assert_eq!(
+            written, total,
+            "decoded length disagrees with validated boundaries"
+        );
+        // SAFETY: each piece initialized its whole slice (got == want for every
+        // piece, as the sum of min(got, want) equals the total), and the slices
+        // tile 0..total of the capacity.
+        unsafe { values.set_len(total) };
         Ok(())
     }
 

@@ -23,6 +23,9 @@ fn check_column(rows: &[Option<Vec<u8>>], o: WriterOptions) {
         assert_eq!(col.value(i), want.as_deref(), "bulk row {i}");
         assert_eq!(r.get(i as u64).unwrap(), *want, "get row {i}");
     }
+    let mut values = vec![0xAA; 3];
+    r.read_values_into(0..r.rows(), &mut values).unwrap();
+    assert_eq!(values, col.values, "values-only decode");
 }
 
 /// The corpus, unpacked by ../shared/tools/corpus-unpack into target/corpus.

@@ -17,8 +17,6 @@ use crate::dict::{Dictionary, MAX_TOKEN_LEN};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::codes;
 
-/// Codes per unpacked block when decoding one row.
-const ROW_BLOCK: usize = 32;
 /// Codes per unpacked block in the decode loop.
 const UNPACK_BLOCK: usize = 256;
 /// Codes per parallel task (a multiple of every allowed batch size is not
@@ -176,6 +174,7 @@ impl<'a> CheckedCodes<'a> {
         *self.sidecar.last().expect("sidecar is never empty") as usize
     }
     /// Code `i`.
+    #[inline]
     pub fn get(&self, i: usize) -> u16 {
         codes::get(self.bits, self.packed, i)
     }
@@ -325,32 +324,6 @@ fn emit_exact(
     Some(pos + len)
 }
 
-/// The over-copy loop: stores each code's full 16-byte word at `dst + pos`
-/// and advances by the token's length. Returns the new position.
-///
-/// # Safety
-/// Every code is `< words.len() == lens.len()`, and `dst + pos` has room for
-/// `16 * codes.len()` bytes.
-#[inline(always)]
-unsafe fn emit_unchecked(
-    words: &[[u8; MAX_TOKEN_LEN]],
-    lens: &[u8],
-    codes: &[u16],
-    dst: *mut u8,
-    mut pos: usize,
-) -> usize {
-    for &c in codes {
-        let c = c as usize;
-        // SAFETY: the caller guarantees c is in range and the store fits.
-        unsafe {
-            let word = words.get_unchecked(c);
-            std::ptr::copy_nonoverlapping(word.as_ptr(), dst.add(pos), MAX_TOKEN_LEN);
-            pos += *lens.get_unchecked(c) as usize;
-        }
-    }
-    pos
-}
-
 /// Appends the decoded codes `range` (one row, typically) to `out`: sums the
 /// token lengths first so `out` grows once, then over-copies into its spare
 /// capacity.
@@ -385,18 +358,15 @@ pub fn decode_append(
     let (words, lens) = (table.words(), table.lens());
     let start = out.len();
     out.reserve(n * MAX_TOKEN_LEN);
-    // Rows are short: unpack through a small buffer (no large memset per call).
-    let mut buf = [0u16; ROW_BLOCK];
+    let dst = out.as_mut_ptr();
     let mut end = start;
-    let mut i = range.start;
-    while i < range.end {
-        let m = (range.end - i).min(ROW_BLOCK);
-        codes::unpack(codes.bits, codes.packed, i, &mut buf[..m]);
+    // Rows are short: read each code straight from the packed bytes.
+    for i in range {
+        let c = codes.get(i) as usize;
         // SAFETY: codes < num_tokens (checked, same dictionary asserted above);
         // the reservation leaves room for n 16-byte stores from `start`, and
         // `end - start` ≤ 16 × (codes emitted so far).
-        end = unsafe { emit_unchecked(words, lens, &buf[..m], out.as_mut_ptr(), end) };
-        i += m;
+        end = unsafe { emit_one(words, lens, c, dst, end) };
     }
     // SAFETY: bytes start..end were written by the stores above (each token's
     // bytes are the first `len` bytes of its word), and end <= capacity.
