@@ -389,7 +389,7 @@ cases! {
     section_end_overflows: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1); put64(v, at, u64::MAX - 15) })
         => Error::Corrupt { section: Section::Footer, invariant: I::LengthPastEnd { what: "chunk section", end: u64::MAX, .. }, .. },
     section_before_header: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 0); put64(v, at, 0) })
-        => Error::Corrupt { section: Section::Footer, invariant: I::LengthPastEnd { what: "chunk section", .. }, .. },
+        => Error::Corrupt { section: Section::Footer, invariant: I::Overlap { what: "header and sections" }, .. },
     sections_overlap: |b, _| b.patch_fixed(|v| { let at = chunk_entry(v, 1, 1); put64(v, at, b.chunk_at(0) as u64 + 16) })
         => Error::Corrupt { section: Section::Footer, invariant: I::Overlap { what: "sections" }, .. },
     section_misaligned: |b, _| b.patch_fixed(|v| {

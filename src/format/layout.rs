@@ -128,9 +128,15 @@ impl Footer {
         let region = HEADER_LEN as u64..base;
         let mut prev_end = HEADER_LEN as u64;
         let check_ref = |c: &Cursor, r: SectionRef, what: &'static str, prev_end: &mut u64| {
+            if r.offset < region.start {
+                // A section may not start inside the header.
+                return Err(c.error(Invariant::Overlap {
+                    what: "header and sections",
+                }));
+            }
             let end = r.offset.checked_add(r.len);
             match end {
-                Some(end) if r.offset >= region.start && end <= region.end => {}
+                Some(end) if end <= region.end => {}
                 _ => {
                     return Err(c.error(Invariant::LengthPastEnd {
                         what,
