@@ -208,15 +208,7 @@ pub fn decode_range_uninit(
     range: Range<usize>,
     out: &mut [MaybeUninit<u8>],
 ) -> usize {
-    assert!(
-        range.end <= codes.count && range.start <= range.end,
-        "code range out of bounds"
-    );
-    assert_eq!(
-        dict.num_tokens(),
-        codes.tokens,
-        "codes were checked against another dictionary"
-    );
+    assert_decodable(dict, codes, &range);
     let table = dict.table();
     let (words, lens) = (table.words(), table.lens());
     let dst = out.as_mut_ptr().cast::<u8>();
@@ -324,15 +316,10 @@ fn emit_exact(
     Some(pos + len)
 }
 
-/// Appends the decoded codes `range` (one row, typically) to `out`: sums the
-/// token lengths first so `out` grows once, then over-copies into its spare
-/// capacity.
-pub fn decode_append(
-    dict: &Dictionary,
-    codes: &CheckedCodes<'_>,
-    range: Range<usize>,
-    out: &mut Vec<u8>,
-) {
+/// The preconditions every decoder asserts before its unchecked loop: the
+/// range lies inside the codes, and the codes were checked against `dict`.
+#[inline]
+fn assert_decodable(dict: &Dictionary, codes: &CheckedCodes<'_>, range: &Range<usize>) {
     assert!(
         range.end <= codes.count && range.start <= range.end,
         "code range out of bounds"
@@ -342,6 +329,18 @@ pub fn decode_append(
         codes.tokens,
         "codes were checked against another dictionary"
     );
+}
+
+/// Appends the decoded codes `range` (one row, typically) to `out`: reserves
+/// 16 bytes per code, over-copies into the spare capacity, then sets the
+/// length (long ranges: sums the lengths first and decodes in place).
+pub fn decode_append(
+    dict: &Dictionary,
+    codes: &CheckedCodes<'_>,
+    range: Range<usize>,
+    out: &mut Vec<u8>,
+) {
+    assert_decodable(dict, codes, &range);
     let n = range.end - range.start;
     if n > UNPACK_BLOCK {
         let mut len = 0usize;
