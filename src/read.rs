@@ -22,8 +22,10 @@ use crate::format::{limits, HEADER_LEN, MAGIC, TAIL_LEN, VERSION};
 /// Reader settings.
 #[derive(Clone, Debug)]
 pub struct ReadOptions {
-    /// Most bytes one decode call may allocate for its output (values +
-    /// offsets); `None` = unlimited. Default 16 GiB.
+    /// Most bytes one bulk decode (`read_range`, `read_all`,
+    /// `read_values_into`) may allocate for its output (values + offsets);
+    /// `None` = unlimited. Default 16 GiB. A single `get` is bounded by the
+    /// format's value limit (`MAX_VALUE_LEN`, checked at validation) instead.
     pub memory_cap: Option<u64>,
     /// Validate every chunk at open instead of on first touch.
     pub eager: bool,
