@@ -9,7 +9,11 @@ fn main() {
         .split(|&b| b == b'\n')
         .collect();
     let o = WriterOptions {
-        codec: Codec::OnPair12,
+        codec: if std::env::var("W16").is_ok() {
+            Codec::OnPair16
+        } else {
+            Codec::OnPair12
+        },
         ..WriterOptions::default()
     };
     let file = fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), o).unwrap();

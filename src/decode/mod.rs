@@ -228,15 +228,19 @@ pub fn decode_range_uninit(
             i += 1;
         }
         while end - i >= FUSED_BLOCK && pos + FUSED_BLOCK * MAX_TOKEN_LEN <= cap {
-            let tri = &codes.packed[i / 2 * 3..(i + FUSED_BLOCK) / 2 * 3];
-            for t in tri.chunks_exact(3) {
-                let v = t[0] as u32 | (t[1] as u32) << 8 | (t[2] as u32) << 16;
+            // Four codes per 6 bytes: one 48-bit value, four 12-bit fields.
+            let six = &codes.packed[i / 2 * 3..(i + FUSED_BLOCK) / 2 * 3];
+            for t in six.chunks_exact(6) {
+                let v = u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as u64
+                    | (u16::from_le_bytes([t[4], t[5]]) as u64) << 32;
                 // SAFETY: codes < num_tokens (`CheckedCodes::check`, same
                 // dictionary asserted above); the block's ≤ 16 bytes per code
                 // fit in `out` (loop condition).
                 unsafe {
                     pos = emit_one(words, lens, (v & 0xfff) as usize, dst, pos);
-                    pos = emit_one(words, lens, (v >> 12) as usize, dst, pos);
+                    pos = emit_one(words, lens, (v >> 12 & 0xfff) as usize, dst, pos);
+                    pos = emit_one(words, lens, (v >> 24 & 0xfff) as usize, dst, pos);
+                    pos = emit_one(words, lens, (v >> 36 & 0xfff) as usize, dst, pos);
                 }
             }
             i += FUSED_BLOCK;
