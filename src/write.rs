@@ -307,37 +307,34 @@ impl<S: Sink> Writer<S> {
 
 /// Trains a dictionary on a sample of `rows` spread over all of them.
 fn train(opts: &WriterOptions, rows: &[&[u8]]) -> TokenTable {
-    {
-        // Spread the sample over the given rows rather than taking a prefix.
-        let total: usize = rows.iter().map(|r| r.len()).sum();
-        let sample: Vec<&[u8]> = if total <= opts.sample_bytes {
-            rows.to_vec()
-        } else {
-            let stride = total.div_ceil(opts.sample_bytes).max(1);
-            rows.iter().step_by(stride).copied().collect()
-        };
-        let mut params = match opts.codec {
-            Codec::OnPair12 => OnPairParams::onpair12(),
-            _ => OnPairParams::onpair16(),
-        };
-        params.seed = opts.seed;
-        let full = onpair::train(&sample, &params);
-        let sample_bytes: usize = sample.iter().map(|r| r.len()).sum();
-        if sample_bytes > SHORT_TOKEN_TRIAL_BYTES {
-            return full;
-        }
-        // Small input: the dictionary is a large share of the file. Also train
-        // with tokens of at most 8 bytes (no high plane: half the bytes per
-        // stored token) and keep whichever gives the smaller estimate.
-        params.max_token_len = 8;
-        params.token_cost_bytes = Some(onpair::SHORT_PLANE_TOKEN_COST);
-        let short = onpair::train(&sample, &params);
-        if estimated_size(&sample, &short, opts.codec) < estimated_size(&sample, &full, opts.codec)
-        {
-            short
-        } else {
-            full
-        }
+    // Spread the sample over the given rows rather than taking a prefix.
+    let total: usize = rows.iter().map(|r| r.len()).sum();
+    let sample: Vec<&[u8]> = if total <= opts.sample_bytes {
+        rows.to_vec()
+    } else {
+        let stride = total.div_ceil(opts.sample_bytes).max(1);
+        rows.iter().step_by(stride).copied().collect()
+    };
+    let mut params = match opts.codec {
+        Codec::OnPair12 => OnPairParams::onpair12(),
+        _ => OnPairParams::onpair16(),
+    };
+    params.seed = opts.seed;
+    let full = onpair::train(&sample, &params);
+    let sample_bytes: usize = sample.iter().map(|r| r.len()).sum();
+    if sample_bytes > SHORT_TOKEN_TRIAL_BYTES {
+        return full;
+    }
+    // Small input: the dictionary is a large share of the file. Also train
+    // with tokens of at most 8 bytes (no high plane: half the bytes per
+    // stored token) and keep whichever gives the smaller estimate.
+    params.max_token_len = 8;
+    params.token_cost_bytes = Some(onpair::SHORT_PLANE_TOKEN_COST);
+    let short = onpair::train(&sample, &params);
+    if estimated_size(&sample, &short, opts.codec) < estimated_size(&sample, &full, opts.codec) {
+        short
+    } else {
+        full
     }
 }
 
@@ -408,93 +405,91 @@ fn encode_chunk(
     m: &Matcher,
     own: Option<TokenTable>,
 ) -> EncodedChunk {
-    {
-        let table_lens = table.lens();
-        // Encode row segments of about ENCODE_SEGMENT bytes in parallel, then
-        // stitch them: a single large chunk still uses every core.
-        let mut segments = Vec::new();
-        let mut start = 0usize;
-        while start < p.rows() {
-            let base = if start == 0 { 0 } else { p.ends[start - 1] };
-            let mut end = start + 1;
-            while end < p.rows() && p.ends[end - 1] - base < ENCODE_SEGMENT {
-                end += 1;
+    let table_lens = table.lens();
+    // Encode row segments of about ENCODE_SEGMENT bytes in parallel, then
+    // stitch them: a single large chunk still uses every core.
+    let mut segments = Vec::new();
+    let mut start = 0usize;
+    while start < p.rows() {
+        let base = if start == 0 { 0 } else { p.ends[start - 1] };
+        let mut end = start + 1;
+        while end < p.rows() && p.ends[end - 1] - base < ENCODE_SEGMENT {
+            end += 1;
+        }
+        segments.push(start..end);
+        start = end;
+    }
+    let parts: Vec<(Vec<u16>, Vec<u32>)> = segments
+        .into_par_iter()
+        .map(|rows| {
+            let mut codes = Vec::new();
+            let mut ends = Vec::with_capacity(rows.len());
+            for i in rows {
+                m.encode_into(p.row(i), &mut codes);
+                ends.push(codes.len() as u32);
             }
-            segments.push(start..end);
-            start = end;
+            (codes, ends)
+        })
+        .collect();
+    let total_codes: usize = parts.iter().map(|(c, _)| c.len()).sum();
+    let mut codes_v: Vec<u16> = Vec::with_capacity(total_codes);
+    let mut row_codes = Vec::with_capacity(p.rows() + 1);
+    row_codes.push(0u32);
+    for (codes, ends) in parts {
+        let base = codes_v.len() as u32;
+        codes_v.extend_from_slice(&codes);
+        row_codes.extend(ends.iter().map(|&e| base + e));
+    }
+    let mut row_bytes = Vec::with_capacity(p.rows() + 1);
+    row_bytes.push(0u32);
+    row_bytes.extend(p.ends.iter().map(|&e| e as u32));
+    let g = opts.batch as usize;
+    let mut hist = [0u64; 16];
+    let mut sidecar = Vec::with_capacity(codes_v.len() / g + 2);
+    let mut pos = 0u32;
+    for (i, &c) in codes_v.iter().enumerate() {
+        if i % g == 0 {
+            sidecar.push(pos);
         }
-        let parts: Vec<(Vec<u16>, Vec<u32>)> = segments
-            .into_par_iter()
-            .map(|rows| {
-                let mut codes = Vec::new();
-                let mut ends = Vec::with_capacity(rows.len());
-                for i in rows {
-                    m.encode_into(p.row(i), &mut codes);
-                    ends.push(codes.len() as u32);
-                }
-                (codes, ends)
-            })
-            .collect();
-        let total_codes: usize = parts.iter().map(|(c, _)| c.len()).sum();
-        let mut codes_v: Vec<u16> = Vec::with_capacity(total_codes);
-        let mut row_codes = Vec::with_capacity(p.rows() + 1);
-        row_codes.push(0u32);
-        for (codes, ends) in parts {
-            let base = codes_v.len() as u32;
-            codes_v.extend_from_slice(&codes);
-            row_codes.extend(ends.iter().map(|&e| base + e));
+        let l = table_lens[c as usize];
+        hist[l as usize - 1] += 1;
+        pos += l as u32;
+    }
+    sidecar.push(pos);
+    debug_assert_eq!(pos as usize, p.data.len());
+    let mut packed = Vec::new();
+    codes::pack(opts.codec.code_bits(), &codes_v, &mut packed);
+    let mut sc = Vec::new();
+    cascade::encode(&sidecar, &mut sc);
+    let mut rc = Vec::new();
+    cascade::encode(&row_codes, &mut rc);
+    let mut rb = Vec::new();
+    cascade::encode(&row_bytes, &mut rb);
+    let validity = (p.nulls > 0).then(|| {
+        let mut bits = vec![0u8; p.rows().div_ceil(8)];
+        for (i, &v) in p.valid.iter().enumerate() {
+            bits[i / 8] |= (v as u8) << (i % 8);
         }
-        let mut row_bytes = Vec::with_capacity(p.rows() + 1);
-        row_bytes.push(0u32);
-        row_bytes.extend(p.ends.iter().map(|&e| e as u32));
-        let g = opts.batch as usize;
-        let mut hist = [0u64; 16];
-        let mut sidecar = Vec::with_capacity(codes_v.len() / g + 2);
-        let mut pos = 0u32;
-        for (i, &c) in codes_v.iter().enumerate() {
-            if i % g == 0 {
-                sidecar.push(pos);
-            }
-            let l = table_lens[c as usize];
-            hist[l as usize - 1] += 1;
-            pos += l as u32;
-        }
-        sidecar.push(pos);
-        debug_assert_eq!(pos as usize, p.data.len());
-        let mut packed = Vec::new();
-        codes::pack(opts.codec.code_bits(), &codes_v, &mut packed);
-        let mut sc = Vec::new();
-        cascade::encode(&sidecar, &mut sc);
-        let mut rc = Vec::new();
-        cascade::encode(&row_codes, &mut rc);
-        let mut rb = Vec::new();
-        cascade::encode(&row_bytes, &mut rb);
-        let validity = (p.nulls > 0).then(|| {
-            let mut bits = vec![0u8; p.rows().div_ceil(8)];
-            for (i, &v) in p.valid.iter().enumerate() {
-                bits[i / 8] |= (v as u8) << (i % 8);
-            }
-            bits
-        });
-        let mut bytes = Vec::new();
-        ChunkSection::write(
-            opts.batch,
-            &packed,
-            &sc,
-            &rc,
-            &rb,
-            validity.as_deref(),
-            &mut bytes,
-        );
-        EncodedChunk {
-            bytes,
-            rows: p.rows() as u32,
-            codes: codes_v.len() as u32,
-            decoded: p.data.len() as u64,
-            nulls: p.nulls as u32,
-            hist,
-            dict: own,
-        }
+        bits
+    });
+    let mut bytes = Vec::new();
+    ChunkSection::write(
+        opts.batch,
+        &packed,
+        &sc,
+        &rc,
+        &rb,
+        validity.as_deref(),
+        &mut bytes,
+    );
+    EncodedChunk {
+        bytes,
+        rows: p.rows() as u32,
+        codes: codes_v.len() as u32,
+        decoded: p.data.len() as u64,
+        nulls: p.nulls as u32,
+        hist,
+        dict: own,
     }
 }
 
