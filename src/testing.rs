@@ -178,6 +178,15 @@ impl Bytes<'_> {
     }
 }
 
+/// The code width a fuzz input's flag bit 0 selects.
+fn codec_from_flag(flags: u8) -> Codec {
+    if flags & 1 == 0 {
+        Codec::OnPair12
+    } else {
+        Codec::OnPair16
+    }
+}
+
 /// The `roundtrip` fuzz target: rows (any bytes, empty values, nulls) and
 /// writer options from `data` → write → read (bulk, per row, ranges) → identical.
 pub fn fuzz_roundtrip(data: &[u8]) {
@@ -186,11 +195,7 @@ pub fn fuzz_roundtrip(data: &[u8]) {
     }
     let mut b = Bytes(data);
     let flags = b.u8();
-    let codec = if flags & 1 == 0 {
-        Codec::OnPair12
-    } else {
-        Codec::OnPair16
-    };
+    let codec = codec_from_flag(flags);
     let chunk_rows = 1 + (b.u8() as usize % 64);
     let chunk_bytes = 1 + (b.u16() as usize) * 4;
     let batch = 16u32 << (b.u8() % 4);
@@ -268,11 +273,7 @@ pub fn fuzz_decode_parity(data: &[u8]) {
     }
     let mut b = Bytes(data);
     let flags = b.u8();
-    let codec = if flags & 1 == 0 {
-        Codec::OnPair12
-    } else {
-        Codec::OnPair16
-    };
+    let codec = codec_from_flag(flags);
     let batch = 16u32 << (b.u8() % 5);
     let extra = (b.u16() as usize) % ((1usize << codec.code_bits()) - 255);
     let mut table = TokenTable::single_bytes();

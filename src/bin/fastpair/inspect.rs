@@ -80,36 +80,20 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         thousands(file_bytes),
         human_bytes(file_bytes)
     );
-    let _ = writeln!(
-        w,
-        "  codes            {:>14}  {:5.1}%",
-        thousands(codes),
-        pct(codes)
-    );
-    let _ = writeln!(
-        w,
-        "  sidecar          {:>14}  {:5.1}%",
-        thousands(sidecar),
-        pct(sidecar)
-    );
-    let _ = writeln!(
-        w,
-        "  row boundaries   {:>14}  {:5.1}%",
-        thousands(bounds),
-        pct(bounds)
-    );
-    let _ = writeln!(
-        w,
-        "  validity         {:>14}  {:5.1}%",
-        thousands(validity),
-        pct(validity)
-    );
-    let _ = writeln!(
-        w,
-        "  dictionaries     {:>14}  {:5.1}%",
-        thousands(dict_bytes),
-        pct(dict_bytes)
-    );
+    for (label, bytes) in [
+        ("codes", codes),
+        ("sidecar", sidecar),
+        ("row boundaries", bounds),
+        ("validity", validity),
+        ("dictionaries", dict_bytes),
+    ] {
+        let _ = writeln!(
+            w,
+            "  {label:<17}{:>14}  {:5.1}%",
+            thousands(bytes),
+            pct(bytes)
+        );
+    }
     let other = file_bytes.saturating_sub(codes + sidecar + bounds + validity + dict_bytes);
     let _ = writeln!(
         w,
