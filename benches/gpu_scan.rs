@@ -1,13 +1,15 @@
 //! GPU scan benchmark (issue 3): for each corpus column and codec, the
 //! FastPair decode kernel's GB/s of decoded bytes (min and median over REPS
 //! runs, CUDA events), a device-to-device copy of the same size in the same
-//! run, the full device scan (de-cascade + decode + offsets), end to end from
+//! run and a write-only fill, the full device scan (what `gpu::scan` runs:
+//! sidecar de-cascade, then decode + offsets in one launch), end to end from
 //! pinned host memory (pipelined copies + decode) against a plain pinned
 //! upload of the uncompressed bytes, and a sweep of K, H, T, B, W.
 //!
 //!   cargo bench --bench gpu_scan                  (REPS=100, all columns)
 //!   ONLY=loghub SWEEP=0 cargo bench --bench gpu_scan
-//! Environment: CORPUS (dir, default target/corpus), ONLY (substring filter),
+//! Environment: CORPUS (dir, default target/corpus), ONLY (comma-separated substrings),
+//! CODEC (onpair12 or onpair16: only that codec),
 //! REPS, MIN_BYTES (tile target, default 256 MiB), SWEEP (1 = run the sweep,
 //! default 1), SWEEP_COLS (comma-separated substrings), GROUPS (pipelined
 //! end-to-end groups, default 16).
@@ -74,11 +76,26 @@ fn verify(p: &Prepared, c: &Col) {
         );
     }
     assert_eq!(g.offsets.len(), c.tiles * (cpu.offsets.len() - 1) + 1);
+    let rows = cpu.offsets.len() - 1;
+    for (i, &o) in g.offsets.iter().enumerate() {
+        let (t, r) = if i == 0 {
+            (0, 0)
+        } else {
+            ((i - 1) / rows, (i - 1) % rows + 1)
+        };
+        assert_eq!(
+            o,
+            (t * n) as i64 + cpu.offsets[r],
+            "{} {:?}: offset {i} differs from the CPU decoder",
+            c.name,
+            c.codec
+        );
+    }
 }
 
 fn sweep(c: &Col, reps: usize) -> (DecoderConfig, f64) {
     let mut best = DecoderConfig {
-        w: gpu::plan::preferred_width(&c.reader),
+        w: gpu::scan_width(&c.reader),
         emit: env("EMIT", DecoderConfig::default().emit),
         ..DecoderConfig::default()
     };
@@ -150,6 +167,7 @@ fn main() {
     }
     let dir = PathBuf::from(env("CORPUS", "target/corpus".to_string()));
     let only = env("ONLY", String::new());
+    let codec_only = env("CODEC", String::new());
     let reps: usize = env("REPS", 100);
     let min_bytes: u64 = env("MIN_BYTES", 256u64 << 20);
     let do_sweep: u32 = env("SWEEP", 1);
@@ -158,20 +176,30 @@ fn main() {
         "loghub_Linux_full,tpch_sf1_l_comment,dbtext_hex,code_python".to_string(),
     );
     let groups: usize = env("GROUPS", 16);
-    let g = gpu::device::gpu().expect("gpu");
-    println!("device: {} ({} SMs)", g.name, g.sms);
+    let (name, sms) = gpu::device_info().expect("gpu");
+    println!("device: {name} ({sms} SMs)");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .filter(|p| p.to_string_lossy().contains(&only))
+        .filter(|p| only.split(',').any(|o| p.to_string_lossy().contains(o)))
         .collect();
     files.sort();
     let mut cols = Vec::new();
     for f in &files {
         let data = std::fs::read(f).unwrap();
-        let vals: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
-        for &codec in CODECS {
+        // One value per line, exactly as `fastpair compress` reads them: a
+        // final newline ends the last value (no empty row after it).
+        let body = data.strip_suffix(b"\n").unwrap_or(&data);
+        let vals: Vec<&[u8]> = if data.is_empty() {
+            Vec::new()
+        } else {
+            body.split(|&b| b == b'\n').collect()
+        };
+        for &codec in CODECS
+            .iter()
+            .filter(|c| codec_only.is_empty() || c.name() == codec_only)
+        {
             let opts = WriterOptions {
                 codec,
                 ..Default::default()
@@ -211,7 +239,7 @@ fn main() {
     }
     println!(
         "table,column,codec,ratio,decoded_MB,tiles,W,decode_min_GBps,decode_median_GBps,\
-         best_cfg_median_GBps,scan_median_GBps,copy_median_GBps,e2e_GBps,upload_GBps"
+         best_cfg_median_GBps,scan_median_GBps,copy_median_GBps,fill_median_GBps,e2e_GBps,upload_GBps"
     );
     for c in &cols {
         let mut p = match prepare(c, DecoderConfig::default(), false) {
@@ -226,6 +254,7 @@ fn main() {
         let (dmin, dmed) = stats(&p.time_decode(reps).unwrap(), bytes);
         let (_, smed) = stats(&p.time_run(reps).unwrap(), bytes);
         let (_, cmed) = stats(&p.time_copy(reps).unwrap(), bytes);
+        let (_, fmed) = stats(&p.time_fill(reps).unwrap(), bytes);
         let e2e = (0..5)
             .map(|_| p.end_to_end(groups).unwrap())
             .fold(f64::MAX, f64::min);
@@ -245,7 +274,7 @@ fn main() {
             dmed
         };
         println!(
-            "table,{},{},{:.2},{:.0},{},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1}",
+            "table,{},{},{:.2},{:.0},{},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1}",
             c.name,
             c.codec.name(),
             c.ratio,
@@ -257,6 +286,7 @@ fn main() {
             bmed,
             smed,
             cmed,
+            fmed,
             bytes as f64 / (e2e * 1e6),
             bytes as f64 / (up * 1e6)
         );

@@ -1,16 +1,14 @@
 // FastPair decoder kernels (spec/DECODER.md). Compiled at run time with NVRTC;
-// the host prepends a prelude that defines FP_K, FP_H, FP_T, FP_B, FP_W, FP_EMIT,
-// FP_BITS and the descriptor sizes FP_PIECE_BYTES, FP_DICT_BYTES, FP_SEQ_BYTES.
+// the host prepends a prelude rendered from one Rust source (src/gpu/abi.rs):
+// FP_K, FP_H, FP_T, FP_B, FP_W, FP_EMIT, FP_BITS, the integer typedefs, the
+// status flag bits ST_*, and the descriptor structs Piece, Dict, Seq with
+// static_asserts of their sizes and field offsets.
 //
 // Kernels:
-//   fastpair_decascade  cascaded monotone sequences -> u32 values (sidecars, row bounds)
-//   fastpair_decode     one warp per batch of 32*K codes -> bytes in one output buffer
-//   fastpair_offsets    row byte bounds -> Arrow i64 offsets of the whole selection
-
-typedef unsigned char u8;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-typedef long long i64;
+//   fastpair_decascade  cascaded sidecars -> u32 values
+//   fastpair_decode     one warp per batch of 32*K codes -> bytes in one output
+//                       buffer; extra blocks de-cascade the row byte bounds
+//                       straight into the Arrow i64 offsets (fused, no u32 pass)
 
 #define FULL 0xffffffffu
 #define KB (32 * FP_K)                    // codes per warp batch
@@ -20,43 +18,7 @@ typedef long long i64;
 #define WARPS (FP_T / 32)
 #define WARP_SMEM (STAGE_BYTES + CODE_BYTES + QUEUE_LEN * 8)
 
-// Status flag bits (mirrored in src/gpu/mod.rs).
-#define ST_CODE_RANGE 1u   // a code is not below its dictionary's size
-#define ST_SIDECAR 2u      // a batch's token lengths disagree with the sidecar
-#define ST_CASCADE 4u      // a cascaded sequence is inconsistent
-
-// One selected chunk (or part of one). Layout rendered from Rust: see gpu/plan.rs.
-struct Piece {
-    u64 codes_off;    // byte offset of the chunk's packed codes in `input` (16-aligned)
-    u64 out_base;     // global output byte of chunk-local byte win_lo
-    u64 row_base;     // global row index of the piece's first row
-    u32 codes_len;    // bytes readable at codes_off (multiple of 16, >= packed length)
-    u32 count;        // codes in the chunk
-    u32 g;            // sidecar batch size G (divides KB)
-    u32 dict;         // index into the dictionary table
-    u32 sidecar_off;  // element offset of the decoded sidecar in `seq`
-    u32 rb_off;       // element offset of the decoded row byte bounds in `seq`
-    u32 win_lo;       // chunk-local output window [win_lo, win_hi)
-    u32 win_hi;
-    u32 wb_lo;        // first warp batch (chunk-local) of this piece
-    u32 row_lo;       // chunk-local rows [row_lo, row_hi)
-    u32 row_hi;
-    u32 pad;
-};
-struct Dict {
-    u64 lens_off;     // nibble-packed len-1, in `dictblob`
-    u64 lo_off;       // low plane, FP_W bytes per token (16-aligned)
-    u64 hi_off;       // high plane, 16-FP_W bytes per token (unused when FP_W == 16)
-    u32 ntok;
-    u32 pad;
-};
-struct Seq {
-    u64 in_off;       // byte offset of the cascaded sequence in `input` (16-aligned)
-    u32 count;        // values
-    u32 out_off;      // element offset of value 0 in `seq`
-    u32 pad0;
-    u32 pad1;
-};
+// Descriptor structs and ST_* flags come from the prelude; their sizes again here.
 static_assert(sizeof(Piece) == FP_PIECE_BYTES, "Piece layout differs from the host's");
 static_assert(sizeof(Dict) == FP_DICT_BYTES, "Dict layout differs from the host's");
 static_assert(sizeof(Seq) == FP_SEQ_BYTES, "Seq layout differs from the host's");
@@ -78,31 +40,26 @@ __device__ __forceinline__ u32 find_le(const T* __restrict__ a, u32 n, T x) {
 }
 
 // ---------------------------------------------------------------------------
-// De-cascade: one warp per 128-delta block. Value i of a block sits in SIMD
-// lane i % 4 of bitpacking's BitPacker4x; each lane's 32 values are packed
-// LSB-first into consecutive u32 words, the 4 lanes' words interleaved. So
-// lane l of the warp owns values 4l..4l+3 (SIMD lanes 0..3, slot l).
-// `blk` holds for each sequence the first warp (prefix over max(blocks, 1)).
-extern "C" __global__ void fastpair_decascade(
-    const u8* __restrict__ input, const Seq* __restrict__ seqs,
-    const u32* __restrict__ blk, u32 nseqs, u32 blk_base, u32 total,
-    u32* __restrict__ seq, u32* __restrict__ status)
+// De-cascade of one 128-delta block `kb` of the sequence `sq`. Value i of a
+// block sits in SIMD lane i % 4 of bitpacking's BitPacker4x; each lane's 32
+// values are packed LSB-first into consecutive u32 words, the 4 lanes' words
+// interleaved. So lane l of the warp owns values 4l..4l+3 (SIMD lanes 0..3,
+// slot l): it gets the sequence values 128kb + 4l + 1 + s4 in v4[s4], valid
+// where 4l + s4 < in_block. Raises ST_CASCADE on non-zero padding residuals
+// or a first block whose base is not the sequence's first value.
+__device__ __forceinline__ void cascade_block(
+    const u8* __restrict__ input, const Seq& sq, u32 kb, u32 lane,
+    u32* __restrict__ status, u32 (&v4)[4], u32& in_block, u32& first)
 {
-    const u32 lane = threadIdx.x & 31;
-    const u32 gw = blk_base + blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-    if (gw >= blk_base + total) return;
-    const u32 s = find_le(blk, nseqs, gw);
-    const Seq sq = seqs[s];
-    const u32 kb = gw - blk[s];
     const u32* h = (const u32*)(input + sq.in_off);
-    const u32 count = h[0], nb = h[1], first = h[2];
-    u32* out = seq + sq.out_off;
-    if (kb == 0 && lane == 0) out[0] = first;
+    const u32 count = h[0], nb = h[1];
+    first = h[2];
+    in_block = 0;
     if (nb == 0) return;
     const u32* dir = h + 4 + 4 * kb;
     const u32 base = dir[0], mn = dir[1], off = dir[2], bits = dir[3] & 0xff;
     const u32* packed = (const u32*)((const u8*)(h + 4 + 4 * nb) + off);
-    const u32 in_block = min(count - 1 - 128 * kb, 128u);
+    in_block = min(count - 1 - 128 * kb, 128u);
     u32 d[4];
     u32 sum = 0, bad = 0;
     const u32 bitpos = lane * bits, w = bitpos >> 5, sh = bitpos & 31;
@@ -129,29 +86,64 @@ extern "C" __global__ void fastpair_decascade(
     u32 v = base + incl - sum;
 #pragma unroll
     for (u32 s4 = 0; s4 < 4; s4++) {
-        const u32 i = 4 * lane + s4;
         v += d[s4];
-        if (i < in_block) out[128 * kb + i + 1] = v;
+        v4[s4] = v;
     }
     if (kb == 0 && base != first) bad = 1;
     if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_CASCADE);
 }
 
-// ---------------------------------------------------------------------------
-// Offsets: one thread per selected row; offsets[0] = 0 is written by row 0.
-extern "C" __global__ void fastpair_offsets(
-    const Piece* __restrict__ pieces, const u64* __restrict__ rowp, u32 npieces,
-    u64 row_base, u64 nrows, const u32* __restrict__ seq, i64* __restrict__ offsets)
+// Sidecars: one warp per 128-delta block. `blk` holds for each sequence the
+// first warp (prefix over max(blocks, 1)); the sequence's first warp also
+// writes value 0 (a sequence with no deltas gets one warp that writes only it).
+extern "C" __global__ void fastpair_decascade(
+    const u8* __restrict__ input, const Seq* __restrict__ seqs,
+    const u32* __restrict__ blk, u32 nseqs, u32 blk_base, u32 total,
+    u32* __restrict__ seq, u32* __restrict__ status)
 {
-    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nrows) return;
-    const u64 g = row_base + i;
-    const u32 p = find_le(rowp, npieces, g);
-    const Piece pc = pieces[p];
-    const u32* rb = seq + pc.rb_off;
-    const u32 r = pc.row_lo + (u32)(g - pc.row_base);
-    offsets[g + 1] = (i64)(pc.out_base + (rb[r + 1] - pc.win_lo));
-    if (g == 0) offsets[0] = 0;
+    const u32 lane = threadIdx.x & 31;
+    const u32 gw = blk_base + blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (gw >= blk_base + total) return;
+    const u32 s = find_le(blk, nseqs, gw);
+    const Seq sq = seqs[s];
+    const u32 kb = gw - blk[s];
+    u32 v[4], in_block, first;
+    cascade_block(input, sq, kb, lane, status, v, in_block, first);
+    u32* out = seq + sq.out_off;
+    if (kb == 0 && lane == 0) out[0] = first;
+#pragma unroll
+    for (u32 s4 = 0; s4 < 4; s4++) {
+        const u32 i = 4 * lane + s4;
+        if (i < in_block) out[128 * kb + i + 1] = v[s4];
+    }
+}
+
+// Row offsets (run by the decode launch's extra blocks): one warp per
+// 128-delta block of a piece's row byte bounds (only the blocks holding its
+// selected rows). Value 128kb + i + 1 is the
+// end of chunk-local row r = 128kb + i, so for selected rows r in
+// [row_lo, row_hi): offsets[row_base + r - row_lo + 1] = out_base + v - win_lo.
+// Only offsets[1 ..= rows] are written, whatever the values.
+__device__ __forceinline__ void row_offsets_warp(
+    const u8* __restrict__ input, const Piece* __restrict__ pieces,
+    const Seq* __restrict__ row_seqs, const u32* __restrict__ row_blk, u32 npieces,
+    u32 gw, u32 lane, i64* __restrict__ offsets, u32* __restrict__ status)
+{
+    const u32 p = find_le(row_blk, npieces, gw);
+    const u32 row_lo = pieces[p].row_lo, row_hi = pieces[p].row_hi;
+    // The piece's warps cover only the blocks of its selected rows.
+    const u32 kb = gw - row_blk[p] + row_lo / 128;
+    const Seq sq = row_seqs[p];
+    u32 v[4], in_block, first;
+    cascade_block(input, sq, kb, lane, status, v, in_block, first);
+    const i64 base = (i64)pieces[p].row_base + 1 - (i64)row_lo;
+    const i64 ob = (i64)pieces[p].out_base - (i64)pieces[p].win_lo;
+#pragma unroll
+    for (u32 s4 = 0; s4 < 4; s4++) {
+        const u32 i = 4 * lane + s4;
+        const u32 r = 128 * kb + i;
+        if (i < in_block && r >= row_lo && r < row_hi) offsets[base + r] = ob + (i64)v[s4];
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -229,10 +221,21 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     const Piece* __restrict__ pieces, const u32* __restrict__ wbp,
     const u32* __restrict__ wpiece, u32 pbase, u32 npieces,
     u32 wb_base, u32 total, const Dict* __restrict__ dicts,
-    const u32* __restrict__ seq, u8* __restrict__ out, u32* __restrict__ status)
+    const u32* __restrict__ seq, u8* __restrict__ out, u32* __restrict__ status,
+    u32 dec_blocks, const Seq* __restrict__ row_seqs, const u32* __restrict__ row_blk,
+    u32 rb_base, u32 rb_total, i64* __restrict__ offsets)
 {
     extern __shared__ __align__(16) u8 smem[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (blockIdx.x >= dec_blocks) {
+        // Fused offsets: these blocks de-cascade row byte bounds while the
+        // blocks before them decode (no dependency between the two).
+        const u32 rw = rb_base + (blockIdx.x - dec_blocks) * WARPS + warp;
+        if (rw >= rb_base + rb_total) return;
+        if (rw == 0 && lane == 0) offsets[0] = 0;
+        row_offsets_warp(input, pieces, row_seqs, row_blk, npieces, rw, lane, offsets, status);
+        return;
+    }
     const u32 gw = wb_base + blockIdx.x * WARPS + warp;
     if (gw >= wb_base + total) return;
     u8* wsm = smem + warp * WARP_SMEM;

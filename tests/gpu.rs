@@ -32,8 +32,14 @@ fn corpus_dir() -> Option<PathBuf> {
         .find(|p| p.is_dir())
 }
 
+/// One value per line, as `fastpair compress` reads them: a final newline
+/// ends the last value (no empty row after it).
 fn lines(bytes: &[u8]) -> Vec<&[u8]> {
-    bytes.split(|&b| b == b'\n').collect()
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    if bytes.is_empty() {
+        return Vec::new();
+    }
+    body.split(|&b| b == b'\n').collect()
 }
 
 fn write(values: &[&[u8]], codec: Codec, chunk_rows: usize, mode: DictMode) -> Reader {
@@ -101,7 +107,7 @@ fn kernel_source_compiles_for_every_variant() {
                             w,
                             emit,
                         };
-                        gpu::device::compile(&cfg, bits, "compute_90")
+                        gpu::compile_check(&cfg, bits, "compute_90")
                             .unwrap_or_else(|e| panic!("{cfg:?} bits {bits}: {e}"));
                     }
                 }
@@ -144,11 +150,7 @@ fn corpus_columns_match_cpu() {
             parity(&r, 0..n, DecoderConfig::default(), false);
             // The other plane width, and a different K.
             let other = DecoderConfig {
-                w: if gpu::plan::preferred_width(&r) == 8 {
-                    16
-                } else {
-                    8
-                },
+                w: if gpu::scan_width(&r) == 8 { 16 } else { 8 },
                 k: 4,
                 h: 2,
                 emit: 1,
@@ -261,7 +263,7 @@ fn corrupted_device_buffers_raise_the_status_flag() {
         // Codes out of range (0xfff / 0xffff beyond these small dictionaries).
         let mut p = Prepared::new(&r, 0..n, &opts, 1).unwrap();
         p.upload().unwrap();
-        let at = p.plan.piece_input[1].start;
+        let at = p.piece_input(1).unwrap().start;
         p.corrupt_input(at + 32, &[0xff; 48]).unwrap();
         p.run().unwrap();
         match p.check() {
@@ -271,7 +273,7 @@ fn corrupted_device_buffers_raise_the_status_flag() {
         // Codes in range but of other lengths: batches disagree with the sidecar.
         let mut p = Prepared::new(&r, 0..n, &opts, 1).unwrap();
         p.upload().unwrap();
-        let at = p.plan.piece_input[2].start;
+        let at = p.piece_input(2).unwrap().start;
         p.corrupt_input(at, &[0x41, 0, 0x41, 0, 0x41, 0, 0x41, 0])
             .unwrap();
         p.run().unwrap();
@@ -286,7 +288,7 @@ fn corrupted_device_buffers_raise_the_status_flag() {
             let c = r.chunk(0).unwrap();
             c.codes_range().len().next_multiple_of(16)
         };
-        let at = p.plan.piece_input[0].start + codes_len;
+        let at = p.piece_input(0).unwrap().start + codes_len;
         p.corrupt_input(at + 8, &[0x77, 0x77, 0, 0]).unwrap();
         p.run().unwrap();
         assert!(matches!(p.check(), Err(Error::Gpu(_))));

@@ -1,5 +1,7 @@
 //! cudarc glue: availability probe, one context per process, NVRTC
 //! compilation of kernels/fastpair.cu per configuration (cached), launches.
+//! Crate-private: the launches trust a [`Plan`] built by `plan::build` from
+//! validated chunks, so no code outside the crate can reach them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -11,7 +13,8 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
-use super::plan::{Plan, DICT_BYTES, PIECE_BYTES, SEQ_BYTES};
+use super::abi::{self, Dict, Piece, Seq};
+use super::plan::Plan;
 use super::DecoderConfig;
 use crate::error::{Error, Result};
 
@@ -23,23 +26,22 @@ pub(crate) fn gpu_err(what: &str, e: impl std::fmt::Debug) -> Error {
 }
 
 /// The process's GPU: context, streams, compiled kernels.
-pub struct Gpu {
+pub(crate) struct Gpu {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
     pub(crate) copy: Arc<CudaStream>,
     arch: &'static str,
     /// Multiprocessors on the device.
-    pub sms: u32,
+    pub(crate) sms: u32,
     /// Device name.
-    pub name: String,
+    pub(crate) name: String,
     modules: Mutex<HashMap<(DecoderConfig, u8), Arc<Kernels>>>,
 }
 
 /// The three kernels of one configuration.
-pub struct Kernels {
+pub(crate) struct Kernels {
     pub(crate) decode: CudaFunction,
     pub(crate) decascade: CudaFunction,
-    pub(crate) offsets: CudaFunction,
     pub(crate) smem: u32,
     pub(crate) cfg: DecoderConfig,
 }
@@ -48,7 +50,7 @@ static GPU: OnceLock<std::result::Result<Gpu, String>> = OnceLock::new();
 
 /// The process's GPU, set up on first use. `Error::GpuUnavailable` when the
 /// driver or NVRTC library is missing or no device answers.
-pub fn gpu() -> Result<&'static Gpu> {
+pub(crate) fn gpu() -> Result<&'static Gpu> {
     GPU.get_or_init(init)
         .as_ref()
         .map_err(|m| Error::GpuUnavailable(m.clone()))
@@ -102,19 +104,8 @@ fn init() -> std::result::Result<Gpu, String> {
     })
 }
 
-/// The prelude prepended to the kernel source: constants and descriptor
-/// sizes from Rust (the kernel `static_assert`s its structs against them).
-pub fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
-    format!(
-        "#define FP_K {}\n#define FP_H {}\n#define FP_T {}\n#define FP_B {}\n#define FP_W {}\n#define FP_EMIT {}\n\
-         #define FP_BITS {bits}\n#define FP_PIECE_BYTES {PIECE_BYTES}\n#define FP_DICT_BYTES {DICT_BYTES}\n\
-         #define FP_SEQ_BYTES {SEQ_BYTES}\n",
-        cfg.k, cfg.h, cfg.t, cfg.b, cfg.w, cfg.emit
-    )
-}
-
 /// Dynamic shared memory per block of the decode kernel (mirrors WARP_SMEM).
-pub fn decode_smem(cfg: &DecoderConfig) -> u32 {
+pub(crate) fn decode_smem(cfg: &DecoderConfig) -> u32 {
     let kb = 32 * cfg.k;
     let queue = if cfg.w < 16 { kb * 8 } else { 0 };
     (cfg.t / 32) * (kb * 16 + 32 + kb * 2 + queue)
@@ -122,8 +113,12 @@ pub fn decode_smem(cfg: &DecoderConfig) -> u32 {
 
 /// Compiles the kernel source for `cfg` with NVRTC (PTX for `arch`); shared
 /// with tests that only check that the source compiles.
-pub fn compile(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    let src = format!("{}{}", prelude(cfg, bits), SOURCE);
+pub(crate) fn compile(
+    cfg: &DecoderConfig,
+    bits: u8,
+    arch: &'static str,
+) -> Result<cudarc::nvrtc::Ptx> {
+    let src = format!("{}{}", abi::prelude(cfg, bits), SOURCE);
     let opts = CompileOptions {
         arch: Some(arch),
         options: vec!["--std=c++17".into(), "-lineinfo".into()],
@@ -135,7 +130,7 @@ pub fn compile(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<cuda
 
 impl Gpu {
     /// The kernels for `cfg` at code width `bits`, compiled on first use.
-    pub fn kernels(&self, cfg: &DecoderConfig, bits: u8) -> Result<Arc<Kernels>> {
+    pub(crate) fn kernels(&self, cfg: &DecoderConfig, bits: u8) -> Result<Arc<Kernels>> {
         cfg.check()?;
         let key = (*cfg, bits);
         if let Some(k) = self.modules.lock().expect("module cache").get(&key) {
@@ -162,7 +157,6 @@ impl Gpu {
         let k = Arc::new(Kernels {
             decode,
             decascade: f("fastpair_decascade")?,
-            offsets: f("fastpair_offsets")?,
             smem,
             cfg: *cfg,
         });
@@ -175,18 +169,21 @@ impl Gpu {
 }
 
 /// A plan's buffers in device memory.
-pub struct DevicePlan {
+pub(crate) struct DevicePlan {
     pub(crate) input: CudaSlice<u8>,
-    pub(crate) pieces: CudaSlice<u8>,
+    pub(crate) pieces: CudaSlice<Piece>,
     pub(crate) wbp: CudaSlice<u32>,
     pub(crate) wpiece: CudaSlice<u32>,
-    pub(crate) rowp: CudaSlice<u64>,
-    pub(crate) seqs: CudaSlice<u8>,
-    pub(crate) blkp: CudaSlice<u32>,
-    pub(crate) dicts: CudaSlice<u8>,
+    pub(crate) side_seqs: CudaSlice<Seq>,
+    pub(crate) side_blk: CudaSlice<u32>,
+    pub(crate) row_seqs: CudaSlice<Seq>,
+    pub(crate) row_blk: CudaSlice<u32>,
+    pub(crate) dicts: CudaSlice<Dict>,
     pub(crate) dictblob: CudaSlice<u8>,
     pub(crate) seq: CudaSlice<u32>,
     pub(crate) status: CudaSlice<u32>,
+    /// Placeholder offsets argument for decode-only launches (never written).
+    pub(crate) no_offsets: CudaSlice<i64>,
 }
 
 fn up<T: cudarc::driver::DeviceRepr>(s: &Arc<CudaStream>, v: &[T]) -> Result<CudaSlice<T>> {
@@ -201,7 +198,7 @@ impl DevicePlan {
     /// Uploads the small descriptor arrays and allocates the input buffer;
     /// `with_input` also uploads the input (else the caller copies it, e.g.
     /// pipelined from pinned memory).
-    pub fn new(g: &Gpu, plan: &Plan, with_input: bool) -> Result<Self> {
+    pub(crate) fn new(g: &Gpu, plan: &Plan, with_input: bool) -> Result<Self> {
         let s = &g.stream;
         let input = if with_input {
             up(s, &plan.input)?
@@ -214,15 +211,17 @@ impl DevicePlan {
             pieces: up(s, &plan.pieces)?,
             wbp: up(s, &plan.wb_prefix)?,
             wpiece: up(s, &plan.wb_piece)?,
-            rowp: up(s, &plan.row_prefix)?,
-            seqs: up(s, &plan.seqs)?,
-            blkp: up(s, &plan.blk_prefix)?,
+            side_seqs: up(s, &plan.side_seqs)?,
+            side_blk: up(s, &plan.side_blk)?,
+            row_seqs: up(s, &plan.row_seqs)?,
+            row_blk: up(s, &plan.row_blk)?,
             dicts: up(s, &plan.dicts)?,
             dictblob: up(s, &plan.dictblob)?,
             seq: s
                 .alloc_zeros::<u32>(plan.seq_values.max(1))
                 .map_err(|e| gpu_err("alloc", e))?,
             status: s.alloc_zeros::<u32>(1).map_err(|e| gpu_err("alloc", e))?,
+            no_offsets: s.alloc_zeros::<i64>(1).map_err(|e| gpu_err("alloc", e))?,
         })
     }
 }
@@ -231,23 +230,22 @@ fn grid(n: u64, per_block: u64) -> u32 {
     n.div_ceil(per_block).max(1) as u32
 }
 
-/// Launches the de-cascade kernel for the sequences of pieces `p`.
-pub fn launch_decascade(
+/// Launches the de-cascade kernel for the sidecars of pieces `p`.
+pub(crate) fn launch_decascade(
     s: &CudaStream,
     k: &Kernels,
     plan: &Plan,
     d: &mut DevicePlan,
     p: std::ops::Range<usize>,
 ) -> Result<()> {
-    let (s0, s1) = (2 * p.start, 2 * p.end);
-    let base = plan.blk_prefix[s0];
-    let total = plan.blk_prefix[s1] - base;
+    let base = plan.side_blk[p.start];
+    let total = plan.side_blk[p.end] - base;
     if total == 0 {
         return Ok(());
     }
-    let seqs: CudaView<u8> = d.seqs.slice(s0 * SEQ_BYTES..s1 * SEQ_BYTES);
-    let blkp: CudaView<u32> = d.blkp.slice(s0..s1 + 1);
-    let nseqs = (s1 - s0) as u32;
+    let seqs: CudaView<Seq> = d.side_seqs.slice(p.clone());
+    let blkp: CudaView<u32> = d.side_blk.slice(p.start..p.end + 1);
+    let nseqs = p.len() as u32;
     let cfg = LaunchConfig {
         grid_dim: (grid(total as u64, 8), 1, 1),
         block_dim: (256, 1, 1),
@@ -269,27 +267,48 @@ pub fn launch_decascade(
     Ok(())
 }
 
-/// Launches the decode kernel for pieces `p` into `out`.
-pub fn launch_decode(
+/// Launches the decode kernel for pieces `p` into `out`; with `offsets`, the
+/// same launch also de-cascades the pieces' row byte bounds into the Arrow
+/// offsets (extra blocks after the decode blocks).
+pub(crate) fn launch_decode(
     s: &CudaStream,
     k: &Kernels,
     plan: &Plan,
     d: &mut DevicePlan,
     p: std::ops::Range<usize>,
     out: &mut CudaViewMut<u8>,
+    offsets: Option<&mut CudaSlice<i64>>,
 ) -> Result<()> {
     let base = plan.wb_prefix[p.start];
     let total = plan.wb_prefix[p.end] - base;
-    if total == 0 {
+    let rb_base = plan.row_blk[p.start];
+    let rb_total = if offsets.is_some() {
+        plan.row_blk[p.end] - rb_base
+    } else {
+        0
+    };
+    if total == 0 && rb_total == 0 {
         return Ok(());
     }
-    let pieces: CudaView<u8> = d.pieces.slice(p.start * PIECE_BYTES..p.end * PIECE_BYTES);
+    let pieces: CudaView<Piece> = d.pieces.slice(p.clone());
     let wbp: CudaView<u32> = d.wbp.slice(p.start..p.end + 1);
+    let row_seqs: CudaView<Seq> = d.row_seqs.slice(p.clone());
+    let row_blk: CudaView<u32> = d.row_blk.slice(p.start..p.end + 1);
     let np = p.len() as u32;
     let pbase = p.start as u32;
     let warps = (k.cfg.t / 32) as u64;
+    let dec_blocks = if total == 0 {
+        0
+    } else {
+        grid(total as u64, warps)
+    };
+    let row_blocks = if rb_total == 0 {
+        0
+    } else {
+        grid(rb_total as u64, warps)
+    };
     let cfg = LaunchConfig {
-        grid_dim: (grid(total as u64, warps), 1, 1),
+        grid_dim: (dec_blocks + row_blocks, 1, 1),
         block_dim: (k.cfg.t, 1, 1),
         shared_mem_bytes: k.smem,
     };
@@ -306,48 +325,23 @@ pub fn launch_decode(
         .arg(&d.dicts)
         .arg(&d.seq)
         .arg(out)
-        .arg(&mut d.status);
+        .arg(&mut d.status)
+        .arg(&dec_blocks)
+        .arg(&row_seqs)
+        .arg(&row_blk)
+        .arg(&rb_base)
+        .arg(&rb_total);
+    // No row blocks run without offsets: a placeholder nothing writes.
+    match offsets {
+        Some(o) => b.arg(o),
+        None => b.arg(&mut d.no_offsets),
+    };
     // SAFETY: argument list matches `fastpair_decode`; codes were checked
     // against their dictionaries on the host and are re-checked on the
-    // device; every write is clamped to its batch's window inside the
-    // piece's output range, and the plan's ranges sum to `out`'s length.
+    // device; every value write is clamped to its batch's window inside the
+    // piece's output range, and the plan's ranges sum to `out`'s length;
+    // offsets are written only at 1 + the selected rows' global indices
+    // (< plan.rows + 1 = offsets' length) and at 0.
     unsafe { b.launch(cfg) }.map_err(|e| gpu_err("decode launch", e))?;
-    Ok(())
-}
-
-/// Launches the offsets kernel for pieces `p`.
-pub fn launch_offsets(
-    s: &CudaStream,
-    k: &Kernels,
-    plan: &Plan,
-    d: &DevicePlan,
-    p: std::ops::Range<usize>,
-    offsets: &mut CudaSlice<i64>,
-) -> Result<()> {
-    let row_base = plan.row_prefix[p.start];
-    let nrows = plan.row_prefix[p.end] - row_base;
-    if nrows == 0 {
-        return Ok(());
-    }
-    let pieces: CudaView<u8> = d.pieces.slice(p.start * PIECE_BYTES..p.end * PIECE_BYTES);
-    let rowp: CudaView<u64> = d.rowp.slice(p.start..p.end + 1);
-    let np = p.len() as u32;
-    let cfg = LaunchConfig {
-        grid_dim: (grid(nrows, 256), 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let mut b = s.launch_builder(&k.offsets);
-    b.arg(&pieces)
-        .arg(&rowp)
-        .arg(&np)
-        .arg(&row_base)
-        .arg(&nrows)
-        .arg(&d.seq)
-        .arg(offsets);
-    // SAFETY: argument list matches `fastpair_offsets`; rows index the
-    // decoded row bounds within each piece's sequence; writes go to
-    // offsets[1..=rows] (and [0]), which `offsets` holds.
-    unsafe { b.launch(cfg) }.map_err(|e| gpu_err("offsets launch", e))?;
     Ok(())
 }

@@ -12,19 +12,39 @@
 //!   from pinned host memory.
 //!
 //! The module takes validated buffers from [`crate::read`] and
-//! [`crate::dict`]; it never parses file bytes itself.
+//! [`crate::dict`]; it never parses file bytes itself. The launch plan and
+//! the launches are private to the crate: every descriptor a kernel reads was
+//! built from a validated chunk, and the descriptor layouts and status bits
+//! are rendered into the kernel from one Rust source (`abi`).
+//!
+//! Safe code outside the crate cannot reach a launch with descriptors it made:
+//!
+//! ```compile_fail
+//! // The launch plan and the launches are private to the crate.
+//! use fastpair::gpu::plan::Plan;
+//! ```
+//!
+//! ```compile_fail
+//! # #[cfg(feature = "gpu")]
+//! fn touch(p: &mut fastpair::gpu::Prepared) {
+//!     // A prepared scan's plan is private too.
+//!     p.plan = Default::default();
+//! }
+//! ```
 
-pub mod plan;
+mod abi;
+mod plan;
 
 #[cfg(feature = "gpu")]
-pub mod device;
+mod device;
 
 use std::ops::Range;
 
 use crate::error::{Error, Result};
 use crate::read::{Column, Reader};
 
-/// Status flag bit: a code is not below its dictionary's size.
+/// Status flag bit: a code is not below its dictionary's size (the kernel's
+/// `ST_*` flags are rendered from these).
 pub const STATUS_CODE_RANGE: u32 = 1;
 /// Status flag bit: a batch's token lengths disagree with the sidecar.
 pub const STATUS_SIDECAR: u32 = 2;
@@ -42,7 +62,8 @@ pub struct DecoderConfig {
     pub t: u32,
     /// Blocks per SM in `__launch_bounds__`.
     pub b: u32,
-    /// Low-plane width (8 or 16).
+    /// Low-plane width (8 or 16). Scans use the width the file's
+    /// dictionaries were written with unless [`ScanOptions::force_width`].
     pub w: u8,
     /// Staging writes: 0 = whole words OR-ed in with shared-memory atomics at
     /// each token's edges (staging zeroed first); 1 = exact byte stores at the
@@ -87,10 +108,11 @@ impl DecoderConfig {
 /// Scan settings.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ScanOptions {
-    /// Kernel parameters; `w` is overridden by the file's preferred width
+    /// Kernel parameters; `w` is overridden by the file's plane width
     /// unless `force_width` is set.
     pub config: DecoderConfig,
-    /// Use `config.w` even when the dictionaries chose the other width.
+    /// Use `config.w` even when the dictionaries were written with the other
+    /// width (their planes are then re-laid for the launch: experiments).
     pub force_width: bool,
 }
 
@@ -115,6 +137,29 @@ pub fn available() -> Result<()> {
             "built without the `gpu` feature".into(),
         ))
     }
+}
+
+/// The plane width a scan of `reader` uses by default: the width its
+/// dictionaries were written with (FORMAT §4.3; the width of most decoded
+/// bytes when per-chunk dictionaries differ).
+pub fn scan_width(reader: &Reader) -> u8 {
+    plan::file_width(reader, 0..reader.rows())
+}
+
+/// Name and multiprocessor count of the GPU in use.
+#[cfg(feature = "gpu")]
+pub fn device_info() -> Result<(String, u32)> {
+    device::gpu().map(|g| (g.name.clone(), g.sms))
+}
+
+/// Compiles the kernels for `cfg` at code width `bits` with NVRTC for
+/// `arch` (e.g. `"compute_90"`) without loading them: needs NVRTC only, no
+/// device. For tests.
+#[cfg(feature = "gpu")]
+#[doc(hidden)]
+pub fn compile_check(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<()> {
+    cfg.check()?;
+    device::compile(cfg, bits, arch).map(|_| ())
 }
 
 /// Decodes `rows` into host memory through the GPU when one is available,
@@ -142,6 +187,7 @@ mod gpu_impl {
 
     use cudarc::driver::{CudaSlice, PinnedHostSlice};
 
+    use super::abi;
     use super::device::{self, gpu, gpu_err, DevicePlan, Gpu, Kernels};
     use super::plan::{self, Plan};
     use super::*;
@@ -200,8 +246,9 @@ mod gpu_impl {
         scan_with(reader, rows, &ScanOptions::default())
     }
 
-    /// Decodes `rows` of `reader` on the GPU: one de-cascade launch, one
-    /// decode launch over every selected chunk, one offsets launch.
+    /// Decodes `rows` of `reader` on the GPU: one sidecar de-cascade launch,
+    /// then one launch that decodes every selected chunk and, in the same
+    /// grid, de-cascades the row byte bounds into the offsets.
     pub fn scan_with(
         reader: &Reader,
         rows: Range<u64>,
@@ -214,12 +261,13 @@ mod gpu_impl {
         p.into_column()
     }
 
-    /// A plan held on the device, ready for repeated decodes.
+    /// A plan held on the device, ready for repeated decodes (benchmarks,
+    /// `fastpair scan`). Its launch plan is private: it is built only from
+    /// the reader's validated chunks.
     pub struct Prepared {
         gpu: &'static Gpu,
         kernels: Arc<Kernels>,
-        /// The host plan.
-        pub plan: Plan,
+        plan: Plan,
         dev: DevicePlan,
         values: CudaSlice<u8>,
         offsets: CudaSlice<i64>,
@@ -252,7 +300,7 @@ mod gpu_impl {
             let g = gpu()?;
             let mut cfg = opts.config;
             if !opts.force_width {
-                cfg.w = plan::preferred_width(reader);
+                cfg.w = plan::file_width(reader, rows.clone());
             }
             let plan = plan::build(reader, rows, 32 * cfg.k, cfg.w, tiles.max(1))?;
             let kernels = g.kernels(&cfg, plan.bits)?;
@@ -309,7 +357,15 @@ mod gpu_impl {
             0..self.plan.num_pieces()
         }
 
-        /// De-cascade + decode + offsets over every piece, on the decode stream.
+        /// Input byte range of piece `p` in the device input (tests corrupt
+        /// the device copy there).
+        #[doc(hidden)]
+        pub fn piece_input(&self, p: usize) -> Option<Range<usize>> {
+            self.plan.piece_input(p)
+        }
+
+        /// The full scan over every piece, on the decode stream: sidecar
+        /// de-cascade, then decode + offsets in one launch.
         pub fn run(&mut self) -> Result<()> {
             let s = self.gpu.stream.clone();
             let all = self.all();
@@ -320,16 +376,9 @@ mod gpu_impl {
                 &self.kernels,
                 &self.plan,
                 &mut self.dev,
-                all.clone(),
-                &mut out,
-            )?;
-            device::launch_offsets(
-                &s,
-                &self.kernels,
-                &self.plan,
-                &self.dev,
                 all,
-                &mut self.offsets,
+                &mut out,
+                Some(&mut self.offsets),
             )
         }
 
@@ -339,7 +388,15 @@ mod gpu_impl {
             let s = self.gpu.stream.clone();
             let all = self.all();
             let mut out = self.values.as_view_mut();
-            device::launch_decode(&s, &self.kernels, &self.plan, &mut self.dev, all, &mut out)
+            device::launch_decode(
+                &s,
+                &self.kernels,
+                &self.plan,
+                &mut self.dev,
+                all,
+                &mut out,
+                None,
+            )
         }
 
         /// Waits for the device and turns a raised status flag into `Error::Gpu`.
@@ -353,21 +410,11 @@ mod gpu_impl {
             if f == 0 {
                 return Ok(());
             }
-            let mut what = Vec::new();
-            if f & STATUS_CODE_RANGE != 0 {
-                what.push("a code is not below its dictionary's size");
-            }
-            if f & STATUS_SIDECAR != 0 {
-                what.push("a batch's token lengths disagree with the sidecar");
-            }
-            if f & STATUS_CASCADE != 0 {
-                what.push("a cascaded sequence is inconsistent");
-            }
             s.memset_zeros(&mut self.dev.status)
                 .map_err(|e| gpu_err("memset", e))?;
             Err(Error::Gpu(format!(
                 "device status {f:#x}: {}",
-                what.join("; ")
+                abi::describe_status(f)
             )))
         }
 
@@ -404,6 +451,30 @@ mod gpu_impl {
                         g.stream
                             .memcpy_dtod(&src, &mut dst)
                             .map_err(|e| gpu_err("copy", e))
+                    })
+                })
+                .collect();
+            g.stream
+                .synchronize()
+                .map_err(|e| gpu_err("synchronize", e))?;
+            r
+        }
+
+        /// Events-timed write-only fill of `decoded_bytes` (`cuMemsetD8`:
+        /// the device's write rate, the bound of a decoder), `reps` runs.
+        pub fn time_fill(&mut self, reps: usize) -> Result<Vec<f32>> {
+            let g = self.gpu;
+            let n = (self.plan.bytes as usize).max(1);
+            let mut dst = g
+                .stream
+                .alloc_zeros::<u8>(n)
+                .map_err(|e| gpu_err("alloc", e))?;
+            let r = (0..reps)
+                .map(|_| {
+                    time_ms(g, || {
+                        g.stream
+                            .memset_zeros(&mut dst)
+                            .map_err(|e| gpu_err("fill", e))
                     })
                 })
                 .collect();
@@ -487,14 +558,7 @@ mod gpu_impl {
                     &mut self.dev,
                     p0..p1,
                     &mut out,
-                )?;
-                device::launch_offsets(
-                    &s,
-                    &self.kernels,
-                    &self.plan,
-                    &self.dev,
-                    p0..p1,
-                    &mut self.offsets,
+                    Some(&mut self.offsets),
                 )?;
             }
             g.stream

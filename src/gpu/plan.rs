@@ -1,74 +1,69 @@
-//! Host-side launch plan (spec/DECODER.md §3): validated buffers from
+//! Host-side launch plan (spec/DECODER.md §2): validated buffers from
 //! [`Reader`]/[`Dictionary`] laid out into the flat arrays the kernels take.
 //! Nothing here parses file bytes: chunk parts are copied by the byte ranges
-//! that validation recorded, dictionaries come as [`Planes`].
+//! that validation recorded, dictionaries come as [`Planes`]. Crate-private:
+//! a [`Plan`] is only ever built here, from a reader's validated chunks, so
+//! the launches in `device` can trust its descriptors.
 
 use std::ops::Range;
 
-use crate::dict::{Dictionary, Planes, MAX_TOKEN_LEN};
+use super::abi::{Dict, Piece, Seq};
+use crate::dict::{Planes, MAX_TOKEN_LEN};
 use crate::error::{Error, Result};
 use crate::read::Reader;
 
-/// Bytes of one piece descriptor (`struct Piece` in kernels/fastpair.cu).
-pub const PIECE_BYTES: usize = 72;
-/// Bytes of one dictionary descriptor (`struct Dict`).
-pub const DICT_BYTES: usize = 32;
-/// Bytes of one cascaded-sequence descriptor (`struct Seq`).
-pub const SEQ_BYTES: usize = 24;
-
 /// Everything one launch (or one pipelined group of launches) needs.
 #[derive(Debug, Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Packed codes, cascaded sidecar and cascaded row byte bounds of every
     /// piece, each region 16-byte aligned and zero padded.
-    pub input: Vec<u8>,
+    pub(super) input: Vec<u8>,
     /// Byte range of piece `p`'s three regions in `input` (contiguous per piece).
-    pub piece_input: Vec<Range<usize>>,
+    pub(super) piece_input: Vec<Range<usize>>,
     /// Piece descriptors.
-    pub pieces: Vec<u8>,
+    pub(super) pieces: Vec<Piece>,
     /// First warp batch of each piece (`len = pieces + 1`).
-    pub wb_prefix: Vec<u32>,
+    pub(super) wb_prefix: Vec<u32>,
     /// Piece of each warp batch: one load instead of a binary search over
     /// `wb_prefix` (a chain of dependent loads per warp on many-piece scans).
-    pub wb_piece: Vec<u32>,
-    /// First selected row of each piece (`len = pieces + 1`).
-    pub row_prefix: Vec<u64>,
-    /// Sequence descriptors: piece `p` owns sequences `2p` (sidecar) and `2p + 1` (row bytes).
-    pub seqs: Vec<u8>,
-    /// First de-cascade warp of each sequence (`len = seqs + 1`).
-    pub blk_prefix: Vec<u32>,
-    /// Decoded u32 values of all sequences.
-    pub seq_values: usize,
+    pub(super) wb_piece: Vec<u32>,
+    /// Sidecar sequence of each piece.
+    pub(super) side_seqs: Vec<Seq>,
+    /// First de-cascade warp of each sidecar sequence (`len = pieces + 1`).
+    pub(super) side_blk: Vec<u32>,
+    /// Row byte bounds sequence of each piece (de-cascaded straight into
+    /// the Arrow offsets, never stored as u32 values).
+    pub(super) row_seqs: Vec<Seq>,
+    /// First row-offsets warp of each piece (`len = pieces + 1`).
+    pub(super) row_blk: Vec<u32>,
+    /// Decoded u32 values of all sidecars.
+    pub(super) seq_values: usize,
     /// Dictionary descriptors.
-    pub dicts: Vec<u8>,
-    /// Lengths and planes of every dictionary, re-laid at the launch's `W`.
-    pub dictblob: Vec<u8>,
+    pub(super) dicts: Vec<Dict>,
+    /// Lengths and planes of every dictionary at the launch's `W`.
+    pub(super) dictblob: Vec<u8>,
     /// Selected rows.
-    pub rows: u64,
+    pub(super) rows: u64,
     /// Decoded bytes of the selection.
-    pub bytes: u64,
+    pub(super) bytes: u64,
     /// Code width of the file (12 or 16).
-    pub bits: u8,
+    pub(super) bits: u8,
     /// Validity bitmap of the selection (`None` when no row is null).
-    pub validity: Option<Vec<u8>>,
+    pub(super) validity: Option<Vec<u8>>,
 }
 
 fn align16(v: &mut Vec<u8>) {
     v.resize(v.len().next_multiple_of(16), 0);
 }
 
-fn put_u32(v: &mut Vec<u8>, x: u32) {
-    v.extend_from_slice(&x.to_le_bytes());
-}
-
-fn put_u64(v: &mut Vec<u8>, x: u64) {
-    v.extend_from_slice(&x.to_le_bytes());
-}
-
 /// Lays out `planes` at low-plane width `w`: (nibble lengths, low plane, high plane).
 /// A token's 16-byte word is `lo ++ hi` at the plane's own width; re-cutting it
-/// at another width gives the same bytes.
-pub fn relayout(planes: &Planes, w: usize) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+/// at another width gives the same bytes. At the planes' own width this is a
+/// copy: the file's planes are used as they are.
+pub(crate) fn relayout(planes: &Planes, w: usize) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    if w == planes.width as usize {
+        return (planes.lens.clone(), planes.lo.clone(), planes.hi.clone());
+    }
     let n = planes.num_tokens as usize;
     let pw = planes.width as usize;
     let mut lo = vec![0u8; n * w];
@@ -93,31 +88,29 @@ pub fn relayout(planes: &Planes, w: usize) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     (planes.lens.clone(), lo, hi)
 }
 
-/// Share of emitted tokens longer than 8 bytes from which the GPU decodes
-/// faster with `W = 16` (one 16-byte gather per code) than with split reads.
-/// Measured on the H200 (bench/GPU.md, sweep): l_comment +27%, code_python +5%,
-/// Linux_full best at 16; hex (no long tokens) +2.5% at 8. The file's own W
-/// (FORMAT §4.3, 60%) is kept for the bytes on disk; the scan re-lays planes.
-pub const GPU_WIDE_SHARE: f64 = 0.10;
-
-/// The plane width for a scan of `reader`, from the token-length histograms of
-/// the dictionaries weighted by the bytes decoded with each.
-pub fn preferred_width(reader: &Reader) -> u8 {
-    let (mut long, mut all) = (0f64, 0f64);
+/// The plane width a scan of `rows` of `reader` uses: the width the file's
+/// dictionaries were written with (the writer applies the rule the GPU
+/// measured best, FORMAT §4.3). When dictionaries of one file chose
+/// different widths (per-chunk dictionaries), the width of most decoded
+/// bytes wins and the others are re-laid for the launch.
+pub(crate) fn file_width(reader: &Reader, rows: Range<u64>) -> u8 {
+    let (mut wide, mut all) = (0u64, 0u64);
+    let mut first = 0u64;
     for i in 0..reader.num_chunks() {
         let e = reader.chunk_info(i).entry;
-        let d: &Dictionary = &reader.dictionaries()[e.dict as usize];
-        let h = d.hist();
-        let n: u64 = h.iter().sum();
-        if n == 0 {
+        let n = e.rows as u64;
+        let overlaps = rows.start < first + n && first < rows.end;
+        first += n;
+        if !overlaps {
             continue;
         }
-        // Weight each dictionary's long-token share by this chunk's codes.
-        let share = h[8..].iter().sum::<u64>() as f64 / n as f64;
-        long += share * e.codes as f64;
-        all += e.codes as f64;
+        let d = &reader.dictionaries()[e.dict as usize];
+        all += e.bytes;
+        if d.planes().width == 16 {
+            wide += e.bytes;
+        }
     }
-    if all > 0.0 && long > GPU_WIDE_SHARE * all {
+    if all > 0 && 2 * wide > all {
         16
     } else {
         8
@@ -132,10 +125,19 @@ struct Sel {
     bytes: Range<u32>,
 }
 
+/// Rows per de-cascade block (FORMAT §6): one warp each.
+const CASCADE_BLOCK: usize = 128;
+
 /// Builds the plan for `rows` of `reader`, for warp batches of `kb` codes and
 /// low-plane width `w`, with the selection repeated `tiles` times (tiles > 1
 /// only for benchmarks: each copy is distinct memory and distinct output).
-pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) -> Result<Plan> {
+pub(crate) fn build(
+    reader: &Reader,
+    rows: Range<u64>,
+    kb: u32,
+    w: u8,
+    tiles: usize,
+) -> Result<Plan> {
     if rows.start > rows.end || rows.end > reader.rows() {
         return Err(Error::RowOutOfRange {
             row: rows.end,
@@ -185,14 +187,15 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
             .unwrap_or(16),
         ..Plan::default()
     };
-    // Dictionaries (only those used), re-laid at width w.
+    // Dictionaries (only those used), at width w (the file's planes as they
+    // are unless a dictionary chose the other width).
     let mut dict_index = vec![u32::MAX; reader.dictionaries().len()];
     for s in &sels {
         let d = reader.chunk_info(s.chunk).entry.dict as usize;
         if dict_index[d] != u32::MAX {
             continue;
         }
-        dict_index[d] = (plan.dicts.len() / DICT_BYTES) as u32;
+        dict_index[d] = plan.dicts.len() as u32;
         let dict = &reader.dictionaries()[d];
         if dict.code_bits() != plan.bits {
             return Err(Error::Gpu("dictionaries of different code widths".into()));
@@ -206,21 +209,23 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
         }
         align16(&mut plan.dictblob);
         plan.dictblob.extend_from_slice(&[0u8; 16]);
-        for o in off {
-            put_u64(&mut plan.dicts, o);
-        }
-        put_u32(&mut plan.dicts, dict.num_tokens());
-        put_u32(&mut plan.dicts, 0);
+        plan.dicts.push(Dict {
+            lens_off: off[0],
+            lo_off: off[1],
+            hi_off: off[2],
+            ntok: dict.num_tokens(),
+            pad: 0,
+        });
     }
     let file = reader.bytes();
     let mut out_base = 0u64;
     let mut row_base = 0u64;
     let mut wb = 0u32;
-    let mut blk = 0u32;
+    let (mut side_blk, mut row_blk) = (0u32, 0u32);
     let mut seq_off = 0u32;
     plan.wb_prefix.push(0);
-    plan.row_prefix.push(0);
-    plan.blk_prefix.push(0);
+    plan.side_blk.push(0);
+    plan.row_blk.push(0);
     // Validity of one copy of the selection.
     let mut any_null = false;
     let mut valid_bits = Vec::new();
@@ -237,6 +242,9 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
             valid_bits.push(v);
         }
     }
+    // De-cascade warps of a sequence of `count` values: one per 128 deltas
+    // (at least one, which writes value 0).
+    let warps = |count: u32| ((count as usize - 1).div_ceil(CASCADE_BLOCK)).max(1) as u32;
     for _ in 0..tiles {
         for s in &sels {
             let c = reader.chunk(s.chunk)?;
@@ -247,47 +255,54 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
             plan.input.extend_from_slice(&file[c.codes_range()]);
             align16(&mut plan.input);
             let codes_len = (plan.input.len() as u64 - codes_off) as u32;
-            // Sidecar and row byte bounds, cascaded.
-            let mut seq_desc = |plan: &mut Plan, range: Range<usize>, count: u32| -> u32 {
-                let at = plan.input.len() as u64;
-                plan.input.extend_from_slice(&file[range]);
-                align16(&mut plan.input);
-                put_u64(&mut plan.seqs, at);
-                put_u32(&mut plan.seqs, count);
-                put_u32(&mut plan.seqs, seq_off);
-                put_u32(&mut plan.seqs, 0);
-                put_u32(&mut plan.seqs, 0);
-                let o = seq_off;
-                seq_off += count;
-                blk += ((count as usize - 1).div_ceil(128)).max(1) as u32;
-                plan.blk_prefix.push(blk);
-                o
-            };
+            // Sidecar, cascaded: de-cascaded into `seq` for the decode kernel.
             let nb = e.codes.div_ceil(c.batch());
-            let sidecar_off = seq_desc(&mut plan, c.sidecar_range(), nb + 1);
-            let rb_off = seq_desc(&mut plan, c.row_bytes_range(), e.rows + 1);
+            let at = plan.input.len() as u64;
+            plan.input.extend_from_slice(&file[c.sidecar_range()]);
+            align16(&mut plan.input);
+            plan.side_seqs.push(Seq {
+                in_off: at,
+                count: nb + 1,
+                out_off: seq_off,
+            });
+            let sidecar_off = seq_off;
+            seq_off += nb + 1;
+            side_blk += warps(nb + 1);
+            plan.side_blk.push(side_blk);
+            // Row byte bounds, cascaded: de-cascaded straight into offsets.
+            let at = plan.input.len() as u64;
+            plan.input.extend_from_slice(&file[c.row_bytes_range()]);
+            align16(&mut plan.input);
+            plan.row_seqs.push(Seq {
+                in_off: at,
+                count: e.rows + 1,
+                out_off: 0,
+            });
+            // Only the blocks that hold the selected rows' bounds.
+            row_blk +=
+                (s.rows.end - 1) / CASCADE_BLOCK as u32 - s.rows.start / CASCADE_BLOCK as u32 + 1;
+            plan.row_blk.push(row_blk);
             plan.piece_input.push(region_start..plan.input.len());
             let (wb_lo, wb_hi) = if s.codes.is_empty() {
                 (0, 0)
             } else {
                 (s.codes.start / kb, s.codes.end.div_ceil(kb))
             };
-            let d = &mut plan.pieces;
-            put_u64(d, codes_off);
-            put_u64(d, out_base);
-            put_u64(d, row_base);
-            put_u32(d, codes_len);
-            put_u32(d, e.codes);
-            put_u32(d, c.batch());
-            put_u32(d, dict_index[e.dict as usize]);
-            put_u32(d, sidecar_off);
-            put_u32(d, rb_off);
-            put_u32(d, s.bytes.start);
-            put_u32(d, s.bytes.end);
-            put_u32(d, wb_lo);
-            put_u32(d, s.rows.start);
-            put_u32(d, s.rows.end);
-            put_u32(d, 0);
+            plan.pieces.push(Piece {
+                codes_off,
+                out_base,
+                row_base,
+                codes_len,
+                count: e.codes,
+                g: c.batch(),
+                dict: dict_index[e.dict as usize],
+                sidecar_off,
+                win_lo: s.bytes.start,
+                win_hi: s.bytes.end,
+                wb_lo,
+                row_lo: s.rows.start,
+                row_hi: s.rows.end,
+            });
             let piece = (plan.wb_prefix.len() - 1) as u32;
             plan.wb_piece
                 .extend(std::iter::repeat(piece).take((wb_hi - wb_lo) as usize));
@@ -295,7 +310,6 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
             out_base += (s.bytes.end - s.bytes.start) as u64;
             row_base += (s.rows.end - s.rows.start) as u64;
             plan.wb_prefix.push(wb);
-            plan.row_prefix.push(row_base);
         }
     }
     debug_assert_eq!(
@@ -315,22 +329,17 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
         }
         plan.validity = Some(bits);
     }
-    debug_assert_eq!(plan.pieces.len() % PIECE_BYTES, 0);
     Ok(plan)
 }
 
 impl Plan {
     /// Number of pieces.
-    pub fn num_pieces(&self) -> usize {
+    pub(crate) fn num_pieces(&self) -> usize {
         self.piece_input.len()
     }
-    /// Warp batches in total.
-    pub fn warp_batches(&self) -> u32 {
-        *self.wb_prefix.last().unwrap_or(&0)
-    }
-    /// De-cascade warps in total.
-    pub fn cascade_blocks(&self) -> u32 {
-        *self.blk_prefix.last().unwrap_or(&0)
+    /// Input byte range of piece `p` (tests corrupt the device copy there).
+    pub(crate) fn piece_input(&self, p: usize) -> Option<Range<usize>> {
+        self.piece_input.get(p).cloned()
     }
 }
 
