@@ -27,6 +27,7 @@ static_assert(FP_T % 32 == 0 && FP_T <= 1024, "T must be a multiple of 32");
 static_assert(FP_W == 8 || FP_W == 16, "W must be 8 or 16");
 static_assert(FP_EMIT == 0 || FP_EMIT == 1, "emit is 0 (OR at span edges) or 1 (exact bytes)");
 static_assert(FP_BITS == 12 || FP_BITS == 16, "codes are 12 or 16 bits");
+static_assert(STAGE_BYTES >= 128 * 8, "a warp's staging holds one block of row offsets");
 
 // Largest i in [0, n) with a[i] <= x (a is non-decreasing, a[0] <= x).
 template <typename T>
@@ -107,7 +108,7 @@ extern "C" __global__ void fastpair_decascade(
     const u32 s = find_le(blk, nseqs, gw);
     const Seq sq = seqs[s];
     const u32 kb = gw - blk[s];
-    u32 v[4], in_block, first;
+    u32 v[4] = {0, 0, 0, 0}, in_block, first;
     cascade_block(input, sq, kb, lane, status, v, in_block, first);
     u32* out = seq + sq.out_off;
     if (kb == 0 && lane == 0) out[0] = first;
@@ -127,22 +128,28 @@ extern "C" __global__ void fastpair_decascade(
 __device__ __forceinline__ void row_offsets_warp(
     const u8* __restrict__ input, const Piece* __restrict__ pieces,
     const Seq* __restrict__ row_seqs, const u32* __restrict__ row_blk, u32 npieces,
-    u32 gw, u32 lane, i64* __restrict__ offsets, u32* __restrict__ status)
+    u32 gw, u32 lane, i64* __restrict__ offsets, u32* __restrict__ status,
+    i64* __restrict__ sm)
 {
     const u32 p = find_le(row_blk, npieces, gw);
     const u32 row_lo = pieces[p].row_lo, row_hi = pieces[p].row_hi;
     // The piece's warps cover only the blocks of its selected rows.
     const u32 kb = gw - row_blk[p] + row_lo / 128;
     const Seq sq = row_seqs[p];
-    u32 v[4], in_block, first;
+    u32 v[4] = {0, 0, 0, 0}, in_block, first;
     cascade_block(input, sq, kb, lane, status, v, in_block, first);
     const i64 base = (i64)pieces[p].row_base + 1 - (i64)row_lo;
     const i64 ob = (i64)pieces[p].out_base - (i64)pieces[p].win_lo;
+    // Through the warp's shared memory (128 i64 <= its staging area), so
+    // that each store instruction writes 32 consecutive offsets.
 #pragma unroll
-    for (u32 s4 = 0; s4 < 4; s4++) {
-        const u32 i = 4 * lane + s4;
+    for (u32 s4 = 0; s4 < 4; s4++) sm[4 * lane + s4] = ob + (i64)v[s4];
+    __syncwarp();
+#pragma unroll
+    for (u32 q = 0; q < 4; q++) {
+        const u32 i = 32 * q + lane;
         const u32 r = 128 * kb + i;
-        if (i < in_block && r >= row_lo && r < row_hi) offsets[base + r] = ob + (i64)v[s4];
+        if (i < in_block && r >= row_lo && r < row_hi) offsets[base + r] = sm[i];
     }
 }
 
@@ -227,16 +234,21 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
 {
     extern __shared__ __align__(16) u8 smem[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (blockIdx.x >= dec_blocks) {
-        // Fused offsets: these blocks de-cascade row byte bounds while the
-        // blocks before them decode (no dependency between the two).
-        const u32 rw = rb_base + (blockIdx.x - dec_blocks) * WARPS + warp;
+    // Fused offsets: gridDim.x - dec_blocks blocks de-cascade row byte bounds
+    // into offsets while the others decode (no dependency between the two);
+    // they are spread evenly through the grid so both kinds run side by side.
+    const u32 row_blocks = gridDim.x - dec_blocks;
+    const u32 rq = (u32)((u64)blockIdx.x * row_blocks / gridDim.x);
+    const u32 rq1 = (u32)((u64)(blockIdx.x + 1) * row_blocks / gridDim.x);
+    if (rq1 > rq) {
+        const u32 rw = rb_base + rq * WARPS + warp;
         if (rw >= rb_base + rb_total) return;
         if (rw == 0 && lane == 0) offsets[0] = 0;
-        row_offsets_warp(input, pieces, row_seqs, row_blk, npieces, rw, lane, offsets, status);
+        row_offsets_warp(input, pieces, row_seqs, row_blk, npieces, rw, lane, offsets, status,
+                         (i64*)(smem + warp * WARP_SMEM));
         return;
     }
-    const u32 gw = wb_base + blockIdx.x * WARPS + warp;
+    const u32 gw = wb_base + (blockIdx.x - rq) * WARPS + warp;
     if (gw >= wb_base + total) return;
     u8* wsm = smem + warp * WARP_SMEM;
     u8* stage = wsm;
@@ -279,8 +291,11 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
         u32 c = 0;
         if (j < n) {
 #if FP_BITS == 12
-            const u8* b = codes_sm + (j >> 1) * 3;
-            const u32 v = b[0] | (b[1] << 8) | (b[2] << 16);
+            // Pair j/2 is 3 bytes at 3(j/2): two aligned word loads and a
+            // funnel shift (the area holds 2·KB bytes, so word +1 is inside).
+            const u32 at = (j >> 1) * 3;
+            const u32* w32 = (const u32*)codes_sm + (at >> 2);
+            const u32 v = __funnelshift_r(w32[0], w32[1], (at & 3) * 8);
             c = (v >> ((j & 1) * 12)) & 0xfff;
 #else
             c = ((const unsigned short*)codes_sm)[j];
@@ -333,14 +348,16 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
 
     // -- check against the sidecar: the batch total and every G-batch start.
     const u32* side = seq + pc.sidecar_off;
-    const u32 g = pc.g;
-    const u32 bstart = side[start / g];
-    const u32 bend = side[(start + n + g - 1) / g];
+    // G is a power of two (FORMAT §5; checked on the host and by the plan):
+    // shifts and masks instead of run-time divisions.
+    const u32 g = pc.g, gs = __ffs(g) - 1, gm = g - 1;
+    const u32 bstart = side[start >> gs];
+    const u32 bend = side[(start + n + gm) >> gs];
     if (bend - bstart != total_len || bend < bstart) bad |= ST_SIDECAR;
 #pragma unroll
     for (int k = 0; k < FP_K; k++) {
         const u32 j = lane + 32 * k;
-        if (j < n && j % g == 0 && side[(start + j) / g] - bstart != pos[k]) bad |= ST_SIDECAR;
+        if (j < n && (j & gm) == 0 && side[(start + j) >> gs] - bstart != pos[k]) bad |= ST_SIDECAR;
     }
     const u32 anybad = __reduce_or_sync(FULL, bad);
     if (anybad) {

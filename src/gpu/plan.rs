@@ -166,9 +166,9 @@ pub(crate) fn build(
                 rb[rlo as usize]..rb[rhi as usize],
             )
         };
-        if kb % c.batch() != 0 {
+        if !c.batch().is_power_of_two() || kb % c.batch() != 0 {
             return Err(Error::Gpu(format!(
-                "chunk {i}: sidecar batch {} does not divide the warp batch of {kb} codes",
+                "chunk {i}: sidecar batch {} is not a power of two dividing the warp batch of {kb} codes",
                 c.batch()
             )));
         }
