@@ -157,6 +157,87 @@ fn sweep(c: &Col, reps: usize) -> (DecoderConfig, f64) {
     (best, best_gb)
 }
 
+/// Random rows (issue 11 item 5): a column of `RANDOM_ROWS` rows made by
+/// repeating the corpus column `RANDOM_COL`, then `RANDOM_IDS` random row ids
+/// decoded on the device by `DeviceRows::get` (wall clock, row-id upload and
+/// every launch included), a sample compared with CPU `get`.
+fn random_rows(dir: &std::path::Path) {
+    let rows: u64 = env("RANDOM_ROWS", 0);
+    if rows == 0 {
+        return;
+    }
+    let col = env("RANDOM_COL", "tpch_sf1_o_clerk".to_string());
+    let nids: usize = env("RANDOM_IDS", 1_000_000);
+    let data = std::fs::read(dir.join(format!("{col}.txt"))).expect("random-rows column");
+    let body = data.strip_suffix(b"\n").unwrap_or(&data);
+    let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
+    let t = std::time::Instant::now();
+    let opts = WriterOptions {
+        codec: Codec::OnPair16,
+        ..Default::default()
+    };
+    let values = (0..rows).map(|i| Some(lines[(i % lines.len() as u64) as usize]));
+    let file = write_to_vec(values, opts).expect("write");
+    let reader = Reader::from_bytes(file).expect("open");
+    println!(
+        "random,column {col} x{}: {} rows, {} chunks, file {:.0} MB, written in {:.1} s",
+        rows.div_ceil(lines.len() as u64),
+        reader.rows(),
+        reader.num_chunks(),
+        reader.file_bytes() as f64 / 1e6,
+        t.elapsed().as_secs_f64()
+    );
+    let t = std::time::Instant::now();
+    let mut dr = gpu::DeviceRows::new(&reader).expect("device rows");
+    println!(
+        "random,resident on the device in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let mut x = 0x9e3779b97f4a7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut times = Vec::new();
+    for rep in 0..7 {
+        let ids: Vec<u64> = (0..nids).map(|_| next() % reader.rows()).collect();
+        let t = std::time::Instant::now();
+        let c = dr.get(&ids).expect("get");
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        if rep > 0 {
+            times.push(ms);
+        }
+        if rep == 1 {
+            let h = c.to_host().expect("download");
+            for k in (0..nids).step_by((nids / 20_000).max(1)) {
+                let got = &h.values[h.offsets[k] as usize..h.offsets[k + 1] as usize];
+                assert_eq!(
+                    Some(got.to_vec()),
+                    reader.get(ids[k]).unwrap(),
+                    "row {}",
+                    ids[k]
+                );
+            }
+            println!(
+                "random,{} rows, {} bytes: sample of {} rows identical to CPU get",
+                nids,
+                c.values_len(),
+                nids.div_ceil((nids / 20_000).max(1))
+            );
+        }
+    }
+    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "random,{nids} random rows of {}: best {:.2} ms, median {:.2} ms over {} runs (ids uploaded from pageable memory, wall clock)",
+        reader.rows(),
+        times[0],
+        times[times.len() / 2],
+        times.len()
+    );
+}
+
 fn main() {
     if let Err(e) = gpu::available() {
         eprintln!("gpu_scan: skipped, {e}");
@@ -178,6 +259,10 @@ fn main() {
     let groups: usize = env("GROUPS", 16);
     let (name, sms) = gpu::device_info().expect("gpu");
     println!("device: {name} ({sms} SMs)");
+    random_rows(&dir);
+    if env("RANDOM_ONLY", 0u32) == 1 {
+        return;
+    }
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())

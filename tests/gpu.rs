@@ -391,3 +391,80 @@ fn cpu_fallback_without_gpu_is_the_cpu_decoder() {
         assert_eq!(backend, gpu::Backend::Cpu);
     }
 }
+
+/// `DeviceRows::get` of random, repeated and edge rows equals CPU `get`.
+#[test]
+fn random_rows_match_cpu_get() {
+    if !have_gpu("random_rows_match_cpu_get") {
+        return;
+    }
+    let vals: Vec<Option<Vec<u8>>> = (0..30_000u32)
+        .map(|i| match i % 11 {
+            0 => None,
+            1 => Some(Vec::new()),
+            2 => Some(format!("{:x}", i.wrapping_mul(2654435761)).into_bytes()),
+            _ => Some(
+                format!(
+                    "GET /v1/item/{i} status={} {}",
+                    i % 7,
+                    "y".repeat((i % 37) as usize)
+                )
+                .into_bytes(),
+            ),
+        })
+        .collect();
+    for codec in [Codec::OnPair12, Codec::OnPair16] {
+        for mode in [DictMode::Shared, DictMode::PerChunk] {
+            let opts = WriterOptions {
+                codec,
+                chunk_rows: 4000,
+                dict_mode: mode,
+                ..Default::default()
+            };
+            let file = write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap();
+            let r = Reader::from_bytes(file).unwrap();
+            let n = r.rows();
+            let mut rows = gpu::DeviceRows::new(&r).unwrap();
+            let mut x = 88172645463325252u64;
+            let mut ids: Vec<u64> = (0..5000)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x % n
+                })
+                .collect();
+            // Edges: first, last, chunk boundaries, repeats, block edges.
+            ids.extend([
+                0,
+                n - 1,
+                3999,
+                4000,
+                4001,
+                127,
+                128,
+                129,
+                0,
+                n - 1,
+                7999,
+                8000,
+            ]);
+            let col = rows.get(&ids).unwrap().to_host().unwrap();
+            assert_eq!(col.offsets.len(), ids.len() + 1);
+            for (k, &id) in ids.iter().enumerate() {
+                let valid = col
+                    .validity
+                    .as_ref()
+                    .map_or(true, |v| v[k / 8] >> (k % 8) & 1 == 1);
+                let got = &col.values[col.offsets[k] as usize..col.offsets[k + 1] as usize];
+                assert_eq!(
+                    valid.then(|| got.to_vec()),
+                    r.get(id).unwrap(),
+                    "row {id} ({codec:?}, {mode:?})"
+                );
+            }
+            assert!(rows.get(&[n]).is_err());
+            assert_eq!(rows.get(&[]).unwrap().len(), 0);
+        }
+    }
+}

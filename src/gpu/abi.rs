@@ -92,6 +92,24 @@ device_struct! {
     }
 }
 
+device_struct! {
+    /// One chunk of a column resident for random row access.
+    RChunk {
+        /// Byte offset of the chunk's packed codes in `input`.
+        codes_off: u64,
+        /// Global index of the chunk's first row.
+        first_row: u64,
+        /// Byte offset of the cascaded row code bounds in `input`.
+        rc_off: u64,
+        /// Byte offset of the cascaded row byte bounds in `input`.
+        rb_off: u64,
+        /// Index into the dictionary table.
+        dict: u32,
+        /// Rows in the chunk.
+        rows: u32,
+    }
+}
+
 /// Status flag bits the kernels raise: (C name, bit, meaning).
 pub(crate) const STATUS_FLAGS: &[(&str, u32, &str)] = &[
     (
@@ -153,6 +171,12 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         Dict::FIELDS,
     );
     render(&mut s, Seq::NAME, std::mem::size_of::<Seq>(), Seq::FIELDS);
+    render(
+        &mut s,
+        RChunk::NAME,
+        std::mem::size_of::<RChunk>(),
+        RChunk::FIELDS,
+    );
     let _ = writeln!(
         s,
         "#define FP_PIECE_BYTES {}\n#define FP_DICT_BYTES {}\n#define FP_SEQ_BYTES {}",
@@ -188,6 +212,7 @@ mod tests {
             (std::mem::size_of::<Piece>(), Piece::FIELDS),
             (std::mem::size_of::<Dict>(), Dict::FIELDS),
             (std::mem::size_of::<Seq>(), Seq::FIELDS),
+            (std::mem::size_of::<RChunk>(), RChunk::FIELDS),
         ] {
             let sum: usize = fields
                 .iter()

@@ -42,6 +42,9 @@ pub(crate) struct Gpu {
 pub(crate) struct Kernels {
     pub(crate) decode: CudaFunction,
     pub(crate) decascade: CudaFunction,
+    pub(crate) rows_locate: CudaFunction,
+    pub(crate) rows_scan: [CudaFunction; 3],
+    pub(crate) rows_decode: CudaFunction,
     pub(crate) smem: u32,
     pub(crate) cfg: DecoderConfig,
 }
@@ -157,6 +160,13 @@ impl Gpu {
         let k = Arc::new(Kernels {
             decode,
             decascade: f("fastpair_decascade")?,
+            rows_locate: f("fastpair_rows_locate")?,
+            rows_scan: [
+                f("fastpair_rows_scan1")?,
+                f("fastpair_rows_scan2")?,
+                f("fastpair_rows_scan3")?,
+            ],
+            rows_decode: f("fastpair_rows_decode")?,
             smem,
             cfg: *cfg,
         });
@@ -186,7 +196,10 @@ pub(crate) struct DevicePlan {
     pub(crate) no_offsets: CudaSlice<i64>,
 }
 
-fn up<T: cudarc::driver::DeviceRepr>(s: &Arc<CudaStream>, v: &[T]) -> Result<CudaSlice<T>> {
+pub(crate) fn up<T: cudarc::driver::DeviceRepr>(
+    s: &Arc<CudaStream>,
+    v: &[T],
+) -> Result<CudaSlice<T>> {
     if v.is_empty() {
         // SAFETY: a one-element allocation that nothing reads.
         return unsafe { s.alloc::<T>(1) }.map_err(|e| gpu_err("alloc", e));
@@ -226,7 +239,7 @@ impl DevicePlan {
     }
 }
 
-fn grid(n: u64, per_block: u64) -> u32 {
+pub(crate) fn grid(n: u64, per_block: u64) -> u32 {
     n.div_ceil(per_block).max(1) as u32
 }
 

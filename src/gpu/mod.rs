@@ -5,6 +5,8 @@
 //! * [`scan`] / [`scan_with`]: rows of a [`Reader`] → [`DeviceColumn`]
 //!   (one contiguous values buffer, one i64 offsets buffer, optional validity).
 //! * [`DeviceColumn::to_host`]: the same column back in host memory.
+//! * [`DeviceRows::get`]: given row ids, exactly those rows into a
+//!   [`DeviceColumn`] (random access on the device).
 //! * [`read_range`]: the column on the host through the GPU when there is
 //!   one, else through the CPU decoder (identical bytes either way).
 //! * [`Prepared`]: a plan held on the device for repeated, timed decodes
@@ -37,6 +39,10 @@ mod plan;
 
 #[cfg(feature = "gpu")]
 mod device;
+#[cfg(feature = "gpu")]
+mod rows;
+#[cfg(feature = "gpu")]
+pub use rows::DeviceRows;
 
 use std::ops::Range;
 
@@ -205,6 +211,22 @@ mod gpu_impl {
     }
 
     impl DeviceColumn {
+        pub(crate) fn new(
+            values: CudaSlice<u8>,
+            offsets: CudaSlice<i64>,
+            validity: Option<CudaSlice<u8>>,
+            rows: usize,
+            bytes: usize,
+        ) -> Self {
+            Self {
+                values,
+                offsets,
+                validity,
+                rows,
+                bytes,
+            }
+        }
+
         /// Number of rows.
         pub fn len(&self) -> usize {
             self.rows

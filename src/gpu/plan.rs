@@ -52,7 +52,7 @@ pub(crate) struct Plan {
     pub(super) validity: Option<Vec<u8>>,
 }
 
-fn align16(v: &mut Vec<u8>) {
+pub(crate) fn align16(v: &mut Vec<u8>) {
     v.resize(v.len().next_multiple_of(16), 0);
 }
 
@@ -115,6 +115,49 @@ pub(crate) fn file_width(reader: &Reader, rows: Range<u64>) -> u8 {
     } else {
         8
     }
+}
+
+/// The dictionary table of a launch: descriptors, their planes at width `w`
+/// back to back (16-aligned, 16 zero bytes after each), and for every
+/// dictionary of the file its index in the table (`u32::MAX` if unused).
+#[allow(clippy::type_complexity)]
+pub(crate) fn dict_table(
+    reader: &Reader,
+    used: impl Iterator<Item = u32>,
+    w: u8,
+    bits: u8,
+) -> Result<(Vec<Dict>, Vec<u8>, Vec<u32>)> {
+    let mut dicts = Vec::new();
+    let mut blob = Vec::new();
+    let mut index = vec![u32::MAX; reader.dictionaries().len()];
+    for d in used {
+        let d = d as usize;
+        if index[d] != u32::MAX {
+            continue;
+        }
+        index[d] = dicts.len() as u32;
+        let dict = &reader.dictionaries()[d];
+        if dict.code_bits() != bits {
+            return Err(Error::Gpu("dictionaries of different code widths".into()));
+        }
+        let (lens, lo, hi) = relayout(dict.planes(), w as usize);
+        let mut off = [0u64; 3];
+        for (k, part) in [lens, lo, hi].iter().enumerate() {
+            align16(&mut blob);
+            off[k] = blob.len() as u64;
+            blob.extend_from_slice(part);
+        }
+        align16(&mut blob);
+        blob.extend_from_slice(&[0u8; 16]);
+        dicts.push(Dict {
+            lens_off: off[0],
+            lo_off: off[1],
+            hi_off: off[2],
+            ntok: dict.num_tokens(),
+            pad: 0,
+        });
+    }
+    Ok((dicts, blob, index))
 }
 
 /// One piece before layout: a chunk and the part of it that is selected.
@@ -189,34 +232,10 @@ pub(crate) fn build(
     };
     // Dictionaries (only those used), at width w (the file's planes as they
     // are unless a dictionary chose the other width).
-    let mut dict_index = vec![u32::MAX; reader.dictionaries().len()];
-    for s in &sels {
-        let d = reader.chunk_info(s.chunk).entry.dict as usize;
-        if dict_index[d] != u32::MAX {
-            continue;
-        }
-        dict_index[d] = plan.dicts.len() as u32;
-        let dict = &reader.dictionaries()[d];
-        if dict.code_bits() != plan.bits {
-            return Err(Error::Gpu("dictionaries of different code widths".into()));
-        }
-        let (lens, lo, hi) = relayout(dict.planes(), w as usize);
-        let mut off = [0u64; 3];
-        for (k, part) in [lens, lo, hi].iter().enumerate() {
-            align16(&mut plan.dictblob);
-            off[k] = plan.dictblob.len() as u64;
-            plan.dictblob.extend_from_slice(part);
-        }
-        align16(&mut plan.dictblob);
-        plan.dictblob.extend_from_slice(&[0u8; 16]);
-        plan.dicts.push(Dict {
-            lens_off: off[0],
-            lo_off: off[1],
-            hi_off: off[2],
-            ntok: dict.num_tokens(),
-            pad: 0,
-        });
-    }
+    let used = sels.iter().map(|s| reader.chunk_info(s.chunk).entry.dict);
+    let (dicts, dictblob, dict_index) = dict_table(reader, used, w, plan.bits)?;
+    plan.dicts = dicts;
+    plan.dictblob = dictblob;
     let file = reader.bytes();
     let mut out_base = 0u64;
     let mut row_base = 0u64;

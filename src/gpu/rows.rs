@@ -1,0 +1,236 @@
+//! Random rows on the GPU (spec/DECODER.md §6): a column held on the device
+//! (every chunk validated on the host first), and [`DeviceRows::get`], which
+//! decodes exactly the requested rows into a [`DeviceColumn`].
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::abi::{self, Dict, RChunk};
+use super::device::{gpu, gpu_err, grid, up, Gpu, Kernels};
+use super::plan;
+use super::{DecoderConfig, DeviceColumn};
+use crate::error::{Error, Result};
+use crate::read::Reader;
+
+/// A column resident on the device for random row access: packed codes,
+/// cascaded row code and byte bounds of every chunk, and its dictionaries.
+pub struct DeviceRows<'r> {
+    reader: &'r Reader,
+    gpu: &'static Gpu,
+    kernels: Arc<Kernels>,
+    input: CudaSlice<u8>,
+    chunks: CudaSlice<RChunk>,
+    first_rows: CudaSlice<u64>,
+    host_first_rows: Vec<u64>,
+    dicts: CudaSlice<Dict>,
+    dictblob: CudaSlice<u8>,
+    status: CudaSlice<u32>,
+    any_nulls: bool,
+}
+
+impl<'r> DeviceRows<'r> {
+    /// Validates every chunk of `reader` (as [`Reader::chunk`] does) and
+    /// uploads what random access needs. Compressed bytes only: the device
+    /// holds about the file's size.
+    pub fn new(reader: &'r Reader) -> Result<Self> {
+        let g = gpu()?;
+        let w = plan::file_width(reader, 0..reader.rows());
+        let bits = reader
+            .dictionaries()
+            .first()
+            .map(|d| d.code_bits())
+            .unwrap_or(16);
+        let cfg = DecoderConfig {
+            w,
+            ..DecoderConfig::default()
+        };
+        let kernels = g.kernels(&cfg, bits)?;
+        let used = (0..reader.num_chunks()).map(|i| reader.chunk_info(i).entry.dict);
+        let (dicts, blob, index) = plan::dict_table(reader, used, w, bits)?;
+        let file = reader.bytes();
+        let mut input = Vec::new();
+        let mut chunks = Vec::with_capacity(reader.num_chunks());
+        let mut first_rows = Vec::with_capacity(reader.num_chunks());
+        let mut any_nulls = false;
+        for i in 0..reader.num_chunks() {
+            let info = reader.chunk_info(i);
+            let c = reader.chunk(i)?;
+            any_nulls |= c.validity_range().is_some();
+            let mut part = |r: std::ops::Range<usize>| {
+                let at = input.len() as u64;
+                input.extend_from_slice(&file[r]);
+                plan::align16(&mut input);
+                at
+            };
+            let codes_off = part(c.codes_range());
+            let rc_off = part(c.row_codes_range());
+            let rb_off = part(c.row_bytes_range());
+            chunks.push(RChunk {
+                codes_off,
+                first_row: info.first_row,
+                rc_off,
+                rb_off,
+                dict: index[info.entry.dict as usize],
+                rows: info.entry.rows,
+            });
+            first_rows.push(info.first_row);
+        }
+        input.extend_from_slice(&[0u8; 16]);
+        let s = &g.stream;
+        let me = Self {
+            reader,
+            gpu: g,
+            kernels,
+            input: up(s, &input)?,
+            chunks: up(s, &chunks)?,
+            first_rows: up(s, &first_rows)?,
+            host_first_rows: first_rows,
+            dicts: up(s, &dicts)?,
+            dictblob: up(s, &blob)?,
+            status: s.alloc_zeros::<u32>(1).map_err(|e| gpu_err("alloc", e))?,
+            any_nulls,
+        };
+        s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+        Ok(me)
+    }
+
+    /// Decodes rows `ids` (any order, repeats allowed) into a device column:
+    /// value `k` is row `ids[k]`, byte for byte what [`Reader::get`] returns
+    /// (a null row is empty with its validity bit clear).
+    pub fn get(&mut self, ids: &[u64]) -> Result<DeviceColumn> {
+        let rows = self.reader.rows();
+        if let Some(&bad) = ids.iter().find(|&&r| r >= rows) {
+            return Err(Error::RowOutOfRange { row: bad, rows });
+        }
+        let n = ids.len();
+        if n >= (u32::MAX / 2) as usize {
+            return Err(Error::InvalidArgument(format!(
+                "{n} row ids in one call: at most {}",
+                u32::MAX / 2
+            )));
+        }
+        let g = self.gpu;
+        let s = &g.stream;
+        let k = &self.kernels;
+        let mut offsets = s
+            .alloc_zeros::<i64>(n + 1)
+            .map_err(|e| gpu_err("alloc", e))?;
+        if n == 0 {
+            let values = s.alloc_zeros::<u8>(1).map_err(|e| gpu_err("alloc", e))?;
+            return Ok(DeviceColumn::new(values, offsets, None, 0, 0));
+        }
+        let d_ids = s.clone_htod(ids).map_err(|e| gpu_err("upload", e))?;
+        let mut loc = s
+            .alloc_zeros::<u32>(4 * n)
+            .map_err(|e| gpu_err("alloc", e))?;
+        let n32 = n as u32;
+        let nchunks = self.host_first_rows.len() as u32;
+        let cfg = |blocks: u32, threads: u32| LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = s.launch_builder(&k.rows_locate);
+        b.arg(&self.input)
+            .arg(&self.chunks)
+            .arg(&self.first_rows)
+            .arg(&nchunks)
+            .arg(&rows)
+            .arg(&d_ids)
+            .arg(&n32)
+            .arg(&mut loc)
+            .arg(&mut offsets)
+            .arg(&mut self.status);
+        // SAFETY: argument list matches `fastpair_rows_locate`; ids are
+        // below the row count (checked above) and re-checked on the device;
+        // every chunk's row bounds were validated on the host; writes go to
+        // loc[0..4n] and offsets[1..=n].
+        unsafe { b.launch(cfg(grid(n as u64, 256), 256)) }
+            .map_err(|e| gpu_err("rows locate launch", e))?;
+        let nb = grid(n as u64, 1024);
+        let mut bsum = s
+            .alloc_zeros::<i64>(nb as usize)
+            .map_err(|e| gpu_err("alloc", e))?;
+        let mut b = s.launch_builder(&k.rows_scan[0]);
+        b.arg(&mut offsets).arg(&n32).arg(&mut bsum);
+        // SAFETY: matches `fastpair_rows_scan1`; block b touches
+        // offsets[1 + 1024b ..][..1024] below n + 1 and bsum[b], b < nb.
+        unsafe { b.launch(cfg(nb, 1024)) }.map_err(|e| gpu_err("rows scan launch", e))?;
+        let mut b = s.launch_builder(&k.rows_scan[1]);
+        b.arg(&mut bsum).arg(&nb);
+        // SAFETY: matches `fastpair_rows_scan2`; touches bsum[0..nb].
+        unsafe { b.launch(cfg(1, 1024)) }.map_err(|e| gpu_err("rows scan launch", e))?;
+        let mut b = s.launch_builder(&k.rows_scan[2]);
+        b.arg(&mut offsets).arg(&n32).arg(&bsum);
+        // SAFETY: matches `fastpair_rows_scan3`; as scan 1.
+        unsafe { b.launch(cfg(nb, 1024)) }.map_err(|e| gpu_err("rows scan launch", e))?;
+        let last = s
+            .clone_dtoh(&offsets.slice(n..n + 1))
+            .map_err(|e| gpu_err("download", e))?;
+        s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+        let total = last[0];
+        if total < 0 {
+            return Err(Error::Gpu(format!("row lengths sum to {total}")));
+        }
+        let total = total as usize;
+        let mut values = s
+            .alloc_zeros::<u8>(total.max(1))
+            .map_err(|e| gpu_err("alloc", e))?;
+        let mut b = s.launch_builder(&k.rows_decode);
+        b.arg(&self.input)
+            .arg(&self.dictblob)
+            .arg(&self.chunks)
+            .arg(&self.dicts)
+            .arg(&loc)
+            .arg(&offsets)
+            .arg(&n32)
+            .arg(&mut values)
+            .arg(&mut self.status);
+        // SAFETY: matches `fastpair_rows_decode`; each warp writes only
+        // inside [offsets[t], offsets[t] + len_t), and the offsets are the
+        // exclusive scan of those lengths whose sum is `values`' length;
+        // codes lie inside their validated chunk and are re-checked against
+        // the dictionary size.
+        unsafe { b.launch(cfg(grid(n as u64, 8), 256)) }
+            .map_err(|e| gpu_err("rows decode launch", e))?;
+        let st = s
+            .clone_dtoh(&self.status)
+            .map_err(|e| gpu_err("status", e))?;
+        s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+        if st[0] != 0 {
+            s.memset_zeros(&mut self.status)
+                .map_err(|e| gpu_err("memset", e))?;
+            return Err(Error::Gpu(format!(
+                "device status {:#x}: {}",
+                st[0],
+                abi::describe_status(st[0])
+            )));
+        }
+        let validity = if self.any_nulls {
+            Some(
+                s.clone_htod(&self.validity(ids)?)
+                    .map_err(|e| gpu_err("upload", e))?,
+            )
+        } else {
+            None
+        };
+        Ok(DeviceColumn::new(values, offsets, validity, n, total))
+    }
+
+    /// Validity bitmap (LSB first) of rows `ids`, from the host file.
+    fn validity(&self, ids: &[u64]) -> Result<Vec<u8>> {
+        let file = self.reader.bytes();
+        let mut bits = vec![0u8; ids.len().div_ceil(8)];
+        for (k, &id) in ids.iter().enumerate() {
+            let c = self.host_first_rows.partition_point(|&f| f <= id) - 1;
+            let r = (id - self.host_first_rows[c]) as usize;
+            let valid = match self.reader.chunk(c)?.validity_range() {
+                Some(v) => file[v.start + r / 8] >> (r % 8) & 1 == 1,
+                None => true,
+            };
+            bits[k / 8] |= (valid as u8) << (k % 8);
+        }
+        Ok(bits)
+    }
+}
