@@ -238,6 +238,96 @@ fn random_rows(dir: &std::path::Path) {
     );
 }
 
+/// Streaming scan (issue 11 item 3): a column of about `STREAM_GB` decoded
+/// gigabytes made by repeating the corpus column `STREAM_COL`, held in host
+/// memory, decoded by `gpu::scan_stream` with device memory capped at
+/// `STREAM_DEV` bytes; next to it a pinned upload of the same run.
+fn streaming(dir: &std::path::Path) {
+    let gb: f64 = env("STREAM_GB", 0.0);
+    if gb <= 0.0 {
+        return;
+    }
+    let col = env("STREAM_COL", "loghub_Linux_full".to_string());
+    let cap: usize = env("STREAM_DEV", 1usize << 30);
+    let data = std::fs::read(dir.join(format!("{col}.txt"))).expect("stream column");
+    let body = data.strip_suffix(b"\n").unwrap_or(&data);
+    let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
+    let reps = ((gb * 1e9) / data.len() as f64).ceil() as usize;
+    let t = std::time::Instant::now();
+    let values = (0..reps).flat_map(|_| lines.iter().map(|v| Some(*v)));
+    let opts = WriterOptions {
+        codec: Codec::OnPair16,
+        ..Default::default()
+    };
+    let file = write_to_vec(values, opts).expect("write");
+    let reader = Reader::from_bytes(file).expect("open");
+    let decoded = reader.decoded_bytes();
+    let cr = decoded as f64 / reader.file_bytes() as f64;
+    println!(
+        "stream,column {col} x{reps}: {} rows, {:.2} GB decoded, file {:.2} GB (CR {cr:.2}), written in {:.0} s",
+        reader.rows(),
+        decoded as f64 / 1e9,
+        reader.file_bytes() as f64 / 1e9,
+        t.elapsed().as_secs_f64()
+    );
+    for i in 0..reader.num_chunks() {
+        reader.chunk(i).expect("validate");
+    }
+    let so = gpu::StreamOptions {
+        device_bytes: cap,
+        ..Default::default()
+    };
+    let mut best = f64::MAX;
+    for rep in 0..3 {
+        let mut check = 0u64;
+        let st = gpu::scan_stream(&reader, 0..reader.rows(), &so, |b| {
+            // Spot-check one batch per run against the CPU decoder.
+            if check == rep {
+                let rows = b.first_row..b.first_row + b.len() as u64;
+                assert_eq!(b.to_host()?, reader.read_range(rows)?);
+            }
+            check += 1;
+            Ok(())
+        })
+        .expect("stream");
+        best = best.min(st.seconds);
+        println!(
+            "stream,run {rep}: {} batches, ring {:.2} GB of device memory, {:.2} s = {:.1} GB/s decoded ({:.1} GB/s compressed in)",
+            st.batches,
+            st.ring_bytes as f64 / 1e9,
+            st.seconds,
+            st.bytes as f64 / st.seconds / 1e9,
+            st.input_bytes as f64 / st.seconds / 1e9
+        );
+    }
+    // Pinned upload rate in the same run: 1 GiB, best of 5.
+    let up = pinned_upload_gbps(1 << 30);
+    println!(
+        "stream,best {:.1} GB/s decoded; pinned upload {up:.1} GB/s; 0.8 x CR x upload = {:.1} GB/s",
+        decoded as f64 / best / 1e9,
+        0.8 * cr * up
+    );
+}
+
+/// Pinned host-to-device copy rate (GB/s), best of 5, through a small
+/// throwaway plan of the same process's GPU.
+fn pinned_upload_gbps(bytes: usize) -> f64 {
+    let vals: Vec<Vec<u8>> = (0..bytes / 64)
+        .map(|i| format!("{i:064}").into_bytes())
+        .collect();
+    let file = write_to_vec(
+        vals.iter().map(|v| Some(v.as_slice())),
+        WriterOptions::default(),
+    )
+    .expect("write");
+    let r = Reader::from_bytes(file).expect("open");
+    let mut p = Prepared::new(&r, 0..r.rows(), &ScanOptions::default(), 1).expect("plan");
+    let ms = (0..5)
+        .map(|_| p.plain_upload().expect("upload"))
+        .fold(f64::MAX, f64::min);
+    p.decoded_bytes() as f64 / (ms * 1e6)
+}
+
 fn main() {
     if let Err(e) = gpu::available() {
         eprintln!("gpu_scan: skipped, {e}");
@@ -260,6 +350,7 @@ fn main() {
     let (name, sms) = gpu::device_info().expect("gpu");
     println!("device: {name} ({sms} SMs)");
     random_rows(&dir);
+    streaming(&dir);
     if env("RANDOM_ONLY", 0u32) == 1 {
         return;
     }

@@ -468,3 +468,80 @@ fn random_rows_match_cpu_get() {
         }
     }
 }
+
+/// `scan_stream` through a ring far smaller than the column: every batch
+/// equals the CPU decoder's rows, batches tile the range in order, device
+/// memory stays within the budget, and a budget below one chunk is refused.
+#[test]
+fn streaming_scan_matches_cpu() {
+    if !have_gpu("streaming_scan_matches_cpu") {
+        return;
+    }
+    let vals: Vec<Option<Vec<u8>>> = (0..40_000u32)
+        .map(|i| match i % 13 {
+            0 => None,
+            1 => Some(Vec::new()),
+            _ => Some(
+                format!(
+                    "{} host-{} took {} ms {}",
+                    i * 7,
+                    i % 91,
+                    i % 1000,
+                    "z".repeat((i % 29) as usize)
+                )
+                .into_bytes(),
+            ),
+        })
+        .collect();
+    for codec in [Codec::OnPair12, Codec::OnPair16] {
+        for mode in [DictMode::Shared, DictMode::PerChunk] {
+            let opts = WriterOptions {
+                codec,
+                chunk_rows: 1500,
+                dict_mode: mode,
+                ..Default::default()
+            };
+            let file = write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap();
+            let r = Reader::from_bytes(file).unwrap();
+            let n = r.rows();
+            let budget = 512 << 10;
+            let so = gpu::StreamOptions {
+                device_bytes: budget,
+                ..Default::default()
+            };
+            for range in [0..n, 777..n - 333, 1499..1501] {
+                let mut next = range.start;
+                let st = gpu::scan_stream(&r, range.clone(), &so, |b| {
+                    assert_eq!(b.first_row, next, "batches in order, no gap");
+                    let rows = b.first_row..b.first_row + b.len() as u64;
+                    assert_eq!(b.to_host()?, r.read_range(rows.clone())?, "rows {rows:?}");
+                    next = rows.end;
+                    Ok(())
+                })
+                .unwrap();
+                assert_eq!(next, range.end);
+                assert_eq!(st.rows, range.end - range.start);
+                assert!(st.ring_bytes <= budget, "{st:?}");
+                if range.end - range.start == n {
+                    assert!(st.batches > 4, "{st:?}");
+                }
+            }
+            // A callback's error stops the scan and comes back.
+            let mut calls = 0;
+            let e = gpu::scan_stream(&r, 0..n, &so, |_| {
+                calls += 1;
+                Err(Error::InvalidArgument("stop".into()))
+            });
+            assert!(matches!(e, Err(Error::InvalidArgument(_))));
+            assert_eq!(calls, 1);
+            let tiny = gpu::StreamOptions {
+                device_bytes: 4096,
+                ..Default::default()
+            };
+            assert!(matches!(
+                gpu::scan_stream(&r, 0..n, &tiny, |_| Ok(())),
+                Err(Error::InvalidArgument(_))
+            ));
+        }
+    }
+}

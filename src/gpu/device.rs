@@ -219,6 +219,16 @@ impl DevicePlan {
             // SAFETY: filled by the caller's copies before any kernel reads it.
             unsafe { s.alloc::<u8>(plan.input.len().max(1)) }.map_err(|e| gpu_err("alloc", e))?
         };
+        Self::with_input(g, plan, input)
+    }
+
+    /// As [`Self::new`] with a caller's input buffer (a streaming ring
+    /// slot) of at least `plan.input.len()` bytes, which the caller fills.
+    pub(crate) fn with_input(g: &Gpu, plan: &Plan, input: CudaSlice<u8>) -> Result<Self> {
+        if input.len() < plan.input.len() {
+            return Err(Error::Gpu("input buffer smaller than the plan".into()));
+        }
+        let s = &g.stream;
         Ok(Self {
             input,
             pieces: up(s, &plan.pieces)?,
@@ -236,6 +246,11 @@ impl DevicePlan {
             status: s.alloc_zeros::<u32>(1).map_err(|e| gpu_err("alloc", e))?,
             no_offsets: s.alloc_zeros::<i64>(1).map_err(|e| gpu_err("alloc", e))?,
         })
+    }
+
+    /// Gives the input buffer back (streaming: the ring slot is reused).
+    pub(crate) fn into_input(self) -> CudaSlice<u8> {
+        self.input
     }
 }
 

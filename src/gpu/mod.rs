@@ -7,6 +7,9 @@
 //! * [`DeviceColumn::to_host`]: the same column back in host memory.
 //! * [`DeviceRows::get`]: given row ids, exactly those rows into a
 //!   [`DeviceColumn`] (random access on the device).
+//! * [`scan_stream`]: a column larger than device memory, batch by batch
+//!   through a bounded ring of device buffers, each batch handed to a
+//!   callback ([`DeviceBatch`], Arrow layout) before its buffers are reused.
 //! * [`read_range`]: the column on the host through the GPU when there is
 //!   one, else through the CPU decoder (identical bytes either way).
 //! * [`Prepared`]: a plan held on the device for repeated, timed decodes
@@ -43,6 +46,10 @@ mod device;
 mod rows;
 #[cfg(feature = "gpu")]
 pub use rows::DeviceRows;
+#[cfg(feature = "gpu")]
+mod stream;
+#[cfg(feature = "gpu")]
+pub use stream::{scan_stream, DeviceBatch, StreamOptions, StreamStats};
 
 use std::ops::Range;
 

@@ -1,0 +1,345 @@
+//! Streaming scan (spec/DECODER.md §6b): a column decoded batch by batch
+//! through a bounded ring of device buffers, so device memory is set by
+//! [`StreamOptions::device_bytes`], not by the column.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::time::Instant;
+
+use cudarc::driver::{CudaSlice, CudaView, PinnedHostSlice};
+
+use super::device::{self, gpu, gpu_err, DevicePlan};
+use super::plan::{self, Plan};
+use super::{abi, ScanOptions};
+use crate::error::{Error, Result};
+use crate::read::{Column, Reader};
+
+/// Settings of [`scan_stream`].
+#[derive(Clone, Copy, Debug)]
+pub struct StreamOptions {
+    /// Kernel settings, as for [`super::scan_with`].
+    pub scan: ScanOptions,
+    /// Device memory for the ring of buffers (compressed input, values and
+    /// offsets of each batch in flight), in bytes. A chunk whose batch needs
+    /// more than `device_bytes / ring` is an error.
+    pub device_bytes: usize,
+    /// Buffers in the ring (≥ 2): one batch is uploaded and decoded while
+    /// the caller holds the previous one.
+    pub ring: usize,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        Self {
+            scan: ScanOptions::default(),
+            device_bytes: 8 << 30,
+            ring: 2,
+        }
+    }
+}
+
+/// One decoded batch of consecutive rows, in device memory (Arrow layout),
+/// valid during the callback: its buffers are reused afterwards.
+pub struct DeviceBatch<'a> {
+    /// First row of the batch in the column.
+    pub first_row: u64,
+    /// The batch's values, back to back.
+    pub values: CudaView<'a, u8>,
+    /// `rows + 1` offsets into `values`, starting at 0.
+    pub offsets: CudaView<'a, i64>,
+    /// Validity bitmap (LSB first), `None` when no row of the batch is null.
+    pub validity: Option<&'a CudaSlice<u8>>,
+    rows: usize,
+}
+
+impl DeviceBatch<'_> {
+    /// Rows in the batch.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+    /// True when the batch has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+    /// Decoded bytes of the batch.
+    pub fn values_len(&self) -> usize {
+        self.values.len()
+    }
+    /// Copies the batch to host memory.
+    pub fn to_host(&self) -> Result<Column> {
+        let s = &gpu()?.stream;
+        let values = s
+            .clone_dtoh(&self.values)
+            .map_err(|e| gpu_err("download", e))?;
+        let offsets = s
+            .clone_dtoh(&self.offsets)
+            .map_err(|e| gpu_err("download", e))?;
+        let validity = match self.validity {
+            Some(v) => {
+                let mut v = s.clone_dtoh(v).map_err(|e| gpu_err("download", e))?;
+                v.truncate(self.rows.div_ceil(8));
+                Some(v)
+            }
+            None => None,
+        };
+        s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+        Ok(Column {
+            values,
+            offsets,
+            validity,
+        })
+    }
+}
+
+/// What a streaming scan did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StreamStats {
+    /// Batches handed to the caller.
+    pub batches: usize,
+    /// Rows decoded.
+    pub rows: u64,
+    /// Decoded bytes.
+    pub bytes: u64,
+    /// Compressed bytes uploaded (codes, sidecars, row bounds).
+    pub input_bytes: u64,
+    /// Device memory held by the ring (inputs, values, offsets).
+    pub ring_bytes: usize,
+    /// Wall-clock seconds from the first upload to the last callback's return.
+    pub seconds: f64,
+}
+
+/// A batch's share of the column: rows and the device memory it needs.
+struct Group {
+    rows: Range<u64>,
+    input: usize,
+    values: usize,
+    offsets: usize,
+}
+
+fn groups(reader: &Reader, rows: Range<u64>, budget: usize) -> Result<Vec<Group>> {
+    let mut out: Vec<Group> = Vec::new();
+    for i in 0..reader.num_chunks() {
+        let info = reader.chunk_info(i);
+        let n = info.entry.rows as u64;
+        let (lo, hi) = (
+            rows.start.max(info.first_row),
+            rows.end.min(info.first_row + n),
+        );
+        if lo >= hi {
+            continue;
+        }
+        let c = reader.chunk(i)?;
+        // Whole-chunk bounds: a partial chunk needs no more.
+        let input =
+            c.codes_range().len() + c.sidecar_range().len() + c.row_bytes_range().len() + 64;
+        let values = info.entry.bytes as usize;
+        let offsets = 8 * (hi - lo + 1) as usize;
+        let seq = 4 * (info.entry.codes / c.batch() + 2) as usize + 4096;
+        let need = input + values + offsets + seq;
+        if need > budget {
+            return Err(Error::InvalidArgument(format!(
+                "chunk {i} needs {need} bytes of device memory, more than one ring buffer's {budget}"
+            )));
+        }
+        match out.last_mut() {
+            Some(g)
+                if g.rows.end == lo
+                    && g.input + g.values + g.offsets + input + values + offsets + seq
+                        <= budget =>
+            {
+                g.rows.end = hi;
+                g.input += input;
+                g.values += values;
+                g.offsets += offsets;
+            }
+            _ => out.push(Group {
+                rows: lo..hi,
+                input,
+                values,
+                offsets: offsets + 8,
+            }),
+        }
+    }
+    Ok(out)
+}
+
+struct Slot {
+    input: Option<CudaSlice<u8>>,
+    values: CudaSlice<u8>,
+    offsets: CudaSlice<i64>,
+    pinned: PinnedHostSlice<u8>,
+}
+
+struct InFlight {
+    slot: usize,
+    plan: Plan,
+    dev: DevicePlan,
+    first_row: u64,
+    validity: Option<CudaSlice<u8>>,
+    done: cudarc::driver::CudaEvent,
+}
+
+/// Decodes `rows` of `reader` batch by batch and hands each batch to `f`
+/// (in row order) before its buffers are reused. Batches are groups of whole
+/// chunks (the first and last cut to `rows`); each is planned on the host,
+/// copied into pinned memory, uploaded on a copy stream while the previous
+/// batch decodes, and decoded by the same kernels as [`super::scan`]. Device
+/// memory is bounded by `opts.device_bytes`; an error from `f` stops the scan
+/// and is returned.
+pub fn scan_stream<F>(
+    reader: &Reader,
+    rows: Range<u64>,
+    opts: &StreamOptions,
+    mut f: F,
+) -> Result<StreamStats>
+where
+    F: FnMut(&DeviceBatch<'_>) -> Result<()>,
+{
+    if rows.start > rows.end || rows.end > reader.rows() {
+        return Err(Error::RowOutOfRange {
+            row: rows.end,
+            rows: reader.rows(),
+        });
+    }
+    if opts.ring < 2 {
+        return Err(Error::InvalidArgument(
+            "a ring needs at least 2 buffers".into(),
+        ));
+    }
+    let g = gpu()?;
+    let mut cfg = opts.scan.config;
+    if !opts.scan.force_width {
+        cfg.w = plan::file_width(reader, rows.clone());
+    }
+    let bits = reader
+        .dictionaries()
+        .first()
+        .map(|d| d.code_bits())
+        .unwrap_or(16);
+    let kernels = g.kernels(&cfg, bits)?;
+    let groups = groups(reader, rows, opts.device_bytes / opts.ring)?;
+    let mut stats = StreamStats::default();
+    if groups.is_empty() {
+        return Ok(stats);
+    }
+    let imax = groups.iter().map(|g| g.input).max().unwrap_or(1).max(1);
+    let vmax = groups.iter().map(|g| g.values).max().unwrap_or(1).max(1);
+    let omax = groups
+        .iter()
+        .map(|g| g.offsets / 8)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let nslots = opts.ring.min(groups.len()).max(1);
+    let s = &g.stream;
+    let mut slots = Vec::with_capacity(nslots);
+    for _ in 0..nslots {
+        // SAFETY: device buffers the kernels fill before anything reads them
+        // (input by the copy, values and offsets by the decode launch).
+        let (input, values) = unsafe { (s.alloc::<u8>(imax), s.alloc::<u8>(vmax)) };
+        // SAFETY: page-locked host memory, written before each copy reads it.
+        let pinned =
+            unsafe { g.ctx.alloc_pinned::<u8>(imax) }.map_err(|e| gpu_err("pinned alloc", e))?;
+        slots.push(Slot {
+            input: Some(input.map_err(|e| gpu_err("alloc", e))?),
+            values: values.map_err(|e| gpu_err("alloc", e))?,
+            offsets: s
+                .alloc_zeros::<i64>(omax)
+                .map_err(|e| gpu_err("alloc", e))?,
+            pinned,
+        });
+    }
+    stats.ring_bytes = nslots * (imax + vmax + 8 * omax);
+    let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+    let t0 = Instant::now();
+    let mut inflight: VecDeque<InFlight> = VecDeque::new();
+    let mut finish = |x: InFlight, slots: &mut Vec<Slot>, stats: &mut StreamStats| -> Result<()> {
+        x.done
+            .synchronize()
+            .map_err(|e| gpu_err("synchronize", e))?;
+        let st = s
+            .clone_dtoh(&x.dev.status)
+            .map_err(|e| gpu_err("status", e))?;
+        s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+        if st[0] != 0 {
+            return Err(Error::Gpu(format!(
+                "device status {:#x}: {}",
+                st[0],
+                abi::describe_status(st[0])
+            )));
+        }
+        let slot = &mut slots[x.slot];
+        let rows = x.plan.rows as usize;
+        let batch = DeviceBatch {
+            first_row: x.first_row,
+            values: slot.values.slice(0..x.plan.bytes as usize),
+            offsets: slot.offsets.slice(0..rows + 1),
+            validity: x.validity.as_ref(),
+            rows,
+        };
+        f(&batch)?;
+        stats.batches += 1;
+        stats.rows += rows as u64;
+        stats.bytes += x.plan.bytes;
+        stats.input_bytes += x.plan.input.len() as u64;
+        slot.input = Some(x.dev.into_input());
+        Ok(())
+    };
+    for (i, grp) in groups.iter().enumerate() {
+        if inflight.len() >= nslots {
+            let x = inflight.pop_front().expect("in flight");
+            finish(x, &mut slots, &mut stats)?;
+        }
+        let k = i % nslots;
+        let plan = plan::build(reader, grp.rows.clone(), 32 * cfg.k, cfg.w, 1)?;
+        let len = plan.input.len();
+        let slot = &mut slots[k];
+        slot.pinned
+            .as_mut_slice()
+            .map_err(|e| gpu_err("pinned", e))?[..len]
+            .copy_from_slice(&plan.input);
+        let input = slot.input.take().expect("free ring slot");
+        let mut dev = DevicePlan::with_input(g, &plan, input)?;
+        {
+            let host = &slot.pinned.as_slice().map_err(|e| gpu_err("pinned", e))?[..len];
+            let mut dst = dev.input.slice_mut(0..len);
+            g.copy
+                .memcpy_htod(host, &mut dst)
+                .map_err(|e| gpu_err("async copy", e))?;
+        }
+        let ev = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
+        ev.record(&g.copy).map_err(|e| gpu_err("event", e))?;
+        s.wait(&ev).map_err(|e| gpu_err("event", e))?;
+        let all = 0..plan.num_pieces();
+        device::launch_decascade(s, &kernels, &plan, &mut dev, all.clone())?;
+        let mut out = slot.values.slice_mut(0..(plan.bytes as usize).max(1));
+        device::launch_decode(
+            s,
+            &kernels,
+            &plan,
+            &mut dev,
+            all,
+            &mut out,
+            Some(&mut slot.offsets),
+        )?;
+        let validity = match &plan.validity {
+            Some(v) => Some(s.clone_htod(v).map_err(|e| gpu_err("upload", e))?),
+            None => None,
+        };
+        let done = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
+        done.record(s).map_err(|e| gpu_err("event", e))?;
+        inflight.push_back(InFlight {
+            slot: k,
+            first_row: grp.rows.start,
+            plan,
+            dev,
+            validity,
+            done,
+        });
+    }
+    while let Some(x) = inflight.pop_front() {
+        finish(x, &mut slots, &mut stats)?;
+    }
+    stats.seconds = t0.elapsed().as_secs_f64();
+    Ok(stats)
+}
