@@ -505,11 +505,20 @@ fn streaming_scan_matches_cpu() {
             let r = Reader::from_bytes(file).unwrap();
             let n = r.rows();
             let budget = 512 << 10;
-            let so = gpu::StreamOptions {
-                device_bytes: budget,
-                ..Default::default()
-            };
-            for range in [0..n, 777..n - 333, 1499..1501] {
+            for (so, range) in [
+                (true, 0..n),
+                (false, 0..n),
+                (true, 777..n - 333),
+                (false, 1499..1501),
+            ]
+            .map(|(lock, r)| {
+                let so = gpu::StreamOptions {
+                    device_bytes: budget,
+                    page_lock_file: lock,
+                    ..Default::default()
+                };
+                (so, r)
+            }) {
                 let mut next = range.start;
                 let st = gpu::scan_stream(&r, range.clone(), &so, |b| {
                     assert_eq!(b.first_row, next, "batches in order, no gap");
@@ -527,6 +536,10 @@ fn streaming_scan_matches_cpu() {
                 }
             }
             // A callback's error stops the scan and comes back.
+            let so = gpu::StreamOptions {
+                device_bytes: budget,
+                ..Default::default()
+            };
             let mut calls = 0;
             let e = gpu::scan_stream(&r, 0..n, &so, |_| {
                 calls += 1;

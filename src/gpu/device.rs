@@ -217,15 +217,15 @@ impl DevicePlan {
             up(s, &plan.input)?
         } else {
             // SAFETY: filled by the caller's copies before any kernel reads it.
-            unsafe { s.alloc::<u8>(plan.input.len().max(1)) }.map_err(|e| gpu_err("alloc", e))?
+            unsafe { s.alloc::<u8>(plan.input_len.max(1)) }.map_err(|e| gpu_err("alloc", e))?
         };
         Self::with_input(g, plan, input)
     }
 
     /// As [`Self::new`] with a caller's input buffer (a streaming ring
-    /// slot) of at least `plan.input.len()` bytes, which the caller fills.
+    /// slot) of at least `plan.input_len` bytes, which the caller fills.
     pub(crate) fn with_input(g: &Gpu, plan: &Plan, input: CudaSlice<u8>) -> Result<Self> {
-        if input.len() < plan.input.len() {
+        if input.len() < plan.input_len {
             return Err(Error::Gpu("input buffer smaller than the plan".into()));
         }
         let s = &g.stream;

@@ -18,6 +18,12 @@ pub(crate) struct Plan {
     /// Packed codes, cascaded sidecar and cascaded row byte bounds of every
     /// piece, each region 16-byte aligned and zero padded.
     pub(super) input: Vec<u8>,
+    /// Length of the input (also when it is not materialized).
+    pub(super) input_len: usize,
+    /// Where each file region lands in the input: (file byte range, input
+    /// offset). A streaming scan copies these straight from page-locked file
+    /// memory instead of materializing `input`.
+    pub(super) segments: Vec<(Range<usize>, usize)>,
     /// Byte range of piece `p`'s three regions in `input` (contiguous per piece).
     pub(super) piece_input: Vec<Range<usize>>,
     /// Piece descriptors.
@@ -181,6 +187,19 @@ pub(crate) fn build(
     w: u8,
     tiles: usize,
 ) -> Result<Plan> {
+    build_with(reader, rows, kb, w, tiles, true)
+}
+
+/// [`build`]; with `materialize = false` the input's bytes are not copied
+/// (only `input_len` and `segments` describe it).
+pub(crate) fn build_with(
+    reader: &Reader,
+    rows: Range<u64>,
+    kb: u32,
+    w: u8,
+    tiles: usize,
+    materialize: bool,
+) -> Result<Plan> {
     if rows.start > rows.end || rows.end > reader.rows() {
         return Err(Error::RowOutOfRange {
             row: rows.end,
@@ -248,7 +267,10 @@ pub(crate) fn build(
     // Validity of one copy of the selection.
     let mut any_null = false;
     let mut valid_bits = Vec::new();
-    for s in &sels {
+    let has_validity = sels.iter().try_fold(false, |a, s| {
+        Ok::<_, Error>(a || reader.chunk(s.chunk)?.validity_range().is_some())
+    })?;
+    for s in sels.iter().filter(|_| has_validity) {
         let c = reader.chunk(s.chunk)?;
         for r in s.rows.clone() {
             let v = match c.validity_range() {
@@ -268,17 +290,24 @@ pub(crate) fn build(
         for s in &sels {
             let c = reader.chunk(s.chunk)?;
             let e = c.entry();
-            let region_start = plan.input.len();
+            let region_start = plan.input_len;
+            // Each region: recorded, copied when materialized, 16-aligned.
+            let put = |plan: &mut Plan, r: Range<usize>| -> u64 {
+                let at = plan.input_len;
+                plan.segments.push((r.clone(), at));
+                if materialize {
+                    plan.input.extend_from_slice(&file[r.clone()]);
+                    align16(&mut plan.input);
+                }
+                plan.input_len = (at + r.len()).next_multiple_of(16);
+                at as u64
+            };
             // Codes.
-            let codes_off = plan.input.len() as u64;
-            plan.input.extend_from_slice(&file[c.codes_range()]);
-            align16(&mut plan.input);
-            let codes_len = (plan.input.len() as u64 - codes_off) as u32;
+            let codes_off = put(&mut plan, c.codes_range());
+            let codes_len = (plan.input_len as u64 - codes_off) as u32;
             // Sidecar, cascaded: de-cascaded into `seq` for the decode kernel.
             let nb = e.codes.div_ceil(c.batch());
-            let at = plan.input.len() as u64;
-            plan.input.extend_from_slice(&file[c.sidecar_range()]);
-            align16(&mut plan.input);
+            let at = put(&mut plan, c.sidecar_range());
             plan.side_seqs.push(Seq {
                 in_off: at,
                 count: nb + 1,
@@ -289,9 +318,7 @@ pub(crate) fn build(
             side_blk += warps(nb + 1);
             plan.side_blk.push(side_blk);
             // Row byte bounds, cascaded: de-cascaded straight into offsets.
-            let at = plan.input.len() as u64;
-            plan.input.extend_from_slice(&file[c.row_bytes_range()]);
-            align16(&mut plan.input);
+            let at = put(&mut plan, c.row_bytes_range());
             plan.row_seqs.push(Seq {
                 in_off: at,
                 count: e.rows + 1,
@@ -301,7 +328,7 @@ pub(crate) fn build(
             row_blk +=
                 (s.rows.end - 1) / CASCADE_BLOCK as u32 - s.rows.start / CASCADE_BLOCK as u32 + 1;
             plan.row_blk.push(row_blk);
-            plan.piece_input.push(region_start..plan.input.len());
+            plan.piece_input.push(region_start..plan.input_len);
             let (wb_lo, wb_hi) = if s.codes.is_empty() {
                 (0, 0)
             } else {
@@ -336,7 +363,10 @@ pub(crate) fn build(
         *plan.wb_prefix.last().unwrap_or(&0) as usize
     );
     // Slack so that no 16-byte load near the end leaves the buffer.
-    plan.input.extend_from_slice(&[0u8; 16]);
+    if materialize {
+        plan.input.extend_from_slice(&[0u8; 16]);
+    }
+    plan.input_len += 16;
     plan.seq_values = seq_off as usize;
     plan.rows = row_base;
     plan.bytes = out_base;

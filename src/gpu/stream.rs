@@ -26,6 +26,10 @@ pub struct StreamOptions {
     /// Buffers in the ring (≥ 2): one batch is uploaded and decoded while
     /// the caller holds the previous one.
     pub ring: usize,
+    /// Page-lock the file's bytes for the scan and upload chunk regions
+    /// straight from them (else, or when locking fails, each batch is
+    /// copied into pinned staging memory first).
+    pub page_lock_file: bool,
 }
 
 impl Default for StreamOptions {
@@ -34,6 +38,7 @@ impl Default for StreamOptions {
             scan: ScanOptions::default(),
             device_bytes: 8 << 30,
             ring: 2,
+            page_lock_file: true,
         }
     }
 }
@@ -106,6 +111,9 @@ pub struct StreamStats {
     pub ring_bytes: usize,
     /// Wall-clock seconds from the first upload to the last callback's return.
     pub seconds: f64,
+    /// Whether chunk regions were uploaded straight from the page-locked
+    /// file bytes (else through a pinned staging copy).
+    pub registered: bool,
 }
 
 /// A batch's share of the column: rows and the device memory it needs.
@@ -167,7 +175,51 @@ struct Slot {
     input: Option<CudaSlice<u8>>,
     values: CudaSlice<u8>,
     offsets: CudaSlice<i64>,
-    pinned: PinnedHostSlice<u8>,
+    /// Staging for the input when the file's memory cannot be page-locked.
+    pinned: Option<PinnedHostSlice<u8>>,
+    /// The batch's status word, copied back asynchronously.
+    status: PinnedHostSlice<u32>,
+}
+
+/// The file's bytes page-locked (read-only) for the scan, so chunk regions
+/// are uploaded straight from them; unregistered on drop.
+struct Registered(
+    *mut std::ffi::c_void,
+    [std::sync::Arc<cudarc::driver::CudaStream>; 2],
+);
+
+impl Registered {
+    fn new(bytes: &[u8], streams: [std::sync::Arc<cudarc::driver::CudaStream>; 2]) -> Option<Self> {
+        if bytes.is_empty() {
+            return None;
+        }
+        let p = bytes.as_ptr() as *mut std::ffi::c_void;
+        // SAFETY: registers memory that `bytes` borrows for the whole scan
+        // (the guard is dropped before `scan_stream` returns); READ_ONLY:
+        // the device only reads it. Fails (None) e.g. when already registered.
+        let r = unsafe {
+            cudarc::driver::sys::cuMemHostRegister_v2(
+                p,
+                bytes.len(),
+                cudarc::driver::sys::CU_MEMHOSTREGISTER_READ_ONLY,
+            )
+        };
+        (r == cudarc::driver::sys::CUresult::CUDA_SUCCESS).then_some(Self(p, streams))
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        // No copy may still read the memory: wait for both streams (also
+        // when the scan stops early on an error).
+        for s in &self.1 {
+            let _ = s.synchronize();
+        }
+        // SAFETY: `self.0` was registered by `new`, and nothing reads it now.
+        unsafe {
+            cudarc::driver::sys::cuMemHostUnregister(self.0);
+        }
+    }
 }
 
 struct InFlight {
@@ -232,14 +284,26 @@ where
         .max(1);
     let nslots = opts.ring.min(groups.len()).max(1);
     let s = &g.stream;
+    let file = reader.bytes();
+    let registered = if opts.page_lock_file {
+        Registered::new(file, [g.copy.clone(), g.stream.clone()])
+    } else {
+        None
+    };
     let mut slots = Vec::with_capacity(nslots);
     for _ in 0..nslots {
         // SAFETY: device buffers the kernels fill before anything reads them
         // (input by the copy, values and offsets by the decode launch).
         let (input, values) = unsafe { (s.alloc::<u8>(imax), s.alloc::<u8>(vmax)) };
-        // SAFETY: page-locked host memory, written before each copy reads it.
-        let pinned =
-            unsafe { g.ctx.alloc_pinned::<u8>(imax) }.map_err(|e| gpu_err("pinned alloc", e))?;
+        let pinned = if registered.is_some() {
+            None
+        } else {
+            // SAFETY: page-locked host memory, written before each copy reads it.
+            Some(
+                unsafe { g.ctx.alloc_pinned::<u8>(imax) }
+                    .map_err(|e| gpu_err("pinned alloc", e))?,
+            )
+        };
         slots.push(Slot {
             input: Some(input.map_err(|e| gpu_err("alloc", e))?),
             values: values.map_err(|e| gpu_err("alloc", e))?,
@@ -247,6 +311,9 @@ where
                 .alloc_zeros::<i64>(omax)
                 .map_err(|e| gpu_err("alloc", e))?,
             pinned,
+            // SAFETY: written by the device copy before the host reads it.
+            status: unsafe { g.ctx.alloc_pinned::<u32>(1) }
+                .map_err(|e| gpu_err("pinned alloc", e))?,
         });
     }
     stats.ring_bytes = nslots * (imax + vmax + 8 * omax);
@@ -257,18 +324,14 @@ where
         x.done
             .synchronize()
             .map_err(|e| gpu_err("synchronize", e))?;
-        let st = s
-            .clone_dtoh(&x.dev.status)
-            .map_err(|e| gpu_err("status", e))?;
-        s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
-        if st[0] != 0 {
+        let slot = &mut slots[x.slot];
+        let st = slot.status.as_slice().map_err(|e| gpu_err("status", e))?[0];
+        if st != 0 {
             return Err(Error::Gpu(format!(
-                "device status {:#x}: {}",
-                st[0],
-                abi::describe_status(st[0])
+                "device status {st:#x}: {}",
+                abi::describe_status(st)
             )));
         }
-        let slot = &mut slots[x.slot];
         let rows = x.plan.rows as usize;
         let batch = DeviceBatch {
             first_row: x.first_row,
@@ -281,7 +344,7 @@ where
         stats.batches += 1;
         stats.rows += rows as u64;
         stats.bytes += x.plan.bytes;
-        stats.input_bytes += x.plan.input.len() as u64;
+        stats.input_bytes += x.plan.input_len as u64;
         slot.input = Some(x.dev.into_input());
         Ok(())
     };
@@ -291,21 +354,40 @@ where
             finish(x, &mut slots, &mut stats)?;
         }
         let k = i % nslots;
-        let plan = plan::build(reader, grp.rows.clone(), 32 * cfg.k, cfg.w, 1)?;
-        let len = plan.input.len();
         let slot = &mut slots[k];
-        slot.pinned
-            .as_mut_slice()
-            .map_err(|e| gpu_err("pinned", e))?[..len]
-            .copy_from_slice(&plan.input);
+        let plan = plan::build_with(
+            reader,
+            grp.rows.clone(),
+            32 * cfg.k,
+            cfg.w,
+            1,
+            slot.pinned.is_some(),
+        )?;
+        let len = plan.input_len;
         let input = slot.input.take().expect("free ring slot");
         let mut dev = DevicePlan::with_input(g, &plan, input)?;
-        {
-            let host = &slot.pinned.as_slice().map_err(|e| gpu_err("pinned", e))?[..len];
-            let mut dst = dev.input.slice_mut(0..len);
-            g.copy
-                .memcpy_htod(host, &mut dst)
-                .map_err(|e| gpu_err("async copy", e))?;
+        match &mut slot.pinned {
+            Some(pinned) => {
+                pinned.as_mut_slice().map_err(|e| gpu_err("pinned", e))?[..len]
+                    .copy_from_slice(&plan.input);
+                let host = &pinned.as_slice().map_err(|e| gpu_err("pinned", e))?[..len];
+                let mut dst = dev.input.slice_mut(0..len);
+                g.copy
+                    .memcpy_htod(host, &mut dst)
+                    .map_err(|e| gpu_err("async copy", e))?;
+            }
+            None => {
+                // Straight from the page-locked file bytes, region by region.
+                for (r, at) in &plan.segments {
+                    if r.is_empty() {
+                        continue;
+                    }
+                    let mut dst = dev.input.slice_mut(*at..*at + r.len());
+                    g.copy
+                        .memcpy_htod(&file[r.clone()], &mut dst)
+                        .map_err(|e| gpu_err("async copy", e))?;
+                }
+            }
         }
         let ev = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
         ev.record(&g.copy).map_err(|e| gpu_err("event", e))?;
@@ -326,6 +408,8 @@ where
             Some(v) => Some(s.clone_htod(v).map_err(|e| gpu_err("upload", e))?),
             None => None,
         };
+        s.memcpy_dtoh(&dev.status, &mut slot.status)
+            .map_err(|e| gpu_err("status", e))?;
         let done = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
         done.record(s).map_err(|e| gpu_err("event", e))?;
         inflight.push_back(InFlight {
@@ -341,5 +425,6 @@ where
         finish(x, &mut slots, &mut stats)?;
     }
     stats.seconds = t0.elapsed().as_secs_f64();
+    stats.registered = registered.is_some();
     Ok(stats)
 }
