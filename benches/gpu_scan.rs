@@ -304,6 +304,32 @@ fn streaming(dir: &std::path::Path) {
             st.input_bytes as f64 / st.seconds / 1e9
         );
     }
+    // Two pipelines on the same GPU (what two GPUs would run; the 2-GPU
+    // machine was not lent): correctness and the rate, not a scaling figure.
+    let devices: Vec<usize> = env("STREAM_DEVICES", "0,0".to_string())
+        .split(',')
+        .filter_map(|d| d.trim().parse().ok())
+        .collect();
+    let so = gpu::StreamOptions {
+        device_bytes: cap,
+        ..Default::default()
+    };
+    let mut check = 0u64;
+    let st = gpu::scan_stream_on(&reader, 0..reader.rows(), &so, &devices, |b| {
+        if check == 1 {
+            let rows = b.first_row..b.first_row + b.len() as u64;
+            assert_eq!(b.to_host()?, reader.read_range(rows)?);
+        }
+        check += 1;
+        Ok(())
+    })
+    .expect("stream on several pipelines");
+    println!(
+        "stream,devices {devices:?}: {} batches, {:.2} s = {:.1} GB/s decoded",
+        st.batches,
+        st.seconds,
+        st.bytes as f64 / st.seconds / 1e9
+    );
     // Pinned upload rate in the same run: 1 GiB, best of 5.
     let up = pinned_upload_gbps(1 << 30);
     println!(

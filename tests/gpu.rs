@@ -558,3 +558,36 @@ fn streaming_scan_matches_cpu() {
         }
     }
 }
+
+/// `scan_stream_on` with the same GPU listed twice (two independent stream
+/// pipelines, as two GPUs would be driven): batches alternate between them
+/// and still arrive in row order, identical to the CPU decoder.
+#[test]
+fn streaming_scan_on_two_pipelines() {
+    if !have_gpu("streaming_scan_on_two_pipelines") {
+        return;
+    }
+    let vals: Vec<Vec<u8>> = (0..30_000u32)
+        .map(|i| format!("req {i} /path/{} {}", i % 53, "q".repeat((i % 17) as usize)).into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = vals.iter().map(|v| v.as_slice()).collect();
+    let r = write(&refs, Codec::OnPair16, 1000, DictMode::PerChunk);
+    let n = r.rows();
+    let so = gpu::StreamOptions {
+        device_bytes: 256 << 10,
+        ..Default::default()
+    };
+    let mut next = 0;
+    let st = gpu::scan_stream_on(&r, 0..n, &so, &[0, 0], |b| {
+        assert_eq!(b.first_row, next);
+        let rows = b.first_row..b.first_row + b.len() as u64;
+        assert_eq!(b.to_host()?, r.read_range(rows.clone())?);
+        next = rows.end;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(next, n);
+    assert!(st.batches >= 4, "{st:?}");
+    assert!(gpu::scan_stream_on(&r, 0..n, &so, &[], |_| Ok(())).is_err());
+    assert!(gpu::scan_stream_on(&r, 0..n, &so, &[4096], |_| Ok(())).is_err());
+}

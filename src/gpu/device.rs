@@ -79,7 +79,40 @@ fn init() -> std::result::Result<Gpu, String> {
         Ok(_) => return Err("no CUDA device".into()),
         Err(e) => return Err(format!("CUDA driver: {e:?}")),
     }
-    let ctx = CudaContext::new(0).map_err(|e| format!("creating a context: {e:?}"))?;
+    open(0)
+}
+
+/// A GPU for each (device ordinal, lane): lane 0 of device 0 is [`gpu`];
+/// the others are opened on first use (own streams and module cache; the
+/// device's primary context) and kept for the process. Listing one device
+/// twice gives two independent stream pipelines on it.
+pub(crate) fn gpu_lane(ordinal: usize, lane: usize) -> Result<&'static Gpu> {
+    let first = gpu()?;
+    if ordinal == 0 && lane == 0 {
+        return Ok(first);
+    }
+    let n = CudaContext::device_count().map_err(|e| gpu_err("device count", e))?;
+    if ordinal >= n as usize {
+        return Err(Error::InvalidArgument(format!(
+            "GPU {ordinal} requested, {n} present"
+        )));
+    }
+    type Lanes = Mutex<HashMap<(usize, usize), &'static Gpu>>;
+    static LANES: OnceLock<Lanes> = OnceLock::new();
+    let mut lanes = LANES
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .expect("gpu lanes");
+    if let Some(g) = lanes.get(&(ordinal, lane)) {
+        return Ok(g);
+    }
+    let g: &'static Gpu = Box::leak(Box::new(open(ordinal).map_err(Error::Gpu)?));
+    lanes.insert((ordinal, lane), g);
+    Ok(g)
+}
+
+fn open(ordinal: usize) -> std::result::Result<Gpu, String> {
+    let ctx = CudaContext::new(ordinal).map_err(|e| format!("creating a context: {e:?}"))?;
     // SAFETY: every buffer this module launches on is synchronized explicitly
     // (stream synchronize before reading results or freeing), so cudarc's
     // per-buffer event tracking is not needed.

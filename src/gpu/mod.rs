@@ -49,7 +49,7 @@ pub use rows::DeviceRows;
 #[cfg(feature = "gpu")]
 mod stream;
 #[cfg(feature = "gpu")]
-pub use stream::{scan_stream, DeviceBatch, StreamOptions, StreamStats};
+pub use stream::{scan_stream, scan_stream_on, DeviceBatch, StreamOptions, StreamStats};
 
 use std::ops::Range;
 

@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, CudaView, PinnedHostSlice};
 
-use super::device::{self, gpu, gpu_err, DevicePlan};
+use std::sync::Arc;
+
+use super::device::{self, gpu_err, DevicePlan, Gpu, Kernels};
 use super::plan::{self, Plan};
 use super::{abi, ScanOptions};
 use crate::error::{Error, Result};
@@ -55,6 +57,7 @@ pub struct DeviceBatch<'a> {
     /// Validity bitmap (LSB first), `None` when no row of the batch is null.
     pub validity: Option<&'a CudaSlice<u8>>,
     rows: usize,
+    gpu: &'static Gpu,
 }
 
 impl DeviceBatch<'_> {
@@ -72,7 +75,7 @@ impl DeviceBatch<'_> {
     }
     /// Copies the batch to host memory.
     pub fn to_host(&self) -> Result<Column> {
-        let s = &gpu()?.stream;
+        let s = &self.gpu.stream;
         let values = s
             .clone_dtoh(&self.values)
             .map_err(|e| gpu_err("download", e))?;
@@ -183,13 +186,10 @@ struct Slot {
 
 /// The file's bytes page-locked (read-only) for the scan, so chunk regions
 /// are uploaded straight from them; unregistered on drop.
-struct Registered(
-    *mut std::ffi::c_void,
-    [std::sync::Arc<cudarc::driver::CudaStream>; 2],
-);
+struct Registered(*mut std::ffi::c_void, Vec<Arc<cudarc::driver::CudaStream>>);
 
 impl Registered {
-    fn new(bytes: &[u8], streams: [std::sync::Arc<cudarc::driver::CudaStream>; 2]) -> Option<Self> {
+    fn new(bytes: &[u8], streams: Vec<Arc<cudarc::driver::CudaStream>>) -> Option<Self> {
         if bytes.is_empty() {
             return None;
         }
@@ -201,7 +201,8 @@ impl Registered {
             cudarc::driver::sys::cuMemHostRegister_v2(
                 p,
                 bytes.len(),
-                cudarc::driver::sys::CU_MEMHOSTREGISTER_READ_ONLY,
+                cudarc::driver::sys::CU_MEMHOSTREGISTER_READ_ONLY
+                    | cudarc::driver::sys::CU_MEMHOSTREGISTER_PORTABLE,
             )
         };
         (r == cudarc::driver::sys::CUresult::CUDA_SUCCESS).then_some(Self(p, streams))
@@ -222,7 +223,14 @@ impl Drop for Registered {
     }
 }
 
+struct Lane {
+    gpu: &'static Gpu,
+    kernels: Arc<Kernels>,
+    slots: Vec<Slot>,
+}
+
 struct InFlight {
+    lane: usize,
     slot: usize,
     plan: Plan,
     dev: DevicePlan,
@@ -234,14 +242,31 @@ struct InFlight {
 /// Decodes `rows` of `reader` batch by batch and hands each batch to `f`
 /// (in row order) before its buffers are reused. Batches are groups of whole
 /// chunks (the first and last cut to `rows`); each is planned on the host,
-/// copied into pinned memory, uploaded on a copy stream while the previous
-/// batch decodes, and decoded by the same kernels as [`super::scan`]. Device
-/// memory is bounded by `opts.device_bytes`; an error from `f` stops the scan
-/// and is returned.
+/// uploaded on a copy stream (straight from the page-locked file bytes, or
+/// through pinned staging) while the previous batch decodes, and decoded by
+/// the same kernels as [`super::scan`]. Device memory is bounded by
+/// `opts.device_bytes`; an error from `f` stops the scan and is returned.
 pub fn scan_stream<F>(
     reader: &Reader,
     rows: Range<u64>,
     opts: &StreamOptions,
+    f: F,
+) -> Result<StreamStats>
+where
+    F: FnMut(&DeviceBatch<'_>) -> Result<()>,
+{
+    scan_stream_on(reader, rows, opts, &[0], f)
+}
+
+/// [`scan_stream`] over several GPUs: batch `i` goes to `devices[i % n]`
+/// (device ordinals; one listed twice gets two independent pipelines on
+/// it), each with its own streams and ring of `opts.device_bytes`; batches
+/// still reach `f` in row order.
+pub fn scan_stream_on<F>(
+    reader: &Reader,
+    rows: Range<u64>,
+    opts: &StreamOptions,
+    devices: &[usize],
     mut f: F,
 ) -> Result<StreamStats>
 where
@@ -258,7 +283,14 @@ where
             "a ring needs at least 2 buffers".into(),
         ));
     }
-    let g = gpu()?;
+    if devices.is_empty() {
+        return Err(Error::InvalidArgument("no GPU listed".into()));
+    }
+    let mut gpus = Vec::with_capacity(devices.len());
+    for (k, &d) in devices.iter().enumerate() {
+        let lane = devices[..k].iter().filter(|&&e| e == d).count();
+        gpus.push(device::gpu_lane(d, lane)?);
+    }
     let mut cfg = opts.scan.config;
     if !opts.scan.force_width {
         cfg.w = plan::file_width(reader, rows.clone());
@@ -268,7 +300,6 @@ where
         .first()
         .map(|d| d.code_bits())
         .unwrap_or(16);
-    let kernels = g.kernels(&cfg, bits)?;
     let groups = groups(reader, rows, opts.device_bytes / opts.ring)?;
     let mut stats = StreamStats::default();
     if groups.is_empty() {
@@ -282,49 +313,64 @@ where
         .max()
         .unwrap_or(1)
         .max(1);
-    let nslots = opts.ring.min(groups.len()).max(1);
-    let s = &g.stream;
+    let nlanes = gpus.len().min(groups.len());
+    let nslots = opts.ring.min(groups.len().div_ceil(nlanes)).max(1);
     let file = reader.bytes();
     let registered = if opts.page_lock_file {
-        Registered::new(file, [g.copy.clone(), g.stream.clone()])
+        let streams = gpus[..nlanes]
+            .iter()
+            .flat_map(|g| [g.copy.clone(), g.stream.clone()])
+            .collect();
+        Registered::new(file, streams)
     } else {
         None
     };
-    let mut slots = Vec::with_capacity(nslots);
-    for _ in 0..nslots {
-        // SAFETY: device buffers the kernels fill before anything reads them
-        // (input by the copy, values and offsets by the decode launch).
-        let (input, values) = unsafe { (s.alloc::<u8>(imax), s.alloc::<u8>(vmax)) };
-        let pinned = if registered.is_some() {
-            None
-        } else {
-            // SAFETY: page-locked host memory, written before each copy reads it.
-            Some(
-                unsafe { g.ctx.alloc_pinned::<u8>(imax) }
+    let mut lanes = Vec::with_capacity(nlanes);
+    for &g in &gpus[..nlanes] {
+        let s = &g.stream;
+        let kernels = g.kernels(&cfg, bits)?;
+        let mut slots = Vec::with_capacity(nslots);
+        for _ in 0..nslots {
+            // SAFETY: device buffers the kernels fill before anything reads
+            // them (input by the copy, values and offsets by the decode launch).
+            let (input, values) = unsafe { (s.alloc::<u8>(imax), s.alloc::<u8>(vmax)) };
+            let pinned = if registered.is_some() {
+                None
+            } else {
+                // SAFETY: page-locked host memory, written before each copy reads it.
+                Some(
+                    unsafe { g.ctx.alloc_pinned::<u8>(imax) }
+                        .map_err(|e| gpu_err("pinned alloc", e))?,
+                )
+            };
+            slots.push(Slot {
+                input: Some(input.map_err(|e| gpu_err("alloc", e))?),
+                values: values.map_err(|e| gpu_err("alloc", e))?,
+                offsets: s
+                    .alloc_zeros::<i64>(omax)
+                    .map_err(|e| gpu_err("alloc", e))?,
+                pinned,
+                // SAFETY: written by the device copy before the host reads it.
+                status: unsafe { g.ctx.alloc_pinned::<u32>(1) }
                     .map_err(|e| gpu_err("pinned alloc", e))?,
-            )
-        };
-        slots.push(Slot {
-            input: Some(input.map_err(|e| gpu_err("alloc", e))?),
-            values: values.map_err(|e| gpu_err("alloc", e))?,
-            offsets: s
-                .alloc_zeros::<i64>(omax)
-                .map_err(|e| gpu_err("alloc", e))?,
-            pinned,
-            // SAFETY: written by the device copy before the host reads it.
-            status: unsafe { g.ctx.alloc_pinned::<u32>(1) }
-                .map_err(|e| gpu_err("pinned alloc", e))?,
+            });
+        }
+        lanes.push(Lane {
+            gpu: g,
+            kernels,
+            slots,
         });
     }
-    stats.ring_bytes = nslots * (imax + vmax + 8 * omax);
+    stats.ring_bytes = nlanes * nslots * (imax + vmax + 8 * omax);
     let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
     let t0 = Instant::now();
     let mut inflight: VecDeque<InFlight> = VecDeque::new();
-    let mut finish = |x: InFlight, slots: &mut Vec<Slot>, stats: &mut StreamStats| -> Result<()> {
+    let mut finish = |x: InFlight, lanes: &mut Vec<Lane>, stats: &mut StreamStats| -> Result<()> {
         x.done
             .synchronize()
             .map_err(|e| gpu_err("synchronize", e))?;
-        let slot = &mut slots[x.slot];
+        let lane = &mut lanes[x.lane];
+        let slot = &mut lane.slots[x.slot];
         let st = slot.status.as_slice().map_err(|e| gpu_err("status", e))?[0];
         if st != 0 {
             return Err(Error::Gpu(format!(
@@ -339,6 +385,7 @@ where
             offsets: slot.offsets.slice(0..rows + 1),
             validity: x.validity.as_ref(),
             rows,
+            gpu: lane.gpu,
         };
         f(&batch)?;
         stats.batches += 1;
@@ -349,12 +396,15 @@ where
         Ok(())
     };
     for (i, grp) in groups.iter().enumerate() {
-        if inflight.len() >= nslots {
+        if inflight.len() >= nlanes * nslots {
             let x = inflight.pop_front().expect("in flight");
-            finish(x, &mut slots, &mut stats)?;
+            finish(x, &mut lanes, &mut stats)?;
         }
-        let k = i % nslots;
-        let slot = &mut slots[k];
+        let (l, k) = (i % nlanes, (i / nlanes) % nslots);
+        let lane = &mut lanes[l];
+        let g = lane.gpu;
+        let s = &g.stream;
+        let slot = &mut lane.slots[k];
         let plan = plan::build_with(
             reader,
             grp.rows.clone(),
@@ -393,11 +443,11 @@ where
         ev.record(&g.copy).map_err(|e| gpu_err("event", e))?;
         s.wait(&ev).map_err(|e| gpu_err("event", e))?;
         let all = 0..plan.num_pieces();
-        device::launch_decascade(s, &kernels, &plan, &mut dev, all.clone())?;
+        device::launch_decascade(s, &lane.kernels, &plan, &mut dev, all.clone())?;
         let mut out = slot.values.slice_mut(0..(plan.bytes as usize).max(1));
         device::launch_decode(
             s,
-            &kernels,
+            &lane.kernels,
             &plan,
             &mut dev,
             all,
@@ -413,6 +463,7 @@ where
         let done = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
         done.record(s).map_err(|e| gpu_err("event", e))?;
         inflight.push_back(InFlight {
+            lane: l,
             slot: k,
             first_row: grp.rows.start,
             plan,
@@ -422,7 +473,7 @@ where
         });
     }
     while let Some(x) = inflight.pop_front() {
-        finish(x, &mut slots, &mut stats)?;
+        finish(x, &mut lanes, &mut stats)?;
     }
     stats.seconds = t0.elapsed().as_secs_f64();
     stats.registered = registered.is_some();
