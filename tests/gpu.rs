@@ -530,6 +530,11 @@ fn streaming_scan_matches_cpu() {
                 .unwrap();
                 assert_eq!(next, range.end);
                 assert_eq!(st.rows, range.end - range.start);
+                if so.page_lock_file && std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1")
+                {
+                    // On the device machine the file's bytes can be page-locked.
+                    assert!(st.registered, "{st:?}");
+                }
                 assert!(st.ring_bytes <= budget, "{st:?}");
                 if range.end - range.start == n {
                     assert!(st.batches > 4, "{st:?}");

@@ -194,6 +194,9 @@ impl Registered {
             return None;
         }
         let p = bytes.as_ptr() as *mut std::ffi::c_void;
+        // The driver call needs a current context (the test harness runs
+        // each test on a fresh thread).
+        streams.first()?.context().bind_to_thread().ok()?;
         // SAFETY: registers memory that `bytes` borrows for the whole scan
         // (the guard is dropped before `scan_stream` returns); READ_ONLY:
         // the device only reads it. Fails (None) e.g. when already registered.
@@ -215,6 +218,9 @@ impl Drop for Registered {
         // when the scan stops early on an error).
         for s in &self.1 {
             let _ = s.synchronize();
+        }
+        if let Some(s) = self.1.first() {
+            let _ = s.context().bind_to_thread();
         }
         // SAFETY: `self.0` was registered by `new`, and nothing reads it now.
         unsafe {
