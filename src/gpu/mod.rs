@@ -37,7 +37,9 @@
 //! }
 //! ```
 
+#[cfg(feature = "gpu")]
 mod abi;
+#[cfg(feature = "gpu")]
 mod plan;
 
 #[cfg(feature = "gpu")]
@@ -155,6 +157,7 @@ pub fn available() -> Result<()> {
 /// The plane width a scan of `reader` uses by default: the width its
 /// dictionaries were written with (FORMAT §4.3; the width of most decoded
 /// bytes when per-chunk dictionaries differ).
+#[cfg(feature = "gpu")]
 pub fn scan_width(reader: &Reader) -> u8 {
     plan::file_width(reader, 0..reader.rows())
 }
