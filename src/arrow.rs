@@ -228,47 +228,62 @@ pub fn large_binary(col: Column) -> Result<LargeBinaryArray> {
     LargeBinaryArray::try_new(o, v, n).map_err(|e| arrow_err("building a LargeBinary array", e))
 }
 
-/// `col` as a `LargeUtf8` array (no copy). UTF-8 is validated once over the
-/// whole value buffer (and at every row boundary); invalid bytes are an
-/// [`Error::InvalidArgument`] naming the first bad row.
+/// `col` as a `LargeUtf8` array (no copy). UTF-8 is validated once, in
+/// parallel over row-aligned pieces of the value buffer with SIMD
+/// (`simdutf8`), plus a char-boundary check at every row offset; invalid bytes
+/// are an [`Error::InvalidArgument`] naming the first bad row.
 pub fn large_string(col: Column) -> Result<LargeStringArray> {
-    let bad_row = first_non_utf8(&col);
     let (o, v, n) = parts(col)?;
-    match LargeStringArray::try_new(o, v, n) {
-        Ok(a) => Ok(a),
-        Err(e) => Err(match bad_row {
-            Some(r) => Error::InvalidArgument(format!(
-                "row {r} is not valid UTF-8; read the column as binary"
-            )),
-            None => arrow_err("building a LargeUtf8 array", e),
-        }),
-    }
+    check_utf8(&o, v.as_slice())?;
+    // SAFETY: `parts` checked that the offsets start at >= 0, never
+    // decrease and end within `v`, and that the null buffer has one bit per
+    // row; `check_utf8` checked that every row's bytes are UTF-8 (the
+    // whole range between the first and last offset is UTF-8 and every
+    // offset is a char boundary). These are `LargeStringArray::try_new`'s
+    // conditions.
+    Ok(unsafe { LargeStringArray::new_unchecked(o, v, n) })
 }
 
-/// The first row whose bytes are not UTF-8 (only computed for the message;
-/// cheap relative to a failed read).
-fn first_non_utf8(col: &Column) -> Option<usize> {
-    if std::str::from_utf8(&col.values).is_ok()
-        && col
-            .offsets
-            .iter()
-            .all(|&o| o as usize >= col.values.len() || (col.values[o as usize] as i8) >= -0x40)
-    {
-        return None;
+/// Checks that every row `values[o[i]..o[i+1]]` is UTF-8; the error names
+/// the first bad row.
+fn check_utf8(o: &OffsetBuffer<i64>, values: &[u8]) -> Result<()> {
+    use rayon::prelude::*;
+    let offs: &[i64] = o;
+    let rows = offs.len().saturating_sub(1);
+    if rows == 0 {
+        return Ok(());
     }
-    (0..col.len()).find(|&i| {
-        let (a, b) = (col.offsets[i] as usize, col.offsets[i + 1] as usize);
-        col.values
-            .get(a..b)
-            .is_some_and(|v| std::str::from_utf8(v).is_err())
-    })
+    // Row-aligned pieces of about 1 MiB: each piece, valid on its own, starts
+    // and ends on a char boundary, so all valid means the range is valid.
+    let total = (offs[rows] - offs[0]) as usize;
+    let pieces = (total >> 20).clamp(1, rows);
+    let bounds: Vec<usize> = (0..=pieces).map(|k| k * rows / pieces).collect();
+    let ok = bounds.par_windows(2).all(|w| {
+        let (a, b) = (offs[w[0]] as usize, offs[w[1]] as usize);
+        simdutf8::basic::from_utf8(&values[a..b]).is_ok()
+            && offs[w[0]..w[1]]
+                .iter()
+                .all(|&x| (x as usize) >= values.len() || (values[x as usize] as i8) >= -0x40)
+    });
+    if ok {
+        return Ok(());
+    }
+    let bad = (0..rows)
+        .find(|&i| std::str::from_utf8(&values[offs[i] as usize..offs[i + 1] as usize]).is_err())
+        .unwrap_or(0);
+    Err(Error::InvalidArgument(format!(
+        "row {bad} is not valid UTF-8; read the column as binary"
+    )))
 }
 
 /// Builds views over `values` split into buffers of at most `i32::MAX`
 /// bytes (views hold 32-bit offsets); the buffers are slices of one
 /// allocation, the column's own.
-fn views(col: Column) -> Result<(ScalarBuffer<u128>, Vec<Buffer>, Option<NullBuffer>)> {
-    let (offsets, values, nulls) = parts(col)?;
+fn views(
+    offsets: OffsetBuffer<i64>,
+    values: Buffer,
+    nulls: Option<NullBuffer>,
+) -> (ScalarBuffer<u128>, Vec<Buffer>, Option<NullBuffer>) {
     let mut views = Vec::with_capacity(offsets.len().saturating_sub(1));
     let mut buffers = Vec::new();
     let limit = i32::MAX as i64;
@@ -303,27 +318,26 @@ fn views(col: Column) -> Result<(ScalarBuffer<u128>, Vec<Buffer>, Option<NullBuf
         let end = offsets.last().copied().unwrap_or(0);
         buffers.push(values.slice_with_length(buf_start as usize, (end - buf_start) as usize));
     }
-    Ok((ScalarBuffer::from(views), buffers, nulls))
+    (ScalarBuffer::from(views), buffers, nulls)
 }
 
 /// `col` as a `BinaryView` array: one view per row, values shared with the
 /// column (no copy; rows of at most 12 bytes are inline in their view).
 pub fn binary_view(col: Column) -> Result<BinaryViewArray> {
-    let (v, b, n) = views(col)?;
+    let (o, v, n) = parts(col)?;
+    let (v, b, n) = views(o, v, n);
     GenericByteViewArray::<BinaryViewType>::try_new(v, b, n)
         .map_err(|e| arrow_err("building a BinaryView array", e))
 }
 
-/// `col` as a `Utf8View` array (values shared, UTF-8 validated once per view).
+/// `col` as a `Utf8View` array (values shared; UTF-8 checked like
+/// [`large_string`], then once more per view by arrow-rs's safe constructor).
 pub fn string_view(col: Column) -> Result<StringViewArray> {
-    let bad_row = first_non_utf8(&col);
-    let (v, b, n) = views(col)?;
-    GenericByteViewArray::<StringViewType>::try_new(v, b, n).map_err(|e| match bad_row {
-        Some(r) => Error::InvalidArgument(format!(
-            "row {r} is not valid UTF-8; read the column as binary"
-        )),
-        None => arrow_err("building a Utf8View array", e),
-    })
+    let (o, v, n) = parts(col)?;
+    check_utf8(&o, v.as_slice())?;
+    let (v, b, n) = views(o, v, n);
+    GenericByteViewArray::<StringViewType>::try_new(v, b, n)
+        .map_err(|e| arrow_err("building a Utf8View array", e))
 }
 
 /// `col` as an array of type `ty`.

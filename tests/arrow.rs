@@ -357,3 +357,62 @@ fn corpus_parquet_to_fastpair_to_arrow() {
 fn bytes_of(v: Vec<u8>) -> bytes::Bytes {
     v.into()
 }
+
+/// Builds a column from rows directly (no file).
+fn column_of(rows: &[Vec<u8>]) -> fastpair::Column {
+    let mut c = fastpair::Column {
+        values: Vec::new(),
+        offsets: vec![0],
+        validity: None,
+    };
+    for r in rows {
+        c.values.extend_from_slice(r);
+        c.offsets.push(c.values.len() as i64);
+    }
+    c
+}
+
+proptest::proptest! {
+    /// The parallel SIMD UTF-8 check agrees with `std::str::from_utf8` row by
+    /// row, including code points split across rows, and names the first bad row.
+    #[test]
+    fn utf8_check_agrees_with_std(
+        rows in proptest::collection::vec(
+            proptest::collection::vec(proptest::sample::select(vec![b'a', b' ', 0xc3, 0xa9, 0xe2, 0x9c, 0x93, 0xff]), 0..12),
+            0..200,
+        )
+    ) {
+        let first_bad = rows.iter().position(|r| std::str::from_utf8(r).is_err());
+        let col = column_of(&rows);
+        match (large_string(col.clone()), first_bad) {
+            (Ok(a), None) => {
+                for (i, r) in rows.iter().enumerate() {
+                    proptest::prop_assert_eq!(a.value(i).as_bytes(), &r[..]);
+                }
+            }
+            (Err(e), Some(i)) => {
+                let want = format!("row {i} is not valid UTF-8");
+                proptest::prop_assert!(e.to_string().contains(&want), "{}", e);
+            }
+            (r, b) => proptest::prop_assert!(false, "check {:?} vs first bad row {:?}", r.map(|_| ()), b),
+        }
+        proptest::prop_assert_eq!(string_view(col).is_ok(), first_bad.is_none());
+    }
+}
+
+#[test]
+fn malformed_columns_are_errors_not_panics() {
+    let bad = [
+        fastpair::Column { values: b"abc".to_vec(), offsets: vec![0, 2, 1], validity: None },
+        fastpair::Column { values: b"abc".to_vec(), offsets: vec![-1, 2], validity: None },
+        fastpair::Column { values: b"abc".to_vec(), offsets: vec![0, 9], validity: None },
+        fastpair::Column { values: b"abc".to_vec(), offsets: vec![0; 10], validity: Some(vec![0xff]) },
+    ];
+    for c in bad {
+        assert!(large_binary(c.clone()).is_err());
+        assert!(large_string(c.clone()).is_err());
+        assert!(string_view(c.clone()).is_err());
+        assert!(binary_view(c).is_err());
+    }
+    assert_eq!(large_string(fastpair::Column::default()).unwrap().len(), 0);
+}
