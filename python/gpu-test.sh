@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Python tests on the GPU machine, where python3 has pyarrow, CuPy
 # and PyTorch but nothing can be installed: the wheel built here by
-# build-wheel.sh travels in .whl/ (carry it, and target/corpus files for the
-# corpus columns). GPU tests must run there: FASTPAIR_REQUIRE_GPU=1 turns a
+# build-wheel.sh travels in .whl/ (carry it, and a folder of corpus columns
+# named by FASTPAIR_CORPUS, default target/corpus). GPU tests must run there: FASTPAIR_REQUIRE_GPU=1 turns a
 # missing GPU into a failure instead of a skip. Output: $OUT/gpu-pytest.txt
 # when OUT is set.
 set -uo pipefail

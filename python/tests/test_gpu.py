@@ -12,7 +12,7 @@ import pytest
 
 import fastpair
 
-CORPUS = Path(__file__).resolve().parents[2] / "target" / "corpus"
+CORPUS = Path(os.environ.get("FASTPAIR_CORPUS", Path(__file__).resolve().parents[2] / "target" / "corpus"))
 REQUIRE = os.environ.get("FASTPAIR_REQUIRE_GPU") == "1"
 
 
@@ -29,7 +29,7 @@ def _gpu_column(tmp_path, values, **kw):
 
 
 def _columns():
-    names = ["loghub_Linux_2k.txt", "tpch_sf1_l_comment.txt", "dbtext_chinese.txt", "zh_reviews_shopping.txt"]
+    names = ["loghub_Proxifier_full.txt", "tpch_sf1_l_comment.txt", "dbtext_chinese.txt", "nltk_abc_news_en.txt"]
     out = []
     for n in names:
         p = CORPUS / n
