@@ -123,7 +123,11 @@ fn main() {
         let sizes = (fpc.len(), zstd.len(), snappy.len());
         let reader = Reader::from_bytes(fpc).unwrap();
         let (zstd, snappy) = (Bytes::from(zstd), Bytes::from(snappy));
-        let ty = if utf8 { ArrowType::LargeUtf8 } else { ArrowType::LargeBinary };
+        let ty = if utf8 {
+            ArrowType::LargeUtf8
+        } else {
+            ArrowType::LargeBinary
+        };
         let idx = random_rows(n, RANDOM_ROWS, 0x9E37_79B9);
         let idx64: Vec<u64> = idx.iter().map(|&i| i as u64).collect();
         // Check once that all three give the same rows.

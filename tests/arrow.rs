@@ -403,10 +403,26 @@ proptest::proptest! {
 #[test]
 fn malformed_columns_are_errors_not_panics() {
     let bad = [
-        fastpair::Column { values: b"abc".to_vec(), offsets: vec![0, 2, 1], validity: None },
-        fastpair::Column { values: b"abc".to_vec(), offsets: vec![-1, 2], validity: None },
-        fastpair::Column { values: b"abc".to_vec(), offsets: vec![0, 9], validity: None },
-        fastpair::Column { values: b"abc".to_vec(), offsets: vec![0; 10], validity: Some(vec![0xff]) },
+        fastpair::Column {
+            values: b"abc".to_vec(),
+            offsets: vec![0, 2, 1],
+            validity: None,
+        },
+        fastpair::Column {
+            values: b"abc".to_vec(),
+            offsets: vec![-1, 2],
+            validity: None,
+        },
+        fastpair::Column {
+            values: b"abc".to_vec(),
+            offsets: vec![0, 9],
+            validity: None,
+        },
+        fastpair::Column {
+            values: b"abc".to_vec(),
+            offsets: vec![0; 10],
+            validity: Some(vec![0xff]),
+        },
     ];
     for c in bad {
         assert!(large_binary(c.clone()).is_err());

@@ -128,7 +128,8 @@ impl DeviceColumn {
         } else {
             DataType::LargeBinary
         };
-        let schema = FFI_ArrowSchema::try_from(&dt).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let schema =
+            FFI_ArrowSchema::try_from(&dt).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let sc = pyo3::types::PyCapsule::new(py, schema, Some(c"arrow_schema".into()))?;
         let s = &self.shared;
         let n = s.col.len() as i64;
@@ -255,7 +256,9 @@ impl DeviceBuffer {
             }
         }
         if copy == Some(true) {
-            return Err(PyBufferError::new_err("copy=True is not supported; the export is zero-copy"));
+            return Err(PyBufferError::new_err(
+                "copy=True is not supported; the export is zero-copy",
+            ));
         }
         let (addr, len, code, bits) = self.layout();
         let ctx = Box::into_raw(Box::new(TensorCtx {
@@ -270,7 +273,11 @@ impl DeviceBuffer {
                     device_id: self.shared.device_id,
                 },
                 ndim: 1,
-                dtype: DLDataType { code, bits, lanes: 1 },
+                dtype: DLDataType {
+                    code,
+                    bits,
+                    lanes: 1,
+                },
                 // SAFETY: `ctx` is a live Box until `dl_deleter`.
                 shape: unsafe { (*ctx).shape.as_mut_ptr() },
                 strides: std::ptr::null_mut(),
@@ -282,7 +289,11 @@ impl DeviceBuffer {
         // SAFETY: `mt` is a live Box; the destructor calls its deleter only
         // if no consumer took it (consumers rename the capsule).
         let cap = unsafe {
-            ffi::PyCapsule_New(mt as *mut c_void, DLTENSOR.as_ptr(), Some(dltensor_capsule_drop))
+            ffi::PyCapsule_New(
+                mt as *mut c_void,
+                DLTENSOR.as_ptr(),
+                Some(dltensor_capsule_drop),
+            )
         };
         if cap.is_null() {
             // SAFETY: not handed out; we still own `mt`.

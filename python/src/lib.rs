@@ -260,7 +260,11 @@ impl File {
     fn get<'py>(&self, py: Python<'py>, i: i64) -> PyResult<Option<Bound<'py, PyAny>>> {
         let row = self.row(i)?;
         let mut buf = Vec::new();
-        if !self.reader.get_into(row, &mut buf).map_err(|e| self.err(e))? {
+        if !self
+            .reader
+            .get_into(row, &mut buf)
+            .map_err(|e| self.err(e))?
+        {
             return Ok(None);
         }
         Ok(Some(if self.text {
