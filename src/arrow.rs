@@ -196,7 +196,7 @@ fn parts(col: Column) -> Result<(OffsetBuffer<i64>, Buffer, Option<NullBuffer>)>
         ));
     }
     if col.offsets[0] < 0
-        || col.offsets.windows(2).any(|w| w[0] > w[1])
+        || !offsets_monotonic(&col.offsets)
         || col.offsets[n] as u64 > col.values.len() as u64
     {
         return Err(Error::InvalidArgument(
@@ -221,6 +221,23 @@ fn parts(col: Column) -> Result<(OffsetBuffer<i64>, Buffer, Option<NullBuffer>)>
     // second pass over the offsets).
     let offsets = unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(col.offsets)) };
     Ok((offsets, Buffer::from_vec(col.values), nulls))
+}
+
+/// True when no offset is smaller than the one before (in parallel over
+/// blocks; each block also checks the pair across its start).
+fn offsets_monotonic(o: &[i64]) -> bool {
+    use rayon::prelude::*;
+    const BLOCK: usize = 1 << 16;
+    o.par_chunks(BLOCK).enumerate().all(|(k, c)| {
+        let prev = if k == 0 { c[0] } else { o[k * BLOCK - 1] };
+        let mut bad = prev > c[0];
+        let mut last = c[0];
+        for &x in c {
+            bad |= last > x;
+            last = x;
+        }
+        !bad
+    })
 }
 
 /// `col` as a `LargeBinary` array; the value and offset buffers are the
