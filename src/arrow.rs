@@ -279,10 +279,13 @@ fn check_utf8(o: &OffsetBuffer<i64>, values: &[u8]) -> Result<()> {
     let bounds: Vec<usize> = (0..=pieces).map(|k| k * rows / pieces).collect();
     let ok = bounds.par_windows(2).all(|w| {
         let (a, b) = (offs[w[0]] as usize, offs[w[1]] as usize);
-        simdutf8::basic::from_utf8(&values[a..b]).is_ok()
-            && offs[w[0]..w[1]]
-                .iter()
-                .all(|&x| (x as usize) >= values.len() || (values[x as usize] as i8) >= -0x40)
+        // All ASCII: valid, and every byte is a char boundary (no second
+        // pass over the offsets).
+        values[a..b].is_ascii()
+            || simdutf8::basic::from_utf8(&values[a..b]).is_ok()
+                && offs[w[0]..w[1]]
+                    .iter()
+                    .all(|&x| (x as usize) >= values.len() || (values[x as usize] as i8) >= -0x40)
     });
     if ok {
         return Ok(());
