@@ -37,6 +37,12 @@
 //! kernel launch into one device buffer; without a GPU it falls back to the CPU
 //! decoder and returns identical bytes.
 //!
+//! ## Arrow
+//! With the `arrow` feature (default), `arrow::WriteArrow::write_array` takes
+//! Arrow string/binary arrays (plain, large, view, dictionary) and
+//! `arrow::ReadArrow` reads rows into Arrow arrays built on the decoder's own
+//! buffers, or streams them as record batches.
+//!
 //! ## Safety
 //! Every file is untrusted. Decoders only accept validated types
 //! ([`dict::Dictionary`], [`decode::CheckedCodes`], [`read::ValidChunk`]);
@@ -46,6 +52,8 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod decode;
 pub mod dict;
 pub mod error;

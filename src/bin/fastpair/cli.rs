@@ -15,9 +15,11 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Compress a column (one value per line, or NUL-separated) into a .fpc file.
+    /// Compress a column (one value per line, or NUL-separated), or string
+    /// columns of a Parquet or Arrow IPC file, into .fpc files.
     Compress(CompressArgs),
-    /// Decompress a .fpc file back to one value per line (or NUL-separated).
+    /// Decompress a .fpc file back to one value per line (or NUL-separated),
+    /// or to a Parquet (.parquet) or Arrow IPC (.arrow) file.
     Decompress(DecompressArgs),
     /// Print rows by index (0-based), one per line.
     Get(GetArgs),
@@ -69,6 +71,22 @@ pub struct CompressArgs {
     /// Print nothing on success.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Parquet/Arrow input: the column to compress (repeatable). One column
+    /// writes OUT; several, or none (= every string/binary column), write
+    /// OUT/<column>.fpc.
+    #[arg(short = 'c', long, value_name = "NAME")]
+    pub column: Vec<String>,
+}
+
+/// Arrow type of a Parquet/Arrow output column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TypeArg {
+    /// Text (large_utf8) when every row is UTF-8, else bytes (one extra check pass).
+    Auto,
+    /// Text (large_utf8); a row that is not UTF-8 is an error.
+    Utf8,
+    /// Bytes (large_binary), unchecked.
+    Binary,
 }
 
 #[derive(Args, Debug)]
@@ -83,6 +101,12 @@ pub struct DecompressArgs {
     /// Terminate values with NUL bytes instead of newlines.
     #[arg(short = '0', long)]
     pub nul: bool,
+    /// Parquet/Arrow output: the column's type.
+    #[arg(long = "type", value_enum, default_value = "auto")]
+    pub r#type: TypeArg,
+    /// Parquet/Arrow output: the column's name [default: the input's file stem].
+    #[arg(long, value_name = "NAME")]
+    pub column_name: Option<String>,
 }
 
 #[derive(Args, Debug)]

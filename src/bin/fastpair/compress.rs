@@ -26,6 +26,15 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
     if a.per_chunk_dict {
         opts.dict_mode = DictMode::PerChunk;
     }
+    #[cfg(feature = "parquet")]
+    if let Some(kind) = crate::tabular::detect(&a.input)? {
+        return crate::tabular::compress(a, kind, opts);
+    }
+    if !a.column.is_empty() {
+        return Err(CliError::msg(
+            "--column needs a Parquet or Arrow IPC input (this build reads those only with the `parquet` feature)",
+        ));
+    }
     // Open the input first: a missing input must not touch the output.
     let input = open_input(&a.input)?;
     let out = Output::create(&a.output)?;

@@ -7,6 +7,10 @@ use crate::io::{file_error, io_error, open_reader, thousands, CliError, Output};
 use crate::progress::Progress;
 
 pub fn run(a: DecompressArgs) -> Result<(), CliError> {
+    #[cfg(feature = "parquet")]
+    if let Some(fmt) = crate::tabular::out_format(&a.output) {
+        return crate::tabular::decompress(a, fmt);
+    }
     let reader = open_reader(&a.input)?;
     let sep = if a.nul { 0u8 } else { b'\n' };
     let mut out = Output::create(&a.output)?;

@@ -15,6 +15,8 @@ mod inspect;
 mod io;
 mod progress;
 mod scan;
+#[cfg(feature = "parquet")]
+mod tabular;
 
 use std::process::ExitCode;
 

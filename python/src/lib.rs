@@ -1,0 +1,341 @@
+//! `fastpair._fastpair`: the native half of the `fastpair` Python package.
+//!
+//! Arrow arrays cross the boundary through the Arrow PyCapsule interface
+//! (`__arrow_c_array__`, C Data Interface) in both directions: decoded
+//! columns leave as arrays whose buffers are the decoder's own allocations,
+//! kept alive by the capsule's release callback. GPU columns leave through
+//! `__arrow_c_device_array__` (C Device Data Interface) and DLPack; each
+//! exported structure holds an `Arc` of the device column, so device memory
+//! lives as long as any consumer does.
+
+use std::ffi::CStr;
+use std::sync::Arc;
+
+use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::{make_array, Array, ArrayRef};
+use fastpair::arrow::ArrowType;
+use fastpair::{Codec, Reader, WriterOptions};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule, PyList, PyString};
+
+create_exception!(
+    _fastpair,
+    FastpairError,
+    pyo3::exceptions::PyException,
+    "A fastpair error; the message is the same one line the CLI prints."
+);
+
+/// A library error as a Python exception: `IndexError` for a row out of
+/// range, `ValueError` for a bad argument, `FastpairError` otherwise. The
+/// message is `path: error` like the CLI's (I/O errors already name the path).
+fn py_err(path: Option<&str>, e: fastpair::Error) -> PyErr {
+    let msg = match (path, &e) {
+        (Some(p), e) if !matches!(e, fastpair::Error::Io { .. }) => format!("{p}: {e}"),
+        _ => e.to_string(),
+    };
+    match e {
+        fastpair::Error::RowOutOfRange { .. } => PyIndexError::new_err(msg),
+        fastpair::Error::InvalidArgument(_) => PyValueError::new_err(msg),
+        _ => FastpairError::new_err(msg),
+    }
+}
+
+fn codec_of(name: Option<&str>) -> PyResult<Codec> {
+    Ok(match name {
+        None | Some("auto") => WriterOptions::default().codec,
+        Some("onpair16") => Codec::OnPair16,
+        Some("onpair12") => Codec::OnPair12,
+        Some(c) => {
+            return Err(PyValueError::new_err(format!(
+                "unknown codec '{c}' (expected 'auto', 'onpair16' or 'onpair12')"
+            )))
+        }
+    })
+}
+
+/// Imports an object implementing `__arrow_c_array__` (no copy).
+fn import_array(obj: &Bound<'_, PyAny>) -> PyResult<ArrayRef> {
+    let pair = obj.call_method0("__arrow_c_array__")?;
+    let (sc, ac): (Bound<'_, PyCapsule>, Bound<'_, PyCapsule>) = pair.extract()?;
+    check_name(&sc, c"arrow_schema")?;
+    check_name(&ac, c"arrow_array")?;
+    // SAFETY: the capsules are named per the Arrow PyCapsule interface, so
+    // their pointers are a live ArrowSchema and ArrowArray owned by the
+    // capsules. `from_raw` moves the array out (leaving a released one for
+    // the capsule's destructor); the schema is only borrowed while `sc` lives.
+    let data = unsafe {
+        let array = FFI_ArrowArray::from_raw(ac.pointer() as *mut FFI_ArrowArray);
+        let schema = &*(sc.pointer() as *const FFI_ArrowSchema);
+        arrow_array::ffi::from_ffi(array, schema)
+    }
+    .map_err(|e| PyValueError::new_err(format!("importing an Arrow array: {e}")))?;
+    Ok(make_array(data))
+}
+
+fn check_name(c: &Bound<'_, PyCapsule>, want: &CStr) -> PyResult<()> {
+    match c.name()? {
+        Some(n) if n == want => Ok(()),
+        _ => Err(PyTypeError::new_err(format!(
+            "expected a PyCapsule named {want:?}"
+        ))),
+    }
+}
+
+/// Writes `parts` (a list; each item an object with `__arrow_c_array__` or
+/// a list of `str`/`bytes`/`None`) to `path` as one column. Returns
+/// `(rows, input_bytes, file_bytes)`.
+#[pyfunction]
+#[pyo3(signature = (path, parts, codec=None, chunk_rows=None))]
+fn _write(
+    py: Python<'_>,
+    path: &str,
+    parts: &Bound<'_, PyList>,
+    codec: Option<&str>,
+    chunk_rows: Option<usize>,
+) -> PyResult<(u64, u64, u64)> {
+    let mut opts = WriterOptions {
+        codec: codec_of(codec)?,
+        ..WriterOptions::default()
+    };
+    if let Some(n) = chunk_rows {
+        opts.chunk_rows = n;
+    }
+    let mut w = fastpair::Writer::create(path, opts).map_err(|e| py_err(Some(path), e))?;
+    use fastpair::arrow::WriteArrow;
+    for part in parts.iter() {
+        if part.hasattr("__arrow_c_array__")? {
+            let a = import_array(&part)?;
+            py.allow_threads(|| w.write_array(a.as_ref()))
+                .map_err(|e| py_err(Some(path), e))?;
+        } else if let Ok(list) = part.downcast::<PyList>() {
+            for (i, v) in list.iter().enumerate() {
+                let r = if v.is_none() {
+                    w.push(None)
+                } else if let Ok(s) = v.downcast::<PyString>() {
+                    w.push(Some(s.to_cow()?.as_bytes()))
+                } else if let Ok(b) = v.downcast::<PyBytes>() {
+                    w.push(Some(b.as_bytes()))
+                } else {
+                    return Err(PyTypeError::new_err(format!(
+                        "value {i} is a {}; expected str, bytes or None",
+                        v.get_type().name()?
+                    )));
+                };
+                r.map_err(|e| py_err(Some(path), e))?;
+            }
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "cannot write a {}: expected a pyarrow array, a list of str/bytes, or an object with __arrow_c_array__",
+                part.get_type().name()?
+            )));
+        }
+    }
+    let s = py
+        .allow_threads(|| w.finish())
+        .map_err(|e| py_err(Some(path), e))?;
+    Ok((s.rows, s.input_bytes, s.file_bytes))
+}
+
+/// An Arrow array exported through `__arrow_c_array__`; its buffers are
+/// the decoder's output (`values_address` is where the decoder wrote).
+#[pyclass(module = "fastpair._fastpair", frozen)]
+struct ArrowHandle {
+    array: ArrayRef,
+    #[pyo3(get)]
+    values_address: usize,
+    #[pyo3(get)]
+    offsets_address: usize,
+}
+
+#[pymethods]
+impl ArrowHandle {
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        // A requested schema is a hint; we offer our own type.
+        let _ = requested_schema;
+        let data = self.array.to_data();
+        let schema = FFI_ArrowSchema::try_from(data.data_type())
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let array = FFI_ArrowArray::new(&data);
+        let sc = PyCapsule::new(py, schema, Some(c"arrow_schema".into()))?;
+        let ac = PyCapsule::new(py, array, Some(c"arrow_array".into()))?;
+        Ok((sc, ac))
+    }
+
+    fn __len__(&self) -> usize {
+        self.array.len()
+    }
+}
+
+fn handle(col: fastpair::Column, ty: ArrowType) -> fastpair::Result<ArrowHandle> {
+    let values_address = col.values.as_ptr() as usize;
+    let offsets_address = col.offsets.as_ptr() as usize;
+    let array = fastpair::arrow::to_array(col, ty)?;
+    Ok(ArrowHandle {
+        array,
+        values_address,
+        offsets_address,
+    })
+}
+
+/// An open fastpair file.
+#[pyclass(module = "fastpair._fastpair", frozen)]
+struct File {
+    reader: Arc<Reader>,
+    text: bool,
+    path: String,
+}
+
+impl File {
+    fn ty(&self) -> ArrowType {
+        if self.text {
+            ArrowType::LargeUtf8
+        } else {
+            ArrowType::LargeBinary
+        }
+    }
+    fn row(&self, i: i64) -> PyResult<u64> {
+        let n = self.reader.rows() as i64;
+        let j = if i < 0 { i + n } else { i };
+        if j < 0 || j >= n {
+            return Err(PyIndexError::new_err(format!(
+                "{}: row {i} is out of range (the file has {n} rows)",
+                self.path
+            )));
+        }
+        Ok(j as u64)
+    }
+    fn err(&self, e: fastpair::Error) -> PyErr {
+        py_err(Some(&self.path), e)
+    }
+}
+
+#[pymethods]
+impl File {
+    #[new]
+    #[pyo3(signature = (path, text=true))]
+    fn new(py: Python<'_>, path: &str, text: bool) -> PyResult<Self> {
+        let reader = py
+            .allow_threads(|| Reader::open(path))
+            .map_err(|e| py_err(Some(path), e))?;
+        Ok(Self {
+            reader: Arc::new(reader),
+            text,
+            path: path.to_string(),
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.reader.rows() as usize
+    }
+
+    #[getter]
+    fn text(&self) -> bool {
+        self.text
+    }
+
+    #[getter]
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Bytes of the file.
+    #[getter]
+    fn file_bytes(&self) -> u64 {
+        self.reader.file_bytes()
+    }
+
+    /// Bytes of all values, decoded.
+    #[getter]
+    fn decoded_bytes(&self) -> u64 {
+        self.reader.decoded_bytes()
+    }
+
+    fn get<'py>(&self, py: Python<'py>, i: i64) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let row = self.row(i)?;
+        let mut buf = Vec::new();
+        if !self
+            .reader
+            .get_into(row, &mut buf)
+            .map_err(|e| self.err(e))?
+        {
+            return Ok(None);
+        }
+        Ok(Some(if self.text {
+            match std::str::from_utf8(&buf) {
+                Ok(s) => PyString::new(py, s).into_any(),
+                Err(_) => {
+                    return Err(PyValueError::new_err(format!(
+                        "{}: row {row} is not valid UTF-8; open the file with text=False",
+                        self.path
+                    )))
+                }
+            }
+        } else {
+            PyBytes::new(py, &buf).into_any()
+        }))
+    }
+
+    fn _read(&self, py: Python<'_>, start: u64, stop: u64) -> PyResult<ArrowHandle> {
+        let ty = self.ty();
+        let r = self.reader.clone();
+        py.allow_threads(|| r.read_range(start..stop).and_then(|c| handle(c, ty)))
+            .map_err(|e| self.err(e))
+    }
+
+    fn _take(&self, py: Python<'_>, indices: Vec<i64>) -> PyResult<ArrowHandle> {
+        let rows = indices
+            .iter()
+            .map(|&i| self.row(i))
+            .collect::<PyResult<Vec<u64>>>()?;
+        let ty = self.ty();
+        let r = self.reader.clone();
+        py.allow_threads(|| fastpair::arrow::take(&r, &rows).and_then(|c| handle(c, ty)))
+            .map_err(|e| self.err(e))
+    }
+
+    /// Seconds of the fastest of `iters` Rust `read_all` calls (the decode
+    /// alone, for the benchmark's Python-vs-Rust comparison).
+    fn _rust_read_all_seconds(&self, py: Python<'_>, iters: u32) -> PyResult<f64> {
+        let r = self.reader.clone();
+        py.allow_threads(|| {
+            let mut best = f64::INFINITY;
+            for _ in 0..iters.max(1) {
+                let t = std::time::Instant::now();
+                let c = r.read_all()?;
+                best = best.min(t.elapsed().as_secs_f64());
+                drop(c);
+            }
+            Ok(best)
+        })
+        .map_err(|e| self.err(e))
+    }
+
+    /// Decodes rows `start..stop` on the GPU into device memory.
+    fn _scan_gpu(&self, py: Python<'_>, start: u64, stop: u64) -> PyResult<gpu::DeviceColumn> {
+        let r = self.reader.clone();
+        let col = py
+            .allow_threads(|| fastpair::gpu::scan(&r, start..stop))
+            .map_err(|e| self.err(e))?;
+        gpu::DeviceColumn::new(col, self.text).map_err(|e| self.err(e))
+    }
+}
+
+mod gpu;
+
+#[pymodule]
+fn _fastpair(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_write, m)?)?;
+    m.add_class::<File>()?;
+    m.add_class::<ArrowHandle>()?;
+    m.add_class::<gpu::DeviceColumn>()?;
+    m.add_class::<gpu::DeviceBuffer>()?;
+    m.add("FastpairError", m.py().get_type::<FastpairError>())?;
+    Ok(())
+}

@@ -1,0 +1,168 @@
+"""The fastpair Python package: writing every accepted input, reading rows,
+ranges and takes into pyarrow without copying, and errors."""
+
+import os
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import fastpair
+
+CORPUS = Path(__file__).resolve().parents[2] / "target" / "corpus"
+
+SAMPLE = ["GET /index.html", None, "", "ünïcödé ✓", "GET /about.html HTTP/1.1 200"] + [
+    None if i % 7 == 3 else ["a", "bb", "a longer value here", ""][i % 4] for i in range(300)
+]
+
+
+def roundtrip(tmp_path, values, **kw):
+    p = tmp_path / "col.fpc"
+    fastpair.write(p, values, **kw)
+    return fastpair.open(p)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: SAMPLE,
+        lambda: pa.array(SAMPLE, pa.string()),
+        lambda: pa.array(SAMPLE, pa.large_string()),
+        lambda: pa.array(SAMPLE, pa.string_view()),
+        lambda: pa.array([None if v is None else v.encode() for v in SAMPLE], pa.binary()),
+        lambda: pa.array([None if v is None else v.encode() for v in SAMPLE], pa.large_binary()),
+        lambda: pa.array(SAMPLE, pa.string()).dictionary_encode(),
+        lambda: pa.chunked_array([pa.array(SAMPLE[:100]), pa.array(SAMPLE[100:])]),
+        lambda: pa.array(SAMPLE, pa.string()).slice(3, 200),
+    ],
+)
+def test_inputs_roundtrip_with_nulls(tmp_path, make):
+    values = make()
+    want = values.to_pylist() if hasattr(values, "to_pylist") else list(values)
+    want = [v.decode() if isinstance(v, bytes) else v for v in want]
+    f = roundtrip(tmp_path, values, chunk_rows=64)
+    assert len(f) == len(want)
+    assert [f[i] for i in range(len(f))] == want
+    arr = f.read()
+    assert arr.type == pa.large_string()
+    assert arr.to_pylist() == want
+    assert arr.null_count == sum(v is None for v in want)
+    assert f.read(10, 20).to_pylist() == want[10:20]
+    assert f[10:20].to_pylist() == want[10:20]
+    assert f[-1] == want[-1]
+
+
+def test_bytes_mode_and_non_utf8(tmp_path):
+    vals = [b"ok", b"\xff\xfe raw", None, b""]
+    p = tmp_path / "b.fpc"
+    fastpair.write(p, vals)
+    f = fastpair.open(p, text=False)
+    assert [f[i] for i in range(4)] == vals
+    assert f.read().type == pa.large_binary()
+    assert f.read().to_pylist() == vals
+    t = fastpair.open(p)
+    assert t[0] == "ok"
+    with pytest.raises(ValueError, match="row 1 is not valid UTF-8"):
+        t[1]
+    with pytest.raises(ValueError, match="row 1 is not valid UTF-8"):
+        t.read()
+
+
+def test_pandas_series(tmp_path):
+    pd = pytest.importorskip("pandas")
+    s = pd.Series(["x", None, "yy", "zzz"])
+    f = roundtrip(tmp_path, s)
+    assert f.read().to_pylist() == ["x", None, "yy", "zzz"]
+
+
+def test_polars_series(tmp_path):
+    pl = pytest.importorskip("polars")
+    s = pl.Series("s", ["x", None, "yy"])
+    f = roundtrip(tmp_path, s)
+    assert f.read().to_pylist() == ["x", None, "yy"]
+
+
+def test_read_is_zero_copy(tmp_path):
+    f = roundtrip(tmp_path, SAMPLE)
+    h = f.read_handle()
+    arr = pa.array(h)
+    validity, offsets, values = arr.buffers()
+    assert values.address == h.values_address
+    assert offsets.address == h.offsets_address
+    # The decoder's buffers outlive the handle: the array holds them.
+    del h
+    assert arr.to_pylist() == SAMPLE
+    t = f._f._take([5, 1, 5])
+    arr = pa.array(t)
+    assert arr.buffers()[2].address == t.values_address
+    assert arr.to_pylist() == [SAMPLE[5], SAMPLE[1], SAMPLE[5]]
+
+
+def test_take(tmp_path):
+    f = roundtrip(tmp_path, SAMPLE, chunk_rows=50)
+    rng = random.Random(1)
+    idx = [rng.randrange(len(SAMPLE)) for _ in range(500)] + [-1]
+    assert f.take(idx).to_pylist() == [SAMPLE[i] for i in idx]
+    with pytest.raises(IndexError, match="row 10000 is out of range"):
+        f.take([0, 10000])
+
+
+def test_errors_are_python_exceptions_with_one_line_messages(tmp_path):
+    with pytest.raises(fastpair.FastpairError) as e:
+        fastpair.open(tmp_path / "missing.fpc")
+    assert "missing.fpc" in str(e.value) and "\n" not in str(e.value)
+    bad = tmp_path / "bad.fpc"
+    bad.write_bytes(b"not a fastpair file at all, clearly" * 10)
+    with pytest.raises(fastpair.FastpairError) as e:
+        fastpair.open(bad)
+    assert str(e.value).startswith(str(bad) + ": ") and "\n" not in str(e.value)
+    f = roundtrip(tmp_path, ["a"])
+    with pytest.raises(IndexError):
+        f[1]
+    with pytest.raises(TypeError, match="expected str, bytes or None"):
+        fastpair.write(tmp_path / "x.fpc", ["a", 3])
+    with pytest.raises(ValueError, match="unknown codec"):
+        fastpair.write(tmp_path / "x.fpc", ["a"], codec="zip")
+    with pytest.raises(ValueError, match="cannot write an Arrow array of type"):
+        fastpair.write(tmp_path / "x.fpc", pa.array([1, 2]))
+    assert not (tmp_path / "x.fpc").exists()
+
+
+def test_scan_gpu_without_gpu_raises(tmp_path):
+    f = roundtrip(tmp_path, SAMPLE)
+    try:
+        f.scan_gpu()
+    except fastpair.FastpairError as e:
+        assert "\n" not in str(e)
+    # With a GPU this succeeds; test_gpu.py checks the result.
+
+
+def corpus_files():
+    if not CORPUS.is_dir():
+        return []
+    return sorted(CORPUS.glob("*.txt"))
+
+
+@pytest.mark.skipif(not corpus_files(), reason="corpus not unpacked (../shared/tools/corpus-unpack target/corpus)")
+def test_corpus_parquet_to_fastpair_to_arrow(tmp_path):
+    """Every corpus column (a null every 13th row): Parquet (pyarrow) ->
+    fastpair -> pyarrow, identical values and nulls."""
+    for path in corpus_files():
+        data = path.read_bytes()
+        rows = data[:-1].split(b"\n") if data.endswith(b"\n") else data.split(b"\n")
+        try:
+            data.decode("utf-8")
+            text = True
+        except UnicodeDecodeError:
+            text = False
+        vals = [None if i % 13 == 5 else (v.decode() if text else v) for i, v in enumerate(rows)]
+        src = pa.array(vals, pa.string() if text else pa.binary())
+        pq.write_table(pa.table({"c": src}), tmp_path / "c.parquet")
+        col = pq.read_table(tmp_path / "c.parquet")["c"]
+        fastpair.write(tmp_path / "c.fpc", col)
+        f = fastpair.open(tmp_path / "c.fpc", text=text)
+        got = f.read()
+        assert got.to_pylist() == vals, path.name
+        assert got.null_count == src.null_count

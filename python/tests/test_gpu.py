@@ -1,0 +1,149 @@
+"""GPU hand-off: decode on the GPU, take values/offsets into CuPy and
+PyTorch through DLPack without a copy, check every string against the
+source, and keep device memory alive while a consumer holds it. Skips
+without a GPU unless FASTPAIR_REQUIRE_GPU=1."""
+
+import ctypes
+import gc
+import os
+from pathlib import Path
+
+import pytest
+
+import fastpair
+
+CORPUS = Path(os.environ.get("FASTPAIR_CORPUS", Path(__file__).resolve().parents[2] / "target" / "corpus"))
+REQUIRE = os.environ.get("FASTPAIR_REQUIRE_GPU") == "1"
+
+
+def _gpu_column(tmp_path, values, **kw):
+    p = tmp_path / "g.fpc"
+    fastpair.write(p, values, **kw)
+    f = fastpair.open(p)
+    try:
+        return f, f.scan_gpu()
+    except fastpair.FastpairError as e:
+        if REQUIRE:
+            raise
+        pytest.skip(f"no usable GPU: {e}")
+
+
+def _columns():
+    names = ["loghub_Proxifier_full.txt", "tpch_sf1_l_comment.txt", "dbtext_chinese.txt", "nltk_abc_news_en.txt"]
+    out = []
+    for n in names:
+        p = CORPUS / n
+        if p.exists():
+            rows = p.read_bytes().rstrip(b"\n").split(b"\n")
+            out.append((n, [None if i % 11 == 4 else r.decode() for i, r in enumerate(rows)]))
+    if not out:
+        out.append(("synthetic", [None if i % 11 == 4 else f"row {i} value {i * 7919 % 1000}" for i in range(50000)]))
+    return out
+
+
+def _expected(vals):
+    import numpy as np
+
+    b = [v.encode() if v is not None else b"" for v in vals]
+    offs = np.zeros(len(b) + 1, dtype=np.int64)
+    offs[1:] = np.cumsum([len(x) for x in b])
+    return b"".join(b), offs
+
+
+@pytest.mark.parametrize("name_vals", _columns(), ids=lambda nv: nv[0])
+def test_cupy_and_torch_get_the_decoded_buffers(tmp_path, name_vals):
+    name, vals = name_vals
+    f, col = _gpu_column(tmp_path, vals, chunk_rows=4096)
+    assert len(col) == len(vals)
+    values_bytes, offsets = _expected(vals)
+    cp = pytest.importorskip("cupy")
+    torch = pytest.importorskip("torch")
+    cv = cp.from_dlpack(col.values)
+    co = cp.from_dlpack(col.offsets)
+    assert cv.dtype == cp.uint8 and co.dtype == cp.int64
+    # Zero-copy: the consumer's pointer is the decoder's.
+    assert cv.data.ptr == col.values.ptr
+    assert co.data.ptr == col.offsets.ptr
+    tv = torch.from_dlpack(col.values)
+    to = torch.from_dlpack(col.offsets)
+    assert tv.data_ptr() == col.values.ptr and to.data_ptr() == col.offsets.ptr
+    assert tv.is_cuda and to.dtype == torch.int64
+    # Every string against the source.
+    hv = cp.asnumpy(cv).tobytes()
+    ho = cp.asnumpy(co)
+    assert (ho == offsets).all(), name
+    assert hv == values_bytes, name
+    assert bytes(tv.cpu().numpy().tobytes()) == values_bytes
+    for i, v in enumerate(vals):
+        if v is not None:
+            assert hv[ho[i] : ho[i + 1]] == v.encode()
+    # Validity through DLPack too.
+    if col.validity is not None:
+        bits = cp.asnumpy(cp.from_dlpack(col.validity))
+        for i, v in enumerate(vals):
+            assert bool(bits[i // 8] >> (i % 8) & 1) == (v is not None)
+
+
+def test_device_memory_outlives_the_column_object(tmp_path):
+    vals = [f"value number {i}" for i in range(20000)]
+    f, col = _gpu_column(tmp_path, vals)
+    cp = pytest.importorskip("cupy")
+    torch = pytest.importorskip("torch")
+    cv = cp.from_dlpack(col.values)
+    to = torch.from_dlpack(col.offsets)
+    values_bytes, offsets = _expected(vals)
+    del col
+    gc.collect()
+    # Allocate and free other device memory to make reuse likely.
+    junk = [cp.zeros(1 << 20, dtype=cp.uint8) for _ in range(8)]
+    del junk
+    assert cp.asnumpy(cv).tobytes() == values_bytes
+    assert (to.cpu().numpy() == offsets).all()
+
+
+def test_arrow_c_device_array(tmp_path):
+    vals = ["a", None, "bcd", "efghijklmnop"] * 1000
+    f, col = _gpu_column(tmp_path, vals)
+    schema_cap, array_cap = col.__arrow_c_device_array__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    p = get(array_cap, b"arrow_device_array")
+
+    class ArrowArray(ctypes.Structure):
+        _fields_ = [
+            ("length", ctypes.c_int64),
+            ("null_count", ctypes.c_int64),
+            ("offset", ctypes.c_int64),
+            ("n_buffers", ctypes.c_int64),
+            ("n_children", ctypes.c_int64),
+            ("buffers", ctypes.POINTER(ctypes.c_void_p)),
+            ("children", ctypes.c_void_p),
+            ("dictionary", ctypes.c_void_p),
+            ("release", ctypes.c_void_p),
+            ("private_data", ctypes.c_void_p),
+        ]
+
+    class ArrowDeviceArray(ctypes.Structure):
+        _fields_ = [
+            ("array", ArrowArray),
+            ("device_id", ctypes.c_int64),
+            ("device_type", ctypes.c_int32),
+            ("sync_event", ctypes.c_void_p),
+            ("reserved", ctypes.c_int64 * 3),
+        ]
+
+    d = ArrowDeviceArray.from_address(p)
+    assert d.device_type == 2  # ARROW_DEVICE_CUDA
+    assert d.device_id == col.device_id
+    assert d.array.length == len(vals) and d.array.n_buffers == 3
+    assert d.array.buffers[1] == col.offsets.ptr
+    assert d.array.buffers[2] == col.values.ptr
+    assert d.array.release
+    # pyarrow can import it when built with CUDA; then it must match.
+    pa = pytest.importorskip("pyarrow")
+    try:
+        arr = pa.Array._import_from_c_device_capsule(schema_cap, array_cap)
+    except Exception as e:  # pyarrow without CUDA support
+        pytest.skip(f"pyarrow cannot import CUDA arrays here: {e}")
+    assert arr.buffers()[2].address == col.values.ptr

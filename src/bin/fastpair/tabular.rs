@@ -1,0 +1,393 @@
+//! Parquet and Arrow IPC files in and out (the `parquet` feature).
+//!
+//! `compress` recognizes a Parquet file (`PAR1` magic) or an Arrow IPC file
+//! (`ARROW1`) or stream by its first bytes, reads only the selected columns,
+//! and streams them batch by batch into one fastpair file per column. One
+//! `--column` writes `-o FILE`; several, or none (= every string or binary
+//! column), write `-o DIR/<column>.fpc`. `decompress` writes Parquet when
+//! the output ends in `.parquet`/`.pq` and an Arrow IPC file when it ends in
+//! `.arrow`/`.feather`/`.ipc`. Nulls and row order are kept on every path.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use fastpair::arrow::{ArrowType, BatchOptions, ReadArrow, WriteArrow};
+use fastpair::write::{AtomicFile, Sink, WriteSummary};
+use fastpair::{Writer, WriterOptions};
+
+use crate::cli::{CompressArgs, DecompressArgs, TypeArg};
+use crate::io::{file_error, human_bytes, is_std, open_reader, thousands, CliError, Output};
+
+/// A tabular input file kind, told by its magic bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    Parquet,
+    ArrowFile,
+    ArrowStream,
+}
+
+/// The kind of `path` when it is a Parquet or Arrow IPC file (never for
+/// stdin, which stays the line format).
+pub fn detect(path: &Path) -> Result<Option<Input>, CliError> {
+    if is_std(path) || path.is_dir() {
+        return Ok(None);
+    }
+    let mut head = [0u8; 8];
+    let n = match File::open(path) {
+        Ok(mut f) => read_up_to(&mut f, &mut head),
+        // Let the line path report a missing file the usual way.
+        Err(_) => return Ok(None),
+    };
+    let head = &head[..n];
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    Ok(if head.starts_with(b"PAR1") {
+        Some(Input::Parquet)
+    } else if head.starts_with(b"ARROW1") {
+        Some(Input::ArrowFile)
+    } else if head.starts_with(&[0xff, 0xff, 0xff, 0xff])
+        && matches!(ext, "arrow" | "arrows" | "ipc" | "feather")
+    {
+        Some(Input::ArrowStream)
+    } else if matches!(
+        ext,
+        "parquet" | "pq" | "arrow" | "arrows" | "ipc" | "feather"
+    ) {
+        return Err(CliError::msg(format!(
+            "{}: not a Parquet or Arrow IPC file (its first bytes are neither PAR1 nor ARROW1)",
+            path.display()
+        )));
+    } else {
+        None
+    })
+}
+
+fn read_up_to(f: &mut File, buf: &mut [u8]) -> usize {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    n
+}
+
+/// Types fastpair stores.
+fn is_stringish(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Binary
+        | DataType::LargeBinary
+        | DataType::Utf8View
+        | DataType::BinaryView => true,
+        DataType::Dictionary(_, v) => is_stringish(v),
+        _ => false,
+    }
+}
+
+type BatchIter = Box<dyn Iterator<Item = Result<RecordBatch, String>>>;
+
+/// Opens `path` reading only the columns `indices` of `schema`.
+fn open_batches(path: &Path, kind: Input) -> Result<(SchemaRef, Opener), CliError> {
+    let name = path.display().to_string();
+    let err = move |e: &dyn std::fmt::Display| CliError::msg(format!("{name}: {e}"));
+    let f = File::open(path).map_err(|e| err(&e))?;
+    match kind {
+        Input::Parquet => {
+            let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+                .map_err(|e| err(&e))?;
+            Ok((b.schema().clone(), Opener::Parquet(b)))
+        }
+        Input::ArrowFile => {
+            let r = arrow_ipc::reader::FileReader::try_new(f, None).map_err(|e| err(&e))?;
+            Ok((r.schema(), Opener::Ipc(Box::new(r))))
+        }
+        Input::ArrowStream => {
+            let r = arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(f), None)
+                .map_err(|e| err(&e))?;
+            Ok((r.schema(), Opener::Ipc(Box::new(r))))
+        }
+    }
+}
+
+enum Opener {
+    Parquet(parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder<File>),
+    Ipc(Box<dyn Iterator<Item = Result<RecordBatch, arrow_schema::ArrowError>>>),
+}
+
+impl Opener {
+    /// Batches holding (at least) the top-level columns `indices`.
+    fn batches(self, indices: &[usize]) -> Result<BatchIter, String> {
+        match self {
+            Opener::Parquet(b) => {
+                let mask = parquet::arrow::ProjectionMask::roots(
+                    b.parquet_schema(),
+                    indices.iter().copied(),
+                );
+                let r = b
+                    .with_projection(mask)
+                    .with_batch_size(64 * 1024)
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                Ok(Box::new(r.map(|b| b.map_err(|e| e.to_string()))))
+            }
+            Opener::Ipc(r) => Ok(Box::new(r.map(|b| b.map_err(|e| e.to_string())))),
+        }
+    }
+}
+
+/// A file name for column `name`: path separators and leading dots replaced.
+fn file_name_for(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c == '/' || c == '\\' || c == '\0' || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with('.') {
+        s.insert(0, '_');
+    }
+    s + ".fpc"
+}
+
+pub fn compress(a: CompressArgs, kind: Input, opts: WriterOptions) -> Result<(), CliError> {
+    let (schema, opener) = open_batches(&a.input, kind)?;
+    // Which columns: the named ones (checked), or every string/binary one.
+    let mut picked: Vec<(usize, String)> = Vec::new();
+    if a.column.is_empty() {
+        for (i, f) in schema.fields().iter().enumerate() {
+            if is_stringish(f.data_type()) {
+                picked.push((i, f.name().clone()));
+            }
+        }
+        if picked.is_empty() {
+            return Err(CliError::msg(format!(
+                "{} has no string or binary column (columns: {})",
+                a.input.display(),
+                names(&schema)
+            )));
+        }
+    } else {
+        for c in &a.column {
+            let Some((i, f)) = schema.column_with_name(c) else {
+                return Err(CliError::msg(format!(
+                    "{} has no column '{c}' (columns: {})",
+                    a.input.display(),
+                    names(&schema)
+                )));
+            };
+            if !is_stringish(f.data_type()) {
+                return Err(CliError::msg(format!(
+                    "column '{c}' has type {}; fastpair stores strings and bytes",
+                    f.data_type()
+                )));
+            }
+            if picked.iter().any(|(j, _)| *j == i) {
+                return Err(CliError::msg(format!("column '{c}' is named twice")));
+            }
+            picked.push((i, c.clone()));
+        }
+    }
+    let single = a.column.len() == 1;
+    // Destinations: the file itself for one named column, else a directory.
+    let mut dests: Vec<(String, PathBuf)> = Vec::new();
+    if single {
+        dests.push((picked[0].1.clone(), a.output.clone()));
+    } else {
+        if is_std(&a.output) || a.output.is_file() {
+            return Err(CliError::msg(format!(
+                "{} columns need a directory for -o (one .fpc file per column), not {}",
+                picked.len(),
+                a.output.display()
+            )));
+        }
+        std::fs::create_dir_all(&a.output)
+            .map_err(|e| CliError::msg(format!("creating {}: {e}", a.output.display())))?;
+        for (_, name) in &picked {
+            let p = a.output.join(file_name_for(name));
+            if dests.iter().any(|(_, q)| *q == p) {
+                return Err(CliError::msg(format!(
+                    "two columns map to the same file {}",
+                    p.display()
+                )));
+            }
+            dests.push((name.clone(), p));
+        }
+    }
+    let mut writers = Vec::new();
+    for (_, p) in &dests {
+        writers.push(if single {
+            Either::A(Writer::new(Output::create(p)?, opts.clone())?)
+        } else {
+            let f = AtomicFile::create(p).map_err(|e| file_error(p, e))?;
+            Either::B(Writer::new(f, opts.clone())?)
+        });
+    }
+    let start = Instant::now();
+    let indices: Vec<usize> = picked.iter().map(|(i, _)| *i).collect();
+    let batches = opener
+        .batches(&indices)
+        .map_err(|e| CliError::msg(format!("{}: {e}", a.input.display())))?;
+    for b in batches {
+        let b = b.map_err(|e| CliError::msg(format!("{}: {e}", a.input.display())))?;
+        for ((_, name), w) in picked.iter().zip(writers.iter_mut()) {
+            let col = b.column_by_name(name).ok_or_else(|| {
+                CliError::msg(format!(
+                    "{}: a batch lacks column '{name}'",
+                    a.input.display()
+                ))
+            })?;
+            match w {
+                Either::A(w) => w.write_array(col.as_ref())?,
+                Either::B(w) => w.write_array(col.as_ref())?,
+            }
+        }
+    }
+    // Only when every column is complete are the files committed.
+    let secs = start.elapsed().as_secs_f64();
+    for (w, (name, p)) in writers.into_iter().zip(&dests) {
+        let s = match w {
+            Either::A(w) => w.finish()?,
+            Either::B(w) => w.finish()?,
+        };
+        if !a.quiet {
+            report(&s, name, p, secs);
+        }
+    }
+    Ok(())
+}
+
+enum Either<A, B> {
+    A(A),
+    B(B),
+}
+
+fn names(schema: &Schema) -> String {
+    schema
+        .fields()
+        .iter()
+        .map(|f| format!("{} {}", f.name(), f.data_type()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn report(s: &WriteSummary, column: &str, out: &Path, secs: f64) {
+    let ratio = if s.file_bytes > 0 {
+        s.input_bytes as f64 / s.file_bytes as f64
+    } else {
+        0.0
+    };
+    eprintln!(
+        "column '{column}': {} rows, {} -> {} ({} bytes), ratio {:.2}, {:.2} s -> {}",
+        thousands(s.rows),
+        human_bytes(s.input_bytes),
+        human_bytes(s.file_bytes),
+        thousands(s.file_bytes),
+        ratio,
+        secs,
+        out.display(),
+    );
+}
+
+/// Output formats of `decompress`, told by the output's extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutFormat {
+    Parquet,
+    Arrow,
+}
+
+pub fn out_format(path: &Path) -> Option<OutFormat> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("parquet" | "pq") => Some(OutFormat::Parquet),
+        Some("arrow" | "feather" | "ipc") => Some(OutFormat::Arrow),
+        _ => None,
+    }
+}
+
+pub fn decompress(a: DecompressArgs, fmt: OutFormat) -> Result<(), CliError> {
+    let reader = open_reader(&a.input)?;
+    let ferr = |e| file_error(&a.input, e);
+    let ty = match a.r#type {
+        TypeArg::Utf8 => ArrowType::LargeUtf8,
+        TypeArg::Binary => ArrowType::LargeBinary,
+        TypeArg::Auto => {
+            // Text when every row is UTF-8: one checked decode per chunk first.
+            let mut text = true;
+            for i in 0..reader.num_chunks() {
+                let info = reader.chunk_info(i);
+                let r = info.first_row..info.first_row + info.entry.rows as u64;
+                let col = reader.read_range(r).map_err(ferr)?;
+                if fastpair::arrow::large_string(col).is_err() {
+                    text = false;
+                    break;
+                }
+            }
+            if text {
+                ArrowType::LargeUtf8
+            } else {
+                ArrowType::LargeBinary
+            }
+        }
+    };
+    let name = a.column_name.clone().unwrap_or_else(|| {
+        a.input
+            .file_stem()
+            .filter(|_| !is_std(&a.input))
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "value".into())
+    });
+    let schema = Arc::new(Schema::new(vec![Field::new(&name, ty.data_type(), true)]));
+    if is_std(&a.output) {
+        return Err(CliError::msg(
+            "Parquet and Arrow output need a file path for -o, not stdout",
+        ));
+    }
+    if a.output.is_dir() {
+        return Err(CliError::msg(format!(
+            "{} is a directory",
+            a.output.display()
+        )));
+    }
+    let out = AtomicFile::create(&a.output).map_err(|e| file_error(&a.output, e))?;
+    let batches = reader.batches(BatchOptions {
+        rows_per_batch: 64 * 1024,
+        ty,
+        field: name,
+    })?;
+    let oname = a.output.display().to_string();
+    let werr = |e: &dyn std::fmt::Display| CliError::msg(format!("writing {oname}: {e}"));
+    let file = match fmt {
+        OutFormat::Parquet => {
+            let props = parquet::file::properties::WriterProperties::builder()
+                .set_compression(parquet::basic::Compression::SNAPPY)
+                .build();
+            let mut w = parquet::arrow::ArrowWriter::try_new(out, schema, Some(props))
+                .map_err(|e| werr(&e))?;
+            for b in batches {
+                w.write(&b.map_err(ferr)?).map_err(|e| werr(&e))?;
+            }
+            w.into_inner().map_err(|e| werr(&e))?
+        }
+        OutFormat::Arrow => {
+            let mut w =
+                arrow_ipc::writer::FileWriter::try_new(out, &schema).map_err(|e| werr(&e))?;
+            for b in batches {
+                w.write(&b.map_err(ferr)?).map_err(|e| werr(&e))?;
+            }
+            w.finish().map_err(|e| werr(&e))?;
+            w.into_inner().map_err(|e| werr(&e))?
+        }
+    };
+    file.commit()?;
+    Ok(())
+}

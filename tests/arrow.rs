@@ -1,0 +1,434 @@
+//! Arrow in and out: every accepted array type (nulls, slices, dictionaries),
+//! zero-copy outputs (buffer addresses), UTF-8 checks, record batches, and
+//! every corpus column through Parquet -> fastpair -> Arrow.
+#![cfg(feature = "arrow")]
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int8Type};
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, BinaryViewArray, DictionaryArray, LargeBinaryArray,
+    LargeStringArray, NullArray, StringArray, StringViewArray,
+};
+use fastpair::arrow::{
+    binary_view, large_binary, large_string, string_view, write_arrays_to_vec, ArrowType,
+    BatchOptions, ReadArrow,
+};
+use fastpair::{Codec, Reader, WriterOptions};
+
+fn opts(chunk_rows: usize) -> WriterOptions {
+    WriterOptions {
+        codec: Codec::OnPair12,
+        chunk_rows,
+        ..WriterOptions::default()
+    }
+}
+
+/// Rows of any accepted array as `Option<Vec<u8>>`, through arrow-rs's own
+/// accessors (independent of fastpair's row access).
+fn rows_of(a: &dyn Array) -> Vec<Option<Vec<u8>>> {
+    use arrow_schema::DataType::*;
+    let n = a.len();
+    let valid = |i: usize| a.logical_nulls().map_or(true, |m| m.is_valid(i));
+    match a.data_type() {
+        Null => vec![None; n],
+        Dictionary(..) => {
+            let d = a.as_any_dictionary();
+            let keys = d.normalized_keys();
+            let vals = rows_of(d.values().as_ref());
+            (0..n)
+                .map(|i| valid(i).then(|| vals[keys[i]].clone().unwrap()))
+                .collect()
+        }
+        _ => {
+            let b = arrow_cast_binary(a);
+            (0..n).map(|i| valid(i).then(|| b(i))).collect()
+        }
+    }
+}
+
+fn arrow_cast_binary(a: &dyn Array) -> Box<dyn Fn(usize) -> Vec<u8> + '_> {
+    use arrow_schema::DataType::*;
+    match a.data_type() {
+        Utf8 => Box::new(|i| a.as_string::<i32>().value(i).as_bytes().to_vec()),
+        LargeUtf8 => Box::new(|i| a.as_string::<i64>().value(i).as_bytes().to_vec()),
+        Binary => Box::new(|i| a.as_binary::<i32>().value(i).to_vec()),
+        LargeBinary => Box::new(|i| a.as_binary::<i64>().value(i).to_vec()),
+        Utf8View => Box::new(|i| a.as_string_view().value(i).as_bytes().to_vec()),
+        BinaryView => Box::new(|i| a.as_binary_view().value(i).to_vec()),
+        t => panic!("unexpected {t}"),
+    }
+}
+
+fn sample() -> Vec<Option<&'static str>> {
+    let mut v = vec![
+        Some("GET /index.html HTTP/1.1"),
+        None,
+        Some(""),
+        Some("short"),
+        Some("GET /about.html HTTP/1.1 200 OK and a long tail"),
+        None,
+        Some("ünïcödé ✓"),
+    ];
+    for i in 0..300 {
+        v.push(if i % 7 == 3 {
+            None
+        } else {
+            Some(["a", "bb", "a longer value here", ""][i % 4])
+        });
+    }
+    v
+}
+
+fn check_roundtrip(a: &dyn Array) {
+    let want = rows_of(a);
+    for chunk_rows in [1000, 7] {
+        let file = write_arrays_to_vec(&[a], opts(chunk_rows)).unwrap();
+        let r = Reader::from_bytes(file).unwrap();
+        assert_eq!(r.rows(), want.len() as u64);
+        for ty in [
+            ArrowType::LargeBinary,
+            ArrowType::BinaryView,
+            ArrowType::LargeUtf8,
+            ArrowType::Utf8View,
+        ] {
+            let got = r.read_arrow(0..r.rows(), ty).unwrap();
+            assert_eq!(got.data_type(), &ty.data_type());
+            assert_eq!(rows_of(got.as_ref()), want, "{:?} as {ty:?}", a.data_type());
+            assert_eq!(
+                got.null_count(),
+                want.iter().filter(|v| v.is_none()).count()
+            );
+        }
+        // take: any order, repeats.
+        let idx: Vec<u64> = (0..r.rows()).rev().chain([0, 0, 3]).collect();
+        let got = r.take_arrow(&idx, ArrowType::LargeBinary).unwrap();
+        let exp: Vec<_> = idx.iter().map(|&i| want[i as usize].clone()).collect();
+        assert_eq!(rows_of(got.as_ref()), exp);
+    }
+}
+
+#[test]
+fn every_accepted_array_type_roundtrips_with_nulls() {
+    let s = sample();
+    let b: Vec<Option<&[u8]>> = s.iter().map(|v| v.map(str::as_bytes)).collect();
+    let arrays: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(s.clone())),
+        Arc::new(LargeStringArray::from(s.clone())),
+        Arc::new(BinaryArray::from(b.clone())),
+        Arc::new(LargeBinaryArray::from(b.clone())),
+        Arc::new(StringViewArray::from(s.clone())),
+        Arc::new(BinaryViewArray::from(b.clone())),
+        Arc::new(s.iter().copied().collect::<DictionaryArray<Int32Type>>()),
+        Arc::new(NullArray::new(9)),
+    ];
+    for a in &arrays {
+        check_roundtrip(a.as_ref());
+        // A slice starts at a non-zero offset into its buffers.
+        check_roundtrip(a.slice(3, a.len() - 5).as_ref());
+    }
+    // Dictionary whose values hold a null, with null keys too, 8-bit keys
+    // over large binary values.
+    let keys =
+        arrow_array::Int8Array::from(vec![Some(0), Some(1), None, Some(2), Some(1), Some(0)]);
+    let values = LargeBinaryArray::from(vec![Some(&b"x0"[..]), None, Some(&b"\xff\x00raw"[..])]);
+    let d = DictionaryArray::<Int8Type>::try_new(keys, Arc::new(values)).unwrap();
+    let want = rows_of(&d);
+    assert_eq!(want.iter().filter(|v| v.is_none()).count(), 3);
+    let file = write_arrays_to_vec(&[&d], opts(1000)).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    let got = r.read_arrow(0..r.rows(), ArrowType::LargeBinary).unwrap();
+    assert_eq!(rows_of(got.as_ref()), want);
+    // Several arrays append as one column.
+    let a = StringArray::from(vec!["one", "two"]);
+    let c = LargeBinaryArray::from(vec![None, Some(&b"three"[..])]);
+    let file = write_arrays_to_vec(&[&a, &c], opts(1000)).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    assert_eq!(r.get(1).unwrap().as_deref(), Some(&b"two"[..]));
+    assert_eq!(r.get(2).unwrap(), None);
+    assert_eq!(r.get(3).unwrap().as_deref(), Some(&b"three"[..]));
+}
+
+#[test]
+fn unsupported_types_are_refused_with_a_message() {
+    let a = arrow_array::Int64Array::from(vec![1, 2, 3]);
+    let e = write_arrays_to_vec(&[&a], opts(1000))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cannot write an Arrow array of type Int64"),
+        "{e}"
+    );
+}
+
+#[test]
+fn outputs_share_the_decoders_buffers() {
+    let s = sample();
+    let file = write_arrays_to_vec(&[&StringArray::from(s)], opts(50)).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    let col = r.read_all().unwrap();
+    let (vp, op) = (col.values.as_ptr(), col.offsets.as_ptr());
+    let a = large_binary(col.clone()).unwrap();
+    // `clone` made new allocations: compare against the clone's own pointers.
+    let col2 = r.read_all().unwrap();
+    let (vp2, op2) = (col2.values.as_ptr(), col2.offsets.as_ptr());
+    let b = large_binary(col2).unwrap();
+    assert_eq!(
+        b.values().as_ptr(),
+        vp2,
+        "LargeBinary values are the decoder's buffer"
+    );
+    assert_eq!(b.offsets().inner().inner().as_ptr(), op2 as *const u8);
+    assert_ne!(a.values().as_ptr(), vp2);
+    let _ = (vp, op);
+    let col3 = r.read_all().unwrap();
+    let vp3 = col3.values.as_ptr();
+    let s3 = large_string(col3).unwrap();
+    assert_eq!(
+        s3.values().as_ptr(),
+        vp3,
+        "LargeUtf8 values are the decoder's buffer"
+    );
+    let col4 = r.read_all().unwrap();
+    let vp4 = col4.values.as_ptr();
+    let v4 = string_view(col4).unwrap();
+    assert_eq!(
+        v4.data_buffers()[0].as_ptr(),
+        vp4,
+        "Utf8View data buffer is the decoder's buffer"
+    );
+    let col5 = r.read_all().unwrap();
+    let vp5 = col5.values.as_ptr();
+    let v5 = binary_view(col5).unwrap();
+    assert_eq!(v5.data_buffers()[0].as_ptr(), vp5);
+}
+
+#[test]
+fn utf8_is_checked_once_on_read() {
+    let b: Vec<Option<&[u8]>> = vec![
+        Some(b"ok"),
+        Some(b"fine \xc3\xa9"),
+        None,
+        Some(b"bad \xff"),
+        Some(b"x"),
+    ];
+    let file = write_arrays_to_vec(&[&BinaryArray::from(b.clone())], opts(1000)).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    for ty in [ArrowType::LargeUtf8, ArrowType::Utf8View] {
+        let e = r.read_arrow(0..5, ty).unwrap_err().to_string();
+        assert!(e.contains("row 3 is not valid UTF-8"), "{e}");
+        // Rows before the bad one are fine as text.
+        assert_eq!(r.read_arrow(0..3, ty).unwrap().len(), 3);
+    }
+    let a = r.read_arrow(0..5, ArrowType::LargeBinary).unwrap();
+    assert_eq!(a.as_binary::<i64>().value(3), b"bad \xff");
+    // A boundary inside a multi-byte character: whole buffer is UTF-8 but a
+    // row is not.
+    let split: Vec<Option<&[u8]>> = vec![Some(b"\xc3"), Some(b"\xa9")];
+    let file = write_arrays_to_vec(&[&BinaryArray::from(split)], opts(1000)).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    let e = r
+        .read_arrow(0..2, ArrowType::LargeUtf8)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("row 0 is not valid UTF-8"), "{e}");
+}
+
+#[test]
+fn batches_stream_the_column_in_order() {
+    let s = sample();
+    let file = write_arrays_to_vec(&[&StringArray::from(s.clone())], opts(64)).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    for per in [1u64, 10, 64, 100, 1000] {
+        let it = r
+            .batches(BatchOptions {
+                rows_per_batch: per,
+                ty: ArrowType::LargeUtf8,
+                field: "url".into(),
+            })
+            .unwrap();
+        let expect_n = (s.len() as u64).div_ceil(per) as usize;
+        assert_eq!(it.size_hint(), (expect_n, Some(expect_n)));
+        let mut got = Vec::new();
+        let mut n = 0;
+        for b in it {
+            let b = b.unwrap();
+            assert_eq!(b.schema().field(0).name(), "url");
+            assert!(b.num_rows() as u64 <= per);
+            got.extend(
+                b.column(0)
+                    .as_string::<i64>()
+                    .iter()
+                    .map(|v| v.map(str::to_string)),
+            );
+            n += 1;
+        }
+        assert_eq!(n, expect_n);
+        let want: Vec<_> = s.iter().map(|v| v.map(str::to_string)).collect();
+        assert_eq!(got, want);
+    }
+    assert!(r
+        .batches(BatchOptions {
+            rows_per_batch: 0,
+            ..BatchOptions::default()
+        })
+        .is_err());
+}
+
+#[test]
+fn empty_column() {
+    let a = StringArray::from(Vec::<&str>::new());
+    let file = write_arrays_to_vec(&[&a], opts(1000)).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    assert_eq!(r.read_arrow(0..0, ArrowType::LargeUtf8).unwrap().len(), 0);
+    assert_eq!(r.batches(BatchOptions::default()).unwrap().count(), 0);
+}
+
+/// Every corpus column, with a null every 13th row, through Parquet (written
+/// and read by arrow-rs) -> fastpair -> Arrow: identical values and nulls.
+#[cfg(feature = "parquet")]
+#[test]
+fn corpus_parquet_to_fastpair_to_arrow() {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::ArrowWriter;
+    let dir = std::path::Path::new("target/corpus");
+    let mut files: Vec<_> = match std::fs::read_dir(dir) {
+        Ok(d) => d
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+            .collect(),
+        Err(_) => {
+            eprintln!("NOTICE: corpus not found (run ../shared/tools/corpus-unpack target/corpus); skipping");
+            return;
+        }
+    };
+    files.sort();
+    assert!(!files.is_empty());
+    for path in files {
+        let text = std::fs::read(&path).unwrap();
+        let body = text.strip_suffix(b"\n").unwrap_or(&text);
+        let rows: Vec<Option<&[u8]>> = body
+            .split(|&b| b == b'\n')
+            .enumerate()
+            .map(|(i, v)| (i % 13 != 5).then_some(v))
+            .collect();
+        let utf8 = std::str::from_utf8(body).is_ok();
+        let src: ArrayRef = if utf8 {
+            Arc::new(StringArray::from_iter(
+                rows.iter()
+                    .map(|v| v.map(|b| std::str::from_utf8(b).unwrap())),
+            ))
+        } else {
+            Arc::new(BinaryArray::from(rows.clone()))
+        };
+        let batch = arrow_array::RecordBatch::try_from_iter([("col", src.clone())]).unwrap();
+        let mut pq = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut pq, batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes_of(pq))
+            .unwrap()
+            .with_batch_size(8192)
+            .build()
+            .unwrap();
+        let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
+        let arrays: Vec<&dyn Array> = batches.iter().map(|b| b.column(0).as_ref()).collect();
+        let file = write_arrays_to_vec(&arrays, WriterOptions::default()).unwrap();
+        let r = Reader::from_bytes(file).unwrap();
+        let ty = if utf8 {
+            ArrowType::LargeUtf8
+        } else {
+            ArrowType::LargeBinary
+        };
+        let got = r.read_arrow(0..r.rows(), ty).unwrap();
+        assert_eq!(got.len(), rows.len(), "{}", path.display());
+        assert_eq!(
+            rows_of(got.as_ref()),
+            rows_of(src.as_ref()),
+            "{}",
+            path.display()
+        );
+        eprintln!("ok {} ({} rows)", path.display(), rows.len());
+    }
+}
+
+#[cfg(feature = "parquet")]
+fn bytes_of(v: Vec<u8>) -> bytes::Bytes {
+    v.into()
+}
+
+/// Builds a column from rows directly (no file).
+fn column_of(rows: &[Vec<u8>]) -> fastpair::Column {
+    let mut c = fastpair::Column {
+        values: Vec::new(),
+        offsets: vec![0],
+        validity: None,
+    };
+    for r in rows {
+        c.values.extend_from_slice(r);
+        c.offsets.push(c.values.len() as i64);
+    }
+    c
+}
+
+proptest::proptest! {
+    /// The parallel SIMD UTF-8 check agrees with `std::str::from_utf8` row by
+    /// row, including code points split across rows, and names the first bad row.
+    #[test]
+    fn utf8_check_agrees_with_std(
+        rows in proptest::collection::vec(
+            proptest::collection::vec(proptest::sample::select(vec![b'a', b' ', 0xc3, 0xa9, 0xe2, 0x9c, 0x93, 0xff]), 0..12),
+            0..200,
+        )
+    ) {
+        let first_bad = rows.iter().position(|r| std::str::from_utf8(r).is_err());
+        let col = column_of(&rows);
+        match (large_string(col.clone()), first_bad) {
+            (Ok(a), None) => {
+                for (i, r) in rows.iter().enumerate() {
+                    proptest::prop_assert_eq!(a.value(i).as_bytes(), &r[..]);
+                }
+            }
+            (Err(e), Some(i)) => {
+                let want = format!("row {i} is not valid UTF-8");
+                proptest::prop_assert!(e.to_string().contains(&want), "{}", e);
+            }
+            (r, b) => proptest::prop_assert!(false, "check {:?} vs first bad row {:?}", r.map(|_| ()), b),
+        }
+        proptest::prop_assert_eq!(string_view(col).is_ok(), first_bad.is_none());
+    }
+}
+
+#[test]
+fn malformed_columns_are_errors_not_panics() {
+    let bad = [
+        fastpair::Column {
+            values: b"abc".to_vec(),
+            offsets: vec![0, 2, 1],
+            validity: None,
+        },
+        fastpair::Column {
+            values: b"abc".to_vec(),
+            offsets: vec![-1, 2],
+            validity: None,
+        },
+        fastpair::Column {
+            values: b"abc".to_vec(),
+            offsets: vec![0, 9],
+            validity: None,
+        },
+        fastpair::Column {
+            values: b"abc".to_vec(),
+            offsets: vec![0; 10],
+            validity: Some(vec![0xff]),
+        },
+    ];
+    for c in bad {
+        assert!(large_binary(c.clone()).is_err());
+        assert!(large_string(c.clone()).is_err());
+        assert!(string_view(c.clone()).is_err());
+        assert!(binary_view(c).is_err());
+    }
+    assert_eq!(large_string(fastpair::Column::default()).unwrap().len(), 0);
+}

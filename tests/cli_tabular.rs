@@ -1,0 +1,450 @@
+//! `fastpair compress x.parquet|x.arrow` and `fastpair decompress -o
+//! y.parquet|y.arrow`: column selection, nulls and row order on every path,
+//! every corpus column through the CLI, and the one-line errors.
+#![cfg(feature = "parquet")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int32Type;
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, DictionaryArray, Int64Array, RecordBatch, StringArray,
+    StringViewArray,
+};
+use arrow_schema::DataType;
+use fastpair::Reader;
+
+const BIN: &str = env!("CARGO_BIN_EXE_fastpair");
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("fastpair-tab-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Scratch(p)
+    }
+    fn path(&self, f: &str) -> PathBuf {
+        self.0.join(f)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{args:?} failed: {err}");
+    err
+}
+
+fn fail(args: &[&str]) -> String {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(1), "{args:?} should fail");
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("fastpair: error: "), "{err}");
+    err
+}
+
+/// Rows of a string/binary array (dictionaries resolved) as bytes.
+fn rows_of(a: &dyn Array) -> Vec<Option<Vec<u8>>> {
+    let n = a.len();
+    let casted = arrow_cast_to_large_binary(a);
+    let b = casted.as_binary::<i64>();
+    (0..n)
+        .map(|i| b.is_valid(i).then(|| b.value(i).to_vec()))
+        .collect()
+}
+
+fn arrow_cast_to_large_binary(a: &dyn Array) -> ArrayRef {
+    // Through fastpair's own writer would be circular; use an explicit loop.
+    let mut out: Vec<Option<Vec<u8>>> = Vec::with_capacity(a.len());
+    match a.data_type() {
+        DataType::Utf8 => out.extend(
+            a.as_string::<i32>()
+                .iter()
+                .map(|v| v.map(|s| s.as_bytes().to_vec())),
+        ),
+        DataType::LargeUtf8 => out.extend(
+            a.as_string::<i64>()
+                .iter()
+                .map(|v| v.map(|s| s.as_bytes().to_vec())),
+        ),
+        DataType::Binary => out.extend(a.as_binary::<i32>().iter().map(|v| v.map(<[u8]>::to_vec))),
+        DataType::LargeBinary => {
+            out.extend(a.as_binary::<i64>().iter().map(|v| v.map(<[u8]>::to_vec)))
+        }
+        DataType::Utf8View => out.extend(
+            a.as_string_view()
+                .iter()
+                .map(|v| v.map(|s| s.as_bytes().to_vec())),
+        ),
+        DataType::Dictionary(..) => {
+            let d = a.as_any_dictionary();
+            let vals = rows_of(d.values().as_ref());
+            let keys = d.normalized_keys();
+            let nulls = a.logical_nulls();
+            for i in 0..a.len() {
+                out.push(if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                    None
+                } else {
+                    vals[keys[i]].clone()
+                });
+            }
+        }
+        t => panic!("unexpected {t}"),
+    }
+    Arc::new(arrow_array::LargeBinaryArray::from_iter(out))
+}
+
+fn fpc_rows(p: &Path) -> Vec<Option<Vec<u8>>> {
+    let r = Reader::open(p).unwrap();
+    (0..r.rows()).map(|i| r.get(i).unwrap()).collect()
+}
+
+fn sample_batch(n: usize) -> RecordBatch {
+    let url: StringArray = (0..n)
+        .map(|i| (i % 9 != 2).then(|| format!("https://example.com/item/{}?q={}", i % 500, i % 7)))
+        .collect();
+    let id = Int64Array::from_iter_values(0..n as i64);
+    let blob: BinaryArray = (0..n)
+        .map(|i| (i % 5 != 0).then(|| vec![0xff, (i % 251) as u8, 0, b'x']))
+        .collect();
+    let level: DictionaryArray<Int32Type> = (0..n)
+        .map(|i| (i % 13 != 1).then_some(["INFO", "WARN", "ERROR"][i % 3]))
+        .collect();
+    let view: StringViewArray = (0..n)
+        .map(|i| Some(format!("view value number {i}")))
+        .collect();
+    RecordBatch::try_from_iter([
+        ("url", Arc::new(url) as ArrayRef),
+        ("id", Arc::new(id) as ArrayRef),
+        ("blob", Arc::new(blob) as ArrayRef),
+        ("level", Arc::new(level) as ArrayRef),
+        ("view", Arc::new(view) as ArrayRef),
+    ])
+    .unwrap()
+}
+
+fn write_parquet(p: &Path, batches: &[RecordBatch]) {
+    let f = std::fs::File::create(p).unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_size(3000)
+        .build();
+    let mut w = parquet::arrow::ArrowWriter::try_new(f, batches[0].schema(), Some(props)).unwrap();
+    for b in batches {
+        w.write(b).unwrap();
+    }
+    w.close().unwrap();
+}
+
+fn read_parquet(p: &Path) -> Vec<RecordBatch> {
+    let f = std::fs::File::open(p).unwrap();
+    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+fn read_ipc(p: &Path) -> Vec<RecordBatch> {
+    let f = std::fs::File::open(p).unwrap();
+    arrow_ipc::reader::FileReader::try_new(f, None)
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+fn column_rows(batches: &[RecordBatch], name: &str) -> Vec<Option<Vec<u8>>> {
+    batches
+        .iter()
+        .flat_map(|b| rows_of(b.column_by_name(name).unwrap().as_ref()))
+        .collect()
+}
+
+#[test]
+fn parquet_columns_in_and_out() {
+    let s = Scratch::new("pq");
+    let batches = [sample_batch(10_000), sample_batch(1234)];
+    let pq = s.path("data.parquet");
+    write_parquet(&pq, &batches);
+    let pq_s = pq.to_str().unwrap();
+
+    // One column -> one file.
+    let out = s.path("url.fpc");
+    let msg = ok(&[
+        "compress",
+        pq_s,
+        "--column",
+        "url",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(msg.contains("column 'url': 11,234 rows"), "{msg}");
+    assert_eq!(fpc_rows(&out), column_rows(&batches, "url"));
+
+    // No --column: every string/binary column into a directory.
+    let dir = s.path("cols");
+    ok(&["compress", pq_s, "-o", dir.to_str().unwrap(), "-q"]);
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["blob.fpc", "level.fpc", "url.fpc", "view.fpc"]);
+    for c in ["url", "blob", "level", "view"] {
+        assert_eq!(
+            fpc_rows(&dir.join(format!("{c}.fpc"))),
+            column_rows(&batches, c),
+            "{c}"
+        );
+    }
+    // Several --column -> a directory with those.
+    let dir2 = s.path("two");
+    ok(&[
+        "compress",
+        pq_s,
+        "-c",
+        "level",
+        "-c",
+        "blob",
+        "-o",
+        dir2.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(dir2.join("level.fpc").exists() && dir2.join("blob.fpc").exists());
+    assert!(!dir2.join("url.fpc").exists());
+
+    // Back out: Parquet and Arrow IPC, text and binary.
+    for (col, ty) in [
+        ("url", DataType::LargeUtf8),
+        ("blob", DataType::LargeBinary),
+        ("level", DataType::LargeUtf8),
+    ] {
+        let fpc = dir.join(format!("{col}.fpc"));
+        let want = column_rows(&batches, col);
+        let o = s.path(&format!("{col}.parquet"));
+        ok(&[
+            "decompress",
+            fpc.to_str().unwrap(),
+            "-o",
+            o.to_str().unwrap(),
+        ]);
+        let got = read_parquet(&o);
+        assert_eq!(got[0].schema().field(0).name(), col);
+        assert_eq!(got[0].schema().field(0).data_type(), &ty, "{col}");
+        assert_eq!(column_rows(&got, col), want, "{col} parquet");
+        let o = s.path(&format!("{col}.arrow"));
+        ok(&[
+            "decompress",
+            fpc.to_str().unwrap(),
+            "-o",
+            o.to_str().unwrap(),
+        ]);
+        let got = read_ipc(&o);
+        assert_eq!(got[0].schema().field(0).data_type(), &ty);
+        assert_eq!(column_rows(&got, col), want, "{col} arrow");
+    }
+    // --type binary on a text column, --column-name.
+    let o = s.path("u.arrow");
+    ok(&[
+        "decompress",
+        out.to_str().unwrap(),
+        "-o",
+        o.to_str().unwrap(),
+        "--type",
+        "binary",
+        "--column-name",
+        "u",
+    ]);
+    let got = read_ipc(&o);
+    assert_eq!(got[0].schema().field(0).data_type(), &DataType::LargeBinary);
+    assert_eq!(column_rows(&got, "u"), column_rows(&batches, "url"));
+    // --type utf8 on a binary column: one-line error naming the row, no output.
+    let o = s.path("blob-text.parquet");
+    let e = fail(&[
+        "decompress",
+        dir.join("blob.fpc").to_str().unwrap(),
+        "-o",
+        o.to_str().unwrap(),
+        "--type",
+        "utf8",
+    ]);
+    assert!(e.contains("is not valid UTF-8"), "{e}");
+    assert!(!o.exists());
+}
+
+#[test]
+fn arrow_ipc_file_and_stream_inputs() {
+    let s = Scratch::new("ipc");
+    let batches = [sample_batch(5000), sample_batch(77)];
+    let file = s.path("data.arrow");
+    {
+        let f = std::fs::File::create(&file).unwrap();
+        let mut w = arrow_ipc::writer::FileWriter::try_new(f, &batches[0].schema()).unwrap();
+        for b in &batches {
+            w.write(b).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    let stream = s.path("data.arrows");
+    {
+        let f = std::fs::File::create(&stream).unwrap();
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(f, &batches[0].schema()).unwrap();
+        for b in &batches {
+            w.write(b).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    for input in [&file, &stream] {
+        let out = s.path("level.fpc");
+        ok(&[
+            "compress",
+            input.to_str().unwrap(),
+            "-c",
+            "level",
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        assert_eq!(fpc_rows(&out), column_rows(&batches, "level"));
+    }
+}
+
+#[test]
+fn one_line_errors() {
+    let s = Scratch::new("err");
+    let pq = s.path("data.parquet");
+    write_parquet(&pq, &[sample_batch(100)]);
+    let pq_s = pq.to_str().unwrap();
+    let out = s.path("x.fpc");
+    let o = out.to_str().unwrap();
+    let e = fail(&["compress", pq_s, "-c", "id", "-o", o]);
+    assert!(e.contains("column 'id' has type Int64"), "{e}");
+    let e = fail(&["compress", pq_s, "-c", "nope", "-o", o]);
+    assert!(
+        e.contains("has no column 'nope' (columns: url Utf8, id Int64"),
+        "{e}"
+    );
+    let e = fail(&[
+        "compress",
+        pq_s,
+        "-c",
+        "url",
+        "-c",
+        "url",
+        "-o",
+        s.path("d").to_str().unwrap(),
+    ]);
+    assert!(e.contains("named twice"), "{e}");
+    assert!(!out.exists());
+    let bogus = s.path("bogus.parquet");
+    std::fs::write(&bogus, b"hello\nworld\n").unwrap();
+    let e = fail(&["compress", bogus.to_str().unwrap(), "-o", o]);
+    assert!(e.contains("not a Parquet or Arrow IPC file"), "{e}");
+    // A text input with --column.
+    let txt = s.path("a.txt");
+    std::fs::write(&txt, b"a\nb\n").unwrap();
+    let e = fail(&["compress", txt.to_str().unwrap(), "-c", "x", "-o", o]);
+    assert!(
+        e.contains("--column needs a Parquet or Arrow IPC input"),
+        "{e}"
+    );
+    // A Parquet output that is a directory.
+    ok(&["compress", txt.to_str().unwrap(), "-o", o, "-q"]);
+    let d = s.path("d.parquet");
+    std::fs::create_dir_all(&d).unwrap();
+    let e = fail(&["decompress", o, "-o", d.to_str().unwrap()]);
+    assert!(e.contains("is a directory"), "{e}");
+}
+
+/// Every corpus column (a null every 13th row) as a Parquet file ->
+/// `fastpair compress` -> `fastpair decompress -o .parquet` and `.arrow`:
+/// identical values and nulls.
+#[test]
+fn corpus_columns_through_the_cli() {
+    let dir = Path::new("target/corpus");
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        eprintln!(
+            "NOTICE: corpus not found (run ../shared/tools/corpus-unpack target/corpus); skipping"
+        );
+        return;
+    };
+    let mut files: Vec<_> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    files.sort();
+    let s = Scratch::new("corpus");
+    for path in files {
+        let text = std::fs::read(&path).unwrap();
+        let body = text.strip_suffix(b"\n").unwrap_or(&text);
+        let rows: Vec<Option<&[u8]>> = body
+            .split(|&b| b == b'\n')
+            .enumerate()
+            .map(|(i, v)| (i % 13 != 5).then_some(v))
+            .collect();
+        let utf8 = std::str::from_utf8(body).is_ok();
+        let src: ArrayRef = if utf8 {
+            Arc::new(StringArray::from_iter(
+                rows.iter()
+                    .map(|v| v.map(|b| std::str::from_utf8(b).unwrap())),
+            ))
+        } else {
+            Arc::new(BinaryArray::from(rows.clone()))
+        };
+        let batch = RecordBatch::try_from_iter([("c", src)]).unwrap();
+        let pq = s.path("c.parquet");
+        write_parquet(&pq, std::slice::from_ref(&batch));
+        let fpc = s.path("c.fpc");
+        ok(&[
+            "compress",
+            pq.to_str().unwrap(),
+            "-c",
+            "c",
+            "-o",
+            fpc.to_str().unwrap(),
+            "-q",
+        ]);
+        let want: Vec<Option<Vec<u8>>> = rows.iter().map(|v| v.map(<[u8]>::to_vec)).collect();
+        for ext in ["parquet", "arrow"] {
+            let out = s.path(&format!("out.{ext}"));
+            ok(&[
+                "decompress",
+                fpc.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ]);
+            let got = if ext == "parquet" {
+                read_parquet(&out)
+            } else {
+                read_ipc(&out)
+            };
+            let ty = got[0].schema().field(0).data_type().clone();
+            assert_eq!(
+                ty,
+                if utf8 {
+                    DataType::LargeUtf8
+                } else {
+                    DataType::LargeBinary
+                },
+                "{}",
+                path.display()
+            );
+            assert_eq!(column_rows(&got, "c"), want, "{} via {ext}", path.display());
+        }
+    }
+}
