@@ -173,7 +173,7 @@ fn main() {
         let vals: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
         for &codec in CODECS {
             let opts = WriterOptions {
-                codec,
+                codec: codec.into(),
                 ..Default::default()
             };
             let file = write_to_vec(vals.iter().map(|v| Some(*v)), opts).expect("write");

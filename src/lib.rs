@@ -57,7 +57,7 @@ pub mod write;
 pub use error::{Error, Result};
 pub use format::Codec;
 pub use read::{Column, ReadOptions, Reader};
-pub use write::{DictMode, Writer, WriterOptions};
+pub use write::{CodecChoice, DictMode, Writer, WriterOptions};
 
 #[doc(hidden)]
 pub mod testing;

@@ -25,7 +25,7 @@ fn dir() -> PathBuf {
 
 fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> WriterOptions {
     WriterOptions {
-        codec,
+        codec: codec.into(),
         chunk_rows,
         batch,
         dict_mode,

@@ -38,7 +38,7 @@ fn lines(bytes: &[u8]) -> Vec<&[u8]> {
 
 fn write(values: &[&[u8]], codec: Codec, chunk_rows: usize, mode: DictMode) -> Reader {
     let opts = WriterOptions {
-        codec,
+        codec: codec.into(),
         chunk_rows,
         dict_mode: mode,
         ..Default::default()
@@ -235,7 +235,7 @@ fn nulls_and_empty_values() {
         })
         .collect();
     let opts = WriterOptions {
-        codec: Codec::OnPair16,
+        codec: Codec::OnPair16.into(),
         chunk_rows: 700,
         ..Default::default()
     };
@@ -358,7 +358,7 @@ proptest! {
             return Ok(());
         }
         let opts = WriterOptions {
-            codec,
+            codec: codec.into(),
             chunk_rows,
             dict_mode: if per_chunk { DictMode::PerChunk } else { DictMode::Shared },
             ..Default::default()

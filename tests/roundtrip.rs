@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 fn opts(codec: Codec, chunk_rows: usize) -> WriterOptions {
     WriterOptions {
-        codec,
+        codec: codec.into(),
         chunk_rows,
         ..WriterOptions::default()
     }
@@ -72,7 +72,7 @@ fn corpus_roundtrip_both_codecs() {
         for codec in [Codec::OnPair12, Codec::OnPair16] {
             // Several chunks per column so boundaries are exercised everywhere.
             let o = WriterOptions {
-                codec,
+                codec: codec.into(),
                 chunk_rows: 50_000,
                 ..WriterOptions::default()
             };

@@ -1,0 +1,364 @@
+//! FSST-12 dictionary training (DESIGN §3, spec/FORMAT.md §4.2 codec 3).
+//!
+//! The FSST training loop adapted to escape-free 12-bit codes:
+//!
+//! * codes `0..=255` are the single bytes, always present (no escape code, no
+//!   terminator trick: every byte has a code of its own);
+//! * up to [`MAX_SYMBOLS`] = 3840 learned symbols of 2..=8 bytes;
+//! * a few rounds over a sample: greedy-encode (a growing share of) the
+//!   sample with the current table, count each symbol's uses and each adjacent
+//!   pair of symbols (and each symbol followed by the first byte of the next),
+//!   make candidates of the used symbols and of the concatenations of at most
+//!   8 bytes, score them by gain and keep the best;
+//! * gain is charged at 1.5 bytes per emitted code: a symbol of `len` bytes
+//!   used `n` times replaces `n·len` single-byte codes by `n` codes, saving
+//!   `1.5·n·(len − 1)` code bytes; it costs [`SYMBOL_COST`] dictionary bytes
+//!   (an 8-byte low-plane slot and a length nibble), so a candidate whose
+//!   gain, scaled from the sample to the whole input, does not exceed that cost
+//!   is not kept.
+//!
+//! Encoding shares the greedy longest-prefix [`Matcher`] with OnPair. The
+//! learned symbols are finally sorted lexicographically after the 256 single
+//! bytes, like OnPair's.
+//!
+//! The sample size and the round schedule are in [`Fsst12Params::default`],
+//! chosen by measurement on the corpus (the numbers are there).
+
+use super::matcher::Matcher;
+use super::TokenTable;
+
+/// Most learned (multi-byte) symbols: 4096 codes minus the 256 single bytes.
+pub const MAX_SYMBOLS: usize = 4096 - 256;
+
+/// Longest symbol, in bytes.
+pub const MAX_SYMBOL_LEN: usize = 8;
+
+/// Stored bytes of one symbol: an 8-byte low-plane slot plus a length nibble
+/// (FSST-12 symbols never need a high plane).
+pub const SYMBOL_COST: f64 = 8.5;
+
+/// Code bytes per emitted code (12 bits).
+const CODE_BYTES: f64 = 1.5;
+
+/// Parameters of [`train`].
+#[derive(Clone, Debug)]
+pub struct Fsst12Params {
+    /// Bytes of rows in the training sample (spread over the input).
+    pub sample_bytes: usize,
+    /// Training rounds; round `r` (0-based) of `R` encodes the first
+    /// `(r + 1) / R` of the sample.
+    pub rounds: usize,
+    /// Longest piece of one row taken into the sample (long rows are cut so
+    /// that the sample still spans many rows).
+    pub max_piece: usize,
+}
+
+impl Default for Fsst12Params {
+    /// Measured on the 41 corpus columns (ratio of codes + dictionary, geomean;
+    /// see the module notes of `benches/fsst12_tune.rs`): a 256 KiB sample and
+    /// 5 rounds. See the report in bench/RESULTS.md for the sweep.
+    fn default() -> Self {
+        Self {
+            sample_bytes: 256 << 10,
+            rounds: 5,
+            max_piece: 512,
+        }
+    }
+}
+
+/// The training sample, at most about `sample_bytes` in all: runs of about
+/// `max_piece` bytes of consecutive rows, one run every `stride` input bytes,
+/// so the sample spreads over the whole input; a row longer than `max_piece`
+/// contributes one piece per sampling point inside it. The second value is the
+/// number of input bytes the sample stands for.
+fn sample<'a>(rows: &[&'a [u8]], p: &Fsst12Params) -> (Vec<&'a [u8]>, usize) {
+    let total: usize = rows.iter().map(|r| r.len()).sum();
+    let mut out = Vec::new();
+    if total == 0 {
+        return (out, 0);
+    }
+    let max_piece = p.max_piece.max(1);
+    if total <= p.sample_bytes && rows.iter().all(|r| r.len() <= max_piece) {
+        out.extend(rows.iter().copied().filter(|r| !r.is_empty()));
+        return (out, total);
+    }
+    let runs = p.sample_bytes.div_ceil(max_piece).max(1);
+    let stride = (total / runs).max(1);
+    let (mut at, mut next_at, mut taken, mut remaining) = (0usize, 0usize, 0usize, 0usize);
+    for r in rows {
+        let end = at + r.len();
+        if r.len() > max_piece {
+            remaining = 0;
+            while next_at < end && taken < p.sample_bytes {
+                let off = next_at.saturating_sub(at).min(r.len() - max_piece);
+                out.push(&r[off..off + max_piece]);
+                taken += max_piece;
+                next_at += stride;
+            }
+        } else {
+            if remaining == 0 && next_at < end && taken < p.sample_bytes {
+                remaining = max_piece;
+                while next_at < end {
+                    next_at += stride;
+                }
+            }
+            if remaining > 0 && !r.is_empty() {
+                out.push(r);
+                taken += r.len();
+                remaining = remaining.saturating_sub(r.len());
+            }
+        }
+        at = end;
+        if taken >= p.sample_bytes {
+            break;
+        }
+    }
+    (out, total)
+}
+
+/// A candidate symbol: its bytes (zero padded), length and gain.
+#[derive(Clone, Copy)]
+struct Candidate {
+    word: u64,
+    len: u8,
+    gain: f64,
+}
+
+/// Packs up to 8 bytes little-endian.
+fn word_of(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(b)
+}
+
+/// Trains an FSST-12 table on `rows` (the input; it may be empty).
+///
+/// Returns a [`TokenTable`] with the 256 single bytes at codes `0..=255`
+/// followed by at most [`MAX_SYMBOLS`] learned symbols of 2..=8 bytes in
+/// lexicographic order. Deterministic for equal input and parameters.
+pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
+    let (sample, total) = sample(rows, params);
+    let sample_bytes: usize = sample.iter().map(|r| r.len()).sum();
+    if sample_bytes == 0 {
+        return TokenTable::single_bytes();
+    }
+    let rounds = params.rounds.max(1);
+    let mut symbols: Vec<(u64, u8)> = Vec::new();
+    let mut codes = Vec::new();
+    let mut pairs: Vec<u32> = Vec::new();
+    for round in 0..rounds {
+        let table = table_of(&symbols);
+        let matcher = Matcher::new(&table);
+        // Growing share of the sample: early rounds are cheap and coarse.
+        let limit = sample_bytes * (round + 1) / rounds;
+        let mut uses = vec![0u32; table.len()];
+        pairs.clear();
+        let mut seen = 0usize;
+        for row in &sample {
+            if seen >= limit {
+                break;
+            }
+            seen += row.len();
+            codes.clear();
+            matcher.encode_into(row, &mut codes);
+            let mut pos = 0usize;
+            for (i, &c) in codes.iter().enumerate() {
+                uses[c as usize] += 1;
+                let len = table.token_len(c as usize);
+                if let Some(&n) = codes.get(i + 1) {
+                    let nlen = table.token_len(n as usize);
+                    if len + nlen <= MAX_SYMBOL_LEN {
+                        pairs.push((u32::from(c) << 12) | u32::from(n));
+                    }
+                    // The next symbol's first byte: lets a symbol grow by one
+                    // byte even when the next symbol is long.
+                    if nlen > 1 && len < MAX_SYMBOL_LEN {
+                        pairs.push((u32::from(c) << 12) | u32::from(row[pos + len]));
+                    }
+                }
+                pos += len;
+            }
+        }
+        // Gains are scaled from the encoded share of the sample to the input.
+        let scale = total as f64 / seen.max(1) as f64;
+        let mut cands: Vec<Candidate> = Vec::new();
+        for (c, &n) in uses.iter().enumerate().skip(256) {
+            if n > 0 {
+                let len = table.token_len(c);
+                cands.push(Candidate {
+                    word: word_of(table.token(c)),
+                    len: len as u8,
+                    gain: f64::from(n) * CODE_BYTES * (len - 1) as f64,
+                });
+            }
+        }
+        pairs.sort_unstable();
+        let mut i = 0;
+        while i < pairs.len() {
+            let key = pairs[i];
+            let mut j = i + 1;
+            while j < pairs.len() && pairs[j] == key {
+                j += 1;
+            }
+            let n = (j - i) as f64;
+            i = j;
+            let (a, b) = ((key >> 12) as usize, (key & 0xfff) as usize);
+            let (ta, tb) = (table.token(a), table.token(b));
+            let len = ta.len() + tb.len();
+            let word = word_of(ta) | (word_of(tb) << (8 * ta.len()));
+            cands.push(Candidate {
+                word,
+                len: len as u8,
+                gain: n * CODE_BYTES * (len - 1) as f64,
+            });
+        }
+        // Merge duplicates (a used symbol may also be a pair's concatenation):
+        // keep the larger gain.
+        cands.sort_unstable_by(|x, y| (x.len, x.word).cmp(&(y.len, y.word)));
+        cands.dedup_by(|later, kept| {
+            if later.len == kept.len && later.word == kept.word {
+                kept.gain = kept.gain.max(later.gain);
+                true
+            } else {
+                false
+            }
+        });
+        let cost = SYMBOL_COST / scale;
+        cands.retain(|c| c.gain > cost);
+        // Best gain first; ties by (len, bytes) so the result is deterministic.
+        cands.sort_unstable_by(|x, y| {
+            y.gain
+                .total_cmp(&x.gain)
+                .then((x.len, x.word).cmp(&(y.len, y.word)))
+        });
+        cands.truncate(MAX_SYMBOLS);
+        symbols = cands.iter().map(|c| (c.word, c.len)).collect();
+    }
+    // A last pass with the final table drops symbols that no longer pay for
+    // their slot (pair gains overestimate: the greedy parse may not use a
+    // merged symbol everywhere its parts were adjacent).
+    let table = table_of(&symbols);
+    let matcher = Matcher::new(&table);
+    let mut uses = vec![0u32; table.len()];
+    for row in &sample {
+        codes.clear();
+        matcher.encode_into(row, &mut codes);
+        for &c in &codes {
+            uses[c as usize] += 1;
+        }
+    }
+    let scale = total as f64 / sample_bytes as f64;
+    let mut learned: Vec<&[u8]> = (256..table.len())
+        .filter(|&c| {
+            f64::from(uses[c]) * scale * CODE_BYTES * (table.token_len(c) - 1) as f64 > SYMBOL_COST
+        })
+        .map(|c| table.token(c))
+        .collect();
+    learned.sort_unstable();
+    let mut out = TokenTable::single_bytes();
+    for s in learned {
+        out.push(s);
+    }
+    out
+}
+
+/// The single bytes followed by `symbols`.
+fn table_of(symbols: &[(u64, u8)]) -> TokenTable {
+    let mut t = TokenTable::single_bytes();
+    for &(word, len) in symbols {
+        t.push(&word.to_le_bytes()[..len as usize]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows() -> Vec<Vec<u8>> {
+        (0..4000)
+            .map(|i| {
+                format!(
+                    "user{} logged in from 10.0.{}.{} ok",
+                    i % 37,
+                    i % 7,
+                    i % 250
+                )
+                .into_bytes()
+            })
+            .collect()
+    }
+
+    fn check(t: &TokenTable) {
+        assert!(t.len() <= 4096);
+        for b in 0..256 {
+            assert_eq!(t.token(b), &[b as u8]);
+        }
+        let mut seen = std::collections::HashSet::new();
+        for tok in t.iter() {
+            assert!((1..=8).contains(&tok.len()), "{tok:?}");
+            assert!(seen.insert(tok.to_vec()), "duplicate {tok:?}");
+        }
+    }
+
+    #[test]
+    fn empty_input() {
+        let none: Vec<&[u8]> = vec![];
+        assert_eq!(
+            train(&none, &Fsst12Params::default()),
+            TokenTable::single_bytes()
+        );
+        let empty: Vec<&[u8]> = vec![b"", b""];
+        assert_eq!(
+            train(&empty, &Fsst12Params::default()),
+            TokenTable::single_bytes()
+        );
+    }
+
+    #[test]
+    fn learns_and_round_trips() {
+        let rows = rows();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let t = train(&refs, &Fsst12Params::default());
+        check(&t);
+        assert!(t.len() > 300, "only {} symbols", t.len() - 256);
+        assert_eq!(t, train(&refs, &Fsst12Params::default()), "deterministic");
+        let m = Matcher::new(&t);
+        let (mut codes, mut n) = (Vec::new(), 0usize);
+        let mut bytes = 0usize;
+        for r in &refs {
+            codes.clear();
+            m.encode_into(r, &mut codes);
+            n += codes.len();
+            bytes += r.len();
+            let dec: Vec<u8> = codes
+                .iter()
+                .flat_map(|&c| t.token(c as usize).iter().copied())
+                .collect();
+            assert_eq!(&dec, r);
+        }
+        // Repetitive text: well over 3 bytes per code.
+        assert!(bytes as f64 / n as f64 > 3.0, "{bytes} bytes in {n} codes");
+    }
+
+    #[test]
+    fn long_rows_are_sampled_in_pieces() {
+        let long: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| format!("{} ", i % 1000).into_bytes())
+            .collect();
+        let refs: Vec<&[u8]> = vec![&long];
+        let p = Fsst12Params {
+            sample_bytes: 16 << 10,
+            ..Fsst12Params::default()
+        };
+        let (s, total) = sample(&refs, &p);
+        assert_eq!(total, long.len());
+        let taken: usize = s.iter().map(|r| r.len()).sum();
+        assert!(
+            taken <= (16 << 10) + p.max_piece && taken > 8 << 10,
+            "{taken}"
+        );
+        assert!(s.iter().all(|r| r.len() <= p.max_piece));
+        check(&train(&refs, &p));
+    }
+}
