@@ -608,16 +608,25 @@ pub fn write_to_vec<'v>(
     values: impl IntoIterator<Item = Option<&'v [u8]>>,
     opts: WriterOptions,
 ) -> Result<Vec<u8>> {
+    write_to_vec_with_summary(values, opts).map(|(file, _)| file)
+}
+
+/// [`write_to_vec`], also returning the writer's summary (e.g. the codec
+/// choices).
+pub fn write_to_vec_with_summary<'v>(
+    values: impl IntoIterator<Item = Option<&'v [u8]>>,
+    opts: WriterOptions,
+) -> Result<(Vec<u8>, WriteSummary)> {
     let mut out = Vec::new();
-    {
+    let summary = {
         let sink = VecSink(&mut out);
         let mut w = Writer::new(sink, opts)?;
         for v in values {
             w.push(v)?;
         }
-        w.finish()?;
-    }
-    Ok(out)
+        w.finish()?
+    };
+    Ok((out, summary))
 }
 
 /// Borrows a Vec as a sink.

@@ -132,7 +132,7 @@ fn corpus_columns_match_cpu() {
     for f in files {
         let data = std::fs::read(&f).unwrap();
         let vals = lines(&data);
-        for codec in [Codec::OnPair12, Codec::OnPair16] {
+        for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
             let r = write(&vals, codec, 1 << 20, DictMode::Shared);
             eprintln!(
                 "{} {codec:?}: {} rows, {} chunks",
@@ -180,7 +180,7 @@ fn multi_chunk_multi_dictionary() {
         vals.push(v.into_bytes());
     }
     let refs: Vec<&[u8]> = vals.iter().map(|v| v.as_slice()).collect();
-    for codec in [Codec::OnPair12, Codec::OnPair16] {
+    for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
         let r = write(&refs, codec, 1500, DictMode::PerChunk);
         assert!(r.num_chunks() > 10 && r.dictionaries().len() > 10);
         let n = r.rows();
@@ -346,7 +346,7 @@ proptest! {
     #[test]
     fn proptest_parity(
         vals in arb_values(),
-        codec in prop_oneof![Just(Codec::OnPair12), Just(Codec::OnPair16)],
+        codec in prop_oneof![Just(Codec::Fsst12), Just(Codec::OnPair12), Just(Codec::OnPair16)],
         chunk_rows in 1usize..300,
         per_chunk in any::<bool>(),
         k in prop_oneof![Just(2u32), Just(4), Just(6), Just(8)],

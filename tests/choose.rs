@@ -1,0 +1,98 @@
+//! `--codec auto` on the real corpus: on every column the file it writes is
+//! the file of the codec it chose (same bytes), and never more than 3% larger
+//! than the smallest single-codec file.
+
+use fastpair::{Codec, CodecChoice, Reader, WriterOptions};
+
+/// Auto may lose at most this share to the best single codec.
+const MAX_LOSS: f64 = 0.03;
+
+fn corpus_files() -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new("target/corpus");
+    if !dir.exists() {
+        let tool = std::path::Path::new("../shared/tools/corpus-unpack");
+        if tool.exists() {
+            let _ = std::process::Command::new(tool)
+                .arg("target/corpus")
+                .status();
+        }
+    }
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn write(rows: &[&[u8]], codec: CodecChoice) -> (Vec<u8>, Vec<fastpair::write::Choice>) {
+    let opts = WriterOptions {
+        codec,
+        ..WriterOptions::default()
+    };
+    let (file, s) =
+        fastpair::write::write_to_vec_with_summary(rows.iter().map(|r| Some(*r)), opts).unwrap();
+    (file, s.choices)
+}
+
+#[test]
+fn auto_within_three_percent_of_best_codec_on_every_corpus_column() {
+    let files = corpus_files();
+    if files.is_empty() {
+        eprintln!("NOTICE: corpus not found (run ../shared/tools/corpus-unpack); skipping");
+        return;
+    }
+    let mut worst = (0.0f64, String::new());
+    for f in &files {
+        let data = std::fs::read(f).unwrap();
+        let mut rows: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+        if data.last() == Some(&b'\n') {
+            rows.pop();
+        }
+        let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let (auto, choices) = write(&rows, CodecChoice::Auto);
+        assert_eq!(choices.len(), 1, "{name}: one shared dictionary");
+        assert_eq!(choices[0].estimates.len(), 3, "{name}: three estimates");
+        let mut sizes = Vec::new();
+        for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
+            let (file, _) = write(&rows, codec.into());
+            if codec == choices[0].codec {
+                assert!(file == auto, "{name}: auto's file differs from {codec:?}'s");
+            }
+            sizes.push((codec, file.len()));
+        }
+        let best = sizes.iter().map(|s| s.1).min().unwrap();
+        let loss = auto.len() as f64 / best as f64 - 1.0;
+        eprintln!(
+            "{name}: auto chose {} ({} bytes); {:?}; loss {:.2}%",
+            choices[0].codec.name(),
+            auto.len(),
+            sizes,
+            100.0 * loss
+        );
+        assert!(
+            loss <= MAX_LOSS,
+            "{name}: auto ({:?}, {} bytes) loses {:.2}% to the best codec ({sizes:?})",
+            choices[0].codec,
+            auto.len(),
+            100.0 * loss
+        );
+        if loss > worst.0 {
+            worst = (loss, name.clone());
+        }
+        // The chosen file reads back.
+        let r = Reader::from_bytes(auto).unwrap();
+        assert_eq!(r.rows(), rows.len() as u64);
+        assert_eq!(r.dictionaries()[0].codec(), choices[0].codec);
+    }
+    eprintln!(
+        "worst loss {:.2}% ({}) over {} columns",
+        100.0 * worst.0,
+        worst.1,
+        files.len()
+    );
+}
