@@ -313,11 +313,13 @@ impl<S: Sink> Writer<S> {
     }
 }
 
-/// Trains a dictionary of `codec` on a sample of `rows` spread over all of them.
-fn train_fixed(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> TokenTable {
+/// Trains the candidate dictionaries of `codec` on a sample of `rows` spread
+/// over all of them (in parallel); `write/choose.rs` keeps the one with the
+/// smallest estimated size.
+fn train_candidates(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> Vec<TokenTable> {
     if codec == Codec::Fsst12 {
         // FSST-12 samples the rows itself (pieces spread over the input).
-        return fsst12::train(rows, &Fsst12Params::default());
+        return vec![fsst12::train(rows, &Fsst12Params::default())];
     }
     // Spread the sample over the given rows rather than taking a prefix.
     let total: usize = rows.iter().map(|r| r.len()).sum();
@@ -332,45 +334,21 @@ fn train_fixed(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> TokenTable
         _ => OnPairParams::onpair16(),
     };
     params.seed = opts.seed;
-    let full = onpair::train(&sample, &params);
+    let mut all = vec![params.clone()];
     let sample_bytes: usize = sample.iter().map(|r| r.len()).sum();
-    if sample_bytes > SHORT_TOKEN_TRIAL_BYTES {
-        return full;
+    if sample_bytes <= SHORT_TOKEN_TRIAL_BYTES {
+        // Small input: the dictionary is a large share of the file. Also
+        // train with tokens of at most 8 bytes (no high plane: half the bytes
+        // per stored token); the smaller estimate wins.
+        params.max_token_len = 8;
+        params.token_cost_bytes = Some(onpair::SHORT_PLANE_TOKEN_COST);
+        all.push(params);
     }
-    // Small input: the dictionary is a large share of the file. Also train
-    // with tokens of at most 8 bytes (no high plane: half the bytes per
-    // stored token) and keep whichever gives the smaller estimate.
-    params.max_token_len = 8;
-    params.token_cost_bytes = Some(onpair::SHORT_PLANE_TOKEN_COST);
-    let short = onpair::train(&sample, &params);
-    if estimated_size(&sample, &short, codec) < estimated_size(&sample, &full, codec) {
-        short
-    } else {
-        full
-    }
+    all.par_iter().map(|p| onpair::train(&sample, p)).collect()
 }
 
 /// Inputs up to this many bytes also try a dictionary of short tokens.
 const SHORT_TOKEN_TRIAL_BYTES: usize = 8 << 20;
-
-/// Codes plus stored dictionary bytes of `rows` encoded with `table`.
-fn estimated_size(rows: &[&[u8]], table: &TokenTable, codec: Codec) -> f64 {
-    let m = Matcher::new(table);
-    let mut codes = Vec::new();
-    let mut n = 0usize;
-    for r in rows {
-        codes.clear();
-        m.encode_into(r, &mut codes);
-        n += codes.len();
-    }
-    let long = table.lens().iter().any(|&l| l > 8);
-    let per_token = if long {
-        onpair::PLANE_TOKEN_COST
-    } else {
-        onpair::SHORT_PLANE_TOKEN_COST
-    };
-    n as f64 * codec.code_bits() as f64 / 8.0 + table.len() as f64 * per_token
-}
 
 impl<S: Sink> Writer<S> {
     fn flush_full(&mut self) -> Result<()> {

@@ -56,7 +56,10 @@ fn auto_within_three_percent_of_best_codec_on_every_corpus_column() {
         let name = f.file_stem().unwrap().to_string_lossy().into_owned();
         let (auto, choices) = write(&rows, CodecChoice::Auto);
         assert_eq!(choices.len(), 1, "{name}: one shared dictionary");
-        assert_eq!(choices[0].estimates.len(), 3, "{name}: three estimates");
+        assert!(
+            choices[0].estimates.len() >= 3,
+            "{name}: an estimate per candidate"
+        );
         let mut sizes = Vec::new();
         for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
             let (file, _) = write(&rows, codec.into());

@@ -22,7 +22,7 @@
 
 use rayon::prelude::*;
 
-use super::{train_fixed, WriterOptions};
+use super::{train_candidates, WriterOptions};
 use crate::dict::matcher::Matcher;
 use crate::dict::planes::choose_width;
 use crate::dict::{TokenTable, MAX_TOKEN_LEN};
@@ -88,8 +88,11 @@ pub const TIE_MARGIN: f64 = 0.01;
 /// 10–14 bits (DESIGN §1.3).
 pub const SIDECAR_ENTRY_BYTES: f64 = 1.75;
 
-/// Most bytes of rows encoded to estimate each codec's size.
-const EVAL_BYTES: usize = 4 << 20;
+/// Most bytes of rows encoded to estimate each candidate's size.
+const EVAL_BYTES: usize = 2 << 20;
+
+/// Runs of consecutive rows in an evaluation sample of a large input.
+const EVAL_RUNS: usize = 256;
 
 /// One codec's estimate for one dictionary.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -102,56 +105,82 @@ pub struct Estimate {
     pub bytes_per_code: f64,
 }
 
-/// What was chosen for one dictionary, and the estimates behind it (one per
-/// candidate codec; a single entry when the codec was fixed).
+/// What was chosen for one dictionary, and the estimates behind it: one per
+/// candidate dictionary (FSST-12; OnPair-12 and OnPair-16, each also with
+/// short tokens on inputs up to 8 MiB); empty when there was one candidate.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Choice {
     /// The codec of the dictionary.
     pub codec: Codec,
-    /// The estimates, in candidate order (FSST-12, OnPair-12, OnPair-16).
+    /// The estimates, in candidate order.
     pub estimates: Vec<Estimate>,
 }
 
 /// Trains the dictionary for `rows` under `opts.codec`: every candidate
-/// codec is trained (in parallel), estimated, and the best kept. Deterministic:
-/// the result depends on the rows and options only.
+/// dictionary (each codec's, and for OnPair on small inputs also one of short
+/// tokens) is trained in parallel, estimated on one shared evaluation sample,
+/// and the best kept. A single candidate is kept without estimating it.
+/// Deterministic: the result depends on the rows and options only.
 pub(super) fn train(opts: &WriterOptions, rows: &[&[u8]]) -> (Codec, TokenTable, Choice) {
-    let candidates = opts.codec.candidates();
-    if candidates.len() == 1 {
-        let codec = candidates[0];
-        let table = train_fixed(opts, codec, rows);
-        let est = estimate(opts, codec, &table, rows);
-        return (
-            codec,
-            table,
-            Choice {
-                codec,
-                estimates: vec![est],
-            },
-        );
-    }
-    let trained: Vec<(TokenTable, Estimate)> = candidates
+    let trained: Vec<(Codec, TokenTable)> = opts
+        .codec
+        .candidates()
         .par_iter()
-        .map(|&codec| {
-            let table = train_fixed(opts, codec, rows);
-            let est = estimate(opts, codec, &table, rows);
-            (table, est)
+        .flat_map_iter(|&codec| {
+            train_candidates(opts, codec, rows)
+                .into_iter()
+                .map(move |t| (codec, t))
         })
         .collect();
-    let best = pick(trained.iter().map(|(_, e)| *e));
-    let estimates = trained.iter().map(|(_, e)| *e).collect();
-    let (table, est) = trained
+    if trained.len() == 1 {
+        let (codec, table) = trained.into_iter().next().expect("one candidate");
+        let choice = Choice {
+            codec,
+            estimates: Vec::new(),
+        };
+        return (codec, table, choice);
+    }
+    let eval = eval_sample(rows);
+    let total: usize = rows.iter().map(|r| r.len()).sum();
+    let estimates: Vec<Estimate> = trained
+        .par_iter()
+        .map(|(codec, table)| estimate(opts, *codec, table, &eval, total))
+        .collect();
+    let best = pick(estimates.iter().copied());
+    let (codec, table) = trained
         .into_iter()
         .nth(best)
         .expect("pick returns a candidate");
-    (
-        est.codec,
-        table,
-        Choice {
-            codec: est.codec,
-            estimates,
-        },
-    )
+    (codec, table, Choice { codec, estimates })
+}
+
+/// The rows the estimates encode: all of them when they hold at most
+/// [`EVAL_BYTES`], else runs of consecutive rows spread over the input,
+/// starting half a stride in (the OnPair training sample starts at row 0).
+fn eval_sample<'a>(rows: &[&'a [u8]]) -> Vec<&'a [u8]> {
+    let total: usize = rows.iter().map(|r| r.len()).sum();
+    if total <= EVAL_BYTES {
+        return rows.to_vec();
+    }
+    let runs = EVAL_RUNS;
+    let run_bytes = EVAL_BYTES / runs;
+    let stride = rows.len().div_ceil(runs).max(1);
+    let mut out = Vec::new();
+    let mut i = stride / 2;
+    while i < rows.len() {
+        let mut got = 0usize;
+        let mut j = i;
+        while j < rows.len() && got < run_bytes {
+            // A long row counts with at most a run's bytes.
+            let r = rows[j];
+            let r = &r[..r.len().min(run_bytes)];
+            out.push(r);
+            got += r.len();
+            j += 1;
+        }
+        i += stride;
+    }
+    out
 }
 
 /// Index of the chosen estimate: the most bytes per code among those within
@@ -170,41 +199,27 @@ fn pick(estimates: impl Iterator<Item = Estimate> + Clone) -> usize {
     best.map_or(0, |(i, _)| i)
 }
 
-/// Estimated file bytes of codes, sidecar and dictionary when `rows` are
-/// encoded with `table` (module notes).
-fn estimate(opts: &WriterOptions, codec: Codec, table: &TokenTable, rows: &[&[u8]]) -> Estimate {
-    let total: usize = rows.iter().map(|r| r.len()).sum();
+/// Estimated file bytes of codes, sidecar and dictionary when rows of
+/// `total` bytes, of which `eval` is a sample, are encoded with `table`
+/// (module notes).
+fn estimate(
+    opts: &WriterOptions,
+    codec: Codec,
+    table: &TokenTable,
+    eval: &[&[u8]],
+    total: usize,
+) -> Estimate {
     let m = Matcher::new(table);
     let mut codes = Vec::new();
     let (mut n, mut seen) = (0usize, 0usize);
     let mut hist = [0u64; MAX_TOKEN_LEN];
-    let mut visit = |r: &[u8]| {
+    for r in eval {
         codes.clear();
         m.encode_into(r, &mut codes);
         n += codes.len();
         seen += r.len();
         for &c in &codes {
             hist[table.token_len(c as usize) - 1] += 1;
-        }
-    };
-    if total <= EVAL_BYTES {
-        rows.iter().for_each(|r| visit(r));
-    } else {
-        // Runs of rows spread over the input, starting half a stride in (the
-        // training sample starts at row 0).
-        let runs = 256usize;
-        let run_bytes = EVAL_BYTES / runs;
-        let stride = rows.len().div_ceil(runs).max(1);
-        let mut i = stride / 2;
-        while i < rows.len() {
-            let mut got = 0usize;
-            let mut j = i;
-            while j < rows.len() && got < run_bytes {
-                visit(rows[j]);
-                got += rows[j].len();
-                j += 1;
-            }
-            i += stride;
         }
     }
     let scale = if seen == 0 {

@@ -88,11 +88,15 @@ fn choice_lines(choices: &[fastpair::write::Choice]) -> String {
                 )
             })
             .collect();
-        out.push_str(&format!(
-            "dictionary {i}: {} (estimated codes+sidecar+dictionary: {})\n",
-            c.codec.name(),
-            est.join(", ")
-        ));
+        if est.is_empty() {
+            out.push_str(&format!("dictionary {i}: {}\n", c.codec.name()));
+        } else {
+            out.push_str(&format!(
+                "dictionary {i}: {} (estimated codes+sidecar+dictionary: {})\n",
+                c.codec.name(),
+                est.join(", ")
+            ));
+        }
     }
     if choices.len() > MAX_LISTED_CHOICES {
         for codec in [
