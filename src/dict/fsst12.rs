@@ -145,14 +145,13 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
     let rounds = params.rounds.max(1);
     let mut symbols: Vec<(u64, u8)> = Vec::new();
     let mut codes = Vec::new();
-    let mut pairs: Vec<u32> = Vec::new();
+    let mut pairs = PairCounter::new();
     for round in 0..rounds {
         let table = table_of(&symbols);
         let matcher = Matcher::new(&table);
         // Growing share of the sample: early rounds are cheap and coarse.
         let limit = sample_bytes * (round + 1) / rounds;
         let mut uses = vec![0u32; table.len()];
-        pairs.clear();
         let mut seen = 0usize;
         for row in &sample {
             if seen >= limit {
@@ -168,12 +167,12 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
                 if let Some(&n) = codes.get(i + 1) {
                     let nlen = table.token_len(n as usize);
                     if len + nlen <= MAX_SYMBOL_LEN {
-                        pairs.push((u32::from(c) << 12) | u32::from(n));
+                        pairs.bump((u32::from(c) << 12) | u32::from(n));
                     }
                     // The next symbol's first byte: lets a symbol grow by one
                     // byte even when the next symbol is long.
                     if nlen > 1 && len < MAX_SYMBOL_LEN {
-                        pairs.push((u32::from(c) << 12) | u32::from(row[pos + len]));
+                        pairs.bump((u32::from(c) << 12) | u32::from(row[pos + len]));
                     }
                 }
                 pos += len;
@@ -192,46 +191,39 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
                 });
             }
         }
-        pairs.sort_unstable();
-        let mut i = 0;
-        while i < pairs.len() {
-            let key = pairs[i];
-            let mut j = i + 1;
-            while j < pairs.len() && pairs[j] == key {
-                j += 1;
-            }
-            let n = (j - i) as f64;
-            i = j;
+        let mut index = CandidateIndex::with_capacity(cands.len() + pairs.len());
+        for (i, c) in cands.iter().enumerate() {
+            index.insert(c.word, c.len, i);
+        }
+        for (key, n) in pairs.drain() {
             let (a, b) = ((key >> 12) as usize, (key & 0xfff) as usize);
             let (ta, tb) = (table.token(a), table.token(b));
             let len = ta.len() + tb.len();
             let word = word_of(ta) | (word_of(tb) << (8 * ta.len()));
-            cands.push(Candidate {
-                word,
-                len: len as u8,
-                gain: n * CODE_BYTES * (len - 1) as f64,
-            });
-        }
-        // Merge duplicates (a used symbol may also be a pair's concatenation):
-        // keep the larger gain.
-        cands.sort_unstable_by(|x, y| (x.len, x.word).cmp(&(y.len, y.word)));
-        cands.dedup_by(|later, kept| {
-            if later.len == kept.len && later.word == kept.word {
-                kept.gain = kept.gain.max(later.gain);
-                true
-            } else {
-                false
+            let gain = f64::from(n) * CODE_BYTES * (len - 1) as f64;
+            // A used symbol may also be a pair's concatenation, and different
+            // pairs may concatenate to the same bytes: keep the larger gain.
+            match index.insert(word, len as u8, cands.len()) {
+                Some(i) => cands[i].gain = cands[i].gain.max(gain),
+                None => cands.push(Candidate {
+                    word,
+                    len: len as u8,
+                    gain,
+                }),
             }
-        });
+        }
         let cost = SYMBOL_COST / scale;
         cands.retain(|c| c.gain > cost);
-        // Best gain first; ties by (len, bytes) so the result is deterministic.
-        cands.sort_unstable_by(|x, y| {
+        // The best gains; ties by (len, bytes) so the result is deterministic.
+        let order = |x: &Candidate, y: &Candidate| {
             y.gain
                 .total_cmp(&x.gain)
                 .then((x.len, x.word).cmp(&(y.len, y.word)))
-        });
-        cands.truncate(MAX_SYMBOLS);
+        };
+        if cands.len() > MAX_SYMBOLS {
+            cands.select_nth_unstable_by(MAX_SYMBOLS, order);
+            cands.truncate(MAX_SYMBOLS);
+        }
         symbols = cands.iter().map(|c| (c.word, c.len)).collect();
     }
     // A last pass with the final table drops symbols that no longer pay for
@@ -260,6 +252,112 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
         out.push(s);
     }
     out
+}
+
+/// Counts of `u32` keys in an open-addressing table (linear probing) that
+/// doubles when half full. Slots pack `key << 32 | count`; `u64::MAX` is empty
+/// (keys are below 2^24, so no key packs to it).
+struct PairCounter {
+    slots: Vec<u64>,
+    used: usize,
+}
+
+impl PairCounter {
+    fn new() -> Self {
+        Self {
+            slots: vec![u64::MAX; 1 << 12],
+            used: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.used
+    }
+
+    #[inline]
+    fn slot(key: u32, mask: usize) -> usize {
+        ((u64::from(key).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize) & mask
+    }
+
+    #[inline]
+    fn bump(&mut self, key: u32) {
+        if self.used * 2 >= self.slots.len() {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = Self::slot(key, mask);
+        loop {
+            let s = self.slots[i];
+            if s == u64::MAX {
+                self.slots[i] = (u64::from(key) << 32) | 1;
+                self.used += 1;
+                return;
+            }
+            if (s >> 32) as u32 == key {
+                self.slots[i] = s + 1;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::replace(&mut self.slots, vec![u64::MAX; 0]);
+        self.slots = vec![u64::MAX; old.len() * 2];
+        let mask = self.slots.len() - 1;
+        for s in old.into_iter().filter(|&s| s != u64::MAX) {
+            let mut i = Self::slot((s >> 32) as u32, mask);
+            while self.slots[i] != u64::MAX {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = s;
+        }
+    }
+
+    /// All `(key, count)` pairs (in table order), leaving the counter empty.
+    fn drain(&mut self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.used = 0;
+        self.slots.iter_mut().filter_map(|s| {
+            let v = std::mem::replace(s, u64::MAX);
+            (v != u64::MAX).then_some(((v >> 32) as u32, v as u32))
+        })
+    }
+}
+
+/// Candidate symbols by bytes: `(word, len)` → index in the candidate list.
+struct CandidateIndex {
+    keys: Vec<(u64, u8)>,
+    at: Vec<u32>,
+}
+
+impl CandidateIndex {
+    fn with_capacity(n: usize) -> Self {
+        let slots = (n * 2).next_power_of_two().max(16);
+        Self {
+            keys: vec![(0, 0); slots],
+            at: vec![0; slots],
+        }
+    }
+
+    /// Records `(word, len)` at `index` unless present; returns the index
+    /// already recorded for it.
+    fn insert(&mut self, word: u64, len: u8, index: usize) -> Option<usize> {
+        let mask = self.keys.len() - 1;
+        let h = (word ^ u64::from(len)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut i = (h >> 32) as usize & mask;
+        loop {
+            let (w, l) = self.keys[i];
+            if l == 0 {
+                self.keys[i] = (word, len);
+                self.at[i] = index as u32;
+                return None;
+            }
+            if w == word && l == len {
+                return Some(self.at[i] as usize);
+            }
+            i = (i + 1) & mask;
+        }
+    }
 }
 
 /// The single bytes followed by `symbols`.
