@@ -99,3 +99,50 @@ fn auto_within_three_percent_of_best_codec_on_every_corpus_column() {
         files.len()
     );
 }
+
+/// File bytes depend only on input and options, never on the thread count:
+/// every codec choice, shared and per-chunk dictionaries, 1, 2 and 3 threads.
+#[test]
+fn file_bytes_do_not_depend_on_thread_count() {
+    let files = corpus_files();
+    let pick = ["loghub_Linux_full", "dbtext_city", "tpch_sf1_c_address"];
+    let cols: Vec<Vec<u8>> = files
+        .iter()
+        .filter(|f| pick.iter().any(|p| f.to_string_lossy().contains(p)))
+        .map(|f| std::fs::read(f).unwrap())
+        .collect();
+    if cols.is_empty() {
+        eprintln!("NOTICE: corpus not found (run ../shared/tools/corpus-unpack); skipping");
+        return;
+    }
+    for data in &cols {
+        let rows: Vec<&[u8]> = data.split(|&b| b == b'\n').take(60_000).collect();
+        for codec in CodecChoice::ALL {
+            for dict_mode in [fastpair::DictMode::Shared, fastpair::DictMode::PerChunk] {
+                let write_with = |threads: usize| {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    pool.install(|| {
+                        let opts = WriterOptions {
+                            codec,
+                            dict_mode,
+                            chunk_rows: 25_000,
+                            parallel_chunks: 2,
+                            ..WriterOptions::default()
+                        };
+                        fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), opts).unwrap()
+                    })
+                };
+                let one = write_with(1);
+                for t in [2, 3] {
+                    assert!(
+                        write_with(t) == one,
+                        "{codec:?} {dict_mode:?}: {t} threads write other bytes than 1"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -24,6 +24,8 @@
 //! The sample size and the round schedule are in [`Fsst12Params::default`],
 //! chosen by measurement on the corpus (the numbers are there).
 
+use rayon::prelude::*;
+
 use super::matcher::Matcher;
 use super::TokenTable;
 
@@ -144,40 +146,36 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
     }
     let rounds = params.rounds.max(1);
     let mut symbols: Vec<(u64, u8)> = Vec::new();
-    let mut codes = Vec::new();
-    let mut pairs = PairCounter::new();
     for round in 0..rounds {
         let table = table_of(&symbols);
         let matcher = Matcher::new(&table);
         // Growing share of the sample: early rounds are cheap and coarse.
         let limit = sample_bytes * (round + 1) / rounds;
-        let mut uses = vec![0u32; table.len()];
-        let mut seen = 0usize;
-        for row in &sample {
-            if seen >= limit {
-                break;
-            }
-            seen += row.len();
-            codes.clear();
-            matcher.encode_into(row, &mut codes);
-            let mut pos = 0usize;
-            for (i, &c) in codes.iter().enumerate() {
-                uses[c as usize] += 1;
-                let len = table.token_len(c as usize);
-                if let Some(&n) = codes.get(i + 1) {
-                    let nlen = table.token_len(n as usize);
-                    if len + nlen <= MAX_SYMBOL_LEN {
-                        pairs.bump((u32::from(c) << 12) | u32::from(n));
-                    }
-                    // The next symbol's first byte: lets a symbol grow by one
-                    // byte even when the next symbol is long.
-                    if nlen > 1 && len < MAX_SYMBOL_LEN {
-                        pairs.bump((u32::from(c) << 12) | u32::from(row[pos + len]));
-                    }
-                }
-                pos += len;
-            }
+        let (mut n_rows, mut seen) = (0usize, 0usize);
+        while n_rows < sample.len() && seen < limit {
+            seen += sample[n_rows].len();
+            n_rows += 1;
         }
+        // Count on all cores over fixed groups of rows; counts are sums, so
+        // the result does not depend on the thread count.
+        let (uses, mut pairs) = sample[..n_rows]
+            .par_chunks(COUNT_TASK_ROWS)
+            .map(|part| count(&table, &matcher, part))
+            .reduce(
+                || (vec![0u32; table.len()], PairCounter::new()),
+                |(mut ua, mut pa), (ub, mut pb)| {
+                    for (x, y) in ua.iter_mut().zip(ub) {
+                        *x += y;
+                    }
+                    if pa.len() < pb.len() {
+                        std::mem::swap(&mut pa, &mut pb);
+                    }
+                    for (k, n) in pb.drain() {
+                        pa.add(k, n);
+                    }
+                    (ua, pa)
+                },
+            );
         // Gains are scaled from the encoded share of the sample to the input.
         let scale = total as f64 / seen.max(1) as f64;
         let mut cands: Vec<Candidate> = Vec::new();
@@ -231,14 +229,29 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
     // merged symbol everywhere its parts were adjacent).
     let table = table_of(&symbols);
     let matcher = Matcher::new(&table);
-    let mut uses = vec![0u32; table.len()];
-    for row in &sample {
-        codes.clear();
-        matcher.encode_into(row, &mut codes);
-        for &c in &codes {
-            uses[c as usize] += 1;
-        }
-    }
+    let uses = sample
+        .par_chunks(COUNT_TASK_ROWS)
+        .map(|part| {
+            let mut uses = vec![0u32; table.len()];
+            let mut codes = Vec::new();
+            for row in part {
+                codes.clear();
+                matcher.encode_into(row, &mut codes);
+                for &c in &codes {
+                    uses[c as usize] += 1;
+                }
+            }
+            uses
+        })
+        .reduce(
+            || vec![0u32; table.len()],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        );
     let scale = total as f64 / sample_bytes as f64;
     let mut learned: Vec<&[u8]> = (256..table.len())
         .filter(|&c| {
@@ -279,8 +292,9 @@ impl PairCounter {
         ((u64::from(key).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize) & mask
     }
 
+    /// Adds `n` to the count of `key`.
     #[inline]
-    fn bump(&mut self, key: u32) {
+    fn add(&mut self, key: u32, n: u32) {
         if self.used * 2 >= self.slots.len() {
             self.grow();
         }
@@ -289,12 +303,13 @@ impl PairCounter {
         loop {
             let s = self.slots[i];
             if s == u64::MAX {
-                self.slots[i] = (u64::from(key) << 32) | 1;
+                self.slots[i] = (u64::from(key) << 32) | u64::from(n);
                 self.used += 1;
                 return;
             }
             if (s >> 32) as u32 == key {
-                self.slots[i] = s + 1;
+                let c = (s as u32).saturating_add(n);
+                self.slots[i] = (s & !0xFFFF_FFFF) | u64::from(c);
                 return;
             }
             i = (i + 1) & mask;
@@ -358,6 +373,39 @@ impl CandidateIndex {
             i = (i + 1) & mask;
         }
     }
+}
+
+/// Rows per parallel counting task of a training round.
+const COUNT_TASK_ROWS: usize = 2048;
+
+/// One round's counts over `rows`: uses of each code, and adjacent pairs
+/// (symbol, next symbol) and (symbol, first byte of the next symbol).
+fn count(table: &TokenTable, matcher: &Matcher, rows: &[&[u8]]) -> (Vec<u32>, PairCounter) {
+    let mut uses = vec![0u32; table.len()];
+    let mut pairs = PairCounter::new();
+    let mut codes = Vec::new();
+    for row in rows {
+        codes.clear();
+        matcher.encode_into(row, &mut codes);
+        let mut pos = 0usize;
+        for (i, &c) in codes.iter().enumerate() {
+            uses[c as usize] += 1;
+            let len = table.token_len(c as usize);
+            if let Some(&n) = codes.get(i + 1) {
+                let nlen = table.token_len(n as usize);
+                if len + nlen <= MAX_SYMBOL_LEN {
+                    pairs.add((u32::from(c) << 12) | u32::from(n), 1);
+                }
+                // The next symbol's first byte: lets a symbol grow by one
+                // byte even when the next symbol is long.
+                if nlen > 1 && len < MAX_SYMBOL_LEN {
+                    pairs.add((u32::from(c) << 12) | u32::from(row[pos + len]), 1);
+                }
+            }
+            pos += len;
+        }
+    }
+    (uses, pairs)
 }
 
 /// The single bytes followed by `symbols`.
