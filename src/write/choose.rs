@@ -103,6 +103,9 @@ pub struct Estimate {
     pub bytes: f64,
     /// Value bytes per code on the evaluation sample.
     pub bytes_per_code: f64,
+    /// Longest token of the candidate dictionary (OnPair's short-token
+    /// candidate keeps to 8 bytes: no high plane).
+    pub longest_token: u8,
 }
 
 /// What was chosen for one dictionary, and the estimates behind it: one per
@@ -238,6 +241,7 @@ fn estimate(
         codec,
         bytes: code_bytes + sidecar + dict,
         bytes_per_code: if n == 0 { 0.0 } else { seen as f64 / n as f64 },
+        longest_token: table.lens().iter().copied().max().unwrap_or(1),
     }
 }
 
@@ -250,6 +254,7 @@ mod tests {
             codec,
             bytes,
             bytes_per_code: bpc,
+            longest_token: 8,
         }
     }
 
