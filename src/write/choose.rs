@@ -100,7 +100,7 @@ pub const TIE_MARGIN: f64 = 0.01;
 pub const SIDECAR_ENTRY_BYTES: f64 = 1.75;
 
 /// Most bytes of rows encoded to estimate each candidate's size.
-const EVAL_BYTES: usize = 2 << 20;
+const EVAL_BYTES: usize = 1 << 20;
 
 /// Runs of consecutive rows in an evaluation sample of a large input.
 const EVAL_RUNS: usize = 256;
