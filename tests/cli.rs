@@ -496,7 +496,7 @@ fn codec_auto_is_default_and_reports_its_choice() {
     assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
     let err = String::from_utf8_lossy(&c.stderr);
     assert!(
-        err.contains("dictionary 0: ") && err.contains("fsst12 ") && err.contains("onpair16 "),
+        err.contains("dictionary 0: ") && err.contains("fsst12 ") && err.contains("onpair12 "),
         "auto reports its estimates: {err}"
     );
     let i = run_stdin(&["inspect", out.to_str().unwrap()], None);
