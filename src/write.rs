@@ -180,7 +180,7 @@ impl Drop for AtomicFile {
 }
 
 /// Bytes of rows per parallel encoding task.
-const ENCODE_SEGMENT: usize = 1 << 18;
+const ENCODE_SEGMENT: usize = 1 << 16;
 
 /// Rows buffered for one chunk, flat.
 #[derive(Default)]

@@ -389,7 +389,7 @@ impl CandidateIndex {
 }
 
 /// Rows per parallel counting task of a training round.
-const COUNT_TASK_ROWS: usize = 2048;
+const COUNT_TASK_ROWS: usize = 512;
 
 /// One round's counts over `rows`: uses of each code, and adjacent pairs
 /// (symbol, next symbol) and (symbol, first byte of the next symbol).
