@@ -139,11 +139,11 @@ struct Candidate {
     gain: f64,
 }
 
-/// Packs up to 8 bytes little-endian.
-fn word_of(bytes: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    b[..bytes.len()].copy_from_slice(bytes);
-    u64::from_le_bytes(b)
+/// The bytes of symbol `code` (at most 8, zero padded) as a little-endian word.
+#[inline]
+fn word_of(table: &TokenTable, code: usize) -> u64 {
+    let w = table.word(code);
+    u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
 }
 
 /// Trains an FSST-12 table on `rows` (the input; it may be empty).
@@ -171,9 +171,9 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
         }
         // Count on all cores over fixed groups of rows; counts are sums, so
         // the result does not depend on the thread count.
-        let (uses, mut pairs) = sample[..n_rows]
-            .par_chunks(COUNT_TASK_ROWS)
-            .map(|part| count(&table, &matcher, part))
+        let (uses, mut pairs) = tasks(&sample[..n_rows])
+            .into_par_iter()
+            .map(|r| count(&table, &matcher, &sample[r]))
             .reduce(
                 || (vec![0u32; table.len()], PairCounter::new()),
                 |(mut ua, mut pa), (ub, mut pb)| {
@@ -196,7 +196,7 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
             if n > 0 {
                 let len = table.token_len(c);
                 cands.push(Candidate {
-                    word: word_of(table.token(c)),
+                    word: word_of(&table, c),
                     len: len as u8,
                     gain: f64::from(n) * CODE_BYTES * (len - 1) as f64,
                 });
@@ -208,9 +208,9 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
         }
         for (key, n) in pairs.drain() {
             let (a, b) = ((key >> 12) as usize, (key & 0xfff) as usize);
-            let (ta, tb) = (table.token(a), table.token(b));
-            let len = ta.len() + tb.len();
-            let word = word_of(ta) | (word_of(tb) << (8 * ta.len()));
+            let la = table.token_len(a);
+            let len = la + table.token_len(b);
+            let word = word_of(&table, a) | (word_of(&table, b) << (8 * la));
             let gain = f64::from(n) * CODE_BYTES * (len - 1) as f64;
             // A used symbol may also be a pair's concatenation, and different
             // pairs may concatenate to the same bytes: keep the larger gain.
@@ -242,9 +242,10 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
     // merged symbol everywhere its parts were adjacent).
     let table = table_of(&symbols);
     let matcher = Matcher::new(&table);
-    let uses = sample
-        .par_chunks(COUNT_TASK_ROWS)
-        .map(|part| {
+    let uses = tasks(&sample)
+        .into_par_iter()
+        .map(|r| {
+            let part = &sample[r];
             let mut uses = vec![0u32; table.len()];
             let mut codes = Vec::new();
             for row in part {
@@ -388,8 +389,28 @@ impl CandidateIndex {
     }
 }
 
-/// Rows per parallel counting task of a training round.
-const COUNT_TASK_ROWS: usize = 512;
+/// Bytes of rows per parallel counting task of a training round: large
+/// enough that merging the tasks' pair counts costs little next to counting.
+const COUNT_TASK_BYTES: usize = 64 << 10;
+
+/// Consecutive ranges of `rows` of about [`COUNT_TASK_BYTES`] each (the
+/// split depends on the rows only, not on the thread count).
+fn tasks(rows: &[&[u8]]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0usize, 0usize);
+    for (i, r) in rows.iter().enumerate() {
+        bytes += r.len();
+        if bytes >= COUNT_TASK_BYTES {
+            out.push(start..i + 1);
+            start = i + 1;
+            bytes = 0;
+        }
+    }
+    if start < rows.len() {
+        out.push(start..rows.len());
+    }
+    out
+}
 
 /// One round's counts over `rows`: uses of each code, and adjacent pairs
 /// (symbol, next symbol) and (symbol, first byte of the next symbol).
