@@ -146,3 +146,69 @@ fn file_bytes_do_not_depend_on_thread_count() {
         }
     }
 }
+
+mod edge_cases {
+    use fastpair::write::write_to_vec;
+    use fastpair::{CodecChoice, DictMode, Reader, WriterOptions};
+    use proptest::prelude::*;
+
+    fn round_trip(
+        rows: &[Option<Vec<u8>>],
+        codec: CodecChoice,
+        dict_mode: DictMode,
+        chunk_rows: usize,
+    ) {
+        let opts = WriterOptions {
+            codec,
+            dict_mode,
+            chunk_rows,
+            ..WriterOptions::default()
+        };
+        let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).unwrap();
+        let r = Reader::from_bytes(file).unwrap();
+        assert_eq!(r.rows(), rows.len() as u64);
+        let col = r.read_all().unwrap();
+        for (i, want) in rows.iter().enumerate() {
+            assert_eq!(col.value(i), want.as_deref(), "{codec:?} row {i}");
+        }
+    }
+
+    #[test]
+    fn empty_null_and_huge_columns_with_every_codec() {
+        let huge: Vec<u8> = (0..3_000_000u32)
+            .flat_map(|i| format!("{} ", i % 977).into_bytes())
+            .take(3 << 20)
+            .collect();
+        let columns: Vec<Vec<Option<Vec<u8>>>> = vec![
+            vec![],
+            vec![Some(vec![]); 100],
+            vec![None; 50],
+            vec![Some(huge), None, Some(b"tail".to_vec())],
+            (0..=255u8).map(|b| Some(vec![b; 3])).collect(),
+        ];
+        for rows in &columns {
+            for codec in CodecChoice::ALL {
+                for mode in [DictMode::Shared, DictMode::PerChunk] {
+                    round_trip(rows, codec, mode, 2);
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn any_rows_round_trip_with_every_codec(
+            rows in prop::collection::vec(
+                prop::option::weighted(0.9, prop::collection::vec(
+                    prop_oneof![Just(b'a'), Just(b'b'), Just(0u8), any::<u8>()], 0..40)),
+                0..300),
+            chunk_rows in 1usize..120,
+            per_chunk in any::<bool>(),
+            which in 0usize..4,
+        ) {
+            let mode = if per_chunk { DictMode::PerChunk } else { DictMode::Shared };
+            round_trip(&rows, CodecChoice::ALL[which], mode, chunk_rows);
+        }
+    }
+}
