@@ -552,6 +552,10 @@ impl<S: Sink> Writer<S> {
             };
             self.dicts
                 .push((codec, TokenTable::single_bytes(), [0; 16]));
+            self.choices.push(Choice {
+                codec,
+                estimates: Vec::new(),
+            });
         }
         let dicts = std::mem::take(&mut self.dicts);
         for (codec, table, hist) in dicts {

@@ -148,7 +148,7 @@ fn file_bytes_do_not_depend_on_thread_count() {
 }
 
 mod edge_cases {
-    use fastpair::write::write_to_vec;
+    use fastpair::write::write_to_vec_with_summary;
     use fastpair::{CodecChoice, DictMode, Reader, WriterOptions};
     use proptest::prelude::*;
 
@@ -164,8 +164,17 @@ mod edge_cases {
             chunk_rows,
             ..WriterOptions::default()
         };
-        let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).unwrap();
+        let (file, summary) =
+            write_to_vec_with_summary(rows.iter().map(|r| r.as_deref()), opts).unwrap();
+        assert_eq!(
+            summary.choices.len(),
+            summary.dicts as usize,
+            "a choice per dictionary"
+        );
         let r = Reader::from_bytes(file).unwrap();
+        for (d, c) in r.dictionaries().iter().zip(&summary.choices) {
+            assert_eq!(d.codec(), c.codec);
+        }
         assert_eq!(r.rows(), rows.len() as u64);
         let col = r.read_all().unwrap();
         for (i, want) in rows.iter().enumerate() {
