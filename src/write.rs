@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 mod choose;
-pub use choose::{Choice, CodecChoice, Estimate};
+pub use choose::{Choice, CodecChoice, Estimate, AUTO_ONPAIR16_MIN_BYTES, TIE_MARGIN};
 
 use crate::dict::fsst12::{self, Fsst12Params};
 use crate::dict::matcher::Matcher;
