@@ -204,7 +204,7 @@ fn random_rows(rows: usize, n: usize) -> Vec<usize> {
 
 fn ours_compress(c: &Corpus, codec: Codec) -> Vec<u8> {
     let opts = WriterOptions {
-        codec,
+        codec: codec.into(),
         ..WriterOptions::default()
     };
     write_to_vec((0..c.rows()).map(|i| Some(c.row(i))), opts).expect("compress")

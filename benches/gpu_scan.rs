@@ -173,7 +173,7 @@ fn random_rows(dir: &std::path::Path) {
     let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
     let t = std::time::Instant::now();
     let opts = WriterOptions {
-        codec: Codec::OnPair16,
+        codec: Codec::OnPair16.into(),
         ..Default::default()
     };
     let values = (0..rows).map(|i| Some(lines[(i % lines.len() as u64) as usize]));
@@ -256,7 +256,7 @@ fn streaming(dir: &std::path::Path) {
     let t = std::time::Instant::now();
     let values = (0..reps).flat_map(|_| lines.iter().map(|v| Some(*v)));
     let opts = WriterOptions {
-        codec: Codec::OnPair16,
+        codec: Codec::OnPair16.into(),
         ..Default::default()
     };
     let file = write_to_vec(values, opts).expect("write");
@@ -407,7 +407,7 @@ fn main() {
             .filter(|c| codec_only.is_empty() || c.name() == codec_only)
         {
             let opts = WriterOptions {
-                codec,
+                codec: codec.into(),
                 ..Default::default()
             };
             let file = write_to_vec(vals.iter().map(|v| Some(*v)), opts).expect("write");

@@ -13,7 +13,8 @@ fn main() {
             Codec::OnPair16
         } else {
             Codec::OnPair12
-        },
+        }
+        .into(),
         ..WriterOptions::default()
     };
     let file = fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), o).unwrap();

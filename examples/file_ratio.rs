@@ -23,7 +23,7 @@ fn main() {
         let mut ratios = Vec::new();
         for codec in [Codec::OnPair12, Codec::OnPair16] {
             let o = WriterOptions {
-                codec,
+                codec: codec.into(),
                 ..WriterOptions::default()
             };
             let file = fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), o).unwrap();

@@ -5,7 +5,7 @@ use fastpair::{Reader, Writer, WriterOptions};
 fn main() -> fastpair::Result<()> {
     let path = std::env::temp_dir().join("fastpair-readme.fpc");
     // Write: values go in one by one (None = null); the file appears on finish().
-    let opts = WriterOptions::default(); // OnPair-16; also codec: Codec::OnPair12
+    let opts = WriterOptions::default(); // codec auto; also codec: Codec::OnPair12.into()
     let mut w = Writer::create(&path, opts)?;
     for i in 0..10_000 {
         w.push(Some(format!("GET /items/{i} 200").as_bytes()))?;

@@ -1,7 +1,8 @@
 //! # fastpair — compressed string columns
 //!
-//! A checksummed file format for dictionary-coded strings (OnPair-12,
-//! OnPair-16), a streaming writer that trains dictionaries and lays columns out
+//! A checksummed file format for dictionary-coded strings (FSST-12, OnPair-12,
+//! OnPair-16), a streaming writer that trains dictionaries (by default it
+//! trains every codec and keeps the smallest: [`CodecChoice::Auto`]) and lays columns out
 //! for parallel decoding, and a reader with random row access on the CPU and
 //! bulk decoding on the CPU or the GPU.
 //!
@@ -16,7 +17,7 @@
 //! ```
 //! use fastpair::{Reader, WriterOptions, Codec};
 //! let rows: [&[u8]; 3] = [b"GET /index.html", b"GET /about.html", b"POST /login"];
-//! let opts = WriterOptions { codec: Codec::OnPair12, ..WriterOptions::default() };
+//! let opts = WriterOptions { codec: Codec::OnPair12.into(), ..WriterOptions::default() };
 //! let file = fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), opts)?;
 //! let reader = Reader::from_bytes(file)?;
 //! assert_eq!(reader.get(1)?.as_deref(), Some(&b"GET /about.html"[..]));
@@ -65,7 +66,7 @@ pub mod write;
 pub use error::{Error, Result};
 pub use format::Codec;
 pub use read::{Column, ReadOptions, Reader};
-pub use write::{DictMode, Writer, WriterOptions};
+pub use write::{CodecChoice, DictMode, Writer, WriterOptions};
 
 #[doc(hidden)]
 pub mod testing;

@@ -225,7 +225,7 @@ pub fn fuzz_roundtrip(data: &[u8]) {
         }
     }
     let opts = WriterOptions {
-        codec,
+        codec: codec.into(),
         chunk_rows,
         chunk_bytes,
         dict_mode,

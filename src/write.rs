@@ -15,6 +15,10 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+mod choose;
+pub use choose::{Choice, CodecChoice, Estimate, AUTO_ONPAIR16_MIN_BYTES, TIE_MARGIN};
+
+use crate::dict::fsst12::{self, Fsst12Params};
 use crate::dict::matcher::Matcher;
 use crate::dict::onpair::{self, OnPairParams};
 use crate::dict::{Dictionary, TokenTable};
@@ -34,8 +38,9 @@ pub enum DictMode {
 /// Writer settings.
 #[derive(Clone, Debug)]
 pub struct WriterOptions {
-    /// Dictionary codec (default OnPair-16).
-    pub codec: Codec,
+    /// Dictionary codec (default [`CodecChoice::Auto`]: per dictionary, the
+    /// codec with the smallest estimated size; see `write/choose.rs`).
+    pub codec: CodecChoice,
     /// Most rows per chunk (default 1,048,576).
     pub chunk_rows: usize,
     /// Target decoded bytes per chunk (default 64 MiB; a chunk ends before a
@@ -57,7 +62,7 @@ pub struct WriterOptions {
 impl Default for WriterOptions {
     fn default() -> Self {
         Self {
-            codec: Codec::OnPair16,
+            codec: CodecChoice::Auto,
             chunk_rows: 1 << 20,
             chunk_bytes: 64 << 20,
             dict_mode: DictMode::Shared,
@@ -72,9 +77,6 @@ impl Default for WriterOptions {
 impl WriterOptions {
     fn check(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
-        if self.codec == Codec::Fsst12 {
-            return bad("the fsst12 trainer is not available yet; use onpair12 or onpair16".into());
-        }
         if self.chunk_rows == 0 || self.chunk_rows > limits::MAX_CHUNK_ROWS as usize {
             return bad(format!(
                 "chunk_rows must be in 1..={}",
@@ -178,7 +180,7 @@ impl Drop for AtomicFile {
 }
 
 /// Bytes of rows per parallel encoding task.
-const ENCODE_SEGMENT: usize = 1 << 18;
+const ENCODE_SEGMENT: usize = 1 << 16;
 
 /// Rows buffered for one chunk, flat.
 #[derive(Default)]
@@ -207,7 +209,8 @@ struct EncodedChunk {
     decoded: u64,
     nulls: u32,
     hist: [u64; 16],
-    dict: Option<TokenTable>,
+    codec: Codec,
+    dict: Option<(TokenTable, Choice)>,
 }
 
 /// Statistics of a finished file.
@@ -223,6 +226,9 @@ pub struct WriteSummary {
     pub chunks: u32,
     /// Dictionaries.
     pub dicts: u32,
+    /// Per dictionary (in file order): the codec chosen and the size
+    /// estimates behind the choice.
+    pub choices: Vec<Choice>,
 }
 
 /// A streaming writer of fastpair files.
@@ -232,8 +238,9 @@ pub struct Writer<S: Sink> {
     offset: u64,
     current: PendingChunk,
     full: Vec<PendingChunk>,
-    shared: Option<(TokenTable, Matcher)>,
-    dicts: Vec<(TokenTable, [u64; 16])>,
+    shared: Option<(Codec, TokenTable, Matcher)>,
+    dicts: Vec<(Codec, TokenTable, [u64; 16])>,
+    choices: Vec<Choice>,
     footer: Footer,
 }
 
@@ -259,6 +266,7 @@ impl<S: Sink> Writer<S> {
             full: Vec::new(),
             shared: None,
             dicts: Vec::new(),
+            choices: Vec::new(),
             footer: Footer::default(),
         })
     }
@@ -305,8 +313,14 @@ impl<S: Sink> Writer<S> {
     }
 }
 
-/// Trains a dictionary on a sample of `rows` spread over all of them.
-fn train(opts: &WriterOptions, rows: &[&[u8]]) -> TokenTable {
+/// Trains the candidate dictionaries of `codec` on a sample of `rows` spread
+/// over all of them (in parallel); `write/choose.rs` keeps the one with the
+/// smallest estimated size.
+fn train_candidates(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> Vec<TokenTable> {
+    if codec == Codec::Fsst12 {
+        // FSST-12 samples the rows itself (pieces spread over the input).
+        return vec![fsst12::train(rows, &Fsst12Params::default())];
+    }
     // Spread the sample over the given rows rather than taking a prefix.
     let total: usize = rows.iter().map(|r| r.len()).sum();
     let sample: Vec<&[u8]> = if total <= opts.sample_bytes {
@@ -315,50 +329,26 @@ fn train(opts: &WriterOptions, rows: &[&[u8]]) -> TokenTable {
         let stride = total.div_ceil(opts.sample_bytes).max(1);
         rows.iter().step_by(stride).copied().collect()
     };
-    let mut params = match opts.codec {
+    let mut params = match codec {
         Codec::OnPair12 => OnPairParams::onpair12(),
         _ => OnPairParams::onpair16(),
     };
     params.seed = opts.seed;
-    let full = onpair::train(&sample, &params);
+    let mut all = vec![params.clone()];
     let sample_bytes: usize = sample.iter().map(|r| r.len()).sum();
-    if sample_bytes > SHORT_TOKEN_TRIAL_BYTES {
-        return full;
+    if sample_bytes <= SHORT_TOKEN_TRIAL_BYTES {
+        // Small input: the dictionary is a large share of the file. Also
+        // train with tokens of at most 8 bytes (no high plane: half the bytes
+        // per stored token); the smaller estimate wins.
+        params.max_token_len = 8;
+        params.token_cost_bytes = Some(onpair::SHORT_PLANE_TOKEN_COST);
+        all.push(params);
     }
-    // Small input: the dictionary is a large share of the file. Also train
-    // with tokens of at most 8 bytes (no high plane: half the bytes per
-    // stored token) and keep whichever gives the smaller estimate.
-    params.max_token_len = 8;
-    params.token_cost_bytes = Some(onpair::SHORT_PLANE_TOKEN_COST);
-    let short = onpair::train(&sample, &params);
-    if estimated_size(&sample, &short, opts.codec) < estimated_size(&sample, &full, opts.codec) {
-        short
-    } else {
-        full
-    }
+    all.par_iter().map(|p| onpair::train(&sample, p)).collect()
 }
 
 /// Inputs up to this many bytes also try a dictionary of short tokens.
 const SHORT_TOKEN_TRIAL_BYTES: usize = 8 << 20;
-
-/// Codes plus stored dictionary bytes of `rows` encoded with `table`.
-fn estimated_size(rows: &[&[u8]], table: &TokenTable, codec: Codec) -> f64 {
-    let m = Matcher::new(table);
-    let mut codes = Vec::new();
-    let mut n = 0usize;
-    for r in rows {
-        codes.clear();
-        m.encode_into(r, &mut codes);
-        n += codes.len();
-    }
-    let long = table.lens().iter().any(|&l| l > 8);
-    let per_token = if long {
-        onpair::PLANE_TOKEN_COST
-    } else {
-        onpair::SHORT_PLANE_TOKEN_COST
-    };
-    n as f64 * codec.code_bits() as f64 / 8.0 + table.len() as f64 * per_token
-}
 
 impl<S: Sink> Writer<S> {
     fn flush_full(&mut self) -> Result<()> {
@@ -371,21 +361,22 @@ impl<S: Sink> Writer<S> {
                 .iter()
                 .flat_map(|p| (0..p.rows()).map(move |i| p.row(i)))
                 .collect();
-            let table = train(&self.opts, &rows);
+            let (codec, table, choice) = choose::train(&self.opts, &rows);
             let matcher = Matcher::new(&table);
-            self.dicts.push((table.clone(), [0; 16]));
-            self.shared = Some((table, matcher));
+            self.dicts.push((codec, table.clone(), [0; 16]));
+            self.choices.push(choice);
+            self.shared = Some((codec, table, matcher));
         }
         let (opts, shared) = (&self.opts, &self.shared);
         let encoded: Vec<EncodedChunk> = pending
             .par_iter()
             .map(|p| match shared {
-                Some((t, m)) => encode_chunk(opts, p, t, m, None),
+                Some((codec, t, m)) => encode_chunk(opts, *codec, p, t, m, None),
                 None => {
                     let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
-                    let table = train(opts, &rows);
+                    let (codec, table, choice) = choose::train(opts, &rows);
                     let m = Matcher::new(&table);
-                    encode_chunk(opts, p, &table.clone(), &m, Some(table))
+                    encode_chunk(opts, codec, p, &table.clone(), &m, Some((table, choice)))
                 }
             })
             .collect();
@@ -396,14 +387,15 @@ impl<S: Sink> Writer<S> {
     }
 }
 
-/// Encodes one chunk with `table` (whose matcher is `m`); `own` is the
-/// chunk's private dictionary, if it has one.
+/// Encodes one chunk with `table` of `codec` (whose matcher is `m`); `own`
+/// is the chunk's private dictionary, if it has one, and how it was chosen.
 fn encode_chunk(
     opts: &WriterOptions,
+    codec: Codec,
     p: &PendingChunk,
     table: &TokenTable,
     m: &Matcher,
-    own: Option<TokenTable>,
+    own: Option<(TokenTable, Choice)>,
 ) -> EncodedChunk {
     let table_lens = table.lens();
     // Encode row segments of about ENCODE_SEGMENT bytes in parallel, then
@@ -458,7 +450,7 @@ fn encode_chunk(
     sidecar.push(pos);
     debug_assert_eq!(pos as usize, p.data.len());
     let mut packed = Vec::new();
-    codes::pack(opts.codec.code_bits(), &codes_v, &mut packed);
+    codes::pack(codec.code_bits(), &codes_v, &mut packed);
     let mut sc = Vec::new();
     cascade::encode(&sidecar, &mut sc);
     let mut rc = Vec::new();
@@ -489,6 +481,7 @@ fn encode_chunk(
         decoded: p.data.len() as u64,
         nulls: p.nulls as u32,
         hist,
+        codec,
         dict: own,
     }
 }
@@ -519,13 +512,14 @@ impl<S: Sink> Writer<S> {
             });
         }
         let dict = match e.dict {
-            Some(t) => {
-                self.dicts.push((t, [0; 16]));
+            Some((t, choice)) => {
+                self.dicts.push((e.codec, t, [0; 16]));
+                self.choices.push(choice);
                 self.dicts.len() - 1
             }
             None => 0,
         };
-        for (h, x) in self.dicts[dict].1.iter_mut().zip(e.hist) {
+        for (h, x) in self.dicts[dict].2.iter_mut().zip(e.hist) {
             *h += x;
         }
         let section = self.write_section(&e.bytes)?;
@@ -552,11 +546,20 @@ impl<S: Sink> Writer<S> {
         self.flush_full()?;
         if self.dicts.is_empty() {
             // An empty column still names a valid dictionary: the single bytes.
-            self.dicts.push((TokenTable::single_bytes(), [0; 16]));
+            let codec = match self.opts.codec {
+                CodecChoice::Fixed(c) => c,
+                CodecChoice::Auto => Codec::OnPair12,
+            };
+            self.dicts
+                .push((codec, TokenTable::single_bytes(), [0; 16]));
+            self.choices.push(Choice {
+                codec,
+                estimates: Vec::new(),
+            });
         }
         let dicts = std::mem::take(&mut self.dicts);
-        for (table, hist) in dicts {
-            let d = Dictionary::from_table(self.opts.codec, table, hist);
+        for (codec, table, hist) in dicts {
+            let d = Dictionary::from_table(codec, table, hist);
             let mut bytes = Vec::new();
             d.section().write(&mut bytes);
             let r = self.write_section(&bytes)?;
@@ -577,6 +580,7 @@ impl<S: Sink> Writer<S> {
             file_bytes: self.offset + (footer.len() + tail.len()) as u64,
             chunks: self.footer.chunks.len() as u32,
             dicts: self.footer.dicts.len() as u32,
+            choices: std::mem::take(&mut self.choices),
         })
     }
 }
@@ -586,16 +590,25 @@ pub fn write_to_vec<'v>(
     values: impl IntoIterator<Item = Option<&'v [u8]>>,
     opts: WriterOptions,
 ) -> Result<Vec<u8>> {
+    write_to_vec_with_summary(values, opts).map(|(file, _)| file)
+}
+
+/// [`write_to_vec`], also returning the writer's summary (e.g. the codec
+/// choices).
+pub fn write_to_vec_with_summary<'v>(
+    values: impl IntoIterator<Item = Option<&'v [u8]>>,
+    opts: WriterOptions,
+) -> Result<(Vec<u8>, WriteSummary)> {
     let mut out = Vec::new();
-    {
+    let summary = {
         let sink = VecSink(&mut out);
         let mut w = Writer::new(sink, opts)?;
         for v in values {
             w.push(v)?;
         }
-        w.finish()?;
-    }
-    Ok(out)
+        w.finish()?
+    };
+    Ok((out, summary))
 }
 
 /// Borrows a Vec as a sink.

@@ -19,7 +19,7 @@ use fastpair::{Codec, Reader, WriterOptions};
 
 fn opts(chunk_rows: usize) -> WriterOptions {
     WriterOptions {
-        codec: Codec::OnPair12,
+        codec: Codec::OnPair12.into(),
         chunk_rows,
         ..WriterOptions::default()
     }

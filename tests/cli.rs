@@ -204,7 +204,7 @@ fn nul_roundtrip_arbitrary_bytes_files_and_pipes() {
     }
     let raw = dir.path("in.bin");
     std::fs::write(&raw, &input).unwrap();
-    for codec in ["onpair16", "onpair12"] {
+    for codec in ["onpair16", "onpair12", "fsst12", "auto"] {
         roundtrip_file(&raw, &["--nul", "--codec", codec], &dir);
     }
     // Stdin to stdout through a pipe, with `-`.
@@ -465,4 +465,53 @@ fn closed_stdout_exits_quietly() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(o.status.success(), "{:?}", o.status);
+}
+
+/// `--codec auto` is the default and says what it chose; every codec name parses.
+#[test]
+fn codec_auto_is_default_and_reports_its_choice() {
+    let dir = Scratch::new("auto");
+    let input = dir.path("in.txt");
+    let text: String = (0..3000)
+        .map(|i| {
+            format!(
+                "2024-05-{:02} INFO worker-{} finished job {}\n",
+                i % 28 + 1,
+                i % 7,
+                i
+            )
+        })
+        .collect();
+    std::fs::write(&input, text).unwrap();
+    let out = dir.path("out.fpc");
+    let c = run_stdin(
+        &[
+            "compress",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    let err = String::from_utf8_lossy(&c.stderr);
+    assert!(
+        err.contains("dictionary 0: ") && err.contains("fsst12 ") && err.contains("onpair12 "),
+        "auto reports its estimates: {err}"
+    );
+    let i = run_stdin(&["inspect", out.to_str().unwrap()], None);
+    assert!(i.status.success());
+    assert!(String::from_utf8_lossy(&i.stdout).contains("codec "));
+    let bad = run_stdin(
+        &[
+            "compress",
+            "--codec",
+            "zstd",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(!bad.status.success());
 }

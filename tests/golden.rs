@@ -25,7 +25,7 @@ fn dir() -> PathBuf {
 
 fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> WriterOptions {
     WriterOptions {
-        codec,
+        codec: codec.into(),
         chunk_rows,
         batch,
         dict_mode,
@@ -56,6 +56,12 @@ fn golden() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> {
             "nulls_multichunk",
             opts(Codec::OnPair12, 150, 16, DictMode::Shared),
             with_nulls,
+        ),
+        // FSST-12 (codec 3): W = 8, no high plane.
+        (
+            "fsst12",
+            opts(Codec::Fsst12, 1 << 20, 64, DictMode::Shared),
+            log_lines,
         ),
         // One dictionary per chunk.
         (
@@ -295,6 +301,12 @@ fn golden_files_have_what_they_claim() {
     assert!(r.num_chunks() >= 3);
     let r = Reader::from_bytes(load("onpair16").0).unwrap();
     assert_eq!(r.dictionaries()[0].codec(), Codec::OnPair16);
+    let r = Reader::from_bytes(load("fsst12").0).unwrap();
+    let d = &r.dictionaries()[0];
+    assert_eq!(d.codec(), Codec::Fsst12);
+    assert!(d.num_tokens() > 256, "learned symbols");
+    assert!(d.table().lens().iter().all(|&l| l <= 8));
+    assert!(d.planes().hi.is_empty() && d.planes().width == 8);
 }
 
 /// Rewrites testdata/golden/. Run on a deliberate format change only.

@@ -44,7 +44,7 @@ fn lines(bytes: &[u8]) -> Vec<&[u8]> {
 
 fn write(values: &[&[u8]], codec: Codec, chunk_rows: usize, mode: DictMode) -> Reader {
     let opts = WriterOptions {
-        codec,
+        codec: codec.into(),
         chunk_rows,
         dict_mode: mode,
         ..Default::default()
@@ -138,7 +138,7 @@ fn corpus_columns_match_cpu() {
     for f in files {
         let data = std::fs::read(&f).unwrap();
         let vals = lines(&data);
-        for codec in [Codec::OnPair12, Codec::OnPair16] {
+        for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
             let r = write(&vals, codec, 1 << 20, DictMode::Shared);
             eprintln!(
                 "{} {codec:?}: {} rows, {} chunks",
@@ -182,7 +182,7 @@ fn multi_chunk_multi_dictionary() {
         vals.push(v.into_bytes());
     }
     let refs: Vec<&[u8]> = vals.iter().map(|v| v.as_slice()).collect();
-    for codec in [Codec::OnPair12, Codec::OnPair16] {
+    for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
         let r = write(&refs, codec, 1500, DictMode::PerChunk);
         assert!(r.num_chunks() > 10 && r.dictionaries().len() > 10);
         let n = r.rows();
@@ -237,7 +237,7 @@ fn nulls_and_empty_values() {
         })
         .collect();
     let opts = WriterOptions {
-        codec: Codec::OnPair16,
+        codec: Codec::OnPair16.into(),
         chunk_rows: 700,
         ..Default::default()
     };
@@ -348,7 +348,7 @@ proptest! {
     #[test]
     fn proptest_parity(
         vals in arb_values(),
-        codec in prop_oneof![Just(Codec::OnPair12), Just(Codec::OnPair16)],
+        codec in prop_oneof![Just(Codec::Fsst12), Just(Codec::OnPair12), Just(Codec::OnPair16)],
         chunk_rows in 1usize..300,
         per_chunk in any::<bool>(),
         k in prop_oneof![Just(2u32), Just(4), Just(6), Just(8)],
@@ -360,7 +360,7 @@ proptest! {
             return Ok(());
         }
         let opts = WriterOptions {
-            codec,
+            codec: codec.into(),
             chunk_rows,
             dict_mode: if per_chunk { DictMode::PerChunk } else { DictMode::Shared },
             ..Default::default()
@@ -416,7 +416,7 @@ fn random_rows_match_cpu_get() {
     for codec in [Codec::OnPair12, Codec::OnPair16] {
         for mode in [DictMode::Shared, DictMode::PerChunk] {
             let opts = WriterOptions {
-                codec,
+                codec: codec.into(),
                 chunk_rows: 4000,
                 dict_mode: mode,
                 ..Default::default()
@@ -496,7 +496,7 @@ fn streaming_scan_matches_cpu() {
     for codec in [Codec::OnPair12, Codec::OnPair16] {
         for mode in [DictMode::Shared, DictMode::PerChunk] {
             let opts = WriterOptions {
-                codec,
+                codec: codec.into(),
                 chunk_rows: 1500,
                 dict_mode: mode,
                 ..Default::default()

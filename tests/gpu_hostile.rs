@@ -83,7 +83,7 @@ fn mutated_files_through_gpu_scan() {
         (Codec::OnPair16, DictMode::PerChunk),
     ] {
         let o = WriterOptions {
-            codec,
+            codec: codec.into(),
             dict_mode: mode,
             chunk_rows: 700,
             ..WriterOptions::default()

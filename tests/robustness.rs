@@ -29,7 +29,7 @@ fn small_file() -> Vec<u8> {
         })
         .collect();
     let o = WriterOptions {
-        codec: Codec::OnPair12,
+        codec: Codec::OnPair12.into(),
         chunk_rows: 25,
         batch: 16,
         ..WriterOptions::default()

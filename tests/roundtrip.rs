@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 fn opts(codec: Codec, chunk_rows: usize) -> WriterOptions {
     WriterOptions {
-        codec,
+        codec: codec.into(),
         chunk_rows,
         ..WriterOptions::default()
     }
@@ -60,7 +60,7 @@ fn lines(data: &[u8]) -> Vec<&[u8]> {
 }
 
 #[test]
-fn corpus_roundtrip_both_codecs() {
+fn corpus_roundtrip_every_codec() {
     let files = corpus_files();
     if files.is_empty() {
         eprintln!("NOTICE: corpus not found (run ../shared/tools/corpus-unpack); skipping");
@@ -69,10 +69,10 @@ fn corpus_roundtrip_both_codecs() {
     for f in files {
         let data = std::fs::read(&f).unwrap();
         let rows = lines(&data);
-        for codec in [Codec::OnPair12, Codec::OnPair16] {
+        for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
             // Several chunks per column so boundaries are exercised everywhere.
             let o = WriterOptions {
-                codec,
+                codec: codec.into(),
                 chunk_rows: 50_000,
                 ..WriterOptions::default()
             };
@@ -115,7 +115,7 @@ fn random_access_matrix_across_chunk_boundaries() {
         })
         .collect();
     for chunk_rows in [1usize, 7, 100, 128, 129, 1000, 5000] {
-        for codec in [Codec::OnPair12, Codec::OnPair16] {
+        for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
             let bytes =
                 write_to_vec(rows.iter().map(|r| r.as_deref()), opts(codec, chunk_rows)).unwrap();
             let r = Reader::from_bytes(bytes).unwrap();

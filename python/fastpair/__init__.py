@@ -67,7 +67,7 @@ def write(
     ``values``: a pyarrow string/binary array (plain, large, view or
     dictionary-encoded; nulls kept), a pyarrow ChunkedArray, a pandas or
     polars string series, or a list of ``str``/``bytes``/``None``.
-    ``codec``: ``"auto"`` (the library default), ``"onpair16"`` or
+    ``codec``: ``"auto"`` (the library default), ``"fsst12"``, ``"onpair16"`` or
     ``"onpair12"``. The file replaces ``path`` only when writing succeeds.
     Returns ``{"rows", "input_bytes", "file_bytes"}``.
     """

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::{make_array, Array, ArrayRef};
 use fastpair::arrow::ArrowType;
-use fastpair::{Codec, Reader, WriterOptions};
+use fastpair::{CodecChoice, Reader, WriterOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -42,16 +42,12 @@ fn py_err(path: Option<&str>, e: fastpair::Error) -> PyErr {
     }
 }
 
-fn codec_of(name: Option<&str>) -> PyResult<Codec> {
-    Ok(match name {
-        None | Some("auto") => WriterOptions::default().codec,
-        Some("onpair16") => Codec::OnPair16,
-        Some("onpair12") => Codec::OnPair12,
-        Some(c) => {
-            return Err(PyValueError::new_err(format!(
-                "unknown codec '{c}' (expected 'auto', 'onpair16' or 'onpair12')"
-            )))
-        }
+fn codec_of(name: Option<&str>) -> PyResult<CodecChoice> {
+    let name = name.unwrap_or("auto");
+    CodecChoice::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown codec '{name}' (expected 'auto', 'fsst12', 'onpair12' or 'onpair16')"
+        ))
     })
 }
 

@@ -342,7 +342,9 @@ impl Matcher {
             // Narrow the candidates with the filters of longer prefixes; bits
             // of lengths shorter than a filter's prefix pass it unchanged.
             for (k, &plen) in FILTER_PREFIXES.iter().enumerate() {
-                if avail < plen {
+                // A filter only narrows lengths ≥ its prefix: stop once no
+                // candidate is that long (saves a table load per filter).
+                if avail < plen || lens >> (plen - 1) == 0 {
                     break;
                 }
                 let f = u32::from(self.filters[self.filter_index(k, lo, hi, plen)]);

@@ -27,6 +27,8 @@
 //! maximum size (32 slots per dictionary entry), pruned of rare pairs when it
 //! fills up.
 
+use rayon::prelude::*;
+
 use super::matcher::Matcher;
 use super::{TokenTable, MAX_TOKEN_LEN};
 
@@ -417,6 +419,9 @@ pub fn train(rows: &[&[u8]], params: &OnPairParams) -> TokenTable {
 /// corpus: 0.25–0.5 are equally good, 1.0 and above lose ratio.
 pub const PRUNE_MARGIN: f64 = 0.35;
 
+/// Rows per parallel task of [`prune`]'s encoding pass.
+const PRUNE_TASK_ROWS: usize = 4096;
+
 /// Stored bytes of one token in fixed-stride planes with a high plane: a
 /// 16-byte slot and a length nibble (spec/FORMAT.md §4).
 pub const PLANE_TOKEN_COST: f64 = 16.5;
@@ -440,22 +445,42 @@ fn prune(
     eval_budget: usize,
     total: usize,
 ) -> TokenTable {
-    let mut uses = vec![0u32; table.len()];
+    // The rows to encode, in the seeded order; then encoded on all cores
+    // (counts are sums, so the result does not depend on the thread count).
     let mut order = RowOrder::new(rows.len(), params.seed ^ 0xA5A5_5A5A);
     let mut seen = 0usize;
-    let mut codes = Vec::new();
+    let mut visit = Vec::new();
     for _ in 0..rows.len() {
         if seen >= eval_budget {
             break;
         }
         let row = rows[order.next_row()];
-        codes.clear();
-        matcher.encode_into(row, &mut codes);
-        for &c in &codes {
-            uses[c as usize] += 1;
-        }
+        visit.push(row);
         seen += row.len();
     }
+    let uses = visit
+        .par_chunks(PRUNE_TASK_ROWS)
+        .map(|part| {
+            let mut uses = vec![0u32; table.len()];
+            let mut codes = Vec::new();
+            for row in part {
+                codes.clear();
+                matcher.encode_into(row, &mut codes);
+                for &c in &codes {
+                    uses[c as usize] += 1;
+                }
+            }
+            uses
+        })
+        .reduce(
+            || vec![0u32; table.len()],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        );
     let scale = total as f64 / seen.max(1) as f64;
     let code_bytes = f64::from(params.code_bits) / 8.0;
     let mut out = TokenTable::single_bytes();

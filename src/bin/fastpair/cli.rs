@@ -32,17 +32,24 @@ pub enum Command {
 /// Codec choice on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum CodecArg {
-    /// OnPair with 16-bit codes (up to 65,536 tokens; best on large columns).
-    Onpair16,
+    /// Per dictionary, the codec with the smallest estimated size (trains all three).
+    Auto,
+    /// FSST-style training, 12-bit codes, symbols of at most 8 bytes.
+    Fsst12,
     /// OnPair with 12-bit codes (up to 4,096 tokens; often better on small columns).
     Onpair12,
+    /// OnPair with 16-bit codes (up to 65,536 tokens; best on large columns).
+    Onpair16,
 }
 
-impl From<CodecArg> for fastpair::Codec {
+impl From<CodecArg> for fastpair::CodecChoice {
     fn from(c: CodecArg) -> Self {
+        use fastpair::{Codec, CodecChoice};
         match c {
-            CodecArg::Onpair16 => fastpair::Codec::OnPair16,
-            CodecArg::Onpair12 => fastpair::Codec::OnPair12,
+            CodecArg::Auto => CodecChoice::Auto,
+            CodecArg::Fsst12 => Codec::Fsst12.into(),
+            CodecArg::Onpair12 => Codec::OnPair12.into(),
+            CodecArg::Onpair16 => Codec::OnPair16.into(),
         }
     }
 }
@@ -57,7 +64,7 @@ pub struct CompressArgs {
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     /// Dictionary codec.
-    #[arg(long, value_enum, default_value = "onpair16")]
+    #[arg(long, value_enum, default_value = "auto")]
     pub codec: CodecArg,
     /// Most rows per chunk [default: 1048576].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]

@@ -73,6 +73,54 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
             human_bytes((s.input_bytes as f64 / secs.max(1e-9)) as u64),
             out_name,
         );
+        eprint!("{}", choice_lines(&s.choices));
     }
     Ok(())
+}
+
+/// Dictionaries whose codec choice is printed one by one; the rest are counted.
+const MAX_LISTED_CHOICES: usize = 4;
+
+/// The codec of each dictionary and the estimates behind it.
+fn choice_lines(choices: &[fastpair::write::Choice]) -> String {
+    let mut out = String::new();
+    for (i, c) in choices.iter().enumerate().take(MAX_LISTED_CHOICES) {
+        let est: Vec<String> = c
+            .estimates
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}{} {} ({:.2} B/code)",
+                    e.codec.name(),
+                    if e.codec != fastpair::Codec::Fsst12 && e.longest_token <= 8 {
+                        " tokens<=8B"
+                    } else {
+                        ""
+                    },
+                    human_bytes(e.bytes as u64),
+                    e.bytes_per_code
+                )
+            })
+            .collect();
+        if est.is_empty() {
+            out.push_str(&format!("dictionary {i}: {}\n", c.codec.name()));
+        } else {
+            out.push_str(&format!(
+                "dictionary {i}: {} (estimated codes+sidecar+dictionary: {})\n",
+                c.codec.name(),
+                est.join(", ")
+            ));
+        }
+    }
+    if choices.len() > MAX_LISTED_CHOICES {
+        for codec in [
+            fastpair::Codec::Fsst12,
+            fastpair::Codec::OnPair12,
+            fastpair::Codec::OnPair16,
+        ] {
+            let n = choices.iter().filter(|c| c.codec == codec).count();
+            out.push_str(&format!("{} dictionaries in all use {}\n", n, codec.name()));
+        }
+    }
+    out
 }

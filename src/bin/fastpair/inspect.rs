@@ -122,6 +122,21 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         }
     );
 
+    // The codec of each dictionary (with `--codec auto` the writer chose it
+    // per dictionary; its size estimates are not stored in the file).
+    let mut codecs: Vec<(&str, usize)> = Vec::new();
+    for d in reader.dictionaries() {
+        match codecs.iter_mut().find(|(n, _)| *n == d.codec().name()) {
+            Some((_, k)) => *k += 1,
+            None => codecs.push((d.codec().name(), 1)),
+        }
+    }
+    let list: Vec<String> = codecs
+        .iter()
+        .map(|(n, k)| format!("{n} ({k} dictionar{})", if *k == 1 { "y" } else { "ies" }))
+        .collect();
+    let _ = writeln!(w, "codec              {}", list.join(", "));
+
     let _ = writeln!(w, "\ndictionaries       {}", reader.dictionaries().len());
     let _ = writeln!(
         w,
