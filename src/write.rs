@@ -63,7 +63,8 @@ pub struct WriterOptions {
     /// when `memory_budget` says so. Never changes the file's bytes.
     pub parallel_chunks: usize,
     /// Estimated most bytes the writer's buffers hold at once (buffered rows,
-    /// their codes and encoded sections; see [`chunk_cost`]). Default 1 GiB.
+    /// their codes and encoded sections, the trainer; see [`chunk_cost`],
+    /// [`WriterOptions::min_memory_budget`]). Default 1 GiB.
     /// It bounds how many chunks are encoded at once and must cover one full
     /// chunk (and, with a shared dictionary, the training window). Never
     /// changes the file's bytes. A single value longer than `chunk_bytes`
@@ -94,6 +95,17 @@ pub fn chunk_cost(bytes: usize, rows: usize) -> usize {
         .saturating_mul(BYTE_COST)
         .saturating_add(rows.saturating_mul(ROW_COST))
 }
+
+/// Estimated memory of a chunk that is only buffered (not being encoded):
+/// its bytes, and per row its end offset and validity.
+pub fn buffered_cost(bytes: usize, rows: usize) -> usize {
+    bytes.saturating_add(rows.saturating_mul(RAW_ROW_COST))
+}
+
+/// Buffered bytes per row (`usize` end, `bool` validity, growth slack).
+const RAW_ROW_COST: usize = 16;
+/// Estimated trainer memory per sampled byte (sample, pair counters, matcher).
+const TRAIN_COST: usize = 4;
 
 impl Default for WriterOptions {
     fn default() -> Self {
@@ -159,19 +171,32 @@ impl WriterOptions {
         Ok(())
     }
 
+    /// Estimated memory of encoding one chunk (with a per-chunk dictionary,
+    /// training it too).
+    pub fn encode_cost(&self, bytes: usize, rows: usize) -> usize {
+        let train = match self.dict_mode {
+            DictMode::PerChunk => bytes.min(self.sample_bytes).saturating_mul(TRAIN_COST),
+            DictMode::Shared => 0,
+        };
+        chunk_cost(bytes, rows).saturating_add(train)
+    }
+
     /// The smallest `memory_budget` these options work with: one full chunk,
     /// or with a shared dictionary the training window plus one chunk (the
     /// window closes at the first chunk that fills it).
     pub fn min_memory_budget(&self) -> usize {
-        let chunk = chunk_cost(self.chunk_bytes, self.chunk_rows);
+        let chunk = self.encode_cost(self.chunk_bytes, self.chunk_rows);
+        let train = self.sample_bytes.saturating_mul(TRAIN_COST);
         match self.dict_mode {
             DictMode::PerChunk => chunk,
             // Before its last chunk the window holds fewer than its limits;
-            // that chunk adds at most one chunk's bytes and rows.
-            DictMode::Shared => chunk_cost(
+            // that chunk adds at most one chunk's bytes and rows. The window
+            // stays buffered while it is trained on and encoded chunk by chunk.
+            DictMode::Shared => buffered_cost(
                 train_window_bytes(self).saturating_add(self.chunk_bytes),
                 TRAIN_WINDOW_ROWS.saturating_add(self.chunk_rows),
-            ),
+            )
+            .saturating_add(train.max(chunk)),
         }
     }
 }
@@ -292,9 +317,14 @@ impl AtomicFile {
             // Like File::create: 0666 minus the umask (the kernel applies it).
             b.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        let tmp = b
-            .tempfile_in(dir)
-            .map_err(|e| err("creating a temporary file next to", e))?;
+        // tempfile's errors name the temporary path; report the OS error alone.
+        let tmp = b.tempfile_in(dir).map_err(|e| {
+            let e = e
+                .raw_os_error()
+                .map(std::io::Error::from_raw_os_error)
+                .unwrap_or_else(|| std::io::Error::new(e.kind(), e.kind().to_string()));
+            err("creating a temporary file next to", e)
+        })?;
         if let Some(m) = &existing {
             #[cfg(unix)]
             {
@@ -586,9 +616,11 @@ impl<S: Sink> Writer<S> {
         let cost: usize = self
             .full
             .iter()
-            .map(|p| chunk_cost(p.data.len(), p.rows()))
+            .map(|p| self.opts.encode_cost(p.data.len(), p.rows()))
             .sum();
-        let next = chunk_cost(self.opts.chunk_bytes, self.opts.chunk_rows);
+        let next = self
+            .opts
+            .encode_cost(self.opts.chunk_bytes, self.opts.chunk_rows);
         if self.full.len() >= self.opts.parallel_chunks
             || cost.saturating_add(next) > self.opts.memory_budget
         {
@@ -615,13 +647,22 @@ impl<S: Sink> Writer<S> {
             self.dicts.push((table.clone(), [0; 16]));
             self.shared = Some((table, matcher));
         }
+        // Chunks waiting their turn stay buffered; the rest of the budget is
+        // for the group being encoded.
+        let buffered: usize = pending
+            .iter()
+            .map(|p| buffered_cost(p.data.len(), p.rows()))
+            .sum();
+        let avail = self.opts.memory_budget.saturating_sub(buffered);
         let mut rest = &pending[..];
         while !rest.is_empty() {
             let mut take = 0;
             let mut cost = 0usize;
             while take < rest.len() && take < self.opts.parallel_chunks {
-                let c = chunk_cost(rest[take].data.len(), rest[take].rows());
-                if take > 0 && cost.saturating_add(c) > self.opts.memory_budget {
+                let c = self
+                    .opts
+                    .encode_cost(rest[take].data.len(), rest[take].rows());
+                if take > 0 && cost.saturating_add(c) > avail {
                     break;
                 }
                 cost = cost.saturating_add(c);

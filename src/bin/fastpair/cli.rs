@@ -69,6 +69,10 @@ pub struct CompressArgs {
     /// Most rows per chunk [default: 1048576].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub chunk_rows: Option<u64>,
+    /// Target value bytes per chunk (e.g. 16M) [default: 64M]; a single
+    /// longer value forms a chunk of its own.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub chunk_bytes: Option<u64>,
     /// Train one dictionary per chunk instead of one shared by all chunks.
     #[arg(long)]
     pub per_chunk_dict: bool,

@@ -23,6 +23,16 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
         }
         opts.chunk_rows = n as usize;
     }
+    if let Some(n) = a.chunk_bytes {
+        let max = fastpair::format::limits::MAX_VALUE_LEN;
+        if n > max {
+            return Err(CliError::msg(format!(
+                "--chunk-bytes must be at most {}",
+                human_bytes(max)
+            )));
+        }
+        opts.chunk_bytes = n as usize;
+    }
     if a.per_chunk_dict {
         opts.dict_mode = DictMode::PerChunk;
     }
@@ -31,7 +41,7 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
     let need = opts.min_memory_budget() as u64;
     if a.memory < need {
         return Err(CliError::msg(format!(
-            "--memory {} is too small: one chunk of up to {} rows and {}{} needs about {}; raise --memory or lower --chunk-rows",
+            "--memory {} is too small: one chunk of up to {} rows and {}{} needs about {}; raise --memory or lower --chunk-rows/--chunk-bytes",
             human_bytes(a.memory),
             thousands(opts.chunk_rows as u64),
             human_bytes(opts.chunk_bytes as u64),
