@@ -14,6 +14,8 @@ const MB: u64 = 1 << 20;
 
 /// Runs the binary with `args` (and `RAYON_NUM_THREADS=threads`) and returns
 /// its peak resident set size in bytes; the command must succeed.
+// The child is reaped by wait4(2) below, which std does not know about.
+#[allow(clippy::zombie_processes)]
 fn peak_rss(args: &[&str], threads: usize) -> u64 {
     let c = Command::new(BIN)
         .args(args)
