@@ -748,6 +748,17 @@ fn f6_scan_bounded_iters_and_closed_or_full_stdout() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(!e.contains("internal error"), "{e}");
     assert!(o.status.success(), "{:?} {e}", o.status);
+    // A full stderr does not turn compress's summary line into a crash.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let st = Command::new(BIN)
+        .args(["compress", TESTDATA, "-o", s(&dir.path("again.fpc"))])
+        .stderr(full)
+        .status()
+        .unwrap();
+    assert!(st.success(), "{st:?}");
 }
 
 /// Finding 7: errors name the user's output path; a long valid name

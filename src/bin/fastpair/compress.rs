@@ -84,7 +84,7 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
         } else {
             0.0
         };
-        eprintln!(
+        crate::io::eprint_line!(
             "{} rows, {} -> {} ({} bytes), ratio {:.2}, {} chunk(s), {} dictionar{}, {:.2} s ({}/s) -> {}",
             thousands(s.rows),
             human_bytes(s.input_bytes),

@@ -42,7 +42,7 @@ pub fn run(a: DecompressArgs) -> Result<(), CliError> {
     progress.clear();
     out.finish()?;
     if nulls > 0 {
-        eprintln!(
+        crate::io::eprint_line!(
             "fastpair: warning: {} null row(s) written as empty values",
             thousands(nulls)
         );

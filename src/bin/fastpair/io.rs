@@ -8,6 +8,16 @@ use std::sync::{Mutex, MutexGuard};
 use fastpair::write::{AtomicFile, Sink};
 use fastpair::{Column, ReadOptions, Reader};
 
+/// Like `eprintln!`, but a closed or full stderr is ignored instead of
+/// panicking (there is nowhere left to report it).
+macro_rules! eprint_line {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($t)*);
+    }};
+}
+pub(crate) use eprint_line;
+
 /// Why a command stopped.
 #[derive(Debug)]
 pub enum CliError {

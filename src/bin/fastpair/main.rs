@@ -36,7 +36,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
         Err(CliError::Message(m)) => {
-            eprintln!("fastpair: error: {m}");
+            io::eprint_line!("fastpair: error: {m}");
             ExitCode::FAILURE
         }
     }
@@ -83,7 +83,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
         msg.push_str(line);
     }
     let msg = msg.strip_prefix("error: ").unwrap_or(&msg);
-    eprintln!("fastpair: error: {msg} (see 'fastpair --help')");
+    io::eprint_line!("fastpair: error: {msg} (see 'fastpair --help')");
     ExitCode::from(2)
 }
 
@@ -121,7 +121,7 @@ fn install_panic_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!("fastpair: error: internal error (a bug, please report it): {msg}{at}");
+        io::eprint_line!("fastpair: error: internal error (a bug, please report it): {msg}{at}");
         std::process::exit(101);
     }));
 }

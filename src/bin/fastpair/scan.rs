@@ -47,7 +47,7 @@ pub fn run(a: ScanArgs) -> Result<(), CliError> {
         Ok(done) => done,
         Err(why) if a.gpu => Err(CliError::msg(why)),
         Err(why) => {
-            eprintln!("fastpair: note: {why}; scanning on the CPU");
+            crate::io::eprint_line!("fastpair: note: {why}; scanning on the CPU");
             scan_cpu(&a, &reader)
         }
     }
