@@ -633,6 +633,19 @@ fn f4_permissions_kept_and_read_only_refused_without_force() {
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
     ok(&["compress", TESTDATA, "-o", s(&out), "-q"]);
     assert_eq!(mode(&out), 0o600);
+    // Owner and group are kept where the process may set them (root here;
+    // otherwise a file can only be ours anyway).
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            std::os::unix::fs::chown(&out, Some(4321), Some(4322)).unwrap();
+            ok(&["compress", TESTDATA, "-o", s(&out), "-q"]);
+            let m = std::fs::metadata(&out).unwrap();
+            assert_eq!((m.uid(), m.gid()), (4321, 4322));
+            assert_eq!(mode(&out), 0o600);
+        }
+    }
     let txt = dir.path("secret.txt");
     std::fs::write(&txt, b"old").unwrap();
     std::fs::set_permissions(&txt, std::fs::Permissions::from_mode(0o640)).unwrap();
