@@ -560,15 +560,37 @@ fn f1_output_symlink_replaces_its_target() {
     assert!(temp_files_in(&dir.path("real")).is_empty());
 }
 
-/// Finding 1: `/dev/stdout` and `/proc/self/fd/1` are written in place.
+/// Finding 1: `/dev/stdout`, `/proc/self/fd/1` and a link to it are written
+/// in place (stdout here is a pipe).
+///
+/// Run as root, a binary with the old bug would *replace* `/dev/stdout` with
+/// a regular file (seen when checking that this test fails before the fix),
+/// so as root the literal `/dev/stdout` is left out: a link in the scratch
+/// folder to `/proc/self/fd/1` exercises the same path, and a regression
+/// there can only replace the scratch link (nothing can be renamed into
+/// `/proc`).
 #[test]
 fn f1_dev_stdout_is_written_in_place() {
     let dir = Scratch::new("devstdout");
     let fpc = dir.path("m.fpc");
     ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
-    for out in ["/dev/stdout", "/proc/self/fd/1"] {
+    let link = dir.path("stdout-link");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    let mut outs = vec!["/proc/self/fd/1", s(&link)];
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        outs.push("/dev/stdout");
+    }
+    for out in outs {
         let o = ok(&["decompress", s(&fpc), "-o", out]);
-        assert_eq!(o.stdout, std::fs::read(TESTDATA).unwrap(), "{out}");
+        let want = std::fs::read(TESTDATA).unwrap();
+        assert!(
+            o.stdout == want,
+            "{out}: {} bytes on stdout, want {}; stderr: {}",
+            o.stdout.len(),
+            want.len(),
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
 }
 
