@@ -233,6 +233,7 @@ pub fn fuzz_roundtrip(data: &[u8]) {
         batch,
         seed: 7,
         parallel_chunks,
+        memory_budget: 1 << 30,
     };
     let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).expect("write");
     let r = Reader::from_bytes(file.clone()).expect("open what was written");

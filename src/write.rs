@@ -1,12 +1,21 @@
 //! The streaming writer (spec/FORMAT.md §2–§5): rows in, chunks out.
 //!
 //! Rows are buffered into chunks of at most `chunk_rows` rows and
-//! `chunk_bytes` bytes; `parallel_chunks` full chunks are encoded at once with
-//! rayon and written in order, so memory stays bounded. By default one
-//! dictionary is trained on a sample of the first chunks and shared by all
-//! that follow. Dictionaries are written after the chunks (their plane width
+//! `chunk_bytes` bytes; up to `parallel_chunks` full chunks are encoded at
+//! once with rayon (fewer when their estimated memory would pass
+//! `memory_budget`) and written in order. By default one dictionary is trained
+//! on a sample of the *training window* — the first chunks, until they hold
+//! [`train_window_bytes`] value bytes or [`TRAIN_WINDOW_ROWS`] rows — and
+//! shared by all chunks. The window depends only on the input and the
+//! options, so a file's bytes never depend on the thread count or the memory
+//! budget. Dictionaries are written after the chunks (their plane width
 //! depends on the token-length histogram of everything encoded with them),
-//! then the footer and the tail. [`Writer::create`] writes to a temporary file
+//! then the footer and the tail.
+//!
+//! Every limit the reader enforces (spec/FORMAT.md §8) is checked here before
+//! the sink is committed: chunk and dictionary counts as chunks close, and
+//! the footer and dictionaries are re-parsed with the reader's own checks
+//! before they are written. [`Writer::create`] writes to a temporary file
 //! that replaces the destination only when [`Writer::finish`] succeeds.
 
 use std::fs::File;
@@ -55,9 +64,53 @@ pub struct WriterOptions {
     pub batch: u32,
     /// Training seed (deterministic output for equal input and options).
     pub seed: u64,
-    /// Chunks encoded at once (default: rayon's thread count).
+    /// Most chunks encoded at once (default: rayon's thread count); fewer
+    /// when `memory_budget` says so. Never changes the file's bytes.
     pub parallel_chunks: usize,
+    /// Estimated most bytes the writer's buffers hold at once (buffered rows,
+    /// their codes and encoded sections, the trainer; see [`chunk_cost`],
+    /// [`WriterOptions::min_memory_budget`]). Default 1 GiB.
+    /// It bounds how many chunks are encoded at once and must cover one full
+    /// chunk (and, with a shared dictionary, the training window). Never
+    /// changes the file's bytes. A single value longer than `chunk_bytes`
+    /// forms a chunk of its own and may need about [`BYTE_COST`] times its
+    /// length beyond this estimate.
+    pub memory_budget: usize,
 }
+
+/// Estimated writer bytes per buffered value byte: the row bytes, their
+/// codes (twice, while segments are stitched), the packed codes and the
+/// encoded section.
+pub const BYTE_COST: usize = 6;
+/// Estimated writer bytes per buffered row: the row's end and validity while
+/// buffered, and its boundaries in codes and bytes while encoded.
+pub const ROW_COST: usize = 48;
+/// Most rows in the shared dictionary's training window.
+pub const TRAIN_WINDOW_ROWS: usize = 1 << 20;
+
+/// Value bytes that close the shared dictionary's training window:
+/// `4 * sample_bytes` (64 MiB by default).
+pub fn train_window_bytes(opts: &WriterOptions) -> usize {
+    opts.sample_bytes.saturating_mul(4)
+}
+
+/// Estimated memory of encoding a chunk of `bytes` value bytes and `rows` rows.
+pub fn chunk_cost(bytes: usize, rows: usize) -> usize {
+    bytes
+        .saturating_mul(BYTE_COST)
+        .saturating_add(rows.saturating_mul(ROW_COST))
+}
+
+/// Estimated memory of a chunk that is only buffered (not being encoded):
+/// its bytes, and per row its end offset and validity.
+pub fn buffered_cost(bytes: usize, rows: usize) -> usize {
+    bytes.saturating_add(rows.saturating_mul(RAW_ROW_COST))
+}
+
+/// Buffered bytes per row (`usize` end, `bool` validity, growth slack).
+const RAW_ROW_COST: usize = 16;
+/// Estimated trainer memory per sampled byte (sample, pair counters, matcher).
+const TRAIN_COST: usize = 4;
 
 impl Default for WriterOptions {
     fn default() -> Self {
@@ -70,6 +123,7 @@ impl Default for WriterOptions {
             batch: 64,
             seed: 0x5EED_FA57_9A12,
             parallel_chunks: rayon::current_num_threads().max(1),
+            memory_budget: 1 << 30,
         }
     }
 }
@@ -98,7 +152,54 @@ impl WriterOptions {
                 limits::MAX_BATCH
             ));
         }
+        if self.parallel_chunks == 0 {
+            return bad("parallel_chunks must be at least 1".into());
+        }
+        let need = self.min_memory_budget();
+        if self.memory_budget < need {
+            return bad(format!(
+                "a memory budget of {} bytes is below the {} bytes that one chunk of up to {} rows and {} bytes{} needs; raise the budget or lower chunk_rows/chunk_bytes",
+                self.memory_budget,
+                need,
+                self.chunk_rows,
+                self.chunk_bytes,
+                if self.dict_mode == DictMode::Shared {
+                    " (and the shared dictionary's training window)"
+                } else {
+                    ""
+                }
+            ));
+        }
         Ok(())
+    }
+
+    /// Estimated memory of encoding one chunk (with a per-chunk dictionary,
+    /// training it too).
+    pub fn encode_cost(&self, bytes: usize, rows: usize) -> usize {
+        let train = match self.dict_mode {
+            DictMode::PerChunk => bytes.min(self.sample_bytes).saturating_mul(TRAIN_COST),
+            DictMode::Shared => 0,
+        };
+        chunk_cost(bytes, rows).saturating_add(train)
+    }
+
+    /// The smallest `memory_budget` these options work with: one full chunk,
+    /// or with a shared dictionary the training window plus one chunk (the
+    /// window closes at the first chunk that fills it).
+    pub fn min_memory_budget(&self) -> usize {
+        let chunk = self.encode_cost(self.chunk_bytes, self.chunk_rows);
+        let train = self.sample_bytes.saturating_mul(TRAIN_COST);
+        match self.dict_mode {
+            DictMode::PerChunk => chunk,
+            // Before its last chunk the window holds fewer than its limits;
+            // that chunk adds at most one chunk's bytes and rows. The window
+            // stays buffered while it is trained on and encoded chunk by chunk.
+            DictMode::Shared => buffered_cost(
+                train_window_bytes(self).saturating_add(self.chunk_bytes),
+                TRAIN_WINDOW_ROWS.saturating_add(self.chunk_rows),
+            )
+            .saturating_add(train.max(chunk)),
+        }
     }
 }
 
@@ -116,66 +217,184 @@ impl Sink for Vec<u8> {
 
 /// A file written under a temporary name and renamed over the destination on
 /// commit; dropped uncommitted, it is removed and the destination is untouched.
+///
+/// - The temporary file lives in the directory of the file finally replaced
+///   (a symlink's target, followed to the end of the chain), so the rename is
+///   atomic; it is created exclusively (`O_EXCL`, never following a planted
+///   link) under a short unpredictable name (`.fp-XXXXXXXX.tmp`).
+/// - A replaced file keeps its permission bits and, where the process may
+///   set them, its owner and group. A new file gets `0666` minus the umask.
+/// - A destination without write permission is refused unless
+///   [`AtomicFile::create_with`] is told to replace it anyway.
+/// - A destination that exists and is not a regular file (a device, a FIFO,
+///   a socket) is refused: renaming over it would replace it; write to such
+///   a destination directly instead.
+///
+/// Errors name the destination as the caller gave it, never the temporary name.
 pub struct AtomicFile {
-    tmp: PathBuf,
-    dest: PathBuf,
-    file: Option<BufWriter<File>>,
+    tmp: Option<BufWriter<tempfile::NamedTempFile>>,
+    tmp_path: PathBuf,
+    /// The path renamed onto (symlinks resolved).
+    target: PathBuf,
+    /// The destination as the caller named it, for messages.
+    shown: PathBuf,
+}
+
+/// Most symlinks followed when resolving a destination (as Linux's ELOOP).
+const MAX_LINK_HOPS: usize = 40;
+
+/// Follows `path` through symlinks to the path that is not a link (which may
+/// not exist yet).
+pub fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINK_HOPS {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            Ok(_) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(p),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "more than {MAX_LINK_HOPS} levels of symbolic links"
+    )))
 }
 
 impl AtomicFile {
-    /// Creates the temporary file next to `dest`.
+    /// Prepares to replace `dest`; refuses a read-only destination.
     pub fn create(dest: &Path) -> Result<Self> {
-        let dir = dest
+        Self::create_with(dest, false)
+    }
+
+    /// Prepares to replace `dest`; with `replace_read_only`, a destination
+    /// without write permission is replaced too (keeping its permissions).
+    pub fn create_with(dest: &Path, replace_read_only: bool) -> Result<Self> {
+        let shown = dest.to_path_buf();
+        let err =
+            |what: &str, e: std::io::Error| Error::io(format!("{what} {}", dest.display()), e);
+        let target = resolve_symlinks(dest).map_err(|e| err("resolving", e))?;
+        target.file_name().ok_or_else(|| {
+            Error::InvalidArgument(format!("{} is not a file path", dest.display()))
+        })?;
+        let existing = match std::fs::metadata(&target) {
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(err("checking", e)),
+        };
+        if let Some(m) = &existing {
+            if m.is_dir() {
+                return Err(Error::InvalidArgument(format!(
+                    "{} is a directory",
+                    dest.display()
+                )));
+            }
+            if !m.is_file() {
+                return Err(Error::InvalidArgument(format!(
+                    "{} exists and is not a regular file; it cannot be replaced atomically",
+                    dest.display()
+                )));
+            }
+            if m.permissions().readonly() && !replace_read_only {
+                return Err(Error::InvalidArgument(format!(
+                    "{} is read-only; not replacing it",
+                    dest.display()
+                )));
+            }
+        }
+        let dir = target
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let name = dest.file_name().ok_or_else(|| {
-            Error::InvalidArgument(format!("{} is not a file path", dest.display()))
+        let mut b = tempfile::Builder::new();
+        b.prefix(".fp-").suffix(".tmp").rand_bytes(8);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // Like File::create: 0666 minus the umask (the kernel applies it).
+            b.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        // tempfile's errors name the temporary path; report the OS error alone.
+        let tmp = b.tempfile_in(dir).map_err(|e| {
+            let e = e
+                .raw_os_error()
+                .map(std::io::Error::from_raw_os_error)
+                .unwrap_or_else(|| std::io::Error::new(e.kind(), e.kind().to_string()));
+            err("creating a temporary file next to", e)
         })?;
-        let tmp = dir.join(format!(
-            ".{}.fastpair-tmp-{}",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
-        let file =
-            File::create(&tmp).map_err(|e| Error::io(format!("creating {}", tmp.display()), e))?;
+        if let Some(m) = &existing {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                // Owner first (changing it may clear set-id bits), then the
+                // mode. Not being allowed to give the file away is normal.
+                let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(m.uid()), Some(m.gid()));
+            }
+            tmp.as_file()
+                .set_permissions(m.permissions())
+                .map_err(|e| err("copying the permissions of", e))?;
+        }
+        let tmp_path = tmp.path().to_path_buf();
         Ok(Self {
-            tmp,
-            dest: dest.to_path_buf(),
-            file: Some(BufWriter::with_capacity(1 << 20, file)),
+            tmp: Some(BufWriter::with_capacity(1 << 20, tmp)),
+            tmp_path,
+            target,
+            shown,
         })
+    }
+
+    /// The temporary file's path (for a caller that must remove it on a
+    /// signal, when no destructor runs).
+    pub fn temp_path(&self) -> &Path {
+        &self.tmp_path
+    }
+
+    /// The file that commit replaces (the destination, symlinks resolved).
+    pub fn target(&self) -> &Path {
+        &self.target
     }
 }
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.file.as_mut().expect("open until commit").write(buf)
+        self.tmp.as_mut().expect("open until commit").write(buf)
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        self.file.as_mut().expect("open until commit").flush()
+        self.tmp.as_mut().expect("open until commit").flush()
     }
 }
 
 impl Sink for AtomicFile {
     fn commit(mut self) -> Result<()> {
-        let file = self.file.take().expect("open until commit");
-        let file = file
+        let shown = self.shown.display().to_string();
+        let tmp = self.tmp.take().expect("open until commit");
+        // On an error below, `tmp` (a NamedTempFile) removes itself on drop.
+        let tmp = tmp
             .into_inner()
-            .map_err(|e| Error::io(format!("writing {}", self.tmp.display()), e.into_error()))?;
-        file.sync_all()
-            .map_err(|e| Error::io(format!("syncing {}", self.tmp.display()), e))?;
-        drop(file);
-        std::fs::rename(&self.tmp, &self.dest)
-            .map_err(|e| Error::io(format!("renaming onto {}", self.dest.display()), e))?;
-        Ok(())
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if self.file.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
+            .map_err(|e| Error::io(format!("writing {shown}"), e.into_error()))?;
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| Error::io(format!("syncing {shown}"), e))?;
+        tmp.persist(&self.target)
+            .map_err(|e| Error::io(format!("replacing {shown}"), e.error))?;
+        // Make the rename itself durable (best effort: not every filesystem
+        // lets a directory be opened and synced).
+        if let Some(dir) = self.target.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
         }
+        Ok(())
     }
 }
 
@@ -237,7 +456,11 @@ pub struct Writer<S: Sink> {
     opts: WriterOptions,
     offset: u64,
     current: PendingChunk,
+    /// Closed chunks not yet encoded (with a shared dictionary not yet
+    /// trained: the training window).
     full: Vec<PendingChunk>,
+    /// Chunks closed so far (encoded or not).
+    closed: u64,
     shared: Option<(Codec, TokenTable, Matcher)>,
     dicts: Vec<(Codec, TokenTable, [u64; 16])>,
     choices: Vec<Choice>,
@@ -264,6 +487,7 @@ impl<S: Sink> Writer<S> {
             opts,
             current: PendingChunk::default(),
             full: Vec::new(),
+            closed: 0,
             shared: None,
             dicts: Vec::new(),
             choices: Vec::new(),
@@ -285,11 +509,7 @@ impl<S: Sink> Writer<S> {
         if c.rows() > 0
             && (c.rows() >= self.opts.chunk_rows || c.data.len() + v.len() > self.opts.chunk_bytes)
         {
-            let done = std::mem::take(&mut self.current);
-            self.full.push(done);
-            if self.full.len() >= self.opts.parallel_chunks {
-                self.flush_full()?;
-            }
+            self.close_chunk()?;
         }
         let c = &mut self.current;
         c.data.extend_from_slice(v);
@@ -351,6 +571,57 @@ fn train_candidates(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> Vec<T
 const SHORT_TOKEN_TRIAL_BYTES: usize = 8 << 20;
 
 impl<S: Sink> Writer<S> {
+    /// Closes the current chunk: checks the chunk and dictionary counts the
+    /// reader allows, then queues the chunk and encodes the queue when it is
+    /// full (by count or by estimated memory).
+    fn close_chunk(&mut self) -> Result<()> {
+        let n = self.closed + 1;
+        if n > limits::MAX_CHUNKS as u64 {
+            return Err(Error::LimitExceeded {
+                what: "chunk count (raise chunk_rows or chunk_bytes)",
+                value: n,
+                limit: limits::MAX_CHUNKS as u64,
+            });
+        }
+        if self.opts.dict_mode == DictMode::PerChunk && n > limits::MAX_DICTS as u64 {
+            return Err(Error::LimitExceeded {
+                what: "dictionary count (one per chunk with per-chunk dictionaries; raise chunk_rows or chunk_bytes, or share one dictionary)",
+                value: n,
+                limit: limits::MAX_DICTS as u64,
+            });
+        }
+        self.closed = n;
+        let done = std::mem::take(&mut self.current);
+        self.full.push(done);
+        if self.opts.dict_mode == DictMode::Shared && self.shared.is_none() {
+            // The training window closes on bytes or rows only: never on the
+            // thread count or the memory budget.
+            let bytes: usize = self.full.iter().map(|p| p.data.len()).sum();
+            let rows: usize = self.full.iter().map(|p| p.rows()).sum();
+            if bytes >= train_window_bytes(&self.opts) || rows >= TRAIN_WINDOW_ROWS {
+                self.flush_full()?;
+            }
+            return Ok(());
+        }
+        let cost: usize = self
+            .full
+            .iter()
+            .map(|p| self.opts.encode_cost(p.data.len(), p.rows()))
+            .sum();
+        let next = self
+            .opts
+            .encode_cost(self.opts.chunk_bytes, self.opts.chunk_rows);
+        if self.full.len() >= self.opts.parallel_chunks
+            || cost.saturating_add(next) > self.opts.memory_budget
+        {
+            self.flush_full()?;
+        }
+        Ok(())
+    }
+
+    /// Trains the shared dictionary if it is due, then encodes and writes
+    /// every queued chunk, in groups that fit `parallel_chunks` and the
+    /// memory budget.
     fn flush_full(&mut self) -> Result<()> {
         let pending = std::mem::take(&mut self.full);
         if pending.is_empty() {
@@ -367,21 +638,45 @@ impl<S: Sink> Writer<S> {
             self.choices.push(choice);
             self.shared = Some((codec, table, matcher));
         }
-        let (opts, shared) = (&self.opts, &self.shared);
-        let encoded: Vec<EncodedChunk> = pending
-            .par_iter()
-            .map(|p| match shared {
-                Some((codec, t, m)) => encode_chunk(opts, *codec, p, t, m, None),
-                None => {
-                    let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
-                    let (codec, table, choice) = choose::train(opts, &rows);
-                    let m = Matcher::new(&table);
-                    encode_chunk(opts, codec, p, &table.clone(), &m, Some((table, choice)))
+        // Chunks waiting their turn stay buffered; the rest of the budget is
+        // for the group being encoded.
+        let buffered: usize = pending
+            .iter()
+            .map(|p| buffered_cost(p.data.len(), p.rows()))
+            .sum();
+        let avail = self.opts.memory_budget.saturating_sub(buffered);
+        let mut rest = &pending[..];
+        while !rest.is_empty() {
+            let mut take = 0;
+            let mut cost = 0usize;
+            while take < rest.len() && take < self.opts.parallel_chunks {
+                let c = self
+                    .opts
+                    .encode_cost(rest[take].data.len(), rest[take].rows());
+                if take > 0 && cost.saturating_add(c) > avail {
+                    break;
                 }
-            })
-            .collect();
-        for e in encoded {
-            self.write_chunk(e)?;
+                cost = cost.saturating_add(c);
+                take += 1;
+            }
+            let (group, tail) = rest.split_at(take);
+            rest = tail;
+            let (opts, shared) = (&self.opts, &self.shared);
+            let encoded: Vec<EncodedChunk> = group
+                .par_iter()
+                .map(|p| match shared {
+                    Some((codec, t, m)) => encode_chunk(opts, *codec, p, t, m, None),
+                    None => {
+                        let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
+                        let (codec, table, choice) = choose::train(opts, &rows);
+                        let m = Matcher::new(&table);
+                        encode_chunk(opts, codec, p, &table.clone(), &m, Some((table, choice)))
+                    }
+                })
+                .collect();
+            for e in encoded {
+                self.write_chunk(e)?;
+            }
         }
         Ok(())
     }
@@ -504,12 +799,30 @@ impl<S: Sink> Writer<S> {
     }
 
     fn write_chunk(&mut self, e: EncodedChunk) -> Result<()> {
-        if self.footer.chunks.len() as u32 >= limits::MAX_CHUNKS {
-            return Err(Error::LimitExceeded {
-                what: "chunk count",
-                value: self.footer.chunks.len() as u64 + 1,
-                limit: limits::MAX_CHUNKS as u64,
-            });
+        // The per-chunk limits of spec/FORMAT.md §8, as the reader checks them
+        // (`close_chunk` already bounded the chunk and dictionary counts).
+        for (what, value, limit) in [
+            (
+                "chunk count",
+                self.footer.chunks.len() as u64 + 1,
+                limits::MAX_CHUNKS as u64,
+            ),
+            ("chunk rows", e.rows as u64, limits::MAX_CHUNK_ROWS as u64),
+            (
+                "chunk codes",
+                e.codes as u64,
+                limits::MAX_CHUNK_CODES as u64,
+            ),
+            ("chunk bytes", e.decoded, limits::MAX_CHUNK_BYTES),
+            (
+                "dictionary count",
+                self.dicts.len() as u64 + e.dict.is_some() as u64,
+                limits::MAX_DICTS as u64,
+            ),
+        ] {
+            if value > limit {
+                return Err(Error::LimitExceeded { what, value, limit });
+            }
         }
         let dict = match e.dict {
             Some((t, choice)) => {
@@ -540,8 +853,7 @@ impl<S: Sink> Writer<S> {
     /// then commits the sink.
     pub fn finish(mut self) -> Result<WriteSummary> {
         if self.current.rows() > 0 {
-            let done = std::mem::take(&mut self.current);
-            self.full.push(done);
+            self.close_chunk()?;
         }
         self.flush_full()?;
         if self.dicts.is_empty() {
@@ -562,10 +874,26 @@ impl<S: Sink> Writer<S> {
             let d = Dictionary::from_table(codec, table, hist);
             let mut bytes = Vec::new();
             d.section().write(&mut bytes);
+            // Writer ⊆ reader: the reader's own dictionary checks (§9 step 7).
+            let id = self.footer.dicts.len() as u32;
+            layout::DictSection::parse(&bytes, self.offset, id)
+                .and_then(|p| Dictionary::validate(&p, id, self.offset))
+                .map_err(unreadable)?;
             let r = self.write_section(&bytes)?;
             self.footer.dicts.push(r);
         }
         let footer = self.footer.to_bytes();
+        // Writer ⊆ reader: the footer passes the reader's structural checks
+        // (§9 step 6: counts and limits, sections, totals) before the tail is
+        // written and the sink committed.
+        if u32::try_from(footer.len()).is_err() {
+            return Err(Error::LimitExceeded {
+                what: "footer length",
+                value: footer.len() as u64,
+                limit: u32::MAX as u64,
+            });
+        }
+        Footer::parse(&footer, self.offset).map_err(unreadable)?;
         let tail = layout::tail_bytes(footer.len() as u32, crc32fast::hash(&footer));
         let mut sink = self.sink.take().expect("sink present until finish");
         sink.write_all(&footer)
@@ -583,6 +911,14 @@ impl<S: Sink> Writer<S> {
             choices: std::mem::take(&mut self.choices),
         })
     }
+}
+
+/// A writer self-check failed: the file would be rejected by the reader, so
+/// nothing is committed.
+fn unreadable(e: Error) -> Error {
+    Error::InvalidArgument(format!(
+        "the file would not be readable ({e}); nothing was written"
+    ))
 }
 
 /// Compresses `values` into an in-memory file.

@@ -515,3 +515,440 @@ fn codec_auto_is_default_and_reports_its_choice() {
     );
     assert!(!bad.status.success());
 }
+
+// ---- Issue 7: never lose or expose a user's data. One test (or more) per
+// numbered finding; each failed before the fix.
+
+fn mkfifo(p: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+/// Hidden temporary files left in `dir` (ours are `.fp-*.tmp`; the old ones
+/// were `.NAME.fastpair-tmp-PID`).
+fn temp_files_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') && (n.contains("tmp") || n.starts_with(".fp-")))
+        .collect()
+}
+
+/// Finding 1: an output that is a symlink to /dev/null is written through,
+/// and /dev/null stays a character device (it used to be replaced by a
+/// regular file when run as root; otherwise the rename failed).
+#[test]
+fn f1_output_symlink_to_dev_null_keeps_the_device() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = Scratch::new("devnull");
+    let fpc = dir.path("m.fpc");
+    ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
+    let link = dir.path("null-link");
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    ok(&["decompress", s(&fpc), "-o", s(&link)]);
+    ok(&["compress", TESTDATA, "-o", s(&link), "-q"]);
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(temp_files_in(&dir.0).is_empty());
+}
+
+/// Finding 1: a FIFO output is written directly and streamed to its reader;
+/// it stays a FIFO (it used to be replaced by a regular file, leaving the
+/// reader hanging).
+#[test]
+fn f1_output_fifo_is_streamed_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = Scratch::new("fifo-out");
+    let fpc = dir.path("m.fpc");
+    ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
+    let fifo = dir.path("out.fifo");
+    mkfifo(&fifo);
+    let f2 = fifo.clone();
+    let reader = std::thread::spawn(move || std::fs::read(&f2).unwrap());
+    ok(&["decompress", s(&fpc), "-o", s(&fifo)]);
+    let got = reader.join().unwrap();
+    assert_eq!(got, std::fs::read(TESTDATA).unwrap());
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
+/// Finding 1: an output symlink to a regular file: the target is replaced
+/// atomically (temporary file in the target's directory), the link stays.
+#[test]
+fn f1_output_symlink_replaces_its_target() {
+    let dir = Scratch::new("symlink");
+    std::fs::create_dir(dir.path("real")).unwrap();
+    let target = dir.path("real/col.fpc");
+    std::fs::write(&target, b"old").unwrap();
+    let link = dir.path("link.fpc");
+    std::os::unix::fs::symlink("real/col.fpc", &link).unwrap();
+    ok(&["compress", TESTDATA, "-o", s(&link), "-q"]);
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let o = ok(&["get", s(&target), "0"]);
+    assert!(!o.stdout.is_empty());
+    // A dangling link gets its target created.
+    std::fs::remove_file(&target).unwrap();
+    ok(&["compress", TESTDATA, "-o", s(&link), "-q"]);
+    assert!(target.is_file());
+    assert!(temp_files_in(&dir.0).is_empty());
+    assert!(temp_files_in(&dir.path("real")).is_empty());
+}
+
+/// Finding 1: `/dev/stdout`, `/proc/self/fd/1` and a link to it are written
+/// in place (stdout here is a pipe).
+///
+/// Run as root, a binary with the old bug would *replace* `/dev/stdout` with
+/// a regular file (seen when checking that this test fails before the fix),
+/// so as root the literal `/dev/stdout` is left out: a link in the scratch
+/// folder to `/proc/self/fd/1` exercises the same path, and a regression
+/// there can only replace the scratch link (nothing can be renamed into
+/// `/proc`).
+#[test]
+fn f1_dev_stdout_is_written_in_place() {
+    let dir = Scratch::new("devstdout");
+    let fpc = dir.path("m.fpc");
+    ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
+    let link = dir.path("stdout-link");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    let mut outs = vec!["/proc/self/fd/1", s(&link)];
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        outs.push("/dev/stdout");
+    }
+    for out in outs {
+        let o = ok(&["decompress", s(&fpc), "-o", out]);
+        let want = std::fs::read(TESTDATA).unwrap();
+        assert!(
+            o.stdout == want,
+            "{out}: {} bytes on stdout, want {}; stderr: {}",
+            o.stdout.len(),
+            want.len(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+/// Finding 3: a symlink planted at the old predictable temporary name
+/// (`.NAME.fastpair-tmp-PID`) is not followed: its target is untouched.
+/// The temporary file has a short unpredictable name.
+#[test]
+fn f3_planted_symlink_at_temp_name_is_not_followed() {
+    let dir = Scratch::new("planted");
+    let victim = dir.path("victim.txt");
+    std::fs::write(&victim, b"do not touch").unwrap();
+    let input = dir.path("in.fifo");
+    mkfifo(&input);
+    let out = dir.path("out.fpc");
+    // The child blocks opening the FIFO: plant the link knowing its pid.
+    let mut c = Command::new(BIN)
+        .args(["compress", s(&input), "-o", s(&out), "-q"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let planted = dir.path(&format!(".out.fpc.fastpair-tmp-{}", c.id()));
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    let mut w = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&input)
+        .unwrap();
+    w.write_all(b"alpha\nbeta\n").unwrap();
+    // While the input is open the temporary file exists: check its name.
+    let mut seen = Vec::new();
+    for _ in 0..200 {
+        seen = temp_files_in(&dir.0)
+            .into_iter()
+            .filter(|n| n.starts_with(".fp-"))
+            .collect();
+        if !seen.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    drop(w);
+    let st = c.wait().unwrap();
+    assert!(st.success());
+    assert_eq!(std::fs::read(&victim).unwrap(), b"do not touch");
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let name = &seen[0];
+    assert!(name.len() <= 16, "{name}");
+    assert!(!name.contains(&c.id().to_string()), "{name}");
+    let o = ok(&["get", s(&out), "1"]);
+    assert_eq!(o.stdout, b"beta\n");
+}
+
+/// Finding 4: a replaced file keeps its permissions (0600 stayed 0600? it
+/// became 0644); a read-only file is refused unless --force, and keeps 0444.
+#[test]
+fn f4_permissions_kept_and_read_only_refused_without_force() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new("perms");
+    let out = dir.path("secret.fpc");
+    std::fs::write(&out, b"old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
+    ok(&["compress", TESTDATA, "-o", s(&out), "-q"]);
+    assert_eq!(mode(&out), 0o600);
+    // Owner and group are kept where the process may set them (root here;
+    // otherwise a file can only be ours anyway).
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            std::os::unix::fs::chown(&out, Some(4321), Some(4322)).unwrap();
+            ok(&["compress", TESTDATA, "-o", s(&out), "-q"]);
+            let m = std::fs::metadata(&out).unwrap();
+            assert_eq!((m.uid(), m.gid()), (4321, 4322));
+            assert_eq!(mode(&out), 0o600);
+        }
+    }
+    let txt = dir.path("secret.txt");
+    std::fs::write(&txt, b"old").unwrap();
+    std::fs::set_permissions(&txt, std::fs::Permissions::from_mode(0o640)).unwrap();
+    ok(&["decompress", s(&out), "-o", s(&txt)]);
+    assert_eq!(mode(&txt), 0o640);
+    assert_eq!(
+        std::fs::read(&txt).unwrap(),
+        std::fs::read(TESTDATA).unwrap()
+    );
+
+    let ro = dir.path("ro.fpc");
+    std::fs::write(&ro, b"read only").unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let e = fails(&run(&["compress", TESTDATA, "-o", s(&ro), "-q"]));
+    assert!(
+        e.contains(s(&ro)) && e.contains("read-only") && e.contains("--force"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&ro).unwrap(), b"read only");
+    ok(&["compress", TESTDATA, "-o", s(&ro), "-q", "--force"]);
+    assert_eq!(mode(&ro), 0o444);
+    assert_ne!(std::fs::read(&ro).unwrap(), b"read only");
+    assert!(temp_files_in(&dir.0).is_empty());
+}
+
+/// Finding 5: SIGINT, SIGTERM and SIGHUP remove the temporary file and exit
+/// with 130, 143 and 129; the destination is untouched.
+#[test]
+fn f5_signals_remove_the_temporary_file() {
+    let dir = Scratch::new("signals");
+    let out = dir.path("out.fpc");
+    std::fs::write(&out, b"precious").unwrap();
+    for (sig, code) in [
+        (libc::SIGINT, 130),
+        (libc::SIGTERM, 143),
+        (libc::SIGHUP, 129),
+    ] {
+        let input = dir.path("in.fifo");
+        let _ = std::fs::remove_file(&input);
+        mkfifo(&input);
+        let mut c = Command::new(BIN)
+            .args(["compress", s(&input), "-o", s(&out), "-q"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut w = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&input)
+            .unwrap();
+        w.write_all(&std::fs::read(TESTDATA).unwrap()).unwrap();
+        // Wait until the temporary file exists, then signal.
+        let mut found = false;
+        for _ in 0..500 {
+            if !temp_files_in(&dir.0).is_empty() {
+                found = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(found, "no temporary file appeared");
+        // SAFETY: kill(2) on the pid of the child we spawned and still own.
+        assert_eq!(unsafe { libc::kill(c.id() as libc::pid_t, sig) }, 0);
+        let st = c.wait().unwrap();
+        drop(w);
+        assert_eq!(st.code(), Some(code), "signal {sig}: {st:?}");
+        assert!(temp_files_in(&dir.0).is_empty(), "signal {sig}");
+        assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+    }
+}
+
+/// Finding 6: `scan --iters 4294967295` is a usage error, not a 64 GB
+/// allocation; a closed or full stdout never panics in scan.
+#[test]
+fn f6_scan_bounded_iters_and_closed_or_full_stdout() {
+    let dir = Scratch::new("scan");
+    let fpc = dir.path("m.fpc");
+    ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
+    let o = run(&["scan", s(&fpc), "--cpu", "--iters", "4294967295"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("--iters") && !e.contains("internal error"),
+        "{e}"
+    );
+    // Full stdout: an error line, status 1, no panic.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = Command::new(BIN)
+        .args(["scan", s(&fpc), "--cpu", "--iters", "1"])
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("<stdout>") && !e.contains("internal error"),
+        "{e}"
+    );
+    // Closed stdout (like `| head -c0`): quiet success.
+    let mut c = Command::new(BIN)
+        .args(["scan", s(&fpc), "--cpu", "--iters", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(c.stdout.take());
+    let o = c.wait_with_output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!e.contains("internal error"), "{e}");
+    assert!(o.status.success(), "{:?} {e}", o.status);
+    // A full stderr does not turn compress's summary line into a crash.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let st = Command::new(BIN)
+        .args(["compress", TESTDATA, "-o", s(&dir.path("again.fpc"))])
+        .stderr(full)
+        .status()
+        .unwrap();
+    assert!(st.success(), "{st:?}");
+}
+
+/// Finding 7: errors name the user's output path; a long valid name
+/// (249 characters) works; `-o >(cmd)` works.
+#[test]
+fn f7_user_paths_in_errors_long_names_and_process_substitution() {
+    let dir = Scratch::new("names");
+    let missing = dir.path("no/such/dir/out.fpc");
+    let e = fails(&run(&["compress", TESTDATA, "-o", s(&missing), "-q"]));
+    assert!(e.contains(s(&missing)), "{e}");
+    assert!(!e.contains("fastpair-tmp") && !e.contains(".fp-"), "{e}");
+
+    let long = dir.path(&format!("{}.fpc", "n".repeat(245)));
+    assert_eq!(long.file_name().unwrap().len(), 249);
+    ok(&["compress", TESTDATA, "-o", s(&long), "-q"]);
+    ok(&["get", s(&long), "0"]);
+
+    if Path::new("/bin/bash").exists() {
+        let fpc = dir.path("m.fpc");
+        ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
+        let copy = dir.path("copy.txt");
+        let st = Command::new("/bin/bash")
+            .args([
+                "-c",
+                r#""$0" decompress "$1" -o >(cat > "$2"); wait $!"#,
+                BIN,
+                s(&fpc),
+                s(&copy),
+            ])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        assert_eq!(
+            std::fs::read(&copy).unwrap(),
+            std::fs::read(TESTDATA).unwrap()
+        );
+    }
+}
+
+/// Finding 9 (get): a value containing the separator is refused with a
+/// pointer to --nul (as decompress does) instead of printing as two rows;
+/// with --nul it prints unambiguously.
+#[test]
+fn f9_get_refuses_values_containing_the_separator() {
+    let dir = Scratch::new("get-sep");
+    let input = dir.path("in.bin");
+    std::fs::write(&input, b"plain\0two\nlines\0last\0").unwrap();
+    let fpc = dir.path("m.fpc");
+    ok(&["compress", "--nul", s(&input), "-o", s(&fpc), "-q"]);
+    let o = ok(&["get", s(&fpc), "0"]);
+    assert_eq!(o.stdout, b"plain\n");
+    let o = run(&["get", s(&fpc), "1"]);
+    let e = fails(&o);
+    assert!(e.contains("row 1") && e.contains("--nul"), "{e}");
+    assert!(!o.stdout.windows(5).any(|w| w == b"lines"), "printed raw");
+    let o = ok(&["get", "--nul", s(&fpc), "1", "2"]);
+    assert_eq!(o.stdout, b"two\nlines\0last\0");
+    // Consistent with decompress.
+    let e = fails(&run(&[
+        "decompress",
+        s(&fpc),
+        "-o",
+        s(&dir.path("out.txt")),
+    ]));
+    assert!(e.contains("row 1") && e.contains("--nul"), "{e}");
+}
+
+/// Finding 2 (CLI): per-chunk dictionaries past the reader's limit fail with
+/// a clear error and leave the existing output untouched (this used to exit
+/// 0 and replace it with a file every command rejected).
+#[test]
+fn f2_cli_refuses_a_file_the_reader_would_reject() {
+    let dir = Scratch::new("dict-limit");
+    let input = dir.path("in.txt");
+    let mut data = Vec::new();
+    for i in 0..(65_536 + 1) {
+        data.extend_from_slice(format!("{}\n", i % 10).as_bytes());
+    }
+    std::fs::write(&input, &data).unwrap();
+    let out = dir.path("out.fpc");
+    std::fs::write(&out, b"precious").unwrap();
+    let e = fails(&run(&[
+        "compress",
+        s(&input),
+        "-o",
+        s(&out),
+        "--codec",
+        "onpair12",
+        "--per-chunk-dict",
+        "--chunk-rows",
+        "1",
+    ]));
+    assert!(e.contains("dictionary count") && e.contains("65536"), "{e}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+    assert!(temp_files_in(&dir.0).is_empty());
+    // An impossible combination is refused up front.
+    let e = fails(&run(&[
+        "compress",
+        s(&input),
+        "-o",
+        s(&out),
+        "--chunk-rows",
+        "67108864",
+        "--memory",
+        "64M",
+    ]));
+    assert!(e.contains("--memory"), "{e}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+}

@@ -60,15 +60,28 @@ pub struct CompressArgs {
     #[arg(value_name = "IN")]
     pub input: PathBuf,
     /// Output file, `-` for stdout. An existing file is replaced only when
-    /// compression succeeds.
+    /// compression succeeds (atomically, keeping its permissions; a symlink's
+    /// target is replaced). A device, FIFO or socket is written directly.
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
+    /// Replace OUT even if it is read-only.
+    #[arg(short, long)]
+    pub force: bool,
+    /// Memory budget for buffered and encoding chunks (e.g. 512M, 2G); it
+    /// must cover one chunk (and the shared dictionary's training window).
+    /// Never changes the output's bytes.
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
+    pub memory: u64,
     /// Dictionary codec.
     #[arg(long, value_enum, default_value = "auto")]
     pub codec: CodecArg,
     /// Most rows per chunk [default: 1048576].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub chunk_rows: Option<u64>,
+    /// Target value bytes per chunk (e.g. 16M) [default: 64M]; a single
+    /// longer value forms a chunk of its own.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub chunk_bytes: Option<u64>,
     /// Train one dictionary per chunk instead of one shared by all chunks.
     #[arg(long)]
     pub per_chunk_dict: bool,
@@ -102,9 +115,18 @@ pub struct DecompressArgs {
     #[arg(value_name = "IN")]
     pub input: PathBuf,
     /// Output file, `-` for stdout. An existing file is replaced only when
-    /// decompression succeeds.
+    /// decompression succeeds (atomically, keeping its permissions; a
+    /// symlink's target is replaced). A device, FIFO or socket is written
+    /// directly.
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
+    /// Replace OUT even if it is read-only.
+    #[arg(short, long)]
+    pub force: bool,
+    /// Most bytes of decoded values (and their offsets) held at once, e.g.
+    /// 256M. A single value larger than this is decoded on its own.
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
+    pub memory: u64,
     /// Terminate values with NUL bytes instead of newlines.
     #[arg(short = '0', long)]
     pub nul: bool,
@@ -151,7 +173,40 @@ pub struct ScanArgs {
     /// Decode on the CPU, on all cores.
     #[arg(long)]
     pub cpu: bool,
-    /// Timed runs (the best one is reported).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Timed runs (the best one is reported), 1 to 1000.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=MAX_ITERS as i64))]
     pub iters: u32,
+    /// CPU scans decode chunk by chunk, holding at most this many bytes of
+    /// decoded values and offsets at once (e.g. 256M).
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
+    pub memory: u64,
+}
+
+/// Most timed runs of `scan`.
+pub const MAX_ITERS: u32 = 1000;
+
+/// Parses a byte count: a number with an optional unit K, M, G or T
+/// (powers of 1024; `KiB`, `MB`… are read the same way).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a byte count (e.g. 512M, 2G)"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(format!("'{s}' has an unknown unit (use K, M, G or T)")),
+    };
+    let v = n
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("'{s}' is too large"))?;
+    if v == 0 {
+        return Err("the memory budget must be more than 0 bytes".into());
+    }
+    Ok(v)
 }

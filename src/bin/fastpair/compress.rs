@@ -23,8 +23,35 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
         }
         opts.chunk_rows = n as usize;
     }
+    if let Some(n) = a.chunk_bytes {
+        let max = fastpair::format::limits::MAX_VALUE_LEN;
+        if n > max {
+            return Err(CliError::msg(format!(
+                "--chunk-bytes must be at most {}",
+                human_bytes(max)
+            )));
+        }
+        opts.chunk_bytes = n as usize;
+    }
     if a.per_chunk_dict {
         opts.dict_mode = DictMode::PerChunk;
+    }
+    opts.memory_budget = usize::try_from(a.memory).unwrap_or(usize::MAX);
+    // Refuse what cannot work before touching anything.
+    let need = opts.min_memory_budget() as u64;
+    if a.memory < need {
+        return Err(CliError::msg(format!(
+            "--memory {} is too small: one chunk of up to {} rows and {}{} needs about {}; raise --memory or lower --chunk-rows/--chunk-bytes",
+            human_bytes(a.memory),
+            thousands(opts.chunk_rows as u64),
+            human_bytes(opts.chunk_bytes as u64),
+            if a.per_chunk_dict {
+                ""
+            } else {
+                " (plus the shared dictionary's training window)"
+            },
+            human_bytes(need),
+        )));
     }
     #[cfg(feature = "parquet")]
     if let Some(kind) = crate::tabular::detect(&a.input)? {
@@ -37,21 +64,28 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
     }
     // Open the input first: a missing input must not touch the output.
     let input = open_input(&a.input)?;
-    let out = Output::create(&a.output)?;
+    let out = Output::create(&a.output, a.force)?;
     let out_name = out.name();
     let sep = if a.nul { 0 } else { b'\n' };
     let start = Instant::now();
     let mut values = Values::new(input, sep, display(&a.input));
     let mut w = Writer::new(out, opts)?;
     let mut progress = Progress::new("compress");
+    let limit = |e: fastpair::Error| match e {
+        e @ fastpair::Error::LimitExceeded { .. } => CliError::msg(format!(
+            "{}: {e}; nothing was written to {out_name}",
+            display(&a.input)
+        )),
+        e => CliError::from(e),
+    };
     while let Some(v) = values.next_value()? {
-        w.push(Some(v))?;
+        w.push(Some(v)).map_err(limit)?;
         progress.update(values.rows, values.bytes_read);
     }
     progress.clear();
     // On any error above, `w` (and with it the temporary file) is dropped and
     // the destination is left as it was.
-    let s = w.finish()?;
+    let s = w.finish().map_err(limit)?;
     let secs = start.elapsed().as_secs_f64();
     if !a.quiet {
         let ratio = if s.file_bytes > 0 {
@@ -59,7 +93,7 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
         } else {
             0.0
         };
-        eprintln!(
+        crate::io::eprint_line!(
             "{} rows, {} -> {} ({} bytes), ratio {:.2}, {} chunk(s), {} dictionar{}, {:.2} s ({}/s) -> {}",
             thousands(s.rows),
             human_bytes(s.input_bytes),

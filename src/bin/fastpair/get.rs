@@ -3,7 +3,7 @@
 use std::io::{BufWriter, Write};
 
 use crate::cli::GetArgs;
-use crate::io::{file_error, io_error, open_reader, thousands, CliError};
+use crate::io::{file_error, io_error, open_reader, separator_error, thousands, CliError};
 
 pub fn run(a: GetArgs) -> Result<(), CliError> {
     let reader = open_reader(&a.file)?;
@@ -16,12 +16,23 @@ pub fn run(a: GetArgs) -> Result<(), CliError> {
         )));
     }
     let sep = if a.nul { 0u8 } else { b'\n' };
+    if a.null.as_bytes().contains(&sep) {
+        return Err(CliError::msg(
+            "--null text contains the value separator, so a null would read as several rows",
+        ));
+    }
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut buf = Vec::new();
     for &row in &a.rows {
         let valid = reader
             .get_into(row, &mut buf)
             .map_err(|e| file_error(&a.file, e))?;
+        // A value holding the separator would print as several rows:
+        // refuse, like decompress, rather than print something ambiguous.
+        if valid && buf.contains(&sep) {
+            out.flush().map_err(|e| io_error("writing <stdout>", e))?;
+            return Err(separator_error(row, a.nul));
+        }
         let v = if valid { &buf[..] } else { a.null.as_bytes() };
         out.write_all(v)
             .and_then(|_| out.write_all(&[sep]))

@@ -3,9 +3,20 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use fastpair::write::{AtomicFile, Sink};
-use fastpair::Reader;
+use fastpair::{Column, ReadOptions, Reader};
+
+/// Like `eprintln!`, but a closed or full stderr is ignored instead of
+/// panicking (there is nowhere left to report it).
+macro_rules! eprint_line {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($t)*);
+    }};
+}
+pub(crate) use eprint_line;
 
 /// Why a command stopped.
 #[derive(Debug)]
@@ -68,17 +79,88 @@ pub fn display(path: &Path) -> String {
 /// Opens a fastpair file (or reads one from stdin) and validates its footer
 /// and dictionaries.
 pub fn open_reader(path: &Path) -> Result<Reader, CliError> {
+    open_reader_with(path, ReadOptions::default())
+}
+
+/// [`open_reader`] with options.
+pub fn open_reader_with(path: &Path, opts: ReadOptions) -> Result<Reader, CliError> {
     let r = if is_std(path) {
         let mut bytes = Vec::new();
         io::stdin()
             .lock()
             .read_to_end(&mut bytes)
             .map_err(|e| io_error("reading <stdin>", e))?;
-        Reader::from_bytes(bytes)
+        Reader::from_bytes_with(bytes, opts)
     } else {
-        Reader::open(path)
+        Reader::open_with(path, opts)
     };
     r.map_err(|e| file_error(path, e))
+}
+
+/// Reader options for streaming decodes under a memory budget: one decode
+/// holds at most half the budget (a reused buffer may briefly coexist with
+/// its replacement), and no per-row index is cached.
+pub fn decode_options(memory: u64) -> ReadOptions {
+    ReadOptions {
+        memory_cap: Some((memory / 2).max(1)),
+        cache_row_index: false,
+        ..ReadOptions::default()
+    }
+}
+
+/// Decodes the whole column in order, chunk by chunk, splitting a chunk into
+/// row ranges until each fits the reader's memory cap, and hands each range
+/// (its first row and its rows) to `f`. A single row over the cap is decoded
+/// on its own (values are bounded by the format's value limit).
+pub fn for_each_range(
+    reader: &Reader,
+    path: &Path,
+    mut f: impl FnMut(u64, &Column) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let mut col = Column::default();
+    let mut todo: Vec<std::ops::Range<u64>> = Vec::new();
+    for i in 0..reader.num_chunks() {
+        let info = reader.chunk_info(i);
+        todo.push(info.first_row..info.first_row + info.entry.rows as u64);
+        while let Some(r) = todo.pop() {
+            if r.is_empty() {
+                continue;
+            }
+            match reader.read_range_into(r.clone(), &mut col) {
+                Ok(()) => f(r.start, &col)?,
+                Err(fastpair::Error::MemoryCap { .. }) if r.end - r.start > 1 => {
+                    let mid = r.start + (r.end - r.start) / 2;
+                    todo.push(mid..r.end);
+                    todo.push(r.start..mid);
+                }
+                Err(fastpair::Error::MemoryCap { .. }) => {
+                    let mut one = Column::default();
+                    let valid = reader
+                        .get_into(r.start, &mut one.values)
+                        .map_err(|e| file_error(path, e))?;
+                    one.offsets = vec![0, one.values.len() as i64];
+                    one.validity = (!valid).then(|| vec![0u8]);
+                    f(r.start, &one)?;
+                }
+                Err(e) => return Err(file_error(path, e)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A value holds the separator the output uses, so printing it would be
+/// ambiguous (it would read as several rows).
+pub fn separator_error(row: u64, nul: bool) -> CliError {
+    CliError::msg(format!(
+        "row {row} contains a {} byte, which the output format cannot represent; use {}",
+        if nul { "NUL" } else { "newline" },
+        if nul {
+            "the line format (without --nul)"
+        } else {
+            "--nul"
+        },
+    ))
 }
 
 /// Opens an input stream for reading values.
@@ -146,41 +228,116 @@ impl<R: BufRead> Values<R> {
     }
 }
 
-/// Where a command writes its result: stdout, or a file that replaces the
-/// destination only on [`Output::commit`].
+/// Temporary files of outputs not yet committed, removed by the signal
+/// handler (see `main::install_signal_handler`). Held while a temporary file
+/// is created and registered, and while one is renamed and unregistered, so
+/// a signal never sees a half-done step.
+pub static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+pub fn temp_files() -> MutexGuard<'static, Vec<PathBuf>> {
+    TEMP_FILES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Where a command writes its result:
+/// - stdout (`-`);
+/// - an existing destination that is not a regular file (a device, a FIFO,
+///   a socket, `/dev/stdout`, a process substitution's `/dev/fd/N`),
+///   written directly and streamed, never renamed over;
+/// - otherwise a temporary file next to the destination (a symlink's
+///   target), renamed over it only on [`Output::finish`] / `commit`.
 pub enum Output {
-    Stdout(BufWriter<io::StdoutLock<'static>>),
-    File(AtomicFile, PathBuf),
+    // `Stdout`, not its lock: the output must be `Send` (Parquet's writer
+    // requires it); the 1 MiB buffer takes the lock once per flush.
+    Stdout(BufWriter<io::Stdout>),
+    Direct(BufWriter<File>, PathBuf),
+    File(AtomicFile, PathBuf, TempGuard),
+}
+
+/// Unregisters a temporary file from [`TEMP_FILES`] when dropped (the file
+/// itself is removed by its `AtomicFile`, or was renamed).
+pub struct TempGuard(PathBuf);
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        temp_files().retain(|p| *p != self.0);
+    }
+}
+
+/// True when `path` names a node that must be written in place: it exists
+/// and is not a regular file, or it (or a link on the way) is a kernel
+/// handle under `/dev` or `/proc` (e.g. `/dev/stdout` -> `/proc/self/fd/1`,
+/// which may point at a regular file the shell opened for us).
+fn write_in_place(path: &Path) -> io::Result<bool> {
+    let special = |p: &Path| p.starts_with("/dev") || p.starts_with("/proc");
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        if special(&p) {
+            return Ok(std::fs::metadata(&p).is_ok());
+        }
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            Ok(m) => return Ok(!m.is_file() && !m.is_dir()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
 }
 
 impl Output {
-    pub fn create(path: &Path) -> Result<Self, CliError> {
+    /// Opens the destination; `force` replaces a read-only file.
+    pub fn create(path: &Path, force: bool) -> Result<Self, CliError> {
         if is_std(path) {
-            Ok(Output::Stdout(BufWriter::with_capacity(
+            return Ok(Output::Stdout(BufWriter::with_capacity(
                 1 << 20,
-                io::stdout().lock(),
-            )))
-        } else {
-            if path.is_dir() {
-                return Err(CliError::msg(format!("{} is a directory", path.display())));
-            }
-            let f = AtomicFile::create(path).map_err(|e| file_error(path, e))?;
-            Ok(Output::File(f, path.to_path_buf()))
+                io::stdout(),
+            )));
         }
+        let shown = path.display();
+        if path.is_dir() {
+            return Err(CliError::msg(format!("{shown} is a directory")));
+        }
+        if write_in_place(path).map_err(|e| io_error(format!("opening {shown}"), e))? {
+            // No truncation: devices and FIFOs have none, and a regular file
+            // reached through /proc or /dev was opened by our caller.
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| io_error(format!("opening {shown}"), e))?;
+            return Ok(Output::Direct(
+                BufWriter::with_capacity(1 << 20, f),
+                path.to_path_buf(),
+            ));
+        }
+        let mut temps = temp_files();
+        let f = AtomicFile::create_with(path, force).map_err(|e| match e {
+            fastpair::Error::InvalidArgument(m) if m.ends_with("not replacing it") => {
+                CliError::msg(format!("{m} (use --force to replace it)"))
+            }
+            fastpair::Error::InvalidArgument(m) => CliError::msg(m),
+            e => CliError::from(e),
+        })?;
+        temps.push(f.temp_path().to_path_buf());
+        let guard = TempGuard(f.temp_path().to_path_buf());
+        Ok(Output::File(f, path.to_path_buf(), guard))
     }
 
-    /// Flushes stdout, or renames the finished file over the destination.
+    /// Flushes stdout or the device, or renames the finished file over the
+    /// destination.
     pub fn finish(self) -> Result<(), CliError> {
-        match self {
-            Output::Stdout(mut w) => w.flush().map_err(|e| io_error("writing <stdout>", e)),
-            Output::File(f, _) => f.commit().map_err(CliError::from),
-        }
+        Sink::commit(self).map_err(CliError::from)
     }
 
     pub fn name(&self) -> String {
         match self {
             Output::Stdout(_) => "<stdout>".into(),
-            Output::File(_, p) => p.display().to_string(),
+            Output::Direct(_, p) | Output::File(_, p, _) => p.display().to_string(),
         }
     }
 }
@@ -189,31 +346,46 @@ impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Output::Stdout(w) => w.write(buf),
-            Output::File(f, _) => f.write(buf),
+            Output::Direct(w, _) => w.write(buf),
+            Output::File(f, _, _) => f.write(buf),
         }
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Output::Stdout(w) => w.write_all(buf),
-            Output::File(f, _) => f.write_all(buf),
+            Output::Direct(w, _) => w.write_all(buf),
+            Output::File(f, _, _) => f.write_all(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Output::Stdout(w) => w.flush(),
-            Output::File(f, _) => f.flush(),
+            Output::Direct(w, _) => w.flush(),
+            Output::File(f, _, _) => f.flush(),
         }
     }
 }
 
 impl Sink for Output {
     fn commit(self) -> fastpair::Result<()> {
-        match self {
-            Output::Stdout(mut w) => w.flush().map_err(|e| fastpair::Error::Io {
-                context: "writing <stdout>".into(),
+        let flush = |w: &mut dyn Write, name: String| {
+            w.flush().map_err(|e| fastpair::Error::Io {
+                context: format!("writing {name}"),
                 source: e,
-            }),
-            Output::File(f, _) => f.commit(),
+            })
+        };
+        match self {
+            Output::Stdout(mut w) => flush(&mut w, "<stdout>".into()),
+            Output::Direct(mut w, p) => flush(&mut w, p.display().to_string()),
+            Output::File(f, _, guard) => {
+                // No signal handler runs between the rename and here.
+                let r = {
+                    let _held = temp_files();
+                    f.commit()
+                };
+                drop(guard);
+                r
+            }
         }
     }
 }

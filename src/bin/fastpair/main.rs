@@ -27,6 +27,7 @@ use io::CliError;
 
 fn main() -> ExitCode {
     install_panic_hook();
+    install_signal_handler();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => return usage_error(e),
@@ -37,7 +38,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
         Err(CliError::Message(m)) => {
-            eprintln!("fastpair: error: {m}");
+            io::eprint_line!("fastpair: error: {m}");
             ExitCode::FAILURE
         }
     }
@@ -84,8 +85,28 @@ fn usage_error(e: clap::Error) -> ExitCode {
         msg.push_str(line);
     }
     let msg = msg.strip_prefix("error: ").unwrap_or(&msg);
-    eprintln!("fastpair: error: {msg} (see 'fastpair --help')");
+    io::eprint_line!("fastpair: error: {msg} (see 'fastpair --help')");
     ExitCode::from(2)
+}
+
+/// SIGINT, SIGTERM and SIGHUP remove any temporary output file and exit with
+/// the conventional status 128 + signal (130, 143, 129). Outputs written in
+/// place (stdout, devices, FIFOs) have no temporary file to remove.
+fn install_signal_handler() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            // Held until exit: no output is created or committed meanwhile.
+            let temps = io::temp_files();
+            for p in temps.iter() {
+                let _ = std::fs::remove_file(p);
+            }
+            std::process::exit(128 + sig);
+        }
+    });
 }
 
 /// A bug must still end in one line on stderr and a non-zero exit, not a
@@ -102,7 +123,7 @@ fn install_panic_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!("fastpair: error: internal error (a bug, please report it): {msg}{at}");
+        io::eprint_line!("fastpair: error: internal error (a bug, please report it): {msg}{at}");
         std::process::exit(101);
     }));
 }

@@ -1,15 +1,29 @@
 //! `fastpair scan FILE [--gpu|--cpu]`: decode the whole column, report GB/s.
 
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use fastpair::Reader;
 
 use crate::cli::ScanArgs;
-use crate::io::{display, file_error, human_bytes, thousands, CliError};
+use crate::io::{
+    decode_options, display, file_error, for_each_range, human_bytes, io_error, thousands, CliError,
+};
+
+/// Prints one line on stdout; a closed or full stdout is an error, not a panic.
+fn say(line: &str) -> std::io::Result<()> {
+    let mut o = std::io::stdout().lock();
+    writeln!(o, "{line}")?;
+    o.flush()
+}
+
+fn say_cli(line: &str) -> Result<(), CliError> {
+    say(line).map_err(|e| io_error("writing <stdout>", e))
+}
 
 pub fn run(a: ScanArgs) -> Result<(), CliError> {
     let t = Instant::now();
-    let reader = crate::io::open_reader(&a.file)?;
+    let reader = crate::io::open_reader_with(&a.file, decode_options(a.memory))?;
     // Validate every chunk up front so the timed runs measure decoding only.
     (0..reader.num_chunks()).try_for_each(|i| {
         reader
@@ -18,14 +32,14 @@ pub fn run(a: ScanArgs) -> Result<(), CliError> {
             .map_err(|e| file_error(&a.file, e))
     })?;
     let open = t.elapsed();
-    println!(
+    say_cli(&format!(
         "{}: {} rows, {} value bytes in {} chunk(s); opened and validated in {:.1} ms",
         display(&a.file),
         thousands(reader.rows()),
         human_bytes(reader.decoded_bytes()),
         reader.num_chunks(),
         open.as_secs_f64() * 1e3
-    );
+    ))?;
     if a.cpu {
         return scan_cpu(&a, &reader);
     }
@@ -33,7 +47,7 @@ pub fn run(a: ScanArgs) -> Result<(), CliError> {
         Ok(done) => done,
         Err(why) if a.gpu => Err(CliError::msg(why)),
         Err(why) => {
-            eprintln!("fastpair: note: {why}; scanning on the CPU");
+            crate::io::eprint_line!("fastpair: note: {why}; scanning on the CPU");
             scan_cpu(&a, &reader)
         }
     }
@@ -55,10 +69,29 @@ fn scan_gpu(a: &ScanArgs, reader: &Reader) -> Result<Result<(), CliError>, Strin
     let run = |p: &mut Prepared| -> fastpair::Result<()> {
         let bytes = p.decoded_bytes();
         p.upload()?;
-        // One checked run, compared with the CPU decoder, before timing.
+        // One checked run, compared with the CPU decoder (range by range,
+        // so the host holds one GPU column, not two), before timing.
         p.run()?;
         p.check()?;
-        let same = p.to_host()? == reader.read_all()?;
+        let host = p.to_host()?;
+        let mut same = host.len() as u64 == reader.rows();
+        if same {
+            let _ = for_each_range(reader, &a.file, |first, col| {
+                let f = first as usize;
+                let (b0, b1) = (host.offsets[f], host.offsets[f + col.len()]);
+                same &= host.values.get(b0 as usize..b1 as usize) == Some(&col.values[..])
+                    && (0..col.len()).all(|r| {
+                        host.offsets[f + r + 1] - b0 == col.offsets[r + 1]
+                            && host.value(f + r).is_some() == col.value(r).is_some()
+                    });
+                if same {
+                    Ok(())
+                } else {
+                    Err(CliError::msg("differs"))
+                }
+            });
+        }
+        drop(host);
         if !same {
             return Err(fastpair::Error::Gpu(
                 "the GPU column differs from the CPU decoder's".into(),
@@ -71,6 +104,10 @@ fn scan_gpu(a: &ScanArgs, reader: &Reader) -> Result<Result<(), CliError>, Strin
             .map(|&m| Duration::from_secs_f64(m as f64 / 1e3))
             .collect();
         let c = p.config();
+        let out = |source| fastpair::Error::Io {
+            context: "writing <stdout>".into(),
+            source,
+        };
         report(
             &format!(
                 "gpu (K={} H={} T={} B={} W={}; de-cascade + decode + offsets, device memory)",
@@ -78,7 +115,8 @@ fn scan_gpu(a: &ScanArgs, reader: &Reader) -> Result<Result<(), CliError>, Strin
             ),
             bytes,
             &times,
-        );
+        )
+        .map_err(out)?;
         let e2e = (0..a.iters)
             .map(|_| p.end_to_end(8).map(|m| Duration::from_secs_f64(m / 1e3)))
             .collect::<fastpair::Result<Vec<_>>>()?;
@@ -87,8 +125,9 @@ fn scan_gpu(a: &ScanArgs, reader: &Reader) -> Result<Result<(), CliError>, Strin
             "gpu end to end (pinned host -> device copy overlapped with decode)",
             bytes,
             &e2e,
-        );
-        println!("gpu output identical to the CPU decoder: yes");
+        )
+        .map_err(out)?;
+        say("gpu output identical to the CPU decoder: yes").map_err(out)?;
         Ok(())
     };
     Ok(run(&mut p).map_err(|e| file_error(&a.file, e)))
@@ -99,33 +138,37 @@ fn scan_gpu(_a: &ScanArgs, _reader: &Reader) -> Result<Result<(), CliError>, Str
     Err("GPU support not built: this fastpair was compiled without the `gpu` feature".into())
 }
 
+/// Decodes the column range by range within the memory budget (`--memory`),
+/// reusing one buffer: memory does not grow with the column.
 fn scan_cpu(a: &ScanArgs, reader: &Reader) -> Result<(), CliError> {
     let bytes = reader.decoded_bytes();
     let mut times = Vec::with_capacity(a.iters as usize);
     for _ in 0..a.iters {
         let t = Instant::now();
-        let col = reader.read_all().map_err(|e| file_error(&a.file, e))?;
+        for_each_range(reader, &a.file, |_, col| {
+            std::hint::black_box(col);
+            Ok(())
+        })?;
         times.push(t.elapsed());
-        std::hint::black_box(&col);
     }
     report(
         &format!("cpu ({} threads)", rayon::current_num_threads()),
         bytes,
         &times,
-    );
-    Ok(())
+    )
+    .map_err(|e| io_error("writing <stdout>", e))
 }
 
-fn report(what: &str, bytes: u64, times: &[Duration]) {
+fn report(what: &str, bytes: u64, times: &[Duration]) -> std::io::Result<()> {
     let best = times.iter().min().copied().unwrap_or_default();
     let mean = times.iter().sum::<Duration>() / times.len().max(1) as u32;
     let gbs = |d: Duration| bytes as f64 / d.as_secs_f64().max(1e-12) / 1e9;
-    println!(
+    say(&format!(
         "{what}: best {:.3} ms = {:.2} GB/s, mean {:.3} ms = {:.2} GB/s over {} run(s) (decoded bytes per second, into Arrow layout)",
         best.as_secs_f64() * 1e3,
         gbs(best),
         mean.as_secs_f64() * 1e3,
         gbs(mean),
         times.len()
-    );
+    ))
 }

@@ -17,7 +17,7 @@ use std::time::Instant;
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use fastpair::arrow::{ArrowType, BatchOptions, ReadArrow, WriteArrow};
-use fastpair::write::{AtomicFile, Sink, WriteSummary};
+use fastpair::write::{Sink, WriteSummary};
 use fastpair::{Writer, WriterOptions};
 
 use crate::cli::{CompressArgs, DecompressArgs, TypeArg};
@@ -226,12 +226,9 @@ pub fn compress(a: CompressArgs, kind: Input, opts: WriterOptions) -> Result<(),
     }
     let mut writers = Vec::new();
     for (_, p) in &dests {
-        writers.push(if single {
-            Either::A(Writer::new(Output::create(p)?, opts.clone())?)
-        } else {
-            let f = AtomicFile::create(p).map_err(|e| file_error(p, e))?;
-            Either::B(Writer::new(f, opts.clone())?)
-        });
+        // Every destination goes through the CLI's safe outputs (devices and
+        // FIFOs in place, symlink targets replaced, permissions kept, --force).
+        writers.push(Writer::new(Output::create(p, a.force)?, opts.clone())?);
     }
     let start = Instant::now();
     let indices: Vec<usize> = picked.iter().map(|(i, _)| *i).collect();
@@ -247,29 +244,18 @@ pub fn compress(a: CompressArgs, kind: Input, opts: WriterOptions) -> Result<(),
                     a.input.display()
                 ))
             })?;
-            match w {
-                Either::A(w) => w.write_array(col.as_ref())?,
-                Either::B(w) => w.write_array(col.as_ref())?,
-            }
+            w.write_array(col.as_ref())?;
         }
     }
     // Only when every column is complete are the files committed.
     let secs = start.elapsed().as_secs_f64();
     for (w, (name, p)) in writers.into_iter().zip(&dests) {
-        let s = match w {
-            Either::A(w) => w.finish()?,
-            Either::B(w) => w.finish()?,
-        };
+        let s = w.finish()?;
         if !a.quiet {
             report(&s, name, p, secs);
         }
     }
     Ok(())
-}
-
-enum Either<A, B> {
-    A(A),
-    B(B),
 }
 
 fn names(schema: &Schema) -> String {
@@ -358,7 +344,7 @@ pub fn decompress(a: DecompressArgs, fmt: OutFormat) -> Result<(), CliError> {
             a.output.display()
         )));
     }
-    let out = AtomicFile::create(&a.output).map_err(|e| file_error(&a.output, e))?;
+    let out = Output::create(&a.output, a.force)?;
     let batches = reader.batches(BatchOptions {
         rows_per_batch: 64 * 1024,
         ty,

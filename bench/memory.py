@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Peak RSS of `fastpair compress/decompress/scan` against input size and
+thread count (issue 7; the table lives in bench/MEMORY.md).
+
+usage: bench/memory.py NEW_BIN CORPUS_DIR OUT_TSV [OLD_BIN] [--sizes 0.5,2,4] [--threads 1,2,16]
+
+Builds each input by repeating the corpus columns (concatenated, in name
+order) until it reaches the size, in a scratch folder under $TMPDIR, measures
+each command's peak RSS with wait4(2) (ru_maxrss), then deletes the inputs.
+RAYON_NUM_THREADS sets the thread count. OLD_BIN (the binary before the fix)
+is measured at the highest thread count only.
+Inputs are whole repetitions of the corpus (the size nearest the request).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def peak(cmd, threads, stdout=subprocess.DEVNULL):
+    env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
+    t = time.time()
+    p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    secs = time.time() - t
+    err = p.stderr.read().decode(errors="replace").strip().splitlines()
+    code = os.waitstatus_to_exitcode(status)
+    return ru.ru_maxrss * 1024, secs, code, (err[-1] if err and code else "")
+
+
+def build_input(corpus, size, path):
+    """Whole repetitions of the concatenated columns, nearest to `size`; built
+    with cat so this process stays small (a forked child's ru_maxrss starts
+    from its parent's RSS)."""
+    cols = sorted(os.path.join(corpus, f) for f in os.listdir(corpus))
+    one = sum(os.path.getsize(c) for c in cols)
+    reps = max(1, round(size / one))
+    with open(path, "wb") as f:
+        for _ in range(reps):
+            subprocess.run(["cat"] + cols, stdout=f, check=True)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    opts = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--"))
+    new, corpus, out = args[0], args[1], args[2]
+    old = args[3] if len(args) > 3 else None
+    sizes = [float(x) for x in opts.get("sizes", "0.5,2,4").split(",")]
+    threads = [int(x) for x in opts.get("threads", "1,2,16").split(",")]
+    scratch = tempfile.mkdtemp(prefix="fp-mem-")
+    rows = []
+
+    def record(*r):
+        rows.append(r)
+        line = "\t".join(str(x) for x in r)
+        print(line, flush=True)
+        with open(out, "a") as f:
+            f.write(line + "\n")
+
+    record("binary", "command", "input_GB", "threads", "peak_RSS_MB", "seconds", "exit", "note")
+    try:
+        for gb in sizes:
+            txt = os.path.join(scratch, "col.txt")
+            build_input(corpus, int(gb * 1e9), txt)
+            real = os.path.getsize(txt) / 1e9
+            fpc = os.path.join(scratch, "col.fpc")
+            dec = os.path.join(scratch, "out.txt")
+            for name, b, ts in [("new", new, threads)] + (
+                [("old", old, [threads[-1]])] if old else []
+            ):
+                for t in ts:
+                    m, s, c, e = peak([b, "compress", "-q", txt, "-o", fpc], t)
+                    record(name, "compress", f"{real:.2f}", t, m >> 20, f"{s:.1f}", c, e)
+                    m, s, c, e = peak([b, "decompress", fpc, "-o", dec], t)
+                    record(name, "decompress", f"{real:.2f}", t, m >> 20, f"{s:.1f}", c, e)
+                    if c == 0 and os.path.getsize(dec) != os.path.getsize(txt):
+                        record(name, "decompress", f"{real:.2f}", t, "-", "-", "-", "SIZE MISMATCH")
+                    os.remove(dec)
+                    m, s, c, e = peak([b, "scan", "--cpu", "--iters", "1", fpc], t)
+                    record(name, "scan --cpu", f"{real:.2f}", t, m >> 20, f"{s:.1f}", c, e)
+                os.remove(fpc)
+            os.remove(txt)
+        # Finding 9's other case: 67 M empty rows in one chunk.
+        txt = os.path.join(scratch, "empty.txt")
+        with open(txt, "wb") as f:
+            for _ in range(64):
+                f.write(b"\n" * (1 << 20))
+        fpc = os.path.join(scratch, "empty.fpc")
+        for name, b in [("new", new)] + ([("old", old)] if old else []):
+            cmd = [b, "compress", "-q", "--chunk-rows", str(1 << 26), txt, "-o", fpc]
+            m, s, c, e = peak(cmd, threads[-1])
+            record(name, "compress 2^26 empty rows, --chunk-rows 2^26", "0.07", threads[-1], m >> 20, f"{s:.1f}", c, e)
+        os.remove(txt)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+//! A file's bytes depend only on the input and the options (issue 7, finding
+//! 8): never on the thread count or the memory budget. Before, the shared
+//! dictionary was trained on the first *thread-count* chunks, so
+//! `RAYON_NUM_THREADS=1` and `2` wrote different files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fastpair::write::write_to_vec;
+use fastpair::{Codec, DictMode, Reader, WriterOptions};
+
+const BIN: &str = env!("CARGO_BIN_EXE_fastpair");
+const TESTDATA: &str = "testdata/dbtext_movies_20k.txt";
+const THREADS: [usize; 3] = [1, 2, 8];
+
+/// The repository's test column plus a few corpus columns (when unpacked by
+/// ../shared/tools/corpus-unpack into target/corpus).
+fn columns() -> Vec<PathBuf> {
+    let mut v = vec![PathBuf::from(TESTDATA)];
+    let dir = Path::new("target/corpus");
+    if !dir.is_dir() {
+        let tool = Path::new("../shared/tools/corpus-unpack");
+        if tool.exists() {
+            let _ = Command::new(tool).arg("target/corpus").status();
+        }
+    }
+    let picks = [
+        "loghub_Linux_full.txt",
+        "dbtext_movies.txt",
+        "tpch_sf1_c_address.txt",
+        "dbtext_chinese.txt",
+    ];
+    let found: Vec<PathBuf> = picks
+        .iter()
+        .map(|f| dir.join(f))
+        .filter(|p| p.exists())
+        .collect();
+    if found.is_empty() {
+        eprintln!("NOTICE: corpus not found (target/corpus); testing {TESTDATA} only");
+    }
+    v.extend(found);
+    v
+}
+
+fn lines(p: &Path) -> Vec<Vec<u8>> {
+    let data = std::fs::read(p).unwrap();
+    let mut v: Vec<Vec<u8>> = data.split(|&b| b == b'\n').map(|l| l.to_vec()).collect();
+    if data.ends_with(b"\n") {
+        v.pop();
+    }
+    v
+}
+
+/// Writes `rows` inside a rayon pool of `threads` threads, with the options'
+/// thread-dependent defaults (`parallel_chunks`) taken inside the pool.
+fn write_with_threads(
+    rows: &[Vec<u8>],
+    threads: usize,
+    f: &(dyn Fn() -> WriterOptions + Sync),
+) -> Vec<u8> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let o = f();
+        assert_eq!(o.parallel_chunks, threads);
+        write_to_vec(rows.iter().map(|r| Some(&r[..])), o).unwrap()
+    })
+}
+
+#[test]
+fn bytes_do_not_depend_on_thread_count_or_memory_budget() {
+    type Opts = (&'static str, Box<dyn Fn() -> WriterOptions + Sync>);
+    let variants: Vec<Opts> = vec![
+        ("default", Box::new(WriterOptions::default)),
+        (
+            "tiny chunks, shared dictionary",
+            Box::new(|| WriterOptions {
+                chunk_rows: 2000,
+                ..WriterOptions::default()
+            }),
+        ),
+        (
+            "tiny chunks, training window closing mid-column",
+            Box::new(|| WriterOptions {
+                chunk_rows: 500,
+                sample_bytes: 32 << 10,
+                codec: Codec::OnPair12.into(),
+                ..WriterOptions::default()
+            }),
+        ),
+        (
+            "tiny chunks, per-chunk dictionaries",
+            Box::new(|| WriterOptions {
+                chunk_rows: 3000,
+                dict_mode: DictMode::PerChunk,
+                ..WriterOptions::default()
+            }),
+        ),
+        (
+            "small chunk_bytes",
+            Box::new(|| WriterOptions {
+                chunk_bytes: 100_000,
+                codec: Codec::OnPair12.into(),
+                ..WriterOptions::default()
+            }),
+        ),
+    ];
+    let mut compared = 0;
+    for col in columns() {
+        let rows = lines(&col);
+        for (name, f) in &variants {
+            let reference = write_with_threads(&rows, THREADS[0], f.as_ref());
+            let r = Reader::from_bytes(reference.clone()).unwrap();
+            assert_eq!(r.rows(), rows.len() as u64);
+            for &t in &THREADS[1..] {
+                let other = write_with_threads(&rows, t, f.as_ref());
+                assert!(
+                    other == reference,
+                    "{}: {name}: {t} threads wrote {} bytes, 1 thread {} bytes",
+                    col.display(),
+                    other.len(),
+                    reference.len()
+                );
+                compared += 1;
+            }
+            // The memory budget only changes how many chunks are encoded at
+            // once: the smallest allowed budget writes the same bytes.
+            let tight = write_with_threads(&rows, 8, &|| {
+                let mut o = f();
+                o.memory_budget = o.min_memory_budget();
+                o
+            });
+            assert!(tight == reference, "{}: {name}: budget", col.display());
+        }
+    }
+    assert!(compared >= 2 * variants.len());
+}
+
+/// The CLI with `RAYON_NUM_THREADS` = 1, 2 and 8 writes identical files (the
+/// issue's reproduction: `--chunk-rows 2000`).
+#[test]
+fn cli_bytes_do_not_depend_on_rayon_num_threads() {
+    let dir = std::env::temp_dir().join(format!("fastpair-determinism-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for col in columns().iter().take(3) {
+        let mut files = Vec::new();
+        for t in THREADS {
+            let out = dir.join(format!("t{t}.fpc"));
+            let st = Command::new(BIN)
+                .args(["compress", "-q", "--chunk-rows", "2000"])
+                .arg(col)
+                .arg("-o")
+                .arg(&out)
+                .env("RAYON_NUM_THREADS", t.to_string())
+                .status()
+                .unwrap();
+            assert!(st.success());
+            files.push(std::fs::read(&out).unwrap());
+        }
+        assert!(
+            files.iter().all(|f| *f == files[0]),
+            "{}: sizes {:?}",
+            col.display(),
+            files.iter().map(|f| f.len()).collect::<Vec<_>>()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

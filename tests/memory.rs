@@ -1,0 +1,156 @@
+//! Bounded memory (issue 7, finding 9): compress, decompress and scan stream
+//! chunk by chunk under `--memory`, whatever the column size and the thread
+//! count. Peak RSS of each child comes from wait4(2).
+//!
+//! Before: `scan --cpu` held the whole decoded column (2-3x the input),
+//! decompress a whole chunk however large, and compress buffered and encoded
+//! one chunk per thread at once, with no way to bound any of it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_fastpair");
+const MB: u64 = 1 << 20;
+
+/// Runs the binary with `args` (and `RAYON_NUM_THREADS=threads`) and returns
+/// its peak resident set size in bytes; the command must succeed.
+// The child is reaped by wait4(2) below, which std does not know about.
+#[allow(clippy::zombie_processes)]
+fn peak_rss(args: &[&str], threads: usize) -> u64 {
+    let c = Command::new(BIN)
+        .args(args)
+        .env("RAYON_NUM_THREADS", threads.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn fastpair");
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on the pid of the child we just spawned (std never reaps
+    // it: we neither wait on `c` nor use it again), with valid out pointers.
+    let pid = unsafe { libc::wait4(c.id() as libc::pid_t, &mut status, 0, &mut ru) };
+    assert_eq!(pid, c.id() as libc::pid_t, "wait4");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{args:?} failed: status {status:#x}"
+    );
+    ru.ru_maxrss as u64 * 1024 // KiB on Linux
+}
+
+struct Scratch(PathBuf);
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// About 107 MB of log-like lines (1.3 M rows), deterministic.
+fn write_column(p: &Path) {
+    use std::io::Write;
+    let paths = [
+        "/api/v1/items",
+        "/api/v1/users",
+        "/static/app.js",
+        "/index.html",
+        "/api/v2/orders/search",
+    ];
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut f = std::io::BufWriter::new(std::fs::File::create(p).unwrap());
+    for i in 0..1_300_000u64 {
+        writeln!(
+            f,
+            "2024-01-{:02} 12:{:02}:{:02} INFO srv-{} req={} GET {} status={} ms={}",
+            i % 28 + 1,
+            i % 60,
+            (i * 7) % 60,
+            next() % 16,
+            next() % 1_000_000_000,
+            paths[(next() % 5) as usize],
+            [200, 200, 200, 404, 500][(next() % 5) as usize],
+            next() % 900
+        )
+        .unwrap();
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn f9_peak_memory_is_bounded_by_the_budget() {
+    let dir = Scratch(std::env::temp_dir().join(format!("fastpair-mem-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let txt = dir.0.join("col.txt");
+    write_column(&txt);
+    let input = std::fs::metadata(&txt).unwrap().len();
+    let fpc = dir.0.join("col.fpc");
+    let st = Command::new(BIN)
+        .args(["compress", "-q", s(&txt), "-o", s(&fpc)])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let file = std::fs::metadata(&fpc).unwrap().len();
+    eprintln!("input {} MB, file {} MB", input / MB, file / MB);
+
+    // The reader holds the file's bytes (until it maps them); beyond that a
+    // 16 MiB budget must hold, never the ~107 MB column (plus offsets).
+    let slack = 40 * MB;
+    let scan = peak_rss(
+        &["scan", "--cpu", "--iters", "1", "--memory", "16M", s(&fpc)],
+        2,
+    );
+    eprintln!("scan --cpu --memory 16M: {} MB", scan / MB);
+    assert!(scan < file + slack, "scan peak {} MB", scan / MB);
+
+    let out = dir.0.join("out.txt");
+    let dec = peak_rss(
+        &["decompress", "--memory", "16M", s(&fpc), "-o", s(&out)],
+        2,
+    );
+    eprintln!("decompress --memory 16M: {} MB", dec / MB);
+    assert!(dec < file + slack, "decompress peak {} MB", dec / MB);
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), input);
+    std::fs::remove_file(&out).unwrap();
+
+    // Compress: 27 chunks of 4 MiB; 16 threads may not buffer and encode 16
+    // chunks at once past the budget (the budget itself is an estimate:
+    // allow the process's own baseline on top).
+    let budget = 192 * MB;
+    let base = 24 * MB;
+    for per_chunk in [false, true] {
+        let mut args = vec![
+            "compress",
+            "-q",
+            "--chunk-bytes",
+            "4M",
+            "--chunk-rows",
+            "65536",
+            "--memory",
+            "192M",
+            s(&txt),
+            "-o",
+            s(&fpc),
+        ];
+        if per_chunk {
+            args.push("--per-chunk-dict");
+        }
+        let one = peak_rss(&args, 1);
+        let many = peak_rss(&args, 16);
+        eprintln!(
+            "compress (per-chunk {per_chunk}) --memory 192M: 1 thread {} MB, 16 threads {} MB",
+            one / MB,
+            many / MB
+        );
+        assert!(many < budget + base, "16 threads: {} MB", many / MB);
+        assert!(one < budget + base, "1 thread: {} MB", one / MB);
+    }
+}
