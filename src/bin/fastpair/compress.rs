@@ -107,7 +107,10 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
             human_bytes((s.input_bytes as f64 / secs.max(1e-9)) as u64),
             out_name,
         );
-        eprint!("{}", choice_lines(&s.choices));
+        let lines = choice_lines(&s.choices);
+        if !lines.is_empty() {
+            crate::io::eprint_line!("{}", lines.trim_end_matches('\n'));
+        }
     }
     Ok(())
 }

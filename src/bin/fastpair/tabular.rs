@@ -37,6 +37,24 @@ pub fn detect(path: &Path) -> Result<Option<Input>, CliError> {
     if is_std(path) || path.is_dir() {
         return Ok(None);
     }
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let tabular_ext = matches!(
+        ext,
+        "parquet" | "pq" | "arrow" | "arrows" | "ipc" | "feather"
+    );
+    // Only a regular file may be sniffed: reading the first bytes of a FIFO,
+    // a device or a process substitution consumes them, and the line reader
+    // that opens it next would silently lose them.
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) if tabular_ext => {
+            return Err(CliError::msg(format!(
+                "{}: Parquet and Arrow input must be a regular file (not a pipe or device)",
+                path.display()
+            )))
+        }
+        _ => return Ok(None),
+    }
     let mut head = [0u8; 8];
     let n = match File::open(path) {
         Ok(mut f) => read_up_to(&mut f, &mut head),
@@ -44,7 +62,6 @@ pub fn detect(path: &Path) -> Result<Option<Input>, CliError> {
         Err(_) => return Ok(None),
     };
     let head = &head[..n];
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     Ok(if head.starts_with(b"PAR1") {
         Some(Input::Parquet)
     } else if head.starts_with(b"ARROW1") {
@@ -53,10 +70,7 @@ pub fn detect(path: &Path) -> Result<Option<Input>, CliError> {
         && matches!(ext, "arrow" | "arrows" | "ipc" | "feather")
     {
         Some(Input::ArrowStream)
-    } else if matches!(
-        ext,
-        "parquet" | "pq" | "arrow" | "arrows" | "ipc" | "feather"
-    ) {
+    } else if tabular_ext {
         return Err(CliError::msg(format!(
             "{}: not a Parquet or Arrow IPC file (its first bytes are neither PAR1 nor ARROW1)",
             path.display()
@@ -273,7 +287,7 @@ fn report(s: &WriteSummary, column: &str, out: &Path, secs: f64) {
     } else {
         0.0
     };
-    eprintln!(
+    crate::io::eprint_line!(
         "column '{column}': {} rows, {} -> {} ({} bytes), ratio {:.2}, {:.2} s -> {}",
         thousands(s.rows),
         human_bytes(s.input_bytes),
