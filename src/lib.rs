@@ -39,7 +39,7 @@
 //!
 //! ## Safety
 //! Every file is untrusted. Decoders only accept validated types
-//! ([`dict::Dictionary`], [`decode::CheckedCodes`], [`read::ValidChunk`]);
+//! ([`dict::Dictionary`], [`decode::CheckedCodes`], [`read::ChunkView`]);
 //! `unsafe` is confined to the decode hot loop and GPU launches, each block
 //! with a `SAFETY:` comment naming the invariant and where it was checked.
 

@@ -119,10 +119,7 @@ fn memory_cap_is_honored() {
     let open = |cap| {
         Reader::from_bytes_with(
             file.clone(),
-            ReadOptions {
-                memory_cap: cap,
-                ..ReadOptions::default()
-            },
+            ReadOptions::default().with_memory_cap(cap),
         )
         .unwrap()
     };

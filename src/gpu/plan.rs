@@ -157,8 +157,8 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
         let (codes, bytes) = if rlo == 0 && rhi as u64 == n {
             (0..c.entry().codes, 0..c.entry().bytes as u32)
         } else {
-            let rc = c.row_code_bounds(reader.bytes())?;
-            let rb = c.row_byte_bounds(reader.bytes())?;
+            let rc = c.row_code_bounds()?;
+            let rb = c.row_byte_bounds()?;
             (
                 rc[rlo as usize]..rc[rhi as usize],
                 rb[rlo as usize]..rb[rhi as usize],
@@ -212,7 +212,6 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
         put_u32(&mut plan.dicts, dict.num_tokens());
         put_u32(&mut plan.dicts, 0);
     }
-    let file = reader.bytes();
     let mut out_base = 0u64;
     let mut row_base = 0u64;
     let mut wb = 0u32;
@@ -227,10 +226,10 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
     for s in &sels {
         let c = reader.chunk(s.chunk)?;
         for r in s.rows.clone() {
-            let v = match c.validity_range() {
+            let v = match c.validity() {
                 Some(v) => {
                     any_null = true;
-                    file[v.start + r as usize / 8] >> (r % 8) & 1 == 1
+                    v[r as usize / 8] >> (r % 8) & 1 == 1
                 }
                 None => true,
             };
@@ -244,13 +243,13 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
             let region_start = plan.input.len();
             // Codes.
             let codes_off = plan.input.len() as u64;
-            plan.input.extend_from_slice(&file[c.codes_range()]);
+            plan.input.extend_from_slice(c.codes_bytes());
             align16(&mut plan.input);
             let codes_len = (plan.input.len() as u64 - codes_off) as u32;
             // Sidecar and row byte bounds, cascaded.
-            let mut seq_desc = |plan: &mut Plan, range: Range<usize>, count: u32| -> u32 {
+            let mut seq_desc = |plan: &mut Plan, seq: &[u8], count: u32| -> u32 {
                 let at = plan.input.len() as u64;
-                plan.input.extend_from_slice(&file[range]);
+                plan.input.extend_from_slice(seq);
                 align16(&mut plan.input);
                 put_u64(&mut plan.seqs, at);
                 put_u32(&mut plan.seqs, count);
@@ -264,8 +263,8 @@ pub fn build(reader: &Reader, rows: Range<u64>, kb: u32, w: u8, tiles: usize) ->
                 o
             };
             let nb = e.codes.div_ceil(c.batch());
-            let sidecar_off = seq_desc(&mut plan, c.sidecar_range(), nb + 1);
-            let rb_off = seq_desc(&mut plan, c.row_bytes_range(), e.rows + 1);
+            let sidecar_off = seq_desc(&mut plan, c.sidecar_bytes(), nb + 1);
+            let rb_off = seq_desc(&mut plan, c.row_bytes_bytes(), e.rows + 1);
             plan.piece_input.push(region_start..plan.input.len());
             let (wb_lo, wb_hi) = if s.codes.is_empty() {
                 (0, 0)
