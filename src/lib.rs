@@ -44,6 +44,7 @@
 //! with a `SAFETY:` comment naming the invariant and where it was checked.
 
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod decode;

@@ -67,7 +67,7 @@ const MAX_GETS: u64 = 2048;
 const FUZZ_MEMORY_CAP: u64 = 64 << 20;
 
 /// Opens `bytes` and, if that succeeds, reads every row in bulk and up to
-/// [`MAX_GETS`] rows one by one (first, last, and spread between), with and
+/// `MAX_GETS` rows one by one (first, last, and spread between), with and
 /// without eager validation. Errors are fine; a panic is a bug. When both the
 /// bulk read and a row read succeed they must agree.
 pub fn exercise(bytes: &[u8]) {
@@ -272,10 +272,14 @@ pub fn fuzz_roundtrip(data: &[u8]) {
     )
     .expect("open");
     for (i, want) in rows.iter().enumerate() {
-        assert_eq!(point.get(i as u64).expect("point get"), *want, "point get row {i}");
+        assert_eq!(
+            point.get(i as u64).expect("point get"),
+            *want,
+            "point get row {i}"
+        );
     }
-    let eager = Reader::from_bytes_with(file, ReadOptions::default().with_eager(true))
-        .expect("eager open");
+    let eager =
+        Reader::from_bytes_with(file, ReadOptions::default().with_eager(true)).expect("eager open");
     assert_eq!(eager.read_all().expect("eager read_all"), col);
 }
 

@@ -327,12 +327,9 @@ fn error_of(name: &str) -> Error {
             .read_all()
             .expect_err("a corrupt file must not read without error"),
     };
-    let eager = Reader::from_bytes_with(
-        bytes.clone(),
-        ReadOptions::default().with_eager(true),
-    )
-    .err()
-    .expect("eager open must fail");
+    let eager = Reader::from_bytes_with(bytes.clone(), ReadOptions::default().with_eager(true))
+        .err()
+        .expect("eager open must fail");
     assert_eq!(
         format!("{lazy:?}"),
         format!("{eager:?}"),

@@ -158,11 +158,8 @@ fn golden_files_read_back() {
     for (name, _, _) in golden() {
         let (file, values) = load(name);
         for eager in [false, true] {
-            let r = Reader::from_bytes_with(
-                file.clone(),
-                ReadOptions::default().with_eager(eager),
-            )
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let r = Reader::from_bytes_with(file.clone(), ReadOptions::default().with_eager(eager))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(r.rows(), values.len() as u64, "{name}");
             let col = r.read_all().unwrap();
             for (i, want) in values.iter().enumerate() {

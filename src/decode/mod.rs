@@ -51,8 +51,10 @@ impl<'a> CheckedCodes<'a> {
         codes_at: u64,
         sidecar_at: u64,
     ) -> Result<Self> {
-        Self::check_counting(dict, packed, count, batch, sidecar, chunk, codes_at, sidecar_at)
-            .map(|(c, _)| c)
+        Self::check_counting(
+            dict, packed, count, batch, sidecar, chunk, codes_at, sidecar_at,
+        )
+        .map(|(c, _)| c)
     }
 
     /// [`Self::check`], also returning the histogram of the codes' token

@@ -216,7 +216,13 @@ impl Sequence {
     /// the frame of reference is canonical (the smallest residual is 0 and
     /// the bit width is exactly that of the largest), so a sequence has one
     /// spelling (§6.4).
-    fn check_block(&self, k: usize, buf: &[u32; CASCADE_BLOCK], section: Section, at: u64) -> Result<()> {
+    fn check_block(
+        &self,
+        k: usize,
+        buf: &[u32; CASCADE_BLOCK],
+        section: Section,
+        at: u64,
+    ) -> Result<()> {
         let e = self.dir[k];
         let in_block = (self.len - 1 - k * CASCADE_BLOCK).min(CASCADE_BLOCK);
         if buf[in_block..].iter().any(|&r| r != 0) {

@@ -40,7 +40,11 @@ impl Tail {
     pub fn parse(header: &[u8; HEADER_LEN], tail: &[u8; TAIL_LEN], tail_at: u64) -> Result<Self> {
         let le32 = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes"));
         if tail[16..24] != MAGIC {
-            return Err(Error::corrupt(Section::Tail, tail_at + 16, Invariant::BadMagic));
+            return Err(Error::corrupt(
+                Section::Tail,
+                tail_at + 16,
+                Invariant::BadMagic,
+            ));
         }
         if header[..8] != MAGIC {
             return Err(Error::corrupt(Section::Header, 0, Invariant::BadMagic));
@@ -548,9 +552,7 @@ impl<'a> ChunkSection<'a> {
         let section = Section::Chunk(id, ChunkPart::Header);
         let parts = h.parts();
         for (k, r) in parts.iter().enumerate() {
-            let pad_end = parts
-                .get(k + 1)
-                .map_or(bytes.len(), |n| n.start);
+            let pad_end = parts.get(k + 1).map_or(bytes.len(), |n| n.start);
             let pad = &bytes[r.end..pad_end];
             if let Some(p) = pad.iter().position(|&b| b != 0) {
                 return Err(Error::corrupt(

@@ -179,6 +179,10 @@ impl<'a> ChunkView<'a> {
 pub(super) struct ChunkHead {
     header: ChunkHeader,
     row_codes: Sequence,
+    /// The whole row-code part and validity bitmap, where the storage
+    /// prefers whole parts ([`crate::read::Storage::whole_parts`]).
+    row_codes_bytes: Option<Bytes>,
+    validity: Option<Bytes>,
 }
 
 impl Reader {
@@ -387,10 +391,23 @@ impl Reader {
             .storage
             .read(r.offset..r.offset + (crate::format::CHUNK_HEADER_LEN as u64).min(r.len))?;
         let header = ChunkHeader::parse(&hb, r.offset, id, &entry, dict.code_bits(), r.len)?;
-        let part = header.parts()[2].clone();
+        let parts = header.parts();
+        let part = parts[2].clone();
         let at = r.offset + part.start as u64;
-        let want = Sequence::head_len(entry.rows as usize + 1).min(part.len());
-        let sb = self.storage.read(at..at + want as u64)?;
+        let (sb, row_codes_bytes, validity) = if self.storage.whole_parts() {
+            // One request for the row codes and the validity bitmap.
+            let abs = |p: &Range<usize>| r.offset + p.start as u64..r.offset + p.end as u64;
+            let mut want = vec![abs(&part)];
+            if header.has_validity {
+                want.push(abs(&parts[4]));
+            }
+            let mut got = self.storage.read_ranges(&want)?.into_iter();
+            let rc = got.next().expect("one per range");
+            (rc.clone(), Some(rc), got.next())
+        } else {
+            let want = Sequence::head_len(entry.rows as usize + 1).min(part.len());
+            (self.storage.read(at..at + want as u64)?, None, None)
+        };
         let section = Section::Chunk(id, ChunkPart::RowCodes);
         let row_codes = Sequence::parse_head(&sb, part.len(), at, section)?;
         if row_codes.len() != entry.rows as usize + 1 {
@@ -403,7 +420,12 @@ impl Reader {
                 },
             ));
         }
-        let _ = self.heads[i].set(ChunkHead { header, row_codes });
+        let _ = self.heads[i].set(ChunkHead {
+            header,
+            row_codes,
+            row_codes_bytes,
+            validity,
+        });
         Ok(self.heads[i].get().expect("just set"))
     }
 
@@ -425,12 +447,13 @@ impl Reader {
         let blocks = seq.blocks_range(seq.blocks_of_pair(r));
         let bb = if blocks.is_empty() {
             Bytes::new()
+        } else if let Some(all) = &head.row_codes_bytes {
+            all.slice(blocks)
         } else {
             self.storage
                 .read(rc_at + blocks.start as u64..rc_at + blocks.end as u64)?
         };
-        let (a, b) =
-            seq.get_pair_from_blocks(&bb, r, "row code boundaries", rc_section, rc_at)?;
+        let (a, b) = seq.get_pair_from_blocks(&bb, r, "row code boundaries", rc_section, rc_at)?;
         if r == 0 && a != 0 {
             return Err(Error::corrupt(
                 rc_section,
@@ -461,9 +484,14 @@ impl Reader {
         }
         let (a, b) = (a as usize, b as usize);
         if head.header.has_validity {
-            let at = base + (parts[4].start + r / 8) as u64;
-            let v = self.storage.read(at..at + 1)?;
-            if v[0] >> (r % 8) & 1 == 0 {
+            let byte = match &head.validity {
+                Some(v) => v[r / 8],
+                None => {
+                    let at = base + (parts[4].start + r / 8) as u64;
+                    self.storage.read(at..at + 1)?[0]
+                }
+            };
+            if byte >> (r % 8) & 1 == 0 {
                 if a != b {
                     return Err(Error::corrupt(
                         Section::Chunk(id, ChunkPart::Validity),

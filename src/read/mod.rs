@@ -36,8 +36,8 @@ use crate::error::{Error, Invariant, Result, Section};
 use crate::format::layout::{ChunkEntry, DictSection, Footer, Tail};
 use crate::format::{HEADER_LEN, TAIL_LEN};
 
-use chunk::{ChunkHead, ValidChunk};
 pub use chunk::ChunkView;
+use chunk::{ChunkHead, ValidChunk};
 #[cfg(feature = "object_store")]
 pub use object::{ObjectOptions, ObjectStorage};
 pub use storage::{FileStorage, LocalIo, MemoryStorage, MmapStorage, Storage, StorageStats};
@@ -197,6 +197,14 @@ impl Reader {
             LocalIo::PositionedRead => Arc::new(FileStorage::open(path)?),
         };
         Self::from_storage(storage, opts)
+    }
+
+    /// Opens a file in an object store (`object_store` feature). For a file
+    /// served over HTTP: `Reader::open_object(ObjectStorage::http(url,
+    /// ObjectOptions::default())?, ReadOptions::default())`.
+    #[cfg(feature = "object_store")]
+    pub fn open_object(storage: ObjectStorage, opts: ReadOptions) -> Result<Self> {
+        Self::from_storage(Arc::new(storage), opts)
     }
 
     /// Opens a file held in memory.

@@ -41,6 +41,16 @@ pub trait Storage: Send + Sync {
         ranges.iter().map(|r| self.read(r.clone())).collect()
     }
 
+    /// True when reading a whole part of a chunk costs about as much as
+    /// reading a block of it: then a point read fetches a chunk's row-code
+    /// boundaries and validity bitmap whole, in one request, and keeps them
+    /// for the chunk's later point reads. True for maps and memory (a slice
+    /// reads nothing until touched) and object stores (a request costs more
+    /// than its bytes); false for positioned reads.
+    fn whole_parts(&self) -> bool {
+        false
+    }
+
     /// What the storage reads (a path or URL), for error messages.
     fn describe(&self) -> String;
 
@@ -120,6 +130,9 @@ impl Storage for MemoryStorage {
         self.counter.add(range.end - range.start);
         Ok(self.bytes.slice(range.start as usize..range.end as usize))
     }
+    fn whole_parts(&self) -> bool {
+        true
+    }
     fn describe(&self) -> String {
         "in-memory file".into()
     }
@@ -181,9 +194,14 @@ impl Storage for MmapStorage {
         let r = range.start as usize..range.end as usize;
         #[cfg(unix)]
         if range.end - range.start >= WILLNEED_MIN {
-            let _ = self.handle.advise_range(memmap2::Advice::WillNeed, r.start, r.len());
+            let _ = self
+                .handle
+                .advise_range(memmap2::Advice::WillNeed, r.start, r.len());
         }
         Ok(self.map.slice(r))
+    }
+    fn whole_parts(&self) -> bool {
+        true
     }
     fn describe(&self) -> String {
         self.path.clone()
