@@ -191,6 +191,7 @@ impl Reader {
     pub(super) fn validate_chunk(&self, id: u32) -> Result<(ValidChunk, [u64; 16])> {
         let entry = self.footer.chunks[id as usize];
         let r = entry.section;
+        self.storage.will_need(r.offset..r.offset + r.len);
         let section = self.storage.read(r.offset..r.offset + r.len)?;
         let s: &[u8] = &section;
         let crc = crc32fast::hash(s);
@@ -394,6 +395,9 @@ impl Reader {
         let parts = header.parts();
         let part = parts[2].clone();
         let at = r.offset + part.start as u64;
+        // The directory is read whole: one read-ahead instead of a fault per page.
+        let head_len = Sequence::head_len(entry.rows as usize + 1).min(part.len());
+        self.storage.will_need(at..at + head_len as u64);
         let (sb, row_codes_bytes, validity) = if self.storage.whole_parts() {
             // One request for the row codes and the validity bitmap.
             let abs = |p: &Range<usize>| r.offset + p.start as u64..r.offset + p.end as u64;
@@ -405,8 +409,7 @@ impl Reader {
             let rc = got.next().expect("one per range");
             (rc.clone(), Some(rc), got.next())
         } else {
-            let want = Sequence::head_len(entry.rows as usize + 1).min(part.len());
-            (self.storage.read(at..at + want as u64)?, None, None)
+            (self.storage.read(at..at + head_len as u64)?, None, None)
         };
         let section = Section::Chunk(id, ChunkPart::RowCodes);
         let row_codes = Sequence::parse_head(&sb, part.len(), at, section)?;

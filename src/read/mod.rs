@@ -234,6 +234,7 @@ impl Reader {
         // footer before it (a guess; a longer footer takes a second read).
         const GUESS: u64 = 64 << 10;
         let end_from = tail_at.saturating_sub(GUESS).max(HEADER_LEN as u64);
+        storage.will_need(end_from..len);
         let parts = storage.read_ranges(&[0..HEADER_LEN as u64, end_from..len])?;
         let (head, end) = (&parts[0], &parts[1]);
         let header: &[u8; HEADER_LEN] = head[..].try_into().expect("header bytes");
@@ -278,6 +279,7 @@ impl Reader {
         let dict_bytes = if dict_from >= end_from {
             end.slice((dict_from - end_from) as usize..(footer_at - end_from) as usize)
         } else {
+            storage.will_need(dict_from..footer_at);
             storage.read(dict_from..footer_at)?
         };
         let mut dicts = Vec::with_capacity(footer.dicts.len());

@@ -51,6 +51,12 @@ pub trait Storage: Send + Sync {
         false
     }
 
+    /// A hint that `range` is about to be read whole (a chunk validated
+    /// whole): a map asks the kernel to read its pages ahead. Default: none.
+    fn will_need(&self, range: Range<u64>) {
+        let _ = range;
+    }
+
     /// What the storage reads (a path or URL), for error messages.
     fn describe(&self) -> String;
 
@@ -181,8 +187,8 @@ impl MmapStorage {
     }
 }
 
-/// Reads of at least this many bytes ask the kernel to read their pages ahead.
-const WILLNEED_MIN: u64 = 256 << 10;
+/// Ranges of at least this many bytes that will be read whole are read ahead.
+const WILLNEED_MIN: u64 = 16 << 10;
 
 impl Storage for MmapStorage {
     fn len(&self) -> u64 {
@@ -191,14 +197,16 @@ impl Storage for MmapStorage {
     fn read(&self, range: Range<u64>) -> Result<Bytes> {
         check_range(&range, self.len(), &|| self.describe())?;
         self.counter.add(range.end - range.start);
-        let r = range.start as usize..range.end as usize;
+        Ok(self.map.slice(range.start as usize..range.end as usize))
+    }
+    fn will_need(&self, range: Range<u64>) {
         #[cfg(unix)]
-        if range.end - range.start >= WILLNEED_MIN {
-            let _ = self
-                .handle
-                .advise_range(memmap2::Advice::WillNeed, r.start, r.len());
+        if range.end <= self.len() && range.end - range.start >= WILLNEED_MIN {
+            let (at, len) = (range.start as usize, (range.end - range.start) as usize);
+            let _ = self.handle.advise_range(memmap2::Advice::WillNeed, at, len);
         }
-        Ok(self.map.slice(r))
+        #[cfg(not(unix))]
+        let _ = range;
     }
     fn whole_parts(&self) -> bool {
         true
