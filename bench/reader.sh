@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 OLD=${OLD:-6c48448}
 DIR=target/bench-reader
 mkdir -p "$DIR"
-cargo build --release --bin fastpair --example reader_bench --example reader_compare
+cargo build --release --bin fastpair --example reader_compare
+cargo build --release --features object_store --example reader_bench
 if [ ! -x "$DIR/old/target/release/fastpair" ]; then
   rm -rf "$DIR/old" && mkdir -p "$DIR/old"
   git archive "$OLD" | tar -x -C "$DIR/old"
@@ -35,6 +36,31 @@ for b in new old; do
     /usr/bin/time -f "$b: %e s wall, %M KB max RSS, %I blocks read" "$bin" get "$F" $ROW > /dev/null
   done
 done
+echo "== the same file over HTTP: nginx on 127.0.0.1 (Debian package nginx-light), object_store feature"
+NG=$(readlink -f "$DIR")/nginx
+if [ -x /usr/sbin/nginx ]; then
+  mkdir -p "$NG/tmp" "$NG/www" && ln -sf "$(readlink -f "$F")" "$NG/www/col4g.fpc"
+  cat > "$NG/nginx.conf" <<CONF
+daemon off; master_process off; worker_processes 1;
+error_log $NG/error.log; pid $NG/nginx.pid;
+events { worker_connections 64; }
+http {
+  log_format ranges '\$request_method \$uri \$http_range \$status \$body_bytes_sent';
+  access_log $NG/access.log ranges;
+  client_body_temp_path $NG/tmp; proxy_temp_path $NG/tmp; fastcgi_temp_path $NG/tmp;
+  uwsgi_temp_path $NG/tmp; scgi_temp_path $NG/tmp;
+  server { listen 127.0.0.1:18088; root $NG/www; }
+}
+CONF
+  : > "$NG/access.log"
+  /usr/sbin/nginx -p "$NG" -c "$NG/nginx.conf" & NGPID=$!
+  sleep 1
+  $BENCH remote http://127.0.0.1:18088/col4g.fpc $ROW $((ROW + 1000)) 26388590
+  echo "nginx access log (one line per request):"; cat "$NG/access.log"
+  kill $NGPID; wait $NGPID 2>/dev/null || true
+else
+  echo "NOTICE: /usr/sbin/nginx missing (apt-get install nginx-light); remote run skipped"
+fi
 rm -f "$F"
 
 F2=$DIR/col05g.fpc

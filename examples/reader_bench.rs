@@ -14,6 +14,9 @@
 //!   bytes this process read from disk (`read_bytes` of `/proc/self/io`) and
 //!   through the storage.
 //! * `reader_bench drop FILE`: drops the file's pages from the page cache.
+//! * `reader_bench remote URL ROW...` (feature `object_store`): opens the file
+//!   at an HTTP URL and reads the rows, printing the requests and bytes
+//!   each step made.
 
 use std::fs::File;
 use std::io::Write;
@@ -144,6 +147,35 @@ fn cold(path: &str, io: LocalIo, trials: usize) {
     }
 }
 
+#[cfg(feature = "object_store")]
+fn remote(url: &str, rows: &[u64]) {
+    use fastpair::read::{ObjectOptions, ObjectStorage};
+    let t = Instant::now();
+    let st = ObjectStorage::http(url, ObjectOptions::default()).expect("connect");
+    let r = Reader::open_object(st, ReadOptions::default()).expect("open");
+    let s0 = r.storage().stats().unwrap_or_default();
+    println!(
+        "remote open: {:.3} ms, {} requests after HEAD, {} B",
+        t.elapsed().as_secs_f64() * 1e3,
+        s0.requests,
+        s0.bytes
+    );
+    let mut prev = s0;
+    for &row in rows {
+        let t = Instant::now();
+        let v = r.get(row).expect("get");
+        let s = r.storage().stats().unwrap_or_default();
+        println!(
+            "remote get {row}: {:.3} ms, {} range requests, {} B, value {} B",
+            t.elapsed().as_secs_f64() * 1e3,
+            s.requests - prev.requests,
+            s.bytes - prev.bytes,
+            v.map_or(0, |v| v.len())
+        );
+        prev = s;
+    }
+}
+
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
     match a.first().map(String::as_str) {
@@ -160,6 +192,11 @@ fn main() {
             cold(&a[1], io, a.get(3).and_then(|s| s.parse().ok()).unwrap_or(5))
         }
         Some("drop") => drop_cache(&a[1]),
+        #[cfg(feature = "object_store")]
+        Some("remote") => remote(
+            &a[1],
+            &a[2..].iter().map(|s| s.parse().expect("row")).collect::<Vec<_>>(),
+        ),
         _ => eprintln!("usage: reader_bench make FILE SRC... [GB] | cold FILE [mmap|pread] [TRIALS] | drop FILE"),
     }
 }
