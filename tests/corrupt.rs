@@ -328,8 +328,7 @@ fn error_of(name: &str) -> Error {
             .expect_err("a corrupt file must not read without error"),
     };
     let eager = Reader::from_bytes_with(bytes.clone(), ReadOptions::default().with_eager(true))
-        .err()
-        .expect("eager open must fail");
+        .expect_err("eager open must fail");
     assert_eq!(
         format!("{lazy:?}"),
         format!("{eager:?}"),
