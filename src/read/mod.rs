@@ -162,7 +162,7 @@ pub struct Reader {
     storage: Arc<dyn Storage>,
     footer: Footer,
     dicts: Vec<Dictionary>,
-    /// File offset of each dictionary's histogram, for errors.
+    /// Each dictionary's histogram check.
     hists: Vec<HistCheck>,
     first_rows: Vec<u64>,
     chunks: Vec<OnceLock<ValidChunk>>,
