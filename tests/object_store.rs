@@ -3,7 +3,6 @@
 //! Debian's packages when it is missing; without it this test prints a
 //! notice and passes). Counts the range requests a `get` makes from nginx's
 //! own access log.
-#![cfg(feature = "object_store")]
 
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
