@@ -129,7 +129,7 @@ fn ours_sizes(file: Vec<u8>, c: &Corpus) -> (usize, usize, Codec) {
     let rowb: usize = (0..r.num_chunks())
         .map(|i| {
             let ch = r.chunk(i).expect("chunk");
-            ch.row_codes_range().len() + ch.row_bytes_range().len()
+            ch.row_codes_bytes().len() + ch.row_bytes_bytes().len()
         })
         .sum();
     (len - rowb, len, r.dictionaries()[0].codec())

@@ -216,7 +216,7 @@ fn ours_row_boundary_bytes(r: &Reader) -> usize {
     (0..r.num_chunks())
         .map(|i| {
             let c = r.chunk(i).expect("valid chunk");
-            c.row_codes_range().len() + c.row_bytes_range().len()
+            c.row_codes_bytes().len() + c.row_bytes_bytes().len()
         })
         .sum()
 }

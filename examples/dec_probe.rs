@@ -37,8 +37,8 @@ fn main() {
             r.decoded_bytes() as f64 / best / 1e9
         );
         let c = r.chunk(0).unwrap();
-        let codes = r.checked_codes(c);
-        let d = r.chunk_dictionary(c);
+        let codes = c.codes();
+        let d = c.dictionary();
         let mut out = vec![0u8; codes.decoded_len()];
         let mut best = f64::MAX;
         for _ in 0..10 {

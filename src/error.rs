@@ -8,6 +8,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A part of a file, as named in spec/FORMAT.md.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Section {
     /// The 16-byte header (§2).
     Header,
@@ -23,6 +24,7 @@ pub enum Section {
 
 /// The parts of a chunk section (§5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ChunkPart {
     /// The chunk header.
     Header,
@@ -67,65 +69,242 @@ impl ChunkPart {
     }
 }
 
-/// The invariant a damaged file breaks (spec/FORMAT.md §9 lists each check).
+/// The invariant a damaged file breaks: one variant per check of
+/// spec/FORMAT.md §9 (a `what` label names the field where one check applies
+/// to several fields of the same kind).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Invariant {
     /// The file is shorter than header + tail.
-    FileTooSmall { len: u64 },
+    FileTooSmall {
+        /// The file's length.
+        len: u64,
+    },
     /// Magic bytes differ from `FASTPAIR`.
     BadMagic,
     /// A length or offset points past the bytes available.
     LengthPastEnd {
+        /// What was being read.
         what: &'static str,
+        /// Where it would end.
         end: u64,
+        /// Where the bytes available end.
         available: u64,
     },
     /// CRC32 over a section differs from the recorded one.
-    ChecksumMismatch { recorded: u32, computed: u32 },
+    ChecksumMismatch {
+        /// The CRC32 in the file.
+        recorded: u32,
+        /// The CRC32 of the bytes.
+        computed: u32,
+    },
     /// A count or size exceeds a format limit (§8).
     LimitExceeded {
+        /// The count or size.
         what: &'static str,
+        /// Its value.
         value: u64,
+        /// The limit.
         limit: u64,
     },
     /// A field holds a value the format does not define.
-    BadField { what: &'static str, value: u64 },
+    BadField {
+        /// The field.
+        what: &'static str,
+        /// Its value.
+        value: u64,
+    },
     /// Reserved bytes or padding are not zero.
-    NonZeroReserved { what: &'static str },
+    NonZeroReserved {
+        /// The reserved field or padding.
+        what: &'static str,
+    },
     /// A section's parts do not fill it exactly.
     SizeMismatch {
+        /// The part or section.
         what: &'static str,
+        /// Bytes it must have.
         expected: u64,
+        /// Bytes it has.
         found: u64,
     },
     /// Sections overlap or are out of order.
-    Overlap { what: &'static str },
-    /// A code is not below the dictionary size.
-    CodeOutOfRange { index: u64, code: u32, tokens: u32 },
-    /// A token length is outside 1..=16 or exceeds the plane width without a high plane.
-    BadTokenLength { token: u32, len: u32 },
-    /// The single-byte tokens are not all present.
-    MissingSingleByte { byte: u8 },
-    /// A monotone sequence decreases.
-    NotMonotone { what: &'static str, index: u64 },
-    /// A sequence's total disagrees with the count it must match.
-    TotalMismatch {
+    Overlap {
+        /// What overlaps.
         what: &'static str,
+    },
+    /// Bytes between sections, after the header or before the footer: a
+    /// section (or the footer) does not start where the previous one ends.
+    Gap {
+        /// Where it must start.
         expected: u64,
+        /// Where it starts.
+        found: u64,
+    },
+    /// A code is not below the dictionary size.
+    CodeOutOfRange {
+        /// Index of the code in its chunk.
+        index: u64,
+        /// The code.
+        code: u32,
+        /// The dictionary's token count.
+        tokens: u32,
+    },
+    /// The 12-bit padding code after an odd number of codes is not zero.
+    NonZeroPaddingCode {
+        /// The padding code.
+        code: u32,
+    },
+    /// A token length is outside 1..=16 or exceeds the plane width without a high plane.
+    BadTokenLength {
+        /// The token's code.
+        token: u32,
+        /// Its length.
+        len: u32,
+    },
+    /// The single-byte tokens are not all present.
+    MissingSingleByte {
+        /// The first missing byte.
+        byte: u8,
+    },
+    /// A high plane is present although no token is longer than the plane width.
+    UnusedHighPlane,
+    /// The token-length histogram differs from the lengths of the tokens that
+    /// the chunks using the dictionary encode.
+    HistogramMismatch {
+        /// Token length (1..=16) of the first bucket that differs.
+        len: u8,
+        /// The count in the file.
+        recorded: u64,
+        /// The count in the chunks.
+        counted: u64,
+    },
+    /// A cascaded block's frame of reference is not canonical: its smallest
+    /// residual is not 0, or its bit width is not that of its largest residual.
+    NonCanonicalFrame {
+        /// Block index.
+        block: u64,
+        /// The stored frame of reference.
+        min: u32,
+        /// The stored bit width.
+        bits: u8,
+    },
+    /// A cascaded sequence's block count disagrees with its value count.
+    SequenceBlockCount {
+        /// Blocks the count needs.
+        expected: u64,
+        /// Blocks stored.
+        found: u64,
+    },
+    /// A cascaded block's base disagrees with the running sum.
+    SequenceBase {
+        /// Block index.
+        block: u64,
+        /// The running sum.
+        expected: u64,
+        /// The stored base.
+        found: u64,
+    },
+    /// A sequence holds the wrong number of values.
+    SequenceLength {
+        /// Values it must hold.
+        expected: u64,
+        /// Values it holds.
+        found: u64,
+    },
+    /// A sequence does not start at 0.
+    SequenceFirst {
+        /// Its first value.
+        found: u64,
+    },
+    /// A sequence's last value disagrees with the footer entry's total.
+    SequenceLast {
+        /// The footer entry's total.
+        expected: u64,
+        /// Its last value.
         found: u64,
     },
     /// A batch's token lengths do not add up to the sidecar's positions.
     SidecarMismatch {
+        /// Batch index.
         batch: u64,
+        /// Bytes the sidecar gives.
         expected: u64,
+        /// Bytes the tokens give.
         found: u64,
     },
     /// A row's token lengths do not add up to its byte boundaries.
-    RowLengthMismatch { row: u64, expected: u64, found: u64 },
-    /// A chunk names a dictionary that does not exist or has another width.
-    BadDictionaryRef { dict: u32, dicts: u32 },
+    RowLengthMismatch {
+        /// Row within the chunk.
+        row: u64,
+        /// Bytes the boundaries give.
+        expected: u64,
+        /// Bytes the tokens give.
+        found: u64,
+    },
+    /// A row's code boundaries leave the chunk's codes (found by a point read).
+    RowCodesPastEnd {
+        /// Row within the chunk.
+        row: u64,
+        /// Its end code.
+        end: u64,
+        /// Codes in the chunk.
+        codes: u64,
+    },
+    /// A chunk names a dictionary that does not exist.
+    BadDictionaryRef {
+        /// The dictionary named.
+        dict: u32,
+        /// Dictionaries in the file.
+        dicts: u32,
+    },
+    /// A chunk entry counts more nulls than rows.
+    NullsOverRows {
+        /// Nulls.
+        nulls: u64,
+        /// Rows.
+        rows: u64,
+    },
+    /// A chunk entry's decoded bytes lie outside `codes ..= 16 * codes`.
+    BytesAgainstCodes {
+        /// Codes.
+        codes: u64,
+        /// Decoded bytes.
+        bytes: u64,
+    },
+    /// The footer's total rows differ from the sum of the chunks' rows.
+    TotalRows {
+        /// The sum over chunks.
+        expected: u64,
+        /// The footer's total.
+        found: u64,
+    },
+    /// The footer's total bytes differ from the sum of the chunks' bytes.
+    TotalBytes {
+        /// The sum over chunks.
+        expected: u64,
+        /// The footer's total.
+        found: u64,
+    },
+    /// A chunk entry counts nulls but the chunk has no validity bitmap.
+    NullsWithoutValidity {
+        /// Nulls counted.
+        nulls: u64,
+    },
+    /// A chunk has a validity bitmap but no null row (absent is the one spelling).
+    ValidityWithoutNulls,
+    /// The validity bitmap's null count differs from the footer entry's.
+    NullCount {
+        /// The footer entry's count.
+        expected: u64,
+        /// Zero bits in the bitmap.
+        found: u64,
+    },
     /// A null row has a non-empty value.
-    NullWithValue { row: u64 },
+    NullWithValue {
+        /// Row within the chunk.
+        row: u64,
+    },
 }
 
 impl fmt::Display for Invariant {
@@ -138,18 +317,14 @@ impl fmt::Display for Invariant {
                 what,
                 end,
                 available,
-            } => {
-                write!(
-                    f,
-                    "{what} ends at byte {end}, past the {available} bytes available"
-                )
-            }
-            ChecksumMismatch { recorded, computed } => {
-                write!(
-                    f,
-                    "CRC32 mismatch: recorded {recorded:#010x}, computed {computed:#010x}"
-                )
-            }
+            } => write!(
+                f,
+                "{what} ends at byte {end}, past the {available} bytes available"
+            ),
+            ChecksumMismatch { recorded, computed } => write!(
+                f,
+                "CRC32 mismatch: recorded {recorded:#010x}, computed {computed:#010x}"
+            ),
             LimitExceeded { what, value, limit } => {
                 write!(f, "{what} is {value}, over the limit of {limit}")
             }
@@ -159,38 +334,64 @@ impl fmt::Display for Invariant {
                 what,
                 expected,
                 found,
-            } => {
-                write!(f, "{what}: expected {expected} bytes, found {found}")
-            }
+            } => write!(f, "{what}: expected {expected} bytes, found {found}"),
             Overlap { what } => write!(f, "{what} overlap or are out of order"),
+            Gap { expected, found } => write!(
+                f,
+                "starts at byte {found}, not where the previous part ends ({expected})"
+            ),
             CodeOutOfRange {
                 index,
                 code,
                 tokens,
-            } => {
-                write!(
-                    f,
-                    "code {code} at index {index} is not below the dictionary size {tokens}"
-                )
+            } => write!(
+                f,
+                "code {code} at index {index} is not below the dictionary size {tokens}"
+            ),
+            NonZeroPaddingCode { code } => {
+                write!(f, "the 12-bit padding code is {code}, not 0")
             }
             BadTokenLength { token, len } => write!(f, "token {token} has invalid length {len}"),
-            MissingSingleByte { byte } => {
-                write!(
-                    f,
-                    "single-byte token {byte:#04x} is missing from the dictionary"
-                )
-            }
-            NotMonotone { what, index } => write!(f, "{what} decreases at index {index}"),
-            TotalMismatch {
-                what,
+            MissingSingleByte { byte } => write!(
+                f,
+                "single-byte token {byte:#04x} is missing from the dictionary"
+            ),
+            UnusedHighPlane => write!(
+                f,
+                "high plane present although no token is longer than the plane width"
+            ),
+            HistogramMismatch {
+                len,
+                recorded,
+                counted,
+            } => write!(
+                f,
+                "token-length histogram says {recorded} tokens of length {len}, the chunks encode {counted}"
+            ),
+            NonCanonicalFrame { block, min, bits } => write!(
+                f,
+                "block {block}: frame of reference {min} / bit width {bits} is not the canonical one"
+            ),
+            SequenceBlockCount { expected, found } => write!(
+                f,
+                "sequence has {found} blocks, its count needs {expected}"
+            ),
+            SequenceBase {
+                block,
                 expected,
                 found,
-            } => {
-                write!(
-                    f,
-                    "{what}: total {found} disagrees with expected {expected}"
-                )
+            } => write!(
+                f,
+                "block {block} base is {found}, the running sum is {expected}"
+            ),
+            SequenceLength { expected, found } => {
+                write!(f, "sequence holds {found} values, expected {expected}")
             }
+            SequenceFirst { found } => write!(f, "sequence starts at {found}, not 0"),
+            SequenceLast { expected, found } => write!(
+                f,
+                "sequence ends at {found}, the footer entry says {expected}"
+            ),
             SidecarMismatch {
                 batch,
                 expected,
@@ -207,9 +408,34 @@ impl fmt::Display for Invariant {
                 f,
                 "row {row}: token lengths give {found} bytes, row boundaries say {expected}"
             ),
+            RowCodesPastEnd { row, end, codes } => write!(
+                f,
+                "row {row} ends at code {end}, past the chunk's {codes} codes"
+            ),
             BadDictionaryRef { dict, dicts } => {
                 write!(f, "names dictionary {dict}, but the file has {dicts}")
             }
+            NullsOverRows { nulls, rows } => {
+                write!(f, "{nulls} nulls in a chunk of {rows} rows")
+            }
+            BytesAgainstCodes { codes, bytes } => write!(
+                f,
+                "{bytes} decoded bytes from {codes} codes (each code is 1..=16 bytes)"
+            ),
+            TotalRows { expected, found } => {
+                write!(f, "total rows {found}, the chunks hold {expected}")
+            }
+            TotalBytes { expected, found } => {
+                write!(f, "total bytes {found}, the chunks hold {expected}")
+            }
+            NullsWithoutValidity { nulls } => {
+                write!(f, "{nulls} nulls but no validity bitmap")
+            }
+            ValidityWithoutNulls => write!(f, "validity bitmap present but no row is null"),
+            NullCount { expected, found } => write!(
+                f,
+                "validity bitmap has {found} nulls, the footer entry says {expected}"
+            ),
             NullWithValue { row } => write!(f, "row {row} is null but has a non-empty value"),
         }
     }
@@ -217,32 +443,56 @@ impl fmt::Display for Invariant {
 
 /// Everything that can go wrong in fastpair.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
     /// An I/O error, with the path or operation involved.
     Io {
+        /// The path or operation.
         context: String,
+        /// The underlying error.
         source: std::io::Error,
     },
     /// The file is damaged or hostile: what is wrong and where.
     Corrupt {
+        /// The part of the file.
         section: Section,
+        /// Absolute byte offset in the file.
         offset: u64,
+        /// The broken invariant.
         invariant: Invariant,
     },
     /// The file was written by a format version this reader does not know.
-    UnsupportedVersion { found: u32, supported: u32 },
+    UnsupportedVersion {
+        /// The version in the file.
+        found: u32,
+        /// The version this reader reads.
+        supported: u32,
+    },
     /// A row index past the end of the column.
-    RowOutOfRange { row: u64, rows: u64 },
+    RowOutOfRange {
+        /// The row asked for.
+        row: u64,
+        /// Rows in the column.
+        rows: u64,
+    },
     /// A caller-supplied argument or option is invalid.
     InvalidArgument(String),
     /// Input the writer cannot store (e.g. a value over the size limit).
     LimitExceeded {
+        /// The count or size.
         what: &'static str,
+        /// Its value.
         value: u64,
+        /// The limit.
         limit: u64,
     },
     /// A decode would need more memory than the reader's cap allows.
-    MemoryCap { needed: u64, cap: u64 },
+    MemoryCap {
+        /// Bytes the decode needs.
+        needed: u64,
+        /// The cap.
+        cap: u64,
+    },
     /// No usable GPU (no driver, no NVRTC, no device).
     GpuUnavailable(String),
     /// A GPU call failed, or the kernel reported a disagreement.

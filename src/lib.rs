@@ -27,9 +27,14 @@
 //! [`Writer::finish`] succeeds.
 //!
 //! ## Reading
-//! [`Reader::open`] checks the tail, footer and dictionaries; each chunk is
-//! checked (checksum, structure, every code and length) the first time it is
-//! touched. [`Reader::get`] decodes one row touching only its chunk;
+//! [`Reader::open`] memory-maps the file and reads and checks only the tail,
+//! footer and dictionaries ([`read::Storage`]: also positioned reads, memory,
+//! and object stores with the `object_store` feature). A chunk is checked
+//! whole (checksum, structure, every code and length) the first time a bulk
+//! read touches it; [`Reader::get`] reads only the chunk header, the
+//! row-boundary block of its row and its codes, checking what it reads, and
+//! validates the chunk whole after a few such reads. Validated chunks are
+//! [`read::ChunkView`]s borrowed from their reader;
 //! [`Reader::read_all`] / [`Reader::read_range`] decode into Arrow layout
 //! ([`Column`]: values + `i64` offsets + validity) on all cores.
 //!
@@ -46,11 +51,12 @@
 //!
 //! ## Safety
 //! Every file is untrusted. Decoders only accept validated types
-//! ([`dict::Dictionary`], [`decode::CheckedCodes`], [`read::ValidChunk`]);
+//! ([`dict::Dictionary`], [`decode::CheckedCodes`], [`read::ChunkView`]);
 //! `unsafe` is confined to the decode hot loop and GPU launches, each block
 //! with a `SAFETY:` comment naming the invariant and where it was checked.
 
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 #[cfg(feature = "arrow")]

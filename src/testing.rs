@@ -67,7 +67,7 @@ const MAX_GETS: u64 = 2048;
 const FUZZ_MEMORY_CAP: u64 = 64 << 20;
 
 /// Opens `bytes` and, if that succeeds, reads every row in bulk and up to
-/// [`MAX_GETS`] rows one by one (first, last, and spread between), with and
+/// `MAX_GETS` rows one by one (first, last, and spread between), with and
 /// without eager validation. Errors are fine; a panic is a bug. When both the
 /// bulk read and a row read succeed they must agree.
 pub fn exercise(bytes: &[u8]) {
@@ -79,11 +79,12 @@ pub fn exercise(bytes: &[u8]) {
 pub fn exercise_with(bytes: &[u8], more: &dyn Fn(&Reader)) {
     for eager in [false, true] {
         // Lazy without the row index cache, eager with it: both get paths.
-        let opts = ReadOptions {
-            memory_cap: Some(FUZZ_MEMORY_CAP),
-            eager,
-            cache_row_index: eager,
-        };
+        // Lazy: point reads first (validated whole after a few); eager: whole.
+        let opts = ReadOptions::default()
+            .with_memory_cap(Some(FUZZ_MEMORY_CAP))
+            .with_eager(eager)
+            .with_cache_row_index(eager)
+            .with_validate_after_gets(Some(4));
         let Ok(r) = Reader::from_bytes_with(bytes.to_vec(), opts) else {
             continue;
         };
@@ -91,10 +92,25 @@ pub fn exercise_with(bytes: &[u8], more: &dyn Fn(&Reader)) {
             let _ = (d.mean_token_len(), d.short_token_share());
         }
         let rows = r.rows();
-        let bulk = r.read_all().ok();
         let step = (rows / MAX_GETS).max(1);
-        let probes = (0..rows).step_by(step as usize).chain(rows.checked_sub(1));
-        for row in probes {
+        let probes: Vec<u64> = (0..rows)
+            .step_by(step as usize)
+            .chain(rows.checked_sub(1))
+            .collect();
+        // Point reads first (lazy: chunks not yet validated whole), then the
+        // bulk read; where both succeed they must agree.
+        let gets: Vec<_> = probes.iter().map(|&row| r.get(row)).collect();
+        let bulk = r.read_all().ok();
+        for (&row, got) in probes.iter().zip(&gets) {
+            if let (Some(col), Ok(v)) = (&bulk, got) {
+                assert_eq!(
+                    col.value(row as usize),
+                    v.as_deref(),
+                    "bulk and row read disagree at row {row}"
+                );
+            }
+        }
+        for &row in &probes {
             let got = r.get(row);
             if let (Some(col), Ok(v)) = (&bulk, &got) {
                 assert_eq!(
@@ -120,11 +136,10 @@ pub fn exercise_with(bytes: &[u8], more: &dyn Fn(&Reader)) {
         // A decode the cap forbids must fail cleanly.
         let _ = Reader::from_bytes_with(
             bytes.to_vec(),
-            ReadOptions {
-                memory_cap: Some(8),
-                eager,
-                cache_row_index: eager,
-            },
+            ReadOptions::default()
+                .with_memory_cap(Some(8))
+                .with_eager(eager)
+                .with_cache_row_index(eager),
         )
         .map(|r| r.read_all());
     }
@@ -251,14 +266,21 @@ pub fn fuzz_roundtrip(data: &[u8]) {
             assert_eq!(col.value(k), rows[a as usize + k].as_deref(), "range row");
         }
     }
-    let eager = Reader::from_bytes_with(
-        file,
-        ReadOptions {
-            eager: true,
-            ..ReadOptions::default()
-        },
+    // Point reads only (no chunk validated whole).
+    let point = Reader::from_bytes_with(
+        file.clone(),
+        ReadOptions::default().with_validate_after_gets(None),
     )
-    .expect("eager open");
+    .expect("open");
+    for (i, want) in rows.iter().enumerate() {
+        assert_eq!(
+            point.get(i as u64).expect("point get"),
+            *want,
+            "point get row {i}"
+        );
+    }
+    let eager =
+        Reader::from_bytes_with(file, ReadOptions::default().with_eager(true)).expect("eager open");
     assert_eq!(eager.read_all().expect("eager read_all"), col);
 }
 

@@ -164,14 +164,8 @@ fn golden_files_read_back() {
     for (name, _, _) in golden() {
         let (file, values) = load(name);
         for eager in [false, true] {
-            let r = Reader::from_bytes_with(
-                file.clone(),
-                ReadOptions {
-                    eager,
-                    ..ReadOptions::default()
-                },
-            )
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let r = Reader::from_bytes_with(file.clone(), ReadOptions::default().with_eager(eager))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(r.rows(), values.len() as u64, "{name}");
             let col = r.read_all().unwrap();
             for (i, want) in values.iter().enumerate() {
@@ -204,7 +198,7 @@ fn golden_files_reserialize_byte_for_byte() {
         };
         for i in 0..r.num_chunks() {
             let c = r.chunk(i).unwrap();
-            let cc = r.checked_codes(c);
+            let cc = c.codes();
             let all: Vec<u16> = (0..cc.len()).map(|k| cc.get(k)).collect();
             let mut packed = Vec::new();
             codes::pack(cc.bits(), &all, &mut packed);
@@ -218,9 +212,9 @@ fn golden_files_reserialize_byte_for_byte() {
                 c.batch(),
                 &packed,
                 &seq(c.sidecar()),
-                &seq(&c.row_code_bounds(&file).unwrap()),
-                &seq(&c.row_byte_bounds(&file).unwrap()),
-                c.validity_range().map(|v| &file[v]),
+                &seq(&c.row_code_bounds().unwrap()),
+                &seq(&c.row_byte_bounds().unwrap()),
+                c.validity(),
                 &mut s,
             );
             footer.chunks[i].section = place(&mut out, &s);
@@ -264,7 +258,7 @@ fn golden_files_rewrite_byte_for_byte() {
         let codes = |r: &Reader| -> Vec<Vec<u16>> {
             (0..r.num_chunks())
                 .map(|i| {
-                    let cc = r.checked_codes(r.chunk(i).unwrap());
+                    let cc = r.chunk(i).unwrap().codes();
                     (0..cc.len()).map(|k| cc.get(k)).collect()
                 })
                 .collect()

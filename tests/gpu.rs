@@ -286,7 +286,7 @@ fn corrupted_device_buffers_raise_the_status_flag() {
         p.upload().unwrap();
         let codes_len = {
             let c = r.chunk(0).unwrap();
-            c.codes_range().len().next_multiple_of(16)
+            c.codes_bytes().len().next_multiple_of(16)
         };
         let at = p.piece_input(0).unwrap().start + codes_len;
         p.corrupt_input(at + 8, &[0x77, 0x77, 0, 0]).unwrap();

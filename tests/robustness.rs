@@ -117,14 +117,7 @@ fn recompute_checksums_is_identity_on_valid_files() {
 fn memory_cap_is_honored() {
     let file = golden("nulls_multichunk");
     let open = |cap| {
-        Reader::from_bytes_with(
-            file.clone(),
-            ReadOptions {
-                memory_cap: cap,
-                ..ReadOptions::default()
-            },
-        )
-        .unwrap()
+        Reader::from_bytes_with(file.clone(), ReadOptions::default().with_memory_cap(cap)).unwrap()
     };
     let r = open(None);
     let rows = r.rows();

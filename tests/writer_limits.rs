@@ -193,7 +193,7 @@ proptest! {
         let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts.clone()).unwrap();
         let r = Reader::from_bytes_with(
             file,
-            ReadOptions { eager: true, ..ReadOptions::default() },
+            ReadOptions::default().with_eager(true),
         ).unwrap();
         prop_assert_eq!(r.rows(), rows.len() as u64);
         let col = r.read_all().unwrap();

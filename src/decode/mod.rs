@@ -51,6 +51,25 @@ impl<'a> CheckedCodes<'a> {
         codes_at: u64,
         sidecar_at: u64,
     ) -> Result<Self> {
+        Self::check_counting(
+            dict, packed, count, batch, sidecar, chunk, codes_at, sidecar_at,
+        )
+        .map(|(c, _)| c)
+    }
+
+    /// [`Self::check`], also returning the histogram of the codes' token
+    /// lengths (`hist[l - 1]` = codes of length `l`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn check_counting(
+        dict: &Dictionary,
+        packed: &'a [u8],
+        count: usize,
+        batch: u32,
+        sidecar: &'a [u32],
+        chunk: u32,
+        codes_at: u64,
+        sidecar_at: u64,
+    ) -> Result<(Self, [u64; 16])> {
         let bits = dict.code_bits();
         let g = batch as usize;
         let nb = count.div_ceil(g);
@@ -61,8 +80,7 @@ impl<'a> CheckedCodes<'a> {
             return Err(Error::corrupt(
                 Section::Chunk(chunk, ChunkPart::Sidecar),
                 sidecar_at,
-                Invariant::TotalMismatch {
-                    what: "sidecar entries",
+                Invariant::SequenceLength {
                     expected: nb as u64 + 1,
                     found: sidecar.len() as u64,
                 },
@@ -70,56 +88,71 @@ impl<'a> CheckedCodes<'a> {
         }
         let tokens = dict.num_tokens();
         let planes = dict.planes();
-        (0..nb).into_par_iter().with_min_len(64).try_for_each(|b| {
-            let lo = b * g;
-            let hi = (lo + g).min(count);
-            // A small buffer: this closure runs nested inside other rayon
-            // tasks, on worker stacks of a few MiB.
-            let mut buf = [0u16; UNPACK_BLOCK];
-            let mut sum = 0u64;
-            let mut at = lo;
-            while at < hi {
-                let n = (hi - at).min(UNPACK_BLOCK);
-                codes::unpack(bits, packed, at, &mut buf[..n]);
-                for (k, &c) in buf[..n].iter().enumerate() {
-                    if c as u32 >= tokens {
-                        let index = (at + k) as u64;
-                        return Err(Error::corrupt(
-                            Section::Chunk(chunk, ChunkPart::Codes),
-                            codes_at + index * bits as u64 / 8,
-                            Invariant::CodeOutOfRange {
-                                index,
-                                code: c as u32,
-                                tokens,
-                            },
-                        ));
+        let hist = (0..nb)
+            .into_par_iter()
+            .with_min_len(64)
+            .map(|b| -> Result<[u64; 16]> {
+                let lo = b * g;
+                let hi = (lo + g).min(count);
+                // A small buffer: this closure runs nested inside other rayon
+                // tasks, on worker stacks of a few MiB.
+                let mut buf = [0u16; UNPACK_BLOCK];
+                let mut hist = [0u32; 16];
+                let mut at = lo;
+                while at < hi {
+                    let n = (hi - at).min(UNPACK_BLOCK);
+                    codes::unpack(bits, packed, at, &mut buf[..n]);
+                    for (k, &c) in buf[..n].iter().enumerate() {
+                        if c as u32 >= tokens {
+                            let index = (at + k) as u64;
+                            return Err(Error::corrupt(
+                                Section::Chunk(chunk, ChunkPart::Codes),
+                                codes_at + index * bits as u64 / 8,
+                                Invariant::CodeOutOfRange {
+                                    index,
+                                    code: c as u32,
+                                    tokens,
+                                },
+                            ));
+                        }
+                        hist[planes.token_len(c as usize) - 1] += 1;
                     }
-                    sum += planes.token_len(c as usize) as u64;
+                    at += n;
                 }
-                at += n;
-            }
-            let expected = (sidecar[b + 1] as u64).wrapping_sub(sidecar[b] as u64);
-            if sidecar[b + 1] < sidecar[b] || sum != expected {
-                return Err(Error::corrupt(
-                    Section::Chunk(chunk, ChunkPart::Sidecar),
-                    sidecar_at,
-                    Invariant::SidecarMismatch {
-                        batch: b as u64,
-                        expected,
-                        found: sum,
-                    },
-                ));
-            }
-            Ok(())
-        })?;
-        Ok(Self {
-            bits,
-            packed,
-            count,
-            batch: g,
-            sidecar,
-            tokens,
-        })
+                let sum: u64 = hist
+                    .iter()
+                    .enumerate()
+                    .map(|(l, &n)| (l as u64 + 1) * n as u64)
+                    .sum();
+                let expected = (sidecar[b + 1] as u64).wrapping_sub(sidecar[b] as u64);
+                if sidecar[b + 1] < sidecar[b] || sum != expected {
+                    return Err(Error::corrupt(
+                        Section::Chunk(chunk, ChunkPart::Sidecar),
+                        sidecar_at,
+                        Invariant::SidecarMismatch {
+                            batch: b as u64,
+                            expected,
+                            found: sum,
+                        },
+                    ));
+                }
+                Ok(hist.map(u64::from))
+            })
+            .try_reduce(
+                || [0u64; 16],
+                |a, b| Ok(std::array::from_fn(|i| a[i] + b[i])),
+            )?;
+        Ok((
+            Self {
+                bits,
+                packed,
+                count,
+                batch: g,
+                sidecar,
+                tokens,
+            },
+            hist,
+        ))
     }
 
     /// Wraps buffers that already passed [`Self::check`] against `dict`.
@@ -128,7 +161,7 @@ impl<'a> CheckedCodes<'a> {
     /// `check(dict, packed, count, batch, sidecar, ..)` must have succeeded on
     /// exactly these buffers: decoders index the token table with these codes
     /// without bounds checks.
-    pub unsafe fn new_unchecked(
+    pub(crate) unsafe fn new_unchecked(
         dict: &Dictionary,
         packed: &'a [u8],
         count: usize,

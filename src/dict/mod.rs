@@ -44,7 +44,7 @@ impl TokenTable {
     ///
     /// # Panics
     /// If `token` is empty or longer than [`MAX_TOKEN_LEN`] (a caller bug, never
-    /// reachable from file bytes: readers build tables with [`Self::from_parts`]).
+    /// reachable from file bytes: readers push only lengths that [`Dictionary::validate`] checked).
     pub fn push(&mut self, token: &[u8]) -> u32 {
         assert!(
             (1..=MAX_TOKEN_LEN).contains(&token.len()),

@@ -168,6 +168,10 @@ impl Dictionary {
             }
             table.push(&word[..l]);
         }
+        // One spelling: the high plane is there exactly when a token needs it.
+        if !planes.hi.is_empty() && !(0..n).any(|c| planes.token_len(c) > w) {
+            return Err(Error::corrupt(section, hi_at, Invariant::UnusedHighPlane));
+        }
         if let Some(b) = seen_single.iter().position(|&s| !s) {
             return Err(Error::corrupt(
                 section,

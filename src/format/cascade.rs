@@ -11,6 +11,8 @@
 //! the byte offset of its packed data and its bit width. A value is found by
 //! unpacking one block and summing at most 128 deltas.
 
+use std::ops::Range;
+
 use bitpacking::{BitPacker, BitPacker4x};
 
 use super::wire::{Cursor, PutLe};
@@ -82,7 +84,7 @@ pub struct Sequence {
     dir: Vec<BlockEntry>,
     /// Where the packed blocks lie inside the bytes given to [`Sequence::parse`];
     /// every other method takes those same bytes again.
-    packed: std::ops::Range<usize>,
+    packed: Range<usize>,
 }
 
 impl Sequence {
@@ -91,7 +93,22 @@ impl Sequence {
     /// matches the count, bit widths ≤ 32, reserved bytes zero, each block's
     /// packed offset is the running total, and the packed data fill the rest exactly.
     pub fn parse(bytes: &[u8], base: u64, section: Section) -> Result<Self> {
-        let mut c = Cursor::new(bytes, base, section);
+        Self::parse_head(bytes, bytes.len(), base, section)
+    }
+
+    /// Bytes of the header and block directory of a sequence of `count`
+    /// values: the prefix [`Self::parse_head`] needs.
+    pub fn head_len(count: usize) -> usize {
+        CASCADE_HEADER_LEN + count.saturating_sub(1).div_ceil(CASCADE_BLOCK) * CASCADE_DIR_ENTRY_LEN
+    }
+
+    /// [`Self::parse`] from a prefix: `head` holds at least the header and
+    /// the block directory of a sequence that is `total_len` bytes long in
+    /// all (the packed blocks need not be present). Every check of `parse`
+    /// runs, the packed size against `total_len`.
+    pub fn parse_head(head: &[u8], total_len: usize, base: u64, section: Section) -> Result<Self> {
+        let head = &head[..head.len().min(total_len)];
+        let mut c = Cursor::new(head, base, section);
         let count = c.u32("sequence count")?;
         let num_blocks = c.u32("sequence block count")?;
         let first = c.u32("sequence first value")?;
@@ -104,8 +121,7 @@ impl Sequence {
         }
         let expected_blocks = (count as usize - 1).div_ceil(CASCADE_BLOCK);
         if num_blocks as usize != expected_blocks {
-            return Err(c.error(Invariant::TotalMismatch {
-                what: "sequence block count",
+            return Err(c.error(Invariant::SequenceBlockCount {
                 expected: expected_blocks as u64,
                 found: num_blocks as u64,
             }));
@@ -113,12 +129,12 @@ impl Sequence {
         // The directory must fit before anything is allocated for it.
         let dir_bytes = (num_blocks as usize)
             .checked_mul(CASCADE_DIR_ENTRY_LEN)
-            .filter(|&n| n <= c.remaining())
+            .filter(|&n| n <= total_len - CASCADE_HEADER_LEN && n <= c.remaining())
             .ok_or_else(|| {
                 c.error(Invariant::LengthPastEnd {
                     what: "sequence directory",
                     end: c.offset() + num_blocks as u64 * CASCADE_DIR_ENTRY_LEN as u64,
-                    available: base + bytes.len() as u64,
+                    available: base + total_len as u64,
                 })
             })?;
         let mut dir = Vec::with_capacity(num_blocks as usize);
@@ -154,26 +170,143 @@ impl Sequence {
             running += e.bits as u64 * (CASCADE_BLOCK as u64 / 8);
             dir.push(e);
         }
-        debug_assert_eq!(dir_bytes, dir.len() * CASCADE_DIR_ENTRY_LEN);
-        let packed = c.take(c.remaining(), "packed blocks")?;
-        if packed.len() as u64 != running {
+        let start = CASCADE_HEADER_LEN + dir_bytes;
+        let packed_len = total_len - start;
+        if packed_len as u64 != running {
             return Err(Error::corrupt(
                 section,
-                base + (CASCADE_HEADER_LEN + dir_bytes) as u64,
+                base + start as u64,
                 Invariant::SizeMismatch {
                     what: "packed blocks",
                     expected: running,
-                    found: packed.len() as u64,
+                    found: packed_len as u64,
                 },
             ));
         }
-        let start = bytes.len() - packed.len();
         Ok(Self {
             len: count as usize,
             first,
             dir,
-            packed: start..bytes.len(),
+            packed: start..total_len,
         })
+    }
+
+    /// Byte range, within the sequence's bytes, of the packed data of blocks
+    /// `blocks` (`blocks.end <= num_blocks`).
+    pub fn blocks_range(&self, blocks: Range<usize>) -> Range<usize> {
+        let at = |k: usize| match self.dir.get(k) {
+            Some(e) => self.packed.start + e.offset as usize,
+            None => self.packed.end,
+        };
+        at(blocks.start)..at(blocks.end)
+    }
+
+    /// Blocks holding values `i` and `i + 1`.
+    pub fn blocks_of_pair(&self, i: usize) -> Range<usize> {
+        let k0 = i.saturating_sub(1) / CASCADE_BLOCK;
+        let k1 = i / CASCADE_BLOCK;
+        if i + 1 >= self.len {
+            // Not a pair: no blocks (the caller checks the index).
+            return 0..0;
+        }
+        k0..k1 + 1
+    }
+
+    /// Checks block `k`'s unpacked residuals: padding residuals are zero and
+    /// the frame of reference is canonical (the smallest residual is 0 and
+    /// the bit width is exactly that of the largest), so a sequence has one
+    /// spelling (§6.4).
+    fn check_block(
+        &self,
+        k: usize,
+        buf: &[u32; CASCADE_BLOCK],
+        section: Section,
+        at: u64,
+    ) -> Result<()> {
+        let e = self.dir[k];
+        let in_block = (self.len - 1 - k * CASCADE_BLOCK).min(CASCADE_BLOCK);
+        if buf[in_block..].iter().any(|&r| r != 0) {
+            return Err(Error::corrupt(
+                section,
+                at,
+                Invariant::NonZeroReserved {
+                    what: "sequence block padding",
+                },
+            ));
+        }
+        let used = &buf[..in_block];
+        let min = used.iter().copied().min().unwrap_or(0);
+        let max = used.iter().copied().max().unwrap_or(0);
+        let bits = 32 - max.leading_zeros();
+        if min != 0 || bits != e.bits as u32 {
+            return Err(Error::corrupt(
+                section,
+                at,
+                Invariant::NonCanonicalFrame {
+                    block: k as u64,
+                    min: e.min,
+                    bits: e.bits,
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// Values `i` and `i + 1` (`i + 1 < len`) from only the packed data of
+    /// the blocks [`Self::blocks_of_pair`] names: `blocks` holds the bytes
+    /// [`Self::blocks_range`] gives for them. The blocks read are checked as
+    /// in [`Self::decode_all`] (padding, canonical frame, no u32 overflow);
+    /// the bases are taken as stored (checked only by `decode_all`).
+    pub fn get_pair_from_blocks(
+        &self,
+        blocks: &[u8],
+        i: usize,
+        what: &'static str,
+        section: Section,
+        at: u64,
+    ) -> Result<(u32, u32)> {
+        let ks = self.blocks_of_pair(i);
+        let start = self.blocks_range(ks.clone()).start;
+        let mut vals = [0u64; 2];
+        for (n, idx) in [i, i + 1].into_iter().enumerate() {
+            if idx == 0 {
+                vals[n] = self.first as u64;
+                continue;
+            }
+            let (k, j) = ((idx - 1) / CASCADE_BLOCK, (idx - 1) % CASCADE_BLOCK);
+            let e = self.dir[k];
+            let r = self.blocks_range(k..k + 1);
+            let (a, b) = (r.start - start, r.end - start);
+            let src = blocks.get(a..b).ok_or_else(|| {
+                Error::corrupt(
+                    section,
+                    at,
+                    Invariant::LengthPastEnd {
+                        what: "packed blocks",
+                        end: at + b as u64,
+                        available: at + blocks.len() as u64,
+                    },
+                )
+            })?;
+            let mut buf = [0u32; CASCADE_BLOCK];
+            BitPacker4x::new().decompress(src, &mut buf, e.bits);
+            self.check_block(k, &buf, section, at)?;
+            let sum: u64 = buf[..=j].iter().map(|&r| r as u64).sum();
+            let v = e.base as u64 + e.min as u64 * (j as u64 + 1) + sum;
+            if v > u32::MAX as u64 {
+                return Err(Error::corrupt(
+                    section,
+                    at,
+                    Invariant::LimitExceeded {
+                        what,
+                        value: v,
+                        limit: u32::MAX as u64,
+                    },
+                ));
+            }
+            vals[n] = v;
+        }
+        Ok((vals[0] as u32, vals[1] as u32))
     }
 
     /// Number of values.
@@ -216,28 +349,17 @@ impl Sequence {
                 return Err(Error::corrupt(
                     section,
                     at,
-                    Invariant::TotalMismatch {
-                        what,
+                    Invariant::SequenceBase {
+                        block: k as u64,
                         expected: cur,
                         found: e.base as u64,
                     },
                 ));
             }
             self.unpack(bytes, k, &mut buf);
+            self.check_block(k, &buf, section, at)?;
             let in_block = (deltas - k * CASCADE_BLOCK).min(CASCADE_BLOCK);
-            for (j, &r) in buf.iter().enumerate() {
-                if j >= in_block {
-                    if r != 0 {
-                        return Err(Error::corrupt(
-                            section,
-                            at,
-                            Invariant::NonZeroReserved {
-                                what: "sequence block padding",
-                            },
-                        ));
-                    }
-                    continue;
-                }
+            for &r in &buf[..in_block] {
                 cur += e.min as u64 + r as u64;
                 if cur > u32::MAX as u64 {
                     return Err(Error::corrupt(
@@ -447,7 +569,7 @@ mod tests {
             s.decode_all(&bytes, "t", Section::Footer, 0)
                 .unwrap_err()
                 .invariant(),
-            Some(Invariant::TotalMismatch { .. })
+            Some(Invariant::SequenceBase { block: 1, .. })
         ));
     }
 

@@ -23,6 +23,64 @@ pub fn tail_bytes(footer_len: u32, footer_crc: u32) -> [u8; TAIL_LEN] {
     t
 }
 
+/// The tail's fields (§2), after its checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tail {
+    /// Length of the footer in bytes.
+    pub footer_len: u32,
+    /// CRC32 of the footer.
+    pub footer_crc: u32,
+}
+
+impl Tail {
+    /// Checks the file's two ends, in the order of §9 steps 2–3: tail magic,
+    /// header magic, both versions, reserved tail then header bytes. `header`
+    /// and `tail` are the first [`HEADER_LEN`] and last [`TAIL_LEN`] bytes of
+    /// a file whose tail starts at `tail_at`.
+    pub fn parse(header: &[u8; HEADER_LEN], tail: &[u8; TAIL_LEN], tail_at: u64) -> Result<Self> {
+        let le32 = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes"));
+        if tail[16..24] != MAGIC {
+            return Err(Error::corrupt(
+                Section::Tail,
+                tail_at + 16,
+                Invariant::BadMagic,
+            ));
+        }
+        if header[..8] != MAGIC {
+            return Err(Error::corrupt(Section::Header, 0, Invariant::BadMagic));
+        }
+        let (version, hversion) = (le32(&tail[8..12]), le32(&header[8..12]));
+        if version != VERSION || hversion != VERSION {
+            return Err(Error::UnsupportedVersion {
+                found: version.max(hversion),
+                supported: VERSION,
+            });
+        }
+        if tail[12..16] != [0; 4] {
+            return Err(Error::corrupt(
+                Section::Tail,
+                tail_at + 12,
+                Invariant::NonZeroReserved {
+                    what: "tail reserved",
+                },
+            ));
+        }
+        if header[12..16] != [0; 4] {
+            return Err(Error::corrupt(
+                Section::Header,
+                12,
+                Invariant::NonZeroReserved {
+                    what: "header reserved",
+                },
+            ));
+        }
+        Ok(Self {
+            footer_len: le32(&tail[0..4]),
+            footer_crc: le32(&tail[4..8]),
+        })
+    }
+}
+
 /// Where a section lies and its checksum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SectionRef {
@@ -145,8 +203,23 @@ impl Footer {
                     }))
                 }
             }
-            if r.offset < *prev_end || r.offset % SECTION_ALIGN as u64 != 0 {
+            if r.offset < *prev_end {
                 return Err(c.error(Invariant::Overlap { what: "sections" }));
+            }
+            // One spelling: sections follow the header and each other with
+            // no byte between them, each a whole number of 16-byte units.
+            if r.offset != *prev_end {
+                return Err(c.error(Invariant::Gap {
+                    expected: *prev_end,
+                    found: r.offset,
+                }));
+            }
+            if r.len % SECTION_ALIGN as u64 != 0 {
+                return Err(c.error(Invariant::SizeMismatch {
+                    what,
+                    expected: r.len.next_multiple_of(SECTION_ALIGN as u64),
+                    found: r.len,
+                }));
             }
             *prev_end = r.offset + r.len;
             Ok(())
@@ -208,18 +281,16 @@ impl Footer {
                 });
             }
             if e.nulls > e.rows {
-                return err(Invariant::TotalMismatch {
-                    what: "chunk nulls",
-                    expected: e.rows as u64,
-                    found: e.nulls as u64,
+                return err(Invariant::NullsOverRows {
+                    nulls: e.nulls as u64,
+                    rows: e.rows as u64,
                 });
             }
             // A code decodes to 1..=16 bytes, so bytes and codes bound each other.
             if e.bytes < e.codes as u64 || e.bytes > 16 * e.codes as u64 {
-                return err(Invariant::TotalMismatch {
-                    what: "chunk bytes against codes",
-                    expected: e.codes as u64,
-                    found: e.bytes,
+                return err(Invariant::BytesAgainstCodes {
+                    codes: e.codes as u64,
+                    bytes: e.bytes,
                 });
             }
             rows += e.rows as u64;
@@ -233,12 +304,22 @@ impl Footer {
         for d in &dicts {
             check_ref(&c, *d, "dictionary section", &mut prev_end)?;
         }
+        // The footer follows the last section directly.
+        if prev_end != base {
+            return Err(Error::corrupt(
+                Section::Footer,
+                base,
+                Invariant::Gap {
+                    expected: prev_end,
+                    found: base,
+                },
+            ));
+        }
         if rows != total_rows {
             return Err(Error::corrupt(
                 Section::Footer,
                 base + 8,
-                Invariant::TotalMismatch {
-                    what: "total rows",
+                Invariant::TotalRows {
                     expected: rows,
                     found: total_rows,
                 },
@@ -248,8 +329,7 @@ impl Footer {
             return Err(Error::corrupt(
                 Section::Footer,
                 base + 16,
-                Invariant::TotalMismatch {
-                    what: "total bytes",
+                Invariant::TotalBytes {
                     expected: bytes_sum,
                     found: total_bytes,
                 },
@@ -464,8 +544,74 @@ impl<'a> ChunkSection<'a> {
         entry: &ChunkEntry,
         code_bits: u8,
     ) -> Result<Self> {
+        let h = ChunkHeader::parse(bytes, base, id, entry, code_bits, bytes.len() as u64)?;
+        // Padding after each part must be zero (the header check placed them).
         let section = Section::Chunk(id, ChunkPart::Header);
-        let mut c = Cursor::new(bytes, base, section);
+        let parts = h.parts();
+        for (k, r) in parts.iter().enumerate() {
+            let pad_end = parts.get(k + 1).map_or(bytes.len(), |n| n.start);
+            let pad = &bytes[r.end..pad_end];
+            if let Some(p) = pad.iter().position(|&b| b != 0) {
+                return Err(Error::corrupt(
+                    section,
+                    base + (r.end + p) as u64,
+                    Invariant::NonZeroReserved {
+                        what: "chunk part padding",
+                    },
+                ));
+            }
+        }
+        let at = |k: usize| (&bytes[parts[k].clone()], base + parts[k].start as u64);
+        Ok(Self {
+            batch: h.batch,
+            codes: at(0).0,
+            sidecar: at(1),
+            row_codes: at(2),
+            row_bytes: at(3),
+            validity: h.has_validity.then(|| at(4).0),
+        })
+    }
+}
+
+/// A chunk section's fixed header (§5.1), checked against its footer entry:
+/// where each part lies, without reading the parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkHeader {
+    /// Sidecar batch size `G` in codes.
+    pub batch: u32,
+    /// The validity bitmap is present.
+    pub has_validity: bool,
+    /// Part lengths: codes, sidecar, row code boundaries, row byte
+    /// boundaries, validity.
+    pub lens: [u32; 5],
+}
+
+impl ChunkHeader {
+    /// Parses the header from the first [`CHUNK_HEADER_LEN`] bytes of
+    /// `bytes` (a prefix of the section, at `base`) of chunk `id`, whose
+    /// footer entry is `entry`, dictionary width `code_bits` and section
+    /// length `section_len`. Checks `G`, flags, reserved bytes, the codes and
+    /// validity lengths against the entry, the validity flag against the null
+    /// count both ways, and that the parts, each padded to 16 bytes, fill the
+    /// section exactly.
+    pub fn parse(
+        bytes: &[u8],
+        base: u64,
+        id: u32,
+        entry: &ChunkEntry,
+        code_bits: u8,
+        section_len: u64,
+    ) -> Result<Self> {
+        let section = Section::Chunk(id, ChunkPart::Header);
+        let head = &bytes[..bytes.len().min(CHUNK_HEADER_LEN)];
+        let mut c = Cursor::new(head, base, section);
+        if (section_len as usize) < CHUNK_HEADER_LEN {
+            return Err(c.error(Invariant::LengthPastEnd {
+                what: "chunk header",
+                end: base + CHUNK_HEADER_LEN as u64,
+                available: base + section_len,
+            }));
+        }
         let batch = c.u32("batch size")?;
         if !batch.is_power_of_two() || !(limits::MIN_BATCH..=limits::MAX_BATCH).contains(&batch) {
             return Err(c.error(Invariant::BadField {
@@ -480,14 +626,14 @@ impl<'a> ChunkSection<'a> {
                 value: flags as u64,
             }));
         }
-        let codes_len = c.u32("codes length")? as usize;
-        let sidecar_len = c.u32("sidecar length")? as usize;
-        let row_codes_len = c.u32("row code boundaries length")? as usize;
-        let row_bytes_len = c.u32("row byte boundaries length")? as usize;
-        let validity_len = c.u32("validity length")? as usize;
+        let codes_len = c.u32("codes length")?;
+        let sidecar_len = c.u32("sidecar length")?;
+        let row_codes_len = c.u32("row code boundaries length")?;
+        let row_bytes_len = c.u32("row byte boundaries length")?;
+        let validity_len = c.u32("validity length")?;
         c.zeros(4, "chunk header reserved")?;
         let want_codes = codes::packed_len(code_bits, entry.codes as usize);
-        if codes_len != want_codes {
+        if codes_len as usize != want_codes {
             return Err(c.error(Invariant::SizeMismatch {
                 what: "codes",
                 expected: want_codes as u64,
@@ -500,7 +646,7 @@ impl<'a> ChunkSection<'a> {
         } else {
             0
         };
-        if validity_len != want_validity {
+        if validity_len as usize != want_validity {
             return Err(c.error(Invariant::SizeMismatch {
                 what: "validity bitmap",
                 expected: want_validity as u64,
@@ -508,37 +654,61 @@ impl<'a> ChunkSection<'a> {
             }));
         }
         if !has_validity && entry.nulls != 0 {
-            return Err(c.error(Invariant::TotalMismatch {
-                what: "nulls without a validity bitmap",
-                expected: 0,
-                found: entry.nulls as u64,
+            return Err(c.error(Invariant::NullsWithoutValidity {
+                nulls: entry.nulls as u64,
             }));
         }
-        let mut part = |len: usize, what: &'static str| -> Result<(&'a [u8], u64)> {
-            let at = c.offset();
-            let s = c.take(len, what)?;
-            c.align16("chunk part padding")?;
-            Ok((s, at))
+        if has_validity && entry.nulls == 0 {
+            return Err(c.error(Invariant::ValidityWithoutNulls));
+        }
+        let h = Self {
+            batch,
+            has_validity,
+            lens: [
+                codes_len,
+                sidecar_len,
+                row_codes_len,
+                row_bytes_len,
+                validity_len,
+            ],
         };
-        let codes = part(codes_len, "codes")?.0;
-        let sidecar = part(sidecar_len, "sidecar")?;
-        let row_codes = part(row_codes_len, "row code boundaries")?;
-        let row_bytes = part(row_bytes_len, "row byte boundaries")?;
-        let validity = part(validity_len, "validity bitmap")?.0;
-        if c.remaining() != 0 {
+        let names = [
+            "codes",
+            "sidecar",
+            "row code boundaries",
+            "row byte boundaries",
+            "validity bitmap",
+        ];
+        let mut at = CHUNK_HEADER_LEN as u64;
+        for (len, what) in h.lens.iter().zip(names) {
+            let end = at + *len as u64;
+            if end > section_len {
+                return Err(c.error(Invariant::LengthPastEnd {
+                    what,
+                    end: base + end,
+                    available: base + section_len,
+                }));
+            }
+            at = end.next_multiple_of(SECTION_ALIGN as u64);
+        }
+        if at != section_len {
             return Err(c.error(Invariant::SizeMismatch {
                 what: "chunk section",
-                expected: (bytes.len() - c.remaining()) as u64,
-                found: bytes.len() as u64,
+                expected: at,
+                found: section_len,
             }));
         }
-        Ok(Self {
-            batch,
-            codes,
-            sidecar,
-            row_codes,
-            row_bytes,
-            validity: has_validity.then_some(validity),
+        Ok(h)
+    }
+
+    /// Byte ranges of the five parts within the section (codes, sidecar,
+    /// row code boundaries, row byte boundaries, validity).
+    pub fn parts(&self) -> [std::ops::Range<usize>; 5] {
+        let mut at = CHUNK_HEADER_LEN;
+        self.lens.map(|len| {
+            let r = at..at + len as usize;
+            at = align16(r.end);
+            r
         })
     }
 }

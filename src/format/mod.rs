@@ -1,5 +1,25 @@
 //! On-disk structures of format version 1 (spec/FORMAT.md): bytes and their
 //! invariants only — no I/O, no unsafe.
+//!
+//! Each structure is parsed next to where it is written (`layout`: header,
+//! tail, footer, dictionary and chunk sections; `cascade`: integer
+//! sequences; `codes`: packed codes), and each parser reads its fields in the
+//! order of the spec's table, naming every field (`wire::Cursor`).
+//!
+//! **Why not `binrw`.** The fixed-layout structures (header, tail, footer
+//! entries, section headers) were considered for `binrw` declarations. They
+//! are small (4–9 fields), and what the reader must do with them is mostly
+//! *not* layout: every field has an invariant that depends on other
+//! structures (a chunk header's code length against its footer entry and its
+//! dictionary's width, section offsets against their neighbours), and every
+//! failure must become a specific `error::Invariant` at an absolute file
+//! offset. With `binrw` those checks would live in `assert`/`map` attributes
+//! whose errors carry a message and a position but not our invariant, so each
+//! would have to be mapped back, and the parse would be split between a
+//! declaration and a second validation pass over the same fields. The checked
+//! cursor keeps one pass, reads as the spec table does (one named read per
+//! row), and adds no dependency. The structures' sizes are pinned by
+//! `tests::frozen_constants` and their bytes by the golden files.
 
 pub mod cascade;
 pub mod codes;
@@ -56,12 +76,14 @@ pub mod limits {
 /// Dictionary codec ids (§4). Unknown ids are rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
+#[non_exhaustive]
 pub enum Codec {
     /// OnPair with 12-bit codes.
     OnPair12 = 1,
     /// OnPair with 16-bit codes.
     OnPair16 = 2,
-    /// FSST-style training with 12-bit codes (id reserved; trainer not yet shipped).
+    /// FSST-style training with 12-bit codes (`dict::fsst12`): tokens of at
+    /// most 8 bytes, always the 8-byte plane (spec/FORMAT.md §4.2).
     Fsst12 = 3,
 }
 

@@ -12,6 +12,35 @@ use crate::dict::{Planes, MAX_TOKEN_LEN};
 use crate::error::{Error, Result};
 use crate::read::Reader;
 
+/// One validated chunk part that a plan copies into its input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Segment {
+    /// Chunk index in the reader.
+    pub(crate) chunk: usize,
+    /// Which part of the chunk.
+    pub(crate) part: Part,
+}
+
+/// The chunk parts a plan uploads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Part {
+    Codes,
+    Sidecar,
+    RowBytes,
+}
+
+impl Segment {
+    /// The part's bytes, borrowed from the reader's validated chunk view.
+    pub(crate) fn bytes<'r>(&self, reader: &'r Reader) -> Result<&'r [u8]> {
+        let c = reader.chunk(self.chunk)?;
+        Ok(match self.part {
+            Part::Codes => c.codes_bytes(),
+            Part::Sidecar => c.sidecar_bytes(),
+            Part::RowBytes => c.row_bytes_bytes(),
+        })
+    }
+}
+
 /// Everything one launch (or one pipelined group of launches) needs.
 #[derive(Debug, Default)]
 pub(crate) struct Plan {
@@ -20,10 +49,10 @@ pub(crate) struct Plan {
     pub(super) input: Vec<u8>,
     /// Length of the input (also when it is not materialized).
     pub(super) input_len: usize,
-    /// Where each file region lands in the input: (file byte range, input
-    /// offset). A streaming scan copies these straight from page-locked file
-    /// memory instead of materializing `input`.
-    pub(super) segments: Vec<(Range<usize>, usize)>,
+    /// Where each chunk part lands in the input: (part, input offset). A
+    /// streaming scan copies these straight from the reader's (page-locked)
+    /// chunk views instead of materializing `input`.
+    pub(super) segments: Vec<(Segment, usize)>,
     /// Byte range of piece `p`'s three regions in `input` (contiguous per piece).
     pub(super) piece_input: Vec<Range<usize>>,
     /// Piece descriptors.
@@ -221,8 +250,8 @@ pub(crate) fn build_with(
         let (codes, bytes) = if rlo == 0 && rhi as u64 == n {
             (0..c.entry().codes, 0..c.entry().bytes as u32)
         } else {
-            let rc = c.row_code_bounds(reader.bytes())?;
-            let rb = c.row_byte_bounds(reader.bytes())?;
+            let rc = c.row_code_bounds()?;
+            let rb = c.row_byte_bounds()?;
             (
                 rc[rlo as usize]..rc[rhi as usize],
                 rb[rlo as usize]..rb[rhi as usize],
@@ -255,7 +284,6 @@ pub(crate) fn build_with(
     let (dicts, dictblob, dict_index) = dict_table(reader, used, w, plan.bits)?;
     plan.dicts = dicts;
     plan.dictblob = dictblob;
-    let file = reader.bytes();
     let mut out_base = 0u64;
     let mut row_base = 0u64;
     let mut wb = 0u32;
@@ -268,15 +296,15 @@ pub(crate) fn build_with(
     let mut any_null = false;
     let mut valid_bits = Vec::new();
     let has_validity = sels.iter().try_fold(false, |a, s| {
-        Ok::<_, Error>(a || reader.chunk(s.chunk)?.validity_range().is_some())
+        Ok::<_, Error>(a || reader.chunk(s.chunk)?.validity().is_some())
     })?;
     for s in sels.iter().filter(|_| has_validity) {
         let c = reader.chunk(s.chunk)?;
         for r in s.rows.clone() {
-            let v = match c.validity_range() {
+            let v = match c.validity() {
                 Some(v) => {
                     any_null = true;
-                    file[v.start + r as usize / 8] >> (r % 8) & 1 == 1
+                    v[r as usize / 8] >> (r % 8) & 1 == 1
                 }
                 None => true,
             };
@@ -292,22 +320,26 @@ pub(crate) fn build_with(
             let e = c.entry();
             let region_start = plan.input_len;
             // Each region: recorded, copied when materialized, 16-aligned.
-            let put = |plan: &mut Plan, r: Range<usize>| -> u64 {
+            let put = |plan: &mut Plan, part: Part, bytes: &[u8]| -> u64 {
                 let at = plan.input_len;
-                plan.segments.push((r.clone(), at));
+                let seg = Segment {
+                    chunk: s.chunk,
+                    part,
+                };
+                plan.segments.push((seg, at));
                 if materialize {
-                    plan.input.extend_from_slice(&file[r.clone()]);
+                    plan.input.extend_from_slice(bytes);
                     align16(&mut plan.input);
                 }
-                plan.input_len = (at + r.len()).next_multiple_of(16);
+                plan.input_len = (at + bytes.len()).next_multiple_of(16);
                 at as u64
             };
             // Codes.
-            let codes_off = put(&mut plan, c.codes_range());
+            let codes_off = put(&mut plan, Part::Codes, c.codes_bytes());
             let codes_len = (plan.input_len as u64 - codes_off) as u32;
             // Sidecar, cascaded: de-cascaded into `seq` for the decode kernel.
             let nb = e.codes.div_ceil(c.batch());
-            let at = put(&mut plan, c.sidecar_range());
+            let at = put(&mut plan, Part::Sidecar, c.sidecar_bytes());
             plan.side_seqs.push(Seq {
                 in_off: at,
                 count: nb + 1,
@@ -318,7 +350,7 @@ pub(crate) fn build_with(
             side_blk += warps(nb + 1);
             plan.side_blk.push(side_blk);
             // Row byte bounds, cascaded: de-cascaded straight into offsets.
-            let at = put(&mut plan, c.row_bytes_range());
+            let at = put(&mut plan, Part::RowBytes, c.row_bytes_bytes());
             plan.row_seqs.push(Seq {
                 in_off: at,
                 count: e.rows + 1,

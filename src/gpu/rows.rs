@@ -48,7 +48,6 @@ impl<'r> DeviceRows<'r> {
         let kernels = g.kernels(&cfg, bits)?;
         let used = (0..reader.num_chunks()).map(|i| reader.chunk_info(i).entry.dict);
         let (dicts, blob, index) = plan::dict_table(reader, used, w, bits)?;
-        let file = reader.bytes();
         let mut input = Vec::new();
         let mut chunks = Vec::with_capacity(reader.num_chunks());
         let mut first_rows = Vec::with_capacity(reader.num_chunks());
@@ -56,16 +55,16 @@ impl<'r> DeviceRows<'r> {
         for i in 0..reader.num_chunks() {
             let info = reader.chunk_info(i);
             let c = reader.chunk(i)?;
-            any_nulls |= c.validity_range().is_some();
-            let mut part = |r: std::ops::Range<usize>| {
+            any_nulls |= c.validity().is_some();
+            let mut part = |bytes: &[u8]| {
                 let at = input.len() as u64;
-                input.extend_from_slice(&file[r]);
+                input.extend_from_slice(bytes);
                 plan::align16(&mut input);
                 at
             };
-            let codes_off = part(c.codes_range());
-            let rc_off = part(c.row_codes_range());
-            let rb_off = part(c.row_bytes_range());
+            let codes_off = part(c.codes_bytes());
+            let rc_off = part(c.row_codes_bytes());
+            let rb_off = part(c.row_bytes_bytes());
             chunks.push(RChunk {
                 codes_off,
                 first_row: info.first_row,
@@ -220,13 +219,12 @@ impl<'r> DeviceRows<'r> {
 
     /// Validity bitmap (LSB first) of rows `ids`, from the host file.
     fn validity(&self, ids: &[u64]) -> Result<Vec<u8>> {
-        let file = self.reader.bytes();
         let mut bits = vec![0u8; ids.len().div_ceil(8)];
         for (k, &id) in ids.iter().enumerate() {
             let c = self.host_first_rows.partition_point(|&f| f <= id) - 1;
             let r = (id - self.host_first_rows[c]) as usize;
-            let valid = match self.reader.chunk(c)?.validity_range() {
-                Some(v) => file[v.start + r / 8] >> (r % 8) & 1 == 1,
+            let valid = match self.reader.chunk(c)?.validity() {
+                Some(v) => v[r / 8] >> (r % 8) & 1 == 1,
                 None => true,
             };
             bits[k / 8] |= (valid as u8) << (k % 8);

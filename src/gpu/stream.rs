@@ -142,7 +142,7 @@ fn groups(reader: &Reader, rows: Range<u64>, budget: usize) -> Result<Vec<Group>
         let c = reader.chunk(i)?;
         // Whole-chunk bounds: a partial chunk needs no more.
         let input =
-            c.codes_range().len() + c.sidecar_range().len() + c.row_bytes_range().len() + 64;
+            c.codes_bytes().len() + c.sidecar_bytes().len() + c.row_bytes_bytes().len() + 64;
         let values = info.entry.bytes as usize;
         let offsets = 8 * (hi - lo + 1) as usize;
         let seq = 4 * (info.entry.codes / c.batch() + 2) as usize + 4096;
@@ -321,13 +321,16 @@ where
         .max(1);
     let nlanes = gpus.len().min(groups.len());
     let nslots = opts.ring.min(groups.len().div_ceil(nlanes)).max(1);
-    let file = reader.bytes();
-    let registered = if opts.page_lock_file {
+    // The whole file when the storage holds it resident or mapped: chunk
+    // views are slices of it, so page-locking it once lets every chunk part
+    // upload straight from it. Other storages stage through pinned memory.
+    let resident = reader.storage().resident();
+    let registered = if opts.page_lock_file && resident.is_some() {
         let streams = gpus[..nlanes]
             .iter()
             .flat_map(|g| [g.copy.clone(), g.stream.clone()])
             .collect();
-        Registered::new(file, streams)
+        Registered::new(resident.as_deref().unwrap_or_default(), streams)
     } else {
         None
     };
@@ -434,13 +437,14 @@ where
             }
             None => {
                 // Straight from the page-locked file bytes, region by region.
-                for (r, at) in &plan.segments {
-                    if r.is_empty() {
+                for (seg, at) in &plan.segments {
+                    let src = seg.bytes(reader)?;
+                    if src.is_empty() {
                         continue;
                     }
-                    let mut dst = dev.input.slice_mut(*at..*at + r.len());
+                    let mut dst = dev.input.slice_mut(*at..*at + src.len());
                     g.copy
-                        .memcpy_htod(&file[r.clone()], &mut dst)
+                        .memcpy_htod(src, &mut dst)
                         .map_err(|e| gpu_err("async copy", e))?;
                 }
             }

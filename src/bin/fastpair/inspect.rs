@@ -26,10 +26,10 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
     for i in 0..reader.num_chunks() {
         let c = reader.chunk(i).map_err(|e| file_error(&a.file, e))?;
         parts.push(Parts {
-            codes: c.codes_range().len() as u64,
-            sidecar: c.sidecar_range().len() as u64,
-            bounds: (c.row_bytes_range().len() + c.row_codes_range().len()) as u64,
-            validity: c.validity_range().map_or(0, |r| r.len() as u64),
+            codes: c.codes_bytes().len() as u64,
+            sidecar: c.sidecar_bytes().len() as u64,
+            bounds: (c.row_bytes_bytes().len() + c.row_codes_bytes().len()) as u64,
+            validity: c.validity().map_or(0, |v| v.len() as u64),
         });
     }
     let sum = |f: fn(&Parts) -> u64| parts.iter().map(f).sum::<u64>();

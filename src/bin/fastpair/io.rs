@@ -101,11 +101,9 @@ pub fn open_reader_with(path: &Path, opts: ReadOptions) -> Result<Reader, CliErr
 /// holds at most half the budget (a reused buffer may briefly coexist with
 /// its replacement), and no per-row index is cached.
 pub fn decode_options(memory: u64) -> ReadOptions {
-    ReadOptions {
-        memory_cap: Some((memory / 2).max(1)),
-        cache_row_index: false,
-        ..ReadOptions::default()
-    }
+    ReadOptions::default()
+        .with_memory_cap(Some((memory / 2).max(1)))
+        .with_cache_row_index(false)
 }
 
 /// Decodes the whole column in order, chunk by chunk, splitting a chunk into

@@ -1,0 +1,572 @@
+//! Chunk validation (spec/FORMAT.md §9 steps 8–13), the borrowed
+//! [`ChunkView`] of a validated chunk, and point reads that check only what
+//! they touch.
+
+use std::ops::Range;
+
+use bytes::Bytes;
+use rayon::prelude::*;
+
+use super::Reader;
+use crate::decode::CheckedCodes;
+use crate::dict::Dictionary;
+use crate::error::{ChunkPart, Error, Invariant, Result, Section};
+use crate::format::cascade::Sequence;
+use crate::format::layout::{ChunkEntry, ChunkHeader, ChunkSection};
+use crate::format::{codes, limits};
+
+/// A chunk that passed every check. Private: the outside world sees it only
+/// through a [`ChunkView`] borrowed from the reader that validated it, so its
+/// positions can never be applied to another file's bytes.
+#[derive(Debug)]
+pub(super) struct ValidChunk {
+    pub(super) id: u32,
+    pub(super) entry: ChunkEntry,
+    pub(super) batch: u32,
+    /// The chunk section's bytes (a slice of a map or of memory, or a buffer).
+    pub(super) section: Bytes,
+    /// The parts, as ranges of `section`.
+    pub(super) codes: Range<usize>,
+    pub(super) sidecar: Vec<u32>,
+    pub(super) sidecar_range: Range<usize>,
+    pub(super) row_codes: (Sequence, Range<usize>),
+    /// Decoded row code boundaries, when `ReadOptions::cache_row_index`.
+    pub(super) row_index: Option<Vec<u32>>,
+    pub(super) row_bytes: (Sequence, Range<usize>),
+    pub(super) validity: Option<Range<usize>>,
+}
+
+impl ValidChunk {
+    pub(super) fn row_codes_bytes(&self) -> &[u8] {
+        &self.section[self.row_codes.1.clone()]
+    }
+    pub(super) fn row_bytes_bytes(&self) -> &[u8] {
+        &self.section[self.row_bytes.1.clone()]
+    }
+    /// Whether row `r` is valid (not null).
+    #[inline]
+    pub(super) fn is_valid(&self, r: usize) -> bool {
+        match &self.validity {
+            Some(v) => self.section[v.start + r / 8] >> (r % 8) & 1 == 1,
+            None => true,
+        }
+    }
+}
+
+/// A validated chunk, borrowed from the [`Reader`] that validated it: its
+/// dictionary, checked codes, sidecar and row boundaries, with no way to
+/// hand it to another reader.
+///
+/// ```compile_fail
+/// // A view cannot outlive its reader.
+/// let file = fastpair::write::write_to_vec([Some(&b"a"[..])], Default::default()).unwrap();
+/// let view = {
+///     let reader = fastpair::Reader::from_bytes(file).unwrap();
+///     reader.chunk(0).unwrap()
+/// };
+/// let _ = view.codes();
+/// ```
+///
+/// ```compile_fail
+/// // No API takes a chunk back from the caller: the old
+/// // `reader.checked_codes(&chunk)` (which paired a chunk with any reader's
+/// // bytes) is gone, and checked codes cannot be made without a check.
+/// let file = fastpair::write::write_to_vec([Some(&b"a"[..])], Default::default()).unwrap();
+/// let (a, b) = (
+///     fastpair::Reader::from_bytes(file.clone()).unwrap(),
+///     fastpair::Reader::from_bytes(file).unwrap(),
+/// );
+/// let c = a.chunk(0).unwrap();
+/// let _ = b.checked_codes(&c);
+/// ```
+///
+/// ```compile_fail
+/// let file = fastpair::write::write_to_vec([Some(&b"a"[..])], Default::default()).unwrap();
+/// let r = fastpair::Reader::from_bytes(file).unwrap();
+/// let d = &r.dictionaries()[0];
+/// // `new_unchecked` is private to the crate.
+/// let _ = unsafe { fastpair::decode::CheckedCodes::new_unchecked(d, &[], 0, 64, &[0]) };
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct ChunkView<'a> {
+    pub(super) chunk: &'a ValidChunk,
+    pub(super) dict: &'a Dictionary,
+}
+
+impl<'a> ChunkView<'a> {
+    /// Chunk index.
+    pub fn id(&self) -> u32 {
+        self.chunk.id
+    }
+    /// The footer entry.
+    pub fn entry(&self) -> &'a ChunkEntry {
+        &self.chunk.entry
+    }
+    /// Sidecar batch size `G`.
+    pub fn batch(&self) -> u32 {
+        self.chunk.batch
+    }
+    /// The chunk's dictionary.
+    pub fn dictionary(&self) -> &'a Dictionary {
+        self.dict
+    }
+    /// The codes, checked against [`Self::dictionary`].
+    pub fn codes(&self) -> CheckedCodes<'a> {
+        let c = self.chunk;
+        // SAFETY: `c` was built by `validate_chunk`, which ran
+        // `CheckedCodes::check` on exactly these buffers (its own section
+        // bytes and sidecar) and this dictionary (`entry.dict`); the view
+        // pairs it with nothing else.
+        unsafe {
+            CheckedCodes::new_unchecked(
+                self.dict,
+                &c.section[c.codes.clone()],
+                c.entry.codes as usize,
+                c.batch,
+                &c.sidecar,
+            )
+        }
+    }
+    /// Sidecar positions (one per batch, plus the end).
+    pub fn sidecar(&self) -> &'a [u32] {
+        &self.chunk.sidecar
+    }
+    /// The row code boundaries (rows + 1 values).
+    pub fn row_code_bounds(&self) -> Result<Vec<u32>> {
+        let c = self.chunk;
+        c.row_codes.0.decode_all(
+            c.row_codes_bytes(),
+            "row code boundaries",
+            Section::Chunk(c.id, ChunkPart::RowCodes),
+            c.entry.section.offset + c.row_codes.1.start as u64,
+        )
+    }
+    /// The row byte boundaries (rows + 1 values).
+    pub fn row_byte_bounds(&self) -> Result<Vec<u32>> {
+        let c = self.chunk;
+        c.row_bytes.0.decode_all(
+            c.row_bytes_bytes(),
+            "row byte boundaries",
+            Section::Chunk(c.id, ChunkPart::RowBytes),
+            c.entry.section.offset + c.row_bytes.1.start as u64,
+        )
+    }
+    /// The validity bitmap (LSB first, 1 = valid), when the chunk has nulls.
+    pub fn validity(&self) -> Option<&'a [u8]> {
+        self.chunk.validity.clone().map(|v| &self.chunk.section[v])
+    }
+    /// The packed codes as stored (§5.2).
+    pub fn codes_bytes(&self) -> &'a [u8] {
+        &self.chunk.section[self.chunk.codes.clone()]
+    }
+    /// The cascaded sidecar as stored (§6).
+    pub fn sidecar_bytes(&self) -> &'a [u8] {
+        &self.chunk.section[self.chunk.sidecar_range.clone()]
+    }
+    /// The cascaded row code boundaries as stored (§6).
+    pub fn row_codes_bytes(&self) -> &'a [u8] {
+        self.chunk.row_codes_bytes()
+    }
+    /// The cascaded row byte boundaries as stored (§6).
+    pub fn row_bytes_bytes(&self) -> &'a [u8] {
+        self.chunk.row_bytes_bytes()
+    }
+}
+
+/// What a point read needs of a chunk it has not validated whole: the header
+/// (where the parts lie) and the row code boundaries' block directory.
+#[derive(Debug)]
+pub(super) struct ChunkHead {
+    header: ChunkHeader,
+    row_codes: Sequence,
+    /// The whole row-code part and validity bitmap, where the storage
+    /// prefers whole parts ([`crate::read::Storage::whole_parts`]).
+    row_codes_bytes: Option<Bytes>,
+    validity: Option<Bytes>,
+}
+
+impl Reader {
+    /// Reads and checks chunk `id` whole (§9 steps 8–13); returns it and the
+    /// histogram of its codes' token lengths.
+    pub(super) fn validate_chunk(&self, id: u32) -> Result<(ValidChunk, [u64; 16])> {
+        let entry = self.footer.chunks[id as usize];
+        let r = entry.section;
+        self.storage.will_need(r.offset..r.offset + r.len);
+        let section = self.storage.read(r.offset..r.offset + r.len)?;
+        let s: &[u8] = &section;
+        let crc = crc32fast::hash(s);
+        if crc != r.crc {
+            return Err(Error::corrupt(
+                Section::Chunk(id, ChunkPart::Whole),
+                r.offset,
+                Invariant::ChecksumMismatch {
+                    recorded: r.crc,
+                    computed: crc,
+                },
+            ));
+        }
+        let dict = &self.dicts[entry.dict as usize];
+        let p = ChunkSection::parse(s, r.offset, id, &entry, dict.code_bits())?;
+        let rel = |sub: &[u8]| {
+            let o = sub.as_ptr() as usize - s.as_ptr() as usize;
+            o..o + sub.len()
+        };
+        let rows = entry.rows as usize;
+        let seq = |(b, at): (&[u8], u64),
+                   part,
+                   what,
+                   want_len: usize,
+                   want_last: u64|
+         -> Result<(Sequence, Vec<u32>)> {
+            let section = Section::Chunk(id, part);
+            let seq = Sequence::parse(b, at, section)?;
+            if seq.len() != want_len {
+                return Err(Error::corrupt(
+                    section,
+                    at,
+                    Invariant::SequenceLength {
+                        expected: want_len as u64,
+                        found: seq.len() as u64,
+                    },
+                ));
+            }
+            let v = seq.decode_all(b, what, section, at)?;
+            if v[0] != 0 {
+                return Err(Error::corrupt(
+                    section,
+                    at,
+                    Invariant::SequenceFirst { found: v[0] as u64 },
+                ));
+            }
+            let last = *v.last().expect("non-empty") as u64;
+            if last != want_last {
+                return Err(Error::corrupt(
+                    section,
+                    at,
+                    Invariant::SequenceLast {
+                        expected: want_last,
+                        found: last,
+                    },
+                ));
+            }
+            Ok((seq, v))
+        };
+        let nb = (entry.codes as usize).div_ceil(p.batch as usize);
+        let (_, sidecar) = seq(
+            p.sidecar,
+            ChunkPart::Sidecar,
+            "sidecar",
+            nb + 1,
+            entry.bytes,
+        )?;
+        let (rc_seq, rc) = seq(
+            p.row_codes,
+            ChunkPart::RowCodes,
+            "row code boundaries",
+            rows + 1,
+            entry.codes as u64,
+        )?;
+        let (rb_seq, rb) = seq(
+            p.row_bytes,
+            ChunkPart::RowBytes,
+            "row byte boundaries",
+            rows + 1,
+            entry.bytes,
+        )?;
+        let codes_at = r.offset + rel(p.codes).start as u64;
+        let (codes, hist) = CheckedCodes::check_counting(
+            dict,
+            p.codes,
+            entry.codes as usize,
+            p.batch,
+            &sidecar,
+            id,
+            codes_at,
+            p.sidecar.1,
+        )?;
+        // One spelling: an odd count of 12-bit codes is padded with code 0.
+        if dict.code_bits() == 12 && entry.codes % 2 == 1 {
+            let pad = codes::get(12, p.codes, entry.codes as usize) as u32;
+            if pad != 0 {
+                return Err(Error::corrupt(
+                    Section::Chunk(id, ChunkPart::Codes),
+                    codes_at + p.codes.len() as u64 - 2,
+                    Invariant::NonZeroPaddingCode { code: pad },
+                ));
+            }
+        }
+        // Row boundaries: monotone by construction; each row's tokens add up.
+        let planes = dict.planes();
+        let rows_err = |row: usize, expected: u64, found: u64| {
+            Error::corrupt(
+                Section::Chunk(id, ChunkPart::RowBytes),
+                p.row_bytes.1,
+                Invariant::RowLengthMismatch {
+                    row: row as u64,
+                    expected,
+                    found,
+                },
+            )
+        };
+        (0..rows)
+            .into_par_iter()
+            .with_min_len(4096)
+            .try_for_each(|row| {
+                let (a, b) = (rc[row] as usize, rc[row + 1] as usize);
+                let want = (rb[row + 1] - rb[row]) as u64;
+                if want > limits::MAX_VALUE_LEN {
+                    return Err(rows_err(row, want, limits::MAX_VALUE_LEN));
+                }
+                let mut sum = 0u64;
+                for i in a..b {
+                    sum += planes.token_len(codes.get(i) as usize) as u64;
+                }
+                if sum != want {
+                    return Err(rows_err(row, want, sum));
+                }
+                Ok(())
+            })?;
+        let validity = match p.validity {
+            None => None,
+            Some(v) => {
+                let at = r.offset + rel(v).start as u64;
+                let section = Section::Chunk(id, ChunkPart::Validity);
+                if rows % 8 != 0 && v[rows / 8] >> (rows % 8) != 0 {
+                    return Err(Error::corrupt(
+                        section,
+                        at,
+                        Invariant::NonZeroReserved {
+                            what: "validity padding bits",
+                        },
+                    ));
+                }
+                let valid: u64 = v.iter().map(|b| b.count_ones() as u64).sum();
+                if rows as u64 - valid != entry.nulls as u64 {
+                    return Err(Error::corrupt(
+                        section,
+                        at,
+                        Invariant::NullCount {
+                            expected: entry.nulls as u64,
+                            found: rows as u64 - valid,
+                        },
+                    ));
+                }
+                for row in 0..rows {
+                    if v[row / 8] >> (row % 8) & 1 == 0 && rc[row] != rc[row + 1] {
+                        return Err(Error::corrupt(
+                            section,
+                            at,
+                            Invariant::NullWithValue { row: row as u64 },
+                        ));
+                    }
+                }
+                Some(rel(v))
+            }
+        };
+        let chunk = ValidChunk {
+            id,
+            entry,
+            section: section.clone(),
+            batch: p.batch,
+            codes: rel(p.codes),
+            sidecar,
+            sidecar_range: rel(p.sidecar.0),
+            row_codes: (rc_seq, rel(p.row_codes.0)),
+            row_index: self.opts.cache_row_index.then_some(rc),
+            row_bytes: (rb_seq, rel(p.row_bytes.0)),
+            validity,
+        };
+        Ok((chunk, hist))
+    }
+
+    /// The header and row-code directory of chunk `i`, read once.
+    fn head(&self, i: usize) -> Result<&ChunkHead> {
+        if let Some(h) = self.heads[i].get() {
+            return Ok(h);
+        }
+        let id = i as u32;
+        let entry = self.footer.chunks[i];
+        let r = entry.section;
+        let dict = &self.dicts[entry.dict as usize];
+        let hb = self
+            .storage
+            .read(r.offset..r.offset + (crate::format::CHUNK_HEADER_LEN as u64).min(r.len))?;
+        let header = ChunkHeader::parse(&hb, r.offset, id, &entry, dict.code_bits(), r.len)?;
+        let parts = header.parts();
+        let part = parts[2].clone();
+        let at = r.offset + part.start as u64;
+        // The directory is read whole: one read-ahead instead of a fault per page.
+        let head_len = Sequence::head_len(entry.rows as usize + 1).min(part.len());
+        self.storage.will_need(at..at + head_len as u64);
+        let (sb, row_codes_bytes, validity) = if self.storage.whole_parts() {
+            // One request for the row codes and the validity bitmap.
+            let abs = |p: &Range<usize>| r.offset + p.start as u64..r.offset + p.end as u64;
+            let mut want = vec![abs(&part)];
+            if header.has_validity {
+                want.push(abs(&parts[4]));
+            }
+            let mut got = self.storage.read_ranges(&want)?.into_iter();
+            let rc = got.next().expect("one per range");
+            (rc.clone(), Some(rc), got.next())
+        } else {
+            (self.storage.read(at..at + head_len as u64)?, None, None)
+        };
+        let section = Section::Chunk(id, ChunkPart::RowCodes);
+        let row_codes = Sequence::parse_head(&sb, part.len(), at, section)?;
+        if row_codes.len() != entry.rows as usize + 1 {
+            return Err(Error::corrupt(
+                section,
+                at,
+                Invariant::SequenceLength {
+                    expected: entry.rows as u64 + 1,
+                    found: row_codes.len() as u64,
+                },
+            ));
+        }
+        let _ = self.heads[i].set(ChunkHead {
+            header,
+            row_codes,
+            row_codes_bytes,
+            validity,
+        });
+        Ok(self.heads[i].get().expect("just set"))
+    }
+
+    /// Row `r` of chunk `i` without validating the chunk whole: reads the
+    /// header, the row-code block(s) of the row, its validity byte and its
+    /// codes, and checks each (codes below the token count, boundaries
+    /// inside the chunk, blocks canonical, the value within the size limit).
+    pub(super) fn point_read(&self, i: usize, r: usize, out: &mut Vec<u8>) -> Result<bool> {
+        let id = i as u32;
+        let entry = self.footer.chunks[i];
+        let base = entry.section.offset;
+        let dict = &self.dicts[entry.dict as usize];
+        let head = self.head(i)?;
+        let parts = head.header.parts();
+        // Row code boundaries r and r + 1.
+        let seq = &head.row_codes;
+        let rc_at = base + parts[2].start as u64;
+        let rc_section = Section::Chunk(id, ChunkPart::RowCodes);
+        let blocks = seq.blocks_range(seq.blocks_of_pair(r));
+        let bb = if blocks.is_empty() {
+            Bytes::new()
+        } else if let Some(all) = &head.row_codes_bytes {
+            all.slice(blocks)
+        } else {
+            self.storage
+                .read(rc_at + blocks.start as u64..rc_at + blocks.end as u64)?
+        };
+        let (a, b) = seq.get_pair_from_blocks(&bb, r, "row code boundaries", rc_section, rc_at)?;
+        if r == 0 && a != 0 {
+            return Err(Error::corrupt(
+                rc_section,
+                rc_at,
+                Invariant::SequenceFirst { found: a as u64 },
+            ));
+        }
+        if r + 1 == entry.rows as usize && b != entry.codes {
+            return Err(Error::corrupt(
+                rc_section,
+                rc_at,
+                Invariant::SequenceLast {
+                    expected: entry.codes as u64,
+                    found: b as u64,
+                },
+            ));
+        }
+        if a > b || b > entry.codes {
+            return Err(Error::corrupt(
+                rc_section,
+                rc_at,
+                Invariant::RowCodesPastEnd {
+                    row: r as u64,
+                    end: b.max(a) as u64,
+                    codes: entry.codes as u64,
+                },
+            ));
+        }
+        let (a, b) = (a as usize, b as usize);
+        if head.header.has_validity {
+            let byte = match &head.validity {
+                Some(v) => v[r / 8],
+                None => {
+                    let at = base + (parts[4].start + r / 8) as u64;
+                    self.storage.read(at..at + 1)?[0]
+                }
+            };
+            if byte >> (r % 8) & 1 == 0 {
+                if a != b {
+                    return Err(Error::corrupt(
+                        Section::Chunk(id, ChunkPart::Validity),
+                        base + parts[4].start as u64,
+                        Invariant::NullWithValue { row: r as u64 },
+                    ));
+                }
+                return Ok(false);
+            }
+        }
+        if a == b {
+            return Ok(true);
+        }
+        // The codes of the row: whole 3-byte pairs for 12-bit codes.
+        let bits = dict.code_bits();
+        let (lo, hi, skip) = if bits == 12 {
+            (a / 2 * 3, b.div_ceil(2) * 3, a % 2)
+        } else {
+            (2 * a, 2 * b, 0)
+        };
+        let codes_at = base + parts[0].start as u64;
+        let cb = self
+            .storage
+            .read(codes_at + lo as u64..codes_at + hi as u64)?;
+        let n = b - a;
+        let mut buf = [0u16; 256];
+        let tokens = dict.num_tokens();
+        let table = dict.table();
+        let mut len = 0u64;
+        // First pass: check codes, sum lengths (bounded before any allocation).
+        let mut k = 0;
+        while k < n {
+            let m = (n - k).min(buf.len());
+            codes::unpack(bits, &cb, skip + k, &mut buf[..m]);
+            for (j, &c) in buf[..m].iter().enumerate() {
+                if c as u32 >= tokens {
+                    let index = (a + k + j) as u64;
+                    return Err(Error::corrupt(
+                        Section::Chunk(id, ChunkPart::Codes),
+                        codes_at + index * bits as u64 / 8,
+                        Invariant::CodeOutOfRange {
+                            index,
+                            code: c as u32,
+                            tokens,
+                        },
+                    ));
+                }
+                len += table.token_len(c as usize) as u64;
+            }
+            k += m;
+        }
+        if len > limits::MAX_VALUE_LEN {
+            return Err(Error::corrupt(
+                Section::Chunk(id, ChunkPart::Codes),
+                codes_at + lo as u64,
+                Invariant::LimitExceeded {
+                    what: "value length",
+                    value: len,
+                    limit: limits::MAX_VALUE_LEN,
+                },
+            ));
+        }
+        out.reserve(len as usize);
+        let mut k = 0;
+        while k < n {
+            let m = (n - k).min(buf.len());
+            codes::unpack(bits, &cb, skip + k, &mut buf[..m]);
+            for &c in &buf[..m] {
+                out.extend_from_slice(table.token(c as usize));
+            }
+            k += m;
+        }
+        Ok(true)
+    }
+}

@@ -1,0 +1,686 @@
+//! The reader: open and validate a file, random row reads, range and bulk
+//! decodes into Arrow layout (spec/FORMAT.md §9 lists the checks in order).
+//!
+//! A file's bytes come from a [`Storage`]: a memory map (the default for
+//! local files, [`Reader::open`]), positioned reads ([`LocalIo`]), memory
+//! ([`Reader::from_bytes`]) or, with the `object_store` feature, an object
+//! store (`Reader::open_object`). Opening reads the tail, footer and
+//! dictionaries only, and checks them. A chunk is read and checked whole
+//! (checksum, structure, every code against its dictionary, sidecar and row
+//! boundaries against token lengths) the first time a bulk read touches it,
+//! and the result is kept. A [`Reader::get`] on a chunk not yet checked whole
+//! reads only the chunk header, the row-code block of its row and its codes,
+//! and checks what it reads; after [`ReadOptions::validate_after_gets`] such
+//! reads in one chunk, the chunk is checked whole and served from memory.
+//!
+//! Validated chunks are seen through [`ChunkView`]s borrowed from the reader
+//! ([`Reader::chunk`]): no API takes a chunk, a position or the file's bytes
+//! back from the caller.
+
+mod chunk;
+#[cfg(feature = "object_store")]
+mod object;
+mod storage;
+
+use std::ops::Range;
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bytes::Bytes;
+use rayon::prelude::*;
+
+use crate::decode;
+use crate::dict::Dictionary;
+use crate::error::{Error, Invariant, Result, Section};
+use crate::format::layout::{ChunkEntry, DictSection, Footer, Tail};
+use crate::format::{HEADER_LEN, TAIL_LEN};
+
+pub use chunk::ChunkView;
+use chunk::{ChunkHead, ValidChunk};
+#[cfg(feature = "object_store")]
+pub use object::{ObjectOptions, ObjectStorage};
+pub use storage::{FileStorage, LocalIo, MemoryStorage, MmapStorage, Storage, StorageStats};
+
+/// Reader settings. Build with [`ReadOptions::default`] and the `with_*`
+/// setters (the struct may gain fields).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ReadOptions {
+    /// Most bytes one bulk decode (`read_range`, `read_all`,
+    /// `read_values_into`) may allocate for its output (values + offsets);
+    /// `None` = unlimited. Default 16 GiB. A single `get` is bounded by the
+    /// format's value limit (`MAX_VALUE_LEN`, checked at validation) instead.
+    pub memory_cap: Option<u64>,
+    /// Validate every chunk at open instead of on first touch.
+    pub eager: bool,
+    /// Keep each validated chunk's row code boundaries decoded (4 bytes per
+    /// row of the touched chunks) so that `get` reads them directly instead
+    /// of unpacking a block of the cascaded sequence. Default true.
+    pub cache_row_index: bool,
+    /// Point reads (`get`) in a chunk not yet validated whole, after which
+    /// the chunk is read and validated whole and later reads are served from
+    /// it. `Some(0)`: every `get` validates its chunk whole first. `None`:
+    /// never (only bulk reads and `eager` validate whole). Default 32.
+    pub validate_after_gets: Option<u32>,
+    /// How [`Reader::open`] reads a local file. Default: memory-mapped.
+    pub local_io: LocalIo,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self {
+            memory_cap: Some(16 << 30),
+            eager: false,
+            cache_row_index: true,
+            validate_after_gets: Some(32),
+            local_io: LocalIo::Mmap,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Sets [`Self::memory_cap`].
+    pub fn with_memory_cap(mut self, cap: Option<u64>) -> Self {
+        self.memory_cap = cap;
+        self
+    }
+    /// Sets [`Self::eager`].
+    pub fn with_eager(mut self, eager: bool) -> Self {
+        self.eager = eager;
+        self
+    }
+    /// Sets [`Self::cache_row_index`].
+    pub fn with_cache_row_index(mut self, on: bool) -> Self {
+        self.cache_row_index = on;
+        self
+    }
+    /// Sets [`Self::validate_after_gets`].
+    pub fn with_validate_after_gets(mut self, n: Option<u32>) -> Self {
+        self.validate_after_gets = n;
+        self
+    }
+    /// Sets [`Self::local_io`].
+    pub fn with_local_io(mut self, io: LocalIo) -> Self {
+        self.local_io = io;
+        self
+    }
+}
+
+/// A decoded column in Arrow's large-binary layout.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Column {
+    /// All values, back to back.
+    pub values: Vec<u8>,
+    /// `rows + 1` offsets into `values`, starting at 0.
+    pub offsets: Vec<i64>,
+    /// Validity bitmap, LSB first, 1 = valid; `None` when no row is null.
+    pub validity: Option<Vec<u8>>,
+}
+
+impl Column {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Row `i` (`None` when null).
+    pub fn value(&self, i: usize) -> Option<&[u8]> {
+        if let Some(v) = &self.validity {
+            if v[i / 8] >> (i % 8) & 1 == 0 {
+                return None;
+            }
+        }
+        Some(&self.values[self.offsets[i] as usize..self.offsets[i + 1] as usize])
+    }
+}
+
+/// Summary of one chunk, for `inspect`.
+#[derive(Clone, Copy, Debug)]
+pub struct ChunkInfo {
+    /// First row of the chunk in the column.
+    pub first_row: u64,
+    /// The footer entry.
+    pub entry: ChunkEntry,
+}
+
+/// Per dictionary: the histogram check over the chunks that use it (§4.4),
+/// which completes when the last of them is validated.
+#[derive(Debug)]
+struct HistCheck {
+    /// Chunks using the dictionary not yet validated, and the sum so far.
+    state: Mutex<(usize, [u64; 16])>,
+    /// The mismatch, once found: every later use of the dictionary fails.
+    failed: OnceLock<(u64, Invariant)>,
+}
+
+/// An open fastpair file.
+pub struct Reader {
+    storage: Arc<dyn Storage>,
+    footer: Footer,
+    dicts: Vec<Dictionary>,
+    /// Each dictionary's histogram check.
+    hists: Vec<HistCheck>,
+    first_rows: Vec<u64>,
+    chunks: Vec<OnceLock<ValidChunk>>,
+    heads: Vec<OnceLock<ChunkHead>>,
+    gets: Vec<AtomicU32>,
+    opts: ReadOptions,
+}
+
+impl std::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader")
+            .field("storage", &self.storage.describe())
+            .field("rows", &self.rows())
+            .field("chunks", &self.num_chunks())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Offset of the token-length histogram in a dictionary section (§4).
+const DICT_HIST_AT: u64 = 8;
+
+impl Reader {
+    /// Opens the file at `path` with default options (memory-mapped).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, ReadOptions::default())
+    }
+
+    /// Opens the file at `path`, reading it as `opts.local_io` says.
+    pub fn open_with(path: impl AsRef<Path>, opts: ReadOptions) -> Result<Self> {
+        let storage: Arc<dyn Storage> = match opts.local_io {
+            LocalIo::Mmap => Arc::new(MmapStorage::open(path)?),
+            LocalIo::PositionedRead => Arc::new(FileStorage::open(path)?),
+        };
+        Self::from_storage(storage, opts)
+    }
+
+    /// Opens a file in an object store (`object_store` feature). For a file
+    /// served over HTTP: `Reader::open_object(ObjectStorage::http(url,
+    /// ObjectOptions::default())?, ReadOptions::default())`.
+    #[cfg(feature = "object_store")]
+    pub fn open_object(storage: ObjectStorage, opts: ReadOptions) -> Result<Self> {
+        Self::from_storage(Arc::new(storage), opts)
+    }
+
+    /// Opens a file held in memory.
+    pub fn from_bytes(bytes: impl Into<Bytes>) -> Result<Self> {
+        Self::from_bytes_with(bytes, ReadOptions::default())
+    }
+
+    /// Opens a file held in memory, with options.
+    pub fn from_bytes_with(bytes: impl Into<Bytes>, opts: ReadOptions) -> Result<Self> {
+        Self::from_storage(Arc::new(MemoryStorage::new(bytes)), opts)
+    }
+
+    /// Opens the file `storage` reads: the tail, footer and dictionaries,
+    /// checked (§9 steps 1–7).
+    pub fn from_storage(storage: Arc<dyn Storage>, opts: ReadOptions) -> Result<Self> {
+        let len = storage.len();
+        // §9 step 1: size ≥ header + tail.
+        if len < (HEADER_LEN + TAIL_LEN) as u64 {
+            return Err(Error::corrupt(
+                Section::Header,
+                0,
+                Invariant::FileTooSmall { len },
+            ));
+        }
+        let tail_at = len - TAIL_LEN as u64;
+        // One request for the end of the file: the tail and, usually, the
+        // footer before it (a guess; a longer footer takes a second read).
+        const GUESS: u64 = 64 << 10;
+        let end_from = tail_at.saturating_sub(GUESS).max(HEADER_LEN as u64);
+        storage.will_need(end_from..len);
+        let parts = storage.read_ranges(&[0..HEADER_LEN as u64, end_from..len])?;
+        let (head, end) = (&parts[0], &parts[1]);
+        let header: &[u8; HEADER_LEN] = head[..].try_into().expect("header bytes");
+        let tail: &[u8; TAIL_LEN] = end[end.len() - TAIL_LEN..].try_into().expect("tail bytes");
+        // Steps 2–3: magic, versions, reserved bytes.
+        let t = Tail::parse(header, tail, tail_at)?;
+        // Step 4: the footer length against the file.
+        let footer_len = t.footer_len as u64;
+        if footer_len > tail_at - HEADER_LEN as u64 {
+            return Err(Error::corrupt(
+                Section::Tail,
+                tail_at,
+                Invariant::LengthPastEnd {
+                    what: "footer",
+                    end: footer_len,
+                    available: tail_at - HEADER_LEN as u64,
+                },
+            ));
+        }
+        let footer_at = tail_at - footer_len;
+        let footer_bytes = if footer_at >= end_from {
+            end.slice((footer_at - end_from) as usize..end.len() - TAIL_LEN)
+        } else {
+            storage.read(footer_at..tail_at)?
+        };
+        // Step 5: checksum.
+        let crc = crc32fast::hash(&footer_bytes);
+        if crc != t.footer_crc {
+            return Err(Error::corrupt(
+                Section::Footer,
+                footer_at,
+                Invariant::ChecksumMismatch {
+                    recorded: t.footer_crc,
+                    computed: crc,
+                },
+            ));
+        }
+        // Step 6: structure.
+        let footer = Footer::parse(&footer_bytes, footer_at)?;
+        // Step 7: dictionaries (they lie right before the footer: one read).
+        let dict_from = footer.dicts.first().map_or(footer_at, |d| d.offset);
+        let dict_bytes = if dict_from >= end_from {
+            end.slice((dict_from - end_from) as usize..(footer_at - end_from) as usize)
+        } else {
+            storage.will_need(dict_from..footer_at);
+            storage.read(dict_from..footer_at)?
+        };
+        let mut dicts = Vec::with_capacity(footer.dicts.len());
+        for (id, r) in footer.dicts.iter().enumerate() {
+            let at = (r.offset - dict_from) as usize;
+            let s = &dict_bytes[at..at + r.len as usize];
+            let crc = crc32fast::hash(s);
+            if crc != r.crc {
+                return Err(Error::corrupt(
+                    Section::Dictionary(id as u32),
+                    r.offset,
+                    Invariant::ChecksumMismatch {
+                        recorded: r.crc,
+                        computed: crc,
+                    },
+                ));
+            }
+            let parsed = DictSection::parse(s, r.offset, id as u32)?;
+            dicts.push(Dictionary::validate(&parsed, id as u32, r.offset)?);
+        }
+        let mut uses = vec![0usize; dicts.len()];
+        let mut first_rows = Vec::with_capacity(footer.chunks.len() + 1);
+        let mut acc = 0u64;
+        for c in &footer.chunks {
+            first_rows.push(acc);
+            acc += c.rows as u64;
+            uses[c.dict as usize] += 1;
+        }
+        first_rows.push(acc);
+        let mut hists = Vec::with_capacity(dicts.len());
+        for (id, (d, &n)) in dicts.iter().zip(&uses).enumerate() {
+            let h = HistCheck {
+                state: Mutex::new((n, [0; 16])),
+                failed: OnceLock::new(),
+            };
+            if n == 0 {
+                // A dictionary no chunk uses encodes no token.
+                if let Some(f) = hist_mismatch(d.hist(), &[0; 16]) {
+                    let at = footer.dicts[id].offset + DICT_HIST_AT;
+                    return Err(Error::corrupt(Section::Dictionary(id as u32), at, f));
+                }
+            }
+            hists.push(h);
+        }
+        let n = footer.chunks.len();
+        let r = Self {
+            storage,
+            footer,
+            dicts,
+            hists,
+            first_rows,
+            chunks: (0..n).map(|_| OnceLock::new()).collect(),
+            heads: (0..n).map(|_| OnceLock::new()).collect(),
+            gets: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            opts,
+        };
+        if r.opts.eager {
+            // Chunks in order, so the first error is the same as a lazy
+            // read's; each chunk's own checks run in parallel.
+            for i in 0..r.num_chunks() {
+                r.chunk(i)?;
+            }
+        }
+        Ok(r)
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> u64 {
+        self.footer.total_rows
+    }
+    /// Decoded bytes of all values.
+    pub fn decoded_bytes(&self) -> u64 {
+        self.footer.total_bytes
+    }
+    /// Size of the file.
+    pub fn file_bytes(&self) -> u64 {
+        self.storage.len()
+    }
+    /// The storage the file is read from.
+    pub fn storage(&self) -> &dyn Storage {
+        &*self.storage
+    }
+    /// Number of chunks.
+    pub fn num_chunks(&self) -> usize {
+        self.footer.chunks.len()
+    }
+    /// The dictionaries.
+    pub fn dictionaries(&self) -> &[Dictionary] {
+        &self.dicts
+    }
+    /// The footer.
+    pub fn footer(&self) -> &Footer {
+        &self.footer
+    }
+    /// Chunk `i`'s summary.
+    pub fn chunk_info(&self, i: usize) -> ChunkInfo {
+        ChunkInfo {
+            first_row: self.first_rows[i],
+            entry: self.footer.chunks[i],
+        }
+    }
+
+    /// Chunk `i`, validated whole (once; later calls return the kept
+    /// result), as a view borrowed from this reader.
+    ///
+    /// # Panics
+    /// If `i >= self.num_chunks()`.
+    #[inline]
+    pub fn chunk(&self, i: usize) -> Result<ChunkView<'_>> {
+        let c = self.valid_chunk(i)?;
+        Ok(ChunkView {
+            chunk: c,
+            dict: &self.dicts[c.entry.dict as usize],
+        })
+    }
+
+    #[inline]
+    fn valid_chunk(&self, i: usize) -> Result<&ValidChunk> {
+        let c = match self.chunks[i].get() {
+            Some(c) => c,
+            None => {
+                let (v, hist) = self.validate_chunk(i as u32)?;
+                let d = v.entry.dict as usize;
+                if self.chunks[i].set(v).is_ok() {
+                    self.count_hist(d, &hist);
+                }
+                self.chunks[i].get().expect("just set")
+            }
+        };
+        self.check_hist(c.entry.dict as usize)?;
+        Ok(c)
+    }
+
+    /// Adds a newly validated chunk's histogram to its dictionary's check.
+    fn count_hist(&self, d: usize, hist: &[u64; 16]) {
+        let h = &self.hists[d];
+        let mut st = h.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.0 -= 1;
+        for (a, b) in st.1.iter_mut().zip(hist) {
+            *a += b;
+        }
+        if st.0 == 0 {
+            if let Some(f) = hist_mismatch(self.dicts[d].hist(), &st.1) {
+                let _ = h
+                    .failed
+                    .set((self.footer.dicts[d].offset + DICT_HIST_AT, f));
+            }
+        }
+    }
+
+    #[inline]
+    fn check_hist(&self, d: usize) -> Result<()> {
+        match self.hists[d].failed.get() {
+            None => Ok(()),
+            Some((at, f)) => Err(Error::corrupt(
+                Section::Dictionary(d as u32),
+                *at,
+                f.clone(),
+            )),
+        }
+    }
+
+    /// Locates `row`: (chunk index, row within chunk).
+    fn locate(&self, row: u64) -> Result<(usize, usize)> {
+        if row >= self.rows() {
+            return Err(Error::RowOutOfRange {
+                row,
+                rows: self.rows(),
+            });
+        }
+        let i = self.first_rows.partition_point(|&f| f <= row) - 1;
+        Ok((i, (row - self.first_rows[i]) as usize))
+    }
+
+    /// Reads row `row` into `out` (cleared first). Returns false for a null.
+    pub fn get_into(&self, row: u64, out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let (i, r) = self.locate(row)?;
+        let c = match self.chunks[i].get() {
+            Some(_) => self.valid_chunk(i)?,
+            None => {
+                let n = self.gets[i].fetch_add(1, Ordering::Relaxed);
+                match self.opts.validate_after_gets {
+                    Some(limit) if n >= limit => self.valid_chunk(i)?,
+                    _ => return self.point_read(i, r, out),
+                }
+            }
+        };
+        if !c.is_valid(r) {
+            return Ok(false);
+        }
+        let (a, b) = match &c.row_index {
+            Some(rc) => (rc[r], rc[r + 1]),
+            None => c.row_codes.0.get_pair(c.row_codes_bytes(), r),
+        };
+        let view = ChunkView {
+            chunk: c,
+            dict: &self.dicts[c.entry.dict as usize],
+        };
+        decode::decode_append(view.dict, &view.codes(), a as usize..b as usize, out);
+        Ok(true)
+    }
+
+    /// Row `row` (`None` when null).
+    pub fn get(&self, row: u64) -> Result<Option<Vec<u8>>> {
+        let mut out = Vec::new();
+        Ok(self.get_into(row, &mut out)?.then_some(out))
+    }
+
+    /// Decodes every row.
+    pub fn read_all(&self) -> Result<Column> {
+        self.read_range(0..self.rows())
+    }
+
+    /// Decodes rows `rows` into Arrow layout, in parallel across chunks and
+    /// across sidecar batches within a chunk.
+    pub fn read_range(&self, rows: Range<u64>) -> Result<Column> {
+        let mut col = Column::default();
+        self.read_range_into(rows, &mut col)?;
+        Ok(col)
+    }
+
+    /// [`Self::read_range`] into `col`, reusing its buffers (a scan loop that
+    /// decodes chunk after chunk avoids fresh allocations and page faults).
+    pub fn read_range_into(&self, rows: Range<u64>, col: &mut Column) -> Result<()> {
+        self.check_range(&rows)?;
+        let n = (rows.end - rows.start) as usize;
+        let pieces = self.plan(rows.clone())?;
+        let total: u64 = pieces.iter().map(|p| p.bytes.len() as u64).sum();
+        let needed = total + 8 * (n as u64 + 1);
+        if let Some(cap) = self.opts.memory_cap {
+            if needed > cap {
+                return Err(Error::MemoryCap { needed, cap });
+            }
+        }
+        let mut values = std::mem::take(&mut col.values);
+        values.clear();
+        values.reserve(total as usize);
+        let mut offsets = std::mem::take(&mut col.offsets);
+        offsets.clear();
+        offsets.reserve(n + 1);
+        offsets.push(0i64);
+        let mut any_null = false;
+        let mut base = 0i64;
+        for p in &pieces {
+            let c = self.valid_chunk(p.chunk)?;
+            // The sequence passed `decode_all` when the chunk was validated:
+            // decode the needed blocks straight into the offsets.
+            let rbb = c.row_bytes_bytes();
+            let b0 = p.bytes.start as i64;
+            c.row_bytes.0.extend_i64(
+                rbb,
+                p.rows.start + 1..p.rows.end + 1,
+                base - b0,
+                &mut offsets,
+            );
+            base += p.bytes.len() as i64;
+            any_null |= c.validity.is_some();
+        }
+        self.decode_values(&pieces, total as usize, &mut values)?;
+        let validity = if any_null {
+            let mut bits = vec![0u8; n.div_ceil(8)];
+            let mut k = 0usize;
+            for p in &pieces {
+                let c = self.valid_chunk(p.chunk)?;
+                for r in p.rows.clone() {
+                    let valid = c.is_valid(r);
+                    bits[k / 8] |= (valid as u8) << (k % 8);
+                    k += 1;
+                }
+            }
+            Some(bits)
+        } else {
+            None
+        };
+        *col = Column {
+            values,
+            offsets,
+            validity,
+        };
+        Ok(())
+    }
+
+    /// Rejects reversed ranges and ranges past the last row.
+    fn check_range(&self, rows: &Range<u64>) -> Result<()> {
+        if rows.start > rows.end {
+            return Err(Error::InvalidArgument(format!(
+                "row range {}..{} is reversed",
+                rows.start, rows.end
+            )));
+        }
+        if rows.end > self.rows() {
+            return Err(Error::RowOutOfRange {
+                row: rows.end,
+                rows: self.rows(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Decodes the values of rows `rows`, back to back, into `values`
+    /// (cleared first; its buffer is reused) — no offsets, no validity: for
+    /// consumers that want the concatenated bytes.
+    pub fn read_values_into(&self, rows: Range<u64>, values: &mut Vec<u8>) -> Result<()> {
+        self.check_range(&rows)?;
+        let pieces = self.plan(rows)?;
+        let total: u64 = pieces.iter().map(|p| p.bytes.len() as u64).sum();
+        if let Some(cap) = self.opts.memory_cap {
+            if total > cap {
+                return Err(Error::MemoryCap { needed: total, cap });
+            }
+        }
+        values.clear();
+        values.reserve(total as usize);
+        self.decode_values(&pieces, total as usize, values)
+    }
+
+    /// Decodes `pieces` (of `total` bytes) into `values`, which is empty with
+    /// at least `total` bytes of capacity.
+    fn decode_values(&self, pieces: &[Piece], total: usize, values: &mut Vec<u8>) -> Result<()> {
+        debug_assert!(values.is_empty() && values.capacity() >= total);
+        // Split the (uninitialized) output among pieces and decode them
+        // concurrently; every piece must fill its part exactly.
+        let mut slices = Vec::with_capacity(pieces.len());
+        let mut rest = &mut values.spare_capacity_mut()[..total];
+        for p in pieces {
+            let (s, t) = rest.split_at_mut(p.bytes.len());
+            slices.push(s);
+            rest = t;
+        }
+        let written: usize = pieces
+            .par_iter()
+            .zip(slices)
+            .map(|(p, out)| -> Result<usize> {
+                let c = self.chunk(p.chunk)?;
+                let want = out.len();
+                let got = decode::decode_range_parallel_uninit(
+                    c.dictionary(),
+                    &c.codes(),
+                    p.codes.clone(),
+                    p.bytes.start,
+                    out,
+                );
+                Ok(got.min(want))
+            })
+            .sum::<Result<usize>>()?;
+        // Validation proved each piece's codes decode to exactly its bytes.
+        assert_eq!(
+            written, total,
+            "decoded length disagrees with validated boundaries"
+        );
+        // SAFETY: each piece initialized its whole slice (got == want for every
+        // piece, as the sum of min(got, want) equals the total), and the slices
+        // tile 0..total of the capacity.
+        unsafe { values.set_len(total) };
+        Ok(())
+    }
+
+    /// The per-chunk pieces of a row range (validating each chunk touched).
+    fn plan(&self, rows: Range<u64>) -> Result<Vec<Piece>> {
+        if rows.start == rows.end {
+            return Ok(Vec::new());
+        }
+        let (first, _) = self.locate(rows.start)?;
+        let (last, _) = self.locate(rows.end - 1)?;
+        (first..=last)
+            .into_par_iter()
+            .map(|i| {
+                let c = self.valid_chunk(i)?;
+                let f = self.first_rows[i];
+                let lo = (rows.start.max(f) - f) as usize;
+                let hi = (rows.end.min(self.first_rows[i + 1]) - f) as usize;
+                let (rcb, rbb) = (c.row_codes_bytes(), c.row_bytes_bytes());
+                let (c0, c1) = (c.row_codes.0.get(rcb, lo), c.row_codes.0.get(rcb, hi));
+                let (b0, b1) = (c.row_bytes.0.get(rbb, lo), c.row_bytes.0.get(rbb, hi));
+                Ok(Piece {
+                    chunk: i,
+                    rows: lo..hi,
+                    codes: c0 as usize..c1 as usize,
+                    bytes: b0 as usize..b1 as usize,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Part of a row range that lies in one chunk.
+#[derive(Clone, Debug)]
+struct Piece {
+    chunk: usize,
+    rows: Range<usize>,
+    codes: Range<usize>,
+    bytes: Range<usize>,
+}
+
+/// The first histogram bucket in which `recorded` and `counted` differ.
+fn hist_mismatch(recorded: &[u64; 16], counted: &[u64; 16]) -> Option<Invariant> {
+    let l = (0..16).find(|&l| recorded[l] != counted[l])?;
+    Some(Invariant::HistogramMismatch {
+        len: l as u8 + 1,
+        recorded: recorded[l],
+        counted: counted[l],
+    })
+}

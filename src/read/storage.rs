@@ -1,0 +1,333 @@
+//! Where a file's bytes come from: one trait, [`Storage`], and its local and
+//! in-memory implementations (the object-store one is in `read::object`,
+//! behind the `object_store` feature).
+//!
+//! The reader asks a storage for byte ranges and keeps what it gets as
+//! [`Bytes`]: a slice of a memory map or of an in-memory buffer costs no copy;
+//! a positioned read or a ranged GET allocates exactly the range.
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+
+/// A source of a file's bytes: a local file, memory, or an object store.
+///
+/// Implementations must return exactly the bytes asked for; the reader
+/// checks every range against [`Storage::len`] before asking. The bytes are
+/// untrusted like any file content: a storage that returns other bytes (a
+/// file changed underneath) can make reads fail with corruption errors, never
+/// undefined behaviour.
+pub trait Storage: Send + Sync {
+    /// Length of the file in bytes.
+    fn len(&self) -> u64;
+
+    /// True when the file is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes of `range` (`range.end <= self.len()`).
+    fn read(&self, range: Range<u64>) -> Result<Bytes>;
+
+    /// The bytes of several ranges, in order. Remote storages coalesce
+    /// nearby ranges into one request; the default reads them one by one.
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        ranges.iter().map(|r| self.read(r.clone())).collect()
+    }
+
+    /// True when reading a whole part of a chunk costs about as much as
+    /// reading a block of it: then a point read fetches a chunk's row-code
+    /// boundaries and validity bitmap whole, in one request, and keeps them
+    /// for the chunk's later point reads. True for maps and memory (a slice
+    /// reads nothing until touched) and object stores (a request costs more
+    /// than its bytes); false for positioned reads.
+    fn whole_parts(&self) -> bool {
+        false
+    }
+
+    /// A hint that `range` is about to be read whole (a chunk validated
+    /// whole): a map asks the kernel to read its pages ahead. Default: none.
+    fn will_need(&self, range: Range<u64>) {
+        let _ = range;
+    }
+
+    /// What the storage reads (a path or URL), for error messages.
+    fn describe(&self) -> String;
+
+    /// The whole file as one buffer, when the storage already holds it
+    /// resident or mapped (memory, maps): every range [`Storage::read`]
+    /// returns is then a slice of it. The GPU's streaming scan page-locks it
+    /// once and uploads chunk parts straight from it. Default: `None`.
+    fn resident(&self) -> Option<Bytes> {
+        None
+    }
+
+    /// Counters of the reads made so far, where the storage keeps them.
+    fn stats(&self) -> Option<StorageStats> {
+        None
+    }
+}
+
+/// Reads made through a storage: requests (one per [`Storage::read`], one per
+/// coalesced request of [`Storage::read_ranges`]) and bytes returned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StorageStats {
+    /// Read requests.
+    pub requests: u64,
+    /// Bytes returned.
+    pub bytes: u64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Counter {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Counter {
+    pub(crate) fn add(&self, bytes: u64) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+    pub(crate) fn get(&self) -> StorageStats {
+        StorageStats {
+            requests: self.requests.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Checks `range` against a storage's length (a caller bug, never file input,
+/// but reported as an error rather than a panic).
+fn check_range(range: &Range<u64>, len: u64, what: &dyn Fn() -> String) -> Result<()> {
+    if range.start > range.end || range.end > len {
+        return Err(Error::io(
+            what(),
+            std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("range {range:?} outside {len} bytes"),
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A file held in memory ([`Bytes`]; a `Vec<u8>` converts without a copy).
+#[derive(Clone, Debug)]
+pub struct MemoryStorage {
+    bytes: Bytes,
+    counter: Arc<Counter>,
+}
+
+impl MemoryStorage {
+    /// Wraps `bytes`.
+    pub fn new(bytes: impl Into<Bytes>) -> Self {
+        Self {
+            bytes: bytes.into(),
+            counter: Default::default(),
+        }
+    }
+}
+
+impl Storage for MemoryStorage {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+    fn read(&self, range: Range<u64>) -> Result<Bytes> {
+        check_range(&range, self.len(), &|| self.describe())?;
+        self.counter.add(range.end - range.start);
+        Ok(self.bytes.slice(range.start as usize..range.end as usize))
+    }
+    fn whole_parts(&self) -> bool {
+        true
+    }
+    fn describe(&self) -> String {
+        "in-memory file".into()
+    }
+    fn resident(&self) -> Option<Bytes> {
+        Some(self.bytes.clone())
+    }
+    fn stats(&self) -> Option<StorageStats> {
+        Some(self.counter.get())
+    }
+}
+
+/// A local file, memory-mapped (`memmap2`): ranges are slices of the map, so
+/// nothing is copied and only the pages a read touches are read from disk.
+///
+/// **Caveat (SIGBUS):** if another process truncates the file while it is
+/// mapped, touching a page past the new end kills this process with SIGBUS;
+/// no check in safe Rust can prevent it. Use [`FileStorage`]
+/// ([`LocalIo::PositionedRead`]) for files that may change underneath, and on
+/// network filesystems where a map is unwise.
+pub struct MmapStorage {
+    map: Bytes,
+    handle: Arc<memmap2::Mmap>,
+    path: String,
+    counter: Counter,
+}
+
+impl MmapStorage {
+    /// Maps the file at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let p = path.as_ref();
+        let name = p.display().to_string();
+        let f = File::open(p).map_err(|e| Error::io(format!("opening {name}"), e))?;
+        // SAFETY: the map is read-only and only read through `&[u8]`; the
+        // remaining hazard (the file truncated underneath → SIGBUS) is the
+        // documented caveat of this storage, and `FileStorage` avoids it.
+        let map = unsafe { memmap2::MmapOptions::new().map(&f) }
+            .map_err(|e| Error::io(format!("mapping {name}"), e))?;
+        // Random access by default: a point read faults in only its pages;
+        // large reads ask for read-ahead of their own range (`read`).
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Random);
+        let handle = Arc::new(map);
+        Ok(Self {
+            map: Bytes::from_owner(MapOwner(handle.clone())),
+            handle,
+            path: name,
+            counter: Counter::default(),
+        })
+    }
+}
+
+/// Ranges of at least this many bytes that will be read whole are read ahead.
+const WILLNEED_MIN: u64 = 16 << 10;
+
+impl Storage for MmapStorage {
+    fn len(&self) -> u64 {
+        self.map.len() as u64
+    }
+    fn read(&self, range: Range<u64>) -> Result<Bytes> {
+        check_range(&range, self.len(), &|| self.describe())?;
+        self.counter.add(range.end - range.start);
+        Ok(self.map.slice(range.start as usize..range.end as usize))
+    }
+    fn will_need(&self, range: Range<u64>) {
+        #[cfg(unix)]
+        if range.end <= self.len() && range.end - range.start >= WILLNEED_MIN {
+            let (at, len) = (range.start as usize, (range.end - range.start) as usize);
+            let _ = self.handle.advise_range(memmap2::Advice::WillNeed, at, len);
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+    fn whole_parts(&self) -> bool {
+        true
+    }
+    fn describe(&self) -> String {
+        self.path.clone()
+    }
+    fn resident(&self) -> Option<Bytes> {
+        Some(self.map.clone())
+    }
+    fn stats(&self) -> Option<StorageStats> {
+        Some(self.counter.get())
+    }
+}
+
+/// Lets [`Bytes`] own the map while the storage keeps a handle for advice.
+struct MapOwner(Arc<memmap2::Mmap>);
+
+impl AsRef<[u8]> for MapOwner {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// A local file read with positioned reads (`pread`): every range is read
+/// into a fresh buffer. The fallback to [`MmapStorage`] for files that may be
+/// truncated underneath and filesystems where a map is unwise.
+pub struct FileStorage {
+    file: File,
+    len: u64,
+    path: String,
+    counter: Counter,
+}
+
+impl FileStorage {
+    /// Opens the file at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let p = path.as_ref();
+        let name = p.display().to_string();
+        let file = File::open(p).map_err(|e| Error::io(format!("opening {name}"), e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io(format!("reading metadata of {name}"), e))?
+            .len();
+        Ok(Self {
+            file,
+            len,
+            path: name,
+            counter: Counter::default(),
+        })
+    }
+
+    fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, at)
+        }
+        #[cfg(windows)]
+        {
+            let mut done = 0;
+            while done < buf.len() {
+                let n = std::os::windows::fs::FileExt::seek_read(
+                    &self.file,
+                    &mut buf[done..],
+                    at + done as u64,
+                )?;
+                if n == 0 {
+                    return Err(std::io::ErrorKind::UnexpectedEof.into());
+                }
+                done += n;
+            }
+            Ok(())
+        }
+        #[cfg(not(any(unix, windows)))]
+        {
+            use std::io::{Read, Seek, SeekFrom};
+            let mut f = &self.file;
+            f.seek(SeekFrom::Start(at))?;
+            f.read_exact(buf)
+        }
+    }
+}
+
+impl Storage for FileStorage {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read(&self, range: Range<u64>) -> Result<Bytes> {
+        check_range(&range, self.len, &|| self.describe())?;
+        self.counter.add(range.end - range.start);
+        let mut buf = vec![0u8; (range.end - range.start) as usize];
+        self.read_at(&mut buf, range.start)
+            .map_err(|e| Error::io(format!("reading {} at byte {}", self.path, range.start), e))?;
+        Ok(Bytes::from(buf))
+    }
+    fn describe(&self) -> String {
+        self.path.clone()
+    }
+    fn stats(&self) -> Option<StorageStats> {
+        Some(self.counter.get())
+    }
+}
+
+/// How [`crate::Reader::open`] reads a local file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LocalIo {
+    /// Memory-mapped ([`MmapStorage`]; see its SIGBUS caveat). The default.
+    #[default]
+    Mmap,
+    /// Positioned reads into buffers ([`FileStorage`]).
+    PositionedRead,
+}

@@ -1,0 +1,86 @@
+//! Every storage gives the same rows, and a point read reads only a small
+//! part of the file.
+
+use std::sync::Arc;
+
+use fastpair::read::{FileStorage, LocalIo, MemoryStorage, MmapStorage, Storage};
+use fastpair::write::write_to_vec;
+use fastpair::{Codec, ReadOptions, Reader, WriterOptions};
+
+fn values(n: usize) -> Vec<Option<Vec<u8>>> {
+    (0..n)
+        .map(|i| (i % 31 != 7).then(|| format!("row {i} of {}", i * 7 % 113).into_bytes()))
+        .collect()
+}
+
+fn file(vals: &[Option<Vec<u8>>]) -> Vec<u8> {
+    let opts = WriterOptions {
+        codec: Codec::OnPair12.into(),
+        chunk_rows: 5000,
+        ..WriterOptions::default()
+    };
+    write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap()
+}
+
+#[test]
+fn all_storages_read_the_same_rows() {
+    let vals = values(23_456);
+    let bytes = file(&vals);
+    let path = std::env::temp_dir().join(format!("fastpair-storage-{}.fpc", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+    let storages: Vec<(&str, Arc<dyn Storage>)> = vec![
+        ("memory", Arc::new(MemoryStorage::new(bytes.clone()))),
+        ("mmap", Arc::new(MmapStorage::open(&path).unwrap())),
+        ("pread", Arc::new(FileStorage::open(&path).unwrap())),
+    ];
+    for (name, s) in storages {
+        for after in [None, Some(0), Some(3)] {
+            let opts = ReadOptions::default().with_validate_after_gets(after);
+            let r = Reader::from_storage(s.clone(), opts).unwrap();
+            for i in (0..vals.len()).step_by(97).chain([0, vals.len() - 1]) {
+                assert_eq!(
+                    r.get(i as u64).unwrap(),
+                    vals[i],
+                    "{name} {after:?} row {i}"
+                );
+            }
+            let col = r.read_all().unwrap();
+            for (i, v) in vals.iter().enumerate() {
+                assert_eq!(col.value(i), v.as_deref(), "{name} bulk row {i}");
+            }
+        }
+    }
+    for io in [LocalIo::Mmap, LocalIo::PositionedRead] {
+        let r = Reader::open_with(&path, ReadOptions::default().with_local_io(io)).unwrap();
+        assert_eq!(r.get(12_345).unwrap(), vals[12_345]);
+    }
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn a_point_read_reads_little() {
+    let vals = values(200_000);
+    let bytes = file(&vals);
+    let path = std::env::temp_dir().join(format!("fastpair-point-{}.fpc", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+    let s = Arc::new(FileStorage::open(&path).unwrap());
+    let r = Reader::from_storage(s.clone(), ReadOptions::default()).unwrap();
+    let open = s.stats().unwrap();
+    assert_eq!(r.get(150_001).unwrap(), vals[150_001]);
+    let after = s.stats().unwrap();
+    let got = after.bytes - open.bytes;
+    println!(
+        "file {} B; open {} B in {} reads; get {got} B in {} reads",
+        bytes.len(),
+        open.bytes,
+        open.requests,
+        after.requests - open.requests
+    );
+    // The chunk holds 5000 of 200,000 rows; the get reads a fraction of it.
+    assert!(
+        got < bytes.len() as u64 / 100,
+        "get read {got} of {} bytes",
+        bytes.len()
+    );
+    std::fs::remove_file(&path).unwrap();
+}
