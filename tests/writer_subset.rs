@@ -55,8 +55,10 @@ fn every_writer_output_passes_every_reader_check() {
                 for (i, v) in rows.iter().enumerate() {
                     assert_eq!(p.get(i as u64).unwrap(), *v, "case {k} row {i}");
                 }
-                if k == 4 {
-                    // Long tokens: the wide plane is exercised.
+                if k == 4 && matches!(codec, CodecChoice::Fixed(Codec::OnPair12 | Codec::OnPair16))
+                {
+                    // Long tokens: the wide plane is exercised (FSST-12, and
+                    // auto when it picks it, never has tokens over 8 bytes).
                     assert!(r.dictionaries().iter().all(|d| d.planes().width == 16));
                 }
             }
