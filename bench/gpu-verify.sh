@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One device run that verifies a merged tree on the GPU machine (it has no
+# Rust toolchain: carry the bundle and the wheel). Build here first:
+#   ../shared/tools/gpu-bundle --tests --benches --bins --data ../shared/corpus
+#   bash python/build-wheel.sh
+# then run on the device, carrying .gpu and .whl:  bash bench/gpu-verify.sh
+# Every GPU test harness runs with FASTPAIR_REQUIRE_GPU=1 (a missing GPU is
+# a failure), then compute-sanitizer memcheck on the GPU tests and hostile
+# files, then the Python package's GPU tests (CuPy, PyTorch, DLPack, Arrow
+# device arrays). Logs land in $OUT.
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" target/corpus
+python3 - <<'PY'
+import lzma, glob, os
+for f in sorted(glob.glob(".gpu/data/corpus/*.xz")):
+    dst = os.path.join("target/corpus", os.path.basename(f)[:-3])
+    if not os.path.exists(dst):
+        open(dst, "wb").write(lzma.open(f).read())
+PY
+export FASTPAIR_REQUIRE_GPU=1 RUST_BACKTRACE=1 FASTPAIR_CORPUS=target/corpus
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu-info.txt" 2>&1
+status=0
+step() { echo "=== $1 $(date -u +%T)" | tee -a "$OUT/summary.txt"; }
+step "GPU test harnesses"
+for t in ${GPU_TESTS:-gpu-test gpu_hostile-test}; do
+  timeout 300 ".gpu/bin/$t" --test-threads 1 > "$OUT/$t.log" 2>&1 || status=1
+  grep -E "test result|FAILED|panicked" "$OUT/$t.log" | sed "s/^/$t: /" | tee -a "$OUT/summary.txt"
+done
+step "memcheck"
+FASTPAIR_CORPUS_ONLY=${SAN_CORPUS:-loghub_Linux_2k,tpch_sf1_o_clerk,dbtext_firstname} timeout 300 \
+  compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu-test --test-threads 1 > "$OUT/memcheck.log" 2>&1 || status=1
+grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck.log" | sed 's/^/memcheck gpu: /' | tee -a "$OUT/summary.txt"
+timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_hostile-test --test-threads 1 > "$OUT/memcheck-hostile.log" 2>&1 || status=1
+grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck-hostile.log" | sed 's/^/memcheck hostile: /' | tee -a "$OUT/summary.txt"
+step "python GPU tests"
+timeout 300 bash python/gpu-test.sh > "$OUT/python.log" 2>&1 || status=1
+tail -15 "$OUT/python.log" | tee -a "$OUT/summary.txt"
+step "done status=$status"
+exit $status
