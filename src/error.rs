@@ -38,6 +38,8 @@ pub enum ChunkPart {
     RowBytes,
     /// The validity bitmap.
     Validity,
+    /// The value-dictionary row indices (§5.6, format version 2).
+    ValueIndex,
     /// The section as a whole (checksum, length).
     Whole,
 }
@@ -64,6 +66,7 @@ impl ChunkPart {
             ChunkPart::RowCodes => "row code boundaries",
             ChunkPart::RowBytes => "row byte boundaries",
             ChunkPart::Validity => "validity bitmap",
+            ChunkPart::ValueIndex => "value indices",
             ChunkPart::Whole => "section",
         }
     }
@@ -305,6 +308,53 @@ pub enum Invariant {
         /// Row within the chunk.
         row: u64,
     },
+    /// The header's and the tail's format versions differ (§2).
+    VersionMismatch {
+        /// The header's version.
+        header: u32,
+        /// The tail's version.
+        tail: u32,
+    },
+    /// A footer entry names more distinct values than the chunk has
+    /// non-null rows (§3, §5.6).
+    ValuesOverRows {
+        /// Distinct values recorded.
+        values: u64,
+        /// Non-null rows of the chunk.
+        rows: u64,
+    },
+    /// A row's value index is not below the chunk's value count (§5.6).
+    ValueIndexOutOfRange {
+        /// Row within the chunk.
+        row: u64,
+        /// The index.
+        index: u64,
+        /// Distinct values of the chunk.
+        values: u64,
+    },
+    /// Values are not numbered in order of first use, or one is unused (§5.6).
+    ValueOrder {
+        /// Row within the chunk (the number of rows when a value is unused).
+        row: u64,
+        /// The index found.
+        index: u64,
+        /// The largest index the row may use.
+        allowed: u64,
+    },
+    /// Two distinct values of a chunk are equal (§5.6).
+    DuplicateValue {
+        /// The later value's index.
+        value: u64,
+        /// The earlier, equal value's index.
+        first: u64,
+    },
+    /// The rows' expanded value bytes differ from the footer entry's (§5.6).
+    ValueBytesMismatch {
+        /// The footer entry's bytes.
+        expected: u64,
+        /// Bytes of the values the rows name.
+        found: u64,
+    },
 }
 
 impl fmt::Display for Invariant {
@@ -437,6 +487,33 @@ impl fmt::Display for Invariant {
                 "validity bitmap has {found} nulls, the footer entry says {expected}"
             ),
             NullWithValue { row } => write!(f, "row {row} is null but has a non-empty value"),
+            VersionMismatch { header, tail } => write!(
+                f,
+                "header says format version {header}, tail says {tail}"
+            ),
+            ValuesOverRows { values, rows } => write!(
+                f,
+                "{values} distinct values for {rows} non-null rows"
+            ),
+            ValueIndexOutOfRange { row, index, values } => write!(
+                f,
+                "row {row} names value {index} of {values}"
+            ),
+            ValueOrder {
+                row,
+                index,
+                allowed,
+            } => write!(
+                f,
+                "row {row} names value {index}; values are numbered by first use, so at most {allowed} (or a value is never used)"
+            ),
+            DuplicateValue { value, first } => {
+                write!(f, "value {value} equals value {first}")
+            }
+            ValueBytesMismatch { expected, found } => write!(
+                f,
+                "rows expand to {found} value bytes, the footer entry says {expected}"
+            ),
         }
     }
 }

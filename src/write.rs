@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 mod choose;
+mod values;
 pub use choose::{Choice, CodecChoice, Estimate, AUTO_ONPAIR16_MIN_BYTES, TIE_MARGIN};
 
 use crate::dict::fsst12::{self, Fsst12Params};
@@ -76,6 +77,9 @@ pub struct WriterOptions {
     /// forms a chunk of its own and may need about [`BYTE_COST`] times its
     /// length beyond this estimate.
     pub memory_budget: usize,
+    /// Try value dictionaries (spec/FORMAT.md §5.6) on chunks with few
+    /// distinct values, keeping the smaller layout (default true).
+    pub value_dict: bool,
 }
 
 /// Estimated writer bytes per buffered value byte: the row bytes, their
@@ -124,6 +128,7 @@ impl Default for WriterOptions {
             seed: 0x5EED_FA57_9A12,
             parallel_chunks: rayon::current_num_threads().max(1),
             memory_budget: 1 << 30,
+            value_dict: true,
         }
     }
 }
@@ -427,6 +432,7 @@ struct EncodedChunk {
     codes: u32,
     decoded: u64,
     nulls: u32,
+    values: u32,
     hist: [u64; 16],
     codec: Codec,
     dict: Option<(TokenTable, Choice)>,
@@ -752,13 +758,7 @@ fn encode_chunk(
     cascade::encode(&row_codes, &mut rc);
     let mut rb = Vec::new();
     cascade::encode(&row_bytes, &mut rb);
-    let validity = (p.nulls > 0).then(|| {
-        let mut bits = vec![0u8; p.rows().div_ceil(8)];
-        for (i, &v) in p.valid.iter().enumerate() {
-            bits[i / 8] |= (v as u8) << (i % 8);
-        }
-        bits
-    });
+    let validity = validity_bits(p);
     let mut bytes = Vec::new();
     ChunkSection::write(
         opts.batch,
@@ -769,16 +769,38 @@ fn encode_chunk(
         validity.as_deref(),
         &mut bytes,
     );
-    EncodedChunk {
+    let plain = EncodedChunk {
         bytes,
         rows: p.rows() as u32,
         codes: codes_v.len() as u32,
         decoded: p.data.len() as u64,
         nulls: p.nulls as u32,
+        values: 0,
         hist,
         codec,
         dict: own,
+    };
+    // A value dictionary when it is smaller (write/values.rs).
+    if opts.value_dict {
+        if let Some(d) = values::distinct(p) {
+            let v = values::encode(opts, codec, p, &d, table, m);
+            if v.bytes.len() < plain.bytes.len() {
+                return EncodedChunk { dict: plain.dict, ..v };
+            }
+        }
     }
+    plain
+}
+
+/// The validity bitmap of `p` (§5.5), when it has a null.
+fn validity_bits(p: &PendingChunk) -> Option<Vec<u8>> {
+    (p.nulls > 0).then(|| {
+        let mut bits = vec![0u8; p.rows().div_ceil(8)];
+        for (i, &v) in p.valid.iter().enumerate() {
+            bits[i / 8] |= (v as u8) << (i % 8);
+        }
+        bits
+    })
 }
 
 impl<S: Sink> Writer<S> {
@@ -843,6 +865,7 @@ impl<S: Sink> Writer<S> {
             codes: e.codes,
             bytes: e.decoded,
             nulls: e.nulls,
+            values: e.values,
         });
         self.footer.total_rows += e.rows as u64;
         self.footer.total_bytes += e.decoded;

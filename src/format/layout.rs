@@ -30,6 +30,8 @@ pub struct Tail {
     pub footer_len: u32,
     /// CRC32 of the footer.
     pub footer_crc: u32,
+    /// Format version (1 or 2; header and tail agree).
+    pub version: u32,
 }
 
 impl Tail {
@@ -50,11 +52,23 @@ impl Tail {
             return Err(Error::corrupt(Section::Header, 0, Invariant::BadMagic));
         }
         let (version, hversion) = (le32(&tail[8..12]), le32(&header[8..12]));
-        if version != VERSION || hversion != VERSION {
+        let known = |v: u32| v == VERSION || v == VERSION_1;
+        if !known(version) || !known(hversion) {
+            let found = if known(version) { hversion } else { version };
             return Err(Error::UnsupportedVersion {
-                found: version.max(hversion),
+                found,
                 supported: VERSION,
             });
+        }
+        if version != hversion {
+            return Err(Error::corrupt(
+                Section::Header,
+                8,
+                Invariant::VersionMismatch {
+                    header: hversion,
+                    tail: version,
+                },
+            ));
         }
         if tail[12..16] != [0; 4] {
             return Err(Error::corrupt(
@@ -77,6 +91,7 @@ impl Tail {
         Ok(Self {
             footer_len: le32(&tail[0..4]),
             footer_crc: le32(&tail[4..8]),
+            version,
         })
     }
 }
@@ -107,6 +122,9 @@ pub struct ChunkEntry {
     pub bytes: u64,
     /// Null rows in the chunk.
     pub nulls: u32,
+    /// Distinct values of a value-dictionary chunk (§5.6, version 2); 0 for
+    /// a chunk that stores every row's codes (always 0 in version 1).
+    pub values: u32,
 }
 
 /// The footer (§3).
@@ -146,15 +164,23 @@ impl Footer {
             b.put_u32(c.codes);
             b.put_u64(c.bytes);
             b.put_u32(c.nulls);
-            b.put_u32(0);
+            b.put_u32(c.values);
         }
         b
     }
 
-    /// Parses footer bytes (already checksummed) located at `base`; checks
-    /// counts against limits and the bytes present, every section against the
-    /// region `[HEADER_LEN, base)`, ordering, and the totals.
+    /// Parses the footer of a file of the current [`VERSION`]
+    /// ([`Self::parse_version`]).
     pub fn parse(bytes: &[u8], base: u64) -> Result<Self> {
+        Self::parse_version(bytes, base, VERSION)
+    }
+
+    /// Parses footer bytes (already checksummed) located at `base` in a file
+    /// of format `version`; checks counts against limits and the bytes
+    /// present, every section against the region `[HEADER_LEN, base)`,
+    /// ordering, and the totals. In version 1 the entries' `values` field is
+    /// reserved (zero).
+    pub fn parse_version(bytes: &[u8], base: u64, version: u32) -> Result<Self> {
         let mut c = Cursor::new(bytes, base, Section::Footer);
         let num_dicts = c.u32("dictionary count")?;
         let num_chunks = c.u32("chunk count")?;
@@ -250,8 +276,14 @@ impl Footer {
                 codes: c.u32("chunk codes")?,
                 bytes: c.u64("chunk bytes")?,
                 nulls: c.u32("chunk nulls")?,
+                values: 0,
             };
-            c.zeros(4, "chunk entry reserved")?;
+            let mut e = e;
+            if version == VERSION_1 {
+                c.zeros(4, "chunk entry reserved")?;
+            } else {
+                e.values = c.u32("chunk values")?;
+            }
             let err = |inv| Err(Error::corrupt(Section::Footer, at, inv));
             if e.dict >= num_dicts {
                 return err(Invariant::BadDictionaryRef {
@@ -286,8 +318,16 @@ impl Footer {
                     rows: e.rows as u64,
                 });
             }
-            // A code decodes to 1..=16 bytes, so bytes and codes bound each other.
-            if e.bytes < e.codes as u64 || e.bytes > 16 * e.codes as u64 {
+            if e.values > e.rows - e.nulls {
+                return err(Invariant::ValuesOverRows {
+                    values: e.values as u64,
+                    rows: (e.rows - e.nulls) as u64,
+                });
+            }
+            // A code decodes to 1..=16 bytes, so bytes and codes bound each
+            // other; a value-dictionary chunk's rows repeat its values, each
+            // used at least once, so only the lower bound holds (§5.6).
+            if e.bytes < e.codes as u64 || (e.values == 0 && e.bytes > 16 * e.codes as u64) {
                 return err(Invariant::BytesAgainstCodes {
                     codes: e.codes as u64,
                     bytes: e.bytes,
@@ -477,6 +517,8 @@ fn pad_from(out: &mut Vec<u8>, start: usize) {
 
 /// Flag bit: the chunk has a validity bitmap (§5).
 pub const CHUNK_FLAG_VALIDITY: u32 = 1;
+/// Flag bit: the chunk is a value-dictionary chunk (§5.6, version 2).
+pub const CHUNK_FLAG_VALUE_DICT: u32 = 2;
 
 /// A chunk section's parts (§5), located and size-checked.
 #[derive(Clone, Debug)]
@@ -487,12 +529,17 @@ pub struct ChunkSection<'a> {
     pub codes: &'a [u8],
     /// Cascaded sidecar bytes, and their file offset.
     pub sidecar: (&'a [u8], u64),
-    /// Cascaded row code boundaries, and their file offset.
+    /// Cascaded row code boundaries, and their file offset (of the distinct
+    /// values in a value-dictionary chunk).
     pub row_codes: (&'a [u8], u64),
-    /// Cascaded row byte boundaries, and their file offset.
+    /// Cascaded row byte boundaries, and their file offset (of the distinct
+    /// values in a value-dictionary chunk).
     pub row_bytes: (&'a [u8], u64),
     /// Validity bitmap (LSB first, 1 = valid), if present.
     pub validity: Option<&'a [u8]>,
+    /// Cascaded running sum of the rows' value indices, and its file offset
+    /// (value-dictionary chunks only, §5.6).
+    pub value_index: Option<(&'a [u8], u64)>,
 }
 
 impl<'a> ChunkSection<'a> {
@@ -506,30 +553,47 @@ impl<'a> ChunkSection<'a> {
         validity: Option<&[u8]>,
         out: &mut Vec<u8>,
     ) {
+        Self::write_parts(
+            batch, codes, sidecar, row_codes, row_bytes, validity, None, out,
+        )
+    }
+
+    /// Serializes a chunk section from already encoded parts; `value_index`
+    /// makes it a value-dictionary chunk (§5.6), whose codes and boundaries
+    /// are those of its distinct values.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_parts(
+        batch: u32,
+        codes: &[u8],
+        sidecar: &[u8],
+        row_codes: &[u8],
+        row_bytes: &[u8],
+        validity: Option<&[u8]>,
+        value_index: Option<&[u8]>,
+        out: &mut Vec<u8>,
+    ) {
         let start = out.len();
         out.put_u32(batch);
-        out.put_u32(if validity.is_some() {
-            CHUNK_FLAG_VALIDITY
-        } else {
-            0
-        });
-        for part in [
+        let mut flags = 0;
+        if validity.is_some() {
+            flags |= CHUNK_FLAG_VALIDITY;
+        }
+        if value_index.is_some() {
+            flags |= CHUNK_FLAG_VALUE_DICT;
+        }
+        out.put_u32(flags);
+        let parts = [
             codes,
             sidecar,
             row_codes,
             row_bytes,
             validity.unwrap_or(&[]),
-        ] {
+            value_index.unwrap_or(&[]),
+        ];
+        for part in parts {
             out.put_u32(part.len() as u32);
         }
-        out.put_u32(0);
-        for part in [
-            codes,
-            sidecar,
-            row_codes,
-            row_bytes,
-            validity.unwrap_or(&[]),
-        ] {
+        for part in parts {
             out.extend_from_slice(part);
             pad_from(out, start);
         }
@@ -569,6 +633,7 @@ impl<'a> ChunkSection<'a> {
             row_codes: at(2),
             row_bytes: at(3),
             validity: h.has_validity.then(|| at(4).0),
+            value_index: h.value_dict.then(|| at(5)),
         })
     }
 }
@@ -581,9 +646,11 @@ pub struct ChunkHeader {
     pub batch: u32,
     /// The validity bitmap is present.
     pub has_validity: bool,
+    /// A value-dictionary chunk (§5.6).
+    pub value_dict: bool,
     /// Part lengths: codes, sidecar, row code boundaries, row byte
-    /// boundaries, validity.
-    pub lens: [u32; 5],
+    /// boundaries, validity, value indices (0 unless `value_dict`).
+    pub lens: [u32; 6],
 }
 
 impl ChunkHeader {
@@ -620,7 +687,11 @@ impl ChunkHeader {
             }));
         }
         let flags = c.u32("chunk flags")?;
-        if flags & !CHUNK_FLAG_VALIDITY != 0 {
+        // The value-dictionary flag is set iff the footer entry counts
+        // distinct values (always 0 in version 1, so the flag is refused there).
+        if flags & !(CHUNK_FLAG_VALIDITY | CHUNK_FLAG_VALUE_DICT) != 0
+            || (flags & CHUNK_FLAG_VALUE_DICT != 0) != (entry.values > 0)
+        {
             return Err(c.error(Invariant::BadField {
                 what: "chunk flags",
                 value: flags as u64,
@@ -631,7 +702,13 @@ impl ChunkHeader {
         let row_codes_len = c.u32("row code boundaries length")?;
         let row_bytes_len = c.u32("row byte boundaries length")?;
         let validity_len = c.u32("validity length")?;
-        c.zeros(4, "chunk header reserved")?;
+        let value_dict = flags & CHUNK_FLAG_VALUE_DICT != 0;
+        let index_len = if value_dict {
+            c.u32("value index length")?
+        } else {
+            c.zeros(4, "chunk header reserved")?;
+            0
+        };
         let want_codes = codes::packed_len(code_bits, entry.codes as usize);
         if codes_len as usize != want_codes {
             return Err(c.error(Invariant::SizeMismatch {
@@ -664,12 +741,14 @@ impl ChunkHeader {
         let h = Self {
             batch,
             has_validity,
+            value_dict,
             lens: [
                 codes_len,
                 sidecar_len,
                 row_codes_len,
                 row_bytes_len,
                 validity_len,
+                index_len,
             ],
         };
         let names = [
@@ -678,6 +757,7 @@ impl ChunkHeader {
             "row code boundaries",
             "row byte boundaries",
             "validity bitmap",
+            "value indices",
         ];
         let mut at = CHUNK_HEADER_LEN as u64;
         for (len, what) in h.lens.iter().zip(names) {
@@ -701,9 +781,9 @@ impl ChunkHeader {
         Ok(h)
     }
 
-    /// Byte ranges of the five parts within the section (codes, sidecar,
-    /// row code boundaries, row byte boundaries, validity).
-    pub fn parts(&self) -> [std::ops::Range<usize>; 5] {
+    /// Byte ranges of the six parts within the section (codes, sidecar,
+    /// row code boundaries, row byte boundaries, validity, value indices).
+    pub fn parts(&self) -> [std::ops::Range<usize>; 6] {
         let mut at = CHUNK_HEADER_LEN;
         self.lens.map(|len| {
             let r = at..at + len as usize;

@@ -1,4 +1,4 @@
-//! On-disk structures of format version 1 (spec/FORMAT.md): bytes and their
+//! On-disk structures of format versions 1 and 2 (spec/FORMAT.md): bytes and their
 //! invariants only — no I/O, no unsafe.
 //!
 //! Each structure is parsed next to where it is written (`layout`: header,
@@ -28,8 +28,11 @@ pub mod wire;
 
 /// Magic bytes at the start (header) and at the very end (tail) of a file (§2).
 pub const MAGIC: [u8; 8] = *b"FASTPAIR";
-/// The format version this crate writes and reads (§2, §10).
-pub const VERSION: u32 = 1;
+/// The format version this crate writes (§2, §10). It also reads
+/// [`VERSION_1`] files.
+pub const VERSION: u32 = 2;
+/// The first format version: no value dictionaries (§10). Still read.
+pub const VERSION_1: u32 = 1;
 /// Size of the header: magic, version, reserved (§2).
 pub const HEADER_LEN: usize = 16;
 /// Size of the tail: footer length, footer CRC32, version, reserved, magic (§2).

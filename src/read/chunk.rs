@@ -34,6 +34,8 @@ pub(super) struct ValidChunk {
     pub(super) row_index: Option<Vec<u32>>,
     pub(super) row_bytes: (Sequence, Range<usize>),
     pub(super) validity: Option<Range<usize>>,
+    /// The decoded side of a value-dictionary chunk (§5.6).
+    pub(super) value_dict: Option<super::values::ValueDict>,
 }
 
 impl ValidChunk {
@@ -177,12 +179,14 @@ impl<'a> ChunkView<'a> {
 /// (where the parts lie) and the row code boundaries' block directory.
 #[derive(Debug)]
 pub(super) struct ChunkHead {
-    header: ChunkHeader,
+    pub(super) header: ChunkHeader,
     row_codes: Sequence,
+    /// The value-index sequence's head (value-dictionary chunks, §5.6).
+    pub(super) value_index: Option<Sequence>,
     /// The whole row-code part and validity bitmap, where the storage
     /// prefers whole parts ([`crate::read::Storage::whole_parts`]).
     row_codes_bytes: Option<Bytes>,
-    validity: Option<Bytes>,
+    pub(super) validity: Option<Bytes>,
 }
 
 impl Reader {
@@ -212,11 +216,15 @@ impl Reader {
             o..o + sub.len()
         };
         let rows = entry.rows as usize;
+        // A value-dictionary chunk's codes and boundaries are those of its
+        // distinct values (§5.6); its value bytes are the sidecar's last.
+        let vdict = entry.values > 0;
+        let seq_rows = if vdict { entry.values as usize } else { rows };
         let seq = |(b, at): (&[u8], u64),
                    part,
                    what,
                    want_len: usize,
-                   want_last: u64|
+                   want_last: Option<u64>|
          -> Result<(Sequence, Vec<u32>)> {
             let section = Section::Chunk(id, part);
             let seq = Sequence::parse(b, at, section)?;
@@ -239,7 +247,7 @@ impl Reader {
                 ));
             }
             let last = *v.last().expect("non-empty") as u64;
-            if last != want_last {
+            if let Some(want_last) = want_last.filter(|&w| w != last) {
                 return Err(Error::corrupt(
                     section,
                     at,
@@ -257,21 +265,22 @@ impl Reader {
             ChunkPart::Sidecar,
             "sidecar",
             nb + 1,
-            entry.bytes,
+            (!vdict).then_some(entry.bytes),
         )?;
+        let value_bytes = *sidecar.last().expect("non-empty") as u64;
         let (rc_seq, rc) = seq(
             p.row_codes,
             ChunkPart::RowCodes,
             "row code boundaries",
-            rows + 1,
-            entry.codes as u64,
+            seq_rows + 1,
+            Some(entry.codes as u64),
         )?;
         let (rb_seq, rb) = seq(
             p.row_bytes,
             ChunkPart::RowBytes,
             "row byte boundaries",
-            rows + 1,
-            entry.bytes,
+            seq_rows + 1,
+            Some(value_bytes),
         )?;
         let codes_at = r.offset + rel(p.codes).start as u64;
         let (codes, hist) = CheckedCodes::check_counting(
@@ -308,7 +317,7 @@ impl Reader {
                 },
             )
         };
-        (0..rows)
+        (0..seq_rows)
             .into_par_iter()
             .with_min_len(4096)
             .try_for_each(|row| {
@@ -351,7 +360,8 @@ impl Reader {
                         },
                     ));
                 }
-                for row in 0..rows {
+                // (A value-dictionary chunk's null rows are checked with its indices.)
+                for row in (0..rows).filter(|_| !vdict) {
                     if v[row / 8] >> (row % 8) & 1 == 0 && rc[row] != rc[row + 1] {
                         return Err(Error::corrupt(
                             section,
@@ -363,7 +373,18 @@ impl Reader {
                 Some(rel(v))
             }
         };
+        let value_dict = match p.value_index {
+            None => None,
+            Some(ix) => {
+                let mut values = vec![0u8; value_bytes as usize];
+                crate::decode::decode_chunk(dict, &codes, &mut values);
+                Some(super::values::ValueDict::check(
+                    id, &entry, ix, p.validity, values, rb.clone(),
+                )?)
+            }
+        };
         let chunk = ValidChunk {
+            value_dict,
             id,
             entry,
             section: section.clone(),
@@ -413,19 +434,31 @@ impl Reader {
         };
         let section = Section::Chunk(id, ChunkPart::RowCodes);
         let row_codes = Sequence::parse_head(&sb, part.len(), at, section)?;
-        if row_codes.len() != entry.rows as usize + 1 {
+        // A value-dictionary chunk's row codes are its values' (§5.6).
+        let seq_rows = if header.value_dict {
+            entry.values
+        } else {
+            entry.rows
+        };
+        if row_codes.len() != seq_rows as usize + 1 {
             return Err(Error::corrupt(
                 section,
                 at,
                 Invariant::SequenceLength {
-                    expected: entry.rows as u64 + 1,
+                    expected: seq_rows as u64 + 1,
                     found: row_codes.len() as u64,
                 },
             ));
         }
+        let value_index = if header.value_dict {
+            Some(self.value_index_head(i, &header)?)
+        } else {
+            None
+        };
         let _ = self.heads[i].set(ChunkHead {
             header,
             row_codes,
+            value_index,
             row_codes_bytes,
             validity,
         });
@@ -443,6 +476,15 @@ impl Reader {
         let dict = &self.dicts[entry.dict as usize];
         let head = self.head(i)?;
         let parts = head.header.parts();
+        // A value-dictionary chunk: the row's value number, then that value (§5.6).
+        let (r, seq_rows) = if head.header.value_dict {
+            match self.value_of_row(i, r, head)? {
+                None => return Ok(false),
+                Some(k) => (k, entry.values as usize),
+            }
+        } else {
+            (r, entry.rows as usize)
+        };
         // Row code boundaries r and r + 1.
         let seq = &head.row_codes;
         let rc_at = base + parts[2].start as u64;
@@ -464,7 +506,7 @@ impl Reader {
                 Invariant::SequenceFirst { found: a as u64 },
             ));
         }
-        if r + 1 == entry.rows as usize && b != entry.codes {
+        if r + 1 == seq_rows && b != entry.codes {
             return Err(Error::corrupt(
                 rc_section,
                 rc_at,
@@ -486,7 +528,7 @@ impl Reader {
             ));
         }
         let (a, b) = (a as usize, b as usize);
-        if head.header.has_validity {
+        if head.header.has_validity && !head.header.value_dict {
             let byte = match &head.validity {
                 Some(v) => v[r / 8],
                 None => {

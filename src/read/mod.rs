@@ -21,6 +21,7 @@ mod chunk;
 #[cfg(feature = "object_store")]
 mod object;
 mod storage;
+mod values;
 
 use std::ops::Range;
 use std::path::Path;
@@ -273,7 +274,7 @@ impl Reader {
             ));
         }
         // Step 6: structure.
-        let footer = Footer::parse(&footer_bytes, footer_at)?;
+        let footer = Footer::parse_version(&footer_bytes, footer_at, t.version)?;
         // Step 7: dictionaries (they lie right before the footer: one read).
         let dict_from = footer.dicts.first().map_or(footer_at, |d| d.offset);
         let dict_bytes = if dict_from >= end_from {
@@ -471,6 +472,10 @@ impl Reader {
         if !c.is_valid(r) {
             return Ok(false);
         }
+        if let Some(v) = &c.value_dict {
+            out.extend_from_slice(v.row(r));
+            return Ok(true);
+        }
         let (a, b) = match &c.row_index {
             Some(rc) => (rc[r], rc[r + 1]),
             None => c.row_codes.0.get_pair(c.row_codes_bytes(), r),
@@ -530,12 +535,15 @@ impl Reader {
             // decode the needed blocks straight into the offsets.
             let rbb = c.row_bytes_bytes();
             let b0 = p.bytes.start as i64;
-            c.row_bytes.0.extend_i64(
-                rbb,
-                p.rows.start + 1..p.rows.end + 1,
-                base - b0,
-                &mut offsets,
-            );
+            match &c.value_dict {
+                Some(v) => v.extend_offsets(p.rows.clone(), base - b0, &mut offsets),
+                None => c.row_bytes.0.extend_i64(
+                    rbb,
+                    p.rows.start + 1..p.rows.end + 1,
+                    base - b0,
+                    &mut offsets,
+                ),
+            }
             base += p.bytes.len() as i64;
             any_null |= c.validity.is_some();
         }
@@ -616,6 +624,9 @@ impl Reader {
             .map(|(p, out)| -> Result<usize> {
                 let c = self.chunk(p.chunk)?;
                 let want = out.len();
+                if let Some(v) = &c.chunk.value_dict {
+                    return Ok(v.gather(p.rows.clone(), out).min(want));
+                }
                 let got = decode::decode_range_parallel_uninit(
                     c.dictionary(),
                     &c.codes(),
@@ -652,6 +663,14 @@ impl Reader {
                 let f = self.first_rows[i];
                 let lo = (rows.start.max(f) - f) as usize;
                 let hi = (rows.end.min(self.first_rows[i + 1]) - f) as usize;
+                if let Some(v) = &c.value_dict {
+                    return Ok(Piece {
+                        chunk: i,
+                        rows: lo..hi,
+                        codes: 0..0,
+                        bytes: v.bytes_of(lo..hi),
+                    });
+                }
                 let (rcb, rbb) = (c.row_codes_bytes(), c.row_bytes_bytes());
                 let (c0, c1) = (c.row_codes.0.get(rcb, lo), c.row_codes.0.get(rcb, hi));
                 let (b0, b1) = (c.row_bytes.0.get(rbb, lo), c.row_bytes.0.get(rbb, hi));

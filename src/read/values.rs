@@ -1,0 +1,272 @@
+//! Value-dictionary chunks (spec/FORMAT.md §5.6): checking the row indices
+//! when a chunk is validated whole, serving rows of a validated chunk from
+//! its decoded values, and point reads that touch one index block and one
+//! value.
+
+use std::collections::HashMap;
+use std::mem::MaybeUninit;
+use std::ops::Range;
+
+use bytes::Bytes;
+
+use super::chunk::ChunkHead;
+use super::Reader;
+use crate::error::{ChunkPart, Error, Invariant, Result, Section};
+use crate::format::cascade::Sequence;
+use crate::format::layout::ChunkEntry;
+
+/// The checked, decoded side of a value-dictionary chunk.
+#[derive(Debug)]
+pub(super) struct ValueDict {
+    /// Each row's value number (0 for a null row).
+    index: Vec<u32>,
+    /// Byte offset of each row in the expanded chunk, and the end.
+    row_starts: Vec<u32>,
+    /// The distinct values, decoded back to back.
+    values: Vec<u8>,
+    /// Byte offset of each value in `values`, and the end.
+    starts: Vec<u32>,
+}
+
+impl ValueDict {
+    /// Checks the value indices of chunk `id` (§9 step 13b): the sequence
+    /// (`bytes` at `at`) has `rows + 1` values starting at 0; every non-null
+    /// row names a value below `values`, in order of first use, every value
+    /// is used; null rows name value 0; the values (`values`, decoded, with
+    /// byte offsets `starts`) are distinct; the rows expand to the entry's
+    /// `bytes`.
+    pub(super) fn check(
+        id: u32,
+        entry: &ChunkEntry,
+        (bytes, at): (&[u8], u64),
+        validity: Option<&[u8]>,
+        values: Vec<u8>,
+        starts: Vec<u32>,
+    ) -> Result<Self> {
+        let section = Section::Chunk(id, ChunkPart::ValueIndex);
+        let err = |inv| Err(Error::corrupt(section, at, inv));
+        let rows = entry.rows as usize;
+        let d = entry.values as usize;
+        let seq = Sequence::parse(bytes, at, section)?;
+        if seq.len() != rows + 1 {
+            return err(Invariant::SequenceLength {
+                expected: rows as u64 + 1,
+                found: seq.len() as u64,
+            });
+        }
+        let sums = seq.decode_all(bytes, "value indices", section, at)?;
+        if sums[0] != 0 {
+            return err(Invariant::SequenceFirst {
+                found: sums[0] as u64,
+            });
+        }
+        let mut index = Vec::with_capacity(rows);
+        let mut row_starts = Vec::with_capacity(rows + 1);
+        row_starts.push(0u32);
+        let mut next = 0usize;
+        let mut total = 0u64;
+        for r in 0..rows {
+            let k = (sums[r + 1] - sums[r]) as usize;
+            let valid = validity.is_none_or(|v| v[r / 8] >> (r % 8) & 1 == 1);
+            if !valid {
+                if k != 0 {
+                    let vsec = Section::Chunk(id, ChunkPart::Validity);
+                    return Err(Error::corrupt(
+                        vsec,
+                        at,
+                        Invariant::NullWithValue { row: r as u64 },
+                    ));
+                }
+            } else {
+                if k >= d {
+                    return err(Invariant::ValueIndexOutOfRange {
+                        row: r as u64,
+                        index: k as u64,
+                        values: d as u64,
+                    });
+                }
+                if k > next {
+                    return err(Invariant::ValueOrder {
+                        row: r as u64,
+                        index: k as u64,
+                        allowed: next as u64,
+                    });
+                }
+                next += (k == next) as usize;
+                total += (starts[k + 1] - starts[k]) as u64;
+                if total > entry.bytes {
+                    return err(Invariant::ValueBytesMismatch {
+                        expected: entry.bytes,
+                        found: total,
+                    });
+                }
+            }
+            index.push(k as u32);
+            row_starts.push(total as u32);
+        }
+        if next != d {
+            return err(Invariant::ValueOrder {
+                row: rows as u64,
+                index: next as u64,
+                allowed: next.saturating_sub(1) as u64,
+            });
+        }
+        if total != entry.bytes {
+            return err(Invariant::ValueBytesMismatch {
+                expected: entry.bytes,
+                found: total,
+            });
+        }
+        let mut seen: HashMap<&[u8], usize> = HashMap::with_capacity(d);
+        for k in 0..d {
+            let v = &values[starts[k] as usize..starts[k + 1] as usize];
+            if let Some(first) = seen.insert(v, k) {
+                return err(Invariant::DuplicateValue {
+                    value: k as u64,
+                    first: first as u64,
+                });
+            }
+        }
+        Ok(Self {
+            index,
+            row_starts,
+            values,
+            starts,
+        })
+    }
+
+    /// Row `r`'s value (empty for a null row).
+    #[inline]
+    pub(super) fn row(&self, r: usize) -> &[u8] {
+        let k = self.index[r] as usize;
+        &self.values[self.starts[k] as usize..self.starts[k + 1] as usize]
+    }
+
+    /// The expanded byte range of rows `rows`.
+    pub(super) fn bytes_of(&self, rows: Range<usize>) -> Range<usize> {
+        self.row_starts[rows.start] as usize..self.row_starts[rows.end] as usize
+    }
+
+    /// Appends the end offsets of rows `rows`, shifted by `shift`.
+    pub(super) fn extend_offsets(&self, rows: Range<usize>, shift: i64, offsets: &mut Vec<i64>) {
+        offsets.extend(
+            self.row_starts[rows.start + 1..rows.end + 1]
+                .iter()
+                .map(|&e| e as i64 + shift),
+        );
+    }
+
+    /// Writes rows `rows` back to back into `out`; returns the bytes written
+    /// (at most `out.len()`).
+    pub(super) fn gather(&self, rows: Range<usize>, out: &mut [MaybeUninit<u8>]) -> usize {
+        let mut at = 0usize;
+        for r in rows {
+            let v = self.row(r);
+            let Some(dst) = out.get_mut(at..at + v.len()) else {
+                return at;
+            };
+            for (d, &s) in dst.iter_mut().zip(v) {
+                d.write(s);
+            }
+            at += v.len();
+        }
+        at
+    }
+}
+
+impl Reader {
+    /// Row `r`'s value number in value-dictionary chunk `i`, reading only
+    /// the index block(s) of the row and its validity byte (`None` for a
+    /// null row).
+    pub(super) fn value_of_row(
+        &self,
+        i: usize,
+        r: usize,
+        head: &ChunkHead,
+    ) -> Result<Option<usize>> {
+        let id = i as u32;
+        let entry = self.footer.chunks[i];
+        let base = entry.section.offset;
+        let parts = head.header.parts();
+        let seq = head
+            .value_index
+            .as_ref()
+            .expect("value-dictionary chunks have an index head");
+        let at = base + parts[5].start as u64;
+        let section = Section::Chunk(id, ChunkPart::ValueIndex);
+        let blocks = seq.blocks_range(seq.blocks_of_pair(r));
+        let bb = if blocks.is_empty() {
+            Bytes::new()
+        } else {
+            self.storage
+                .read(at + blocks.start as u64..at + blocks.end as u64)?
+        };
+        let (a, b) = seq.get_pair_from_blocks(&bb, r, "value indices", section, at)?;
+        if r == 0 && a != 0 {
+            return Err(Error::corrupt(
+                section,
+                at,
+                Invariant::SequenceFirst { found: a as u64 },
+            ));
+        }
+        let k = b.wrapping_sub(a) as usize;
+        if head.header.has_validity {
+            let byte = match &head.validity {
+                Some(v) => v[r / 8],
+                None => {
+                    let vat = base + (parts[4].start + r / 8) as u64;
+                    self.storage.read(vat..vat + 1)?[0]
+                }
+            };
+            if byte >> (r % 8) & 1 == 0 {
+                if k != 0 {
+                    return Err(Error::corrupt(
+                        Section::Chunk(id, ChunkPart::Validity),
+                        base + parts[4].start as u64,
+                        Invariant::NullWithValue { row: r as u64 },
+                    ));
+                }
+                return Ok(None);
+            }
+        }
+        if k >= entry.values as usize {
+            return Err(Error::corrupt(
+                section,
+                at,
+                Invariant::ValueIndexOutOfRange {
+                    row: r as u64,
+                    index: k as u64,
+                    values: entry.values as u64,
+                },
+            ));
+        }
+        Ok(Some(k))
+    }
+
+    /// Parses the value-index sequence's header and directory of chunk `i`
+    /// (whose header is `header`), checking its length.
+    pub(super) fn value_index_head(
+        &self,
+        i: usize,
+        header: &crate::format::layout::ChunkHeader,
+    ) -> Result<Sequence> {
+        let entry = self.footer.chunks[i];
+        let part = header.parts()[5].clone();
+        let at = entry.section.offset + part.start as u64;
+        let head_len = Sequence::head_len(entry.rows as usize + 1).min(part.len());
+        let sb = self.storage.read(at..at + head_len as u64)?;
+        let section = Section::Chunk(i as u32, ChunkPart::ValueIndex);
+        let seq = Sequence::parse_head(&sb, part.len(), at, section)?;
+        if seq.len() != entry.rows as usize + 1 {
+            return Err(Error::corrupt(
+                section,
+                at,
+                Invariant::SequenceLength {
+                    expected: entry.rows as u64 + 1,
+                    found: seq.len() as u64,
+                },
+            ));
+        }
+        Ok(seq)
+    }
+}

@@ -1,0 +1,147 @@
+//! Value dictionaries (spec/FORMAT.md §5.6): a chunk whose rows repeat few
+//! distinct values stores each distinct value once, token-coded with the
+//! chunk's dictionary like any row, and each row as an index into them.
+//!
+//! The indices are stored as the cascaded running sum of the indices (§6),
+//! so each block of 128 rows holds exactly the indices, frame-of-reference
+//! coded and bit-packed: about `log2(values)` bits per row.
+//!
+//! The writer tries the layout on every chunk whose distinct values are at
+//! most half its non-null rows and keeps whichever section is smaller (an
+//! exact comparison, so the choice depends on the bytes only).
+
+use std::collections::HashMap;
+
+use super::{EncodedChunk, PendingChunk, WriterOptions};
+use crate::dict::matcher::Matcher;
+use crate::dict::TokenTable;
+use crate::format::layout::ChunkSection;
+use crate::format::{cascade, codes, Codec};
+
+/// The distinct values of a chunk, numbered by first use.
+pub(super) struct Distinct {
+    /// For each value, the first row that holds it.
+    pub first_rows: Vec<u32>,
+    /// For each row, its value's number (0 for a null row).
+    pub index: Vec<u32>,
+}
+
+/// A chunk may become a value-dictionary chunk when its distinct values are
+/// at most this share of its non-null rows.
+pub const MAX_VALUES_SHARE: usize = 2;
+
+/// The distinct values of `p`, or `None` when there are more than half as
+/// many as non-null rows (or none), or when the running sum of the indices
+/// would not fit a `u32` (§6).
+pub(super) fn distinct(p: &PendingChunk) -> Option<Distinct> {
+    let nonnull = p.rows() - p.nulls;
+    let cap = nonnull / MAX_VALUES_SHARE;
+    if cap == 0 {
+        return None;
+    }
+    let mut seen: HashMap<&[u8], u32> = HashMap::new();
+    let mut first_rows = Vec::new();
+    let mut index = Vec::with_capacity(p.rows());
+    let mut sum = 0u64;
+    for i in 0..p.rows() {
+        if !p.valid[i] {
+            index.push(0);
+            continue;
+        }
+        let next = first_rows.len() as u32;
+        let k = *seen.entry(p.row(i)).or_insert(next);
+        if k == next {
+            if first_rows.len() >= cap {
+                return None;
+            }
+            first_rows.push(i as u32);
+        }
+        sum += k as u64;
+        index.push(k);
+    }
+    if sum > u32::MAX as u64 {
+        return None;
+    }
+    Some(Distinct { first_rows, index })
+}
+
+/// Encodes `p` as a value-dictionary chunk (§5.6) with `table` of `codec`.
+pub(super) fn encode(
+    opts: &WriterOptions,
+    codec: Codec,
+    p: &PendingChunk,
+    d: &Distinct,
+    table: &TokenTable,
+    m: &Matcher,
+) -> EncodedChunk {
+    let lens = table.lens();
+    let mut all = Vec::new();
+    let mut row_codes = vec![0u32];
+    let mut row_bytes = vec![0u32];
+    let mut vbytes = 0u32;
+    for &r in &d.first_rows {
+        let v = p.row(r as usize);
+        m.encode_into(v, &mut all);
+        vbytes += v.len() as u32;
+        row_codes.push(all.len() as u32);
+        row_bytes.push(vbytes);
+    }
+    let g = opts.batch as usize;
+    let mut hist = [0u64; 16];
+    let mut sidecar = Vec::with_capacity(all.len() / g + 2);
+    let mut pos = 0u32;
+    for (i, &c) in all.iter().enumerate() {
+        if i % g == 0 {
+            sidecar.push(pos);
+        }
+        let l = lens[c as usize];
+        hist[l as usize - 1] += 1;
+        pos += l as u32;
+    }
+    sidecar.push(pos);
+    let mut sums = Vec::with_capacity(d.index.len() + 1);
+    let mut s = 0u32;
+    sums.push(0);
+    for &k in &d.index {
+        s += k;
+        sums.push(s);
+    }
+    let mut packed = Vec::new();
+    codes::pack(codec.code_bits(), &all, &mut packed);
+    let enc = |v: &[u32]| {
+        let mut b = Vec::new();
+        cascade::encode(v, &mut b);
+        b
+    };
+    let validity = super::validity_bits(p);
+    let mut bytes = Vec::new();
+    ChunkSection::write_parts(
+        opts.batch,
+        &packed,
+        &enc(&sidecar),
+        &enc(&row_codes),
+        &enc(&row_bytes),
+        validity.as_deref(),
+        Some(&enc(&sums)),
+        &mut bytes,
+    );
+    EncodedChunk {
+        bytes,
+        rows: p.rows() as u32,
+        codes: all.len() as u32,
+        decoded: p.data.len() as u64,
+        nulls: p.nulls as u32,
+        values: d.first_rows.len() as u32,
+        hist,
+        codec,
+        dict: None,
+    }
+}
+
+/// Estimated file bytes of `rows` rows as a value-dictionary chunk whose
+/// `values` distinct values take `value_bytes` coded: the bit-packed indices
+/// (with a 16-byte directory entry per 128 rows) plus the values.
+pub(super) fn estimate(rows: usize, values: usize, value_bytes: f64) -> f64 {
+    let bits = usize::BITS - values.saturating_sub(1).leading_zeros();
+    rows as f64 * (bits as f64 / 8.0 + 16.0 / 128.0) + value_bytes
+}
