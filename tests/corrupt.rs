@@ -165,6 +165,7 @@ fn assemble(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>]) -> Vec<u8> {
     let fb = f.to_bytes();
     out.extend_from_slice(&fb);
     out.extend_from_slice(&layout::tail_bytes(fb.len() as u32, crc32fast::hash(&fb)));
+    as_version_1(&mut out);
     out
 }
 
@@ -197,7 +198,16 @@ fn assemble_gap(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>], at: usize)
     let fb = f.to_bytes();
     out.extend_from_slice(&fb);
     out.extend_from_slice(&layout::tail_bytes(fb.len() as u32, crc32fast::hash(&fb)));
+    as_version_1(&mut out);
     out
+}
+
+/// The base files are format version 1 (spec/FORMAT.md §10): reassembled
+/// files keep that version.
+fn as_version_1(out: &mut [u8]) {
+    let n = out.len();
+    put32(out, 8, 1);
+    put32(out, n - 16, 1);
 }
 
 fn put32(v: &mut [u8], at: usize, x: u32) {
@@ -381,10 +391,13 @@ cases! {
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
     truncated_by_one: |b, _| b.file[..b.file.len() - 1].to_vec()
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
-    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 2) })
-        => Error::UnsupportedVersion { found: 2, supported: 1 },
+    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 3) })
+        => Error::UnsupportedVersion { found: 3, supported: 2 },
     unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 7))
-        => Error::UnsupportedVersion { found: 7, supported: 1 },
+        => Error::UnsupportedVersion { found: 7, supported: 2 },
+    // A version-1 file whose tail says 2 (both known, they disagree).
+    version_mismatch: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 2) })
+        => Error::Corrupt { section: Section::Header, offset: 8, invariant: I::VersionMismatch { header: 1, tail: 2 } },
     header_reserved: |b, _| b.patch(|v| v[12] = 1)
         => Error::Corrupt { section: Section::Header, offset: 12, invariant: I::NonZeroReserved { what: "header reserved" } },
     tail_reserved: |b, _| b.patch(|v| { let at = v.len() - 9; v[at] = 1 })

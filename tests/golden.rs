@@ -23,8 +23,12 @@ fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/golden")
 }
 
+/// Format version 1 files are what the writer gives without value
+/// dictionaries, with version 1 in the header and the tail (spec/FORMAT.md
+/// §10): the golden files but `value_dict` are version 1 and stay readable.
 fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> WriterOptions {
     WriterOptions {
+        value_dict: false,
         codec: codec.into(),
         chunk_rows,
         batch,
@@ -69,7 +73,44 @@ fn golden() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> {
             opts(Codec::OnPair16, 60, 32, DictMode::PerChunk),
             mixed,
         ),
+        // Format version 2: value-dictionary chunks (§5.6), with nulls and
+        // empty values, next to a chunk that keeps the plain layout.
+        (
+            "value_dict",
+            WriterOptions {
+                value_dict: true,
+                ..opts(Codec::OnPair12, 100, 16, DictMode::Shared)
+            },
+            low_cardinality,
+        ),
     ]
+}
+
+/// The format version of golden file `name`.
+fn version_of(name: &str) -> u32 {
+    if name == "value_dict" {
+        2
+    } else {
+        1
+    }
+}
+
+/// Sets the version in the header and the tail.
+fn set_version(file: &mut [u8], version: u32) {
+    let n = file.len();
+    file[8..12].copy_from_slice(&version.to_le_bytes());
+    file[n - 16..n - 12].copy_from_slice(&version.to_le_bytes());
+}
+
+fn low_cardinality() -> Vec<Option<String>> {
+    let cities = ["Paris", "", "Lyon", "Saint-Étienne", "Aix-en-Provence"];
+    (0..300u32)
+        .map(|i| match i {
+            200..=299 => Some(format!("unique {i}")),
+            _ if i % 11 == 5 => None,
+            _ => Some(cities[(i * 7 % 5) as usize].to_string()),
+        })
+        .collect()
 }
 
 fn log_lines() -> Vec<Option<String>> {
@@ -181,7 +222,8 @@ fn golden_files_read_back() {
 /// compares byte for byte: pins the layout independently of the trainer.
 #[test]
 fn golden_files_reserialize_byte_for_byte() {
-    for (name, _, _) in golden() {
+    // Value-dictionary chunks are pinned by the rewrite test and tests/corrupt.rs.
+    for (name, _, _) in golden().into_iter().filter(|g| version_of(g.0) == 1) {
         let (file, _) = load(name);
         let r = Reader::from_bytes(file.clone()).unwrap();
         let mut out = layout::header_bytes().to_vec();
@@ -227,6 +269,7 @@ fn golden_files_reserialize_byte_for_byte() {
         let fb = footer.to_bytes();
         out.extend_from_slice(&fb);
         out.extend_from_slice(&layout::tail_bytes(fb.len() as u32, crc32fast::hash(&fb)));
+        set_version(&mut out, 1);
         assert!(
             out == file,
             "{name}: re-serializing its contents gives different bytes: the layout of format v1 changed"
@@ -242,7 +285,8 @@ fn golden_files_reserialize_byte_for_byte() {
 fn golden_files_rewrite_byte_for_byte() {
     for (name, o, _) in golden() {
         let (file, values) = load(name);
-        let again = write_to_vec(values.iter().map(|v| v.as_deref()), o).unwrap();
+        let mut again = write_to_vec(values.iter().map(|v| v.as_deref()), o).unwrap();
+        set_version(&mut again, version_of(name));
         if again == file {
             continue;
         }
@@ -301,6 +345,13 @@ fn golden_files_have_what_they_claim() {
     assert!(d.num_tokens() > 256, "learned symbols");
     assert!(d.table().lens().iter().all(|&l| l <= 8));
     assert!(d.planes().hi.is_empty() && d.planes().width == 8);
+    for (name, _, _) in golden() {
+        let file = load(name).0;
+        assert_eq!(file[8..12], version_of(name).to_le_bytes(), "{name}");
+    }
+    let r = Reader::from_bytes(load("value_dict").0).unwrap();
+    let values: Vec<u32> = r.footer().chunks.iter().map(|c| c.values).collect();
+    assert_eq!(values, vec![5, 5, 0], "two value-dictionary chunks, one plain");
 }
 
 /// Rewrites testdata/golden/. Run on a deliberate format change only.
@@ -310,7 +361,9 @@ fn regenerate() {
     std::fs::create_dir_all(dir()).unwrap();
     for (name, o, gen) in golden() {
         let values = gen();
-        let file = write_to_vec(values.iter().map(|v| v.as_deref().map(str::as_bytes)), o).unwrap();
+        let mut file =
+            write_to_vec(values.iter().map(|v| v.as_deref().map(str::as_bytes)), o).unwrap();
+        set_version(&mut file, version_of(name));
         std::fs::write(dir().join(format!("{name}.fpc")), &file).unwrap();
         std::fs::write(dir().join(format!("{name}.values")), values_text(&values)).unwrap();
         eprintln!("{name}: {} rows, {} bytes", values.len(), file.len());

@@ -144,8 +144,15 @@ fn corpus_low_cardinality_columns() {
             },
         )
         .unwrap();
-        assert!(uses_value_dict(&file) > 0, "{name}");
-        assert!(file.len() < plain.len(), "{name}");
+        // The dbtext columns are deduplicated (every value distinct): they
+        // keep the plain layout; the TPC-H ones repeat and shrink.
+        if name.starts_with("tpch") {
+            assert!(uses_value_dict(&file) > 0, "{name}");
+            assert!(file.len() < plain.len(), "{name}");
+        } else {
+            assert_eq!(uses_value_dict(&file), 0, "{name}");
+            assert_eq!(file.len(), plain.len(), "{name}");
+        }
         let r = Reader::from_bytes(file).unwrap();
         let col = r.read_all().unwrap();
         for (i, want) in rows.iter().enumerate() {

@@ -15,10 +15,13 @@ use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::cascade::Sequence;
 use crate::format::layout::ChunkEntry;
 
+/// The index kept for a null row (whose stored index is 0).
+const NULL_ROW: u32 = u32::MAX;
+
 /// The checked, decoded side of a value-dictionary chunk.
 #[derive(Debug)]
 pub(super) struct ValueDict {
-    /// Each row's value number (0 for a null row).
+    /// Each row's value number ([`NULL_ROW`] for a null row).
     index: Vec<u32>,
     /// Byte offset of each row in the expanded chunk, and the end.
     row_starts: Vec<u32>,
@@ -101,7 +104,7 @@ impl ValueDict {
                     });
                 }
             }
-            index.push(k as u32);
+            index.push(if valid { k as u32 } else { NULL_ROW });
             row_starts.push(total as u32);
         }
         if next != d {
@@ -138,6 +141,9 @@ impl ValueDict {
     /// Row `r`'s value (empty for a null row).
     #[inline]
     pub(super) fn row(&self, r: usize) -> &[u8] {
+        if self.index[r] == NULL_ROW {
+            return &[];
+        }
         let k = self.index[r] as usize;
         &self.values[self.starts[k] as usize..self.starts[k + 1] as usize]
     }
