@@ -785,7 +785,10 @@ fn encode_chunk(
         if let Some(d) = values::distinct(p) {
             let v = values::encode(opts, codec, p, &d, table, m);
             if v.bytes.len() < plain.bytes.len() {
-                return EncodedChunk { dict: plain.dict, ..v };
+                return EncodedChunk {
+                    dict: plain.dict,
+                    ..v
+                };
             }
         }
     }

@@ -379,7 +379,12 @@ impl Reader {
                 let mut values = vec![0u8; value_bytes as usize];
                 crate::decode::decode_chunk(dict, &codes, &mut values);
                 Some(super::values::ValueDict::check(
-                    id, &entry, ix, p.validity, values, rb.clone(),
+                    id,
+                    &entry,
+                    ix,
+                    p.validity,
+                    values,
+                    rb.clone(),
                 )?)
             }
         };

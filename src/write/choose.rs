@@ -16,6 +16,16 @@
 //! Row boundaries are left out: they are the same for every codec but for
 //! the row-code deltas, which follow the codes.
 //!
+//! Value dictionaries (spec/FORMAT.md §5.6) are a candidate layout next to
+//! the codecs: when the rows hold at most half as many distinct values as
+//! rows, each codec's estimate is also taken for the value-dictionary layout
+//! (the distinct values encoded exactly with the candidate's dictionary, the
+//! dictionary, and the bit-packed row indices: `write/values.rs`), and the
+//! smaller of the two counts. The index costs the same for every codec, so
+//! where the layout wins, what decides between codecs is how well each codes
+//! the few distinct values and how big its dictionary is. The writer then
+//! makes the exact per-chunk choice (both sections, the smaller kept).
+//!
 //! Tie-breaker: among the codecs whose estimate is within [`TIE_MARGIN`] of
 //! the smallest, the one with the most value bytes per code wins (decoders
 //! spend their time per code, so fewer codes decode faster).
@@ -117,6 +127,9 @@ pub struct Estimate {
     /// Longest token of the candidate dictionary (OnPair's short-token
     /// candidate keeps to 8 bytes: no high plane).
     pub longest_token: u8,
+    /// `bytes` is the value-dictionary layout's estimate (§5.6), smaller
+    /// than the plain layout's.
+    pub value_dict: bool,
 }
 
 /// What was chosen for one dictionary, and the estimates behind it: one per
@@ -156,9 +169,24 @@ pub(super) fn train(opts: &WriterOptions, rows: &[&[u8]]) -> (Codec, TokenTable,
         return (codec, table, choice);
     }
     let eval = eval_sample(rows);
+    let distinct = opts
+        .value_dict
+        .then(|| super::values::distinct_rows(rows))
+        .flatten();
     let estimates: Vec<Estimate> = trained
         .par_iter()
-        .map(|(codec, table)| estimate(opts, *codec, table, &eval, total))
+        .map(|(codec, table)| {
+            let mut e = estimate(opts, *codec, table, &eval, total);
+            if let Some(d) = &distinct {
+                let v = estimate(opts, *codec, table, d, d.iter().map(|r| r.len()).sum());
+                let vd = super::values::estimate(rows.len(), d.len(), v.bytes);
+                if vd < e.bytes {
+                    e.bytes = vd;
+                    e.value_dict = true;
+                }
+            }
+            e
+        })
         .collect();
     let best = pick(estimates.iter().copied());
     let (codec, table) = trained
@@ -253,6 +281,7 @@ fn estimate(
         bytes: code_bytes + sidecar + dict,
         bytes_per_code: if n == 0 { 0.0 } else { seen as f64 / n as f64 },
         longest_token: table.lens().iter().copied().max().unwrap_or(1),
+        value_dict: false,
     }
 }
 
@@ -266,6 +295,7 @@ mod tests {
             bytes,
             bytes_per_code: bpc,
             longest_token: 8,
+            value_dict: false,
         }
     }
 

@@ -65,6 +65,23 @@ pub(super) fn distinct(p: &PendingChunk) -> Option<Distinct> {
     Some(Distinct { first_rows, index })
 }
 
+/// The distinct values of `rows` in order of first use, or `None` when
+/// there are more than half as many as rows (the writer's rule, §5.6).
+pub(super) fn distinct_rows<'a>(rows: &[&'a [u8]]) -> Option<Vec<&'a [u8]>> {
+    let cap = rows.len() / MAX_VALUES_SHARE;
+    let mut seen: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for &r in rows {
+        if seen.insert(r) {
+            if out.len() >= cap {
+                return None;
+            }
+            out.push(r);
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 /// Encodes `p` as a value-dictionary chunk (§5.6) with `table` of `codec`.
 pub(super) fn encode(
     opts: &WriterOptions,

@@ -127,13 +127,14 @@ fn choice_lines(choices: &[fastpair::write::Choice]) -> String {
             .iter()
             .map(|e| {
                 format!(
-                    "{}{} {} ({:.2} B/code)",
+                    "{}{}{} {} ({:.2} B/code)",
                     e.codec.name(),
                     if e.codec != fastpair::Codec::Fsst12 && e.longest_token <= 8 {
                         " tokens<=8B"
                     } else {
                         ""
                     },
+                    if e.value_dict { " value-dict" } else { "" },
                     human_bytes(e.bytes as u64),
                     e.bytes_per_code
                 )

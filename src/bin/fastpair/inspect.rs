@@ -161,9 +161,16 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
     }
 
     let _ = writeln!(w, "\nchunks             {}", reader.num_chunks());
+    let vdicts = footer.chunks.iter().filter(|c| c.values > 0).count();
     let _ = writeln!(
         w,
-        "  {:>5} {:>12} {:>10} {:>11} {:>13} {:>12} {:>9} {:>11} {:>4} {:>6}",
+        "value dictionaries {} of {} chunks (distinct values stored once, rows as indices)",
+        vdicts,
+        reader.num_chunks()
+    );
+    let _ = writeln!(
+        w,
+        "  {:>5} {:>12} {:>10} {:>11} {:>13} {:>12} {:>9} {:>11} {:>4} {:>6}  {}",
         "id",
         "first row",
         "rows",
@@ -173,7 +180,8 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         "sidecar",
         "row bounds",
         "dict",
-        "G"
+        "G",
+        "layout"
     );
     for (i, p) in parts.iter().enumerate().take(MAX_LISTED_CHUNKS) {
         let info = reader.chunk_info(i);
@@ -181,7 +189,7 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         let batch = reader.chunk(i).map(|c| c.batch()).unwrap_or(0);
         let _ = writeln!(
             w,
-            "  {:>5} {:>12} {:>10} {:>11} {:>13} {:>12} {:>9} {:>11} {:>4} {:>6}",
+            "  {:>5} {:>12} {:>10} {:>11} {:>13} {:>12} {:>9} {:>11} {:>4} {:>6}  {}",
             i,
             thousands(info.first_row),
             thousands(e.rows as u64),
@@ -191,7 +199,12 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
             thousands(p.sidecar),
             thousands(p.bounds),
             e.dict,
-            batch
+            batch,
+            if e.values > 0 {
+                format!("value dictionary of {} values", thousands(e.values as u64))
+            } else {
+                "codes per row".to_string()
+            }
         );
     }
     if parts.len() > MAX_LISTED_CHUNKS {
