@@ -351,7 +351,11 @@ fn golden_files_have_what_they_claim() {
     }
     let r = Reader::from_bytes(load("value_dict").0).unwrap();
     let values: Vec<u32> = r.footer().chunks.iter().map(|c| c.values).collect();
-    assert_eq!(values, vec![5, 5, 0], "two value-dictionary chunks, one plain");
+    assert_eq!(
+        values,
+        vec![5, 5, 0],
+        "two value-dictionary chunks, one plain"
+    );
 }
 
 /// Rewrites testdata/golden/. Run on a deliberate format change only.

@@ -24,7 +24,11 @@ fn check_reads(file: &[u8], rows: &[Option<Vec<u8>>]) {
     // Point reads before any chunk is validated whole.
     let r = Reader::from_bytes(file.to_vec()).expect("open");
     for i in (0..rows.len()).step_by(7).chain([0, rows.len() - 1]) {
-        assert_eq!(r.get(i as u64).expect("point get"), rows[i], "point row {i}");
+        assert_eq!(
+            r.get(i as u64).expect("point get"),
+            rows[i],
+            "point row {i}"
+        );
     }
     let r = Reader::from_bytes_with(file.to_vec(), ReadOptions::default().with_eager(true))
         .expect("open eager");
@@ -32,7 +36,11 @@ fn check_reads(file: &[u8], rows: &[Option<Vec<u8>>]) {
     assert_eq!(col.len(), rows.len());
     for (i, want) in rows.iter().enumerate() {
         assert_eq!(col.value(i), want.as_deref(), "bulk row {i}");
-        assert_eq!(r.get(i as u64).expect("get").as_ref(), want.as_ref(), "get {i}");
+        assert_eq!(
+            r.get(i as u64).expect("get").as_ref(),
+            want.as_ref(),
+            "get {i}"
+        );
     }
     let (a, b) = (rows.len() as u64 / 3, rows.len() as u64 / 3 * 2 + 1);
     let part = r.read_range(a..b).expect("range");
@@ -78,7 +86,12 @@ fn low_cardinality_round_trips_every_codec_and_mode() {
                 .unwrap();
                 assert_eq!(uses_value_dict(&plain), 0);
                 check_reads(&plain, &rows);
-                assert!(file.len() < plain.len(), "{} vs {}", file.len(), plain.len());
+                assert!(
+                    file.len() < plain.len(),
+                    "{} vs {}",
+                    file.len(),
+                    plain.len()
+                );
             }
         }
     }

@@ -165,6 +165,11 @@ pub(crate) fn compile(
 }
 
 impl Gpu {
+    /// The NVRTC architecture of the device (e.g. `compute_90`).
+    pub(crate) fn arch(&self) -> &'static str {
+        self.arch
+    }
+
     /// The kernels for `cfg` at code width `bits`, compiled on first use.
     pub(crate) fn kernels(&self, cfg: &DecoderConfig, bits: u8) -> Result<Arc<Kernels>> {
         cfg.check()?;

@@ -49,6 +49,10 @@ mod rows;
 #[cfg(feature = "gpu")]
 pub use rows::DeviceRows;
 #[cfg(feature = "gpu")]
+mod values;
+#[cfg(feature = "gpu")]
+pub use values::{gather_compile_check, gather_value_dict};
+#[cfg(feature = "gpu")]
 mod stream;
 #[cfg(feature = "gpu")]
 pub use stream::{scan_stream, scan_stream_on, DeviceBatch, StreamOptions, StreamStats};
@@ -182,14 +186,26 @@ pub fn compile_check(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Resul
 /// else through the CPU decoder ([`Reader::read_range`]); both give identical
 /// columns. Other GPU errors (including the device status flag) are returned.
 pub fn read_range(reader: &Reader, rows: Range<u64>) -> Result<(Column, Backend)> {
+    // The multi-chunk scan does not plan value-dictionary chunks yet (their
+    // gather is `gather_value_dict`): such ranges decode on the CPU.
+    let first = reader.footer().chunks.iter().scan(0u64, |at, c| {
+        let r = *at..*at + c.rows as u64;
+        *at = r.end;
+        Some((r, c.values))
+    });
+    let touches_value_dict = first
+        .into_iter()
+        .any(|(r, v)| v > 0 && r.start < rows.end && rows.start < r.end);
     #[cfg(feature = "gpu")]
-    {
+    if !touches_value_dict {
         match scan(reader, rows.clone()) {
             Ok(c) => return Ok((c.to_host()?, Backend::Gpu)),
             Err(Error::GpuUnavailable(_)) => {}
             Err(e) => return Err(e),
         }
     }
+    #[cfg(not(feature = "gpu"))]
+    let _ = touches_value_dict;
     Ok((reader.read_range(rows)?, Backend::Cpu))
 }
 

@@ -276,3 +276,15 @@ impl Reader {
         Ok(seq)
     }
 }
+
+impl<'a> super::ChunkView<'a> {
+    /// The decoded side of a value-dictionary chunk (§5.6): the distinct
+    /// values back to back, their `D + 1` byte offsets, each row's value
+    /// number (`u32::MAX` for a null row) and the rows' `rows + 1` byte
+    /// offsets. `None` for a chunk that stores every row's codes. All checked
+    /// when the chunk was validated.
+    pub fn value_dict_parts(&self) -> Option<(&'a [u8], &'a [u32], &'a [u32], &'a [u32])> {
+        let v = self.chunk.value_dict.as_ref()?;
+        Some((&v.values, &v.starts, &v.index, &v.row_starts))
+    }
+}
