@@ -38,6 +38,8 @@ struct Parts {
     row_codes: Vec<u8>,
     row_bytes: Vec<u8>,
     validity: Option<Vec<u8>>,
+    /// The value-index part of a value-dictionary chunk (format v2, §5.6).
+    value_index: Option<Vec<u8>>,
     /// Bytes appended after the last part.
     extra: Vec<u8>,
 }
@@ -71,6 +73,7 @@ impl Base {
                     row_codes: p.row_codes.0.to_vec(),
                     row_bytes: p.row_bytes.0.to_vec(),
                     validity: p.validity.map(<[u8]>::to_vec),
+                    value_index: p.value_index.map(|x| x.0.to_vec()),
                     extra: Vec::new(),
                 }
             })
@@ -147,13 +150,14 @@ fn assemble(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>]) -> Vec<u8> {
     };
     for (i, p) in chunks.iter().enumerate() {
         let mut s = Vec::new();
-        ChunkSection::write(
+        ChunkSection::write_parts(
             p.batch,
             &p.codes,
             &p.sidecar,
             &p.row_codes,
             &p.row_bytes,
             p.validity.as_deref(),
+            p.value_index.as_deref(),
             &mut s,
         );
         s.extend_from_slice(&p.extra);
@@ -165,7 +169,12 @@ fn assemble(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>]) -> Vec<u8> {
     let fb = f.to_bytes();
     out.extend_from_slice(&fb);
     out.extend_from_slice(&layout::tail_bytes(fb.len() as u32, crc32fast::hash(&fb)));
-    as_version_1(&mut out);
+    // Value-dictionary files are version 2; the others keep version 1.
+    let v2 =
+        chunks.iter().any(|p| p.value_index.is_some()) || f.chunks.iter().any(|c| c.values > 0);
+    if !v2 {
+        as_version_1(&mut out);
+    }
     out
 }
 
@@ -314,6 +323,25 @@ fn edit_seq(bytes: &mut Vec<u8>, f: impl FnOnce(&mut Vec<u32>)) {
     let mut v = seq_values(bytes);
     f(&mut v);
     *bytes = seq_encode(&v);
+}
+
+/// The version-2 golden file with value-dictionary chunks (chunks 0 and 1:
+/// 100 rows, 5 values, nulls at rows 5, 16, ...; chunk 2 plain).
+fn vd() -> Base {
+    Base::load("value_dict")
+}
+
+/// Edits the row value numbers of a value-index part (stored as their
+/// running sum, §5.6).
+fn edit_index(bytes: &mut Vec<u8>, f: impl FnOnce(&mut Vec<u32>)) {
+    let sums = seq_values(bytes);
+    let mut idx: Vec<u32> = sums.windows(2).map(|w| w[1] - w[0]).collect();
+    f(&mut idx);
+    let mut out = vec![0u32];
+    for k in idx {
+        out.push(out.last().unwrap() + k);
+    }
+    *bytes = seq_encode(&out);
 }
 
 /// Sets the first 12-bit code of a packed buffer.
@@ -633,6 +661,30 @@ cases! {
     /// Row 0 of chunk 1 marked null (and counted), but it has codes.
     null_with_value: |b, _| b.edit_chunk(1, |p, f| { p.validity.as_mut().unwrap()[0] &= !1; f.chunks[1].nulls += 1 })
         => Error::Corrupt { section: Section::Chunk(1, P::Validity), invariant: I::NullWithValue { row: 0 }, .. },
+    // --- Value dictionaries (format v2, §5.6) ---
+    /// The value_dict golden file marked version 1: the entry's `values` is reserved there.
+    value_dict_in_version_1: |_, _| vd().patch(|v| { let n = v.len(); put32(v, 8, 1); put32(v, n - 16, 1) })
+        => Error::Corrupt { section: Section::Footer, invariant: I::NonZeroReserved { what: "chunk entry reserved" }, .. },
+    value_dict_values_over_rows: |_, _| vd().edit_chunk(0, |_, f| f.chunks[0].values = 100)
+        => Error::Corrupt { section: Section::Footer, invariant: I::ValuesOverRows { values: 100, rows: 91 }, .. },
+    /// A plain chunk whose footer entry counts values: its header lacks the flag.
+    value_dict_values_without_flag: |_, _| vd().edit_chunk(2, |_, f| f.chunks[2].values = 3)
+        => Error::Corrupt { section: Section::Chunk(2, P::Header), invariant: I::BadField { what: "chunk flags", value: 0 }, .. },
+    value_dict_index_count: |_, _| vd().edit_chunk(0, |p, _| edit_seq(p.value_index.as_mut().unwrap(), |s| { s.pop(); }))
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::SequenceLength { expected: 101, found: 100 }, .. },
+    value_dict_index_out_of_range: |_, _| vd().edit_chunk(0, |p, _| edit_index(p.value_index.as_mut().unwrap(), |k| k[0] = 5))
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::ValueIndexOutOfRange { row: 0, index: 5, values: 5 }, .. },
+    /// Row 0 names value 1: values are numbered by first use.
+    value_dict_order: |_, _| vd().edit_chunk(0, |p, _| edit_index(p.value_index.as_mut().unwrap(), |k| k[0] = 1))
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::ValueOrder { row: 0, index: 1, allowed: 0 }, .. },
+    /// Value 4 never used (its rows name value 0).
+    value_dict_unused_value: |_, _| vd().edit_chunk(0, |p, _| edit_index(p.value_index.as_mut().unwrap(), |k| k.iter_mut().filter(|x| **x == 4).for_each(|x| *x = 0)))
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::ValueOrder { row: 100, index: 4, allowed: 3 }, .. },
+    /// Null row 5 names value 1.
+    value_dict_null_with_index: |_, _| vd().edit_chunk(0, |p, _| edit_index(p.value_index.as_mut().unwrap(), |k| k[5] = 1))
+        => Error::Corrupt { section: Section::Chunk(0, P::Validity), invariant: I::NullWithValue { row: 5 }, .. },
+    value_dict_bytes: |_, _| vd().edit_chunk(0, |_, f| { f.chunks[0].bytes += 1; f.total_bytes += 1 })
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::ValueBytesMismatch { .. }, .. },
 }
 
 /// Point reads (no chunk validated whole) of every row of every corrupt file

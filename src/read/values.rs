@@ -288,3 +288,71 @@ impl<'a> super::ChunkView<'a> {
         Some((&v.values, &v.starts, &v.index, &v.row_starts))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::cascade;
+    use crate::format::layout::SectionRef;
+
+    fn entry(rows: u32, values: u32, bytes: u64) -> ChunkEntry {
+        ChunkEntry {
+            section: SectionRef {
+                offset: 0,
+                len: 0,
+                crc: 0,
+            },
+            dict: 0,
+            rows,
+            codes: 0,
+            bytes,
+            nulls: 0,
+            values,
+        }
+    }
+
+    fn index_bytes(idx: &[u32]) -> Vec<u8> {
+        let mut sums = vec![0u32];
+        for &k in idx {
+            sums.push(sums.last().unwrap() + k);
+        }
+        let mut b = Vec::new();
+        cascade::encode(&sums, &mut b);
+        b
+    }
+
+    #[test]
+    fn equal_values_are_rejected() {
+        // Values "ab", "ab": rows 0 1 0.
+        let ix = index_bytes(&[0, 1, 0]);
+        let e = ValueDict::check(
+            3,
+            &entry(3, 2, 6),
+            (&ix, 100),
+            None,
+            b"abab".to_vec(),
+            vec![0, 2, 4],
+        )
+        .unwrap_err();
+        match e {
+            Error::Corrupt {
+                section: Section::Chunk(3, ChunkPart::ValueIndex),
+                offset: 100,
+                invariant: Invariant::DuplicateValue { value: 1, first: 0 },
+            } => {}
+            e => panic!("{e:?}"),
+        }
+        // Distinct values pass and read back.
+        let v = ValueDict::check(
+            3,
+            &entry(3, 2, 6),
+            (&ix, 100),
+            None,
+            b"abcd".to_vec(),
+            vec![0, 2, 4],
+        )
+        .unwrap();
+        assert_eq!([v.row(0), v.row(1), v.row(2)], [b"ab", b"cd", b"ab"]);
+        assert_eq!(v.bytes_of(1..3), 2..6);
+    }
+}
