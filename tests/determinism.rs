@@ -29,6 +29,8 @@ fn columns() -> Vec<PathBuf> {
         "dbtext_movies.txt",
         "tpch_sf1_c_address.txt",
         "dbtext_chinese.txt",
+        // Value-dictionary chunks (spec/FORMAT.md §5.6).
+        "tpch_sf1_o_clerk.txt",
     ];
     let found: Vec<PathBuf> = picks
         .iter()

@@ -147,9 +147,10 @@ fn arb_options() -> impl Strategy<Value = WriterOptions> {
         1usize..5,
         0u64..4,
         prop_oneof![Just(64usize), Just(4096), Just(1 << 16)],
+        any::<bool>(),
     )
         .prop_map(
-            |(codec, chunk_rows, chunk_bytes, per_chunk, batch, par, seed, sample)| {
+            |(codec, chunk_rows, chunk_bytes, per_chunk, batch, par, seed, sample, value_dict)| {
                 let mut o = WriterOptions {
                     codec,
                     chunk_rows,
@@ -163,6 +164,7 @@ fn arb_options() -> impl Strategy<Value = WriterOptions> {
                     parallel_chunks: par,
                     seed,
                     sample_bytes: sample,
+                    value_dict,
                     ..WriterOptions::default()
                 };
                 // A tight budget: groups of chunks are cut by memory too.
@@ -177,6 +179,8 @@ fn arb_rows() -> impl Strategy<Value = Vec<Option<Vec<u8>>>> {
         4 => proptest::collection::vec(any::<u8>(), 0..40),
         4 => proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), Just(b' '), Just(b'\n'), Just(0u8)], 0..200),
         1 => proptest::collection::vec(any::<u8>(), 1000..5000),
+        // Few distinct values: value-dictionary chunks (§5.6).
+        6 => prop_oneof![Just(b"alpha".to_vec()), Just(b"beta".to_vec()), Just(Vec::new()), Just(b"a".to_vec())],
     ];
     proptest::collection::vec(proptest::option::weighted(0.9, value), 0..400)
 }

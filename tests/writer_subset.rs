@@ -25,6 +25,14 @@ fn every_writer_output_passes_every_reader_check() {
                 }
             })
             .collect(),
+        // Low cardinality with nulls and empty values: value dictionaries (§5.6).
+        (0..4000)
+            .map(|i| match i % 9 {
+                0 => None,
+                1 => Some(vec![]),
+                k => Some(format!("city number {}", k % 5).into_bytes()),
+            })
+            .collect(),
     ];
     for (k, rows) in cases.iter().enumerate() {
         for codec in [
@@ -38,6 +46,9 @@ fn every_writer_output_passes_every_reader_check() {
                     codec,
                     chunk_rows: 777,
                     dict_mode: mode,
+                    // Case 4 (3 distinct long values) is about the wide
+                    // plane: keep every row's codes there.
+                    value_dict: k != 4,
                     ..WriterOptions::default()
                 };
                 let f = write_to_vec(rows.iter().map(|v| v.as_deref()), opts).unwrap();
@@ -54,6 +65,10 @@ fn every_writer_output_passes_every_reader_check() {
                 .unwrap();
                 for (i, v) in rows.iter().enumerate() {
                     assert_eq!(p.get(i as u64).unwrap(), *v, "case {k} row {i}");
+                }
+                if k == 6 {
+                    let n = r.footer().chunks.iter().filter(|c| c.values > 0).count();
+                    assert_eq!(n, r.num_chunks(), "every chunk a value dictionary");
                 }
                 if k == 4 && matches!(codec, CodecChoice::Fixed(Codec::OnPair12 | Codec::OnPair16))
                 {
