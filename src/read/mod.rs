@@ -42,6 +42,7 @@ use chunk::{ChunkHead, ValidChunk};
 #[cfg(feature = "object_store")]
 pub use object::{ObjectOptions, ObjectStorage};
 pub use storage::{FileStorage, LocalIo, MemoryStorage, MmapStorage, Storage, StorageStats};
+pub use values::ValueDictParts;
 
 /// Reader settings. Build with [`ReadOptions::default`] and the `with_*`
 /// setters (the struct may gain fields).

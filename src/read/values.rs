@@ -70,7 +70,7 @@ impl ValueDict {
         let mut total = 0u64;
         for r in 0..rows {
             let k = (sums[r + 1] - sums[r]) as usize;
-            let valid = validity.is_none_or(|v| v[r / 8] >> (r % 8) & 1 == 1);
+            let valid = validity.map_or(true, |v| v[r / 8] >> (r % 8) & 1 == 1);
             if !valid {
                 if k != 0 {
                     let vsec = Section::Chunk(id, ChunkPart::Validity);
@@ -277,13 +277,17 @@ impl Reader {
     }
 }
 
+/// What [`super::ChunkView::value_dict_parts`] returns: values, value
+/// offsets, row value numbers, row offsets.
+pub type ValueDictParts<'a> = (&'a [u8], &'a [u32], &'a [u32], &'a [u32]);
+
 impl<'a> super::ChunkView<'a> {
     /// The decoded side of a value-dictionary chunk (§5.6): the distinct
     /// values back to back, their `D + 1` byte offsets, each row's value
     /// number (`u32::MAX` for a null row) and the rows' `rows + 1` byte
     /// offsets. `None` for a chunk that stores every row's codes. All checked
     /// when the chunk was validated.
-    pub fn value_dict_parts(&self) -> Option<(&'a [u8], &'a [u32], &'a [u32], &'a [u32])> {
+    pub fn value_dict_parts(&self) -> Option<ValueDictParts<'a>> {
         let v = self.chunk.value_dict.as_ref()?;
         Some((&v.values, &v.starts, &v.index, &v.row_starts))
     }
