@@ -163,17 +163,46 @@ impl ValueDict {
     }
 
     /// Writes rows `rows` back to back into `out`; returns the bytes written
-    /// (at most `out.len()`).
+    /// (at most `out.len()`). Blocks of rows are gathered in parallel.
     pub(super) fn gather(&self, rows: Range<usize>, out: &mut [MaybeUninit<u8>]) -> usize {
+        use rayon::prelude::*;
+        const BLOCK: usize = 1 << 14;
+        let base = self.row_starts[rows.start] as usize;
+        // Each block's output slice, cut from `out` by the row offsets.
+        let mut parts = Vec::with_capacity(rows.len().div_ceil(BLOCK));
+        let mut rest = &mut out[..];
+        let mut at = rows.start;
+        while at < rows.end {
+            let end = (at + BLOCK).min(rows.end);
+            let len = (self.row_starts[end] - self.row_starts[at]) as usize;
+            if len > rest.len() {
+                break;
+            }
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            parts.push((at..end, head));
+            rest = tail;
+            at = end;
+        }
+        parts
+            .into_par_iter()
+            .map(|(rows, out)| self.gather_block(rows, out))
+            .sum::<usize>()
+            .min(self.row_starts[at] as usize - base)
+    }
+
+    fn gather_block(&self, rows: Range<usize>, out: &mut [MaybeUninit<u8>]) -> usize {
         let mut at = 0usize;
         for r in rows {
             let v = self.row(r);
             let Some(dst) = out.get_mut(at..at + v.len()) else {
                 return at;
             };
-            for (d, &s) in dst.iter_mut().zip(v) {
-                d.write(s);
-            }
+            // SAFETY: `dst` is exactly `v.len()` bytes of `out` (checked by
+            // `get_mut`), and `v` lies in `self.values`, which `out` (the
+            // caller's output) does not overlap.
+            unsafe {
+                std::ptr::copy_nonoverlapping(v.as_ptr(), dst.as_mut_ptr().cast::<u8>(), v.len())
+            };
             at += v.len();
         }
         at
