@@ -369,8 +369,9 @@ fn assert_decodable(dict: &Dictionary, codes: &CheckedCodes<'_>, range: &Range<u
 }
 
 /// Appends the decoded codes `range` (one row, typically) to `out`: reserves
-/// 16 bytes per code, over-copies into the spare capacity, then sets the
-/// length (long ranges: sums the lengths first and decodes in place).
+/// 16 bytes per code (per block of 256 codes for long ranges), over-copies
+/// into the spare capacity straight from the packed codes, then sets the length.
+#[inline]
 pub fn decode_append(
     dict: &Dictionary,
     codes: &CheckedCodes<'_>,
@@ -378,35 +379,75 @@ pub fn decode_append(
     out: &mut Vec<u8>,
 ) {
     assert_decodable(dict, codes, &range);
-    let n = range.end - range.start;
-    if n > UNPACK_BLOCK {
-        let mut len = 0usize;
-        let planes = dict.planes();
-        for i in range.clone() {
-            len += planes.token_len(codes.get(i) as usize);
-        }
-        let start = out.len();
-        out.resize(start + len, 0);
-        decode_range(dict, codes, range, &mut out[start..]);
-        return;
-    }
     let table = dict.table();
     let (words, lens) = (table.words(), table.lens());
-    let start = out.len();
-    out.reserve(n * MAX_TOKEN_LEN);
-    let dst = out.as_mut_ptr();
-    let mut end = start;
-    // Rows are short: read each code straight from the packed bytes.
-    for i in range {
-        let c = codes.get(i) as usize;
-        // SAFETY: codes < num_tokens (checked, same dictionary asserted above);
-        // the reservation leaves room for n 16-byte stores from `start`, and
-        // `end - start` ≤ 16 × (codes emitted so far).
-        end = unsafe { emit_one(words, lens, c, dst, end) };
+    // Blocks of at most UNPACK_BLOCK codes: one pass, reserving 16 bytes per
+    // code of the block only (a long row never reserves 16× its length).
+    let mut i = range.start;
+    while i < range.end {
+        let j = range.end.min(i + UNPACK_BLOCK);
+        out.reserve((j - i) * MAX_TOKEN_LEN);
+        let start = out.len();
+        // SAFETY: codes < num_tokens (`CheckedCodes::check`; same dictionary
+        // asserted by `assert_decodable`, so words/lens have num_tokens
+        // entries); `i..j` lies within the checked codes (asserted above); the
+        // reservation leaves room for 16 bytes per code of `i..j` from `start`.
+        let end = unsafe { emit_run(codes, i..j, words, lens, out.as_mut_ptr(), start) };
+        // SAFETY: bytes start..end were written by the stores above (each
+        // token's bytes are the first `len` bytes of its word), end ≤ capacity.
+        unsafe { out.set_len(end) };
+        i = j;
     }
-    // SAFETY: bytes start..end were written by the stores above (each token's
-    // bytes are the first `len` bytes of its word), and end <= capacity.
-    unsafe { out.set_len(end) };
+}
+
+/// Over-copies the tokens of codes `range`, reading them straight from the
+/// packed bytes (12-bit codes two per three bytes), to `dst + pos`; returns
+/// the end position.
+///
+/// # Safety
+/// Every code of `range` is `< words.len() == lens.len()`, `range` lies within
+/// `codes`, and `dst + pos .. + 16 × range.len()` is writable.
+#[inline(always)]
+unsafe fn emit_run(
+    codes: &CheckedCodes<'_>,
+    range: Range<usize>,
+    words: &[[u8; MAX_TOKEN_LEN]],
+    lens: &[u8],
+    dst: *mut u8,
+    mut pos: usize,
+) -> usize {
+    let (mut i, end) = (range.start, range.end);
+    // SAFETY (every `emit_one` below): the caller's contract.
+    unsafe {
+        if codes.bits == 12 {
+            if i % 2 == 1 && i < end {
+                pos = emit_one(words, lens, codes.get(i) as usize, dst, pos);
+                i += 1;
+            }
+            let pairs = (end - i) / 2;
+            let three = &codes.packed[i / 2 * 3..(i / 2 + pairs) * 3];
+            for t in three.chunks_exact(3) {
+                let v = u32::from_le_bytes([t[0], t[1], t[2], 0]);
+                pos = emit_one(words, lens, (v & 0xfff) as usize, dst, pos);
+                pos = emit_one(words, lens, (v >> 12) as usize, dst, pos);
+            }
+            i += 2 * pairs;
+            if i < end {
+                pos = emit_one(words, lens, codes.get(i) as usize, dst, pos);
+            }
+        } else {
+            for b in codes.packed[2 * i..2 * end].chunks_exact(2) {
+                pos = emit_one(
+                    words,
+                    lens,
+                    u16::from_le_bytes([b[0], b[1]]) as usize,
+                    dst,
+                    pos,
+                );
+            }
+        }
+    }
+    pos
 }
 
 /// Decodes codes `range` whose output starts at chunk byte `byte_start` into

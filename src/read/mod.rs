@@ -457,21 +457,25 @@ impl Reader {
     }
 
     /// Reads row `row` into `out` (cleared first). Returns false for a null.
+    #[inline]
     pub fn get_into(&self, row: u64, out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
         let (i, r) = self.locate(row)?;
-        let c = match self.chunks[i].get() {
-            Some(_) => self.valid_chunk(i)?,
-            None => {
-                let n = self.gets[i].fetch_add(1, Ordering::Relaxed);
-                match self.opts.validate_after_gets {
-                    Some(limit) if n >= limit => self.valid_chunk(i)?,
-                    _ => return self.point_read(i, r, out),
-                }
+        // Fast path: the chunk was validated whole.
+        match self.chunks[i].get() {
+            Some(c) => {
+                self.check_hist(c.entry.dict as usize)?;
+                Ok(self.get_valid(c, r, out))
             }
-        };
+            None => self.get_unvalidated(i, r, out),
+        }
+    }
+
+    /// Row `r` of validated chunk `c` into `out` (empty). False for a null.
+    #[inline]
+    fn get_valid(&self, c: &ValidChunk, r: usize, out: &mut Vec<u8>) -> bool {
         if !c.is_valid(r) {
-            return Ok(false);
+            return false;
         }
         if let Some(v) = &c.value_dict {
             out.extend_from_slice(v.row(r));
@@ -486,7 +490,22 @@ impl Reader {
             dict: &self.dicts[c.entry.dict as usize],
         };
         decode::decode_append(view.dict, &view.codes(), a as usize..b as usize, out);
-        Ok(true)
+        true
+    }
+
+    /// [`Self::get_into`] on a chunk not validated whole yet: a point read,
+    /// or the whole validation once the chunk has seen enough gets.
+    #[cold]
+    #[inline(never)]
+    fn get_unvalidated(&self, i: usize, r: usize, out: &mut Vec<u8>) -> Result<bool> {
+        let n = self.gets[i].fetch_add(1, Ordering::Relaxed);
+        match self.opts.validate_after_gets {
+            Some(limit) if n >= limit => {
+                let c = self.valid_chunk(i)?;
+                Ok(self.get_valid(c, r, out))
+            }
+            _ => self.point_read(i, r, out),
+        }
     }
 
     /// Row `row` (`None` when null).
