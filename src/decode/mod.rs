@@ -417,7 +417,10 @@ unsafe fn emit_run(
     mut pos: usize,
 ) -> usize {
     let (mut i, end) = (range.start, range.end);
-    // SAFETY (every `emit_one` below): the caller's contract.
+    // SAFETY: every `emit_one` below gets a code of `range` (< words.len(),
+    // the caller's contract) and 16 bytes of the `16 × range.len()` the
+    // caller made writable at `dst + pos`, as each code advances `pos` by at
+    // most 16.
     unsafe {
         if codes.bits == 12 {
             if i % 2 == 1 && i < end {

@@ -325,6 +325,21 @@ impl Matcher {
         self.longest_match_window(lo, hi, input.len())
     }
 
+    /// [`Self::longest_match`] of `padded[pos..pos + avail]`, where `padded`
+    /// holds at least 16 bytes from `pos` and the bytes past `avail` are zero
+    /// (a row copied once into a zero-padded buffer): no copy per position.
+    ///
+    /// # Panics
+    /// If `avail` is 0 or `padded` holds fewer than `pos + 16` bytes.
+    #[inline(always)]
+    pub fn longest_match_padded(&self, padded: &[u8], pos: usize, avail: usize) -> (u16, usize) {
+        let w = &padded[pos..pos + MAX_TOKEN_LEN];
+        let lo = u64::from_le_bytes(w[0..8].try_into().expect("8 bytes"));
+        let hi = u64::from_le_bytes(w[8..16].try_into().expect("8 bytes"));
+        debug_assert!(avail >= MAX_TOKEN_LEN || w[avail..].iter().all(|&b| b == 0));
+        self.longest_match_window(lo, hi, avail)
+    }
+
     /// [`Self::longest_match`] on a loaded window; `avail` (≥ 1) is the number
     /// of input bytes left (bytes of the window past it are zero).
     #[inline(always)]
@@ -462,6 +477,16 @@ mod tests {
                 let (code, len) = m.longest_match(&input);
                 assert_eq!(len, brute_force(&table, &input), "input {input:?}");
                 assert_eq!(table.token(code as usize), &input[..len]);
+                // The same match from a zero-padded copy, at every position.
+                let mut padded = input.clone();
+                padded.resize(n + MAX_TOKEN_LEN, 0);
+                for pos in 0..n {
+                    assert_eq!(
+                        m.longest_match_padded(&padded, pos, n - pos),
+                        m.longest_match(&input[pos..]),
+                        "input {input:?} at {pos}"
+                    );
+                }
             }
         }
     }

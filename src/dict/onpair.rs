@@ -361,17 +361,23 @@ pub fn train(rows: &[&[u8]], params: &OnPairParams) -> TokenTable {
     let mut threshold = Threshold::new(capacity - 256, budget);
     let mut order = RowOrder::new(rows.len(), params.seed);
     let mut scanned = 0usize;
+    // Each row is copied once into a zero-padded buffer, so every match
+    // loads its 16-byte window directly (no copy per position near the end).
+    let mut padded: Vec<u8> = Vec::new();
 
     'scan: while scanned < budget && table.len() < capacity {
         let row = rows[order.next_row()];
         if row.is_empty() {
             continue;
         }
-        let (mut prev, mut prev_len) = matcher.longest_match(row);
+        padded.clear();
+        padded.extend_from_slice(row);
+        padded.resize(row.len() + MAX_TOKEN_LEN, 0);
+        let (mut prev, mut prev_len) = matcher.longest_match_padded(&padded, 0, row.len());
         let mut pos = prev_len;
         scanned += prev_len;
         while pos < row.len() {
-            let (curr, curr_len) = matcher.longest_match(&row[pos..]);
+            let (curr, curr_len) = matcher.longest_match_padded(&padded, pos, row.len() - pos);
             scanned += curr_len;
             let merged_len = prev_len + curr_len;
             if merged_len <= params.max_token_len.min(MAX_TOKEN_LEN) {

@@ -113,6 +113,7 @@ impl<'a> ChunkView<'a> {
         self.dict
     }
     /// The codes, checked against [`Self::dictionary`].
+    #[inline]
     pub fn codes(&self) -> CheckedCodes<'a> {
         let c = self.chunk;
         // SAFETY: `c` was built by `validate_chunk`, which ran

@@ -445,6 +445,7 @@ impl Reader {
     }
 
     /// Locates `row`: (chunk index, row within chunk).
+    #[inline]
     fn locate(&self, row: u64) -> Result<(usize, usize)> {
         if row >= self.rows() {
             return Err(Error::RowOutOfRange {
