@@ -480,7 +480,7 @@ impl Reader {
         }
         if let Some(v) = &c.value_dict {
             out.extend_from_slice(v.row(r));
-            return Ok(true);
+            return true;
         }
         let (a, b) = match &c.row_index {
             Some(rc) => (rc[r], rc[r + 1]),
