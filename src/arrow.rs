@@ -253,7 +253,7 @@ pub fn large_binary(col: Column) -> Result<LargeBinaryArray> {
 /// are an [`Error::InvalidArgument`] naming the first bad row.
 pub fn large_string(col: Column) -> Result<LargeStringArray> {
     let (o, v, n) = parts(col)?;
-    check_utf8(&o, v.as_slice())?;
+    check_utf8(&o[..], v.as_slice())?;
     // SAFETY: `parts` checked that the offsets start at >= 0, never
     // decrease and end within `v`, and that the null buffer has one bit per
     // row; `check_utf8` checked that every row's bytes are UTF-8 (the
@@ -265,9 +265,8 @@ pub fn large_string(col: Column) -> Result<LargeStringArray> {
 
 /// Checks that every row `values[o[i]..o[i+1]]` is UTF-8; the error names
 /// the first bad row.
-fn check_utf8(o: &OffsetBuffer<i64>, values: &[u8]) -> Result<()> {
+fn check_utf8(offs: &[i64], values: &[u8]) -> Result<()> {
     use rayon::prelude::*;
-    let offs: &[i64] = o;
     let rows = offs.len().saturating_sub(1);
     if rows == 0 {
         return Ok(());
@@ -356,10 +355,171 @@ pub fn binary_view(col: Column) -> Result<BinaryViewArray> {
 /// [`large_string`], then once more per view by arrow-rs's safe constructor).
 pub fn string_view(col: Column) -> Result<StringViewArray> {
     let (o, v, n) = parts(col)?;
-    check_utf8(&o, v.as_slice())?;
+    check_utf8(&o[..], v.as_slice())?;
     let (v, b, n) = views(o, v, n);
     GenericByteViewArray::<StringViewType>::try_new(v, b, n)
         .map_err(|e| arrow_err("building a Utf8View array", e))
+}
+
+/// Rows of a reader decoded for an Arrow array of one type
+/// ([`read_decoded`]); a text column's UTF-8 was checked while decoding.
+#[derive(Debug)]
+pub struct Decoded {
+    col: Column,
+    ty: ArrowType,
+    utf8_checked: bool,
+}
+
+impl Decoded {
+    /// The decoded column (its buffers become the array's).
+    pub fn column(&self) -> &Column {
+        &self.col
+    }
+
+    /// The array (no copy; a text column is not checked again).
+    pub fn into_array(self) -> Result<ArrayRef> {
+        if self.ty == ArrowType::LargeUtf8 && self.utf8_checked {
+            let (o, v, n) = parts(self.col)?;
+            // SAFETY: `parts` checked the offsets (start >= 0, never
+            // decrease, end within `v`) and the null buffer's length;
+            // `read_decoded` checked, piece by piece as they were decoded,
+            // that the values are UTF-8 and that every row offset is a char
+            // boundary (`Utf8Pieces`). These are `LargeStringArray::try_new`'s
+            // conditions.
+            return Ok(Arc::new(unsafe {
+                LargeStringArray::new_unchecked(o, v, n)
+            }));
+        }
+        to_array(self.col, self.ty)
+    }
+}
+
+/// Decodes rows `rows` of `reader` for an array of type `ty`. For
+/// `LargeUtf8`, UTF-8 is checked as the decoder writes: each parallel piece
+/// right after it is decoded, while it is in cache, instead of a second
+/// pass over the column afterwards (what [`large_string`] does); invalid
+/// bytes are an [`Error::InvalidArgument`] naming the first bad row.
+pub fn read_decoded(reader: &Reader, rows: Range<u64>, ty: ArrowType) -> Result<Decoded> {
+    let mut col = Column::default();
+    if ty != ArrowType::LargeUtf8 {
+        reader.read_range_into(rows, &mut col)?;
+        return Ok(Decoded {
+            col,
+            ty,
+            utf8_checked: false,
+        });
+    }
+    let pieces = Utf8Pieces::default();
+    let ok = reader.read_range_checked(rows, &mut col, &|at, bytes, offsets| {
+        pieces.check(at, bytes, offsets)
+    })?;
+    if !(ok && pieces.stitch(&col.values)) {
+        // A bad byte, or a piece too small for the fast check: the exact
+        // check, which names the first bad row (or passes).
+        check_utf8(&col.offsets, &col.values)?;
+    }
+    Ok(Decoded {
+        col,
+        ty,
+        utf8_checked: true,
+    })
+}
+
+/// UTF-8 check of a column's values piece by piece, as they are decoded.
+///
+/// Each piece (a decode task's bytes) is checked on its own but for a
+/// character cut by its ends: up to three leading continuation bytes and a
+/// trailing incomplete character are left out, and every row offset inside
+/// the piece must be a char boundary. What each piece proved is a region of
+/// the values; [`Utf8Pieces::stitch`] then checks the few bytes between
+/// regions. Valid regions and valid gaps that tile the values, each starting
+/// on a char boundary, make the whole valid.
+#[derive(Default)]
+struct Utf8Pieces {
+    /// The checked regions `(start, end)` of the values.
+    regions: std::sync::Mutex<Vec<(usize, usize)>>,
+    /// Bytes seen by `check` (must equal the values' length).
+    seen: std::sync::atomic::AtomicUsize,
+}
+
+/// A UTF-8 continuation byte (0b10xx_xxxx).
+#[inline]
+fn is_cont(b: u8) -> bool {
+    (b as i8) < -0x40
+}
+
+/// The length of the character a lead byte starts (0: not a lead byte).
+#[inline]
+fn lead_len(b: u8) -> usize {
+    match b {
+        0x00..=0x7f => 1,
+        0xc2..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf4 => 4,
+        _ => 0,
+    }
+}
+
+impl Utf8Pieces {
+    fn check(&self, at: usize, bytes: &[u8], offsets: &[i64]) -> bool {
+        use std::sync::atomic::Ordering;
+        let n = bytes.len();
+        self.seen.fetch_add(n, Ordering::Relaxed);
+        // All ASCII: valid, and every byte is a char boundary.
+        let (a, e) = if bytes.is_ascii() {
+            (0, n)
+        } else {
+            let a = bytes.iter().take(3).take_while(|&&b| is_cont(b)).count();
+            let mut e = n;
+            if let Some(k) = (a.max(n.saturating_sub(4))..n)
+                .rev()
+                .find(|&k| !is_cont(bytes[k]))
+            {
+                let l = lead_len(bytes[k]);
+                if l > 0 && k + l > n {
+                    e = k;
+                }
+            }
+            if a > e || simdutf8::basic::from_utf8(&bytes[a..e]).is_err() {
+                return false;
+            }
+            // Row offsets inside the piece fall on char boundaries.
+            let lo = offsets.partition_point(|&o| (o as usize) < at);
+            for &o in &offsets[lo..] {
+                let o = o as usize;
+                if o >= at + n {
+                    break;
+                }
+                if is_cont(bytes[o - at]) {
+                    return false;
+                }
+            }
+            (a, e)
+        };
+        self.regions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((at + a, at + e));
+        true
+    }
+
+    /// Checks the bytes between the pieces' regions (and that the pieces
+    /// covered the values).
+    fn stitch(self, values: &[u8]) -> bool {
+        if self.seen.into_inner() != values.len() {
+            return false;
+        }
+        let mut regions = self.regions.into_inner().unwrap_or_else(|e| e.into_inner());
+        regions.sort_unstable();
+        let mut prev = 0;
+        for (s, e) in regions {
+            if s < prev || s > values.len() || std::str::from_utf8(&values[prev..s]).is_err() {
+                return false;
+            }
+            prev = e;
+        }
+        prev <= values.len() && std::str::from_utf8(&values[prev..]).is_ok()
+    }
 }
 
 /// `col` as an array of type `ty`.
@@ -406,7 +566,7 @@ pub trait ReadArrow {
 
 impl ReadArrow for Reader {
     fn read_arrow(&self, rows: Range<u64>, ty: ArrowType) -> Result<ArrayRef> {
-        to_array(self.read_range(rows)?, ty)
+        read_decoded(self, rows, ty)?.into_array()
     }
 
     fn take_arrow(&self, indices: &[u64], ty: ArrowType) -> Result<ArrayRef> {

@@ -432,3 +432,82 @@ fn malformed_columns_are_errors_not_panics() {
     }
     assert_eq!(large_string(fastpair::Column::default()).unwrap().len(), 0);
 }
+
+/// Multi-byte text rows (1- to 4-byte characters), deterministic.
+fn multibyte_rows(n: usize, seed: u64) -> Vec<Vec<u8>> {
+    const CHARS: [&str; 7] = ["a", "é", "中", "𝄞", " ", "ж", "✓"];
+    let mut x = seed | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    (0..n)
+        .map(|_| {
+            let len = next() % 12;
+            (0..len)
+                .flat_map(|_| CHARS[(next() % 7) as usize].bytes())
+                .collect()
+        })
+        .collect()
+}
+
+/// `read_arrow(LargeUtf8)` checks UTF-8 while decoding, piece by piece (a
+/// decode task's bytes right after the task wrote them), stitching the
+/// characters cut by the tasks' ends. It must agree with `std::str::from_utf8`
+/// row by row whatever the cuts: valid columns decode identically, and a bad
+/// byte, a truncated character or a character split across two rows (the
+/// buffer is UTF-8, the rows are not) is an error naming the first bad row,
+/// for 1, 3 and 8 threads and chunk sizes that put row and task cuts
+/// everywhere.
+#[test]
+fn utf8_check_fused_into_decoding_agrees_with_std() {
+    let good = multibyte_rows(40_000, 7);
+    let mut cases: Vec<(Vec<Vec<u8>>, Option<usize>)> = vec![(good.clone(), None)];
+    let mut bad = good.clone();
+    bad[31_337].extend_from_slice(b"x\xffy");
+    cases.push((bad, Some(31_337)));
+    let mut cut = good.clone();
+    cut[20_001] = "中".as_bytes()[..2].to_vec();
+    cases.push((cut, Some(20_001)));
+    let mut split = good.clone();
+    split[9_999] = b"ab\xe4".to_vec();
+    split[10_000] = b"\xb8\xadcd".to_vec();
+    cases.push((split, Some(9_999)));
+    for (rows, first_bad) in &cases {
+        let arr = BinaryArray::from_iter_values(rows.iter());
+        for chunk_rows in [40_000, 6_007] {
+            let file = write_arrays_to_vec(&[&arr], opts(chunk_rows)).unwrap();
+            let r = Reader::from_bytes(file).unwrap();
+            for threads in [1, 3, 8] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| {
+                    for range in [0..rows.len(), 123..rows.len() - 77] {
+                        let got = r.read_arrow(range.start as u64..range.end as u64, ArrowType::LargeUtf8);
+                        let want_bad = first_bad.filter(|b| range.contains(b));
+                        match (got, want_bad) {
+                            (Ok(a), None) => {
+                                let a = a.as_string::<i64>();
+                                for (k, row) in rows[range.clone()].iter().enumerate() {
+                                    assert_eq!(a.value(k).as_bytes(), &row[..]);
+                                }
+                            }
+                            (Err(e), Some(b)) => {
+                                let want = format!("row {} is not valid UTF-8", b - range.start);
+                                assert!(e.to_string().contains(&want), "{e}");
+                            }
+                            (g, b) => panic!(
+                                "threads {threads}, chunk rows {chunk_rows}, {range:?}: {:?} vs first bad row {b:?}",
+                                g.map(|_| ())
+                            ),
+                        }
+                    }
+                });
+            }
+        }
+    }
+}

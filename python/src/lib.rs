@@ -180,6 +180,19 @@ fn handle(col: fastpair::Column, ty: ArrowType) -> fastpair::Result<ArrowHandle>
     })
 }
 
+/// [`handle`] for rows decoded by `read_decoded` (text: UTF-8 checked while
+/// decoding, not in a second pass).
+fn decoded_handle(d: fastpair::arrow::Decoded) -> fastpair::Result<ArrowHandle> {
+    let values_address = d.column().values.as_ptr() as usize;
+    let offsets_address = d.column().offsets.as_ptr() as usize;
+    let array = d.into_array()?;
+    Ok(ArrowHandle {
+        array,
+        values_address,
+        offsets_address,
+    })
+}
+
 /// An open fastpair file.
 #[pyclass(module = "fastpair._fastpair", frozen)]
 struct File {
@@ -281,7 +294,9 @@ impl File {
     fn _read(&self, py: Python<'_>, start: u64, stop: u64) -> PyResult<ArrowHandle> {
         let ty = self.ty();
         let r = self.reader.clone();
-        py.allow_threads(|| r.read_range(start..stop).and_then(|c| handle(c, ty)))
+        py.allow_threads(|| {
+            fastpair::arrow::read_decoded(&r, start..stop, ty).and_then(decoded_handle)
+        })
             .map_err(|e| self.err(e))
     }
 

@@ -475,13 +475,64 @@ pub fn decode_range_parallel_uninit(
     byte_start: usize,
     out: &mut [MaybeUninit<u8>],
 ) -> usize {
+    decode_range_tasks(dict, codes, range, byte_start, out, None).0
+}
+
+/// A check of decoded bytes: called with a task's first byte (its position
+/// in the output) and its bytes right after the task decoded them, while
+/// they are still in cache; `false` fails the decode's check.
+pub(crate) type TaskCheck<'a> = &'a (dyn Fn(usize, &[u8]) -> bool + Sync);
+
+/// [`decode_range_parallel_uninit`] that runs `check` on every task's bytes
+/// right after the task decoded them (cut into tasks even on one thread, so
+/// each check reads cached bytes). Returns the bytes written and whether
+/// every check passed.
+#[cfg_attr(not(feature = "arrow"), allow(dead_code))]
+pub(crate) fn decode_range_parallel_checked(
+    dict: &Dictionary,
+    codes: &CheckedCodes<'_>,
+    range: Range<usize>,
+    byte_start: usize,
+    out: &mut [MaybeUninit<u8>],
+    check: TaskCheck<'_>,
+) -> (usize, bool) {
+    decode_range_tasks(dict, codes, range, byte_start, out, Some(check))
+}
+
+fn decode_range_tasks(
+    dict: &Dictionary,
+    codes: &CheckedCodes<'_>,
+    range: Range<usize>,
+    byte_start: usize,
+    out: &mut [MaybeUninit<u8>],
+    check: Option<TaskCheck<'_>>,
+) -> (usize, bool) {
+    // Decodes one task and checks what it wrote.
+    let task = |r: Range<usize>, at: usize, piece: &mut [MaybeUninit<u8>]| -> (usize, bool) {
+        let want = piece.len();
+        let got = decode_range_uninit(dict, codes, r, piece).min(want);
+        let ok = match check {
+            None => true,
+            // SAFETY: `decode_range_uninit` initialized bytes 0..got of
+            // `piece` (its contract), and MaybeUninit<u8> has u8's layout.
+            Some(f) => f(at, unsafe {
+                &*(&piece[..got] as *const [MaybeUninit<u8>] as *const [u8])
+            }),
+        };
+        (got, ok)
+    };
     // Task size: about four tasks per thread, between MIN_TASK_CODES and
-    // TASK_CODES codes, cut at sidecar batch boundaries; one thread, one task.
+    // TASK_CODES codes, cut at sidecar batch boundaries; one thread, one task
+    // (unless a check wants cached bytes: then tasks of TASK_CODES).
     let threads = rayon::current_num_threads();
-    if threads <= 1 {
-        return decode_range_uninit(dict, codes, range, out);
+    if threads <= 1 && check.is_none() {
+        return task(range, 0, out);
     }
-    let want = (range.len() / (4 * threads)).clamp(MIN_TASK_CODES, TASK_CODES);
+    let want = if threads <= 1 {
+        TASK_CODES
+    } else {
+        (range.len() / (4 * threads)).clamp(MIN_TASK_CODES, TASK_CODES)
+    };
     let step = want.max(codes.batch) / codes.batch * codes.batch;
     // Cut points: the range ends and the task-aligned batch boundaries between.
     let mut cuts = vec![(range.start, 0usize)];
@@ -493,23 +544,19 @@ pub fn decode_range_parallel_uninit(
     }
     cuts.push((range.end, out.len()));
     if cuts.len() == 2 {
-        return decode_range_uninit(dict, codes, range, out);
+        return task(range, 0, out);
     }
     let mut pieces = Vec::with_capacity(cuts.len() - 1);
     let mut rest = out;
     for w in cuts.windows(2) {
         let (piece, tail) = rest.split_at_mut(w[1].1 - w[0].1);
-        pieces.push((w[0].0..w[1].0, piece));
+        pieces.push((w[0].0..w[1].0, w[0].1, piece));
         rest = tail;
     }
     pieces
         .into_par_iter()
-        .map(|(r, piece)| {
-            let want = piece.len();
-            let got = decode_range_uninit(dict, codes, r, piece);
-            got.min(want)
-        })
-        .sum()
+        .map(|(r, at, piece)| task(r, at, piece))
+        .reduce(|| (0, true), |a, b| (a.0 + b.0, a.1 && b.1))
 }
 
 /// Decodes every code of a chunk into `out` (exactly `codes.decoded_len()` bytes).

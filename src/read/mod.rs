@@ -25,7 +25,7 @@ mod values;
 
 use std::ops::Range;
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
@@ -168,6 +168,9 @@ pub struct Reader {
     hists: Vec<HistCheck>,
     first_rows: Vec<u64>,
     chunks: Vec<OnceLock<ValidChunk>>,
+    /// Whether each chunk's histogram was added to its dictionary's check
+    /// (once, even when a released chunk is validated again).
+    counted: Vec<AtomicBool>,
     heads: Vec<OnceLock<ChunkHead>>,
     gets: Vec<AtomicU32>,
     opts: ReadOptions,
@@ -334,6 +337,7 @@ impl Reader {
             hists,
             first_rows,
             chunks: (0..n).map(|_| OnceLock::new()).collect(),
+            counted: (0..n).map(|_| AtomicBool::new(false)).collect(),
             heads: (0..n).map(|_| OnceLock::new()).collect(),
             gets: (0..n).map(|_| AtomicU32::new(0)).collect(),
             opts,
@@ -405,7 +409,7 @@ impl Reader {
             None => {
                 let (v, hist) = self.validate_chunk(i as u32)?;
                 let d = v.entry.dict as usize;
-                if self.chunks[i].set(v).is_ok() {
+                if self.chunks[i].set(v).is_ok() && !self.counted[i].swap(true, Ordering::AcqRel) {
                     self.count_hist(d, &hist);
                 }
                 self.chunks[i].get().expect("just set")
@@ -413,6 +417,24 @@ impl Reader {
         };
         self.check_hist(c.entry.dict as usize)?;
         Ok(c)
+    }
+
+    /// Lets chunk `i` go after a streaming pass is done with it: drops what
+    /// validating it kept (its decoded sidecar, its row index, and its bytes
+    /// where the storage copied them) and tells the storage the chunk's bytes
+    /// are not needed soon ([`Storage::release`]: a map drops their pages
+    /// from the resident set). A later read validates the chunk again. With
+    /// this after each chunk, a pass over a column holds one chunk at a time,
+    /// whatever the file's size. Taking `&mut self` proves no
+    /// [`ChunkView`] of the chunk is alive.
+    ///
+    /// # Panics
+    /// If `i >= self.num_chunks()`.
+    pub fn release_chunk(&mut self, i: usize) {
+        let r = self.footer.chunks[i].section;
+        drop(self.chunks[i].take());
+        drop(self.heads[i].take());
+        self.storage.release(r.offset..r.offset + r.len);
     }
 
     /// Adds a newly validated chunk's histogram to its dictionary's check.
@@ -531,6 +553,31 @@ impl Reader {
     /// [`Self::read_range`] into `col`, reusing its buffers (a scan loop that
     /// decodes chunk after chunk avoids fresh allocations and page faults).
     pub fn read_range_into(&self, rows: Range<u64>, col: &mut Column) -> Result<()> {
+        self.read_range_impl(rows, col, None).map(|_| ())
+    }
+
+    /// [`Self::read_range_into`] that runs `check` on the decoded values
+    /// piece by piece, each right after the decoder wrote it (while it is
+    /// in cache), instead of in a second pass over the column: `check(at,
+    /// bytes, offsets)` gets a piece's first byte in `col.values`, its bytes
+    /// and the column's row offsets. Returns whether every check passed
+    /// (the column is decoded either way).
+    #[cfg(feature = "arrow")]
+    pub(crate) fn read_range_checked(
+        &self,
+        rows: Range<u64>,
+        col: &mut Column,
+        check: PieceCheck<'_>,
+    ) -> Result<bool> {
+        self.read_range_impl(rows, col, Some(check))
+    }
+
+    fn read_range_impl(
+        &self,
+        rows: Range<u64>,
+        col: &mut Column,
+        check: Option<PieceCheck<'_>>,
+    ) -> Result<bool> {
         self.check_range(&rows)?;
         let n = (rows.end - rows.start) as usize;
         let pieces = self.plan(rows.clone())?;
@@ -568,7 +615,12 @@ impl Reader {
             base += p.bytes.len() as i64;
             any_null |= c.validity.is_some();
         }
-        self.decode_values(&pieces, total as usize, &mut values)?;
+        let checked = self.decode_values(
+            &pieces,
+            total as usize,
+            &mut values,
+            check.map(|c| (c, &offsets[..])),
+        )?;
         let validity = if any_null {
             let mut bits = vec![0u8; n.div_ceil(8)];
             let mut k = 0usize;
@@ -589,7 +641,7 @@ impl Reader {
             offsets,
             validity,
         };
-        Ok(())
+        Ok(checked)
     }
 
     /// Rejects reversed ranges and ranges past the last row.
@@ -623,41 +675,67 @@ impl Reader {
         }
         values.clear();
         values.reserve(total as usize);
-        self.decode_values(&pieces, total as usize, values)
+        self.decode_values(&pieces, total as usize, values, None)
+            .map(|_| ())
     }
 
     /// Decodes `pieces` (of `total` bytes) into `values`, which is empty with
-    /// at least `total` bytes of capacity.
-    fn decode_values(&self, pieces: &[Piece], total: usize, values: &mut Vec<u8>) -> Result<()> {
+    /// at least `total` bytes of capacity; runs `check` (with the column's
+    /// offsets) on each decoded task's bytes and returns whether all passed.
+    fn decode_values(
+        &self,
+        pieces: &[Piece],
+        total: usize,
+        values: &mut Vec<u8>,
+        check: Option<(PieceCheck<'_>, &[i64])>,
+    ) -> Result<bool> {
         debug_assert!(values.is_empty() && values.capacity() >= total);
         // Split the (uninitialized) output among pieces and decode them
         // concurrently; every piece must fill its part exactly.
         let mut slices = Vec::with_capacity(pieces.len());
         let mut rest = &mut values.spare_capacity_mut()[..total];
+        let mut at = 0usize;
         for p in pieces {
             let (s, t) = rest.split_at_mut(p.bytes.len());
-            slices.push(s);
+            slices.push((at, s));
+            at += p.bytes.len();
             rest = t;
         }
-        let written: usize = pieces
+        let (written, ok) = pieces
             .par_iter()
             .zip(slices)
-            .map(|(p, out)| -> Result<usize> {
+            .map(|(p, (at, out))| -> Result<(usize, bool)> {
                 let c = self.chunk(p.chunk)?;
                 let want = out.len();
                 if let Some(v) = &c.chunk.value_dict {
-                    return Ok(v.gather(p.rows.clone(), out).min(want));
+                    // Gathered, not decoded: no hot per-task check here, so
+                    // a checking caller is told to run its exact pass.
+                    let got = v.gather(p.rows.clone(), out).min(want);
+                    return Ok((got, check.is_none()));
                 }
-                let got = decode::decode_range_parallel_uninit(
-                    c.dictionary(),
-                    &c.codes(),
-                    p.codes.clone(),
-                    p.bytes.start,
-                    out,
-                );
-                Ok(got.min(want))
+                let (got, ok) = match check {
+                    None => (
+                        decode::decode_range_parallel_uninit(
+                            c.dictionary(),
+                            &c.codes(),
+                            p.codes.clone(),
+                            p.bytes.start,
+                            out,
+                        ),
+                        true,
+                    ),
+                    Some((f, offsets)) => decode::decode_range_parallel_checked(
+                        c.dictionary(),
+                        &c.codes(),
+                        p.codes.clone(),
+                        p.bytes.start,
+                        out,
+                        &|sub, bytes| f(at + sub, bytes, offsets),
+                    ),
+                };
+                Ok((got.min(want), ok))
             })
-            .sum::<Result<usize>>()?;
+            .try_reduce(|| (0, true), |a, b| Ok((a.0 + b.0, a.1 && b.1)))?;
         // Validation proved each piece's codes decode to exactly its bytes.
         assert_eq!(
             written, total,
@@ -667,7 +745,7 @@ impl Reader {
         // piece, as the sum of min(got, want) equals the total), and the slices
         // tile 0..total of the capacity.
         unsafe { values.set_len(total) };
-        Ok(())
+        Ok(ok)
     }
 
     /// The per-chunk pieces of a row range (validating each chunk touched).
@@ -705,6 +783,11 @@ impl Reader {
             .collect()
     }
 }
+
+/// A check of a bulk read's decoded values, piece by piece
+/// ([`Reader::read_range_checked`]): `(first byte in the column's values,
+/// the piece's bytes, the column's row offsets) -> passed`.
+pub(crate) type PieceCheck<'a> = &'a (dyn Fn(usize, &[u8], &[i64]) -> bool + Sync);
 
 /// Part of a row range that lies in one chunk.
 #[derive(Clone, Debug)]

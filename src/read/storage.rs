@@ -57,6 +57,14 @@ pub trait Storage: Send + Sync {
         let _ = range;
     }
 
+    /// A hint that `range` will not be read again soon (a streaming reader
+    /// is done with a chunk): a map drops those pages from the process's
+    /// resident set; they stay in the OS page cache and a later read faults
+    /// them back in, with the same bytes. Default: none.
+    fn release(&self, range: Range<u64>) {
+        let _ = range;
+    }
+
     /// What the storage reads (a path or URL), for error messages.
     fn describe(&self) -> String;
 
@@ -215,6 +223,27 @@ impl Storage for MmapStorage {
         if range.end <= self.len() && range.end - range.start >= WILLNEED_MIN {
             let (at, len) = (range.start as usize, (range.end - range.start) as usize);
             let _ = self.handle.advise_range(memmap2::Advice::WillNeed, at, len);
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+    fn release(&self, range: Range<u64>) {
+        #[cfg(unix)]
+        if range.start < range.end && range.end <= self.len() {
+            let (at, len) = (range.start as usize, (range.end - range.start) as usize);
+            // SAFETY: the map is shared (`MAP_SHARED`), read-only and never
+            // written through. MADV_DONTNEED on such a mapping only removes
+            // the pages from this process's page tables: the next access,
+            // from any live slice of the map, faults the same page back in
+            // from the file's page cache, so every borrowed `&[u8]` keeps
+            // reading the file's bytes (the hazard of a file changed or
+            // truncated underneath is the map's documented caveat, unchanged
+            // by this call). `unchecked_advise_range` checks the range
+            // against the map and aligns it to pages.
+            let _ = unsafe {
+                self.handle
+                    .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, at, len)
+            };
         }
         #[cfg(not(unix))]
         let _ = range;

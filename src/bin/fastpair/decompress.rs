@@ -4,7 +4,7 @@ use std::io::Write;
 
 use crate::cli::DecompressArgs;
 use crate::io::{
-    decode_options, for_each_range, io_error, open_reader_with, separator_error, thousands,
+    decode_options, io_error, open_reader_with, separator_error, stream_ranges, thousands,
     CliError, Output,
 };
 use crate::progress::Progress;
@@ -14,16 +14,16 @@ pub fn run(a: DecompressArgs) -> Result<(), CliError> {
     if let Some(fmt) = crate::tabular::out_format(&a.output) {
         return crate::tabular::decompress(a, fmt);
     }
-    let reader = open_reader_with(&a.input, decode_options(a.memory))?;
+    let mut reader = open_reader_with(&a.input, decode_options(a.memory))?;
     let sep = if a.nul { 0u8 } else { b'\n' };
     let mut out = Output::create(&a.output, a.force)?;
     let out_name = out.name();
     let mut progress = Progress::new("decompress");
     let mut nulls = 0u64;
     let (mut rows_done, mut bytes_done) = (0u64, 0u64);
-    // Range by range, each within the memory budget: the decoded column is
-    // never held whole.
-    for_each_range(&reader, &a.input, |first, col| {
+    // Range by range, each within the memory budget, and chunk by chunk:
+    // neither the decoded column nor the file is ever held whole.
+    stream_ranges(&mut reader, &a.input, |first, col| {
         if col.values.contains(&sep) {
             let row = (0..col.len())
                 .find(|&r| col.value(r).is_some_and(|v| v.contains(&sep)))

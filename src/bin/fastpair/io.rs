@@ -109,39 +109,69 @@ pub fn decode_options(memory: u64) -> ReadOptions {
 /// Decodes the whole column in order, chunk by chunk, splitting a chunk into
 /// row ranges until each fits the reader's memory cap, and hands each range
 /// (its first row and its rows) to `f`. A single row over the cap is decoded
-/// on its own (values are bounded by the format's value limit).
+/// on its own (values are bounded by the format's value limit). Validated
+/// chunks stay validated (see [`stream_ranges`] to let them go).
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
 pub fn for_each_range(
     reader: &Reader,
     path: &Path,
     mut f: impl FnMut(u64, &Column) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let mut col = Column::default();
-    let mut todo: Vec<std::ops::Range<u64>> = Vec::new();
     for i in 0..reader.num_chunks() {
-        let info = reader.chunk_info(i);
-        todo.push(info.first_row..info.first_row + info.entry.rows as u64);
-        while let Some(r) = todo.pop() {
-            if r.is_empty() {
-                continue;
+        chunk_ranges(reader, path, i, &mut col, &mut f)?;
+    }
+    Ok(())
+}
+
+/// [`for_each_range`] for a single pass: each chunk is released once its
+/// ranges are handed over (`Reader::release_chunk`: its validation state is
+/// dropped and a mapped file's pages leave the resident set), so memory
+/// holds one chunk, not the file.
+pub fn stream_ranges(
+    reader: &mut Reader,
+    path: &Path,
+    mut f: impl FnMut(u64, &Column) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let mut col = Column::default();
+    for i in 0..reader.num_chunks() {
+        chunk_ranges(reader, path, i, &mut col, &mut f)?;
+        reader.release_chunk(i);
+    }
+    Ok(())
+}
+
+/// The ranges of chunk `i`, each within the memory cap, handed to `f`.
+pub fn chunk_ranges(
+    reader: &Reader,
+    path: &Path,
+    i: usize,
+    col: &mut Column,
+    f: &mut impl FnMut(u64, &Column) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let info = reader.chunk_info(i);
+    let mut todo = vec![info.first_row..info.first_row + info.entry.rows as u64];
+    while let Some(r) = todo.pop() {
+        if r.is_empty() {
+            continue;
+        }
+        match reader.read_range_into(r.clone(), col) {
+            Ok(()) => f(r.start, col)?,
+            Err(fastpair::Error::MemoryCap { .. }) if r.end - r.start > 1 => {
+                let mid = r.start + (r.end - r.start) / 2;
+                todo.push(mid..r.end);
+                todo.push(r.start..mid);
             }
-            match reader.read_range_into(r.clone(), &mut col) {
-                Ok(()) => f(r.start, &col)?,
-                Err(fastpair::Error::MemoryCap { .. }) if r.end - r.start > 1 => {
-                    let mid = r.start + (r.end - r.start) / 2;
-                    todo.push(mid..r.end);
-                    todo.push(r.start..mid);
-                }
-                Err(fastpair::Error::MemoryCap { .. }) => {
-                    let mut one = Column::default();
-                    let valid = reader
-                        .get_into(r.start, &mut one.values)
-                        .map_err(|e| file_error(path, e))?;
-                    one.offsets = vec![0, one.values.len() as i64];
-                    one.validity = (!valid).then(|| vec![0u8]);
-                    f(r.start, &one)?;
-                }
-                Err(e) => return Err(file_error(path, e)),
+            Err(fastpair::Error::MemoryCap { .. }) => {
+                let mut one = Column::default();
+                let valid = reader
+                    .get_into(r.start, &mut one.values)
+                    .map_err(|e| file_error(path, e))?;
+                one.offsets = vec![0, one.values.len() as i64];
+                one.validity = (!valid).then(|| vec![0u8]);
+                f(r.start, &one)?;
             }
+            Err(e) => return Err(file_error(path, e)),
         }
     }
     Ok(())

@@ -3,11 +3,12 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use fastpair::Reader;
+use fastpair::{Column, Reader};
 
 use crate::cli::ScanArgs;
 use crate::io::{
-    decode_options, display, file_error, for_each_range, human_bytes, io_error, thousands, CliError,
+    chunk_ranges, decode_options, display, file_error, for_each_range, human_bytes, io_error,
+    thousands, CliError,
 };
 
 /// Prints one line on stdout; a closed or full stdout is an error, not a panic.
@@ -23,14 +24,15 @@ fn say_cli(line: &str) -> Result<(), CliError> {
 
 pub fn run(a: ScanArgs) -> Result<(), CliError> {
     let t = Instant::now();
-    let reader = crate::io::open_reader_with(&a.file, decode_options(a.memory))?;
-    // Validate every chunk up front so the timed runs measure decoding only.
-    (0..reader.num_chunks()).try_for_each(|i| {
-        reader
-            .chunk(i)
-            .map(|_| ())
-            .map_err(|e| file_error(&a.file, e))
-    })?;
+    let mut reader = crate::io::open_reader_with(&a.file, decode_options(a.memory))?;
+    // Validate every chunk up front, so a damaged file fails before any
+    // timing; each chunk is let go once checked (`release_chunk`: its
+    // validation state and a mapped file's pages), so memory holds one chunk,
+    // whatever the file's size.
+    for i in 0..reader.num_chunks() {
+        reader.chunk(i).map_err(|e| file_error(&a.file, e))?;
+        reader.release_chunk(i);
+    }
     let open = t.elapsed();
     say_cli(&format!(
         "{}: {} rows, {} value bytes in {} chunk(s); opened and validated in {:.1} ms",
@@ -41,14 +43,14 @@ pub fn run(a: ScanArgs) -> Result<(), CliError> {
         open.as_secs_f64() * 1e3
     ))?;
     if a.cpu {
-        return scan_cpu(&a, &reader);
+        return scan_cpu(&a, &mut reader);
     }
     match scan_gpu(&a, &reader) {
         Ok(done) => done,
         Err(why) if a.gpu => Err(CliError::msg(why)),
         Err(why) => {
             crate::io::eprint_line!("fastpair: note: {why}; scanning on the CPU");
-            scan_cpu(&a, &reader)
+            scan_cpu(&a, &mut reader)
         }
     }
 }
@@ -139,17 +141,26 @@ fn scan_gpu(_a: &ScanArgs, _reader: &Reader) -> Result<Result<(), CliError>, Str
 }
 
 /// Decodes the column range by range within the memory budget (`--memory`),
-/// reusing one buffer: memory does not grow with the column.
-fn scan_cpu(a: &ScanArgs, reader: &Reader) -> Result<(), CliError> {
+/// reusing one buffer, and chunk by chunk: each chunk is validated (not
+/// timed), decoded (timed) and let go (`release_chunk`), so memory grows
+/// neither with the column nor with the file.
+fn scan_cpu(a: &ScanArgs, reader: &mut Reader) -> Result<(), CliError> {
     let bytes = reader.decoded_bytes();
     let mut times = Vec::with_capacity(a.iters as usize);
+    let mut col = Column::default();
     for _ in 0..a.iters {
-        let t = Instant::now();
-        for_each_range(reader, &a.file, |_, col| {
-            std::hint::black_box(col);
-            Ok(())
-        })?;
-        times.push(t.elapsed());
+        let mut spent = Duration::ZERO;
+        for i in 0..reader.num_chunks() {
+            reader.chunk(i).map_err(|e| file_error(&a.file, e))?;
+            let t = Instant::now();
+            chunk_ranges(reader, &a.file, i, &mut col, &mut |_, col| {
+                std::hint::black_box(col);
+                Ok(())
+            })?;
+            spent += t.elapsed();
+            reader.release_chunk(i);
+        }
+        times.push(spent);
     }
     report(
         &format!("cpu ({} threads)", rayon::current_num_threads()),
