@@ -414,7 +414,6 @@ pub fn read_decoded(reader: &Reader, rows: Range<u64>, ty: ArrowType) -> Result<
         pieces.check(at, bytes, offsets)
     })?;
     if !(ok && pieces.stitch(&col.values)) {
-        eprintln!("FALLBACK");
         // A bad byte, or a piece too small for the fast check: the exact
         // check, which names the first bad row (or passes).
         check_utf8(&col.offsets, &col.values)?;
