@@ -2,13 +2,16 @@
 """Peak RSS of `fastpair compress/decompress/scan` against input size and
 thread count (issue 7; the table lives in bench/MEMORY.md).
 
-usage: bench/memory.py NEW_BIN CORPUS_DIR OUT_TSV [OLD_BIN] [--sizes 0.5,2,4] [--threads 1,2,16]
+usage: bench/memory.py NEW_BIN CORPUS_DIR OUT_TSV [OLD_BIN] [--sizes=0.5,2,4] [--threads=1,2,16]
+                       [--commands=compress,decompress,scan]
 
 Builds each input by repeating the corpus columns (concatenated, in name
 order) until it reaches the size, in a scratch folder under $TMPDIR, measures
 each command's peak RSS with wait4(2) (ru_maxrss), then deletes the inputs.
 RAYON_NUM_THREADS sets the thread count. OLD_BIN (the binary before the fix)
-is measured at the highest thread count only.
+is measured at the highest thread count only. Without `compress` in
+--commands, each binary compresses each input once, unmeasured, for the
+other commands.
 Inputs are whole repetitions of the corpus (the size nearest the request).
 """
 import os
@@ -49,6 +52,7 @@ def main():
     old = args[3] if len(args) > 3 else None
     sizes = [float(x) for x in opts.get("sizes", "0.5,2,4").split(",")]
     threads = [int(x) for x in opts.get("threads", "1,2,16").split(",")]
+    commands = opts.get("commands", "compress,decompress,scan").split(",")
     scratch = tempfile.mkdtemp(prefix="fp-mem-")
     rows = []
 
@@ -70,18 +74,25 @@ def main():
             for name, b, ts in [("new", new, threads)] + (
                 [("old", old, [threads[-1]])] if old else []
             ):
+                if "compress" not in commands:
+                    subprocess.run([b, "compress", "-q", txt, "-o", fpc], check=True)
                 for t in ts:
-                    m, s, c, e = peak([b, "compress", "-q", txt, "-o", fpc], t)
-                    record(name, "compress", f"{real:.2f}", t, m >> 20, f"{s:.1f}", c, e)
-                    m, s, c, e = peak([b, "decompress", fpc, "-o", dec], t)
-                    record(name, "decompress", f"{real:.2f}", t, m >> 20, f"{s:.1f}", c, e)
-                    if c == 0 and os.path.getsize(dec) != os.path.getsize(txt):
-                        record(name, "decompress", f"{real:.2f}", t, "-", "-", "-", "SIZE MISMATCH")
-                    os.remove(dec)
-                    m, s, c, e = peak([b, "scan", "--cpu", "--iters", "1", fpc], t)
-                    record(name, "scan --cpu", f"{real:.2f}", t, m >> 20, f"{s:.1f}", c, e)
+                    if "compress" in commands:
+                        m, s, c, e = peak([b, "compress", "-q", txt, "-o", fpc], t)
+                        record(name, "compress", f"{real:.2f}", t, m >> 20, f"{s:.1f}", c, e)
+                    if "decompress" in commands:
+                        m, s, c, e = peak([b, "decompress", fpc, "-o", dec], t)
+                        record(name, "decompress", f"{real:.2f}", t, m >> 20, f"{s:.1f}", c, e)
+                        if c == 0 and os.path.getsize(dec) != os.path.getsize(txt):
+                            record(name, "decompress", f"{real:.2f}", t, "-", "-", "-", "SIZE MISMATCH")
+                        os.remove(dec)
+                    if "scan" in commands:
+                        m, s, c, e = peak([b, "scan", "--cpu", "--iters", "1", fpc], t)
+                        record(name, "scan --cpu", f"{real:.2f}", t, m >> 20, f"{s:.1f}", c, e)
                 os.remove(fpc)
             os.remove(txt)
+        if "compress" not in commands:
+            return
         # Finding 9's other case: 67 M empty rows in one chunk.
         txt = os.path.join(scratch, "empty.txt")
         with open(txt, "wb") as f:

@@ -50,6 +50,7 @@ use crate::write::{Sink, Writer};
 
 /// The Arrow type a column is read into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ArrowType {
     /// `LargeBinary`: the decoder's layout, no check (default).
     #[default]

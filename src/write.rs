@@ -38,6 +38,7 @@ use crate::format::{cascade, codes, limits, Codec, SECTION_ALIGN};
 
 /// How chunks get their dictionaries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DictMode {
     /// One dictionary, trained on a sample of the first chunks, shared by all (default).
     Shared,

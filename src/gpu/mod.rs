@@ -137,6 +137,7 @@ pub struct ScanOptions {
 
 /// Which decoder produced a column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Backend {
     /// The FastPair GPU kernel.
     Gpu,
