@@ -150,7 +150,8 @@ pub fn chunk_ranges(
     f: &mut impl FnMut(u64, &Column) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let info = reader.chunk_info(i);
-    let mut todo = vec![info.first_row..info.first_row + info.entry.rows as u64];
+    let mut todo = Vec::with_capacity(8);
+    todo.push(info.first_row..info.first_row + info.entry.rows as u64);
     while let Some(r) = todo.pop() {
         if r.is_empty() {
             continue;
