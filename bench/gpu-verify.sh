@@ -2,6 +2,8 @@
 # One device run that verifies a merged tree on the GPU machine (it has no
 # Rust toolchain: carry the bundle and the wheel). Build here first:
 #   ../shared/tools/gpu-bundle --tests --benches --bins --data ../shared/corpus
+#   (then keep only gpu-test, gpu_hostile-test, gpu_values-test, gpu_scan-bench and
+#   fastpair in .gpu/bin and .gpu/manifest.txt: at most 64 MiB travel in all)
 #   bash python/build-wheel.sh
 # then run on the device, carrying .gpu and .whl:  bash bench/gpu-verify.sh
 # Every GPU test harness runs with FASTPAIR_REQUIRE_GPU=1 (a missing GPU is
@@ -22,7 +24,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "
 status=0
 step() { echo "=== $1 $(date -u +%T)" | tee -a "$OUT/summary.txt"; }
 step "GPU test harnesses"
-for t in ${GPU_TESTS:-gpu-test gpu_hostile-test}; do
+for t in ${GPU_TESTS:-gpu-test gpu_hostile-test gpu_values-test}; do
   timeout 300 ".gpu/bin/$t" --test-threads 1 > "$OUT/$t.log" 2>&1 || status=1
   grep -E "test result|FAILED|panicked" "$OUT/$t.log" | sed "s/^/$t: /" | tee -a "$OUT/summary.txt"
 done
@@ -32,6 +34,8 @@ FASTPAIR_CORPUS_ONLY=${SAN_CORPUS:-loghub_Linux_2k,tpch_sf1_o_clerk,dbtext_first
 grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck.log" | sed 's/^/memcheck gpu: /' | tee -a "$OUT/summary.txt"
 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_hostile-test --test-threads 1 > "$OUT/memcheck-hostile.log" 2>&1 || status=1
 grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck-hostile.log" | sed 's/^/memcheck hostile: /' | tee -a "$OUT/summary.txt"
+timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_values-test --test-threads 1 > "$OUT/memcheck-values.log" 2>&1 || status=1
+grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck-values.log" | sed "s/^/memcheck values: /" | tee -a "$OUT/summary.txt"
 step "python GPU tests"
 timeout 300 bash python/gpu-test.sh > "$OUT/python.log" 2>&1 || status=1
 tail -15 "$OUT/python.log" | tee -a "$OUT/summary.txt"
