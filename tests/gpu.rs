@@ -43,10 +43,13 @@ fn lines(bytes: &[u8]) -> Vec<&[u8]> {
 }
 
 fn write(values: &[&[u8]], codec: Codec, chunk_rows: usize, mode: DictMode) -> Reader {
+    // Coded chunks only: this is the decode kernel's parity test (value-
+    // dictionary chunks have their own, tests/gpu_values.rs).
     let opts = WriterOptions {
         codec: codec.into(),
         chunk_rows,
         dict_mode: mode,
+        value_dict: false,
         ..Default::default()
     };
     let file = write_to_vec(values.iter().map(|v| Some(*v)), opts).expect("write");

@@ -189,25 +189,27 @@ pub fn compile_check(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Resul
 pub fn read_range(reader: &Reader, rows: Range<u64>) -> Result<(Column, Backend)> {
     // The multi-chunk scan does not plan value-dictionary chunks yet (their
     // gather is `gather_value_dict`): such ranges decode on the CPU.
-    let first = reader.footer().chunks.iter().scan(0u64, |at, c| {
-        let r = *at..*at + c.rows as u64;
-        *at = r.end;
-        Some((r, c.values))
-    });
-    let touches_value_dict = first
-        .into_iter()
-        .any(|(r, v)| v > 0 && r.start < rows.end && rows.start < r.end);
     #[cfg(feature = "gpu")]
-    if !touches_value_dict {
+    if !touches_value_dict(reader, &rows) {
         match scan(reader, rows.clone()) {
             Ok(c) => return Ok((c.to_host()?, Backend::Gpu)),
             Err(Error::GpuUnavailable(_)) => {}
             Err(e) => return Err(e),
         }
     }
-    #[cfg(not(feature = "gpu"))]
-    let _ = touches_value_dict;
     Ok((reader.read_range(rows)?, Backend::Cpu))
+}
+
+/// True when `rows` touch a value-dictionary chunk (spec/FORMAT.md §5.6),
+/// which the multi-chunk decode launch does not plan yet.
+#[cfg(feature = "gpu")]
+fn touches_value_dict(reader: &Reader, rows: &Range<u64>) -> bool {
+    let mut at = 0u64;
+    reader.footer().chunks.iter().any(|c| {
+        let r = at..at + c.rows as u64;
+        at = r.end;
+        c.values > 0 && r.start < rows.end && rows.start < r.end
+    })
 }
 
 #[cfg(feature = "gpu")]
@@ -252,6 +254,34 @@ mod gpu_impl {
                 rows,
                 bytes,
             }
+        }
+
+        /// Uploads a host column (Arrow layout) to the device.
+        fn upload(col: &Column) -> Result<Self> {
+            let g = gpu()?;
+            let s = &g.stream;
+            // At least one byte, as the decoder allocates.
+            let values = if col.values.is_empty() {
+                s.alloc_zeros::<u8>(1).map_err(|e| gpu_err("alloc", e))?
+            } else {
+                s.clone_htod(&col.values)
+                    .map_err(|e| gpu_err("upload", e))?
+            };
+            let offsets = s
+                .clone_htod(&col.offsets)
+                .map_err(|e| gpu_err("upload", e))?;
+            let validity = match &col.validity {
+                Some(v) => Some(s.clone_htod(v).map_err(|e| gpu_err("upload", e))?),
+                None => None,
+            };
+            s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+            Ok(Self::new(
+                values,
+                offsets,
+                validity,
+                col.len(),
+                col.values.len(),
+            ))
         }
 
         /// Number of rows.
@@ -303,6 +333,13 @@ mod gpu_impl {
         rows: Range<u64>,
         opts: &ScanOptions,
     ) -> Result<DeviceColumn> {
+        if touches_value_dict(reader, &rows) {
+            // The decode launch does not plan value-dictionary chunks yet
+            // (spec/DECODER.md §6c): such a range is expanded on the CPU and
+            // its Arrow buffers uploaded, so every file scans to the device.
+            gpu()?;
+            return DeviceColumn::upload(&reader.read_range(rows)?);
+        }
         let mut p = Prepared::new(reader, rows, opts, 1)?;
         p.upload()?;
         p.run()?;

@@ -63,6 +63,12 @@ fn scan_gpu(a: &ScanArgs, reader: &Reader) -> Result<Result<(), CliError>, Strin
     if let Err(e) = gpu::available() {
         return Err(e.to_string());
     }
+    if reader.footer().chunks.iter().any(|c| c.values > 0) {
+        // spec/DECODER.md §6c: the decode launch does not plan them yet.
+        return Err(
+            "the file has value-dictionary chunks, which the GPU scan does not time yet".into(),
+        );
+    }
     let mut p = match Prepared::new(reader, 0..reader.rows(), &ScanOptions::default(), 1) {
         Ok(p) => p,
         Err(e @ fastpair::Error::GpuUnavailable(_)) => return Err(e.to_string()),
