@@ -16,6 +16,9 @@ python3 -c "import sys; print(sys.version)"
 python3 -c "import pyarrow, cupy, torch; print('pyarrow', pyarrow.__version__, 'cupy', cupy.__version__, 'torch', torch.__version__)" || true
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 log="${OUT:-$site}/gpu-pytest.txt"
+# Absolute: pytest runs from the unpacked wheel's folder.
+FASTPAIR_CORPUS="$(cd "${FASTPAIR_CORPUS:-$repo/target/corpus}" && pwd)"
+export FASTPAIR_CORPUS
 cd "$site"
 FASTPAIR_REQUIRE_GPU=1 PYTHONPATH="$site" python3 -m pytest -v -rs -p no:cacheprovider "$here/tests" 2>&1 | tee "$log"
 exit "${PIPESTATUS[0]}"
