@@ -572,8 +572,16 @@ pub enum Error {
     },
     /// No usable GPU (no driver, no NVRTC, no device).
     GpuUnavailable(String),
-    /// A GPU call failed, or the kernel reported a disagreement.
+    /// The kernel reported a disagreement, or a GPU precondition failed.
     Gpu(String),
+    /// A CUDA driver or NVRTC call failed; the binding's (cudarc's) error is
+    /// kept as [`std::error::Error::source`].
+    GpuCall {
+        /// What was being done (e.g. "alloc", "upload").
+        what: String,
+        /// The binding's error.
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
 }
 
 impl Error {
@@ -629,6 +637,7 @@ impl fmt::Display for Error {
             ),
             Error::GpuUnavailable(m) => write!(f, "GPU unavailable: {m}"),
             Error::Gpu(m) => write!(f, "GPU error: {m}"),
+            Error::GpuCall { what, source } => write!(f, "GPU error: {what}: {source}"),
         }
     }
 }
@@ -637,6 +646,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io { source, .. } => Some(source),
+            Error::GpuCall { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

@@ -21,8 +21,14 @@ use crate::error::{Error, Result};
 /// The kernel source, embedded at build time.
 const SOURCE: &str = include_str!("../../kernels/fastpair.cu");
 
-pub(crate) fn gpu_err(what: &str, e: impl std::fmt::Debug) -> Error {
-    Error::Gpu(format!("{what}: {e:?}"))
+pub(crate) fn gpu_err<E>(what: &str, e: E) -> Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    Error::GpuCall {
+        what: what.into(),
+        source: Box::new(e),
+    }
 }
 
 /// The process's GPU: context, streams, compiled kernels.
