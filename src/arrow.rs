@@ -364,6 +364,16 @@ pub fn string_view(col: Column) -> Result<StringViewArray> {
 
 /// Rows of a reader decoded for an Arrow array of one type
 /// ([`read_decoded`]); a text column's UTF-8 was checked while decoding.
+///
+/// Only [`read_decoded`] makes one: [`Decoded::into_array`] trusts its
+/// UTF-8 mark (an unchecked `LargeStringArray`), so safe code cannot build a
+/// `Decoded` around arbitrary bytes:
+///
+/// ```compile_fail
+/// use fastpair::arrow::{ArrowType, Decoded};
+/// let col = fastpair::Column { values: vec![0xff], offsets: vec![0, 1], validity: None };
+/// let forged = Decoded { col, ty: ArrowType::LargeUtf8, utf8_checked: true };
+/// ```
 #[derive(Debug)]
 pub struct Decoded {
     col: Column,

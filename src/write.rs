@@ -689,6 +689,25 @@ impl<S: Sink> Writer<S> {
     }
 }
 
+/// The sidecar (spec/FORMAT.md §5.3: the output position of every `batch`-th
+/// code, then the total) and the token-length histogram (the dictionary's `hist`, §4) of `codes`,
+/// whose token lengths are `lens`.
+pub(crate) fn sidecar_and_hist(codes: &[u16], lens: &[u8], batch: usize) -> (Vec<u32>, [u64; 16]) {
+    let mut hist = [0u64; 16];
+    let mut sidecar = Vec::with_capacity(codes.len() / batch + 2);
+    let mut pos = 0u32;
+    for (i, &c) in codes.iter().enumerate() {
+        if i % batch == 0 {
+            sidecar.push(pos);
+        }
+        let l = lens[c as usize];
+        hist[l as usize - 1] += 1;
+        pos += l as u32;
+    }
+    sidecar.push(pos);
+    (sidecar, hist)
+}
+
 /// Encodes one chunk with `table` of `codec` (whose matcher is `m`); `own`
 /// is the chunk's private dictionary, if it has one, and how it was chosen.
 fn encode_chunk(
@@ -737,20 +756,8 @@ fn encode_chunk(
     let mut row_bytes = Vec::with_capacity(p.rows() + 1);
     row_bytes.push(0u32);
     row_bytes.extend(p.ends.iter().map(|&e| e as u32));
-    let g = opts.batch as usize;
-    let mut hist = [0u64; 16];
-    let mut sidecar = Vec::with_capacity(codes_v.len() / g + 2);
-    let mut pos = 0u32;
-    for (i, &c) in codes_v.iter().enumerate() {
-        if i % g == 0 {
-            sidecar.push(pos);
-        }
-        let l = table_lens[c as usize];
-        hist[l as usize - 1] += 1;
-        pos += l as u32;
-    }
-    sidecar.push(pos);
-    debug_assert_eq!(pos as usize, p.data.len());
+    let (sidecar, hist) = sidecar_and_hist(&codes_v, table_lens, opts.batch as usize);
+    debug_assert_eq!(*sidecar.last().unwrap() as usize, p.data.len());
     let mut packed = Vec::new();
     codes::pack(codec.code_bits(), &codes_v, &mut packed);
     let mut sc = Vec::new();

@@ -26,7 +26,7 @@
 
 use rayon::prelude::*;
 
-use super::matcher::Matcher;
+use super::matcher::{count_uses, Matcher};
 use super::TokenTable;
 
 /// Most learned (multi-byte) symbols: 4096 codes minus the 256 single bytes.
@@ -242,30 +242,8 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
     // merged symbol everywhere its parts were adjacent).
     let table = table_of(&symbols);
     let matcher = Matcher::new(&table);
-    let uses = tasks(&sample)
-        .into_par_iter()
-        .map(|r| {
-            let part = &sample[r];
-            let mut uses = vec![0u32; table.len()];
-            let mut codes = Vec::new();
-            for row in part {
-                codes.clear();
-                matcher.encode_into(row, &mut codes);
-                for &c in &codes {
-                    uses[c as usize] += 1;
-                }
-            }
-            uses
-        })
-        .reduce(
-            || vec![0u32; table.len()],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    *x += y;
-                }
-                a
-            },
-        );
+    let parts = tasks(&sample).into_iter().map(|r| &sample[r]).collect();
+    let uses = count_uses(&matcher, parts, table.len());
     let scale = total as f64 / sample_bytes as f64;
     let mut learned: Vec<&[u8]> = (256..table.len())
         .filter(|&c| {

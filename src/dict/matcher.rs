@@ -123,6 +123,37 @@ fn hash_key(lo: u64, hi: u64, len: usize) -> u64 {
     (a ^ b.rotate_left(31)).wrapping_mul(0x1656_67B1_9E37_79F9)
 }
 
+/// How often each of the `tokens` codes is used when the rows of `parts` are
+/// encoded with `m`, one task per part on all cores (the trainers' pruning
+/// passes: a token that is not used enough no longer pays for its slot). The
+/// sums do not depend on how the rows are split into parts.
+pub(crate) fn count_uses(m: &Matcher, parts: Vec<&[&[u8]]>, tokens: usize) -> Vec<u32> {
+    use rayon::prelude::*;
+    parts
+        .into_par_iter()
+        .map(|part| {
+            let mut uses = vec![0u32; tokens];
+            let mut codes = Vec::new();
+            for row in part {
+                codes.clear();
+                m.encode_into(row, &mut codes);
+                for &c in &codes {
+                    uses[c as usize] += 1;
+                }
+            }
+            uses
+        })
+        .reduce(
+            || vec![0u32; tokens],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        )
+}
+
 impl Matcher {
     /// Builds the matcher of `table`.
     ///

@@ -27,9 +27,7 @@
 //! maximum size (32 slots per dictionary entry), pruned of rare pairs when it
 //! fills up.
 
-use rayon::prelude::*;
-
-use super::matcher::Matcher;
+use super::matcher::{count_uses, Matcher};
 use super::{TokenTable, MAX_TOKEN_LEN};
 
 /// Parameters of [`train`].
@@ -464,29 +462,11 @@ fn prune(
         visit.push(row);
         seen += row.len();
     }
-    let uses = visit
-        .par_chunks(PRUNE_TASK_ROWS)
-        .map(|part| {
-            let mut uses = vec![0u32; table.len()];
-            let mut codes = Vec::new();
-            for row in part {
-                codes.clear();
-                matcher.encode_into(row, &mut codes);
-                for &c in &codes {
-                    uses[c as usize] += 1;
-                }
-            }
-            uses
-        })
-        .reduce(
-            || vec![0u32; table.len()],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    *x += y;
-                }
-                a
-            },
-        );
+    let uses = count_uses(
+        matcher,
+        visit.chunks(PRUNE_TASK_ROWS).collect(),
+        table.len(),
+    );
     let scale = total as f64 / seen.max(1) as f64;
     let code_bytes = f64::from(params.code_bits) / 8.0;
     let mut out = TokenTable::single_bytes();

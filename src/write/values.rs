@@ -103,19 +103,7 @@ pub(super) fn encode(
         row_codes.push(all.len() as u32);
         row_bytes.push(vbytes);
     }
-    let g = opts.batch as usize;
-    let mut hist = [0u64; 16];
-    let mut sidecar = Vec::with_capacity(all.len() / g + 2);
-    let mut pos = 0u32;
-    for (i, &c) in all.iter().enumerate() {
-        if i % g == 0 {
-            sidecar.push(pos);
-        }
-        let l = lens[c as usize];
-        hist[l as usize - 1] += 1;
-        pos += l as u32;
-    }
-    sidecar.push(pos);
+    let (sidecar, hist) = super::sidecar_and_hist(&all, lens, opts.batch as usize);
     let mut sums = Vec::with_capacity(d.index.len() + 1);
     let mut s = 0u32;
     sums.push(0);
