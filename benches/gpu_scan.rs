@@ -52,10 +52,9 @@ struct Col {
 }
 
 fn prepare(c: &Col, cfg: DecoderConfig, force: bool) -> fastpair::Result<Prepared> {
-    let opts = ScanOptions {
-        config: cfg,
-        force_width: force,
-    };
+    let opts = ScanOptions::default()
+        .with_config(cfg)
+        .with_force_width(force);
     let mut p = Prepared::new(&c.reader, 0..c.reader.rows(), &opts, c.tiles)?;
     p.upload()?;
     p.run()?;
@@ -94,11 +93,9 @@ fn verify(p: &Prepared, c: &Col) {
 }
 
 fn sweep(c: &Col, reps: usize) -> (DecoderConfig, f64) {
-    let mut best = DecoderConfig {
-        w: gpu::scan_width(&c.reader),
-        emit: env("EMIT", DecoderConfig::default().emit),
-        ..DecoderConfig::default()
-    };
+    let mut best = DecoderConfig::default()
+        .with_w(gpu::scan_width(&c.reader))
+        .with_emit(env("EMIT", DecoderConfig::default().emit));
     let mut best_gb = 0.0;
     let measure = |cfg: DecoderConfig| -> f64 {
         match prepare(c, cfg, true).and_then(|mut p| p.time_decode(reps)) {
@@ -172,10 +169,7 @@ fn random_rows(dir: &std::path::Path) {
     let body = data.strip_suffix(b"\n").unwrap_or(&data);
     let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
     let t = std::time::Instant::now();
-    let opts = WriterOptions {
-        codec: Codec::OnPair16.into(),
-        ..Default::default()
-    };
+    let opts = WriterOptions::default().with_codec(Codec::OnPair16);
     let values = (0..rows).map(|i| Some(lines[(i % lines.len() as u64) as usize]));
     let file = write_to_vec(values, opts).expect("write");
     let reader = Reader::from_bytes(file).expect("open");
@@ -255,10 +249,7 @@ fn streaming(dir: &std::path::Path) {
     let reps = ((gb * 1e9) / data.len() as f64).ceil() as usize;
     let t = std::time::Instant::now();
     let values = (0..reps).flat_map(|_| lines.iter().map(|v| Some(*v)));
-    let opts = WriterOptions {
-        codec: Codec::OnPair16.into(),
-        ..Default::default()
-    };
+    let opts = WriterOptions::default().with_codec(Codec::OnPair16);
     let file = write_to_vec(values, opts).expect("write");
     let reader = Reader::from_bytes(file).expect("open");
     let decoded = reader.decoded_bytes();
@@ -277,11 +268,9 @@ fn streaming(dir: &std::path::Path) {
     for rep in 0..4 {
         // Runs 0, 1: chunk regions straight from the page-locked file bytes;
         // runs 2, 3: through a pinned staging copy.
-        let so = gpu::StreamOptions {
-            device_bytes: cap,
-            page_lock_file: rep < 2,
-            ..Default::default()
-        };
+        let so = gpu::StreamOptions::default()
+            .with_device_bytes(cap)
+            .with_page_lock_file(rep < 2);
         let mut check = 0u64;
         let st = gpu::scan_stream(&reader, 0..reader.rows(), &so, |b| {
             // Spot-check one batch per run against the CPU decoder.
@@ -310,10 +299,7 @@ fn streaming(dir: &std::path::Path) {
         .split(',')
         .filter_map(|d| d.trim().parse().ok())
         .collect();
-    let so = gpu::StreamOptions {
-        device_bytes: cap,
-        ..Default::default()
-    };
+    let so = gpu::StreamOptions::default().with_device_bytes(cap);
     let mut check = 0u64;
     let st = gpu::scan_stream_on(&reader, 0..reader.rows(), &so, &devices, |b| {
         if check == 1 {
@@ -406,10 +392,7 @@ fn main() {
             .iter()
             .filter(|c| codec_only.is_empty() || c.name() == codec_only)
         {
-            let opts = WriterOptions {
-                codec: codec.into(),
-                ..Default::default()
-            };
+            let opts = WriterOptions::default().with_codec(codec);
             let file = write_to_vec(vals.iter().map(|v| Some(*v)), opts).expect("write");
             let reader = Reader::from_bytes(file).expect("open");
             let bytes = reader.decoded_bytes().max(1);
@@ -433,7 +416,7 @@ fn main() {
             c.codec == Codec::OnPair16 && sweep_cols.split(',').any(|s| c.name.contains(s))
         }) {
             let (b, gb) = sweep(c, 20);
-            *tally.entry(DecoderConfig { w: 8, ..b }).or_default() += gb;
+            *tally.entry(b.with_w(8)).or_default() += gb;
         }
         if let Some((c, _)) = tally
             .into_iter()

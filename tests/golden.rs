@@ -27,16 +27,14 @@ fn dir() -> PathBuf {
 /// dictionaries, with version 1 in the header and the tail (spec/FORMAT.md
 /// §10): the golden files but `value_dict` are version 1 and stay readable.
 fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> WriterOptions {
-    WriterOptions {
-        value_dict: false,
-        codec: codec.into(),
-        chunk_rows,
-        batch,
-        dict_mode,
-        seed: 1,
-        parallel_chunks: 2,
-        ..WriterOptions::default()
-    }
+    WriterOptions::default()
+        .with_value_dict(false)
+        .with_codec(codec)
+        .with_chunk_rows(chunk_rows)
+        .with_batch(batch)
+        .with_dict_mode(dict_mode)
+        .with_seed(1)
+        .with_parallel_chunks(2)
 }
 
 /// Each golden file: name, writer options, and the generator of its values.
@@ -77,10 +75,7 @@ fn golden() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> {
         // empty values, next to a chunk that keeps the plain layout.
         (
             "value_dict",
-            WriterOptions {
-                value_dict: true,
-                ..opts(Codec::OnPair12, 100, 16, DictMode::Shared)
-            },
+            opts(Codec::OnPair12, 100, 16, DictMode::Shared).with_value_dict(true),
             low_cardinality,
         ),
     ]

@@ -76,10 +76,7 @@ fn gather_matches_cpu_on_value_dict_chunks() {
         return;
     }
     let rows = low_cardinality(50_000);
-    let opts = WriterOptions {
-        chunk_rows: 7_000,
-        ..WriterOptions::default()
-    };
+    let opts = WriterOptions::default().with_chunk_rows(7_000);
     let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).unwrap();
     assert!(check_file("synthetic", file) >= 7);
 }

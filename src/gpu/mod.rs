@@ -72,6 +72,7 @@ pub const STATUS_CASCADE: u32 = 4;
 
 /// Compile-time parameters of the decode kernel (DESIGN §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct DecoderConfig {
     /// Codes per lane per batch (even, 2..=8; the sidecar batch must divide 32·K).
     pub k: u32,
@@ -89,6 +90,15 @@ pub struct DecoderConfig {
     /// edges and word stores inside, no atomics, no zeroing.
     pub emit: u32,
 }
+
+with_setters!(DecoderConfig {
+    with_k => k: u32,
+    with_h => h: u32,
+    with_t => t: u32,
+    with_b => b: u32,
+    with_w => w: u8,
+    with_emit => emit: u32,
+});
 
 impl Default for DecoderConfig {
     fn default() -> Self {
@@ -124,8 +134,10 @@ impl DecoderConfig {
     }
 }
 
-/// Scan settings.
+/// Scan settings. Build with [`ScanOptions::default`] and the `with_*`
+/// setters (the struct may gain fields).
 #[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
 pub struct ScanOptions {
     /// Kernel parameters; `w` is overridden by the file's plane width
     /// unless `force_width` is set.
@@ -134,6 +146,11 @@ pub struct ScanOptions {
     /// width (their planes are then re-laid for the launch: experiments).
     pub force_width: bool,
 }
+
+with_setters!(ScanOptions {
+    with_config => config: DecoderConfig,
+    with_force_width => force_width: bool,
+});
 
 /// Which decoder produced a column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -18,6 +18,7 @@ use crate::read::{Column, Reader};
 
 /// Settings of [`scan_stream`].
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct StreamOptions {
     /// Kernel settings, as for [`super::scan_with`].
     pub scan: ScanOptions,
@@ -33,6 +34,13 @@ pub struct StreamOptions {
     /// copied into pinned staging memory first).
     pub page_lock_file: bool,
 }
+
+with_setters!(StreamOptions {
+    with_scan => scan: ScanOptions,
+    with_device_bytes => device_bytes: usize,
+    with_ring => ring: usize,
+    with_page_lock_file => page_lock_file: bool,
+});
 
 impl Default for StreamOptions {
     fn default() -> Self {
