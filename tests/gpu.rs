@@ -566,3 +566,36 @@ fn streaming_scan_on_two_pipelines() {
     assert!(gpu::scan_stream_on(&r, 0..n, &so, &[], |_| Ok(())).is_err());
     assert!(gpu::scan_stream_on(&r, 0..n, &so, &[4096], |_| Ok(())).is_err());
 }
+
+#[test]
+fn streaming_scan_reports_a_damaged_chunk() {
+    if !have_gpu("streaming_scan_reports_a_damaged_chunk") {
+        return;
+    }
+    let vals: Vec<Vec<u8>> = (0..20_000u32)
+        .map(|i| format!("GET /item/{} {}", i * 31 % 977, i % 7).into_bytes())
+        .collect();
+    let opts = WriterOptions::default()
+        .with_codec(Codec::OnPair16)
+        .with_chunk_rows(1000);
+    let mut file = write_to_vec(vals.iter().map(|v| Some(v.as_slice())), opts).unwrap();
+    let probe = Reader::from_bytes(file.clone()).unwrap();
+    let e = probe.chunk_info(13).entry;
+    // A byte in the middle of chunk 13's section: its checksum no longer holds.
+    file[(e.section.offset + e.section.len / 2) as usize] ^= 0x40;
+    // Chunks are validated one batch ahead of the decode, in the background:
+    // the damage must come back as the scan's error, after the batches before it.
+    let r = Reader::from_bytes(file).unwrap();
+    let so = gpu::StreamOptions::default().with_device_bytes(256 << 10);
+    let mut seen = 0u64;
+    let err = gpu::scan_stream(&r, 0..r.rows(), &so, |b| {
+        seen = b.first_row + b.len() as u64;
+        Ok(())
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, fastpair::Error::Corrupt { .. }),
+        "expected a corrupt-chunk error, got {err}"
+    );
+    assert!(seen <= 13_000, "no batch past the damaged chunk: {seen}");
+}

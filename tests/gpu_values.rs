@@ -172,3 +172,17 @@ fn device_rows_refuse_value_dict_chunks() {
         Err(fastpair::Error::InvalidArgument(_))
     ));
 }
+
+#[test]
+fn streaming_scan_refuses_value_dict_chunks() {
+    if !have_gpu("streaming_scan_refuses_value_dict_chunks") {
+        return;
+    }
+    let (file, _) = mixed_file();
+    let r = Reader::from_bytes(file).unwrap();
+    let so = gpu::StreamOptions::default();
+    assert!(matches!(
+        gpu::scan_stream(&r, 0..r.rows(), &so, |_| Ok(())),
+        Err(fastpair::Error::InvalidArgument(_))
+    ));
+}
