@@ -312,6 +312,21 @@ fn streaming(dir: &std::path::Path) {
             &st,
         );
     }
+    // The page-locked path on the same reader (locking counted in its time).
+    if env("STREAM_TRY_LOCK", 0usize) == 1 {
+        let so = so.with_page_lock_file(true);
+        let st = gpu::scan_stream(&reader, 0..reader.rows(), &so, |_| Ok(())).expect("stream");
+        report("run with the file page-locked", &st);
+    }
+    // The rate the file can be read at, same run: positioned reads of 4 MiB
+    // pieces on all host threads (from the page cache when it holds the file).
+    if !file.is_empty() {
+        let rate = file_read_gbps(&file);
+        println!(
+            "stream,file read {rate:.1} GB/s (all threads, 4 MiB positioned reads); 0.8 x CR x read = {:.1} GB/s",
+            0.8 * cr * rate
+        );
+    }
     // Checked run (untimed): three batches against the CPU decoder.
     let mut seen = 0usize;
     let st = gpu::scan_stream(&reader, 0..reader.rows(), &so, |b| {
@@ -343,6 +358,26 @@ fn streaming(dir: &std::path::Path) {
         decoded as f64 / best / 1e9,
         0.8 * cr * up
     );
+}
+
+/// Reads `path` whole with positioned reads of 4 MiB on all host threads
+/// (each thread into its own buffer); GB/s.
+fn file_read_gbps(path: &str) -> f64 {
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+    const PIECE: u64 = 4 << 20;
+    let f = std::fs::File::open(path).expect("open");
+    let len = f.metadata().expect("metadata").len();
+    let t = std::time::Instant::now();
+    (0..len.div_ceil(PIECE)).into_par_iter().for_each_init(
+        || vec![0u8; PIECE as usize],
+        |buf, k| {
+            let at = k * PIECE;
+            let n = (len - at).min(PIECE) as usize;
+            f.read_exact_at(&mut buf[..n], at).expect("read");
+        },
+    );
+    len as f64 / t.elapsed().as_secs_f64() / 1e9
 }
 
 /// Pinned host-to-device copy rate (GB/s), best of 5, through a small

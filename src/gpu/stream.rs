@@ -507,13 +507,23 @@ where
             let plan = plan::build_with(reader, grp.rows.clone(), 32 * cfg.k, cfg.w, 1, false)?;
             let len = plan.input_len;
             let input = slot.input.take().expect("free ring slot");
-            let mut dev = DevicePlan::with_input(g, &plan, input)?;
+            // Stage first (while the copy stream still uploads the previous
+            // batch), then the descriptors on the copy stream: their
+            // pageable copies wait for that upload only, never for a decode.
+            if let Some(pinned) = &mut slot.pinned {
+                // The slot's previous copy finished: its batch was handed to
+                // the caller (`finish`) before the slot came round.
+                let host = pinned.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
+                stage(reader, &plan, &mut host[..len])?;
+            }
+            let mut dev = DevicePlan::with_input_on(&g.copy, &plan, input)?;
+            let validity = match &plan.validity {
+                Some(v) => Some(g.copy.clone_htod(v).map_err(|e| gpu_err("upload", e))?),
+                None => None,
+            };
             match &mut slot.pinned {
                 Some(pinned) => {
-                    // The slot's previous copy finished: its batch was handed
-                    // to the caller (`finish`) before the slot came round.
-                    let host = pinned.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
-                    stage(reader, &plan, &mut host[..len])?;
+                    let host = pinned.as_slice().map_err(|e| gpu_err("pinned", e))?;
                     let mut dst = dev.input.slice_mut(0..len);
                     g.copy
                         .memcpy_htod(&host[..len], &mut dst)
@@ -548,10 +558,6 @@ where
                 &mut out,
                 Some(&mut slot.offsets),
             )?;
-            let validity = match &plan.validity {
-                Some(v) => Some(s.clone_htod(v).map_err(|e| gpu_err("upload", e))?),
-                None => None,
-            };
             s.memcpy_dtoh(&dev.status, &mut slot.status)
                 .map_err(|e| gpu_err("status", e))?;
             let done = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
