@@ -565,10 +565,8 @@ fn train_candidates(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> Vec<T
     let sample_bytes: usize = sample.iter().map(|r| r.len()).sum();
     if sample_bytes <= SHORT_TOKEN_TRIAL_BYTES {
         // Small input: the dictionary is a large share of the file. Also
-        // train with tokens of at most 8 bytes (no high plane: half the bytes
-        // per stored token); the smaller estimate wins.
+        // train with tokens of at most 8 bytes; the smaller estimate wins.
         params.max_token_len = 8;
-        params.token_cost_bytes = Some(onpair::SHORT_PLANE_TOKEN_COST);
         all.push(params);
     }
     all.par_iter().map(|p| onpair::train(&sample, p)).collect()
@@ -907,7 +905,7 @@ impl<S: Sink> Writer<S> {
         for (codec, table, hist) in dicts {
             let d = Dictionary::from_table(codec, table, hist);
             let mut bytes = Vec::new();
-            d.section().write(&mut bytes);
+            d.write_section(crate::format::VERSION, &mut bytes);
             // Writer ⊆ reader: the reader's own dictionary checks (§9 step 7).
             let id = self.footer.dicts.len() as u32;
             layout::DictSection::parse(&bytes, self.offset, id)

@@ -302,7 +302,7 @@ impl Reader {
                     },
                 ));
             }
-            let parsed = DictSection::parse(s, r.offset, id as u32)?;
+            let parsed = DictSection::parse_version(s, r.offset, id as u32, t.version)?;
             dicts.push(Dictionary::validate(&parsed, id as u32, r.offset)?);
         }
         let mut uses = vec![0usize; dicts.len()];
