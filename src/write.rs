@@ -563,7 +563,7 @@ fn train_candidates(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> Vec<T
     params.seed = opts.seed;
     let mut all = vec![params.clone()];
     let sample_bytes: usize = sample.iter().map(|r| r.len()).sum();
-    if sample_bytes <= SHORT_TOKEN_TRIAL_BYTES {
+    if sample_bytes <= SHORT_TOKEN_TRIAL_BYTES && std::env::var("FP_NOSHORT").is_err() {
         // Small input: the dictionary is a large share of the file. Also
         // train with tokens of at most 8 bytes; the smaller estimate wins.
         params.max_token_len = 8;

@@ -333,6 +333,21 @@ fn edit_seq(bytes: &mut Vec<u8>, f: impl FnOnce(&mut Vec<u32>)) {
     *bytes = seq_encode(&v);
 }
 
+/// The version-3 golden file with value-dictionary chunks (as [`vd`]; the
+/// value index bit-packed, 5 values: 3 bits per row).
+fn v3vd() -> Base {
+    Base::load("v3_value_dict")
+}
+
+/// Edits the row value numbers of a version-3 value index of 100 rows at
+/// 3 bits (§5.6).
+fn edit_packed(bytes: &mut Vec<u8>, f: impl FnOnce(&mut Vec<u32>)) {
+    let mut idx = fastpair::format::index::unpack(bytes, 100, 3);
+    f(&mut idx);
+    bytes.clear();
+    fastpair::format::index::pack(&idx, 3, bytes);
+}
+
 /// The version-3 golden file of nulls_multichunk's values: one OnPair-12
 /// dictionary of 431 tokens (odd: the nibble tables end in a padding
 /// nibble), front-coded (spec/FORMAT.md §4), `W = 16`, tokens up to 16 bytes.
@@ -830,6 +845,20 @@ cases! {
         => Error::Corrupt { section: Section::Chunk(0, P::Validity), invariant: I::NullWithValue { row: 5 }, .. },
     value_dict_bytes: |_, _| vd().edit_chunk(0, |_, f| { f.chunks[0].bytes += 1; f.total_bytes += 1 })
         => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::ValueBytesMismatch { .. }, .. },
+    // --- Value dictionaries, format version 3: bit-packed value index (§5.6) ---
+    /// The packed index one byte short of 100 rows at 3 bits.
+    v3_value_dict_index_length: |_, _| v3vd().edit_chunk(0, |p, _| { p.value_index.as_mut().unwrap().pop(); })
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::SizeMismatch { what: "value index", expected: 38, found: 37 }, .. },
+    /// 300 bits in 38 bytes: the last byte's top 4 bits are padding.
+    v3_value_dict_index_padding_bits: |_, _| v3vd().edit_chunk(0, |p, _| { *p.value_index.as_mut().unwrap().last_mut().unwrap() |= 0x80 })
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::NonZeroReserved { what: "value index padding bits" }, .. },
+    v3_value_dict_index_out_of_range: |_, _| v3vd().edit_chunk(0, |p, _| edit_packed(p.value_index.as_mut().unwrap(), |k| k[0] = 5))
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::ValueIndexOutOfRange { row: 0, index: 5, values: 5 }, .. },
+    v3_value_dict_order: |_, _| v3vd().edit_chunk(0, |p, _| edit_packed(p.value_index.as_mut().unwrap(), |k| k[0] = 1))
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::ValueOrder { row: 0, index: 1, allowed: 0 }, .. },
+    /// A null row (row 5) names value 2.
+    v3_value_dict_null_with_index: |_, _| v3vd().edit_chunk(0, |p, _| edit_packed(p.value_index.as_mut().unwrap(), |k| k[5] = 2))
+        => Error::Corrupt { section: Section::Chunk(0, P::Validity), invariant: I::NullWithValue { row: 5 }, .. },
 }
 
 /// Point reads (no chunk validated whole) of every row of every corrupt file

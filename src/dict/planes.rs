@@ -14,7 +14,14 @@ use crate::format::{Codec, VERSION_3};
 /// prune a learned token when the code bytes it saves do not pay this
 /// (`dict::onpair`, `dict::fsst12`), and `auto` estimates dictionaries with it.
 pub fn stored_token_cost(len: usize) -> f64 {
-    len as f64 + 1.0
+    static D: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    let d = *D.get_or_init(|| {
+        std::env::var("FP_COST")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1.0)
+    });
+    (len as f64 + d).max(0.5)
 }
 
 /// Longest shared prefix a version-3 section records (a nibble).

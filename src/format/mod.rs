@@ -23,6 +23,7 @@
 
 pub mod cascade;
 pub mod codes;
+pub mod index;
 pub mod layout;
 pub mod wire;
 

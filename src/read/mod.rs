@@ -174,6 +174,8 @@ pub struct Reader {
     heads: Vec<OnceLock<ChunkHead>>,
     gets: Vec<AtomicU32>,
     opts: ReadOptions,
+    /// The file's format version (§10): how value indices are stored.
+    version: u32,
 }
 
 impl std::fmt::Debug for Reader {
@@ -341,6 +343,7 @@ impl Reader {
             heads: (0..n).map(|_| OnceLock::new()).collect(),
             gets: (0..n).map(|_| AtomicU32::new(0)).collect(),
             opts,
+            version: t.version,
         };
         if r.opts.eager {
             // Chunks in order, so the first error is the same as a lazy
