@@ -355,6 +355,11 @@ impl Reader {
         Ok(r)
     }
 
+    /// The file's format version (1, 2 or 3; spec/FORMAT.md §10).
+    pub fn format_version(&self) -> u32 {
+        self.version
+    }
+
     /// Number of rows.
     pub fn rows(&self) -> u64 {
         self.footer.total_rows
