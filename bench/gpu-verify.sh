@@ -23,6 +23,22 @@ export FASTPAIR_REQUIRE_GPU=1 RUST_BACKTRACE=1 FASTPAIR_CORPUS=target/corpus
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu-info.txt" 2>&1
 status=0
 step() { echo "=== $1 $(date -u +%T)" | tee -a "$OUT/summary.txt"; }
+# CPU_BENCH=1: the CPU benchmarks (bundle cpu-bench and codecs-bench too) run
+# meanwhile on host cores 0 and 1 only (a quiet stand-in for the 2-core
+# development machine), the GPU steps on the other cores.
+cpu_pid=
+if [ "${CPU_BENCH:-0}" = 1 ]; then
+  (
+    export FASTPAIR_BENCH_TARGET_MS=${BENCH_MS:-150} RAYON_NUM_THREADS=2
+    echo "cpu benches start $(date -u +%T); $(nproc) cores, pinned to 0,1" > "$OUT/cpu-bench.log"
+    taskset -c 0,1 .gpu/bin/cpu-bench --out "$OUT/cpu-bench.md" >> "$OUT/cpu-bench.log" 2>&1
+    echo "cpu-bench rc=$? $(date -u +%T)" >> "$OUT/cpu-bench.log"
+    taskset -c 0,1 .gpu/bin/codecs-bench --out "$OUT/codecs-bench.md" > "$OUT/codecs-bench.log" 2>&1
+    echo "codecs-bench rc=$? $(date -u +%T)" >> "$OUT/cpu-bench.log"
+  ) &
+  cpu_pid=$!
+  taskset -pc 2-"$(($(nproc) - 1))" $$ > /dev/null
+fi
 step "GPU test harnesses"
 for t in ${GPU_TESTS:-gpu-test gpu_hostile-test gpu_values-test}; do
   timeout 300 ".gpu/bin/$t" --test-threads 1 > "$OUT/$t.log" 2>&1 || status=1
@@ -39,5 +55,10 @@ grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck-values.log" | sed "s/^
 step "python GPU tests"
 timeout 300 bash python/gpu-test.sh > "$OUT/python.log" 2>&1 || status=1
 tail -15 "$OUT/python.log" | tee -a "$OUT/summary.txt"
+if [ -n "$cpu_pid" ]; then
+  step "waiting for the CPU benchmarks"
+  wait "$cpu_pid"
+  cat "$OUT/cpu-bench.log" | tail -3 | tee -a "$OUT/summary.txt"
+fi
 step "done status=$status"
 exit $status

@@ -112,10 +112,7 @@ fn time_alternately(fs: &mut [&mut dyn FnMut()], target: Duration) -> Vec<f64> {
 }
 
 fn ours_write(c: &Corpus, codec: CodecChoice) -> Vec<u8> {
-    let opts = WriterOptions {
-        codec,
-        ..WriterOptions::default()
-    };
+    let opts = WriterOptions::default().with_codec(codec);
     write_to_vec((0..c.rows()).map(|i| Some(c.row(i))), opts).expect("compress")
 }
 

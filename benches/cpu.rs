@@ -203,10 +203,7 @@ fn random_rows(rows: usize, n: usize) -> Vec<usize> {
 // ───────────────────────────── the two sides ─────────────────────────────
 
 fn ours_compress(c: &Corpus, codec: Codec) -> Vec<u8> {
-    let opts = WriterOptions {
-        codec: codec.into(),
-        ..WriterOptions::default()
-    };
+    let opts = WriterOptions::default().with_codec(codec);
     write_to_vec((0..c.rows()).map(|i| Some(c.row(i))), opts).expect("compress")
 }
 

@@ -24,11 +24,10 @@ fn main() -> fastpair::Result<()> {
     let some = r.take_arrow(&[7, 99_999, 3], ArrowType::LargeUtf8)?;
     assert_eq!(some.len(), 3);
     // A column larger than memory streams as record batches.
-    let opts = BatchOptions {
-        rows_per_batch: 32_768,
-        ty: ArrowType::LargeUtf8,
-        field: "url".into(),
-    };
+    let opts = BatchOptions::default()
+        .with_rows_per_batch(32_768)
+        .with_ty(ArrowType::LargeUtf8)
+        .with_field("url");
     let batches: Vec<RecordBatch> = r.batches(opts)?.collect::<fastpair::Result<_>>()?;
     assert_eq!(batches.len(), 4);
     let _col: Arc<dyn Array> = batches[0].column(0).clone();

@@ -38,10 +38,7 @@ fn main() {
             let mut len = 0;
             for _ in 0..runs {
                 let t = Instant::now();
-                let o = WriterOptions {
-                    codec,
-                    ..WriterOptions::default()
-                };
+                let o = WriterOptions::default().with_codec(codec);
                 let file = write_to_vec(rows.iter().map(|r| Some(*r)), o).expect("write");
                 best = best.min(t.elapsed().as_secs_f64());
                 len = file.len();
@@ -53,7 +50,7 @@ fn main() {
     let (on, _) = ours(rayon::current_num_threads());
     let bits = match codec {
         CodecChoice::Fixed(c) => c.code_bits(),
-        CodecChoice::Auto => 16,
+        _ => 16,
     };
     let cfg = onpair::Config {
         max_dict_bits: onpair::MaxDictBits::new(bits).expect("bits"),

@@ -8,15 +8,11 @@ fn main() {
         .unwrap_or(&data)
         .split(|&b| b == b'\n')
         .collect();
-    let o = WriterOptions {
-        codec: if std::env::var("W16").is_ok() {
-            Codec::OnPair16
-        } else {
-            Codec::OnPair12
-        }
-        .into(),
-        ..WriterOptions::default()
-    };
+    let o = WriterOptions::default().with_codec(if std::env::var("W16").is_ok() {
+        Codec::OnPair16
+    } else {
+        Codec::OnPair12
+    });
     let file = fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), o).unwrap();
     let r = Reader::from_bytes(file).unwrap();
     let pool = rayon::ThreadPoolBuilder::new()

@@ -22,10 +22,7 @@ fn main() {
         let bytes: usize = rows.iter().map(|r| r.len()).sum();
         let mut ratios = Vec::new();
         for codec in [Codec::OnPair12, Codec::OnPair16] {
-            let o = WriterOptions {
-                codec: codec.into(),
-                ..WriterOptions::default()
-            };
+            let o = WriterOptions::default().with_codec(codec);
             let file = fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), o).unwrap();
             ratios.push(bytes as f64 / file.len() as f64);
         }

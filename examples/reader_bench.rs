@@ -62,12 +62,12 @@ fn make(out: &str, srcs: &[String], gb: f64) {
         size += l.len();
         rows.push(l.as_slice());
     }
-    let opts = WriterOptions {
-        codec: Codec::OnPair12.into(),
-        chunk_bytes: 64 << 20,
-        chunk_rows: fastpair::format::limits::MAX_CHUNK_ROWS as usize,
-        ..WriterOptions::default()
-    };
+    let opts = WriterOptions::default()
+        .with_codec(Codec::OnPair12)
+        .with_chunk_bytes(64 << 20)
+        .with_chunk_rows(fastpair::format::limits::MAX_CHUNK_ROWS as usize)
+        // One chunk of up to 64 MiB: the estimate for so many rows is above the 1 GiB default.
+        .with_memory_budget(8 << 30);
     let t = Instant::now();
     let one = fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), opts).expect("write");
     let r = Reader::from_bytes(one.clone()).expect("read");

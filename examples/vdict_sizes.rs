@@ -16,10 +16,7 @@ fn main() {
             rows.pop();
         }
         let size = |value_dict| {
-            let o = WriterOptions {
-                value_dict,
-                ..WriterOptions::default()
-            };
+            let o = WriterOptions::default().with_value_dict(value_dict);
             write_to_vec(rows.iter().map(|r| Some(*r)), o)
                 .expect("write")
                 .len()

@@ -12,10 +12,7 @@ fn main() {
     let mut rows: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
     rows.pop();
     for value_dict in [false, true] {
-        let o = WriterOptions {
-            value_dict,
-            ..WriterOptions::default()
-        };
+        let o = WriterOptions::default().with_value_dict(value_dict);
         let file = write_to_vec(rows.iter().map(|r| Some(*r)), o).expect("write");
         let mut best = (f64::MAX, f64::MAX);
         for _ in 0..5 {

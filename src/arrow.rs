@@ -547,6 +547,7 @@ pub fn to_array(col: Column, ty: ArrowType) -> Result<ArrayRef> {
 
 /// Options of [`ReadArrow::batches`].
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct BatchOptions {
     /// Rows per batch (the last may hold fewer); default 65,536.
     pub rows_per_batch: u64,
@@ -554,6 +555,20 @@ pub struct BatchOptions {
     pub ty: ArrowType,
     /// Field name in the batch schema; default `"value"`.
     pub field: String,
+}
+
+with_setters!(BatchOptions {
+    with_rows_per_batch => rows_per_batch: u64,
+    with_ty => ty: ArrowType,
+});
+
+impl BatchOptions {
+    /// Sets [`Self::field`].
+    #[must_use]
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = field.into();
+        self
+    }
 }
 
 impl Default for BatchOptions {

@@ -17,7 +17,7 @@
 //! ```
 //! use fastpair::{Reader, WriterOptions, Codec};
 //! let rows: [&[u8]; 3] = [b"GET /index.html", b"GET /about.html", b"POST /login"];
-//! let opts = WriterOptions { codec: Codec::OnPair12.into(), ..WriterOptions::default() };
+//! let opts = WriterOptions::default().with_codec(Codec::OnPair12);
 //! let file = fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), opts)?;
 //! let reader = Reader::from_bytes(file)?;
 //! assert_eq!(reader.get(1)?.as_deref(), Some(&b"GET /about.html"[..]));
@@ -58,6 +58,9 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
+#[macro_use]
+mod options;
 
 #[cfg(feature = "arrow")]
 pub mod arrow;

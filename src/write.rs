@@ -46,8 +46,29 @@ pub enum DictMode {
     PerChunk,
 }
 
-/// Writer settings.
+/// Writer settings. Build with [`WriterOptions::default`] and the `with_*`
+/// setters, or assign the public fields (the struct may gain fields):
+///
+/// ```
+/// use fastpair::{Codec, WriterOptions};
+/// let opts = WriterOptions::default().with_codec(Codec::OnPair16).with_chunk_rows(100_000);
+/// let mut same = WriterOptions::default();
+/// same.codec = Codec::OnPair16.into();
+/// same.chunk_rows = 100_000;
+/// assert_eq!(format!("{opts:?}"), format!("{same:?}"));
+/// ```
+///
+/// A struct literal does not compile outside the crate, so adding a setting
+/// later breaks no caller:
+///
+/// ```compile_fail
+/// let opts = fastpair::WriterOptions {
+///     chunk_rows: 100_000,
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct WriterOptions {
     /// Dictionary codec (default [`CodecChoice::Auto`]: per dictionary, the
     /// codec with the smallest estimated size; see `write/choose.rs`).
@@ -134,7 +155,26 @@ impl Default for WriterOptions {
     }
 }
 
+with_setters!(WriterOptions {
+    with_chunk_rows => chunk_rows: usize,
+    with_chunk_bytes => chunk_bytes: usize,
+    with_dict_mode => dict_mode: DictMode,
+    with_sample_bytes => sample_bytes: usize,
+    with_batch => batch: u32,
+    with_seed => seed: u64,
+    with_parallel_chunks => parallel_chunks: usize,
+    with_memory_budget => memory_budget: usize,
+    with_value_dict => value_dict: bool,
+});
+
 impl WriterOptions {
+    /// Sets [`Self::codec`] (a [`CodecChoice`] or a fixed [`Codec`]).
+    #[must_use]
+    pub fn with_codec(mut self, codec: impl Into<CodecChoice>) -> Self {
+        self.codec = codec.into();
+        self
+    }
+
     fn check(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
         if self.chunk_rows == 0 || self.chunk_rows > limits::MAX_CHUNK_ROWS as usize {

@@ -18,11 +18,9 @@ use fastpair::arrow::{
 use fastpair::{Codec, Reader, WriterOptions};
 
 fn opts(chunk_rows: usize) -> WriterOptions {
-    WriterOptions {
-        codec: Codec::OnPair12.into(),
-        chunk_rows,
-        ..WriterOptions::default()
-    }
+    WriterOptions::default()
+        .with_codec(Codec::OnPair12)
+        .with_chunk_rows(chunk_rows)
 }
 
 /// Rows of any accepted array as `Option<Vec<u8>>`, through arrow-rs's own
@@ -242,11 +240,12 @@ fn batches_stream_the_column_in_order() {
     let r = Reader::from_bytes(file).unwrap();
     for per in [1u64, 10, 64, 100, 1000] {
         let it = r
-            .batches(BatchOptions {
-                rows_per_batch: per,
-                ty: ArrowType::LargeUtf8,
-                field: "url".into(),
-            })
+            .batches(
+                BatchOptions::default()
+                    .with_rows_per_batch(per)
+                    .with_ty(ArrowType::LargeUtf8)
+                    .with_field("url"),
+            )
             .unwrap();
         let expect_n = (s.len() as u64).div_ceil(per) as usize;
         assert_eq!(it.size_hint(), (expect_n, Some(expect_n)));
@@ -269,10 +268,7 @@ fn batches_stream_the_column_in_order() {
         assert_eq!(got, want);
     }
     assert!(r
-        .batches(BatchOptions {
-            rows_per_batch: 0,
-            ..BatchOptions::default()
-        })
+        .batches(BatchOptions::default().with_rows_per_batch(0))
         .is_err());
 }
 

@@ -30,10 +30,7 @@ fn corpus_files() -> Vec<std::path::PathBuf> {
 }
 
 fn write(rows: &[&[u8]], codec: CodecChoice) -> (Vec<u8>, Vec<fastpair::write::Choice>) {
-    let opts = WriterOptions {
-        codec,
-        ..WriterOptions::default()
-    };
+    let opts = WriterOptions::default().with_codec(codec);
     let (file, s) =
         fastpair::write::write_to_vec_with_summary(rows.iter().map(|r| Some(*r)), opts).unwrap();
     (file, s.choices)
@@ -125,13 +122,11 @@ fn file_bytes_do_not_depend_on_thread_count() {
                         .build()
                         .unwrap();
                     pool.install(|| {
-                        let opts = WriterOptions {
-                            codec,
-                            dict_mode,
-                            chunk_rows: 25_000,
-                            parallel_chunks: 2,
-                            ..WriterOptions::default()
-                        };
+                        let opts = WriterOptions::default()
+                            .with_codec(codec)
+                            .with_dict_mode(dict_mode)
+                            .with_chunk_rows(25_000)
+                            .with_parallel_chunks(2);
                         fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), opts).unwrap()
                     })
                 };
@@ -158,12 +153,10 @@ mod edge_cases {
         dict_mode: DictMode,
         chunk_rows: usize,
     ) {
-        let opts = WriterOptions {
-            codec,
-            dict_mode,
-            chunk_rows,
-            ..WriterOptions::default()
-        };
+        let opts = WriterOptions::default()
+            .with_codec(codec)
+            .with_dict_mode(dict_mode)
+            .with_chunk_rows(chunk_rows);
         let (file, summary) =
             write_to_vec_with_summary(rows.iter().map(|r| r.as_deref()), opts).unwrap();
         assert_eq!(

@@ -78,34 +78,31 @@ fn bytes_do_not_depend_on_thread_count_or_memory_budget() {
         ("default", Box::new(WriterOptions::default)),
         (
             "tiny chunks, shared dictionary",
-            Box::new(|| WriterOptions {
-                chunk_rows: 2000,
-                ..WriterOptions::default()
-            }),
+            Box::new(|| WriterOptions::default().with_chunk_rows(2000)),
         ),
         (
             "tiny chunks, training window closing mid-column",
-            Box::new(|| WriterOptions {
-                chunk_rows: 500,
-                sample_bytes: 32 << 10,
-                codec: Codec::OnPair12.into(),
-                ..WriterOptions::default()
+            Box::new(|| {
+                WriterOptions::default()
+                    .with_chunk_rows(500)
+                    .with_sample_bytes(32 << 10)
+                    .with_codec(Codec::OnPair12)
             }),
         ),
         (
             "tiny chunks, per-chunk dictionaries",
-            Box::new(|| WriterOptions {
-                chunk_rows: 3000,
-                dict_mode: DictMode::PerChunk,
-                ..WriterOptions::default()
+            Box::new(|| {
+                WriterOptions::default()
+                    .with_chunk_rows(3000)
+                    .with_dict_mode(DictMode::PerChunk)
             }),
         ),
         (
             "small chunk_bytes",
-            Box::new(|| WriterOptions {
-                chunk_bytes: 100_000,
-                codec: Codec::OnPair12.into(),
-                ..WriterOptions::default()
+            Box::new(|| {
+                WriterOptions::default()
+                    .with_chunk_bytes(100_000)
+                    .with_codec(Codec::OnPair12)
             }),
         ),
     ];

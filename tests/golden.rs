@@ -32,16 +32,14 @@ fn dir() -> PathBuf {
 /// Writer options of a golden file (`parallel_chunks` 2: the bytes do not
 /// depend on it).
 fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> WriterOptions {
-    WriterOptions {
-        value_dict: false,
-        codec: codec.into(),
-        chunk_rows,
-        batch,
-        dict_mode,
-        seed: 1,
-        parallel_chunks: 2,
-        ..WriterOptions::default()
-    }
+    WriterOptions::default()
+        .with_value_dict(false)
+        .with_codec(codec)
+        .with_chunk_rows(chunk_rows)
+        .with_batch(batch)
+        .with_dict_mode(dict_mode)
+        .with_seed(1)
+        .with_parallel_chunks(2)
 }
 
 /// Each golden file of the current format (version 3): name, writer
@@ -95,10 +93,7 @@ fn legacy() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> {
         // empty values, next to a chunk that keeps the plain layout.
         (
             "value_dict",
-            WriterOptions {
-                value_dict: true,
-                ..opts(Codec::OnPair12, 100, 16, DictMode::Shared)
-            },
+            opts(Codec::OnPair12, 100, 16, DictMode::Shared).with_value_dict(true),
             low_cardinality,
         ),
     ]

@@ -45,13 +45,11 @@ fn lines(bytes: &[u8]) -> Vec<&[u8]> {
 fn write(values: &[&[u8]], codec: Codec, chunk_rows: usize, mode: DictMode) -> Reader {
     // Coded chunks only: this is the decode kernel's parity test (value-
     // dictionary chunks have their own, tests/gpu_values.rs).
-    let opts = WriterOptions {
-        codec: codec.into(),
-        chunk_rows,
-        dict_mode: mode,
-        value_dict: false,
-        ..Default::default()
-    };
+    let opts = WriterOptions::default()
+        .with_codec(codec)
+        .with_chunk_rows(chunk_rows)
+        .with_dict_mode(mode)
+        .with_value_dict(false);
     let file = write_to_vec(values.iter().map(|v| Some(*v)), opts).expect("write");
     Reader::from_bytes(file).expect("open")
 }
@@ -59,10 +57,9 @@ fn write(values: &[&[u8]], codec: Codec, chunk_rows: usize, mode: DictMode) -> R
 /// GPU (poisoned output first) vs CPU over `rows`, for `cfg`.
 fn parity(r: &Reader, rows: std::ops::Range<u64>, cfg: DecoderConfig, force: bool) {
     let cpu = r.read_range(rows.clone()).expect("cpu");
-    let opts = ScanOptions {
-        config: cfg,
-        force_width: force,
-    };
+    let opts = ScanOptions::default()
+        .with_config(cfg)
+        .with_force_width(force);
     let mut p = Prepared::new(r, rows.clone(), &opts, 1).expect("prepare");
     p.upload().expect("upload");
     p.poison(0xa5).expect("poison");
@@ -102,14 +99,13 @@ fn kernel_source_compiles_for_every_variant() {
             for bits in [12u8, 16] {
                 for h in [0, 1, 2] {
                     for emit in [0, 1] {
-                        let cfg = DecoderConfig {
-                            k,
-                            h,
-                            t: 256,
-                            b: 4,
-                            w,
-                            emit,
-                        };
+                        let cfg = DecoderConfig::default()
+                            .with_k(k)
+                            .with_h(h)
+                            .with_t(256)
+                            .with_b(4)
+                            .with_w(w)
+                            .with_emit(emit);
                         gpu::compile_check(&cfg, bits, "compute_90")
                             .unwrap_or_else(|e| panic!("{cfg:?} bits {bits}: {e}"));
                     }
@@ -152,13 +148,11 @@ fn corpus_columns_match_cpu() {
             let n = r.rows();
             parity(&r, 0..n, DecoderConfig::default(), false);
             // The other plane width, and a different K.
-            let other = DecoderConfig {
-                w: if gpu::scan_width(&r) == 8 { 16 } else { 8 },
-                k: 4,
-                h: 2,
-                emit: 1,
-                ..DecoderConfig::default()
-            };
+            let other = DecoderConfig::default()
+                .with_w(if gpu::scan_width(&r) == 8 { 16 } else { 8 })
+                .with_k(4)
+                .with_h(2)
+                .with_emit(1);
             parity(&r, 0..n, other, true);
             // Row ranges cutting batches.
             if n > 10 {
@@ -191,22 +185,20 @@ fn multi_chunk_multi_dictionary() {
         let n = r.rows();
         for cfg in [
             DecoderConfig::default(),
-            DecoderConfig {
-                k: 2,
-                h: 0,
-                t: 128,
-                b: 8,
-                w: 16,
-                emit: 1,
-            },
-            DecoderConfig {
-                k: 8,
-                h: 2,
-                t: 512,
-                b: 2,
-                w: 8,
-                emit: 1,
-            },
+            DecoderConfig::default()
+                .with_k(2)
+                .with_h(0)
+                .with_t(128)
+                .with_b(8)
+                .with_w(16)
+                .with_emit(1),
+            DecoderConfig::default()
+                .with_k(8)
+                .with_h(2)
+                .with_t(512)
+                .with_b(2)
+                .with_w(8)
+                .with_emit(1),
         ] {
             parity(&r, 0..n, cfg, true);
         }
@@ -239,11 +231,9 @@ fn nulls_and_empty_values() {
             _ => Some(format!("value-{}-{}", i, "x".repeat((i % 40) as usize)).into_bytes()),
         })
         .collect();
-    let opts = WriterOptions {
-        codec: Codec::OnPair16.into(),
-        chunk_rows: 700,
-        ..Default::default()
-    };
+    let opts = WriterOptions::default()
+        .with_codec(Codec::OnPair16)
+        .with_chunk_rows(700);
     let file = write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap();
     let r = Reader::from_bytes(file).unwrap();
     parity(&r, 0..r.rows(), DecoderConfig::default(), false);
@@ -313,10 +303,7 @@ fn corrupt_files_are_refused_before_launch() {
         .map(|i| format!("entry {i} {}", i * 31 % 97).into_bytes())
         .collect();
     let refs: Vec<&[u8]> = vals.iter().map(|v| v.as_slice()).collect();
-    let opts = WriterOptions {
-        chunk_rows: 500,
-        ..Default::default()
-    };
+    let opts = WriterOptions::default().with_chunk_rows(500);
     let file = write_to_vec(refs.iter().map(|v| Some(*v)), opts).unwrap();
     let mut flipped = 0;
     for pos in (0..file.len()).step_by(97) {
@@ -362,16 +349,11 @@ proptest! {
             have_gpu("proptest_parity");
             return Ok(());
         }
-        let opts = WriterOptions {
-            codec: codec.into(),
-            chunk_rows,
-            dict_mode: if per_chunk { DictMode::PerChunk } else { DictMode::Shared },
-            ..Default::default()
-        };
+        let opts = WriterOptions::default().with_codec(codec).with_chunk_rows(chunk_rows).with_dict_mode(if per_chunk { DictMode::PerChunk } else { DictMode::Shared });
         let file = write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap();
         let r = Reader::from_bytes(file).unwrap();
         let n = r.rows();
-        let cfg = DecoderConfig { k, w, emit: (k / 2) % 2, ..DecoderConfig::default() };
+        let cfg = DecoderConfig::default().with_k(k).with_w(w).with_emit((k / 2) % 2);
         parity(&r, 0..n, cfg, true);
         let a = cut.0 as u64 % (n + 1);
         let b = cut.1 as u64 % (n + 1);
@@ -418,12 +400,10 @@ fn random_rows_match_cpu_get() {
         .collect();
     for codec in [Codec::OnPair12, Codec::OnPair16] {
         for mode in [DictMode::Shared, DictMode::PerChunk] {
-            let opts = WriterOptions {
-                codec: codec.into(),
-                chunk_rows: 4000,
-                dict_mode: mode,
-                ..Default::default()
-            };
+            let opts = WriterOptions::default()
+                .with_codec(codec)
+                .with_chunk_rows(4000)
+                .with_dict_mode(mode);
             let file = write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap();
             let r = Reader::from_bytes(file).unwrap();
             let n = r.rows();
@@ -498,12 +478,10 @@ fn streaming_scan_matches_cpu() {
         .collect();
     for codec in [Codec::OnPair12, Codec::OnPair16] {
         for mode in [DictMode::Shared, DictMode::PerChunk] {
-            let opts = WriterOptions {
-                codec: codec.into(),
-                chunk_rows: 1500,
-                dict_mode: mode,
-                ..Default::default()
-            };
+            let opts = WriterOptions::default()
+                .with_codec(codec)
+                .with_chunk_rows(1500)
+                .with_dict_mode(mode);
             let file = write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap();
             let r = Reader::from_bytes(file).unwrap();
             let n = r.rows();
@@ -515,11 +493,9 @@ fn streaming_scan_matches_cpu() {
                 (false, 1499..1501),
             ]
             .map(|(lock, r)| {
-                let so = gpu::StreamOptions {
-                    device_bytes: budget,
-                    page_lock_file: lock,
-                    ..Default::default()
-                };
+                let so = gpu::StreamOptions::default()
+                    .with_device_bytes(budget)
+                    .with_page_lock_file(lock);
                 (so, r)
             }) {
                 let mut next = range.start;
@@ -544,10 +520,7 @@ fn streaming_scan_matches_cpu() {
                 }
             }
             // A callback's error stops the scan and comes back.
-            let so = gpu::StreamOptions {
-                device_bytes: budget,
-                ..Default::default()
-            };
+            let so = gpu::StreamOptions::default().with_device_bytes(budget);
             let mut calls = 0;
             let e = gpu::scan_stream(&r, 0..n, &so, |_| {
                 calls += 1;
@@ -555,10 +528,7 @@ fn streaming_scan_matches_cpu() {
             });
             assert!(matches!(e, Err(Error::InvalidArgument(_))));
             assert_eq!(calls, 1);
-            let tiny = gpu::StreamOptions {
-                device_bytes: 4096,
-                ..Default::default()
-            };
+            let tiny = gpu::StreamOptions::default().with_device_bytes(4096);
             assert!(matches!(
                 gpu::scan_stream(&r, 0..n, &tiny, |_| Ok(())),
                 Err(Error::InvalidArgument(_))
@@ -581,10 +551,7 @@ fn streaming_scan_on_two_pipelines() {
     let refs: Vec<&[u8]> = vals.iter().map(|v| v.as_slice()).collect();
     let r = write(&refs, Codec::OnPair16, 1000, DictMode::PerChunk);
     let n = r.rows();
-    let so = gpu::StreamOptions {
-        device_bytes: 256 << 10,
-        ..Default::default()
-    };
+    let so = gpu::StreamOptions::default().with_device_bytes(256 << 10);
     let mut next = 0;
     let st = gpu::scan_stream_on(&r, 0..n, &so, &[0, 0], |b| {
         assert_eq!(b.first_row, next);
@@ -598,4 +565,37 @@ fn streaming_scan_on_two_pipelines() {
     assert!(st.batches >= 4, "{st:?}");
     assert!(gpu::scan_stream_on(&r, 0..n, &so, &[], |_| Ok(())).is_err());
     assert!(gpu::scan_stream_on(&r, 0..n, &so, &[4096], |_| Ok(())).is_err());
+}
+
+#[test]
+fn streaming_scan_reports_a_damaged_chunk() {
+    if !have_gpu("streaming_scan_reports_a_damaged_chunk") {
+        return;
+    }
+    let vals: Vec<Vec<u8>> = (0..20_000u32)
+        .map(|i| format!("GET /item/{} {}", i * 31 % 977, i % 7).into_bytes())
+        .collect();
+    let opts = WriterOptions::default()
+        .with_codec(Codec::OnPair16)
+        .with_chunk_rows(1000);
+    let mut file = write_to_vec(vals.iter().map(|v| Some(v.as_slice())), opts).unwrap();
+    let probe = Reader::from_bytes(file.clone()).unwrap();
+    let e = probe.chunk_info(13).entry;
+    // A byte in the middle of chunk 13's section: its checksum no longer holds.
+    file[(e.section.offset + e.section.len / 2) as usize] ^= 0x40;
+    // Chunks are validated one batch ahead of the decode, in the background:
+    // the damage must come back as the scan's error, after the batches before it.
+    let r = Reader::from_bytes(file).unwrap();
+    let so = gpu::StreamOptions::default().with_device_bytes(256 << 10);
+    let mut seen = 0u64;
+    let err = gpu::scan_stream(&r, 0..r.rows(), &so, |b| {
+        seen = b.first_row + b.len() as u64;
+        Ok(())
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, fastpair::Error::Corrupt { .. }),
+        "expected a corrupt-chunk error, got {err}"
+    );
+    assert!(seen <= 13_000, "no batch past the damaged chunk: {seen}");
 }

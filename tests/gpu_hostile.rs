@@ -82,12 +82,10 @@ fn mutated_files_through_gpu_scan() {
         (Codec::OnPair12, DictMode::Shared),
         (Codec::OnPair16, DictMode::PerChunk),
     ] {
-        let o = WriterOptions {
-            codec: codec.into(),
-            dict_mode: mode,
-            chunk_rows: 700,
-            ..WriterOptions::default()
-        };
+        let o = WriterOptions::default()
+            .with_codec(codec)
+            .with_dict_mode(mode)
+            .with_chunk_rows(700);
         seeds.push(write_to_vec(rows.iter().map(|r| Some(r.as_slice())), o).unwrap());
     }
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;

@@ -76,10 +76,7 @@ fn gather_matches_cpu_on_value_dict_chunks() {
         return;
     }
     let rows = low_cardinality(50_000);
-    let opts = WriterOptions {
-        chunk_rows: 7_000,
-        ..WriterOptions::default()
-    };
+    let opts = WriterOptions::default().with_chunk_rows(7_000);
     let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).unwrap();
     assert!(check_file("synthetic", file) >= 7);
 }
@@ -102,4 +99,90 @@ fn gather_matches_cpu_on_corpus_columns() {
         let file = write_to_vec(rows.iter().map(|r| Some(*r)), WriterOptions::default()).unwrap();
         assert!(check_file(name, file) >= 1, "{name}");
     }
+}
+
+/// A file whose chunks alternate between value-dictionary and coded layouts
+/// (low-cardinality rows, then unique rows, ...), with nulls.
+fn mixed_file() -> (Vec<u8>, Vec<Option<Vec<u8>>>) {
+    let rows: Vec<Option<Vec<u8>>> = (0..35_000usize)
+        .map(|i| {
+            let block = i / 7_000;
+            if i % 23 == 4 {
+                None
+            } else if block % 2 == 0 {
+                Some(format!("TAKE BACK RETURN {}", i % 5).into_bytes())
+            } else {
+                Some(format!("order {i} shipped to {} street", i * 7919 % 100_003).into_bytes())
+            }
+        })
+        .collect();
+    let opts = WriterOptions::default().with_chunk_rows(7_000);
+    let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).unwrap();
+    (file, rows)
+}
+
+#[test]
+fn scan_of_mixed_chunks_matches_cpu() {
+    if !have_gpu("scan_of_mixed_chunks_matches_cpu") {
+        return;
+    }
+    let (file, rows) = mixed_file();
+    let r = Reader::from_bytes(file).unwrap();
+    let kinds: Vec<bool> = (0..r.num_chunks())
+        .map(|i| r.chunk_info(i).entry.values > 0)
+        .collect();
+    assert!(
+        kinds.contains(&true) && kinds.contains(&false),
+        "the file must mix layouts: {kinds:?}"
+    );
+    let n = r.rows();
+    assert_eq!(n as usize, rows.len());
+    // Whole column, ranges inside one chunk of each kind, ranges crossing
+    // chunk edges (coded -> values -> coded), one row, no row.
+    for range in [
+        0..n,
+        10..6_990,
+        7_001..13_999,
+        6_000..15_000,
+        3..n - 5,
+        20_999..21_001,
+        14_000..14_001,
+        500..500,
+    ] {
+        let col = gpu::scan(&r, range.clone()).unwrap().to_host().unwrap();
+        let cpu = r.read_range(range.clone()).unwrap();
+        assert_eq!(col.offsets, cpu.offsets, "{range:?} offsets");
+        assert_eq!(col.values, cpu.values, "{range:?} values");
+        assert_eq!(col.validity, cpu.validity, "{range:?} validity");
+        for (k, row) in range.clone().enumerate() {
+            assert_eq!(col.value(k), rows[row as usize].as_deref(), "row {row}");
+        }
+    }
+}
+
+#[test]
+fn device_rows_refuse_value_dict_chunks() {
+    if !have_gpu("device_rows_refuse_value_dict_chunks") {
+        return;
+    }
+    let (file, _) = mixed_file();
+    let r = Reader::from_bytes(file).unwrap();
+    assert!(matches!(
+        gpu::DeviceRows::new(&r),
+        Err(fastpair::Error::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn streaming_scan_refuses_value_dict_chunks() {
+    if !have_gpu("streaming_scan_refuses_value_dict_chunks") {
+        return;
+    }
+    let (file, _) = mixed_file();
+    let r = Reader::from_bytes(file).unwrap();
+    let so = gpu::StreamOptions::default();
+    assert!(matches!(
+        gpu::scan_stream(&r, 0..r.rows(), &so, |_| Ok(())),
+        Err(fastpair::Error::InvalidArgument(_))
+    ));
 }

@@ -115,11 +115,9 @@ fn remote_get_makes_at_most_three_range_requests() {
         return;
     };
     let values = rows(120_000);
-    let opts = WriterOptions {
-        codec: Codec::OnPair12.into(),
-        chunk_rows: 30_000,
-        ..WriterOptions::default()
-    };
+    let opts = WriterOptions::default()
+        .with_codec(Codec::OnPair12)
+        .with_chunk_rows(30_000);
     let file = write_to_vec(values.iter().map(|v| v.as_deref()), opts).unwrap();
     std::fs::File::create(dir.join("www/col.fpc"))
         .unwrap()

@@ -28,12 +28,10 @@ fn small_file() -> Vec<u8> {
             _ => Some(format!("k{}={}", i % 5, i * 37).into_bytes()),
         })
         .collect();
-    let o = WriterOptions {
-        codec: Codec::OnPair12.into(),
-        chunk_rows: 25,
-        batch: 16,
-        ..WriterOptions::default()
-    };
+    let o = WriterOptions::default()
+        .with_codec(Codec::OnPair12)
+        .with_chunk_rows(25)
+        .with_batch(16);
     write_to_vec(rows.iter().map(|r| r.as_deref()), o).unwrap()
 }
 

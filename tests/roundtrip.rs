@@ -6,11 +6,9 @@ use fastpair::{Codec, DictMode, Reader, WriterOptions};
 use proptest::prelude::*;
 
 fn opts(codec: Codec, chunk_rows: usize) -> WriterOptions {
-    WriterOptions {
-        codec: codec.into(),
-        chunk_rows,
-        ..WriterOptions::default()
-    }
+    WriterOptions::default()
+        .with_codec(codec)
+        .with_chunk_rows(chunk_rows)
 }
 
 fn check_column(rows: &[Option<Vec<u8>>], o: WriterOptions) {
@@ -71,11 +69,9 @@ fn corpus_roundtrip_every_codec() {
         let rows = lines(&data);
         for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
             // Several chunks per column so boundaries are exercised everywhere.
-            let o = WriterOptions {
-                codec: codec.into(),
-                chunk_rows: 50_000,
-                ..WriterOptions::default()
-            };
+            let o = WriterOptions::default()
+                .with_codec(codec)
+                .with_chunk_rows(50_000);
             let bytes = write_to_vec(rows.iter().map(|r| Some(*r)), o).unwrap();
             let r = Reader::from_bytes(bytes).unwrap();
             let col = r.read_all().unwrap();
@@ -151,11 +147,9 @@ fn per_chunk_dictionaries() {
     let rows: Vec<Option<Vec<u8>>> = (0..3000u32)
         .map(|i| Some(format!("{}:{}", i % 7, i * 31).into_bytes()))
         .collect();
-    let o = WriterOptions {
-        dict_mode: DictMode::PerChunk,
-        chunk_rows: 700,
-        ..WriterOptions::default()
-    };
+    let o = WriterOptions::default()
+        .with_dict_mode(DictMode::PerChunk)
+        .with_chunk_rows(700);
     let bytes = write_to_vec(rows.iter().map(|r| r.as_deref()), o.clone()).unwrap();
     let r = Reader::from_bytes(bytes).unwrap();
     assert_eq!(r.dictionaries().len(), 5);

@@ -14,11 +14,9 @@ fn values(n: usize) -> Vec<Option<Vec<u8>>> {
 }
 
 fn file(vals: &[Option<Vec<u8>>]) -> Vec<u8> {
-    let opts = WriterOptions {
-        codec: Codec::OnPair12.into(),
-        chunk_rows: 5000,
-        ..WriterOptions::default()
-    };
+    let opts = WriterOptions::default()
+        .with_codec(Codec::OnPair12)
+        .with_chunk_rows(5000);
     write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap()
 }
 

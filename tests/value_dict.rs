@@ -66,22 +66,17 @@ fn low_cardinality_round_trips_every_codec_and_mode() {
         for mode in [DictMode::Shared, DictMode::PerChunk] {
             for nulls in [false, true] {
                 let rows = rows_of(3000, 40, nulls);
-                let opts = WriterOptions {
-                    codec: codec.into(),
-                    chunk_rows: 1000,
-                    dict_mode: mode,
-                    batch: 16,
-                    ..WriterOptions::default()
-                };
+                let opts = WriterOptions::default()
+                    .with_codec(codec)
+                    .with_chunk_rows(1000)
+                    .with_dict_mode(mode)
+                    .with_batch(16);
                 let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts.clone()).unwrap();
                 assert_eq!(uses_value_dict(&file), 3, "{codec:?} {mode:?} {nulls}");
                 check_reads(&file, &rows);
                 let plain = write_to_vec(
                     rows.iter().map(|r| r.as_deref()),
-                    WriterOptions {
-                        value_dict: false,
-                        ..opts
-                    },
+                    opts.with_value_dict(false),
                 )
                 .unwrap();
                 assert_eq!(uses_value_dict(&plain), 0);
@@ -116,10 +111,7 @@ fn mixed_chunks_and_all_null_chunks() {
     rows.extend((0..500).map(|i| Some(format!("row {i} is unique").into_bytes())));
     rows.extend((0..500).map(|_| None));
     rows.extend((0..500).map(|_| Some(b"same".to_vec())));
-    let opts = WriterOptions {
-        chunk_rows: 500,
-        ..WriterOptions::default()
-    };
+    let opts = WriterOptions::default().with_chunk_rows(500);
     let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).unwrap();
     let r = Reader::from_bytes(file.clone()).unwrap();
     let used: Vec<u32> = r.footer().chunks.iter().map(|c| c.values).collect();
@@ -151,10 +143,7 @@ fn corpus_low_cardinality_columns() {
         let file = write_to_vec(rows.iter().map(|r| Some(*r)), WriterOptions::default()).unwrap();
         let plain = write_to_vec(
             rows.iter().map(|r| Some(*r)),
-            WriterOptions {
-                value_dict: false,
-                ..WriterOptions::default()
-            },
+            WriterOptions::default().with_value_dict(false),
         )
         .unwrap();
         // The dbtext columns are deduplicated (every value distinct): they

@@ -41,12 +41,10 @@ fn per_chunk_dictionaries_past_the_reader_limit_fail_before_commit() {
         bytes: Vec::new(),
         committed: committed.clone(),
     };
-    let opts = WriterOptions {
-        codec: Codec::OnPair12.into(),
-        chunk_rows: 1,
-        dict_mode: DictMode::PerChunk,
-        ..WriterOptions::default()
-    };
+    let opts = WriterOptions::default()
+        .with_codec(Codec::OnPair12)
+        .with_chunk_rows(1)
+        .with_dict_mode(DictMode::PerChunk);
     let mut w = Writer::new(sink, opts).unwrap();
     let n = limits::MAX_DICTS as u64 + 1;
     let mut err = None;
@@ -77,12 +75,10 @@ fn per_chunk_dictionaries_past_the_reader_limit_fail_before_commit() {
 /// Exactly the limit is fine, and the reader opens it.
 #[test]
 fn per_chunk_dictionaries_at_the_limit_are_readable() {
-    let opts = WriterOptions {
-        codec: Codec::OnPair12.into(),
-        chunk_rows: 1,
-        dict_mode: DictMode::PerChunk,
-        ..WriterOptions::default()
-    };
+    let opts = WriterOptions::default()
+        .with_codec(Codec::OnPair12)
+        .with_chunk_rows(1)
+        .with_dict_mode(DictMode::PerChunk);
     let n = limits::MAX_DICTS as usize;
     let rows: Vec<Vec<u8>> = (0..n).map(|i| format!("{}", i % 7).into_bytes()).collect();
     let file = write_to_vec(rows.iter().map(|r| Some(&r[..])), opts).unwrap();
@@ -96,32 +92,16 @@ fn per_chunk_dictionaries_at_the_limit_are_readable() {
 fn impossible_options_are_refused_up_front() {
     let base = WriterOptions::default();
     let cases = [
-        WriterOptions {
-            chunk_rows: 0,
-            ..base.clone()
-        },
-        WriterOptions {
-            chunk_rows: limits::MAX_CHUNK_ROWS as usize + 1,
-            ..base.clone()
-        },
-        WriterOptions {
-            chunk_bytes: 0,
-            ..base.clone()
-        },
-        WriterOptions {
-            batch: 48,
-            ..base.clone()
-        },
-        WriterOptions {
-            parallel_chunks: 0,
-            ..base.clone()
-        },
+        base.clone().with_chunk_rows(0),
+        base.clone()
+            .with_chunk_rows(limits::MAX_CHUNK_ROWS as usize + 1),
+        base.clone().with_chunk_bytes(0),
+        base.clone().with_batch(48),
+        base.clone().with_parallel_chunks(0),
         // One chunk of 2^26 rows needs gigabytes; 64 MiB cannot hold it.
-        WriterOptions {
-            chunk_rows: limits::MAX_CHUNK_ROWS as usize,
-            memory_budget: 64 << 20,
-            ..base.clone()
-        },
+        base.clone()
+            .with_chunk_rows(limits::MAX_CHUNK_ROWS as usize)
+            .with_memory_budget(64 << 20),
     ];
     for o in cases {
         match Writer::new(Vec::new(), o.clone()) {
@@ -151,22 +131,20 @@ fn arb_options() -> impl Strategy<Value = WriterOptions> {
     )
         .prop_map(
             |(codec, chunk_rows, chunk_bytes, per_chunk, batch, par, seed, sample, value_dict)| {
-                let mut o = WriterOptions {
-                    codec,
-                    chunk_rows,
-                    chunk_bytes,
-                    dict_mode: if per_chunk {
+                let mut o = WriterOptions::default()
+                    .with_codec(codec)
+                    .with_chunk_rows(chunk_rows)
+                    .with_chunk_bytes(chunk_bytes)
+                    .with_dict_mode(if per_chunk {
                         DictMode::PerChunk
                     } else {
                         DictMode::Shared
-                    },
-                    batch,
-                    parallel_chunks: par,
-                    seed,
-                    sample_bytes: sample,
-                    value_dict,
-                    ..WriterOptions::default()
-                };
+                    })
+                    .with_batch(batch)
+                    .with_parallel_chunks(par)
+                    .with_seed(seed)
+                    .with_sample_bytes(sample)
+                    .with_value_dict(value_dict);
                 // A tight budget: groups of chunks are cut by memory too.
                 o.memory_budget = o.min_memory_budget();
                 o

@@ -42,15 +42,13 @@ fn every_writer_output_passes_every_reader_check() {
             Codec::OnPair16.into(),
         ] {
             for mode in [DictMode::Shared, DictMode::PerChunk] {
-                let opts = WriterOptions {
-                    codec,
-                    chunk_rows: 777,
-                    dict_mode: mode,
+                let opts = WriterOptions::default()
+                    .with_codec(codec)
+                    .with_chunk_rows(777)
+                    .with_dict_mode(mode)
                     // Case 4 (3 distinct long values) is about the wide
                     // plane: keep every row's codes there.
-                    value_dict: k != 4,
-                    ..WriterOptions::default()
-                };
+                    .with_value_dict(k != 4);
                 let f = write_to_vec(rows.iter().map(|v| v.as_deref()), opts).unwrap();
                 let r = Reader::from_bytes_with(f.clone(), ReadOptions::default().with_eager(true))
                     .unwrap_or_else(|e| panic!("case {k} {codec:?} {mode:?}: {e}"));

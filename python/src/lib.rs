@@ -91,10 +91,7 @@ fn _write(
     codec: Option<&str>,
     chunk_rows: Option<usize>,
 ) -> PyResult<(u64, u64, u64)> {
-    let mut opts = WriterOptions {
-        codec: codec_of(codec)?,
-        ..WriterOptions::default()
-    };
+    let mut opts = WriterOptions::default().with_codec(codec_of(codec)?);
     if let Some(n) = chunk_rows {
         opts.chunk_rows = n;
     }

@@ -269,10 +269,22 @@ impl DevicePlan {
     /// As [`Self::new`] with a caller's input buffer (a streaming ring
     /// slot) of at least `plan.input_len` bytes, which the caller fills.
     pub(crate) fn with_input(g: &Gpu, plan: &Plan, input: CudaSlice<u8>) -> Result<Self> {
+        Self::with_input_on(&g.stream, plan, input)
+    }
+
+    /// As [`Self::with_input`], with the descriptors uploaded and zeroed on
+    /// stream `s`. A copy from pageable memory first waits for the work
+    /// already queued on its stream: the streaming scan passes its copy
+    /// stream, so planning batch `i + 1` does not wait for batch `i`'s
+    /// decode (the decode stream waits for the copy stream's event).
+    pub(crate) fn with_input_on(
+        s: &Arc<CudaStream>,
+        plan: &Plan,
+        input: CudaSlice<u8>,
+    ) -> Result<Self> {
         if input.len() < plan.input_len {
             return Err(Error::Gpu("input buffer smaller than the plan".into()));
         }
-        let s = &g.stream;
         Ok(Self {
             input,
             pieces: up(s, &plan.pieces)?,

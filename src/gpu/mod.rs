@@ -72,6 +72,7 @@ pub const STATUS_CASCADE: u32 = 4;
 
 /// Compile-time parameters of the decode kernel (DESIGN §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct DecoderConfig {
     /// Codes per lane per batch (even, 2..=8; the sidecar batch must divide 32·K).
     pub k: u32,
@@ -89,6 +90,15 @@ pub struct DecoderConfig {
     /// edges and word stores inside, no atomics, no zeroing.
     pub emit: u32,
 }
+
+with_setters!(DecoderConfig {
+    with_k => k: u32,
+    with_h => h: u32,
+    with_t => t: u32,
+    with_b => b: u32,
+    with_w => w: u8,
+    with_emit => emit: u32,
+});
 
 impl Default for DecoderConfig {
     fn default() -> Self {
@@ -124,8 +134,10 @@ impl DecoderConfig {
     }
 }
 
-/// Scan settings.
+/// Scan settings. Build with [`ScanOptions::default`] and the `with_*`
+/// setters (the struct may gain fields).
 #[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
 pub struct ScanOptions {
     /// Kernel parameters; `w` is overridden by the file's plane width
     /// unless `force_width` is set.
@@ -134,6 +146,11 @@ pub struct ScanOptions {
     /// width (their planes are then re-laid for the launch: experiments).
     pub force_width: bool,
 }
+
+with_setters!(ScanOptions {
+    with_config => config: DecoderConfig,
+    with_force_width => force_width: bool,
+});
 
 /// Which decoder produced a column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,21 +204,18 @@ pub fn compile_check(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Resul
 /// else through the CPU decoder ([`Reader::read_range`]); both give identical
 /// columns. Other GPU errors (including the device status flag) are returned.
 pub fn read_range(reader: &Reader, rows: Range<u64>) -> Result<(Column, Backend)> {
-    // The multi-chunk scan does not plan value-dictionary chunks yet (their
-    // gather is `gather_value_dict`): such ranges decode on the CPU.
     #[cfg(feature = "gpu")]
-    if !touches_value_dict(reader, &rows) {
-        match scan(reader, rows.clone()) {
-            Ok(c) => return Ok((c.to_host()?, Backend::Gpu)),
-            Err(Error::GpuUnavailable(_)) => {}
-            Err(e) => return Err(e),
-        }
+    match scan(reader, rows.clone()) {
+        Ok(c) => return Ok((c.to_host()?, Backend::Gpu)),
+        Err(Error::GpuUnavailable(_)) => {}
+        Err(e) => return Err(e),
     }
     Ok((reader.read_range(rows)?, Backend::Cpu))
 }
 
 /// True when `rows` touch a value-dictionary chunk (spec/FORMAT.md §5.6),
-/// which the multi-chunk decode launch does not plan yet.
+/// which the decode launch does not plan: their scan is
+/// `values::scan_mixed`.
 #[cfg(feature = "gpu")]
 fn touches_value_dict(reader: &Reader, rows: &Range<u64>) -> bool {
     let mut at = 0u64;
@@ -256,34 +270,6 @@ mod gpu_impl {
             }
         }
 
-        /// Uploads a host column (Arrow layout) to the device.
-        fn upload(col: &Column) -> Result<Self> {
-            let g = gpu()?;
-            let s = &g.stream;
-            // At least one byte, as the decoder allocates.
-            let values = if col.values.is_empty() {
-                s.alloc_zeros::<u8>(1).map_err(|e| gpu_err("alloc", e))?
-            } else {
-                s.clone_htod(&col.values)
-                    .map_err(|e| gpu_err("upload", e))?
-            };
-            let offsets = s
-                .clone_htod(&col.offsets)
-                .map_err(|e| gpu_err("upload", e))?;
-            let validity = match &col.validity {
-                Some(v) => Some(s.clone_htod(v).map_err(|e| gpu_err("upload", e))?),
-                None => None,
-            };
-            s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
-            Ok(Self::new(
-                values,
-                offsets,
-                validity,
-                col.len(),
-                col.values.len(),
-            ))
-        }
-
         /// Number of rows.
         pub fn len(&self) -> usize {
             self.rows
@@ -334,11 +320,10 @@ mod gpu_impl {
         opts: &ScanOptions,
     ) -> Result<DeviceColumn> {
         if touches_value_dict(reader, &rows) {
-            // The decode launch does not plan value-dictionary chunks yet
-            // (spec/DECODER.md §6c): such a range is expanded on the CPU and
-            // its Arrow buffers uploaded, so every file scans to the device.
-            gpu()?;
-            return DeviceColumn::upload(&reader.read_range(rows)?);
+            // Value-dictionary chunks are gathered on the device, the runs
+            // of coded chunks between them decoded by the launch below
+            // (spec/DECODER.md §6c).
+            return values::scan_mixed(reader, rows, opts);
         }
         let mut p = Prepared::new(reader, rows, opts, 1)?;
         p.upload()?;

@@ -54,6 +54,14 @@ impl<'r> DeviceRows<'r> {
         let mut any_nulls = false;
         for i in 0..reader.num_chunks() {
             let info = reader.chunk_info(i);
+            if info.entry.values > 0 {
+                // Its row codes are those of its distinct values (§5.6):
+                // not what the row kernel indexes by row.
+                return Err(Error::InvalidArgument(format!(
+                    "chunk {i} is a value-dictionary chunk (spec/FORMAT.md §5.6), which \
+                     DeviceRows does not serve: read its rows with Reader::get or gpu::scan"
+                )));
+            }
             let c = reader.chunk(i)?;
             any_nulls |= c.validity().is_some();
             let mut part = |bytes: &[u8]| {

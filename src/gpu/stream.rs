@@ -18,6 +18,7 @@ use crate::read::{Column, Reader};
 
 /// Settings of [`scan_stream`].
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct StreamOptions {
     /// Kernel settings, as for [`super::scan_with`].
     pub scan: ScanOptions,
@@ -30,9 +31,19 @@ pub struct StreamOptions {
     pub ring: usize,
     /// Page-lock the file's bytes for the scan and upload chunk regions
     /// straight from them (else, or when locking fails, each batch is
-    /// copied into pinned staging memory first).
+    /// copied into pinned staging memory first, by all host threads).
+    /// Locking a memory-mapped file reads all of it into memory first and
+    /// keeps it there for the scan: for files that are not already in the
+    /// page cache, or larger than a fair share of host memory, turn it off.
     pub page_lock_file: bool,
 }
+
+with_setters!(StreamOptions {
+    with_scan => scan: ScanOptions,
+    with_device_bytes => device_bytes: usize,
+    with_ring => ring: usize,
+    with_page_lock_file => page_lock_file: bool,
+});
 
 impl Default for StreamOptions {
     fn default() -> Self {
@@ -112,26 +123,48 @@ pub struct StreamStats {
     pub input_bytes: u64,
     /// Device memory held by the ring (inputs, values, offsets).
     pub ring_bytes: usize,
-    /// Wall-clock seconds from the first upload to the last callback's return.
+    /// Wall-clock seconds from the call (ring allocation and page-locking
+    /// included) to the last callback's return.
     pub seconds: f64,
+    /// Of `seconds`: page-locking the file.
+    pub lock_seconds: f64,
+    /// Of `seconds`: the host waiting for chunk validation that had not
+    /// finished in the background (validation runs one batch ahead, on all
+    /// host threads).
+    pub validate_wait_seconds: f64,
+    /// Of `seconds`: planning and issuing each batch (copies into pinned
+    /// staging included).
+    pub issue_seconds: f64,
+    /// Of `seconds`: waiting for the device to finish a batch.
+    pub device_wait_seconds: f64,
+    /// Of `seconds`: in the caller's callback.
+    pub callback_seconds: f64,
     /// Whether chunk regions were uploaded straight from the page-locked
     /// file bytes (else through a pinned staging copy).
     pub registered: bool,
 }
 
-/// A batch's share of the column: rows and the device memory it needs.
+/// A batch's share of the column: rows, the chunks they lie in, and the
+/// device memory it needs.
 struct Group {
     rows: Range<u64>,
+    chunks: Range<usize>,
     input: usize,
     values: usize,
     offsets: usize,
 }
 
+/// Cuts `rows` into batches of whole chunks that fit `budget` bytes of device
+/// memory each. Sizes come from the footer alone (upper bounds: a chunk's
+/// whole section for its uploaded parts, the smallest sidecar batch the
+/// format allows for its de-cascaded sidecar), so no chunk is read here:
+/// chunks are validated one batch ahead while the previous batch decodes.
 fn groups(reader: &Reader, rows: Range<u64>, budget: usize) -> Result<Vec<Group>> {
     let mut out: Vec<Group> = Vec::new();
     for i in 0..reader.num_chunks() {
         let info = reader.chunk_info(i);
-        let n = info.entry.rows as u64;
+        let e = info.entry;
+        let n = e.rows as u64;
         let (lo, hi) = (
             rows.start.max(info.first_row),
             rows.end.min(info.first_row + n),
@@ -139,13 +172,16 @@ fn groups(reader: &Reader, rows: Range<u64>, budget: usize) -> Result<Vec<Group>
         if lo >= hi {
             continue;
         }
-        let c = reader.chunk(i)?;
-        // Whole-chunk bounds: a partial chunk needs no more.
-        let input =
-            c.codes_bytes().len() + c.sidecar_bytes().len() + c.row_bytes_bytes().len() + 64;
-        let values = info.entry.bytes as usize;
+        if e.values > 0 {
+            return Err(Error::InvalidArgument(format!(
+                "chunk {i} is a value-dictionary chunk (spec/FORMAT.md §5.6), which the \
+                 streaming scan does not decode: use gpu::scan or the CPU reader"
+            )));
+        }
+        let input = (e.section.len as usize).saturating_add(64);
+        let values = e.bytes as usize;
         let offsets = 8 * (hi - lo + 1) as usize;
-        let seq = 4 * (info.entry.codes / c.batch() + 2) as usize + 4096;
+        let seq = 4 * (e.codes / crate::format::limits::MIN_BATCH + 2) as usize + 4096;
         let need = input + values + offsets + seq;
         if need > budget {
             return Err(Error::InvalidArgument(format!(
@@ -159,12 +195,14 @@ fn groups(reader: &Reader, rows: Range<u64>, budget: usize) -> Result<Vec<Group>
                         <= budget =>
             {
                 g.rows.end = hi;
+                g.chunks.end = i + 1;
                 g.input += input;
                 g.values += values;
                 g.offsets += offsets;
             }
             _ => out.push(Group {
                 rows: lo..hi,
+                chunks: i..i + 1,
                 input,
                 values,
                 offsets: offsets + 8,
@@ -172,6 +210,37 @@ fn groups(reader: &Reader, rows: Range<u64>, budget: usize) -> Result<Vec<Group>
         }
     }
     Ok(out)
+}
+
+/// Validates the chunks of `g` on all host threads.
+fn validate(reader: &Reader, g: &Group) -> Result<()> {
+    use rayon::prelude::*;
+    g.chunks
+        .clone()
+        .into_par_iter()
+        .try_for_each(|i| reader.chunk(i).map(|_| ()))
+}
+
+/// Copies the plan's chunk parts from the reader's validated chunk views
+/// into `dst` at their input offsets, on all host threads (pieces of at
+/// most 4 MiB).
+fn stage(reader: &Reader, plan: &Plan, dst: &mut [u8]) -> Result<()> {
+    use rayon::prelude::*;
+    const PIECE: usize = 4 << 20;
+    let mut jobs: Vec<(&mut [u8], &[u8])> = Vec::new();
+    let mut rest = dst;
+    let mut base = 0usize;
+    for (seg, at) in &plan.segments {
+        let src = seg.bytes(reader)?;
+        // Segments lie in increasing, disjoint input ranges (plan::build).
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(at - base);
+        let (here, tail) = tail.split_at_mut(src.len());
+        rest = tail;
+        base = at + src.len();
+        jobs.extend(here.chunks_mut(PIECE).zip(src.chunks(PIECE)));
+    }
+    jobs.into_par_iter().for_each(|(d, s)| d.copy_from_slice(s));
+    Ok(())
 }
 
 struct Slot {
@@ -306,6 +375,7 @@ where
         .first()
         .map(|d| d.code_bits())
         .unwrap_or(16);
+    let t0 = Instant::now();
     let groups = groups(reader, rows, opts.device_bytes / opts.ring)?;
     let mut stats = StreamStats::default();
     if groups.is_empty() {
@@ -325,6 +395,7 @@ where
     // views are slices of it, so page-locking it once lets every chunk part
     // upload straight from it. Other storages stage through pinned memory.
     let resident = reader.storage().resident();
+    let t_lock = Instant::now();
     let registered = if opts.page_lock_file && resident.is_some() {
         let streams = gpus[..nlanes]
             .iter()
@@ -334,6 +405,7 @@ where
     } else {
         None
     };
+    stats.lock_seconds = t_lock.elapsed().as_secs_f64();
     let mut lanes = Vec::with_capacity(nlanes);
     for &g in &gpus[..nlanes] {
         let s = &g.stream;
@@ -372,12 +444,13 @@ where
     }
     stats.ring_bytes = nlanes * nslots * (imax + vmax + 8 * omax);
     let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
-    let t0 = Instant::now();
     let mut inflight: VecDeque<InFlight> = VecDeque::new();
     let mut finish = |x: InFlight, lanes: &mut Vec<Lane>, stats: &mut StreamStats| -> Result<()> {
+        let t = Instant::now();
         x.done
             .synchronize()
             .map_err(|e| gpu_err("synchronize", e))?;
+        stats.device_wait_seconds += t.elapsed().as_secs_f64();
         let lane = &mut lanes[x.lane];
         let slot = &mut lane.slots[x.slot];
         let st = slot.status.as_slice().map_err(|e| gpu_err("status", e))?[0];
@@ -396,7 +469,9 @@ where
             rows,
             gpu: lane.gpu,
         };
+        let t = Instant::now();
         f(&batch)?;
+        stats.callback_seconds += t.elapsed().as_secs_f64();
         stats.batches += 1;
         stats.rows += rows as u64;
         stats.bytes += x.plan.bytes;
@@ -404,87 +479,105 @@ where
         slot.input = Some(x.dev.into_input());
         Ok(())
     };
-    for (i, grp) in groups.iter().enumerate() {
-        if inflight.len() >= nlanes * nslots {
-            let x = inflight.pop_front().expect("in flight");
-            finish(x, &mut lanes, &mut stats)?;
-        }
-        let (l, k) = (i % nlanes, (i / nlanes) % nslots);
-        let lane = &mut lanes[l];
-        let g = lane.gpu;
-        let s = &g.stream;
-        let slot = &mut lane.slots[k];
-        let plan = plan::build_with(
-            reader,
-            grp.rows.clone(),
-            32 * cfg.k,
-            cfg.w,
-            1,
-            slot.pinned.is_some(),
-        )?;
-        let len = plan.input_len;
-        let input = slot.input.take().expect("free ring slot");
-        let mut dev = DevicePlan::with_input(g, &plan, input)?;
-        match &mut slot.pinned {
-            Some(pinned) => {
-                pinned.as_mut_slice().map_err(|e| gpu_err("pinned", e))?[..len]
-                    .copy_from_slice(&plan.input);
-                let host = &pinned.as_slice().map_err(|e| gpu_err("pinned", e))?[..len];
-                let mut dst = dev.input.slice_mut(0..len);
-                g.copy
-                    .memcpy_htod(host, &mut dst)
-                    .map_err(|e| gpu_err("async copy", e))?;
+    std::thread::scope(|scope| -> Result<()> {
+        // Validation of the next batch's chunks runs beside the current
+        // batch (host threads), so the host rarely waits for it.
+        let mut ahead = Some(scope.spawn(|| validate(reader, &groups[0])));
+        for (i, grp) in groups.iter().enumerate() {
+            let t = Instant::now();
+            ahead
+                .take()
+                .expect("validation of this batch was started")
+                .join()
+                .map_err(|_| Error::Gpu("chunk validation thread panicked".into()))??;
+            stats.validate_wait_seconds += t.elapsed().as_secs_f64();
+            if let Some(next) = groups.get(i + 1) {
+                ahead = Some(scope.spawn(move || validate(reader, next)));
             }
-            None => {
-                // Straight from the page-locked file bytes, region by region.
-                for (seg, at) in &plan.segments {
-                    let src = seg.bytes(reader)?;
-                    if src.is_empty() {
-                        continue;
-                    }
-                    let mut dst = dev.input.slice_mut(*at..*at + src.len());
+            if inflight.len() >= nlanes * nslots {
+                let x = inflight.pop_front().expect("in flight");
+                finish(x, &mut lanes, &mut stats)?;
+            }
+            let t = Instant::now();
+            let (l, k) = (i % nlanes, (i / nlanes) % nslots);
+            let lane = &mut lanes[l];
+            let g = lane.gpu;
+            let s = &g.stream;
+            let slot = &mut lane.slots[k];
+            let plan = plan::build_with(reader, grp.rows.clone(), 32 * cfg.k, cfg.w, 1, false)?;
+            let len = plan.input_len;
+            let input = slot.input.take().expect("free ring slot");
+            // Stage first (while the copy stream still uploads the previous
+            // batch), then the descriptors on the copy stream: their
+            // pageable copies wait for that upload only, never for a decode.
+            if let Some(pinned) = &mut slot.pinned {
+                // The slot's previous copy finished: its batch was handed to
+                // the caller (`finish`) before the slot came round.
+                let host = pinned.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
+                stage(reader, &plan, &mut host[..len])?;
+            }
+            let mut dev = DevicePlan::with_input_on(&g.copy, &plan, input)?;
+            let validity = match &plan.validity {
+                Some(v) => Some(g.copy.clone_htod(v).map_err(|e| gpu_err("upload", e))?),
+                None => None,
+            };
+            match &mut slot.pinned {
+                Some(pinned) => {
+                    let host = pinned.as_slice().map_err(|e| gpu_err("pinned", e))?;
+                    let mut dst = dev.input.slice_mut(0..len);
                     g.copy
-                        .memcpy_htod(src, &mut dst)
+                        .memcpy_htod(&host[..len], &mut dst)
                         .map_err(|e| gpu_err("async copy", e))?;
                 }
+                None => {
+                    // Straight from the page-locked file bytes, region by region.
+                    for (seg, at) in &plan.segments {
+                        let src = seg.bytes(reader)?;
+                        if src.is_empty() {
+                            continue;
+                        }
+                        let mut dst = dev.input.slice_mut(*at..*at + src.len());
+                        g.copy
+                            .memcpy_htod(src, &mut dst)
+                            .map_err(|e| gpu_err("async copy", e))?;
+                    }
+                }
             }
+            let ev = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
+            ev.record(&g.copy).map_err(|e| gpu_err("event", e))?;
+            s.wait(&ev).map_err(|e| gpu_err("event", e))?;
+            let all = 0..plan.num_pieces();
+            device::launch_decascade(s, &lane.kernels, &plan, &mut dev, all.clone())?;
+            let mut out = slot.values.slice_mut(0..(plan.bytes as usize).max(1));
+            device::launch_decode(
+                s,
+                &lane.kernels,
+                &plan,
+                &mut dev,
+                all,
+                &mut out,
+                Some(&mut slot.offsets),
+            )?;
+            s.memcpy_dtoh(&dev.status, &mut slot.status)
+                .map_err(|e| gpu_err("status", e))?;
+            let done = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
+            done.record(s).map_err(|e| gpu_err("event", e))?;
+            stats.issue_seconds += t.elapsed().as_secs_f64();
+            inflight.push_back(InFlight {
+                lane: l,
+                slot: k,
+                first_row: grp.rows.start,
+                plan,
+                dev,
+                validity,
+                done,
+            });
         }
-        let ev = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
-        ev.record(&g.copy).map_err(|e| gpu_err("event", e))?;
-        s.wait(&ev).map_err(|e| gpu_err("event", e))?;
-        let all = 0..plan.num_pieces();
-        device::launch_decascade(s, &lane.kernels, &plan, &mut dev, all.clone())?;
-        let mut out = slot.values.slice_mut(0..(plan.bytes as usize).max(1));
-        device::launch_decode(
-            s,
-            &lane.kernels,
-            &plan,
-            &mut dev,
-            all,
-            &mut out,
-            Some(&mut slot.offsets),
-        )?;
-        let validity = match &plan.validity {
-            Some(v) => Some(s.clone_htod(v).map_err(|e| gpu_err("upload", e))?),
-            None => None,
-        };
-        s.memcpy_dtoh(&dev.status, &mut slot.status)
-            .map_err(|e| gpu_err("status", e))?;
-        let done = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
-        done.record(s).map_err(|e| gpu_err("event", e))?;
-        inflight.push_back(InFlight {
-            lane: l,
-            slot: k,
-            first_row: grp.rows.start,
-            plan,
-            dev,
-            validity,
-            done,
-        });
-    }
-    while let Some(x) = inflight.pop_front() {
-        finish(x, &mut lanes, &mut stats)?;
-    }
+        while let Some(x) = inflight.pop_front() {
+            finish(x, &mut lanes, &mut stats)?;
+        }
+        Ok(())
+    })?;
     stats.seconds = t0.elapsed().as_secs_f64();
     stats.registered = registered.is_some();
     Ok(stats)

@@ -222,6 +222,19 @@ impl Storage for MmapStorage {
         #[cfg(unix)]
         if range.end <= self.len() && range.end - range.start >= WILLNEED_MIN {
             let (at, len) = (range.start as usize, (range.end - range.start) as usize);
+            // The range is read whole next: fill its page-table entries in
+            // one call (reading from disk what is not cached) instead of one
+            // fault per 4 KiB page; a first scan of a large cached file was
+            // dominated by those faults. Kernels before Linux 5.14 refuse it:
+            // then only ask for read-ahead.
+            #[cfg(target_os = "linux")]
+            if self
+                .handle
+                .advise_range(memmap2::Advice::PopulateRead, at, len)
+                .is_ok()
+            {
+                return;
+            }
             let _ = self.handle.advise_range(memmap2::Advice::WillNeed, at, len);
         }
         #[cfg(not(unix))]

@@ -39,6 +39,7 @@ use crate::format::Codec;
 
 /// Which codec a writer uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum CodecChoice {
     /// Train FSST-12, OnPair-12 and OnPair-16 (on rows of at least
     /// [`AUTO_ONPAIR16_MIN_BYTES`]) on each dictionary's rows and keep the one

@@ -9,10 +9,7 @@ use crate::io::{display, human_bytes, open_input, thousands, CliError, Output, V
 use crate::progress::Progress;
 
 pub fn run(a: CompressArgs) -> Result<(), CliError> {
-    let mut opts = WriterOptions {
-        codec: a.codec.into(),
-        ..WriterOptions::default()
-    };
+    let mut opts = WriterOptions::default().with_codec(a.codec);
     if let Some(n) = a.chunk_rows {
         let max = fastpair::format::limits::MAX_CHUNK_ROWS as u64;
         if n > max {

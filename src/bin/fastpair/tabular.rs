@@ -359,11 +359,12 @@ pub fn decompress(a: DecompressArgs, fmt: OutFormat) -> Result<(), CliError> {
         )));
     }
     let out = Output::create(&a.output, a.force)?;
-    let batches = reader.batches(BatchOptions {
-        rows_per_batch: 64 * 1024,
-        ty,
-        field: name,
-    })?;
+    let batches = reader.batches(
+        BatchOptions::default()
+            .with_rows_per_batch(64 * 1024)
+            .with_ty(ty)
+            .with_field(name),
+    )?;
     let oname = a.output.display().to_string();
     let werr = |e: &dyn std::fmt::Display| CliError::msg(format!("writing {oname}: {e}"));
     let file = match fmt {
