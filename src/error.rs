@@ -172,6 +172,15 @@ pub enum Invariant {
     },
     /// A high plane is present although no token is longer than the plane width.
     UnusedHighPlane,
+    /// A front-coded token's shared prefix (format version 3, §4) is not the
+    /// longest prefix it shares with the previous token, capped at 15 (or
+    /// is longer than either token).
+    TokenPrefix {
+        /// The token's code.
+        token: u32,
+        /// The recorded prefix length.
+        prefix: u32,
+    },
     /// The token-length histogram differs from the lengths of the tokens that
     /// the chunks using the dictionary encode.
     HistogramMismatch {
@@ -409,6 +418,10 @@ impl fmt::Display for Invariant {
             UnusedHighPlane => write!(
                 f,
                 "high plane present although no token is longer than the plane width"
+            ),
+            TokenPrefix { token, prefix } => write!(
+                f,
+                "token {token}'s shared prefix {prefix} is not its longest common prefix with the previous token (capped at 15)"
             ),
             HistogramMismatch {
                 len,

@@ -321,7 +321,7 @@ pub fn fuzz_decode_parity(data: &[u8]) {
     }
     let dict = Dictionary::from_table(codec, table.clone(), hist);
     let mut section = Vec::new();
-    dict.section().write(&mut section);
+    dict.write_section(crate::format::VERSION, &mut section);
     let parsed = DictSection::parse(&section, 0, 0).expect("written dictionary parses");
     let back = Dictionary::validate(&parsed, 0, 0).expect("written dictionary validates");
     assert_eq!(back.table(), dict.table());

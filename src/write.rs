@@ -601,21 +601,12 @@ fn train_candidates(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> Vec<T
         _ => OnPairParams::onpair16(),
     };
     params.seed = opts.seed;
-    let mut all = vec![params.clone()];
-    let sample_bytes: usize = sample.iter().map(|r| r.len()).sum();
-    if sample_bytes <= SHORT_TOKEN_TRIAL_BYTES {
-        // Small input: the dictionary is a large share of the file. Also
-        // train with tokens of at most 8 bytes (no high plane: half the bytes
-        // per stored token); the smaller estimate wins.
-        params.max_token_len = 8;
-        params.token_cost_bytes = Some(onpair::SHORT_PLANE_TOKEN_COST);
-        all.push(params);
-    }
-    all.par_iter().map(|p| onpair::train(&sample, p)).collect()
+    // One candidate. Before format version 3 inputs up to 8 MiB also trained
+    // a dictionary of tokens ≤ 8 bytes (no high plane on disk: half the
+    // bytes per stored token); with front-coded dictionaries it never gave a
+    // smaller file on any corpus column (bench/RESULTS.md, 2026-12-01).
+    vec![onpair::train(&sample, &params)]
 }
-
-/// Inputs up to this many bytes also try a dictionary of short tokens.
-const SHORT_TOKEN_TRIAL_BYTES: usize = 8 << 20;
 
 impl<S: Sink> Writer<S> {
     /// Closes the current chunk: checks the chunk and dictionary counts the
@@ -947,7 +938,7 @@ impl<S: Sink> Writer<S> {
         for (codec, table, hist) in dicts {
             let d = Dictionary::from_table(codec, table, hist);
             let mut bytes = Vec::new();
-            d.section().write(&mut bytes);
+            d.write_section(crate::format::VERSION, &mut bytes);
             // Writer ⊆ reader: the reader's own dictionary checks (§9 step 7).
             let id = self.footer.dicts.len() as u32;
             layout::DictSection::parse(&bytes, self.offset, id)

@@ -54,7 +54,7 @@ fn auto_within_three_percent_of_best_codec_on_every_corpus_column() {
         let (auto, choices) = write(&rows, CodecChoice::Auto);
         assert_eq!(choices.len(), 1, "{name}: one shared dictionary");
         assert!(
-            choices[0].estimates.len() >= 3,
+            choices[0].estimates.len() >= 2,
             "{name}: an estimate per candidate"
         );
         let mut sizes = Vec::new();

@@ -3,8 +3,10 @@
 //! apache/arrow-rs `parquet/tests/arrow_reader/bad_data.rs`.
 //!
 //! The files are derived from testdata/golden/nulls_multichunk.fpc (three
-//! chunks of 150 rows, OnPair-12 with a high plane, nulls, batch 16) and, for
-//! one case, per_chunk_dicts.fpc; where the broken invariant sits behind a
+//! chunks of 150 rows, OnPair-12 with a high plane, nulls, batch 16; format
+//! version 1), v3_nulls_multichunk.fpc (the same values in format version 3:
+//! the `v3_*` cases of its front-coded dictionary), value_dict.fpc (version
+//! 2) and, for one case, per_chunk_dicts.fpc; where the broken invariant sits behind a
 //! checksum the checksums are recomputed, so the structural check is what
 //! fires. Damage to chunks is done to chunk 1 (of 0..3). They are committed;
 //! to rebuild them after a deliberate format change:
@@ -47,6 +49,8 @@ struct Parts {
 /// A valid file and its pieces.
 struct Base {
     file: Vec<u8>,
+    /// Its format version (reassembled files keep it).
+    version: u32,
     footer: Footer,
     chunks: Vec<Parts>,
     dicts: Vec<Vec<u8>>,
@@ -83,14 +87,16 @@ impl Base {
             .iter()
             .map(|d| file[d.offset as usize..(d.offset + d.len) as usize].to_vec())
             .collect();
+        let version = u32::from_le_bytes(file[8..12].try_into().unwrap());
         let b = Base {
             file,
+            version,
             footer,
             chunks,
             dicts,
         };
         assert!(
-            assemble(&b.footer, &b.chunks, &b.dicts) == b.file,
+            assemble(&b.footer, &b.chunks, &b.dicts, b.version) == b.file,
             "the assembler must reproduce {name}"
         );
         b
@@ -109,14 +115,14 @@ impl Base {
     fn edit_chunk(&self, i: usize, f: impl FnOnce(&mut Parts, &mut Footer)) -> Vec<u8> {
         let (mut chunks, mut footer) = (self.chunks.clone(), self.footer.clone());
         f(&mut chunks[i], &mut footer);
-        assemble(&footer, &chunks, &self.dicts)
+        assemble(&footer, &chunks, &self.dicts, self.version)
     }
 
     /// Edits dictionary `i`'s section bytes, then lays the file out again.
     fn edit_dict(&self, i: usize, f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
         let mut dicts = self.dicts.clone();
         f(&mut dicts[i]);
-        assemble(&self.footer, &self.chunks, &dicts)
+        assemble(&self.footer, &self.chunks, &dicts, self.version)
     }
 
     /// Patches bytes in place (no checksum recomputed).
@@ -134,8 +140,9 @@ impl Base {
     }
 }
 
-/// Header, chunk sections, dictionary sections, footer, tail.
-fn assemble(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>]) -> Vec<u8> {
+/// Header, chunk sections, dictionary sections, footer, tail, with `version`
+/// in the header and the tail.
+fn assemble(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>], version: u32) -> Vec<u8> {
     let mut out = layout::header_bytes().to_vec();
     let mut f = footer.clone();
     let place = |out: &mut Vec<u8>, s: &[u8]| {
@@ -169,19 +176,20 @@ fn assemble(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>]) -> Vec<u8> {
     let fb = f.to_bytes();
     out.extend_from_slice(&fb);
     out.extend_from_slice(&layout::tail_bytes(fb.len() as u32, crc32fast::hash(&fb)));
-    // Value-dictionary files are version 2; the others keep version 1.
-    let v2 =
-        chunks.iter().any(|p| p.value_index.is_some()) || f.chunks.iter().any(|c| c.values > 0);
-    if !v2 {
-        as_version_1(&mut out);
-    }
+    set_version(&mut out, version);
     out
 }
 
 /// [`assemble`] with 16 zero bytes inserted before section `at` (chunks
 /// first, then dictionaries; `at` = their count puts them before the footer).
-fn assemble_gap(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>], at: usize) -> Vec<u8> {
-    let v = assemble(footer, chunks, dicts);
+fn assemble_gap(
+    footer: &Footer,
+    chunks: &[Parts],
+    dicts: &[Vec<u8>],
+    at: usize,
+    version: u32,
+) -> Vec<u8> {
+    let v = assemble(footer, chunks, dicts, version);
     // `footer` holds the offsets `assemble` lays out (Base::load checks it).
     let mut f = footer.clone();
     let secs: Vec<u64> = f
@@ -207,16 +215,16 @@ fn assemble_gap(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>], at: usize)
     let fb = f.to_bytes();
     out.extend_from_slice(&fb);
     out.extend_from_slice(&layout::tail_bytes(fb.len() as u32, crc32fast::hash(&fb)));
-    as_version_1(&mut out);
+    set_version(&mut out, version);
     out
 }
 
-/// The base files are format version 1 (spec/FORMAT.md §10): reassembled
-/// files keep that version.
-fn as_version_1(out: &mut [u8]) {
+/// Sets the format version in the header and the tail (`layout::tail_bytes`
+/// writes the current one).
+fn set_version(out: &mut [u8], version: u32) {
     let n = out.len();
-    put32(out, 8, 1);
-    put32(out, n - 16, 1);
+    put32(out, 8, version);
+    put32(out, n - 16, version);
 }
 
 fn put32(v: &mut [u8], at: usize, x: u32) {
@@ -325,6 +333,115 @@ fn edit_seq(bytes: &mut Vec<u8>, f: impl FnOnce(&mut Vec<u32>)) {
     *bytes = seq_encode(&v);
 }
 
+/// The version-3 golden file with value-dictionary chunks (as [`vd`]; the
+/// value index bit-packed, 5 values: 3 bits per row).
+fn v3vd() -> Base {
+    Base::load("v3_value_dict")
+}
+
+/// Edits the row value numbers of a version-3 value index of 100 rows at
+/// 3 bits (§5.6).
+fn edit_packed(bytes: &mut Vec<u8>, f: impl FnOnce(&mut Vec<u32>)) {
+    let mut idx = fastpair::format::index::unpack(bytes, 100, 3);
+    f(&mut idx);
+    bytes.clear();
+    fastpair::format::index::pack(&idx, 3, bytes);
+}
+
+/// The version-3 golden file of nulls_multichunk's values: one OnPair-12
+/// dictionary of 431 tokens (odd: the nibble tables end in a padding
+/// nibble), front-coded (spec/FORMAT.md §4), `W = 16`, tokens up to 16 bytes.
+fn v3() -> Base {
+    Base::load("v3_nulls_multichunk")
+}
+
+/// Nibble `c` of a nibble table.
+fn nib(t: &[u8], c: usize) -> usize {
+    ((t[c / 2] >> ((c & 1) * 4)) & 0xf) as usize
+}
+
+/// A version-3 dictionary section taken apart: its 136-byte header and its
+/// tokens (§4).
+fn v3_tokens(d: &[u8]) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let n = get32(d, 4) as usize;
+    let h = n.div_ceil(2);
+    let (lens, prefixes) = (&d[136..136 + h], &d[136 + h..136 + 2 * h]);
+    let mut at = 136 + 2 * h;
+    let mut tokens: Vec<Vec<u8>> = Vec::new();
+    for c in 0..n {
+        let (l, p) = (nib(lens, c) + 1, nib(prefixes, c));
+        let mut t = tokens.last().map_or(Vec::new(), |x| x[..p].to_vec());
+        t.extend_from_slice(&d[at..at + l - p]);
+        at += l - p;
+        tokens.push(t);
+    }
+    (d[..136].to_vec(), tokens)
+}
+
+/// The longest prefix token `c` shares with token `c - 1`, capped at 15.
+fn lcp15(tokens: &[Vec<u8>], c: usize) -> usize {
+    if c == 0 {
+        return 0;
+    }
+    let (a, b) = (&tokens[c - 1], &tokens[c]);
+    a.iter().zip(b).take_while(|(x, y)| x == y).count().min(15)
+}
+
+/// Lays out a version-3 dictionary section of `tokens` under `header`
+/// (its token count set to theirs), recording `prefix(c, longest)` as token
+/// `c`'s shared prefix: the canonical section when it returns `longest`.
+fn v3_section(
+    header: &[u8],
+    tokens: &[Vec<u8>],
+    prefix: impl Fn(usize, usize) -> usize,
+) -> Vec<u8> {
+    let n = tokens.len();
+    let mut out = header.to_vec();
+    put32(&mut out, 4, n as u32);
+    let (mut lens, mut prefixes, mut suffixes) = (
+        vec![0u8; n.div_ceil(2)],
+        vec![0u8; n.div_ceil(2)],
+        Vec::new(),
+    );
+    for (c, t) in tokens.iter().enumerate() {
+        let p = prefix(c, lcp15(tokens, c));
+        lens[c / 2] |= ((t.len() - 1) as u8) << ((c & 1) * 4);
+        prefixes[c / 2] |= (p as u8) << ((c & 1) * 4);
+        suffixes.extend_from_slice(&t[p.min(t.len())..]);
+    }
+    out.extend_from_slice(&lens);
+    out.extend_from_slice(&prefixes);
+    out.extend_from_slice(&suffixes);
+    out.pad16();
+    out
+}
+
+/// Rebuilds dictionary 0 of the v3 base from its tokens, edited by `f`,
+/// with prefixes chosen by `prefix` (see [`v3_section`]).
+fn v3_edit_tokens(
+    f: impl FnOnce(&mut Vec<Vec<u8>>),
+    prefix: impl Fn(usize, usize) -> usize,
+) -> Vec<u8> {
+    let b = v3();
+    let (header, mut tokens) = v3_tokens(&b.dicts[0]);
+    assert!(
+        v3_section(&header, &tokens, |_, p| p) == b.dicts[0],
+        "v3 round trip"
+    );
+    f(&mut tokens);
+    let d = v3_section(&header, &tokens, prefix);
+    b.edit_dict(0, |x| *x = d)
+}
+
+/// The first learned token (code ≥ 256) with a shared prefix of at least
+/// `min` bytes.
+fn v3_token_with_prefix(min: usize) -> usize {
+    let (_, tokens) = v3_tokens(&v3().dicts[0]);
+    (256..tokens.len())
+        .find(|&c| lcp15(&tokens, c) >= min)
+        .expect("a token sharing a prefix")
+}
+
 /// The version-2 golden file with value-dictionary chunks (chunks 0 and 1:
 /// 100 rows, 5 values, nulls at rows 5, 16, ...; chunk 2 plain).
 fn vd() -> Base {
@@ -419,10 +536,10 @@ cases! {
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
     truncated_by_one: |b, _| b.file[..b.file.len() - 1].to_vec()
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
-    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 3) })
-        => Error::UnsupportedVersion { found: 3, supported: 2 },
+    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 4) })
+        => Error::UnsupportedVersion { found: 4, supported: 3 },
     unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 7))
-        => Error::UnsupportedVersion { found: 7, supported: 2 },
+        => Error::UnsupportedVersion { found: 7, supported: 3 },
     // A version-1 file whose tail says 2 (both known, they disagree).
     version_mismatch: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 2) })
         => Error::Corrupt { section: Section::Header, offset: 8, invariant: I::VersionMismatch { header: 1, tail: 2 } },
@@ -531,6 +648,49 @@ cases! {
     /// Token 256 claims 12 bytes in a dictionary with an 8-byte plane and no high plane.
     dictionary_token_longer_than_plane: |_, p| p.patch_fixed(|v| { let at = p.dict_at(0) + 136 + 128; v[at] = (v[at] & 0xf0) | 11 })
         => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadTokenLength { token: 256, len: 12 }, .. },
+    // --- Dictionary, format version 3: front-coded tokens (§4) ---
+    /// Version 3 has no flags: bit 0 (version 2's high plane) is rejected.
+    v3_dictionary_flags: |_, _| v3().edit_dict(0, |d| d[3] = 1)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadField { what: "dictionary flags", value: 1 }, .. },
+    /// A shared prefix one byte shorter than the longest (the same token
+    /// bytes, spelled with one more suffix byte).
+    v3_dictionary_prefix_not_longest: |_, _| { let t = v3_token_with_prefix(1); v3_edit_tokens(|_| {}, move |c, p| if c == t { p - 1 } else { p }) }
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::TokenPrefix { .. }, .. },
+    /// A shared prefix longer than the token itself.
+    v3_dictionary_prefix_longer_than_token: |_, _| v3_edit_tokens(|_| {}, |c, p| if c == 300 { 15 } else { p })
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::TokenPrefix { token: 300, prefix: 15 }, .. },
+    /// Token 1, made 3 bytes long, claims a 2-byte prefix of the one-byte
+    /// token 0 before it.
+    v3_dictionary_prefix_past_previous: |_, _| v3_edit_tokens(|t| t[1] = vec![0, 7, 7], |c, p| if c == 1 { 2 } else { p })
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::TokenPrefix { token: 1, prefix: 2 }, .. },
+    /// The first token's prefix must be 0 (there is no previous token).
+    v3_dictionary_first_prefix: |_, _| v3_edit_tokens(|_| {}, |c, p| if c == 0 { 1 } else { p })
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::TokenPrefix { token: 0, prefix: 1 }, .. },
+    v3_dictionary_lengths_padding: |_, _| v3().edit_dict(0, |d| d[136 + 215] |= 0x10)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::NonZeroReserved { what: "token length padding nibble" }, .. },
+    v3_dictionary_prefixes_padding: |_, _| v3().edit_dict(0, |d| d[136 + 216 + 215] |= 0x10)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::NonZeroReserved { what: "token prefix padding nibble" }, .. },
+    /// A non-zero byte in the padding after the token bytes.
+    v3_dictionary_padding: |_, _| v3().edit_dict(0, |d| { let n = d.len(); d[n - 1] = 1 })
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::NonZeroReserved { what: "dictionary padding" }, .. },
+    v3_dictionary_trailing_bytes: |_, _| v3().edit_dict(0, |d| d.extend_from_slice(&[0; 16]))
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::SizeMismatch { what: "dictionary section", .. }, .. },
+    v3_dictionary_truncated: |_, _| v3().edit_dict(0, |d| { let n = d.len() - 32; d.truncate(n) })
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::LengthPastEnd { what: "token suffixes", .. }, .. },
+    /// Codec 3 (FSST-12) allows tokens of at most 8 bytes.
+    v3_dictionary_token_too_long_for_codec: |_, _| v3().edit_dict(0, |d| d[0] = 3)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadTokenLength { len: 9.., .. }, .. },
+    /// The single byte 'A' replaced by a second 'B'.
+    v3_dictionary_missing_single_byte: |_, _| v3_edit_tokens(|t| { let a = t.iter().position(|x| x == b"A").unwrap(); t[a] = b"B".to_vec() }, |_, p| p)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::MissingSingleByte { byte: b'A' }, .. },
+    /// A version-3 file whose header and tail say 2: its front-coded
+    /// dictionary is read as planes, which it is too short to hold.
+    v3_file_as_version_2: |_, _| v3().patch(|v| set_version(v, 2))
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::LengthPastEnd { what: "low plane", .. }, .. },
+    /// A version-2 file (planes) whose header and tail say 3: read as front
+    /// coding, its tokens need far fewer bytes than the section holds.
+    v3_planes_as_version_3: |_, _| vd().patch(|v| set_version(v, 3))
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::SizeMismatch { what: "dictionary section", .. }, .. },
     // --- Chunk header and parts (§5) ---
     chunk_batch_not_power_of_two: |b, _| b.patch_fixed(|v| put32(v, b.chunk_at(1), 17))
         => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::BadField { what: "batch size", value: 17 }, .. },
@@ -556,13 +716,13 @@ cases! {
         => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::SizeMismatch { what: "chunk section", .. }, .. },
     // --- Gaps: one spelling of the layout (§2) ---
     /// 16 zero bytes between the header and chunk 0.
-    gap_after_header: |b, _| assemble_gap(&b.footer, &b.chunks, &b.dicts, 0)
+    gap_after_header: |b, _| assemble_gap(&b.footer, &b.chunks, &b.dicts, 0, b.version)
         => Error::Corrupt { section: Section::Footer, invariant: I::Gap { expected: 16, found: 32 }, .. },
     /// 16 zero bytes between chunks 0 and 1.
-    gap_between_sections: |b, _| assemble_gap(&b.footer, &b.chunks, &b.dicts, 1)
+    gap_between_sections: |b, _| assemble_gap(&b.footer, &b.chunks, &b.dicts, 1, b.version)
         => Error::Corrupt { section: Section::Footer, invariant: I::Gap { .. }, .. },
     /// 16 zero bytes between the last dictionary and the footer.
-    gap_before_footer: |b, _| assemble_gap(&b.footer, &b.chunks, &b.dicts, 4)
+    gap_before_footer: |b, _| assemble_gap(&b.footer, &b.chunks, &b.dicts, 4, b.version)
         => Error::Corrupt { section: Section::Footer, invariant: I::Gap { .. }, .. },
     /// A chunk section whose length is not a multiple of 16 (the file pads it).
     section_length_unaligned: |b, _| b.edit_chunk(1, |p, _| p.extra = vec![0; 8])
@@ -685,6 +845,20 @@ cases! {
         => Error::Corrupt { section: Section::Chunk(0, P::Validity), invariant: I::NullWithValue { row: 5 }, .. },
     value_dict_bytes: |_, _| vd().edit_chunk(0, |_, f| { f.chunks[0].bytes += 1; f.total_bytes += 1 })
         => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::ValueBytesMismatch { .. }, .. },
+    // --- Value dictionaries, format version 3: bit-packed value index (§5.6) ---
+    /// The packed index one byte short of 100 rows at 3 bits.
+    v3_value_dict_index_length: |_, _| v3vd().edit_chunk(0, |p, _| { p.value_index.as_mut().unwrap().pop(); })
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::SizeMismatch { what: "value index", expected: 38, found: 37 }, .. },
+    /// 300 bits in 38 bytes: the last byte's top 4 bits are padding.
+    v3_value_dict_index_padding_bits: |_, _| v3vd().edit_chunk(0, |p, _| { *p.value_index.as_mut().unwrap().last_mut().unwrap() |= 0x80 })
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::NonZeroReserved { what: "value index padding bits" }, .. },
+    v3_value_dict_index_out_of_range: |_, _| v3vd().edit_chunk(0, |p, _| edit_packed(p.value_index.as_mut().unwrap(), |k| k[0] = 5))
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::ValueIndexOutOfRange { row: 0, index: 5, values: 5 }, .. },
+    v3_value_dict_order: |_, _| v3vd().edit_chunk(0, |p, _| edit_packed(p.value_index.as_mut().unwrap(), |k| k[0] = 1))
+        => Error::Corrupt { section: Section::Chunk(0, P::ValueIndex), invariant: I::ValueOrder { row: 0, index: 1, allowed: 0 }, .. },
+    /// A null row (row 5) names value 2.
+    v3_value_dict_null_with_index: |_, _| v3vd().edit_chunk(0, |p, _| edit_packed(p.value_index.as_mut().unwrap(), |k| k[5] = 2))
+        => Error::Corrupt { section: Section::Chunk(0, P::Validity), invariant: I::NullWithValue { row: 5 }, .. },
 }
 
 /// Point reads (no chunk validated whole) of every row of every corrupt file

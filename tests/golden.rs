@@ -2,18 +2,25 @@
 //! Reading them must give the values; re-serializing their contents must give
 //! the same bytes; and writing the values with the same options must reproduce
 //! each file byte for byte as long as the trainer picks the same dictionary.
-//! This pins format version 1: regenerate
-//! (`cargo test --test golden -- --ignored regenerate`) only on a deliberate
-//! format change. testdata/corrupt/ is derived from nulls_multichunk.fpc and
-//! its recipes name offsets in it: regenerate those too
-//! (`cargo test --test corrupt -- --ignored regenerate`) and check them.
+//!
+//! Two generations: the files named `v3_*` pin format version 3 (front-coded
+//! dictionaries, spec/FORMAT.md §4) and are what the writer gives today;
+//! regenerate them (`cargo test --test golden -- --ignored regenerate`) only
+//! on a deliberate format change. The others pin versions 1 and 2 (planes
+//! on disk, §4.5): they were written by older writers, are never
+//! regenerated, and must keep reading (and re-serializing) exactly as
+//! before. testdata/corrupt/ is derived from nulls_multichunk.fpc and
+//! v3_nulls_multichunk.fpc and its recipes name offsets in them: regenerate
+//! those too (`cargo test --test corrupt -- --ignored regenerate`) and check
+//! them.
 //!
 //! `NAME.values`: one value per line; a line `\N` is a null; the values hold
 //! no newline.
 
 use std::path::PathBuf;
 
-use fastpair::format::layout::{self, ChunkSection, SectionRef};
+use fastpair::dict::Dictionary;
+use fastpair::format::layout::{self, ChunkSection, DictSection, SectionRef};
 use fastpair::format::wire::PutLe;
 use fastpair::format::{cascade, codes};
 use fastpair::write::write_to_vec;
@@ -23,9 +30,8 @@ fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/golden")
 }
 
-/// Format version 1 files are what the writer gives without value
-/// dictionaries, with version 1 in the header and the tail (spec/FORMAT.md
-/// §10): the golden files but `value_dict` are version 1 and stay readable.
+/// Writer options of a golden file (`parallel_chunks` 2: the bytes do not
+/// depend on it).
 fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> WriterOptions {
     WriterOptions::default()
         .with_value_dict(false)
@@ -37,9 +43,22 @@ fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> Wri
         .with_parallel_chunks(2)
 }
 
-/// Each golden file: name, writer options, and the generator of its values.
+/// Each golden file of the current format (version 3): name, writer
+/// options, and the generator of its values. The same columns as the
+/// version 1–2 files of [`legacy`], named `v3_*`.
 #[allow(clippy::type_complexity)]
-fn golden() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> {
+fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
+    legacy()
+        .into_iter()
+        .map(|(name, o, gen)| (format!("v3_{name}"), o, gen))
+        .collect()
+}
+
+/// The golden files of format versions 1 and 2, with the options and values
+/// an older writer wrote them from (never regenerated: they pin how old
+/// files read).
+#[allow(clippy::type_complexity)]
+fn legacy() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> {
     vec![
         (
             "onpair12",
@@ -83,11 +102,20 @@ fn golden() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> {
 
 /// The format version of golden file `name`.
 fn version_of(name: &str) -> u32 {
-    if name == "value_dict" {
+    if name.starts_with("v3_") {
+        3
+    } else if name == "value_dict" {
         2
     } else {
         1
     }
+}
+
+/// Every golden file's name, both generations.
+fn all_names() -> Vec<String> {
+    let mut v: Vec<String> = legacy().iter().map(|g| g.0.to_string()).collect();
+    v.extend(golden().into_iter().map(|g| g.0));
+    v
 }
 
 /// Sets the version in the header and the tail.
@@ -197,7 +225,8 @@ fn load(name: &str) -> (Vec<u8>, Vec<Option<Vec<u8>>>) {
 
 #[test]
 fn golden_files_read_back() {
-    for (name, _, _) in golden() {
+    for name in all_names() {
+        let name = name.as_str();
         let (file, values) = load(name);
         for eager in [false, true] {
             let r = Reader::from_bytes_with(file.clone(), ReadOptions::default().with_eager(eager))
@@ -218,7 +247,8 @@ fn golden_files_read_back() {
 #[test]
 fn golden_files_reserialize_byte_for_byte() {
     // Value-dictionary chunks are pinned by the rewrite test and tests/corrupt.rs.
-    for (name, _, _) in golden().into_iter().filter(|g| version_of(g.0) == 1) {
+    for name in all_names().iter().filter(|n| !n.ends_with("value_dict")) {
+        let (name, version) = (name.as_str(), version_of(name));
         let (file, _) = load(name);
         let r = Reader::from_bytes(file.clone()).unwrap();
         let mut out = layout::header_bytes().to_vec();
@@ -258,16 +288,16 @@ fn golden_files_reserialize_byte_for_byte() {
         }
         for (i, d) in r.dictionaries().iter().enumerate() {
             let mut s = Vec::new();
-            d.section().write(&mut s);
+            d.write_section(version, &mut s);
             footer.dicts[i] = place(&mut out, &s);
         }
         let fb = footer.to_bytes();
         out.extend_from_slice(&fb);
         out.extend_from_slice(&layout::tail_bytes(fb.len() as u32, crc32fast::hash(&fb)));
-        set_version(&mut out, 1);
+        set_version(&mut out, version);
         assert!(
             out == file,
-            "{name}: re-serializing its contents gives different bytes: the layout of format v1 changed"
+            "{name}: re-serializing its contents gives different bytes: the layout of format v{version} changed"
         );
     }
 }
@@ -279,9 +309,8 @@ fn golden_files_reserialize_byte_for_byte() {
 #[test]
 fn golden_files_rewrite_byte_for_byte() {
     for (name, o, _) in golden() {
-        let (file, values) = load(name);
-        let mut again = write_to_vec(values.iter().map(|v| v.as_deref()), o).unwrap();
-        set_version(&mut again, version_of(name));
+        let (file, values) = load(&name);
+        let again = write_to_vec(values.iter().map(|v| v.as_deref()), o).unwrap();
         if again == file {
             continue;
         }
@@ -325,32 +354,93 @@ fn golden_files_rewrite_byte_for_byte() {
 
 #[test]
 fn golden_files_have_what_they_claim() {
-    let r = Reader::from_bytes(load("nulls_multichunk").0).unwrap();
-    assert_eq!(r.num_chunks(), 3);
-    assert_eq!(r.dictionaries()[0].codec(), Codec::OnPair12);
-    assert!(r.read_all().unwrap().validity.is_some());
-    let r = Reader::from_bytes(load("per_chunk_dicts").0).unwrap();
-    assert_eq!(r.dictionaries().len(), r.num_chunks());
-    assert!(r.num_chunks() >= 3);
-    let r = Reader::from_bytes(load("onpair16").0).unwrap();
-    assert_eq!(r.dictionaries()[0].codec(), Codec::OnPair16);
-    let r = Reader::from_bytes(load("fsst12").0).unwrap();
-    let d = &r.dictionaries()[0];
-    assert_eq!(d.codec(), Codec::Fsst12);
-    assert!(d.num_tokens() > 256, "learned symbols");
-    assert!(d.table().lens().iter().all(|&l| l <= 8));
-    assert!(d.planes().hi.is_empty() && d.planes().width == 8);
-    for (name, _, _) in golden() {
-        let file = load(name).0;
-        assert_eq!(file[8..12], version_of(name).to_le_bytes(), "{name}");
+    for p in ["", "v3_"] {
+        let load = |name: &str| load(&format!("{p}{name}"));
+        let r = Reader::from_bytes(load("nulls_multichunk").0).unwrap();
+        assert_eq!(r.num_chunks(), 3);
+        assert_eq!(r.dictionaries()[0].codec(), Codec::OnPair12);
+        assert!(r.read_all().unwrap().validity.is_some());
+        // Tokens longer than 8 bytes (a high plane in the version-1 file;
+        // the v3 file's longer tokens chose W = 16).
+        assert!(r.dictionaries()[0].table().lens().iter().any(|&l| l > 8));
+        if p.is_empty() {
+            let planes = r.dictionaries()[0].planes();
+            assert!(!planes.hi.is_empty() && planes.width == 8, "a high plane");
+        }
+        let r = Reader::from_bytes(load("per_chunk_dicts").0).unwrap();
+        assert_eq!(r.dictionaries().len(), r.num_chunks());
+        assert!(r.num_chunks() >= 3);
+        let r = Reader::from_bytes(load("onpair16").0).unwrap();
+        assert_eq!(r.dictionaries()[0].codec(), Codec::OnPair16);
+        let r = Reader::from_bytes(load("fsst12").0).unwrap();
+        let d = &r.dictionaries()[0];
+        assert_eq!(d.codec(), Codec::Fsst12);
+        assert!(d.num_tokens() > 256, "learned symbols");
+        assert!(d.table().lens().iter().all(|&l| l <= 8));
+        assert!(d.planes().hi.is_empty() && d.planes().width == 8);
+        let r = Reader::from_bytes(load("value_dict").0).unwrap();
+        let values: Vec<u32> = r.footer().chunks.iter().map(|c| c.values).collect();
+        assert_eq!(
+            values,
+            vec![5, 5, 0],
+            "{p}: two value-dictionary chunks, one plain"
+        );
     }
-    let r = Reader::from_bytes(load("value_dict").0).unwrap();
-    let values: Vec<u32> = r.footer().chunks.iter().map(|c| c.values).collect();
-    assert_eq!(
-        values,
-        vec![5, 5, 0],
-        "two value-dictionary chunks, one plain"
-    );
+    for name in all_names() {
+        let file = load(&name).0;
+        assert_eq!(file[8..12], version_of(&name).to_le_bytes(), "{name}");
+    }
+    // A version-3 dictionary section is smaller than the planes it
+    // materializes (the point of §4's front coding).
+    for g in golden() {
+        let file = load(&g.0).0;
+        let r = Reader::from_bytes(file).unwrap();
+        for (d, s) in r.dictionaries().iter().zip(&r.footer().dicts) {
+            let p = d.planes();
+            assert!(
+                (s.len as usize) < 136 + p.lens.len() + p.lo.len() + p.hi.len(),
+                "{}",
+                g.0
+            );
+        }
+    }
+}
+
+/// A version-1 or -2 file and the version-3 file of the same values and
+/// options hold the same rows; and the old file's own dictionaries, spelled
+/// as version-3 sections, read back the same tokens, planes, codec and
+/// histogram from fewer bytes: only the dictionary section's spelling
+/// changed (the trainer changed too, so the v3 golden files' tokens differ).
+#[test]
+fn version_3_files_hold_what_version_1_and_2_files_hold() {
+    for (name, _, _) in legacy() {
+        let (file, _) = load(name);
+        let old = Reader::from_bytes(file.clone()).unwrap();
+        let new = Reader::from_bytes(load(&format!("v3_{name}")).0).unwrap();
+        assert_eq!(old.read_all().unwrap(), new.read_all().unwrap(), "{name}");
+        for (id, d) in old.dictionaries().iter().enumerate() {
+            let id = id as u32;
+            let mut v3 = Vec::new();
+            d.write_section(3, &mut v3);
+            let p = DictSection::parse_version(&v3, 0, id, 3).unwrap();
+            let back = Dictionary::validate(&p, id, 0).unwrap();
+            assert_eq!(back.table(), d.table(), "{name}");
+            assert_eq!(back.planes(), d.planes(), "{name}");
+            assert_eq!((back.codec(), back.hist()), (d.codec(), d.hist()), "{name}");
+            let r = old.footer().dicts[id as usize];
+            assert!(
+                (v3.len() as u64) < r.len,
+                "{name}: {} vs {}",
+                v3.len(),
+                r.len
+            );
+            // The planes spelling is still what the old file holds.
+            let mut v2 = Vec::new();
+            d.write_section(2, &mut v2);
+            let at = r.offset as usize;
+            assert!(v2 == file[at..at + r.len as usize], "{name}");
+        }
+    }
 }
 
 /// Rewrites testdata/golden/. Run on a deliberate format change only.
@@ -360,9 +450,7 @@ fn regenerate() {
     std::fs::create_dir_all(dir()).unwrap();
     for (name, o, gen) in golden() {
         let values = gen();
-        let mut file =
-            write_to_vec(values.iter().map(|v| v.as_deref().map(str::as_bytes)), o).unwrap();
-        set_version(&mut file, version_of(name));
+        let file = write_to_vec(values.iter().map(|v| v.as_deref().map(str::as_bytes)), o).unwrap();
         std::fs::write(dir().join(format!("{name}.fpc")), &file).unwrap();
         std::fs::write(dir().join(format!("{name}.values")), values_text(&values)).unwrap();
         eprintln!("{name}: {} rows, {} bytes", values.len(), file.len());

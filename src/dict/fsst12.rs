@@ -12,8 +12,8 @@
 //!   8 bytes, score them by gain and keep the best;
 //! * gain is charged at 1.5 bytes per emitted code: a symbol of `len` bytes
 //!   used `n` times replaces `n·len` single-byte codes by `n` codes, saving
-//!   `1.5·n·(len − 1)` code bytes; it costs [`SYMBOL_COST`] dictionary bytes
-//!   (an 8-byte low-plane slot and a length nibble), so a candidate whose
+//!   `1.5·n·(len − 1)` code bytes; it costs its stored dictionary bytes
+//!   ([`stored_token_cost`]), so a candidate whose
 //!   gain, scaled from the sample to the whole input, does not exceed that cost
 //!   is not kept.
 //!
@@ -27,6 +27,7 @@
 use rayon::prelude::*;
 
 use super::matcher::{count_uses, Matcher};
+use super::planes::stored_token_cost;
 use super::TokenTable;
 
 /// Most learned (multi-byte) symbols: 4096 codes minus the 256 single bytes.
@@ -35,8 +36,9 @@ pub const MAX_SYMBOLS: usize = 4096 - 256;
 /// Longest symbol, in bytes.
 pub const MAX_SYMBOL_LEN: usize = 8;
 
-/// Stored bytes of one symbol: an 8-byte low-plane slot plus a length nibble
-/// (FSST-12 symbols never need a high plane).
+/// Stored bytes of one symbol in format versions 1–2: an 8-byte low-plane
+/// slot plus a length nibble. Version 3 stores symbols front-coded: the
+/// trainer charges [`stored_token_cost`].
 pub const SYMBOL_COST: f64 = 8.5;
 
 /// Code bytes per emitted code (12 bits).
@@ -223,8 +225,7 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
                 }),
             }
         }
-        let cost = SYMBOL_COST / scale;
-        cands.retain(|c| c.gain > cost);
+        cands.retain(|c| c.gain * scale > stored_token_cost(c.len as usize));
         // The best gains; ties by (len, bytes) so the result is deterministic.
         let order = |x: &Candidate, y: &Candidate| {
             y.gain
@@ -247,7 +248,8 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
     let scale = total as f64 / sample_bytes as f64;
     let mut learned: Vec<&[u8]> = (256..table.len())
         .filter(|&c| {
-            f64::from(uses[c]) * scale * CODE_BYTES * (table.token_len(c) - 1) as f64 > SYMBOL_COST
+            let len = table.token_len(c);
+            f64::from(uses[c]) * scale * CODE_BYTES * (len - 1) as f64 > stored_token_cost(len)
         })
         .map(|c| table.token(c))
         .collect();

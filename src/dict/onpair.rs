@@ -44,10 +44,10 @@ pub struct OnPairParams {
     pub min_budget_bytes: usize,
     /// Scan at most this many bytes.
     pub max_budget_bytes: usize,
-    /// Bytes a learned token costs in the stored dictionary; `None` = its
-    /// length (a compact dictionary). fastpair files store fixed-stride planes
-    /// (spec/FORMAT.md §4), where a token costs its 16-byte slot plus a nibble
-    /// once any token is longer than 8 bytes.
+    /// Bytes a learned token costs in the stored dictionary; `None` = what
+    /// a format-version-3 section stores for it
+    /// ([`stored_token_cost`](super::planes::stored_token_cost)). Version 1–2
+    /// files stored fixed-stride planes: [`PLANE_TOKEN_COST`].
     pub token_cost_bytes: Option<f64>,
     /// A learned token is kept when its estimated uses × code bytes reach
     /// this share of its cost (see [`PRUNE_MARGIN`]).
@@ -79,7 +79,7 @@ impl OnPairParams {
             budget_fraction: 0.15,
             min_budget_bytes: 2 << 20,
             max_budget_bytes: 64 << 20,
-            token_cost_bytes: Some(PLANE_TOKEN_COST),
+            token_cost_bytes: None,
             prune_margin: PRUNE_MARGIN,
             max_token_len: MAX_TOKEN_LEN,
         }
@@ -471,7 +471,9 @@ fn prune(
     let code_bytes = f64::from(params.code_bits) / 8.0;
     let mut out = TokenTable::single_bytes();
     for (code, token) in table.iter().enumerate().skip(256) {
-        let cost = params.token_cost_bytes.unwrap_or(token.len() as f64);
+        let cost = params
+            .token_cost_bytes
+            .unwrap_or_else(|| super::planes::stored_token_cost(token.len()));
         if f64::from(uses[code]) * scale * code_bytes >= params.prune_margin * cost {
             out.push(token);
         }

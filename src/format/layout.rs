@@ -30,7 +30,7 @@ pub struct Tail {
     pub footer_len: u32,
     /// CRC32 of the footer.
     pub footer_crc: u32,
-    /// Format version (1 or 2; header and tail agree).
+    /// Format version (1, 2 or 3; header and tail agree).
     pub version: u32,
 }
 
@@ -52,7 +52,7 @@ impl Tail {
             return Err(Error::corrupt(Section::Header, 0, Invariant::BadMagic));
         }
         let (version, hversion) = (le32(&tail[8..12]), le32(&header[8..12]));
-        let known = |v: u32| v == VERSION || v == VERSION_1;
+        let known = |v: u32| (VERSION_1..=VERSION).contains(&v);
         if !known(version) || !known(hversion) {
             let found = if known(version) { hversion } else { version };
             return Err(Error::UnsupportedVersion {
@@ -400,43 +400,81 @@ pub struct DictSection<'a> {
     pub hist: [u64; 16],
     /// Nibble-packed `len - 1`, token `c` in byte `c / 2`, low nibble for even `c`.
     pub lens: &'a [u8],
-    /// Low plane: `W` bytes per token.
-    pub lo: &'a [u8],
-    /// High plane: `16 - W` bytes per token, empty when absent.
-    pub hi: &'a [u8],
+    /// The tokens' bytes: fixed-stride planes (versions 1–2) or front-coded
+    /// (version 3).
+    pub body: DictBody<'a>,
 }
 
-/// Flag bit: the high plane is present (§4).
+/// How a dictionary section stores its tokens' bytes.
+#[derive(Clone, Debug)]
+pub enum DictBody<'a> {
+    /// Versions 1 and 2 (§4.5): the fixed-stride planes as a decoder uses them.
+    Planes {
+        /// Low plane: `W` bytes per token.
+        lo: &'a [u8],
+        /// High plane: `16 - W` bytes per token, empty when absent.
+        hi: &'a [u8],
+    },
+    /// Version 3 (§4): front-coded tokens; the reader materializes the planes.
+    Packed {
+        /// Nibble-packed shared-prefix lengths (0..=15), laid out as `lens`.
+        prefixes: &'a [u8],
+        /// Each token's bytes after its shared prefix, in code order.
+        suffixes: &'a [u8],
+    },
+}
+
+/// Flag bit: the high plane is present (§4.5, versions 1–2).
 pub const DICT_FLAG_HI_PLANE: u8 = 1;
 
+/// Nibble `c` of a nibble-packed table (low nibble of byte `c / 2` for even `c`).
+#[inline]
+pub fn nibble(table: &[u8], c: usize) -> usize {
+    ((table[c / 2] >> ((c & 1) * 4)) & 0xf) as usize
+}
+
 impl<'a> DictSection<'a> {
-    /// Serializes a dictionary section.
+    /// Serializes a dictionary section, in the layout of its body: planes
+    /// (versions 1–2) or front-coded tokens (version 3).
     pub fn write(&self, out: &mut Vec<u8>) {
         let start = out.len();
-        out.extend_from_slice(&[
-            self.codec as u8,
-            self.code_bits,
-            self.width,
-            if self.hi.is_empty() {
-                0
-            } else {
-                DICT_FLAG_HI_PLANE
-            },
-        ]);
+        let flags = match self.body {
+            DictBody::Planes { hi, .. } if !hi.is_empty() => DICT_FLAG_HI_PLANE,
+            _ => 0,
+        };
+        out.extend_from_slice(&[self.codec as u8, self.code_bits, self.width, flags]);
         out.put_u32(self.num_tokens);
         for h in self.hist {
             out.put_u64(h);
         }
-        out.extend_from_slice(self.lens);
-        pad_from(out, start);
-        out.extend_from_slice(self.lo);
-        pad_from(out, start);
-        out.extend_from_slice(self.hi);
-        pad_from(out, start);
+        match self.body {
+            DictBody::Planes { lo, hi } => {
+                out.extend_from_slice(self.lens);
+                pad_from(out, start);
+                out.extend_from_slice(lo);
+                pad_from(out, start);
+                out.extend_from_slice(hi);
+                pad_from(out, start);
+            }
+            DictBody::Packed { prefixes, suffixes } => {
+                out.extend_from_slice(self.lens);
+                out.extend_from_slice(prefixes);
+                out.extend_from_slice(suffixes);
+                pad_from(out, start);
+            }
+        }
     }
 
-    /// Parses a dictionary section (`bytes` is exactly the section, at `base`).
+    /// Parses a dictionary section of a file of the current [`VERSION`].
     pub fn parse(bytes: &'a [u8], base: u64, id: u32) -> Result<Self> {
+        Self::parse_version(bytes, base, id, VERSION)
+    }
+
+    /// Parses a dictionary section (`bytes` is exactly the section, at `base`)
+    /// of a file of format `version`: planes in versions 1–2 (§4.5),
+    /// front-coded tokens in version 3 (§4). Every size is checked against
+    /// the bytes present before anything is sized from it.
+    pub fn parse_version(bytes: &'a [u8], base: u64, id: u32, version: u32) -> Result<Self> {
         let section = Section::Dictionary(id);
         let mut c = Cursor::new(bytes, base, section);
         let codec_id = c.u8("codec")?;
@@ -461,7 +499,11 @@ impl<'a> DictSection<'a> {
             }));
         }
         let flags = c.u8("dictionary flags")?;
-        if flags & !DICT_FLAG_HI_PLANE != 0 || (width == 16 && flags != 0) {
+        let packed = version >= VERSION_3;
+        // Version 3 has no flags (the planes are materialized, §4); versions
+        // 1–2 have bit 0 (high plane), never with `W = 16`.
+        if (packed && flags != 0) || flags & !DICT_FLAG_HI_PLANE != 0 || (width == 16 && flags != 0)
+        {
             return Err(c.error(Invariant::BadField {
                 what: "dictionary flags",
                 value: flags as u64,
@@ -480,15 +522,29 @@ impl<'a> DictSection<'a> {
         }
         let n = num_tokens as usize;
         let lens = c.take(n.div_ceil(2), "token lengths")?;
-        c.align16("token lengths padding")?;
-        let lo = c.take(n * width as usize, "low plane")?;
-        c.align16("low plane padding")?;
-        let hi = if flags & DICT_FLAG_HI_PLANE != 0 {
-            let hi = c.take(n * (16 - width as usize), "high plane")?;
-            c.align16("high plane padding")?;
-            hi
+        let body = if packed {
+            let prefixes = c.take(n.div_ceil(2), "token prefixes")?;
+            // Σ (len − prefix) over tokens whose prefix fits them; a prefix
+            // longer than its token is rejected by `Dictionary::validate`
+            // with its code, so count it as 0 here.
+            let suffix_len: usize = (0..n)
+                .map(|t| (nibble(lens, t) + 1).saturating_sub(nibble(prefixes, t)))
+                .sum();
+            let suffixes = c.take(suffix_len, "token suffixes")?;
+            c.align16("dictionary padding")?;
+            DictBody::Packed { prefixes, suffixes }
         } else {
-            &[]
+            c.align16("token lengths padding")?;
+            let lo = c.take(n * width as usize, "low plane")?;
+            c.align16("low plane padding")?;
+            let hi = if flags & DICT_FLAG_HI_PLANE != 0 {
+                let hi = c.take(n * (16 - width as usize), "high plane")?;
+                c.align16("high plane padding")?;
+                hi
+            } else {
+                &[]
+            };
+            DictBody::Planes { lo, hi }
         };
         if c.remaining() != 0 {
             return Err(c.error(Invariant::SizeMismatch {
@@ -504,8 +560,7 @@ impl<'a> DictSection<'a> {
             num_tokens,
             hist,
             lens,
-            lo,
-            hi,
+            body,
         })
     }
 }

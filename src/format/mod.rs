@@ -1,4 +1,4 @@
-//! On-disk structures of format versions 1 and 2 (spec/FORMAT.md): bytes and their
+//! On-disk structures of format versions 1, 2 and 3 (spec/FORMAT.md): bytes and their
 //! invariants only — no I/O, no unsafe.
 //!
 //! Each structure is parsed next to where it is written (`layout`: header,
@@ -23,16 +23,21 @@
 
 pub mod cascade;
 pub mod codes;
+pub mod index;
 pub mod layout;
 pub mod wire;
 
 /// Magic bytes at the start (header) and at the very end (tail) of a file (§2).
 pub const MAGIC: [u8; 8] = *b"FASTPAIR";
 /// The format version this crate writes (§2, §10). It also reads
-/// [`VERSION_1`] files.
-pub const VERSION: u32 = 2;
+/// [`VERSION_1`] and [`VERSION_2`] files.
+pub const VERSION: u32 = VERSION_3;
 /// The first format version: no value dictionaries (§10). Still read.
 pub const VERSION_1: u32 = 1;
+/// Version 2: value dictionaries (§5.6), dictionaries as planes (§4.5). Still read.
+pub const VERSION_2: u32 = 2;
+/// Version 3: dictionaries stored front-coded, planes materialized at open (§4).
+pub const VERSION_3: u32 = 3;
 /// Size of the header: magic, version, reserved (§2).
 pub const HEADER_LEN: usize = 16;
 /// Size of the tail: footer length, footer CRC32, version, reserved, magic (§2).

@@ -182,8 +182,8 @@ impl<'a> ChunkView<'a> {
 pub(super) struct ChunkHead {
     pub(super) header: ChunkHeader,
     row_codes: Sequence,
-    /// The value-index sequence's head (value-dictionary chunks, §5.6).
-    pub(super) value_index: Option<Sequence>,
+    /// The value index's head (value-dictionary chunks, §5.6).
+    pub(super) value_index: Option<super::values::IndexHead>,
     /// The whole row-code part and validity bitmap, where the storage
     /// prefers whole parts ([`crate::read::Storage::whole_parts`]).
     row_codes_bytes: Option<Bytes>,
@@ -382,6 +382,7 @@ impl Reader {
                 Some(super::values::ValueDict::check(
                     id,
                     &entry,
+                    self.version >= crate::format::VERSION_3,
                     ix,
                     p.validity,
                     values,

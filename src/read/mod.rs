@@ -174,6 +174,8 @@ pub struct Reader {
     heads: Vec<OnceLock<ChunkHead>>,
     gets: Vec<AtomicU32>,
     opts: ReadOptions,
+    /// The file's format version (§10): how value indices are stored.
+    version: u32,
 }
 
 impl std::fmt::Debug for Reader {
@@ -302,7 +304,7 @@ impl Reader {
                     },
                 ));
             }
-            let parsed = DictSection::parse(s, r.offset, id as u32)?;
+            let parsed = DictSection::parse_version(s, r.offset, id as u32, t.version)?;
             dicts.push(Dictionary::validate(&parsed, id as u32, r.offset)?);
         }
         let mut uses = vec![0usize; dicts.len()];
@@ -341,6 +343,7 @@ impl Reader {
             heads: (0..n).map(|_| OnceLock::new()).collect(),
             gets: (0..n).map(|_| AtomicU32::new(0)).collect(),
             opts,
+            version: t.version,
         };
         if r.opts.eager {
             // Chunks in order, so the first error is the same as a lazy
@@ -350,6 +353,11 @@ impl Reader {
             }
         }
         Ok(r)
+    }
+
+    /// The file's format version (1, 2 or 3; spec/FORMAT.md §10).
+    pub fn format_version(&self) -> u32 {
+        self.version
     }
 
     /// Number of rows.

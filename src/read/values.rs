@@ -13,7 +13,21 @@ use super::chunk::ChunkHead;
 use super::Reader;
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::cascade::Sequence;
+use crate::format::index;
 use crate::format::layout::ChunkEntry;
+
+/// What a point read needs of a chunk's value index (§5.6).
+#[derive(Debug)]
+pub(super) enum IndexHead {
+    /// Version 2: the running-sum sequence's header and directory.
+    Cascade(Sequence),
+    /// Version 3: row value numbers bit-packed at `bits` bits (the part's
+    /// length checked against the rows).
+    Packed {
+        /// Bits per row.
+        bits: u32,
+    },
+}
 
 /// The index kept for a null row (whose stored index is 0).
 const NULL_ROW: u32 = u32::MAX;
@@ -32,8 +46,10 @@ pub(super) struct ValueDict {
 }
 
 impl ValueDict {
-    /// Checks the value indices of chunk `id` (§9 step 13b): the sequence
-    /// (`bytes` at `at`) has `rows + 1` values starting at 0; every non-null
+    /// Checks the value indices of chunk `id` (§9 step 13b): the part
+    /// (`bytes` at `at`) is the bit-packed index of `rows` rows at the width
+    /// of `values − 1` with zero padding bits (`packed`, version 3), or a
+    /// sequence of `rows + 1` running sums starting at 0 (version 2); every non-null
     /// row names a value below `values`, in order of first use, every value
     /// is used; null rows name value 0; the values (`values`, decoded, with
     /// byte offsets `starts`) are distinct; the rows expand to the entry's
@@ -41,6 +57,7 @@ impl ValueDict {
     pub(super) fn check(
         id: u32,
         entry: &ChunkEntry,
+        packed: bool,
         (bytes, at): (&[u8], u64),
         validity: Option<&[u8]>,
         values: Vec<u8>,
@@ -50,26 +67,50 @@ impl ValueDict {
         let err = |inv| Err(Error::corrupt(section, at, inv));
         let rows = entry.rows as usize;
         let d = entry.values as usize;
-        let seq = Sequence::parse(bytes, at, section)?;
-        if seq.len() != rows + 1 {
-            return err(Invariant::SequenceLength {
-                expected: rows as u64 + 1,
-                found: seq.len() as u64,
-            });
-        }
-        let sums = seq.decode_all(bytes, "value indices", section, at)?;
-        if sums[0] != 0 {
-            return err(Invariant::SequenceFirst {
-                found: sums[0] as u64,
-            });
-        }
+        let ks: Vec<u32> = if packed {
+            let bits = index::width(entry.values);
+            let len = index::packed_len(rows, bits);
+            if bytes.len() != len {
+                return err(Invariant::SizeMismatch {
+                    what: "value index",
+                    expected: len as u64,
+                    found: bytes.len() as u64,
+                });
+            }
+            let used = (rows * bits as usize) % 8;
+            if used != 0 && bytes[len - 1] >> used != 0 {
+                return Err(Error::corrupt(
+                    section,
+                    at + len as u64 - 1,
+                    Invariant::NonZeroReserved {
+                        what: "value index padding bits",
+                    },
+                ));
+            }
+            index::unpack(bytes, rows, bits)
+        } else {
+            let seq = Sequence::parse(bytes, at, section)?;
+            if seq.len() != rows + 1 {
+                return err(Invariant::SequenceLength {
+                    expected: rows as u64 + 1,
+                    found: seq.len() as u64,
+                });
+            }
+            let sums = seq.decode_all(bytes, "value indices", section, at)?;
+            if sums[0] != 0 {
+                return err(Invariant::SequenceFirst {
+                    found: sums[0] as u64,
+                });
+            }
+            sums.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect()
+        };
         let mut index = Vec::with_capacity(rows);
         let mut row_starts = Vec::with_capacity(rows + 1);
         row_starts.push(0u32);
         let mut next = 0usize;
         let mut total = 0u64;
         for r in 0..rows {
-            let k = (sums[r + 1] - sums[r]) as usize;
+            let k = ks[r] as usize;
             let valid = validity.map_or(true, |v| v[r / 8] >> (r % 8) & 1 == 1);
             if !valid {
                 if k != 0 {
@@ -223,28 +264,43 @@ impl Reader {
         let entry = self.footer.chunks[i];
         let base = entry.section.offset;
         let parts = head.header.parts();
-        let seq = head
-            .value_index
-            .as_ref()
-            .expect("value-dictionary chunks have an index head");
         let at = base + parts[5].start as u64;
         let section = Section::Chunk(id, ChunkPart::ValueIndex);
-        let blocks = seq.blocks_range(seq.blocks_of_pair(r));
-        let bb = if blocks.is_empty() {
-            Bytes::new()
-        } else {
-            self.storage
-                .read(at + blocks.start as u64..at + blocks.end as u64)?
+        let k = match head
+            .value_index
+            .as_ref()
+            .expect("value-dictionary chunks have an index head")
+        {
+            IndexHead::Packed { bits } => {
+                let bits = *bits;
+                let range = index::bytes_of_row(r, bits);
+                let bb = if range.is_empty() {
+                    Bytes::new()
+                } else {
+                    self.storage
+                        .read(at + range.start as u64..at + range.end as u64)?
+                };
+                index::get(&bb, range.start, r, bits) as usize
+            }
+            IndexHead::Cascade(seq) => {
+                let blocks = seq.blocks_range(seq.blocks_of_pair(r));
+                let bb = if blocks.is_empty() {
+                    Bytes::new()
+                } else {
+                    self.storage
+                        .read(at + blocks.start as u64..at + blocks.end as u64)?
+                };
+                let (a, b) = seq.get_pair_from_blocks(&bb, r, "value indices", section, at)?;
+                if r == 0 && a != 0 {
+                    return Err(Error::corrupt(
+                        section,
+                        at,
+                        Invariant::SequenceFirst { found: a as u64 },
+                    ));
+                }
+                b.wrapping_sub(a) as usize
+            }
         };
-        let (a, b) = seq.get_pair_from_blocks(&bb, r, "value indices", section, at)?;
-        if r == 0 && a != 0 {
-            return Err(Error::corrupt(
-                section,
-                at,
-                Invariant::SequenceFirst { found: a as u64 },
-            ));
-        }
-        let k = b.wrapping_sub(a) as usize;
         if head.header.has_validity {
             let byte = match &head.validity {
                 Some(v) => v[r / 8],
@@ -278,16 +334,33 @@ impl Reader {
         Ok(Some(k))
     }
 
-    /// Parses the value-index sequence's header and directory of chunk `i`
-    /// (whose header is `header`), checking its length.
+    /// The value index's head of chunk `i` (whose header is `header`):
+    /// version 3, its width, the part's length checked against the rows;
+    /// version 2, the sequence's header and directory, its length checked.
     pub(super) fn value_index_head(
         &self,
         i: usize,
         header: &crate::format::layout::ChunkHeader,
-    ) -> Result<Sequence> {
+    ) -> Result<IndexHead> {
         let entry = self.footer.chunks[i];
         let part = header.parts()[5].clone();
         let at = entry.section.offset + part.start as u64;
+        if self.version >= crate::format::VERSION_3 {
+            let bits = index::width(entry.values);
+            let len = index::packed_len(entry.rows as usize, bits);
+            if part.len() != len {
+                return Err(Error::corrupt(
+                    Section::Chunk(i as u32, ChunkPart::ValueIndex),
+                    at,
+                    Invariant::SizeMismatch {
+                        what: "value index",
+                        expected: len as u64,
+                        found: part.len() as u64,
+                    },
+                ));
+            }
+            return Ok(IndexHead::Packed { bits });
+        }
         let head_len = Sequence::head_len(entry.rows as usize + 1).min(part.len());
         let sb = self.storage.read(at..at + head_len as u64)?;
         let section = Section::Chunk(i as u32, ChunkPart::ValueIndex);
@@ -302,7 +375,7 @@ impl Reader {
                 },
             ));
         }
-        Ok(seq)
+        Ok(IndexHead::Cascade(seq))
     }
 }
 
@@ -361,6 +434,7 @@ mod tests {
         let e = ValueDict::check(
             3,
             &entry(3, 2, 6),
+            false,
             (&ix, 100),
             None,
             b"abab".to_vec(),
@@ -379,6 +453,7 @@ mod tests {
         let v = ValueDict::check(
             3,
             &entry(3, 2, 6),
+            false,
             (&ix, 100),
             None,
             b"abcd".to_vec(),

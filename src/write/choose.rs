@@ -9,9 +9,8 @@
 //!   at a different phase from the training sample, all rows when the input is
 //!   small) scaled to the whole input, at 12 or 16 bits each;
 //! * sidecar: one entry per `G` codes at [`SIDECAR_ENTRY_BYTES`];
-//! * dictionary: the planes as the writer lays them out (low-plane width from
-//!   the sample's token-length histogram, high plane when a token is longer
-//!   than `W`, nibble lengths).
+//! * dictionary: the exact length of its stored (front-coded) section
+//!   (`dict::planes::stored_section_len`, spec/FORMAT.md §4).
 //!
 //! Row boundaries are left out: they are the same for every codec but for
 //! the row-code deltas, which follow the codes.
@@ -34,7 +33,7 @@ use rayon::prelude::*;
 
 use super::{train_candidates, WriterOptions};
 use crate::dict::matcher::Matcher;
-use crate::dict::planes::choose_width;
+use crate::dict::planes::stored_section_len;
 use crate::dict::{TokenTable, MAX_TOKEN_LEN};
 use crate::format::Codec;
 
@@ -94,11 +93,15 @@ impl CodecChoice {
 }
 
 /// `auto` trains OnPair-16 only for rows of at least this many bytes. A
-/// 16-bit dictionary needs several MB to fill (DESIGN §3); on the corpus
-/// (`tests/choose.rs`) OnPair-16's file is at least 5% larger than the best
-/// codec's on every column under 4 MiB (closest: loghub_Linux_full, 2.3 MB,
-/// +5.4%), and skipping it saves two of auto's five trainings there.
-pub const AUTO_ONPAIR16_MIN_BYTES: usize = 4 << 20;
+/// 16-bit dictionary needs several MB to fill (DESIGN §3). With dictionaries
+/// stored front-coded (format version 3) a large dictionary costs little, and
+/// OnPair-16 gives the smallest file on corpus columns from 1.8 MB up
+/// (dbtext_yago, dbtext_movies, loghub_Linux_full, nltk_speeches_en: 5–7%
+/// smaller than OnPair-12); under 1 MiB its file is at least 10% larger than
+/// the best codec's on every corpus column (closest: dbtext_chinese, 0.75 MB,
+/// +11%), and skipping it saves two of auto's five trainings there.
+/// (With planes on disk, format version 2, the bound was 4 MiB.)
+pub const AUTO_ONPAIR16_MIN_BYTES: usize = 1 << 20;
 
 /// Estimates within this share of the smallest count as a tie, broken by
 /// bytes per code. 1%: below the estimate's own error on small inputs, and
@@ -273,10 +276,7 @@ fn estimate(
     let est_codes = n as f64 * scale;
     let code_bytes = est_codes * f64::from(codec.code_bits()) / 8.0;
     let sidecar = est_codes / f64::from(opts.batch) * SIDECAR_ENTRY_BYTES;
-    let w = choose_width(&hist) as usize;
-    let hi = table.lens().iter().any(|&l| l as usize > w);
-    let per_token = w as f64 + if hi { (MAX_TOKEN_LEN - w) as f64 } else { 0.0 } + 0.5;
-    let dict = table.len() as f64 * per_token;
+    let dict = stored_section_len(table) as f64;
     Estimate {
         codec,
         bytes: code_bytes + sidecar + dict,

@@ -2,9 +2,10 @@
 //! distinct values stores each distinct value once, token-coded with the
 //! chunk's dictionary like any row, and each row as an index into them.
 //!
-//! The indices are stored as the cascaded running sum of the indices (§6),
-//! so each block of 128 rows holds exactly the indices, frame-of-reference
-//! coded and bit-packed: about `log2(values)` bits per row.
+//! The indices are bit-packed at one width for the chunk, `ceil(log2
+//! values)` bits per row (format version 3, `format::index`); version 2
+//! stored them as a cascaded running sum, whose 16-byte directory per 128
+//! rows cost a third of the index at 2 bits per row.
 //!
 //! The writer tries the layout on every chunk whose distinct values are at
 //! most half its non-null rows and keeps whichever section is smaller (an
@@ -16,7 +17,7 @@ use super::{EncodedChunk, PendingChunk, WriterOptions};
 use crate::dict::matcher::Matcher;
 use crate::dict::TokenTable;
 use crate::format::layout::ChunkSection;
-use crate::format::{cascade, codes, Codec};
+use crate::format::{cascade, codes, index, Codec};
 
 /// The distinct values of a chunk, numbered by first use.
 pub(super) struct Distinct {
@@ -31,8 +32,7 @@ pub(super) struct Distinct {
 pub const MAX_VALUES_SHARE: usize = 2;
 
 /// The distinct values of `p`, or `None` when there are more than half as
-/// many as non-null rows (or none), or when the running sum of the indices
-/// would not fit a `u32` (§6).
+/// many as non-null rows (or none).
 pub(super) fn distinct(p: &PendingChunk) -> Option<Distinct> {
     let nonnull = p.rows() - p.nulls;
     let cap = nonnull / MAX_VALUES_SHARE;
@@ -42,7 +42,6 @@ pub(super) fn distinct(p: &PendingChunk) -> Option<Distinct> {
     let mut seen: HashMap<&[u8], u32> = HashMap::new();
     let mut first_rows = Vec::new();
     let mut index = Vec::with_capacity(p.rows());
-    let mut sum = 0u64;
     for i in 0..p.rows() {
         if !p.valid[i] {
             index.push(0);
@@ -56,11 +55,7 @@ pub(super) fn distinct(p: &PendingChunk) -> Option<Distinct> {
             }
             first_rows.push(i as u32);
         }
-        sum += k as u64;
         index.push(k);
-    }
-    if sum > u32::MAX as u64 {
-        return None;
     }
     Some(Distinct { first_rows, index })
 }
@@ -104,13 +99,12 @@ pub(super) fn encode(
         row_bytes.push(vbytes);
     }
     let (sidecar, hist) = super::sidecar_and_hist(&all, lens, opts.batch as usize);
-    let mut sums = Vec::with_capacity(d.index.len() + 1);
-    let mut s = 0u32;
-    sums.push(0);
-    for &k in &d.index {
-        s += k;
-        sums.push(s);
-    }
+    let mut index_part = Vec::new();
+    index::pack(
+        &d.index,
+        index::width(d.first_rows.len() as u32),
+        &mut index_part,
+    );
     let mut packed = Vec::new();
     codes::pack(codec.code_bits(), &all, &mut packed);
     let enc = |v: &[u32]| {
@@ -127,7 +121,7 @@ pub(super) fn encode(
         &enc(&row_codes),
         &enc(&row_bytes),
         validity.as_deref(),
-        Some(&enc(&sums)),
+        Some(&index_part),
         &mut bytes,
     );
     EncodedChunk {
@@ -145,8 +139,8 @@ pub(super) fn encode(
 
 /// Estimated file bytes of `rows` rows as a value-dictionary chunk whose
 /// `values` distinct values take `value_bytes` coded: the bit-packed indices
-/// (with a 16-byte directory entry per 128 rows) plus the values.
+/// plus the values.
 pub(super) fn estimate(rows: usize, values: usize, value_bytes: f64) -> f64 {
-    let bits = usize::BITS - values.saturating_sub(1).leading_zeros();
-    rows as f64 * (bits as f64 / 8.0 + 16.0 / 128.0) + value_bytes
+    let bits = index::width(u32::try_from(values).unwrap_or(u32::MAX));
+    index::packed_len(rows, bits) as f64 + value_bytes
 }

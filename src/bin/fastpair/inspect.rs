@@ -61,7 +61,7 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
     let mut s = String::new();
     let w = &mut s;
     let _ = writeln!(w, "file               {}", display(&a.file));
-    let _ = writeln!(w, "format version     {}", fastpair::format::VERSION);
+    let _ = writeln!(w, "format version     {}", reader.format_version());
     let _ = writeln!(
         w,
         "rows               {} ({} null)",
