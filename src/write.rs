@@ -634,16 +634,20 @@ impl<S: Sink> Writer<S> {
         if pending.is_empty() {
             return Ok(());
         }
+        // The codes of every pending row when training already encoded them
+        // with the chosen dictionary (write/choose.rs): not encoded again.
+        let mut window_codes = None;
         if self.opts.dict_mode == DictMode::Shared && self.shared.is_none() {
             let rows: Vec<&[u8]> = pending
                 .iter()
                 .flat_map(|p| (0..p.rows()).map(move |i| p.row(i)))
                 .collect();
-            let (codec, table, choice) = choose::train(&self.opts, &rows);
+            let (codec, table, choice, codes) = choose::train(&self.opts, &rows);
             let matcher = Matcher::new(&table);
             self.dicts.push((codec, table.clone(), [0; 16]));
             self.choices.push(choice);
             self.shared = Some((codec, table, matcher));
+            window_codes = codes;
         }
         // Chunks waiting their turn stay buffered; the rest of the budget is
         // for the group being encoded.
@@ -652,6 +656,25 @@ impl<S: Sink> Writer<S> {
             .map(|p| buffered_cost(p.data.len(), p.rows()))
             .sum();
         let avail = self.opts.memory_budget.saturating_sub(buffered);
+        // First row of each pending chunk in the window's row order.
+        let mut first_row = Vec::with_capacity(pending.len() + 1);
+        first_row.push(0usize);
+        for p in &pending {
+            first_row.push(first_row.last().copied().unwrap_or(0) + p.rows());
+        }
+        let precoded = |i: usize| {
+            window_codes.as_ref().map(|w: &choose::RowCodes| {
+                let (r0, r1) = (first_row[i], first_row[i + 1]);
+                let base = if r0 == 0 { 0 } else { w.ends[r0 - 1] };
+                let end = if r1 == 0 { 0 } else { w.ends[r1 - 1] };
+                Precoded {
+                    codes: &w.codes[base as usize..end as usize],
+                    ends: &w.ends[r0..r1],
+                    base,
+                }
+            })
+        };
+        let mut done = 0usize;
         let mut rest = &pending[..];
         while !rest.is_empty() {
             let mut take = 0;
@@ -671,16 +694,26 @@ impl<S: Sink> Writer<S> {
             let (opts, shared) = (&self.opts, &self.shared);
             let encoded: Vec<EncodedChunk> = group
                 .par_iter()
-                .map(|p| match shared {
-                    Some((codec, t, m)) => encode_chunk(opts, *codec, p, t, m, None),
+                .enumerate()
+                .map(|(j, p)| match shared {
+                    Some((codec, t, m)) => {
+                        encode_chunk(opts, *codec, p, t, m, None, precoded(done + j))
+                    }
                     None => {
                         let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
-                        let (codec, table, choice) = choose::train(opts, &rows);
+                        let (codec, table, choice, codes) = choose::train(opts, &rows);
                         let m = Matcher::new(&table);
-                        encode_chunk(opts, codec, p, &table.clone(), &m, Some((table, choice)))
+                        let pre = codes.as_ref().map(|w| Precoded {
+                            codes: &w.codes,
+                            ends: &w.ends,
+                            base: 0,
+                        });
+                        let own = Some((table.clone(), choice));
+                        encode_chunk(opts, codec, p, &table, &m, own, pre)
                     }
                 })
                 .collect();
+            done += take;
             for e in encoded {
                 self.write_chunk(e)?;
             }
@@ -708,8 +741,18 @@ pub(crate) fn sidecar_and_hist(codes: &[u16], lens: &[u8], batch: usize) -> (Vec
     (sidecar, hist)
 }
 
+/// A chunk's codes, already produced by `m.encode_into` on its rows (while
+/// the dictionary was chosen): `codes` are the chunk's, `ends[i] - base` is
+/// the number of them in rows `0..=i`.
+struct Precoded<'a> {
+    codes: &'a [u16],
+    ends: &'a [u32],
+    base: u32,
+}
+
 /// Encodes one chunk with `table` of `codec` (whose matcher is `m`); `own`
-/// is the chunk's private dictionary, if it has one, and how it was chosen.
+/// is the chunk's private dictionary, if it has one, and how it was chosen;
+/// `pre` its codes when they are known already (the same codes `m` gives).
 fn encode_chunk(
     opts: &WriterOptions,
     codec: Codec,
@@ -717,42 +760,19 @@ fn encode_chunk(
     table: &TokenTable,
     m: &Matcher,
     own: Option<(TokenTable, Choice)>,
+    pre: Option<Precoded<'_>>,
 ) -> EncodedChunk {
     let table_lens = table.lens();
-    // Encode row segments of about ENCODE_SEGMENT bytes in parallel, then
-    // stitch them: a single large chunk still uses every core.
-    let mut segments = Vec::new();
-    let mut start = 0usize;
-    while start < p.rows() {
-        let base = if start == 0 { 0 } else { p.ends[start - 1] };
-        let mut end = start + 1;
-        while end < p.rows() && p.ends[end - 1] - base < ENCODE_SEGMENT {
-            end += 1;
+    let (codes_v, row_codes) = match pre {
+        Some(pre) => {
+            debug_assert_eq!(pre.ends.len(), p.rows());
+            let mut row_codes = Vec::with_capacity(p.rows() + 1);
+            row_codes.push(0u32);
+            row_codes.extend(pre.ends.iter().map(|&e| e - pre.base));
+            (pre.codes.to_vec(), row_codes)
         }
-        segments.push(start..end);
-        start = end;
-    }
-    let parts: Vec<(Vec<u16>, Vec<u32>)> = segments
-        .into_par_iter()
-        .map(|rows| {
-            let mut codes = Vec::new();
-            let mut ends = Vec::with_capacity(rows.len());
-            for i in rows {
-                m.encode_into(p.row(i), &mut codes);
-                ends.push(codes.len() as u32);
-            }
-            (codes, ends)
-        })
-        .collect();
-    let total_codes: usize = parts.iter().map(|(c, _)| c.len()).sum();
-    let mut codes_v: Vec<u16> = Vec::with_capacity(total_codes);
-    let mut row_codes = Vec::with_capacity(p.rows() + 1);
-    row_codes.push(0u32);
-    for (codes, ends) in parts {
-        let base = codes_v.len() as u32;
-        codes_v.extend_from_slice(&codes);
-        row_codes.extend(ends.iter().map(|&e| base + e));
-    }
+        None => encode_rows(p, m),
+    };
     let mut row_bytes = Vec::with_capacity(p.rows() + 1);
     row_bytes.push(0u32);
     row_bytes.extend(p.ends.iter().map(|&e| e as u32));
@@ -801,6 +821,46 @@ fn encode_chunk(
         }
     }
     plain
+}
+
+/// The codes of the rows of `p` (greedy, `m`) and the cumulative code count
+/// before each row and after the last.
+fn encode_rows(p: &PendingChunk, m: &Matcher) -> (Vec<u16>, Vec<u32>) {
+    // Encode row segments of about ENCODE_SEGMENT bytes in parallel, then
+    // stitch them: a single large chunk still uses every core.
+    let mut segments = Vec::new();
+    let mut start = 0usize;
+    while start < p.rows() {
+        let base = if start == 0 { 0 } else { p.ends[start - 1] };
+        let mut end = start + 1;
+        while end < p.rows() && p.ends[end - 1] - base < ENCODE_SEGMENT {
+            end += 1;
+        }
+        segments.push(start..end);
+        start = end;
+    }
+    let parts: Vec<(Vec<u16>, Vec<u32>)> = segments
+        .into_par_iter()
+        .map(|rows| {
+            let mut codes = Vec::new();
+            let mut ends = Vec::with_capacity(rows.len());
+            for i in rows {
+                m.encode_into(p.row(i), &mut codes);
+                ends.push(codes.len() as u32);
+            }
+            (codes, ends)
+        })
+        .collect();
+    let total_codes: usize = parts.iter().map(|(c, _)| c.len()).sum();
+    let mut codes_v: Vec<u16> = Vec::with_capacity(total_codes);
+    let mut row_codes = Vec::with_capacity(p.rows() + 1);
+    row_codes.push(0u32);
+    for (codes, ends) in parts {
+        let base = codes_v.len() as u32;
+        codes_v.extend_from_slice(&codes);
+        row_codes.extend(ends.iter().map(|&e| base + e));
+    }
+    (codes_v, row_codes)
 }
 
 /// The validity bitmap of `p` (§5.5), when it has a null.
