@@ -812,7 +812,9 @@ impl<S: Sink> Writer<S> {
         plain_codes: usize,
     ) -> Option<EncodedChunk> {
         let base = self.shared_bpc?;
-        if plain_codes == 0 {
+        // A retrained dictionary must not push the file past the reader's
+        // dictionary limit (a shared-dictionary write never fails for it).
+        if plain_codes == 0 || self.dicts.len() >= limits::MAX_DICTS as usize {
             return None;
         }
         let bpc = e.decoded as f64 / plain_codes as f64;
