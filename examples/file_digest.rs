@@ -1,6 +1,7 @@
 //! Size and FNV-1a digest of the file each codec choice writes for every
 //! column of a corpus folder, and the time it took (one thread): a check that
-//! a writer change kept the bytes, or a measure of what it changed.
+//! a writer change kept the bytes, or a measure of what it changed. Each line
+//! also names the first dictionary's codec and the longest token in the file.
 //!
 //! ```text
 //! cargo run --release --example file_digest -- DIR [CODEC...]
@@ -54,7 +55,24 @@ fn main() {
             for &b in &file {
                 h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
             }
-            println!("{name} {} {} {h:016x}", codec.name(), file.len());
+            let r = fastpair::Reader::from_bytes(file.clone()).expect("open");
+            let longest = r
+                .dictionaries()
+                .iter()
+                .map(|d| {
+                    (0..d.num_tokens() as usize)
+                        .map(|c| d.table().token_len(c))
+                        .max()
+                        .unwrap_or(0)
+                })
+                .max()
+                .unwrap_or(0);
+            println!(
+                "{name} {} {} {h:016x} {} longest {longest}",
+                codec.name(),
+                file.len(),
+                r.dictionaries()[0].codec().name()
+            );
         }
     }
     for (k, codec) in codecs.iter().enumerate() {
