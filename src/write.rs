@@ -6,9 +6,18 @@
 //! `memory_budget`) and written in order. By default one dictionary is trained
 //! on a sample of the *training window* — the first chunks, until they hold
 //! [`train_window_bytes`] value bytes or [`TRAIN_WINDOW_ROWS`] rows — and
-//! shared by all chunks. The window depends only on the input and the
-//! options, so a file's bytes never depend on the thread count or the memory
-//! budget. Dictionaries are written after the chunks (their plane width
+//! shared by the chunks that follow. The window depends only on the input and
+//! the options, so a file's bytes never depend on the thread count or the
+//! memory budget.
+//!
+//! *Drift.* A later chunk whose value bytes per code fall more than
+//! [`DRIFT_MARGIN`] (10%) below the shared dictionary's on its own training
+//! rows gets a dictionary trained on it; that dictionary is kept when the chunk
+//! coded with it plus the dictionary's stored section is smaller than the
+//! chunk coded with the shared one, and it is then shared by the chunks after
+//! it (which are encoded again if they were encoded already, so the bytes do
+//! not depend on how chunks were grouped). Otherwise the baseline drops to the
+//! chunk's bytes per code. Dictionaries are written after the chunks (their plane width
 //! depends on the token-length histogram of everything encoded with them),
 //! then the footer and the tail.
 //!
@@ -444,6 +453,15 @@ impl Sink for AtomicFile {
     }
 }
 
+/// Shared-dictionary drift margin: a chunk whose value bytes per code fall
+/// more than this share below the dictionary's (on the rows it was trained
+/// on) gets a dictionary of its own, kept when the chunk plus that
+/// dictionary is smaller than the chunk under the shared one; the kept
+/// dictionary is then shared by the chunks that follow. 10%: chunks of the
+/// same column differ by a few percent (measured: `tests/drift.rs`), a
+/// column whose content changes by far more.
+pub const DRIFT_MARGIN: f64 = 0.10;
+
 /// Bytes of rows per parallel encoding task.
 const ENCODE_SEGMENT: usize = 1 << 16;
 
@@ -509,6 +527,12 @@ pub struct Writer<S: Sink> {
     /// Chunks closed so far (encoded or not).
     closed: u64,
     shared: Option<(Codec, TokenTable, Matcher)>,
+    /// Index in `dicts` of the shared dictionary chunks use now.
+    shared_dict: usize,
+    /// Value bytes per code of the shared dictionary on the rows it was
+    /// trained on (then lowered by chunks that drifted without a retrain
+    /// paying off); `None` until its training rows are encoded.
+    shared_bpc: Option<f64>,
     dicts: Vec<(Codec, TokenTable, [u64; 16])>,
     choices: Vec<Choice>,
     footer: Footer,
@@ -536,6 +560,8 @@ impl<S: Sink> Writer<S> {
             full: Vec::new(),
             closed: 0,
             shared: None,
+            shared_dict: 0,
+            shared_bpc: None,
             dicts: Vec::new(),
             choices: Vec::new(),
             footer: Footer::default(),
@@ -665,16 +691,24 @@ impl<S: Sink> Writer<S> {
         if pending.is_empty() {
             return Ok(());
         }
+        // The codes of every pending row when training already encoded them
+        // with the chosen dictionary (write/choose.rs): not encoded again.
+        let mut window_codes = None;
+        // Chunks `..window` of `pending` are the shared dictionary's
+        // training rows: their bytes per code are its baseline.
+        let mut window = 0;
         if self.opts.dict_mode == DictMode::Shared && self.shared.is_none() {
+            window = pending.len();
             let rows: Vec<&[u8]> = pending
                 .iter()
                 .flat_map(|p| (0..p.rows()).map(move |i| p.row(i)))
                 .collect();
-            let (codec, table, choice) = choose::train(&self.opts, &rows);
+            let (codec, table, choice, codes) = choose::train(&self.opts, &rows);
             let matcher = Matcher::new(&table);
             self.dicts.push((codec, table.clone(), [0; 16]));
             self.choices.push(choice);
             self.shared = Some((codec, table, matcher));
+            window_codes = codes;
         }
         // Chunks waiting their turn stay buffered; the rest of the budget is
         // for the group being encoded.
@@ -682,9 +716,43 @@ impl<S: Sink> Writer<S> {
             .iter()
             .map(|p| buffered_cost(p.data.len(), p.rows()))
             .sum();
-        let avail = self.opts.memory_budget.saturating_sub(buffered);
-        let mut rest = &pending[..];
-        while !rest.is_empty() {
+        // With a shared dictionary a drifted chunk may train one of its own
+        // while the group's other chunks are held: leave room for that trainer.
+        let retrain = match self.opts.dict_mode {
+            DictMode::Shared => self
+                .opts
+                .chunk_bytes
+                .min(self.opts.sample_bytes)
+                .saturating_mul(TRAIN_COST),
+            DictMode::PerChunk => 0,
+        };
+        let avail = self
+            .opts
+            .memory_budget
+            .saturating_sub(buffered)
+            .saturating_sub(retrain);
+        // First row of each pending chunk in the window's row order.
+        let mut first_row = Vec::with_capacity(pending.len() + 1);
+        first_row.push(0usize);
+        for p in &pending {
+            first_row.push(first_row.last().copied().unwrap_or(0) + p.rows());
+        }
+        let precoded = |i: usize| {
+            window_codes.as_ref().map(|w: &choose::RowCodes| {
+                let (r0, r1) = (first_row[i], first_row[i + 1]);
+                let base = if r0 == 0 { 0 } else { w.ends[r0 - 1] };
+                let end = if r1 == 0 { 0 } else { w.ends[r1 - 1] };
+                Precoded {
+                    codes: &w.codes[base as usize..end as usize],
+                    ends: &w.ends[r0..r1],
+                    base,
+                }
+            })
+        };
+        let (mut window_bytes, mut window_codes_n) = (0u64, 0u64);
+        let mut done = 0usize;
+        while done < pending.len() {
+            let rest = &pending[done..];
             let mut take = 0;
             let mut cost = 0usize;
             while take < rest.len() && take < self.opts.parallel_chunks {
@@ -697,26 +765,115 @@ impl<S: Sink> Writer<S> {
                 cost = cost.saturating_add(c);
                 take += 1;
             }
-            let (group, tail) = rest.split_at(take);
-            rest = tail;
+            let group = &rest[..take];
             let (opts, shared) = (&self.opts, &self.shared);
-            let encoded: Vec<EncodedChunk> = group
+            // The window's codes are the window dictionary's: stale once a
+            // chunk retrained it.
+            let window_live = self.shared_dict == 0;
+            let encoded: Vec<(EncodedChunk, usize)> = group
                 .par_iter()
-                .map(|p| match shared {
-                    Some((codec, t, m)) => encode_chunk(opts, *codec, p, t, m, None),
+                .enumerate()
+                .map(|(j, p)| match shared {
+                    Some((codec, t, m)) => {
+                        let pre = if window_live {
+                            precoded(done + j)
+                        } else {
+                            None
+                        };
+                        encode_chunk(opts, *codec, p, t, m, None, pre)
+                    }
                     None => {
                         let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
-                        let (codec, table, choice) = choose::train(opts, &rows);
+                        let (codec, table, choice, codes) = choose::train(opts, &rows);
                         let m = Matcher::new(&table);
-                        encode_chunk(opts, codec, p, &table.clone(), &m, Some((table, choice)))
+                        let pre = codes.as_ref().map(|w| Precoded {
+                            codes: &w.codes,
+                            ends: &w.ends,
+                            base: 0,
+                        });
+                        let own = Some((table.clone(), choice));
+                        encode_chunk(opts, codec, p, &table, &m, own, pre)
                     }
                 })
                 .collect();
-            for e in encoded {
+            let mut next = done + take;
+            for (j, (e, plain_codes)) in encoded.into_iter().enumerate() {
+                let i = done + j;
+                if self.shared.is_none() {
+                    self.write_chunk(e)?;
+                    continue;
+                }
+                if i < window {
+                    window_bytes += e.decoded;
+                    window_codes_n += plain_codes as u64;
+                    if i + 1 == window && window_codes_n > 0 {
+                        self.shared_bpc = Some(window_bytes as f64 / window_codes_n as f64);
+                    }
+                    self.write_chunk(e)?;
+                    continue;
+                }
+                if let Some(retrained) = self.retrain_if_drifted(&pending[i], &e, plain_codes) {
+                    // The chunks after this one are encoded again with the
+                    // new dictionary: the file does not depend on how
+                    // chunks were grouped.
+                    self.write_chunk(retrained)?;
+                    next = i + 1;
+                    break;
+                }
                 self.write_chunk(e)?;
             }
+            done = next;
         }
         Ok(())
+    }
+
+    /// The shared-dictionary drift check (module notes, [`DRIFT_MARGIN`]):
+    /// when chunk `p`, encoded as `e` with `plain_codes` codes in its plain
+    /// layout, has fewer value bytes per code than the shared dictionary's
+    /// baseline by more than the margin, a dictionary is trained on the
+    /// chunk. It is kept, becoming the shared dictionary for the chunks that
+    /// follow, when the chunk with it plus its stored dictionary is smaller
+    /// than `e`; then the chunk encoded with it comes back. Otherwise the
+    /// baseline drops to the chunk's bytes per code (the next retraining
+    /// needs a further drift).
+    fn retrain_if_drifted(
+        &mut self,
+        p: &PendingChunk,
+        e: &EncodedChunk,
+        plain_codes: usize,
+    ) -> Option<EncodedChunk> {
+        let base = self.shared_bpc?;
+        // A retrained dictionary must not push the file past the reader's
+        // dictionary limit (a shared-dictionary write never fails for it).
+        if plain_codes == 0 || self.dicts.len() >= limits::MAX_DICTS as usize {
+            return None;
+        }
+        let bpc = e.decoded as f64 / plain_codes as f64;
+        if bpc >= base * (1.0 - DRIFT_MARGIN) {
+            return None;
+        }
+        let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
+        let (codec, table, choice, codes) = choose::train(&self.opts, &rows);
+        let m = Matcher::new(&table);
+        let pre = codes.as_ref().map(|w| Precoded {
+            codes: &w.codes,
+            ends: &w.ends,
+            base: 0,
+        });
+        let own = Some((table.clone(), choice));
+        let (r, r_codes) = encode_chunk(&self.opts, codec, p, &table, &m, own, pre);
+        let mut dict = Vec::new();
+        Dictionary::from_table(codec, table.clone(), r.hist)
+            .section()
+            .write(&mut dict);
+        if r.bytes.len() + dict.len() < e.bytes.len() {
+            self.shared = Some((codec, table, m));
+            self.shared_bpc = (r_codes > 0).then(|| r.decoded as f64 / r_codes as f64);
+            Some(r)
+        } else {
+            self.shared_bpc = Some(bpc);
+            None
+        }
     }
 }
 
@@ -739,8 +896,20 @@ pub(crate) fn sidecar_and_hist(codes: &[u16], lens: &[u8], batch: usize) -> (Vec
     (sidecar, hist)
 }
 
+/// A chunk's codes, already produced by `m.encode_into` on its rows (while
+/// the dictionary was chosen): `codes` are the chunk's, `ends[i] - base` is
+/// the number of them in rows `0..=i`.
+struct Precoded<'a> {
+    codes: &'a [u16],
+    ends: &'a [u32],
+    base: u32,
+}
+
 /// Encodes one chunk with `table` of `codec` (whose matcher is `m`); `own`
-/// is the chunk's private dictionary, if it has one, and how it was chosen.
+/// is the chunk's private dictionary, if it has one, and how it was chosen;
+/// `pre` its codes when they are known already (the same codes `m` gives).
+/// Also returns the number of codes of the plain layout (its rows encoded
+/// with `table`), whichever layout was kept.
 fn encode_chunk(
     opts: &WriterOptions,
     codec: Codec,
@@ -748,42 +917,19 @@ fn encode_chunk(
     table: &TokenTable,
     m: &Matcher,
     own: Option<(TokenTable, Choice)>,
-) -> EncodedChunk {
+    pre: Option<Precoded<'_>>,
+) -> (EncodedChunk, usize) {
     let table_lens = table.lens();
-    // Encode row segments of about ENCODE_SEGMENT bytes in parallel, then
-    // stitch them: a single large chunk still uses every core.
-    let mut segments = Vec::new();
-    let mut start = 0usize;
-    while start < p.rows() {
-        let base = if start == 0 { 0 } else { p.ends[start - 1] };
-        let mut end = start + 1;
-        while end < p.rows() && p.ends[end - 1] - base < ENCODE_SEGMENT {
-            end += 1;
+    let (codes_v, row_codes) = match pre {
+        Some(pre) => {
+            debug_assert_eq!(pre.ends.len(), p.rows());
+            let mut row_codes = Vec::with_capacity(p.rows() + 1);
+            row_codes.push(0u32);
+            row_codes.extend(pre.ends.iter().map(|&e| e - pre.base));
+            (pre.codes.to_vec(), row_codes)
         }
-        segments.push(start..end);
-        start = end;
-    }
-    let parts: Vec<(Vec<u16>, Vec<u32>)> = segments
-        .into_par_iter()
-        .map(|rows| {
-            let mut codes = Vec::new();
-            let mut ends = Vec::with_capacity(rows.len());
-            for i in rows {
-                m.encode_into(p.row(i), &mut codes);
-                ends.push(codes.len() as u32);
-            }
-            (codes, ends)
-        })
-        .collect();
-    let total_codes: usize = parts.iter().map(|(c, _)| c.len()).sum();
-    let mut codes_v: Vec<u16> = Vec::with_capacity(total_codes);
-    let mut row_codes = Vec::with_capacity(p.rows() + 1);
-    row_codes.push(0u32);
-    for (codes, ends) in parts {
-        let base = codes_v.len() as u32;
-        codes_v.extend_from_slice(&codes);
-        row_codes.extend(ends.iter().map(|&e| base + e));
-    }
+        None => encode_rows(p, m),
+    };
     let mut row_bytes = Vec::with_capacity(p.rows() + 1);
     row_bytes.push(0u32);
     row_bytes.extend(p.ends.iter().map(|&e| e as u32));
@@ -824,14 +970,57 @@ fn encode_chunk(
         if let Some(d) = values::distinct(p) {
             let v = values::encode(opts, codec, p, &d, table, m);
             if v.bytes.len() < plain.bytes.len() {
-                return EncodedChunk {
+                let codes = plain.codes as usize;
+                let v = EncodedChunk {
                     dict: plain.dict,
                     ..v
                 };
+                return (v, codes);
             }
         }
     }
-    plain
+    let codes = plain.codes as usize;
+    (plain, codes)
+}
+
+/// The codes of the rows of `p` (greedy, `m`) and the cumulative code count
+/// before each row and after the last.
+fn encode_rows(p: &PendingChunk, m: &Matcher) -> (Vec<u16>, Vec<u32>) {
+    // Encode row segments of about ENCODE_SEGMENT bytes in parallel, then
+    // stitch them: a single large chunk still uses every core.
+    let mut segments = Vec::new();
+    let mut start = 0usize;
+    while start < p.rows() {
+        let base = if start == 0 { 0 } else { p.ends[start - 1] };
+        let mut end = start + 1;
+        while end < p.rows() && p.ends[end - 1] - base < ENCODE_SEGMENT {
+            end += 1;
+        }
+        segments.push(start..end);
+        start = end;
+    }
+    let parts: Vec<(Vec<u16>, Vec<u32>)> = segments
+        .into_par_iter()
+        .map(|rows| {
+            let mut codes = Vec::new();
+            let mut ends = Vec::with_capacity(rows.len());
+            for i in rows {
+                m.encode_into(p.row(i), &mut codes);
+                ends.push(codes.len() as u32);
+            }
+            (codes, ends)
+        })
+        .collect();
+    let total_codes: usize = parts.iter().map(|(c, _)| c.len()).sum();
+    let mut codes_v: Vec<u16> = Vec::with_capacity(total_codes);
+    let mut row_codes = Vec::with_capacity(p.rows() + 1);
+    row_codes.push(0u32);
+    for (codes, ends) in parts {
+        let base = codes_v.len() as u32;
+        codes_v.extend_from_slice(&codes);
+        row_codes.extend(ends.iter().map(|&e| base + e));
+    }
+    (codes_v, row_codes)
 }
 
 /// The validity bitmap of `p` (§5.5), when it has a null.
@@ -892,9 +1081,13 @@ impl<S: Sink> Writer<S> {
             Some((t, choice)) => {
                 self.dicts.push((e.codec, t, [0; 16]));
                 self.choices.push(choice);
+                if self.opts.dict_mode == DictMode::Shared {
+                    // A retrained shared dictionary (drift): later chunks use it.
+                    self.shared_dict = self.dicts.len() - 1;
+                }
                 self.dicts.len() - 1
             }
-            None => 0,
+            None => self.shared_dict,
         };
         for (h, x) in self.dicts[dict].2.iter_mut().zip(e.hist) {
             *h += x;

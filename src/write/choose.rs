@@ -152,7 +152,14 @@ pub struct Choice {
 /// tokens) is trained in parallel, estimated on one shared evaluation sample,
 /// and the best kept. A single candidate is kept without estimating it.
 /// Deterministic: the result depends on the rows and options only.
-pub(super) fn train(opts: &WriterOptions, rows: &[&[u8]]) -> (Codec, TokenTable, Choice) {
+///
+/// When the evaluation sample is every row (at most [`EVAL_BYTES`]), the
+/// chosen candidate's codes of every row come back too: the writer writes
+/// them instead of encoding the rows a second time (same codes, one pass less).
+pub(super) fn train(
+    opts: &WriterOptions,
+    rows: &[&[u8]],
+) -> (Codec, TokenTable, Choice, Option<RowCodes>) {
     let total: usize = rows.iter().map(|r| r.len()).sum();
     let trained: Vec<(Codec, TokenTable)> = opts
         .codec
@@ -170,34 +177,49 @@ pub(super) fn train(opts: &WriterOptions, rows: &[&[u8]]) -> (Codec, TokenTable,
             codec,
             estimates: Vec::new(),
         };
-        return (codec, table, choice);
+        return (codec, table, choice, None);
     }
     let eval = eval_sample(rows);
+    // When the evaluation sample is every row, the chosen candidate's codes
+    // are the chunk's codes: kept, so the writer need not encode again.
+    let whole = total <= EVAL_BYTES;
     let distinct = opts
         .value_dict
         .then(|| super::values::distinct_rows(rows))
         .flatten();
-    let estimates: Vec<Estimate> = trained
+    let (estimates, mut kept): (Vec<Estimate>, Vec<Option<RowCodes>>) = trained
         .par_iter()
         .map(|(codec, table)| {
-            let mut e = estimate(opts, *codec, table, &eval, total);
+            let (mut e, codes) = estimate(opts, *codec, table, &eval, total, whole);
             if let Some(d) = &distinct {
-                let v = estimate(opts, *codec, table, d, d.iter().map(|r| r.len()).sum());
+                let d_bytes = d.iter().map(|r| r.len()).sum();
+                let (v, _) = estimate(opts, *codec, table, d, d_bytes, false);
                 let vd = super::values::estimate(rows.len(), d.len(), v.bytes);
                 if vd < e.bytes {
                     e.bytes = vd;
                     e.value_dict = true;
                 }
             }
-            e
+            (e, codes)
         })
-        .collect();
+        .unzip();
     let best = pick(estimates.iter().copied());
     let (codec, table) = trained
         .into_iter()
         .nth(best)
         .expect("pick returns a candidate");
-    (codec, table, Choice { codec, estimates })
+    let codes = kept.swap_remove(best);
+    (codec, table, Choice { codec, estimates }, codes)
+}
+
+/// The codes of every row of a dictionary's rows, as the writer's greedy
+/// encoder (`Matcher::encode_into`) produces them: `ends[i]` is the number of
+/// codes of rows `0..=i`.
+pub(super) struct RowCodes {
+    /// The codes, row after row.
+    pub codes: Vec<u16>,
+    /// Cumulative code count after each row.
+    pub ends: Vec<u32>,
 }
 
 /// The rows the estimates encode: all of them when they hold at most
@@ -254,20 +276,32 @@ fn estimate(
     table: &TokenTable,
     eval: &[&[u8]],
     total: usize,
-) -> Estimate {
+    keep: bool,
+) -> (Estimate, Option<RowCodes>) {
     let m = Matcher::new(table);
     let mut codes = Vec::new();
-    let (mut n, mut seen) = (0usize, 0usize);
+    let mut ends = Vec::with_capacity(if keep { eval.len() } else { 0 });
+    let mut seen = 0usize;
     let mut hist = [0u64; MAX_TOKEN_LEN];
+    let lens = table.lens();
     for r in eval {
-        codes.clear();
+        let start = codes.len();
         m.encode_into(r, &mut codes);
-        n += codes.len();
         seen += r.len();
-        for &c in &codes {
-            hist[table.token_len(c as usize) - 1] += 1;
+        for &c in &codes[start..] {
+            hist[lens[c as usize] as usize - 1] += 1;
+        }
+        if keep {
+            ends.push(codes.len() as u32);
+        } else {
+            codes.clear();
         }
     }
+    let n = if keep {
+        codes.len()
+    } else {
+        hist.iter().sum::<u64>() as usize
+    };
     let scale = if seen == 0 {
         0.0
     } else {
@@ -277,13 +311,14 @@ fn estimate(
     let code_bytes = est_codes * f64::from(codec.code_bits()) / 8.0;
     let sidecar = est_codes / f64::from(opts.batch) * SIDECAR_ENTRY_BYTES;
     let dict = stored_section_len(table) as f64;
-    Estimate {
+    let e = Estimate {
         codec,
         bytes: code_bytes + sidecar + dict,
         bytes_per_code: if n == 0 { 0.0 } else { seen as f64 / n as f64 },
         longest_token: table.lens().iter().copied().max().unwrap_or(1),
         value_dict: false,
-    }
+    };
+    (e, keep.then_some(RowCodes { codes, ends }))
 }
 
 #[cfg(test)]
