@@ -101,7 +101,7 @@ fn kernel_source_compiles_for_every_variant() {
         for w in [8u8, 16] {
             for bits in [12u8, 16] {
                 for h in [0, 1, 2] {
-                    for emit in [0, 1] {
+                    for emit in [0, 1, 2, 3, 4] {
                         let cfg = DecoderConfig {
                             k,
                             h,
@@ -160,6 +160,14 @@ fn corpus_columns_match_cpu() {
                 ..DecoderConfig::default()
             };
             parity(&r, 0..n, other, true);
+            // Every staging-write variant at the file's width.
+            for emit in [0, 1, 2, 3] {
+                let cfg = DecoderConfig {
+                    emit,
+                    ..DecoderConfig::default()
+                };
+                parity(&r, 0..n, cfg, false);
+            }
             // Row ranges cutting batches.
             if n > 10 {
                 parity(&r, 1..n - 1, DecoderConfig::default(), false);
@@ -371,7 +379,7 @@ proptest! {
         let file = write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap();
         let r = Reader::from_bytes(file).unwrap();
         let n = r.rows();
-        let cfg = DecoderConfig { k, w, emit: (k / 2) % 2, ..DecoderConfig::default() };
+        let cfg = DecoderConfig { k, w, emit: (k / 2) % 4, ..DecoderConfig::default() };
         parity(&r, 0..n, cfg, true);
         let a = cut.0 as u64 % (n + 1);
         let b = cut.1 as u64 % (n + 1);

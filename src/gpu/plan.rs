@@ -152,8 +152,17 @@ pub(crate) fn file_width(reader: &Reader, rows: Range<u64>) -> u8 {
     }
 }
 
+/// The kernels' length table: one byte per token holding `len - 1` (the
+/// planes' nibble table widened), so that a length is one byte load and a
+/// mask instead of a load, a shift by the code's parity and a mask. The
+/// planes in memory stay as they are (nibbles); only the launch's copy is wide.
+pub(crate) fn byte_lengths(nibbles: &[u8], n: usize) -> Vec<u8> {
+    (0..n).map(|c| (nibbles[c / 2] >> (4 * (c % 2))) & 15).collect()
+}
+
 /// The dictionary table of a launch: descriptors, their planes at width `w`
-/// back to back (16-aligned, 16 zero bytes after each), and for every
+/// back to back (16-aligned, 16 zero bytes after each; lengths one byte per
+/// token, [`byte_lengths`]), and for every
 /// dictionary of the file its index in the table (`u32::MAX` if unused).
 #[allow(clippy::type_complexity)]
 pub(crate) fn dict_table(
@@ -175,7 +184,8 @@ pub(crate) fn dict_table(
         if dict.code_bits() != bits {
             return Err(Error::Gpu("dictionaries of different code widths".into()));
         }
-        let (lens, lo, hi) = relayout(dict.planes(), w as usize);
+        let (nibbles, lo, hi) = relayout(dict.planes(), w as usize);
+        let lens = byte_lengths(&nibbles, dict.num_tokens() as usize);
         let mut off = [0u64; 3];
         for (k, part) in [lens, lo, hi].iter().enumerate() {
             align16(&mut blob);
