@@ -14,6 +14,10 @@
 //! default 1), SWEEP_COLS (comma-separated substrings), GROUPS (pipelined
 //! end-to-end groups, default 16).
 
+// Option structs are built by assignment from `default()` (they are becoming
+// `#[non_exhaustive]`, where a literal would not compile).
+#![allow(clippy::field_reassign_with_default)]
+
 use std::path::PathBuf;
 
 use fastpair::gpu::{self, DecoderConfig, Prepared, ScanOptions};

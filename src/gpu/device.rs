@@ -382,11 +382,7 @@ pub(crate) fn launch_decode(
     // Row blocks interleaved with stride 2^row_shift, the largest with
     // row_blocks << row_shift <= the grid (the kernel places them).
     let grid_blocks = dec_blocks + row_blocks;
-    let row_shift = if row_blocks == 0 {
-        0
-    } else {
-        (grid_blocks / row_blocks).ilog2()
-    };
+    let row_shift = super::plan::row_shift(grid_blocks, row_blocks);
     let cfg = LaunchConfig {
         grid_dim: (grid_blocks, 1, 1),
         block_dim: (k.cfg.t, 1, 1),
