@@ -34,10 +34,10 @@ for mode in "$@"; do
         echo "ncu $col $codec rc=$?"
         grep -E "fastpair_|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Issue Slots Busy|Achieved Occupancy|Registers Per|L1/TEX Hit|Executed Ipc A|No Eligible|Theoretical Occ|Block Limit Reg|Block Limit Shared" "$OUT/ncu-$col-$codec.txt" | head -60
       done ;;
-    quick) ONLY=${ONLY:-loghub_HDFS_2k,tpch_sf1_c_address,nltk_abc_news_en,tpch_sf1_l_comment,tpch_sf1_o_clerk,dbtext_city} SWEEP=0 REPS=${REPS:-30} timeout 300 .gpu/bin/gpu_scan-bench 2>&1 | tee "$OUT/quick.log" | grep -E "^table|device|error|panic" ;;
+    quick) ONLY=${ONLY:-loghub_HDFS_2k,tpch_sf1_c_address,nltk_abc_news_en,tpch_sf1_l_comment,tpch_sf1_o_clerk,dbtext_city} SWEEP=0 REPS=${REPS:-30} timeout ${QUICK_S:-300} .gpu/bin/gpu_scan-bench 2>&1 | tee "$OUT/quick.log" | grep -E "^table|^alt|device|error|panic" ;;
     random) RANDOM_ROWS=${RANDOM_ROWS:-100000000} RANDOM_ONLY=1 timeout 400 .gpu/bin/gpu_scan-bench 2>&1 | tee "$OUT/random.log" | grep -E "^random|device|error|panic" ;;
     stream) STREAM_GB=${STREAM_GB:-10} RANDOM_ONLY=1 timeout 400 .gpu/bin/gpu_scan-bench 2>&1 | tee "$OUT/stream.log" | grep -E "^stream|device|error|panic" ;;
-    full) SWEEP=0 REPS=${REPS:-50} timeout 500 .gpu/bin/gpu_scan-bench 2>&1 | tee "$OUT/bench.log" | grep -E "^table|device|error|panic" ;;
+    full) SWEEP=0 REPS=${REPS:-50} timeout 500 .gpu/bin/gpu_scan-bench 2>&1 | tee "$OUT/bench.log" | grep -E "^table|^alt|device|error|panic" ;;
   esac
 done
 nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> "$OUT/gpu-info.txt" 2>&1

@@ -14,6 +14,10 @@
 //! default 1), SWEEP_COLS (comma-separated substrings), GROUPS (pipelined
 //! end-to-end groups, default 16).
 
+// Option structs are built by assignment from `default()` (they are becoming
+// `#[non_exhaustive]`, where a literal would not compile).
+#![allow(clippy::field_reassign_with_default)]
+
 use std::path::PathBuf;
 
 use fastpair::gpu::{self, DecoderConfig, Prepared, ScanOptions};
@@ -418,6 +422,10 @@ fn main() {
         "loghub_Linux_full,tpch_sf1_l_comment,dbtext_hex,code_python".to_string(),
     );
     let groups: usize = env("GROUPS", 16);
+    let alt_emits: Vec<u32> = env("ALT_EMITS", String::new())
+        .split(',')
+        .filter_map(|e| e.trim().parse().ok())
+        .collect();
     let (name, sms) = gpu::device_info().expect("gpu");
     println!("device: {name} ({sms} SMs)");
     random_rows(&dir);
@@ -447,7 +455,13 @@ fn main() {
             .iter()
             .filter(|c| codec_only.is_empty() || c.name() == codec_only)
         {
-            let opts = WriterOptions::default().with_codec(codec);
+            // Coded chunks only (VALUE_DICT=1 keeps the writer's default):
+            // the decode launch times coded chunks; value-dictionary chunks,
+            // which the default writer picks for low-cardinality columns,
+            // are gathered by `gpu::scan` instead (spec/DECODER.md §6c).
+            let opts = WriterOptions::default()
+                .with_codec(codec)
+                .with_value_dict(env("VALUE_DICT", 0u32) == 1);
             let file = write_to_vec(vals.iter().map(|v| Some(*v)), opts).expect("write");
             let reader = Reader::from_bytes(file).expect("open");
             let bytes = reader.decoded_bytes().max(1);
@@ -509,6 +523,28 @@ fn main() {
             .fold(f64::MAX, f64::min);
         let w = p.config().w;
         drop(p);
+        // Other staging-write variants (ALT_EMITS=2,3): decode and scan of
+        // the same column, checked against the CPU first.
+        for e in alt_emits.iter().copied() {
+            let mut cfg = DecoderConfig::default();
+            cfg.emit = e;
+            match prepare(c, cfg, false) {
+                Ok(mut q) => {
+                    verify(&q, c);
+                    let (_, d) = stats(&q.time_decode(reps).unwrap(), bytes);
+                    let (_, s) = stats(&q.time_run(reps).unwrap(), bytes);
+                    q.check().expect("status");
+                    println!(
+                        "alt,{},{},emit{e},{:.1},{:.1}",
+                        c.name,
+                        c.codec.name(),
+                        d,
+                        s
+                    );
+                }
+                Err(err) => println!("alt,{},{},emit{e},error {err}", c.name, c.codec.name()),
+            }
+        }
         let bmed = if best_cfg != DecoderConfig::default() {
             prepare(c, best_cfg, false)
                 .and_then(|mut q| q.time_decode(reps))

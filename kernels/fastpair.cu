@@ -25,7 +25,7 @@ static_assert(sizeof(Seq) == FP_SEQ_BYTES, "Seq layout differs from the host's")
 static_assert(FP_K % 2 == 0 && FP_K >= 2 && FP_K <= 8, "K must be even, 2..8");
 static_assert(FP_T % 32 == 0 && FP_T <= 1024, "T must be a multiple of 32");
 static_assert(FP_W == 8 || FP_W == 16, "W must be 8 or 16");
-static_assert(FP_EMIT == 0 || FP_EMIT == 1, "emit is 0 (OR at span edges) or 1 (exact bytes)");
+static_assert(FP_EMIT >= 0 && FP_EMIT <= 3, "emit is 0 (OR at span edges), 1 (exact bytes), 2/3 (OR every word)");
 static_assert(FP_BITS == 12 || FP_BITS == 16, "codes are 12 or 16 bits");
 static_assert(STAGE_BYTES >= 128 * 8, "a warp's staging holds one block of row offsets");
 
@@ -205,8 +205,43 @@ __device__ __forceinline__ void put_exact(u8* stb, u32 pos, const u32 (&v)[NW], 
     for (u32 i = head + 4 * body; i < nb; i++) stb[pos + i] = (u8)byte_at<NW>(v, i);
 }
 
+// Every word of the token's span OR-ed in with one shared atomic, touched or
+// not (FP_EMIT == 2, 3): no compare and no store-or-atomic choice per word,
+// so no divergent branches (written as `if (i < nw) atomicOr(..)` the
+// compiler wraps each atomic in a convergence region, BSSY/BRA/BSYNC). Words
+// past the span OR in zero: a token's bytes past its length are zero in the
+// planes (validated on the host), and the span's NW + 1 words end inside the
+// staging area (pos + nb <= 15 + 16·KB, so (pos & ~3) + 4·(NW + 1) <= 16·KB + 32).
+// FP_EMIT == 3 sends the untouched words to a private word of the lane
+// instead (`dummy`), so that zeros of short tokens do not queue behind the
+// neighbouring lanes' atomics on the same word.
+template <int NW>
+__device__ __forceinline__ void put_or(u32* st, u32 pos, const u32 (&v)[NW], u32 nb, u32 dummy) {
+    const u32 s = 8 * (pos & 3);
+    const u32 at = (u32)__cvta_generic_to_shared(st) + (pos & ~3u);
+#if FP_EMIT == 3
+    const u32 nw = ((pos & 3) + nb + 3) >> 2;  // words touched, 1..NW+1
+#endif
+    u32 prev = 0;
+#pragma unroll
+    for (int i = 0; i <= NW; i++) {
+        const u32 cur = i < NW ? v[i] : 0u;
+        const u32 x = __funnelshift_l(prev, cur, s);
+        prev = cur;
+#if FP_EMIT == 3
+        const u32 a = (i == 0 || (u32)i < nw) ? at + 4 * i : dummy;
+#else
+        const u32 a = at + 4 * i;
+        (void)dummy; (void)nb;
+#endif
+        asm volatile("red.shared.or.b32 [%0], %1;" :: "r"(a), "r"(x) : "memory");
+    }
+}
+
 #if FP_EMIT == 1
 #define PUT(NW, st, pos, v, nb) put_exact<NW>((u8*)(st), (pos), (v), (nb))
+#elif FP_EMIT >= 2
+#define PUT(NW, st, pos, v, nb) put_or<NW>((st), (pos), (v), (nb), dummy)
 #else
 #define PUT(NW, st, pos, v, nb) put_words<NW>((st), (pos), (v), (nb))
 #endif
@@ -229,18 +264,21 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     const u32* __restrict__ wpiece, u32 pbase, u32 npieces,
     u32 wb_base, u32 total, const Dict* __restrict__ dicts,
     const u32* __restrict__ seq, u8* __restrict__ out, u32* __restrict__ status,
-    u32 dec_blocks, const Seq* __restrict__ row_seqs, const u32* __restrict__ row_blk,
-    u32 rb_base, u32 rb_total, i64* __restrict__ offsets)
+    u32 dec_blocks, u32 row_shift, const Seq* __restrict__ row_seqs,
+    const u32* __restrict__ row_blk, u32 rb_base, u32 rb_total, i64* __restrict__ offsets)
 {
     extern __shared__ __align__(16) u8 smem[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    // Fused offsets: gridDim.x - dec_blocks blocks de-cascade row byte bounds
-    // into offsets while the others decode (no dependency between the two);
-    // they are spread evenly through the grid so both kinds run side by side.
+    // Fused offsets: R = gridDim.x - dec_blocks blocks de-cascade row byte
+    // bounds into offsets while the others decode (no dependency between the
+    // two). They are interleaved with stride S = 2^row_shift (R·S <= gridDim.x,
+    // chosen by the host): block b is row block q = b / S when b = qS + S - 1
+    // and q < R; any other block is decode block b - min(R, (b + 1) / S), its
+    // rank among the non-row blocks. Shifts and masks only: the u64 divisions
+    // of an even spread cost ~60 instructions per warp.
     const u32 row_blocks = gridDim.x - dec_blocks;
-    const u32 rq = (u32)((u64)blockIdx.x * row_blocks / gridDim.x);
-    const u32 rq1 = (u32)((u64)(blockIdx.x + 1) * row_blocks / gridDim.x);
-    if (rq1 > rq) {
+    const u32 b = blockIdx.x, rq = b >> row_shift;
+    if (rq < row_blocks && ((b + 1) & ((1u << row_shift) - 1)) == 0) {
         const u32 rw = rb_base + rq * WARPS + warp;
         if (rw >= rb_base + rb_total) return;
         if (rw == 0 && lane == 0) offsets[0] = 0;
@@ -248,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
                          (i64*)(smem + warp * WARP_SMEM));
         return;
     }
-    const u32 gw = wb_base + (blockIdx.x - rq) * WARPS + warp;
+    const u32 gw = wb_base + (b - min(row_blocks, (b + 1) >> row_shift)) * WARPS + warp;
     if (gw >= wb_base + total) return;
     u8* wsm = smem + warp * WARP_SMEM;
     u8* stage = wsm;
@@ -278,39 +316,38 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     }
     __syncwarp();
 
-    // -- gather: code, length (nibble table) and the low-plane word.
+    // -- gather: code, length (one byte per token holding len - 1) and the low-plane word.
     const Dict dc = dicts[pc.dict];
     const u8* lens = dictblob + dc.lens_off;
     const LoWord* lo = (const LoWord*)(dictblob + dc.lo_off);
     u32 code[FP_K], len[FP_K];
     LoWord word[FP_K];
     u32 bad = 0;
+    // Branch-free: every lane reads a code slot (the area holds 2·KB bytes,
+    // so slots past n read stale bytes inside it), a code out of range is
+    // flagged and replaced by token 0 for the loads (each dictionary's
+    // tables are followed by 16 zero bytes, so token 0's slots exist even
+    // when it has no tokens), and slots past n get length 0.
 #pragma unroll
     for (int k = 0; k < FP_K; k++) {
         const u32 j = lane + 32 * k;
-        u32 c = 0;
-        if (j < n) {
 #if FP_BITS == 12
-            // Pair j/2 is 3 bytes at 3(j/2): two aligned word loads and a
-            // funnel shift (the area holds 2·KB bytes, so word +1 is inside).
-            const u32 at = (j >> 1) * 3;
-            const u32* w32 = (const u32*)codes_sm + (at >> 2);
-            const u32 v = __funnelshift_r(w32[0], w32[1], (at & 3) * 8);
-            c = (v >> ((j & 1) * 12)) & 0xfff;
+        // Pair j/2 is 3 bytes at 3(j/2): two aligned word loads and a
+        // funnel shift (word +1 is inside the area too).
+        const u32 at = (j >> 1) * 3;
+        const u32* w32 = (const u32*)codes_sm + (at >> 2);
+        const u32 v = __funnelshift_r(w32[0], w32[1], (at & 3) * 8);
+        const u32 c = (v >> ((j & 1) * 12)) & 0xfff;
 #else
-            c = ((const unsigned short*)codes_sm)[j];
+        const u32 c = ((const unsigned short*)codes_sm)[j];
 #endif
-        }
-        code[k] = c;
-        len[k] = 0;
-        if (j < n) {
-            if (c < dc.ntok) {
-                len[k] = ((lens[c >> 1] >> ((c & 1) * 4)) & 15) + 1;
-                word[k] = lo[c];
-            } else {
-                bad |= ST_CODE_RANGE;
-            }
-        }
+        const bool live = j < n, in = c < dc.ntok;
+        if (live && !in) bad |= ST_CODE_RANGE;
+        const u32 cc = in ? c : 0u;
+        code[k] = cc;
+        const u32 l = (lens[cc] & 15) + 1;  // & 15: 1..16 whatever the byte
+        len[k] = live ? l : 0u;
+        word[k] = lo[cc];
     }
 
     // -- scan: lengths of rounds packed 3 to a word in 10-bit fields (a
@@ -330,7 +367,7 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
         }
         incl[q] = y;
     }
-    u32 pos[FP_K];
+    u32 pos[FP_K], rbase[FP_K];  // rbase[k]: batch offset of round k (same in every lane)
     u32 total_len = 0;
 #pragma unroll
     for (int q = 0; q < NSW; q++) {
@@ -340,6 +377,7 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
             const int k = 3 * q + f;
             if (k < FP_K) {
                 const u32 ex = ((incl[q] >> (10 * f)) & 1023) - len[k];
+                rbase[k] = total_len;
                 pos[k] = total_len + ex;
                 total_len += (tot >> (10 * f)) & 1023;
             }
@@ -354,10 +392,23 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     const u32 bstart = side[start >> gs];
     const u32 bend = side[(start + n + gm) >> gs];
     if (bend - bstart != total_len || bend < bstart) bad |= ST_SIDECAR;
+    if (g >= 32) {
+        // Every G-batch starts in lane 0 of some round: lane t checks G-batch
+        // t of this warp batch (t < ceil(n / G) <= K) against its round's
+        // offset, one load per lane instead of one per round.
+        if (lane < ((n + gm) >> gs)) {
+            const u32 r = (lane << gs) >> 5;
+            u32 e = rbase[0];
 #pragma unroll
-    for (int k = 0; k < FP_K; k++) {
-        const u32 j = lane + 32 * k;
-        if (j < n && (j & gm) == 0 && side[(start + j) >> gs] - bstart != pos[k]) bad |= ST_SIDECAR;
+            for (int k = 1; k < FP_K; k++) e = r == (u32)k ? rbase[k] : e;
+            if (side[(start >> gs) + lane] - bstart != e) bad |= ST_SIDECAR;
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < FP_K; k++) {
+            const u32 j = lane + 32 * k;
+            if (j < n && (j & gm) == 0 && side[(start + j) >> gs] - bstart != pos[k]) bad |= ST_SIDECAR;
+        }
     }
     const u32 anybad = __reduce_or_sync(FULL, bad);
     if (anybad) {
@@ -372,8 +423,8 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     const u32 shift = (u32)(((dst0 % 16) + 16) % 16);
     const i64 abase = dst0 - shift;  // 16-aligned global byte of staging byte 0
 
-#if FP_EMIT == 0
-    // Zero the staging bytes this batch will touch (the OR-ing emit needs it).
+#if FP_EMIT != 1
+    // Zero the staging bytes this batch will touch (the OR-ing emits need it).
     {
         const u32 zn = (shift + total_len + 4 + 15) / 16;
         for (u32 i = lane; i < zn; i += 32) ((uint4*)stage)[i] = make_uint4(0, 0, 0, 0);
@@ -388,6 +439,7 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     for (int k = 0; k < FP_K; k++) {
         const bool lng = len[k] > FP_W;
         const u32 m = __ballot_sync(FULL, lng);
+        if (m == 0) continue;  // warp-uniform: no long token in this round
         if (lng) {
             const u32 slot = qn + __popc(m & lt);
             queue[2 * slot] = code[k];
@@ -412,6 +464,12 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
 
     // -- emit: low-plane bytes into staging at shift + offset.
     u32* st = (u32*)stage;
+#if FP_EMIT >= 2
+    // A private word of each lane for the untouched words of FP_EMIT == 3:
+    // the packed codes were read in the gather (a __syncwarp ago), and only
+    // zero is OR-ed in there.
+    const u32 dummy = (u32)__cvta_generic_to_shared(codes_sm) + 4 * lane;
+#endif
     __syncwarp();
 #pragma unroll
     for (int k = 0; k < FP_K; k++) {
@@ -632,7 +690,7 @@ extern "C" __global__ void fastpair_rows_decode(
 #else
             c = codes[2 * k] | (codes[2 * k + 1] << 8);
 #endif
-            if (c < dc.ntok) len = ((lens[c >> 1] >> ((c & 1) * 4)) & 15) + 1;
+            if (c < dc.ntok) len = (lens[c] & 15) + 1;
             else bad = 1;
         }
         u32 x = len;

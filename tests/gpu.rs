@@ -98,7 +98,7 @@ fn kernel_source_compiles_for_every_variant() {
         for w in [8u8, 16] {
             for bits in [12u8, 16] {
                 for h in [0, 1, 2] {
-                    for emit in [0, 1] {
+                    for emit in [0, 1, 2, 3, 4] {
                         let cfg = DecoderConfig::default()
                             .with_k(k)
                             .with_h(h)
@@ -154,6 +154,11 @@ fn corpus_columns_match_cpu() {
                 .with_h(2)
                 .with_emit(1);
             parity(&r, 0..n, other, true);
+            // Every staging-write variant at the file's width.
+            for emit in [0, 1, 2, 3] {
+                let cfg = DecoderConfig::default().with_emit(emit);
+                parity(&r, 0..n, cfg, false);
+            }
             // Row ranges cutting batches.
             if n > 10 {
                 parity(&r, 1..n - 1, DecoderConfig::default(), false);
@@ -353,7 +358,7 @@ proptest! {
         let file = write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap();
         let r = Reader::from_bytes(file).unwrap();
         let n = r.rows();
-        let cfg = DecoderConfig::default().with_k(k).with_w(w).with_emit((k / 2) % 2);
+        let cfg = DecoderConfig::default().with_k(k).with_w(w).with_emit((k / 2) % 4);
         parity(&r, 0..n, cfg, true);
         let a = cut.0 as u64 % (n + 1);
         let b = cut.1 as u64 % (n + 1);

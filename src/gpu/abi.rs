@@ -68,7 +68,7 @@ device_struct! {
 device_struct! {
     /// One dictionary's planes in `dictblob`.
     Dict {
-        /// Nibble-packed `len - 1`.
+        /// `len - 1` of each token, one byte per token (`plan::byte_lengths`).
         lens_off: u64,
         /// Low plane, `FP_W` bytes per token (16-aligned).
         lo_off: u64,
@@ -149,7 +149,12 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         s,
         "#define FP_K {}\n#define FP_H {}\n#define FP_T {}\n#define FP_B {}\n#define FP_W {}\n\
          #define FP_EMIT {}\n#define FP_BITS {bits}",
-        cfg.k, cfg.h, cfg.t, cfg.b, cfg.w, cfg.emit
+        cfg.k,
+        cfg.h,
+        cfg.t,
+        cfg.b,
+        cfg.w,
+        cfg.resolved_emit()
     );
     s.push_str(
         "typedef unsigned char u8;\ntypedef unsigned int u32;\ntypedef unsigned long long u64;\n\

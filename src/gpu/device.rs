@@ -391,8 +391,12 @@ pub(crate) fn launch_decode(
     } else {
         grid(rb_total as u64, warps)
     };
+    // Row blocks interleaved with stride 2^row_shift, the largest with
+    // row_blocks << row_shift <= the grid (the kernel places them).
+    let grid_blocks = dec_blocks + row_blocks;
+    let row_shift = super::plan::row_shift(grid_blocks, row_blocks);
     let cfg = LaunchConfig {
-        grid_dim: (dec_blocks + row_blocks, 1, 1),
+        grid_dim: (grid_blocks, 1, 1),
         block_dim: (k.cfg.t, 1, 1),
         shared_mem_bytes: k.smem,
     };
@@ -411,6 +415,7 @@ pub(crate) fn launch_decode(
         .arg(out)
         .arg(&mut d.status)
         .arg(&dec_blocks)
+        .arg(&row_shift)
         .arg(&row_seqs)
         .arg(&row_blk)
         .arg(&rb_base)

@@ -87,7 +87,12 @@ pub struct DecoderConfig {
     pub w: u8,
     /// Staging writes: 0 = whole words OR-ed in with shared-memory atomics at
     /// each token's edges (staging zeroed first); 1 = exact byte stores at the
-    /// edges and word stores inside, no atomics, no zeroing.
+    /// edges and word stores inside, no atomics, no zeroing; 2 = every word of
+    /// a token's `W + 4`-byte span OR-ed in, branch-free (words past the token
+    /// OR in zero); 3 = as 2, untouched words sent to a private word per lane;
+    /// 4 (the default) = chosen by the plane width: 3 at `W = 16`, 2 at
+    /// `W = 8` (bench/GPU.md, 2026-12-01 round 3: 3 is faster on long-token
+    /// columns, 2 on short-token ones).
     pub emit: u32,
 }
 
@@ -108,12 +113,22 @@ impl Default for DecoderConfig {
             t: 256,
             b: 4,
             w: 8,
-            emit: 0,
+            emit: 4,
         }
     }
 }
 
 impl DecoderConfig {
+    /// The staging-write variant the kernel is compiled with: `emit`, or for
+    /// 4 (automatic) the one measured best at this plane width.
+    pub fn resolved_emit(&self) -> u32 {
+        match self.emit {
+            4 if self.w == 16 => 3,
+            4 => 2,
+            e => e,
+        }
+    }
+
     /// Checks the parameter ranges.
     pub fn check(&self) -> Result<()> {
         let ok = self.k % 2 == 0
@@ -123,7 +138,7 @@ impl DecoderConfig {
             && (32..=1024).contains(&self.t)
             && (1..=32).contains(&self.b)
             && (self.w == 8 || self.w == 16)
-            && self.emit <= 1;
+            && self.emit <= 4;
         if ok {
             Ok(())
         } else {

@@ -152,8 +152,29 @@ pub(crate) fn file_width(reader: &Reader, rows: Range<u64>) -> u8 {
     }
 }
 
+/// The kernels' length table: one byte per token holding `len - 1` (the
+/// planes' nibble table widened), so that a length is one byte load and a
+/// mask instead of a load, a shift by the code's parity and a mask. The
+/// planes in memory stay as they are (nibbles); only the launch's copy is wide.
+pub(crate) fn byte_lengths(nibbles: &[u8], n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|c| (nibbles[c / 2] >> (4 * (c % 2))) & 15)
+        .collect()
+}
+
+/// Log2 of the stride at which the decode launch interleaves its `row_blocks`
+/// offsets blocks among `grid` blocks: the largest `s` with
+/// `row_blocks << s <= grid` (0 without offsets blocks). The kernel makes
+/// block `b` offsets block `b >> s` when `(b + 1) % 2^s == 0` and
+/// `b >> s < row_blocks`, else decode block `b - min(row_blocks, (b + 1) >> s)`.
+pub(crate) fn row_shift(grid: u32, row_blocks: u32) -> u32 {
+    grid.checked_div(row_blocks)
+        .map_or(0, |per_row| per_row.ilog2())
+}
+
 /// The dictionary table of a launch: descriptors, their planes at width `w`
-/// back to back (16-aligned, 16 zero bytes after each), and for every
+/// back to back (16-aligned, 16 zero bytes after each; lengths one byte per
+/// token, [`byte_lengths`]), and for every
 /// dictionary of the file its index in the table (`u32::MAX` if unused).
 #[allow(clippy::type_complexity)]
 pub(crate) fn dict_table(
@@ -175,7 +196,8 @@ pub(crate) fn dict_table(
         if dict.code_bits() != bits {
             return Err(Error::Gpu("dictionaries of different code widths".into()));
         }
-        let (lens, lo, hi) = relayout(dict.planes(), w as usize);
+        let (nibbles, lo, hi) = relayout(dict.planes(), w as usize);
+        let lens = byte_lengths(&nibbles, dict.num_tokens() as usize);
         let mut off = [0u64; 3];
         for (k, part) in [lens, lo, hi].iter().enumerate() {
             align16(&mut blob);
@@ -454,6 +476,35 @@ mod tests {
         } else {
             v & ((1 << bits) - 1)
         }
+    }
+
+    /// The kernel's block roles (fastpair_decode) for every small grid:
+    /// each offsets block and each decode block exactly once.
+    #[test]
+    fn row_block_interleave_is_a_bijection() {
+        for dec in 0..70u32 {
+            for rows in 0..40u32 {
+                let grid = dec + rows;
+                let s = super::row_shift(grid, rows);
+                let (mut seen_dec, mut seen_row) = (vec![0; dec as usize], vec![0; rows as usize]);
+                for b in 0..grid {
+                    let q = b >> s;
+                    if q < rows && (b + 1) & ((1u32 << s) - 1) == 0 {
+                        seen_row[q as usize] += 1;
+                    } else {
+                        seen_dec[(b - rows.min((b + 1) >> s)) as usize] += 1;
+                    }
+                }
+                assert!(seen_dec.iter().all(|&c| c == 1), "dec {dec} rows {rows}");
+                assert!(seen_row.iter().all(|&c| c == 1), "dec {dec} rows {rows}");
+            }
+        }
+    }
+
+    #[test]
+    fn byte_lengths_widen_the_nibbles() {
+        let nibbles = [0x21u8, 0xf0, 0x05];
+        assert_eq!(super::byte_lengths(&nibbles, 5), vec![1, 2, 0, 15, 5]);
     }
 
     #[test]
