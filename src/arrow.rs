@@ -498,13 +498,21 @@ pub fn read_decoded(reader: &Reader, rows: Range<u64>, ty: ArrowType) -> Result<
 
 /// The rows of `rows` (numbered from its start) that chunk validation did
 /// not prove UTF-8 ([`crate::read::ChunkView::rows_not_utf8`]), as sorted,
-/// disjoint spans of at most `1 << 14` rows, and how many rows they hold.
+/// disjoint spans of at most `1 << 14` rows (spans less than 64 rows apart
+/// are joined: checking a proven row too is harmless, and a few long spans
+/// check faster than many short ones), and how many rows they hold.
 /// `rows` lies within the column.
 fn unproven_rows(reader: &Reader, rows: &Range<u64>) -> Result<(Vec<Range<usize>>, usize)> {
     const SPAN: usize = 1 << 14;
+    const GAP: usize = 64;
     let mut spans: Vec<Range<usize>> = Vec::new();
     let mut count = 0usize;
     let mut push = |mut r: Range<usize>| {
+        if let Some(l) = spans.last() {
+            if r.start > l.end && r.start - l.end < GAP {
+                r.start = l.end;
+            }
+        }
         count += r.len();
         while !r.is_empty() {
             match spans.last_mut() {

@@ -91,10 +91,8 @@ fn _write(
     codec: Option<&str>,
     chunk_rows: Option<usize>,
 ) -> PyResult<(u64, u64, u64)> {
-    let mut opts = WriterOptions {
-        codec: codec_of(codec)?,
-        ..WriterOptions::default()
-    };
+    let mut opts = WriterOptions::default();
+    opts.codec = codec_of(codec)?;
     if let Some(n) = chunk_rows {
         opts.chunk_rows = n;
     }
@@ -297,7 +295,7 @@ impl File {
         py.allow_threads(|| {
             fastpair::arrow::read_decoded(&r, start..stop, ty).and_then(decoded_handle)
         })
-            .map_err(|e| self.err(e))
+        .map_err(|e| self.err(e))
     }
 
     fn _take(&self, py: Python<'_>, indices: Vec<i64>) -> PyResult<ArrowHandle> {
