@@ -17,12 +17,17 @@
 //!
 //! ## UTF-8
 //! The file format does not record whether the rows were text: fastpair
-//! stores bytes. [`ArrowType::LargeUtf8`] / [`ArrowType::Utf8View`] therefore
-//! **validate on read**, once per array, with arrow-rs's own check (one pass
-//! of UTF-8 validation over the whole value buffer plus a char-boundary check
-//! at every offset for `LargeUtf8`; per view for `Utf8View`). Invalid bytes
-//! give [`Error::InvalidArgument`] naming the first bad row. Binary outputs
-//! are never checked.
+//! stores bytes, and a file is untrusted. [`ArrowType::LargeUtf8`] /
+//! [`ArrowType::Utf8View`] therefore **validate on read**. A text read of a
+//! [`Reader`] ([`ReadArrow::read_arrow`], [`read_decoded`]) uses what chunk
+//! validation found while it walked every code: a row whose codes are all
+//! tokens that are complete, valid UTF-8 on their own is valid UTF-8 by
+//! construction ([`crate::read::ChunkView::rows_not_utf8`]); only the other
+//! rows are checked (SIMD, in parallel; or, when they are most of the range,
+//! each decode task's bytes right after the task wrote them). The columns
+//! given to [`large_string`] / [`string_view`] are checked whole. Invalid
+//! bytes give [`Error::InvalidArgument`] naming the first bad row. Binary
+//! outputs are never checked.
 //!
 //! ## Which output
 //! `LargeBinary`/`LargeUtf8` are the decoder's own layout: nothing is built
@@ -449,10 +454,12 @@ impl Decoded {
 }
 
 /// Decodes rows `rows` of `reader` for an array of type `ty`. For
-/// `LargeUtf8`, UTF-8 is checked as the decoder writes: each parallel piece
-/// right after it is decoded, while it is in cache, instead of a second
-/// pass over the column afterwards (what [`large_string`] does); invalid
-/// bytes are an [`Error::InvalidArgument`] naming the first bad row.
+/// `LargeUtf8`, only the rows that chunk validation did not prove UTF-8
+/// (see the module docs) are checked: when they are at most half of the
+/// range, after decoding at full speed, row spans in parallel; else as the
+/// decoder writes, each parallel piece right after it is decoded, while it
+/// is in cache (pieces of chunks whose tokens are all UTF-8 skipped).
+/// Invalid bytes are an [`Error::InvalidArgument`] naming the first bad row.
 pub fn read_decoded(reader: &Reader, rows: Range<u64>, ty: ArrowType) -> Result<Decoded> {
     let mut col = Column::default();
     if ty != ArrowType::LargeUtf8 {
