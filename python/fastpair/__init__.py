@@ -142,7 +142,7 @@ class File:
         ``LargeBinaryArray`` when ``text=False``), built on the decoder's own
         buffers through ``__arrow_c_array__``: no copy."""
         f = self._f
-        return _to_pyarrow(f._read(start, len(f) if stop is None else stop))
+        return f._read_array(start, len(f) if stop is None else stop)
 
     def read_handle(self, start: int = 0, stop: Optional[int] = None) -> ArrowHandle:
         """Like :meth:`read` but returns the exporting object (it implements
