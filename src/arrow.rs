@@ -506,8 +506,8 @@ pub fn read_decoded(reader: &Reader, rows: Range<u64>, ty: ArrowType) -> Result<
 /// The rows of `rows` (numbered from its start) that chunk validation did
 /// not prove UTF-8 ([`crate::read::ChunkView::rows_not_utf8`]), as sorted,
 /// disjoint spans of at most `1 << 14` rows (spans less than 64 rows apart
-/// are joined: checking a proven row too is harmless, and a few long spans
-/// check faster than many short ones), and how many rows they hold.
+/// are joined: checking a proven row too is harmless, and one long span
+/// checks faster than many short ones), and how many rows they hold.
 /// `rows` lies within the column.
 fn unproven_rows(reader: &Reader, rows: &Range<u64>) -> Result<(Vec<Range<usize>>, usize)> {
     const SPAN: usize = 1 << 14;
@@ -591,14 +591,18 @@ fn unproven_rows(reader: &Reader, rows: &Range<u64>) -> Result<(Vec<Range<usize>
 /// of its rows when every row offset inside is a char boundary.
 fn check_spans(offs: &[i64], values: &[u8], spans: &[Range<usize>]) -> bool {
     use rayon::prelude::*;
-    spans.par_iter().all(|r| {
-        let (a, b) = (offs[r.start] as usize, offs[r.end] as usize);
-        let v = &values[a..b];
-        v.iter().fold(0u8, |x, &c| x | c) < 0x80
-            || simdutf8::basic::from_utf8(v).is_ok()
-                && offs[r.start + 1..r.end]
-                    .iter()
-                    .all(|&x| (x as usize) >= b || !is_cont(values[x as usize]))
+    // Tasks of several spans (a span may be a single short row).
+    spans.par_chunks(16).all(|task| {
+        task.iter().all(|r| {
+            let (a, b) = (offs[r.start] as usize, offs[r.end] as usize);
+            let v = &values[a..b];
+            // All ASCII: valid, and every byte is a char boundary.
+            v.iter().fold(0u8, |x, &c| x | c) < 0x80
+                || simdutf8::basic::from_utf8(v).is_ok()
+                    && offs[r.start + 1..r.end]
+                        .iter()
+                        .all(|&x| (x as usize) >= b || !is_cont(values[x as usize]))
+        })
     })
 }
 
