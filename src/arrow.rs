@@ -568,13 +568,14 @@ fn unproven_rows(reader: &Reader, rows: &Range<u64>) -> Result<(Vec<Range<usize>
             push(col(lo)..col(hi));
             continue;
         };
-        for w in lo / 64..hi.div_ceil(64) {
-            if bits[w] == 0 {
+        let words = bits.iter().enumerate().take(hi.div_ceil(64)).skip(lo / 64);
+        for (w, &word) in words {
+            if word == 0 {
                 continue;
             }
             let (a, b) = ((w * 64).max(lo), (w * 64 + 64).min(hi));
             let len = b - a;
-            let m = (bits[w] >> (a - w * 64)) & (u64::MAX >> (64 - len));
+            let m = (word >> (a - w * 64)) & (u64::MAX >> (64 - len));
             if m == 0 {
                 continue;
             }
