@@ -54,6 +54,12 @@ def alternating(fns, reps=2 * REPS):
     return best
 
 
+# Passes over all columns for the Rust-vs-Python reads: each column's
+# samples are spread over the whole run, so one busy spell of a shared
+# machine cannot spoil a column's best.
+PASSES = 3
+rows_out = []
+
 print(
     "| column | Rust read_all ms | read bytes ms | bytes vs Rust | read text ms | text vs Rust "
     "| read zstd ms | read snappy ms | 10k rows fastpair ms | 10k rows zstd ms | 10k rows snappy ms | f[i] µs/row |"
@@ -83,8 +89,6 @@ for fpc in sorted(glob.glob(os.path.join(DIR, "*.fpc"))):
     if text:
         fns["text"] = lambda: (f.read(), None)[1]
     best = alternating(fns)
-    t_rust, t_bytes = best["rust"], best["bytes"]
-    t_read = best.get("text", float("nan"))
     t_zr = med(lambda: pq.read_table(zstd))
     t_sr = med(lambda: pq.read_table(snappy))
     t_take = med(lambda: f.take(idx))
@@ -98,6 +102,16 @@ for fpc in sorted(glob.glob(os.path.join(DIR, "*.fpc"))):
             g(i)
 
     t_get = med(gets) / len(rows)
+    rows_out.append((name, fns, best, (t_zr, t_sr, t_take, t_zt, t_st, t_get)))
+
+for _ in range(PASSES - 1):
+    for name, fns, best, _ in rows_out:
+        for k, t in alternating(fns).items():
+            best[k] = min(best[k], t)
+
+for name, _, best, (t_zr, t_sr, t_take, t_zt, t_st, t_get) in rows_out:
+    t_rust, t_bytes = best["rust"], best["bytes"]
+    t_read = best.get("text", float("nan"))
     print(
         f"| {name} | {t_rust*1e3:.2f} | {t_bytes*1e3:.2f} | {t_rust/t_bytes:.2f} | {t_read*1e3:.2f} | {t_rust/t_read:.2f} "
         f"| {t_zr*1e3:.2f} | {t_sr*1e3:.2f} "
