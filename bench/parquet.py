@@ -85,9 +85,13 @@ for fpc in sorted(glob.glob(os.path.join(DIR, "*.fpc"))):
     fb = fastpair.open(fpc, text=False)
     # Rust read_all (timed inside Rust) and the two Python reads, taking
     # turns in the same process.
-    fns = {"rust": lambda: fb._f._rust_read_all_seconds(1), "bytes": lambda: (fb.read(), None)[1]}
+    # (Default arguments bind this column's files: the later passes call these.)
+    fns = {
+        "rust": lambda fb=fb: fb._f._rust_read_all_seconds(1),
+        "bytes": lambda fb=fb: (fb.read(), None)[1],
+    }
     if text:
-        fns["text"] = lambda: (f.read(), None)[1]
+        fns["text"] = lambda f=f: (f.read(), None)[1]
     best = alternating(fns)
     t_zr = med(lambda: pq.read_table(zstd))
     t_sr = med(lambda: pq.read_table(snappy))
