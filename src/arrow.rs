@@ -17,12 +17,17 @@
 //!
 //! ## UTF-8
 //! The file format does not record whether the rows were text: fastpair
-//! stores bytes. [`ArrowType::LargeUtf8`] / [`ArrowType::Utf8View`] therefore
-//! **validate on read**, once per array, with arrow-rs's own check (one pass
-//! of UTF-8 validation over the whole value buffer plus a char-boundary check
-//! at every offset for `LargeUtf8`; per view for `Utf8View`). Invalid bytes
-//! give [`Error::InvalidArgument`] naming the first bad row. Binary outputs
-//! are never checked.
+//! stores bytes, and a file is untrusted. [`ArrowType::LargeUtf8`] /
+//! [`ArrowType::Utf8View`] therefore **validate on read**. A text read of a
+//! [`Reader`] ([`ReadArrow::read_arrow`], [`read_decoded`]) uses what chunk
+//! validation found while it walked every code: a row whose codes are all
+//! tokens that are complete, valid UTF-8 on their own is valid UTF-8 by
+//! construction ([`crate::read::ChunkView::rows_not_utf8`]); only the other
+//! rows are checked (SIMD, in parallel; or, when they are most of the range,
+//! each decode task's bytes right after the task wrote them). The columns
+//! given to [`large_string`] / [`string_view`] are checked whole. Invalid
+//! bytes give [`Error::InvalidArgument`] naming the first bad row. Binary
+//! outputs are never checked.
 //!
 //! ## Which output
 //! `LargeBinary`/`LargeUtf8` are the decoder's own layout: nothing is built
@@ -187,6 +192,15 @@ impl<'a> RowAccess<'a> {
 
 /// The parts of a column as Arrow buffers, values and offsets zero-copy.
 fn parts(col: Column) -> Result<(OffsetBuffer<i64>, Buffer, Option<NullBuffer>)> {
+    parts_of(col, false)
+}
+
+/// [`parts`]; `reader_offsets`: the offsets were built by a [`Reader`] bulk
+/// read, so they never decrease (see [`Decoded`]) and are not walked again.
+fn parts_of(
+    col: Column,
+    reader_offsets: bool,
+) -> Result<(OffsetBuffer<i64>, Buffer, Option<NullBuffer>)> {
     let n = col.len();
     if col.offsets.is_empty() {
         // `Column::default()`: zero rows.
@@ -197,7 +211,7 @@ fn parts(col: Column) -> Result<(OffsetBuffer<i64>, Buffer, Option<NullBuffer>)>
         ));
     }
     if col.offsets[0] < 0
-        || !offsets_monotonic(&col.offsets)
+        || !(reader_offsets || offsets_monotonic(&col.offsets))
         || col.offsets[n] as u64 > col.values.len() as u64
     {
         return Err(Error::InvalidArgument(
@@ -217,9 +231,16 @@ fn parts(col: Column) -> Result<(OffsetBuffer<i64>, Buffer, Option<NullBuffer>)>
             Some(NullBuffer::new(b)).filter(|nb| nb.null_count() > 0)
         }
     };
+    debug_assert!(offsets_monotonic(&col.offsets));
     // SAFETY: checked above: non-empty, starts at >= 0, never decreases
     // (the conditions of `OffsetBuffer::new`, whose own check would be a
-    // second pass over the offsets).
+    // second pass over the offsets). With `reader_offsets`, "never
+    // decreases" holds by construction: `Reader::read_range_impl` builds
+    // each piece's offsets from the chunk's row byte boundaries (a sequence
+    // `validate_chunk` decoded whole with `Sequence::decode_all`, which
+    // rejects any u32 overflow, so it never decreases) shifted to start
+    // where the previous piece ended, or from a value-dictionary chunk's
+    // row starts (prefix sums checked by `ValueDict::check`).
     let offsets = unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(col.offsets)) };
     Ok((offsets, Buffer::from_vec(col.values), nulls))
 }
@@ -389,27 +410,56 @@ impl Decoded {
 
     /// The array (no copy; a text column is not checked again).
     pub fn into_array(self) -> Result<ArrayRef> {
-        if self.ty == ArrowType::LargeUtf8 && self.utf8_checked {
-            let (o, v, n) = parts(self.col)?;
-            // SAFETY: `parts` checked the offsets (start >= 0, never
-            // decrease, end within `v`) and the null buffer's length;
-            // `read_decoded` checked, piece by piece as they were decoded,
-            // that the values are UTF-8 and that every row offset is a char
-            // boundary (`Utf8Pieces`). These are `LargeStringArray::try_new`'s
-            // conditions.
-            return Ok(Arc::new(unsafe {
-                LargeStringArray::new_unchecked(o, v, n)
-            }));
-        }
-        to_array(self.col, self.ty)
+        // The offsets are a reader's (only `read_decoded` makes a `Decoded`).
+        let (o, v, n) = parts_of(self.col, true)?;
+        Ok(match self.ty {
+            ArrowType::LargeUtf8 if self.utf8_checked => {
+                // SAFETY: `parts_of` checked (or the reader built) the
+                // offsets (start >= 0, never decrease, end within `v`) and
+                // checked the null buffer's length; `read_decoded` proved
+                // every row UTF-8: rows whose chunk validation found only
+                // tokens that are UTF-8 on their own are concatenations of
+                // such tokens, and the others were checked (`check_spans`,
+                // or piece by piece as they were decoded, `Utf8Pieces`),
+                // row offsets included. These are
+                // `LargeStringArray::try_new`'s conditions.
+                Arc::new(unsafe { LargeStringArray::new_unchecked(o, v, n) })
+            }
+            ArrowType::LargeBinary => Arc::new(
+                LargeBinaryArray::try_new(o, v, n)
+                    .map_err(|e| arrow_err("building a LargeBinary array", e))?,
+            ),
+            ArrowType::LargeUtf8 => {
+                check_utf8(&o[..], v.as_slice())?;
+                // SAFETY: as above, with every row checked by `check_utf8`.
+                Arc::new(unsafe { LargeStringArray::new_unchecked(o, v, n) })
+            }
+            ArrowType::BinaryView => {
+                let (v, b, n) = views(o, v, n);
+                Arc::new(
+                    GenericByteViewArray::<BinaryViewType>::try_new(v, b, n)
+                        .map_err(|e| arrow_err("building a BinaryView array", e))?,
+                )
+            }
+            ArrowType::Utf8View => {
+                check_utf8(&o[..], v.as_slice())?;
+                let (v, b, n) = views(o, v, n);
+                Arc::new(
+                    GenericByteViewArray::<StringViewType>::try_new(v, b, n)
+                        .map_err(|e| arrow_err("building a Utf8View array", e))?,
+                )
+            }
+        })
     }
 }
 
 /// Decodes rows `rows` of `reader` for an array of type `ty`. For
-/// `LargeUtf8`, UTF-8 is checked as the decoder writes: each parallel piece
-/// right after it is decoded, while it is in cache, instead of a second
-/// pass over the column afterwards (what [`large_string`] does); invalid
-/// bytes are an [`Error::InvalidArgument`] naming the first bad row.
+/// `LargeUtf8`, only the rows that chunk validation did not prove UTF-8
+/// (see the module docs) are checked: when they are at most half of the
+/// range, after decoding at full speed, row spans in parallel; else as the
+/// decoder writes, each parallel piece right after it is decoded, while it
+/// is in cache (pieces of chunks whose tokens are all UTF-8 skipped).
+/// Invalid bytes are an [`Error::InvalidArgument`] naming the first bad row.
 pub fn read_decoded(reader: &Reader, rows: Range<u64>, ty: ArrowType) -> Result<Decoded> {
     let mut col = Column::default();
     if ty != ArrowType::LargeUtf8 {
@@ -420,9 +470,26 @@ pub fn read_decoded(reader: &Reader, rows: Range<u64>, ty: ArrowType) -> Result<
             utf8_checked: false,
         });
     }
+    if rows.start <= rows.end && rows.end <= reader.rows() {
+        let (spans, unproven) = unproven_rows(reader, &rows)?;
+        // Few rows left to check: decode at full speed, then check those
+        // rows alone (a second pass, but over a small part of the values).
+        if unproven * 2 <= (rows.end - rows.start) as usize {
+            reader.read_range_into(rows, &mut col)?;
+            if !check_spans(&col.offsets, &col.values, &spans) {
+                // The exact check names the first bad row.
+                check_utf8(&col.offsets, &col.values)?;
+            }
+            return Ok(Decoded {
+                col,
+                ty,
+                utf8_checked: true,
+            });
+        }
+    }
     let pieces = Utf8Pieces::default();
-    let ok = reader.read_range_checked(rows, &mut col, &|at, bytes, offsets| {
-        pieces.check(at, bytes, offsets)
+    let ok = reader.read_range_checked(rows, &mut col, &|at, bytes, offsets, utf8| {
+        pieces.check(at, bytes, offsets, utf8)
     })?;
     if !(ok && pieces.stitch(&col.values)) {
         // A bad byte, or a piece too small for the fast check: the exact
@@ -433,6 +500,110 @@ pub fn read_decoded(reader: &Reader, rows: Range<u64>, ty: ArrowType) -> Result<
         col,
         ty,
         utf8_checked: true,
+    })
+}
+
+/// The rows of `rows` (numbered from its start) that chunk validation did
+/// not prove UTF-8 ([`crate::read::ChunkView::rows_not_utf8`]), as sorted,
+/// disjoint spans of at most `1 << 14` rows (spans less than 64 rows apart
+/// are joined: checking a proven row too is harmless, and one long span
+/// checks faster than many short ones), and how many rows they hold.
+/// `rows` lies within the column.
+fn unproven_rows(reader: &Reader, rows: &Range<u64>) -> Result<(Vec<Range<usize>>, usize)> {
+    const SPAN: usize = 1 << 14;
+    const GAP: usize = 64;
+    let mut spans: Vec<Range<usize>> = Vec::new();
+    let mut count = 0usize;
+    let mut push = |mut r: Range<usize>| {
+        if let Some(l) = spans.last() {
+            if r.start > l.end && r.start - l.end < GAP {
+                r.start = l.end;
+            }
+        }
+        count += r.len();
+        while !r.is_empty() {
+            match spans.last_mut() {
+                Some(l) if l.end == r.start && l.len() < SPAN => {
+                    let take = (SPAN - l.len()).min(r.len());
+                    l.end += take;
+                    r.start += take;
+                }
+                _ => {
+                    let take = SPAN.min(r.len());
+                    spans.push(r.start..r.start + take);
+                    r.start += take;
+                }
+            }
+        }
+    };
+    let n = reader.num_chunks();
+    // The first chunk holding `rows.start` (chunks are few: a linear search
+    // would do, a binary one is as short).
+    let (mut lo_i, mut hi_i) = (0, n);
+    while lo_i + 1 < hi_i {
+        let mid = (lo_i + hi_i) / 2;
+        if reader.chunk_info(mid).first_row <= rows.start {
+            lo_i = mid;
+        } else {
+            hi_i = mid;
+        }
+    }
+    for i in lo_i..n {
+        let info = reader.chunk_info(i);
+        let f = info.first_row;
+        if f >= rows.end {
+            break;
+        }
+        let lo = (rows.start.max(f) - f) as usize;
+        let hi = (rows.end.min(f + info.entry.rows as u64) - f) as usize;
+        if lo >= hi {
+            continue;
+        }
+        let col = |r: usize| (f + r as u64 - rows.start) as usize;
+        let view = reader.chunk(i)?;
+        if view.tokens_utf8() {
+            continue;
+        }
+        let Some(bits) = view.rows_not_utf8() else {
+            push(col(lo)..col(hi));
+            continue;
+        };
+        let words = bits.iter().enumerate().take(hi.div_ceil(64)).skip(lo / 64);
+        for (w, &word) in words {
+            if word == 0 {
+                continue;
+            }
+            let (a, b) = ((w * 64).max(lo), (w * 64 + 64).min(hi));
+            let len = b - a;
+            let m = (word >> (a - w * 64)) & (u64::MAX >> (64 - len));
+            if m == 0 {
+                continue;
+            }
+            let first = a + m.trailing_zeros() as usize;
+            let last = a + 63 - m.leading_zeros() as usize;
+            push(col(first)..col(last + 1));
+        }
+    }
+    Ok((spans, count))
+}
+
+/// Checks that the rows of each span are UTF-8 (in parallel; the other
+/// rows are known valid). A span's bytes checked as one string prove each
+/// of its rows when every row offset inside is a char boundary.
+fn check_spans(offs: &[i64], values: &[u8], spans: &[Range<usize>]) -> bool {
+    use rayon::prelude::*;
+    // Tasks of several spans (a span may be a single short row).
+    spans.par_chunks(16).all(|task| {
+        task.iter().all(|r| {
+            let (a, b) = (offs[r.start] as usize, offs[r.end] as usize);
+            let v = &values[a..b];
+            // All ASCII: valid, and every byte is a char boundary.
+            v.iter().fold(0u8, |x, &c| x | c) < 0x80
+                || simdutf8::basic::from_utf8(v).is_ok()
+                    && offs[r.start + 1..r.end]
+                        .iter()
+                        .all(|&x| (x as usize) >= b || !is_cont(values[x as usize]))
+        })
     })
 }
 
@@ -472,14 +643,19 @@ fn lead_len(b: u8) -> usize {
 }
 
 impl Utf8Pieces {
-    fn check(&self, at: usize, bytes: &[u8], offsets: &[i64]) -> bool {
+    /// Checks one decoded piece of the values, `bytes` at `at`. `utf8`:
+    /// the reader's validation found every token of the piece's chunk to be
+    /// valid UTF-8 on its own; the piece (whole tokens, cut between tokens,
+    /// rows made of whole tokens) is then valid, with a char boundary at its
+    /// ends and at every row offset, and is not read.
+    fn check(&self, at: usize, bytes: &[u8], offsets: &[i64], utf8: bool) -> bool {
         use std::sync::atomic::Ordering;
         let n = bytes.len();
         self.seen.fetch_add(n, Ordering::Relaxed);
         // All ASCII: valid, and every byte is a char boundary. (An OR over
         // the whole piece, which compiles to wide SIMD, is cheaper on cached
         // bytes than `is_ascii`'s early-exit word loop.)
-        let (a, e) = if bytes.iter().fold(0u8, |x, &b| x | b) < 0x80 {
+        let (a, e) = if utf8 || bytes.iter().fold(0u8, |x, &b| x | b) < 0x80 {
             (0, n)
         } else {
             let a = bytes.iter().take(3).take_while(|&&b| is_cont(b)).count();

@@ -507,3 +507,162 @@ fn utf8_check_fused_into_decoding_agrees_with_std() {
         }
     }
 }
+
+/// `opts` with a codec (built by assignment: `WriterOptions` is becoming
+/// `#[non_exhaustive]`, which rules out a struct literal outside the crate).
+#[allow(clippy::field_reassign_with_default)]
+fn codec_opts(codec: Codec, chunk_rows: usize) -> WriterOptions {
+    let mut o = WriterOptions::default();
+    o.codec = codec.into();
+    o.chunk_rows = chunk_rows;
+    o
+}
+
+/// Rows that chunk validation proved UTF-8 (every token they use is UTF-8
+/// on its own: `ChunkView::tokens_utf8` / `rows_not_utf8`) must be UTF-8;
+/// returns how many rows were left unproven.
+fn check_proofs(r: &Reader) -> usize {
+    let mut unproven = 0;
+    let mut first = 0u64;
+    for i in 0..r.num_chunks() {
+        let c = r.chunk(i).unwrap();
+        let rows = c.entry().rows as u64;
+        let col = r.read_range(first..first + rows).unwrap();
+        for k in 0..rows as usize {
+            let proven = c.tokens_utf8()
+                || c.rows_not_utf8()
+                    .is_some_and(|b| b[k / 64] >> (k % 64) & 1 == 0);
+            let v = col.value(k).unwrap_or(b"");
+            if proven {
+                assert!(
+                    std::str::from_utf8(v).is_ok(),
+                    "chunk {i} row {k} proven UTF-8 but is not: {v:?}"
+                );
+            } else {
+                unproven += 1;
+            }
+        }
+        first += rows;
+    }
+    unproven
+}
+
+/// `read_arrow(LargeUtf8)` of `rows` (range `range`) agrees with
+/// `std::str::from_utf8` row by row: the same values, or an error naming the
+/// first bad row.
+fn text_read_agrees(r: &Reader, rows: &[Vec<u8>], range: std::ops::Range<usize>) {
+    let got = r.read_arrow(range.start as u64..range.end as u64, ArrowType::LargeUtf8);
+    let want_bad = rows[range.clone()]
+        .iter()
+        .position(|v| std::str::from_utf8(v).is_err());
+    match (got, want_bad) {
+        (Ok(a), None) => {
+            let a = a.as_string::<i64>();
+            assert_eq!(a.len(), range.len());
+            for (k, row) in rows[range.clone()].iter().enumerate() {
+                assert_eq!(a.value(k).as_bytes(), &row[..]);
+            }
+        }
+        (Err(e), Some(b)) => {
+            let want = format!("row {b} is not valid UTF-8");
+            assert!(e.to_string().contains(&want), "{e}");
+        }
+        (g, b) => panic!("{range:?}: {:?} vs first bad row {b:?}", g.map(|_| ())),
+    }
+}
+
+/// Chinese text (random CJK characters, so the rare ones are coded as
+/// single bytes >= 0x80 and many tokens cut characters), alone and as the
+/// odd row of an ASCII column, through the codecs whose tokens split
+/// multi-byte characters: read as text it equals the source; a bad byte or
+/// a character split across two rows is an error naming the row, in the
+/// dense (checked while decoding) and sparse (only unproven rows checked)
+/// paths alike.
+#[test]
+fn text_read_of_tokens_that_split_characters() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut chinese = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| char::from_u32(0x4e00 + (next() % 3000) as u32).unwrap())
+            .collect::<String>()
+            .into_bytes()
+    };
+    let dense: Vec<Vec<u8>> = (0..6000).map(|i| chinese(1 + i % 40)).collect();
+    let sparse: Vec<Vec<u8>> = (0..20_000)
+        .map(|i| {
+            if i % 97 == 5 {
+                chinese(8)
+            } else {
+                format!("row {i} of an ascii column {}", i * 7919 % 1000).into_bytes()
+            }
+        })
+        .collect();
+    for (name, good) in [("dense", dense), ("sparse", sparse)] {
+        let n = good.len();
+        let mut bad = good.clone();
+        bad[n / 2 + 3].extend_from_slice(b"\xff");
+        let mut split = good.clone();
+        split[n / 3] = b"ab\xe4".to_vec();
+        split[n / 3 + 1] = b"\xb8\xadcd".to_vec();
+        for codec in [Codec::OnPair16, Codec::Fsst12, Codec::OnPair12] {
+            for rows in [&good, &bad, &split] {
+                let arr = BinaryArray::from_iter_values(rows.iter());
+                let file = write_arrays_to_vec(&[&arr], codec_opts(codec, 4096)).unwrap();
+                let r = Reader::from_bytes(file).unwrap();
+                let unproven = check_proofs(&r);
+                assert!(unproven > 0, "{name} {codec:?}: no token cuts a character");
+                if name == "sparse" {
+                    assert!(
+                        unproven * 4 < n,
+                        "{name} {codec:?}: {unproven} of {n} rows unproven"
+                    );
+                }
+                for range in [0..n, 1000..n - 17, n / 3 + 1..n / 2 + 3] {
+                    text_read_agrees(&r, rows, range);
+                }
+            }
+        }
+    }
+}
+
+use proptest::strategy::Strategy as _;
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(40))]
+
+    /// Random byte and text columns written with every codec and read as
+    /// text agree with `std::str::from_utf8` row by row, and every row that
+    /// chunk validation proved UTF-8 is UTF-8.
+    #[test]
+    fn text_read_agrees_with_std(
+        rows in proptest::collection::vec(
+            proptest::collection::vec(
+                proptest::prop_oneof![
+                    8 => proptest::sample::select(vec!["the ", "abc", "x", "0", "row ", "==\n"]).prop_map(|s| s.as_bytes().to_vec()),
+                    2 => proptest::sample::select(vec!["é", "中", "文", "𝄞", "ж", "✓", "é中"]).prop_map(|s| s.as_bytes().to_vec()),
+                    1 => proptest::sample::select(vec![vec![0xffu8], vec![0xe4], vec![0xb8], vec![0xc3], vec![0xa9, 0xa9]]),
+                ],
+                0..10,
+            ).prop_map(|p| p.concat()),
+            1..1500,
+        ),
+        codec in proptest::sample::select(vec![Codec::OnPair16, Codec::Fsst12, Codec::OnPair12]),
+        chunk_rows in proptest::sample::select(vec![64usize, 700, 100_000]),
+        cut in (0usize..1000, 0usize..1000),
+    ) {
+        let arr = BinaryArray::from_iter_values(rows.iter());
+        let file = write_arrays_to_vec(&[&arr], codec_opts(codec, chunk_rows)).unwrap();
+        let r = Reader::from_bytes(file).unwrap();
+        check_proofs(&r);
+        let n = rows.len();
+        let (a, b) = (cut.0 % n, cut.1 % n);
+        text_read_agrees(&r, &rows, 0..n);
+        text_read_agrees(&r, &rows, a.min(b)..a.max(b) + 1);
+    }
+}

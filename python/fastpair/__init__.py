@@ -28,6 +28,25 @@ from ._fastpair import (  # noqa: F401
 __all__ = ["write", "open", "File", "DeviceColumn", "DeviceBuffer", "FastpairError"]
 
 
+_to_pyarrow_fn = None
+
+
+def _to_pyarrow(handle: ArrowHandle):
+    """A pyarrow array of ``handle``'s buffers (no copy). The importer is
+    looked up once: ``read`` of a small column is a few microseconds, so the
+    per-call ``import`` and ``pyarrow.array``'s protocol probing would show."""
+    global _to_pyarrow_fn
+    if _to_pyarrow_fn is None:
+        import pyarrow as pa
+
+        imp = getattr(pa.Array, "_import_from_c_capsule", None)
+        if imp is None:
+            _to_pyarrow_fn = pa.array
+        else:
+            _to_pyarrow_fn = lambda h: imp(*h.__arrow_c_array__())  # noqa: E731
+    return _to_pyarrow_fn(handle)
+
+
 def _parts(values: Any) -> list:
     """Splits `values` into pieces the native writer takes: objects with
     ``__arrow_c_array__`` (taken without copying) or lists of str/bytes."""
@@ -122,9 +141,8 @@ class File:
         """Rows ``start..stop`` as a ``pyarrow.LargeStringArray`` (or
         ``LargeBinaryArray`` when ``text=False``), built on the decoder's own
         buffers through ``__arrow_c_array__``: no copy."""
-        import pyarrow as pa
-
-        return pa.array(self.read_handle(start, stop))
+        f = self._f
+        return f._read_array(start, len(f) if stop is None else stop)
 
     def read_handle(self, start: int = 0, stop: Optional[int] = None) -> ArrowHandle:
         """Like :meth:`read` but returns the exporting object (it implements
@@ -136,9 +154,7 @@ class File:
 
     def take(self, indices: Iterable[int]):
         """The rows at ``indices`` (any order, repeats allowed) as one array."""
-        import pyarrow as pa
-
-        return pa.array(self._f._take(list(indices)))
+        return _to_pyarrow(self._f._take(list(indices)))
 
     def scan_gpu(self, start: int = 0, stop: Optional[int] = None) -> DeviceColumn:
         """Decodes rows ``start..stop`` on the GPU. The result exposes

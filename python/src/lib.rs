@@ -190,6 +190,30 @@ fn decoded_handle(d: fastpair::arrow::Decoded) -> fastpair::Result<ArrowHandle> 
     })
 }
 
+/// pyarrow's importer of C Data Interface capsules (`pyarrow.Array.
+/// _import_from_c_capsule`, pyarrow >= 14), or `pyarrow.array` where it is
+/// missing; looked up once.
+static PA_IMPORT: pyo3::sync::GILOnceCell<(PyObject, bool)> = pyo3::sync::GILOnceCell::new();
+
+/// `h` as a pyarrow array (its buffers, no copy).
+fn to_pyarrow(py: Python<'_>, h: ArrowHandle) -> PyResult<Bound<'_, PyAny>> {
+    let (imp, capsules) = PA_IMPORT.get_or_try_init(py, || -> PyResult<(PyObject, bool)> {
+        let pa = py.import("pyarrow")?;
+        Ok(
+            match pa.getattr("Array")?.getattr("_import_from_c_capsule") {
+                Ok(f) => (f.unbind(), true),
+                Err(_) => (pa.getattr("array")?.unbind(), false),
+            },
+        )
+    })?;
+    if *capsules {
+        let (sc, ac) = h.__arrow_c_array__(py, None)?;
+        imp.bind(py).call1((sc, ac))
+    } else {
+        imp.bind(py).call1((Bound::new(py, h)?,))
+    }
+}
+
 /// An open fastpair file.
 #[pyclass(module = "fastpair._fastpair", frozen)]
 struct File {
@@ -294,7 +318,31 @@ impl File {
         py.allow_threads(|| {
             fastpair::arrow::read_decoded(&r, start..stop, ty).and_then(decoded_handle)
         })
-            .map_err(|e| self.err(e))
+        .map_err(|e| self.err(e))
+    }
+
+    /// Rows `start..stop` as a pyarrow array (what `_read` exports,
+    /// imported here: a small read is a few microseconds, so the Python
+    /// round trip through the handle would show). The GIL is released only
+    /// for reads of more than 4,096 rows; shorter ones are over before
+    /// another thread could use it.
+    fn _read_array<'py>(
+        &self,
+        py: Python<'py>,
+        start: u64,
+        stop: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ty = self.ty();
+        let read = || {
+            fastpair::arrow::read_decoded(&self.reader, start..stop, ty).and_then(decoded_handle)
+        };
+        let h = if stop.saturating_sub(start) > 4096 {
+            py.allow_threads(read)
+        } else {
+            read()
+        }
+        .map_err(|e| self.err(e))?;
+        to_pyarrow(py, h)
     }
 
     fn _take(&self, py: Python<'_>, indices: Vec<i64>) -> PyResult<ArrowHandle> {

@@ -70,6 +70,33 @@ def test_bytes_mode_and_non_utf8(tmp_path):
         t.read()
 
 
+@pytest.mark.parametrize("codec", ["onpair16", "fsst12", "onpair12"])
+def test_text_read_of_tokens_that_split_characters(tmp_path, codec):
+    # Random CJK characters: rare ones are coded as single bytes >= 0x80, so
+    # tokens cut characters and the text read must check those rows. Alone
+    # (most rows unproven) and as every 50th row of an ASCII column (few).
+    rng = random.Random(11)
+    zh = ["".join(chr(0x4E00 + rng.randrange(3000)) for _ in range(1 + i % 30)) for i in range(3000)]
+    mixed = [zh[i % 3000] if i % 50 == 7 else f"row {i} of an ascii column" for i in range(6000)]
+    for name, vals in [("zh", zh), ("mixed", mixed)]:
+        p = tmp_path / f"{name}.fpc"
+        fastpair.write(p, vals, codec=codec, chunk_rows=2048)
+        f = fastpair.open(p)
+        assert f.read().to_pylist() == vals
+        assert f.read(5, 2500).to_pylist() == vals[5:2500]
+        # A bytes column whose row k is not UTF-8 (a cut character), read as
+        # text: the error names row k (and the rows before it still read).
+        k = len(vals) - 101
+        raw = [v.encode() for v in vals]
+        raw[k] = raw[k] + "中".encode()[:2]
+        fastpair.write(p, raw, codec=codec, chunk_rows=2048)
+        t = fastpair.open(p)
+        with pytest.raises(ValueError, match=f"row {k} is not valid UTF-8"):
+            t.read()
+        assert t.read(0, k).to_pylist() == vals[:k]
+        assert fastpair.open(p, text=False).read().to_pylist() == raw
+
+
 def test_pandas_series(tmp_path):
     pd = pytest.importorskip("pandas")
     s = pd.Series(["x", None, "yy", "zzz"])

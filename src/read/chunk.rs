@@ -36,6 +36,16 @@ pub(super) struct ValidChunk {
     pub(super) validity: Option<Range<usize>>,
     /// The decoded side of a value-dictionary chunk (§5.6).
     pub(super) value_dict: Option<super::values::ValueDict>,
+    /// Every token the chunk's codes use is valid UTF-8 on its own
+    /// ([`Reader::token_len_utf8`]), so every value, a concatenation of
+    /// whole tokens, is valid UTF-8. Found by validation's walk over the
+    /// codes, never read from the file.
+    pub(super) tokens_utf8: bool,
+    /// When some value is not known to be UTF-8 and the chunk is not a
+    /// value-dictionary chunk: bit `r % 64` of word `r / 64` is set for each
+    /// row `r` whose codes use a token that is not UTF-8 on its own. The
+    /// other rows are valid UTF-8 by construction.
+    pub(super) rows_not_utf8: Option<Vec<u64>>,
 }
 
 impl ValidChunk {
@@ -111,6 +121,21 @@ impl<'a> ChunkView<'a> {
     /// The chunk's dictionary.
     pub fn dictionary(&self) -> &'a Dictionary {
         self.dict
+    }
+    /// True when every token the chunk's codes use is a complete, valid
+    /// UTF-8 string on its own, so every value of the chunk is valid UTF-8
+    /// (found while validating the chunk; a text read checks no other
+    /// bytes of it).
+    pub fn tokens_utf8(&self) -> bool {
+        self.chunk.tokens_utf8
+    }
+    /// Which rows use a token that is not UTF-8 on its own: bit `r % 64` of
+    /// word `r / 64` for row `r` (the other rows are valid UTF-8 by
+    /// construction). `None`: no row does when [`Self::tokens_utf8`], else
+    /// (a value-dictionary chunk, whose flags are per distinct value) any
+    /// row may.
+    pub fn rows_not_utf8(&self) -> Option<&'a [u64]> {
+        self.chunk.rows_not_utf8.as_deref()
     }
     /// The codes, checked against [`Self::dictionary`].
     #[inline]
@@ -306,7 +331,7 @@ impl Reader {
             }
         }
         // Row boundaries: monotone by construction; each row's tokens add up.
-        let planes = dict.planes();
+        let len_utf8 = self.token_len_utf8(entry.dict as usize);
         let rows_err = |row: usize, expected: u64, found: u64| {
             Error::corrupt(
                 Section::Chunk(id, ChunkPart::RowBytes),
@@ -318,24 +343,35 @@ impl Reader {
                 },
             )
         };
-        (0..seq_rows)
+        // The same walk marks, per row (64 to a word), whether any of its
+        // codes is a token that is not UTF-8 on its own.
+        let flags = (0..seq_rows.div_ceil(64))
             .into_par_iter()
-            .with_min_len(4096)
-            .try_for_each(|row| {
-                let (a, b) = (rc[row] as usize, rc[row + 1] as usize);
-                let want = (rb[row + 1] - rb[row]) as u64;
-                if want > limits::MAX_VALUE_LEN {
-                    return Err(rows_err(row, want, limits::MAX_VALUE_LEN));
+            .with_min_len(64)
+            .map(|w| {
+                let mut bits = 0u64;
+                for row in w * 64..seq_rows.min(w * 64 + 64) {
+                    let (a, b) = (rc[row] as usize, rc[row + 1] as usize);
+                    let want = (rb[row + 1] - rb[row]) as u64;
+                    if want > limits::MAX_VALUE_LEN {
+                        return Err(rows_err(row, want, limits::MAX_VALUE_LEN));
+                    }
+                    let mut sum = 0u64;
+                    let mut flag = 0u8;
+                    for i in a..b {
+                        let x = len_utf8[codes.get(i) as usize];
+                        sum += (x & 0x1f) as u64;
+                        flag |= x;
+                    }
+                    if sum != want {
+                        return Err(rows_err(row, want, sum));
+                    }
+                    bits |= ((flag >> 7) as u64) << (row % 64);
                 }
-                let mut sum = 0u64;
-                for i in a..b {
-                    sum += planes.token_len(codes.get(i) as usize) as u64;
-                }
-                if sum != want {
-                    return Err(rows_err(row, want, sum));
-                }
-                Ok(())
-            })?;
+                Ok(bits)
+            })
+            .collect::<Result<Vec<u64>>>()?;
+        let tokens_utf8 = flags.iter().all(|&w| w == 0);
         let validity = match p.validity {
             None => None,
             Some(v) => {
@@ -403,8 +439,34 @@ impl Reader {
             row_index: self.opts.cache_row_index.then_some(rc),
             row_bytes: (rb_seq, rel(p.row_bytes.0)),
             validity,
+            tokens_utf8,
+            // (A value-dictionary chunk's flags are per value, not per row.)
+            rows_not_utf8: if tokens_utf8 || vdict {
+                None
+            } else {
+                Some(flags)
+            },
         };
         Ok((chunk, hist))
+    }
+
+    /// Per token of dictionary `d`: its length (1..=16), plus 0x80 when its
+    /// bytes are not a complete, valid UTF-8 string on their own (a cut
+    /// character, a lone byte >= 0x80). One byte per token, so chunk
+    /// validation reads a code's length and flag with one load. Computed on
+    /// first use from the validated dictionary.
+    pub(super) fn token_len_utf8(&self, d: usize) -> &[u8] {
+        self.token_utf8[d].get_or_init(|| {
+            let t = self.dicts[d].table();
+            (0..t.len())
+                .map(|c| {
+                    // Zero padded to 16 bytes: no high bit means ASCII.
+                    let ascii = u128::from_le_bytes(*t.word(c)) & (u128::MAX / 255 * 0x80) == 0;
+                    let bad = !ascii && std::str::from_utf8(t.token(c)).is_err();
+                    t.token_len(c) as u8 | (bad as u8) << 7
+                })
+                .collect()
+        })
     }
 
     /// The header and row-code directory of chunk `i`, read once.

@@ -176,6 +176,9 @@ pub struct Reader {
     opts: ReadOptions,
     /// The file's format version (§10): how value indices are stored.
     version: u32,
+    /// Per dictionary, once needed: each token's length and whether it is
+    /// not UTF-8 on its own ([`Reader::token_len_utf8`]).
+    token_utf8: Vec<OnceLock<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for Reader {
@@ -332,6 +335,7 @@ impl Reader {
             hists.push(h);
         }
         let n = footer.chunks.len();
+        let ndicts = dicts.len();
         let r = Self {
             storage,
             footer,
@@ -344,6 +348,7 @@ impl Reader {
             gets: (0..n).map(|_| AtomicU32::new(0)).collect(),
             opts,
             version: t.version,
+            token_utf8: (0..ndicts).map(|_| OnceLock::new()).collect(),
         };
         if r.opts.eager {
             // Chunks in order, so the first error is the same as a lazy
@@ -567,9 +572,11 @@ impl Reader {
     /// [`Self::read_range_into`] that runs `check` on the decoded values
     /// piece by piece, each right after the decoder wrote it (while it is
     /// in cache), instead of in a second pass over the column: `check(at,
-    /// bytes, offsets)` gets a piece's first byte in `col.values`, its bytes
-    /// and the column's row offsets. Returns whether every check passed
-    /// (the column is decoded either way).
+    /// bytes, offsets, utf8)` gets a piece's first byte in `col.values`, its
+    /// bytes, the column's row offsets, and whether validation found that
+    /// every token of the piece's chunk is valid UTF-8 on its own (then the
+    /// piece's rows are UTF-8 by construction). Returns whether every check
+    /// passed (the column is decoded either way).
     #[cfg(feature = "arrow")]
     pub(crate) fn read_range_checked(
         &self,
@@ -715,11 +722,23 @@ impl Reader {
             .map(|(p, (at, out))| -> Result<(usize, bool)> {
                 let c = self.chunk(p.chunk)?;
                 let want = out.len();
+                let utf8 = c.chunk.tokens_utf8;
                 if let Some(v) = &c.chunk.value_dict {
-                    // Gathered, not decoded: no hot per-task check here, so
-                    // a checking caller is told to run its exact pass.
+                    // Gathered, not decoded: checked as one piece.
                     let got = v.gather(p.rows.clone(), out).min(want);
-                    return Ok((got, check.is_none()));
+                    let ok = match check {
+                        None => true,
+                        Some(_) if got != want => false,
+                        Some((f, offsets)) => {
+                            // SAFETY: `gather` wrote `got == want` bytes,
+                            // which (its blocks tile the output) is all of `out`.
+                            let bytes = unsafe {
+                                std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), want)
+                            };
+                            f(at, bytes, offsets, utf8)
+                        }
+                    };
+                    return Ok((got, ok));
                 }
                 let (got, ok) = match check {
                     None => (
@@ -738,7 +757,7 @@ impl Reader {
                         p.codes.clone(),
                         p.bytes.start,
                         out,
-                        &|sub, bytes| f(at + sub, bytes, offsets),
+                        &|sub, bytes| f(at + sub, bytes, offsets, utf8),
                     ),
                 };
                 Ok((got.min(want), ok))
@@ -794,8 +813,9 @@ impl Reader {
 
 /// A check of a bulk read's decoded values, piece by piece
 /// ([`Reader::read_range_checked`]): `(first byte in the column's values,
-/// the piece's bytes, the column's row offsets) -> passed`.
-pub(crate) type PieceCheck<'a> = &'a (dyn Fn(usize, &[u8], &[i64]) -> bool + Sync);
+/// the piece's bytes, the column's row offsets, whether the piece's chunk
+/// uses only tokens that are valid UTF-8 on their own) -> passed`.
+pub(crate) type PieceCheck<'a> = &'a (dyn Fn(usize, &[u8], &[i64], bool) -> bool + Sync);
 
 /// Part of a row range that lies in one chunk.
 #[derive(Clone, Debug)]
