@@ -7,6 +7,7 @@
 //! cargo bench --bench cpu -- HDFS tpch_sf1_o_clerk         # columns whose name contains a filter
 //! cargo bench --bench cpu -- --out bench/table.md          # also write the Markdown to a file
 //! FASTPAIR_BENCH_FILTER=HDFS,uuid cargo bench --bench cpu  # filters from the environment
+//! cargo bench --bench cpu -- --get-only --width 12         # ratios and random get only, w=12
 //! ```
 //!
 //! Environment: `FASTPAIR_CORPUS` (directory of `*.txt`, one value per line;
@@ -202,11 +203,11 @@ fn random_rows(rows: usize, n: usize) -> Vec<usize> {
 
 // ───────────────────────────── the two sides ─────────────────────────────
 
+// Options are built field by field (they are becoming `#[non_exhaustive]`).
+#[allow(clippy::field_reassign_with_default)]
 fn ours_compress(c: &Corpus, codec: Codec) -> Vec<u8> {
-    let opts = WriterOptions {
-        codec: codec.into(),
-        ..WriterOptions::default()
-    };
+    let mut opts = WriterOptions::default();
+    opts.codec = codec.into();
     write_to_vec((0..c.rows()).map(|i| Some(c.row(i))), opts).expect("compress")
 }
 
@@ -486,10 +487,14 @@ fn main() {
         })
         .unwrap_or_default();
     let mut out_file = std::env::var("FASTPAIR_BENCH_OUT").ok();
+    let mut get_only = false;
+    let mut width: Option<u8> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--out" => out_file = args.next(),
+            "--get-only" => get_only = true,
+            "--width" => width = args.next().and_then(|w| w.parse().ok()),
             "--bench" => {}
             s if s.starts_with("--") => eprintln!("ignoring {s}"),
             s => filters.push(s.to_string()),
@@ -534,7 +539,7 @@ fn main() {
     let mut rows = Vec::new();
     eprintln!("== ratios ({} columns) ==", corpora.len());
     for (ci, c) in corpora.iter().enumerate() {
-        for &(bits, codec) in WIDTHS {
+        for &(bits, codec) in WIDTHS.iter().filter(|w| width.unwrap_or(w.0) == w.0) {
             let file = pool1.install(|| ours_compress(c, codec));
             let theirs = pool1.install(|| theirs_compress(c, bits));
             let reader = Reader::from_bytes(file.clone()).expect("open");
@@ -596,58 +601,59 @@ fn main() {
     for (b, r) in built.iter().zip(rows.iter_mut()) {
         let c = &corpora[b.ci];
         let total = c.bytes.len();
-        // Compress, one thread.
-        (r.ours_comp, r.theirs_comp) = pool1.install(|| {
-            measure_pair(
-                0,
-                COMPRESS_MIN_REPS,
-                target,
-                || {
-                    black_box(ours_compress(c, b.codec));
-                },
-                || {
-                    black_box(theirs_compress(c, b.bits));
-                },
-            )
-        });
-        // Bulk decode.
         let reader = &b.reader;
         let view = b.theirs.view();
-        let wide = b.theirs.dict.to_wide();
-        let wv = wide.as_view();
-        let ours = || {
-            black_box(reader.read_all().expect("read_all"));
-        };
-        for (k, &th) in DECODE_THREADS.iter().enumerate() {
-            (r.ours_dec[k], r.theirs_dec[k]) = match th {
-                Threads::One => pool1.install(|| {
-                    measure_pair(WARMUP, MIN_REPS, target, ours, || {
-                        black_box(theirs_decode_1t(view.codes, wv, total));
-                    })
-                }),
-                Threads::All => measure_pair(WARMUP, MIN_REPS, target, ours, || {
-                    black_box(theirs_decode_par(view.codes, wv));
-                }),
-                Threads::OneValues => pool1.install(|| {
-                    let mut values = Vec::new();
-                    measure_pair(
-                        WARMUP,
-                        MIN_REPS,
-                        target,
-                        || {
-                            // A fresh buffer each time, as theirs gets.
-                            values = Vec::new();
-                            reader
-                                .read_values_into(0..reader.rows(), &mut values)
-                                .expect("values");
-                            black_box(&values);
-                        },
-                        || {
-                            black_box(theirs_decode_1t(view.codes, wv, total));
-                        },
-                    )
-                }),
+        // Compress, one thread, and bulk decode (skipped with `--get-only`).
+        if !get_only {
+            (r.ours_comp, r.theirs_comp) = pool1.install(|| {
+                measure_pair(
+                    0,
+                    COMPRESS_MIN_REPS,
+                    target,
+                    || {
+                        black_box(ours_compress(c, b.codec));
+                    },
+                    || {
+                        black_box(theirs_compress(c, b.bits));
+                    },
+                )
+            });
+            let wide = b.theirs.dict.to_wide();
+            let wv = wide.as_view();
+            let ours = || {
+                black_box(reader.read_all().expect("read_all"));
             };
+            for (k, &th) in DECODE_THREADS.iter().enumerate() {
+                (r.ours_dec[k], r.theirs_dec[k]) = match th {
+                    Threads::One => pool1.install(|| {
+                        measure_pair(WARMUP, MIN_REPS, target, ours, || {
+                            black_box(theirs_decode_1t(view.codes, wv, total));
+                        })
+                    }),
+                    Threads::All => measure_pair(WARMUP, MIN_REPS, target, ours, || {
+                        black_box(theirs_decode_par(view.codes, wv));
+                    }),
+                    Threads::OneValues => pool1.install(|| {
+                        let mut values = Vec::new();
+                        measure_pair(
+                            WARMUP,
+                            MIN_REPS,
+                            target,
+                            || {
+                                // A fresh buffer each time, as theirs gets.
+                                values = Vec::new();
+                                reader
+                                    .read_values_into(0..reader.rows(), &mut values)
+                                    .expect("values");
+                                black_box(&values);
+                            },
+                            || {
+                                black_box(theirs_decode_1t(view.codes, wv, total));
+                            },
+                        )
+                    }),
+                };
+            }
         }
         // Random get, one thread (a get never spawns).
         let seq = random_rows(c.rows(), GET_ROWS);

@@ -13,7 +13,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::dict::{Dictionary, MAX_TOKEN_LEN};
+use crate::dict::{Dictionary, TokenTable, MAX_TOKEN_LEN};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::codes;
 
@@ -379,74 +379,161 @@ pub fn decode_append(
     out: &mut Vec<u8>,
 ) {
     assert_decodable(dict, codes, &range);
-    let table = dict.table();
-    let (words, lens) = (table.words(), table.lens());
-    // Blocks of at most UNPACK_BLOCK codes: one pass, reserving 16 bytes per
-    // code of the block only (a long row never reserves 16× its length).
+    // SAFETY: `codes` passed `CheckedCodes::check` against a dictionary of
+    // `dict`'s token count (asserted above: codes < num_tokens, the packed
+    // bytes hold `codes.count` codes) and `range` lies within them (asserted).
+    unsafe { append_unchecked(dict.table(), codes.packed, codes.bits, range, out) }
+}
+
+/// [`decode_append`] without its checks, for callers that validated once
+/// what it asserts on every call (`Reader::get_into`'s per-chunk context).
+///
+/// # Safety
+/// `packed` holds at least `range.end` codes of `bits` bits
+/// (`packed.len() >= codes::packed_len(bits, range.end)`), `range.start <=
+/// range.end`, and every code of `range` is `< table.len()`.
+#[inline(always)]
+pub(crate) unsafe fn append_unchecked(
+    table: &TokenTable,
+    packed: &[u8],
+    bits: u8,
+    range: Range<usize>,
+    out: &mut Vec<u8>,
+) {
+    let n = range.end - range.start;
+    if n > UNPACK_BLOCK {
+        // SAFETY: the caller's contract, passed on.
+        return unsafe { append_blocks(table, packed, bits, range, out) };
+    }
+    let (words, lens) = (table.words().as_ptr(), table.lens().as_ptr());
+    out.reserve(n * MAX_TOKEN_LEN);
+    let start = out.len();
+    // SAFETY: the caller's contract (codes of `range` exist in `packed` and
+    // are < table.len(), the length of `words` and `lens`); the reservation
+    // leaves room for 16 bytes per code of `range` from `start`.
+    let written = unsafe {
+        emit_raw(
+            packed,
+            bits,
+            range,
+            words,
+            lens,
+            out.as_mut_ptr().add(start),
+        )
+    };
+    // SAFETY: bytes start..start + written were written by the stores above
+    // (each token's bytes are the first `len` bytes of its word), and
+    // written ≤ 16 × n ≤ the reserved spare capacity.
+    unsafe { out.set_len(start + written) };
+}
+
+/// [`append_unchecked`] for a long range: blocks of at most UNPACK_BLOCK
+/// codes, reserving 16 bytes per code of the block only (a long row never
+/// reserves 16× its length).
+///
+/// # Safety
+/// As [`append_unchecked`].
+#[inline(never)]
+unsafe fn append_blocks(
+    table: &TokenTable,
+    packed: &[u8],
+    bits: u8,
+    range: Range<usize>,
+    out: &mut Vec<u8>,
+) {
+    let (words, lens) = (table.words().as_ptr(), table.lens().as_ptr());
     let mut i = range.start;
     while i < range.end {
         let j = range.end.min(i + UNPACK_BLOCK);
         out.reserve((j - i) * MAX_TOKEN_LEN);
         let start = out.len();
-        // SAFETY: codes < num_tokens (`CheckedCodes::check`; same dictionary
-        // asserted by `assert_decodable`, so words/lens have num_tokens
-        // entries); `i..j` lies within the checked codes (asserted above); the
-        // reservation leaves room for 16 bytes per code of `i..j` from `start`.
-        let end = unsafe { emit_run(codes, i..j, words, lens, out.as_mut_ptr(), start) };
-        // SAFETY: bytes start..end were written by the stores above (each
-        // token's bytes are the first `len` bytes of its word), end ≤ capacity.
-        unsafe { out.set_len(end) };
+        // SAFETY: as in `append_unchecked`, for the block `i..j`.
+        let written =
+            unsafe { emit_raw(packed, bits, i..j, words, lens, out.as_mut_ptr().add(start)) };
+        // SAFETY: as in `append_unchecked`.
+        unsafe { out.set_len(start + written) };
         i = j;
     }
 }
 
-/// Over-copies the tokens of codes `range`, reading them straight from the
-/// packed bytes (12-bit codes two per three bytes), to `dst + pos`; returns
-/// the end position.
+/// Over-copies the tokens of codes `range` to `dst`, reading the codes
+/// straight from the packed bytes (four at a time with one 8-byte load where
+/// the bytes allow it); returns the number of bytes the tokens make up.
 ///
 /// # Safety
-/// Every code of `range` is `< words.len() == lens.len()`, `range` lies within
-/// `codes`, and `dst + pos .. + 16 × range.len()` is writable.
+/// `packed` holds at least `range.end` codes of `bits` bits, `range.start <=
+/// range.end`, every code of `range` indexes `words` and `lens` (same length),
+/// and `dst .. dst + 16 × range.len()` is writable.
 #[inline(always)]
-unsafe fn emit_run(
-    codes: &CheckedCodes<'_>,
+unsafe fn emit_raw(
+    packed: &[u8],
+    bits: u8,
     range: Range<usize>,
-    words: &[[u8; MAX_TOKEN_LEN]],
-    lens: &[u8],
+    words: *const [u8; MAX_TOKEN_LEN],
+    lens: *const u8,
     dst: *mut u8,
-    mut pos: usize,
 ) -> usize {
     let (mut i, end) = (range.start, range.end);
-    // SAFETY: every `emit_one` below gets a code of `range` (< words.len(),
-    // the caller's contract) and 16 bytes of the `16 × range.len()` the
-    // caller made writable at `dst + pos`, as each code advances `pos` by at
-    // most 16.
+    let p = packed.as_ptr();
+    let mut pos = 0usize;
+    // One token: a 16-byte store at `dst + pos`, then advance by its length.
+    // SAFETY (for every use below): `c` is a code of `range`, so it indexes
+    // `words` and `lens` (the caller's contract); each code advances `pos` by
+    // at most 16 and `range.len()` codes are stored, so the 16-byte store
+    // stays inside the `16 × range.len()` writable bytes.
+    let emit = |c: usize, pos: usize| -> usize {
+        // SAFETY: as stated above.
+        unsafe {
+            std::ptr::copy_nonoverlapping((*words.add(c)).as_ptr(), dst.add(pos), MAX_TOKEN_LEN);
+            pos + *lens.add(c) as usize
+        }
+    };
+    // SAFETY: every packed read below lies inside `packed`: 16-bit codes
+    // `i..i + 4` are bytes `2i..2i + 8` ≤ 2 × range.end ≤ packed.len(); a
+    // 12-bit quad is read as 8 bytes from `3i / 2` only when they fit in
+    // `packed.len()` (checked), and a single 12-bit code `k` as 2 bytes from
+    // `3k / 2`, inside its pair's 3 bytes (packed_len rounds up to whole pairs).
     unsafe {
-        if codes.bits == 12 {
-            if i % 2 == 1 && i < end {
-                pos = emit_one(words, lens, codes.get(i) as usize, dst, pos);
-                i += 1;
+        if bits == 16 {
+            while end - i >= 4 {
+                let v = p.add(2 * i).cast::<u64>().read_unaligned().to_le();
+                pos = emit((v & 0xffff) as usize, pos);
+                pos = emit((v >> 16 & 0xffff) as usize, pos);
+                pos = emit((v >> 32 & 0xffff) as usize, pos);
+                pos = emit((v >> 48) as usize, pos);
+                i += 4;
             }
-            let pairs = (end - i) / 2;
-            let three = &codes.packed[i / 2 * 3..(i / 2 + pairs) * 3];
-            for t in three.chunks_exact(3) {
-                let v = u32::from_le_bytes([t[0], t[1], t[2], 0]);
-                pos = emit_one(words, lens, (v & 0xfff) as usize, dst, pos);
-                pos = emit_one(words, lens, (v >> 12) as usize, dst, pos);
-            }
-            i += 2 * pairs;
-            if i < end {
-                pos = emit_one(words, lens, codes.get(i) as usize, dst, pos);
-            }
-        } else {
-            for b in codes.packed[2 * i..2 * end].chunks_exact(2) {
-                pos = emit_one(
-                    words,
-                    lens,
-                    u16::from_le_bytes([b[0], b[1]]) as usize,
-                    dst,
+            while i < end {
+                pos = emit(
+                    p.add(2 * i).cast::<u16>().read_unaligned().to_le() as usize,
                     pos,
                 );
+                i += 1;
+            }
+        } else {
+            let single = |k: usize| -> usize {
+                let v = p.add(k + k / 2).cast::<u16>().read_unaligned().to_le();
+                (v >> ((k & 1) * 4) & 0xfff) as usize
+            };
+            // Runs of 8 codes or more: align to a pair, then quads (one
+            // 8-byte load for four codes); short runs go code by code.
+            if end - i >= 8 {
+                if i % 2 == 1 {
+                    pos = emit(single(i), pos);
+                    i += 1;
+                }
+                while end - i >= 4 && i / 2 * 3 + 8 <= packed.len() {
+                    let v = p.add(i / 2 * 3).cast::<u64>().read_unaligned().to_le();
+                    pos = emit((v & 0xfff) as usize, pos);
+                    pos = emit((v >> 12 & 0xfff) as usize, pos);
+                    pos = emit((v >> 24 & 0xfff) as usize, pos);
+                    pos = emit((v >> 36 & 0xfff) as usize, pos);
+                    i += 4;
+                }
+            }
+            while i < end {
+                pos = emit(single(i), pos);
+                i += 1;
             }
         }
     }
