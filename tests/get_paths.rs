@@ -83,3 +83,41 @@ fn get_matches_bulk_on_every_row_and_path() {
         }
     }
 }
+
+// Options are built field by field (they are becoming `#[non_exhaustive]`).
+#[allow(clippy::field_reassign_with_default)]
+#[test]
+fn value_dictionary_get_matches_rows() {
+    // Few distinct values of 0..=70 bytes (the 16-byte block copy's edges),
+    // with nulls.
+    let distinct: Vec<Vec<u8>> = [0usize, 1, 15, 16, 17, 31, 32, 33, 70]
+        .iter()
+        .map(|&n| (0..n).map(|k| b'a' + (k * 7 + n) as u8 % 26).collect())
+        .collect();
+    let rows: Vec<Option<Vec<u8>>> = (0..5000usize)
+        .map(|i| (i % 13 != 4).then(|| distinct[(i * 31 + i / 7) % distinct.len()].clone()))
+        .collect();
+    for codec in [Codec::OnPair12, Codec::OnPair16] {
+        let mut o = WriterOptions::default();
+        o.codec = codec.into();
+        o.chunk_rows = 1200;
+        let file = write_to_vec(rows.iter().map(|r| r.as_deref()), o).unwrap();
+        for after in [Some(0), None] {
+            let opts = ReadOptions::default().with_validate_after_gets(after);
+            let r = Reader::from_bytes_with(file.clone(), opts).unwrap();
+            assert!(
+                (0..r.num_chunks()).all(|i| r.chunk_info(i).entry.values > 0),
+                "value dictionaries expected"
+            );
+            let mut buf = vec![0x55; 40];
+            for i in (0..rows.len()).rev() {
+                let valid = r.get_into(i as u64, &mut buf).unwrap();
+                assert_eq!(
+                    valid.then(|| buf.clone()),
+                    rows[i],
+                    "{codec:?} {after:?} row {i}"
+                );
+            }
+        }
+    }
+}

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::Reader;
 use crate::decode::CheckedCodes;
-use crate::dict::Dictionary;
+use crate::dict::{Dictionary, MAX_TOKEN_LEN};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::cascade::Sequence;
 use crate::format::layout::{ChunkEntry, ChunkHeader, ChunkSection};
@@ -423,7 +423,9 @@ impl Reader {
         let value_dict = match p.value_index {
             None => None,
             Some(ix) => {
-                let mut values = vec![0u8; value_bytes as usize];
+                // Room for the zero padding `ValueDict::check` appends.
+                let mut values = Vec::with_capacity(value_bytes as usize + MAX_TOKEN_LEN);
+                values.resize(value_bytes as usize, 0);
                 crate::decode::decode_chunk(dict, &codes, &mut values);
                 Some(super::values::ValueDict::check(
                     id,

@@ -494,37 +494,46 @@ impl Reader {
     pub fn get_into(&self, row: u64, out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
         let (i, r) = self.locate(row)?;
-        // Fast path: a coded chunk validated whole, with its get context.
-        if let Some(f) = self.chunks[i].get().and_then(|c| c.fast.as_ref()) {
+        // Fast paths: a chunk validated whole, coded (with its get context)
+        // or a value dictionary.
+        if let Some(c) = self.chunks[i].get() {
             if !self.hist_failed.load(Ordering::Acquire) {
-                // SAFETY: `locate` returns `r` below chunk `i`'s row count
-                // (`first_rows` sums the footer's row counts), and `f.bounds`
-                // holds rows + 1 values (checked by `validate_chunk`).
-                let Some(codes) = (unsafe { f.row(r) }) else {
-                    return Ok(false);
-                };
-                // SAFETY: `f` was built by `validate_chunk` from buffers that
-                // passed its checks: `f.bounds` starts at 0, is monotone and
-                // ends at the chunk's code count, `f.codes` holds that many
-                // codes (`CheckedCodes::check_counting`), each below the token
-                // count of dictionary `f.dict`, whose table this is.
-                unsafe {
-                    decode::append_unchecked(
-                        self.dicts[f.dict].table(),
-                        &f.codes,
-                        f.bits,
-                        codes,
-                        out,
-                    )
-                };
-                return Ok(true);
+                if let Some(f) = &c.fast {
+                    // SAFETY: `locate` returns `r` below chunk `i`'s row count
+                    // (`first_rows` sums the footer's row counts), and
+                    // `f.bounds` holds rows + 1 values (checked by
+                    // `validate_chunk`).
+                    let Some(codes) = (unsafe { f.row(r) }) else {
+                        return Ok(false);
+                    };
+                    // SAFETY: `f` was built by `validate_chunk` from buffers
+                    // that passed its checks: `f.bounds` starts at 0, is
+                    // monotone and ends at the chunk's code count, `f.codes`
+                    // holds that many codes (`CheckedCodes::check_counting`),
+                    // each below the token count of dictionary `f.dict`, whose
+                    // table this is.
+                    unsafe {
+                        decode::append_unchecked(
+                            self.dicts[f.dict].table(),
+                            &f.codes,
+                            f.bits,
+                            codes,
+                            out,
+                        )
+                    };
+                    return Ok(true);
+                }
+                if let Some(v) = &c.value_dict {
+                    // SAFETY: `r` is below the chunk's row count (`locate`).
+                    return Ok(unsafe { v.append_row(r, out) });
+                }
             }
         }
         self.get_other(i, r, out)
     }
 
-    /// [`Self::get_into`] off the fast path: a value-dictionary chunk, a
-    /// chunk without its row index, a chunk not validated whole yet, or a
+    /// [`Self::get_into`] off the fast paths: a coded chunk without its row
+    /// index, a chunk not validated whole yet, or a
     /// dictionary whose histogram check failed.
     #[inline(never)]
     fn get_other(&self, i: usize, r: usize, out: &mut Vec<u8>) -> Result<bool> {
