@@ -475,6 +475,7 @@ unsafe fn emit_raw(
 ) -> usize {
     let (mut i, end) = (range.start, range.end);
     let p = packed.as_ptr();
+    debug_assert!(packed.len() >= codes::packed_len(bits, end) && i <= end);
     let mut pos = 0usize;
     // One token: a 16-byte store at `dst + pos`, then advance by its length.
     // SAFETY (for every use below): `c` is a code of `range`, so it indexes
@@ -488,52 +489,69 @@ unsafe fn emit_raw(
             pos + *lens.add(c) as usize
         }
     };
-    // SAFETY: every packed read below lies inside `packed`: 16-bit codes
-    // `i..i + 4` are bytes `2i..2i + 8` ≤ 2 × range.end ≤ packed.len(); a
-    // 12-bit quad is read as 8 bytes from `3i / 2` only when they fit in
-    // `packed.len()` (checked), and a single 12-bit code `k` as 2 bytes from
-    // `3k / 2`, inside its pair's 3 bytes (packed_len rounds up to whole pairs).
+    // SAFETY: every packed read below lies inside `packed` (which holds at
+    // least `range.end` codes): 16-bit codes are read as 8 bytes for four
+    // codes or 2 bytes for one, all before byte `2 × range.end`; 12-bit codes
+    // are read as 8 bytes for a quad (four codes in 6 bytes) only while those
+    // 8 bytes end inside `packed` (`quads` below), as 2 bytes for a single
+    // code `k` at byte `3k / 2` (inside its pair's 3 bytes: packed_len rounds
+    // up to whole pairs), and as two 2-byte reads inside a pair's 3 bytes.
     unsafe {
         if bits == 16 {
-            while end - i >= 4 {
-                let v = p.add(2 * i).cast::<u64>().read_unaligned().to_le();
+            let mut q = p.add(2 * i);
+            let n = end - i;
+            for _ in 0..n / 4 {
+                let v = q.cast::<u64>().read_unaligned().to_le();
                 pos = emit((v & 0xffff) as usize, pos);
                 pos = emit((v >> 16 & 0xffff) as usize, pos);
                 pos = emit((v >> 32 & 0xffff) as usize, pos);
                 pos = emit((v >> 48) as usize, pos);
-                i += 4;
+                q = q.add(8);
             }
-            while i < end {
-                pos = emit(
-                    p.add(2 * i).cast::<u16>().read_unaligned().to_le() as usize,
-                    pos,
-                );
-                i += 1;
+            for _ in 0..n % 4 {
+                pos = emit(q.cast::<u16>().read_unaligned().to_le() as usize, pos);
+                q = q.add(2);
             }
         } else {
-            let single = |k: usize| -> usize {
-                let v = p.add(k + k / 2).cast::<u16>().read_unaligned().to_le();
-                (v >> ((k & 1) * 4) & 0xfff) as usize
-            };
-            // Runs of 8 codes or more: align to a pair, then quads (one
-            // 8-byte load for four codes); short runs go code by code.
-            if end - i >= 8 {
-                if i % 2 == 1 {
-                    pos = emit(single(i), pos);
-                    i += 1;
-                }
-                while end - i >= 4 && i / 2 * 3 + 8 <= packed.len() {
-                    let v = p.add(i / 2 * 3).cast::<u64>().read_unaligned().to_le();
+            if i % 2 == 1 && i < end {
+                let v = p.add(i + i / 2).cast::<u16>().read_unaligned().to_le();
+                pos = emit((v >> 4) as usize, pos);
+                i += 1;
+            }
+            // From here `i` is even (or `i == end`): `q` is the pair of codes
+            // `i, i + 1`.
+            let mut q = p.add(i / 2 * 3);
+            if end - i >= 4 {
+                // Quads whose 8-byte read ends inside `packed`: quad j reads
+                // bytes `at + 6j .. at + 6j + 8`.
+                let at = i / 2 * 3;
+                let safe = if packed.len() >= at + 8 {
+                    (packed.len() - at - 8) / 6 + 1
+                } else {
+                    0
+                };
+                let quads = ((end - i) / 4).min(safe);
+                for _ in 0..quads {
+                    let v = q.cast::<u64>().read_unaligned().to_le();
                     pos = emit((v & 0xfff) as usize, pos);
                     pos = emit((v >> 12 & 0xfff) as usize, pos);
                     pos = emit((v >> 24 & 0xfff) as usize, pos);
                     pos = emit((v >> 36 & 0xfff) as usize, pos);
-                    i += 4;
+                    q = q.add(6);
                 }
+                i += 4 * quads;
             }
-            while i < end {
-                pos = emit(single(i), pos);
-                i += 1;
+            while end - i >= 2 {
+                let lo = q.cast::<u16>().read_unaligned().to_le();
+                let hi = q.add(1).cast::<u16>().read_unaligned().to_le();
+                pos = emit((lo & 0xfff) as usize, pos);
+                pos = emit((hi >> 4) as usize, pos);
+                q = q.add(3);
+                i += 2;
+            }
+            if i < end {
+                let lo = q.cast::<u16>().read_unaligned().to_le();
+                pos = emit((lo & 0xfff) as usize, pos);
             }
         }
     }

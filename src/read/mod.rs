@@ -480,8 +480,9 @@ impl Reader {
                 rows: self.rows(),
             });
         }
-        // One chunk (most small columns): no search.
-        let i = if self.first_rows.len() == 2 {
+        // One chunk (most small columns): no search. (`first_rows` has one
+        // entry per chunk and the end; with no chunk, no row passes above.)
+        let i = if self.first_rows.len() <= 2 {
             0
         } else {
             self.first_rows.partition_point(|&f| f <= row) - 1
@@ -511,10 +512,11 @@ impl Reader {
                     // monotone and ends at the chunk's code count, `f.codes`
                     // holds that many codes (`CheckedCodes::check_counting`),
                     // each below the token count of dictionary `f.dict`, whose
-                    // table this is.
+                    // table this is; `f.dict` is below the dictionary count
+                    // (`Footer::parse` checks every chunk's dictionary id).
                     unsafe {
                         decode::append_unchecked(
-                            self.dicts[f.dict].table(),
+                            self.dicts.get_unchecked(f.dict).table(),
                             &f.codes,
                             f.bits,
                             codes,
