@@ -203,6 +203,38 @@ fn random_rows(rows: usize, n: usize) -> Vec<usize> {
 
 // ───────────────────────────── the two sides ─────────────────────────────
 
+/// One pass of random gets (ours): `Reader::get_into` into a reused buffer.
+/// Not inlined, so a profiler can count each side's instructions per pass
+/// (`valgrind --tool=callgrind --toggle-collect='*ours_get_pass*'`).
+#[inline(never)]
+fn ours_get_pass(reader: &Reader, seq: &[usize], buf: &mut Vec<u8>) -> usize {
+    let mut sum = 0usize;
+    for &i in seq {
+        reader.get_into(i as u64, buf).expect("get");
+        sum += buf.len();
+        black_box(&*buf);
+    }
+    sum
+}
+
+/// One pass of random gets (theirs): `decompress_row_into` into a reused
+/// buffer of longest row + `DECODE_PADDING` (`buf`'s capacity).
+#[inline(never)]
+fn theirs_get_pass(view: &onpair::ColumnView<'_, u32>, seq: &[usize], buf: &mut Vec<u8>) -> usize {
+    let mut sum = 0usize;
+    for &i in seq {
+        buf.clear();
+        // SAFETY: capacity ≥ longest row + DECODE_PADDING (the caller's
+        // buffer); the column is trusted (we compressed it).
+        let n = unsafe { view.decompress_row_into(i, buf.spare_capacity_mut()) };
+        // SAFETY: `n` bytes were initialized.
+        unsafe { buf.set_len(n) };
+        sum += buf.len();
+        black_box(&*buf);
+    }
+    sum
+}
+
 // Options are built field by field (they are becoming `#[non_exhaustive]`).
 #[allow(clippy::field_reassign_with_default)]
 fn ours_compress(c: &Corpus, codec: Codec) -> Vec<u8> {
@@ -664,25 +696,10 @@ fn main() {
             MIN_REPS,
             target,
             || {
-                let mut sum = 0usize;
-                for &i in &seq {
-                    reader.get_into(i as u64, &mut buf).expect("get");
-                    sum += buf.len();
-                }
-                black_box(sum);
+                black_box(ours_get_pass(reader, &seq, &mut buf));
             },
             || {
-                let mut sum = 0usize;
-                for &i in &seq {
-                    tbuf.clear();
-                    // SAFETY: capacity ≥ longest row + DECODE_PADDING; trusted column.
-                    let n = unsafe { view.decompress_row_into(i, tbuf.spare_capacity_mut()) };
-                    // SAFETY: `n` bytes were initialized.
-                    unsafe { tbuf.set_len(n) };
-                    sum += tbuf.len();
-                    black_box(&tbuf);
-                }
-                black_box(sum);
+                black_box(theirs_get_pass(&view, &seq, &mut tbuf));
             },
         );
         // Spot check: both sides return the same rows.
