@@ -493,9 +493,10 @@ summed in parallel (`decoded_len`), then decoded in parallel with `try_decode_in
 fresh buffer (they have no sidecar, so positions are found at read time). **values-only 1T**: \
 ours `Reader::read_values_into` (the values back to back, no offsets) into a fresh `Vec`, theirs \
 as in decode 1T — both sides produce the same bytes.
-- **get**: one pass over the same 100 000 pseudo-random rows; ours `Reader::get_into` into a \
-reused `Vec`, theirs `ColumnView::decompress_row_into` into a reused buffer of longest row + \
-`DECODE_PADDING`; time / 100 000.
+- **get**: one pass over the same 100 000 pseudo-random rows (`ours_get_pass` / \
+`theirs_get_pass`); ours `Reader::get_into` into a reused `Vec` (chunks validated: warm), theirs \
+`ColumnView::decompress_row_into` into a reused buffer of longest row + `DECODE_PADDING`; both \
+return the same bytes and `black_box` the buffer per row; time / 100 000.
 ";
 
 // ───────────────────────────── main ─────────────────────────────

@@ -118,6 +118,14 @@ fn value_dictionary_get_matches_rows() {
                     "{codec:?} {after:?} row {i}"
                 );
             }
+            // Bulk reads gather the same values (16-byte block copies).
+            let col = r.read_range(7..4321).unwrap();
+            let mut values = vec![1, 2, 3];
+            r.read_values_into(7..4321, &mut values).unwrap();
+            assert_eq!(values, col.values);
+            for (k, want) in rows[7..4321].iter().enumerate() {
+                assert_eq!(col.value(k), want.as_deref(), "bulk row {}", k + 7);
+            }
         }
     }
 }
