@@ -497,7 +497,16 @@ unsafe fn emit_raw(
     // code `k` at byte `3k / 2` (inside its pair's 3 bytes: packed_len rounds
     // up to whole pairs), and as two 2-byte reads inside a pair's 3 bytes.
     unsafe {
-        if bits == 16 {
+        if bits == 16 && end - i < 8 {
+            // A short run: one loop (its trip count is the only branch that
+            // varies from row to row).
+            for k in i..end {
+                pos = emit(
+                    p.add(2 * k).cast::<u16>().read_unaligned().to_le() as usize,
+                    pos,
+                );
+            }
+        } else if bits == 16 {
             let mut q = p.add(2 * i);
             let n = end - i;
             for _ in 0..n / 4 {
@@ -512,14 +521,22 @@ unsafe fn emit_raw(
                 pos = emit(q.cast::<u16>().read_unaligned().to_le() as usize, pos);
                 q = q.add(2);
             }
+        } else if end - i < 8 {
+            // A short run: code by code without a branch on the first code's
+            // parity (random rows start odd or even: a mispredicted branch
+            // costs more than the shift). Code k is 2 bytes at 3k / 2,
+            // shifted by 4 when k is odd.
+            for k in i..end {
+                let v = p.add(k + k / 2).cast::<u16>().read_unaligned().to_le();
+                pos = emit((v >> ((k & 1) << 2) & 0xfff) as usize, pos);
+            }
         } else {
-            if i % 2 == 1 && i < end {
+            if i % 2 == 1 {
                 let v = p.add(i + i / 2).cast::<u16>().read_unaligned().to_le();
                 pos = emit((v >> 4) as usize, pos);
                 i += 1;
             }
-            // From here `i` is even (or `i == end`): `q` is the pair of codes
-            // `i, i + 1`.
+            // From here `i` is even: `q` is the pair of codes `i, i + 1`.
             let mut q = p.add(i / 2 * 3);
             if end - i >= 4 {
                 // Quads whose 8-byte read ends inside `packed`: quad j reads
