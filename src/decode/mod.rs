@@ -479,9 +479,11 @@ unsafe fn emit_raw(
     let mut pos = 0usize;
     // One token: a 16-byte store at `dst + pos`, then advance by its length.
     // SAFETY (for every use below): `c` is a code of `range`, so it indexes
-    // `words` and `lens` (the caller's contract); each code advances `pos` by
-    // at most 16 and `range.len()` codes are stored, so the 16-byte store
-    // stays inside the `16 × range.len()` writable bytes.
+    // `words` and `lens` (the caller's contract); each kept code advances
+    // `pos` by at most 16, and every store is made at a `pos` reached by
+    // fewer than `range.len()` kept codes (the one store not kept, in the
+    // 12-bit pair alignment, is at the `pos` of the next), so each 16-byte
+    // store stays inside the `16 × range.len()` writable bytes.
     let emit = |c: usize, pos: usize| -> usize {
         // SAFETY: as stated above.
         unsafe {
@@ -531,11 +533,16 @@ unsafe fn emit_raw(
                 pos = emit((v >> ((k & 1) << 2) & 0xfff) as usize, pos);
             }
         } else {
-            if i % 2 == 1 {
-                let v = p.add(i + i / 2).cast::<u16>().read_unaligned().to_le();
-                pos = emit((v >> 4) as usize, pos);
-                i += 1;
-            }
+            // Align to a pair without a branch on the parity: code `i` is
+            // stored either way (a real code, so a valid index, and the run
+            // has 16 bytes reserved per code), and kept (pos and i advance)
+            // only when `i` is odd.
+            let odd = i & 1;
+            let v = p.add(i + i / 2).cast::<u16>().read_unaligned().to_le();
+            let c = (v >> (odd << 2) & 0xfff) as usize;
+            let next = emit(c, pos);
+            pos += (next - pos) * odd;
+            i += odd;
             // From here `i` is even: `q` is the pair of codes `i, i + 1`.
             let mut q = p.add(i / 2 * 3);
             if end - i >= 4 {
