@@ -7,6 +7,7 @@
 //! cargo bench --bench cpu -- HDFS tpch_sf1_o_clerk         # columns whose name contains a filter
 //! cargo bench --bench cpu -- --out bench/table.md          # also write the Markdown to a file
 //! FASTPAIR_BENCH_FILTER=HDFS,uuid cargo bench --bench cpu  # filters from the environment
+//! cargo bench --bench cpu -- --get-only --width 12         # ratios and random get only, w=12
 //! ```
 //!
 //! Environment: `FASTPAIR_CORPUS` (directory of `*.txt`, one value per line;
@@ -201,6 +202,38 @@ fn random_rows(rows: usize, n: usize) -> Vec<usize> {
 }
 
 // ───────────────────────────── the two sides ─────────────────────────────
+
+/// One pass of random gets (ours): `Reader::get_into` into a reused buffer.
+/// Not inlined, so a profiler can count each side's instructions per pass
+/// (`valgrind --tool=callgrind --toggle-collect='*ours_get_pass*'`).
+#[inline(never)]
+fn ours_get_pass(reader: &Reader, seq: &[usize], buf: &mut Vec<u8>) -> usize {
+    let mut sum = 0usize;
+    for &i in seq {
+        reader.get_into(i as u64, buf).expect("get");
+        sum += buf.len();
+        black_box(&*buf);
+    }
+    sum
+}
+
+/// One pass of random gets (theirs): `decompress_row_into` into a reused
+/// buffer of longest row + `DECODE_PADDING` (`buf`'s capacity).
+#[inline(never)]
+fn theirs_get_pass(view: &onpair::ColumnView<'_, u32>, seq: &[usize], buf: &mut Vec<u8>) -> usize {
+    let mut sum = 0usize;
+    for &i in seq {
+        buf.clear();
+        // SAFETY: capacity ≥ longest row + DECODE_PADDING (the caller's
+        // buffer); the column is trusted (we compressed it).
+        let n = unsafe { view.decompress_row_into(i, buf.spare_capacity_mut()) };
+        // SAFETY: `n` bytes were initialized.
+        unsafe { buf.set_len(n) };
+        sum += buf.len();
+        black_box(&*buf);
+    }
+    sum
+}
 
 fn ours_compress(c: &Corpus, codec: Codec) -> Vec<u8> {
     let opts = WriterOptions::default().with_codec(codec);
@@ -457,9 +490,10 @@ summed in parallel (`decoded_len`), then decoded in parallel with `try_decode_in
 fresh buffer (they have no sidecar, so positions are found at read time). **values-only 1T**: \
 ours `Reader::read_values_into` (the values back to back, no offsets) into a fresh `Vec`, theirs \
 as in decode 1T — both sides produce the same bytes.
-- **get**: one pass over the same 100 000 pseudo-random rows; ours `Reader::get_into` into a \
-reused `Vec`, theirs `ColumnView::decompress_row_into` into a reused buffer of longest row + \
-`DECODE_PADDING`; time / 100 000.
+- **get**: one pass over the same 100 000 pseudo-random rows (`ours_get_pass` / \
+`theirs_get_pass`); ours `Reader::get_into` into a reused `Vec` (chunks validated: warm), theirs \
+`ColumnView::decompress_row_into` into a reused buffer of longest row + `DECODE_PADDING`; both \
+return the same bytes and `black_box` the buffer per row; time / 100 000.
 ";
 
 // ───────────────────────────── main ─────────────────────────────
@@ -483,10 +517,14 @@ fn main() {
         })
         .unwrap_or_default();
     let mut out_file = std::env::var("FASTPAIR_BENCH_OUT").ok();
+    let mut get_only = false;
+    let mut width: Option<u8> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--out" => out_file = args.next(),
+            "--get-only" => get_only = true,
+            "--width" => width = args.next().and_then(|w| w.parse().ok()),
             "--bench" => {}
             s if s.starts_with("--") => eprintln!("ignoring {s}"),
             s => filters.push(s.to_string()),
@@ -531,7 +569,7 @@ fn main() {
     let mut rows = Vec::new();
     eprintln!("== ratios ({} columns) ==", corpora.len());
     for (ci, c) in corpora.iter().enumerate() {
-        for &(bits, codec) in WIDTHS {
+        for &(bits, codec) in WIDTHS.iter().filter(|w| width.unwrap_or(w.0) == w.0) {
             let file = pool1.install(|| ours_compress(c, codec));
             let theirs = pool1.install(|| theirs_compress(c, bits));
             let reader = Reader::from_bytes(file.clone()).expect("open");
@@ -593,58 +631,59 @@ fn main() {
     for (b, r) in built.iter().zip(rows.iter_mut()) {
         let c = &corpora[b.ci];
         let total = c.bytes.len();
-        // Compress, one thread.
-        (r.ours_comp, r.theirs_comp) = pool1.install(|| {
-            measure_pair(
-                0,
-                COMPRESS_MIN_REPS,
-                target,
-                || {
-                    black_box(ours_compress(c, b.codec));
-                },
-                || {
-                    black_box(theirs_compress(c, b.bits));
-                },
-            )
-        });
-        // Bulk decode.
         let reader = &b.reader;
         let view = b.theirs.view();
-        let wide = b.theirs.dict.to_wide();
-        let wv = wide.as_view();
-        let ours = || {
-            black_box(reader.read_all().expect("read_all"));
-        };
-        for (k, &th) in DECODE_THREADS.iter().enumerate() {
-            (r.ours_dec[k], r.theirs_dec[k]) = match th {
-                Threads::One => pool1.install(|| {
-                    measure_pair(WARMUP, MIN_REPS, target, ours, || {
-                        black_box(theirs_decode_1t(view.codes, wv, total));
-                    })
-                }),
-                Threads::All => measure_pair(WARMUP, MIN_REPS, target, ours, || {
-                    black_box(theirs_decode_par(view.codes, wv));
-                }),
-                Threads::OneValues => pool1.install(|| {
-                    let mut values = Vec::new();
-                    measure_pair(
-                        WARMUP,
-                        MIN_REPS,
-                        target,
-                        || {
-                            // A fresh buffer each time, as theirs gets.
-                            values = Vec::new();
-                            reader
-                                .read_values_into(0..reader.rows(), &mut values)
-                                .expect("values");
-                            black_box(&values);
-                        },
-                        || {
-                            black_box(theirs_decode_1t(view.codes, wv, total));
-                        },
-                    )
-                }),
+        // Compress, one thread, and bulk decode (skipped with `--get-only`).
+        if !get_only {
+            (r.ours_comp, r.theirs_comp) = pool1.install(|| {
+                measure_pair(
+                    0,
+                    COMPRESS_MIN_REPS,
+                    target,
+                    || {
+                        black_box(ours_compress(c, b.codec));
+                    },
+                    || {
+                        black_box(theirs_compress(c, b.bits));
+                    },
+                )
+            });
+            let wide = b.theirs.dict.to_wide();
+            let wv = wide.as_view();
+            let ours = || {
+                black_box(reader.read_all().expect("read_all"));
             };
+            for (k, &th) in DECODE_THREADS.iter().enumerate() {
+                (r.ours_dec[k], r.theirs_dec[k]) = match th {
+                    Threads::One => pool1.install(|| {
+                        measure_pair(WARMUP, MIN_REPS, target, ours, || {
+                            black_box(theirs_decode_1t(view.codes, wv, total));
+                        })
+                    }),
+                    Threads::All => measure_pair(WARMUP, MIN_REPS, target, ours, || {
+                        black_box(theirs_decode_par(view.codes, wv));
+                    }),
+                    Threads::OneValues => pool1.install(|| {
+                        let mut values = Vec::new();
+                        measure_pair(
+                            WARMUP,
+                            MIN_REPS,
+                            target,
+                            || {
+                                // A fresh buffer each time, as theirs gets.
+                                values = Vec::new();
+                                reader
+                                    .read_values_into(0..reader.rows(), &mut values)
+                                    .expect("values");
+                                black_box(&values);
+                            },
+                            || {
+                                black_box(theirs_decode_1t(view.codes, wv, total));
+                            },
+                        )
+                    }),
+                };
+            }
         }
         // Random get, one thread (a get never spawns).
         let seq = random_rows(c.rows(), GET_ROWS);
@@ -655,25 +694,10 @@ fn main() {
             MIN_REPS,
             target,
             || {
-                let mut sum = 0usize;
-                for &i in &seq {
-                    reader.get_into(i as u64, &mut buf).expect("get");
-                    sum += buf.len();
-                }
-                black_box(sum);
+                black_box(ours_get_pass(reader, &seq, &mut buf));
             },
             || {
-                let mut sum = 0usize;
-                for &i in &seq {
-                    tbuf.clear();
-                    // SAFETY: capacity ≥ longest row + DECODE_PADDING; trusted column.
-                    let n = unsafe { view.decompress_row_into(i, tbuf.spare_capacity_mut()) };
-                    // SAFETY: `n` bytes were initialized.
-                    unsafe { tbuf.set_len(n) };
-                    sum += tbuf.len();
-                    black_box(&tbuf);
-                }
-                black_box(sum);
+                black_box(theirs_get_pass(&view, &seq, &mut tbuf));
             },
         );
         // Spot check: both sides return the same rows.

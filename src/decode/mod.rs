@@ -13,7 +13,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::dict::{Dictionary, MAX_TOKEN_LEN};
+use crate::dict::{Dictionary, TokenTable, MAX_TOKEN_LEN};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::codes;
 
@@ -379,74 +379,203 @@ pub fn decode_append(
     out: &mut Vec<u8>,
 ) {
     assert_decodable(dict, codes, &range);
-    let table = dict.table();
-    let (words, lens) = (table.words(), table.lens());
-    // Blocks of at most UNPACK_BLOCK codes: one pass, reserving 16 bytes per
-    // code of the block only (a long row never reserves 16× its length).
+    // SAFETY: `codes` passed `CheckedCodes::check` against a dictionary of
+    // `dict`'s token count (asserted above: codes < num_tokens, the packed
+    // bytes hold `codes.count` codes) and `range` lies within them (asserted).
+    unsafe { append_unchecked(dict.table(), codes.packed, codes.bits, range, out) }
+}
+
+/// [`decode_append`] without its checks, for callers that validated once
+/// what it asserts on every call (`Reader::get_into`'s per-chunk context).
+///
+/// # Safety
+/// `packed` holds at least `range.end` codes of `bits` bits
+/// (`packed.len() >= codes::packed_len(bits, range.end)`), `range.start <=
+/// range.end`, and every code of `range` is `< table.len()`.
+#[inline(always)]
+pub(crate) unsafe fn append_unchecked(
+    table: &TokenTable,
+    packed: &[u8],
+    bits: u8,
+    range: Range<usize>,
+    out: &mut Vec<u8>,
+) {
+    let n = range.end - range.start;
+    if n > UNPACK_BLOCK {
+        // SAFETY: the caller's contract, passed on.
+        return unsafe { append_blocks(table, packed, bits, range, out) };
+    }
+    let (words, lens) = (table.words().as_ptr(), table.lens().as_ptr());
+    out.reserve(n * MAX_TOKEN_LEN);
+    let start = out.len();
+    // SAFETY: the caller's contract (codes of `range` exist in `packed` and
+    // are < table.len(), the length of `words` and `lens`); the reservation
+    // leaves room for 16 bytes per code of `range` from `start`.
+    let written = unsafe {
+        emit_raw(
+            packed,
+            bits,
+            range,
+            words,
+            lens,
+            out.as_mut_ptr().add(start),
+        )
+    };
+    // SAFETY: bytes start..start + written were written by the stores above
+    // (each token's bytes are the first `len` bytes of its word), and
+    // written ≤ 16 × n ≤ the reserved spare capacity.
+    unsafe { out.set_len(start + written) };
+}
+
+/// [`append_unchecked`] for a long range: blocks of at most UNPACK_BLOCK
+/// codes, reserving 16 bytes per code of the block only (a long row never
+/// reserves 16× its length).
+///
+/// # Safety
+/// As [`append_unchecked`].
+#[inline(never)]
+unsafe fn append_blocks(
+    table: &TokenTable,
+    packed: &[u8],
+    bits: u8,
+    range: Range<usize>,
+    out: &mut Vec<u8>,
+) {
+    let (words, lens) = (table.words().as_ptr(), table.lens().as_ptr());
     let mut i = range.start;
     while i < range.end {
         let j = range.end.min(i + UNPACK_BLOCK);
         out.reserve((j - i) * MAX_TOKEN_LEN);
         let start = out.len();
-        // SAFETY: codes < num_tokens (`CheckedCodes::check`; same dictionary
-        // asserted by `assert_decodable`, so words/lens have num_tokens
-        // entries); `i..j` lies within the checked codes (asserted above); the
-        // reservation leaves room for 16 bytes per code of `i..j` from `start`.
-        let end = unsafe { emit_run(codes, i..j, words, lens, out.as_mut_ptr(), start) };
-        // SAFETY: bytes start..end were written by the stores above (each
-        // token's bytes are the first `len` bytes of its word), end ≤ capacity.
-        unsafe { out.set_len(end) };
+        // SAFETY: as in `append_unchecked`, for the block `i..j`.
+        let written =
+            unsafe { emit_raw(packed, bits, i..j, words, lens, out.as_mut_ptr().add(start)) };
+        // SAFETY: as in `append_unchecked`.
+        unsafe { out.set_len(start + written) };
         i = j;
     }
 }
 
-/// Over-copies the tokens of codes `range`, reading them straight from the
-/// packed bytes (12-bit codes two per three bytes), to `dst + pos`; returns
-/// the end position.
+/// Over-copies the tokens of codes `range` to `dst`, reading the codes
+/// straight from the packed bytes (four at a time with one 8-byte load where
+/// the bytes allow it); returns the number of bytes the tokens make up.
 ///
 /// # Safety
-/// Every code of `range` is `< words.len() == lens.len()`, `range` lies within
-/// `codes`, and `dst + pos .. + 16 × range.len()` is writable.
+/// `packed` holds at least `range.end` codes of `bits` bits, `range.start <=
+/// range.end`, every code of `range` indexes `words` and `lens` (same length),
+/// and `dst .. dst + 16 × range.len()` is writable.
 #[inline(always)]
-unsafe fn emit_run(
-    codes: &CheckedCodes<'_>,
+unsafe fn emit_raw(
+    packed: &[u8],
+    bits: u8,
     range: Range<usize>,
-    words: &[[u8; MAX_TOKEN_LEN]],
-    lens: &[u8],
+    words: *const [u8; MAX_TOKEN_LEN],
+    lens: *const u8,
     dst: *mut u8,
-    mut pos: usize,
 ) -> usize {
     let (mut i, end) = (range.start, range.end);
-    // SAFETY: every `emit_one` below gets a code of `range` (< words.len(),
-    // the caller's contract) and 16 bytes of the `16 × range.len()` the
-    // caller made writable at `dst + pos`, as each code advances `pos` by at
-    // most 16.
+    let p = packed.as_ptr();
+    debug_assert!(packed.len() >= codes::packed_len(bits, end) && i <= end);
+    let mut pos = 0usize;
+    // One token: a 16-byte store at `dst + pos`, then advance by its length.
+    // SAFETY (for every use below): `c` is a code of `range`, so it indexes
+    // `words` and `lens` (the caller's contract); each kept code advances
+    // `pos` by at most 16, and every store is made at a `pos` reached by
+    // fewer than `range.len()` kept codes (the one store not kept, in the
+    // 12-bit pair alignment, is at the `pos` of the next), so each 16-byte
+    // store stays inside the `16 × range.len()` writable bytes.
+    let emit = |c: usize, pos: usize| -> usize {
+        // SAFETY: as stated above.
+        unsafe {
+            std::ptr::copy_nonoverlapping((*words.add(c)).as_ptr(), dst.add(pos), MAX_TOKEN_LEN);
+            pos + *lens.add(c) as usize
+        }
+    };
+    // SAFETY: every packed read below lies inside `packed` (which holds at
+    // least `range.end` codes): 16-bit codes are read as 8 bytes for four
+    // codes or 2 bytes for one, all before byte `2 × range.end`; 12-bit codes
+    // are read as 8 bytes for a quad (four codes in 6 bytes) only while those
+    // 8 bytes end inside `packed` (`quads` below), as 2 bytes for a single
+    // code `k` at byte `3k / 2` (inside its pair's 3 bytes: packed_len rounds
+    // up to whole pairs), and as two 2-byte reads inside a pair's 3 bytes.
     unsafe {
-        if codes.bits == 12 {
-            if i % 2 == 1 && i < end {
-                pos = emit_one(words, lens, codes.get(i) as usize, dst, pos);
-                i += 1;
-            }
-            let pairs = (end - i) / 2;
-            let three = &codes.packed[i / 2 * 3..(i / 2 + pairs) * 3];
-            for t in three.chunks_exact(3) {
-                let v = u32::from_le_bytes([t[0], t[1], t[2], 0]);
-                pos = emit_one(words, lens, (v & 0xfff) as usize, dst, pos);
-                pos = emit_one(words, lens, (v >> 12) as usize, dst, pos);
-            }
-            i += 2 * pairs;
-            if i < end {
-                pos = emit_one(words, lens, codes.get(i) as usize, dst, pos);
-            }
-        } else {
-            for b in codes.packed[2 * i..2 * end].chunks_exact(2) {
-                pos = emit_one(
-                    words,
-                    lens,
-                    u16::from_le_bytes([b[0], b[1]]) as usize,
-                    dst,
+        if bits == 16 && end - i < 8 {
+            // A short run: one loop (its trip count is the only branch that
+            // varies from row to row).
+            for k in i..end {
+                pos = emit(
+                    p.add(2 * k).cast::<u16>().read_unaligned().to_le() as usize,
                     pos,
                 );
+            }
+        } else if bits == 16 {
+            let mut q = p.add(2 * i);
+            let n = end - i;
+            for _ in 0..n / 4 {
+                let v = q.cast::<u64>().read_unaligned().to_le();
+                pos = emit((v & 0xffff) as usize, pos);
+                pos = emit((v >> 16 & 0xffff) as usize, pos);
+                pos = emit((v >> 32 & 0xffff) as usize, pos);
+                pos = emit((v >> 48) as usize, pos);
+                q = q.add(8);
+            }
+            for _ in 0..n % 4 {
+                pos = emit(q.cast::<u16>().read_unaligned().to_le() as usize, pos);
+                q = q.add(2);
+            }
+        } else if end - i < 8 {
+            // A short run: code by code without a branch on the first code's
+            // parity (random rows start odd or even: a mispredicted branch
+            // costs more than the shift). Code k is 2 bytes at 3k / 2,
+            // shifted by 4 when k is odd.
+            for k in i..end {
+                let v = p.add(k + k / 2).cast::<u16>().read_unaligned().to_le();
+                pos = emit((v >> ((k & 1) << 2) & 0xfff) as usize, pos);
+            }
+        } else {
+            // Align to a pair without a branch on the parity: code `i` is
+            // stored either way (a real code, so a valid index, and the run
+            // has 16 bytes reserved per code), and kept (pos and i advance)
+            // only when `i` is odd.
+            let odd = i & 1;
+            let v = p.add(i + i / 2).cast::<u16>().read_unaligned().to_le();
+            let c = (v >> (odd << 2) & 0xfff) as usize;
+            let next = emit(c, pos);
+            pos += (next - pos) * odd;
+            i += odd;
+            // From here `i` is even: `q` is the pair of codes `i, i + 1`.
+            let mut q = p.add(i / 2 * 3);
+            if end - i >= 4 {
+                // Quads whose 8-byte read ends inside `packed`: quad j reads
+                // bytes `at + 6j .. at + 6j + 8`.
+                let at = i / 2 * 3;
+                let safe = if packed.len() >= at + 8 {
+                    (packed.len() - at - 8) / 6 + 1
+                } else {
+                    0
+                };
+                let quads = ((end - i) / 4).min(safe);
+                for _ in 0..quads {
+                    let v = q.cast::<u64>().read_unaligned().to_le();
+                    pos = emit((v & 0xfff) as usize, pos);
+                    pos = emit((v >> 12 & 0xfff) as usize, pos);
+                    pos = emit((v >> 24 & 0xfff) as usize, pos);
+                    pos = emit((v >> 36 & 0xfff) as usize, pos);
+                    q = q.add(6);
+                }
+                i += 4 * quads;
+            }
+            while end - i >= 2 {
+                let lo = q.cast::<u16>().read_unaligned().to_le();
+                let hi = q.add(1).cast::<u16>().read_unaligned().to_le();
+                pos = emit((lo & 0xfff) as usize, pos);
+                pos = emit((hi >> 4) as usize, pos);
+                q = q.add(3);
+                i += 2;
+            }
+            if i < end {
+                let lo = q.cast::<u16>().read_unaligned().to_le();
+                pos = emit((lo & 0xfff) as usize, pos);
             }
         }
     }

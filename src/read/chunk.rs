@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::Reader;
 use crate::decode::CheckedCodes;
-use crate::dict::Dictionary;
+use crate::dict::{Dictionary, MAX_TOKEN_LEN};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::cascade::Sequence;
 use crate::format::layout::{ChunkEntry, ChunkHeader, ChunkSection};
@@ -30,8 +30,10 @@ pub(super) struct ValidChunk {
     pub(super) sidecar: Vec<u32>,
     pub(super) sidecar_range: Range<usize>,
     pub(super) row_codes: (Sequence, Range<usize>),
-    /// Decoded row code boundaries, when `ReadOptions::cache_row_index`.
-    pub(super) row_index: Option<Vec<u32>>,
+    /// What `get` reads of a coded chunk whose row boundaries are kept
+    /// decoded (`ReadOptions::cache_row_index`); `None` for a value-dictionary
+    /// chunk or without the row index.
+    pub(super) fast: Option<FastGet>,
     pub(super) row_bytes: (Sequence, Range<usize>),
     pub(super) validity: Option<Range<usize>>,
     /// The decoded side of a value-dictionary chunk (§5.6).
@@ -46,6 +48,50 @@ pub(super) struct ValidChunk {
     /// row `r` whose codes use a token that is not UTF-8 on its own. The
     /// other rows are valid UTF-8 by construction.
     pub(super) rows_not_utf8: Option<Vec<u64>>,
+}
+
+/// A validated coded chunk's random-read context, built once at validation:
+/// everything `Reader::get_into` touches, in one place, with the checks it
+/// would otherwise repeat per row proven here once.
+#[derive(Debug)]
+pub(super) struct FastGet {
+    /// Row code boundaries, `rows + 1` of them: validated to start at 0, be
+    /// monotone (each row's tokens add up to its byte length) and end at the
+    /// chunk's code count.
+    pub(super) bounds: Vec<u32>,
+    /// The packed codes (`codes::packed_len(bits, codes)` bytes at least),
+    /// every one checked below the dictionary's token count.
+    pub(super) codes: Bytes,
+    /// Code width (12 or 16).
+    pub(super) bits: u8,
+    /// The dictionary index (`< Reader::dicts.len()`, checked at open).
+    pub(super) dict: usize,
+    /// The validity bitmap (`rows.div_ceil(8)` bytes), when the chunk has nulls.
+    pub(super) validity: Option<Bytes>,
+}
+
+impl FastGet {
+    /// Row `r`'s code range, or `None` for a null row.
+    ///
+    /// # Safety
+    /// `r + 1 < self.bounds.len()` (`r` is below the chunk's row count).
+    #[inline(always)]
+    pub(super) unsafe fn row(&self, r: usize) -> Option<Range<usize>> {
+        if let Some(v) = &self.validity {
+            if v[r / 8] >> (r % 8) & 1 == 0 {
+                return None;
+            }
+        }
+        debug_assert!(r + 1 < self.bounds.len());
+        // SAFETY: the caller's contract.
+        let (a, b) = unsafe {
+            (
+                *self.bounds.get_unchecked(r),
+                *self.bounds.get_unchecked(r + 1),
+            )
+        };
+        Some(a as usize..b as usize)
+    }
 }
 
 impl ValidChunk {
@@ -413,7 +459,9 @@ impl Reader {
         let value_dict = match p.value_index {
             None => None,
             Some(ix) => {
-                let mut values = vec![0u8; value_bytes as usize];
+                // Room for the zero padding `ValueDict::check` appends.
+                let mut values = Vec::with_capacity(value_bytes as usize + MAX_TOKEN_LEN);
+                values.resize(value_bytes as usize, 0);
                 crate::decode::decode_chunk(dict, &codes, &mut values);
                 Some(super::values::ValueDict::check(
                     id,
@@ -426,6 +474,16 @@ impl Reader {
                 )?)
             }
         };
+        // The get context: `rc` passed the sequence checks above (first 0,
+        // last = code count, each row's token lengths add up, so monotone) and
+        // the codes passed `check_counting` against this dictionary.
+        let fast = (self.opts.cache_row_index && value_dict.is_none()).then(|| FastGet {
+            bounds: rc,
+            codes: section.slice(rel(p.codes)),
+            bits: dict.code_bits(),
+            dict: entry.dict as usize,
+            validity: validity.clone().map(|v| section.slice(v)),
+        });
         let chunk = ValidChunk {
             value_dict,
             id,
@@ -436,7 +494,7 @@ impl Reader {
             sidecar,
             sidecar_range: rel(p.sidecar.0),
             row_codes: (rc_seq, rel(p.row_codes.0)),
-            row_index: self.opts.cache_row_index.then_some(rc),
+            fast,
             row_bytes: (rb_seq, rel(p.row_bytes.0)),
             validity,
             tokens_utf8,

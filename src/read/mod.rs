@@ -166,6 +166,9 @@ pub struct Reader {
     dicts: Vec<Dictionary>,
     /// Each dictionary's histogram check.
     hists: Vec<HistCheck>,
+    /// Whether any dictionary's histogram check failed (one flag for the
+    /// `get` fast path; `hists` says which).
+    hist_failed: AtomicBool,
     first_rows: Vec<u64>,
     chunks: Vec<OnceLock<ValidChunk>>,
     /// Whether each chunk's histogram was added to its dictionary's check
@@ -341,6 +344,7 @@ impl Reader {
             footer,
             dicts,
             hists,
+            hist_failed: AtomicBool::new(false),
             first_rows,
             chunks: (0..n).map(|_| OnceLock::new()).collect(),
             counted: (0..n).map(|_| AtomicBool::new(false)).collect(),
@@ -463,6 +467,7 @@ impl Reader {
                 let _ = h
                     .failed
                     .set((self.footer.dicts[d].offset + DICT_HIST_AT, f));
+                self.hist_failed.store(true, Ordering::Release);
             }
         }
     }
@@ -488,7 +493,13 @@ impl Reader {
                 rows: self.rows(),
             });
         }
-        let i = self.first_rows.partition_point(|&f| f <= row) - 1;
+        // One chunk (most small columns): no search. (`first_rows` has one
+        // entry per chunk and the end; with no chunk, no row passes above.)
+        let i = if self.first_rows.len() <= 2 {
+            0
+        } else {
+            self.first_rows.partition_point(|&f| f <= row) - 1
+        };
         Ok((i, (row - self.first_rows[i]) as usize))
     }
 
@@ -497,7 +508,50 @@ impl Reader {
     pub fn get_into(&self, row: u64, out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
         let (i, r) = self.locate(row)?;
-        // Fast path: the chunk was validated whole.
+        // Fast paths: a chunk validated whole, coded (with its get context)
+        // or a value dictionary.
+        if let Some(c) = self.chunks[i].get() {
+            if !self.hist_failed.load(Ordering::Acquire) {
+                if let Some(f) = &c.fast {
+                    // SAFETY: `locate` returns `r` below chunk `i`'s row count
+                    // (`first_rows` sums the footer's row counts), and
+                    // `f.bounds` holds rows + 1 values (checked by
+                    // `validate_chunk`).
+                    let Some(codes) = (unsafe { f.row(r) }) else {
+                        return Ok(false);
+                    };
+                    // SAFETY: `f` was built by `validate_chunk` from buffers
+                    // that passed its checks: `f.bounds` starts at 0, is
+                    // monotone and ends at the chunk's code count, `f.codes`
+                    // holds that many codes (`CheckedCodes::check_counting`),
+                    // each below the token count of dictionary `f.dict`, whose
+                    // table this is; `f.dict` is below the dictionary count
+                    // (`Footer::parse` checks every chunk's dictionary id).
+                    unsafe {
+                        decode::append_unchecked(
+                            self.dicts.get_unchecked(f.dict).table(),
+                            &f.codes,
+                            f.bits,
+                            codes,
+                            out,
+                        )
+                    };
+                    return Ok(true);
+                }
+                if let Some(v) = &c.value_dict {
+                    // SAFETY: `r` is below the chunk's row count (`locate`).
+                    return Ok(unsafe { v.append_row(r, out) });
+                }
+            }
+        }
+        self.get_other(i, r, out)
+    }
+
+    /// [`Self::get_into`] off the fast paths: a coded chunk without its row
+    /// index, a chunk not validated whole yet, or a
+    /// dictionary whose histogram check failed.
+    #[inline(never)]
+    fn get_other(&self, i: usize, r: usize, out: &mut Vec<u8>) -> Result<bool> {
         match self.chunks[i].get() {
             Some(c) => {
                 self.check_hist(c.entry.dict as usize)?;
@@ -517,8 +571,8 @@ impl Reader {
             out.extend_from_slice(v.row(r));
             return true;
         }
-        let (a, b) = match &c.row_index {
-            Some(rc) => (rc[r], rc[r + 1]),
+        let (a, b) = match &c.fast {
+            Some(f) => (f.bounds[r], f.bounds[r + 1]),
             None => c.row_codes.0.get_pair(c.row_codes_bytes(), r),
         };
         let view = ChunkView {

@@ -11,6 +11,7 @@ use bytes::Bytes;
 
 use super::chunk::ChunkHead;
 use super::Reader;
+use crate::dict::MAX_TOKEN_LEN;
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::cascade::Sequence;
 use crate::format::index;
@@ -39,7 +40,8 @@ pub(super) struct ValueDict {
     index: Vec<u32>,
     /// Byte offset of each row in the expanded chunk, and the end.
     row_starts: Vec<u32>,
-    /// The distinct values, decoded back to back.
+    /// The distinct values, decoded back to back, then 16 zero bytes (so a
+    /// `get` copies a value in 16-byte blocks).
     values: Vec<u8>,
     /// Byte offset of each value in `values`, and the end.
     starts: Vec<u32>,
@@ -171,12 +173,58 @@ impl ValueDict {
                 });
             }
         }
+        let mut values = values;
+        values.resize(values.len() + MAX_TOKEN_LEN, 0);
         Ok(Self {
             index,
             row_starts,
             values,
             starts,
         })
+    }
+
+    /// Appends row `r`'s value to `out` in 16-byte blocks; false for a null
+    /// row (nothing appended).
+    ///
+    /// # Safety
+    /// `r` is below the chunk's row count.
+    #[inline(always)]
+    pub(super) unsafe fn append_row(&self, r: usize, out: &mut Vec<u8>) -> bool {
+        debug_assert!(r < self.index.len());
+        // SAFETY: the caller's contract (`index` has one entry per row).
+        let k = unsafe { *self.index.get_unchecked(r) };
+        if k == NULL_ROW {
+            return false;
+        }
+        let k = k as usize;
+        debug_assert!(k + 1 < self.starts.len());
+        // SAFETY: a non-null row's value number is below the value count
+        // (`check`), and `starts` has one entry per value plus the end.
+        let (a, b) = unsafe {
+            (
+                *self.starts.get_unchecked(k) as usize,
+                *self.starts.get_unchecked(k + 1) as usize,
+            )
+        };
+        let n = b - a;
+        out.reserve(n + MAX_TOKEN_LEN);
+        let at = out.len();
+        // SAFETY: reads: `a..b` lies in the decoded values (`check` walked
+        // the starts: monotone, ending at the decoded length) and each
+        // 16-byte block starts below `b`, so it ends before `b + 16` ≤
+        // `values.len()` (16 bytes of padding). Writes: each block starts
+        // below `at + n` and ends before `at + n + 16`, inside the reserved
+        // capacity; the first `n` bytes are the value, set as the length.
+        unsafe {
+            let (src, dst) = (self.values.as_ptr().add(a), out.as_mut_ptr().add(at));
+            let mut o = 0;
+            while o < n {
+                std::ptr::copy_nonoverlapping(src.add(o), dst.add(o), MAX_TOKEN_LEN);
+                o += MAX_TOKEN_LEN;
+            }
+            out.set_len(at + n);
+        }
+        true
     }
 
     /// Row `r`'s value (empty for a null row).
