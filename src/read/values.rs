@@ -280,19 +280,48 @@ impl ValueDict {
     }
 
     fn gather_block(&self, rows: Range<usize>, out: &mut [MaybeUninit<u8>]) -> usize {
+        let n = out.len();
         let mut at = 0usize;
         for r in rows {
-            let v = self.row(r);
-            let Some(dst) = out.get_mut(at..at + v.len()) else {
-                return at;
-            };
-            // SAFETY: `dst` is exactly `v.len()` bytes of `out` (checked by
-            // `get_mut`), and `v` lies in `self.values`, which `out` (the
-            // caller's output) does not overlap.
-            unsafe {
-                std::ptr::copy_nonoverlapping(v.as_ptr(), dst.as_mut_ptr().cast::<u8>(), v.len())
-            };
-            at += v.len();
+            let k = self.index[r];
+            if k == NULL_ROW {
+                continue;
+            }
+            let (a, b) = (
+                self.starts[k as usize] as usize,
+                self.starts[k as usize + 1] as usize,
+            );
+            let len = b - a;
+            if len <= 16 && at + 16 <= n {
+                // Short values (the common case of a value dictionary) move
+                // as one 16-byte block: `values` ends with 16 zero bytes, so
+                // the block starting at any value lies in it, and the bytes
+                // written past the row's end stay inside this block's slice
+                // of `out`, where the rows after it (written later) cover them.
+                let src = &self.values[a..a + 16];
+                let dst = &mut out[at..at + 16];
+                // SAFETY: both slices are exactly 16 bytes (indexing checked
+                // above), and `src` lies in `self.values`, which `out` (the
+                // caller's output) does not overlap.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<u8>(), 16)
+                };
+            } else {
+                let Some(dst) = out.get_mut(at..at + len) else {
+                    return at;
+                };
+                // SAFETY: `dst` is exactly `len` bytes of `out` (checked by
+                // `get_mut`), and `self.values[a..b]` lies in `self.values`,
+                // which `out` does not overlap.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        self.values[a..b].as_ptr(),
+                        dst.as_mut_ptr().cast::<u8>(),
+                        len,
+                    )
+                };
+            }
+            at += len;
         }
         at
     }
