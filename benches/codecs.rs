@@ -28,7 +28,7 @@
 //! are timed alternately, repetition by repetition, so they see the same load.
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use fastpair::write::write_to_vec;
@@ -206,19 +206,7 @@ fn main() {
             .and_then(|s| s.parse().ok())
             .unwrap_or(TARGET_MS),
     );
-    let dir = PathBuf::from(
-        std::env::var("FASTPAIR_CORPUS").unwrap_or_else(|_| "target/corpus".to_string()),
-    );
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .filter(|p| {
-            let n = p.file_stem().unwrap().to_string_lossy();
-            filters.is_empty() || filters.iter().any(|f| n.contains(f.as_str()))
-        })
-        .collect();
-    files.sort();
+    let files = fastpair::testing::corpus::files(&filters);
     assert!(!files.is_empty(), "no corpus column matches {filters:?}");
     let pool1 = rayon::ThreadPoolBuilder::new()
         .num_threads(1)

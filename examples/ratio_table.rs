@@ -16,7 +16,6 @@
 //! writes it. `FASTPAIR_CORPUS` names the corpus folder (default
 //! `target/corpus`).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BinaryArray, RecordBatch, StringArray};
@@ -76,28 +75,11 @@ fn main() {
             filters.push(a);
         }
     }
-    let dir = PathBuf::from(
-        std::env::var("FASTPAIR_CORPUS").unwrap_or_else(|_| "target/corpus".to_string()),
-    );
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .filter(|p| {
-            let n = p.file_stem().unwrap().to_string_lossy();
-            filters.is_empty() || filters.iter().any(|f| n.contains(f.as_str()))
-        })
-        .collect();
-    files.sort();
+    let files = fastpair::testing::corpus::files(&filters);
     let mut rows = Vec::new();
     for f in &files {
         let data = std::fs::read(f).unwrap();
-        let body = data.strip_suffix(b"\n").unwrap_or(&data);
-        let vals: Vec<&[u8]> = if data.is_empty() {
-            Vec::new()
-        } else {
-            body.split(|&b| b == b'\n').collect()
-        };
+        let vals = fastpair::testing::corpus::lines(&data);
         let bytes: usize = vals.iter().map(|r| r.len()).sum();
         let mut ours = Vec::new();
         let mut auto_codec = "";
@@ -140,7 +122,7 @@ fn main() {
         let fo = fc.compress_bulk(&vals);
         let fcore = fo.iter().map(|o| o.len()).sum::<usize>() + fc.symbol_table().len() * 9;
         let fsst = (fcore, fcore + (vals.len() + 1) * 4);
-        let arr: ArrayRef = if std::str::from_utf8(body).is_ok() {
+        let arr: ArrayRef = if std::str::from_utf8(&data).is_ok() {
             Arc::new(StringArray::from_iter_values(
                 vals.iter().map(|r| std::str::from_utf8(r).unwrap()),
             ))

@@ -399,3 +399,59 @@ pub fn fuzz_decode_parity(data: &[u8]) {
         assert!(decode::decode_range(&dict, &cc, lo..hi, &mut short) < end - start);
     }
 }
+
+/// The shared test corpus (`../shared/corpus`, unpacked into `target/corpus`
+/// by `../shared/tools/corpus-unpack`), for tests, benches and examples.
+pub mod corpus {
+    use std::path::{Path, PathBuf};
+
+    /// `FASTPAIR_CORPUS`, else `target/corpus`, unpacked there first when
+    /// it is missing and the unpack tool is present (tests then skip with a
+    /// notice when there is no corpus at all).
+    pub fn dir() -> PathBuf {
+        let dir = PathBuf::from(
+            std::env::var("FASTPAIR_CORPUS").unwrap_or_else(|_| "target/corpus".to_string()),
+        );
+        let tool = Path::new("../shared/tools/corpus-unpack");
+        if !dir.exists() && tool.exists() {
+            let _ = std::process::Command::new(tool).arg(&dir).status();
+        }
+        dir
+    }
+
+    /// The corpus columns (`*.txt`) whose names contain one of `filters`
+    /// (all when empty), sorted; empty when there is no corpus.
+    pub fn files(filters: &[String]) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir())
+            .map(|d| {
+                d.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+                    .filter(|p| {
+                        let n = p.file_stem().unwrap_or_default().to_string_lossy();
+                        filters.is_empty() || filters.iter().any(|f| n.contains(f.as_str()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    /// Column `name` (no extension), when the corpus holds it.
+    pub fn column(name: &str) -> Option<Vec<u8>> {
+        std::fs::read(dir().join(format!("{name}.txt"))).ok()
+    }
+
+    /// The values of a column file, split as `fastpair compress` splits
+    /// them: one per line, a final newline ends the last value (no empty
+    /// row after it).
+    pub fn lines(data: &[u8]) -> Vec<&[u8]> {
+        if data.is_empty() {
+            return Vec::new();
+        }
+        data.strip_suffix(b"\n")
+            .unwrap_or(data)
+            .split(|&b| b == b'\n')
+            .collect()
+    }
+}

@@ -783,16 +783,8 @@ impl<S: Sink> Writer<S> {
                         encode_chunk(opts, *codec, p, t, m, None, pre)
                     }
                     None => {
-                        let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
-                        let (codec, table, choice, codes) = choose::train(opts, &rows);
-                        let m = Matcher::new(&table);
-                        let pre = codes.as_ref().map(|w| Precoded {
-                            codes: &w.codes,
-                            ends: &w.ends,
-                            base: 0,
-                        });
-                        let own = Some((table.clone(), choice));
-                        encode_chunk(opts, codec, p, &table, &m, own, pre)
+                        let own = encode_with_own_dict(opts, p);
+                        (own.encoded, own.plain_codes)
                     }
                 })
                 .collect();
@@ -852,16 +844,13 @@ impl<S: Sink> Writer<S> {
         if bpc >= base * (1.0 - DRIFT_MARGIN) {
             return None;
         }
-        let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
-        let (codec, table, choice, codes) = choose::train(&self.opts, &rows);
-        let m = Matcher::new(&table);
-        let pre = codes.as_ref().map(|w| Precoded {
-            codes: &w.codes,
-            ends: &w.ends,
-            base: 0,
-        });
-        let own = Some((table.clone(), choice));
-        let (r, r_codes) = encode_chunk(&self.opts, codec, p, &table, &m, own, pre);
+        let OwnDict {
+            codec,
+            table,
+            matcher: m,
+            encoded: r,
+            plain_codes: r_codes,
+        } = encode_with_own_dict(&self.opts, p);
         let mut dict = Vec::new();
         Dictionary::from_table(codec, table.clone(), r.hist)
             .section()
@@ -910,6 +899,39 @@ struct Precoded<'a> {
 /// `pre` its codes when they are known already (the same codes `m` gives).
 /// Also returns the number of codes of the plain layout (its rows encoded
 /// with `table`), whichever layout was kept.
+/// A dictionary trained on one chunk alone (its codec chosen as
+/// `opts.codec` says) and the chunk encoded with it.
+struct OwnDict {
+    codec: Codec,
+    table: TokenTable,
+    matcher: Matcher,
+    encoded: EncodedChunk,
+    /// Codes of the chunk's rows as coded (`encode_chunk`'s second value).
+    plain_codes: usize,
+}
+
+/// Trains a dictionary on chunk `p`'s rows and encodes `p` with it: the
+/// per-chunk mode, and a shared-dictionary chunk that drifted.
+fn encode_with_own_dict(opts: &WriterOptions, p: &PendingChunk) -> OwnDict {
+    let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
+    let (codec, table, choice, codes) = choose::train(opts, &rows);
+    let matcher = Matcher::new(&table);
+    let pre = codes.as_ref().map(|w| Precoded {
+        codes: &w.codes,
+        ends: &w.ends,
+        base: 0,
+    });
+    let own = Some((table.clone(), choice));
+    let (encoded, plain_codes) = encode_chunk(opts, codec, p, &table, &matcher, own, pre);
+    OwnDict {
+        codec,
+        table,
+        matcher,
+        encoded,
+        plain_codes,
+    }
+}
+
 fn encode_chunk(
     opts: &WriterOptions,
     codec: Codec,

@@ -8,25 +8,7 @@ use fastpair::{Codec, CodecChoice, Reader, WriterOptions};
 const MAX_LOSS: f64 = 0.03;
 
 fn corpus_files() -> Vec<std::path::PathBuf> {
-    let dir = std::path::Path::new("target/corpus");
-    if !dir.exists() {
-        let tool = std::path::Path::new("../shared/tools/corpus-unpack");
-        if tool.exists() {
-            let _ = std::process::Command::new(tool)
-                .arg("target/corpus")
-                .status();
-        }
-    }
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
+    fastpair::testing::corpus::files(&[])
 }
 
 fn write(rows: &[&[u8]], codec: CodecChoice) -> (Vec<u8>, Vec<fastpair::write::Choice>) {

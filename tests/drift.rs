@@ -4,21 +4,9 @@
 //! one dictionary. Real corpus columns (skipped without the corpus).
 #![allow(clippy::field_reassign_with_default)] // WriterOptions becomes #[non_exhaustive]
 
+use fastpair::testing::corpus::column;
 use fastpair::write::{write_to_vec, write_to_vec_with_summary, WriteSummary};
 use fastpair::{DictMode, Reader, WriterOptions};
-
-fn column(name: &str) -> Option<Vec<u8>> {
-    let dir = std::path::Path::new("target/corpus");
-    if !dir.exists() {
-        let tool = std::path::Path::new("../shared/tools/corpus-unpack");
-        if tool.exists() {
-            let _ = std::process::Command::new(tool)
-                .arg("target/corpus")
-                .status();
-        }
-    }
-    std::fs::read(dir.join(format!("{name}.txt"))).ok()
-}
 
 /// The first `bytes` bytes of whole rows of `data`.
 fn rows_of(data: &[u8], bytes: usize) -> Vec<&[u8]> {

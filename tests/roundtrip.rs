@@ -26,27 +26,8 @@ fn check_column(rows: &[Option<Vec<u8>>], o: WriterOptions) {
     assert_eq!(values, col.values, "values-only decode");
 }
 
-/// The corpus, unpacked by ../shared/tools/corpus-unpack into target/corpus.
 fn corpus_files() -> Vec<std::path::PathBuf> {
-    let dir = std::path::Path::new("target/corpus");
-    if !dir.exists() {
-        let tool = std::path::Path::new("../shared/tools/corpus-unpack");
-        if tool.exists() {
-            let _ = std::process::Command::new(tool)
-                .arg("target/corpus")
-                .status();
-        }
-    }
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
+    fastpair::testing::corpus::files(&[])
 }
 
 fn lines(data: &[u8]) -> Vec<&[u8]> {
