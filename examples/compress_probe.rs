@@ -16,11 +16,7 @@ fn main() {
         CodecChoice::from_name(&a.next().unwrap_or_else(|| "onpair16".into())).expect("codec name");
     let runs: usize = a.next().map_or(3, |s| s.parse().expect("runs"));
     let data = std::fs::read(&f).expect("read");
-    let rows: Vec<&[u8]> = data
-        .strip_suffix(b"\n")
-        .unwrap_or(&data)
-        .split(|&b| b == b'\n')
-        .collect();
+    let rows = fastpair::testing::corpus::lines(&data);
     let mut bytes = Vec::new();
     let mut offsets = vec![0u32];
     for r in &rows {

@@ -3,11 +3,7 @@ use std::time::Instant;
 fn main() {
     let f = std::env::args().nth(1).unwrap();
     let data = std::fs::read(&f).unwrap();
-    let rows: Vec<&[u8]> = data
-        .strip_suffix(b"\n")
-        .unwrap_or(&data)
-        .split(|&b| b == b'\n')
-        .collect();
+    let rows = fastpair::testing::corpus::lines(&data);
     let o = WriterOptions::default().with_codec(if std::env::var("W16").is_ok() {
         Codec::OnPair16
     } else {

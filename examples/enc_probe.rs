@@ -7,11 +7,7 @@ use std::time::Instant;
 fn main() {
     let f = std::env::args().nth(1).expect("FILE");
     let data = std::fs::read(&f).unwrap();
-    let rows: Vec<&[u8]> = data
-        .strip_suffix(b"\n")
-        .unwrap_or(&data)
-        .split(|&b| b == b'\n')
-        .collect();
+    let rows = fastpair::testing::corpus::lines(&data);
     let bytes: usize = rows.iter().map(|r| r.len()).sum();
     for params in [OnPairParams::onpair12(), OnPairParams::onpair16()] {
         let t = Instant::now();

@@ -35,11 +35,7 @@ fn main() {
     let mut log_ratio = vec![0f64; codecs.len()];
     for f in &files {
         let data = std::fs::read(f).expect("read");
-        let rows: Vec<&[u8]> = data
-            .strip_suffix(b"\n")
-            .unwrap_or(&data)
-            .split(|&b| b == b'\n')
-            .collect();
+        let rows = fastpair::testing::corpus::lines(&data);
         let bytes: usize = rows.iter().map(|r| r.len()).sum();
         let name = f.file_stem().and_then(|s| s.to_str()).unwrap_or("?");
         for (k, &codec) in codecs.iter().enumerate() {

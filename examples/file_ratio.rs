@@ -14,11 +14,7 @@ fn main() {
     println!("{:<32} {:>8} {:>8} {:>8}", "column", "MB", "fp12", "fp16");
     for f in files {
         let data = std::fs::read(&f).unwrap();
-        let rows: Vec<&[u8]> = data
-            .strip_suffix(b"\n")
-            .unwrap_or(&data)
-            .split(|&b| b == b'\n')
-            .collect();
+        let rows = fastpair::testing::corpus::lines(&data);
         let bytes: usize = rows.iter().map(|r| r.len()).sum();
         let mut ratios = Vec::new();
         for codec in [Codec::OnPair12, Codec::OnPair16] {

@@ -15,11 +15,7 @@ fn main() {
     let runs: usize = args.next().expect("RUNS").parse().expect("RUNS");
     for f in args {
         let data = std::fs::read(&f).expect("read");
-        let rows: Vec<&[u8]> = data
-            .strip_suffix(b"\n")
-            .unwrap_or(&data)
-            .split(|&b| b == b'\n')
-            .collect();
+        let rows = fastpair::testing::corpus::lines(&data);
         let bytes: usize = rows.iter().map(|r| r.len()).sum();
         let name = f.rsplit('/').next().unwrap_or(&f).to_string();
         let mut line = format!("{name:<28}");
