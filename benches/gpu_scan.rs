@@ -16,7 +16,6 @@
 
 // Option structs are built by assignment from `default()` (they are becoming
 // `#[non_exhaustive]`, where a literal would not compile).
-#![allow(clippy::field_reassign_with_default)]
 
 use std::path::PathBuf;
 

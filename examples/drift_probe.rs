@@ -4,7 +4,6 @@
 //! ```text
 //! cargo run --release --example drift_probe -- CHUNK_KIB SAMPLE_KIB MB FILE [FILE2]
 //! ```
-#![allow(clippy::field_reassign_with_default)] // WriterOptions becomes #[non_exhaustive]
 
 use fastpair::WriterOptions;
 

@@ -6,7 +6,6 @@
 //! ```text
 //! cargo run --release --example file_digest -- DIR [CODEC...]
 //! ```
-#![allow(clippy::field_reassign_with_default)] // WriterOptions becomes #[non_exhaustive]
 
 use std::time::Instant;
 

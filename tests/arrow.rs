@@ -510,7 +510,6 @@ fn utf8_check_fused_into_decoding_agrees_with_std() {
 
 /// `opts` with a codec (built by assignment: `WriterOptions` is becoming
 /// `#[non_exhaustive]`, which rules out a struct literal outside the crate).
-#[allow(clippy::field_reassign_with_default)]
 fn codec_opts(codec: Codec, chunk_rows: usize) -> WriterOptions {
     let mut o = WriterOptions::default();
     o.codec = codec.into();

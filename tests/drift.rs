@@ -2,7 +2,6 @@
 //! second half is other data than its first gets a retrained dictionary at the
 //! switch, shared by the chunks after it; a column that does not change keeps
 //! one dictionary. Real corpus columns (skipped without the corpus).
-#![allow(clippy::field_reassign_with_default)] // WriterOptions becomes #[non_exhaustive]
 
 use fastpair::testing::corpus::column;
 use fastpair::write::{write_to_vec, write_to_vec_with_summary, WriteSummary};

@@ -47,7 +47,6 @@ fn rows() -> Vec<Option<Vec<u8>>> {
 }
 
 // Options are built field by field (they are becoming `#[non_exhaustive]`).
-#[allow(clippy::field_reassign_with_default)]
 #[test]
 fn get_matches_bulk_on_every_row_and_path() {
     let rows = rows();
@@ -85,7 +84,6 @@ fn get_matches_bulk_on_every_row_and_path() {
 }
 
 // Options are built field by field (they are becoming `#[non_exhaustive]`).
-#[allow(clippy::field_reassign_with_default)]
 #[test]
 fn value_dictionary_get_matches_rows() {
     // Few distinct values of 0..=70 bytes (the 16-byte block copy's edges),
