@@ -604,3 +604,66 @@ fn streaming_scan_reports_a_damaged_chunk() {
     );
     assert!(seen <= 13_000, "no batch past the damaged chunk: {seen}");
 }
+
+#[test]
+fn page_locked_file_serves_several_streaming_scans() {
+    if !have_gpu("page_locked_file_serves_several_streaming_scans") {
+        return;
+    }
+    let vals: Vec<Vec<u8>> = (0..30_000u32)
+        .map(|i| {
+            format!(
+                "user {} opened /doc/{} in {} ms",
+                i % 977,
+                i * 13 % 4099,
+                i % 250
+            )
+            .into_bytes()
+        })
+        .collect();
+    let opts = WriterOptions::default()
+        .with_codec(Codec::OnPair12)
+        .with_chunk_rows(2000);
+    let file = write_to_vec(vals.iter().map(|v| Some(v.as_slice())), opts).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    let n = r.rows();
+    let lock = gpu::PageLockedFile::new(&r).unwrap();
+    let so = gpu::StreamOptions::default().with_device_bytes(256 << 10);
+    for range in [0..n, 1234..n - 77] {
+        let mut next = range.start;
+        let st = lock
+            .scan_stream(range.clone(), &so, |b| {
+                assert_eq!(b.first_row, next);
+                let rows = b.first_row..b.first_row + b.len() as u64;
+                assert_eq!(b.to_host()?, r.read_range(rows.clone())?, "rows {rows:?}");
+                next = rows.end;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(next, range.end);
+        assert!(st.registered && st.batches > 2, "{st:?}");
+        assert_eq!(st.lock_seconds, 0.0, "the guard's lock is not taken again");
+    }
+    drop(lock);
+    // A file read through positioned reads is not resident: nothing to lock.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.fpc");
+    std::fs::write(
+        &path,
+        write_to_vec(
+            vals.iter().take(100).map(|v| Some(v.as_slice())),
+            WriterOptions::default(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let pr = Reader::open_with(
+        &path,
+        fastpair::ReadOptions::default().with_local_io(fastpair::read::LocalIo::PositionedRead),
+    )
+    .unwrap();
+    assert!(matches!(
+        gpu::PageLockedFile::new(&pr),
+        Err(fastpair::Error::InvalidArgument(_))
+    ));
+}

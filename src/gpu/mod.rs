@@ -55,7 +55,9 @@ pub use values::{gather_compile_check, gather_value_dict};
 #[cfg(feature = "gpu")]
 mod stream;
 #[cfg(feature = "gpu")]
-pub use stream::{scan_stream, scan_stream_on, DeviceBatch, StreamOptions, StreamStats};
+pub use stream::{
+    scan_stream, scan_stream_on, DeviceBatch, PageLockedFile, StreamOptions, StreamStats,
+};
 
 use std::ops::Range;
 
