@@ -155,37 +155,15 @@ fn load(path: &Path) -> Corpus {
     let data = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let mut bytes = Vec::with_capacity(data.len());
     let mut offsets = vec![0u32];
-    let body = data.strip_suffix(b"\n").unwrap_or(&data);
-    if !data.is_empty() {
-        for r in body.split(|&b| b == b'\n') {
-            bytes.extend_from_slice(r);
-            offsets.push(bytes.len() as u32);
-        }
+    for r in fastpair::testing::corpus::lines(&data) {
+        bytes.extend_from_slice(r);
+        offsets.push(bytes.len() as u32);
     }
     Corpus {
         name: path.file_stem().unwrap().to_string_lossy().into_owned(),
         bytes,
         offsets,
     }
-}
-
-fn corpus_files(dir: &Path) -> Vec<PathBuf> {
-    if !dir.exists() {
-        let tool = Path::new("../shared/tools/corpus-unpack");
-        eprintln!(
-            "{} missing; unpacking with {}",
-            dir.display(),
-            tool.display()
-        );
-        let _ = std::process::Command::new(tool).arg(dir).status();
-    }
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    v.sort();
-    v
 }
 
 /// xorshift64*: the random row sequence, identical for both sides.
@@ -536,10 +514,7 @@ fn main() {
             .and_then(|s| s.parse().ok())
             .unwrap_or(TARGET_MS),
     );
-    let dir = PathBuf::from(
-        std::env::var("FASTPAIR_CORPUS").unwrap_or_else(|_| "target/corpus".to_string()),
-    );
-    let files: Vec<PathBuf> = corpus_files(&dir)
+    let files: Vec<PathBuf> = fastpair::testing::corpus::files(&[])
         .into_iter()
         .filter(|p| {
             let n = p.file_stem().unwrap().to_string_lossy();

@@ -15,7 +15,7 @@
 //! minimum is the least noisy statistic on a shared machine).
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -84,27 +84,20 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let dir = PathBuf::from(std::env::var("FASTPAIR_CORPUS").unwrap_or("target/corpus".into()));
     let out_dir = Path::new("target/bench-parquet");
     std::fs::create_dir_all(out_dir).unwrap();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("corpus not found: run ../shared/tools/corpus-unpack target/corpus")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .filter(|p| {
-            let n = p.file_stem().unwrap().to_string_lossy();
-            filters.is_empty() || filters.iter().any(|f| n.contains(f.as_str()))
-        })
-        .collect();
-    files.sort();
+    let files = fastpair::testing::corpus::files(&filters);
+    assert!(
+        !files.is_empty(),
+        "no corpus column: run ../shared/tools/corpus-unpack target/corpus"
+    );
     println!("| column | rows | MB | fastpair KB | zstd KB | snappy KB | read fastpair ms | read zstd ms | read snappy ms | 10k rows fastpair ms | 10k rows zstd ms | 10k rows snappy ms |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for path in files {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read(&path).unwrap();
-        let body = text.strip_suffix(b"\n").unwrap_or(&text);
-        let rows: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
-        let utf8 = std::str::from_utf8(body).is_ok();
+        let rows = fastpair::testing::corpus::lines(&text);
+        let utf8 = std::str::from_utf8(&text).is_ok();
         let arr: ArrayRef = if utf8 {
             Arc::new(StringArray::from_iter_values(
                 rows.iter().map(|r| std::str::from_utf8(r).unwrap()),
@@ -166,7 +159,7 @@ fn main() {
         let m: Vec<f64> = t.into_iter().map(best).collect();
         println!(
             "| {name} | {n} | {:.1} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
-            body.len() as f64 / 1e6,
+            text.strip_suffix(b"\n").unwrap_or(&text).len() as f64 / 1e6,
             sizes.0 / 1024,
             sizes.1 / 1024,
             sizes.2 / 1024,
