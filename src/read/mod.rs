@@ -81,33 +81,13 @@ impl Default for ReadOptions {
     }
 }
 
-impl ReadOptions {
-    /// Sets [`Self::memory_cap`].
-    pub fn with_memory_cap(mut self, cap: Option<u64>) -> Self {
-        self.memory_cap = cap;
-        self
-    }
-    /// Sets [`Self::eager`].
-    pub fn with_eager(mut self, eager: bool) -> Self {
-        self.eager = eager;
-        self
-    }
-    /// Sets [`Self::cache_row_index`].
-    pub fn with_cache_row_index(mut self, on: bool) -> Self {
-        self.cache_row_index = on;
-        self
-    }
-    /// Sets [`Self::validate_after_gets`].
-    pub fn with_validate_after_gets(mut self, n: Option<u32>) -> Self {
-        self.validate_after_gets = n;
-        self
-    }
-    /// Sets [`Self::local_io`].
-    pub fn with_local_io(mut self, io: LocalIo) -> Self {
-        self.local_io = io;
-        self
-    }
-}
+with_setters!(ReadOptions {
+    with_memory_cap => memory_cap: Option<u64>,
+    with_eager => eager: bool,
+    with_cache_row_index => cache_row_index: bool,
+    with_validate_after_gets => validate_after_gets: Option<u32>,
+    with_local_io => local_io: LocalIo,
+});
 
 /// A decoded column in Arrow's large-binary layout.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -43,17 +43,12 @@ impl ObjectOptions {
         self.page_size = n.max(1);
         self
     }
-    /// Sets [`Self::cache_pages`].
-    pub fn with_cache_pages(mut self, n: usize) -> Self {
-        self.cache_pages = n;
-        self
-    }
-    /// Sets [`Self::coalesce_gap`].
-    pub fn with_coalesce_gap(mut self, n: u64) -> Self {
-        self.coalesce_gap = n;
-        self
-    }
 }
+
+with_setters!(ObjectOptions {
+    with_cache_pages => cache_pages: usize,
+    with_coalesce_gap => coalesce_gap: u64,
+});
 
 /// A file in an object store. Every read is a ranged GET (nothing is
 /// downloaded whole); the reader's calls block on a private current-thread
