@@ -572,6 +572,88 @@ fn streaming_scan_on_two_pipelines() {
     assert!(gpu::scan_stream_on(&r, 0..n, &so, &[4096], |_| Ok(())).is_err());
 }
 
+/// `scan_stream_on` over every visible GPU (issue 11 item 4), from a
+/// memory-mapped file: once through pinned staging, once over the file
+/// page-locked once (`PageLockedFile`, registered portable, so every GPU's
+/// copies read it). Batches alternate between the devices, arrive in row
+/// order and equal the CPU decoder. Needs two GPUs: with one it prints a
+/// notice (and fails when `FASTPAIR_REQUIRE_GPUS=2`).
+#[test]
+fn streaming_scan_on_two_gpus() {
+    if !have_gpu("streaming_scan_on_two_gpus") {
+        return;
+    }
+    let devices = gpu::devices().unwrap();
+    if devices.len() < 2 {
+        if std::env::var("FASTPAIR_REQUIRE_GPUS").as_deref() == Ok("2") {
+            panic!("streaming_scan_on_two_gpus: FASTPAIR_REQUIRE_GPUS=2 but {devices:?}");
+        }
+        eprintln!("streaming_scan_on_two_gpus: skipped, one GPU ({devices:?})");
+        return;
+    }
+    let vals: Vec<Vec<u8>> = (0..40_000u32)
+        .map(|i| {
+            format!(
+                "GET /a/{}/{} 200 {}",
+                i % 97,
+                i * 7 % 1013,
+                "z".repeat((i % 23) as usize)
+            )
+            .into_bytes()
+        })
+        .collect();
+    let opts = WriterOptions::default()
+        .with_codec(Codec::OnPair16)
+        .with_chunk_rows(1500);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two.fpc");
+    std::fs::write(
+        &path,
+        write_to_vec(vals.iter().map(|v| Some(v.as_slice())), opts).unwrap(),
+    )
+    .unwrap();
+    let r = Reader::open(&path).unwrap();
+    let n = r.rows();
+    let so = gpu::StreamOptions::default()
+        .with_device_bytes(256 << 10)
+        .with_page_lock_file(false);
+    let check = |st: gpu::StreamStats, seen: &[usize]| {
+        assert!(st.batches >= 8, "{st:?}");
+        for (i, &d) in seen.iter().enumerate() {
+            assert_eq!(d, devices[i % devices.len()], "batch {i} on GPU {d}");
+        }
+    };
+    let mut next = 0;
+    let mut seen = Vec::new();
+    let st = gpu::scan_stream_on(&r, 0..n, &so, &devices, |b| {
+        assert_eq!(b.first_row, next);
+        let rows = b.first_row..b.first_row + b.len() as u64;
+        assert_eq!(b.to_host()?, r.read_range(rows.clone())?);
+        seen.push(b.device());
+        next = rows.end;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(next, n);
+    assert!(!st.registered);
+    check(st, &seen);
+    let lock = gpu::PageLockedFile::new(&r).unwrap();
+    let (mut next, mut seen) = (0, Vec::new());
+    let st = lock
+        .scan_stream_on(0..n, &so, &devices, |b| {
+            assert_eq!(b.first_row, next);
+            let rows = b.first_row..b.first_row + b.len() as u64;
+            assert_eq!(b.to_host()?, r.read_range(rows.clone())?);
+            seen.push(b.device());
+            next = rows.end;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(next, n);
+    assert!(st.registered);
+    check(st, &seen);
+}
+
 #[test]
 fn streaming_scan_reports_a_damaged_chunk() {
     if !have_gpu("streaming_scan_reports_a_damaged_chunk") {

@@ -201,6 +201,17 @@ pub fn scan_width(reader: &Reader) -> u8 {
     plan::file_width(reader, 0..reader.rows())
 }
 
+/// The ordinals of every CUDA device visible to this process (honours
+/// `CUDA_VISIBLE_DEVICES`), e.g. to spread a streaming scan over all of them
+/// with [`scan_stream_on`]. `Error::GpuUnavailable` without a usable GPU.
+#[cfg(feature = "gpu")]
+pub fn devices() -> Result<Vec<usize>> {
+    device::gpu()?;
+    let n = cudarc::driver::CudaContext::device_count()
+        .map_err(|e| Error::Gpu(format!("device count: {e:?}")))?;
+    Ok((0..n.max(0) as usize).collect())
+}
+
 /// Name and multiprocessor count of the GPU in use.
 #[cfg(feature = "gpu")]
 pub fn device_info() -> Result<(String, u32)> {

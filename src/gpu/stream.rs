@@ -80,6 +80,10 @@ impl DeviceBatch<'_> {
     pub fn is_empty(&self) -> bool {
         self.rows == 0
     }
+    /// Ordinal of the GPU that holds the batch (see [`scan_stream_on`]).
+    pub fn device(&self) -> usize {
+        self.gpu.ctx.ordinal()
+    }
     /// Decoded bytes of the batch.
     pub fn values_len(&self) -> usize {
         self.values.len()
