@@ -27,7 +27,7 @@ echo "=== memcheck two-GPU streaming $(date -u +%T)"
 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu-test --test-threads 1 streaming_scan_on 2>&1 \
   | tee "$OUT/memcheck-two-gpus.log" | grep -E "^test |test result|ERROR SUMMARY"
 echo "=== make $(date -u +%T)"
-timeout 120 .gpu/bin/reader_bench make col.fpc target/corpus/loghub_Linux_full.txt "${STREAM_FILE_GB:-48.5}" 2>&1 | tee "$OUT/make.log" | tail -2
+timeout 120 .gpu/bin/reader_bench-example make col.fpc target/corpus/loghub_Linux_full.txt "${STREAM_FILE_GB:-48.5}" 2>&1 | tee "$OUT/make.log" | tail -2
 echo "=== stream $(date -u +%T)"
 STREAM_FILE=col.fpc STREAM_DEV=${STREAM_DEV:-8589934592} STREAM_GUARD=1 STREAM_RUNS=${STREAM_RUNS:-2} RANDOM_ONLY=1 \
   timeout 400 .gpu/bin/gpu_scan-bench 2>&1 | tee "$OUT/stream.log" | grep -E "^stream|device|error|panic"
