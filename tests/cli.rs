@@ -3,80 +3,13 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_fastpair");
+#[path = "support/cli.rs"]
+mod support;
+use support::{fails, ok, run, run_stdin, Scratch, BIN};
+
 const TESTDATA: &str = "testdata/dbtext_movies_20k.txt";
-
-/// A scratch folder under the system temp dir, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("fastpair-cli-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-    fn path(&self, f: &str) -> PathBuf {
-        self.0.join(f)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn run(args: &[&str]) -> Output {
-    run_stdin(args, None)
-}
-
-fn run_stdin(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut c = Command::new(BIN)
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn fastpair");
-    if let Some(data) = stdin {
-        let mut i = c.stdin.take().unwrap();
-        let data = data.to_vec();
-        // Feed stdin from a thread so a full stdout pipe cannot deadlock us.
-        std::thread::spawn(move || {
-            let _ = i.write_all(&data);
-        });
-    }
-    c.wait_with_output().unwrap()
-}
-
-fn ok(args: &[&str]) -> Output {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "fastpair {args:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-/// Asserts failure with exactly one line on stderr, `fastpair: error: ...`;
-/// returns that line.
-fn fails(o: &Output) -> String {
-    assert!(!o.status.success(), "expected failure");
-    assert_ne!(o.status.code(), Some(101), "panicked");
-    let e = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(e.lines().count(), 1, "one line of error, got {e:?}");
-    assert!(e.starts_with("fastpair: error: "), "{e:?}");
-    assert!(!e.contains("panicked"), "{e:?}");
-    e
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -134,7 +67,7 @@ fn corpus_roundtrip_through_cli_both_codecs() {
         );
         return;
     }
-    let dir = Scratch::new("corpus");
+    let dir = Scratch::new("cli", "corpus");
     for f in &files {
         for codec in ["onpair16", "onpair12"] {
             roundtrip_file(f, &["--codec", codec], &dir);
@@ -148,7 +81,7 @@ fn corpus_roundtrip_through_cli_both_codecs() {
 
 #[test]
 fn testdata_roundtrip_with_small_chunks() {
-    let dir = Scratch::new("chunks");
+    let dir = Scratch::new("cli", "chunks");
     let input = Path::new(TESTDATA);
     roundtrip_file(input, &["--chunk-rows", "3000"], &dir);
     roundtrip_file(
@@ -195,7 +128,7 @@ fn arbitrary_values() -> Vec<Vec<u8>> {
 
 #[test]
 fn nul_roundtrip_arbitrary_bytes_files_and_pipes() {
-    let dir = Scratch::new("nul");
+    let dir = Scratch::new("cli", "nul");
     let values = arbitrary_values();
     let mut input = Vec::new();
     for v in &values {
@@ -233,7 +166,7 @@ fn nul_roundtrip_arbitrary_bytes_files_and_pipes() {
 
 #[test]
 fn lines_final_newline_and_empty_input() {
-    let dir = Scratch::new("lines");
+    let dir = Scratch::new("cli", "lines");
     let cases: &[(&[u8], u64, &[u8])] = &[
         (b"", 0, b""),
         (b"\n", 1, b"\n"),
@@ -260,7 +193,7 @@ fn lines_final_newline_and_empty_input() {
 
 #[test]
 fn get_prints_rows_and_rejects_bad_rows() {
-    let dir = Scratch::new("get");
+    let dir = Scratch::new("cli", "get");
     let fpc = dir.path("m.fpc");
     ok(&[
         "compress",
@@ -294,7 +227,7 @@ fn get_prints_rows_and_rejects_bad_rows() {
 
 #[test]
 fn inspect_reports_sizes_ratios_and_dictionaries() {
-    let dir = Scratch::new("inspect");
+    let dir = Scratch::new("cli", "inspect");
     let fpc = dir.path("m.fpc");
     ok(&[
         "compress",
@@ -342,7 +275,7 @@ fn inspect_reports_sizes_ratios_and_dictionaries() {
 
 #[test]
 fn scan_reports_throughput() {
-    let dir = Scratch::new("scan");
+    let dir = Scratch::new("cli", "scan");
     let fpc = dir.path("m.fpc");
     ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
     let o = ok(&["scan", "--cpu", "--iters", "2", s(&fpc)]);
@@ -355,7 +288,7 @@ fn scan_reports_throughput() {
 
 #[test]
 fn errors_are_one_line_for_missing_and_corrupt_files() {
-    let dir = Scratch::new("errors");
+    let dir = Scratch::new("cli", "errors");
     let missing = dir.path("nope.fpc");
     for cmd in [
         vec!["inspect", s(&missing)],
@@ -409,7 +342,7 @@ fn errors_are_one_line_for_missing_and_corrupt_files() {
 
 #[test]
 fn failed_compress_leaves_existing_output_untouched() {
-    let dir = Scratch::new("atomic");
+    let dir = Scratch::new("cli", "atomic");
     let out = dir.path("out.fpc");
     std::fs::write(&out, b"precious").unwrap();
     // Missing input: fails before anything is written.
@@ -445,7 +378,7 @@ fn failed_compress_leaves_existing_output_untouched() {
 
 #[test]
 fn closed_stdout_exits_quietly() {
-    let dir = Scratch::new("pipe");
+    let dir = Scratch::new("cli", "pipe");
     let fpc = dir.path("m.fpc");
     ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
     let mut c = Command::new(BIN)
@@ -470,7 +403,7 @@ fn closed_stdout_exits_quietly() {
 /// `--codec auto` is the default and says what it chose; every codec name parses.
 #[test]
 fn codec_auto_is_default_and_reports_its_choice() {
-    let dir = Scratch::new("auto");
+    let dir = Scratch::new("cli", "auto");
     let input = dir.path("in.txt");
     let text: String = (0..3000)
         .map(|i| {
@@ -547,7 +480,7 @@ fn temp_files_in(dir: &Path) -> Vec<String> {
 #[test]
 fn f1_output_symlink_to_dev_null_keeps_the_device() {
     use std::os::unix::fs::FileTypeExt;
-    let dir = Scratch::new("devnull");
+    let dir = Scratch::new("cli", "devnull");
     let fpc = dir.path("m.fpc");
     ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
     let link = dir.path("null-link");
@@ -571,7 +504,7 @@ fn f1_output_symlink_to_dev_null_keeps_the_device() {
 #[test]
 fn f1_output_fifo_is_streamed_not_replaced() {
     use std::os::unix::fs::FileTypeExt;
-    let dir = Scratch::new("fifo-out");
+    let dir = Scratch::new("cli", "fifo-out");
     let fpc = dir.path("m.fpc");
     ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
     let fifo = dir.path("out.fifo");
@@ -588,7 +521,7 @@ fn f1_output_fifo_is_streamed_not_replaced() {
 /// atomically (temporary file in the target's directory), the link stays.
 #[test]
 fn f1_output_symlink_replaces_its_target() {
-    let dir = Scratch::new("symlink");
+    let dir = Scratch::new("cli", "symlink");
     std::fs::create_dir(dir.path("real")).unwrap();
     let target = dir.path("real/col.fpc");
     std::fs::write(&target, b"old").unwrap();
@@ -620,7 +553,7 @@ fn f1_output_symlink_replaces_its_target() {
 /// `/proc`).
 #[test]
 fn f1_dev_stdout_is_written_in_place() {
-    let dir = Scratch::new("devstdout");
+    let dir = Scratch::new("cli", "devstdout");
     let fpc = dir.path("m.fpc");
     ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
     let link = dir.path("stdout-link");
@@ -648,7 +581,7 @@ fn f1_dev_stdout_is_written_in_place() {
 /// The temporary file has a short unpredictable name.
 #[test]
 fn f3_planted_symlink_at_temp_name_is_not_followed() {
-    let dir = Scratch::new("planted");
+    let dir = Scratch::new("cli", "planted");
     let victim = dir.path("victim.txt");
     std::fs::write(&victim, b"do not touch").unwrap();
     let input = dir.path("in.fifo");
@@ -698,7 +631,7 @@ fn f3_planted_symlink_at_temp_name_is_not_followed() {
 #[test]
 fn f4_permissions_kept_and_read_only_refused_without_force() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = Scratch::new("perms");
+    let dir = Scratch::new("cli", "perms");
     let out = dir.path("secret.fpc");
     std::fs::write(&out, b"old").unwrap();
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -746,7 +679,7 @@ fn f4_permissions_kept_and_read_only_refused_without_force() {
 /// with 130, 143 and 129; the destination is untouched.
 #[test]
 fn f5_signals_remove_the_temporary_file() {
-    let dir = Scratch::new("signals");
+    let dir = Scratch::new("cli", "signals");
     let out = dir.path("out.fpc");
     std::fs::write(&out, b"precious").unwrap();
     for (sig, code) in [
@@ -793,7 +726,7 @@ fn f5_signals_remove_the_temporary_file() {
 /// allocation; a closed or full stdout never panics in scan.
 #[test]
 fn f6_scan_bounded_iters_and_closed_or_full_stdout() {
-    let dir = Scratch::new("scan");
+    let dir = Scratch::new("cli", "scan");
     let fpc = dir.path("m.fpc");
     ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
     let o = run(&["scan", s(&fpc), "--cpu", "--iters", "4294967295"]);
@@ -849,7 +782,7 @@ fn f6_scan_bounded_iters_and_closed_or_full_stdout() {
 /// (249 characters) works; `-o >(cmd)` works.
 #[test]
 fn f7_user_paths_in_errors_long_names_and_process_substitution() {
-    let dir = Scratch::new("names");
+    let dir = Scratch::new("cli", "names");
     let missing = dir.path("no/such/dir/out.fpc");
     let e = fails(&run(&["compress", TESTDATA, "-o", s(&missing), "-q"]));
     assert!(e.contains(s(&missing)), "{e}");
@@ -887,7 +820,7 @@ fn f7_user_paths_in_errors_long_names_and_process_substitution() {
 /// with --nul it prints unambiguously.
 #[test]
 fn f9_get_refuses_values_containing_the_separator() {
-    let dir = Scratch::new("get-sep");
+    let dir = Scratch::new("cli", "get-sep");
     let input = dir.path("in.bin");
     std::fs::write(&input, b"plain\0two\nlines\0last\0").unwrap();
     let fpc = dir.path("m.fpc");
@@ -915,7 +848,7 @@ fn f9_get_refuses_values_containing_the_separator() {
 /// 0 and replace it with a file every command rejected).
 #[test]
 fn f2_cli_refuses_a_file_the_reader_would_reject() {
-    let dir = Scratch::new("dict-limit");
+    let dir = Scratch::new("cli", "dict-limit");
     let input = dir.path("in.txt");
     let mut data = Vec::new();
     for i in 0..(65_536 + 1) {

@@ -3,8 +3,7 @@
 //! every corpus column through the CLI, and the one-line errors.
 #![cfg(feature = "parquet")]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -16,49 +15,22 @@ use arrow_array::{
 use arrow_schema::DataType;
 use fastpair::Reader;
 
-const BIN: &str = env!("CARGO_BIN_EXE_fastpair");
+#[path = "support/cli.rs"]
+mod support;
+use support::{fails, run, Scratch};
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("fastpair-tab-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-    fn path(&self, f: &str) -> PathBuf {
-        self.0.join(f)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
+/// Runs the binary, asserts success, returns its stderr.
 fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(o.status.success(), "{args:?} failed: {err}");
-    err
+    String::from_utf8_lossy(&support::ok(args).stderr).into_owned()
 }
 
+/// Asserts exit code 1 with one `fastpair: error: ...` line; returns it.
 fn fail(args: &[&str]) -> String {
     let o = run(args);
     assert_eq!(o.status.code(), Some(1), "{args:?} should fail");
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(err.starts_with("fastpair: error: "), "{err}");
-    err
+    fails(&o)
 }
 
-/// Rows of a string/binary array (dictionaries resolved) as bytes.
 fn rows_of(a: &dyn Array) -> Vec<Option<Vec<u8>>> {
     let n = a.len();
     let casted = arrow_cast_to_large_binary(a);
@@ -177,7 +149,7 @@ fn column_rows(batches: &[RecordBatch], name: &str) -> Vec<Option<Vec<u8>>> {
 
 #[test]
 fn parquet_columns_in_and_out() {
-    let s = Scratch::new("pq");
+    let s = Scratch::new("tab", "pq");
     let batches = [sample_batch(10_000), sample_batch(1234)];
     let pq = s.path("data.parquet");
     write_parquet(&pq, &batches);
@@ -289,7 +261,7 @@ fn parquet_columns_in_and_out() {
 
 #[test]
 fn arrow_ipc_file_and_stream_inputs() {
-    let s = Scratch::new("ipc");
+    let s = Scratch::new("tab", "ipc");
     let batches = [sample_batch(5000), sample_batch(77)];
     let file = s.path("data.arrow");
     {
@@ -326,7 +298,7 @@ fn arrow_ipc_file_and_stream_inputs() {
 
 #[test]
 fn one_line_errors() {
-    let s = Scratch::new("err");
+    let s = Scratch::new("tab", "err");
     let pq = s.path("data.parquet");
     write_parquet(&pq, &[sample_batch(100)]);
     let pq_s = pq.to_str().unwrap();
@@ -388,7 +360,7 @@ fn corpus_columns_through_the_cli() {
         .filter(|p| p.extension().is_some_and(|x| x == "txt"))
         .collect();
     files.sort();
-    let s = Scratch::new("corpus");
+    let s = Scratch::new("tab", "corpus");
     for path in files {
         let text = std::fs::read(&path).unwrap();
         let body = text.strip_suffix(b"\n").unwrap_or(&text);
