@@ -168,21 +168,26 @@ fn corpus_low_cardinality_columns() {
 
 #[test]
 fn short_values_across_gather_blocks() {
-    // Values of 0..=20 bytes (the bulk gather moves values of at most 16
-    // bytes as 16-byte blocks and longer ones exactly), nulls, and chunks of
-    // more rows than one parallel gather block (16,384 rows), so block
-    // edges, over-copies next to them and ranges starting mid-block are all
-    // read back and compared.
-    let rows: Vec<Option<Vec<u8>>> = (0..50_000usize)
-        .map(|i| {
-            if i % 11 == 5 {
-                return None;
-            }
-            let k = (i * 2654435761usize) % 21;
-            Some((0..k).map(|j| b'a' + ((j + k) % 26) as u8).collect())
-        })
-        .collect();
-    for codec in [Codec::OnPair12, Codec::OnPair16, Codec::Fsst12] {
+    // Values of 0..=16 bytes (the bulk gather moves each as a 16-byte block)
+    // and of 0..=40 bytes (32-byte blocks up to 32, exact copies beyond),
+    // nulls, and chunks of more rows than one parallel gather block (16,384
+    // rows), so block edges, over-copies next to them and ranges starting
+    // mid-block are all read back and compared.
+    for (longest, codec) in [
+        (16, Codec::OnPair12),
+        (40, Codec::OnPair12),
+        (40, Codec::OnPair16),
+        (40, Codec::Fsst12),
+    ] {
+        let rows: Vec<Option<Vec<u8>>> = (0..50_000usize)
+            .map(|i| {
+                if i % 11 == 5 {
+                    return None;
+                }
+                let k = (i * 2654435761usize) % (longest + 1);
+                Some((0..k).map(|j| b'a' + ((j + k) % 26) as u8).collect())
+            })
+            .collect();
         let opts = WriterOptions::default()
             .with_codec(codec)
             .with_chunk_rows(40_000);

@@ -33,6 +33,11 @@ pub(super) enum IndexHead {
 /// The index kept for a null row (whose stored index is 0).
 const NULL_ROW: u32 = u32::MAX;
 
+/// Zero bytes kept after the decoded distinct values: a value of at most
+/// this many bytes is moved as one fixed-size block (no length-dependent
+/// branch or call per row), reading past its end into the padding.
+pub(super) const VALUE_PAD: usize = 32;
+
 /// The checked, decoded side of a value-dictionary chunk.
 #[derive(Debug)]
 pub(super) struct ValueDict {
@@ -40,8 +45,9 @@ pub(super) struct ValueDict {
     index: Vec<u32>,
     /// Byte offset of each row in the expanded chunk, and the end.
     row_starts: Vec<u32>,
-    /// The distinct values, decoded back to back, then 16 zero bytes (so a
-    /// `get` copies a value in 16-byte blocks).
+    /// The distinct values, decoded back to back, then [`VALUE_PAD`] zero
+    /// bytes (so a `get` copies a value in 16-byte blocks, a bulk gather in
+    /// one 32-byte block).
     values: Vec<u8>,
     /// Byte offset of each value in `values`, and the end.
     starts: Vec<u32>,
@@ -174,7 +180,7 @@ impl ValueDict {
             }
         }
         let mut values = values;
-        values.resize(values.len() + MAX_TOKEN_LEN, 0);
+        values.resize(values.len() + VALUE_PAD, 0);
         Ok(Self {
             index,
             row_starts,
@@ -279,11 +285,34 @@ impl ValueDict {
             .min(self.row_starts[at] as usize - base)
     }
 
+    /// [`Self::gather_block_with`] with the smallest block that holds the
+    /// longest value (16 bytes when every value fits: half the stores).
     fn gather_block(&self, rows: Range<usize>, out: &mut [MaybeUninit<u8>]) -> usize {
+        let longest = self
+            .starts
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0);
+        if longest as usize <= 16 {
+            self.gather_block_with::<16>(rows, out)
+        } else {
+            self.gather_block_with::<VALUE_PAD>(rows, out)
+        }
+    }
+
+    /// Writes rows `rows` back to back into `out`, moving each value of at
+    /// most `BLOCK` (≤ [`VALUE_PAD`]) bytes as one `BLOCK`-byte copy.
+    fn gather_block_with<const BLOCK: usize>(
+        &self,
+        rows: Range<usize>,
+        out: &mut [MaybeUninit<u8>],
+    ) -> usize {
+        const { assert!(BLOCK <= VALUE_PAD) };
         let n = out.len();
+        let dst = out.as_mut_ptr().cast::<u8>();
         let mut at = 0usize;
-        for r in rows {
-            let k = self.index[r];
+        for &k in &self.index[rows] {
             if k == NULL_ROW {
                 continue;
             }
@@ -292,31 +321,30 @@ impl ValueDict {
                 self.starts[k as usize + 1] as usize,
             );
             let len = b - a;
-            if len <= 16 && at + 16 <= n {
+            if len <= BLOCK && at + BLOCK <= n {
                 // Short values (the common case of a value dictionary) move
-                // as one 16-byte block: `values` ends with 16 zero bytes, so
-                // the block starting at any value lies in it, and the bytes
-                // written past the row's end stay inside this block's slice
-                // of `out`, where the rows after it (written later) cover them.
-                let src = &self.values[a..a + 16];
-                let dst = &mut out[at..at + 16];
-                // SAFETY: both slices are exactly 16 bytes (indexing checked
-                // above), and `src` lies in `self.values`, which `out` (the
-                // caller's output) does not overlap.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<u8>(), 16)
-                };
+                // as one BLOCK-byte copy whatever their length, so rows of
+                // mixed lengths cost no mispredicted branch: `values` ends
+                // with VALUE_PAD ≥ BLOCK zero bytes, so the block starting at
+                // any value lies in it, and the bytes written past the row's
+                // end stay inside this block's slice of `out`, where the rows
+                // after it (written later) cover them.
+                let src = &self.values[a..a + BLOCK];
+                // SAFETY: `src` is BLOCK bytes (indexing checked above);
+                // `at + BLOCK <= n` keeps the write inside `out`, which does
+                // not overlap `self.values`.
+                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.add(at), BLOCK) };
             } else {
-                let Some(dst) = out.get_mut(at..at + len) else {
+                let Some(d) = out.get_mut(at..at + len) else {
                     return at;
                 };
-                // SAFETY: `dst` is exactly `len` bytes of `out` (checked by
+                // SAFETY: `d` is exactly `len` bytes of `out` (checked by
                 // `get_mut`), and `self.values[a..b]` lies in `self.values`,
                 // which `out` does not overlap.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
                         self.values[a..b].as_ptr(),
-                        dst.as_mut_ptr().cast::<u8>(),
+                        d.as_mut_ptr().cast::<u8>(),
                         len,
                     )
                 };
