@@ -51,6 +51,8 @@ pub(super) struct ValueDict {
     values: Vec<u8>,
     /// Byte offset of each value in `values`, and the end.
     starts: Vec<u32>,
+    /// Length of the longest value (picks the bulk gather's block size).
+    longest: u32,
 }
 
 impl ValueDict {
@@ -181,11 +183,13 @@ impl ValueDict {
         }
         let mut values = values;
         values.resize(values.len() + VALUE_PAD, 0);
+        let longest = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
         Ok(Self {
             index,
             row_starts,
             values,
             starts,
+            longest,
         })
     }
 
@@ -288,13 +292,7 @@ impl ValueDict {
     /// [`Self::gather_block_with`] with the smallest block that holds the
     /// longest value (16 bytes when every value fits: half the stores).
     fn gather_block(&self, rows: Range<usize>, out: &mut [MaybeUninit<u8>]) -> usize {
-        let longest = self
-            .starts
-            .windows(2)
-            .map(|w| w[1] - w[0])
-            .max()
-            .unwrap_or(0);
-        if longest as usize <= 16 {
+        if self.longest <= 16 {
             self.gather_block_with::<16>(rows, out)
         } else {
             self.gather_block_with::<VALUE_PAD>(rows, out)
