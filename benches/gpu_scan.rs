@@ -482,9 +482,22 @@ fn main() {
         "loghub_Linux_full,tpch_sf1_l_comment,dbtext_hex,code_python".to_string(),
     );
     let groups: usize = env("GROUPS", 16);
-    let alt_emits: Vec<u32> = env("ALT_EMITS", String::new())
-        .split(',')
-        .filter_map(|e| e.trim().parse().ok())
+    // Variants A/B-ed in the same process: ALT_EMITS=2,3 (staging writes),
+    // ALT_M=1,2,8 (row blocks per offsets warp).
+    let alt_list = |name: &str| -> Vec<u32> {
+        env(name, String::new())
+            .split(',')
+            .filter_map(|e| e.trim().parse().ok())
+            .collect()
+    };
+    let alts: Vec<(String, DecoderConfig)> = alt_list("ALT_EMITS")
+        .into_iter()
+        .map(|e| (format!("emit{e}"), DecoderConfig::default().with_emit(e)))
+        .chain(
+            alt_list("ALT_M")
+                .into_iter()
+                .map(|m| (format!("m{m}"), DecoderConfig::default().with_m(m))),
+        )
         .collect();
     let (name, sms) = gpu::device_info().expect("gpu");
     println!("device: {name} ({sms} SMs)");
@@ -583,26 +596,18 @@ fn main() {
             .fold(f64::MAX, f64::min);
         let w = p.config().w;
         drop(p);
-        // Other staging-write variants (ALT_EMITS=2,3): decode and scan of
-        // the same column, checked against the CPU first.
-        for e in alt_emits.iter().copied() {
-            let mut cfg = DecoderConfig::default();
-            cfg.emit = e;
-            match prepare(c, cfg, false) {
+        // Other variants (ALT_EMITS, ALT_M): decode and scan of the same
+        // column, checked against the CPU first.
+        for (tag, cfg) in alts.iter() {
+            match prepare(c, *cfg, false) {
                 Ok(mut q) => {
                     verify(&q, c);
                     let (_, d) = stats(&q.time_decode(reps).unwrap(), bytes);
                     let (_, s) = stats(&q.time_run(reps).unwrap(), bytes);
                     q.check().expect("status");
-                    println!(
-                        "alt,{},{},emit{e},{:.1},{:.1}",
-                        c.name,
-                        c.codec.name(),
-                        d,
-                        s
-                    );
+                    println!("alt,{},{},{tag},{:.1},{:.1}", c.name, c.codec.name(), d, s);
                 }
-                Err(err) => println!("alt,{},{},emit{e},error {err}", c.name, c.codec.name()),
+                Err(err) => println!("alt,{},{},{tag},error {err}", c.name, c.codec.name()),
             }
         }
         let bmed = if best_cfg != DecoderConfig::default() {

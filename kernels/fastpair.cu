@@ -27,6 +27,7 @@ static_assert(FP_T % 32 == 0 && FP_T <= 1024, "T must be a multiple of 32");
 static_assert(FP_W == 8 || FP_W == 16, "W must be 8 or 16");
 static_assert(FP_EMIT >= 0 && FP_EMIT <= 3, "emit is 0 (OR at span edges), 1 (exact bytes), 2/3 (OR every word)");
 static_assert(FP_BITS == 12 || FP_BITS == 16, "codes are 12 or 16 bits");
+static_assert(FP_M >= 1 && FP_M <= 8, "offsets warps take 1..8 row blocks");
 static_assert(STAGE_BYTES >= 128 * 8, "a warp's staging holds one block of row offsets");
 
 // Largest i in [0, n) with a[i] <= x (a is non-decreasing, a[0] <= x).
@@ -46,17 +47,20 @@ __device__ __forceinline__ u32 find_le(const T* __restrict__ a, u32 n, T x) {
 // values are packed LSB-first into consecutive u32 words, the 4 lanes' words
 // interleaved. So lane l of the warp owns values 4l..4l+3 (SIMD lanes 0..3,
 // slot l): it gets the sequence values 128kb + 4l + 1 + s4 in v4[s4], valid
-// where 4l + s4 < in_block. Raises ST_CASCADE on non-zero padding residuals
-// or a first block whose base is not the sequence's first value.
-__device__ __forceinline__ void cascade_block(
+// where 4l + s4 < in_block. Returns non-zero in a lane that sees a non-zero
+// padding residual or a first block whose base is not the sequence's first
+// value; the caller votes and raises ST_CASCADE (no vote or atomic here, so
+// that a warp can put the loads of several blocks in flight before any of
+// them is used). cascade_block below does both.
+__device__ __forceinline__ u32 cascade_vals(
     const u8* __restrict__ input, const Seq& sq, u32 kb, u32 lane,
-    u32* __restrict__ status, u32 (&v4)[4], u32& in_block, u32& first)
+    u32 (&v4)[4], u32& in_block, u32& first)
 {
     const u32* h = (const u32*)(input + sq.in_off);
     const u32 count = h[0], nb = h[1];
     first = h[2];
     in_block = 0;
-    if (nb == 0) return;
+    if (nb == 0) return 0;
     const u32* dir = h + 4 + 4 * kb;
     const u32 base = dir[0], mn = dir[1], off = dir[2], bits = dir[3] & 0xff;
     const u32* packed = (const u32*)((const u8*)(h + 4 + 4 * nb) + off);
@@ -91,6 +95,14 @@ __device__ __forceinline__ void cascade_block(
         v4[s4] = v;
     }
     if (kb == 0 && base != first) bad = 1;
+    return bad;
+}
+
+__device__ __forceinline__ void cascade_block(
+    const u8* __restrict__ input, const Seq& sq, u32 kb, u32 lane,
+    u32* __restrict__ status, u32 (&v4)[4], u32& in_block, u32& first)
+{
+    const u32 bad = cascade_vals(input, sq, kb, lane, v4, in_block, first);
     if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_CASCADE);
 }
 
@@ -119,37 +131,61 @@ extern "C" __global__ void fastpair_decascade(
     }
 }
 
-// Row offsets (run by the decode launch's extra blocks): one warp per
-// 128-delta block of a piece's row byte bounds (only the blocks holding its
-// selected rows). Value 128kb + i + 1 is the
-// end of chunk-local row r = 128kb + i, so for selected rows r in
+// Row offsets (run by the decode launch's extra blocks): one warp per FP_M
+// consecutive 128-delta blocks [gw0, min(gw0 + FP_M, gend)) of the pieces'
+// row byte bounds (only the blocks holding their selected rows); block gw
+// is block kb of piece p's sequence. Value 128kb + i + 1 is the end of
+// chunk-local row r = 128kb + i, so for selected rows r in
 // [row_lo, row_hi): offsets[row_base + r - row_lo + 1] = out_base + v - win_lo.
-// Only offsets[1 ..= rows] are written, whatever the values.
+// Only offsets[1 ..= rows] are written, whatever the values. The FP_M
+// blocks' loads are issued before any is used (one vote for all of them).
 __device__ __forceinline__ void row_offsets_warp(
     const u8* __restrict__ input, const Piece* __restrict__ pieces,
     const Seq* __restrict__ row_seqs, const u32* __restrict__ row_blk, u32 npieces,
-    u32 gw, u32 lane, i64* __restrict__ offsets, u32* __restrict__ status,
+    u32 gw0, u32 gend, u32 lane, i64* __restrict__ offsets, u32* __restrict__ status,
     i64* __restrict__ sm)
 {
-    const u32 p = find_le(row_blk, npieces, gw);
-    const u32 row_lo = pieces[p].row_lo, row_hi = pieces[p].row_hi;
-    // The piece's warps cover only the blocks of its selected rows.
-    const u32 kb = gw - row_blk[p] + row_lo / 128;
-    const Seq sq = row_seqs[p];
-    u32 v[4] = {0, 0, 0, 0}, in_block, first;
-    cascade_block(input, sq, kb, lane, status, v, in_block, first);
-    const i64 base = (i64)pieces[p].row_base + 1 - (i64)row_lo;
-    const i64 ob = (i64)pieces[p].out_base - (i64)pieces[p].win_lo;
-    // Through the warp's shared memory (128 i64 <= its staging area), so
-    // that each store instruction writes 32 consecutive offsets.
+    u32 v[FP_M][4], inb[FP_M], kbs[FP_M], ps[FP_M];
+    u32 bad = 0;
 #pragma unroll
-    for (u32 s4 = 0; s4 < 4; s4++) sm[4 * lane + s4] = ob + (i64)v[s4];
-    __syncwarp();
+    for (int m = 0; m < FP_M; m++) {
+        const u32 gw = gw0 + m;
+        v[m][0] = v[m][1] = v[m][2] = v[m][3] = 0;
+        inb[m] = 0;
+        kbs[m] = 0;
+        ps[m] = 0;
+        if (gw < gend) {  // warp-uniform
+            const u32 p = find_le(row_blk, npieces, gw);
+            // The piece's warps cover only the blocks of its selected rows.
+            const u32 kb = gw - row_blk[p] + pieces[p].row_lo / 128;
+            const Seq sq = row_seqs[p];
+            u32 first;
+            bad |= cascade_vals(input, sq, kb, lane, v[m], inb[m], first);
+            kbs[m] = kb;
+            ps[m] = p;
+        }
+    }
+    if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_CASCADE);
 #pragma unroll
-    for (u32 q = 0; q < 4; q++) {
-        const u32 i = 32 * q + lane;
-        const u32 r = 128 * kb + i;
-        if (i < in_block && r >= row_lo && r < row_hi) offsets[base + r] = sm[i];
+    for (int m = 0; m < FP_M; m++) {
+        if (gw0 + m < gend) {  // warp-uniform
+            const Piece& pc = pieces[ps[m]];
+            const u32 row_lo = pc.row_lo, row_hi = pc.row_hi, kb = kbs[m];
+            const i64 base = (i64)pc.row_base + 1 - (i64)row_lo;
+            const i64 ob = (i64)pc.out_base - (i64)pc.win_lo;
+            // Through the warp's shared memory (128 i64 <= its staging area),
+            // so that each store instruction writes 32 consecutive offsets.
+            __syncwarp();
+#pragma unroll
+            for (u32 s4 = 0; s4 < 4; s4++) sm[4 * lane + s4] = ob + (i64)v[m][s4];
+            __syncwarp();
+#pragma unroll
+            for (u32 q = 0; q < 4; q++) {
+                const u32 i = 32 * q + lane;
+                const u32 r = 128 * kb + i;
+                if (i < inb[m] && r >= row_lo && r < row_hi) offsets[base + r] = sm[i];
+            }
+        }
     }
 }
 
@@ -279,11 +315,11 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     const u32 row_blocks = gridDim.x - dec_blocks;
     const u32 b = blockIdx.x, rq = b >> row_shift;
     if (rq < row_blocks && ((b + 1) & ((1u << row_shift) - 1)) == 0) {
-        const u32 rw = rb_base + rq * WARPS + warp;
+        const u32 rw = rb_base + (rq * WARPS + warp) * FP_M;
         if (rw >= rb_base + rb_total) return;
         if (rw == 0 && lane == 0) offsets[0] = 0;
-        row_offsets_warp(input, pieces, row_seqs, row_blk, npieces, rw, lane, offsets, status,
-                         (i64*)(smem + warp * WARP_SMEM));
+        row_offsets_warp(input, pieces, row_seqs, row_blk, npieces, rw, rb_base + rb_total, lane,
+                         offsets, status, (i64*)(smem + warp * WARP_SMEM));
         return;
     }
     const u32 gw = wb_base + (b - min(row_blocks, (b + 1) >> row_shift)) * WARPS + warp;

@@ -105,7 +105,8 @@ fn kernel_source_compiles_for_every_variant() {
                             .with_t(256)
                             .with_b(4)
                             .with_w(w)
-                            .with_emit(emit);
+                            .with_emit(emit)
+                            .with_m(1 + (k + h + emit) % 8);
                         gpu::compile_check(&cfg, bits, "compute_90")
                             .unwrap_or_else(|e| panic!("{cfg:?} bits {bits}: {e}"));
                     }
@@ -152,7 +153,8 @@ fn corpus_columns_match_cpu() {
                 .with_w(if gpu::scan_width(&r) == 8 { 16 } else { 8 })
                 .with_k(4)
                 .with_h(2)
-                .with_emit(1);
+                .with_emit(1)
+                .with_m(1);
             parity(&r, 0..n, other, true);
             // Every staging-write variant at the file's width.
             for emit in [0, 1, 2, 3] {
@@ -161,8 +163,14 @@ fn corpus_columns_match_cpu() {
             }
             // Row ranges cutting batches.
             if n > 10 {
-                parity(&r, 1..n - 1, DecoderConfig::default(), false);
-                parity(&r, n / 3..n / 3 + 7, DecoderConfig::default(), false);
+                // Offsets warps of 3 and 8 row blocks (the default is 4).
+                parity(&r, 1..n - 1, DecoderConfig::default().with_m(3), false);
+                parity(
+                    &r,
+                    n / 3..n / 3 + 7,
+                    DecoderConfig::default().with_m(8),
+                    false,
+                );
             }
         }
     }

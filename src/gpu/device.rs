@@ -386,10 +386,11 @@ pub(crate) fn launch_decode(
     } else {
         grid(total as u64, warps)
     };
+    // Each offsets warp de-cascades `m` consecutive 128-row blocks.
     let row_blocks = if rb_total == 0 {
         0
     } else {
-        grid(rb_total as u64, warps)
+        grid(rb_total as u64, warps * k.cfg.m as u64)
     };
     // Row blocks interleaved with stride 2^row_shift, the largest with
     // row_blocks << row_shift <= the grid (the kernel places them).

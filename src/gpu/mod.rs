@@ -96,6 +96,10 @@ pub struct DecoderConfig {
     /// `W = 8` (bench/GPU.md, 2026-12-01 round 3: 3 is faster on long-token
     /// columns, 2 on short-token ones).
     pub emit: u32,
+    /// 128-row blocks of Arrow offsets de-cascaded per offsets warp of a
+    /// scan (1..=8): their header and block loads go out together, so a
+    /// warp waits on one chain of dependent loads for `m` blocks.
+    pub m: u32,
 }
 
 with_setters!(DecoderConfig {
@@ -105,6 +109,7 @@ with_setters!(DecoderConfig {
     with_b => b: u32,
     with_w => w: u8,
     with_emit => emit: u32,
+    with_m => m: u32,
 });
 
 impl Default for DecoderConfig {
@@ -116,6 +121,7 @@ impl Default for DecoderConfig {
             b: 4,
             w: 8,
             emit: 4,
+            m: 4,
         }
     }
 }
@@ -140,7 +146,8 @@ impl DecoderConfig {
             && (32..=1024).contains(&self.t)
             && (1..=32).contains(&self.b)
             && (self.w == 8 || self.w == 16)
-            && self.emit <= 4;
+            && self.emit <= 4
+            && (1..=8).contains(&self.m);
         if ok {
             Ok(())
         } else {
