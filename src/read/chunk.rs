@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::Reader;
 use crate::decode::CheckedCodes;
-use crate::dict::{Dictionary, MAX_TOKEN_LEN};
+use crate::dict::Dictionary;
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::cascade::Sequence;
 use crate::format::layout::{ChunkEntry, ChunkHeader, ChunkSection};
@@ -460,7 +460,8 @@ impl Reader {
             None => None,
             Some(ix) => {
                 // Room for the zero padding `ValueDict::check` appends.
-                let mut values = Vec::with_capacity(value_bytes as usize + MAX_TOKEN_LEN);
+                let mut values =
+                    Vec::with_capacity(value_bytes as usize + super::values::VALUE_PAD);
                 values.resize(value_bytes as usize, 0);
                 crate::decode::decode_chunk(dict, &codes, &mut values);
                 Some(super::values::ValueDict::check(
