@@ -56,6 +56,9 @@ pub(super) struct ValueDict {
     /// The bulk gather's copy width: 16 or 32 when every value fits in that
     /// many bytes, else 0 (values copied in 16-byte blocks, as many as needed).
     width: usize,
+    /// Whether the chunk has a validity bitmap (else no row is null, every
+    /// index is below the value count, and the gather skips the clamp).
+    nulls: bool,
 }
 
 impl ValueDict {
@@ -201,6 +204,7 @@ impl ValueDict {
             starts,
             spans,
             width,
+            nulls: validity.is_some(),
         })
     }
 
@@ -304,8 +308,10 @@ impl ValueDict {
     /// when `out` is too small).
     fn gather_block(&self, rows: Range<usize>, out: &mut [MaybeUninit<u8>]) -> usize {
         match self.width {
-            16 => self.gather_fixed::<16>(rows, out),
-            32 => self.gather_fixed::<32>(rows, out),
+            16 if self.nulls => self.gather_fixed::<16, true>(rows, out),
+            16 => self.gather_fixed::<16, false>(rows, out),
+            32 if self.nulls => self.gather_fixed::<32, true>(rows, out),
+            32 => self.gather_fixed::<32, false>(rows, out),
             _ => self.gather_long(rows, out),
         }
     }
@@ -314,7 +320,7 @@ impl ValueDict {
     /// bytes: one `W`-byte copy per row (no branch on the value's length)
     /// while `W` bytes fit in `out`, exact copies for the last rows.
     #[inline(never)]
-    fn gather_fixed<const W: usize>(
+    fn gather_fixed<const W: usize, const NULLS: bool>(
         &self,
         rows: Range<usize>,
         out: &mut [MaybeUninit<u8>],
@@ -326,7 +332,9 @@ impl ValueDict {
         let (src, dst) = (self.values.as_ptr(), out.as_mut_ptr().cast::<u8>());
         let mut at = 0usize;
         // One row: a null row (`NULL_ROW`) takes the last span, (0, 0).
-        // SAFETY (for every use below): `k <= nul < spans.len()`. Each span
+        // SAFETY (for every use below): `k <= nul < spans.len()` (clamped
+        // when `NULLS`; without a validity bitmap, `check` proved every
+        // row's index below the value count, `nul`). Each span
         // `(s, l)` lies in the decoded values (`check`: the starts are
         // monotone and end at the decoded length) and `l <= W`, so `s + W <=
         // decoded length + VALUE_PAD = values.len()` (the null span: `W <=
@@ -336,7 +344,11 @@ impl ValueDict {
         // `self.values`. Bytes past the row's `l` are covered by the rows
         // after it or lie past the returned length.
         let row = |k: u32, at: usize| -> usize {
-            let k = (k as usize).min(nul);
+            let k = if NULLS {
+                (k as usize).min(nul)
+            } else {
+                k as usize
+            };
             // SAFETY: as stated above.
             unsafe {
                 let (s, l) = *self.spans.get_unchecked(k);
