@@ -168,17 +168,20 @@ fn corpus_low_cardinality_columns() {
 
 #[test]
 fn short_values_across_gather_blocks() {
-    // Values of 0..=16, 0..=20 and 0..=40 bytes (the bulk gather copies a
+    // Values of 0..=16, 0..=20 and 0..=40 bytes, with and without nulls (the bulk gather copies a
     // chunk whose values are at most 16 or 32 bytes one 16- or 32-byte
     // block per row, longer ones in as many 16-byte blocks as they need,
     // and the last rows of a block exactly), nulls, and chunks of more rows
     // than one parallel gather block (16,384 rows), so block edges,
     // over-copies next to them and ranges starting mid-block are all read
     // back and compared.
-    for longest in [16usize, 20, 40] {
+    for (longest, nulls) in [16usize, 20, 40]
+        .into_iter()
+        .flat_map(|l| [(l, true), (l, false)])
+    {
         let rows: Vec<Option<Vec<u8>>> = (0..50_000usize)
             .map(|i| {
-                if i % 11 == 5 {
+                if nulls && i % 11 == 5 {
                     return None;
                 }
                 let k = (i * 2654435761usize) % (longest + 1);
@@ -190,7 +193,7 @@ fn short_values_across_gather_blocks() {
                 .with_codec(codec)
                 .with_chunk_rows(40_000);
             let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).unwrap();
-            assert_eq!(uses_value_dict(&file), 2, "{codec:?} {longest}");
+            assert_eq!(uses_value_dict(&file), 2, "{codec:?} {longest} {nulls}");
             check_reads(&file, &rows);
             let r = Reader::from_bytes(file).unwrap();
             for range in [
@@ -207,11 +210,11 @@ fn short_values_across_gather_blocks() {
                     assert_eq!(
                         col.value((i - range.start) as usize),
                         rows[i as usize].as_deref(),
-                        "{codec:?} {longest} row {i} of {range:?}"
+                        "{codec:?} {longest} {nulls} row {i} of {range:?}"
                     );
                     want.extend_from_slice(rows[i as usize].as_deref().unwrap_or_default());
                 }
-                assert_eq!(vals, want, "{codec:?} {longest} values {range:?}");
+                assert_eq!(vals, want, "{codec:?} {longest} {nulls} values {range:?}");
             }
         }
     }
