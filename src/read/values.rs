@@ -191,6 +191,9 @@ impl ValueDict {
         values.resize(values.len() + VALUE_PAD, 0);
         let mut spans: Vec<(u32, u32)> = starts.windows(2).map(|w| (w[0], w[1] - w[0])).collect();
         let longest = spans.iter().map(|s| s.1 as usize).max().unwrap_or(0);
+        debug_assert!(spans
+            .iter()
+            .all(|&(s, l)| (s + l) as usize + VALUE_PAD <= values.len()));
         spans.push((0, 0));
         let width = match longest {
             0..=16 => 16,
@@ -335,8 +338,9 @@ impl ValueDict {
         // SAFETY (for every use below): `k <= nul < spans.len()` (clamped
         // when `NULLS`; without a validity bitmap, `check` proved every
         // row's index below the value count, `nul`). Each span
-        // `(s, l)` lies in the decoded values (`check`: the starts are
-        // monotone and end at the decoded length) and `l <= W`, so `s + W <=
+        // `(s, l)` lies in the decoded values (the starts are the chunk's
+        // value byte boundaries, a sequence `validate_chunk` decoded whole:
+        // monotone, from 0 to the decoded length) and `l <= W`, so `s + W <=
         // decoded length + VALUE_PAD = values.len()` (the null span: `W <=
         // VALUE_PAD`); the write `at..at + W` lies in `out` (the callers'
         // loop conditions: `at + W <= n`, or `at + 4W <= n` for four rows,
@@ -393,7 +397,7 @@ impl ValueDict {
             let mut o = 0;
             while o < l {
                 // SAFETY: the block `s + o .. s + o + 16` starts below
-                // `s + l` ≤ the decoded length, so it ends inside the
+                // `s + l` ≤ the decoded length (as in `gather_fixed`), so it ends inside the
                 // VALUE_PAD ≥ 16 bytes of padding; the write `at + o .. at +
                 // o + 16` ends before `at + l + 16 <= n` (checked above), in
                 // `out`, which does not overlap `self.values`.
