@@ -168,46 +168,53 @@ fn corpus_low_cardinality_columns() {
 
 #[test]
 fn short_values_across_gather_blocks() {
-    // Values of 0..=16 bytes (the bulk gather moves each as a 16-byte block)
-    // and of 0..=40 bytes (32-byte blocks up to 32, exact copies beyond),
-    // nulls, and chunks of more rows than one parallel gather block (16,384
-    // rows), so block edges, over-copies next to them and ranges starting
-    // mid-block are all read back and compared.
-    for (longest, codec) in [
-        (16, Codec::OnPair12),
-        (40, Codec::OnPair12),
-        (40, Codec::OnPair16),
-        (40, Codec::Fsst12),
-    ] {
+    // Values of 0..=16, 0..=20 and 0..=40 bytes, with and without nulls (the bulk gather copies a
+    // chunk whose values are at most 16 or 32 bytes one 16- or 32-byte
+    // block per row, longer ones in as many 16-byte blocks as they need,
+    // and the last rows of a block exactly), nulls, and chunks of more rows
+    // than one parallel gather block (16,384 rows), so block edges,
+    // over-copies next to them and ranges starting mid-block are all read
+    // back and compared.
+    for (longest, nulls) in [16usize, 20, 40]
+        .into_iter()
+        .flat_map(|l| [(l, true), (l, false)])
+    {
         let rows: Vec<Option<Vec<u8>>> = (0..50_000usize)
             .map(|i| {
-                if i % 11 == 5 {
+                if nulls && i % 11 == 5 {
                     return None;
                 }
                 let k = (i * 2654435761usize) % (longest + 1);
                 Some((0..k).map(|j| b'a' + ((j + k) % 26) as u8).collect())
             })
             .collect();
-        let opts = WriterOptions::default()
-            .with_codec(codec)
-            .with_chunk_rows(40_000);
-        let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).unwrap();
-        assert_eq!(uses_value_dict(&file), 2, "{codec:?}");
-        check_reads(&file, &rows);
-        let r = Reader::from_bytes(file).unwrap();
-        for range in [
-            16_380u64..16_390,
-            100..39_999,
-            16_384..32_769,
-            39_990..40_010,
-        ] {
-            let col = r.read_range(range.clone()).unwrap();
-            for i in range.clone() {
-                assert_eq!(
-                    col.value((i - range.start) as usize),
-                    rows[i as usize].as_deref(),
-                    "{codec:?} row {i} of {range:?}"
-                );
+        for codec in [Codec::OnPair12, Codec::OnPair16, Codec::Fsst12] {
+            let opts = WriterOptions::default()
+                .with_codec(codec)
+                .with_chunk_rows(40_000);
+            let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).unwrap();
+            assert_eq!(uses_value_dict(&file), 2, "{codec:?} {longest} {nulls}");
+            check_reads(&file, &rows);
+            let r = Reader::from_bytes(file).unwrap();
+            for range in [
+                16_380u64..16_390,
+                100..39_999,
+                16_384..32_769,
+                39_990..40_010,
+            ] {
+                let col = r.read_range(range.clone()).unwrap();
+                let mut vals = Vec::new();
+                r.read_values_into(range.clone(), &mut vals).unwrap();
+                let mut want = Vec::new();
+                for i in range.clone() {
+                    assert_eq!(
+                        col.value((i - range.start) as usize),
+                        rows[i as usize].as_deref(),
+                        "{codec:?} {longest} {nulls} row {i} of {range:?}"
+                    );
+                    want.extend_from_slice(rows[i as usize].as_deref().unwrap_or_default());
+                }
+                assert_eq!(vals, want, "{codec:?} {longest} {nulls} values {range:?}");
             }
         }
     }

@@ -260,12 +260,19 @@ pub fn decode_range_uninit(
             }
             i += 1;
         }
+        // A block's bytes, plus the 2 bytes after them that the last quad's
+        // 8-byte load reads (a block whose packed bytes end too early goes
+        // to the exact loop below).
         while end - i >= FUSED_BLOCK && pos + FUSED_BLOCK * MAX_TOKEN_LEN <= cap {
-            // Four codes per 6 bytes: one 48-bit value, four 12-bit fields.
-            let six = &codes.packed[i / 2 * 3..(i + FUSED_BLOCK) / 2 * 3];
-            for t in six.chunks_exact(6) {
-                let v = u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as u64
-                    | (u16::from_le_bytes([t[4], t[5]]) as u64) << 32;
+            let Some(block) = codes.packed.get(i / 2 * 3..(i + FUSED_BLOCK) / 2 * 3 + 2) else {
+                break;
+            };
+            let p = block.as_ptr();
+            // Four codes per 6 bytes: one 8-byte load, four 12-bit fields.
+            for q in 0..FUSED_BLOCK / 4 {
+                // SAFETY: quad `q` reads bytes `6q .. 6q + 8` of `block`,
+                // which has `6 × FUSED_BLOCK / 4 + 2` bytes.
+                let v = unsafe { p.add(6 * q).cast::<u64>().read_unaligned() }.to_le();
                 // SAFETY: codes < num_tokens (`CheckedCodes::check`, same
                 // dictionary asserted above); the block's ≤ 16 bytes per code
                 // fit in `out` (loop condition).
@@ -743,6 +750,41 @@ mod tests {
             let mut out = vec![0x55u8; want.len()];
             decode_range_parallel(&d, &cc, a..b, start, &mut out);
             assert_eq!(out, want, "{a}..{b}");
+        }
+    }
+
+    #[test]
+    fn exact_length_packed_codes_at_every_count() {
+        // The 12-bit loop reads 8 bytes per four codes: packed buffers of
+        // exactly `packed_len` bytes, whose last full block lacks the 2
+        // bytes after it, decode through the exact loop instead.
+        let d = sample_dict();
+        for (bits, codec) in [(12u8, Codec::OnPair12), (16, Codec::OnPair16)] {
+            let d = Dictionary::from_table(codec, d.table().clone(), [1; 16]);
+            // Mixed tokens, and only the 16-byte token (whose last block
+            // fills the output exactly, so it takes the 8-byte loads).
+            let mixed = |k: usize| ((k * 37 + 5) % d.num_tokens() as usize) as u16;
+            let long = |_| 256u16;
+            let kinds: [&dyn Fn(usize) -> u16; 2] = [&mixed, &long];
+            for (count, kind) in [0usize, 1, 63, 64, 65, 127, 128, 129, 130, 200, 256]
+                .into_iter()
+                .flat_map(|c| kinds.iter().map(move |k| (c, k)))
+            {
+                let codes: Vec<u16> = (0..count).map(kind).collect();
+                let mut packed = Vec::new();
+                codes::pack(bits, &codes, &mut packed);
+                assert_eq!(packed.len(), codes::packed_len(bits, count));
+                let want = reference::decode(d.table(), &codes);
+                let mut sidecar = vec![0];
+                if count > 0 {
+                    sidecar.push(want.len() as u32);
+                }
+                let cc =
+                    CheckedCodes::check(&d, &packed, count, 1 << 20, &sidecar, 0, 0, 0).unwrap();
+                let mut out = vec![0xAAu8; want.len()];
+                assert_eq!(decode_chunk(&d, &cc, &mut out), want.len());
+                assert_eq!(out, want, "{bits} bits, {count} codes");
+            }
         }
     }
 

@@ -421,10 +421,18 @@ impl Sequence {
                 .wrapping_add(e.min.wrapping_mul(j0 as u32))
                 .wrapping_add(buf[..j0].iter().fold(0u32, |s, &r| s.wrapping_add(r)));
             let jend = CASCADE_BLOCK.min(range.end - 1 - CASCADE_BLOCK * k);
-            for &r in &buf[j0..jend] {
+            // Into the spare capacity (no capacity check per value).
+            let n = jend - j0;
+            out.reserve(n);
+            let at = out.len();
+            for (d, &r) in out.spare_capacity_mut()[..n].iter_mut().zip(&buf[j0..jend]) {
                 v = v.wrapping_add(e.min).wrapping_add(r);
-                out.push(v as i64 + add);
+                d.write(v as i64 + add);
             }
+            // SAFETY: the loop initialized the `n` values after `at` (`buf`
+            // holds CASCADE_BLOCK ≥ jend values, so the zip runs `n` times),
+            // inside the capacity reserved above.
+            unsafe { out.set_len(at + n) };
             i = CASCADE_BLOCK * k + jend + 1;
         }
     }

@@ -33,10 +33,9 @@ pub(super) enum IndexHead {
 /// The index kept for a null row (whose stored index is 0).
 const NULL_ROW: u32 = u32::MAX;
 
-/// Zero bytes kept after the decoded distinct values: a value of at most
-/// this many bytes is moved as one fixed-size block (no length-dependent
-/// branch or call per row), reading past its end into the padding.
-pub(super) const VALUE_PAD: usize = 32;
+/// Zero bytes kept after the decoded values: a bulk gather copies values of
+/// up to 32 bytes as one 32-byte block, which must lie in `values`.
+pub(super) const VALUE_PAD: usize = 2 * MAX_TOKEN_LEN;
 
 /// The checked, decoded side of a value-dictionary chunk.
 #[derive(Debug)]
@@ -47,12 +46,19 @@ pub(super) struct ValueDict {
     row_starts: Vec<u32>,
     /// The distinct values, decoded back to back, then [`VALUE_PAD`] zero
     /// bytes (so a `get` copies a value in 16-byte blocks, a bulk gather in
-    /// one 32-byte block).
+    /// blocks of its copy width).
     values: Vec<u8>,
     /// Byte offset of each value in `values`, and the end.
     starts: Vec<u32>,
-    /// Length of the longest value (picks the bulk gather's block size).
-    longest: u32,
+    /// Each value's (byte offset, length), then `(0, 0)` for a null row: the
+    /// bulk gather's table, indexed by `min(index[r], values)`.
+    spans: Vec<(u32, u32)>,
+    /// The bulk gather's copy width: 16 or 32 when every value fits in that
+    /// many bytes, else 0 (values copied in 16-byte blocks, as many as needed).
+    width: usize,
+    /// Whether the chunk has a validity bitmap (else no row is null, every
+    /// index is below the value count, and the gather skips the clamp).
+    nulls: bool,
 }
 
 impl ValueDict {
@@ -183,13 +189,25 @@ impl ValueDict {
         }
         let mut values = values;
         values.resize(values.len() + VALUE_PAD, 0);
-        let longest = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        let mut spans: Vec<(u32, u32)> = starts.windows(2).map(|w| (w[0], w[1] - w[0])).collect();
+        let longest = spans.iter().map(|s| s.1 as usize).max().unwrap_or(0);
+        debug_assert!(spans
+            .iter()
+            .all(|&(s, l)| (s + l) as usize + VALUE_PAD <= values.len()));
+        spans.push((0, 0));
+        let width = match longest {
+            0..=16 => 16,
+            17..=32 => 32,
+            _ => 0,
+        };
         Ok(Self {
             index,
             row_starts,
             values,
             starts,
-            longest,
+            spans,
+            width,
+            nulls: validity.is_some(),
         })
     }
 
@@ -289,65 +307,125 @@ impl ValueDict {
             .min(self.row_starts[at] as usize - base)
     }
 
-    /// [`Self::gather_block_with`] with the smallest block that holds the
-    /// longest value (16 bytes when every value fits: half the stores).
+    /// Writes rows `rows` into `out`; returns the bytes written (short only
+    /// when `out` is too small).
     fn gather_block(&self, rows: Range<usize>, out: &mut [MaybeUninit<u8>]) -> usize {
-        if self.longest <= 16 {
-            self.gather_block_with::<16>(rows, out)
-        } else {
-            self.gather_block_with::<VALUE_PAD>(rows, out)
+        match self.width {
+            16 if self.nulls => self.gather_fixed::<16, true>(rows, out),
+            16 => self.gather_fixed::<16, false>(rows, out),
+            32 if self.nulls => self.gather_fixed::<32, true>(rows, out),
+            32 => self.gather_fixed::<32, false>(rows, out),
+            _ => self.gather_long(rows, out),
         }
     }
 
-    /// Writes rows `rows` back to back into `out`, moving each value of at
-    /// most `BLOCK` (≤ [`VALUE_PAD`]) bytes as one `BLOCK`-byte copy.
-    fn gather_block_with<const BLOCK: usize>(
+    /// [`Self::gather_block`] for a chunk whose values are all at most `W`
+    /// bytes: one `W`-byte copy per row (no branch on the value's length)
+    /// while `W` bytes fit in `out`, exact copies for the last rows.
+    #[inline(never)]
+    fn gather_fixed<const W: usize, const NULLS: bool>(
         &self,
         rows: Range<usize>,
         out: &mut [MaybeUninit<u8>],
     ) -> usize {
-        const { assert!(BLOCK <= VALUE_PAD) };
+        debug_assert!(W <= VALUE_PAD && self.spans.len() == self.starts.len());
+        let idx = &self.index[rows];
+        let nul = self.spans.len() - 1;
         let n = out.len();
-        let dst = out.as_mut_ptr().cast::<u8>();
+        let (src, dst) = (self.values.as_ptr(), out.as_mut_ptr().cast::<u8>());
         let mut at = 0usize;
-        for &k in &self.index[rows] {
-            if k == NULL_ROW {
-                continue;
-            }
-            let (a, b) = (
-                self.starts[k as usize] as usize,
-                self.starts[k as usize + 1] as usize,
-            );
-            let len = b - a;
-            if len <= BLOCK && at + BLOCK <= n {
-                // Short values (the common case of a value dictionary) move
-                // as one BLOCK-byte copy whatever their length, so rows of
-                // mixed lengths cost no mispredicted branch: `values` ends
-                // with VALUE_PAD ≥ BLOCK zero bytes, so the block starting at
-                // any value lies in it, and the bytes written past the row's
-                // end stay inside this block's slice of `out`, where the rows
-                // after it (written later) cover them.
-                let src = &self.values[a..a + BLOCK];
-                // SAFETY: `src` is BLOCK bytes (indexing checked above);
-                // `at + BLOCK <= n` keeps the write inside `out`, which does
-                // not overlap `self.values`.
-                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.add(at), BLOCK) };
+        // One row: a null row (`NULL_ROW`) takes the last span, (0, 0).
+        // SAFETY (for every use below): `k <= nul < spans.len()` (clamped
+        // when `NULLS`; without a validity bitmap, `check` proved every
+        // row's index below the value count, `nul`). Each span
+        // `(s, l)` lies in the decoded values (the starts are the chunk's
+        // value byte boundaries, a sequence `validate_chunk` decoded whole:
+        // monotone, from 0 to the decoded length) and `l <= W`, so `s + W <=
+        // decoded length + VALUE_PAD = values.len()` (the null span: `W <=
+        // VALUE_PAD`); the write `at..at + W` lies in `out` (the callers'
+        // loop conditions: `at + W <= n`, or `at + 4W <= n` for four rows,
+        // each advancing `at` by at most `W`), which does not overlap
+        // `self.values`. Bytes past the row's `l` are covered by the rows
+        // after it or lie past the returned length.
+        let row = |k: u32, at: usize| -> usize {
+            let k = if NULLS {
+                (k as usize).min(nul)
             } else {
-                let Some(d) = out.get_mut(at..at + len) else {
-                    return at;
-                };
-                // SAFETY: `d` is exactly `len` bytes of `out` (checked by
-                // `get_mut`), and `self.values[a..b]` lies in `self.values`,
-                // which `out` does not overlap.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        self.values[a..b].as_ptr(),
-                        d.as_mut_ptr().cast::<u8>(),
-                        len,
-                    )
-                };
+                k as usize
+            };
+            // SAFETY: as stated above.
+            unsafe {
+                let (s, l) = *self.spans.get_unchecked(k);
+                std::ptr::copy_nonoverlapping(src.add(s as usize), dst.add(at), W);
+                at + l as usize
             }
-            at += len;
+        };
+        let mut quads = idx.chunks_exact(4);
+        let mut i = 0usize;
+        for q in quads.by_ref() {
+            if at + 4 * W > n {
+                break;
+            }
+            at = row(q[0], at);
+            at = row(q[1], at);
+            at = row(q[2], at);
+            at = row(q[3], at);
+            i += 4;
+        }
+        while i < idx.len() && at + W <= n {
+            at = row(idx[i], at);
+            i += 1;
+        }
+        self.gather_exact(&idx[i..], out, at)
+    }
+
+    /// [`Self::gather_block`] for a chunk with a value longer than 32 bytes:
+    /// 16-byte blocks, as many as the value needs, while they fit in `out`.
+    fn gather_long(&self, rows: Range<usize>, out: &mut [MaybeUninit<u8>]) -> usize {
+        let idx = &self.index[rows];
+        let nul = self.spans.len() - 1;
+        let n = out.len();
+        let (src, dst) = (self.values.as_ptr(), out.as_mut_ptr().cast::<u8>());
+        let mut at = 0usize;
+        let mut i = 0usize;
+        while i < idx.len() {
+            let (s, l) = self.spans[(idx[i] as usize).min(nul)];
+            let (s, l) = (s as usize, l as usize);
+            if at + l + MAX_TOKEN_LEN > n {
+                break;
+            }
+            let mut o = 0;
+            while o < l {
+                // SAFETY: the block `s + o .. s + o + 16` starts below
+                // `s + l` ≤ the decoded length (as in `gather_fixed`), so it ends inside the
+                // VALUE_PAD ≥ 16 bytes of padding; the write `at + o .. at +
+                // o + 16` ends before `at + l + 16 <= n` (checked above), in
+                // `out`, which does not overlap `self.values`.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(src.add(s + o), dst.add(at + o), MAX_TOKEN_LEN)
+                };
+                o += MAX_TOKEN_LEN;
+            }
+            at += l;
+            i += 1;
+        }
+        self.gather_exact(&idx[i..], out, at)
+    }
+
+    /// Writes the values of row indices `idx` exactly, from `out[at]`;
+    /// returns the end (stops early when `out` is too small).
+    fn gather_exact(&self, idx: &[u32], out: &mut [MaybeUninit<u8>], mut at: usize) -> usize {
+        let nul = self.spans.len() - 1;
+        for &k in idx {
+            let (s, l) = self.spans[(k as usize).min(nul)];
+            let (s, l) = (s as usize, l as usize);
+            let Some(dst) = out.get_mut(at..at + l) else {
+                return at;
+            };
+            for (d, &b) in dst.iter_mut().zip(&self.values[s..s + l]) {
+                d.write(b);
+            }
+            at += l;
         }
         at
     }
