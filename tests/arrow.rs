@@ -518,9 +518,8 @@ fn codec_opts(codec: Codec, chunk_rows: usize) -> WriterOptions {
 }
 
 /// Rows that chunk validation proved UTF-8 (every token they use is UTF-8
-/// on its own, or their tokens pass the UTF-8 automaton together:
-/// `ChunkView::tokens_utf8` / `rows_not_utf8`) must be UTF-8; returns how
-/// many rows were left unproven.
+/// on its own: `ChunkView::tokens_utf8` / `rows_not_utf8`) must be UTF-8;
+/// returns how many rows were left unproven.
 fn check_proofs(r: &Reader) -> usize {
     let mut unproven = 0;
     let mut first = 0u64;
@@ -615,18 +614,14 @@ fn text_read_of_tokens_that_split_characters() {
                 let arr = BinaryArray::from_iter_values(rows.iter());
                 let file = write_arrays_to_vec(&[&arr], codec_opts(codec, 4096)).unwrap();
                 let r = Reader::from_bytes(file).unwrap();
-                // Rows with tokens that cut characters are proven through
-                // the UTF-8 automaton: exactly the invalid rows stay unproven.
                 let unproven = check_proofs(&r);
-                let invalid = rows
-                    .iter()
-                    .filter(|v| std::str::from_utf8(v).is_err())
-                    .count();
-                assert_eq!(unproven, invalid, "{name} {codec:?}");
-                assert!(
-                    r.chunk(0).unwrap().rows_not_utf8().is_some(),
-                    "{name} {codec:?}: no token cuts a character"
-                );
+                assert!(unproven > 0, "{name} {codec:?}: no token cuts a character");
+                if name == "sparse" {
+                    assert!(
+                        unproven * 4 < n,
+                        "{name} {codec:?}: {unproven} of {n} rows unproven"
+                    );
+                }
                 for range in [0..n, 1000..n - 17, n / 3 + 1..n / 2 + 3] {
                     text_read_agrees(&r, rows, range);
                 }

@@ -43,11 +43,10 @@ pub(super) struct ValidChunk {
     /// whole tokens, is valid UTF-8. Found by validation's walk over the
     /// codes, never read from the file.
     pub(super) tokens_utf8: bool,
-    /// When some token is not UTF-8 on its own and the chunk is not a
+    /// When some value is not known to be UTF-8 and the chunk is not a
     /// value-dictionary chunk: bit `r % 64` of word `r / 64` is set for each
-    /// row `r` not proven UTF-8 — it uses such a token and its tokens'
-    /// bytes together fail the UTF-8 automaton (`read::utf8`). The other
-    /// rows are valid UTF-8, proven from the dictionary and the codes.
+    /// row `r` whose codes use a token that is not UTF-8 on its own. The
+    /// other rows are valid UTF-8 by construction.
     pub(super) rows_not_utf8: Option<Vec<u64>>,
 }
 
@@ -176,13 +175,11 @@ impl<'a> ChunkView<'a> {
     pub fn tokens_utf8(&self) -> bool {
         self.chunk.tokens_utf8
     }
-    /// Which rows validation did not prove UTF-8: bit `r % 64` of word
-    /// `r / 64` for row `r`, set when the row uses a token that is not UTF-8
-    /// on its own and its tokens' bytes together are not UTF-8 either (each
-    /// token's transitions over a UTF-8 automaton, chained over the row's
-    /// codes). The other rows are valid UTF-8. `None`: no row is unproven
-    /// when [`Self::tokens_utf8`], else (a value-dictionary chunk, whose
-    /// flags are per distinct value) any row may be.
+    /// Which rows use a token that is not UTF-8 on its own: bit `r % 64` of
+    /// word `r / 64` for row `r` (the other rows are valid UTF-8 by
+    /// construction). `None`: no row does when [`Self::tokens_utf8`], else
+    /// (a value-dictionary chunk, whose flags are per distinct value) any
+    /// row may.
     pub fn rows_not_utf8(&self) -> Option<&'a [u64]> {
         self.chunk.rows_not_utf8.as_deref()
     }
@@ -393,17 +390,12 @@ impl Reader {
             )
         };
         // The same walk marks, per row (64 to a word), whether any of its
-        // codes is a token that is not UTF-8 on its own; such a row is then
-        // run through the UTF-8 automaton token by token (`utf8`), and stays
-        // marked only when its bytes are not UTF-8. (Value-dictionary flags
-        // are per value and only say which tokens are complete.)
-        let d = entry.dict as usize;
-        let words = (0..seq_rows.div_ceil(64))
+        // codes is a token that is not UTF-8 on its own.
+        let flags = (0..seq_rows.div_ceil(64))
             .into_par_iter()
             .with_min_len(64)
             .map(|w| {
                 let mut bits = 0u64;
-                let mut cut = false;
                 for row in w * 64..seq_rows.min(w * 64 + 64) {
                     let (a, b) = (rc[row] as usize, rc[row + 1] as usize);
                     let want = (rb[row + 1] - rb[row]) as u64;
@@ -420,23 +412,12 @@ impl Reader {
                     if sum != want {
                         return Err(rows_err(row, want, sum));
                     }
-                    if flag & 0x80 != 0 {
-                        cut = true;
-                        let proven = !vdict && {
-                            let tr = self.token_transitions(d);
-                            let end = (a..b).fold(super::utf8::ACCEPT, |st, i| {
-                                super::utf8::step(tr[codes.get(i) as usize], st)
-                            });
-                            end == super::utf8::ACCEPT
-                        };
-                        bits |= (!proven as u64) << (row % 64);
-                    }
+                    bits |= ((flag >> 7) as u64) << (row % 64);
                 }
-                Ok((bits, cut))
+                Ok(bits)
             })
-            .collect::<Result<Vec<(u64, bool)>>>()?;
-        let tokens_utf8 = words.iter().all(|&(_, cut)| !cut);
-        let flags: Vec<u64> = words.into_iter().map(|(bits, _)| bits).collect();
+            .collect::<Result<Vec<u64>>>()?;
+        let tokens_utf8 = flags.iter().all(|&w| w == 0);
         let validity = match p.validity {
             None => None,
             Some(v) => {
@@ -542,25 +523,6 @@ impl Reader {
                     let ascii = u128::from_le_bytes(*t.word(c)) & (u128::MAX / 255 * 0x80) == 0;
                     let bad = !ascii && std::str::from_utf8(t.token(c)).is_err();
                     t.token_len(c) as u8 | (bad as u8) << 7
-                })
-                .collect()
-        })
-    }
-
-    /// Per token of dictionary `d`: its transition function over the UTF-8
-    /// automaton ([`super::utf8::transitions`]). Computed on first use (a
-    /// chunk with a row that uses a token cutting a character) from the
-    /// validated dictionary.
-    pub(super) fn token_transitions(&self, d: usize) -> &[u32] {
-        self.token_dfa[d].get_or_init(|| {
-            let t = self.dicts[d].table();
-            let flags = self.token_len_utf8(d);
-            // A token that is UTF-8 on its own has the shared function; only
-            // the others (cut characters) are run through the automaton.
-            (0..t.len())
-                .map(|c| match flags[c] & 0x80 {
-                    0 => super::utf8::COMPLETE,
-                    _ => super::utf8::transitions(t.token(c)),
                 })
                 .collect()
         })

@@ -21,7 +21,6 @@ mod chunk;
 #[cfg(feature = "object_store")]
 mod object;
 mod storage;
-mod utf8;
 mod values;
 
 use std::ops::Range;
@@ -163,9 +162,6 @@ pub struct Reader {
     /// Per dictionary, once needed: each token's length and whether it is
     /// not UTF-8 on its own ([`Reader::token_len_utf8`]).
     token_utf8: Vec<OnceLock<Vec<u8>>>,
-    /// Per dictionary, once a row needs it: each token's transition
-    /// function over the UTF-8 automaton ([`Reader::token_transitions`]).
-    token_dfa: Vec<OnceLock<Vec<u32>>>,
 }
 
 impl std::fmt::Debug for Reader {
@@ -337,7 +333,6 @@ impl Reader {
             opts,
             version: t.version,
             token_utf8: (0..ndicts).map(|_| OnceLock::new()).collect(),
-            token_dfa: (0..ndicts).map(|_| OnceLock::new()).collect(),
         };
         if r.opts.eager {
             // Chunks in order, so the first error is the same as a lazy
