@@ -798,8 +798,7 @@ impl Reader {
 const UTF8_REJECT: u32 = 8;
 
 /// One step of the automaton from state `s` (`< 8`) on byte `b`.
-#[inline]
-fn utf8_step(s: u32, b: u8) -> u32 {
+const fn utf8_step(s: u32, b: u8) -> u32 {
     match (s, b) {
         (0, 0x00..=0x7f) => 0,
         (0, 0xc2..=0xdf) => 1,
@@ -816,6 +815,33 @@ fn utf8_step(s: u32, b: u8) -> u32 {
     }
 }
 
+/// [`utf8_step`] as a table, `UTF8_STEP[s][b]`.
+static UTF8_STEP: [[u8; 256]; 8] = {
+    let mut t = [[0u8; 256]; 8];
+    let mut s = 0;
+    while s < 8 {
+        let mut b = 0;
+        while b < 256 {
+            t[s][b] = utf8_step(s as u32, b as u8) as u8;
+            b += 1;
+        }
+        s += 1;
+    }
+    t
+};
+
+/// The state after `bytes` from state `s` (`< 8`), or [`UTF8_REJECT`].
+#[inline]
+fn utf8_run(mut s: u32, bytes: &[u8]) -> u32 {
+    for &b in bytes {
+        s = UTF8_STEP[s as usize][b as usize] as u32;
+        if s == UTF8_REJECT {
+            break;
+        }
+    }
+    s
+}
+
 /// The transitions of a complete, valid UTF-8 token: start state to start
 /// state; every other state dead (a valid string starts with no
 /// continuation byte).
@@ -825,8 +851,20 @@ const UTF8_WHOLE_TOKEN: u32 = 0x8888_8880;
 /// + 4`) is the state after the token's bytes from state `s`, or
 /// [`UTF8_REJECT`].
 fn utf8_token_moves(token: &[u8]) -> u32 {
-    let mut out = 0u32;
-    for s0 in 0..8u32 {
+    match token.first() {
+        // From states 1..=7 only a continuation byte (80..BF) goes on; from
+        // the start state it is invalid.
+        Some(0x80..=0xbf) => {
+            (1..8u32).fold(UTF8_REJECT, |out, s| out | utf8_run(s, token) << (4 * s))
+        }
+        _ => utf8_run(0, token) | (UTF8_WHOLE_TOKEN & !0xf),
+    }
+}
+
+/// [`utf8_token_moves`] the long way: the automaton run from each state.
+#[cfg(test)]
+fn utf8_token_moves_slow(token: &[u8]) -> u32 {
+    (0..8u32).fold(0, |out, s0| {
         let mut s = s0;
         for &b in token {
             s = utf8_step(s, b);
@@ -834,9 +872,8 @@ fn utf8_token_moves(token: &[u8]) -> u32 {
                 break;
             }
         }
-        out |= s << (4 * s0);
-    }
-    out
+        out | s << (4 * s0)
+    })
 }
 
 /// Whether the tokens with transitions `moves` (in order) make valid UTF-8:
@@ -892,6 +929,28 @@ mod tests {
                 out
             })
             .collect()
+    }
+
+    #[test]
+    fn token_moves_equal_the_runs_from_every_state() {
+        let mut strings: Vec<Vec<u8>> = vec![vec![]];
+        for len in 1..=3 {
+            let mut next = Vec::new();
+            for s in strings.iter().filter(|s| s.len() == len - 1) {
+                for &b in &EDGES {
+                    let mut t = s.clone();
+                    t.push(b);
+                    next.push(t);
+                }
+            }
+            strings.extend(next);
+        }
+        for t in strings.iter().filter(|t| !t.is_empty()) {
+            assert_eq!(utf8_token_moves(t), utf8_token_moves_slow(t), "{t:x?}");
+        }
+        for b in 0..=255u8 {
+            assert_eq!(utf8_token_moves(&[b]), utf8_token_moves_slow(&[b]), "{b:x}");
+        }
     }
 
     #[test]
@@ -977,6 +1036,9 @@ mod tests {
             rows in proptest::collection::vec(proptest::collection::vec(any::<prop::sample::Index>(), 0..12), 1..20),
         ) {
             let moves: Vec<u32> = tokens.iter().map(|t| utf8_token_moves(t)).collect();
+            for (t, &m) in tokens.iter().zip(&moves) {
+                prop_assert_eq!(m, utf8_token_moves_slow(t));
+            }
             for row in rows {
                 let codes: Vec<usize> = row.iter().map(|i| i.index(tokens.len())).collect();
                 let bytes: Vec<u8> = codes.iter().flat_map(|&c| tokens[c].iter().copied()).collect();
