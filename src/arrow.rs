@@ -22,9 +22,14 @@
 //! [`Reader`] ([`ReadArrow::read_arrow`], [`read_decoded`]) uses what chunk
 //! validation found while it walked every code: a row whose codes are all
 //! tokens that are complete, valid UTF-8 on their own is valid UTF-8 by
-//! construction ([`crate::read::ChunkView::rows_not_utf8`]); only the other
-//! rows are checked (SIMD, in parallel; or, when they are most of the range,
-//! each decode task's bytes right after the task wrote them). The columns
+//! construction, and so is a row whose tokens cut characters but whose
+//! tokens' transitions over a UTF-8 automaton (computed once per dictionary
+//! from its tokens, never from a flag in the file) chain from the start state
+//! back to it ([`crate::read::ChunkView::rows_not_utf8`]). In a coded chunk
+//! that leaves only the rows that are not UTF-8; they, and the rows of
+//! value-dictionary chunks, are checked (SIMD, in parallel; or, when they are
+//! most of the range, each decode task's bytes right after the task wrote
+//! them). The columns
 //! given to [`large_string`] / [`string_view`] are checked whole. Invalid
 //! bytes give [`Error::InvalidArgument`] naming the first bad row. Binary
 //! outputs are never checked.

@@ -518,8 +518,11 @@ fn codec_opts(codec: Codec, chunk_rows: usize) -> WriterOptions {
 }
 
 /// Rows that chunk validation proved UTF-8 (every token they use is UTF-8
-/// on its own: `ChunkView::tokens_utf8` / `rows_not_utf8`) must be UTF-8;
-/// returns how many rows were left unproven.
+/// on its own, or their tokens' transitions over the UTF-8 automaton chain
+/// back to its start: `ChunkView::tokens_utf8` / `rows_not_utf8`) must be
+/// UTF-8, and a coded chunk (not a value-dictionary one) leaves unproven
+/// exactly its rows that are not UTF-8; returns how many rows were left
+/// unproven.
 fn check_proofs(r: &Reader) -> usize {
     let mut unproven = 0;
     let mut first = 0u64;
@@ -528,22 +531,28 @@ fn check_proofs(r: &Reader) -> usize {
         let rows = c.entry().rows as u64;
         let col = r.read_range(first..first + rows).unwrap();
         for k in 0..rows as usize {
-            let proven = c.tokens_utf8()
-                || c.rows_not_utf8()
-                    .is_some_and(|b| b[k / 64] >> (k % 64) & 1 == 0);
+            let bits = c.rows_not_utf8();
+            let proven = c.tokens_utf8() || bits.is_some_and(|b| b[k / 64] >> (k % 64) & 1 == 0);
             let v = col.value(k).unwrap_or(b"");
+            let ok = std::str::from_utf8(v).is_ok();
             if proven {
-                assert!(
-                    std::str::from_utf8(v).is_ok(),
-                    "chunk {i} row {k} proven UTF-8 but is not: {v:?}"
-                );
+                assert!(ok, "chunk {i} row {k} proven UTF-8 but is not: {v:?}");
             } else {
+                assert!(
+                    !ok || bits.is_none(),
+                    "chunk {i} row {k} is UTF-8 but was not proven: {v:?}"
+                );
                 unproven += 1;
             }
         }
         first += rows;
     }
     unproven
+}
+
+/// Whether some chunk of `r` uses a token that is not UTF-8 on its own.
+fn cuts_characters(r: &Reader) -> bool {
+    (0..r.num_chunks()).any(|i| !r.chunk(i).unwrap().tokens_utf8())
 }
 
 /// `read_arrow(LargeUtf8)` of `rows` (range `range`) agrees with
@@ -571,12 +580,13 @@ fn text_read_agrees(r: &Reader, rows: &[Vec<u8>], range: std::ops::Range<usize>)
 }
 
 /// Chinese text (random CJK characters, so the rare ones are coded as
-/// single bytes >= 0x80 and many tokens cut characters), alone and as the
-/// odd row of an ASCII column, through the codecs whose tokens split
-/// multi-byte characters: read as text it equals the source; a bad byte or
-/// a character split across two rows is an error naming the row, in the
-/// dense (checked while decoding) and sparse (only unproven rows checked)
-/// paths alike.
+/// single bytes >= 0x80 and many tokens cut characters), alone, as the odd
+/// row of an ASCII column, and as few values repeated (value-dictionary
+/// chunks), through the codecs whose tokens split multi-byte characters:
+/// validation proves every UTF-8 row of a coded chunk; read as text it
+/// equals the source; a bad byte or a character split across two rows is
+/// an error naming the row, in the dense (checked while decoding: most rows
+/// unproven) and sparse (only unproven rows checked) paths alike.
 #[test]
 fn text_read_of_tokens_that_split_characters() {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -602,25 +612,45 @@ fn text_read_of_tokens_that_split_characters() {
             }
         })
         .collect();
-    for (name, good) in [("dense", dense), ("sparse", sparse)] {
+    let few: Vec<Vec<u8>> = (0..40).map(|i| chinese(3 + i % 9)).collect();
+    let repeats: Vec<Vec<u8>> = (0..6000).map(|i| few[i * 7 % 40].clone()).collect();
+    for (name, good) in [("dense", dense), ("sparse", sparse), ("repeats", repeats)] {
         let n = good.len();
         let mut bad = good.clone();
         bad[n / 2 + 3].extend_from_slice(b"\xff");
         let mut split = good.clone();
         split[n / 3] = b"ab\xe4".to_vec();
         split[n / 3 + 1] = b"\xb8\xadcd".to_vec();
+        // Most rows bad (a character truncated at the row's end): a text
+        // read of coded chunks checks them while decoding.
+        let mut mostly_bad = good.clone();
+        for v in mostly_bad.iter_mut().skip(n / 4) {
+            v.push(0xe4);
+        }
         for codec in [Codec::OnPair16, Codec::Fsst12, Codec::OnPair12] {
-            for rows in [&good, &bad, &split] {
+            for rows in [&good, &bad, &split, &mostly_bad] {
                 let arr = BinaryArray::from_iter_values(rows.iter());
                 let file = write_arrays_to_vec(&[&arr], codec_opts(codec, 4096)).unwrap();
                 let r = Reader::from_bytes(file).unwrap();
                 let unproven = check_proofs(&r);
-                assert!(unproven > 0, "{name} {codec:?}: no token cuts a character");
-                if name == "sparse" {
+                assert!(
+                    cuts_characters(&r),
+                    "{name} {codec:?}: no token cuts a character"
+                );
+                let vdict = (0..r.num_chunks()).all(|i| r.chunk(i).unwrap().entry().values > 0);
+                if name == "repeats" {
+                    // (Not `mostly_bad`: twice the distinct values.)
                     assert!(
-                        unproven * 4 < n,
-                        "{name} {codec:?}: {unproven} of {n} rows unproven"
+                        vdict || rows == &mostly_bad,
+                        "{codec:?}: no value dictionary"
                     );
+                } else {
+                    // Every UTF-8 row is proven, whatever its tokens cut.
+                    let bad_rows = rows
+                        .iter()
+                        .filter(|v| std::str::from_utf8(v).is_err())
+                        .count();
+                    assert_eq!(unproven, bad_rows, "{name} {codec:?}");
                 }
                 for range in [0..n, 1000..n - 17, n / 3 + 1..n / 2 + 3] {
                     text_read_agrees(&r, rows, range);

@@ -140,7 +140,7 @@ class File:
     def read(self, start: int = 0, stop: Optional[int] = None):
         """Rows ``start..stop`` as a ``pyarrow.LargeStringArray`` (or
         ``LargeBinaryArray`` when ``text=False``), built on the decoder's own
-        buffers through ``__arrow_c_array__``: no copy."""
+        buffers through the Arrow C Data Interface: no copy."""
         f = self._f
         return f._read_array(start, len(f) if stop is None else stop)
 

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::{make_array, Array, ArrayRef};
+use arrow_schema::DataType;
 use fastpair::arrow::ArrowType;
 use fastpair::{CodecChoice, Reader, WriterOptions};
 use pyo3::create_exception;
@@ -190,27 +191,76 @@ fn decoded_handle(d: fastpair::arrow::Decoded) -> fastpair::Result<ArrowHandle> 
     })
 }
 
-/// pyarrow's importer of C Data Interface capsules (`pyarrow.Array.
-/// _import_from_c_capsule`, pyarrow >= 14), or `pyarrow.array` where it is
-/// missing; looked up once.
-static PA_IMPORT: pyo3::sync::GILOnceCell<(PyObject, bool)> = pyo3::sync::GILOnceCell::new();
+/// How arrays reach pyarrow, looked up once: `pyarrow.Array._import_from_c`
+/// with the array's type as a pyarrow `DataType` (`large_binary()`,
+/// `large_string()`), which skips exporting and importing a schema and
+/// building two capsules (the fixed cost of a small read); else pyarrow's
+/// importer of C Data Interface capsules (`_import_from_c_capsule`); else
+/// `pyarrow.array` on the handle (`__arrow_c_array__`).
+enum PaImport {
+    Typed {
+        import: PyObject,
+        large_binary: PyObject,
+        large_string: PyObject,
+    },
+    Capsules(PyObject),
+    Array(PyObject),
+}
+
+static PA_IMPORT: pyo3::sync::GILOnceCell<PaImport> = pyo3::sync::GILOnceCell::new();
 
 /// `h` as a pyarrow array (its buffers, no copy).
 fn to_pyarrow(py: Python<'_>, h: ArrowHandle) -> PyResult<Bound<'_, PyAny>> {
-    let (imp, capsules) = PA_IMPORT.get_or_try_init(py, || -> PyResult<(PyObject, bool)> {
+    let how = PA_IMPORT.get_or_try_init(py, || -> PyResult<PaImport> {
         let pa = py.import("pyarrow")?;
-        Ok(
-            match pa.getattr("Array")?.getattr("_import_from_c_capsule") {
-                Ok(f) => (f.unbind(), true),
-                Err(_) => (pa.getattr("array")?.unbind(), false),
-            },
-        )
+        let array = pa.getattr("Array")?;
+        if let Ok(f) = array.getattr("_import_from_c") {
+            return Ok(PaImport::Typed {
+                import: f.unbind(),
+                large_binary: pa.call_method0("large_binary")?.unbind(),
+                large_string: pa.call_method0("large_string")?.unbind(),
+            });
+        }
+        Ok(match array.getattr("_import_from_c_capsule") {
+            Ok(f) => PaImport::Capsules(f.unbind()),
+            Err(_) => PaImport::Array(pa.getattr("array")?.unbind()),
+        })
     })?;
-    if *capsules {
-        let (sc, ac) = h.__arrow_c_array__(py, None)?;
-        imp.bind(py).call1((sc, ac))
-    } else {
-        imp.bind(py).call1((Bound::new(py, h)?,))
+    match how {
+        PaImport::Typed {
+            import,
+            large_binary,
+            large_string,
+        } if matches!(
+            h.array.data_type(),
+            DataType::LargeBinary | DataType::LargeUtf8
+        ) =>
+        {
+            let ty = if *h.array.data_type() == DataType::LargeUtf8 {
+                large_string
+            } else {
+                large_binary
+            };
+            // The exported array on the heap, at an address that stays put
+            // while pyarrow imports it. pyarrow moves its contents out (its
+            // `release` becomes null, so dropping the box releases nothing);
+            // if the import fails before that, dropping the box releases it.
+            let array = Box::new(FFI_ArrowArray::new(&h.array.to_data()));
+            let addr = &*array as *const FFI_ArrowArray as usize;
+            let out = import.bind(py).call1((addr, ty.bind(py)));
+            drop(array);
+            out
+        }
+        PaImport::Capsules(f) => {
+            let (sc, ac) = h.__arrow_c_array__(py, None)?;
+            f.bind(py).call1((sc, ac))
+        }
+        // (Another type: through the handle's `__arrow_c_array__`.)
+        PaImport::Typed { .. } => py
+            .import("pyarrow")?
+            .getattr("array")?
+            .call1((Bound::new(py, h)?,)),
+        PaImport::Array(f) => f.bind(py).call1((Bound::new(py, h)?,)),
     }
 }
 

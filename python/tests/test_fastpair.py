@@ -127,6 +127,27 @@ def test_read_is_zero_copy(tmp_path):
     assert arr.to_pylist() == [SAMPLE[5], SAMPLE[1], SAMPLE[5]]
 
 
+def test_read_array_holds_the_decoders_buffers(tmp_path):
+    # `read()` hands the decoder's buffers to pyarrow (imported with a known
+    # type, no schema): pyarrow allocates nothing for them, the array keeps
+    # them alive after the file is gone, and nulls and both types survive.
+    vals = SAMPLE + [None, "", "中文"]
+    for text in (True, False):
+        p = tmp_path / f"n{text}.fpc"
+        fastpair.write(p, vals)
+        f = fastpair.open(p, text=text)
+        f.read()
+        before = pa.total_allocated_bytes()
+        arr = f.read()
+        assert pa.total_allocated_bytes() == before
+        del f
+        want = vals if text else [None if v is None else v.encode() for v in vals]
+        assert arr.type == (pa.large_string() if text else pa.large_binary())
+        assert arr.null_count == vals.count(None)
+        assert arr.to_pylist() == want
+        arr.validate(full=True)
+
+
 def test_take(tmp_path):
     f = roundtrip(tmp_path, SAMPLE, chunk_rows=50)
     rng = random.Random(1)

@@ -162,6 +162,9 @@ pub struct Reader {
     /// Per dictionary, once needed: each token's length and whether it is
     /// not UTF-8 on its own ([`Reader::token_len_utf8`]).
     token_utf8: Vec<OnceLock<Vec<u8>>>,
+    /// Per dictionary, once needed: each token's transitions over the UTF-8
+    /// automaton ([`Reader::token_utf8_moves`]).
+    token_moves: Vec<OnceLock<Vec<u32>>>,
 }
 
 impl std::fmt::Debug for Reader {
@@ -333,6 +336,7 @@ impl Reader {
             opts,
             version: t.version,
             token_utf8: (0..ndicts).map(|_| OnceLock::new()).collect(),
+            token_moves: (0..ndicts).map(|_| OnceLock::new()).collect(),
         };
         if r.opts.eager {
             // Chunks in order, so the first error is the same as a lazy
