@@ -40,13 +40,17 @@ fn main() {
     let reps: usize = a.get(4).map_or(5, |s| s.parse().expect("reps"));
     let data = std::fs::read(path).expect("read column");
     let rows = fastpair::testing::corpus::lines(&data);
+    // PROBE_THREADS=0: called from the main thread with the global pool (as
+    // an application or the Python module calls it); else a pool of that
+    // many threads (default 1), installed around the whole run.
+    let threads: usize = std::env::var("PROBE_THREADS").map_or(1, |t| t.parse().expect("threads"));
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
+        .num_threads(threads.max(1))
         .build()
         .expect("pool");
     let mut best = f64::MAX;
     let total: usize = rows.iter().map(|r| r.len()).sum();
-    pool.install(|| {
+    let mut run = || {
         if op == "theirs" {
             let mut bytes = Vec::with_capacity(total);
             let mut offsets = vec![0u32];
@@ -86,7 +90,12 @@ fn main() {
             assert_eq!(n, total);
             best = best.min(t.elapsed().as_secs_f64());
         }
-    });
+    };
+    if threads == 0 {
+        run();
+    } else {
+        pool.install(run);
+    }
     println!(
         "{op} w={bits}: {total} bytes, best {:.3} ms, {:.2} GB/s",
         best * 1e3,
