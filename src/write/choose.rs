@@ -25,6 +25,19 @@
 //! the few distinct values and how big its dictionary is. The writer then
 //! makes the exact per-chunk choice (both sections, the smaller kept).
 //!
+//! Screening (`auto`, no value-dictionary layout in play): FSST-12 is first
+//! trained on a small sample ([`SCREEN_FSST12`], about a quarter of its full
+//! training) while the OnPair candidates train; the screening dictionary and
+//! the OnPair ones are estimated on at most [`SCREEN_EVAL_BYTES`] of the
+//! evaluation rows, and the full FSST-12 training runs only when the screening
+//! estimate is within [`SCREEN_MARGIN`] of the best OnPair estimate. On the 41
+//! corpus columns (2026-12-01, bench/notes/r4-comp.md) the screening estimate
+//! was at most 1.30× (loghub_Linux_full: 2.09 against 1.61) the full FSST-12
+//! file's share of the best OnPair file, and every column whose screening
+//! ratio exceeded 1.25 had a full FSST-12 file at least 1.19× the best
+//! OnPair file: no choice changed (same bytes on every column), and FSST-12's
+//! full training is skipped on 26 of them.
+//!
 //! Tie-breaker: among the codecs whose estimate is within [`TIE_MARGIN`] of
 //! the smallest, the one with the most value bytes per code wins (decoders
 //! spend their time per code, so fewer codes decode faster).
@@ -32,6 +45,7 @@
 use rayon::prelude::*;
 
 use super::{train_candidates, WriterOptions};
+use crate::dict::fsst12::{self, Fsst12Params};
 use crate::dict::matcher::Matcher;
 use crate::dict::planes::stored_section_len;
 use crate::dict::{TokenTable, MAX_TOKEN_LEN};
@@ -161,16 +175,39 @@ pub(super) fn train(
     rows: &[&[u8]],
 ) -> (Codec, TokenTable, Choice, Option<RowCodes>) {
     let total: usize = rows.iter().map(|r| r.len()).sum();
-    let trained: Vec<(Codec, TokenTable)> = opts
-        .codec
-        .candidates(total)
-        .par_iter()
-        .flat_map_iter(|&codec| {
-            train_candidates(opts, codec, rows)
-                .into_iter()
-                .map(move |t| (codec, t))
-        })
-        .collect();
+    let candidates = opts.codec.candidates(total);
+    let distinct = (opts.value_dict && candidates.len() > 1)
+        .then(|| super::values::distinct_rows(rows))
+        .flatten();
+    let train_all = |codecs: &[Codec]| -> Vec<(Codec, TokenTable)> {
+        codecs
+            .par_iter()
+            .flat_map_iter(|&codec| {
+                train_candidates(opts, codec, rows)
+                    .into_iter()
+                    .map(move |t| (codec, t))
+            })
+            .collect()
+    };
+    // FSST-12 first screened (module notes): a dictionary trained on a small
+    // sample is estimated next to the OnPair candidates on a small sample,
+    // and the full FSST-12 training runs only where it may win.
+    let screen = candidates.len() > 1 && candidates[0] == Codec::Fsst12 && distinct.is_none();
+    let trained: Vec<(Codec, TokenTable)> = if screen {
+        let (mut onpair, small) = rayon::join(
+            || train_all(&candidates[1..]),
+            || fsst12::train(rows, &SCREEN_FSST12),
+        );
+        if fsst12_may_win(opts, rows, total, &small, &onpair) {
+            onpair.insert(
+                0,
+                (Codec::Fsst12, fsst12::train(rows, &Fsst12Params::default())),
+            );
+        }
+        onpair
+    } else {
+        train_all(candidates)
+    };
     if trained.len() == 1 {
         let (codec, table) = trained.into_iter().next().expect("one candidate");
         let choice = Choice {
@@ -183,10 +220,6 @@ pub(super) fn train(
     // When the evaluation sample is every row, the chosen candidate's codes
     // are the chunk's codes: kept, so the writer need not encode again.
     let whole = total <= EVAL_BYTES;
-    let distinct = opts
-        .value_dict
-        .then(|| super::values::distinct_rows(rows))
-        .flatten();
     let (estimates, mut kept): (Vec<Estimate>, Vec<Option<RowCodes>>) = trained
         .par_iter()
         .map(|(codec, table)| {
@@ -210,6 +243,48 @@ pub(super) fn train(
         .expect("pick returns a candidate");
     let codes = kept.swap_remove(best);
     (codec, table, Choice { codec, estimates }, codes)
+}
+
+/// FSST-12 screening dictionary: a 64 KiB sample and 3 rounds (about a
+/// quarter of the default training's work; geomean ratio 2.29 against the
+/// default's 2.46 in `Fsst12Params::default`'s table).
+const SCREEN_FSST12: Fsst12Params = Fsst12Params {
+    sample_bytes: 64 << 10,
+    rounds: 3,
+    max_piece: 512,
+};
+
+/// Most bytes of rows the screening estimates encode.
+const SCREEN_EVAL_BYTES: usize = 128 << 10;
+
+/// FSST-12 is trained in full when its screening dictionary's estimate is
+/// at most this share above the best OnPair candidate's (on the same
+/// screening rows). It covers what the full sample gains over the screening
+/// sample plus the estimates' noise (measured: module notes).
+pub const SCREEN_MARGIN: f64 = 0.25;
+
+/// Whether FSST-12, screened with `small`, may beat the OnPair candidates
+/// `onpair` on these rows (all trained on them already).
+fn fsst12_may_win(
+    opts: &WriterOptions,
+    rows: &[&[u8]],
+    total: usize,
+    small: &TokenTable,
+    onpair: &[(Codec, TokenTable)],
+) -> bool {
+    let eval = eval_sample(rows);
+    let eval_bytes: usize = eval.iter().map(|r| r.len()).sum();
+    let step = eval_bytes.div_ceil(SCREEN_EVAL_BYTES).max(1);
+    let screen: Vec<&[u8]> = eval.iter().step_by(step).copied().collect();
+    let (f, _) = estimate(opts, Codec::Fsst12, small, &screen, total, false);
+    let best = onpair
+        .iter()
+        .map(|(c, t)| estimate(opts, *c, t, &screen, total, false).0.bytes)
+        .fold(f64::INFINITY, f64::min);
+    if std::env::var_os("FASTPAIR_SCREEN_DEBUG").is_some() {
+        eprintln!("screen fsst/onpair {:.4}", f.bytes / best);
+    }
+    f.bytes <= best * (1.0 + SCREEN_MARGIN)
 }
 
 /// The codes of every row of a dictionary's rows, as the writer's greedy
