@@ -25,18 +25,22 @@
 //! the few distinct values and how big its dictionary is. The writer then
 //! makes the exact per-chunk choice (both sections, the smaller kept).
 //!
-//! Screening (`auto`, no value-dictionary layout in play): FSST-12 is first
-//! trained on a small sample ([`SCREEN_FSST12`], about a quarter of its full
-//! training) while the OnPair candidates train; the screening dictionary and
-//! the OnPair ones are estimated on at most [`SCREEN_EVAL_BYTES`] of the
-//! evaluation rows, and the full FSST-12 training runs only when the screening
-//! estimate is within [`SCREEN_MARGIN`] of the best OnPair estimate. On the 41
-//! corpus columns (2026-12-01, bench/notes/r4-comp.md) the screening estimate
-//! was at most 1.30× (loghub_Linux_full: 2.09 against 1.61) the full FSST-12
-//! file's share of the best OnPair file, and every column whose screening
-//! ratio exceeded 1.25 had a full FSST-12 file at least 1.19× the best
-//! OnPair file: no choice changed (same bytes on every column), and FSST-12's
-//! full training is skipped on 26 of them.
+//! Screening (`auto`): OnPair-12 is trained first, and next to it (when no
+//! value-dictionary layout is in play) FSST-12 on a small sample
+//! ([`SCREEN_FSST12`], about a quarter of its full training). Both are
+//! estimated on at most [`SCREEN_EVAL_BYTES`] of the evaluation rows, and the
+//! full FSST-12 training runs only when the screening estimate is within
+//! [`SCREEN_MARGIN`] of OnPair-12's. OnPair-16 is trained (rows of at least
+//! [`AUTO_ONPAIR16_MIN_BYTES`]) only when OnPair-12's scan filled all 4096
+//! tokens before pruning: where 4096 were not all created, 65536 only widen
+//! the codes (corpus: OnPair-16 was 1.00–1.33× OnPair-12's file on the four
+//! columns this skips, c_name, c_address, l_shipinstruct, o_clerk). On the 41
+//! corpus columns (2026-12-01, bench/notes/r4-comp.md) the screening ratio
+//! (FSST-12 screen / OnPair-12 estimate) was at most 1.30× the full files'
+//! ratio (loghub_Linux_full: 2.09 against 1.61), and every column whose
+//! screening ratio exceeded 1.25 had a full FSST-12 file at least 1.19× the
+//! best OnPair file: no choice changed (same bytes on every column), and
+//! FSST-12's full training is skipped on 26 of the 38 screened columns.
 //!
 //! Tie-breaker: among the codecs whose estimate is within [`TIE_MARGIN`] of
 //! the smallest, the one with the most value bytes per code wins (decoders
@@ -44,7 +48,7 @@
 
 use rayon::prelude::*;
 
-use super::{train_candidates, WriterOptions};
+use super::{train_codec, WriterOptions};
 use crate::dict::fsst12::{self, Fsst12Params};
 use crate::dict::matcher::Matcher;
 use crate::dict::planes::stored_section_len;
@@ -57,7 +61,8 @@ use crate::format::Codec;
 pub enum CodecChoice {
     /// Train FSST-12, OnPair-12 and OnPair-16 (on rows of at least
     /// [`AUTO_ONPAIR16_MIN_BYTES`]) on each dictionary's rows and keep the one
-    /// with the smallest estimated size (default).
+    /// with the smallest estimated size (default). FSST-12 and OnPair-16 are
+    /// skipped where a cheap screen says they cannot win (`write/choose.rs`).
     #[default]
     Auto,
     /// Always this codec.
@@ -179,34 +184,32 @@ pub(super) fn train(
     let distinct = (opts.value_dict && candidates.len() > 1)
         .then(|| super::values::distinct_rows(rows))
         .flatten();
-    let train_all = |codecs: &[Codec]| -> Vec<(Codec, TokenTable)> {
-        codecs
-            .par_iter()
-            .flat_map_iter(|&codec| {
-                train_candidates(opts, codec, rows)
-                    .into_iter()
-                    .map(move |t| (codec, t))
-            })
-            .collect()
+    let train_one = |codec: Codec| {
+        let (table, filled) = train_codec(opts, codec, rows);
+        ((codec, table), filled)
     };
-    // FSST-12 first screened (module notes): a dictionary trained on a small
-    // sample is estimated next to the OnPair candidates on a small sample,
-    // and the full FSST-12 training runs only where it may win.
-    let screen = candidates.len() > 1 && candidates[0] == Codec::Fsst12 && distinct.is_none();
-    let trained: Vec<(Codec, TokenTable)> = if screen {
-        let (mut onpair, small) = rayon::join(
-            || train_all(&candidates[1..]),
-            || fsst12::train(rows, &SCREEN_FSST12),
+    let trained: Vec<(Codec, TokenTable)> = if opts.codec == CodecChoice::Auto {
+        // FSST-12 first screened and OnPair-16 gated (module notes): the
+        // OnPair-12 dictionary and FSST-12's screening dictionary are trained
+        // first (in parallel), then the candidates that may still win.
+        let screen = distinct.is_none();
+        let ((o12, o12_filled), small) = rayon::join(
+            || train_one(Codec::OnPair12),
+            || screen.then(|| fsst12::train(rows, &SCREEN_FSST12)),
         );
-        if fsst12_may_win(opts, rows, total, &small, &onpair) {
-            onpair.insert(
-                0,
-                (Codec::Fsst12, fsst12::train(rows, &Fsst12Params::default())),
-            );
-        }
-        onpair
+        let want16 = candidates.contains(&Codec::OnPair16) && o12_filled;
+        let want_fsst = small
+            .as_ref()
+            .map_or(true, |s| fsst12_may_win(opts, rows, total, s, &o12));
+        let (fsst, o16) = rayon::join(
+            || want_fsst.then(|| train_one(Codec::Fsst12).0),
+            || want16.then(|| train_one(Codec::OnPair16).0),
+        );
+        // Candidate order (FSST-12, OnPair-12, OnPair-16): `pick` breaks
+        // exact ties by it.
+        fsst.into_iter().chain([o12]).chain(o16).collect()
     } else {
-        train_all(candidates)
+        candidates.iter().map(|&c| train_one(c).0).collect()
     };
     if trained.len() == 1 {
         let (codec, table) = trained.into_iter().next().expect("one candidate");
@@ -270,17 +273,15 @@ fn fsst12_may_win(
     rows: &[&[u8]],
     total: usize,
     small: &TokenTable,
-    onpair: &[(Codec, TokenTable)],
+    onpair: &(Codec, TokenTable),
 ) -> bool {
     let eval = eval_sample(rows);
     let eval_bytes: usize = eval.iter().map(|r| r.len()).sum();
     let step = eval_bytes.div_ceil(SCREEN_EVAL_BYTES).max(1);
     let screen: Vec<&[u8]> = eval.iter().step_by(step).copied().collect();
     let (f, _) = estimate(opts, Codec::Fsst12, small, &screen, total, false);
-    let best = onpair
-        .iter()
-        .map(|(c, t)| estimate(opts, *c, t, &screen, total, false).0.bytes)
-        .fold(f64::INFINITY, f64::min);
+    let (o, _) = estimate(opts, onpair.0, &onpair.1, &screen, total, false);
+    let best = o.bytes;
     if std::env::var_os("FASTPAIR_SCREEN_DEBUG").is_some() {
         eprintln!("screen fsst/onpair {:.4}", f.bytes / best);
     }
