@@ -162,14 +162,18 @@ pub struct Estimate {
 pub struct Choice {
     /// The codec of the dictionary.
     pub codec: Codec,
-    /// The estimates, in candidate order.
+    /// The estimates, in candidate order; under `auto`, a codec screened
+    /// out before its full training (FSST-12: module notes of
+    /// `write/choose.rs`) comes last, with the estimate of its screening
+    /// dictionary.
     pub estimates: Vec<Estimate>,
 }
 
 /// Trains the dictionary for `rows` under `opts.codec`: every candidate
 /// dictionary (each codec's, and for OnPair on small inputs also one of short
 /// tokens) is trained in parallel, estimated on one shared evaluation sample,
-/// and the best kept. A single candidate is kept without estimating it.
+/// and the best kept. A single candidate is kept without estimating it
+/// (under `auto`, only when no candidate was screened out).
 /// Deterministic: the result depends on the rows and options only.
 ///
 /// When the evaluation sample is every row (at most [`EVAL_BYTES`]), the
@@ -188,6 +192,9 @@ pub(super) fn train(
         let (table, filled) = train_codec(opts, codec, rows);
         ((codec, table), filled)
     };
+    // Estimates of candidates screened out (FSST-12's screening dictionary):
+    // reported after the trained candidates', never picked.
+    let mut screened = Vec::new();
     let trained: Vec<(Codec, TokenTable)> = if opts.codec == CodecChoice::Auto {
         // FSST-12 first screened and OnPair-16 gated (module notes): the
         // OnPair-12 dictionary and FSST-12's screening dictionary are trained
@@ -198,9 +205,16 @@ pub(super) fn train(
             || screen.then(|| fsst12::train(rows, &SCREEN_FSST12)),
         );
         let want16 = candidates.contains(&Codec::OnPair16) && o12_filled;
-        let want_fsst = small
-            .as_ref()
-            .map_or(true, |s| fsst12_may_win(opts, rows, total, s, &o12));
+        let want_fsst = match &small {
+            None => true,
+            Some(s) => {
+                let (e, may_win) = screen_fsst12(opts, rows, total, s, &o12);
+                if !may_win {
+                    screened.push(e);
+                }
+                may_win
+            }
+        };
         let (fsst, o16) = rayon::join(
             || want_fsst.then(|| train_one(Codec::Fsst12).0),
             || want16.then(|| train_one(Codec::OnPair16).0),
@@ -211,7 +225,7 @@ pub(super) fn train(
     } else {
         candidates.iter().map(|&c| train_one(c).0).collect()
     };
-    if trained.len() == 1 {
+    if trained.len() == 1 && screened.is_empty() {
         let (codec, table) = trained.into_iter().next().expect("one candidate");
         let choice = Choice {
             codec,
@@ -245,6 +259,8 @@ pub(super) fn train(
         .nth(best)
         .expect("pick returns a candidate");
     let codes = kept.swap_remove(best);
+    let mut estimates = estimates;
+    estimates.extend(screened);
     (codec, table, Choice { codec, estimates }, codes)
 }
 
@@ -266,15 +282,15 @@ const SCREEN_EVAL_BYTES: usize = 128 << 10;
 /// sample plus the estimates' noise (measured: module notes).
 pub const SCREEN_MARGIN: f64 = 0.25;
 
-/// Whether FSST-12, screened with `small`, may beat the OnPair candidates
-/// `onpair` on these rows (all trained on them already).
-fn fsst12_may_win(
+/// FSST-12's screening estimate with the dictionary `small`, and whether
+/// FSST-12 may beat `onpair` (OnPair-12, trained on the same rows).
+fn screen_fsst12(
     opts: &WriterOptions,
     rows: &[&[u8]],
     total: usize,
     small: &TokenTable,
     onpair: &(Codec, TokenTable),
-) -> bool {
+) -> (Estimate, bool) {
     let eval = eval_sample(rows);
     let eval_bytes: usize = eval.iter().map(|r| r.len()).sum();
     let step = eval_bytes.div_ceil(SCREEN_EVAL_BYTES).max(1);
@@ -285,7 +301,7 @@ fn fsst12_may_win(
     if std::env::var_os("FASTPAIR_SCREEN_DEBUG").is_some() {
         eprintln!("screen fsst/onpair {:.4}", f.bytes / best);
     }
-    f.bytes <= best * (1.0 + SCREEN_MARGIN)
+    (f, f.bytes <= best * (1.0 + SCREEN_MARGIN))
 }
 
 /// The codes of every row of a dictionary's rows, as the writer's greedy
