@@ -27,10 +27,11 @@
 //!
 //! Screening (`auto`): OnPair-12 is trained first, and next to it (when no
 //! value-dictionary layout is in play) FSST-12 on a small sample
-//! ([`SCREEN_FSST12`], about a quarter of its full training). Both are
-//! estimated on at most [`SCREEN_EVAL_BYTES`] of the evaluation rows, and the
-//! full FSST-12 training runs only when the screening estimate is within
-//! [`SCREEN_MARGIN`] of OnPair-12's. OnPair-16 is trained (rows of at least
+//! ([`SCREEN_FSST12`], about a quarter of its full training). The
+//! screening dictionary is estimated on at most [`SCREEN_EVAL_BYTES`] of the
+//! evaluation rows, OnPair-12 on the evaluation rows (the estimate the choice
+//! uses, made once), and the full FSST-12 training runs only when the
+//! screening estimate is within [`SCREEN_MARGIN`] of OnPair-12's. OnPair-16 is trained (rows of at least
 //! [`AUTO_ONPAIR16_MIN_BYTES`]) only when OnPair-12's scan filled all 4096
 //! tokens before pruning: where 4096 were not all created, 65536 only widen
 //! the codes (corpus: OnPair-16 was 1.00–1.33× OnPair-12's file on the four
@@ -45,8 +46,6 @@
 //! Tie-breaker: among the codecs whose estimate is within [`TIE_MARGIN`] of
 //! the smallest, the one with the most value bytes per code wins (decoders
 //! spend their time per code, so fewer codes decode faster).
-
-use rayon::prelude::*;
 
 use super::{train_codec, WriterOptions};
 use crate::dict::fsst12::{self, Fsst12Params};
@@ -185,82 +184,76 @@ pub(super) fn train(
 ) -> (Codec, TokenTable, Choice, Option<RowCodes>) {
     let total: usize = rows.iter().map(|r| r.len()).sum();
     let candidates = opts.codec.candidates(total);
-    let distinct = (opts.value_dict && candidates.len() > 1)
-        .then(|| super::values::distinct_rows(rows))
-        .flatten();
-    let train_one = |codec: Codec| {
-        let (table, filled) = train_codec(opts, codec, rows);
-        ((codec, table), filled)
-    };
-    // Estimates of candidates screened out (FSST-12's screening dictionary):
-    // reported after the trained candidates', never picked.
-    let mut screened = Vec::new();
-    let trained: Vec<(Codec, TokenTable)> = if opts.codec == CodecChoice::Auto {
-        // FSST-12 first screened and OnPair-16 gated (module notes): the
-        // OnPair-12 dictionary and FSST-12's screening dictionary are trained
-        // first (in parallel), then the candidates that may still win.
-        let screen = distinct.is_none();
-        let ((o12, o12_filled), small) = rayon::join(
-            || train_one(Codec::OnPair12),
-            || screen.then(|| fsst12::train(rows, &SCREEN_FSST12)),
-        );
-        let want16 = candidates.contains(&Codec::OnPair16) && o12_filled;
-        let want_fsst = match &small {
-            None => true,
-            Some(s) => {
-                let (e, may_win) = screen_fsst12(opts, rows, total, s, &o12);
-                if !may_win {
-                    screened.push(e);
-                }
-                may_win
-            }
-        };
-        let (fsst, o16) = rayon::join(
-            || want_fsst.then(|| train_one(Codec::Fsst12).0),
-            || want16.then(|| train_one(Codec::OnPair16).0),
-        );
-        // Candidate order (FSST-12, OnPair-12, OnPair-16): `pick` breaks
-        // exact ties by it.
-        fsst.into_iter().chain([o12]).chain(o16).collect()
-    } else {
-        candidates.iter().map(|&c| train_one(c).0).collect()
-    };
-    if trained.len() == 1 && screened.is_empty() {
-        let (codec, table) = trained.into_iter().next().expect("one candidate");
+    if candidates.len() == 1 {
+        let codec = candidates[0];
+        let (table, _) = train_codec(opts, codec, rows);
         let choice = Choice {
             codec,
             estimates: Vec::new(),
         };
         return (codec, table, choice, None);
     }
+    let distinct = opts
+        .value_dict
+        .then(|| super::values::distinct_rows(rows))
+        .flatten();
     let eval = eval_sample(rows);
     // When the evaluation sample is every row, the chosen candidate's codes
     // are the chunk's codes: kept, so the writer need not encode again.
     let whole = total <= EVAL_BYTES;
-    let (estimates, mut kept): (Vec<Estimate>, Vec<Option<RowCodes>>) = trained
-        .par_iter()
-        .map(|(codec, table)| {
-            let (mut e, codes) = estimate(opts, *codec, table, &eval, total, whole);
-            if let Some(d) = &distinct {
-                let d_bytes = d.iter().map(|r| r.len()).sum();
-                let (v, _) = estimate(opts, *codec, table, d, d_bytes, false);
-                let vd = super::values::estimate(rows.len(), d.len(), v.bytes);
-                if vd < e.bytes {
-                    e.bytes = vd;
-                    e.value_dict = true;
-                }
+    let est = |codec: Codec, table: &TokenTable| {
+        let (mut e, codes) = estimate(opts, codec, table, &eval, total, whole);
+        if let Some(d) = &distinct {
+            let d_bytes = d.iter().map(|r| r.len()).sum();
+            let (v, _) = estimate(opts, codec, table, d, d_bytes, false);
+            let vd = super::values::estimate(rows.len(), d.len(), v.bytes);
+            if vd < e.bytes {
+                e.bytes = vd;
+                e.value_dict = true;
             }
-            (e, codes)
-        })
-        .unzip();
-    let best = pick(estimates.iter().copied());
-    let (codec, table) = trained
+        }
+        (e, codes)
+    };
+    // A candidate trained and estimated.
+    let train_est = |codec: Codec| {
+        let (table, _) = train_codec(opts, codec, rows);
+        let (e, codes) = est(codec, &table);
+        (codec, table, e, codes)
+    };
+    // FSST-12 screened and OnPair-16 gated (module notes): OnPair-12 and
+    // FSST-12's screening dictionary train first (in parallel); OnPair-12's
+    // estimate is the screen's yardstick, then the candidates that may still
+    // win train and are estimated.
+    let screen = distinct.is_none() && candidates.contains(&Codec::Fsst12);
+    let ((o12, o12_filled), small) = rayon::join(
+        || train_codec(opts, Codec::OnPair12, rows),
+        || screen.then(|| fsst12::train(rows, &SCREEN_FSST12)),
+    );
+    let ((o12_e, o12_codes), screened) = rayon::join(
+        || est(Codec::OnPair12, &o12),
+        || small.map(|s| screen_fsst12(opts, &eval, total, &s)),
+    );
+    let want_fsst = candidates.contains(&Codec::Fsst12)
+        && screened.map_or(true, |f| f.bytes <= o12_e.bytes * (1.0 + SCREEN_MARGIN));
+    let want16 = candidates.contains(&Codec::OnPair16) && o12_filled;
+    let (fsst, o16) = rayon::join(
+        || want_fsst.then(|| train_est(Codec::Fsst12)),
+        || want16.then(|| train_est(Codec::OnPair16)),
+    );
+    // Candidate order (FSST-12, OnPair-12, OnPair-16): `pick` breaks exact
+    // ties by it.
+    let mut all: Vec<(Codec, TokenTable, Estimate, Option<RowCodes>)> = fsst
         .into_iter()
-        .nth(best)
-        .expect("pick returns a candidate");
-    let codes = kept.swap_remove(best);
-    let mut estimates = estimates;
-    estimates.extend(screened);
+        .chain([(Codec::OnPair12, o12, o12_e, o12_codes)])
+        .chain(o16)
+        .collect();
+    let mut estimates: Vec<Estimate> = all.iter().map(|c| c.2).collect();
+    let best = pick(estimates.iter().copied());
+    if !want_fsst {
+        // Reported after the trained candidates', never picked.
+        estimates.extend(screened);
+    }
+    let (codec, table, _, codes) = all.swap_remove(best);
     (codec, table, Choice { codec, estimates }, codes)
 }
 
@@ -273,35 +266,27 @@ const SCREEN_FSST12: Fsst12Params = Fsst12Params {
     max_piece: 512,
 };
 
-/// Most bytes of rows the screening estimates encode.
+/// Most bytes of rows the screening estimate encodes.
 const SCREEN_EVAL_BYTES: usize = 128 << 10;
 
 /// FSST-12 is trained in full when its screening dictionary's estimate is
-/// at most this share above the best OnPair candidate's (on the same
-/// screening rows). It covers what the full sample gains over the screening
-/// sample plus the estimates' noise (measured: module notes).
+/// at most this share above OnPair-12's estimate. It covers what the full
+/// sample gains over the screening sample plus the estimates' noise
+/// (measured: module notes).
 pub const SCREEN_MARGIN: f64 = 0.25;
 
-/// FSST-12's screening estimate with the dictionary `small`, and whether
-/// FSST-12 may beat `onpair` (OnPair-12, trained on the same rows).
+/// FSST-12's screening estimate with the dictionary `small`, on at most
+/// [`SCREEN_EVAL_BYTES`] of the evaluation rows `eval`, scaled to `total`.
 fn screen_fsst12(
     opts: &WriterOptions,
-    rows: &[&[u8]],
+    eval: &[&[u8]],
     total: usize,
     small: &TokenTable,
-    onpair: &(Codec, TokenTable),
-) -> (Estimate, bool) {
-    let eval = eval_sample(rows);
+) -> Estimate {
     let eval_bytes: usize = eval.iter().map(|r| r.len()).sum();
     let step = eval_bytes.div_ceil(SCREEN_EVAL_BYTES).max(1);
     let screen: Vec<&[u8]> = eval.iter().step_by(step).copied().collect();
-    let (f, _) = estimate(opts, Codec::Fsst12, small, &screen, total, false);
-    let (o, _) = estimate(opts, onpair.0, &onpair.1, &screen, total, false);
-    let best = o.bytes;
-    if std::env::var_os("FASTPAIR_SCREEN_DEBUG").is_some() {
-        eprintln!("screen fsst/onpair {:.4}", f.bytes / best);
-    }
-    (f, f.bytes <= best * (1.0 + SCREEN_MARGIN))
+    estimate(opts, Codec::Fsst12, small, &screen, total, false).0
 }
 
 /// The codes of every row of a dictionary's rows, as the writer's greedy
