@@ -1,5 +1,6 @@
-//! Codec choice: `auto` trains every codec on the same rows, estimates the
-//! bytes each would put in the file and keeps the smallest (spec/FORMAT.md
+//! Codec choice: `auto` trains the codecs on the same rows (those a cheap
+//! screen does not rule out, below), estimates the bytes each would put in
+//! the file and keeps the smallest (spec/FORMAT.md
 //! §4.2 says what each codec id means; nothing here changes the bytes a
 //! chosen codec writes).
 //!
@@ -168,11 +169,12 @@ pub struct Choice {
     pub estimates: Vec<Estimate>,
 }
 
-/// Trains the dictionary for `rows` under `opts.codec`: every candidate
-/// dictionary (each codec's, and for OnPair on small inputs also one of short
-/// tokens) is trained in parallel, estimated on one shared evaluation sample,
-/// and the best kept. A single candidate is kept without estimating it
-/// (under `auto`, only when no candidate was screened out).
+/// Trains the dictionary for `rows` under `opts.codec`. A fixed codec's
+/// single candidate is kept without estimating it. Under `auto`, OnPair-12
+/// and FSST-12's screen train first (in parallel), then FSST-12 and OnPair-16
+/// where the screen and OnPair-12's fill say they may win (module notes);
+/// every candidate trained is estimated on one shared evaluation sample and
+/// the best kept.
 /// Deterministic: the result depends on the rows and options only.
 ///
 /// When the evaluation sample is every row (at most [`EVAL_BYTES`]), the
