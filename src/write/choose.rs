@@ -48,11 +48,13 @@
 //! the smallest, the one with the most value bytes per code wins (decoders
 //! spend their time per code, so fewer codes decode faster).
 
+use rayon::prelude::*;
+
 use super::{train_codec, WriterOptions};
 use crate::dict::fsst12::{self, Fsst12Params};
 use crate::dict::matcher::Matcher;
 use crate::dict::planes::stored_section_len;
-use crate::dict::{TokenTable, MAX_TOKEN_LEN};
+use crate::dict::TokenTable;
 use crate::format::Codec;
 
 /// Which codec a writer uses.
@@ -131,6 +133,9 @@ pub const TIE_MARGIN: f64 = 0.01;
 /// Bytes of one sidecar entry in the estimate: a cascaded delta of about
 /// 10–14 bits (DESIGN §1.3).
 pub const SIDECAR_ENTRY_BYTES: f64 = 1.75;
+
+/// Rows per parallel task of an estimate's encoding pass.
+const ESTIMATE_TASK_ROWS: usize = 4096;
 
 /// Most bytes of rows encoded to estimate each candidate's size.
 const EVAL_BYTES: usize = 1 << 20;
@@ -358,29 +363,45 @@ fn estimate(
     keep: bool,
 ) -> (Estimate, Option<RowCodes>) {
     let m = Matcher::new(table);
-    let mut codes = Vec::new();
-    let mut ends = Vec::with_capacity(if keep { eval.len() } else { 0 });
-    let mut seen = 0usize;
-    let mut hist = [0u64; MAX_TOKEN_LEN];
-    let lens = table.lens();
-    for r in eval {
-        let start = codes.len();
-        m.encode_into(r, &mut codes);
-        seen += r.len();
-        for &c in &codes[start..] {
-            hist[lens[c as usize] as usize - 1] += 1;
-        }
-        if keep {
-            ends.push(codes.len() as u32);
-        } else {
-            codes.clear();
+    // Fixed groups of rows encoded on all cores, then joined in row order:
+    // the counts are sums and the codes keep their order, so the result does
+    // not depend on the thread count.
+    let parts: Vec<(Vec<u16>, Vec<u32>, usize, usize)> = eval
+        .par_chunks(ESTIMATE_TASK_ROWS)
+        .map(|part| {
+            let mut codes = Vec::new();
+            let mut ends = Vec::with_capacity(if keep { part.len() } else { 0 });
+            let (mut n, mut seen) = (0usize, 0usize);
+            for r in part {
+                m.encode_into(r, &mut codes);
+                seen += r.len();
+                if keep {
+                    ends.push(codes.len() as u32);
+                } else {
+                    n += codes.len();
+                    codes.clear();
+                }
+            }
+            if keep {
+                n = codes.len();
+            }
+            (codes, ends, n, seen)
+        })
+        .collect();
+    let n: usize = parts.iter().map(|p| p.2).sum();
+    let seen: usize = parts.iter().map(|p| p.3).sum();
+    let (mut codes, mut ends) = if keep {
+        (Vec::with_capacity(n), Vec::with_capacity(eval.len()))
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    if keep {
+        for (c, e, _, _) in parts {
+            let base = codes.len() as u32;
+            ends.extend(e.into_iter().map(|x| x + base));
+            codes.extend_from_slice(&c);
         }
     }
-    let n = if keep {
-        codes.len()
-    } else {
-        hist.iter().sum::<u64>() as usize
-    };
     let scale = if seen == 0 {
         0.0
     } else {
