@@ -2,7 +2,8 @@
 //!
 //! A checksummed file format for dictionary-coded strings (FSST-12, OnPair-12,
 //! OnPair-16), a streaming writer that trains dictionaries (by default it
-//! trains every codec and keeps the smallest: [`CodecChoice::Auto`]) and lays columns out
+//! trains the codecs a quick screen does not rule out and keeps the
+//! smallest: [`CodecChoice::Auto`]) and lays columns out
 //! for parallel decoding, and a reader with random row access on the CPU and
 //! bulk decoding on the CPU or the GPU.
 //!

@@ -606,13 +606,15 @@ impl<S: Sink> Writer<S> {
     }
 }
 
-/// Trains the candidate dictionaries of `codec` on a sample of `rows` spread
-/// over all of them (in parallel); `write/choose.rs` keeps the one with the
-/// smallest estimated size.
-fn train_candidates(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> Vec<TokenTable> {
+/// Trains the dictionary of `codec` on a sample of `rows` spread over all of
+/// them (the passes inside run in parallel); `write/choose.rs` keeps the
+/// candidate with the smallest estimated size. The flag says whether an
+/// OnPair scan filled its dictionary before pruning (always false for
+/// FSST-12).
+fn train_codec(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> (TokenTable, bool) {
     if codec == Codec::Fsst12 {
         // FSST-12 samples the rows itself (pieces spread over the input).
-        return vec![fsst12::train(rows, &Fsst12Params::default())];
+        return (fsst12::train(rows, &Fsst12Params::default()), false);
     }
     // Spread the sample over the given rows rather than taking a prefix.
     let total: usize = rows.iter().map(|r| r.len()).sum();
@@ -627,11 +629,12 @@ fn train_candidates(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> Vec<T
         _ => OnPairParams::onpair16(),
     };
     params.seed = opts.seed;
-    // One candidate. Before format version 3 inputs up to 8 MiB also trained
-    // a dictionary of tokens ≤ 8 bytes (no high plane on disk: half the
-    // bytes per stored token); with front-coded dictionaries it never gave a
-    // smaller file on any corpus column (bench/RESULTS.md, 2026-12-01).
-    vec![onpair::train(&sample, &params)]
+    // One candidate per codec. Before format version 3 inputs up to 8 MiB
+    // also trained a dictionary of tokens ≤ 8 bytes (no high plane on disk:
+    // half the bytes per stored token); with front-coded dictionaries it
+    // never gave a smaller file on any corpus column (bench/RESULTS.md,
+    // 2026-12-01).
+    onpair::train_report(&sample, &params)
 }
 
 impl<S: Sink> Writer<S> {

@@ -333,6 +333,13 @@ impl Threshold {
 /// # Panics
 /// If `params.code_bits` is outside 9..=16.
 pub fn train(rows: &[&[u8]], params: &OnPairParams) -> TokenTable {
+    train_report(rows, params).0
+}
+
+/// [`train`], also saying whether the scan filled the dictionary to
+/// `2^code_bits` tokens before pruning (`auto` trains a 16-bit dictionary
+/// only where a 12-bit one filled up).
+pub fn train_report(rows: &[&[u8]], params: &OnPairParams) -> (TokenTable, bool) {
     assert!(
         (9..=16).contains(&params.code_bits),
         "code_bits {} outside 9..=16",
@@ -342,7 +349,7 @@ pub fn train(rows: &[&[u8]], params: &OnPairParams) -> TokenTable {
     let total: usize = rows.iter().map(|r| r.len()).sum();
     let mut table = TokenTable::single_bytes();
     if total == 0 {
-        return table;
+        return (table, false);
     }
     let budget = ((total as f64 * params.budget_fraction) as usize)
         .max(params.min_budget_bytes.min(total))
@@ -412,8 +419,9 @@ pub fn train(rows: &[&[u8]], params: &OnPairParams) -> TokenTable {
         threshold.maybe_adjust(table.len() - 256, scanned);
     }
 
+    let filled = table.len() == capacity;
     let table = prune(rows, &table, &matcher, params, budget.min(total), total);
-    sort_learned(&table)
+    (sort_learned(&table), filled)
 }
 
 /// A learned token is kept when its estimated uses × code bytes reach this

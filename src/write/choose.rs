@@ -1,5 +1,6 @@
-//! Codec choice: `auto` trains every codec on the same rows, estimates the
-//! bytes each would put in the file and keeps the smallest (spec/FORMAT.md
+//! Codec choice: `auto` trains the codecs on the same rows (those a cheap
+//! screen does not rule out, below), estimates the bytes each would put in
+//! the file and keeps the smallest (spec/FORMAT.md
 //! §4.2 says what each codec id means; nothing here changes the bytes a
 //! chosen codec writes).
 //!
@@ -25,16 +26,35 @@
 //! the few distinct values and how big its dictionary is. The writer then
 //! makes the exact per-chunk choice (both sections, the smaller kept).
 //!
+//! Screening (`auto`): OnPair-12 is trained first, and next to it (when no
+//! value-dictionary layout is in play) FSST-12 on a small sample
+//! ([`SCREEN_FSST12`], about a quarter of its full training). The
+//! screening dictionary is estimated on at most [`SCREEN_EVAL_BYTES`] of the
+//! evaluation rows, OnPair-12 on the evaluation rows (the estimate the choice
+//! uses, made once), and the full FSST-12 training runs only when the
+//! screening estimate is within [`SCREEN_MARGIN`] of OnPair-12's. OnPair-16 is trained (rows of at least
+//! [`AUTO_ONPAIR16_MIN_BYTES`]) only when OnPair-12's scan filled all 4096
+//! tokens before pruning: where 4096 were not all created, 65536 only widen
+//! the codes (corpus: OnPair-16 was 1.00–1.33× OnPair-12's file on the four
+//! columns this skips, c_name, c_address, l_shipinstruct, o_clerk). On the 41
+//! corpus columns (2026-12-01, bench/notes/r4-comp.md) the screening ratio
+//! (FSST-12 screen / OnPair-12 estimate) was at most 1.30× the full files'
+//! ratio (loghub_Linux_full: 2.09 against 1.61), and every column whose
+//! screening ratio exceeded 1.25 had a full FSST-12 file at least 1.19× the
+//! best OnPair file: no choice changed (same bytes on every column), and
+//! FSST-12's full training is skipped on 26 of the 38 screened columns.
+//!
 //! Tie-breaker: among the codecs whose estimate is within [`TIE_MARGIN`] of
 //! the smallest, the one with the most value bytes per code wins (decoders
 //! spend their time per code, so fewer codes decode faster).
 
 use rayon::prelude::*;
 
-use super::{train_candidates, WriterOptions};
+use super::{train_codec, WriterOptions};
+use crate::dict::fsst12::{self, Fsst12Params};
 use crate::dict::matcher::Matcher;
 use crate::dict::planes::stored_section_len;
-use crate::dict::{TokenTable, MAX_TOKEN_LEN};
+use crate::dict::TokenTable;
 use crate::format::Codec;
 
 /// Which codec a writer uses.
@@ -43,7 +63,8 @@ use crate::format::Codec;
 pub enum CodecChoice {
     /// Train FSST-12, OnPair-12 and OnPair-16 (on rows of at least
     /// [`AUTO_ONPAIR16_MIN_BYTES`]) on each dictionary's rows and keep the one
-    /// with the smallest estimated size (default).
+    /// with the smallest estimated size (default). FSST-12 and OnPair-16 are
+    /// skipped where a cheap screen says they cannot win (`write/choose.rs`).
     #[default]
     Auto,
     /// Always this codec.
@@ -113,6 +134,9 @@ pub const TIE_MARGIN: f64 = 0.01;
 /// 10–14 bits (DESIGN §1.3).
 pub const SIDECAR_ENTRY_BYTES: f64 = 1.75;
 
+/// Rows per parallel task of an estimate's encoding pass.
+const ESTIMATE_TASK_ROWS: usize = 4096;
+
 /// Most bytes of rows encoded to estimate each candidate's size.
 const EVAL_BYTES: usize = 1 << 20;
 
@@ -143,14 +167,19 @@ pub struct Estimate {
 pub struct Choice {
     /// The codec of the dictionary.
     pub codec: Codec,
-    /// The estimates, in candidate order.
+    /// The estimates, in candidate order; under `auto`, a codec screened
+    /// out before its full training (FSST-12: module notes of
+    /// `write/choose.rs`) comes last, with the estimate of its screening
+    /// dictionary.
     pub estimates: Vec<Estimate>,
 }
 
-/// Trains the dictionary for `rows` under `opts.codec`: every candidate
-/// dictionary (each codec's, and for OnPair on small inputs also one of short
-/// tokens) is trained in parallel, estimated on one shared evaluation sample,
-/// and the best kept. A single candidate is kept without estimating it.
+/// Trains the dictionary for `rows` under `opts.codec`. A fixed codec's
+/// single candidate is kept without estimating it. Under `auto`, OnPair-12
+/// and FSST-12's screen train first (in parallel), then FSST-12 and OnPair-16
+/// where the screen and OnPair-12's fill say they may win (module notes);
+/// every candidate trained is estimated on one shared evaluation sample and
+/// the best kept.
 /// Deterministic: the result depends on the rows and options only.
 ///
 /// When the evaluation sample is every row (at most [`EVAL_BYTES`]), the
@@ -161,55 +190,110 @@ pub(super) fn train(
     rows: &[&[u8]],
 ) -> (Codec, TokenTable, Choice, Option<RowCodes>) {
     let total: usize = rows.iter().map(|r| r.len()).sum();
-    let trained: Vec<(Codec, TokenTable)> = opts
-        .codec
-        .candidates(total)
-        .par_iter()
-        .flat_map_iter(|&codec| {
-            train_candidates(opts, codec, rows)
-                .into_iter()
-                .map(move |t| (codec, t))
-        })
-        .collect();
-    if trained.len() == 1 {
-        let (codec, table) = trained.into_iter().next().expect("one candidate");
+    let candidates = opts.codec.candidates(total);
+    if candidates.len() == 1 {
+        let codec = candidates[0];
+        let (table, _) = train_codec(opts, codec, rows);
         let choice = Choice {
             codec,
             estimates: Vec::new(),
         };
         return (codec, table, choice, None);
     }
-    let eval = eval_sample(rows);
-    // When the evaluation sample is every row, the chosen candidate's codes
-    // are the chunk's codes: kept, so the writer need not encode again.
-    let whole = total <= EVAL_BYTES;
     let distinct = opts
         .value_dict
         .then(|| super::values::distinct_rows(rows))
         .flatten();
-    let (estimates, mut kept): (Vec<Estimate>, Vec<Option<RowCodes>>) = trained
-        .par_iter()
-        .map(|(codec, table)| {
-            let (mut e, codes) = estimate(opts, *codec, table, &eval, total, whole);
-            if let Some(d) = &distinct {
-                let d_bytes = d.iter().map(|r| r.len()).sum();
-                let (v, _) = estimate(opts, *codec, table, d, d_bytes, false);
-                let vd = super::values::estimate(rows.len(), d.len(), v.bytes);
-                if vd < e.bytes {
-                    e.bytes = vd;
-                    e.value_dict = true;
-                }
+    let eval = eval_sample(rows);
+    // When the evaluation sample is every row, the chosen candidate's codes
+    // are the chunk's codes: kept, so the writer need not encode again.
+    let whole = total <= EVAL_BYTES;
+    let est = |codec: Codec, table: &TokenTable| {
+        let (mut e, codes) = estimate(opts, codec, table, &eval, total, whole);
+        if let Some(d) = &distinct {
+            let d_bytes = d.iter().map(|r| r.len()).sum();
+            let (v, _) = estimate(opts, codec, table, d, d_bytes, false);
+            let vd = super::values::estimate(rows.len(), d.len(), v.bytes);
+            if vd < e.bytes {
+                e.bytes = vd;
+                e.value_dict = true;
             }
-            (e, codes)
-        })
-        .unzip();
-    let best = pick(estimates.iter().copied());
-    let (codec, table) = trained
+        }
+        (e, codes)
+    };
+    // A candidate trained and estimated.
+    let train_est = |codec: Codec| {
+        let (table, _) = train_codec(opts, codec, rows);
+        let (e, codes) = est(codec, &table);
+        (codec, table, e, codes)
+    };
+    // FSST-12 screened and OnPair-16 gated (module notes): OnPair-12 and
+    // FSST-12's screening dictionary train first (in parallel); OnPair-12's
+    // estimate is the screen's yardstick, then the candidates that may still
+    // win train and are estimated.
+    let screen = distinct.is_none() && candidates.contains(&Codec::Fsst12);
+    let ((o12, o12_filled), small) = rayon::join(
+        || train_codec(opts, Codec::OnPair12, rows),
+        || screen.then(|| fsst12::train(rows, &SCREEN_FSST12)),
+    );
+    let ((o12_e, o12_codes), screened) = rayon::join(
+        || est(Codec::OnPair12, &o12),
+        || small.map(|s| screen_fsst12(opts, &eval, total, &s)),
+    );
+    let want_fsst = candidates.contains(&Codec::Fsst12)
+        && screened.map_or(true, |f| f.bytes <= o12_e.bytes * (1.0 + SCREEN_MARGIN));
+    let want16 = candidates.contains(&Codec::OnPair16) && o12_filled;
+    let (fsst, o16) = rayon::join(
+        || want_fsst.then(|| train_est(Codec::Fsst12)),
+        || want16.then(|| train_est(Codec::OnPair16)),
+    );
+    // Candidate order (FSST-12, OnPair-12, OnPair-16): `pick` breaks exact
+    // ties by it.
+    let mut all: Vec<(Codec, TokenTable, Estimate, Option<RowCodes>)> = fsst
         .into_iter()
-        .nth(best)
-        .expect("pick returns a candidate");
-    let codes = kept.swap_remove(best);
+        .chain([(Codec::OnPair12, o12, o12_e, o12_codes)])
+        .chain(o16)
+        .collect();
+    let mut estimates: Vec<Estimate> = all.iter().map(|c| c.2).collect();
+    let best = pick(estimates.iter().copied());
+    if !want_fsst {
+        // Reported after the trained candidates', never picked.
+        estimates.extend(screened);
+    }
+    let (codec, table, _, codes) = all.swap_remove(best);
     (codec, table, Choice { codec, estimates }, codes)
+}
+
+/// FSST-12 screening dictionary: a 64 KiB sample and 3 rounds (about a
+/// quarter of the default training's work; geomean ratio 2.29 against the
+/// default's 2.46 in `Fsst12Params::default`'s table).
+const SCREEN_FSST12: Fsst12Params = Fsst12Params {
+    sample_bytes: 64 << 10,
+    rounds: 3,
+    max_piece: 512,
+};
+
+/// Most bytes of rows the screening estimate encodes.
+const SCREEN_EVAL_BYTES: usize = 128 << 10;
+
+/// FSST-12 is trained in full when its screening dictionary's estimate is
+/// at most this share above OnPair-12's estimate. It covers what the full
+/// sample gains over the screening sample plus the estimates' noise
+/// (measured: module notes).
+pub const SCREEN_MARGIN: f64 = 0.25;
+
+/// FSST-12's screening estimate with the dictionary `small`, on at most
+/// [`SCREEN_EVAL_BYTES`] of the evaluation rows `eval`, scaled to `total`.
+fn screen_fsst12(
+    opts: &WriterOptions,
+    eval: &[&[u8]],
+    total: usize,
+    small: &TokenTable,
+) -> Estimate {
+    let eval_bytes: usize = eval.iter().map(|r| r.len()).sum();
+    let step = eval_bytes.div_ceil(SCREEN_EVAL_BYTES).max(1);
+    let screen: Vec<&[u8]> = eval.iter().step_by(step).copied().collect();
+    estimate(opts, Codec::Fsst12, small, &screen, total, false).0
 }
 
 /// The codes of every row of a dictionary's rows, as the writer's greedy
@@ -279,29 +363,45 @@ fn estimate(
     keep: bool,
 ) -> (Estimate, Option<RowCodes>) {
     let m = Matcher::new(table);
-    let mut codes = Vec::new();
-    let mut ends = Vec::with_capacity(if keep { eval.len() } else { 0 });
-    let mut seen = 0usize;
-    let mut hist = [0u64; MAX_TOKEN_LEN];
-    let lens = table.lens();
-    for r in eval {
-        let start = codes.len();
-        m.encode_into(r, &mut codes);
-        seen += r.len();
-        for &c in &codes[start..] {
-            hist[lens[c as usize] as usize - 1] += 1;
-        }
-        if keep {
-            ends.push(codes.len() as u32);
-        } else {
-            codes.clear();
+    // Fixed groups of rows encoded on all cores, then joined in row order:
+    // the counts are sums and the codes keep their order, so the result does
+    // not depend on the thread count.
+    let parts: Vec<(Vec<u16>, Vec<u32>, usize, usize)> = eval
+        .par_chunks(ESTIMATE_TASK_ROWS)
+        .map(|part| {
+            let mut codes = Vec::new();
+            let mut ends = Vec::with_capacity(if keep { part.len() } else { 0 });
+            let (mut n, mut seen) = (0usize, 0usize);
+            for r in part {
+                m.encode_into(r, &mut codes);
+                seen += r.len();
+                if keep {
+                    ends.push(codes.len() as u32);
+                } else {
+                    n += codes.len();
+                    codes.clear();
+                }
+            }
+            if keep {
+                n = codes.len();
+            }
+            (codes, ends, n, seen)
+        })
+        .collect();
+    let n: usize = parts.iter().map(|p| p.2).sum();
+    let seen: usize = parts.iter().map(|p| p.3).sum();
+    let (mut codes, mut ends) = if keep {
+        (Vec::with_capacity(n), Vec::with_capacity(eval.len()))
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    if keep {
+        for (c, e, _, _) in parts {
+            let base = codes.len() as u32;
+            ends.extend(e.into_iter().map(|x| x + base));
+            codes.extend_from_slice(&c);
         }
     }
-    let n = if keep {
-        codes.len()
-    } else {
-        hist.iter().sum::<u64>() as usize
-    };
     let scale = if seen == 0 {
         0.0
     } else {

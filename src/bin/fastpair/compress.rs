@@ -122,10 +122,18 @@ fn choice_lines(choices: &[fastpair::write::Choice]) -> String {
         let est: Vec<String> = c
             .estimates
             .iter()
-            .map(|e| {
+            .enumerate()
+            .map(|(k, e)| {
                 format!(
-                    "{}{}{} {} ({:.2} B/code)",
+                    "{}{}{}{} {} ({:.2} B/code)",
                     e.codec.name(),
+                    // FSST-12 after another candidate: screened out, the
+                    // estimate of its screening dictionary.
+                    if k > 0 && e.codec == fastpair::Codec::Fsst12 {
+                        " screen"
+                    } else {
+                        ""
+                    },
                     if e.codec != fastpair::Codec::Fsst12 && e.longest_token <= 8 {
                         " tokens<=8B"
                     } else {
