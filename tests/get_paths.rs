@@ -72,7 +72,12 @@ fn get_matches_bulk_on_every_row_and_path() {
                         "{codec:?} chunk_rows {chunk_rows} cache {cache} after {after:?} row {i}"
                     );
                 }
-                assert!(r.get(rows.len() as u64).is_err());
+                for past in [rows.len() as u64, u64::MAX] {
+                    assert!(matches!(
+                        r.get_into(past, &mut buf),
+                        Err(fastpair::Error::RowOutOfRange { .. })
+                    ));
+                }
                 let col = r.read_all().unwrap();
                 for (i, want) in rows.iter().enumerate() {
                     assert_eq!(col.value(i), want.as_deref());

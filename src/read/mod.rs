@@ -484,54 +484,72 @@ impl Reader {
     }
 
     /// Reads row `row` into `out` (cleared first). Returns false for a null.
-    #[inline]
+    #[inline(always)]
     pub fn get_into(&self, row: u64, out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
-        let (i, r) = self.locate(row)?;
-        // Fast paths: a chunk validated whole, coded (with its get context)
-        // or a value dictionary.
-        if let Some(c) = self.chunks[i].get() {
-            if !self.hist_failed.load(Ordering::Acquire) {
-                if let Some(f) = &c.fast {
-                    // SAFETY: `locate` returns `r` below chunk `i`'s row count
-                    // (`first_rows` sums the footer's row counts), and
-                    // `f.bounds` holds rows + 1 values (checked by
-                    // `validate_chunk`).
-                    let Some(codes) = (unsafe { f.row(r) }) else {
-                        return Ok(false);
-                    };
-                    // SAFETY: `f` was built by `validate_chunk` from buffers
-                    // that passed its checks: `f.bounds` starts at 0, is
-                    // monotone and ends at the chunk's code count, `f.codes`
-                    // holds that many codes (`CheckedCodes::check_counting`),
-                    // each below the token count of dictionary `f.dict`, whose
-                    // table this is; `f.dict` is below the dictionary count
-                    // (`Footer::parse` checks every chunk's dictionary id).
-                    unsafe {
-                        decode::append_unchecked(
-                            self.dicts.get_unchecked(f.dict).table(),
-                            &f.codes,
-                            f.bits,
-                            codes,
-                            out,
-                        )
-                    };
-                    return Ok(true);
-                }
-                if let Some(v) = &c.value_dict {
-                    // SAFETY: `r` is below the chunk's row count (`locate`).
-                    return Ok(unsafe { v.append_row(r, out) });
+        // Fast paths (inlined into the caller, so a warm get makes no call):
+        // a row in range, in a chunk validated whole, coded (with its get
+        // context) or a value dictionary, and no failed histogram check.
+        // Everything else, errors included, goes through `get_other`.
+        if row < self.footer.total_rows {
+            // One chunk (most small columns): no search.
+            let i = if self.first_rows.len() <= 2 {
+                0
+            } else {
+                self.first_rows.partition_point(|&f| f <= row) - 1
+            };
+            // SAFETY: `first_rows` holds one entry per chunk, from 0 and
+            // non-decreasing, then `total_rows` (built by `from_storage`);
+            // `row < total_rows` and `first_rows[0] = 0 <= row`, so the
+            // partition point is in `1..=chunks` and `i < chunks =
+            // self.chunks.len()` (with one entry or two, `i = 0` and the
+            // row check proves a chunk exists).
+            let (chunk, first) = unsafe {
+                (
+                    self.chunks.get_unchecked(i),
+                    *self.first_rows.get_unchecked(i),
+                )
+            };
+            if let Some(c) = chunk.get() {
+                if !self.hist_failed.load(Ordering::Acquire) {
+                    let r = (row - first) as usize;
+                    if let Some(f) = &c.fast {
+                        // SAFETY: `r` is below chunk `i`'s row count
+                        // (`first_rows` sums the footer's row counts), and
+                        // `f.bounds` holds rows + 1 values (checked by
+                        // `validate_chunk`).
+                        let Some(codes) = (unsafe { f.row(r) }) else {
+                            return Ok(false);
+                        };
+                        // SAFETY: `f` was built by `validate_chunk` from
+                        // buffers that passed its checks: `f.bounds` starts at
+                        // 0, is monotone and ends at the chunk's code count,
+                        // `f.codes` holds that many codes
+                        // (`CheckedCodes::check_counting`), each below the
+                        // token count of the chunk's dictionary, and `f.words`
+                        // / `f.lens` are that dictionary's table, owned by
+                        // this reader and never changed (`FastGet`'s fields).
+                        unsafe {
+                            decode::append_row_ptrs(f.words, f.lens, &f.codes, f.bits, codes, out)
+                        };
+                        return Ok(true);
+                    }
+                    if let Some(v) = &c.value_dict {
+                        // SAFETY: `r` is below the chunk's row count.
+                        return Ok(unsafe { v.append_row(r, out) });
+                    }
                 }
             }
         }
-        self.get_other(i, r, out)
+        self.get_other(row, out)
     }
 
-    /// [`Self::get_into`] off the fast paths: a coded chunk without its row
-    /// index, a chunk not validated whole yet, or a
+    /// [`Self::get_into`] off the fast paths: a row out of range, a coded
+    /// chunk without its row index, a chunk not validated whole yet, or a
     /// dictionary whose histogram check failed.
     #[inline(never)]
-    fn get_other(&self, i: usize, r: usize, out: &mut Vec<u8>) -> Result<bool> {
+    fn get_other(&self, row: u64, out: &mut Vec<u8>) -> Result<bool> {
+        let (i, r) = self.locate(row)?;
         match self.chunks[i].get() {
             Some(c) => {
                 self.check_hist(c.entry.dict as usize)?;
