@@ -132,3 +132,31 @@ fn value_dictionary_get_matches_rows() {
         }
     }
 }
+
+/// A histogram mismatch found after gets took the fast path of a chunk using
+/// that dictionary: later gets of the chunk fail with the dictionary's error
+/// (the fast path is withdrawn), before and after the failing validation.
+#[test]
+fn histogram_failure_withdraws_the_fast_path() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/corrupt/dictionary_histogram_mismatch.fpc");
+    let bytes = std::fs::read(path).unwrap();
+    let opts = ReadOptions::default().with_validate_after_gets(Some(0));
+    let r = Reader::from_bytes_with(bytes, opts).unwrap();
+    assert!(
+        r.num_chunks() >= 2,
+        "the test needs two chunks sharing a dictionary"
+    );
+    let mut buf = Vec::new();
+    // Chunk 0 validated (the histogram check waits for the other chunks),
+    // then served by the fast path.
+    for _ in 0..3 {
+        r.get_into(0, &mut buf).unwrap();
+    }
+    let err = r.read_all().unwrap_err();
+    assert!(matches!(err, fastpair::Error::Corrupt { .. }), "{err}");
+    for row in [0, r.rows() - 1] {
+        let e = r.get_into(row, &mut buf).unwrap_err();
+        assert_eq!(e.to_string(), err.to_string());
+    }
+}
