@@ -434,7 +434,7 @@ pub(crate) unsafe fn append_unchecked(
 /// # Safety
 /// As [`append_unchecked`], with `words` and `lens` pointing at a table's
 /// `words()` and `lens()` (every code of `range` below its length), valid
-/// for the whole call.
+/// for the whole call, and `out` empty.
 #[inline(always)]
 pub(crate) unsafe fn append_row_ptrs(
     words: *const [u8; MAX_TOKEN_LEN],
@@ -449,24 +449,19 @@ pub(crate) unsafe fn append_row_ptrs(
         // SAFETY: the caller's contract, passed on.
         return unsafe { append_blocks_ptrs(words, lens, packed, bits, range, out) };
     }
-    out.reserve(n * MAX_TOKEN_LEN);
-    let start = out.len();
+    // `out` is empty (the caller's contract): the capacity alone says
+    // whether 16 bytes per code fit.
+    debug_assert!(out.is_empty());
+    if out.capacity() < n * MAX_TOKEN_LEN {
+        out.reserve(n * MAX_TOKEN_LEN);
+    }
     // SAFETY: the caller's contract (codes of `range` exist in `packed` and
-    // index `words` and `lens`); the reservation leaves room for 16 bytes per
-    // code of `range` from `start`.
-    let written = unsafe {
-        emit_raw(
-            packed,
-            bits,
-            range,
-            words,
-            lens,
-            out.as_mut_ptr().add(start),
-        )
-    };
-    // SAFETY: bytes start..start + written were written by `emit_raw`, and
-    // written ≤ 16 × n ≤ the reserved spare capacity.
-    unsafe { out.set_len(start + written) };
+    // index `words` and `lens`); `out` is empty with room for 16 bytes per
+    // code of `range`.
+    let written = unsafe { emit_raw(packed, bits, range, words, lens, out.as_mut_ptr()) };
+    // SAFETY: bytes 0..written were written by `emit_raw`, and written ≤
+    // 16 × n ≤ the capacity.
+    unsafe { out.set_len(written) };
 }
 
 /// [`append_row_ptrs`] for a row over UNPACK_BLOCK codes (kept out of line:

@@ -543,7 +543,8 @@ impl Reader {
                 // holds that many codes (`CheckedCodes::check_counting`),
                 // each below the token count of the chunk's dictionary, and
                 // `f.words` / `f.lens` are that dictionary's table, owned by
-                // this reader and never changed (`FastGet`'s fields).
+                // this reader and never changed (`FastGet`'s fields); `out`
+                // was cleared above.
                 unsafe { decode::append_row_ptrs(f.words, f.lens, &f.codes, f.bits, codes, out) };
                 return Ok(true);
             }
