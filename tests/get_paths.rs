@@ -72,7 +72,12 @@ fn get_matches_bulk_on_every_row_and_path() {
                         "{codec:?} chunk_rows {chunk_rows} cache {cache} after {after:?} row {i}"
                     );
                 }
-                assert!(r.get(rows.len() as u64).is_err());
+                for past in [rows.len() as u64, u64::MAX] {
+                    assert!(matches!(
+                        r.get_into(past, &mut buf),
+                        Err(fastpair::Error::RowOutOfRange { .. })
+                    ));
+                }
                 let col = r.read_all().unwrap();
                 for (i, want) in rows.iter().enumerate() {
                     assert_eq!(col.value(i), want.as_deref());
@@ -125,5 +130,33 @@ fn value_dictionary_get_matches_rows() {
                 assert_eq!(col.value(k), want.as_deref(), "bulk row {}", k + 7);
             }
         }
+    }
+}
+
+/// A histogram mismatch found after gets took the fast path of a chunk using
+/// that dictionary: later gets of the chunk fail with the dictionary's error
+/// (the fast path is withdrawn), before and after the failing validation.
+#[test]
+fn histogram_failure_withdraws_the_fast_path() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/corrupt/dictionary_histogram_mismatch.fpc");
+    let bytes = std::fs::read(path).unwrap();
+    let opts = ReadOptions::default().with_validate_after_gets(Some(0));
+    let r = Reader::from_bytes_with(bytes, opts).unwrap();
+    assert!(
+        r.num_chunks() >= 2,
+        "the test needs two chunks sharing a dictionary"
+    );
+    let mut buf = Vec::new();
+    // Chunk 0 validated (the histogram check waits for the other chunks),
+    // then served by the fast path.
+    for _ in 0..3 {
+        r.get_into(0, &mut buf).unwrap();
+    }
+    let err = r.read_all().unwrap_err();
+    assert!(matches!(err, fastpair::Error::Corrupt { .. }), "{err}");
+    for row in [0, r.rows() - 1] {
+        let e = r.get_into(row, &mut buf).unwrap_err();
+        assert_eq!(e.to_string(), err.to_string());
     }
 }

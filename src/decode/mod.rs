@@ -434,6 +434,71 @@ pub(crate) unsafe fn append_unchecked(
     unsafe { out.set_len(start + written) };
 }
 
+/// [`append_unchecked`] for the get path: the token table as raw `words` and
+/// `lens` pointers (kept in the per-chunk get context, so a get makes no
+/// dictionary lookup).
+///
+/// # Safety
+/// As [`append_unchecked`], with `words` and `lens` pointing at a table's
+/// `words()` and `lens()` (every code of `range` below its length), valid
+/// for the whole call, and `out` empty.
+#[inline(always)]
+pub(crate) unsafe fn append_row_ptrs(
+    words: *const [u8; MAX_TOKEN_LEN],
+    lens: *const u8,
+    packed: &[u8],
+    bits: u8,
+    range: Range<usize>,
+    out: &mut Vec<u8>,
+) {
+    let n = range.end - range.start;
+    if n > UNPACK_BLOCK {
+        // SAFETY: the caller's contract, passed on.
+        return unsafe { append_blocks_ptrs(words, lens, packed, bits, range, out) };
+    }
+    // `out` is empty (the caller's contract): the capacity alone says
+    // whether 16 bytes per code fit.
+    debug_assert!(out.is_empty());
+    if out.capacity() < n * MAX_TOKEN_LEN {
+        out.reserve(n * MAX_TOKEN_LEN);
+    }
+    // SAFETY: the caller's contract (codes of `range` exist in `packed` and
+    // index `words` and `lens`); `out` is empty with room for 16 bytes per
+    // code of `range`.
+    let written = unsafe { emit_raw(packed, bits, range, words, lens, out.as_mut_ptr()) };
+    // SAFETY: bytes 0..written were written by `emit_raw`, and written ≤
+    // 16 × n ≤ the capacity.
+    unsafe { out.set_len(written) };
+}
+
+/// [`append_row_ptrs`] for a row over UNPACK_BLOCK codes (kept out of line:
+/// the get path inlines only the short case).
+///
+/// # Safety
+/// As [`append_row_ptrs`].
+#[inline(never)]
+unsafe fn append_blocks_ptrs(
+    words: *const [u8; MAX_TOKEN_LEN],
+    lens: *const u8,
+    packed: &[u8],
+    bits: u8,
+    range: Range<usize>,
+    out: &mut Vec<u8>,
+) {
+    let mut i = range.start;
+    while i < range.end {
+        let j = range.end.min(i + UNPACK_BLOCK);
+        out.reserve((j - i) * MAX_TOKEN_LEN);
+        let start = out.len();
+        // SAFETY: as in `append_row_ptrs`, for the block `i..j`.
+        let written =
+            unsafe { emit_raw(packed, bits, i..j, words, lens, out.as_mut_ptr().add(start)) };
+        // SAFETY: as in `append_row_ptrs`.
+        unsafe { out.set_len(start + written) };
+        i = j;
+    }
+}
+
 /// [`append_unchecked`] for a long range: blocks of at most UNPACK_BLOCK
 /// codes, reserving 16 bytes per code of the block only (a long row never
 /// reserves 16× its length).

@@ -66,11 +66,24 @@ pub(super) struct FastGet {
     pub(super) codes: Bytes,
     /// Code width (12 or 16).
     pub(super) bits: u8,
-    /// The dictionary index (`< Reader::dicts.len()`, checked at open).
-    pub(super) dict: usize,
     /// The validity bitmap (`rows.div_ceil(8)` bytes), when the chunk has nulls.
     pub(super) validity: Option<Bytes>,
+    /// The chunk's dictionary's token words and lengths (`TokenTable::words` and
+    /// `TokenTable::lens`, same length: the token count), so that a get
+    /// needs no dictionary lookup. They point into the heap buffers of
+    /// `Reader::dicts`, which is filled at open and never changed after
+    /// (no `&mut` access to it exists), and a `FastGet` is only reached
+    /// through the reader that built it, so they outlive every use.
+    pub(super) words: *const [u8; MAX_TOKEN_LEN],
+    pub(super) lens: *const u8,
 }
+
+// SAFETY: `words` and `lens` point at immutable data owned by the reader
+// (see the fields); sharing or sending them between threads is as sound as
+// sharing the `&[..]` slices they were taken from.
+unsafe impl Send for FastGet {}
+// SAFETY: as for `Send`: only reads of immutable data go through them.
+unsafe impl Sync for FastGet {}
 
 impl FastGet {
     /// Row `r`'s code range, or `None` for a null row.
@@ -80,7 +93,10 @@ impl FastGet {
     #[inline(always)]
     pub(super) unsafe fn row(&self, r: usize) -> Option<Range<usize>> {
         if let Some(v) = &self.validity {
-            if v[r / 8] >> (r % 8) & 1 == 0 {
+            debug_assert!(r / 8 < v.len());
+            // SAFETY: the bitmap holds `rows.div_ceil(8)` bytes (`ChunkSection::parse`
+            // checks its length) and `r < rows` (the caller's contract).
+            if unsafe { *v.get_unchecked(r / 8) } >> (r % 8) & 1 == 0 {
                 return None;
             }
         }
@@ -503,8 +519,9 @@ impl Reader {
             bounds: rc,
             codes: section.slice(rel(p.codes)),
             bits: dict.code_bits(),
-            dict: entry.dict as usize,
             validity: validity.clone().map(|v| section.slice(v)),
+            words: dict.table().words().as_ptr(),
+            lens: dict.table().lens().as_ptr(),
         });
         let chunk = ValidChunk {
             value_dict,

@@ -25,7 +25,7 @@ mod values;
 
 use std::ops::Range;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
@@ -38,7 +38,7 @@ use crate::format::layout::{ChunkEntry, DictSection, Footer, Tail};
 use crate::format::{HEADER_LEN, TAIL_LEN};
 
 pub use chunk::ChunkView;
-use chunk::{ChunkHead, ValidChunk};
+use chunk::{ChunkHead, FastGet, ValidChunk};
 #[cfg(feature = "object_store")]
 pub use object::{ObjectOptions, ObjectStorage};
 pub use storage::{FileStorage, LocalIo, MemoryStorage, MmapStorage, Storage, StorageStats};
@@ -151,6 +151,13 @@ pub struct Reader {
     hist_failed: AtomicBool,
     first_rows: Vec<u64>,
     chunks: Vec<OnceLock<ValidChunk>>,
+    /// Per chunk: its get context (`chunks[i]`'s `fast`), published by
+    /// `get_other` once it finds the chunk validated whole with one and no
+    /// histogram check failed; null otherwise. It is cleared when a
+    /// histogram check fails (`count_hist`) and before the chunk is
+    /// released (`release_chunk`), so a non-null pointer always points into
+    /// a `ValidChunk` held by `chunks[i]`, which only `&mut self` can drop.
+    ready: Box<[AtomicPtr<FastGet>]>,
     /// Whether each chunk's histogram was added to its dictionary's check
     /// (once, even when a released chunk is validated again).
     counted: Vec<AtomicBool>,
@@ -330,6 +337,9 @@ impl Reader {
             hist_failed: AtomicBool::new(false),
             first_rows,
             chunks: (0..n).map(|_| OnceLock::new()).collect(),
+            ready: (0..n)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
             counted: (0..n).map(|_| AtomicBool::new(false)).collect(),
             heads: (0..n).map(|_| OnceLock::new()).collect(),
             gets: (0..n).map(|_| AtomicU32::new(0)).collect(),
@@ -433,6 +443,7 @@ impl Reader {
     /// If `i >= self.num_chunks()`.
     pub fn release_chunk(&mut self, i: usize) {
         let r = self.footer.chunks[i].section;
+        *self.ready[i].get_mut() = std::ptr::null_mut();
         drop(self.chunks[i].take());
         drop(self.heads[i].take());
         self.storage.release(r.offset..r.offset + r.len);
@@ -451,7 +462,11 @@ impl Reader {
                 let _ = h
                     .failed
                     .set((self.footer.dicts[d].offset + DICT_HIST_AT, f));
-                self.hist_failed.store(true, Ordering::Release);
+                // Then no get takes the fast path (see `publish_fast`).
+                self.hist_failed.store(true, Ordering::SeqCst);
+                for p in self.ready.iter() {
+                    p.store(std::ptr::null_mut(), Ordering::SeqCst);
+                }
             }
         }
     }
@@ -488,60 +503,96 @@ impl Reader {
     }
 
     /// Reads row `row` into `out` (cleared first). Returns false for a null.
-    #[inline]
+    #[inline(always)]
     pub fn get_into(&self, row: u64, out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
-        let (i, r) = self.locate(row)?;
-        // Fast paths: a chunk validated whole, coded (with its get context)
-        // or a value dictionary.
-        if let Some(c) = self.chunks[i].get() {
-            if !self.hist_failed.load(Ordering::Acquire) {
-                if let Some(f) = &c.fast {
-                    // SAFETY: `locate` returns `r` below chunk `i`'s row count
-                    // (`first_rows` sums the footer's row counts), and
-                    // `f.bounds` holds rows + 1 values (checked by
-                    // `validate_chunk`).
-                    let Some(codes) = (unsafe { f.row(r) }) else {
-                        return Ok(false);
-                    };
-                    // SAFETY: `f` was built by `validate_chunk` from buffers
-                    // that passed its checks: `f.bounds` starts at 0, is
-                    // monotone and ends at the chunk's code count, `f.codes`
-                    // holds that many codes (`CheckedCodes::check_counting`),
-                    // each below the token count of dictionary `f.dict`, whose
-                    // table this is; `f.dict` is below the dictionary count
-                    // (`Footer::parse` checks every chunk's dictionary id).
-                    unsafe {
-                        decode::append_unchecked(
-                            self.dicts.get_unchecked(f.dict).table(),
-                            &f.codes,
-                            f.bits,
-                            codes,
-                            out,
-                        )
-                    };
-                    return Ok(true);
-                }
+        // Fast paths (inlined into the caller, so a warm get makes no call):
+        // a row in range, in a chunk validated whole, coded (with its get
+        // context) or a value dictionary, and no failed histogram check.
+        // Everything else, errors included, goes through `get_other`.
+        if row < self.footer.total_rows {
+            // One chunk (most small columns): no search.
+            let (i, first) = if self.ready.len() == 1 {
+                (0, 0)
+            } else {
+                let i = self.first_rows.partition_point(|&f| f <= row) - 1;
+                // SAFETY: `first_rows` holds one entry per chunk, from 0
+                // and non-decreasing, then `total_rows` (`from_storage`);
+                // `first_rows[0] = 0 <= row < total_rows`, so the partition
+                // point is in `1..=chunks` and `i < chunks`.
+                (i, unsafe { *self.first_rows.get_unchecked(i) })
+            };
+            // SAFETY: `i < chunks = self.ready.len()` (above; with one
+            // chunk `i = 0`, and `row < total_rows` means a chunk exists
+            // when `ready.len()` is not 1).
+            let ready = unsafe { self.ready.get_unchecked(i) };
+            let r = (row - first) as usize;
+            let f = ready.load(Ordering::Acquire);
+            if !f.is_null() {
+                // SAFETY: a non-null `ready[i]` points at the get context
+                // of the `ValidChunk` held by `chunks[i]` (published by
+                // `publish_fast`, cleared before `release_chunk`, the one
+                // way to drop it, which takes `&mut self`), so it lives as
+                // long as `&self`.
+                let f = unsafe { &*f };
+                // SAFETY: `r` is below chunk `i`'s row count (`first_rows`
+                // sums the footer's row counts), and `f.bounds` holds
+                // rows + 1 values (checked by `validate_chunk`).
+                let Some(codes) = (unsafe { f.row(r) }) else {
+                    return Ok(false);
+                };
+                // SAFETY: `f` was built by `validate_chunk` from buffers
+                // that passed its checks: `f.bounds` starts at 0, is
+                // monotone and ends at the chunk's code count, `f.codes`
+                // holds that many codes (`CheckedCodes::check_counting`),
+                // each below the token count of the chunk's dictionary, and
+                // `f.words` / `f.lens` are that dictionary's table, owned by
+                // this reader and never changed (`FastGet`'s fields); `out`
+                // was cleared above.
+                unsafe { decode::append_row_ptrs(f.words, f.lens, &f.codes, f.bits, codes, out) };
+                return Ok(true);
+            }
+            // SAFETY: `i < chunks = self.chunks.len()` (above).
+            if let Some(c) = unsafe { self.chunks.get_unchecked(i) }.get() {
                 if let Some(v) = &c.value_dict {
-                    // SAFETY: `r` is below the chunk's row count (`locate`).
-                    return Ok(unsafe { v.append_row(r, out) });
+                    if !self.hist_failed.load(Ordering::Acquire) {
+                        // SAFETY: `r` is below the chunk's row count.
+                        return Ok(unsafe { v.append_row(r, out) });
+                    }
                 }
             }
         }
-        self.get_other(i, r, out)
+        self.get_other(row, out)
     }
 
-    /// [`Self::get_into`] off the fast paths: a coded chunk without its row
-    /// index, a chunk not validated whole yet, or a
+    /// [`Self::get_into`] off the fast paths: a row out of range, a coded
+    /// chunk without its row index, a chunk not validated whole yet, or a
     /// dictionary whose histogram check failed.
     #[inline(never)]
-    fn get_other(&self, i: usize, r: usize, out: &mut Vec<u8>) -> Result<bool> {
+    fn get_other(&self, row: u64, out: &mut Vec<u8>) -> Result<bool> {
+        let (i, r) = self.locate(row)?;
         match self.chunks[i].get() {
             Some(c) => {
                 self.check_hist(c.entry.dict as usize)?;
+                if let Some(f) = &c.fast {
+                    self.publish_fast(i, f);
+                }
                 Ok(self.get_valid(c, r, out))
             }
             None => self.get_unvalidated(i, r, out),
+        }
+    }
+
+    /// Lets later gets of chunk `i` take the fast path through `f`, its get
+    /// context, unless a histogram check has failed. With `count_hist`
+    /// (which sets `hist_failed` and then clears every `ready`, all
+    /// `SeqCst`): either that clearing comes after this store, or the load
+    /// below sees the flag and clears it here; either way no pointer stays
+    /// published after a failure.
+    fn publish_fast(&self, i: usize, f: &FastGet) {
+        self.ready[i].store((f as *const FastGet).cast_mut(), Ordering::SeqCst);
+        if self.hist_failed.load(Ordering::SeqCst) {
+            self.ready[i].store(std::ptr::null_mut(), Ordering::SeqCst);
         }
     }
 
