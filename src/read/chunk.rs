@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::Reader;
 use crate::decode::CheckedCodes;
-use crate::dict::Dictionary;
+use crate::dict::{Dictionary, MAX_TOKEN_LEN};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::cascade::Sequence;
 use crate::format::layout::{ChunkEntry, ChunkHeader, ChunkSection};
