@@ -569,14 +569,15 @@ impl Reader {
     /// Per token of dictionary `d`: its transitions over the UTF-8
     /// automaton ([`utf8_token_moves`]). Computed on first use (the first
     /// chunk with a row that [`Self::token_len_utf8`] leaves unproven), from
-    /// the validated dictionary, in parallel.
+    /// the validated dictionary, on the calling thread: it runs inside
+    /// validation's parallel walk, and a parallel initializer could steal a
+    /// task of that walk that then waits on this same `OnceLock` — a
+    /// deadlock (seen with 16 threads; `tests/validation_threads.rs`).
     pub(super) fn token_utf8_moves(&self, d: usize) -> &[u32] {
         self.token_moves[d].get_or_init(|| {
             let t = self.dicts[d].table();
             let flags = self.token_len_utf8(d);
             (0..t.len())
-                .into_par_iter()
-                .with_min_len(1024)
                 .map(|c| {
                     if flags[c] >> 7 == 0 {
                         // Complete UTF-8: from the start state back to it;
