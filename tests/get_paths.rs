@@ -160,3 +160,37 @@ fn histogram_failure_withdraws_the_fast_path() {
         assert_eq!(e.to_string(), err.to_string());
     }
 }
+
+/// The fast path's published per-chunk pointer must not outlive the chunk:
+/// after every chunk served warm gets, `release_chunk` drops them all
+/// (`&mut self`, so no get is running), and the next gets validate the
+/// chunks again and return the same rows, warm again afterwards.
+#[test]
+fn released_chunks_withdraw_the_fast_path() {
+    let rows = rows();
+    let opts = WriterOptions::default()
+        .with_codec(Codec::OnPair12)
+        .with_chunk_rows(400);
+    let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).unwrap();
+    let read = ReadOptions::default().with_validate_after_gets(Some(0));
+    let mut r = Reader::from_bytes_with(file, read).unwrap();
+    assert!(r.num_chunks() > 3);
+    let mut buf = Vec::new();
+    for pass in 0..3 {
+        // Twice per row: the first get validates and publishes, the second
+        // takes the fast path.
+        for _ in 0..2 {
+            for (i, want) in rows.iter().enumerate() {
+                let some = r.get_into(i as u64, &mut buf).unwrap();
+                assert_eq!(
+                    some.then_some(&buf[..]),
+                    want.as_deref(),
+                    "pass {pass} row {i}"
+                );
+            }
+        }
+        for i in 0..r.num_chunks() {
+            r.release_chunk(i);
+        }
+    }
+}

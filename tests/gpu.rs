@@ -625,41 +625,36 @@ fn streaming_scan_on_two_gpus() {
     let so = gpu::StreamOptions::default()
         .with_device_bytes(256 << 10)
         .with_page_lock_file(false);
-    let check = |st: gpu::StreamStats, seen: &[usize]| {
+    // One batch: in row order after the previous one, equal to the CPU
+    // decoder; records which GPU held it.
+    let batch = |b: &gpu::DeviceBatch<'_>, next: &mut u64, seen: &mut Vec<usize>| {
+        assert_eq!(b.first_row, *next);
+        let rows = b.first_row..b.first_row + b.len() as u64;
+        assert_eq!(b.to_host()?, r.read_range(rows.clone())?);
+        seen.push(b.device());
+        *next = rows.end;
+        Ok(())
+    };
+    // The whole scan: every row, at least 8 batches, dealt round-robin.
+    let check = |st: gpu::StreamStats, next: u64, seen: &[usize]| {
+        assert_eq!(next, n);
         assert!(st.batches >= 8, "{st:?}");
         for (i, &d) in seen.iter().enumerate() {
             assert_eq!(d, devices[i % devices.len()], "batch {i} on GPU {d}");
         }
     };
-    let mut next = 0;
-    let mut seen = Vec::new();
-    let st = gpu::scan_stream_on(&r, 0..n, &so, &devices, |b| {
-        assert_eq!(b.first_row, next);
-        let rows = b.first_row..b.first_row + b.len() as u64;
-        assert_eq!(b.to_host()?, r.read_range(rows.clone())?);
-        seen.push(b.device());
-        next = rows.end;
-        Ok(())
-    })
-    .unwrap();
-    assert_eq!(next, n);
+    let (mut next, mut seen) = (0, Vec::new());
+    let st =
+        gpu::scan_stream_on(&r, 0..n, &so, &devices, |b| batch(b, &mut next, &mut seen)).unwrap();
     assert!(!st.registered);
-    check(st, &seen);
+    check(st, next, &seen);
     let lock = gpu::PageLockedFile::new(&r).unwrap();
     let (mut next, mut seen) = (0, Vec::new());
     let st = lock
-        .scan_stream_on(0..n, &so, &devices, |b| {
-            assert_eq!(b.first_row, next);
-            let rows = b.first_row..b.first_row + b.len() as u64;
-            assert_eq!(b.to_host()?, r.read_range(rows.clone())?);
-            seen.push(b.device());
-            next = rows.end;
-            Ok(())
-        })
+        .scan_stream_on(0..n, &so, &devices, |b| batch(b, &mut next, &mut seen))
         .unwrap();
-    assert_eq!(next, n);
     assert!(st.registered);
-    check(st, &seen);
+    check(st, next, &seen);
 }
 
 #[test]

@@ -410,7 +410,16 @@ pub(crate) unsafe fn append_unchecked(
     let n = range.end - range.start;
     if n > UNPACK_BLOCK {
         // SAFETY: the caller's contract, passed on.
-        return unsafe { append_blocks(table, packed, bits, range, out) };
+        return unsafe {
+            append_blocks_ptrs(
+                table.words().as_ptr(),
+                table.lens().as_ptr(),
+                packed,
+                bits,
+                range,
+                out,
+            )
+        };
     }
     let (words, lens) = (table.words().as_ptr(), table.lens().as_ptr());
     out.reserve(n * MAX_TOKEN_LEN);
@@ -471,11 +480,14 @@ pub(crate) unsafe fn append_row_ptrs(
     unsafe { out.set_len(written) };
 }
 
-/// [`append_row_ptrs`] for a row over UNPACK_BLOCK codes (kept out of line:
-/// the get path inlines only the short case).
+/// A long range appended in blocks of at most UNPACK_BLOCK codes, reserving
+/// 16 bytes per code of the block only (a long row never reserves 16× its
+/// length); shared by [`append_unchecked`] and [`append_row_ptrs`] (kept out
+/// of line: the get path inlines only the short case).
 ///
 /// # Safety
-/// As [`append_row_ptrs`].
+/// As [`append_row_ptrs`], except that `out` need not be empty (each block
+/// reserves its room after `out.len()`).
 #[inline(never)]
 unsafe fn append_blocks_ptrs(
     words: *const [u8; MAX_TOKEN_LEN],
@@ -494,35 +506,6 @@ unsafe fn append_blocks_ptrs(
         let written =
             unsafe { emit_raw(packed, bits, i..j, words, lens, out.as_mut_ptr().add(start)) };
         // SAFETY: as in `append_row_ptrs`.
-        unsafe { out.set_len(start + written) };
-        i = j;
-    }
-}
-
-/// [`append_unchecked`] for a long range: blocks of at most UNPACK_BLOCK
-/// codes, reserving 16 bytes per code of the block only (a long row never
-/// reserves 16× its length).
-///
-/// # Safety
-/// As [`append_unchecked`].
-#[inline(never)]
-unsafe fn append_blocks(
-    table: &TokenTable,
-    packed: &[u8],
-    bits: u8,
-    range: Range<usize>,
-    out: &mut Vec<u8>,
-) {
-    let (words, lens) = (table.words().as_ptr(), table.lens().as_ptr());
-    let mut i = range.start;
-    while i < range.end {
-        let j = range.end.min(i + UNPACK_BLOCK);
-        out.reserve((j - i) * MAX_TOKEN_LEN);
-        let start = out.len();
-        // SAFETY: as in `append_unchecked`, for the block `i..j`.
-        let written =
-            unsafe { emit_raw(packed, bits, i..j, words, lens, out.as_mut_ptr().add(start)) };
-        // SAFETY: as in `append_unchecked`.
         unsafe { out.set_len(start + written) };
         i = j;
     }

@@ -950,10 +950,11 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn token_moves_equal_the_runs_from_every_state() {
+    /// Every string of up to `max` bytes drawn from `EDGES` (the empty one
+    /// included).
+    fn edge_strings(max: usize) -> Vec<Vec<u8>> {
         let mut strings: Vec<Vec<u8>> = vec![vec![]];
-        for len in 1..=3 {
+        for len in 1..=max {
             let mut next = Vec::new();
             for s in strings.iter().filter(|s| s.len() == len - 1) {
                 for &b in &EDGES {
@@ -964,6 +965,12 @@ mod tests {
             }
             strings.extend(next);
         }
+        strings
+    }
+
+    #[test]
+    fn token_moves_equal_the_runs_from_every_state() {
+        let strings = edge_strings(3);
         for t in strings.iter().filter(|t| !t.is_empty()) {
             assert_eq!(utf8_token_moves(t), utf8_token_moves_slow(t), "{t:x?}");
         }
@@ -985,18 +992,7 @@ mod tests {
     /// characters truncated at the row's end all rejected).
     #[test]
     fn proof_equals_utf8_on_every_short_string_and_split() {
-        let mut strings: Vec<Vec<u8>> = vec![vec![]];
-        for len in 1..=4 {
-            let mut next = Vec::new();
-            for s in strings.iter().filter(|s| s.len() == len - 1) {
-                for &b in &EDGES {
-                    let mut t = s.clone();
-                    t.push(b);
-                    next.push(t);
-                }
-            }
-            strings.extend(next);
-        }
+        let strings = edge_strings(4);
         let mut accepted = 0;
         for s in &strings {
             for toks in splits(s) {
