@@ -3,14 +3,7 @@
 #   bash bench/gpu-run.sh tests|quick|full|sanitize|nvcomp
 # Expects .gpu/ from ../shared/tools/gpu-bundle --test gpu --bench gpu_scan --data ../shared/corpus
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" target/corpus
-python3 - <<'PY'
-import lzma, glob, os
-for f in sorted(glob.glob(".gpu/data/corpus/*.xz")):
-    dst = os.path.join("target/corpus", os.path.basename(f)[:-3])
-    if not os.path.exists(dst):
-        open(dst, "wb").write(lzma.open(f).read())
-PY
+source bench/gpu-corpus.sh
 export FASTPAIR_REQUIRE_GPU=1 RUST_BACKTRACE=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.draw,temperature.gpu --format=csv > "$OUT/gpu-info.txt" 2>&1
 for mode in "$@"; do

@@ -9,14 +9,7 @@
 # map, page-locked once, on one GPU and on every GPU, each GPU's ring capped
 # at STREAM_DEV bytes. Logs land in $OUT.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" target/corpus
-python3 - <<'PY'
-import lzma, glob, os
-for f in sorted(glob.glob(".gpu/data/corpus/*.xz")):
-    dst = os.path.join("target/corpus", os.path.basename(f)[:-3])
-    if not os.path.exists(dst):
-        open(dst, "wb").write(lzma.open(f).read())
-PY
+source bench/gpu-corpus.sh
 export FASTPAIR_REQUIRE_GPU=1 FASTPAIR_REQUIRE_GPUS=2 RUST_BACKTRACE=1 FASTPAIR_CORPUS=target/corpus
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,pci.bus_id --format=csv > "$OUT/gpu-info.txt" 2>&1
 nvidia-smi topo -m >> "$OUT/gpu-info.txt" 2>&1

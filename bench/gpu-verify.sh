@@ -11,14 +11,7 @@
 # files, then the Python package's GPU tests (CuPy, PyTorch, DLPack, Arrow
 # device arrays). Logs land in $OUT.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" target/corpus
-python3 - <<'PY'
-import lzma, glob, os
-for f in sorted(glob.glob(".gpu/data/corpus/*.xz")):
-    dst = os.path.join("target/corpus", os.path.basename(f)[:-3])
-    if not os.path.exists(dst):
-        open(dst, "wb").write(lzma.open(f).read())
-PY
+source bench/gpu-corpus.sh
 export FASTPAIR_REQUIRE_GPU=1 RUST_BACKTRACE=1 FASTPAIR_CORPUS=target/corpus
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu-info.txt" 2>&1
 status=0
