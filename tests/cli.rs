@@ -885,3 +885,83 @@ fn f2_cli_refuses_a_file_the_reader_would_reject() {
     assert!(e.contains("--memory"), "{e}");
     assert_eq!(std::fs::read(&out).unwrap(), b"precious");
 }
+
+/// `-o` naming the input (directly, through a link, or as the shell's
+/// redirection of stdout or stdin) is refused before anything is written, and
+/// the input keeps its bytes; so is a fastpair file given to `compress`.
+#[test]
+fn output_that_is_the_input_is_refused() {
+    let dir = Scratch::new("cli", "same-file");
+    let txt = dir.path("col.txt");
+    std::fs::write(&txt, "alpha\nbeta\ngamma\n").unwrap();
+    let fpc = dir.path("col.fpc");
+    ok(&["compress", s(&txt), "-o", s(&fpc), "-q"]);
+    let (txt_bytes, fpc_bytes) = (std::fs::read(&txt).unwrap(), std::fs::read(&fpc).unwrap());
+    let link = dir.path("link.txt");
+    std::os::unix::fs::symlink(&txt, &link).unwrap();
+    let fpc_link = dir.path("link.fpc");
+    std::os::unix::fs::symlink(&fpc, &fpc_link).unwrap();
+    let unchanged = || {
+        assert_eq!(std::fs::read(&txt).unwrap(), txt_bytes);
+        assert_eq!(std::fs::read(&fpc).unwrap(), fpc_bytes);
+    };
+    for cmd in [
+        vec!["compress", s(&txt), "-o", s(&txt)],
+        vec!["compress", s(&link), "-o", s(&txt)],
+        vec!["compress", s(&txt), "-o", s(&link)],
+        vec!["decompress", s(&fpc), "-o", s(&fpc)],
+        vec!["decompress", s(&fpc_link), "-o", s(&fpc)],
+        vec!["decompress", s(&fpc), "-o", s(&fpc_link)],
+    ] {
+        let e = fails(&run(&cmd));
+        assert!(e.contains("is the input file"), "{cmd:?}: {e}");
+        unchanged();
+    }
+    // `fastpair decompress col.fpc -o - >> col.fpc`, and `-o /dev/stdout`.
+    for out in ["-", "/dev/stdout"] {
+        let append = std::fs::OpenOptions::new().append(true).open(&fpc).unwrap();
+        let o = Command::new(BIN)
+            .args(["decompress", s(&fpc), "-o", out])
+            .stdout(Stdio::from(append))
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let e = fails(&o);
+        assert!(e.contains("is the input file"), "{out}: {e}");
+        unchanged();
+    }
+    // `fastpair decompress - -o col.fpc < col.fpc`.
+    let o = Command::new(BIN)
+        .args(["decompress", "-", "-o", s(&fpc)])
+        .stdin(Stdio::from(std::fs::File::open(&fpc).unwrap()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(fails(&o).contains("is the input file"));
+    unchanged();
+    // A fastpair file is not a text column: nothing is written.
+    let again = dir.path("again.fpc");
+    for cmd in [
+        vec!["compress", s(&fpc), "-o", s(&again)],
+        vec!["compress", s(&fpc), "-o", s(&fpc)],
+    ] {
+        let e = fails(&run(&cmd));
+        assert!(
+            e.contains("is a fastpair file already") || e.contains("is the input file"),
+            "{e}"
+        );
+        assert!(!again.exists());
+        unchanged();
+    }
+    let e = fails(&run_stdin(
+        &["compress", "-", "-o", s(&again)],
+        Some(&fpc_bytes),
+    ));
+    assert!(e.contains("<stdin> is a fastpair file already"), "{e}");
+    assert!(!again.exists());
+    // Different files, and /dev/null on both ends, still work.
+    ok(&["decompress", s(&fpc), "-o", s(&dir.path("back.txt"))]);
+    assert_eq!(std::fs::read(dir.path("back.txt")).unwrap(), txt_bytes);
+    ok(&["decompress", s(&fpc), "-o", "/dev/null"]);
+}

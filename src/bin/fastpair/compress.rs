@@ -1,5 +1,6 @@
 //! `fastpair compress IN -o OUT`: stream values into a fastpair file.
 
+use std::io::BufRead;
 use std::time::Instant;
 
 use fastpair::{DictMode, Writer, WriterOptions};
@@ -60,8 +61,19 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
         ));
     }
     // Open the input first: a missing input must not touch the output.
-    let input = open_input(&a.input)?;
-    let out = Output::create(&a.output, a.force)?;
+    let mut input = open_input(&a.input)?;
+    // A fastpair file given to `compress` is almost surely a slip (its bytes
+    // would be stored as text rows): say so instead of compressing it again.
+    let head = input
+        .fill_buf()
+        .map_err(|e| crate::io::io_error(format!("reading {}", display(&a.input)), e))?;
+    if head.starts_with(&fastpair::format::MAGIC) {
+        return Err(CliError::msg(format!(
+            "{} is a fastpair file already; `fastpair decompress` reads it",
+            display(&a.input)
+        )));
+    }
+    let out = Output::create(&a.output, &a.input, a.force)?;
     let out_name = out.name();
     let sep = if a.nul { 0 } else { b'\n' };
     let start = Instant::now();

@@ -16,7 +16,7 @@ pub fn run(a: DecompressArgs) -> Result<(), CliError> {
     }
     let mut reader = open_reader_with(&a.input, decode_options(a.memory))?;
     let sep = if a.nul { 0u8 } else { b'\n' };
-    let mut out = Output::create(&a.output, a.force)?;
+    let mut out = Output::create(&a.output, &a.input, a.force)?;
     let out_name = out.name();
     let mut progress = Progress::new("decompress");
     let mut nulls = 0u64;

@@ -319,9 +319,47 @@ fn write_in_place(path: &Path) -> io::Result<bool> {
     Ok(false)
 }
 
+/// The file a path names, as (device, inode), following links; `-` is
+/// whatever stdin or stdout (per `output`) is open on. `None` when it does not
+/// exist (yet) or cannot be examined.
+fn file_id(path: &Path, output: bool) -> Option<(u64, u64)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let m = if is_std(path) {
+        let fd = if output {
+            io::stdout().as_fd().try_clone_to_owned()
+        } else {
+            io::stdin().as_fd().try_clone_to_owned()
+        };
+        File::from(fd.ok()?).metadata().ok()?
+    } else {
+        std::fs::metadata(path).ok()?
+    };
+    // Pipes, terminals and devices can be both ends of a command at once
+    // without harm (`/dev/null`); only a file can be overwritten while read.
+    m.is_file().then(|| (m.dev(), m.ino()))
+}
+
 impl Output {
-    /// Opens the destination; `force` replaces a read-only file.
-    pub fn create(path: &Path, force: bool) -> Result<Self, CliError> {
+    /// Opens the destination for the result of reading `input`; `force`
+    /// replaces a read-only file. Refused when the destination is the input
+    /// itself (by name, through a link, or as the shell's redirection of
+    /// stdout): the input would be replaced by its own result, or written
+    /// while it is still being read.
+    pub fn create(path: &Path, input: &Path, force: bool) -> Result<Self, CliError> {
+        if let (Some(o), Some(i)) = (file_id(path, true), file_id(input, false)) {
+            if o == i {
+                return Err(CliError::msg(format!(
+                    "-o {} is the input file ({}): write the output elsewhere",
+                    if is_std(path) {
+                        "<stdout>".into()
+                    } else {
+                        path.display().to_string()
+                    },
+                    display(input)
+                )));
+            }
+        }
         if is_std(path) {
             return Ok(Output::Stdout(BufWriter::with_capacity(
                 1 << 20,

@@ -242,7 +242,10 @@ pub fn compress(a: CompressArgs, kind: Input, opts: WriterOptions) -> Result<(),
     for (_, p) in &dests {
         // Every destination goes through the CLI's safe outputs (devices and
         // FIFOs in place, symlink targets replaced, permissions kept, --force).
-        writers.push(Writer::new(Output::create(p, a.force)?, opts.clone())?);
+        writers.push(Writer::new(
+            Output::create(p, &a.input, a.force)?,
+            opts.clone(),
+        )?);
     }
     let start = Instant::now();
     let indices: Vec<usize> = picked.iter().map(|(i, _)| *i).collect();
@@ -358,7 +361,7 @@ pub fn decompress(a: DecompressArgs, fmt: OutFormat) -> Result<(), CliError> {
             a.output.display()
         )));
     }
-    let out = Output::create(&a.output, a.force)?;
+    let out = Output::create(&a.output, &a.input, a.force)?;
     let batches = reader.batches(
         BatchOptions::default()
             .with_rows_per_batch(64 * 1024)
