@@ -965,3 +965,46 @@ fn output_that_is_the_input_is_refused() {
     assert_eq!(std::fs::read(dir.path("back.txt")).unwrap(), txt_bytes);
     ok(&["decompress", s(&fpc), "-o", "/dev/null"]);
 }
+
+/// Inputs that are not regular files: a directory is refused by name; a pipe
+/// (`<(cmd)`, a named FIFO, `/dev/stdin`) is read like stdin; a stream that
+/// does not start with the magic is refused at once, not read to its end.
+#[test]
+fn inputs_that_are_not_regular_files() {
+    let dir = Scratch::new("cli", "special-inputs");
+    let fpc = dir.path("c.fpc");
+    let txt = dir.path("c.txt");
+    std::fs::write(&txt, "one\ntwo\nthree\n").unwrap();
+    ok(&["compress", s(&txt), "-o", s(&fpc), "-q"]);
+    for cmd in [
+        vec!["inspect", s(&dir.0)],
+        vec!["get", s(&dir.0), "0"],
+        vec!["decompress", s(&dir.0), "-o", "-"],
+    ] {
+        let e = fails(&run(&cmd));
+        assert!(e.contains("is a directory"), "{cmd:?}: {e}");
+    }
+    // /dev/zero never ends: refused after its first 8 bytes.
+    let e = fails(&run(&["get", "/dev/zero", "0"]));
+    assert!(e.contains("not a fastpair file"), "{e}");
+    let o = Command::new(BIN)
+        .args(["get", "/dev/stdin", "1"])
+        .stdin(Stdio::from(std::fs::File::open(&fpc).unwrap()))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "two\n");
+    let fifo = dir.path("pipe");
+    if !Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        println!("mkfifo unavailable: the named-pipe case is not checked");
+        return;
+    }
+    let (f2, bytes) = (fifo.clone(), std::fs::read(&fpc).unwrap());
+    let writer = std::thread::spawn(move || std::fs::write(f2, bytes).unwrap());
+    let o = ok(&["get", s(&fifo), "2", "0"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "three\none\n");
+    writer.join().unwrap();
+}

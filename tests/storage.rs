@@ -114,3 +114,46 @@ fn released_chunks_read_the_same_rows_again() {
     }
     std::fs::remove_file(&path).unwrap();
 }
+
+/// Directories, FIFOs and devices are refused by both local storages with a
+/// message naming what they are, and a FIFO with no writer does not block the
+/// open (it is examined before it is opened).
+#[test]
+fn local_storages_refuse_what_is_not_a_regular_file() {
+    let dir = std::env::temp_dir().join(format!("fastpair-storage-{}-special", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut cases = vec![
+        (dir.clone(), "is a directory"),
+        ("/dev/null".into(), "not a regular file"),
+    ];
+    if made {
+        cases.push((fifo.clone(), "not a regular file"));
+    } else {
+        println!("mkfifo unavailable: the FIFO case is not checked");
+    }
+    for (path, want) in cases {
+        for io in [LocalIo::Mmap, LocalIo::PositionedRead] {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let p = path.clone();
+            std::thread::spawn(move || {
+                let r = Reader::open_with(&p, ReadOptions::default().with_local_io(io));
+                let _ = tx.send(r.err().map(|e| e.to_string()));
+            });
+            let e = rx
+                .recv_timeout(std::time::Duration::from_secs(20))
+                .unwrap_or_else(|_| panic!("opening {} ({io:?}) blocked", path.display()))
+                .unwrap_or_else(|| panic!("{} ({io:?}) opened", path.display()));
+            assert!(
+                e.contains(want) && e.contains(&*path.to_string_lossy()),
+                "{io:?}: {e}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -166,6 +166,36 @@ impl Storage for MemoryStorage {
     }
 }
 
+/// Opens a local file that can be read at any offset. Directories, FIFOs,
+/// sockets and devices are refused with a message naming what they are: a
+/// FIFO would block `open` until a writer comes and cannot seek, and a device
+/// reports no length. Checked before opening (so a FIFO never blocks) and
+/// again on the opened file (the path may have changed in between).
+fn open_regular(p: &Path, name: &str) -> Result<File> {
+    let refuse = |m: std::fs::Metadata| -> Result<()> {
+        if m.is_file() {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument(if m.is_dir() {
+            format!("{name} is a directory")
+        } else {
+            format!(
+                "{name} is not a regular file (a FIFO, socket or device): a fastpair file is \
+                 read at random offsets, so read its bytes first (Reader::from_bytes)"
+            )
+        }))
+    };
+    if let Ok(m) = std::fs::metadata(p) {
+        refuse(m)?;
+    }
+    let f = File::open(p).map_err(|e| Error::io(format!("opening {name}"), e))?;
+    refuse(
+        f.metadata()
+            .map_err(|e| Error::io(format!("reading metadata of {name}"), e))?,
+    )?;
+    Ok(f)
+}
+
 /// A local file, memory-mapped (`memmap2`): ranges are slices of the map, so
 /// nothing is copied and only the pages a read touches are read from disk.
 ///
@@ -186,7 +216,7 @@ impl MmapStorage {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let p = path.as_ref();
         let name = p.display().to_string();
-        let f = File::open(p).map_err(|e| Error::io(format!("opening {name}"), e))?;
+        let f = open_regular(p, &name)?;
         // SAFETY: the map is read-only and only read through `&[u8]`; the
         // remaining hazard (the file truncated underneath → SIGBUS) is the
         // documented caveat of this storage, and `FileStorage` avoids it.
@@ -299,7 +329,7 @@ impl FileStorage {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let p = path.as_ref();
         let name = p.display().to_string();
-        let file = File::open(p).map_err(|e| Error::io(format!("opening {name}"), e))?;
+        let file = open_regular(p, &name)?;
         let len = file
             .metadata()
             .map_err(|e| Error::io(format!("reading metadata of {name}"), e))?

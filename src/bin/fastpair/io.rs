@@ -84,17 +84,41 @@ pub fn open_reader(path: &Path) -> Result<Reader, CliError> {
 
 /// [`open_reader`] with options.
 pub fn open_reader_with(path: &Path, opts: ReadOptions) -> Result<Reader, CliError> {
+    use std::os::unix::fs::FileTypeExt;
     let r = if is_std(path) {
-        let mut bytes = Vec::new();
-        io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .map_err(|e| io_error("reading <stdin>", e))?;
-        Reader::from_bytes_with(bytes, opts)
+        Reader::from_bytes_with(read_stream(io::stdin().lock(), path)?, opts)
+    } else if std::fs::metadata(path).is_ok_and(|m| {
+        let t = m.file_type();
+        t.is_fifo() || t.is_char_device() || t.is_socket()
+    }) {
+        // A named pipe, a process substitution `<(cmd)`, `/dev/stdin` or
+        // another device: read like stdin.
+        let f = File::open(path).map_err(|e| io_error(format!("opening {}", display(path)), e))?;
+        Reader::from_bytes_with(read_stream(f, path)?, opts)
     } else {
         Reader::open_with(path, opts)
     };
     r.map_err(|e| file_error(path, e))
+}
+
+/// The bytes of a fastpair file that arrives as a stream (it is read at
+/// random offsets, so it is held whole). A stream whose first bytes are not
+/// the magic is refused at once rather than read to its end (`/dev/zero`).
+fn read_stream(mut s: impl Read, path: &Path) -> Result<Vec<u8>, CliError> {
+    let name = display(path);
+    let mut bytes = Vec::new();
+    (&mut s)
+        .take(fastpair::format::MAGIC.len() as u64)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(format!("reading {name}"), e))?;
+    if bytes.len() == fastpair::format::MAGIC.len() && bytes != fastpair::format::MAGIC {
+        return Err(CliError::msg(format!(
+            "{name}: not a fastpair file (it does not start with the bytes FASTPAIR)"
+        )));
+    }
+    s.read_to_end(&mut bytes)
+        .map_err(|e| io_error(format!("reading {name}"), e))?;
+    Ok(bytes)
 }
 
 /// Reader options for streaming decodes under a memory budget: one decode
