@@ -135,14 +135,26 @@ class File:
             if step != 1:
                 return self.take(range(start, stop, step))
             return self.read(start, max(start, stop))
-        return self._get(i)
+        try:
+            return self._get(i)
+        except OverflowError:
+            raise self._out_of_range(i) from None
+
+    def _out_of_range(self, i) -> IndexError:
+        return IndexError(
+            f"{self._f.path}: row {i} is out of range (the file has {len(self._f)} rows)"
+        )
 
     def read(self, start: int = 0, stop: Optional[int] = None):
         """Rows ``start..stop`` as a ``pyarrow.LargeStringArray`` (or
         ``LargeBinaryArray`` when ``text=False``), built on the decoder's own
         buffers through the Arrow C Data Interface: no copy."""
         f = self._f
-        return f._read_array(start, len(f) if stop is None else stop)
+        stop = len(f) if stop is None else stop
+        if start < 0 or stop < 0:
+            # Explicit bounds, not slice syntax: f[-10:] counts from the end.
+            raise self._out_of_range(min(start, stop))
+        return f._read_array(start, stop)
 
     def read_handle(self, start: int = 0, stop: Optional[int] = None) -> ArrowHandle:
         """Like :meth:`read` but returns the exporting object (it implements
@@ -150,11 +162,17 @@ class File:
         ``values_address``, ``offsets_address``)."""
         n = len(self._f)
         stop = n if stop is None else stop
+        if start < 0 or stop < 0:
+            raise self._out_of_range(min(start, stop))
         return self._f._read(start, stop)
 
     def take(self, indices: Iterable[int]):
         """The rows at ``indices`` (any order, repeats allowed) as one array."""
-        return _to_pyarrow(self._f._take(list(indices)))
+        indices = list(indices)
+        try:
+            return _to_pyarrow(self._f._take(indices))
+        except OverflowError:
+            raise self._out_of_range(next(i for i in indices if abs(i) >= 1 << 63)) from None
 
     def scan_gpu(self, start: int = 0, stop: Optional[int] = None) -> DeviceColumn:
         """Decodes rows ``start..stop`` on the GPU. The result exposes
@@ -164,6 +182,8 @@ class File:
         any of them is held. Raises :class:`FastpairError` without a GPU."""
         n = len(self._f)
         stop = n if stop is None else stop
+        if start < 0 or stop < 0:
+            raise self._out_of_range(min(start, stop))
         return self._f._scan_gpu(start, stop)
 
 

@@ -169,6 +169,14 @@ def test_errors_are_python_exceptions_with_one_line_messages(tmp_path):
     f = roundtrip(tmp_path, ["a"])
     with pytest.raises(IndexError):
         f[1]
+    # Indices no machine integer holds, and negative explicit bounds, are
+    # IndexErrors too (slices still count from the end).
+    for bad_row in (lambda: f[2**70], lambda: f.take([0, -(2**80)]), lambda: f.read(-1)):
+        with pytest.raises(IndexError, match="out of range"):
+            bad_row()
+    assert f[-1:].to_pylist() == ["a"]
+    with pytest.raises((ValueError, fastpair.FastpairError), match="is a directory"):
+        fastpair.open(tmp_path)
     with pytest.raises(TypeError, match="expected str, bytes or None"):
         fastpair.write(tmp_path / "x.fpc", ["a", 3])
     with pytest.raises(ValueError, match="unknown codec"):
