@@ -937,3 +937,44 @@ fn regenerate() {
         std::fs::write(dir.join(format!("{name}.fpc")), make(&b, &p)).unwrap();
     }
 }
+
+/// Validation's row walk (a branch-free pass per 64 rows, falling back to a
+/// row-by-row walk to name what is wrong) names the first row whose tokens
+/// disagree with its boundaries, wherever it lies in its 64-row word: every
+/// row byte boundary and every row code boundary of a chunk, moved by one.
+#[test]
+fn every_moved_row_boundary_is_named() {
+    let b = v3();
+    let rows = b.footer.chunks[1].rows as usize;
+    let (rb, rc) = (
+        seq_values(&b.chunks[1].row_bytes),
+        seq_values(&b.chunks[1].row_codes),
+    );
+    let mut checked = 0;
+    for k in 1..rows {
+        for (bounds, part) in [(&rb, "bytes"), (&rc, "codes")] {
+            if bounds[k] == bounds[k + 1] {
+                continue; // moving it would break monotonicity (another error)
+            }
+            let file = b.edit_chunk(1, |p, _| {
+                let seq = if part == "bytes" {
+                    &mut p.row_bytes
+                } else {
+                    &mut p.row_codes
+                };
+                edit_seq(seq, |s| s[k] += 1)
+            });
+            let r = Reader::from_bytes(file).unwrap();
+            match r.chunk(1).map(|_| ()) {
+                Err(Error::Corrupt {
+                    section: Section::Chunk(1, ChunkPart::RowBytes),
+                    invariant: Invariant::RowLengthMismatch { row, .. },
+                    ..
+                }) => assert_eq!(row, k as u64 - 1, "row {part} boundary {k}"),
+                other => panic!("row {part} boundary {k}: {other:?}"),
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > rows, "only {checked} boundaries could move");
+}

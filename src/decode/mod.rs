@@ -211,6 +211,11 @@ impl<'a> CheckedCodes<'a> {
     pub fn get(&self, i: usize) -> u16 {
         codes::get(self.bits, self.packed, i)
     }
+    /// Codes `start..start + out.len()` into `out` (the bulk form of [`Self::get`]).
+    #[inline]
+    pub(crate) fn unpack(&self, start: usize, out: &mut [u16]) {
+        codes::unpack(self.bits, self.packed, start, out)
+    }
 }
 
 /// Decodes codes `range` into `out`, which should be exactly their decoded

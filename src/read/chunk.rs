@@ -419,6 +419,22 @@ impl Reader {
             .into_par_iter()
             .with_min_len(64)
             .map(|w| {
+                let rows = w * 64..seq_rows.min(w * 64 + 64);
+                if let Some(cut_rows) = rows_add_up(&codes, len_utf8, &rc, &rb, rows.clone()) {
+                    // Prove the rows that use a token cutting a character.
+                    let mut bits = 0u64;
+                    let mut left = cut_rows;
+                    while left != 0 {
+                        let row = rows.start + left.trailing_zeros() as usize;
+                        left &= left - 1;
+                        let moves = self.token_utf8_moves(d);
+                        let (a, b) = (rc[row] as usize, rc[row + 1] as usize);
+                        let proven = utf8_chain((a..b).map(|i| moves[codes.get(i) as usize]));
+                        bits |= (!proven as u64) << (row % 64);
+                    }
+                    return Ok((bits, cut_rows != 0));
+                }
+                // Something to report (a mismatch, a row too long): row by row.
                 let (mut bits, mut cut) = (0u64, 0u8);
                 let mut moves: Option<&[u32]> = None;
                 for row in w * 64..seq_rows.min(w * 64 + 64) {
@@ -815,6 +831,69 @@ impl Reader {
 
 /// The automaton's dead state (an invalid byte seen).
 const UTF8_REJECT: u32 = 8;
+
+/// A chunk's row walk without a branch per row. For rows `rows` (at most
+/// 64), checks that each is at most `MAX_VALUE_LEN` bytes and that its
+/// tokens' lengths add up to its byte boundaries, and returns the rows (bit
+/// `r - rows.start`) that use a token cutting a character (bit 7 of
+/// `len_utf8`), which the caller proves through the UTF-8 automaton. The
+/// codes are unpacked in blocks; a running sum of their lengths and a running
+/// count of cutting tokens are kept per code, and each row compares the
+/// entries at its end. `None` means "walk these rows one by one" (which
+/// finds what is wrong), never that something is.
+fn rows_add_up(
+    codes: &CheckedCodes<'_>,
+    len_utf8: &[u8],
+    rc: &[u32],
+    rb: &[u32],
+    rows: Range<usize>,
+) -> Option<u64> {
+    const BLOCK: usize = 256;
+    let (first, end) = (rows.start, rows.end);
+    debug_assert!(end - first <= 64);
+    if rows
+        .clone()
+        .any(|r| (rb[r + 1] - rb[r]) as u64 > limits::MAX_VALUE_LEN)
+    {
+        return None;
+    }
+    let (c0, c1) = (rc[first] as usize, rc[end] as usize);
+    let mut buf = [0u16; BLOCK];
+    // After unpacking codes at..at + n: bytes[k] = the value bytes before
+    // code at + k (counted from the chunk's start, like `rb`), cuts[k] = the
+    // cutting tokens before it (counted from c0).
+    let mut bytes = [0u64; BLOCK + 1];
+    let mut cuts = [0u32; BLOCK + 1];
+    let (mut byte_acc, mut cut_acc) = (rb[first] as u64, 0u32);
+    let (mut row, mut at, mut ok) = (first, c0, true);
+    let (mut cut_rows, mut cuts_before) = (0u64, 0u32);
+    // Rows with no codes before the first code.
+    while row < end && rc[row + 1] as usize == c0 {
+        ok &= rb[row + 1] as u64 == byte_acc;
+        row += 1;
+    }
+    while at < c1 {
+        let n = (c1 - at).min(BLOCK);
+        codes.unpack(at, &mut buf[..n]);
+        (bytes[0], cuts[0]) = (byte_acc, cut_acc);
+        for (k, &c) in buf[..n].iter().enumerate() {
+            let x = len_utf8[c as usize];
+            byte_acc += (x & 0x1f) as u64;
+            cut_acc += (x >> 7) as u32;
+            (bytes[k + 1], cuts[k + 1]) = (byte_acc, cut_acc);
+        }
+        // Rows that end in this block: rc[row + 1] in at + 1..=at + n.
+        while row < end && (rc[row + 1] as usize) <= at + n {
+            let e = rc[row + 1] as usize - at;
+            ok &= bytes[e] == rb[row + 1] as u64;
+            cut_rows |= ((cuts[e] != cuts_before) as u64) << (row - first);
+            cuts_before = cuts[e];
+            row += 1;
+        }
+        at += n;
+    }
+    (ok && row == end).then_some(cut_rows)
+}
 
 /// One step of the automaton from state `s` (`< 8`) on byte `b`.
 const fn utf8_step(s: u32, b: u8) -> u32 {
