@@ -106,7 +106,8 @@ fn kernel_source_compiles_for_every_variant() {
                             .with_b(4)
                             .with_w(w)
                             .with_emit(emit)
-                            .with_m(1 + (k + h + emit) % 8);
+                            .with_m(1 + (k + h + emit) % 8)
+                            .with_ov((k / 2 + h + emit) % 2);
                         gpu::compile_check(&cfg, bits, "compute_90")
                             .unwrap_or_else(|e| panic!("{cfg:?} bits {bits}: {e}"));
                     }
@@ -163,8 +164,16 @@ fn corpus_columns_match_cpu() {
             }
             // Row ranges cutting batches.
             if n > 10 {
-                // Offsets warps of 3 and 8 row blocks (the default is 4).
+                // Offsets warps of 3 and 8 row blocks (the default is 4),
+                // and round 4's offsets code (`ov` 0) on all rows and a cut.
                 parity(&r, 1..n - 1, DecoderConfig::default().with_m(3), false);
+                parity(&r, 0..n, DecoderConfig::default().with_ov(0), false);
+                parity(
+                    &r,
+                    n / 5..n - n / 7,
+                    DecoderConfig::default().with_ov(0).with_m(2),
+                    false,
+                );
                 parity(
                     &r,
                     n / 3..n / 3 + 7,

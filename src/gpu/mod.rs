@@ -100,6 +100,12 @@ pub struct DecoderConfig {
     /// scan (1..=8): their header and block loads go out together, so a
     /// warp waits on one chain of dependent loads for `m` blocks.
     pub m: u32,
+    /// Offsets warps' code (0 or 1): 0 = round 4's (32-bit loads of the
+    /// cascade, a piece search per row block, `i64` staging); 1 (the
+    /// default) = 16-byte loads of the directory entry and packed words, one
+    /// piece search per warp, `u32` staging (bench/notes/r5-gpu.md). The
+    /// sidecar de-cascade uses the same loads.
+    pub ov: u32,
 }
 
 with_setters!(DecoderConfig {
@@ -110,6 +116,7 @@ with_setters!(DecoderConfig {
     with_w => w: u8,
     with_emit => emit: u32,
     with_m => m: u32,
+    with_ov => ov: u32,
 });
 
 impl Default for DecoderConfig {
@@ -122,6 +129,7 @@ impl Default for DecoderConfig {
             w: 8,
             emit: 4,
             m: 4,
+            ov: 1,
         }
     }
 }
@@ -147,7 +155,8 @@ impl DecoderConfig {
             && (1..=32).contains(&self.b)
             && (self.w == 8 || self.w == 16)
             && self.emit <= 4
-            && (1..=8).contains(&self.m);
+            && (1..=8).contains(&self.m)
+            && self.ov <= 1;
         if ok {
             Ok(())
         } else {
