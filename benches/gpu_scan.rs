@@ -483,8 +483,7 @@ fn main() {
     );
     let groups: usize = env("GROUPS", 16);
     // Variants A/B-ed in the same process: ALT_EMITS=2,3 (staging writes),
-    // ALT_M=1,2,8 (row blocks per offsets warp), ALT_OV=0 (offsets warps' code),
-    // ALT_LZ=1 (lengths from the low words).
+    // ALT_M=1,2,8 (row blocks per offsets warp), ALT_OV=0 (offsets warps' code).
     let alt_list = |name: &str| -> Vec<u32> {
         env(name, String::new())
             .split(',')
@@ -503,11 +502,6 @@ fn main() {
             alt_list("ALT_OV")
                 .into_iter()
                 .map(|v| (format!("ov{v}"), DecoderConfig::default().with_ov(v))),
-        )
-        .chain(
-            alt_list("ALT_LZ")
-                .into_iter()
-                .map(|v| (format!("lz{v}"), DecoderConfig::default().with_lz(v))),
         )
         .collect();
     let (name, sms) = gpu::device_info().expect("gpu");

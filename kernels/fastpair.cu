@@ -28,7 +28,6 @@ static_assert(FP_W == 8 || FP_W == 16, "W must be 8 or 16");
 static_assert(FP_EMIT >= 0 && FP_EMIT <= 3, "emit is 0 (OR at span edges), 1 (exact bytes), 2/3 (OR every word)");
 static_assert(FP_BITS == 12 || FP_BITS == 16, "codes are 12 or 16 bits");
 static_assert(FP_M >= 1 && FP_M <= 8, "offsets warps take 1..8 row blocks");
-static_assert(FP_LZ == 0 || FP_LZ == 1, "lz is 0 (length table) or 1 (lengths from low words where the dictionary allows)");
 static_assert(FP_OV == 0 || FP_OV == 1, "offsets warps: 0 (r4) or 1 (16-byte loads, one search per warp)");
 static_assert(STAGE_BYTES >= 128 * 8, "a warp's staging holds one block of row offsets");
 
@@ -413,57 +412,6 @@ __device__ __forceinline__ void lo_words(const LoWord& w, u32 (&v)[2]) { v[0] = 
 #define LO_NW 2
 #endif
 
-// Length of a token from its low-plane word: the position of its last
-// non-zero byte plus one. Exact for a dictionary whose tokens all end in a
-// non-zero byte and fit the low plane (the host's DICT_LO_LENGTHS flag); 0
-// for an all-zero word.
-__device__ __forceinline__ u32 lo_len(const uint4& w) {
-    const u64 a = ((u64)w.y << 32) | w.x, b = ((u64)w.w << 32) | w.z;
-    return b ? 16 - ((u32)__clzll(b) >> 3) : 8 - ((u32)__clzll(a) >> 3);
-}
-__device__ __forceinline__ u32 lo_len(const uint2& w) {
-    const u64 a = ((u64)w.y << 32) | w.x;
-    return 8 - ((u32)__clzll(a) >> 3);
-}
-
-// -- gather: code, length and the low-plane word of each of the lane's K
-// codes. Branch-free: every lane reads a code slot (the area holds 2·KB
-// bytes, so slots past n read stale bytes inside it), a code out of range is
-// flagged and replaced by token 0 for the loads (each dictionary's tables
-// are followed by 16 zero bytes, so token 0's slots exist even when it has
-// no tokens), and slots past n get length 0. LO_LEN (FP_LZ, dictionaries
-// with DICT_LO_LENGTHS): the length comes from the low word (lo_len), no
-// length-table load.
-template <bool LO_LEN>
-__device__ __forceinline__ u32 gather(
-    const u8* codes_sm, u32 lane, u32 n, u32 ntok, const u8* __restrict__ lens,
-    const LoWord* __restrict__ lo, u32 (&code)[FP_K], u32 (&len)[FP_K], LoWord (&word)[FP_K])
-{
-    u32 bad = 0;
-#pragma unroll
-    for (int k = 0; k < FP_K; k++) {
-        const u32 j = lane + 32 * k;
-#if FP_BITS == 12
-        // Pair j/2 is 3 bytes at 3(j/2): two aligned word loads and a
-        // funnel shift (word +1 is inside the area too).
-        const u32 at = (j >> 1) * 3;
-        const u32* w32 = (const u32*)codes_sm + (at >> 2);
-        const u32 v = __funnelshift_r(w32[0], w32[1], (at & 3) * 8);
-        const u32 c = (v >> ((j & 1) * 12)) & 0xfff;
-#else
-        const u32 c = ((const unsigned short*)codes_sm)[j];
-#endif
-        const bool live = j < n, in = c < ntok;
-        if (live && !in) bad |= ST_CODE_RANGE;
-        const u32 cc = in ? c : 0u;
-        code[k] = cc;
-        word[k] = lo[cc];
-        const u32 l = LO_LEN ? lo_len(word[k]) : (lens[cc] & 15) + 1;  // & 15: 1..16 whatever the byte
-        len[k] = live ? l : 0u;
-    }
-    return bad;
-}
-
 // ---------------------------------------------------------------------------
 // Decode: one warp per batch of KB codes of one piece.
 extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
@@ -536,13 +484,32 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     u32 code[FP_K], len[FP_K];
     LoWord word[FP_K];
     u32 bad = 0;
-#if FP_LZ == 1
-    // Lengths from the low words where the dictionary allows it (warp-uniform).
-    if (dc.flags & DICT_LO_LENGTHS)
-        bad = gather<true>(codes_sm, lane, n, dc.ntok, lens, lo, code, len, word);
-    else
+    // Branch-free: every lane reads a code slot (the area holds 2·KB bytes,
+    // so slots past n read stale bytes inside it), a code out of range is
+    // flagged and replaced by token 0 for the loads (each dictionary's
+    // tables are followed by 16 zero bytes, so token 0's slots exist even
+    // when it has no tokens), and slots past n get length 0.
+#pragma unroll
+    for (int k = 0; k < FP_K; k++) {
+        const u32 j = lane + 32 * k;
+#if FP_BITS == 12
+        // Pair j/2 is 3 bytes at 3(j/2): two aligned word loads and a
+        // funnel shift (word +1 is inside the area too).
+        const u32 at = (j >> 1) * 3;
+        const u32* w32 = (const u32*)codes_sm + (at >> 2);
+        const u32 v = __funnelshift_r(w32[0], w32[1], (at & 3) * 8);
+        const u32 c = (v >> ((j & 1) * 12)) & 0xfff;
+#else
+        const u32 c = ((const unsigned short*)codes_sm)[j];
 #endif
-        bad = gather<false>(codes_sm, lane, n, dc.ntok, lens, lo, code, len, word);
+        const bool live = j < n, in = c < dc.ntok;
+        if (live && !in) bad |= ST_CODE_RANGE;
+        const u32 cc = in ? c : 0u;
+        code[k] = cc;
+        const u32 l = (lens[cc] & 15) + 1;  // & 15: 1..16 whatever the byte
+        len[k] = live ? l : 0u;
+        word[k] = lo[cc];
+    }
 
     // -- scan: lengths of rounds packed 3 to a word in 10-bit fields (a
     // round's total is at most 32 * 16 = 512 < 1024), one warp scan per word.

@@ -107,8 +107,7 @@ fn kernel_source_compiles_for_every_variant() {
                             .with_w(w)
                             .with_emit(emit)
                             .with_m(1 + (k + h + emit) % 8)
-                            .with_ov((k / 2 + h + emit) % 2)
-                            .with_lz((k / 2 + emit) % 2);
+                            .with_ov((k / 2 + h + emit) % 2);
                         gpu::compile_check(&cfg, bits, "compute_90")
                             .unwrap_or_else(|e| panic!("{cfg:?} bits {bits}: {e}"));
                     }
@@ -158,14 +157,10 @@ fn corpus_columns_match_cpu() {
                 .with_emit(1)
                 .with_m(1);
             parity(&r, 0..n, other, true);
-            // Every staging-write variant at the file's width, with
-            // lengths from the table and (where the dictionary allows)
-            // from the low words.
+            // Every staging-write variant at the file's width.
             for emit in [0, 1, 2, 3] {
-                for lz in [0, 1] {
-                    let cfg = DecoderConfig::default().with_emit(emit).with_lz(lz);
-                    parity(&r, 0..n, cfg, false);
-                }
+                let cfg = DecoderConfig::default().with_emit(emit);
+                parity(&r, 0..n, cfg, false);
             }
             // Row ranges cutting batches.
             if n > 10 {

@@ -76,8 +76,7 @@ device_struct! {
         hi_off: u64,
         /// Tokens in the dictionary.
         ntok: u32,
-        /// [`DICT_LO_LENGTHS`] or 0.
-        flags: u32,
+        pad: u32,
     }
 }
 
@@ -110,12 +109,6 @@ device_struct! {
         rows: u32,
     }
 }
-
-/// `Dict::flags` bit: every token of the dictionary ends in a non-zero byte
-/// and fits the launch's low plane (`len ≤ W`), so a token's length is the
-/// position of its low word's last non-zero byte plus one (the decode's `lz`
-/// gather reads no length table then). Set by `plan::dict_table`.
-pub(crate) const DICT_LO_LENGTHS: u32 = 1;
 
 /// Status flag bits the kernels raise: (C name, bit, meaning).
 pub(crate) const STATUS_FLAGS: &[(&str, u32, &str)] = &[
@@ -155,8 +148,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
     let _ = writeln!(
         s,
         "#define FP_K {}\n#define FP_H {}\n#define FP_T {}\n#define FP_B {}\n#define FP_W {}\n\
-         #define FP_EMIT {}\n#define FP_M {}\n#define FP_OV {}\n#define FP_LZ {}\n\
-         #define FP_BITS {bits}\n#define DICT_LO_LENGTHS {DICT_LO_LENGTHS}u",
+         #define FP_EMIT {}\n#define FP_M {}\n#define FP_OV {}\n#define FP_BITS {bits}",
         cfg.k,
         cfg.h,
         cfg.t,
@@ -164,8 +156,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         cfg.w,
         cfg.resolved_emit(),
         cfg.m,
-        cfg.ov,
-        cfg.lz
+        cfg.ov
     );
     s.push_str(
         "typedef unsigned char u8;\ntypedef unsigned int u32;\ntypedef unsigned long long u64;\n\

@@ -106,11 +106,6 @@ pub struct DecoderConfig {
     /// piece search per warp, `u32` staging (bench/notes/r5-gpu.md). The
     /// sidecar de-cascade uses the same loads.
     pub ov: u32,
-    /// Token lengths in the gather (0 or 1): 0 (the default) = one length
-    /// table load per code; 1 = from the low-plane word (its last non-zero
-    /// byte) for dictionaries whose tokens all end in a non-zero byte and
-    /// fit the low plane, the table for the others.
-    pub lz: u32,
 }
 
 with_setters!(DecoderConfig {
@@ -122,7 +117,6 @@ with_setters!(DecoderConfig {
     with_emit => emit: u32,
     with_m => m: u32,
     with_ov => ov: u32,
-    with_lz => lz: u32,
 });
 
 impl Default for DecoderConfig {
@@ -136,7 +130,6 @@ impl Default for DecoderConfig {
             emit: 4,
             m: 4,
             ov: 1,
-            lz: 0,
         }
     }
 }
@@ -163,8 +156,7 @@ impl DecoderConfig {
             && (self.w == 8 || self.w == 16)
             && self.emit <= 4
             && (1..=8).contains(&self.m)
-            && self.ov <= 1
-            && self.lz <= 1;
+            && self.ov <= 1;
         if ok {
             Ok(())
         } else {

@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use super::abi::{Dict, Piece, Seq, DICT_LO_LENGTHS};
+use super::abi::{Dict, Piece, Seq};
 use crate::dict::{Planes, MAX_TOKEN_LEN};
 use crate::error::{Error, Result};
 use crate::read::Reader;
@@ -162,17 +162,6 @@ pub(crate) fn byte_lengths(nibbles: &[u8], n: usize) -> Vec<u8> {
         .collect()
 }
 
-/// Whether every token (lengths `lens[c] + 1`, low plane `lo` at width `w`)
-/// fits the low plane and ends in a non-zero byte: then its length is the
-/// position of its low word's last non-zero byte plus one
-/// ([`DICT_LO_LENGTHS`]; bytes past a token's length are zero in the planes).
-pub(crate) fn lo_lengths(lens: &[u8], lo: &[u8], w: usize) -> bool {
-    lens.iter().enumerate().all(|(c, &l)| {
-        let l = (l & 15) as usize + 1;
-        l <= w && lo[c * w + l - 1] != 0
-    })
-}
-
 /// Log2 of the stride at which the decode launch interleaves its `row_blocks`
 /// offsets blocks among `grid` blocks: the largest `s` with
 /// `row_blocks << s <= grid` (0 without offsets blocks). The kernel makes
@@ -209,11 +198,6 @@ pub(crate) fn dict_table(
         }
         let (nibbles, lo, hi) = relayout(dict.planes(), w as usize);
         let lens = byte_lengths(&nibbles, dict.num_tokens() as usize);
-        let flags = if lo_lengths(&lens, &lo, w as usize) {
-            DICT_LO_LENGTHS
-        } else {
-            0
-        };
         let mut off = [0u64; 3];
         for (k, part) in [lens, lo, hi].iter().enumerate() {
             align16(&mut blob);
@@ -227,7 +211,7 @@ pub(crate) fn dict_table(
             lo_off: off[1],
             hi_off: off[2],
             ntok: dict.num_tokens(),
-            flags,
+            pad: 0,
         });
     }
     Ok((dicts, blob, index))
@@ -521,18 +505,6 @@ mod tests {
     fn byte_lengths_widen_the_nibbles() {
         let nibbles = [0x21u8, 0xf0, 0x05];
         assert_eq!(super::byte_lengths(&nibbles, 5), vec![1, 2, 0, 15, 5]);
-    }
-
-    #[test]
-    fn lo_lengths_needs_a_last_byte_inside_the_low_plane_and_non_zero() {
-        // Two tokens at W = 4: "ab" (len - 1 = 1) and "xyz".
-        let lo = b"ab\0\0xyz\0";
-        assert!(super::lo_lengths(&[1, 2], lo, 4));
-        // A token ending in a zero byte: its length is not in the word.
-        assert!(!super::lo_lengths(&[1, 3], lo, 4));
-        // A token longer than the low plane.
-        assert!(!super::lo_lengths(&[1, 4], b"ab\0\0wxyz", 4));
-        assert!(super::lo_lengths(&[], b"", 8));
     }
 
     #[test]
