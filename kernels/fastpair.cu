@@ -28,7 +28,7 @@ static_assert(FP_W == 8 || FP_W == 16, "W must be 8 or 16");
 static_assert(FP_EMIT >= 0 && FP_EMIT <= 3, "emit is 0 (OR at span edges), 1 (exact bytes), 2/3 (OR every word)");
 static_assert(FP_BITS == 12 || FP_BITS == 16, "codes are 12 or 16 bits");
 static_assert(FP_M >= 1 && FP_M <= 8, "offsets warps take 1..8 row blocks");
-static_assert(FP_OV == 0 || FP_OV == 1, "offsets warps: 0 (r4) or 1 (16-byte loads, one search per warp)");
+static_assert(FP_OV >= 0 && FP_OV <= 2, "offsets warps: 0 (r4), 1 (16-byte loads, one search per warp), 2 (1, piece tables instead of searches)");
 static_assert(STAGE_BYTES >= 128 * 8, "a warp's staging holds one block of row offsets");
 
 // Largest i in [0, n) with a[i] <= x (a is non-decreasing, a[0] <= x).
@@ -99,7 +99,7 @@ __device__ __forceinline__ u32 cascade_vals(
     return bad;
 }
 
-// As cascade_vals, with 16-byte loads (FP_OV == 1): a sequence starts
+// As cascade_vals, with 16-byte loads (FP_OV >= 1): a sequence starts
 // 16-aligned in `input` (DECODER §2), its header and directory entries are 16
 // bytes and a packed block bits·16 bytes (FORMAT §6), so the directory entry
 // and each lane's four packed words (plus the next four where its values
@@ -161,16 +161,24 @@ __device__ __forceinline__ void cascade_block(
 extern "C" __global__ void fastpair_decascade(
     const u8* __restrict__ input, const Seq* __restrict__ seqs,
     const u32* __restrict__ blk, u32 nseqs, u32 blk_base, u32 total,
+    const u32* __restrict__ side_piece, u32 pbase,
     u32* __restrict__ seq, u32* __restrict__ status)
 {
     const u32 lane = threadIdx.x & 31;
     const u32 gw = blk_base + blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     if (gw >= blk_base + total) return;
+#if FP_OV == 2
+    // The warp's sequence, direct (one load instead of a binary search).
+    const u32 s = side_piece[gw] - pbase;
+    if (s >= nseqs) { if (lane == 0) atomicOr(status, ST_CASCADE); return; }
+#else
+    (void)side_piece; (void)pbase;
     const u32 s = find_le(blk, nseqs, gw);
+#endif
     const Seq sq = seqs[s];
     const u32 kb = gw - blk[s];
     u32 v[4] = {0, 0, 0, 0}, in_block, first;
-#if FP_OV == 1
+#if FP_OV >= 1
     {
         const uint4* h = (const uint4*)(input + sq.in_off);
         const uint4 hd = h[0];
@@ -248,8 +256,9 @@ __device__ __forceinline__ void row_offsets_warp(
     }
 }
 
-// The same with fewer instructions per block (FP_OV == 1): one binary search
-// per warp (the following blocks step to the next piece when they leave the
+// The same with fewer instructions per block (FP_OV >= 1): one binary search
+// per warp (FP_OV == 2: one load from the plan's table of each row block's
+// piece instead; the following blocks step to the next piece when they leave the
 // current one: warp-uniform, usually never), the header and piece fields
 // read once per piece, 16-byte loads (cascade_vals_v), and the staging
 // transpose in u32 (one 16-byte shared store per lane, the 64-bit add after
@@ -257,12 +266,20 @@ __device__ __forceinline__ void row_offsets_warp(
 __device__ __forceinline__ void row_offsets_warp_v(
     const u8* __restrict__ input, const Piece* __restrict__ pieces,
     const Seq* __restrict__ row_seqs, const u32* __restrict__ row_blk, u32 npieces,
+    const u32* __restrict__ row_piece, u32 pbase,
     u32 gw0, u32 gend, u32 lane, i64* __restrict__ offsets, u32* __restrict__ status,
     u32* __restrict__ sm)
 {
     u32 v[FP_M][4], inb[FP_M], kbs[FP_M], ps[FP_M];
     u32 bad = 0;
+#if FP_OV == 2
+    // The first block's piece, direct (one load instead of a binary search).
+    u32 p = row_piece[gw0] - pbase;
+    if (p >= npieces) { if (lane == 0) atomicOr(status, ST_CASCADE); return; }
+#else
+    (void)row_piece; (void)pbase;
     u32 p = find_le(row_blk, npieces, gw0);
+#endif
     u32 pb = row_blk[p], pe = row_blk[p + 1];
     u32 kb0 = pieces[p].row_lo / 128;
     const uint4* h = (const uint4*)(input + row_seqs[p].in_off);
@@ -421,7 +438,8 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     u32 wb_base, u32 total, const Dict* __restrict__ dicts,
     const u32* __restrict__ seq, u8* __restrict__ out, u32* __restrict__ status,
     u32 dec_blocks, u32 row_shift, const Seq* __restrict__ row_seqs,
-    const u32* __restrict__ row_blk, u32 rb_base, u32 rb_total, i64* __restrict__ offsets)
+    const u32* __restrict__ row_blk, u32 rb_base, u32 rb_total, const u32* __restrict__ row_piece,
+    i64* __restrict__ offsets)
 {
     extern __shared__ __align__(16) u8 smem[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -438,10 +456,11 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
         const u32 rw = rb_base + (rq * WARPS + warp) * FP_M;
         if (rw >= rb_base + rb_total) return;
         if (rw == 0 && lane == 0) offsets[0] = 0;
-#if FP_OV == 1
-        row_offsets_warp_v(input, pieces, row_seqs, row_blk, npieces, rw, rb_base + rb_total, lane,
-                           offsets, status, (u32*)(smem + warp * WARP_SMEM));
+#if FP_OV >= 1
+        row_offsets_warp_v(input, pieces, row_seqs, row_blk, npieces, row_piece, pbase, rw,
+                           rb_base + rb_total, lane, offsets, status, (u32*)(smem + warp * WARP_SMEM));
 #else
+        (void)row_piece;
         row_offsets_warp(input, pieces, row_seqs, row_blk, npieces, rw, rb_base + rb_total, lane,
                          offsets, status, (i64*)(smem + warp * WARP_SMEM));
 #endif

@@ -107,7 +107,7 @@ fn kernel_source_compiles_for_every_variant() {
                             .with_w(w)
                             .with_emit(emit)
                             .with_m(1 + (k + h + emit) % 8)
-                            .with_ov((k / 2 + h + emit) % 2);
+                            .with_ov((k / 2 + h + emit) % 3);
                         gpu::compile_check(&cfg, bits, "compute_90")
                             .unwrap_or_else(|e| panic!("{cfg:?} bits {bits}: {e}"));
                     }
@@ -165,15 +165,17 @@ fn corpus_columns_match_cpu() {
             // Row ranges cutting batches.
             if n > 10 {
                 // Offsets warps of 3 and 8 row blocks (the default is 4),
-                // and round 4's offsets code (`ov` 0) on all rows and a cut.
+                // and the other offsets codes (`ov` 0, 2) on all rows and a cut.
                 parity(&r, 1..n - 1, DecoderConfig::default().with_m(3), false);
-                parity(&r, 0..n, DecoderConfig::default().with_ov(0), false);
-                parity(
-                    &r,
-                    n / 5..n - n / 7,
-                    DecoderConfig::default().with_ov(0).with_m(2),
-                    false,
-                );
+                for ov in [0, 2] {
+                    parity(&r, 0..n, DecoderConfig::default().with_ov(ov), false);
+                    parity(
+                        &r,
+                        n / 5..n - n / 7,
+                        DecoderConfig::default().with_ov(ov).with_m(2),
+                        false,
+                    );
+                }
                 parity(
                     &r,
                     n / 3..n / 3 + 7,
@@ -221,14 +223,19 @@ fn multi_chunk_multi_dictionary() {
                 .with_b(2)
                 .with_w(8)
                 .with_emit(1),
+            DecoderConfig::default().with_ov(0),
+            DecoderConfig::default().with_ov(2).with_m(3),
         ] {
             parity(&r, 0..n, cfg, true);
         }
-        // Chunk boundaries ±1.
+        // Chunk boundaries ±1, with each offsets code.
         for b in [1500u64, 3000, 15000] {
-            parity(&r, b - 1..b + 1, DecoderConfig::default(), false);
-            parity(&r, b + 1..n - 1, DecoderConfig::default(), false);
-            parity(&r, 0..b - 1, DecoderConfig::default(), false);
+            for ov in [0, 1, 2] {
+                let cfg = DecoderConfig::default().with_ov(ov);
+                parity(&r, b - 1..b + 1, cfg, false);
+                parity(&r, b + 1..n - 1, cfg, false);
+                parity(&r, 0..b - 1, cfg, false);
+            }
         }
         parity(&r, 5..5, DecoderConfig::default(), false);
         // The public entry points agree too.

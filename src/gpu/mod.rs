@@ -100,11 +100,13 @@ pub struct DecoderConfig {
     /// scan (1..=8): their header and block loads go out together, so a
     /// warp waits on one chain of dependent loads for `m` blocks.
     pub m: u32,
-    /// Offsets warps' code (0 or 1): 0 = round 4's (32-bit loads of the
+    /// Offsets warps' code (0..=2): 0 = round 4's (32-bit loads of the
     /// cascade, a piece search per row block, `i64` staging); 1 (the
     /// default) = 16-byte loads of the directory entry and packed words, one
-    /// piece search per warp, `u32` staging (bench/notes/r5-gpu.md). The
-    /// sidecar de-cascade uses the same loads.
+    /// piece search per warp, `u32` staging (bench/notes/r5-gpu.md); 2 = as
+    /// 1 with the piece of a warp's first row block (and of each sidecar
+    /// de-cascade warp) read from a table of the plan instead of searched.
+    /// The sidecar de-cascade uses the same loads as the offsets warps.
     pub ov: u32,
 }
 
@@ -156,7 +158,7 @@ impl DecoderConfig {
             && (self.w == 8 || self.w == 16)
             && self.emit <= 4
             && (1..=8).contains(&self.m)
-            && self.ov <= 1;
+            && self.ov <= 2;
         if ok {
             Ok(())
         } else {
