@@ -165,9 +165,9 @@ fn corpus_columns_match_cpu() {
             // Row ranges cutting batches.
             if n > 10 {
                 // Offsets warps of 3 and 8 row blocks (the default is 4),
-                // and the other offsets codes (`ov` 0, 2) on all rows and a cut.
+                // and the other offsets codes (`ov` 0, 1) on all rows and a cut.
                 parity(&r, 1..n - 1, DecoderConfig::default().with_m(3), false);
-                for ov in [0, 2] {
+                for ov in [0, 1] {
                     parity(&r, 0..n, DecoderConfig::default().with_ov(ov), false);
                     parity(
                         &r,
@@ -224,7 +224,7 @@ fn multi_chunk_multi_dictionary() {
                 .with_w(8)
                 .with_emit(1),
             DecoderConfig::default().with_ov(0),
-            DecoderConfig::default().with_ov(2).with_m(3),
+            DecoderConfig::default().with_ov(1).with_m(3),
         ] {
             parity(&r, 0..n, cfg, true);
         }

@@ -101,12 +101,14 @@ pub struct DecoderConfig {
     /// warp waits on one chain of dependent loads for `m` blocks.
     pub m: u32,
     /// Offsets warps' code (0..=2): 0 = round 4's (32-bit loads of the
-    /// cascade, a piece search per row block, `i64` staging); 1 (the
-    /// default) = 16-byte loads of the directory entry and packed words, one
-    /// piece search per warp, `u32` staging (bench/notes/r5-gpu.md); 2 = as
-    /// 1 with the piece of a warp's first row block (and of each sidecar
-    /// de-cascade warp) read from a table of the plan instead of searched.
-    /// The sidecar de-cascade uses the same loads as the offsets warps.
+    /// cascade, a piece search per row block, `i64` staging); 1 = 16-byte
+    /// loads of the directory entry and packed words, one piece search per
+    /// warp, `u32` staging; 2 (the default) = as 1 with the piece of a
+    /// warp's first row block (and of each sidecar de-cascade warp) read
+    /// from a table of the plan instead of searched. The sidecar
+    /// de-cascade uses the same loads as the offsets warps. H200, same run:
+    /// short-row scans 7-13% faster with 2 than with 0, 1-3% than with 1
+    /// (bench/notes/r5-gpu.md).
     pub ov: u32,
 }
 
@@ -131,7 +133,7 @@ impl Default for DecoderConfig {
             w: 8,
             emit: 4,
             m: 4,
-            ov: 1,
+            ov: 2,
         }
     }
 }
