@@ -15,14 +15,15 @@ for mode in "$@"; do
     hostile) timeout 200 .gpu/bin/gpu_hostile-test --test-threads 1 2>&1 | tee "$OUT/hostile.log" | grep -E "^test |test result|panicked" ;;
     sanitize)
       FASTPAIR_CORPUS_ONLY=${SAN_CORPUS:-loghub_Linux_2k,tpch_sf1_o_clerk,dbtext_firstname} timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu-test --test-threads 1 2>&1 | tee "$OUT/memcheck.log" | grep -E "^test |test result|ERROR SUMMARY"
-      timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_hostile-test --test-threads 1 2>&1 | tee "$OUT/memcheck-hostile.log" | grep -E "^test |test result|ERROR SUMMARY" ;;
+      [ -x .gpu/bin/gpu_hostile-test ] && timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_hostile-test --test-threads 1 2>&1 | tee "$OUT/memcheck-hostile.log" | grep -E "^test |test result|ERROR SUMMARY" ;;
     ncu)
       for cc in ${NCU_COLS:-loghub_HDFS_2k:onpair16 tpch_sf1_c_address:onpair12 nltk_abc_news_en:onpair12 tpch_sf1_l_comment:onpair12}; do
         col=${cc%%:*}; codec=${cc##*:}
         # Launch 1 of fastpair_decode is the full scan (decode + fused offsets), launch 2 decode alone.
-        ONLY=$col CODEC=$codec SWEEP=0 REPS=2 MIN_BYTES=${NCU_BYTES:-134217728} timeout 120 ncu --clock-control none \
+        # No ALT_* variants here: only the default configuration is profiled.
+        env -u ALT_EMITS -u ALT_M -u ALT_OV -u ALT_LZ ONLY=$col CODEC=$codec SWEEP=0 REPS=2 MIN_BYTES=${NCU_BYTES:-134217728} timeout 120 ncu --clock-control none \
           -k regex:fastpair_ --launch-count 3 --section SpeedOfLight --section ComputeWorkloadAnalysis \
-          --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
+          --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section Occupancy --section LaunchStats --section WarpStateStats \
           --section SchedulerStats --section InstructionStats .gpu/bin/gpu_scan-bench > "$OUT/ncu-$col-$codec.txt" 2>&1
         echo "ncu $col $codec rc=$?"
         grep -E "fastpair_|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Issue Slots Busy|Achieved Occupancy|Registers Per|L1/TEX Hit|Executed Ipc A|No Eligible|Theoretical Occ|Block Limit Reg|Block Limit Shared" "$OUT/ncu-$col-$codec.txt" | head -60

@@ -483,7 +483,7 @@ fn main() {
     );
     let groups: usize = env("GROUPS", 16);
     // Variants A/B-ed in the same process: ALT_EMITS=2,3 (staging writes),
-    // ALT_M=1,2,8 (row blocks per offsets warp).
+    // ALT_M=1,2,8 (row blocks per offsets warp), ALT_OV=0 (offsets warps' code).
     let alt_list = |name: &str| -> Vec<u32> {
         env(name, String::new())
             .split(',')
@@ -497,6 +497,11 @@ fn main() {
             alt_list("ALT_M")
                 .into_iter()
                 .map(|m| (format!("m{m}"), DecoderConfig::default().with_m(m))),
+        )
+        .chain(
+            alt_list("ALT_OV")
+                .into_iter()
+                .map(|v| (format!("ov{v}"), DecoderConfig::default().with_ov(v))),
         )
         .collect();
     let (name, sms) = gpu::device_info().expect("gpu");

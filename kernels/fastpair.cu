@@ -28,6 +28,7 @@ static_assert(FP_W == 8 || FP_W == 16, "W must be 8 or 16");
 static_assert(FP_EMIT >= 0 && FP_EMIT <= 3, "emit is 0 (OR at span edges), 1 (exact bytes), 2/3 (OR every word)");
 static_assert(FP_BITS == 12 || FP_BITS == 16, "codes are 12 or 16 bits");
 static_assert(FP_M >= 1 && FP_M <= 8, "offsets warps take 1..8 row blocks");
+static_assert(FP_OV >= 0 && FP_OV <= 2, "offsets warps: 0 (r4), 1 (16-byte loads, one search per warp), 2 (1, piece tables instead of searches)");
 static_assert(STAGE_BYTES >= 128 * 8, "a warp's staging holds one block of row offsets");
 
 // Largest i in [0, n) with a[i] <= x (a is non-decreasing, a[0] <= x).
@@ -98,6 +99,54 @@ __device__ __forceinline__ u32 cascade_vals(
     return bad;
 }
 
+// As cascade_vals, with 16-byte loads (FP_OV >= 1): a sequence starts
+// 16-aligned in `input` (DECODER §2), its header and directory entries are 16
+// bytes and a packed block bits·16 bytes (FORMAT §6), so the directory entry
+// and each lane's four packed words (plus the next four where its values
+// straddle a word) are one uint4 load each. `h` is the sequence, `hd` its
+// header (read once per sequence by the caller).
+__device__ __forceinline__ u32 cascade_vals_v(
+    const uint4* __restrict__ h, const uint4 hd, u32 kb, u32 lane,
+    u32 (&v4)[4], u32& in_block)
+{
+    const u32 count = hd.x, nb = hd.y, first = hd.z;
+    in_block = 0;
+    if (nb == 0) return 0;
+    const uint4 de = h[1 + kb];
+    const u32 base = de.x, mn = de.y, bits = de.w & 0xff;
+    const uint4* packed = (const uint4*)((const u8*)(h + 1 + nb) + de.z);
+    in_block = min(count - 1 - 128 * kb, 128u);
+    const u32 bitpos = lane * bits, w = bitpos >> 5, sh = bitpos & 31;
+    uint4 a = make_uint4(0, 0, 0, 0), b = a;
+    if (bits != 0) a = packed[w];
+    if (sh + bits > 32) b = packed[w + 1];  // inside the block: word w + 1 < bits
+    const u32 mask = bits == 32 ? FULL : ((1u << bits) - 1);  // 0 when bits == 0
+    const u32 lo[4] = {a.x, a.y, a.z, a.w}, hi[4] = {b.x, b.y, b.z, b.w};
+    u32 d[4];
+    u32 sum = 0, bad = 0;
+#pragma unroll
+    for (u32 s4 = 0; s4 < 4; s4++) {
+        const u32 r = __funnelshift_r(lo[s4], hi[s4], sh) & mask;
+        const u32 i = 4 * lane + s4;
+        if (i < in_block) { d[s4] = mn + r; } else { d[s4] = 0; bad |= r != 0; }
+        sum += d[s4];
+    }
+    u32 incl = sum;
+#pragma unroll
+    for (u32 o = 1; o < 32; o <<= 1) {
+        u32 t = __shfl_up_sync(FULL, incl, o);
+        if (lane >= o) incl += t;
+    }
+    u32 v = base + incl - sum;
+#pragma unroll
+    for (u32 s4 = 0; s4 < 4; s4++) {
+        v += d[s4];
+        v4[s4] = v;
+    }
+    if (kb == 0 && base != first) bad = 1;
+    return bad;
+}
+
 __device__ __forceinline__ void cascade_block(
     const u8* __restrict__ input, const Seq& sq, u32 kb, u32 lane,
     u32* __restrict__ status, u32 (&v4)[4], u32& in_block, u32& first)
@@ -112,16 +161,34 @@ __device__ __forceinline__ void cascade_block(
 extern "C" __global__ void fastpair_decascade(
     const u8* __restrict__ input, const Seq* __restrict__ seqs,
     const u32* __restrict__ blk, u32 nseqs, u32 blk_base, u32 total,
+    const u32* __restrict__ side_piece, u32 pbase,
     u32* __restrict__ seq, u32* __restrict__ status)
 {
     const u32 lane = threadIdx.x & 31;
     const u32 gw = blk_base + blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     if (gw >= blk_base + total) return;
+#if FP_OV == 2
+    // The warp's sequence, direct (one load instead of a binary search).
+    const u32 s = side_piece[gw] - pbase;
+    if (s >= nseqs) { if (lane == 0) atomicOr(status, ST_CASCADE); return; }
+#else
+    (void)side_piece; (void)pbase;
     const u32 s = find_le(blk, nseqs, gw);
+#endif
     const Seq sq = seqs[s];
     const u32 kb = gw - blk[s];
     u32 v[4] = {0, 0, 0, 0}, in_block, first;
+#if FP_OV >= 1
+    {
+        const uint4* h = (const uint4*)(input + sq.in_off);
+        const uint4 hd = h[0];
+        first = hd.z;
+        const u32 bad = cascade_vals_v(h, hd, kb, lane, v, in_block);
+        if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_CASCADE);
+    }
+#else
     cascade_block(input, sq, kb, lane, status, v, in_block, first);
+#endif
     u32* out = seq + sq.out_off;
     if (kb == 0 && lane == 0) out[0] = first;
 #pragma unroll
@@ -184,6 +251,76 @@ __device__ __forceinline__ void row_offsets_warp(
                 const u32 i = 32 * q + lane;
                 const u32 r = 128 * kb + i;
                 if (i < inb[m] && r >= row_lo && r < row_hi) offsets[base + r] = sm[i];
+            }
+        }
+    }
+}
+
+// The same with fewer instructions per block (FP_OV >= 1): one binary search
+// per warp (FP_OV == 2: one load from the plan's table of each row block's
+// piece instead; the following blocks step to the next piece when they leave the
+// current one: warp-uniform, usually never), the header and piece fields
+// read once per piece, 16-byte loads (cascade_vals_v), and the staging
+// transpose in u32 (one 16-byte shared store per lane, the 64-bit add after
+// the shared load).
+__device__ __forceinline__ void row_offsets_warp_v(
+    const u8* __restrict__ input, const Piece* __restrict__ pieces,
+    const Seq* __restrict__ row_seqs, const u32* __restrict__ row_blk, u32 npieces,
+    const u32* __restrict__ row_piece, u32 pbase,
+    u32 gw0, u32 gend, u32 lane, i64* __restrict__ offsets, u32* __restrict__ status,
+    u32* __restrict__ sm)
+{
+    u32 v[FP_M][4], inb[FP_M], kbs[FP_M], ps[FP_M];
+    u32 bad = 0;
+#if FP_OV == 2
+    // The first block's piece, direct (one load instead of a binary search).
+    u32 p = row_piece[gw0] - pbase;
+    if (p >= npieces) { if (lane == 0) atomicOr(status, ST_CASCADE); return; }
+#else
+    (void)row_piece; (void)pbase;
+    u32 p = find_le(row_blk, npieces, gw0);
+#endif
+    u32 pb = row_blk[p], pe = row_blk[p + 1];
+    u32 kb0 = pieces[p].row_lo / 128;
+    const uint4* h = (const uint4*)(input + row_seqs[p].in_off);
+    uint4 hd = h[0];
+#pragma unroll
+    for (int m = 0; m < FP_M; m++) {
+        const u32 gw = gw0 + m;
+        v[m][0] = v[m][1] = v[m][2] = v[m][3] = 0;
+        inb[m] = 0;
+        kbs[m] = 0;
+        if (gw < gend && gw >= pe) {  // warp-uniform: the next piece with blocks
+            do { p++; pb = pe; pe = row_blk[p + 1]; } while (gw >= pe);
+            kb0 = pieces[p].row_lo / 128;
+            h = (const uint4*)(input + row_seqs[p].in_off);
+            hd = h[0];
+        }
+        ps[m] = p;
+        if (gw < gend) {  // warp-uniform
+            // The piece's warps cover only the blocks of its selected rows.
+            kbs[m] = gw - pb + kb0;
+            bad |= cascade_vals_v(h, hd, kbs[m], lane, v[m], inb[m]);
+        }
+    }
+    if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_CASCADE);
+#pragma unroll
+    for (int m = 0; m < FP_M; m++) {
+        if (gw0 + m < gend) {  // warp-uniform
+            const Piece& pc = pieces[ps[m]];
+            const u32 b0 = 128 * kbs[m], row_lo = pc.row_lo, row_hi = pc.row_hi;
+            // Block index i is selected row 128kb + i in [row_lo, row_hi).
+            const u32 ilo = row_lo > b0 ? row_lo - b0 : 0u;
+            const u32 ihi = min(inb[m], row_hi > b0 ? row_hi - b0 : 0u);
+            i64* dst = offsets + ((i64)pc.row_base + 1 - (i64)row_lo + (i64)b0);
+            const i64 ob = (i64)pc.out_base - (i64)pc.win_lo;
+            __syncwarp();
+            ((uint4*)sm)[lane] = make_uint4(v[m][0], v[m][1], v[m][2], v[m][3]);
+            __syncwarp();
+#pragma unroll
+            for (u32 q = 0; q < 4; q++) {
+                const u32 i = 32 * q + lane;
+                if (i >= ilo && i < ihi) dst[i] = ob + (i64)sm[i];
             }
         }
     }
@@ -301,7 +438,8 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     u32 wb_base, u32 total, const Dict* __restrict__ dicts,
     const u32* __restrict__ seq, u8* __restrict__ out, u32* __restrict__ status,
     u32 dec_blocks, u32 row_shift, const Seq* __restrict__ row_seqs,
-    const u32* __restrict__ row_blk, u32 rb_base, u32 rb_total, i64* __restrict__ offsets)
+    const u32* __restrict__ row_blk, u32 rb_base, u32 rb_total, const u32* __restrict__ row_piece,
+    i64* __restrict__ offsets)
 {
     extern __shared__ __align__(16) u8 smem[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -318,8 +456,14 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
         const u32 rw = rb_base + (rq * WARPS + warp) * FP_M;
         if (rw >= rb_base + rb_total) return;
         if (rw == 0 && lane == 0) offsets[0] = 0;
+#if FP_OV >= 1
+        row_offsets_warp_v(input, pieces, row_seqs, row_blk, npieces, row_piece, pbase, rw,
+                           rb_base + rb_total, lane, offsets, status, (u32*)(smem + warp * WARP_SMEM));
+#else
+        (void)row_piece;
         row_offsets_warp(input, pieces, row_seqs, row_blk, npieces, rw, rb_base + rb_total, lane,
                          offsets, status, (i64*)(smem + warp * WARP_SMEM));
+#endif
         return;
     }
     const u32 gw = wb_base + (b - min(row_blocks, (b + 1) >> row_shift)) * WARPS + warp;

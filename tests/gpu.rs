@@ -106,7 +106,8 @@ fn kernel_source_compiles_for_every_variant() {
                             .with_b(4)
                             .with_w(w)
                             .with_emit(emit)
-                            .with_m(1 + (k + h + emit) % 8);
+                            .with_m(1 + (k + h + emit) % 8)
+                            .with_ov((k / 2 + h + emit) % 3);
                         gpu::compile_check(&cfg, bits, "compute_90")
                             .unwrap_or_else(|e| panic!("{cfg:?} bits {bits}: {e}"));
                     }
@@ -163,8 +164,18 @@ fn corpus_columns_match_cpu() {
             }
             // Row ranges cutting batches.
             if n > 10 {
-                // Offsets warps of 3 and 8 row blocks (the default is 4).
+                // Offsets warps of 3 and 8 row blocks (the default is 4),
+                // and the other offsets codes (`ov` 0, 1) on all rows and a cut.
                 parity(&r, 1..n - 1, DecoderConfig::default().with_m(3), false);
+                for ov in [0, 1] {
+                    parity(&r, 0..n, DecoderConfig::default().with_ov(ov), false);
+                    parity(
+                        &r,
+                        n / 5..n - n / 7,
+                        DecoderConfig::default().with_ov(ov).with_m(2),
+                        false,
+                    );
+                }
                 parity(
                     &r,
                     n / 3..n / 3 + 7,
@@ -212,14 +223,19 @@ fn multi_chunk_multi_dictionary() {
                 .with_b(2)
                 .with_w(8)
                 .with_emit(1),
+            DecoderConfig::default().with_ov(0),
+            DecoderConfig::default().with_ov(1).with_m(3),
         ] {
             parity(&r, 0..n, cfg, true);
         }
-        // Chunk boundaries ±1.
+        // Chunk boundaries ±1, with each offsets code.
         for b in [1500u64, 3000, 15000] {
-            parity(&r, b - 1..b + 1, DecoderConfig::default(), false);
-            parity(&r, b + 1..n - 1, DecoderConfig::default(), false);
-            parity(&r, 0..b - 1, DecoderConfig::default(), false);
+            for ov in [0, 1, 2] {
+                let cfg = DecoderConfig::default().with_ov(ov);
+                parity(&r, b - 1..b + 1, cfg, false);
+                parity(&r, b + 1..n - 1, cfg, false);
+                parity(&r, 0..b - 1, cfg, false);
+            }
         }
         parity(&r, 5..5, DecoderConfig::default(), false);
         // The public entry points agree too.

@@ -148,14 +148,15 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
     let _ = writeln!(
         s,
         "#define FP_K {}\n#define FP_H {}\n#define FP_T {}\n#define FP_B {}\n#define FP_W {}\n\
-         #define FP_EMIT {}\n#define FP_M {}\n#define FP_BITS {bits}",
+         #define FP_EMIT {}\n#define FP_M {}\n#define FP_OV {}\n#define FP_BITS {bits}",
         cfg.k,
         cfg.h,
         cfg.t,
         cfg.b,
         cfg.w,
         cfg.resolved_emit(),
-        cfg.m
+        cfg.m,
+        cfg.ov
     );
     s.push_str(
         "typedef unsigned char u8;\ntypedef unsigned int u32;\ntypedef unsigned long long u64;\n\

@@ -232,6 +232,8 @@ pub(crate) struct DevicePlan {
     pub(crate) side_blk: CudaSlice<u32>,
     pub(crate) row_seqs: CudaSlice<Seq>,
     pub(crate) row_blk: CudaSlice<u32>,
+    pub(crate) row_piece: CudaSlice<u32>,
+    pub(crate) side_piece: CudaSlice<u32>,
     pub(crate) dicts: CudaSlice<Dict>,
     pub(crate) dictblob: CudaSlice<u8>,
     pub(crate) seq: CudaSlice<u32>,
@@ -294,6 +296,8 @@ impl DevicePlan {
             side_blk: up(s, &plan.side_blk)?,
             row_seqs: up(s, &plan.row_seqs)?,
             row_blk: up(s, &plan.row_blk)?,
+            row_piece: up(s, &plan.row_piece)?,
+            side_piece: up(s, &plan.side_piece)?,
             dicts: up(s, &plan.dicts)?,
             dictblob: up(s, &plan.dictblob)?,
             seq: s
@@ -330,6 +334,7 @@ pub(crate) fn launch_decascade(
     let seqs: CudaView<Seq> = d.side_seqs.slice(p.clone());
     let blkp: CudaView<u32> = d.side_blk.slice(p.start..p.end + 1);
     let nseqs = p.len() as u32;
+    let pbase = p.start as u32;
     let cfg = LaunchConfig {
         grid_dim: (grid(total as u64, 8), 1, 1),
         block_dim: (256, 1, 1),
@@ -342,10 +347,13 @@ pub(crate) fn launch_decascade(
         .arg(&nseqs)
         .arg(&base)
         .arg(&total)
+        .arg(&d.side_piece)
+        .arg(&pbase)
         .arg(&mut d.seq)
         .arg(&mut d.status);
     // SAFETY: argument list matches `fastpair_decascade`; every sequence's
     // bytes lie inside `input` (plan layout) and were validated on the host;
+    // `side_piece` has one entry per warp of `side_blk` (plan);
     // outputs stay inside `seq` (offsets from the plan).
     unsafe { b.launch(cfg) }.map_err(|e| gpu_err("decascade launch", e))?;
     Ok(())
@@ -420,7 +428,8 @@ pub(crate) fn launch_decode(
         .arg(&row_seqs)
         .arg(&row_blk)
         .arg(&rb_base)
-        .arg(&rb_total);
+        .arg(&rb_total)
+        .arg(&d.row_piece);
     // No row blocks run without offsets: a placeholder nothing writes.
     match offsets {
         Some(o) => b.arg(o),

@@ -100,6 +100,16 @@ pub struct DecoderConfig {
     /// scan (1..=8): their header and block loads go out together, so a
     /// warp waits on one chain of dependent loads for `m` blocks.
     pub m: u32,
+    /// Offsets warps' code (0..=2): 0 = round 4's (32-bit loads of the
+    /// cascade, a piece search per row block, `i64` staging); 1 = 16-byte
+    /// loads of the directory entry and packed words, one piece search per
+    /// warp, `u32` staging; 2 (the default) = as 1 with the piece of a
+    /// warp's first row block (and of each sidecar de-cascade warp) read
+    /// from a table of the plan instead of searched. The sidecar
+    /// de-cascade uses the same loads as the offsets warps. H200, same run:
+    /// short-row scans 7-13% faster with 2 than with 0, 1-3% than with 1
+    /// (bench/notes/r5-gpu.md).
+    pub ov: u32,
 }
 
 with_setters!(DecoderConfig {
@@ -110,6 +120,7 @@ with_setters!(DecoderConfig {
     with_w => w: u8,
     with_emit => emit: u32,
     with_m => m: u32,
+    with_ov => ov: u32,
 });
 
 impl Default for DecoderConfig {
@@ -122,6 +133,7 @@ impl Default for DecoderConfig {
             w: 8,
             emit: 4,
             m: 4,
+            ov: 2,
         }
     }
 }
@@ -147,7 +159,8 @@ impl DecoderConfig {
             && (1..=32).contains(&self.b)
             && (self.w == 8 || self.w == 16)
             && self.emit <= 4
-            && (1..=8).contains(&self.m);
+            && (1..=8).contains(&self.m)
+            && self.ov <= 2;
         if ok {
             Ok(())
         } else {

@@ -71,6 +71,12 @@ pub(crate) struct Plan {
     pub(super) row_seqs: Vec<Seq>,
     /// First row-offsets warp of each piece (`len = pieces + 1`).
     pub(super) row_blk: Vec<u32>,
+    /// Piece of each 128-row block of `row_blk` (offsets warps of `ov` 2:
+    /// one load instead of a binary search over `row_blk`).
+    pub(super) row_piece: Vec<u32>,
+    /// Piece (sequence) of each sidecar de-cascade warp of `side_blk`
+    /// (`ov` 2, as `row_piece`).
+    pub(super) side_piece: Vec<u32>,
     /// Decoded u32 values of all sidecars.
     pub(super) seq_values: usize,
     /// Dictionary descriptors.
@@ -376,6 +382,9 @@ pub(crate) fn build_with(
             });
             let sidecar_off = seq_off;
             seq_off += nb + 1;
+            let pi = plan.pieces.len() as u32;
+            plan.side_piece
+                .extend(std::iter::repeat(pi).take(warps(nb + 1) as usize));
             side_blk += warps(nb + 1);
             plan.side_blk.push(side_blk);
             // Row byte bounds, cascaded: de-cascaded straight into offsets.
@@ -386,8 +395,11 @@ pub(crate) fn build_with(
                 out_off: 0,
             });
             // Only the blocks that hold the selected rows' bounds.
-            row_blk +=
+            let nrb =
                 (s.rows.end - 1) / CASCADE_BLOCK as u32 - s.rows.start / CASCADE_BLOCK as u32 + 1;
+            plan.row_piece
+                .extend(std::iter::repeat(pi).take(nrb as usize));
+            row_blk += nrb;
             plan.row_blk.push(row_blk);
             plan.piece_input.push(region_start..plan.input_len);
             let (wb_lo, wb_hi) = if s.codes.is_empty() {
@@ -422,6 +434,14 @@ pub(crate) fn build_with(
     debug_assert_eq!(
         plan.wb_piece.len(),
         *plan.wb_prefix.last().unwrap_or(&0) as usize
+    );
+    debug_assert_eq!(
+        plan.row_piece.len(),
+        *plan.row_blk.last().unwrap_or(&0) as usize
+    );
+    debug_assert_eq!(
+        plan.side_piece.len(),
+        *plan.side_blk.last().unwrap_or(&0) as usize
     );
     // Slack so that no 16-byte load near the end leaves the buffer.
     if materialize {
@@ -497,6 +517,46 @@ mod tests {
                 }
                 assert!(seen_dec.iter().all(|&c| c == 1), "dec {dec} rows {rows}");
                 assert!(seen_row.iter().all(|&c| c == 1), "dec {dec} rows {rows}");
+            }
+        }
+    }
+
+    /// The piece tables of `ov` 2 name, for every row block and every
+    /// sidecar warp, the piece a binary search over the prefixes finds.
+    #[test]
+    fn piece_tables_match_the_prefix_search() {
+        use crate::write::write_to_vec;
+        use crate::{Codec, Reader, WriterOptions};
+        let vals: Vec<Vec<u8>> = (0..5000u32)
+            .map(|i| format!("row {i} {}", i * 7919 % 1013).into_bytes())
+            .collect();
+        let opts = WriterOptions::default()
+            .with_codec(Codec::OnPair12)
+            .with_chunk_rows(700)
+            .with_value_dict(false);
+        let file = write_to_vec(vals.iter().map(|v| Some(v.as_slice())), opts).unwrap();
+        let r = Reader::from_bytes(file).unwrap();
+        assert!(r.num_chunks() > 5);
+        // Largest i with a[i] <= x (the kernel's find_le; empty pieces skipped).
+        let find_le = |a: &[u32], x: u32| a.partition_point(|&v| v <= x) - 1;
+        for rows in [0..5000u64, 1..4999, 699..701, 1234..1300] {
+            let plan = super::build(&r, rows.clone(), 192, 8, 2).unwrap();
+            let np = plan.pieces.len();
+            assert_eq!(plan.row_piece.len(), plan.row_blk[np] as usize);
+            assert_eq!(plan.side_piece.len(), plan.side_blk[np] as usize);
+            for (gw, &p) in plan.row_piece.iter().enumerate() {
+                assert_eq!(
+                    p as usize,
+                    find_le(&plan.row_blk, gw as u32),
+                    "{rows:?} {gw}"
+                );
+            }
+            for (gw, &p) in plan.side_piece.iter().enumerate() {
+                assert_eq!(
+                    p as usize,
+                    find_le(&plan.side_blk, gw as u32),
+                    "{rows:?} {gw}"
+                );
             }
         }
     }
