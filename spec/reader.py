@@ -171,7 +171,7 @@ def read_sequence(part: bytes, base: int, what: str) -> List[int]:
     check(len(part) >= 16, sec, base, "LengthPastEnd", f"{what}: no room for the 16-byte sequence header")
     n, blocks, v0, reserved = struct.unpack_from("<4I", part, 0)
     check(reserved == 0, sec, base + 12, "NonZeroReserved", f"{what}: reserved header word")
-    check(n >= 1, sec, base, "SequenceLength", f"{what}: n = 0")
+    check(n >= 1, sec, base, "BadField", f"{what}: sequence count n = 0")
     want_blocks = (n - 1 + CASCADE_BLOCK - 1) // CASCADE_BLOCK
     check(blocks == want_blocks, sec, base + 4, "SequenceBlockCount", f"{what}: {blocks} blocks for n = {n} (want {want_blocks})")
     dir_end = 16 + 16 * blocks
@@ -184,7 +184,7 @@ def read_sequence(part: bytes, base: int, what: str) -> List[int]:
         b_base, b_min, b_off, b_bits = struct.unpack_from("<IIIB", part, e)
         check_zero(part, e + 13, e + 16, sec, base, f"{what}: block {k} reserved bytes")
         check(b_bits <= 32, sec, base + e + 12, "BadField", f"{what}: block {k} bits = {b_bits} > 32")
-        check(b_off == running, sec, base + e + 8, "SequenceOffset", f"{what}: block {k} offset {b_off}, want {running}")
+        check(b_off == running, sec, base + e + 8, "Overlap", f"{what}: block {k} offset {b_off}, want {running}")
         entries.append((b_base, b_min, b_off, b_bits))
         running += 16 * b_bits
     check(len(part) == dir_end + running, sec, base, "SizeMismatch",
@@ -198,13 +198,13 @@ def read_sequence(part: bytes, base: int, what: str) -> List[int]:
         start = dir_end + b_off
         res = unpack_block(part[start:start + 16 * b_bits], b_bits)
         own = min(CASCADE_BLOCK, deltas - CASCADE_BLOCK * k)
-        check(all(r == 0 for r in res[own:]), sec, e, "NonZeroPadding", f"{what}: block {k} padding residuals not 0")
+        check(all(r == 0 for r in res[own:]), sec, e, "NonZeroReserved", f"{what}: block {k} padding residuals not 0")
         real = res[:own]
         check(min(real) == 0 and max(real).bit_length() == b_bits, sec, e, "NonCanonicalFrame",
               f"{what}: block {k} frame not canonical (min residual {min(real)}, width {max(real).bit_length()} vs bits {b_bits})")
         for r in real:
             v += b_min + r
-            check(v <= U32_MAX, sec, e, "SequenceOverflow", f"{what}: value exceeds u32::MAX")
+            check(v <= U32_MAX, sec, e, "LimitExceeded", f"{what}: value exceeds u32::MAX")
             values.append(v)
     return values
 
@@ -258,11 +258,11 @@ class Reader:
         check(d[t + 16:t + 24] == MAGIC, "§2", t + 16, "BadMagic", "tail magic is not FASTPAIR")
         check(d[0:8] == MAGIC, "§2", 0, "BadMagic", "header magic is not FASTPAIR")
         hv, tv = u32(d, 8), u32(d, t + 8)
-        check(hv in VERSIONS, "§10", 8, "UnsupportedVersion", f"header version {hv}")
         check(tv in VERSIONS, "§10", t + 8, "UnsupportedVersion", f"tail version {tv}")
+        check(hv in VERSIONS, "§10", 8, "UnsupportedVersion", f"header version {hv}")
         check(hv == tv, "§2", t + 8, "VersionMismatch", f"header version {hv}, tail version {tv}")
-        check_zero(d, 12, 16, "§2", 0, "header reserved")
         check_zero(d, t + 12, t + 16, "§2", 0, "tail reserved")
+        check_zero(d, 12, 16, "§2", 0, "header reserved")
         footer_len = u32(d, t)
         # The footer lies between the header and the tail.
         check(footer_len <= flen - TAIL_LEN - HEADER_LEN, "§2", t, "LengthPastEnd",
@@ -322,11 +322,12 @@ class Reader:
                                                      ("dictionary", dicts, FOOTER_PREFIX_LEN, DICT_ENTRY_LEN)):
             for i, e in enumerate(entries):
                 at = fs + entry_base + entry_len * i
-                check(e.offset >= HEADER_LEN and e.offset + e.length <= fs, sec, at, "LengthPastEnd",
-                      f"{kind} {i}: section [{e.offset}, {e.offset + e.length}) outside [16, {fs})")
-                check(e.length % 16 == 0, sec, at + 8, "SizeMismatch", f"{kind} {i}: length {e.length} not a multiple of 16")
+                check(e.offset >= HEADER_LEN, sec, at, "Overlap", f"{kind} {i}: section starts at {e.offset}, inside the header")
+                check(e.offset + e.length <= fs, sec, at, "LengthPastEnd",
+                      f"{kind} {i}: section [{e.offset}, {e.offset + e.length}) ends past the footer start {fs}")
                 check(e.offset >= expect, sec, at, "Overlap", f"{kind} {i}: starts at {e.offset}, before {expect}")
                 check(e.offset == expect, sec, at, "Gap", f"{kind} {i}: starts at {e.offset}, want {expect}")
+                check(e.length % 16 == 0, sec, at + 8, "SizeMismatch", f"{kind} {i}: length {e.length} not a multiple of 16")
                 expect = e.offset + e.length
         check(expect == fs, sec, fs, "Gap", f"last section ends at {expect}, footer starts at {fs}")
 
@@ -386,16 +387,18 @@ class Reader:
         check(suffixes_at <= len(s), sec, base, "LengthPastEnd", f"dictionary {i}: token lengths / shared prefixes")
         lens = [x + 1 for x in self._nibbles(s, lengths_at, n, base, f"dictionary {i} token lengths", sec)]
         prefs = self._nibbles(s, prefixes_at, n, base, f"dictionary {i} shared prefixes", "§4")
-        # Size everything from the nibbles before touching the token bytes.
-        check(prefs[0] == 0, "§4.4", base + prefixes_at, "TokenPrefix", f"dictionary {i}: prefix(0) = {prefs[0]}")
-        for c in range(1, n):
-            check(prefs[c] <= lens[c] and prefs[c] <= lens[c - 1], "§4.4", base + prefixes_at + c // 2, "TokenPrefix",
-                  f"dictionary {i}: prefix({c}) = {prefs[c]} exceeds len({c}) = {lens[c]} or len({c - 1}) = {lens[c - 1]}")
-        suffix_total = sum(lens[c] - prefs[c] for c in range(n))
+        # Size everything from the nibbles before touching the token bytes. A
+        # prefix longer than its token counts 0 bytes here (§4); it is
+        # rejected as TokenPrefix below, after the size checks (§9 step 7).
+        suffix_total = sum(max(0, lens[c] - prefs[c]) for c in range(n))
         end = suffixes_at + suffix_total
         check(end <= len(s), sec, base + suffixes_at, "LengthPastEnd", f"dictionary {i}: token suffixes ({suffix_total} B)")
         check(len(s) == align16(end), sec, base, "SizeMismatch", f"dictionary {i}: section {len(s)} B, parts imply {align16(end)}")
         check_zero(s, end, len(s), sec, base, f"dictionary {i} padding")
+        check(prefs[0] == 0, "§4.4", base + prefixes_at, "TokenPrefix", f"dictionary {i}: prefix(0) = {prefs[0]}")
+        for c in range(1, n):
+            check(prefs[c] <= lens[c] and prefs[c] <= lens[c - 1], "§4.4", base + prefixes_at + c // 2, "TokenPrefix",
+                  f"dictionary {i}: prefix({c}) = {prefs[c]} exceeds len({c}) = {lens[c]} or len({c - 1}) = {lens[c - 1]}")
         for c in range(n):
             check(lens[c] <= max_len, "§4.4", base + lengths_at + c // 2, "BadTokenLength",
                   f"dictionary {i}: token {c} has {lens[c]} bytes > {max_len}")
@@ -519,7 +522,8 @@ class Reader:
             got = sum(code_len[rc[r]:rc[r + 1]])
             check(rc[r] <= rc[r + 1] and rb[r] <= rb[r + 1] and got == rb[r + 1] - rb[r], "§5.4", base + rb_at,
                   "RowLengthMismatch", f"chunk {i}: row {r} codes are {got} B, row bytes say {rb[r + 1] - rb[r]}")
-            check(got <= MAX_VALUE_LEN, "§8", base + rb_at, "LimitExceeded", f"chunk {i}: row {r} longer than MAX_VALUE_LEN")
+            # (A point read reports this as LimitExceeded; whole-chunk validation as RowLengthMismatch.)
+            check(got <= MAX_VALUE_LEN, "§8", base + rb_at, "RowLengthMismatch", f"chunk {i}: row {r} longer than MAX_VALUE_LEN")
         items = [b"".join(dic.tokens[c] for c in codes[rc[r]:rc[r + 1]]) for r in range(n_items)]
 
         # Step 13: validity (§5.5).
