@@ -202,6 +202,42 @@ def test_testdata_corrupt(path):
     assert fastpair_rejects(path)
 
 
+def rust_corrupt_expectations():
+    """name -> the `Invariant` tests/corrupt.rs expects for each
+    testdata/corrupt file (`name: |..| recipe => Error::Corrupt { .. I::Name .. }`)."""
+    import re
+
+    src = REPO / "tests" / "corrupt.rs"
+    if not src.is_file():
+        return {}
+    s = src.read_text()
+    out = {}
+    for m in re.finditer(r"\n    (\w+): \|.*?\n\s*=> (.*?)(?=\n    ///|\n    \w+: \||\n\}|\n    \]\s)", s, re.S):
+        inv = re.search(r"I::(\w+)", m.group(2)) or re.search(r"Error::(\w+)", m.group(2))
+        if inv:
+            out[m.group(1)] = inv.group(1)
+    return out
+
+
+def test_testdata_corrupt_invariants_match_rust():
+    """The spec reader names the same first violation (§9's order and
+    invariant names) as the Rust reader for every testdata/corrupt file."""
+    want = rust_corrupt_expectations()
+    files = sorted((REPO / "testdata" / "corrupt").glob("*.fpc"))
+    if len(want) < len(files) * 0.9:
+        pytest.skip(f"could not parse tests/corrupt.rs ({len(want)} recipes for {len(files)} files)")
+    wrong = []
+    for path in files:
+        try:
+            reader.Reader(path.read_bytes())
+            got = "accepted"
+        except reader.FormatError as e:
+            got = e.invariant
+        if path.stem in want and want[path.stem] != got:
+            wrong.append(f"{path.stem}: rust {want[path.stem]}, spec reader {got}")
+    assert not wrong, wrong
+
+
 def small_file(tmp_path):
     """Two chunks: a value-dictionary chunk with nulls, and a token chunk."""
     vals = [None if i % 9 == 4 else ["red", "green", "blue"][i % 3] for i in range(120)]
