@@ -603,7 +603,10 @@ def read_rows(path: str) -> List[Optional[bytes]]:
 
 def main(argv: Sequence[str]) -> int:
     import argparse
+    import signal
 
+    if hasattr(signal, "SIGPIPE"):  # `reader.py FILE | head` ends quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     ap = argparse.ArgumentParser(description="Independent fastpair reader (spec/FORMAT.md).")
     ap.add_argument("file")
     ap.add_argument("--count", action="store_true", help="print the number of rows only")
