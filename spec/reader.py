@@ -5,7 +5,10 @@ Pure Python (standard library only, Python >= 3.9). It reads a whole file,
 runs every check of the validation checklist (spec/FORMAT.md §9) and returns
 the rows: ``bytes`` for a value, ``None`` for a null. Any violation raises
 :class:`FormatError`, which names the spec section, the absolute file offset
-and the invariant (the names of §9, e.g. ``ChecksumMismatch``).
+and the invariant (the names of §9, e.g. ``ChecksumMismatch``). The checks
+run in §9's order, so the first violation found, and its invariant, are the
+ones the Rust reader reports (python/tests/test_spec_reader.py checks this on
+every testdata/corrupt file); offsets are diagnostic (§9) and may differ.
 
 It is slow (a pure-Python token decoder) and meant as documentation and as a
 cross-check of the Rust reader, not for production use::
@@ -230,12 +233,20 @@ class Reader:
         self.version = self._check_header_and_tail()  # §9 steps 1-4
         self.footer = self._parse_footer()  # steps 5-6
         self.dicts = [self._parse_dictionary(i, e) for i, e in enumerate(self.footer.dicts)]  # step 7
+        last_user = {e.dict: i for i, e in enumerate(self.footer.chunks)}
+        for d in self.dicts:  # step 7: a dictionary no chunk uses has an all-zero histogram
+            if d.id not in last_user:
+                self._check_histogram(d)
         self._rows: List[Optional[bytes]] = []
         for i, e in enumerate(self.footer.chunks):  # steps 8-13b
             self._rows.extend(self._read_chunk(i, e))
-        for d in self.dicts:  # step 14 (and step 7's "no chunk uses it")
-            check(d.used_hist == d.hist, "§4", d.offset + 8, "HistogramMismatch",
-                  f"dictionary {d.id}: histogram {d.hist} but its chunks emit {d.used_hist}")
+            if last_user[e.dict] == i:  # step 14: its last chunk is validated
+                self._check_histogram(self.dicts[e.dict])
+
+    @staticmethod
+    def _check_histogram(d: "Dictionary") -> None:
+        check(d.used_hist == d.hist, "§4", d.offset + 8, "HistogramMismatch",
+              f"dictionary {d.id}: histogram {d.hist} but its chunks emit {d.used_hist}")
 
     @classmethod
     def open(cls, path: str) -> "Reader":

@@ -248,11 +248,13 @@ def small_file(tmp_path):
 
 
 def test_every_byte_flip_and_truncation_rejected(tmp_path):
-    """CRC32 covers every byte but the tail, and the tail's fields are each
-    checked (magic, version against the header, reserved, footer length via
-    the footer CRC, the CRC itself), so a single flipped bit anywhere is
-    detected: there is no undetectable single-byte flip. A truncated file
-    loses its tail; an appended byte moves it."""
+    """One bit flipped at every byte position. A CRC32 covers every byte
+    outside the tail (and detects any error burst of up to 32 bits), and
+    every tail field is checked (magic, version against the header,
+    reserved, the CRC itself, the footer length through the footer's size
+    and CRC), so no single-byte flip is undetectable: both readers must
+    reject every one. A truncated file loses its tail; an appended byte
+    moves it."""
     p, _ = small_file(tmp_path)
     data = p.read_bytes()
     bad = tmp_path / "bad.fpc"
