@@ -1,0 +1,644 @@
+#!/usr/bin/env python3
+"""An independent reader of fastpair files, written from spec/FORMAT.md alone.
+
+Pure Python (standard library only, Python >= 3.9). It reads a whole file,
+runs every check of the validation checklist (spec/FORMAT.md §9) and returns
+the rows: ``bytes`` for a value, ``None`` for a null. Any violation raises
+:class:`FormatError`, which names the spec section, the absolute file offset
+and the invariant (the names of §9, e.g. ``ChecksumMismatch``). The checks
+run in §9's order, so the first violation found, and its invariant, are the
+ones the Rust reader reports (python/tests/test_spec_reader.py checks this on
+every testdata/corrupt file); offsets are diagnostic (§9) and may differ.
+
+It is slow (a pure-Python token decoder) and meant as documentation and as a
+cross-check of the Rust reader, not for production use::
+
+    >>> import reader
+    >>> rows = reader.read_rows("col.fpc")
+
+CLI::
+
+    python3 spec/reader.py FILE            # one row per line (repr of bytes; None for null)
+    python3 spec/reader.py --count FILE    # the number of rows
+    python3 spec/reader.py --raw FILE      # raw bytes, one row per line (nulls as empty)
+
+Section numbers (§N) in comments refer to spec/FORMAT.md.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+import zlib
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence
+
+# ---------------------------------------------------------------- constants (§1, §2, §3, §8)
+
+MAGIC = b"FASTPAIR"
+VERSIONS = (1, 2, 3)
+HEADER_LEN = 16
+TAIL_LEN = 24
+FOOTER_PREFIX_LEN = 32
+DICT_ENTRY_LEN = 24
+CHUNK_ENTRY_LEN = 48
+DICT_HEADER_LEN = 136
+CHUNK_HEADER_LEN = 32
+CASCADE_BLOCK = 128
+
+MAX_CHUNK_ROWS = 1 << 26
+MAX_CHUNK_CODES = (1 << 32) - 2
+MAX_CHUNK_BYTES = (1 << 32) - 1
+MAX_VALUE_LEN = 1 << 30
+MAX_CHUNKS = 1 << 24
+MAX_DICTS = 1 << 16
+U32_MAX = (1 << 32) - 1
+
+# §4.2: codec id -> (name, code_bits, maximum token length)
+CODECS = {1: ("OnPair-12", 12, 16), 2: ("OnPair-16", 16, 16), 3: ("FSST-12", 12, 8)}
+
+CHUNK_FLAG_VALIDITY = 1  # §5.1 bit 0
+CHUNK_FLAG_VALUE_DICT = 2  # §5.1 bit 1 (versions 2-3)
+
+
+class FormatError(ValueError):
+    """A file that violates spec/FORMAT.md. ``section`` is the spec section
+    (e.g. ``"§6.4"``), ``offset`` the absolute byte offset in the file where
+    the offending structure starts, ``invariant`` the §9 check name."""
+
+    def __init__(self, section: str, offset: int, invariant: str, detail: str):
+        self.section = section
+        self.offset = offset
+        self.invariant = invariant
+        self.detail = detail
+        super().__init__(f"{section} at offset {offset}: {invariant}: {detail}")
+
+
+def align16(n: int) -> int:
+    return (n + 15) & ~15
+
+
+def u32(buf: bytes, off: int) -> int:
+    return struct.unpack_from("<I", buf, off)[0]
+
+
+def u64(buf: bytes, off: int) -> int:
+    return struct.unpack_from("<Q", buf, off)[0]
+
+
+def check(cond: bool, section: str, offset: int, invariant: str, detail: str) -> None:
+    if not cond:
+        raise FormatError(section, offset, invariant, detail)
+
+
+def check_zero(buf: bytes, start: int, end: int, section: str, base: int, what: str) -> None:
+    """Reserved fields and padding are zero (§1). ``base`` is the file offset of ``buf[0]``."""
+    nz = next((i for i in range(start, end) if buf[i]), None)
+    check(nz is None, section, base + (nz if nz is not None else start), "NonZeroReserved", f"{what} not zero")
+
+
+# ---------------------------------------------------------------- footer (§3)
+
+
+@dataclass
+class DictEntry:
+    offset: int
+    length: int
+    crc: int
+
+
+@dataclass
+class ChunkEntry:
+    offset: int
+    length: int
+    crc: int
+    dict: int
+    rows: int
+    codes: int
+    bytes: int
+    nulls: int
+    values: int  # versions 2-3: distinct values of a value-dictionary chunk, else 0
+
+
+@dataclass
+class Footer:
+    num_dicts: int
+    num_chunks: int
+    total_rows: int
+    total_bytes: int
+    dicts: List[DictEntry]
+    chunks: List[ChunkEntry]
+
+
+# ---------------------------------------------------------------- dictionary (§4)
+
+
+@dataclass
+class Dictionary:
+    id: int
+    offset: int  # file offset of the section
+    codec: int
+    code_bits: int
+    width: int  # W
+    n: int  # N
+    hist: List[int]
+    tokens: List[bytes]
+    used_hist: List[int] = field(default_factory=lambda: [0] * 16)  # §9 step 14
+    users: int = 0
+
+
+# ---------------------------------------------------------------- cascaded sequences (§6)
+
+
+def unpack_block(data: bytes, bits: int) -> List[int]:
+    """§6.2: 128 residuals packed BitPacker4x-style at ``bits`` bits: value i
+    is lane (i mod 4)'s value (i div 4); lane l's words are the u32 numbers
+    l, l+4, l+8, .. of the block, each lane LSB first across its words."""
+    if bits == 0:
+        return [0] * CASCADE_BLOCK
+    words = struct.unpack(f"<{4 * bits}I", data)
+    mask = (1 << bits) - 1
+    out = [0] * CASCADE_BLOCK
+    for lane in range(4):
+        lane_words = words[lane::4]
+        stream = int.from_bytes(struct.pack(f"<{bits}I", *lane_words), "little")
+        for j in range(32):
+            out[4 * j + lane] = (stream >> (j * bits)) & mask
+    return out
+
+
+def read_sequence(part: bytes, base: int, what: str) -> List[int]:
+    """Decodes and checks (§6.4) one cascaded sequence stored in ``part``
+    (the part's exact, unpadded bytes; ``base`` = its file offset)."""
+    sec = "§6.4"
+    check(len(part) >= 16, sec, base, "LengthPastEnd", f"{what}: no room for the 16-byte sequence header")
+    n, blocks, v0, reserved = struct.unpack_from("<4I", part, 0)
+    check(reserved == 0, sec, base + 12, "NonZeroReserved", f"{what}: reserved header word")
+    check(n >= 1, sec, base, "BadField", f"{what}: sequence count n = 0")
+    want_blocks = (n - 1 + CASCADE_BLOCK - 1) // CASCADE_BLOCK
+    check(blocks == want_blocks, sec, base + 4, "SequenceBlockCount", f"{what}: {blocks} blocks for n = {n} (want {want_blocks})")
+    dir_end = 16 + 16 * blocks
+    check(dir_end <= len(part), sec, base, "LengthPastEnd", f"{what}: directory of {blocks} blocks past the part's end")
+    # Directory: base, min, offset, bits, 3 reserved bytes.
+    entries = []
+    running = 0
+    for k in range(blocks):
+        e = 16 + 16 * k
+        b_base, b_min, b_off, b_bits = struct.unpack_from("<IIIB", part, e)
+        check_zero(part, e + 13, e + 16, sec, base, f"{what}: block {k} reserved bytes")
+        check(b_bits <= 32, sec, base + e + 12, "BadField", f"{what}: block {k} bits = {b_bits} > 32")
+        check(b_off == running, sec, base + e + 8, "Overlap", f"{what}: block {k} offset {b_off}, want {running}")
+        entries.append((b_base, b_min, b_off, b_bits))
+        running += 16 * b_bits
+    check(len(part) == dir_end + running, sec, base, "SizeMismatch",
+          f"{what}: part is {len(part)} bytes, header and directory imply {dir_end + running}")
+    values = [v0]
+    v = v0
+    deltas = n - 1
+    for k, (b_base, b_min, b_off, b_bits) in enumerate(entries):
+        e = base + 16 + 16 * k
+        check(b_base == v, sec, e, "SequenceBase", f"{what}: block {k} base {b_base}, running sum {v}")
+        start = dir_end + b_off
+        res = unpack_block(part[start:start + 16 * b_bits], b_bits)
+        own = min(CASCADE_BLOCK, deltas - CASCADE_BLOCK * k)
+        check(all(r == 0 for r in res[own:]), sec, e, "NonZeroReserved", f"{what}: block {k} padding residuals not 0")
+        real = res[:own]
+        check(min(real) == 0 and max(real).bit_length() == b_bits, sec, e, "NonCanonicalFrame",
+              f"{what}: block {k} frame not canonical (min residual {min(real)}, width {max(real).bit_length()} vs bits {b_bits})")
+        for r in real:
+            v += b_min + r
+            check(v <= U32_MAX, sec, e, "LimitExceeded", f"{what}: value exceeds u32::MAX")
+            values.append(v)
+    return values
+
+
+def check_sequence_ends(seq: List[int], n: int, last: Optional[int], base: int, what: str, section: str) -> None:
+    """§9 step 10: length, first value 0, last value."""
+    check(len(seq) == n, section, base, "SequenceLength", f"{what}: {len(seq)} values, want {n}")
+    check(seq[0] == 0, section, base, "SequenceFirst", f"{what}: first value {seq[0]}, want 0")
+    if last is not None:
+        check(seq[-1] == last, section, base, "SequenceLast", f"{what}: last value {seq[-1]}, want {last}")
+
+
+# ---------------------------------------------------------------- the reader
+
+
+class Reader:
+    """Opens and fully validates a fastpair file held in memory. ``rows()``
+    returns every row. All checks run in ``__init__`` (the reader is eager:
+    §9 steps 1-7 at open, then 8-14 for every chunk, in order)."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.version = self._check_header_and_tail()  # §9 steps 1-4
+        self.footer = self._parse_footer()  # steps 5-6
+        self.dicts = [self._parse_dictionary(i, e) for i, e in enumerate(self.footer.dicts)]  # step 7
+        last_user = {e.dict: i for i, e in enumerate(self.footer.chunks)}
+        for d in self.dicts:  # step 7: a dictionary no chunk uses has an all-zero histogram
+            if d.id not in last_user:
+                self._check_histogram(d)
+        self._rows: List[Optional[bytes]] = []
+        for i, e in enumerate(self.footer.chunks):  # steps 8-13b
+            self._rows.extend(self._read_chunk(i, e))
+            if last_user[e.dict] == i:  # step 14: its last chunk is validated
+                self._check_histogram(self.dicts[e.dict])
+
+    @staticmethod
+    def _check_histogram(d: "Dictionary") -> None:
+        check(d.used_hist == d.hist, "§4", d.offset + 8, "HistogramMismatch",
+              f"dictionary {d.id}: histogram {d.hist} but its chunks emit {d.used_hist}")
+
+    @classmethod
+    def open(cls, path: str) -> "Reader":
+        with open(path, "rb") as f:
+            return cls(f.read())
+
+    def rows(self) -> List[Optional[bytes]]:
+        return list(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    # ------------------------------------------------------------ §2: header and tail
+
+    def _check_header_and_tail(self) -> int:
+        d = self.data
+        flen = len(d)
+        check(flen >= HEADER_LEN + TAIL_LEN, "§2", 0, "FileTooSmall", f"{flen} bytes < header + tail ({HEADER_LEN + TAIL_LEN})")
+        t = flen - TAIL_LEN
+        check(d[t + 16:t + 24] == MAGIC, "§2", t + 16, "BadMagic", "tail magic is not FASTPAIR")
+        check(d[0:8] == MAGIC, "§2", 0, "BadMagic", "header magic is not FASTPAIR")
+        hv, tv = u32(d, 8), u32(d, t + 8)
+        check(tv in VERSIONS, "§10", t + 8, "UnsupportedVersion", f"tail version {tv}")
+        check(hv in VERSIONS, "§10", 8, "UnsupportedVersion", f"header version {hv}")
+        check(hv == tv, "§2", t + 8, "VersionMismatch", f"header version {hv}, tail version {tv}")
+        check_zero(d, t + 12, t + 16, "§2", 0, "tail reserved")
+        check_zero(d, 12, 16, "§2", 0, "header reserved")
+        footer_len = u32(d, t)
+        # The footer lies between the header and the tail.
+        check(footer_len <= flen - TAIL_LEN - HEADER_LEN, "§2", t, "LengthPastEnd",
+              f"footer_len {footer_len} does not fit between header and tail")
+        self.footer_start = flen - TAIL_LEN - footer_len
+        self.footer_len = footer_len
+        return hv
+
+    # ------------------------------------------------------------ §3: footer
+
+    def _parse_footer(self) -> Footer:
+        d, fs, fl = self.data, self.footer_start, self.footer_len
+        footer = d[fs:fs + fl]
+        crc = u32(d, len(d) - TAIL_LEN + 4)
+        check(zlib.crc32(footer) == crc, "§2", fs, "ChecksumMismatch", "footer CRC32")
+        sec = "§3"
+        check(fl >= FOOTER_PREFIX_LEN, sec, fs, "SizeMismatch", f"footer of {fl} bytes has no 32-byte prefix")
+        num_dicts, num_chunks, total_rows, total_bytes = struct.unpack_from("<IIQQ", footer, 0)
+        check(num_dicts <= MAX_DICTS, sec, fs, "LimitExceeded", f"num_dicts {num_dicts} > {MAX_DICTS}")
+        check(num_chunks <= MAX_CHUNKS, sec, fs + 4, "LimitExceeded", f"num_chunks {num_chunks} > {MAX_CHUNKS}")
+        want = FOOTER_PREFIX_LEN + DICT_ENTRY_LEN * num_dicts + CHUNK_ENTRY_LEN * num_chunks
+        check(fl == want, sec, fs, "SizeMismatch", f"footer is {fl} bytes, counts imply {want}")
+        check_zero(footer, 24, 32, sec, fs, "footer prefix reserved")
+
+        dicts = []
+        for i in range(num_dicts):
+            o = FOOTER_PREFIX_LEN + DICT_ENTRY_LEN * i
+            off, length, crc = struct.unpack_from("<QQI", footer, o)
+            check_zero(footer, o + 20, o + 24, sec, fs, f"dictionary entry {i} reserved")
+            dicts.append(DictEntry(off, length, crc))
+        chunks = []
+        base = FOOTER_PREFIX_LEN + DICT_ENTRY_LEN * num_dicts
+        for i in range(num_chunks):
+            o = base + CHUNK_ENTRY_LEN * i
+            at = fs + o
+            off, length, crc, dict_id, rows, codes, nbytes, nulls, values = struct.unpack_from("<QQIIIIQII", footer, o)
+            e = ChunkEntry(off, length, crc, dict_id, rows, codes, nbytes, nulls, values)
+            check(rows <= MAX_CHUNK_ROWS, sec, at + 24, "LimitExceeded", f"chunk {i}: rows {rows}")
+            check(codes <= MAX_CHUNK_CODES, sec, at + 28, "LimitExceeded", f"chunk {i}: codes {codes}")
+            check(nbytes <= MAX_CHUNK_BYTES, sec, at + 32, "LimitExceeded", f"chunk {i}: bytes {nbytes}")
+            check(dict_id < num_dicts, sec, at + 20, "BadDictionaryRef", f"chunk {i}: dict {dict_id} >= num_dicts {num_dicts}")
+            check(nulls <= rows, sec, at + 40, "NullsOverRows", f"chunk {i}: nulls {nulls} > rows {rows}")
+            if self.version == 1:
+                check(values == 0, sec, at + 44, "NonZeroReserved", f"chunk {i}: version-1 reserved word (values) not zero")
+            check(values <= rows - nulls, sec, at + 44, "ValuesOverRows", f"chunk {i}: values {values} > rows - nulls {rows - nulls}")
+            if values == 0:
+                ok = codes <= nbytes <= 16 * codes
+            else:  # §3: a value-dictionary chunk's bytes repeat its values
+                ok = codes <= nbytes
+            check(ok, sec, at + 28, "BytesAgainstCodes", f"chunk {i}: codes {codes}, bytes {nbytes}")
+            chunks.append(e)
+
+        # Sections: chunks in row order, then dictionaries in id order, back
+        # to back from byte 16, the footer right after the last (§2).
+        expect = HEADER_LEN
+        for kind, entries, entry_base, entry_len in (("chunk", chunks, base, CHUNK_ENTRY_LEN),
+                                                     ("dictionary", dicts, FOOTER_PREFIX_LEN, DICT_ENTRY_LEN)):
+            for i, e in enumerate(entries):
+                at = fs + entry_base + entry_len * i
+                check(e.offset >= HEADER_LEN, sec, at, "Overlap", f"{kind} {i}: section starts at {e.offset}, inside the header")
+                check(e.offset + e.length <= fs, sec, at, "LengthPastEnd",
+                      f"{kind} {i}: section [{e.offset}, {e.offset + e.length}) ends past the footer start {fs}")
+                check(e.offset >= expect, sec, at, "Overlap", f"{kind} {i}: starts at {e.offset}, before {expect}")
+                check(e.offset == expect, sec, at, "Gap", f"{kind} {i}: starts at {e.offset}, want {expect}")
+                check(e.length % 16 == 0, sec, at + 8, "SizeMismatch", f"{kind} {i}: length {e.length} not a multiple of 16")
+                expect = e.offset + e.length
+        check(expect == fs, sec, fs, "Gap", f"last section ends at {expect}, footer starts at {fs}")
+
+        rows_sum = sum(c.rows for c in chunks)
+        bytes_sum = sum(c.bytes for c in chunks)
+        check(total_rows == rows_sum, sec, fs + 8, "TotalRows", f"total_rows {total_rows}, chunks sum to {rows_sum}")
+        check(total_bytes == bytes_sum, sec, fs + 16, "TotalBytes", f"total_bytes {total_bytes}, chunks sum to {bytes_sum}")
+        return Footer(num_dicts, num_chunks, total_rows, total_bytes, dicts, chunks)
+
+    # ------------------------------------------------------------ §4: dictionaries
+
+    def _parse_dictionary(self, i: int, e: DictEntry) -> Dictionary:
+        d = self.data
+        s = d[e.offset:e.offset + e.length]
+        base = e.offset
+        check(zlib.crc32(s) == e.crc, "§3", base, "ChecksumMismatch", f"dictionary {i} CRC32")
+        sec = "§4"
+        check(len(s) >= DICT_HEADER_LEN, sec, base, "LengthPastEnd", f"dictionary {i}: section shorter than its header")
+        codec, code_bits, width, flags, n = struct.unpack_from("<BBBBI", s, 0)
+        hist = list(struct.unpack_from("<16Q", s, 8))
+        check(codec in CODECS, sec, base, "BadField", f"dictionary {i}: codec {codec}")
+        name, want_bits, max_len = CODECS[codec]
+        check(code_bits == want_bits, sec, base + 1, "BadField", f"dictionary {i}: code_bits {code_bits} for {name}")
+        check(width in (8, 16), sec, base + 2, "BadField", f"dictionary {i}: W = {width}")
+        check(256 <= n <= (1 << code_bits), sec, base + 4, "BadField", f"dictionary {i}: N = {n}")
+        if self.version == 3:
+            check(flags == 0, sec, base + 3, "BadField", f"dictionary {i}: flags {flags:#x} (zero in version 3)")
+            tokens = self._front_coded_tokens(i, s, base, n, max_len)
+        else:
+            tokens = self._plane_tokens(i, s, base, n, width, flags, max_len)
+        # §4.1: all 256 single bytes are present.
+        singles = {t[0] for t in tokens if len(t) == 1}
+        check(len(singles) == 256, "§4.1", base, "MissingSingleByte",
+              f"dictionary {i}: single bytes missing: {sorted(set(range(256)) - singles)[:8]}...")
+        return Dictionary(i, base, codec, code_bits, width, n, hist, tokens)
+
+    @staticmethod
+    def _nibbles(s: bytes, start: int, n: int, base: int, what: str, sec: str) -> List[int]:
+        """A nibble table of ``n`` entries at ``s[start:]``: entry c in the low
+        nibble of byte c/2 when c is even, the high one when odd. An odd
+        ``n`` leaves the last high nibble unused and zero."""
+        out = []
+        for c in range(n):
+            b = s[start + c // 2]
+            out.append(b & 15 if c % 2 == 0 else b >> 4)
+        if n % 2:
+            check(s[start + n // 2] >> 4 == 0, sec, base + start + n // 2, "NonZeroReserved", f"{what}: padding nibble")
+        return out
+
+    def _front_coded_tokens(self, i: int, s: bytes, base: int, n: int, max_len: int) -> List[bytes]:
+        """Version 3 (§4): lengths, shared prefixes, suffixes, zero padding."""
+        sec = "§4"
+        half = (n + 1) // 2
+        lengths_at = DICT_HEADER_LEN
+        prefixes_at = lengths_at + half
+        suffixes_at = prefixes_at + half
+        check(suffixes_at <= len(s), sec, base, "LengthPastEnd", f"dictionary {i}: token lengths / shared prefixes")
+        lens = [x + 1 for x in self._nibbles(s, lengths_at, n, base, f"dictionary {i} token lengths", sec)]
+        prefs = self._nibbles(s, prefixes_at, n, base, f"dictionary {i} shared prefixes", "§4")
+        # Size everything from the nibbles before touching the token bytes. A
+        # prefix longer than its token counts 0 bytes here (§4); it is
+        # rejected as TokenPrefix below, after the size checks (§9 step 7).
+        suffix_total = sum(max(0, lens[c] - prefs[c]) for c in range(n))
+        end = suffixes_at + suffix_total
+        check(end <= len(s), sec, base + suffixes_at, "LengthPastEnd", f"dictionary {i}: token suffixes ({suffix_total} B)")
+        check(len(s) == align16(end), sec, base, "SizeMismatch", f"dictionary {i}: section {len(s)} B, parts imply {align16(end)}")
+        check_zero(s, end, len(s), sec, base, f"dictionary {i} padding")
+        check(prefs[0] == 0, "§4.4", base + prefixes_at, "TokenPrefix", f"dictionary {i}: prefix(0) = {prefs[0]}")
+        for c in range(1, n):
+            check(prefs[c] <= lens[c] and prefs[c] <= lens[c - 1], "§4.4", base + prefixes_at + c // 2, "TokenPrefix",
+                  f"dictionary {i}: prefix({c}) = {prefs[c]} exceeds len({c}) = {lens[c]} or len({c - 1}) = {lens[c - 1]}")
+        for c in range(n):
+            check(lens[c] <= max_len, "§4.4", base + lengths_at + c // 2, "BadTokenLength",
+                  f"dictionary {i}: token {c} has {lens[c]} bytes > {max_len}")
+        tokens: List[bytes] = []
+        p = suffixes_at
+        prev = b""
+        for c in range(n):
+            k = lens[c] - prefs[c]
+            tok = prev[:prefs[c]] + s[p:p + k]
+            p += k
+            if c > 0:  # the prefix is the longest shared one, capped at 15
+                lcp = 0
+                while lcp < min(len(prev), len(tok)) and prev[lcp] == tok[lcp]:
+                    lcp += 1
+                check(prefs[c] == min(lcp, 15), "§4.4", base + prefixes_at + c // 2, "TokenPrefix",
+                      f"dictionary {i}: prefix({c}) = {prefs[c]}, longest shared prefix {min(lcp, 15)}")
+            tokens.append(tok)
+            prev = tok
+        return tokens
+
+    def _plane_tokens(self, i: int, s: bytes, base: int, n: int, width: int, flags: int, max_len: int) -> List[bytes]:
+        """Versions 1-2 (§4.5): lengths, low plane, optional high plane, each padded to 16."""
+        sec = "§4.5"
+        check(flags & ~1 == 0, sec, base + 3, "BadField", f"dictionary {i}: flags {flags:#x}")
+        high = bool(flags & 1)
+        check(not (high and width == 16), sec, base + 3, "BadField", f"dictionary {i}: high plane flag with W = 16")
+        lengths_at = DICT_HEADER_LEN
+        half = (n + 1) // 2
+        low_at = align16(lengths_at + half)
+        high_at = align16(low_at + n * width)
+        end = align16(high_at + n * (16 - width)) if high else high_at
+        check(end <= len(s), sec, base, "LengthPastEnd", f"dictionary {i}: planes")
+        check(len(s) == end, sec, base, "SizeMismatch", f"dictionary {i}: section {len(s)} B, header implies {end}")
+        lens = [x + 1 for x in self._nibbles(s, lengths_at, n, base, f"dictionary {i} token lengths", sec)]
+        check_zero(s, lengths_at + half, low_at, sec, base, f"dictionary {i} lengths padding")
+        check_zero(s, low_at + n * width, high_at, sec, base, f"dictionary {i} low plane padding")
+        if high:
+            check_zero(s, high_at + n * (16 - width), end, sec, base, f"dictionary {i} high plane padding")
+        tokens = []
+        for c in range(n):
+            L = lens[c]
+            check(L <= max_len, "§4.4", base + lengths_at + c // 2, "BadTokenLength", f"dictionary {i}: token {c} has {L} bytes > {max_len}")
+            check(high or L <= width, "§4.4", base + lengths_at + c // 2, "BadTokenLength",
+                  f"dictionary {i}: token {c} has {L} bytes > W = {width} without a high plane")
+            slot = s[low_at + c * width:low_at + (c + 1) * width]
+            if high:
+                slot += s[high_at + c * (16 - width):high_at + (c + 1) * (16 - width)]
+            check(not any(slot[L:]), "§4.1", base + low_at + c * width, "NonZeroReserved", f"dictionary {i}: token {c} slot padding")
+            tokens.append(bytes(slot[:L]))
+        if high:
+            check(any(len(t) > width for t in tokens), sec, base + 3, "UnusedHighPlane", f"dictionary {i}: no token needs the high plane")
+        return tokens
+
+    # ------------------------------------------------------------ §5: chunks
+
+    def _read_chunk(self, i: int, e: ChunkEntry) -> List[Optional[bytes]]:
+        d = self.data
+        base = e.offset
+        s = d[base:base + e.length]
+        check(zlib.crc32(s) == e.crc, "§3", base, "ChecksumMismatch", f"chunk {i} CRC32")  # step 8
+        dic = self.dicts[e.dict]
+        value_dict = e.values > 0
+
+        # Step 9: the header (§5.1).
+        sec = "§5.1"
+        check(len(s) >= CHUNK_HEADER_LEN, sec, base, "LengthPastEnd", f"chunk {i}: shorter than its header")
+        g, flags, l_codes, l_side, l_rc, l_rb, l_val, l_idx = struct.unpack_from("<8I", s, 0)
+        check(16 <= g <= 65536 and g & (g - 1) == 0, sec, base, "BadField", f"chunk {i}: G = {g}")
+        check(flags & ~3 == 0, sec, base + 4, "BadField", f"chunk {i}: flags {flags:#x}")
+        check(bool(flags & CHUNK_FLAG_VALUE_DICT) == value_dict, sec, base + 4, "BadField",
+              f"chunk {i}: chunk flags: value-dictionary bit {bool(flags & 2)} but footer values = {e.values}")
+        if not value_dict:
+            check(l_idx == 0, sec, base + 28, "NonZeroReserved", f"chunk {i}: reserved word")
+        want_codes = 2 * e.codes if dic.code_bits == 16 else 3 * ((e.codes + 1) // 2)
+        check(l_codes == want_codes, sec, base + 8, "SizeMismatch", f"chunk {i}: codes part {l_codes} B, want {want_codes}")
+        has_validity = bool(flags & CHUNK_FLAG_VALIDITY)
+        check(not (e.nulls > 0 and not has_validity), "§5.5", base + 4, "NullsWithoutValidity", f"chunk {i}: {e.nulls} nulls, no bitmap")
+        check(not (e.nulls == 0 and has_validity), "§5.5", base + 4, "ValidityWithoutNulls", f"chunk {i}: bitmap but no nulls")
+        want_val = (e.rows + 7) // 8 if has_validity else 0
+        check(l_val == want_val, sec, base + 24, "SizeMismatch", f"chunk {i}: validity part {l_val} B, want {want_val}")
+        lens = [l_codes, l_side, l_rc, l_rb, l_val] + ([l_idx] if value_dict else [])
+        total = CHUNK_HEADER_LEN + sum(align16(x) for x in lens)
+        check(total <= len(s), sec, base, "LengthPastEnd", f"chunk {i}: parts ({total} B) past the section ({len(s)} B)")
+        check(total == len(s), sec, base, "SizeMismatch", f"chunk {i}: parts ({total} B) do not fill the section ({len(s)} B)")
+        parts = []
+        p = CHUNK_HEADER_LEN
+        for k, ln in enumerate(lens):
+            parts.append((p, s[p:p + ln]))
+            check_zero(s, p + ln, p + align16(ln), "§5", base, f"chunk {i} padding after part {k}")
+            p += align16(ln)
+        (codes_at, codes_part), (side_at, side_part), (rc_at, rc_part), (rb_at, rb_part), (val_at, val_part) = parts[:5]
+
+        # Step 10: the three sequences (§5.3, §5.4, §6). In a value-dictionary
+        # chunk their "rows" are the D values (§5.6).
+        n_items = e.values if value_dict else e.rows
+        side = read_sequence(side_part, base + side_at, f"chunk {i} sidecar")
+        rc = read_sequence(rc_part, base + rc_at, f"chunk {i} row codes")
+        rb = read_sequence(rb_part, base + rb_at, f"chunk {i} row bytes")
+        batches = (e.codes + g - 1) // g
+        check_sequence_ends(side, batches + 1, None if value_dict else e.bytes, base + side_at, f"chunk {i} sidecar", "§5.3")
+        check_sequence_ends(rc, n_items + 1, e.codes, base + rc_at, f"chunk {i} row codes", "§5.4")
+        check_sequence_ends(rb, n_items + 1, None if value_dict else e.bytes, base + rb_at, f"chunk {i} row bytes", "§5.4")
+        if value_dict:  # both end at the values' total length
+            check(side[-1] == rb[-1], "§5.6", base + side_at, "SequenceLast",
+                  f"chunk {i}: sidecar ends at {side[-1]}, row bytes at {rb[-1]}")
+
+        # Step 11: codes (§5.2).
+        codes = self._unpack_codes(codes_part, e.codes, dic.code_bits, base + codes_at, i)
+        toklen = [len(t) for t in dic.tokens]
+        n = dic.n
+        for j, c in enumerate(codes):
+            if c >= n:
+                raise FormatError("§5.2", base + codes_at, "CodeOutOfRange", f"chunk {i}: code {j} = {c} >= N = {n}")
+        code_len = [toklen[c] for c in codes]
+        for b in range(batches):
+            got = sum(code_len[b * g:(b + 1) * g])
+            check(got == side[b + 1] - side[b], "§5.3", base + side_at, "SidecarMismatch",
+                  f"chunk {i}: batch {b} codes are {got} B, sidecar says {side[b + 1] - side[b]}")
+        # Step 12: row (or value) lengths.
+        for r in range(n_items):
+            got = sum(code_len[rc[r]:rc[r + 1]])
+            check(rc[r] <= rc[r + 1] and rb[r] <= rb[r + 1] and got == rb[r + 1] - rb[r], "§5.4", base + rb_at,
+                  "RowLengthMismatch", f"chunk {i}: row {r} codes are {got} B, row bytes say {rb[r + 1] - rb[r]}")
+            # (A point read reports this as LimitExceeded; whole-chunk validation as RowLengthMismatch.)
+            check(got <= MAX_VALUE_LEN, "§8", base + rb_at, "RowLengthMismatch", f"chunk {i}: row {r} longer than MAX_VALUE_LEN")
+        items = [b"".join(dic.tokens[c] for c in codes[rc[r]:rc[r + 1]]) for r in range(n_items)]
+
+        # Step 13: validity (§5.5).
+        valid = [True] * e.rows
+        if has_validity:
+            bits = int.from_bytes(val_part, "little")
+            check(bits >> e.rows == 0, "§5.5", base + val_at, "NonZeroReserved", f"chunk {i}: validity padding bits")
+            valid = [bool((bits >> r) & 1) for r in range(e.rows)]
+            nulls = valid.count(False)
+            check(nulls == e.nulls, "§5.5", base + val_at, "NullCount", f"chunk {i}: {nulls} zero bits, footer says {e.nulls} nulls")
+            if not value_dict:
+                for r in range(e.rows):
+                    check(valid[r] or rc[r] == rc[r + 1], "§5.5", base + val_at, "NullWithValue", f"chunk {i}: null row {r} has codes")
+
+        # Step 13b: value dictionary (§5.6).
+        if value_dict:
+            idx_at, idx_part = parts[5]
+            k = self._value_index(i, e, idx_part, base + idx_at)
+            rows: List[Optional[bytes]] = []
+            top = -1
+            total_bytes = 0
+            for r in range(e.rows):
+                if not valid[r]:
+                    check(k[r] == 0, "§5.6", base + idx_at, "NullWithValue", f"chunk {i}: null row {r} names value {k[r]}")
+                    rows.append(None)
+                    continue
+                check(k[r] < e.values, "§5.6", base + idx_at, "ValueIndexOutOfRange", f"chunk {i}: row {r} names value {k[r]} >= D = {e.values}")
+                check(k[r] <= top + 1, "§5.6", base + idx_at, "ValueOrder", f"chunk {i}: row {r} names value {k[r]} before value {top + 1}")
+                top = max(top, k[r])
+                total_bytes += len(items[k[r]])
+                rows.append(items[k[r]])
+            check(top + 1 == e.values, "§5.6", base + idx_at, "ValueOrder", f"chunk {i}: only {top + 1} of {e.values} values used")
+            check(total_bytes == e.bytes, "§5.6", base + idx_at, "ValueBytesMismatch", f"chunk {i}: rows add up to {total_bytes} B, footer says {e.bytes}")
+            check(len(set(items)) == len(items), "§5.6", base + codes_at, "DuplicateValue", f"chunk {i}: two values are equal")
+        else:
+            rows = [items[r] if valid[r] else None for r in range(e.rows)]
+
+        # Step 14 bookkeeping: the histogram counts every emitted code.
+        for ln in code_len:
+            dic.used_hist[ln - 1] += 1
+        return rows
+
+    @staticmethod
+    def _unpack_codes(part: bytes, count: int, code_bits: int, at: int, i: int) -> List[int]:
+        if code_bits == 16:
+            return list(struct.unpack(f"<{count}H", part))
+        out = []
+        for j in range(0, len(part), 3):
+            x = part[j] | part[j + 1] << 8 | part[j + 2] << 16
+            out.append(x & 0xFFF)
+            out.append(x >> 12)
+        if count % 2:
+            check(out[-1] == 0, "§5.2", at + len(part) - 3, "NonZeroPaddingCode", f"chunk {i}: 12-bit padding code {out[-1]}")
+            out.pop()
+        return out
+
+    def _value_index(self, i: int, e: ChunkEntry, part: bytes, at: int) -> List[int]:
+        """§5.6: each row's value number."""
+        if self.version == 2:
+            s = read_sequence(part, at, f"chunk {i} value index")
+            check_sequence_ends(s, e.rows + 1, None, at, f"chunk {i} value index", "§5.6")
+            return [s[r + 1] - s[r] for r in range(e.rows)]
+        b = (e.values - 1).bit_length()
+        want = (e.rows * b + 7) // 8
+        check(len(part) == want, "§5.6", at, "SizeMismatch", f"chunk {i}: value index {len(part)} B, want {want}")
+        stream = int.from_bytes(part, "little")
+        check(stream >> (e.rows * b) == 0, "§5.6", at, "NonZeroReserved", f"chunk {i}: value index padding bits")
+        mask = (1 << b) - 1
+        return [(stream >> (r * b)) & mask for r in range(e.rows)]
+
+
+def read_rows(path: str) -> List[Optional[bytes]]:
+    """Every row of the fastpair file ``path`` (``None`` for a null); raises
+    :class:`FormatError` on any violation of spec/FORMAT.md."""
+    return Reader.open(path).rows()
+
+
+def main(argv: Sequence[str]) -> int:
+    import argparse
+    import signal
+
+    if hasattr(signal, "SIGPIPE"):  # `reader.py FILE | head` ends quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    ap = argparse.ArgumentParser(description="Independent fastpair reader (spec/FORMAT.md).")
+    ap.add_argument("file")
+    ap.add_argument("--count", action="store_true", help="print the number of rows only")
+    ap.add_argument("--raw", action="store_true", help="write raw row bytes (nulls as empty lines)")
+    a = ap.parse_args(argv)
+    try:
+        rows = read_rows(a.file)
+    except FormatError as err:
+        print(f"{a.file}: invalid: {err}", file=sys.stderr)
+        return 1
+    if a.count:
+        print(len(rows))
+    elif a.raw:
+        out = sys.stdout.buffer
+        for r in rows:
+            out.write((r or b"") + b"\n")
+    else:
+        for r in rows:
+            print(repr(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
