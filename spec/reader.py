@@ -530,11 +530,11 @@ class Reader:
                   f"chunk {i}: batch {b} codes are {got} B, sidecar says {side[b + 1] - side[b]}")
         # Step 12: row (or value) lengths.
         for r in range(n_items):
+            check(rb[r + 1] - rb[r] <= MAX_VALUE_LEN, "§8", base + rb_at, "LimitExceeded",
+                  f"chunk {i}: row {r} longer than MAX_VALUE_LEN")
             got = sum(code_len[rc[r]:rc[r + 1]])
             check(rc[r] <= rc[r + 1] and rb[r] <= rb[r + 1] and got == rb[r + 1] - rb[r], "§5.4", base + rb_at,
                   "RowLengthMismatch", f"chunk {i}: row {r} codes are {got} B, row bytes say {rb[r + 1] - rb[r]}")
-            # (A point read reports this as LimitExceeded; whole-chunk validation as RowLengthMismatch.)
-            check(got <= MAX_VALUE_LEN, "§8", base + rb_at, "RowLengthMismatch", f"chunk {i}: row {r} longer than MAX_VALUE_LEN")
         items = [b"".join(dic.tokens[c] for c in codes[rc[r]:rc[r + 1]]) for r in range(n_items)]
 
         # Step 13: validity (§5.5).

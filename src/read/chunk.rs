@@ -441,7 +441,16 @@ impl Reader {
                     let (a, b) = (rc[row] as usize, rc[row + 1] as usize);
                     let want = (rb[row + 1] - rb[row]) as u64;
                     if want > limits::MAX_VALUE_LEN {
-                        return Err(rows_err(row, want, limits::MAX_VALUE_LEN));
+                        // As a point read reports it (spec/FORMAT.md §9 step 12).
+                        return Err(Error::corrupt(
+                            Section::Chunk(id, ChunkPart::RowBytes),
+                            p.row_bytes.1,
+                            Invariant::LimitExceeded {
+                                what: "value length",
+                                value: want,
+                                limit: limits::MAX_VALUE_LEN,
+                            },
+                        ));
                     }
                     let mut sum = 0u64;
                     let mut flag = 0u8;
