@@ -92,53 +92,60 @@ impl<'a> CheckedCodes<'a> {
         }
         let tokens = dict.num_tokens();
         let planes = dict.planes();
-        let hist = (0..nb)
+        // Batches are checked in groups of about 4 Ki codes, so a task's
+        // fixed costs (the histogram's reduction, the rayon split) are paid
+        // per group, not per batch of 64 codes.
+        let per_group = (4096 / g).max(1);
+        let hist = (0..nb.div_ceil(per_group))
             .into_par_iter()
-            .with_min_len(64)
-            .map(|b| -> Result<[u64; 16]> {
-                let lo = b * g;
-                let hi = (lo + g).min(count);
+            .map(|group| -> Result<[u64; 16]> {
                 // A small buffer: this closure runs nested inside other rayon
                 // tasks, on worker stacks of a few MiB.
                 let mut buf = [0u16; UNPACK_BLOCK];
                 let mut hist = [0u32; 16];
-                let mut at = lo;
-                while at < hi {
-                    let n = (hi - at).min(UNPACK_BLOCK);
-                    codes::unpack(bits, packed, at, &mut buf[..n]);
-                    for (k, &c) in buf[..n].iter().enumerate() {
-                        if c as u32 >= tokens {
+                for b in group * per_group..nb.min(group * per_group + per_group) {
+                    let lo = b * g;
+                    let hi = (lo + g).min(count);
+                    let mut sum = 0u64;
+                    let mut at = lo;
+                    while at < hi {
+                        let n = (hi - at).min(UNPACK_BLOCK);
+                        let block = &mut buf[..n];
+                        codes::unpack(bits, packed, at, block);
+                        // The range check as one max (vectorized); the
+                        // failing code is looked for only when there is one.
+                        if block.iter().fold(0u16, |m, &c| m.max(c)) as u32 >= tokens {
+                            let k = block.iter().position(|&c| c as u32 >= tokens).unwrap_or(0);
                             let index = (at + k) as u64;
                             return Err(Error::corrupt(
                                 Section::Chunk(chunk, ChunkPart::Codes),
                                 codes_at + index * bits as u64 / 8,
                                 Invariant::CodeOutOfRange {
                                     index,
-                                    code: c as u32,
+                                    code: block[k] as u32,
                                     tokens,
                                 },
                             ));
                         }
-                        hist[planes.token_len(c as usize) - 1] += 1;
+                        for &c in block.iter() {
+                            let l = planes.token_len(c as usize);
+                            hist[l - 1] += 1;
+                            sum += l as u64;
+                        }
+                        at += n;
                     }
-                    at += n;
-                }
-                let sum: u64 = hist
-                    .iter()
-                    .enumerate()
-                    .map(|(l, &n)| (l as u64 + 1) * n as u64)
-                    .sum();
-                let expected = (sidecar[b + 1] as u64).wrapping_sub(sidecar[b] as u64);
-                if sidecar[b + 1] < sidecar[b] || sum != expected {
-                    return Err(Error::corrupt(
-                        Section::Chunk(chunk, ChunkPart::Sidecar),
-                        sidecar_at,
-                        Invariant::SidecarMismatch {
-                            batch: b as u64,
-                            expected,
-                            found: sum,
-                        },
-                    ));
+                    let expected = (sidecar[b + 1] as u64).wrapping_sub(sidecar[b] as u64);
+                    if sidecar[b + 1] < sidecar[b] || sum != expected {
+                        return Err(Error::corrupt(
+                            Section::Chunk(chunk, ChunkPart::Sidecar),
+                            sidecar_at,
+                            Invariant::SidecarMismatch {
+                                batch: b as u64,
+                                expected,
+                                found: sum,
+                            },
+                        ));
+                    }
                 }
                 Ok(hist.map(u64::from))
             })
