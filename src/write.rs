@@ -876,13 +876,26 @@ pub(crate) fn sidecar_and_hist(codes: &[u16], lens: &[u8], batch: usize) -> (Vec
     let mut hist = [0u64; 16];
     let mut sidecar = Vec::with_capacity(codes.len() / batch + 2);
     let mut pos = 0u32;
-    for (i, &c) in codes.iter().enumerate() {
-        if i % batch == 0 {
-            sidecar.push(pos);
+    // Two histograms, even and odd codes, so that runs of equal lengths do
+    // not chain their increments through one counter.
+    let mut hist2 = [0u64; 16];
+    for group in codes.chunks(batch.max(1)) {
+        sidecar.push(pos);
+        let mut pairs = group.chunks_exact(2);
+        for c in &mut pairs {
+            let (a, b) = (lens[c[0] as usize], lens[c[1] as usize]);
+            hist[(a as usize).wrapping_sub(1) & 15] += 1;
+            hist2[(b as usize).wrapping_sub(1) & 15] += 1;
+            pos += u32::from(a) + u32::from(b);
         }
-        let l = lens[c as usize];
-        hist[l as usize - 1] += 1;
-        pos += l as u32;
+        if let [c] = pairs.remainder() {
+            let a = lens[*c as usize];
+            hist[(a as usize).wrapping_sub(1) & 15] += 1;
+            pos += u32::from(a);
+        }
+    }
+    for (h, h2) in hist.iter_mut().zip(hist2) {
+        *h += h2;
     }
     sidecar.push(pos);
     (sidecar, hist)
