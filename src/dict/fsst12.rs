@@ -271,10 +271,21 @@ struct PairCounter {
 
 impl PairCounter {
     fn new() -> Self {
+        Self::with_slots(1 << 12)
+    }
+
+    /// An empty counter of `slots` slots (a power of two).
+    fn with_slots(slots: usize) -> Self {
         Self {
-            slots: vec![u64::MAX; 1 << 12],
+            slots: vec![u64::MAX; slots],
             used: 0,
         }
+    }
+
+    /// An empty counter sized for the pairs of about `bytes` input bytes
+    /// (fewer doublings while counting a task).
+    fn for_bytes(bytes: usize) -> Self {
+        Self::with_slots((bytes / 2).next_power_of_two().clamp(1 << 12, 1 << 16))
     }
 
     fn len(&self) -> usize {
@@ -287,7 +298,7 @@ impl PairCounter {
     }
 
     /// Adds `n` to the count of `key`.
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, key: u32, n: u32) {
         if self.used * 2 >= self.slots.len() {
             self.grow();
@@ -310,6 +321,8 @@ impl PairCounter {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn grow(&mut self) {
         let old = std::mem::replace(&mut self.slots, vec![u64::MAX; 0]);
         self.slots = vec![u64::MAX; old.len() * 2];
@@ -396,7 +409,7 @@ fn tasks(rows: &[&[u8]]) -> Vec<std::ops::Range<usize>> {
 /// (symbol, next symbol) and (symbol, first byte of the next symbol).
 fn count(table: &TokenTable, matcher: &Matcher, rows: &[&[u8]]) -> (Vec<u32>, PairCounter) {
     let mut uses = vec![0u32; table.len()];
-    let mut pairs = PairCounter::new();
+    let mut pairs = PairCounter::for_bytes(rows.iter().map(|r| r.len()).sum());
     let mut codes = Vec::new();
     for row in rows {
         codes.clear();

@@ -122,9 +122,12 @@ fn load_window(input: &[u8]) -> (u64, u64) {
 /// Hash of a masked key and its length.
 #[inline(always)]
 fn hash_key(lo: u64, hi: u64, len: usize) -> u64 {
-    let a = (lo ^ (len as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let b = hi.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    (a ^ b.rotate_left(31)).wrapping_mul(0x1656_67B1_9E37_79F9)
+    // One multiply: the table keeps the product's top bits, which depend on
+    // every bit of the key. Keys of different lengths with equal masked
+    // bytes differ by `len` in the word's top byte (a token's bytes past its
+    // length are masked to zero, so that byte of `lo` is free when len < 8
+    // and otherwise `hi` tells them apart).
+    (lo ^ hi.rotate_left(29) ^ ((len as u64) << 58)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// How often each of the `tokens` codes is used when the rows of `parts` are
