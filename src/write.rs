@@ -611,10 +611,14 @@ impl<S: Sink> Writer<S> {
 /// candidate with the smallest estimated size. The flag says whether an
 /// OnPair scan filled its dictionary before pruning (always false for
 /// FSST-12).
-fn train_codec(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> (TokenTable, bool) {
+fn train_codec(
+    opts: &WriterOptions,
+    codec: Codec,
+    rows: &[&[u8]],
+) -> (TokenTable, bool, Option<choose::RowCodes>) {
     if codec == Codec::Fsst12 {
         // FSST-12 samples the rows itself (pieces spread over the input).
-        return (fsst12::train(rows, &Fsst12Params::default()), false);
+        return (fsst12::train(rows, &Fsst12Params::default()), false, None);
     }
     // Spread the sample over the given rows rather than taking a prefix.
     let total: usize = rows.iter().map(|r| r.len()).sum();
@@ -634,8 +638,17 @@ fn train_codec(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> (TokenTabl
     // half the bytes per stored token); with front-coded dictionaries it
     // never gave a smaller file on any corpus column (bench/RESULTS.md,
     // 2026-12-01).
-    onpair::train_report(&sample, &params)
+    // When the sample is every row, the trainer returns every row's codes:
+    // those its pruning pass found, renumbered, and the rest encoded
+    // (`onpair::train_codes`), so the writer does not encode them again.
+    // Up to PRECODE_MAX_BYTES of rows (the codes are held until written).
+    let want = total <= opts.sample_bytes && total <= PRECODE_MAX_BYTES;
+    onpair::train_codes(&sample, &params, want)
 }
+
+/// Rows of at most this many bytes get their codes from the OnPair trainer
+/// ([`train_codec`]).
+const PRECODE_MAX_BYTES: usize = 4 << 20;
 
 impl<S: Sink> Writer<S> {
     /// Closes the current chunk: checks the chunk and dictionary counts the

@@ -193,12 +193,13 @@ pub(super) fn train(
     let candidates = opts.codec.candidates(total);
     if candidates.len() == 1 {
         let codec = candidates[0];
-        let (table, _) = train_codec(opts, codec, rows);
+        // OnPair's pruning pass may already hold every row's codes.
+        let (table, _, codes) = train_codec(opts, codec, rows);
         let choice = Choice {
             codec,
             estimates: Vec::new(),
         };
-        return (codec, table, choice, None);
+        return (codec, table, choice, codes);
     }
     let distinct = opts
         .value_dict
@@ -223,7 +224,7 @@ pub(super) fn train(
     };
     // A candidate trained and estimated.
     let train_est = |codec: Codec| {
-        let (table, _) = train_codec(opts, codec, rows);
+        let (table, _, _) = train_codec(opts, codec, rows);
         let (e, codes) = est(codec, &table);
         (codec, table, e, codes)
     };
@@ -232,7 +233,7 @@ pub(super) fn train(
     // estimate is the screen's yardstick, then the candidates that may still
     // win train and are estimated.
     let screen = distinct.is_none() && candidates.contains(&Codec::Fsst12);
-    let ((o12, o12_filled), small) = rayon::join(
+    let ((o12, o12_filled, _), small) = rayon::join(
         || train_codec(opts, Codec::OnPair12, rows),
         || screen.then(|| fsst12::train(rows, &SCREEN_FSST12)),
     );
@@ -299,12 +300,7 @@ fn screen_fsst12(
 /// The codes of every row of a dictionary's rows, as the writer's greedy
 /// encoder (`Matcher::encode_into`) produces them: `ends[i]` is the number of
 /// codes of rows `0..=i`.
-pub(super) struct RowCodes {
-    /// The codes, row after row.
-    pub codes: Vec<u16>,
-    /// Cumulative code count after each row.
-    pub ends: Vec<u32>,
-}
+pub(super) use crate::dict::onpair::RowCodes;
 
 /// The rows the estimates encode: all of them when they hold at most
 /// [`EVAL_BYTES`], else runs of consecutive rows spread over the input,
