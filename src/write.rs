@@ -615,6 +615,7 @@ fn train_codec(
     opts: &WriterOptions,
     codec: Codec,
     rows: &[&[u8]],
+    want_codes: bool,
 ) -> (TokenTable, bool, Option<choose::RowCodes>) {
     if codec == Codec::Fsst12 {
         // FSST-12 samples the rows itself (pieces spread over the input).
@@ -638,11 +639,11 @@ fn train_codec(
     // half the bytes per stored token); with front-coded dictionaries it
     // never gave a smaller file on any corpus column (bench/RESULTS.md,
     // 2026-12-01).
-    // When the sample is every row, the trainer returns every row's codes:
-    // those its pruning pass found, renumbered, and the rest encoded
-    // (`onpair::train_codes`), so the writer does not encode them again.
-    // Up to PRECODE_MAX_BYTES of rows (the codes are held until written).
-    let want = total <= opts.sample_bytes && total <= PRECODE_MAX_BYTES;
+    // When asked and the sample is every row, the trainer returns every
+    // row's codes: those its pruning pass found, renumbered, and the rest
+    // encoded (`onpair::train_codes`), so they are not encoded again. Up to
+    // PRECODE_MAX_BYTES of rows (the codes are held until written).
+    let want = want_codes && total <= opts.sample_bytes && total <= PRECODE_MAX_BYTES;
     onpair::train_codes(&sample, &params, want)
 }
 
