@@ -618,8 +618,10 @@ fn train_codec(
     want_codes: bool,
 ) -> (TokenTable, bool, Option<choose::RowCodes>) {
     if codec == Codec::Fsst12 {
-        // FSST-12 samples the rows itself (pieces spread over the input).
-        return (fsst12::train(rows, &Fsst12Params::default()), false, None);
+        // FSST-12 samples the rows itself (pieces spread over the input);
+        // when its sample is every row it can return their codes.
+        let (table, codes) = fsst12::train_codes(rows, &Fsst12Params::default(), want_codes);
+        return (table, false, codes);
     }
     // Spread the sample over the given rows rather than taking a prefix.
     let total: usize = rows.iter().map(|r| r.len()).sum();

@@ -27,6 +27,7 @@
 use rayon::prelude::*;
 
 use super::matcher::{count_uses, Matcher};
+use super::onpair::{count_uses_keep, renumber, RowCodes, Sampled};
 use super::planes::stored_token_cost;
 use super::TokenTable;
 
@@ -154,11 +155,28 @@ fn word_of(table: &TokenTable, code: usize) -> u64 {
 /// followed by at most [`MAX_SYMBOLS`] learned symbols of 2..=8 bytes in
 /// lexicographic order. Deterministic for equal input and parameters.
 pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
+    train_codes(rows, params, false).0
+}
+
+/// [`train`], also returning (when `want_codes` and the sample is every
+/// row: inputs of at most `sample_bytes` whose rows are at most `max_piece`
+/// long) the codes of every row under the returned table: the last pass's
+/// codes renumbered where every symbol of a row was kept, the other rows
+/// encoded (the final table is a subset of the last pass's, so a row whose
+/// parse used only kept symbols parses the same: `onpair::train_codes`).
+pub fn train_codes(
+    rows: &[&[u8]],
+    params: &Fsst12Params,
+    want_codes: bool,
+) -> (TokenTable, Option<RowCodes>) {
     let (sample, total) = sample(rows, params);
     let sample_bytes: usize = sample.iter().map(|r| r.len()).sum();
     if sample_bytes == 0 {
-        return TokenTable::single_bytes();
+        return (TokenTable::single_bytes(), None);
     }
+    // `sample` is then every non-empty row, in order (its first case).
+    let whole =
+        total <= params.sample_bytes && rows.iter().all(|r| r.len() <= params.max_piece.max(1));
     let rounds = params.rounds.max(1);
     let mut symbols: Vec<(u64, u8)> = Vec::new();
     for round in 0..rounds {
@@ -255,21 +273,47 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
     let table = table_of(&symbols);
     let matcher = Matcher::new(&table);
     let parts = tasks(&sample).into_iter().map(|r| &sample[r]).collect();
-    let uses = count_uses(&matcher, parts, table.len());
+    let keep = want_codes && whole;
+    let (uses, codes) = if keep {
+        let (uses, codes) = count_uses_keep(&matcher, parts, table.len());
+        (uses, Some(codes))
+    } else {
+        (count_uses(&matcher, parts, table.len()), None)
+    };
     let scale = total as f64 / sample_bytes as f64;
-    let mut learned: Vec<&[u8]> = (256..table.len())
+    // Kept symbols with their codes in `table`, sorted by bytes (distinct).
+    let mut learned: Vec<(&[u8], u32)> = (256..table.len())
         .filter(|&c| {
             let len = table.token_len(c);
             f64::from(uses[c]) * scale * CODE_BYTES * (len - 1) as f64 > stored_token_cost(len)
         })
-        .map(|c| table.token(c))
+        .map(|c| (table.token(c), c as u32))
         .collect();
     learned.sort_unstable();
     let mut out = TokenTable::single_bytes();
-    for s in learned {
+    // `kept[c]`: index in `out` of `table`'s code `c`; `order`: the
+    // identity here (`out` is already in its final order).
+    let mut kept: Vec<u32> = (0..256).collect();
+    kept.resize(table.len(), u32::MAX);
+    for &(s, c) in &learned {
+        kept[c as usize] = out.len() as u32;
         out.push(s);
     }
-    out
+    let codes = codes.map(|codes| {
+        let index = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(i, _)| i as u32)
+            .collect();
+        let order: Vec<u32> = (0..out.len() as u32).collect();
+        let sampled = Sampled {
+            rows: Some(index),
+            codes,
+        };
+        renumber(rows, sampled, &table, &kept, &order, &out)
+    });
+    (out, codes)
 }
 
 /// Counts of `u32` keys in an open-addressing table (linear probing) that

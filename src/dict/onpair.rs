@@ -469,9 +469,9 @@ pub fn train_codes(
 /// The pruning pass's rows and their codes under the training table:
 /// `rows[i]` is the input row of sampled row `i` (`None`: every row, in
 /// order).
-struct Sampled {
-    rows: Option<Vec<u32>>,
-    codes: RowCodes,
+pub(crate) struct Sampled {
+    pub(crate) rows: Option<Vec<u32>>,
+    pub(crate) codes: RowCodes,
 }
 
 /// Rows per parallel task of [`renumber`].
@@ -484,7 +484,7 @@ const RENUMBER_TASK_ROWS: usize = 4096;
 /// table of training code `c` (`u32::MAX`: dropped); `order[i]` is the
 /// pruned-table index of sorted code `i`. Groups of rows run on all cores,
 /// joined in row order (the result does not depend on the thread count).
-fn renumber(
+pub(crate) fn renumber(
     rows: &[&[u8]],
     sampled: Sampled,
     table: &TokenTable,
@@ -644,7 +644,11 @@ fn prune(
 
 /// [`count_uses`] over `parts` (consecutive groups of rows, in row order),
 /// also keeping the codes of every row in order.
-fn count_uses_keep(m: &Matcher, parts: Vec<&[&[u8]]>, tokens: usize) -> (Vec<u32>, RowCodes) {
+pub(crate) fn count_uses_keep(
+    m: &Matcher,
+    parts: Vec<&[&[u8]]>,
+    tokens: usize,
+) -> (Vec<u32>, RowCodes) {
     use rayon::prelude::*;
     let done: Vec<(Vec<u32>, Vec<u16>, Vec<u32>)> = parts
         .into_par_iter()
