@@ -529,6 +529,28 @@ mod tests {
         }
     }
 
+    /// `train_codes`'s codes are the greedy codes of every row (empty
+    /// rows included) under the returned table.
+    #[test]
+    fn train_codes_match_encoding() {
+        let rows = rows();
+        let mut refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        refs.insert(3, b"");
+        let p = Fsst12Params::default();
+        let (t, codes) = train_codes(&refs, &p, true);
+        assert_eq!(t, train(&refs, &p));
+        let codes = codes.expect("the sample is every row");
+        let m = Matcher::new(&t);
+        let mut want = Vec::new();
+        let mut ends = Vec::new();
+        for r in &refs {
+            m.encode_into(r, &mut want);
+            ends.push(want.len() as u32);
+        }
+        assert_eq!(codes.codes, want);
+        assert_eq!(codes.ends, ends);
+    }
+
     #[test]
     fn empty_input() {
         let none: Vec<&[u8]> = vec![];

@@ -474,6 +474,52 @@ pub(crate) struct Sampled {
     pub(crate) codes: RowCodes,
 }
 
+/// Appends the codes of `row` under the final table (`matcher`), given
+/// `old`, its codes under the training table (token lengths `lens`), some of
+/// them dropped (`new_code[c] == u32::MAX`). Greedy parsing from a position
+/// depends only on the bytes from there on, so the old parse is kept up to
+/// the first dropped token; the row is parsed again from there until a
+/// position that is also an old boundary after the last dropped token, from
+/// where the old parse uses kept tokens only and is kept
+/// ([`train_codes`]).
+fn patch_row(
+    row: &[u8],
+    old: &[u16],
+    new_code: &[u32],
+    lens: &[u8],
+    matcher: &Matcher,
+    out: &mut Vec<u16>,
+) {
+    let first = old
+        .iter()
+        .position(|&c| new_code[c as usize] == u32::MAX)
+        .unwrap_or(old.len());
+    let last = old
+        .iter()
+        .rposition(|&c| new_code[c as usize] == u32::MAX)
+        .unwrap_or(0);
+    let mut pos = 0usize;
+    for &c in &old[..first] {
+        out.push(new_code[c as usize] as u16);
+        pos += usize::from(lens[c as usize]);
+    }
+    // `i`, `at`: the next old code after `pos` and where it starts.
+    let (mut i, mut at) = (first, pos);
+    while pos < row.len() {
+        while at < pos && i < old.len() {
+            at += usize::from(lens[old[i] as usize]);
+            i += 1;
+        }
+        if at == pos && i > last {
+            out.extend(old[i..].iter().map(|&c| new_code[c as usize] as u16));
+            return;
+        }
+        let (code, len) = matcher.longest_match(&row[pos..]);
+        out.push(code);
+        pos += len;
+    }
+}
+
 /// Rows per parallel task of [`renumber`].
 const RENUMBER_TASK_ROWS: usize = 4096;
 
@@ -512,6 +558,7 @@ pub(crate) fn renumber(
         slot
     });
     let old = &sampled.codes;
+    let lens = table.lens();
     let matcher = Matcher::new(sorted);
     let groups: Vec<(Vec<u16>, Vec<u32>)> = (0..rows.len().div_ceil(RENUMBER_TASK_ROWS))
         .into_par_iter()
@@ -527,14 +574,17 @@ pub(crate) fn renumber(
                 if all_kept {
                     let k = k as usize;
                     let start = if k == 0 { 0 } else { old.ends[k - 1] as usize };
-                    for &c in &old.codes[start..old.ends[k] as usize] {
+                    let row_old = &old.codes[start..old.ends[k] as usize];
+                    for &c in row_old {
                         let n = new_code[c as usize];
                         all_kept &= n != u32::MAX;
                         out.push(n as u16);
                     }
-                }
-                if !all_kept {
-                    out.truncate(at);
+                    if !all_kept {
+                        out.truncate(at);
+                        patch_row(rows[r], row_old, &new_code, lens, &matcher, &mut out);
+                    }
+                } else {
                     matcher.encode_into(rows[r], &mut out);
                 }
                 ends.push(out.len() as u32);
@@ -782,6 +832,35 @@ mod tests {
                     .collect();
                 assert_eq!(&dec, r);
             }
+        }
+    }
+
+    /// The codes `train_codes` returns are the greedy codes of every row
+    /// under the returned table, whether the pruning pass sampled every row
+    /// or some, and with rows whose parse used dropped tokens.
+    #[test]
+    fn train_codes_match_encoding() {
+        let rows = sample_rows();
+        let mut refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        refs.insert(5, b"");
+        for (bits, min_budget) in [(12u8, 2 << 20), (16, 2 << 20), (12, 20_000), (16, 20_000)] {
+            let params = OnPairParams {
+                code_bits: bits,
+                min_budget_bytes: min_budget,
+                ..OnPairParams::default()
+            };
+            let (t, _, codes) = train_codes(&refs, &params, true);
+            assert_eq!(t, train(&refs, &params));
+            let codes = codes.expect("codes asked for");
+            let m = Matcher::new(&t);
+            let mut want = Vec::new();
+            let mut ends = Vec::new();
+            for r in &refs {
+                m.encode_into(r, &mut want);
+                ends.push(want.len() as u32);
+            }
+            assert_eq!(codes.codes, want, "{bits} bits, budget {min_budget}");
+            assert_eq!(codes.ends, ends);
         }
     }
 
