@@ -110,7 +110,10 @@ pub(super) fn distinct(p: &PendingChunk) -> Option<Distinct> {
     if cap == 0 {
         return None;
     }
-    let mut seen: HashMap<&[u8], u32, RowHash> = HashMap::with_hasher(RowHash::new());
+    // Sized for up to 2^16 values at once (fewer rehashes on the way to
+    // `cap`, which most chunks without repeats reach).
+    let mut seen: HashMap<&[u8], u32, RowHash> =
+        HashMap::with_capacity_and_hasher(cap.min(1 << 16) + 1, RowHash::new());
     let mut first_rows = Vec::new();
     let mut index = Vec::with_capacity(p.rows());
     for i in 0..p.rows() {
