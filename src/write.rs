@@ -611,10 +611,17 @@ impl<S: Sink> Writer<S> {
 /// candidate with the smallest estimated size. The flag says whether an
 /// OnPair scan filled its dictionary before pruning (always false for
 /// FSST-12).
-fn train_codec(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> (TokenTable, bool) {
+fn train_codec(
+    opts: &WriterOptions,
+    codec: Codec,
+    rows: &[&[u8]],
+    want_codes: bool,
+) -> (TokenTable, bool, Option<choose::RowCodes>) {
     if codec == Codec::Fsst12 {
-        // FSST-12 samples the rows itself (pieces spread over the input).
-        return (fsst12::train(rows, &Fsst12Params::default()), false);
+        // FSST-12 samples the rows itself (pieces spread over the input);
+        // when its sample is every row it can return their codes.
+        let (table, codes) = fsst12::train_codes(rows, &Fsst12Params::default(), want_codes);
+        return (table, false, codes);
     }
     // Spread the sample over the given rows rather than taking a prefix.
     let total: usize = rows.iter().map(|r| r.len()).sum();
@@ -634,8 +641,17 @@ fn train_codec(opts: &WriterOptions, codec: Codec, rows: &[&[u8]]) -> (TokenTabl
     // half the bytes per stored token); with front-coded dictionaries it
     // never gave a smaller file on any corpus column (bench/RESULTS.md,
     // 2026-12-01).
-    onpair::train_report(&sample, &params)
+    // When asked and the sample is every row, the trainer returns every
+    // row's codes: those its pruning pass found, renumbered, and the rest
+    // encoded (`onpair::train_codes`), so they are not encoded again. Up to
+    // PRECODE_MAX_BYTES of rows (the codes are held until written).
+    let want = want_codes && total <= opts.sample_bytes && total <= PRECODE_MAX_BYTES;
+    onpair::train_codes(&sample, &params, want)
 }
+
+/// Rows of at most this many bytes get their codes from the OnPair trainer
+/// ([`train_codec`]).
+const PRECODE_MAX_BYTES: usize = 4 << 20;
 
 impl<S: Sink> Writer<S> {
     /// Closes the current chunk: checks the chunk and dictionary counts the
@@ -876,13 +892,26 @@ pub(crate) fn sidecar_and_hist(codes: &[u16], lens: &[u8], batch: usize) -> (Vec
     let mut hist = [0u64; 16];
     let mut sidecar = Vec::with_capacity(codes.len() / batch + 2);
     let mut pos = 0u32;
-    for (i, &c) in codes.iter().enumerate() {
-        if i % batch == 0 {
-            sidecar.push(pos);
+    // Two histograms, even and odd codes, so that runs of equal lengths do
+    // not chain their increments through one counter.
+    let mut hist2 = [0u64; 16];
+    for group in codes.chunks(batch.max(1)) {
+        sidecar.push(pos);
+        let mut pairs = group.chunks_exact(2);
+        for c in &mut pairs {
+            let (a, b) = (lens[c[0] as usize], lens[c[1] as usize]);
+            hist[(a as usize).wrapping_sub(1) & 15] += 1;
+            hist2[(b as usize).wrapping_sub(1) & 15] += 1;
+            pos += u32::from(a) + u32::from(b);
         }
-        let l = lens[c as usize];
-        hist[l as usize - 1] += 1;
-        pos += l as u32;
+        if let [c] = pairs.remainder() {
+            let a = lens[*c as usize];
+            hist[(a as usize).wrapping_sub(1) & 15] += 1;
+            pos += u32::from(a);
+        }
+    }
+    for (h, h2) in hist.iter_mut().zip(hist2) {
+        *h += h2;
     }
     sidecar.push(pos);
     (sidecar, hist)

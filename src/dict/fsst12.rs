@@ -27,6 +27,7 @@
 use rayon::prelude::*;
 
 use super::matcher::{count_uses, Matcher};
+use super::onpair::{count_uses_keep, renumber, RowCodes, Sampled};
 use super::planes::stored_token_cost;
 use super::TokenTable;
 
@@ -154,11 +155,28 @@ fn word_of(table: &TokenTable, code: usize) -> u64 {
 /// followed by at most [`MAX_SYMBOLS`] learned symbols of 2..=8 bytes in
 /// lexicographic order. Deterministic for equal input and parameters.
 pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
+    train_codes(rows, params, false).0
+}
+
+/// [`train`], also returning (when `want_codes` and the sample is every
+/// row: inputs of at most `sample_bytes` whose rows are at most `max_piece`
+/// long) the codes of every row under the returned table: the last pass's
+/// codes renumbered where every symbol of a row was kept, the other rows
+/// encoded (the final table is a subset of the last pass's, so a row whose
+/// parse used only kept symbols parses the same: `onpair::train_codes`).
+pub fn train_codes(
+    rows: &[&[u8]],
+    params: &Fsst12Params,
+    want_codes: bool,
+) -> (TokenTable, Option<RowCodes>) {
     let (sample, total) = sample(rows, params);
     let sample_bytes: usize = sample.iter().map(|r| r.len()).sum();
     if sample_bytes == 0 {
-        return TokenTable::single_bytes();
+        return (TokenTable::single_bytes(), None);
     }
+    // `sample` is then every non-empty row, in order (its first case).
+    let whole =
+        total <= params.sample_bytes && rows.iter().all(|r| r.len() <= params.max_piece.max(1));
     let rounds = params.rounds.max(1);
     let mut symbols: Vec<(u64, u8)> = Vec::new();
     for round in 0..rounds {
@@ -227,16 +245,27 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
         }
         cands.retain(|c| c.gain * scale > stored_token_cost(c.len as usize));
         // The best gains; ties by (len, bytes) so the result is deterministic.
-        let order = |x: &Candidate, y: &Candidate| {
-            y.gain
-                .total_cmp(&x.gain)
-                .then((x.len, x.word).cmp(&(y.len, y.word)))
-        };
+        // Every gain is `n × 1.5 × (len − 1)` for a count `n < 2^32`, so twice
+        // it is an integer below 2^37, exact in an f64: the order (gain
+        // descending, then len and bytes ascending) is that of one integer
+        // key, compared faster than the f64 and the tuple.
         if cands.len() > MAX_SYMBOLS {
-            cands.select_nth_unstable_by(MAX_SYMBOLS, order);
-            cands.truncate(MAX_SYMBOLS);
+            let mut keys: Vec<u128> = cands
+                .iter()
+                .map(|c| {
+                    let g2 = (c.gain * 2.0) as u64;
+                    debug_assert!(g2 < 1 << 40 && g2 as f64 == c.gain * 2.0);
+                    (u128::from((1u64 << 40) - 1 - g2) << 72)
+                        | (u128::from(c.len) << 64)
+                        | u128::from(c.word)
+                })
+                .collect();
+            keys.select_nth_unstable(MAX_SYMBOLS);
+            keys.truncate(MAX_SYMBOLS);
+            symbols = keys.iter().map(|&k| (k as u64, (k >> 64) as u8)).collect();
+        } else {
+            symbols = cands.iter().map(|c| (c.word, c.len)).collect();
         }
-        symbols = cands.iter().map(|c| (c.word, c.len)).collect();
     }
     // A last pass with the final table drops symbols that no longer pay for
     // their slot (pair gains overestimate: the greedy parse may not use a
@@ -244,21 +273,47 @@ pub fn train(rows: &[&[u8]], params: &Fsst12Params) -> TokenTable {
     let table = table_of(&symbols);
     let matcher = Matcher::new(&table);
     let parts = tasks(&sample).into_iter().map(|r| &sample[r]).collect();
-    let uses = count_uses(&matcher, parts, table.len());
+    let keep = want_codes && whole;
+    let (uses, codes) = if keep {
+        let (uses, codes) = count_uses_keep(&matcher, parts, table.len());
+        (uses, Some(codes))
+    } else {
+        (count_uses(&matcher, parts, table.len()), None)
+    };
     let scale = total as f64 / sample_bytes as f64;
-    let mut learned: Vec<&[u8]> = (256..table.len())
+    // Kept symbols with their codes in `table`, sorted by bytes (distinct).
+    let mut learned: Vec<(&[u8], u32)> = (256..table.len())
         .filter(|&c| {
             let len = table.token_len(c);
             f64::from(uses[c]) * scale * CODE_BYTES * (len - 1) as f64 > stored_token_cost(len)
         })
-        .map(|c| table.token(c))
+        .map(|c| (table.token(c), c as u32))
         .collect();
     learned.sort_unstable();
     let mut out = TokenTable::single_bytes();
-    for s in learned {
+    // `kept[c]`: index in `out` of `table`'s code `c`; `order`: the
+    // identity here (`out` is already in its final order).
+    let mut kept: Vec<u32> = (0..256).collect();
+    kept.resize(table.len(), u32::MAX);
+    for &(s, c) in &learned {
+        kept[c as usize] = out.len() as u32;
         out.push(s);
     }
-    out
+    let codes = codes.map(|codes| {
+        let index = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(i, _)| i as u32)
+            .collect();
+        let order: Vec<u32> = (0..out.len() as u32).collect();
+        let sampled = Sampled {
+            rows: Some(index),
+            codes,
+        };
+        renumber(rows, sampled, &table, &kept, &order, &out)
+    });
+    (out, codes)
 }
 
 /// Counts of `u32` keys in an open-addressing table (linear probing) that
@@ -271,10 +326,21 @@ struct PairCounter {
 
 impl PairCounter {
     fn new() -> Self {
+        Self::with_slots(1 << 12)
+    }
+
+    /// An empty counter of `slots` slots (a power of two).
+    fn with_slots(slots: usize) -> Self {
         Self {
-            slots: vec![u64::MAX; 1 << 12],
+            slots: vec![u64::MAX; slots],
             used: 0,
         }
+    }
+
+    /// An empty counter sized for the pairs of about `bytes` input bytes
+    /// (fewer doublings while counting a task).
+    fn for_bytes(bytes: usize) -> Self {
+        Self::with_slots((bytes / 2).next_power_of_two().clamp(1 << 12, 1 << 16))
     }
 
     fn len(&self) -> usize {
@@ -287,7 +353,7 @@ impl PairCounter {
     }
 
     /// Adds `n` to the count of `key`.
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, key: u32, n: u32) {
         if self.used * 2 >= self.slots.len() {
             self.grow();
@@ -310,6 +376,8 @@ impl PairCounter {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn grow(&mut self) {
         let old = std::mem::replace(&mut self.slots, vec![u64::MAX; 0]);
         self.slots = vec![u64::MAX; old.len() * 2];
@@ -396,7 +464,7 @@ fn tasks(rows: &[&[u8]]) -> Vec<std::ops::Range<usize>> {
 /// (symbol, next symbol) and (symbol, first byte of the next symbol).
 fn count(table: &TokenTable, matcher: &Matcher, rows: &[&[u8]]) -> (Vec<u32>, PairCounter) {
     let mut uses = vec![0u32; table.len()];
-    let mut pairs = PairCounter::new();
+    let mut pairs = PairCounter::for_bytes(rows.iter().map(|r| r.len()).sum());
     let mut codes = Vec::new();
     for row in rows {
         codes.clear();
@@ -459,6 +527,28 @@ mod tests {
             assert!((1..=8).contains(&tok.len()), "{tok:?}");
             assert!(seen.insert(tok.to_vec()), "duplicate {tok:?}");
         }
+    }
+
+    /// `train_codes`'s codes are the greedy codes of every row (empty
+    /// rows included) under the returned table.
+    #[test]
+    fn train_codes_match_encoding() {
+        let rows = rows();
+        let mut refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        refs.insert(3, b"");
+        let p = Fsst12Params::default();
+        let (t, codes) = train_codes(&refs, &p, true);
+        assert_eq!(t, train(&refs, &p));
+        let codes = codes.expect("the sample is every row");
+        let m = Matcher::new(&t);
+        let mut want = Vec::new();
+        let mut ends = Vec::new();
+        for r in &refs {
+            m.encode_into(r, &mut want);
+            ends.push(want.len() as u32);
+        }
+        assert_eq!(codes.codes, want);
+        assert_eq!(codes.ends, ends);
     }
 
     #[test]

@@ -122,9 +122,12 @@ fn load_window(input: &[u8]) -> (u64, u64) {
 /// Hash of a masked key and its length.
 #[inline(always)]
 fn hash_key(lo: u64, hi: u64, len: usize) -> u64 {
-    let a = (lo ^ (len as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let b = hi.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    (a ^ b.rotate_left(31)).wrapping_mul(0x1656_67B1_9E37_79F9)
+    // One multiply: the table keeps the product's top bits, which depend on
+    // every bit of the key. Keys of different lengths with equal masked
+    // bytes differ by `len` in the word's top byte (a token's bytes past its
+    // length are masked to zero, so that byte of `lo` is free when len < 8
+    // and otherwise `hi` tells them apart).
+    (lo ^ hi.rotate_left(29) ^ ((len as u64) << 58)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// How often each of the `tokens` codes is used when the rows of `parts` are
@@ -316,13 +319,35 @@ impl Matcher {
         (k << (64 - self.filter_shift)) | (h >> self.filter_shift) as usize
     }
 
+    /// Filter `k`'s entry for the first `plen` bytes of `(lo, hi)` (a
+    /// query's load, without a bounds check).
+    #[inline(always)]
+    fn filter(&self, k: usize, lo: u64, hi: u64, plen: usize) -> u16 {
+        // A constant after unrolling: the check costs nothing.
+        assert!(k < FILTER_PREFIXES.len());
+        let i = self.filter_index(k, lo, hi, plen);
+        debug_assert!(i < self.filters.len());
+        // SAFETY: `filters` holds `FILTER_PREFIXES.len() << b` entries, where
+        // `b = 64 - filter_shift` (set together in `with_capacity` and
+        // `grow`). `filter_index` is `(k << b) | (h >> filter_shift)`: the
+        // hash part is below `2^b` (a `u64` shifted right by `64 - b`), and
+        // `k < FILTER_PREFIXES.len()` (asserted above), so the index is
+        // below `FILTER_PREFIXES.len() << b`.
+        unsafe { *self.filters.get_unchecked(i) }
+    }
+
     /// Looks up a masked key of `len` (3..=16) bytes.
     #[inline(always)]
     fn find(&self, lo: u64, hi: u64, len: usize) -> Option<u16> {
         let mask = self.slots.len() - 1;
         let mut i = (hash_key(lo, hi, len) >> self.shift) as usize;
         loop {
-            let s = &self.slots[i & mask];
+            debug_assert!((i & mask) < self.slots.len());
+            // SAFETY: `slots.len()` is a power of two of at least 32
+            // (`with_capacity`: `(max(tokens, 16) * 2).next_power_of_two()`,
+            // and `grow` doubles it), so `mask = len - 1` and `i & mask <
+            // len`.
+            let s = unsafe { self.slots.get_unchecked(i & mask) };
             if s.len as usize == len && s.lo == lo && s.hi == hi {
                 return Some(s.code);
             }
@@ -398,7 +423,7 @@ impl Matcher {
             // `avail` or than every candidate touches no candidate.
             let mut keep = u32::MAX;
             for (k, &plen) in FILTER_PREFIXES[..BRANCH_FREE_FILTERS].iter().enumerate() {
-                let f = u32::from(self.filters[self.filter_index(k, lo, hi, plen)]);
+                let f = u32::from(self.filter(k, lo, hi, plen));
                 keep &= f | ((1u32 << (plen - 1)) - 1);
             }
             lens &= keep;
@@ -408,7 +433,7 @@ impl Matcher {
                 if avail < plen || lens >> (plen - 1) == 0 {
                     break;
                 }
-                let f = u32::from(self.filters[self.filter_index(k, lo, hi, plen)]);
+                let f = u32::from(self.filter(k, lo, hi, plen));
                 lens &= f | ((1u32 << (plen - 1)) - 1);
             }
         }

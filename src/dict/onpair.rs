@@ -340,6 +340,38 @@ pub fn train(rows: &[&[u8]], params: &OnPairParams) -> TokenTable {
 /// `2^code_bits` tokens before pruning (`auto` trains a 16-bit dictionary
 /// only where a 12-bit one filled up).
 pub fn train_report(rows: &[&[u8]], params: &OnPairParams) -> (TokenTable, bool) {
+    let (table, filled, _) = train_codes(rows, params, false);
+    (table, filled)
+}
+
+/// The codes of every row of `rows` (in order) under a table, as
+/// [`Matcher::encode_into`] gives them: `ends[i]` is the number of codes of
+/// rows `0..=i`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RowCodes {
+    /// The codes, row after row.
+    pub codes: Vec<u16>,
+    /// Cumulative code count after each row.
+    pub ends: Vec<u32>,
+}
+
+/// [`train_report`], also returning (when `want_codes`) the codes of every
+/// row of `rows` under the returned table.
+///
+/// The rows the pruning pass encoded cost no second encoding: greedy
+/// longest-prefix parsing with a subset of a dictionary parses a row exactly
+/// as the whole dictionary does whenever every token of the whole
+/// dictionary's parse is in the subset (at each position the longest match
+/// is a kept token, and no kept token is longer, so the parse does not
+/// change). Pruning keeps a subset, so a sampled row whose pruning-pass codes
+/// are all kept tokens keeps its parse, renumbered to the sorted table; the
+/// other rows (and those the pruning pass did not sample) are encoded with
+/// the returned table.
+pub fn train_codes(
+    rows: &[&[u8]],
+    params: &OnPairParams,
+    want_codes: bool,
+) -> (TokenTable, bool, Option<RowCodes>) {
     assert!(
         (9..=16).contains(&params.code_bits),
         "code_bits {} outside 9..=16",
@@ -349,7 +381,7 @@ pub fn train_report(rows: &[&[u8]], params: &OnPairParams) -> (TokenTable, bool)
     let total: usize = rows.iter().map(|r| r.len()).sum();
     let mut table = TokenTable::single_bytes();
     if total == 0 {
-        return (table, false);
+        return (table, false, None);
     }
     let budget = ((total as f64 * params.budget_fraction) as usize)
         .max(params.min_budget_bytes.min(total))
@@ -420,8 +452,157 @@ pub fn train_report(rows: &[&[u8]], params: &OnPairParams) -> (TokenTable, bool)
     }
 
     let filled = table.len() == capacity;
-    let table = prune(rows, &table, &matcher, params, budget.min(total), total);
-    (sort_learned(&table), filled)
+    let (pruned, kept, sampled) = prune(
+        rows,
+        &table,
+        &matcher,
+        params,
+        budget.min(total),
+        total,
+        want_codes,
+    );
+    let (sorted, order) = sort_learned(&pruned);
+    let codes = sampled.map(|s| renumber(rows, s, &table, &kept, &order, &sorted));
+    (sorted, filled, codes)
+}
+
+/// The pruning pass's rows and their codes under the training table:
+/// `rows[i]` is the input row of sampled row `i` (`None`: every row, in
+/// order).
+pub(crate) struct Sampled {
+    pub(crate) rows: Option<Vec<u32>>,
+    pub(crate) codes: RowCodes,
+}
+
+/// Appends the codes of `row` under the final table (`matcher`), given
+/// `old`, its codes under the training table (token lengths `lens`), some of
+/// them dropped (`new_code[c] == u32::MAX`). Greedy parsing from a position
+/// depends only on the bytes from there on, so the old parse is kept up to
+/// the first dropped token; the row is parsed again from there until a
+/// position that is also an old boundary after the last dropped token, from
+/// where the old parse uses kept tokens only and is kept
+/// ([`train_codes`]).
+fn patch_row(
+    row: &[u8],
+    old: &[u16],
+    new_code: &[u32],
+    lens: &[u8],
+    matcher: &Matcher,
+    out: &mut Vec<u16>,
+) {
+    let first = old
+        .iter()
+        .position(|&c| new_code[c as usize] == u32::MAX)
+        .unwrap_or(old.len());
+    let last = old
+        .iter()
+        .rposition(|&c| new_code[c as usize] == u32::MAX)
+        .unwrap_or(0);
+    let mut pos = 0usize;
+    for &c in &old[..first] {
+        out.push(new_code[c as usize] as u16);
+        pos += usize::from(lens[c as usize]);
+    }
+    // `i`, `at`: the next old code after `pos` and where it starts.
+    let (mut i, mut at) = (first, pos);
+    while pos < row.len() {
+        while at < pos && i < old.len() {
+            at += usize::from(lens[old[i] as usize]);
+            i += 1;
+        }
+        if at == pos && i > last {
+            out.extend(old[i..].iter().map(|&c| new_code[c as usize] as u16));
+            return;
+        }
+        let (code, len) = matcher.longest_match(&row[pos..]);
+        out.push(code);
+        pos += len;
+    }
+}
+
+/// Rows per parallel task of [`renumber`].
+const RENUMBER_TASK_ROWS: usize = 4096;
+
+/// The codes of every row of `rows` under `sorted` (the pruned and sorted
+/// table): a sampled row's pruning-pass codes (training table) renumbered
+/// when every one of them was kept ([`train_codes`] says why its parse is
+/// unchanged), any other row encoded. `kept[c]` is the index in the pruned
+/// table of training code `c` (`u32::MAX`: dropped); `order[i]` is the
+/// pruned-table index of sorted code `i`. Groups of rows run on all cores,
+/// joined in row order (the result does not depend on the thread count).
+pub(crate) fn renumber(
+    rows: &[&[u8]],
+    sampled: Sampled,
+    table: &TokenTable,
+    kept: &[u32],
+    order: &[u32],
+    sorted: &TokenTable,
+) -> RowCodes {
+    use rayon::prelude::*;
+    debug_assert_eq!(kept.len(), table.len());
+    // Training code -> sorted code, or u32::MAX when dropped.
+    let mut pos_of = vec![0u32; order.len()];
+    for (i, &o) in order.iter().enumerate() {
+        pos_of[o as usize] = i as u32;
+    }
+    let new_code: Vec<u32> = kept
+        .iter()
+        .map(|&k| if k == u32::MAX { k } else { pos_of[k as usize] })
+        .collect();
+    // Input row -> sampled row (u32::MAX: not sampled).
+    let slot: Option<Vec<u32>> = sampled.rows.as_ref().map(|v| {
+        let mut slot = vec![u32::MAX; rows.len()];
+        for (k, &r) in v.iter().enumerate() {
+            slot[r as usize] = k as u32;
+        }
+        slot
+    });
+    let old = &sampled.codes;
+    let lens = table.lens();
+    let matcher = Matcher::new(sorted);
+    let groups: Vec<(Vec<u16>, Vec<u32>)> = (0..rows.len().div_ceil(RENUMBER_TASK_ROWS))
+        .into_par_iter()
+        .map(|g| {
+            let r0 = g * RENUMBER_TASK_ROWS;
+            let r1 = (r0 + RENUMBER_TASK_ROWS).min(rows.len());
+            let mut out = Vec::new();
+            let mut ends = Vec::with_capacity(r1 - r0);
+            for r in r0..r1 {
+                let k = slot.as_ref().map_or(r as u32, |s| s[r]);
+                let at = out.len();
+                let mut all_kept = k != u32::MAX;
+                if all_kept {
+                    let k = k as usize;
+                    let start = if k == 0 { 0 } else { old.ends[k - 1] as usize };
+                    let row_old = &old.codes[start..old.ends[k] as usize];
+                    for &c in row_old {
+                        let n = new_code[c as usize];
+                        all_kept &= n != u32::MAX;
+                        out.push(n as u16);
+                    }
+                    if !all_kept {
+                        out.truncate(at);
+                        patch_row(rows[r], row_old, &new_code, lens, &matcher, &mut out);
+                    }
+                } else {
+                    matcher.encode_into(rows[r], &mut out);
+                }
+                ends.push(out.len() as u32);
+            }
+            (out, ends)
+        })
+        .collect();
+    let n: usize = groups.iter().map(|g| g.0.len()).sum();
+    let mut out = RowCodes {
+        codes: Vec::with_capacity(n),
+        ends: Vec::with_capacity(rows.len()),
+    };
+    for (c, e) in groups {
+        let base = out.codes.len() as u32;
+        out.ends.extend(e.into_iter().map(|x| x + base));
+        out.codes.extend_from_slice(&c);
+    }
+    out
 }
 
 /// A learned token is kept when its estimated uses × code bytes reach this
@@ -449,6 +630,10 @@ pub const SHORT_PLANE_TOKEN_COST: f64 = 8.5;
 ///
 /// This matters most for small inputs, where a dictionary filled to capacity
 /// would cost more bytes than it saves.
+///
+/// Also returns, for each code of `table`, its index in the pruned table
+/// (`u32::MAX` when dropped), and when `keep`, the sampled rows and their
+/// codes under `table`.
 fn prune(
     rows: &[&[u8]],
     table: &TokenTable,
@@ -456,49 +641,119 @@ fn prune(
     params: &OnPairParams,
     eval_budget: usize,
     total: usize,
-) -> TokenTable {
+    keep: bool,
+) -> (TokenTable, Vec<u32>, Option<Sampled>) {
     // The rows to encode, in the seeded order; then encoded on all cores
     // (counts are sums, so the result does not depend on the thread count).
-    let mut order = RowOrder::new(rows.len(), params.seed ^ 0xA5A5_5A5A);
-    let mut seen = 0usize;
-    let mut visit = Vec::new();
-    for _ in 0..rows.len() {
-        if seen >= eval_budget {
-            break;
+    // When the sample is every row, the order does not change the sums:
+    // the rows are encoded in row order.
+    let whole = eval_budget >= total;
+    let (visit, index, seen): (Vec<&[u8]>, Option<Vec<u32>>, usize) = if whole {
+        (rows.to_vec(), None, total)
+    } else {
+        let mut order = RowOrder::new(rows.len(), params.seed ^ 0xA5A5_5A5A);
+        let mut seen = 0usize;
+        let mut visit = Vec::new();
+        let mut index = Vec::new();
+        for _ in 0..rows.len() {
+            if seen >= eval_budget {
+                break;
+            }
+            let r = order.next_row();
+            let row = rows[r];
+            visit.push(row);
+            index.push(r as u32);
+            seen += row.len();
         }
-        let row = rows[order.next_row()];
-        visit.push(row);
-        seen += row.len();
-    }
-    let uses = count_uses(
-        matcher,
-        visit.chunks(PRUNE_TASK_ROWS).collect(),
-        table.len(),
-    );
+        (visit, Some(index), seen)
+    };
+    let parts = visit.chunks(PRUNE_TASK_ROWS).collect();
+    let (uses, sampled) = if keep {
+        let (uses, codes) = count_uses_keep(matcher, parts, table.len());
+        let sampled = Sampled { rows: index, codes };
+        (uses, Some(sampled))
+    } else {
+        (count_uses(matcher, parts, table.len()), None)
+    };
     let scale = total as f64 / seen.max(1) as f64;
     let code_bytes = f64::from(params.code_bits) / 8.0;
     let mut out = TokenTable::single_bytes();
+    let mut kept: Vec<u32> = (0..256).collect();
+    kept.resize(table.len(), u32::MAX);
     for (code, token) in table.iter().enumerate().skip(256) {
         let cost = params
             .token_cost_bytes
             .unwrap_or_else(|| super::planes::stored_token_cost(token.len()));
         if f64::from(uses[code]) * scale * code_bytes >= params.prune_margin * cost {
+            kept[code] = out.len() as u32;
             out.push(token);
         }
     }
-    out
+    (out, kept, sampled)
+}
+
+/// [`count_uses`] over `parts` (consecutive groups of rows, in row order),
+/// also keeping the codes of every row in order.
+pub(crate) fn count_uses_keep(
+    m: &Matcher,
+    parts: Vec<&[&[u8]]>,
+    tokens: usize,
+) -> (Vec<u32>, RowCodes) {
+    use rayon::prelude::*;
+    let done: Vec<(Vec<u32>, Vec<u16>, Vec<u32>)> = parts
+        .into_par_iter()
+        .map(|part| {
+            let mut uses = vec![0u32; tokens];
+            let mut codes = Vec::new();
+            let mut ends = Vec::with_capacity(part.len());
+            for row in part {
+                let at = codes.len();
+                m.encode_into(row, &mut codes);
+                for &c in &codes[at..] {
+                    uses[c as usize] += 1;
+                }
+                ends.push(codes.len() as u32);
+            }
+            (uses, codes, ends)
+        })
+        .collect();
+    let mut uses = vec![0u32; tokens];
+    let n: usize = done.iter().map(|d| d.1.len()).sum();
+    let mut out = RowCodes {
+        codes: Vec::with_capacity(n),
+        ends: Vec::new(),
+    };
+    for (u, c, e) in done {
+        for (x, y) in uses.iter_mut().zip(u) {
+            *x += y;
+        }
+        let base = out.codes.len() as u32;
+        out.ends.extend(e.into_iter().map(|x| x + base));
+        out.codes.extend_from_slice(&c);
+    }
+    (uses, out)
 }
 
 /// Sorts the learned tokens (codes 256..) lexicographically, keeping the single
 /// bytes at codes 0..=255.
-fn sort_learned(table: &TokenTable) -> TokenTable {
-    let mut learned: Vec<&[u8]> = table.iter().skip(256).collect();
+///
+/// Also returns, for each code of the result, its code in `table`.
+fn sort_learned(table: &TokenTable) -> (TokenTable, Vec<u32>) {
+    let mut learned: Vec<(&[u8], u32)> = table
+        .iter()
+        .enumerate()
+        .skip(256)
+        .map(|(c, t)| (t, c as u32))
+        .collect();
+    // Tokens are distinct, so the order is total.
     learned.sort_unstable();
     let mut out = TokenTable::single_bytes();
-    for t in learned {
+    let mut order: Vec<u32> = (0..256).collect();
+    for (t, c) in learned {
         out.push(t);
+        order.push(c);
     }
-    out
+    (out, order)
 }
 
 #[cfg(test)]
@@ -577,6 +832,35 @@ mod tests {
                     .collect();
                 assert_eq!(&dec, r);
             }
+        }
+    }
+
+    /// The codes `train_codes` returns are the greedy codes of every row
+    /// under the returned table, whether the pruning pass sampled every row
+    /// or some, and with rows whose parse used dropped tokens.
+    #[test]
+    fn train_codes_match_encoding() {
+        let rows = sample_rows();
+        let mut refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        refs.insert(5, b"");
+        for (bits, min_budget) in [(12u8, 2 << 20), (16, 2 << 20), (12, 20_000), (16, 20_000)] {
+            let params = OnPairParams {
+                code_bits: bits,
+                min_budget_bytes: min_budget,
+                ..OnPairParams::default()
+            };
+            let (t, _, codes) = train_codes(&refs, &params, true);
+            assert_eq!(t, train(&refs, &params));
+            let codes = codes.expect("codes asked for");
+            let m = Matcher::new(&t);
+            let mut want = Vec::new();
+            let mut ends = Vec::new();
+            for r in &refs {
+                m.encode_into(r, &mut want);
+                ends.push(want.len() as u32);
+            }
+            assert_eq!(codes.codes, want, "{bits} bits, budget {min_budget}");
+            assert_eq!(codes.ends, ends);
         }
     }
 

@@ -193,12 +193,13 @@ pub(super) fn train(
     let candidates = opts.codec.candidates(total);
     if candidates.len() == 1 {
         let codec = candidates[0];
-        let (table, _) = train_codec(opts, codec, rows);
+        // OnPair's pruning pass may already hold every row's codes.
+        let (table, _, codes) = train_codec(opts, codec, rows, true);
         let choice = Choice {
             codec,
             estimates: Vec::new(),
         };
-        return (codec, table, choice, None);
+        return (codec, table, choice, codes);
     }
     let distinct = opts
         .value_dict
@@ -208,8 +209,11 @@ pub(super) fn train(
     // When the evaluation sample is every row, the chosen candidate's codes
     // are the chunk's codes: kept, so the writer need not encode again.
     let whole = total <= EVAL_BYTES;
-    let est = |codec: Codec, table: &TokenTable| {
-        let (mut e, codes) = estimate(opts, codec, table, &eval, total, whole);
+    // `pre`: the trainer's codes of every row (asked for when `whole`:
+    // then `eval` is every row).
+    let est = |codec: Codec, table: &TokenTable, pre: Option<RowCodes>| {
+        let pre = pre.filter(|_| whole);
+        let (mut e, codes) = estimate_pre(opts, codec, table, &eval, total, whole, pre);
         if let Some(d) = &distinct {
             let d_bytes = d.iter().map(|r| r.len()).sum();
             let (v, _) = estimate(opts, codec, table, d, d_bytes, false);
@@ -223,8 +227,8 @@ pub(super) fn train(
     };
     // A candidate trained and estimated.
     let train_est = |codec: Codec| {
-        let (table, _) = train_codec(opts, codec, rows);
-        let (e, codes) = est(codec, &table);
+        let (table, _, pre) = train_codec(opts, codec, rows, whole);
+        let (e, codes) = est(codec, &table, pre);
         (codec, table, e, codes)
     };
     // FSST-12 screened and OnPair-16 gated (module notes): OnPair-12 and
@@ -232,12 +236,12 @@ pub(super) fn train(
     // estimate is the screen's yardstick, then the candidates that may still
     // win train and are estimated.
     let screen = distinct.is_none() && candidates.contains(&Codec::Fsst12);
-    let ((o12, o12_filled), small) = rayon::join(
-        || train_codec(opts, Codec::OnPair12, rows),
+    let ((o12, o12_filled, o12_pre), small) = rayon::join(
+        || train_codec(opts, Codec::OnPair12, rows, whole),
         || screen.then(|| fsst12::train(rows, &SCREEN_FSST12)),
     );
     let ((o12_e, o12_codes), screened) = rayon::join(
-        || est(Codec::OnPair12, &o12),
+        || est(Codec::OnPair12, &o12, o12_pre),
         || small.map(|s| screen_fsst12(opts, &eval, total, &s)),
     );
     let want_fsst = candidates.contains(&Codec::Fsst12)
@@ -299,12 +303,7 @@ fn screen_fsst12(
 /// The codes of every row of a dictionary's rows, as the writer's greedy
 /// encoder (`Matcher::encode_into`) produces them: `ends[i]` is the number of
 /// codes of rows `0..=i`.
-pub(super) struct RowCodes {
-    /// The codes, row after row.
-    pub codes: Vec<u16>,
-    /// Cumulative code count after each row.
-    pub ends: Vec<u32>,
-}
+pub(super) use crate::dict::onpair::RowCodes;
 
 /// The rows the estimates encode: all of them when they hold at most
 /// [`EVAL_BYTES`], else runs of consecutive rows spread over the input,
@@ -362,6 +361,28 @@ fn estimate(
     total: usize,
     keep: bool,
 ) -> (Estimate, Option<RowCodes>) {
+    estimate_pre(opts, codec, table, eval, total, keep, None)
+}
+
+/// [`estimate`], where `pre`, when given, holds the codes of every row of
+/// `eval` under `table` (as the encoder gives them: the OnPair trainer's,
+/// `onpair::train_codes`), so the rows are not encoded again.
+fn estimate_pre(
+    opts: &WriterOptions,
+    codec: Codec,
+    table: &TokenTable,
+    eval: &[&[u8]],
+    total: usize,
+    keep: bool,
+    pre: Option<RowCodes>,
+) -> (Estimate, Option<RowCodes>) {
+    if let Some(pre) = pre {
+        debug_assert_eq!(pre.ends.len(), eval.len());
+        let seen: usize = eval.iter().map(|r| r.len()).sum();
+        let n = pre.codes.len();
+        let e = estimate_of(opts, codec, table, n, seen, total);
+        return (e, keep.then_some(pre));
+    }
     let m = Matcher::new(table);
     // Fixed groups of rows encoded on all cores, then joined in row order:
     // the counts are sums and the codes keep their order, so the result does
@@ -402,6 +423,20 @@ fn estimate(
             codes.extend_from_slice(&c);
         }
     }
+    let e = estimate_of(opts, codec, table, n, seen, total);
+    (e, keep.then_some(RowCodes { codes, ends }))
+}
+
+/// The estimate of `n` codes found on `seen` bytes of rows of `total`
+/// bytes, with `table` of `codec`.
+fn estimate_of(
+    opts: &WriterOptions,
+    codec: Codec,
+    table: &TokenTable,
+    n: usize,
+    seen: usize,
+    total: usize,
+) -> Estimate {
     let scale = if seen == 0 {
         0.0
     } else {
@@ -411,14 +446,13 @@ fn estimate(
     let code_bytes = est_codes * f64::from(codec.code_bits()) / 8.0;
     let sidecar = est_codes / f64::from(opts.batch) * SIDECAR_ENTRY_BYTES;
     let dict = stored_section_len(table) as f64;
-    let e = Estimate {
+    Estimate {
         codec,
         bytes: code_bytes + sidecar + dict,
         bytes_per_code: if n == 0 { 0.0 } else { seen as f64 / n as f64 },
         longest_token: table.lens().iter().copied().max().unwrap_or(1),
         value_dict: false,
-    };
-    (e, keep.then_some(RowCodes { codes, ends }))
+    }
 }
 
 #[cfg(test)]
