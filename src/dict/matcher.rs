@@ -191,7 +191,12 @@ impl Matcher {
     /// Until the 256 single bytes are inserted, bytes without a token resolve to
     /// code 0; callers building a dictionary insert them first.
     pub fn with_capacity(tokens: usize) -> Self {
-        let slots = (tokens.max(16) * 2).next_power_of_two();
+        // Codes are u16: no dictionary has more than 2^16 tokens, so a larger
+        // request is only a hint that cannot be met. The clamp also keeps the
+        // table's length a power of two of at least 32 for any argument,
+        // which `find`'s unchecked loads rely on (a wrapped `* 2` or
+        // `next_power_of_two` would give 0 slots).
+        let slots = (tokens.clamp(16, 1 << 16) * 2).next_power_of_two();
         let filter_bits = Self::filter_bits(slots);
         Self {
             single: [0; 256],
@@ -489,6 +494,38 @@ impl Matcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `with_capacity` takes any `usize` (the unchecked loads of `find` and
+    /// `filter` rely on the table sizes it sets): huge, wrapping and zero
+    /// requests all give a working matcher.
+    #[test]
+    fn any_capacity_gives_a_sound_matcher() {
+        for cap in [
+            0,
+            1,
+            17,
+            1 << 16,
+            (1 << 16) + 1,
+            (1 << 62) + 1,
+            usize::MAX / 2 + 1,
+            usize::MAX,
+        ] {
+            let mut m = Matcher::with_capacity(cap);
+            for b in 0..=255u8 {
+                m.insert(&[b], b as u16);
+            }
+            assert!(m.insert(b"abcdef", 300));
+            assert!(m.insert(b"abcdefghijklmnop", 301));
+            assert_eq!(m.get(b"abcdef"), Some(300), "capacity {cap}");
+            assert_eq!(m.get(b"abcdefg"), None, "capacity {cap}");
+            assert_eq!(
+                m.longest_match(b"abcdefghijklmnopq"),
+                (301, 16),
+                "capacity {cap}"
+            );
+            assert_eq!(m.longest_match(b"abcdefx"), (300, 6), "capacity {cap}");
+        }
+    }
 
     /// Tiny deterministic PRNG (splitmix64) for the tests.
     struct Rng(u64);
