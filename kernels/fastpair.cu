@@ -43,6 +43,30 @@ __device__ __forceinline__ u32 find_le(const T* __restrict__ a, u32 n, T x) {
 }
 
 // ---------------------------------------------------------------------------
+// The end of a cascaded block's warp de-cascade, shared by both loaders
+// below: each lane holds four deltas `d` (their total `sum`); an inclusive
+// warp scan of the totals turns them into the block's values from `base`.
+// Returns `bad`, or 1 when block 0's base is not the sequence's first value
+// (`first_differs`).
+__device__ __forceinline__ u32 cascade_prefix(
+    const u32 (&d)[4], u32 sum, u32 lane, u32 base, bool first_differs, u32 bad,
+    u32 (&v4)[4])
+{
+    u32 incl = sum;
+#pragma unroll
+    for (u32 o = 1; o < 32; o <<= 1) {
+        u32 t = __shfl_up_sync(FULL, incl, o);
+        if (lane >= o) incl += t;
+    }
+    u32 v = base + incl - sum;
+#pragma unroll
+    for (u32 s4 = 0; s4 < 4; s4++) {
+        v += d[s4];
+        v4[s4] = v;
+    }
+    return first_differs ? 1 : bad;
+}
+
 // De-cascade of one 128-delta block `kb` of the sequence `sq`. Value i of a
 // block sits in SIMD lane i % 4 of bitpacking's BitPacker4x; each lane's 32
 // values are packed LSB-first into consecutive u32 words, the 4 lanes' words
@@ -83,20 +107,7 @@ __device__ __forceinline__ u32 cascade_vals(
         if (i < in_block) { d[s4] = mn + r; } else { d[s4] = 0; bad |= r != 0; }
         sum += d[s4];
     }
-    u32 incl = sum;
-#pragma unroll
-    for (u32 o = 1; o < 32; o <<= 1) {
-        u32 t = __shfl_up_sync(FULL, incl, o);
-        if (lane >= o) incl += t;
-    }
-    u32 v = base + incl - sum;
-#pragma unroll
-    for (u32 s4 = 0; s4 < 4; s4++) {
-        v += d[s4];
-        v4[s4] = v;
-    }
-    if (kb == 0 && base != first) bad = 1;
-    return bad;
+    return cascade_prefix(d, sum, lane, base, kb == 0 && base != first, bad, v4);
 }
 
 // As cascade_vals, with 16-byte loads (FP_OV >= 1): a sequence starts
@@ -131,20 +142,7 @@ __device__ __forceinline__ u32 cascade_vals_v(
         if (i < in_block) { d[s4] = mn + r; } else { d[s4] = 0; bad |= r != 0; }
         sum += d[s4];
     }
-    u32 incl = sum;
-#pragma unroll
-    for (u32 o = 1; o < 32; o <<= 1) {
-        u32 t = __shfl_up_sync(FULL, incl, o);
-        if (lane >= o) incl += t;
-    }
-    u32 v = base + incl - sum;
-#pragma unroll
-    for (u32 s4 = 0; s4 < 4; s4++) {
-        v += d[s4];
-        v4[s4] = v;
-    }
-    if (kb == 0 && base != first) bad = 1;
-    return bad;
+    return cascade_prefix(d, sum, lane, base, kb == 0 && base != first, bad, v4);
 }
 
 __device__ __forceinline__ void cascade_block(
