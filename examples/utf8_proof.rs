@@ -35,8 +35,7 @@ fn best(f: &mut dyn FnMut()) -> f64 {
 fn main() {
     for name in std::env::args().skip(1) {
         let text = std::fs::read(&name).unwrap();
-        let text = text.strip_suffix(b"\n").unwrap_or(&text);
-        let rows = fastpair::testing::corpus::lines(text);
+        let rows = fastpair::testing::corpus::lines(&text);
         let buf = bytes::Bytes::from(
             fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), WriterOptions::default())
                 .unwrap(),

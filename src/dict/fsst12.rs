@@ -540,15 +540,9 @@ mod tests {
         let (t, codes) = train_codes(&refs, &p, true);
         assert_eq!(t, train(&refs, &p));
         let codes = codes.expect("the sample is every row");
-        let m = Matcher::new(&t);
-        let mut want = Vec::new();
-        let mut ends = Vec::new();
-        for r in &refs {
-            m.encode_into(r, &mut want);
-            ends.push(want.len() as u32);
-        }
-        assert_eq!(codes.codes, want);
-        assert_eq!(codes.ends, ends);
+        let want = RowCodes::encode(&Matcher::new(&t), &refs);
+        assert_eq!(codes.codes, want.codes);
+        assert_eq!(codes.ends, want.ends);
     }
 
     #[test]

@@ -355,6 +355,20 @@ pub struct RowCodes {
     pub ends: Vec<u32>,
 }
 
+#[cfg(test)]
+impl RowCodes {
+    /// Every row encoded with `m`, one after the other: what the trainers'
+    /// reused codes must equal.
+    pub(crate) fn encode(m: &Matcher, rows: &[&[u8]]) -> Self {
+        let mut out = Self::default();
+        for r in rows {
+            m.encode_into(r, &mut out.codes);
+            out.ends.push(out.codes.len() as u32);
+        }
+        out
+    }
+}
+
 /// [`train_report`], also returning (when `want_codes`) the codes of every
 /// row of `rows` under the returned table.
 ///
@@ -852,15 +866,9 @@ mod tests {
             let (t, _, codes) = train_codes(&refs, &params, true);
             assert_eq!(t, train(&refs, &params));
             let codes = codes.expect("codes asked for");
-            let m = Matcher::new(&t);
-            let mut want = Vec::new();
-            let mut ends = Vec::new();
-            for r in &refs {
-                m.encode_into(r, &mut want);
-                ends.push(want.len() as u32);
-            }
-            assert_eq!(codes.codes, want, "{bits} bits, budget {min_budget}");
-            assert_eq!(codes.ends, ends);
+            let want = RowCodes::encode(&Matcher::new(&t), &refs);
+            assert_eq!(codes.codes, want.codes, "{bits} bits, budget {min_budget}");
+            assert_eq!(codes.ends, want.ends);
         }
     }
 

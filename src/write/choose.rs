@@ -213,10 +213,10 @@ pub(super) fn train(
     // then `eval` is every row).
     let est = |codec: Codec, table: &TokenTable, pre: Option<RowCodes>| {
         let pre = pre.filter(|_| whole);
-        let (mut e, codes) = estimate_pre(opts, codec, table, &eval, total, whole, pre);
+        let (mut e, codes) = estimate(opts, codec, table, &eval, total, whole, pre);
         if let Some(d) = &distinct {
             let d_bytes = d.iter().map(|r| r.len()).sum();
-            let (v, _) = estimate(opts, codec, table, d, d_bytes, false);
+            let (v, _) = estimate(opts, codec, table, d, d_bytes, false, None);
             let vd = super::values::estimate(rows.len(), d.len(), v.bytes);
             if vd < e.bytes {
                 e.bytes = vd;
@@ -297,7 +297,7 @@ fn screen_fsst12(
     let eval_bytes: usize = eval.iter().map(|r| r.len()).sum();
     let step = eval_bytes.div_ceil(SCREEN_EVAL_BYTES).max(1);
     let screen: Vec<&[u8]> = eval.iter().step_by(step).copied().collect();
-    estimate(opts, Codec::Fsst12, small, &screen, total, false).0
+    estimate(opts, Codec::Fsst12, small, &screen, total, false, None).0
 }
 
 /// The codes of every row of a dictionary's rows, as the writer's greedy
@@ -352,22 +352,11 @@ fn pick(estimates: impl Iterator<Item = Estimate> + Clone) -> usize {
 
 /// Estimated file bytes of codes, sidecar and dictionary when rows of
 /// `total` bytes, of which `eval` is a sample, are encoded with `table`
-/// (module notes).
+/// (module notes); with `keep`, also the rows' codes. `pre`, when given,
+/// holds the codes of every row of `eval` under `table` (as the encoder
+/// gives them: the trainer's, `onpair::train_codes`), so the rows are not
+/// encoded again.
 fn estimate(
-    opts: &WriterOptions,
-    codec: Codec,
-    table: &TokenTable,
-    eval: &[&[u8]],
-    total: usize,
-    keep: bool,
-) -> (Estimate, Option<RowCodes>) {
-    estimate_pre(opts, codec, table, eval, total, keep, None)
-}
-
-/// [`estimate`], where `pre`, when given, holds the codes of every row of
-/// `eval` under `table` (as the encoder gives them: the OnPair trainer's,
-/// `onpair::train_codes`), so the rows are not encoded again.
-fn estimate_pre(
     opts: &WriterOptions,
     codec: Codec,
     table: &TokenTable,
