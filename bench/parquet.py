@@ -87,7 +87,7 @@ for fpc in sorted(glob.glob(os.path.join(DIR, "*.fpc"))):
     # turns in the same process.
     # (Default arguments bind this column's files: the later passes call these.)
     fns = {
-        "rust": lambda fb=fb: fb._f._rust_read_all_seconds(1),
+        "rust": lambda fb=fb: fb._rust_read_all_seconds(1),
         "bytes": lambda fb=fb: (fb.read(), None)[1],
     }
     if text:

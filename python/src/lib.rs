@@ -264,8 +264,12 @@ fn to_pyarrow(py: Python<'_>, h: ArrowHandle) -> PyResult<Bound<'_, PyAny>> {
     }
 }
 
-/// An open fastpair file.
-#[pyclass(module = "fastpair._fastpair", frozen)]
+/// An open fastpair file: the base of `fastpair.File`, whose Python half
+/// adds only what needs Python (`__getitem__`'s slices, `__repr__`). The
+/// hot calls (`read`, `get`, `take`) are methods of this class, so a call
+/// from Python enters Rust at once, with no Python frame in between (a read
+/// of a small column is a few microseconds; bench/PARQUET.md).
+#[pyclass(module = "fastpair._fastpair", name = "_File", frozen, subclass)]
 struct File {
     reader: Arc<Reader>,
     text: bool,
@@ -284,15 +288,86 @@ impl File {
         let n = self.reader.rows() as i64;
         let j = if i < 0 { i + n } else { i };
         if j < 0 || j >= n {
-            return Err(PyIndexError::new_err(format!(
-                "{}: row {i} is out of range (the file has {n} rows)",
-                self.path
-            )));
+            return Err(self.out_of_range(i));
         }
         Ok(j as u64)
     }
     fn err(&self, e: fastpair::Error) -> PyErr {
         py_err(Some(&self.path), e)
+    }
+    fn out_of_range(&self, i: impl std::fmt::Display) -> PyErr {
+        PyIndexError::new_err(format!(
+            "{}: row {i} is out of range (the file has {} rows)",
+            self.path,
+            self.reader.rows()
+        ))
+    }
+    /// Row ids of `indices` (any iterable of integers; negative ones count
+    /// from the end); an integer out of range, however large, is an
+    /// `IndexError` naming it.
+    fn rows_of(&self, indices: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+        let mut rows = Vec::with_capacity(indices.len().unwrap_or(0));
+        for i in indices.try_iter()? {
+            let i = i?;
+            match i.extract::<i64>() {
+                Ok(i) => rows.push(self.row(i)?),
+                Err(_) if i.downcast::<pyo3::types::PyInt>().is_ok() => {
+                    return Err(self.out_of_range(i.str()?))
+                }
+                Err(_) => {
+                    return Err(PyTypeError::new_err(format!(
+                        "row indices must be integers, not {}",
+                        i.get_type().name()?
+                    )))
+                }
+            }
+        }
+        Ok(rows)
+    }
+    /// An explicit bound of `read` (`None`: `default`). Negative bounds and
+    /// integers no machine word holds are `IndexError`s naming the bound
+    /// (explicit bounds do not count from the end; slices do, in Python);
+    /// anything but an integer is a `TypeError`.
+    fn bound(&self, b: Option<&Bound<'_, PyAny>>, default: u64) -> PyResult<u64> {
+        let Some(b) = b else { return Ok(default) };
+        if let Ok(i) = b.extract::<i64>() {
+            return if i < 0 {
+                Err(self.out_of_range(i))
+            } else {
+                Ok(i as u64)
+            };
+        }
+        if let Ok(i) = b.extract::<u64>() {
+            return Ok(i); // past the end: the read names it
+        }
+        if b.downcast::<pyo3::types::PyInt>().is_ok() {
+            return Err(self.out_of_range(b.str()?));
+        }
+        Err(PyTypeError::new_err(format!(
+            "row bounds must be integers, not {}",
+            b.get_type().name()?
+        )))
+    }
+    /// Rows `start..stop` as a pyarrow array (the decoder's buffers). The
+    /// GIL is released only for reads of more than 4,096 rows; shorter ones
+    /// are over before another thread could use it.
+    fn read_pyarrow<'py>(
+        &self,
+        py: Python<'py>,
+        start: u64,
+        stop: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ty = self.ty();
+        let read = || {
+            fastpair::arrow::read_decoded(&self.reader, start..stop, ty).and_then(decoded_handle)
+        };
+        let h = if stop.saturating_sub(start) > 4096 {
+            py.allow_threads(read)
+        } else {
+            read()
+        }
+        .map_err(|e| self.err(e))?;
+        to_pyarrow(py, h)
     }
 }
 
@@ -300,14 +375,15 @@ impl File {
 impl File {
     #[new]
     #[pyo3(signature = (path, text=true))]
-    fn new(py: Python<'_>, path: &str, text: bool) -> PyResult<Self> {
+    fn new(py: Python<'_>, path: std::path::PathBuf, text: bool) -> PyResult<Self> {
+        let shown = path.display().to_string();
         let reader = py
-            .allow_threads(|| Reader::open(path))
-            .map_err(|e| py_err(Some(path), e))?;
+            .allow_threads(|| Reader::open(&path))
+            .map_err(|e| py_err(Some(&shown), e))?;
         Ok(Self {
             reader: Arc::new(reader),
             text,
-            path: path.to_string(),
+            path: shown,
         })
     }
 
@@ -337,6 +413,8 @@ impl File {
         self.reader.decoded_bytes()
     }
 
+    /// Row ``i`` (negative counts from the end) as ``str`` (``bytes`` when
+    /// opened with ``text=False``), or ``None`` for a null.
     fn get<'py>(&self, py: Python<'py>, i: i64) -> PyResult<Option<Bound<'py, PyAny>>> {
         let row = self.row(i)?;
         let mut buf = Vec::new();
@@ -371,35 +449,56 @@ impl File {
         .map_err(|e| self.err(e))
     }
 
-    /// Rows `start..stop` as a pyarrow array (what `_read` exports,
-    /// imported here: a small read is a few microseconds, so the Python
-    /// round trip through the handle would show). The GIL is released only
-    /// for reads of more than 4,096 rows; shorter ones are over before
-    /// another thread could use it.
-    fn _read_array<'py>(
+    /// Rows ``start..stop`` as a ``pyarrow.LargeStringArray`` (or
+    /// ``LargeBinaryArray`` when the file was opened with ``text=False``),
+    /// built on the decoder's own buffers through the Arrow C Data
+    /// Interface: no copy. Bounds are explicit (a negative one is an
+    /// ``IndexError``; ``f[-10:]`` counts from the end).
+    #[pyo3(signature = (start=None, stop=None))]
+    fn read<'py>(
         &self,
         py: Python<'py>,
-        start: u64,
-        stop: u64,
+        start: Option<&Bound<'py, PyAny>>,
+        stop: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let start = self.bound(start, 0)?;
+        let stop = self.bound(stop, self.reader.rows())?;
+        self.read_pyarrow(py, start, stop)
+    }
+
+    /// Like :meth:`read` but returns the exporting object (it implements
+    /// ``__arrow_c_array__`` and tells where the decoder wrote:
+    /// ``values_address``, ``offsets_address``).
+    #[pyo3(signature = (start=None, stop=None))]
+    fn read_handle(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<ArrowHandle> {
+        let start = self.bound(start, 0)?;
+        let stop = self.bound(stop, self.reader.rows())?;
+        self._read(py, start, stop)
+    }
+
+    /// The rows at ``indices`` (any order, repeats allowed; negative ones
+    /// count from the end) as one pyarrow array.
+    fn take<'py>(
+        &self,
+        py: Python<'py>,
+        indices: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let rows = self.rows_of(indices)?;
         let ty = self.ty();
-        let read = || {
-            fastpair::arrow::read_decoded(&self.reader, start..stop, ty).and_then(decoded_handle)
-        };
-        let h = if stop.saturating_sub(start) > 4096 {
-            py.allow_threads(read)
-        } else {
-            read()
-        }
-        .map_err(|e| self.err(e))?;
+        let r = self.reader.clone();
+        let h = py
+            .allow_threads(|| fastpair::arrow::take(&r, &rows).and_then(|c| handle(c, ty)))
+            .map_err(|e| self.err(e))?;
         to_pyarrow(py, h)
     }
 
-    fn _take(&self, py: Python<'_>, indices: Vec<i64>) -> PyResult<ArrowHandle> {
-        let rows = indices
-            .iter()
-            .map(|&i| self.row(i))
-            .collect::<PyResult<Vec<u64>>>()?;
+    fn _take(&self, py: Python<'_>, indices: &Bound<'_, PyAny>) -> PyResult<ArrowHandle> {
+        let rows = self.rows_of(indices)?;
         let ty = self.ty();
         let r = self.reader.clone();
         py.allow_threads(|| fastpair::arrow::take(&r, &rows).and_then(|c| handle(c, ty)))

@@ -121,7 +121,7 @@ def test_read_is_zero_copy(tmp_path):
     # The decoder's buffers outlive the handle: the array holds them.
     del h
     assert arr.to_pylist() == SAMPLE
-    t = f._f._take([5, 1, 5])
+    t = f._take([5, 1, 5])
     arr = pa.array(t)
     assert arr.buffers()[2].address == t.values_address
     assert arr.to_pylist() == [SAMPLE[5], SAMPLE[1], SAMPLE[5]]
@@ -184,6 +184,37 @@ def test_errors_are_python_exceptions_with_one_line_messages(tmp_path):
     with pytest.raises(ValueError, match="cannot write an Arrow array of type"):
         fastpair.write(tmp_path / "x.fpc", pa.array([1, 2]))
     assert not (tmp_path / "x.fpc").exists()
+
+
+def test_read_bounds_and_the_native_entry_points(tmp_path):
+    # `read`, `take` and `get` are the native class's own methods: a call
+    # enters Rust without a Python frame in between (the fixed cost of a
+    # small read; bench/PARQUET.md).
+    for name in ("read", "read_handle", "take", "get"):
+        assert name not in fastpair.File.__dict__, name
+    p = tmp_path / "b.fpc"
+    fastpair.write(p, SAMPLE)
+    f = fastpair.File(p)  # a pathlib.Path works as well as a str
+    assert isinstance(f, fastpair.File) and len(f) == len(SAMPLE)
+    assert repr(f) == f"fastpair.File({str(p)!r}, rows={len(SAMPLE)}, text=True)"
+    assert f.read(stop=3).to_pylist() == SAMPLE[:3]
+    assert f.read(start=len(SAMPLE) - 2).to_pylist() == SAMPLE[-2:]
+    assert f.read(None, None).to_pylist() == SAMPLE
+    assert f.read(4, 4).to_pylist() == []
+    assert f.read_handle(stop=2).__len__() == 2
+    for bad in ((2**70,), (0, 2**64), (-(2**80),), (0, -1)):
+        with pytest.raises(IndexError, match="out of range"):
+            f.read(*bad)
+    with pytest.raises(IndexError, match="out of range"):
+        f.read(0, len(SAMPLE) + 1)
+    with pytest.raises(TypeError, match="must be integers, not str"):
+        f.read("0")
+    with pytest.raises(TypeError, match="must be integers, not float"):
+        f.take([0, 1.5])
+    assert f.take(range(3)).to_pylist() == SAMPLE[:3]
+    assert f.take((i for i in [-1, 0])).to_pylist() == [SAMPLE[-1], SAMPLE[0]]
+    with pytest.raises(IndexError, match=f"row {2**64} is out of range"):
+        f.take([2**64])
 
 
 def test_scan_gpu_without_gpu_raises(tmp_path):
