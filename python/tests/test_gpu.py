@@ -146,6 +146,12 @@ def test_arrow_c_device_array(tmp_path):
     # pyarrow can import it when built with CUDA; then it must match.
     pa = pytest.importorskip("pyarrow")
     try:
+        # pyarrow registers its CUDA device type when pyarrow.cuda loads
+        # (present only in builds with CUDA).
+        import pyarrow.cuda  # noqa: F401
+    except ImportError:
+        pass
+    try:
         arr = pa.Array._import_from_c_device_capsule(schema_cap, array_cap)
     except Exception as e:  # pyarrow without CUDA support
         pytest.skip(f"pyarrow cannot import CUDA arrays here: {e}")
