@@ -149,7 +149,7 @@ def test_arrow_c_device_array(tmp_path):
         # pyarrow registers its CUDA device type when pyarrow.cuda loads
         # (present only in builds with CUDA).
         import pyarrow.cuda  # noqa: F401
-    except ImportError:
+    except Exception:  # no CUDA build (ImportError) or no usable CUDA
         pass
     try:
         arr = pa.Array._import_from_c_device_capsule(schema_cap, array_cap)
