@@ -57,7 +57,7 @@ def alternating(fns, reps=2 * REPS):
 # Passes over all columns for the Rust-vs-Python reads: each column's
 # samples are spread over the whole run, so one busy spell of a shared
 # machine cannot spoil a column's best.
-PASSES = 3
+PASSES = 6
 rows_out = []
 
 print(
