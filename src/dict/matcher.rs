@@ -499,6 +499,35 @@ mod tests {
     /// `filter` rely on the table sizes it sets): huge, wrapping and zero
     /// requests all give a working matcher.
     #[test]
+    fn more_tokens_than_codes_keep_the_matcher_sound() {
+        // A caller may insert far more tokens than a u16 code can name
+        // (codes repeat): the table grows past 2^16 tokens and the filters
+        // stop growing at their clamp, while `find` and `filter` keep their
+        // unchecked loads in range.
+        let mut m = Matcher::with_capacity(0);
+        for b in 0..=255u8 {
+            m.insert(&[b], b as u16);
+        }
+        let token = |i: u32| -> Vec<u8> {
+            // Distinct first three bytes, then 0..=13 bytes of padding.
+            let mut t = i.to_le_bytes()[..3].to_vec();
+            t.resize(3 + (i % 14) as usize, b'~');
+            t
+        };
+        const N: u32 = 200_000;
+        for i in 0..N {
+            assert!(m.insert(&token(i), i as u16), "token {i}");
+        }
+        for i in (0..N).step_by(997) {
+            let t = token(i);
+            assert_eq!(m.get(&t), Some(i as u16), "token {i}");
+            let (code, len) = m.longest_match(&t);
+            assert_eq!((code, len), (i as u16, t.len()), "token {i}");
+        }
+        assert_eq!(m.get(b"zzzzzzzz"), None);
+    }
+
+    #[test]
     fn any_capacity_gives_a_sound_matcher() {
         for cap in [
             0,
