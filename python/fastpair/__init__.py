@@ -99,12 +99,7 @@ class File(_File):
             if step != 1:
                 return self.take(range(start, stop, step))
             return self.read(start, max(start, stop))
-        try:
-            return self.get(i)
-        except OverflowError:
-            raise IndexError(
-                f"{self.path}: row {i} is out of range (the file has {len(self)} rows)"
-            ) from None
+        return self.get(i)
 
     def scan_gpu(self, start: int = 0, stop: Optional[int] = None) -> DeviceColumn:
         """Decodes rows ``start..stop`` on the GPU. The result exposes

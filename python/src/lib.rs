@@ -415,8 +415,19 @@ impl File {
 
     /// Row ``i`` (negative counts from the end) as ``str`` (``bytes`` when
     /// opened with ``text=False``), or ``None`` for a null.
-    fn get<'py>(&self, py: Python<'py>, i: i64) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let row = self.row(i)?;
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        i: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let row = match i.extract::<i64>() {
+            Ok(i) => self.row(i)?,
+            // An integer no machine word holds is out of range like any other.
+            Err(_) if i.downcast::<pyo3::types::PyInt>().is_ok() => {
+                return Err(self.out_of_range(i.str()?))
+            }
+            Err(e) => return Err(e),
+        };
         let mut buf = Vec::new();
         if !self
             .reader
