@@ -138,7 +138,7 @@ with_setters!(WriterOptions {
 });
 
 impl WriterOptions {
-    /// Sets [`Self::codec`] (a [`CodecChoice`] or a fixed [`Codec`]).
+    /// Sets [`Self::codec`] (a [`CodecChoice`] or a fixed [`Codec`](crate::format::Codec)).
     #[must_use]
     pub fn with_codec(mut self, codec: impl Into<CodecChoice>) -> Self {
         self.codec = codec.into();

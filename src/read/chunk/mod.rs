@@ -203,7 +203,7 @@ impl ValidChunk {
     }
 }
 
-/// A validated chunk, borrowed from the [`Reader`] that validated it: its
+/// A validated chunk, borrowed from the [`Reader`](crate::Reader) that validated it: its
 /// dictionary, checked codes, sidecar and row boundaries, with no way to
 /// hand it to another reader.
 ///
