@@ -45,7 +45,7 @@ pub use options::{
     buffered_cost, chunk_cost, train_window_bytes, DictMode, WriterOptions, BYTE_COST, ROW_COST,
     TRAIN_WINDOW_ROWS,
 };
-pub use sink::{resolve_symlinks, AtomicFile, Sink};
+pub use sink::{AtomicFile, Sink};
 
 use crate::dict::matcher::Matcher;
 use crate::dict::{Dictionary, TokenTable};

@@ -49,7 +49,7 @@ const MAX_LINK_HOPS: usize = 40;
 
 /// Follows `path` through symlinks to the path that is not a link (which may
 /// not exist yet).
-pub fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {
+pub(crate) fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {
     let mut p = path.to_path_buf();
     for _ in 0..MAX_LINK_HOPS {
         match std::fs::symlink_metadata(&p) {
