@@ -569,6 +569,15 @@ cases! {
     truncated_body: |b, _| { let mut v = b.file[..16].to_vec(); v.extend_from_slice(&b.file[32..]); v }
         => Error::Corrupt { section: Section::Footer, invariant: I::LengthPastEnd { what: "dictionary section", .. }, .. },
     // --- Footer (§3) ---
+    /// A footer of 16 bytes, its CRC32 right: shorter than its prefix.
+    footer_shorter_than_prefix: |b, _| b.patch(|v| {
+        let at = footer_at(v);
+        v.truncate(at + 16);
+        let tail = layout::tail_bytes(16, crc32fast::hash(&v[at..]));
+        v.extend_from_slice(&tail);
+        set_version(v, b.version);
+    })
+        => Error::Corrupt { section: Section::Footer, invariant: I::LengthPastEnd { what: "footer prefix", .. }, .. },
     footer_reserved: |b, _| b.patch_fixed(|v| { let at = footer_at(v) + 24; v[at] = 1 })
         => Error::Corrupt { section: Section::Footer, invariant: I::NonZeroReserved { what: "footer reserved" }, .. },
     footer_entries_size: |b, _| b.patch_fixed(|v| { let at = footer_at(v) + 4; put32(v, at, 4) })
@@ -772,6 +781,9 @@ cases! {
     /// A count of 2^27 + 1 values whose block directory cannot be in the file.
     sequence_directory_past_end: |b, _| b.edit_chunk(1, |p, _| { put32(&mut p.row_codes, 0, (1 << 27) + 1); put32(&mut p.row_codes, 4, 1 << 20) })
         => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::LengthPastEnd { what: "sequence directory", .. }, .. },
+    /// A sidecar part of 8 bytes: shorter than a sequence's header (§6.4).
+    sequence_shorter_than_header: |b, _| b.edit_chunk(1, |p, _| p.sidecar.truncate(8))
+        => Error::Corrupt { section: Section::Chunk(1, P::Sidecar), invariant: I::LengthPastEnd { what: "sequence header", .. }, .. },
     sequence_bit_width: |b, _| b.edit_chunk(1, |p, _| p.row_codes[16 + 12] = 33)
         => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::BadField { what: "block bit width", value: 33 }, .. },
     sequence_block_reserved: |b, _| b.edit_chunk(1, |p, _| p.row_codes[16 + 13] = 1)
