@@ -96,6 +96,25 @@ pub struct CompressArgs {
     /// OUT/<column>.fpc.
     #[arg(short = 'c', long, value_name = "NAME")]
     pub column: Vec<String>,
+    /// What IN holds. `auto`: a Parquet file (PAR1 at its start and end),
+    /// an Arrow IPC file (ARROW1 at both ends) or an Arrow IPC stream (its
+    /// first message parses), told by content whatever the name; anything
+    /// else is values. An input that starts like one of those but is not
+    /// one is read as values when its start is text, and refused otherwise,
+    /// as is Parquet/Arrow on stdin or a pipe (it must be a regular file).
+    /// `lines`: every input is values, whatever its bytes. `parquet`,
+    /// `arrow`: the input must be that.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub input_format: InputFormat,
+}
+
+/// What `compress` reads (see `--input-format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    Auto,
+    Lines,
+    Parquet,
+    Arrow,
 }
 
 /// Arrow type of a Parquet/Arrow output column.
@@ -206,7 +225,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         .checked_mul(1u64 << shift)
         .ok_or_else(|| format!("'{s}' is too large"))?;
     if v == 0 {
-        return Err("the memory budget must be more than 0 bytes".into());
+        return Err("a byte count must be more than 0".into());
     }
     Ok(v)
 }

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use fastpair::{DictMode, Writer, WriterOptions};
 
-use crate::cli::CompressArgs;
+use crate::cli::{CompressArgs, InputFormat};
 use crate::io::{display, human_bytes, open_input, thousands, CliError, Output, Values};
 use crate::progress::Progress;
 
@@ -52,8 +52,14 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
         )));
     }
     #[cfg(feature = "parquet")]
-    if let Some(kind) = crate::tabular::detect(&a.input)? {
+    if let Some(kind) = crate::tabular::detect(&a.input, a.input_format)? {
         return crate::tabular::compress(a, kind, opts);
+    }
+    #[cfg(not(feature = "parquet"))]
+    if matches!(a.input_format, InputFormat::Parquet | InputFormat::Arrow) {
+        return Err(CliError::msg(
+            "this build reads Parquet and Arrow IPC input only with the `parquet` feature",
+        ));
     }
     if !a.column.is_empty() {
         return Err(CliError::msg(
@@ -67,9 +73,28 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
     let head = input
         .fill_buf()
         .map_err(|e| crate::io::io_error(format!("reading {}", display(&a.input)), e))?;
-    if head.starts_with(&fastpair::format::MAGIC) {
+    if a.input_format == InputFormat::Lines {
+        // Told: every byte is values.
+    } else if head.starts_with(&fastpair::format::MAGIC) {
         return Err(CliError::msg(format!(
             "{} is a fastpair file already; `fastpair decompress` reads it",
+            display(&a.input)
+        )));
+    } else if let Some(what) = crate::io::tabular_lookalike(head) {
+        // Here only when the input was not recognized as a file of that kind
+        // (a pipe or stdin, which cannot be read at random offsets, or a
+        // damaged file): binary would be stored as nonsense values.
+        if !crate::io::looks_like_text(&head[..head.len().min(4096)]) {
+            return Err(CliError::msg(format!(
+                "{} starts like {what}: Parquet and Arrow input must be a regular file \
+                 (save the stream to a file first), or pass --input-format lines to store its \
+                 bytes as values",
+                display(&a.input)
+            )));
+        }
+    } else if matches!(a.input_format, InputFormat::Parquet | InputFormat::Arrow) {
+        return Err(CliError::msg(format!(
+            "{}: Parquet and Arrow input must be a regular file (not a pipe or device)",
             display(&a.input)
         )));
     }

@@ -6,6 +6,7 @@ use crate::cli::GetArgs;
 use crate::io::{file_error, io_error, open_reader, separator_error, thousands, CliError};
 
 pub fn run(a: GetArgs) -> Result<(), CliError> {
+    crate::io::check_stdout_open()?;
     let reader = open_reader(&a.file)?;
     // Check every index before printing anything.
     if let Some(&bad) = a.rows.iter().find(|&&r| r >= reader.rows()) {

@@ -121,6 +121,34 @@ fn read_stream(mut s: impl Read, path: &Path) -> Result<Vec<u8>, CliError> {
     Ok(bytes)
 }
 
+/// What a stream starting with `head` looks like, when it starts like a
+/// Parquet file or an Arrow IPC file or stream.
+pub fn tabular_lookalike(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"PAR1") {
+        Some("a Parquet file (PAR1)")
+    } else if head.starts_with(b"ARROW1") {
+        Some("an Arrow IPC file (ARROW1)")
+    } else if head.starts_with(&[0xff, 0xff, 0xff, 0xff]) {
+        Some("an Arrow IPC stream")
+    } else {
+        None
+    }
+}
+
+/// True when `head` (a file's first bytes) reads as text: UTF-8 (a
+/// character cut at the end is fine) without control bytes other than tab,
+/// newline, carriage return and NUL (the `--nul` separator). The first page
+/// of a Parquet file and an Arrow message are binary.
+pub fn looks_like_text(head: &[u8]) -> bool {
+    let utf8 = match std::str::from_utf8(head) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
+    };
+    utf8 && head
+        .iter()
+        .all(|&b| b >= 0x20 && b != 0x7f || matches!(b, b'\t' | b'\n' | b'\r' | 0))
+}
+
 /// Reader options for streaming decodes under a memory budget: one decode
 /// holds at most half the budget (a reused buffer may briefly coexist with
 /// its replacement), and no per-row index is cached.
@@ -343,6 +371,62 @@ fn write_in_place(path: &Path) -> io::Result<bool> {
     Ok(false)
 }
 
+/// Whether stdout was a closed descriptor when the process started (`>&-`).
+/// Recorded before the Rust runtime reopens a closed standard descriptor on
+/// /dev/null, after which writes would vanish with success.
+pub fn stdout_was_closed() -> bool {
+    crate::STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Refuses to write to a stdout that was closed (`>&-`): the rows would go
+/// nowhere and the command would report success.
+pub fn check_stdout_open() -> Result<(), CliError> {
+    if stdout_was_closed() {
+        return Err(CliError::msg(
+            "stdout is closed (>&-): there is nowhere to write the output; redirect it \
+             (e.g. >/dev/null to discard it) or use -o FILE",
+        ));
+    }
+    Ok(())
+}
+
+/// 1 or 2 when `path` (or a link on the way to the file) names this
+/// process's stdout or stderr (`/dev/stdout`, `/dev/fd/1`,
+/// `/proc/self/fd/1`, ...): such an output is written through the inherited
+/// descriptor, keeping the shell's open mode and offset (`>>` appends).
+fn inherited_descriptor(path: &Path) -> Option<u8> {
+    let pid = format!("/proc/{}/fd", std::process::id());
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        for (fd, name) in [(1u8, "stdout"), (2, "stderr")] {
+            let n = fd.to_string();
+            if p == Path::new("/dev").join(name)
+                || [
+                    "/dev/fd",
+                    "/proc/self/fd",
+                    "/proc/thread-self/fd",
+                    pid.as_str(),
+                ]
+                .iter()
+                .any(|d| p == Path::new(d).join(&n))
+            {
+                return Some(fd);
+            }
+        }
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p).ok()?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// The file a path names, as (device, inode), following links; `-` is
 /// whatever stdin or stdout (per `output`) is open on. `None` when it does not
 /// exist (yet) or cannot be examined.
@@ -385,6 +469,7 @@ impl Output {
             }
         }
         if is_std(path) {
+            check_stdout_open()?;
             return Ok(Output::Stdout(BufWriter::with_capacity(
                 1 << 20,
                 io::stdout(),
@@ -393,6 +478,23 @@ impl Output {
         let shown = path.display();
         if path.is_dir() {
             return Err(CliError::msg(format!("{shown} is a directory")));
+        }
+        if let Some(fd) = inherited_descriptor(path) {
+            // Reopening /dev/stdout would start a new open file at offset 0
+            // without the shell's O_APPEND (`>>` would overwrite the start of
+            // the log): write to the descriptor we were given instead.
+            use std::os::fd::AsFd;
+            let dup = if fd == 1 {
+                check_stdout_open()?;
+                io::stdout().as_fd().try_clone_to_owned()
+            } else {
+                io::stderr().as_fd().try_clone_to_owned()
+            }
+            .map_err(|e| io_error(format!("opening {shown}"), e))?;
+            return Ok(Output::Direct(
+                BufWriter::with_capacity(1 << 20, File::from(dup)),
+                path.to_path_buf(),
+            ));
         }
         if write_in_place(path).map_err(|e| io_error(format!("opening {shown}"), e))? {
             // No truncation: devices and FIFOs have none, and a regular file

@@ -25,6 +25,31 @@ use clap::Parser;
 use cli::{Cli, Command};
 use io::CliError;
 
+/// Whether stdout was closed when the process started (`>&-`); see
+/// [`io::stdout_was_closed`].
+pub(crate) static STDOUT_CLOSED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Runs before `main` and before the Rust runtime's start-up, which reopens
+/// a closed stdin/stdout/stderr on /dev/null (after that, `>&-` and
+/// `>/dev/null` look alike and writes to a closed stdout succeed silently).
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static PROBE_STDOUT: extern "C" fn() = {
+    extern "C" fn probe() {
+        extern "C" {
+            fn fcntl(fd: i32, cmd: i32, ...) -> i32;
+        }
+        const F_GETFD: i32 = 1;
+        // SAFETY: F_GETFD only reads descriptor 1's flags (no memory is
+        // passed); it fails with EBADF when the descriptor is not open.
+        let closed = unsafe { fcntl(1, F_GETFD) } == -1;
+        STDOUT_CLOSED.store(closed, std::sync::atomic::Ordering::Relaxed);
+    }
+    probe
+};
+
 fn main() -> ExitCode {
     install_panic_hook();
     install_signal_handler();

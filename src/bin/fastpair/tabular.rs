@@ -1,12 +1,13 @@
 //! Parquet and Arrow IPC files in and out (the `parquet` feature).
 //!
-//! `compress` recognizes a Parquet file (`PAR1` magic) or an Arrow IPC file
-//! (`ARROW1`) or stream by its first bytes, reads only the selected columns,
+//! `compress` recognizes a Parquet file (`PAR1` at both ends), an Arrow IPC
+//! file (`ARROW1` at both ends) or stream by content, whatever its name (see
+//! `--input-format`), reads only the selected columns,
 //! and streams them batch by batch into one fastpair file per column. One
 //! `--column` writes `-o FILE`; several, or none (= every string or binary
 //! column), write `-o DIR/<column>.fpc`. `decompress` writes Parquet when
 //! the output ends in `.parquet`/`.pq` and an Arrow IPC file when it ends in
-//! `.arrow`/`.feather`/`.ipc`. Nulls and row order are kept on every path.
+//! `.arrow`/`.feather`/`.ipc` (in any case). Nulls and row order are kept on every path.
 
 use std::fs::File;
 use std::io::Read;
@@ -20,7 +21,7 @@ use fastpair::arrow::{ArrowType, BatchOptions, ReadArrow, WriteArrow};
 use fastpair::write::{Sink, WriteSummary};
 use fastpair::{Writer, WriterOptions};
 
-use crate::cli::{CompressArgs, DecompressArgs, TypeArg};
+use crate::cli::{CompressArgs, DecompressArgs, InputFormat, TypeArg};
 use crate::io::{file_error, human_bytes, is_std, open_reader, thousands, CliError, Output};
 
 /// A tabular input file kind, told by its magic bytes.
@@ -31,53 +32,95 @@ pub enum Input {
     ArrowStream,
 }
 
-/// The kind of `path` when it is a Parquet or Arrow IPC file (never for
-/// stdin, which stays the line format).
-pub fn detect(path: &Path) -> Result<Option<Input>, CliError> {
-    if is_std(path) || path.is_dir() {
+/// The kind of `path` when it is a Parquet or Arrow IPC file, by content
+/// (`--input-format auto`) or as `fmt` insists; `None` for values (stdin and
+/// pipes are sniffed by `compress` itself, which must not consume them).
+pub fn detect(path: &Path, fmt: InputFormat) -> Result<Option<Input>, CliError> {
+    if fmt == InputFormat::Lines || is_std(path) || path.is_dir() {
         return Ok(None);
     }
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let tabular_ext = matches!(
-        ext,
+        ext.as_str(),
         "parquet" | "pq" | "arrow" | "arrows" | "ipc" | "feather"
     );
-    // Only a regular file may be sniffed: reading the first bytes of a FIFO,
-    // a device or a process substitution consumes them, and the line reader
-    // that opens it next would silently lose them.
+    // Only a regular file may be sniffed here: reading the first bytes of a
+    // FIFO, a device or a process substitution consumes them (`compress`
+    // looks at a stream's first bytes through its buffer instead).
+    let shown = path.display();
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => {}
-        Ok(_) if tabular_ext => {
+        Ok(_) if fmt != InputFormat::Auto => {
             return Err(CliError::msg(format!(
-                "{}: Parquet and Arrow input must be a regular file (not a pipe or device)",
-                path.display()
+                "{shown}: Parquet and Arrow input must be a regular file (not a pipe or device)"
             )))
         }
         _ => return Ok(None),
     }
-    let mut head = [0u8; 8];
-    let n = match File::open(path) {
-        Ok(mut f) => read_up_to(&mut f, &mut head),
+    let Ok(mut f) = File::open(path) else {
         // Let the line path report a missing file the usual way.
-        Err(_) => return Ok(None),
+        return Ok(None);
     };
+    let mut head = [0u8; 4096];
+    let n = read_up_to(&mut f, &mut head);
     let head = &head[..n];
-    Ok(if head.starts_with(b"PAR1") {
+    let mut tail = [0u8; 6];
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let tail_n = if len >= 12 {
+        use std::io::{Seek, SeekFrom};
+        match f.seek(SeekFrom::Start(len - 6)) {
+            Ok(_) => read_up_to(&mut f, &mut tail),
+            Err(_) => 0,
+        }
+    } else {
+        0
+    };
+    let tail = &tail[..tail_n];
+    let kind = if head.starts_with(b"PAR1") && tail.ends_with(b"PAR1") {
         Some(Input::Parquet)
-    } else if head.starts_with(b"ARROW1") {
+    } else if head.starts_with(b"ARROW1") && tail.ends_with(b"ARROW1") {
         Some(Input::ArrowFile)
     } else if head.starts_with(&[0xff, 0xff, 0xff, 0xff])
-        && matches!(ext, "arrow" | "arrows" | "ipc" | "feather")
+        && File::open(path).is_ok_and(|f| {
+            arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(f), None).is_ok()
+        })
     {
         Some(Input::ArrowStream)
-    } else if tabular_ext {
-        return Err(CliError::msg(format!(
-            "{}: not a Parquet or Arrow IPC file (its first bytes are neither PAR1 nor ARROW1)",
-            path.display()
-        )));
     } else {
         None
-    })
+    };
+    match (fmt, kind) {
+        (InputFormat::Parquet, Some(Input::Parquet))
+        | (InputFormat::Arrow, Some(Input::ArrowFile | Input::ArrowStream))
+        | (InputFormat::Auto, Some(_)) => Ok(kind),
+        (InputFormat::Lines, _) => Ok(None),
+        (InputFormat::Parquet, _) => Err(CliError::msg(format!(
+            "{shown}: not a Parquet file (it does not start and end with PAR1)"
+        ))),
+        (InputFormat::Arrow, _) => Err(CliError::msg(format!(
+            "{shown}: not an Arrow IPC file or stream"
+        ))),
+        (_, None) => {
+            if let Some(what) = crate::io::tabular_lookalike(head) {
+                if !crate::io::looks_like_text(head) {
+                    return Err(CliError::msg(format!(
+                        "{shown}: starts like {what} but is not one (truncated or damaged?); \
+                         pass --input-format lines to store its bytes as values"
+                    )));
+                }
+            } else if tabular_ext {
+                return Err(CliError::msg(format!(
+                    "{shown}: not a Parquet or Arrow IPC file (its first bytes are neither PAR1 \
+                     nor ARROW1); pass --input-format lines to store its bytes as values"
+                )));
+            }
+            Ok(None)
+        }
+    }
 }
 
 fn read_up_to(f: &mut File, buf: &mut [u8]) -> usize {
@@ -310,9 +353,10 @@ pub enum OutFormat {
 }
 
 pub fn out_format(path: &Path) -> Option<OutFormat> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("parquet" | "pq") => Some(OutFormat::Parquet),
-        Some("arrow" | "feather" | "ipc") => Some(OutFormat::Arrow),
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "parquet" | "pq" => Some(OutFormat::Parquet),
+        "arrow" | "feather" | "ipc" => Some(OutFormat::Arrow),
         _ => None,
     }
 }
