@@ -253,3 +253,16 @@ def test_corpus_parquet_to_fastpair_to_arrow(tmp_path):
         got = f.read()
         assert got.to_pylist() == vals, path.name
         assert got.null_count == src.null_count
+
+
+def test_a_single_value_or_a_mapping_is_not_a_column(tmp_path):
+    # Iterating "hello" would write five one-character rows, a dict its keys.
+    p = tmp_path / "x.fpc"
+    for bad in ("hello", b"hello", bytearray(b"hi"), {"a": "1", "b": "2"}, {"a", "b"}):
+        with pytest.raises(TypeError):
+            fastpair.write(p, bad)
+    assert not p.exists()
+    fastpair.write(p, ["hello"])
+    assert fastpair.open(p)[0] == "hello"
+    fastpair.write(p, list({"a": "1", "b": "2"}.values()))
+    assert fastpair.open(p).read().to_pylist() == ["1", "2"]
