@@ -533,3 +533,39 @@ fn inputs_are_told_by_content() {
         );
     }
 }
+
+/// A UTF-8 error names the file's row, not its position in a batch: a bad
+/// row 150,000 was reported as "row 18928" (150,000 - 2 * 65,536).
+#[test]
+fn utf8_errors_name_the_file_row() {
+    let s = Scratch::new("tab", "utf8row");
+    let txt = s.path("v.txt");
+    let mut data = Vec::new();
+    for i in 0..150_010u32 {
+        if i == 150_000 {
+            data.extend_from_slice(b"bad \xff byte");
+        } else {
+            data.extend_from_slice(format!("row {i}").as_bytes());
+        }
+        data.push(b'\n');
+    }
+    std::fs::write(&txt, &data).unwrap();
+    let fpc = s.path("v.fpc");
+    ok(&[
+        "compress",
+        txt.to_str().unwrap(),
+        "-o",
+        fpc.to_str().unwrap(),
+        "-q",
+    ]);
+    let out = s.path("v.parquet");
+    let e = fail(&[
+        "decompress",
+        fpc.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--type",
+        "utf8",
+    ]);
+    assert!(e.contains("row 150000 is not valid UTF-8"), "{e}");
+}

@@ -110,7 +110,7 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
             "{}: {e}; nothing was written to {out_name}",
             display(&a.input)
         )),
-        e => CliError::from(e),
+        e => crate::io::output_error(&out_name, e),
     };
     while let Some(v) = values.next_value()? {
         w.push(Some(v)).map_err(limit)?;

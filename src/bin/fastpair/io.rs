@@ -335,14 +335,21 @@ pub enum Output {
 }
 
 /// Unregisters a temporary file from [`TEMP_FILES`] when dropped (the file
-/// itself is removed by its `AtomicFile`, or was renamed).
-pub struct TempGuard(PathBuf);
+/// itself is removed by its `AtomicFile`, or was renamed). Holds a shared
+/// `flock` on the temporary file while the command runs, which tells a later
+/// run's stale-file cleaning that it is in use.
+pub struct TempGuard(PathBuf, #[allow(dead_code)] Option<File>);
 
 impl Drop for TempGuard {
     fn drop(&mut self) {
         temp_files().retain(|p| *p != self.0);
     }
 }
+
+/// Set once an output has replaced its destination and no temporary file is
+/// pending: a signal that lands from then on must not report failure (the
+/// work is done), so the handler lets the command finish.
+pub static COMMITTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// True when `path` names a node that must be written in place: it exists
 /// and is not a regular file, or it (or a link on the way) is a kernel
@@ -427,6 +434,139 @@ fn inherited_descriptor(path: &Path) -> Option<u8> {
     None
 }
 
+/// For an existing file: whether this process may write it, by the kernel's
+/// own access check with the effective user and groups (faccessat with
+/// AT_EACCESS: ACLs, capabilities and read-only mounts included), not by the
+/// mode bits alone. A file this user cannot write is not replaced without
+/// `--force` even when its directory would allow the rename (which would
+/// also give the file to this user). Ok when it does not exist (yet).
+fn writable_by_us(path: &Path) -> Result<(), io::Error> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        extern "C" {
+            fn faccessat(dirfd: i32, path: *const std::ffi::c_char, mode: i32, flags: i32) -> i32;
+        }
+        const AT_FDCWD: i32 = -100;
+        const W_OK: i32 = 2;
+        const AT_EACCESS: i32 = 0x200;
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Ok(());
+        }
+        let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+            return Ok(());
+        };
+        // SAFETY: `c` is a NUL-terminated path that outlives the call, which
+        // only reads it.
+        if unsafe { faccessat(AT_FDCWD, c.as_ptr(), W_OK, AT_EACCESS) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = path;
+    Ok(())
+}
+
+/// Temporary outputs (`.fp-XXXXXXXX.tmp`, made by `AtomicFile`) left in the
+/// destination's directory by a run that was killed (SIGKILL, a crash, a
+/// power cut) before it could remove them. Removed when all of these hold:
+/// the name has exactly our pattern, it is a regular file (never a link)
+/// owned by this user, it was last written more than [`STALE_AFTER`] ago,
+/// and no live process holds it: a running command keeps a shared `flock`
+/// on its temporary file ([`TempGuard`]), so `flock(LOCK_EX | LOCK_NB)`
+/// succeeds only on an abandoned one (the kernel drops a killed process's
+/// locks). Errors are ignored: cleaning is a courtesy.
+fn clean_stale_temps(dest: &Path) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let target = std::fs::canonicalize(dest)
+            .ok()
+            .or_else(|| {
+                let parent = dest.parent().filter(|p| !p.as_os_str().is_empty())?;
+                Some(std::fs::canonicalize(parent).ok()?.join("x"))
+            })
+            .or_else(|| std::env::current_dir().ok().map(|d| d.join("x")));
+        let Some(dir) = target.as_ref().and_then(|t| t.parent()) else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { geteuid() };
+        let now = std::time::SystemTime::now();
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(n) = name.to_str() else { continue };
+            let is_ours = n.len() == ".fp-".len() + 8 + ".tmp".len()
+                && n.starts_with(".fp-")
+                && n.ends_with(".tmp")
+                && n[4..12].bytes().all(|b| b.is_ascii_alphanumeric());
+            if !is_ours {
+                continue;
+            }
+            let p = e.path();
+            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            let old = m
+                .modified()
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age > STALE_AFTER);
+            if !m.is_file() || m.uid() != me || !old {
+                continue;
+            }
+            // Opened without following a link (it was a regular file above;
+            // O_NOFOLLOW refuses one swapped in since).
+            use std::os::unix::fs::OpenOptionsExt;
+            let Ok(f) = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(O_NOFOLLOW)
+                .open(&p)
+            else {
+                continue;
+            };
+            if f.metadata()
+                .is_ok_and(|fm| fm.ino() == m.ino() && fm.dev() == m.dev())
+                && try_lock(&f, LOCK_EX)
+            {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = dest;
+}
+
+/// A temporary file untouched for this long, and held by no process, is an
+/// abandoned one.
+#[cfg(target_os = "linux")]
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+#[cfg(target_os = "linux")]
+const O_NOFOLLOW: i32 = 0o400000;
+#[cfg(target_os = "linux")]
+const LOCK_SH: i32 = 1;
+#[cfg(target_os = "linux")]
+const LOCK_EX: i32 = 2;
+#[cfg(target_os = "linux")]
+const LOCK_NB: i32 = 4;
+#[cfg(target_os = "linux")]
+extern "C" {
+    fn flock(fd: i32, op: i32) -> i32;
+    fn geteuid() -> u32;
+}
+
+/// Takes `op` (LOCK_SH or LOCK_EX) on `f` without waiting; false when
+/// another open file holds a conflicting lock.
+#[cfg(target_os = "linux")]
+fn try_lock(f: &File, op: i32) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor `f` owns for the duration of the call.
+    unsafe { flock(f.as_raw_fd(), op | LOCK_NB) == 0 }
+}
+
 /// The file a path names, as (device, inode), following links; `-` is
 /// whatever stdin or stdout (per `output`) is open on. `None` when it does not
 /// exist (yet) or cannot be examined.
@@ -508,6 +648,15 @@ impl Output {
                 path.to_path_buf(),
             ));
         }
+        if !force {
+            if let Err(why) = writable_by_us(path) {
+                return Err(CliError::msg(format!(
+                    "{shown} is read-only for this user ({why}); not replacing it (use --force to \
+                     replace it)"
+                )));
+            }
+        }
+        clean_stale_temps(path);
         let mut temps = temp_files();
         let f = AtomicFile::create_with(path, force).map_err(|e| match e {
             fastpair::Error::InvalidArgument(m) if m.ends_with("not replacing it") => {
@@ -517,14 +666,21 @@ impl Output {
             e => CliError::from(e),
         })?;
         temps.push(f.temp_path().to_path_buf());
-        let guard = TempGuard(f.temp_path().to_path_buf());
+        #[cfg(target_os = "linux")]
+        let lock = File::open(f.temp_path())
+            .ok()
+            .filter(|l| try_lock(l, LOCK_SH));
+        #[cfg(not(target_os = "linux"))]
+        let lock = None;
+        let guard = TempGuard(f.temp_path().to_path_buf(), lock);
         Ok(Output::File(f, path.to_path_buf(), guard))
     }
 
     /// Flushes stdout or the device, or renames the finished file over the
     /// destination.
     pub fn finish(self) -> Result<(), CliError> {
-        Sink::commit(self).map_err(CliError::from)
+        let name = self.name();
+        Sink::commit(self).map_err(|e| output_error(&name, e))
     }
 
     pub fn name(&self) -> String {
@@ -535,27 +691,63 @@ impl Output {
     }
 }
 
+/// An OS error without the temporary file's path that `tempfile` adds: a
+/// full disk is reported against the output the user named.
+fn plain(e: io::Error) -> io::Error {
+    if e.raw_os_error().is_some() {
+        return e;
+    }
+    // tempfile wraps the OS error in one whose text ends in ` at path "…"`
+    // (and whose source is not the OS error): keep the kind and the text.
+    let text = e.get_ref().map(|inner| inner.to_string());
+    match text
+        .as_deref()
+        .and_then(|t| t.rfind(" at path \"").map(|i| &t[..i]))
+    {
+        Some(t) => io::Error::new(e.kind(), t.to_string()),
+        None => e,
+    }
+}
+
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Output::Stdout(w) => w.write(buf),
             Output::Direct(w, _) => w.write(buf),
-            Output::File(f, _, _) => f.write(buf),
+            Output::File(f, _, _) => f.write(buf).map_err(plain),
         }
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Output::Stdout(w) => w.write_all(buf),
             Output::Direct(w, _) => w.write_all(buf),
-            Output::File(f, _, _) => f.write_all(buf),
+            Output::File(f, _, _) => f.write_all(buf).map_err(plain),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Output::Stdout(w) => w.flush(),
             Output::Direct(w, _) => w.flush(),
-            Output::File(f, _, _) => f.flush(),
+            Output::File(f, _, _) => f.flush().map_err(plain),
         }
+    }
+}
+
+/// A library error from writing the output `out_name`: an I/O error whose
+/// context does not name the output (the writer's "writing section",
+/// "flushing") is reported as writing the output, and the temporary file's
+/// path that `tempfile` adds to an OS error is dropped.
+pub fn output_error(out_name: &str, e: fastpair::Error) -> CliError {
+    match e {
+        fastpair::Error::Io { context, source } => {
+            let context = if context.contains(out_name) {
+                context
+            } else {
+                format!("writing {out_name}")
+            };
+            io_error(context, plain(source))
+        }
+        e => CliError::from(e),
     }
 }
 
@@ -571,11 +763,16 @@ impl Sink for Output {
             Output::Stdout(mut w) => flush(&mut w, "<stdout>".into()),
             Output::Direct(mut w, p) => flush(&mut w, p.display().to_string()),
             Output::File(f, _, guard) => {
-                // No signal handler runs between the rename and here.
-                let r = {
-                    let _held = temp_files();
-                    f.commit()
-                };
+                // The signal handler waits for this lock: it sees either the
+                // temporary file still registered (and removes it), or the
+                // output committed and nothing pending (and lets us finish).
+                let mut held = temp_files();
+                let r = f.commit();
+                held.retain(|p| *p != guard.0);
+                if r.is_ok() && held.is_empty() {
+                    COMMITTED.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                drop(held);
                 drop(guard);
                 r
             }

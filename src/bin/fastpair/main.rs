@@ -115,7 +115,8 @@ fn usage_error(e: clap::Error) -> ExitCode {
 }
 
 /// SIGINT, SIGTERM and SIGHUP remove any temporary output file and exit with
-/// the conventional status 128 + signal (130, 143, 129). Outputs written in
+/// the conventional status 128 + signal (130, 143, 129); once the output has
+/// replaced its destination, a signal lets the command finish (status 0). Outputs written in
 /// place (stdout, devices, FIFOs) have no temporary file to remove.
 fn install_signal_handler() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -126,6 +127,12 @@ fn install_signal_handler() {
         if let Some(sig) = signals.forever().next() {
             // Held until exit: no output is created or committed meanwhile.
             let temps = io::temp_files();
+            if temps.is_empty() && io::COMMITTED.load(std::sync::atomic::Ordering::SeqCst) {
+                // The output already replaced its destination: the command
+                // has done its work, and exiting 128 + signal now would
+                // report a failure that did not happen. Let it finish.
+                return;
+            }
             for p in temps.iter() {
                 let _ = std::fs::remove_file(p);
             }

@@ -297,20 +297,23 @@ pub fn compress(a: CompressArgs, kind: Input, opts: WriterOptions) -> Result<(),
         .map_err(|e| CliError::msg(format!("{}: {e}", a.input.display())))?;
     for b in batches {
         let b = b.map_err(|e| CliError::msg(format!("{}: {e}", a.input.display())))?;
-        for ((_, name), w) in picked.iter().zip(writers.iter_mut()) {
+        for (((_, name), w), (_, p)) in picked.iter().zip(writers.iter_mut()).zip(&dests) {
             let col = b.column_by_name(name).ok_or_else(|| {
                 CliError::msg(format!(
                     "{}: a batch lacks column '{name}'",
                     a.input.display()
                 ))
             })?;
-            w.write_array(col.as_ref())?;
+            w.write_array(col.as_ref())
+                .map_err(|e| crate::io::output_error(&p.display().to_string(), e))?;
         }
     }
     // Only when every column is complete are the files committed.
     let secs = start.elapsed().as_secs_f64();
     for (w, (name, p)) in writers.into_iter().zip(&dests) {
-        let s = w.finish()?;
+        let s = w
+            .finish()
+            .map_err(|e| crate::io::output_error(&p.display().to_string(), e))?;
         if !a.quiet {
             report(&s, name, p, secs);
         }
