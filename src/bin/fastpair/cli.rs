@@ -168,9 +168,14 @@ pub struct GetArgs {
     /// Terminate values with NUL bytes instead of newlines.
     #[arg(short = '0', long)]
     pub nul: bool,
-    /// What to print for a null row.
+    /// What to print for a null row (a value spelled the same is refused,
+    /// so the two never print alike).
     #[arg(long, value_name = "TEXT", default_value = "<null>")]
     pub null: String,
+    /// Most bytes of a FILE read from stdin or a pipe, which is held in
+    /// memory (a file on disk is read in parts).
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
+    pub memory: u64,
 }
 
 #[derive(Args, Debug)]
@@ -178,6 +183,10 @@ pub struct InspectArgs {
     /// The .fpc file, `-` for stdin.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// Most bytes of a FILE read from stdin or a pipe, which is held in
+    /// memory (a file on disk is read chunk by chunk).
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
+    pub memory: u64,
 }
 
 #[derive(Args, Debug)]

@@ -102,7 +102,18 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
     let out_name = out.name();
     let sep = if a.nul { 0 } else { b'\n' };
     let start = Instant::now();
-    let mut values = Values::new(input, sep, display(&a.input));
+    // One value makes a chunk of its own; buffering, training on and
+    // encoding it takes about 3.3x its size (measured: a 300 MB value peaked
+    // at 985 MB), so a value over a quarter of the budget is refused as soon
+    // as it is read that far, rather than running past --memory.
+    let mut values = Values::new(input, sep, display(&a.input)).with_max(
+        a.memory / VALUE_MEMORY_FACTOR,
+        format!(
+            "which --memory {} cannot hold (one value needs about {VALUE_MEMORY_FACTOR}x its \
+             size); raise --memory",
+            human_bytes(a.memory)
+        ),
+    );
     let mut w = Writer::new(out, opts)?;
     let mut progress = Progress::new("compress");
     let limit = |e: fastpair::Error| match e {
@@ -148,6 +159,10 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
     }
     Ok(())
 }
+
+/// Memory one value needs while it is compressed, as a multiple of its size
+/// (rounded up from the 3.3x measured; see bench/MEMORY.md).
+const VALUE_MEMORY_FACTOR: u64 = 4;
 
 /// Dictionaries whose codec choice is printed one by one; the rest are counted.
 const MAX_LISTED_CHOICES: usize = 4;

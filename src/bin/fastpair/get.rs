@@ -7,7 +7,7 @@ use crate::io::{file_error, io_error, open_reader, separator_error, thousands, C
 
 pub fn run(a: GetArgs) -> Result<(), CliError> {
     crate::io::check_stdout_open()?;
-    let reader = open_reader(&a.file)?;
+    let reader = open_reader(&a.file, a.memory)?;
     // Check every index before printing anything.
     if let Some(&bad) = a.rows.iter().find(|&&r| r >= reader.rows()) {
         return Err(CliError::msg(if reader.rows() == 0 {

@@ -77,16 +77,17 @@ pub fn display(path: &Path) -> String {
 }
 
 /// Opens a fastpair file (or reads one from stdin) and validates its footer
-/// and dictionaries.
-pub fn open_reader(path: &Path) -> Result<Reader, CliError> {
-    open_reader_with(path, ReadOptions::default())
+/// and dictionaries. A file that arrives as a stream is held in memory, so
+/// it may be at most `memory` bytes (`--memory`).
+pub fn open_reader(path: &Path, memory: u64) -> Result<Reader, CliError> {
+    open_reader_with(path, memory, ReadOptions::default())
 }
 
 /// [`open_reader`] with options.
-pub fn open_reader_with(path: &Path, opts: ReadOptions) -> Result<Reader, CliError> {
+pub fn open_reader_with(path: &Path, memory: u64, opts: ReadOptions) -> Result<Reader, CliError> {
     use std::os::unix::fs::FileTypeExt;
     let r = if is_std(path) {
-        Reader::from_bytes_with(read_stream(io::stdin().lock(), path)?, opts)
+        Reader::from_bytes_with(read_stream(io::stdin().lock(), path, memory)?, opts)
     } else if std::fs::metadata(path).is_ok_and(|m| {
         let t = m.file_type();
         t.is_fifo() || t.is_char_device() || t.is_socket()
@@ -94,7 +95,7 @@ pub fn open_reader_with(path: &Path, opts: ReadOptions) -> Result<Reader, CliErr
         // A named pipe, a process substitution `<(cmd)`, `/dev/stdin` or
         // another device: read like stdin.
         let f = File::open(path).map_err(|e| io_error(format!("opening {}", display(path)), e))?;
-        Reader::from_bytes_with(read_stream(f, path)?, opts)
+        Reader::from_bytes_with(read_stream(f, path, memory)?, opts)
     } else {
         Reader::open_with(path, opts)
     };
@@ -102,9 +103,11 @@ pub fn open_reader_with(path: &Path, opts: ReadOptions) -> Result<Reader, CliErr
 }
 
 /// The bytes of a fastpair file that arrives as a stream (it is read at
-/// random offsets, so it is held whole). A stream whose first bytes are not
-/// the magic is refused at once rather than read to its end (`/dev/zero`).
-fn read_stream(mut s: impl Read, path: &Path) -> Result<Vec<u8>, CliError> {
+/// random offsets, so it is held whole, up to `limit` bytes). A stream whose
+/// first bytes are not the magic is refused at once rather than read to its
+/// end (`/dev/zero`), and one longer than `limit` as soon as it passes it (an
+/// endless stream that starts with FASTPAIR).
+fn read_stream(mut s: impl Read, path: &Path, limit: u64) -> Result<Vec<u8>, CliError> {
     let name = display(path);
     let mut bytes = Vec::new();
     (&mut s)
@@ -116,8 +119,17 @@ fn read_stream(mut s: impl Read, path: &Path) -> Result<Vec<u8>, CliError> {
             "{name}: not a fastpair file (it does not start with the bytes FASTPAIR)"
         )));
     }
-    s.read_to_end(&mut bytes)
+    let room = limit.saturating_sub(bytes.len() as u64);
+    s.take(room.saturating_add(1))
+        .read_to_end(&mut bytes)
         .map_err(|e| io_error(format!("reading {name}"), e))?;
+    if bytes.len() as u64 > limit {
+        return Err(CliError::msg(format!(
+            "{name}: a fastpair file read from a pipe is held in memory, and this one is longer \
+             than --memory {}; save it to a file first (or raise --memory)",
+            human_bytes(limit)
+        )));
+    }
     Ok(bytes)
 }
 
@@ -265,6 +277,10 @@ pub struct Values<R> {
     /// Values returned so far.
     pub rows: u64,
     name: String,
+    /// Longest value accepted, and the option that sets it when it is below
+    /// the format's limit.
+    max: u64,
+    max_why: Option<String>,
 }
 
 impl<R: BufRead> Values<R> {
@@ -276,7 +292,20 @@ impl<R: BufRead> Values<R> {
             bytes_read: 0,
             rows: 0,
             name,
+            max: fastpair::format::limits::MAX_VALUE_LEN,
+            max_why: None,
         }
+    }
+
+    /// Refuses values longer than `max` bytes (below the format's limit),
+    /// saying `why` (e.g. which option bounds them) — before reading more
+    /// than `max + 1` bytes of one.
+    pub fn with_max(mut self, max: u64, why: String) -> Self {
+        if max < self.max {
+            self.max = max;
+            self.max_why = Some(why);
+        }
+        self
     }
 
     /// The next value, or `None` at the end of the input.
@@ -284,7 +313,7 @@ impl<R: BufRead> Values<R> {
         self.buf.clear();
         // Read at most one byte past the longest value the format stores, so a
         // huge separator-free input fails instead of exhausting memory.
-        let limit = fastpair::format::limits::MAX_VALUE_LEN + 2;
+        let limit = self.max + 2;
         let n = (&mut self.input)
             .take(limit)
             .read_until(self.sep, &mut self.buf)
@@ -296,13 +325,19 @@ impl<R: BufRead> Values<R> {
         if self.buf.last() == Some(&self.sep) {
             self.buf.pop();
         }
-        if self.buf.len() as u64 > fastpair::format::limits::MAX_VALUE_LEN {
-            return Err(CliError::msg(format!(
-                "{}: value {} is longer than the limit of {} bytes",
-                self.name,
-                self.rows,
-                fastpair::format::limits::MAX_VALUE_LEN
-            )));
+        if self.buf.len() as u64 > self.max {
+            return Err(CliError::msg(match &self.max_why {
+                None => format!(
+                    "{}: value {} is longer than the limit of {} bytes",
+                    self.name, self.rows, self.max
+                ),
+                Some(why) => format!(
+                    "{}: value {} is longer than {}, {why}",
+                    self.name,
+                    self.rows,
+                    human_bytes(self.max)
+                ),
+            }));
         }
         self.rows += 1;
         Ok(Some(&self.buf))

@@ -51,6 +51,7 @@ static PROBE_STDOUT: extern "C" fn() = {
 };
 
 fn main() -> ExitCode {
+    bound_allocator_caches();
     install_panic_hook();
     install_signal_handler();
     let cli = match Cli::try_parse() {
@@ -139,6 +140,27 @@ fn install_signal_handler() {
             std::process::exit(128 + sig);
         }
     });
+}
+
+/// Keeps freed buffers from piling up per thread, so that `--memory` holds
+/// whatever the thread count. glibc raises its mmap threshold each time a
+/// mapped block is freed (up to 32 MiB), after which chunk-sized buffers
+/// come from per-thread arenas and stay there once freed: a per-chunk-
+/// dictionary compress under `--memory 64M` peaked at 28 MB on 1 thread and
+/// 112 MB on 16. A fixed threshold of 1 MiB returns large buffers to the
+/// system on free (42 MB on 16 threads; bench/MEMORY.md). A threshold the
+/// user set (`MALLOC_MMAP_THRESHOLD_`) is left alone.
+fn bound_allocator_caches() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+        extern "C" {
+            fn mallopt(param: i32, value: i32) -> i32;
+        }
+        const M_MMAP_THRESHOLD: i32 = -3;
+        // SAFETY: mallopt only changes glibc's allocator settings, and runs
+        // before any other thread of this process starts.
+        unsafe { mallopt(M_MMAP_THRESHOLD, 1 << 20) };
+    }
 }
 
 /// A bug must still end in one line on stderr and a non-zero exit, not a

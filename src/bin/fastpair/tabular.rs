@@ -15,14 +15,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow_array::RecordBatch;
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use fastpair::arrow::{ArrowType, BatchOptions, ReadArrow, WriteArrow};
+use fastpair::arrow::{ArrowType, WriteArrow};
 use fastpair::write::{Sink, WriteSummary};
 use fastpair::{Writer, WriterOptions};
 
 use crate::cli::{CompressArgs, DecompressArgs, InputFormat, TypeArg};
-use crate::io::{file_error, human_bytes, is_std, open_reader, thousands, CliError, Output};
+use crate::io::{
+    decode_options, file_error, human_bytes, is_std, open_reader_with, thousands, CliError, Output,
+};
 
 /// A tabular input file kind, told by its magic bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -364,21 +366,80 @@ pub fn out_format(path: &Path) -> Option<OutFormat> {
     }
 }
 
+/// The column in order as arrays of type `ty`, chunk by chunk: ranges of at
+/// most [`ROWS_PER_BATCH`] rows, halved until each fits the reader's memory
+/// cap (a single row over it is read alone), each chunk released once done.
+fn for_each_array(
+    reader: &mut fastpair::Reader,
+    path: &Path,
+    ty: ArrowType,
+    mut f: impl FnMut(ArrayRef) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let ferr = |e| file_error(path, e);
+    for i in 0..reader.num_chunks() {
+        let info = reader.chunk_info(i);
+        let end = info.first_row + info.entry.rows as u64;
+        let mut todo: Vec<std::ops::Range<u64>> = (info.first_row..end)
+            .step_by(ROWS_PER_BATCH as usize)
+            .map(|s| s..(s + ROWS_PER_BATCH).min(end))
+            .collect();
+        todo.reverse();
+        while let Some(r) = todo.pop() {
+            match fastpair::arrow::read_decoded(reader, r.clone(), ty) {
+                Ok(d) => f(d.into_array().map_err(ferr)?)?,
+                Err(fastpair::Error::MemoryCap { .. }) if r.end - r.start > 1 => {
+                    let mid = r.start + (r.end - r.start) / 2;
+                    todo.push(mid..r.end);
+                    todo.push(r.start..mid);
+                }
+                Err(fastpair::Error::MemoryCap { .. }) => {
+                    let mut one = fastpair::Column::default();
+                    let valid = reader.get_into(r.start, &mut one.values).map_err(ferr)?;
+                    one.offsets = vec![0, one.values.len() as i64];
+                    one.validity = (!valid).then(|| vec![0u8]);
+                    let arr = fastpair::arrow::to_array(one, ty).map_err(|e| match e {
+                        fastpair::Error::InvalidArgument(_) if ty == ArrowType::LargeUtf8 => {
+                            CliError::msg(format!(
+                                "{}: row {} is not valid UTF-8; read the column as binary",
+                                path.display(),
+                                r.start
+                            ))
+                        }
+                        e => ferr(e),
+                    })?;
+                    f(arr)?
+                }
+                Err(e) => return Err(ferr(e)),
+            }
+        }
+        reader.release_chunk(i);
+    }
+    Ok(())
+}
+
+/// Rows per Arrow batch of `decompress` (fewer when `--memory` needs it).
+const ROWS_PER_BATCH: u64 = 64 * 1024;
+
 pub fn decompress(a: DecompressArgs, fmt: OutFormat) -> Result<(), CliError> {
-    let reader = open_reader(&a.input)?;
-    let ferr = |e| file_error(&a.input, e);
+    // Chunk by chunk within --memory, each chunk let go once written: the
+    // file is never held whole, nor the decoded column.
+    let mut reader = open_reader_with(&a.input, a.memory, decode_options(a.memory))?;
     let ty = match a.r#type {
         TypeArg::Utf8 => ArrowType::LargeUtf8,
         TypeArg::Binary => ArrowType::LargeBinary,
         TypeArg::Auto => {
             // Text when every row is UTF-8: one checked decode per chunk first.
             let mut text = true;
+            let mut col = fastpair::Column::default();
             for i in 0..reader.num_chunks() {
-                let info = reader.chunk_info(i);
-                let r = info.first_row..info.first_row + info.entry.rows as u64;
-                let col = reader.read_range(r).map_err(ferr)?;
-                if fastpair::arrow::large_string(col).is_err() {
-                    text = false;
+                crate::io::chunk_ranges(&reader, &a.input, i, &mut col, &mut |_, c| {
+                    text = text
+                        && (0..c.len())
+                            .all(|r| c.value(r).map_or(true, |v| std::str::from_utf8(v).is_ok()));
+                    Ok(())
+                })?;
+                reader.release_chunk(i);
+                if !text {
                     break;
                 }
             }
@@ -409,32 +470,36 @@ pub fn decompress(a: DecompressArgs, fmt: OutFormat) -> Result<(), CliError> {
         )));
     }
     let out = Output::create(&a.output, &a.input, a.force)?;
-    let batches = reader.batches(
-        BatchOptions::default()
-            .with_rows_per_batch(64 * 1024)
-            .with_ty(ty)
-            .with_field(name),
-    )?;
     let oname = a.output.display().to_string();
     let werr = |e: &dyn std::fmt::Display| CliError::msg(format!("writing {oname}: {e}"));
+    let batch =
+        |arr: ArrayRef| RecordBatch::try_new(schema.clone(), vec![arr]).map_err(|e| werr(&e));
     let file = match fmt {
         OutFormat::Parquet => {
             let props = parquet::file::properties::WriterProperties::builder()
                 .set_compression(parquet::basic::Compression::SNAPPY)
                 .build();
-            let mut w = parquet::arrow::ArrowWriter::try_new(out, schema, Some(props))
+            let mut w = parquet::arrow::ArrowWriter::try_new(out, schema.clone(), Some(props))
                 .map_err(|e| werr(&e))?;
-            for b in batches {
-                w.write(&b.map_err(ferr)?).map_err(|e| werr(&e))?;
-            }
+            // The writer buffers a row group's pages (and its encoders'
+            // state) until the group ends: end one whenever that reaches an
+            // eighth of --memory (the decoded batch may take half).
+            let flush_at = (a.memory / 8).max(1) as usize;
+            for_each_array(&mut reader, &a.input, ty, |arr| {
+                w.write(&batch(arr)?).map_err(|e| werr(&e))?;
+                if w.memory_size() >= flush_at {
+                    w.flush().map_err(|e| werr(&e))?;
+                }
+                Ok(())
+            })?;
             w.into_inner().map_err(|e| werr(&e))?
         }
         OutFormat::Arrow => {
             let mut w =
                 arrow_ipc::writer::FileWriter::try_new(out, &schema).map_err(|e| werr(&e))?;
-            for b in batches {
-                w.write(&b.map_err(ferr)?).map_err(|e| werr(&e))?;
-            }
+            for_each_array(&mut reader, &a.input, ty, |arr| {
+                w.write(&batch(arr)?).map_err(|e| werr(&e))
+            })?;
             w.finish().map_err(|e| werr(&e))?;
             w.into_inner().map_err(|e| werr(&e))?
         }
