@@ -1,4 +1,4 @@
-//! The FastPair GPU decoder (DESIGN §2, spec/DECODER.md): bulk scans of a
+//! The FastPair GPU decoder (spec/DECODER.md): bulk scans of a
 //! column into Arrow-layout device buffers, one launch over all selected
 //! chunks whatever their dictionaries, with a CPU fallback.
 //!
@@ -72,7 +72,7 @@ pub const STATUS_SIDECAR: u32 = 2;
 /// Status flag bit: a cascaded sequence is inconsistent.
 pub const STATUS_CASCADE: u32 = 4;
 
-/// Compile-time parameters of the decode kernel (DESIGN §2).
+/// Compile-time parameters of the decode kernel (spec/DECODER.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct DecoderConfig {
