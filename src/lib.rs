@@ -10,9 +10,14 @@
 //! ## Layout
 //! A file is a header, chunk sections (rows encoded as fixed-width codes, a
 //! sidecar of batch output positions, cascaded row boundaries, an optional
-//! validity bitmap), dictionary sections (fixed-stride token planes and
-//! nibble-packed lengths), a footer and a 24-byte tail. Every byte is specified
-//! in `spec/FORMAT.md`; the GPU algorithm in `spec/DECODER.md`.
+//! validity bitmap; or, for a chunk with few distinct values, those values
+//! once and a bit-packed index per row), dictionary sections (the tokens
+//! front-coded: lengths, shared prefixes, remaining bytes), a footer and a
+//! 24-byte tail. The fixed-stride planes the decoders read are built from a
+//! dictionary when the file is opened ([`dict::Planes`]); they are not
+//! stored (format version 3; versions 1–2, which stored them, still read).
+//! Every byte is specified in `spec/FORMAT.md`; the GPU algorithm in
+//! `spec/DECODER.md`; `CHANGELOG.md` lists the format versions.
 //!
 //! ## Writing
 //! ```
@@ -25,15 +30,17 @@
 //! # Ok::<(), fastpair::Error>(())
 //! ```
 //! [`Writer::create`] streams rows to a path and replaces it only when
-//! [`Writer::finish`] succeeds.
+//! [`Writer::finish`] succeeds. A file's bytes depend only on the rows and
+//! the options, never on the thread count or the memory budget.
 //!
 //! ## Reading
-//! [`Reader::open`] reads and checks only the tail, footer and dictionaries,
-//! with positioned reads into memory it owns, so a file changed or truncated
-//! underneath reads as an error ([`read::Storage`]: also memory, object
-//! stores with the `object_store` feature, and the `unsafe` memory map). A chunk is checked
-//! whole (checksum, structure, every code and length) the first time a bulk
-//! read touches it; [`Reader::get`] reads only the chunk header, the
+//! [`Reader::open`] reads a local file with positioned reads into memory the
+//! reader owns (a file changed underneath reads as an error); a memory map is
+//! the `unsafe` [`read::MmapStorage::open`], and [`read::Storage`] also
+//! covers memory and object stores (the `object_store` feature). Opening
+//! reads and checks only the tail, footer and dictionaries. A chunk is
+//! checked whole (checksum, structure, every code and length) the first time
+//! a bulk read touches it; [`Reader::get`] reads only the chunk header, the
 //! row-boundary block of its row and its codes, checking what it reads, and
 //! validates the chunk whole after a few such reads. Validated chunks are
 //! [`read::ChunkView`]s borrowed from their reader;
@@ -41,9 +48,13 @@
 //! ([`Column`]: values + `i64` offsets + validity) on all cores.
 //!
 //! ## GPU
-//! With the `gpu` feature (default), the `gpu` module decodes many chunks in one
-//! kernel launch into one device buffer; without a GPU it falls back to the CPU
-//! decoder and returns identical bytes.
+//! With the `gpu` feature (default), [`gpu`] decodes many chunks in one
+//! kernel launch into one device buffer (`gpu::scan`), given rows
+//! (`gpu::DeviceRows`), or a column larger than device memory batch by batch
+//! (`gpu::scan_stream`, over several GPUs with `gpu::scan_stream_on`). The
+//! CUDA driver and NVRTC are loaded at run time: without them
+//! [`gpu::read_range`] falls back to the CPU decoder and returns identical
+//! bytes, and the device-only calls return [`Error::GpuUnavailable`].
 //!
 //! ## Arrow
 //! With the `arrow` feature (default), `arrow::WriteArrow::write_array` takes
@@ -51,11 +62,23 @@
 //! `arrow::ReadArrow` reads rows into Arrow arrays built on the decoder's own
 //! buffers, or streams them as record batches.
 //!
+//! ## Features
+//! `gpu` and `arrow` are on by default. `cli`: the `fastpair` command-line
+//! tool (clap, Parquet and Arrow IPC files through `parquet`, signal
+//! handling). `object_store`: [`Reader`]s over S3, GCS, Azure and HTTP.
+//! `test-util`: test and fuzzing hooks, not part of the stable API.
+//!
 //! ## Safety
-//! Every file is untrusted. Decoders only accept validated types
-//! ([`dict::Dictionary`], [`decode::CheckedCodes`], [`read::ChunkView`]);
-//! `unsafe` is confined to the decode hot loop and GPU launches, each block
-//! with a `SAFETY:` comment naming the invariant and where it was checked.
+//! Every file is untrusted: bad input gets an [`Error`] naming the section,
+//! byte offset and broken invariant, never a panic or undefined behaviour.
+//! Decoders only accept validated types ([`dict::Dictionary`],
+//! [`decode::CheckedCodes`], [`read::ChunkView`]). `unsafe` is used where a
+//! validated invariant makes a check redundant on a hot path — the decode
+//! loops, point reads of validated chunks, the encoder's matcher, building
+//! Arrow arrays over validated offsets and UTF-8 — and for memory maps
+//! (an `unsafe fn`: the caller promises the file does not change) and GPU
+//! launches. Every block has a `SAFETY:` comment naming the invariant and
+//! where it was checked.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
