@@ -67,9 +67,10 @@ extern "C" __global__ void fastpair_rows_locate(
         // empty value. loc = (chunk, value start, 0, length).
         const u8* ix = input + ch.rb_off;
         const u32* starts = (const u32*)(input + ch.rc_off);
-        u32 k = ch.iw == 1 ? ix[r] : ch.iw == 2 ? ((const unsigned short*)ix)[r] : ((const u32*)ix)[r];
+        const u32 k = r >= ch.rows ? FULL
+            : ch.iw == 1 ? ix[r] : ch.iw == 2 ? ((const unsigned short*)ix)[r] : ((const u32*)ix)[r];
         u32 a = 0, n = 0;
-        if (r >= ch.rows || k > ch.nvalues) {
+        if (k > ch.nvalues) {
             atomicOr(status, ST_VALUES);
         } else if (k < ch.nvalues) {
             a = starts[k];

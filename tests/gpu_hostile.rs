@@ -149,8 +149,14 @@ fn mutated_value_dict_files_through_every_gpu_path() {
         rng
     };
     let (mut opened, mut total) = (0, 0);
+    // FASTPAIR_MUTATIONS: files per seed (default 250; fewer under
+    // compute-sanitizer, which slows every launch).
+    let per_seed: usize = std::env::var("FASTPAIR_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(250);
     for seed in &seeds {
-        for _ in 0..250 {
+        for _ in 0..per_seed {
             let mut f = seed.clone();
             for _ in 0..1 + next() % 3 {
                 let at = (next() % f.len() as u64) as usize;
