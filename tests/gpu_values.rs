@@ -212,15 +212,16 @@ fn corpus_columns_with_default_options() {
 }
 
 /// A column of `rows` rows over `d` distinct values (every 13th row null,
-/// value 0 of the numbering empty), in order of a multiplicative hash so
-/// that neighbouring rows name different values.
+/// value 0 of the numbering empty): row i names value 7919·i mod d, so
+/// neighbouring rows name different values and any d consecutive rows name
+/// every value (7919 is a prime that divides none of the counts).
 fn synthetic(d: usize, rows: usize) -> Vec<Option<Vec<u8>>> {
     (0..rows)
         .map(|i| {
             if i % 13 == 5 {
                 return None;
             }
-            let k = (i.wrapping_mul(2_654_435_761) >> 3) % d;
+            let k = i * 7919 % d;
             Some(if k == 0 && d > 1 {
                 Vec::new()
             } else {
@@ -247,6 +248,11 @@ fn synthetic_distinct_value_counts() {
         let r = Reader::from_bytes(file).unwrap();
         let name = format!("{d} distinct values");
         assert!(r.num_chunks() >= 2, "{name}");
+        assert_eq!(
+            r.chunk_info(0).entry.values as usize,
+            d,
+            "{name}: the first chunk holds every value"
+        );
         assert_eq!(
             value_dict_chunks(&r),
             r.num_chunks(),
