@@ -1,7 +1,7 @@
 //! Value-dictionary chunks (spec/FORMAT.md §5.6): checking the row indices
-//! when a chunk is validated whole, serving rows of a validated chunk from
-//! its decoded values, and point reads that touch one index block and one
-//! value.
+//! when a chunk is validated whole (§9 step 13b), serving rows of a
+//! validated chunk from its decoded values, and point reads that touch one
+//! index block and one value.
 
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
@@ -9,17 +9,19 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use super::chunk::ChunkHead;
-use super::Reader;
-use crate::dict::MAX_TOKEN_LEN;
+use super::head::ChunkHead;
+use super::{ChunkView, KindRows, SubCheck, ValidChunk};
+use crate::decode::CheckedCodes;
+use crate::dict::{Dictionary, MAX_TOKEN_LEN};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::cascade::Sequence;
 use crate::format::index;
-use crate::format::layout::ChunkEntry;
+use crate::format::layout::{ChunkEntry, ChunkHeader};
+use crate::read::Reader;
 
 /// What a point read needs of a chunk's value index (§5.6).
 #[derive(Debug)]
-pub(super) enum IndexHead {
+pub(in crate::read) enum IndexHead {
     /// Version 2: the running-sum sequence's header and directory.
     Cascade(Sequence),
     /// Version 3: row value numbers bit-packed at `bits` bits (the part's
@@ -35,11 +37,11 @@ const NULL_ROW: u32 = u32::MAX;
 
 /// Zero bytes kept after the decoded values: a bulk gather copies values of
 /// up to 32 bytes as one 32-byte block, which must lie in `values`.
-pub(super) const VALUE_PAD: usize = 2 * MAX_TOKEN_LEN;
+const VALUE_PAD: usize = 2 * MAX_TOKEN_LEN;
 
 /// The checked, decoded side of a value-dictionary chunk.
 #[derive(Debug)]
-pub(super) struct ValueDict {
+pub(in crate::read) struct ValueDict {
     /// Each row's value number ([`NULL_ROW`] for a null row).
     index: Vec<u32>,
     /// Byte offset of each row in the expanded chunk, and the end.
@@ -62,6 +64,34 @@ pub(super) struct ValueDict {
 }
 
 impl ValueDict {
+    /// §9 step 13b for chunk `id` (`entry`): decodes its distinct values
+    /// (`codes`, checked against `dict`; `value_bytes` bytes, the sidecar's
+    /// last value; `starts` their row-byte boundaries, steps 10–12) and
+    /// checks its value index `ix` ([`Self::check`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn validate(
+        id: u32,
+        entry: &ChunkEntry,
+        packed: bool,
+        ix: (&[u8], u64),
+        validity: Option<&[u8]>,
+        dict: &Dictionary,
+        codes: &CheckedCodes<'_>,
+        value_bytes: usize,
+        starts: Vec<u32>,
+    ) -> Result<Self> {
+        // Room for the zero padding `check` appends.
+        let mut values = Vec::with_capacity(value_bytes + VALUE_PAD);
+        values.resize(value_bytes, 0);
+        crate::decode::decode_chunk(dict, codes, &mut values);
+        Self::check(id, entry, packed, ix, validity, values, starts)
+    }
+
+    /// The decoded side ([`ChunkView::value_dict_parts`]).
+    pub(super) fn parts(&self) -> ValueDictParts<'_> {
+        (&self.values, &self.starts, &self.index, &self.row_starts)
+    }
+
     /// Checks the value indices of chunk `id` (§9 step 13b): the part
     /// (`bytes` at `at`) is the bit-packed index of `rows` rows at the width
     /// of `values − 1` with zero padding bits (`packed`, version 3), or a
@@ -217,7 +247,7 @@ impl ValueDict {
     /// # Safety
     /// `r` is below the chunk's row count.
     #[inline(always)]
-    pub(super) unsafe fn append_row(&self, r: usize, out: &mut Vec<u8>) -> bool {
+    pub(in crate::read) unsafe fn append_row(&self, r: usize, out: &mut Vec<u8>) -> bool {
         debug_assert!(r < self.index.len());
         // SAFETY: the caller's contract (`index` has one entry per row).
         let k = unsafe { *self.index.get_unchecked(r) };
@@ -431,15 +461,82 @@ impl ValueDict {
     }
 }
 
+impl KindRows for ValueDict {
+    fn get(&self, _view: ChunkView<'_>, r: usize, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.row(r));
+    }
+
+    fn span(&self, _c: &ValidChunk, rows: Range<usize>) -> (Range<usize>, Range<usize>) {
+        // Gathered from the decoded values, not decoded from codes.
+        (0..0, self.bytes_of(rows))
+    }
+
+    fn extend_offsets(&self, _c: &ValidChunk, rows: Range<usize>, shift: i64, out: &mut Vec<i64>) {
+        ValueDict::extend_offsets(self, rows, shift, out)
+    }
+
+    fn decode(
+        &self,
+        _view: ChunkView<'_>,
+        rows: Range<usize>,
+        _codes: Range<usize>,
+        _bytes: Range<usize>,
+        out: &mut [MaybeUninit<u8>],
+        check: Option<SubCheck<'_>>,
+    ) -> (usize, bool) {
+        let want = out.len();
+        // Gathered, not decoded: checked as one piece.
+        let got = self.gather(rows, out).min(want);
+        let ok = match check {
+            None => true,
+            Some(_) if got != want => false,
+            Some(f) => {
+                // SAFETY: `gather` wrote `got == want` bytes, which (its
+                // blocks tile the output) is all of `out`.
+                let bytes = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), want) };
+                f(0, bytes)
+            }
+        };
+        (got, ok)
+    }
+
+    fn rows_not_utf8(&self) -> Option<&[u64]> {
+        // Validation's flags are per value, not per row.
+        None
+    }
+}
+
 impl Reader {
+    /// A point read's code range of row `r` of value-dictionary chunk `i`
+    /// (whose head is `head`, its index head `ix`): the row's value number,
+    /// then that value's codes, each checked (§9, point reads); `None` for
+    /// a null row.
+    pub(super) fn value_dict_row(
+        &self,
+        i: usize,
+        head: &ChunkHead,
+        ix: &IndexHead,
+        r: usize,
+    ) -> Result<Option<Range<usize>>> {
+        let values = self.footer.chunks[i].values as usize;
+        match self.value_of_row(i, r, head, ix)? {
+            None => Ok(None),
+            Some(k) => {
+                let (a, b) = self.row_code_pair(i, head, k, values)?;
+                Ok(Some(a..b))
+            }
+        }
+    }
+
     /// Row `r`'s value number in value-dictionary chunk `i`, reading only
     /// the index block(s) of the row and its validity byte (`None` for a
     /// null row).
-    pub(super) fn value_of_row(
+    fn value_of_row(
         &self,
         i: usize,
         r: usize,
         head: &ChunkHead,
+        ix: &IndexHead,
     ) -> Result<Option<usize>> {
         let id = i as u32;
         let entry = self.footer.chunks[i];
@@ -447,11 +544,7 @@ impl Reader {
         let parts = head.header.parts();
         let at = base + parts[5].start as u64;
         let section = Section::Chunk(id, ChunkPart::ValueIndex);
-        let k = match head
-            .value_index
-            .as_ref()
-            .expect("value-dictionary chunks have an index head")
-        {
+        let k = match ix {
             IndexHead::Packed { bits } => {
                 let bits = *bits;
                 let range = index::bytes_of_row(r, bits);
@@ -482,24 +575,15 @@ impl Reader {
                 b.wrapping_sub(a) as usize
             }
         };
-        if head.header.has_validity {
-            let byte = match &head.validity {
-                Some(v) => v[r / 8],
-                None => {
-                    let vat = base + (parts[4].start + r / 8) as u64;
-                    self.storage.read(vat..vat + 1)?[0]
-                }
-            };
-            if byte >> (r % 8) & 1 == 0 {
-                if k != 0 {
-                    return Err(Error::corrupt(
-                        Section::Chunk(id, ChunkPart::Validity),
-                        base + parts[4].start as u64,
-                        Invariant::NullWithValue { row: r as u64 },
-                    ));
-                }
-                return Ok(None);
+        if head.header.has_validity && !self.row_valid_bit(i, head, r)? {
+            if k != 0 {
+                return Err(Error::corrupt(
+                    Section::Chunk(id, ChunkPart::Validity),
+                    base + parts[4].start as u64,
+                    Invariant::NullWithValue { row: r as u64 },
+                ));
             }
+            return Ok(None);
         }
         if k >= entry.values as usize {
             return Err(Error::corrupt(
@@ -518,11 +602,7 @@ impl Reader {
     /// The value index's head of chunk `i` (whose header is `header`):
     /// version 3, its width, the part's length checked against the rows;
     /// version 2, the sequence's header and directory, its length checked.
-    pub(super) fn value_index_head(
-        &self,
-        i: usize,
-        header: &crate::format::layout::ChunkHeader,
-    ) -> Result<IndexHead> {
+    pub(super) fn value_index_head(&self, i: usize, header: &ChunkHeader) -> Result<IndexHead> {
         let entry = self.footer.chunks[i];
         let part = header.parts()[5].clone();
         let at = entry.section.offset + part.start as u64;
@@ -560,21 +640,9 @@ impl Reader {
     }
 }
 
-/// What [`super::ChunkView::value_dict_parts`] returns: values, value
+/// What [`ChunkView::value_dict_parts`] returns: values, value
 /// offsets, row value numbers, row offsets.
 pub type ValueDictParts<'a> = (&'a [u8], &'a [u32], &'a [u32], &'a [u32]);
-
-impl<'a> super::ChunkView<'a> {
-    /// The decoded side of a value-dictionary chunk (§5.6): the distinct
-    /// values back to back, their `D + 1` byte offsets, each row's value
-    /// number (`u32::MAX` for a null row) and the rows' `rows + 1` byte
-    /// offsets. `None` for a chunk that stores every row's codes. All checked
-    /// when the chunk was validated.
-    pub fn value_dict_parts(&self) -> Option<ValueDictParts<'a>> {
-        let v = self.chunk.value_dict.as_ref()?;
-        Some((&v.values, &v.starts, &v.index, &v.row_starts))
-    }
-}
 
 #[cfg(test)]
 mod tests {
