@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use super::abi::{Dict, Piece, Seq, VPiece, VTile, CASCADE_BLOCK};
-use super::kind::GpuChunk;
+use super::kind::{self, GpuChunk};
 use crate::dict::{Planes, MAX_TOKEN_LEN};
 use crate::error::{Error, Result};
 use crate::read::Reader;
@@ -50,13 +50,16 @@ impl Plan {
             return Ok(&self.owned[at..at + len]);
         }
         let c = reader.chunk(seg.chunk)?;
-        Ok(match (seg.part, GpuChunk::of(c)) {
+        Ok(match (seg.part, GpuChunk::of(c)?) {
             (Part::Codes, _) => c.codes_bytes(),
             (Part::Sidecar, _) => c.sidecar_bytes(),
             (Part::RowBytes, _) => c.row_bytes_bytes(),
             (Part::Values, GpuChunk::ValueDict(v)) => v.values,
             (Part::Values, GpuChunk::Coded(_)) | (Part::Owned { .. }, _) => {
-                unreachable!("planned only for value-dictionary chunks")
+                return Err(Error::Gpu(format!(
+                    "chunk {}: a value-dictionary part planned for a coded chunk",
+                    seg.chunk
+                )))
             }
         })
     }
@@ -300,7 +303,7 @@ pub(crate) fn build_with(
             continue;
         }
         let (rlo, rhi) = ((lo - info.first_row) as u32, (hi - info.first_row) as u32);
-        let c = match GpuChunk::of(reader.chunk(i)?) {
+        let c = match GpuChunk::of(reader.chunk(i)?)? {
             GpuChunk::Coded(c) => c,
             GpuChunk::ValueDict(_) => {
                 sels.push(Sel {
@@ -345,8 +348,9 @@ pub(crate) fn build_with(
     // are unless a dictionary chose the other width).
     let used = sels
         .iter()
-        .filter(|s| s.coded.is_some())
-        .map(|s| reader.chunk_info(s.chunk).entry.dict);
+        .map(|s| reader.chunk_info(s.chunk).entry)
+        .filter(kind::uses_dictionary_planes)
+        .map(|e| e.dict);
     let (dicts, dictblob, dict_index) = dict_table(reader, used, w, plan.bits)?;
     plan.dicts = dicts;
     plan.dictblob = dictblob;
@@ -414,8 +418,11 @@ pub(crate) fn build_with(
             let Some((codes, bytes)) = s.coded.clone() else {
                 // A value-dictionary chunk: its distinct values, their
                 // starts and the selected rows' value numbers, then tiles.
-                let GpuChunk::ValueDict(v) = GpuChunk::of(c) else {
-                    unreachable!("selected as a value-dictionary chunk")
+                let GpuChunk::ValueDict(v) = GpuChunk::of(c)? else {
+                    return Err(Error::Gpu(format!(
+                        "chunk {}: selected as a value-dictionary chunk",
+                        s.chunk
+                    )));
                 };
                 let owned = Part::Owned { at: 0, len: 0 };
                 let vals_off = put(&mut plan, Part::Values, v.values);

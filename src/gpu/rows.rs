@@ -10,7 +10,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::abi::{self, Dict, RChunk, RK_CODED, RK_VALUES};
 use super::device::{gpu, gpu_err, grid, up, Gpu, Kernels};
-use super::kind::{GpuChunk, Kind};
+use super::kind::{self, GpuChunk};
 use super::plan;
 use super::{DecoderConfig, DeviceColumn};
 use crate::error::{Error, Result};
@@ -54,7 +54,7 @@ impl<'r> DeviceRows<'r> {
         let kernels = g.kernels(&cfg, bits)?;
         let used = (0..reader.num_chunks())
             .map(|i| reader.chunk_info(i).entry)
-            .filter(|e| Kind::of(e) == Kind::Coded)
+            .filter(kind::uses_dictionary_planes)
             .map(|e| e.dict);
         let (dicts, blob, index) = plan::dict_table(reader, used, w, bits)?;
         let mut input = Vec::new();
@@ -76,7 +76,7 @@ impl<'r> DeviceRows<'r> {
                 rows: info.entry.rows,
                 ..RChunk::default()
             };
-            match GpuChunk::of(view) {
+            match GpuChunk::of(view)? {
                 GpuChunk::Coded(c) => {
                     rc.kind = RK_CODED;
                     rc.codes_off = part(c.codes_bytes());

@@ -11,7 +11,7 @@ use cudarc::driver::{CudaSlice, CudaView, PinnedHostSlice};
 use std::sync::Arc;
 
 use super::device::{self, gpu_err, DevicePlan, Gpu, Kernels};
-use super::kind::Kind;
+use super::kind;
 use super::plan::{self, Plan};
 use super::{abi, ScanOptions};
 use crate::error::{Error, Result};
@@ -177,7 +177,7 @@ fn groups(reader: &Reader, rows: Range<u64>, budget: usize) -> Result<Vec<Group>
         if lo >= hi {
             continue;
         }
-        let need = Kind::of(&e).device_bytes(&e, hi - lo);
+        let need = kind::device_bytes(&e, hi - lo);
         // The batch's buffers: its values and offsets exactly, the rest
         // (input, sequences) as one sum.
         let values = e.bytes as usize;
