@@ -20,15 +20,15 @@ export FASTPAIR_REQUIRE_GPU=1 RUST_BACKTRACE=1 FASTPAIR_CORPUS=target/corpus
 S="$OUT/summary.txt"
 step() { echo "=== $1 $(date -u +%T)" | tee -a "$S"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu-info.txt" 2>&1
-T1=${T1:-300}
+T1=${T1:-250}
 step "phase 1"
 (timeout "$T1" .gpu/bin/gpu_values-test --test-threads 1 > "$OUT/values.log" 2>&1; echo "rc=$?" >> "$OUT/values.log") &
 (timeout "$T1" .gpu/bin/gpu_hostile-test --test-threads 1 > "$OUT/hostile.log" 2>&1; echo "rc=$?" >> "$OUT/hostile.log") &
 (timeout "$T1" .gpu/bin/gpu-test --test-threads 1 --skip kernel_source_compiles_for_every_variant > "$OUT/gpu.log" 2>&1; echo "rc=$?" >> "$OUT/gpu.log") &
-(FASTPAIR_MUTATIONS=${SAN_MUTATIONS:-30} timeout "$T1" compute-sanitizer --tool memcheck --error-exitcode 9 \
+(FASTPAIR_MUTATIONS=${SAN_MUTATIONS:-30} timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
    .gpu/bin/gpu_hostile-test --test-threads 1 mutated_value_dict > "$OUT/memcheck-hostile.log" 2>&1
  echo "rc=$?" >> "$OUT/memcheck-hostile.log";
- timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_values-test --test-threads 1 \
+ timeout 100 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_values-test --test-threads 1 \
    mixed_chunk_kinds long_values value_dict_only > "$OUT/memcheck-values.log" 2>&1
  echo "rc=$?" >> "$OUT/memcheck-values.log") &
 (
@@ -54,12 +54,12 @@ for f in values hostile gpu memcheck-hostile memcheck-values; do
   grep -E "^test result|FAILED|panicked|ERROR SUMMARY|^rc=" "$OUT/$f.log" | sed "s/^/$f: /" | tee -a "$S"
 done
 step "phase 2: benchmark"
-VDICT_ONLY=1 REPS=${REPS:-30} timeout 150 .gpu/bin/gpu_scan-bench > "$OUT/bench.log" 2>&1
+VDICT_ONLY=1 REPS=${REPS:-30} timeout 120 .gpu/bin/gpu_scan-bench > "$OUT/bench.log" 2>&1
 echo "bench rc=$?" | tee -a "$S"
 grep -E "^vdict|^device" "$OUT/bench.log" | tee -a "$S"
 step "phase 2: fastpair scan --gpu"
 for c in tpch_sf1_l_shipinstruct tpch_sf1_o_clerk; do
-  timeout 90 .gpu/bin/fastpair scan --gpu --iters 10 /tmp/$c.fpc >> "$OUT/cli.log" 2>&1
+  timeout 60 .gpu/bin/fastpair scan --gpu --iters 10 /tmp/$c.fpc >> "$OUT/cli.log" 2>&1
   echo "scan $c rc=$?" >> "$OUT/cli.log"
 done
 grep -E "rows|gpu|compress|rc=|chunk" "$OUT/cli.log" | tee -a "$S"
