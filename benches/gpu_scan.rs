@@ -289,7 +289,12 @@ mod bench {
             )
         } else {
             (
-                Reader::open_with(&file, ropts).expect("open"),
+                {
+                    // SAFETY: the benchmark's own file, not changed while read;
+                    // mapped so the streaming scan page-locks it in place.
+                    let map = unsafe { fastpair::read::MmapStorage::open(&file) }.expect("map");
+                    Reader::from_storage(std::sync::Arc::new(map), ropts).expect("open")
+                },
                 format!("file {file} (memory-mapped)"),
             )
         };

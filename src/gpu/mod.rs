@@ -1,4 +1,4 @@
-//! The FastPair GPU decoder (DESIGN §2, spec/DECODER.md): bulk scans of a
+//! The FastPair GPU decoder (spec/DECODER.md): bulk scans of a
 //! column into Arrow-layout device buffers, one launch over all selected
 //! chunks whatever their dictionaries, with a CPU fallback.
 //!
@@ -75,7 +75,7 @@ pub const STATUS_CASCADE: u32 = 4;
 /// leave the values, or a tile's rows disagree with its planned bytes.
 pub const STATUS_VALUES: u32 = 8;
 
-/// Compile-time parameters of the decode kernel (DESIGN §2).
+/// Compile-time parameters of the decode kernel (spec/DECODER.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct DecoderConfig {

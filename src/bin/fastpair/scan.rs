@@ -24,7 +24,7 @@ fn say_cli(line: &str) -> Result<(), CliError> {
 
 pub fn run(a: ScanArgs) -> Result<(), CliError> {
     let t = Instant::now();
-    let mut reader = crate::io::open_reader_with(&a.file, decode_options(a.memory))?;
+    let mut reader = crate::io::open_reader_with(&a.file, a.memory, decode_options(a.memory))?;
     // Validate every chunk up front, so a damaged file fails before any
     // timing; each chunk is let go once checked (`release_chunk`: its
     // validation state and a mapped file's pages), so memory holds one chunk,
