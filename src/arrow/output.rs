@@ -101,7 +101,7 @@ pub fn large_binary(col: Column) -> Result<LargeBinaryArray> {
 /// are an [`Error::InvalidArgument`] naming the first bad row.
 pub fn large_string(col: Column) -> Result<LargeStringArray> {
     let (o, v, n) = parts(col)?;
-    check_utf8(&o[..], v.as_slice())?;
+    check_utf8(&o[..], v.as_slice(), 0)?;
     // SAFETY: `parts` checked that the offsets start at >= 0, never
     // decrease and end within `v`, and that the null buffer has one bit per
     // row; `check_utf8` checked that every row's bytes are UTF-8 (the
@@ -169,7 +169,7 @@ pub fn binary_view(col: Column) -> Result<BinaryViewArray> {
 /// [`large_string`], then once more per view by arrow-rs's safe constructor).
 pub fn string_view(col: Column) -> Result<StringViewArray> {
     let (o, v, n) = parts(col)?;
-    check_utf8(&o[..], v.as_slice())?;
+    check_utf8(&o[..], v.as_slice(), 0)?;
     let (v, b, n) = views(o, v, n);
     GenericByteViewArray::<StringViewType>::try_new(v, b, n)
         .map_err(|e| arrow_err("building a Utf8View array", e))
@@ -192,6 +192,8 @@ pub struct Decoded {
     col: Column,
     ty: ArrowType,
     utf8_checked: bool,
+    /// The reader's row number of the column's first row (for errors).
+    first: u64,
 }
 
 impl Decoded {
@@ -222,7 +224,7 @@ impl Decoded {
                     .map_err(|e| arrow_err("building a LargeBinary array", e))?,
             ),
             ArrowType::LargeUtf8 => {
-                check_utf8(&o[..], v.as_slice())?;
+                check_utf8(&o[..], v.as_slice(), self.first)?;
                 // SAFETY: as above, with every row checked by `check_utf8`.
                 Arc::new(unsafe { LargeStringArray::new_unchecked(o, v, n) })
             }
@@ -234,7 +236,7 @@ impl Decoded {
                 )
             }
             ArrowType::Utf8View => {
-                check_utf8(&o[..], v.as_slice())?;
+                check_utf8(&o[..], v.as_slice(), self.first)?;
                 let (v, b, n) = views(o, v, n);
                 Arc::new(
                     GenericByteViewArray::<StringViewType>::try_new(v, b, n)
@@ -254,12 +256,14 @@ impl Decoded {
 /// Invalid bytes are an [`Error::InvalidArgument`] naming the first bad row.
 pub fn read_decoded(reader: &Reader, rows: Range<u64>, ty: ArrowType) -> Result<Decoded> {
     let mut col = Column::default();
+    let first = rows.start;
     if ty != ArrowType::LargeUtf8 {
         reader.read_range_into(rows, &mut col)?;
         return Ok(Decoded {
             col,
             ty,
             utf8_checked: false,
+            first,
         });
     }
     if rows.start <= rows.end && rows.end <= reader.rows() {
@@ -270,12 +274,13 @@ pub fn read_decoded(reader: &Reader, rows: Range<u64>, ty: ArrowType) -> Result<
             reader.read_range_into(rows, &mut col)?;
             if !check_spans(&col.offsets, &col.values, &spans) {
                 // The exact check names the first bad row.
-                check_utf8(&col.offsets, &col.values)?;
+                check_utf8(&col.offsets, &col.values, first)?;
             }
             return Ok(Decoded {
                 col,
                 ty,
                 utf8_checked: true,
+                first,
             });
         }
     }
@@ -286,12 +291,13 @@ pub fn read_decoded(reader: &Reader, rows: Range<u64>, ty: ArrowType) -> Result<
     if !(ok && pieces.stitch(&col.values)) {
         // A bad byte, or a piece too small for the fast check: the exact
         // check, which names the first bad row (or passes).
-        check_utf8(&col.offsets, &col.values)?;
+        check_utf8(&col.offsets, &col.values, first)?;
     }
     Ok(Decoded {
         col,
         ty,
         utf8_checked: true,
+        first,
     })
 }
 

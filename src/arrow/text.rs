@@ -8,8 +8,9 @@ use crate::error::{Error, Result};
 use crate::read::Reader;
 
 /// Checks that every row `values[o[i]..o[i+1]]` is UTF-8; the error names
-/// the first bad row.
-pub(super) fn check_utf8(offs: &[i64], values: &[u8]) -> Result<()> {
+/// the first bad row, numbered from `first` (the column's row number of
+/// `o[0]`, so a range's error names the file's row).
+pub(super) fn check_utf8(offs: &[i64], values: &[u8], first: u64) -> Result<()> {
     use rayon::prelude::*;
     let rows = offs.len().saturating_sub(1);
     if rows == 0 {
@@ -37,7 +38,8 @@ pub(super) fn check_utf8(offs: &[i64], values: &[u8]) -> Result<()> {
         .find(|&i| std::str::from_utf8(&values[offs[i] as usize..offs[i + 1] as usize]).is_err())
         .unwrap_or(0);
     Err(Error::InvalidArgument(format!(
-        "row {bad} is not valid UTF-8; read the column as binary"
+        "row {} is not valid UTF-8; read the column as binary",
+        first + bad as u64
     )))
 }
 

@@ -1,4 +1,4 @@
-//! CPU decoders over plain, validated buffers (DESIGN §1, spec/FORMAT.md §7).
+//! CPU decoders over plain, validated buffers (spec/FORMAT.md §4.1, §7).
 //!
 //! Nothing here knows about files: inputs are a [`Dictionary`] and
 //! [`CheckedCodes`] (codes proven `< num_tokens`, sidecar proven to agree with

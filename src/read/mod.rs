@@ -1,10 +1,10 @@
 //! The reader: open and validate a file, random row reads, range and bulk
 //! decodes into Arrow layout (spec/FORMAT.md §9 lists the checks in order).
 //!
-//! A file's bytes come from a [`Storage`]: a memory map (the default for
-//! local files, [`Reader::open`]), positioned reads ([`LocalIo`]), memory
-//! ([`Reader::from_bytes`]) or, with the `object_store` feature, an object
-//! store (`Reader::open_object`). Opening reads the tail, footer and
+//! A file's bytes come from a [`Storage`]: positioned reads into memory the
+//! reader owns (the default for local files, [`Reader::open`]), a memory map
+//! (the `unsafe` [`MmapStorage::open`]), memory ([`Reader::from_bytes`]) or,
+//! with the `object_store` feature, an object store (`Reader::open_object`). Opening reads the tail, footer and
 //! dictionaries only, and checks them. A chunk is read and checked whole
 //! (checksum, structure, every code against its dictionary, sidecar and row
 //! boundaries against token lengths) the first time a bulk read touches it,
@@ -62,7 +62,9 @@ pub struct ReadOptions {
     /// it. `Some(0)`: every `get` validates its chunk whole first. `None`:
     /// never (only bulk reads and `eager` validate whole). Default 32.
     pub validate_after_gets: Option<u32>,
-    /// How [`Reader::open`] reads a local file. Default: memory-mapped.
+    /// How [`Reader::open`] reads a local file. Default: positioned reads
+    /// into memory the reader owns (a memory map is the `unsafe`
+    /// [`MmapStorage::open`]).
     pub local_io: LocalIo,
 }
 
@@ -73,7 +75,7 @@ impl Default for ReadOptions {
             eager: false,
             cache_row_index: true,
             validate_after_gets: Some(32),
-            local_io: LocalIo::Mmap,
+            local_io: LocalIo::PositionedRead,
         }
     }
 }
@@ -203,7 +205,9 @@ impl std::fmt::Debug for Reader {
 const DICT_HIST_AT: u64 = 8;
 
 impl Reader {
-    /// Opens the file at `path` with default options (memory-mapped).
+    /// Opens the file at `path` with default options (positioned reads: a
+    /// file changed or truncated underneath reads as an error, never a
+    /// signal).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         Self::open_with(path, ReadOptions::default())
     }
@@ -211,7 +215,6 @@ impl Reader {
     /// Opens the file at `path`, reading it as `opts.local_io` says.
     pub fn open_with(path: impl AsRef<Path>, opts: ReadOptions) -> Result<Self> {
         let storage: Arc<dyn Storage> = match opts.local_io {
-            LocalIo::Mmap => Arc::new(MmapStorage::open(path)?),
             LocalIo::PositionedRead => Arc::new(FileStorage::open(path)?),
         };
         Self::from_storage(storage, opts)

@@ -120,7 +120,7 @@ fn make(out: &str, srcs: &[String], gb: f64) {
     );
 }
 
-fn cold(path: &str, io: LocalIo, trials: usize) {
+fn cold(path: &str, mmap: bool, trials: usize) {
     let probe = Reader::open(path).expect("open");
     let (rows, chunks) = (probe.rows(), probe.num_chunks() as u64);
     drop(probe);
@@ -130,7 +130,18 @@ fn cold(path: &str, io: LocalIo, trials: usize) {
         drop_cache(path);
         let b0 = read_bytes();
         let t = Instant::now();
-        let r = Reader::open_with(path, ReadOptions::default().with_local_io(io)).expect("open");
+        let r = if mmap {
+            // SAFETY: a benchmark over a file nothing else writes.
+            let map = unsafe { fastpair::read::MmapStorage::open(path) }.expect("map");
+            Reader::from_storage(std::sync::Arc::new(map), ReadOptions::default()).expect("open")
+        } else {
+            Reader::open_with(
+                path,
+                ReadOptions::default().with_local_io(LocalIo::PositionedRead),
+            )
+            .expect("open")
+        };
+        let io = if mmap { "Mmap" } else { "PositionedRead" };
         let t_open = t.elapsed();
         let b_open = read_bytes();
         let v = r.get(row).expect("get");
@@ -138,7 +149,7 @@ fn cold(path: &str, io: LocalIo, trials: usize) {
         let b1 = read_bytes();
         let s = r.storage().stats().unwrap_or_default();
         println!(
-            "{io:?}\trow {row}\topen {:.3} ms\topen+get {:.3} ms\tdisk {} B (open {} B)\tstorage {} requests {} B\tvalue {} B",
+            "{io}\trow {row}\topen {:.3} ms\topen+get {:.3} ms\tdisk {} B (open {} B)\tstorage {} requests {} B\tvalue {} B",
             t_open.as_secs_f64() * 1e3,
             dt.as_secs_f64() * 1e3,
             b1 - b0,
@@ -188,10 +199,7 @@ fn main() {
             make(&a[1], srcs, gb.unwrap_or(4.0))
         }
         Some("cold") => {
-            let io = match a.get(2).map(String::as_str) {
-                Some("pread") => LocalIo::PositionedRead,
-                _ => LocalIo::Mmap,
-            };
+            let io = a.get(2).map(String::as_str) != Some("pread");
             cold(&a[1], io, a.get(3).and_then(|s| s.parse().ok()).unwrap_or(5))
         }
         Some("drop") => drop_cache(&a[1]),
