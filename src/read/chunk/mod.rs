@@ -54,6 +54,15 @@ pub(super) use coded::FastGet;
 pub(super) use head::ChunkHead;
 pub use value_dict::ValueDictParts;
 
+/// The parts of a chunk section by name: their indices in
+/// `ChunkHeader::parts` (spec/FORMAT.md §5.1's order).
+mod part {
+    pub(super) const CODES: usize = 0;
+    pub(super) const ROW_CODES: usize = 2;
+    pub(super) const VALIDITY: usize = 4;
+    pub(super) const VALUE_INDEX: usize = 5;
+}
+
 /// How a chunk stores its rows (spec/FORMAT.md §5, §5.6): told apart in one
 /// place, [`ChunkKind::of`], from the footer entry (whose `values` field the
 /// chunk header's flag must agree with, §9 step 9).
