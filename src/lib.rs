@@ -79,5 +79,8 @@ pub use format::Codec;
 pub use read::{Column, ReadOptions, Reader};
 pub use write::{CodecChoice, DictMode, Writer, WriterOptions};
 
+/// Test, fuzzing and benchmark hooks (the `test-util` feature); not part of
+/// the stable API.
+#[cfg(feature = "test-util")]
 #[doc(hidden)]
 pub mod testing;

@@ -54,6 +54,15 @@ pub(super) use coded::FastGet;
 pub(super) use head::ChunkHead;
 pub use value_dict::ValueDictParts;
 
+/// The parts of a chunk section by name: their indices in
+/// `ChunkHeader::parts` (spec/FORMAT.md §5.1's order).
+mod part {
+    pub(super) const CODES: usize = 0;
+    pub(super) const ROW_CODES: usize = 2;
+    pub(super) const VALIDITY: usize = 4;
+    pub(super) const VALUE_INDEX: usize = 5;
+}
+
 /// How a chunk stores its rows (spec/FORMAT.md §5, §5.6): told apart in one
 /// place, [`ChunkKind::of`], from the footer entry (whose `values` field the
 /// chunk header's flag must agree with, §9 step 9).
@@ -203,7 +212,7 @@ impl ValidChunk {
     }
 }
 
-/// A validated chunk, borrowed from the [`Reader`] that validated it: its
+/// A validated chunk, borrowed from the [`Reader`](crate::Reader) that validated it: its
 /// dictionary, checked codes, sidecar and row boundaries, with no way to
 /// hand it to another reader.
 ///
@@ -352,6 +361,40 @@ impl<'a> ChunkView<'a> {
         match &self.chunk.body {
             Body::ValueDict(v) => Some(v.parts()),
             Body::Coded(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChunkKind;
+    use crate::write::{write_to_vec, WriterOptions};
+    use crate::Reader;
+
+    /// The kind the footer entry gives, the kind the validated chunk keeps
+    /// and the parts it exposes agree, for both kinds.
+    #[test]
+    fn kind_of_entry_matches_the_validated_chunk() {
+        // Few distinct values (a value dictionary), then distinct ones.
+        let repeated: Vec<Vec<u8>> = (0..4000).map(|i| format!("v{}", i % 3).into()).collect();
+        let distinct: Vec<Vec<u8>> = (0..4000).map(|i| format!("row {i}").into()).collect();
+        let rows = repeated.iter().chain(&distinct).map(|r| Some(&r[..]));
+        let opts = WriterOptions::default().with_chunk_rows(4000);
+        let r = Reader::from_bytes(write_to_vec(rows, opts).unwrap()).unwrap();
+        assert_eq!(r.num_chunks(), 2);
+        let kinds: Vec<ChunkKind> = (0..2).map(|i| r.chunk_info(i).kind()).collect();
+        assert_eq!(kinds, [ChunkKind::ValueDict, ChunkKind::Coded]);
+        for (i, &kind) in kinds.iter().enumerate() {
+            let view = r.chunk(i).unwrap();
+            assert_eq!(view.kind(), kind);
+            assert_eq!(
+                view.value_dict_parts().is_some(),
+                kind == ChunkKind::ValueDict
+            );
+            assert_eq!(
+                kind.code_rows(view.entry()),
+                view.row_code_bounds().unwrap().len() - 1
+            );
         }
     }
 }

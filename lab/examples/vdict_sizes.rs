@@ -1,5 +1,5 @@
 //! File sizes with and without value dictionaries (spec/FORMAT.md §5.6) on
-//! corpus columns: `cargo run --release --example vdict_sizes -- FILE...`
+//! corpus columns: `cargo run --release -p fastpair-lab --example vdict_sizes -- FILE...`
 //! (one value per line).
 use fastpair::write::write_to_vec;
 use fastpair::WriterOptions;

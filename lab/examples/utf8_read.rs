@@ -5,7 +5,7 @@
 //! Process CPU time, best of 40 (robust to a loaded machine when run with
 //! `RAYON_NUM_THREADS=1`).
 //!
-//! `RAYON_NUM_THREADS=1 cargo run --release --features arrow --example utf8_read -- target/corpus/tpch_sf1_l_comment.txt ...`
+//! `RAYON_NUM_THREADS=1 cargo run --release -p fastpair-lab --example utf8_read -- target/corpus/tpch_sf1_l_comment.txt ...`
 use fastpair::arrow::{large_string, ArrowType, ReadArrow};
 use fastpair::{Reader, WriterOptions};
 fn main() {

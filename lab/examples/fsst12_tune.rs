@@ -4,7 +4,7 @@
 //! bytes, as stored) and the total training time.
 //!
 //! ```text
-//! cargo run --release --example fsst12_tune -- [CORPUS_DIR] [SAMPLE_KIB,...] [ROUNDS,...]
+//! cargo run --release -p fastpair-lab --example fsst12_tune -- [CORPUS_DIR] [SAMPLE_KIB,...] [ROUNDS,...]
 //! ```
 use std::time::Instant;
 

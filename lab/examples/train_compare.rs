@@ -3,7 +3,7 @@
 //! it with `../shared/tools/corpus-unpack target/corpus`).
 //!
 //! ```text
-//! cargo run --release --example train_compare [DIR] [NAME_FILTER]
+//! cargo run --release -p fastpair-lab --example train_compare [DIR] [NAME_FILTER]
 //! ```
 //!
 //! Ratio = value bytes / (codes × bits/8 + dictionary bytes); row offsets are

@@ -4,7 +4,7 @@
 //! also names the first dictionary's codec and the longest token in the file.
 //!
 //! ```text
-//! cargo run --release --example file_digest -- DIR [CODEC...]
+//! cargo run --release -p fastpair-lab --example file_digest -- DIR [CODEC...]
 //! ```
 
 use std::time::Instant;

@@ -11,7 +11,7 @@
 //! dbtext_uuid 16-bit 74 vs 137 MB/s), so `Matcher` stays.
 //!
 //! ```text
-//! cargo run --release --example frozen_probe -- FILE
+//! cargo run --release -p fastpair-lab --example frozen_probe -- FILE
 //! ```
 use fastpair::dict::matcher::Matcher;
 use fastpair::dict::onpair::{self, OnPairParams};

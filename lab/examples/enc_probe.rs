@@ -1,5 +1,5 @@
 //! Single-thread training and encoding speed on one column:
-//! `cargo run --release --example enc_probe FILE`.
+//! `cargo run --release -p fastpair-lab --example enc_probe FILE`.
 use fastpair::dict::matcher::Matcher;
 use fastpair::dict::onpair::{self, OnPairParams};
 use std::time::Instant;

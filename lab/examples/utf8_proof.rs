@@ -6,7 +6,7 @@
 //! reader. Process CPU time, best of `REPS` (run with `RAYON_NUM_THREADS=1`
 //! for single-thread costs that a loaded machine does not skew).
 //!
-//! `RAYON_NUM_THREADS=1 cargo run --release --features arrow --example utf8_proof -- target/corpus/dbtext_chinese.txt ...`
+//! `RAYON_NUM_THREADS=1 cargo run --release -p fastpair-lab --example utf8_proof -- target/corpus/dbtext_chinese.txt ...`
 use fastpair::arrow::{ArrowType, ReadArrow};
 use fastpair::{Reader, WriterOptions};
 

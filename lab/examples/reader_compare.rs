@@ -3,7 +3,7 @@
 //! `read_values_into`, `get_into`), so `bench/reader.sh` can build this same
 //! file against an older commit and compare both in one run.
 //!
-//! `cargo run --release --example reader_compare -- FILE` prints one line:
+//! `cargo run --release -p fastpair-lab --example reader_compare -- FILE` prints one line:
 //! `read_all GB/s  values GB/s  get ns/row  open+first read_all s` (best
 //! of several passes, warm; the last column is open plus the first
 //! `read_all`, which validates every chunk; the file is in the page cache).

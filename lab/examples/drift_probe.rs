@@ -2,7 +2,7 @@
 //! back to back (or one column): file size, dictionaries, chunks.
 //!
 //! ```text
-//! cargo run --release --example drift_probe -- CHUNK_KIB SAMPLE_KIB MB FILE [FILE2]
+//! cargo run --release -p fastpair-lab --example drift_probe -- CHUNK_KIB SAMPLE_KIB MB FILE [FILE2]
 //! ```
 
 use fastpair::WriterOptions;

@@ -2,7 +2,7 @@
 //! `onpair` crate, one column, best of N runs.
 //!
 //! ```text
-//! cargo run --release --example compress_probe -- FILE [onpair12|onpair16|fsst12|auto] [RUNS]
+//! cargo run --release -p fastpair-lab --example compress_probe -- FILE [onpair12|onpair16|fsst12|auto] [RUNS]
 //! ```
 use std::time::Instant;
 

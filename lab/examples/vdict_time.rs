@@ -1,6 +1,6 @@
 //! Times open + first read_all (validation included) and a second read_all
 //! of a column written with and without value dictionaries:
-//! `cargo run --release --example vdict_time -- FILE`.
+//! `cargo run --release -p fastpair-lab --example vdict_time -- FILE`.
 use std::time::Instant;
 
 use fastpair::write::write_to_vec;

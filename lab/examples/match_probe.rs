@@ -3,7 +3,7 @@
 //! encodes the column `RUNS` times and reports the best run.
 //!
 //! ```text
-//! cargo run --release --example match_probe -- RUNS FILE...
+//! cargo run --release -p fastpair-lab --example match_probe -- RUNS FILE...
 //! ```
 use std::time::Instant;
 
