@@ -493,7 +493,7 @@ fn utf8_check_fused_into_decoding_agrees_with_std() {
                                 }
                             }
                             (Err(e), Some(b)) => {
-                                // The file's row number (issue 19), not the range's.
+                                // Errors name the file's row (issue 19 finding 6).
                                 let want = format!("row {b} is not valid UTF-8");
                                 assert!(e.to_string().contains(&want), "{e}");
                             }
@@ -573,7 +573,7 @@ fn text_read_agrees(r: &Reader, rows: &[Vec<u8>], range: std::ops::Range<usize>)
             }
         }
         (Err(e), Some(b)) => {
-            // The file's row number (issue 19), not the range's.
+            // Errors name the file's row, not the range's (issue 19 finding 6).
             let want = format!("row {} is not valid UTF-8", range.start + b);
             assert!(e.to_string().contains(&want), "{e}");
         }
