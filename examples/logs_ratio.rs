@@ -10,6 +10,7 @@
 //! ```text
 //! cargo run --release --example logs_ratio -- [FILTER...]   (default filter: loghub)
 //! ```
+//! `LOGS_MIN_COUNT` and `LOGS_SIMILARITY` override those `LogOptions` (sweeps).
 
 #[cfg(not(feature = "parquet"))]
 fn main() {
@@ -28,7 +29,7 @@ mod probe {
     use std::time::Instant;
 
     use arrow_array::{ArrayRef, BinaryArray, RecordBatch, StringArray};
-    use fastpair::logs::{encode, part_sizes, LogBlock, LogOptions};
+    use fastpair::logs::{encode_column as encode, LogColumn as LogBlock, LogOptions};
     use fastpair::write::write_to_vec;
     use fastpair::WriterOptions;
     use parquet::arrow::ArrowWriter;
@@ -65,8 +66,8 @@ mod probe {
             filters.push("loghub".into());
         }
         let files = fastpair::testing::corpus::files(&filters);
-        println!("| column | rows | text bytes | A bytes | A ratio | B bytes | B ratio | fastpair | fp ratio | PQ-ZSTD | ratio | PQ-SNAPPY | ratio | zstd-3 | ratio | zstd-19 | ratio | A templates | A escaped | A get ns/row | A decode GB/s | A compress MB/s | A parts (meta/rowidx/data/pool) |");
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+        println!("| column | rows | text bytes | A bytes | A ratio | B bytes | B ratio | fastpair | fp ratio | PQ-ZSTD | ratio | PQ-SNAPPY | ratio | zstd-3 | ratio | zstd-19 | ratio | A templates | A escaped | A split | A get ns/row | A decode GB/s | A compress MB/s |");
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         let mut ratios: Vec<[f64; 7]> = Vec::new();
         let mut gets = Vec::new();
         let mut misses = Vec::new();
@@ -75,7 +76,19 @@ mod probe {
             let vals = fastpair::testing::corpus::lines(&data);
             let text: usize = vals.iter().map(|r| r.len()).sum();
             let name = f.file_stem().unwrap().to_string_lossy().into_owned();
-            let a_opts = LogOptions::default();
+            let mut a_opts = LogOptions::default();
+            if let Some(v) = std::env::var("LOGS_MIN_COUNT")
+                .ok()
+                .and_then(|v| v.parse().ok())
+            {
+                a_opts.min_count = v;
+            }
+            if let Some(v) = std::env::var("LOGS_SIMILARITY")
+                .ok()
+                .and_then(|v| v.parse().ok())
+            {
+                a_opts.similarity = v;
+            }
             let b_opts = LogOptions {
                 typed: false,
                 ..Default::default()
@@ -135,13 +148,11 @@ mod probe {
             }) / order.len() as f64;
             let ratio = |x: usize| text as f64 / x as f64;
             let row = [a.len(), b.len(), fp, pqz, pqs, z3, z19].map(ratio);
-            let parts = part_sizes(&a).unwrap();
             println!(
-                "| {name} | {} | {text} | {} | {:.2} | {} | {:.2} | {fp} | {:.2} | {pqz} | {:.2} | {pqs} | {:.2} | {z3} | {:.2} | {z19} | {:.2} | {} | {} | {:.0} | {:.2} | {:.1} | {}/{}/{}/{} |",
+                "| {name} | {} | {text} | {} | {:.2} | {} | {:.2} | {fp} | {:.2} | {pqz} | {:.2} | {pqs} | {:.2} | {z3} | {:.2} | {z19} | {:.2} | {} | {} | {} | {:.0} | {:.2} | {:.1} |",
                 vals.len(), a.len(), row[0], b.len(), row[1], row[2], row[3], row[4], row[5], row[6],
-                block.templates(), block.escaped_rows(),
+                block.templates(), block.escaped_rows(), if block.is_split() { "yes" } else { "no" },
                 t_get * 1e9, text as f64 / t_dec / 1e9, text as f64 / t_enc / 1e6,
-                parts[1], parts[2], parts[3], parts[4],
             );
             if row[0] < row[3] {
                 misses.push(format!("{name} (A {:.2} < PQ-ZSTD {:.2})", row[0], row[3]));
@@ -152,7 +163,7 @@ mod probe {
         }
         let gm = |k: usize| geomean(&ratios.iter().map(|r| r[k]).collect::<Vec<_>>());
         println!(
-            "| **geomean ratio** | | | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | | {:.0} (max {:.0}) | | | |",
+            "| **geomean ratio** | | | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | | | {:.0} (max {:.0}) | | |",
             gm(0), gm(1), gm(2), gm(3), gm(4), gm(5), gm(6),
             geomean(&gets), gets.iter().cloned().fold(0.0, f64::max)
         );

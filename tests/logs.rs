@@ -2,7 +2,7 @@
 //! arbitrary bytes come back byte-exact through the serialized block, by
 //! point reads and by bulk decode.
 
-use fastpair::logs::{encode, LogBlock, LogOptions};
+use fastpair::logs::{encode, encode_column, LogBlock, LogColumn, LogOptions};
 use proptest::prelude::*;
 
 fn check(rows: &[&[u8]], opts: &LogOptions) -> (usize, LogBlock<'static>) {
@@ -19,6 +19,29 @@ fn check(rows: &[&[u8]], opts: &LogOptions) -> (usize, LogBlock<'static>) {
     }
     assert!(block.get(rows.len()).is_err());
     (bytes.len(), block)
+}
+
+/// The header/body split column: same checks.
+fn check_column(rows: &[&[u8]], opts: &LogOptions) -> usize {
+    let bytes = encode_column(rows, opts);
+    let col = LogColumn::open(&bytes).expect("own output opens");
+    assert_eq!(col.rows(), rows.len());
+    let (mut values, mut offsets) = (Vec::new(), Vec::new());
+    col.decode_all(&mut values, &mut offsets);
+    assert_eq!(offsets.len(), rows.len() + 1);
+    let mut one = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(
+            &values[offsets[i] as usize..offsets[i + 1] as usize],
+            *r,
+            "bulk row {i}"
+        );
+        one.clear();
+        col.get_into(i, &mut one).unwrap();
+        assert_eq!(one, *r, "get row {i}");
+    }
+    assert!(col.get_into(rows.len(), &mut one).is_err());
+    bytes.len()
 }
 
 fn corpus_dir() -> Option<std::path::PathBuf> {
@@ -57,8 +80,9 @@ fn every_corpus_column_round_trips() {
                 ..Default::default()
             };
             let (size, block) = check(&rows, &opts);
+            let split = if typed { check_column(&rows, &opts) } else { 0 };
             eprintln!(
-                "{}: {} rows, typed {typed}: {size} bytes, {} templates, {} escaped",
+                "{}: {} rows, typed {typed}: {size} bytes ({split} as a column), {} templates, {} escaped",
                 p.file_name().unwrap().to_string_lossy(),
                 rows.len(),
                 block.templates(),
@@ -146,11 +170,13 @@ proptest! {
     fn arbitrary_bytes_round_trip(rows in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 0..300), typed: bool) {
         let refs: Vec<&[u8]> = rows.iter().map(|v| &v[..]).collect();
         check(&refs, &LogOptions { typed, ..Default::default() });
+        check_column(&refs, &LogOptions { typed, ..Default::default() });
     }
 
     #[test]
     fn log_like_rows_round_trip(rows in proptest::collection::vec("[a-c]{1,3}[ =:.,_-]{1,2}[0-9a-fA-F]{0,21}[ \"]?[0-9]{0,3}", 0..400)) {
         let refs: Vec<&[u8]> = rows.iter().map(|v| v.as_bytes()).collect();
         check(&refs, &LogOptions::default());
+        check_column(&refs, &LogOptions::default());
     }
 }

@@ -183,6 +183,56 @@ pub(crate) fn get_packed(data: &[u8], bits: u8, i: usize) -> u64 {
     }
 }
 
+/// Bit width of a row block's local template ids: the width that holds
+/// `n - 1`, rounded up to 0, 1, 2, 4 or 8 so that fields never straddle a
+/// byte and [`count_equal`] compares whole words at once.
+pub(crate) fn local_id_bits(n: usize) -> u8 {
+    match bits_for(n.saturating_sub(1) as u64) {
+        0 => 0,
+        1 => 1,
+        2 => 2,
+        3 | 4 => 4,
+        _ => 8,
+    }
+}
+
+/// Number of the first `j` fields (each `bits` ∈ {1, 2, 4, 8} wide, packed
+/// as [`pack`] packs them from `data[0]`) equal to `l`: eight bytes at a
+/// time, SWAR (a field is equal when its XOR with `l` is zero; adding
+/// all-ones-but-the-top to each field's low bits carries into its top bit
+/// unless the field is zero). Reads `data` in 8-byte words, so `data` must
+/// hold `⌈j·bits/64⌉·8` bytes (the block padding guarantees it); a short
+/// `data` counts as zeros.
+#[inline]
+pub(crate) fn count_equal(data: &[u8], bits: u8, l: u64, j: usize) -> usize {
+    let b = bits as u32;
+    // Per-field patterns across a word: the top bit of each field, and `l`.
+    let unit = u64::MAX / ((1u64 << b) - 1); // 1 in the low bit of each field (b < 64)
+    let top = unit << (b - 1);
+    let low = !top;
+    let pat = l.wrapping_mul(unit);
+    let mut total_bits = j * b as usize;
+    let mut count = 0usize;
+    let mut at = 0;
+    while total_bits > 0 {
+        let w = data
+            .get(at..at + 8)
+            .map_or(0, |s| u64::from_le_bytes(s.try_into().expect("8 bytes")));
+        let x = w ^ pat;
+        let nonzero = ((x & low).wrapping_add(low) | x) & top;
+        let mut eq = !nonzero & top;
+        if total_bits < 64 {
+            eq &= (1u64 << total_bits) - 1;
+            total_bits = 0;
+        } else {
+            total_bits -= 64;
+        }
+        count += eq.count_ones() as usize;
+        at += 8;
+    }
+    count
+}
+
 /// Zero bytes after the last structure of a block so that [`get_packed`]'s
 /// 16-byte window always fits.
 pub(crate) const PAD: usize = 16;
@@ -308,6 +358,27 @@ mod tests {
                 assert_eq!(get_packed(&out, bits, i), v, "bits {bits} i {i}");
             }
         }
+    }
+
+    #[test]
+    fn count_equal_matches_a_plain_count() {
+        for bits in [1u8, 2, 4, 8] {
+            let vals: Vec<u64> = (0..128u64).map(|i| (i * 7 + i / 3) % (1 << bits)).collect();
+            let mut d = Vec::new();
+            pack(vals.iter().copied(), bits, &mut d);
+            d.resize(d.len() + PAD, 0xff);
+            for l in 0..(1u64 << bits).min(16) {
+                for j in 0..=128 {
+                    let want = vals[..j].iter().filter(|&&v| v == l).count();
+                    assert_eq!(count_equal(&d, bits, l, j), want, "bits {bits} l {l} j {j}");
+                }
+            }
+        }
+        assert_eq!(local_id_bits(1), 0);
+        assert_eq!(local_id_bits(2), 1);
+        assert_eq!(local_id_bits(5), 4);
+        assert_eq!(local_id_bits(17), 8);
+        assert_eq!(local_id_bits(128), 8);
     }
 
     #[test]

@@ -1,17 +1,18 @@
-//! Integer sub-columns: blocks of 128 values, each frame-of-reference or
-//! delta-in-block bit-packed, with a checkpoint (mode, width, base,
-//! reference) per block so that any value is found from its block alone.
+//! Integer sub-columns: blocks of 128 values, each bit-packed against a
+//! checkpoint (mode, width, base, slope) so that any value is read from its
+//! block alone with one unpack: O(1).
 //!
 //! Per block the writer picks the smaller of
-//! - **FoR**: `base` = minimum, residuals `v − base` at `bits`;
-//! - **delta**: `base` = the first value, `ref` = the smallest step
-//!   `v[i] − v[i−1]` (wrapping, signed), residuals `step − ref` of the
-//!   other 127 values at `bits`; value `j` = `base + Σ_{i≤j}(ref + r[i])`.
+//! - **FoR**: `base` = minimum, residuals `r[j] = v[j] − base`;
+//! - **linear FoR** (frame of reference around a line, the delta coder that
+//!   keeps O(1) reads): `slope` = `(v[n−1] − v[0]) / (n − 1)` (signed,
+//!   truncated), residuals `r[j] = v[j] − j·slope − base` with `base` their
+//!   minimum; `v[j] = base + r[j] + j·slope` (all arithmetic mod 2^64).
+//!   Counters, timestamps and offsets that grow at a steady rate need a few
+//!   bits, as delta coding would, without summing the deltas on a read.
 //!
-//! delta wins only when it saves at least [`DELTA_MARGIN`] bits per value,
-//! because a point read then sums up to 127 residuals instead of reading one.
 //! Checkpoints live in the block's metadata (varints, parsed when the block
-//! is opened); residuals live in the column data, byte-aligned per block.
+//! is opened); residuals in the column data, byte-aligned per block.
 
 use super::bits::{
     bits_for, get_packed, pack, packed_len, put_varint, unzigzag, zigzag, VarReader,
@@ -21,11 +22,8 @@ use crate::error::{Invariant, Result};
 /// Values per block.
 pub(crate) const BLOCK: usize = 128;
 
-/// Bits per value delta must save over FoR to be chosen.
-const DELTA_MARGIN: u8 = 1;
-
-/// Flag in a block's mode byte: delta-in-block (else FoR).
-const DELTA_FLAG: u8 = 0x80;
+/// Flag in a block's mode byte: linear FoR (else FoR).
+const LINEAR_FLAG: u8 = 0x80;
 
 /// Appends the checkpoints of `values` to `meta` and the packed residuals to
 /// `data`.
@@ -34,26 +32,33 @@ pub(crate) fn write(values: &[u64], meta: &mut Vec<u8>, data: &mut Vec<u8>) {
         let min = *block.iter().min().expect("non-empty block");
         let max = *block.iter().max().expect("non-empty block");
         let for_bits = bits_for(max - min);
-        let steps: Vec<i64> = block
-            .windows(2)
-            .map(|w| w[1].wrapping_sub(w[0]) as i64)
-            .collect();
-        let (delta_bits, dmin) = match steps.iter().min() {
-            Some(&dmin) => {
-                let dmax = *steps.iter().max().expect("non-empty");
-                (bits_for((dmax as i128 - dmin as i128) as u64), dmin)
-            }
-            None => (u8::MAX, 0),
+        let n = block.len();
+        let slope = if n > 1 {
+            (block[n - 1] as i128 - block[0] as i128) / (n as i128 - 1)
+        } else {
+            0
         };
-        if delta_bits != u8::MAX && delta_bits + DELTA_MARGIN <= for_bits {
-            meta.push(DELTA_FLAG | delta_bits);
-            put_varint(meta, block[0]);
-            put_varint(meta, zigzag(dmin));
-            pack(
-                steps.iter().map(|&d| (d as i128 - dmin as i128) as u64),
-                delta_bits,
-                data,
-            );
+        let slope = slope as i64;
+        let lin: Vec<i128> = block
+            .iter()
+            .enumerate()
+            .map(|(j, &v)| v as i128 - j as i128 * slope as i128)
+            .collect();
+        let lmin = *lin.iter().min().expect("non-empty");
+        let lmax = *lin.iter().max().expect("non-empty");
+        let range = lmax - lmin;
+        let mut sv = Vec::new();
+        put_varint(&mut sv, zigzag(slope));
+        let use_lin = slope != 0
+            && range <= u64::MAX as i128
+            && (for_bits as usize).saturating_sub(bits_for(range as u64) as usize) * n
+                > 8 * sv.len();
+        if use_lin {
+            let bits = bits_for(range as u64);
+            meta.push(LINEAR_FLAG | bits);
+            put_varint(meta, lmin as u64);
+            meta.extend_from_slice(&sv);
+            pack(lin.iter().map(|&e| (e - lmin) as u64), bits, data);
         } else {
             meta.push(for_bits);
             put_varint(meta, min);
@@ -66,11 +71,10 @@ pub(crate) fn write(values: &[u64], meta: &mut Vec<u8>, data: &mut Vec<u8>) {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Checkpoint {
     base: u64,
-    step: u64,
+    slope: u64,
     /// Byte offset of the block's residuals inside the column data section.
     off: u32,
     bits: u8,
-    delta: bool,
 }
 
 /// A parsed integer column: `first` indexes its checkpoints in a shared list.
@@ -95,8 +99,8 @@ pub(crate) fn parse(
         let n = left.min(BLOCK);
         left -= n;
         let mode = r.u8("integer block mode")?;
-        let bits = mode & !DELTA_FLAG;
-        let delta = mode & DELTA_FLAG != 0;
+        let bits = mode & !LINEAR_FLAG;
+        let linear = mode & LINEAR_FLAG != 0;
         if bits > 64 {
             return Err(r.err(Invariant::BadField {
                 what: "integer block bit width",
@@ -104,12 +108,11 @@ pub(crate) fn parse(
             }));
         }
         let base = r.varint("integer block base")?;
-        let step = if delta {
-            unzigzag(r.varint("integer block step")?) as u64
+        let slope = if linear {
+            unzigzag(r.varint("integer block slope")?) as u64
         } else {
             0
         };
-        let packed = if delta { n - 1 } else { n };
         if *data_used > u32::MAX as u64 {
             return Err(r.err(Invariant::LimitExceeded {
                 what: "column data",
@@ -119,12 +122,11 @@ pub(crate) fn parse(
         }
         cps.push(Checkpoint {
             base,
-            step,
+            slope,
             off: *data_used as u32,
             bits,
-            delta,
         });
-        *data_used += packed_len(packed, bits) as u64;
+        *data_used += packed_len(n, bits) as u64;
     }
     Ok(IntCol { first, len })
 }
@@ -139,16 +141,9 @@ impl IntCol {
         };
         let d = data.get(cp.off as usize..).unwrap_or(&[]);
         let j = i % BLOCK;
-        if !cp.delta {
-            return cp.base.wrapping_add(get_packed(d, cp.bits, j));
-        }
-        let mut v = cp.base;
-        for k in 0..j {
-            v = v
-                .wrapping_add(cp.step)
-                .wrapping_add(get_packed(d, cp.bits, k));
-        }
-        v
+        cp.base
+            .wrapping_add(get_packed(d, cp.bits, j))
+            .wrapping_add(cp.slope.wrapping_mul(j as u64))
     }
 
     /// Appends all values to `out`.
@@ -160,18 +155,11 @@ impl IntCol {
             let n = left.min(BLOCK);
             left -= n;
             let d = data.get(cp.off as usize..).unwrap_or(&[]);
-            if cp.delta {
-                let mut v = cp.base;
-                out.push(v);
-                for k in 0..n - 1 {
-                    v = v
-                        .wrapping_add(cp.step)
-                        .wrapping_add(get_packed(d, cp.bits, k));
-                    out.push(v);
-                }
-            } else {
-                out.extend((0..n).map(|k| cp.base.wrapping_add(get_packed(d, cp.bits, k))));
-            }
+            out.extend((0..n).map(|k| {
+                cp.base
+                    .wrapping_add(get_packed(d, cp.bits, k))
+                    .wrapping_add(cp.slope.wrapping_mul(k as u64))
+            }));
         }
     }
 }
@@ -208,7 +196,7 @@ mod tests {
         let ts: Vec<u64> = (0..1000u64)
             .map(|i| 1_700_000_000 + i * 3 + i % 2)
             .collect();
-        // Steps alternate 4, 2: delta at 2 bits per value (FoR would need 9).
+        // Steps alternate 4, 2: linear FoR at 2 bits per value (FoR needs 9+).
         assert!(round_trip(&ts) <= 1000 * 2 / 8 + 8 * 8);
         let noisy: Vec<u64> = (0..777u64)
             .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40)

@@ -20,6 +20,8 @@ enum Slot {
         ids: IntCol,
         pool_base: u32,
         n: u32,
+        /// Index of value 0 among the strings decoded at open.
+        warm: u32,
     },
     Free {
         pool_base: u32,
@@ -193,6 +195,7 @@ impl<'a> LogBlock<'a> {
                             ids,
                             pool_base: base as u32,
                             n: n as u32,
+                            warm: 0,
                         }
                     }
                     4 => {
@@ -238,7 +241,7 @@ impl<'a> LogBlock<'a> {
                 let rank = m.bounded("block template rank", rows as u64)? as u32;
                 locals.push((tid, rank));
             }
-            let bits = super::bits::bits_for(n as u64 - 1);
+            let bits = super::bits::local_id_bits(n);
             row_blocks.push(RowBlock {
                 first_local,
                 bits,
@@ -271,10 +274,29 @@ impl<'a> LogBlock<'a> {
         };
         block.check_row_index()?;
         block.check_values()?;
+        // Decoded once at open: every template's static strings, then every
+        // value dictionary (point reads and bulk decode copy from here).
         let mut st = Vec::new();
         for i in 0..nstatics as usize {
             block.pool.get(&bytes[pool_at..], i, &mut st);
             block.statics_end.push(st.len() as u32);
+        }
+        for k in 0..block.slots.len() {
+            if let Slot::Dict {
+                pool_base,
+                n,
+                ref mut warm,
+                ..
+            } = block.slots[k]
+            {
+                *warm = block.statics_end.len() as u32;
+                for i in 0..n as usize {
+                    block
+                        .pool
+                        .get(&bytes[pool_at..], pool_base as usize + i, &mut st);
+                    block.statics_end.push(st.len() as u32);
+                }
+            }
         }
         block.statics = st;
         Ok(block)
@@ -402,10 +424,10 @@ impl<'a> LogBlock<'a> {
         let d = &self.bytes[self.rowidx_at + rb.off as usize..];
         let l = get_packed(d, rb.bits, j);
         let (tid, start) = self.locals[rb.first_local as usize + l as usize];
-        let mut rank = start as usize;
-        for k in 0..j {
-            rank += (get_packed(d, rb.bits, k) == l) as usize;
+        if rb.bits == 0 {
+            return (tid as usize, start as usize + j);
         }
+        let rank = start as usize + super::bits::count_equal(d, rb.bits, l, j);
         (tid as usize, rank)
     }
 
@@ -440,9 +462,9 @@ impl<'a> LogBlock<'a> {
                     };
                     render(out, kind, v, w);
                 }
-                Slot::Dict { ids, pool_base, .. } => {
+                Slot::Dict { ids, warm, .. } => {
                     let id = ids.get(&self.cps, data, rank) as usize;
-                    self.pool.get(pool, pool_base as usize + id, out);
+                    out.extend_from_slice(self.static_str(warm as usize + id));
                 }
                 Slot::Free { pool_base } => self.pool.get(pool, pool_base as usize + rank, out),
             }

@@ -17,6 +17,9 @@ pub struct LogOptions {
     pub sample_rows: usize,
     /// A template is kept only when at least this many rows use it.
     pub min_count: usize,
+    /// Share of static word positions two skeletons must share to merge
+    /// (Drain's similarity threshold).
+    pub similarity: f64,
 }
 
 impl Default for LogOptions {
@@ -25,6 +28,7 @@ impl Default for LogOptions {
             typed: true,
             sample_rows: 4096,
             min_count: 2,
+            similarity: 0.5,
         }
     }
 }
@@ -119,7 +123,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     // Pass 1: mine a sample.
     let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
     let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
-    miner.learn(&sample, min_count);
+    miner.learn(&sample, min_count, opts.similarity);
     let mut t = Tokens::default();
     let mut assign: Vec<Option<u32>> = rows
         .iter()
@@ -133,7 +137,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     if !missed.is_empty() {
         let before = miner.patterns.len();
         let miss_rows: Vec<&[u8]> = missed.iter().map(|&i| rows[i]).collect();
-        miner.learn(&miss_rows, min_count);
+        miner.learn(&miss_rows, min_count, opts.similarity);
         if miner.patterns.len() > before {
             for &i in &missed {
                 t.split(rows[i]);
@@ -262,6 +266,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
             }
         }
     }
+    let meta_slots = meta.len();
     // Row index: per block of ROW_BLOCK rows, its templates (first
     // appearance), their ranks at the block start, and local ids.
     let mut rowidx = Vec::new();
@@ -286,10 +291,19 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         for &tid in block {
             running[tid as usize] += 1;
         }
-        pack(
-            ids,
-            super::bits::bits_for(local.len() as u64 - 1),
-            &mut rowidx,
+        pack(ids, super::bits::local_id_bits(local.len()), &mut rowidx);
+    }
+    if std::env::var_os("LOGS_DEBUG").is_some() {
+        let statics: usize = kept
+            .iter()
+            .map(|p| p.statics().iter().map(|s| s.len()).sum::<usize>())
+            .sum();
+        let esc: usize = cols[0][0].iter().map(|r| r.len()).sum();
+        eprintln!(
+            "meta: slots+templates {meta_slots}, row tables {}; pool strings {} ({} bytes: statics {statics}, escaped {esc})",
+            meta.len() - meta_slots,
+            pool.len(),
+            pool.iter().map(|s| s.len()).sum::<usize>()
         );
     }
     let pool_refs: Vec<&[u8]> = pool.iter().map(|s| &s[..]).collect();

@@ -5,7 +5,8 @@
 //! holds a digit replaced by a slot. Lines with the same separators and word
 //! count share a *shape*. Within a shape, skeletons are merged greedily (most
 //! frequent first): a skeleton joins the first template whose static words
-//! agree with it at ≥ half of the positions where either has a static word;
+//! agree with it at ≥ `similarity` (default ½) of the positions where
+//! either has a static word;
 //! the positions where they disagree become slots. That is Drain's
 //! similarity rule with the shape (separators + length) as its tree prefix,
 //! which also makes JSON keys static (they sit between fixed separators) and
@@ -19,9 +20,6 @@ use std::collections::HashMap;
 
 use super::bits::put_varint;
 use super::tokenize::{has_digit, Tokens};
-
-/// Share of the static positions that must agree for two skeletons to merge.
-const MERGE_SIMILARITY: f64 = 0.5;
 
 /// Most skeletons the match cache remembers (bounds memory on hostile input).
 const CACHE_LIMIT: usize = 1 << 18;
@@ -138,7 +136,9 @@ const NONE: u32 = u32::MAX;
 impl Miner {
     /// Mines templates from `rows` and appends those used at least
     /// `min_count` times (merged) to the miner.
-    pub(crate) fn learn(&mut self, rows: &[&[u8]], min_count: usize) {
+    /// `threshold` is the share of static positions that must agree for
+    /// two skeletons to merge.
+    pub(crate) fn learn(&mut self, rows: &[&[u8]], min_count: usize, threshold: f64) {
         let mut t = Tokens::default();
         let mut key = Vec::new();
         // Skeleton → index in `skels` (first-appearance order).
@@ -176,7 +176,7 @@ impl Miner {
                 let (_, s, c) = &skels[i];
                 let best = merged
                     .iter()
-                    .position(|(m, _)| similarity(&m.words, &s.words) >= MERGE_SIMILARITY);
+                    .position(|(m, _)| similarity(&m.words, &s.words) >= threshold);
                 match best {
                     Some(k) => {
                         let m = &mut merged[k];
@@ -246,7 +246,7 @@ mod tests {
             b"something unique here",
         ];
         let mut m = Miner::default();
-        m.learn(&rows, 2);
+        m.learn(&rows, 2, 0.5);
         assert_eq!(m.patterns.len(), 1);
         let p = &m.patterns[0];
         // user, 4 IP parts, port.

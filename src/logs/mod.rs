@@ -18,7 +18,7 @@
 //! Rendering is byte-exact by construction (below), so every input round
 //! trips; nothing depends on the input being text or UTF-8.
 //!
-//! # Tokens, templates, slots ([`tokenize`], [`mine`])
+//! # Tokens, templates, slots (`tokenize.rs`, `mine.rs`)
 //! A line splits uniquely into `sep₀ word₀ sep₁ … wordₙ₋₁ sepₙ`: words are
 //! maximal runs of ASCII letters/digits, separators everything else. A
 //! template fixes the separators and, per word position, either a static
@@ -30,7 +30,7 @@
 //! A JSON line `{"k":"v",…}` has its keys, quotes, colons and commas in the
 //! separators/static words, so keys are static and varying values are slots.
 //!
-//! # Slot types ([`encode`])
+//! # Slot types (`encode.rs`)
 //! Decided per slot over all of the template's rows in the block:
 //! - `Dec` (kind 0): every value is 1–19 decimal digits; `HexLower` (1) /
 //!   `HexUpper` (2): every value is 1–16 hex digits of that case. Values are
@@ -42,20 +42,24 @@
 //!   when repeats save more than the ids cost.
 //! - `Free` (4): the values in the pool, one string per row, in rank order.
 //!
-//! # Integer columns ([`column`])
+//! # Integer columns (`column.rs`)
 //! Blocks of 128 values; per block a checkpoint `(mode|bits: u8, base:
-//! varint, [step: zigzag varint])` and `⌈n·bits/8⌉` bytes of residuals
-//! (LSB-first, byte-aligned per block). FoR: `v = base + r[j]`; delta:
-//! `v[0] = base`, `v[j] = v[j−1] + step + r[j−1]` (wrapping). Value `i` reads
-//! checkpoint `i/128` and at most 128 residuals: O(1).
+//! varint, [slope: zigzag varint])` and `⌈n·bits/8⌉` bytes of residuals
+//! (LSB-first, byte-aligned per block). FoR: `v[j] = base + r[j]`; linear
+//! FoR (mode bit 7): `v[j] = base + r[j] + j·slope` (mod 2^64), which takes
+//! steadily growing values (timestamps, counters) to a few bits like delta
+//! coding but reads one residual, not a prefix sum. Value `i` reads
+//! checkpoint `i/128` and one residual: O(1).
 //!
 //! # Row index: template id and rank of a row in O(1)
 //! A slot value of row `r` sits at `r`'s *rank* (its index among the rows of
 //! its template). Rows are cut into blocks of 128; each block stores a local
 //! table of the templates it uses (first-appearance order) with each one's
-//! rank at the block start, and per row a local id of `⌈log₂ n⌉` bits
-//! (n = templates in the block, often 1–8: fewer bits than a global id).
-//! rank(r) = start[local] + #{k < r in the block : local[k] = local[r]}.
+//! rank at the block start, and per row a local id of `b` bits, `b` the
+//! width of `n − 1` rounded up to 0, 1, 2, 4 or 8 (n = templates in the
+//! block, often 1–8: fewer bits than a global id).
+//! rank(r) = start[local] + #{k < r in the block : local[k] = local[r]},
+//! counted 64 bits at a time (SWAR field compare + popcount: ≤ 16 words).
 //!
 //! # Bytes of a block
 //! ```text
@@ -68,9 +72,9 @@
 //!           Dict:    varint values, varint pool index of value 0, checkpoints of the ids
 //!           Free:    varint pool index of rank 0
 //!         per row block: varint n, n × (varint template, varint start rank)
-//! rowidx: per row block, its local ids packed at ⌈log₂ n⌉ bits (byte-aligned)
+//! rowidx: per row block, its local ids packed at b ∈ {0,1,2,4,8} bits (byte-aligned)
 //! data:   every integer block's residuals, in meta order
-//! pool:   the text pool (see [`text`])
+//! pool:   the text pool (see `text.rs`)
 //! 16 zero bytes (every 16-byte window read of packed data stays inside)
 //! ```
 //! Template `t`'s static strings are pool strings `Σ_{u<t}(slots_u + 1) …`;
@@ -114,11 +118,13 @@ mod column;
 mod decode;
 mod encode;
 mod mine;
+mod split;
 mod text;
 mod tokenize;
 
 pub use decode::LogBlock;
 pub use encode::{encode, LogOptions};
+pub use split::{encode_column, LogColumn};
 
 /// First bytes of a log block.
 const BLOCK_MAGIC: &[u8; 4] = b"FPL1";

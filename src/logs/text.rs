@@ -8,19 +8,22 @@
 //! ⌈learned/2⌉ bytes          token lengths − 1, 4 bits each, low nibble first
 //! Σ lengths bytes            token bytes
 //! varint strings
-//! varint seq_len, seq_len bytes   code offsets of the strings (strings + 1
-//!                           values, a cascaded sequence, spec/FORMAT.md §6)
+//! varint meta_len, meta     code offsets of the strings (strings + 1
+//! varint data_len, data     values) as an integer column (`column.rs`)
 //! ⌈codes·12/8⌉ bytes         codes, 12 bits each, LSB first
 //! ```
-//! String `i` is codes `off[i] .. off[i+1]`: O(1) through the cascade's block
-//! directory.
+//! String `i` is codes `off[i] .. off[i+1]`. The offsets are an integer
+//! column, not the format's cascade (spec/FORMAT.md §6): a cascade read sums
+//! up to 128 deltas, a linear-FoR read is one residual (measured: the
+//! cascade's unpack + sum was the largest cost of a point read on rows with
+//! several free-text slots), at a similar size for steadily growing offsets.
 
-use super::bits::{get_packed, pack, packed_len, put_varint, VarReader, SECTION};
+use super::bits::{get_packed, pack, packed_len, put_varint, VarReader};
+use super::column::{self, Checkpoint, IntCol};
 use crate::dict::matcher::Matcher;
 use crate::dict::onpair::{self, OnPairParams};
 use crate::dict::{TokenTable, MAX_TOKEN_LEN};
 use crate::error::{Invariant, Result};
-use crate::format::cascade::{self, Sequence};
 
 /// Code width of the pool.
 const CODE_BITS: u8 = 12;
@@ -54,10 +57,16 @@ pub(crate) fn write(strings: &[&[u8]], out: &mut Vec<u8>) {
         offs.push(u32::try_from(codes.len()).expect("pool under 2^32 codes"));
     }
     put_varint(out, strings.len() as u64);
-    let mut seq = Vec::new();
-    cascade::encode(&offs, &mut seq);
-    put_varint(out, seq.len() as u64);
-    out.extend_from_slice(&seq);
+    let (mut meta, mut data) = (Vec::new(), Vec::new());
+    column::write(
+        &offs.iter().map(|&o| o as u64).collect::<Vec<_>>(),
+        &mut meta,
+        &mut data,
+    );
+    for part in [&meta, &data] {
+        put_varint(out, part.len() as u64);
+        out.extend_from_slice(part);
+    }
     pack(codes.iter().map(|&c| c as u64), CODE_BITS, out);
 }
 
@@ -66,8 +75,9 @@ pub(crate) struct Pool {
     words: Vec<[u8; MAX_TOKEN_LEN]>,
     lens: Vec<u8>,
     strings: usize,
-    seq: Sequence,
-    seq_at: std::ops::Range<usize>,
+    cps: Vec<Checkpoint>,
+    offs: IntCol,
+    offs_at: usize,
     codes_at: usize,
 }
 
@@ -95,26 +105,33 @@ impl Pool {
             lens.push(l + 1);
         }
         let strings = r.bounded("pool strings", u32::MAX as u64 - 1)? as usize;
-        let seq_len = r.bounded("pool offsets length", bytes.len() as u64)? as usize;
-        let seq_start = r.pos();
-        let seq_bytes = r.take(seq_len, "pool offsets")?;
-        let at = (base + seq_start) as u64;
-        let seq = Sequence::parse(seq_bytes, at, SECTION)?;
-        if seq.len() != strings + 1 {
-            return Err(r.err(Invariant::SizeMismatch {
+        let meta_len = r.bounded("pool offsets meta length", bytes.len() as u64)? as usize;
+        let meta_at = base + r.pos();
+        let meta = r.take(meta_len, "pool offsets meta")?;
+        let data_len = r.bounded("pool offsets data length", bytes.len() as u64)? as usize;
+        let offs_at = r.pos();
+        let data = r.take(data_len, "pool offsets data")?;
+        let mut m = VarReader::new(meta, meta_at);
+        let (mut cps, mut used) = (Vec::new(), 0u64);
+        let offs = column::parse(&mut m, strings as u32 + 1, &mut cps, &mut used)?;
+        if !m.at_end() || used != data_len as u64 {
+            return Err(m.err(Invariant::SizeMismatch {
                 what: "pool offsets",
-                expected: strings as u64 + 1,
-                found: seq.len() as u64,
+                expected: used,
+                found: data_len as u64,
             }));
         }
-        let offs = seq.decode_all(seq_bytes, "pool offset", SECTION, at)?;
-        let ncodes = *offs.last().expect("count >= 1") as usize;
-        if offs[0] != 0 {
+        let mut padded = data.to_vec();
+        padded.resize(data.len() + 16, 0);
+        let mut all = Vec::with_capacity(strings + 1);
+        offs.decode_all(&cps, &padded, &mut all);
+        if all[0] != 0 || all.windows(2).any(|w| w[1] < w[0]) || all[strings] > u32::MAX as u64 {
             return Err(r.err(Invariant::BadField {
-                what: "first pool offset",
-                value: offs[0] as u64,
+                what: "pool offsets (not from 0, non-decreasing, < 2^32)",
+                value: all[strings],
             }));
         }
+        let ncodes = all[strings] as usize;
         let codes_at = r.pos();
         let codes = r.take(packed_len(ncodes, CODE_BITS), "pool codes")?;
         if !r.at_end() {
@@ -137,8 +154,9 @@ impl Pool {
             words,
             lens,
             strings,
-            seq,
-            seq_at: seq_start..seq_start + seq_len,
+            cps,
+            offs,
+            offs_at,
             codes_at,
         })
     }
@@ -152,9 +170,11 @@ impl Pool {
     /// followed by at least 16 bytes (the block padding).
     #[inline]
     pub(crate) fn get(&self, pool: &[u8], i: usize, out: &mut Vec<u8>) {
-        let (s, e) = self.seq.get_pair(&pool[self.seq_at.clone()], i);
+        let d = &pool[self.offs_at..];
+        let s = self.offs.get(&self.cps, d, i) as usize;
+        let e = self.offs.get(&self.cps, d, i + 1) as usize;
         let codes = &pool[self.codes_at..];
-        for c in s as usize..e as usize {
+        for c in s..e {
             let code = get_packed(codes, CODE_BITS, c) as usize;
             let l = self.lens[code] as usize;
             out.extend_from_slice(&self.words[code][..l]);
@@ -163,10 +183,9 @@ impl Pool {
 
     /// Every string, concatenated into `buf`, with `ends[i]` = end of string `i`.
     pub(crate) fn decode_all(&self, pool: &[u8], buf: &mut Vec<u8>, ends: &mut Vec<u32>) {
-        let seq_bytes = &pool[self.seq_at.clone()];
         let mut offs = Vec::with_capacity(self.strings + 1);
-        self.seq
-            .extend_i64(seq_bytes, 0..self.strings + 1, 0, &mut offs);
+        self.offs
+            .decode_all(&self.cps, &pool[self.offs_at..], &mut offs);
         let codes = &pool[self.codes_at..];
         let total = *offs.last().unwrap_or(&0) as usize;
         buf.reserve(total * 4);
