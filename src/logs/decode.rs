@@ -157,13 +157,16 @@ impl<'a> LogBlock<'a> {
         let mut cps = Vec::new();
         let mut used = 0u64;
         let none = IntCol { first: 0, len: 0 };
+        // Text slots' strings follow the static strings in the pool, in slot order.
+        let mut next_pool = nstatics;
         for (tid, t) in templates.iter().enumerate() {
             for _ in 0..t.slots {
-                let kind = m.u8("slot kind")?;
+                let byte = m.u8("slot kind")?;
+                let (kind, rule) = (byte & 7, byte >> 3);
                 let slot = match kind {
                     0..=2 if tid != 0 => {
                         let kind = [Kind::Dec, Kind::HexLower, Kind::HexUpper][kind as usize];
-                        let width = match m.u8("slot width rule")? {
+                        let width = match rule {
                             0 => Width::Natural,
                             1 => Width::PerRow,
                             2 => Width::Fixed(m.u8("slot width")?),
@@ -187,10 +190,11 @@ impl<'a> LogBlock<'a> {
                             widths,
                         }
                     }
-                    3 if tid != 0 => {
-                        let n = m.bounded("dictionary values", pool.len() as u64)?;
-                        let base = m.bounded("dictionary pool index", pool.len() as u64 - n)?;
+                    3 if tid != 0 && rule == 0 => {
+                        let n = m.bounded("dictionary values", pool.len() as u64 - next_pool)?;
                         let ids = column::parse(&mut m, t.count, &mut cps, &mut used)?;
+                        let base = next_pool;
+                        next_pool += n;
                         Slot::Dict {
                             ids,
                             pool_base: base as u32,
@@ -198,9 +202,16 @@ impl<'a> LogBlock<'a> {
                             warm: 0,
                         }
                     }
-                    4 => {
-                        let base =
-                            m.bounded("free text pool index", pool.len() as u64 - t.count as u64)?;
+                    4 if rule == 0 => {
+                        let base = next_pool;
+                        next_pool += t.count as u64;
+                        if next_pool > pool.len() as u64 {
+                            return Err(m.err(Invariant::LimitExceeded {
+                                what: "free text strings",
+                                value: next_pool,
+                                limit: pool.len() as u64,
+                            }));
+                        }
                         Slot::Free {
                             pool_base: base as u32,
                         }

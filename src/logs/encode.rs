@@ -221,7 +221,6 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     }
     let mut meta = Vec::new();
     let mut data = Vec::new();
-    meta.extend_from_slice(&[0; 0]);
     put_varint(&mut meta, rows.len() as u64);
     put_varint(&mut meta, ntemp as u64);
     for (tid, slots) in plans.iter().enumerate() {
@@ -237,12 +236,11 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
                     width,
                     widths,
                 } => {
-                    meta.push(*kind as u8);
                     match width {
-                        Width::Natural => meta.push(0),
-                        Width::PerRow => meta.push(1),
+                        Width::Natural => meta.push(*kind as u8),
+                        Width::PerRow => meta.push(*kind as u8 | 1 << 3),
                         Width::Fixed(w) => {
-                            meta.push(2);
+                            meta.push(*kind as u8 | 2 << 3);
                             meta.push(*w);
                         }
                     }
@@ -254,19 +252,16 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
                 SlotPlan::Dict { ids, values } => {
                     meta.push(Kind::Dict as u8);
                     put_varint(&mut meta, values.len() as u64);
-                    put_varint(&mut meta, pool.len() as u64);
                     pool.extend(values.iter().cloned());
                     column::write(ids, &mut meta, &mut data);
                 }
                 SlotPlan::Free { values } => {
                     meta.push(Kind::Free as u8);
-                    put_varint(&mut meta, pool.len() as u64);
                     pool.extend(values.iter().cloned());
                 }
             }
         }
     }
-    let meta_slots = meta.len();
     // Row index: per block of ROW_BLOCK rows, its templates (first
     // appearance), their ranks at the block start, and local ids.
     let mut rowidx = Vec::new();
@@ -292,19 +287,6 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
             running[tid as usize] += 1;
         }
         pack(ids, super::bits::local_id_bits(local.len()), &mut rowidx);
-    }
-    if std::env::var_os("LOGS_DEBUG").is_some() {
-        let statics: usize = kept
-            .iter()
-            .map(|p| p.statics().iter().map(|s| s.len()).sum::<usize>())
-            .sum();
-        let esc: usize = cols[0][0].iter().map(|r| r.len()).sum();
-        eprintln!(
-            "meta: slots+templates {meta_slots}, row tables {}; pool strings {} ({} bytes: statics {statics}, escaped {esc})",
-            meta.len() - meta_slots,
-            pool.len(),
-            pool.iter().map(|s| s.len()).sum::<usize>()
-        );
     }
     let pool_refs: Vec<&[u8]> = pool.iter().map(|s| &s[..]).collect();
     let mut pool_bytes = Vec::new();

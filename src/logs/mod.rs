@@ -66,11 +66,14 @@
 //! "FPL1" | u32 meta_len | u32 rowidx_len | u32 data_len | u32 pool_len
 //! meta:   varint rows, varint templates (≥ 1)
 //!         per template: varint slots, varint rows using it
-//!         per slot (templates in order): u8 kind, then
-//!           Dec/Hex: u8 width rule [u8 width], checkpoints of the values
+//!         per slot (templates in order): u8 kind | width rule << 3, then
+//!           Dec/Hex: [u8 width when Fixed], checkpoints of the values
 //!                    [checkpoints of the widths when PerRow]
-//!           Dict:    varint values, varint pool index of value 0, checkpoints of the ids
-//!           Free:    varint pool index of rank 0
+//!           Dict:    varint values, checkpoints of the ids
+//!           Free:    nothing
+//!           (text slots' strings follow the static strings in the pool,
+//!           in slot order: a Dict slot's values, a Free slot's one string
+//!           per row; their pool indexes are running sums)
 //!         per row block: varint n, n × (varint template, varint start rank)
 //! rowidx: per row block, its local ids packed at b ∈ {0,1,2,4,8} bits (byte-aligned)
 //! data:   every integer block's residuals, in meta order
