@@ -115,6 +115,36 @@ fn as_text(words: &[&[u8]]) -> SlotPlan {
     }
 }
 
+/// Estimated stored bytes of a slot: exact column bytes (checkpoints and
+/// residuals) plus, for pool strings, ~half their bytes in codes and 1.5
+/// bytes of offset each (what the OnPair-12 pool measured on Loghub).
+fn cost(plan: &SlotPlan) -> f64 {
+    let col = |v: &[u64]| {
+        let (mut m, mut d) = (Vec::new(), Vec::new());
+        column::write(v, &mut m, &mut d);
+        (m.len() + d.len()) as f64
+    };
+    let strings = |v: &[Vec<u8>]| v.iter().map(|s| s.len() as f64 * 0.5 + 1.5).sum::<f64>();
+    match plan {
+        SlotPlan::Int {
+            values,
+            widths,
+            width,
+            ..
+        } => {
+            col(values)
+                + if *width == Width::PerRow {
+                    col(widths)
+                } else {
+                    0.0
+                }
+                + 1.0
+        }
+        SlotPlan::Dict { ids, values } => col(ids) + strings(values) + 2.0,
+        SlotPlan::Free { values } => strings(values) + 1.0,
+    }
+}
+
 /// Encodes `rows` into one log block (the bytes as they would be stored,
 /// padding included).
 pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
@@ -199,12 +229,20 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
                         None
                     };
                     match ints {
-                        Some((kind, values, width, widths)) => SlotPlan::Int {
-                            kind,
-                            values,
-                            width,
-                            widths,
-                        },
+                        Some((kind, values, width, widths)) => {
+                            let int = SlotPlan::Int {
+                                kind,
+                                values,
+                                width,
+                                widths,
+                            };
+                            // A few distinct numbers (flags, pids, ports)
+                            // can cost less as a value dictionary.
+                            match as_text(words) {
+                                text @ SlotPlan::Dict { .. } if cost(&text) < cost(&int) => text,
+                                _ => int,
+                            }
+                        }
                         None if tid == 0 => SlotPlan::Free {
                             values: words.iter().map(|w| w.to_vec()).collect(),
                         },
