@@ -87,7 +87,8 @@ fn as_ints(words: &[&[u8]]) -> Option<(Kind, Vec<u64>, Width, Vec<u64>)> {
     Some((kind, values, width, widths))
 }
 
-/// Text typing: a value dictionary when repeats pay for the ids, else free.
+/// Text typing: a value dictionary when its estimated bytes are smaller
+/// than one string per row, else free.
 fn as_text(words: &[&[u8]]) -> SlotPlan {
     let mut ids = Vec::with_capacity(words.len());
     let mut values: Vec<Vec<u8>> = Vec::new();
@@ -100,18 +101,17 @@ fn as_text(words: &[&[u8]]) -> SlotPlan {
         }
         ids.push(id);
     }
-    let (n, d) = (words.len(), values.len());
-    let mean = words.iter().map(|w| w.len()).sum::<usize>() as f64 / n.max(1) as f64;
-    // A repeated string saves ~its codes (≈ 12 bits per 3 bytes, ≥ 1 code);
-    // each row pays the id width.
-    let saved = (n - d) as f64 * 12.0 * (mean / 3.0).max(1.0);
-    let cost = n as f64 * super::bits::bits_for(d.saturating_sub(1) as u64) as f64;
-    if d < n && saved > cost {
-        SlotPlan::Dict { ids, values }
+    let free = SlotPlan::Free {
+        values: words.iter().map(|w| w.to_vec()).collect(),
+    };
+    if values.len() == words.len() {
+        return free;
+    }
+    let dict = SlotPlan::Dict { ids, values };
+    if cost(&dict) < cost(&free) {
+        dict
     } else {
-        SlotPlan::Free {
-            values: words.iter().map(|w| w.to_vec()).collect(),
-        }
+        free
     }
 }
 
