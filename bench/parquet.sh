@@ -24,7 +24,7 @@ else
   "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "pyarrow>=14"
   pyexe="$venv/bin/python"
-  rust="$(cargo bench --quiet --bench parquet -- "$@")"
+  rust="$(cargo bench --quiet --features parquet --bench parquet -- "$@")"
   dest=bench/PARQUET.md
 fi
 py="$("$pyexe" bench/parquet.py target/bench-parquet)"

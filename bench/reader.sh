@@ -9,12 +9,13 @@ cd "$(dirname "$0")/.."
 OLD=${OLD:-6c48448}
 DIR=target/bench-reader
 mkdir -p "$DIR"
-cargo build --release --bin fastpair --example reader_compare
-cargo build --release --features object_store --example reader_bench
+cargo build --release --features cli --bin fastpair
+cargo build --release -p fastpair-lab --example reader_compare
+cargo build --release -p fastpair-lab --features object_store --example reader_bench
 if [ ! -x "$DIR/old/target/release/fastpair" ]; then
   rm -rf "$DIR/old" && mkdir -p "$DIR/old"
   git archive "$OLD" | tar -x -C "$DIR/old"
-  cp examples/reader_compare.rs "$DIR/old/examples/"
+  mkdir -p "$DIR/old/examples" && cp lab/examples/reader_compare.rs "$DIR/old/examples/"
   (cd "$DIR/old" && cargo build --release --no-default-features --bin fastpair --example reader_compare)
 fi
 NEW_BIN=./target/release

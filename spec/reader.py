@@ -290,7 +290,7 @@ class Reader:
         crc = u32(d, len(d) - TAIL_LEN + 4)
         check(zlib.crc32(footer) == crc, "§2", fs, "ChecksumMismatch", "footer CRC32")
         sec = "§3"
-        check(fl >= FOOTER_PREFIX_LEN, sec, fs, "SizeMismatch", f"footer of {fl} bytes has no 32-byte prefix")
+        check(fl >= FOOTER_PREFIX_LEN, sec, fs, "LengthPastEnd", f"footer of {fl} bytes has no 32-byte prefix")
         num_dicts, num_chunks, total_rows, total_bytes = struct.unpack_from("<IIQQ", footer, 0)
         check(num_dicts <= MAX_DICTS, sec, fs, "LimitExceeded", f"num_dicts {num_dicts} > {MAX_DICTS}")
         check(num_chunks <= MAX_CHUNKS, sec, fs + 4, "LimitExceeded", f"num_chunks {num_chunks} > {MAX_CHUNKS}")

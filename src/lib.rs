@@ -28,9 +28,10 @@
 //! [`Writer::finish`] succeeds.
 //!
 //! ## Reading
-//! [`Reader::open`] memory-maps the file and reads and checks only the tail,
-//! footer and dictionaries ([`read::Storage`]: also positioned reads, memory,
-//! and object stores with the `object_store` feature). A chunk is checked
+//! [`Reader::open`] reads and checks only the tail, footer and dictionaries,
+//! with positioned reads into memory it owns, so a file changed or truncated
+//! underneath reads as an error ([`read::Storage`]: also memory, object
+//! stores with the `object_store` feature, and the `unsafe` memory map). A chunk is checked
 //! whole (checksum, structure, every code and length) the first time a bulk
 //! read touches it; [`Reader::get`] reads only the chunk header, the
 //! row-boundary block of its row and its codes, checking what it reads, and
@@ -80,5 +81,8 @@ pub use format::Codec;
 pub use read::{Column, ReadOptions, Reader};
 pub use write::{CodecChoice, DictMode, Writer, WriterOptions};
 
+/// Test, fuzzing and benchmark hooks (the `test-util` feature); not part of
+/// the stable API.
+#[cfg(feature = "test-util")]
 #[doc(hidden)]
 pub mod testing;

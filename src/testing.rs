@@ -400,23 +400,19 @@ pub fn fuzz_decode_parity(data: &[u8]) {
     }
 }
 
-/// The shared test corpus (`../shared/corpus`, unpacked into `target/corpus`
-/// by `../shared/tools/corpus-unpack`), for tests, benches and examples.
+/// A corpus of test columns (`*.txt`, one value per line), for tests,
+/// benches and examples: the folder `FASTPAIR_CORPUS` names, else
+/// `target/corpus` (where this project's CI unpacks its shared corpus). The
+/// tests fall back to generated columns without one (tests/support/corpus.rs).
 pub mod corpus {
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
-    /// `FASTPAIR_CORPUS`, else `target/corpus`, unpacked there first when
-    /// it is missing and the unpack tool is present (tests then skip with a
-    /// notice when there is no corpus at all).
+    /// `FASTPAIR_CORPUS`, else `target/corpus` (relative to the working
+    /// directory: the package root under `cargo test` and `cargo bench`).
     pub fn dir() -> PathBuf {
-        let dir = PathBuf::from(
+        PathBuf::from(
             std::env::var("FASTPAIR_CORPUS").unwrap_or_else(|_| "target/corpus".to_string()),
-        );
-        let tool = Path::new("../shared/tools/corpus-unpack");
-        if !dir.exists() && tool.exists() {
-            let _ = std::process::Command::new(tool).arg(&dir).status();
-        }
-        dir
+        )
     }
 
     /// The corpus columns (`*.txt`) whose names contain one of `filters`

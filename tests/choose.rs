@@ -1,15 +1,15 @@
 //! `--codec auto` on the real corpus: on every column the file it writes is
 //! the file of the codec it chose (same bytes), and never more than 3% larger
-//! than the smallest single-codec file.
+//! than the smallest single-codec file. Without a corpus: on generated TPC-H
+//! columns and the bundled one (tests/support/corpus.rs).
+
+#[path = "support/corpus.rs"]
+mod corpus;
 
 use fastpair::{Codec, CodecChoice, Reader, WriterOptions};
 
 /// Auto may lose at most this share to the best single codec.
 const MAX_LOSS: f64 = 0.03;
-
-fn corpus_files() -> Vec<std::path::PathBuf> {
-    fastpair::testing::corpus::files(&[])
-}
 
 fn write(rows: &[&[u8]], codec: CodecChoice) -> (Vec<u8>, Vec<fastpair::write::Choice>) {
     let opts = WriterOptions::default().with_codec(codec);
@@ -20,19 +20,12 @@ fn write(rows: &[&[u8]], codec: CodecChoice) -> (Vec<u8>, Vec<fastpair::write::C
 
 #[test]
 fn auto_within_three_percent_of_best_codec_on_every_corpus_column() {
-    let files = corpus_files();
-    if files.is_empty() {
-        eprintln!("NOTICE: corpus not found (run ../shared/tools/corpus-unpack); skipping");
-        return;
-    }
+    let files = corpus::columns(&[]);
+    assert!(!files.is_empty(), "no columns to test");
     let mut worst = (0.0f64, String::new());
-    for f in &files {
-        let data = std::fs::read(f).unwrap();
-        let mut rows: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
-        if data.last() == Some(&b'\n') {
-            rows.pop();
-        }
-        let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+    for c in &files {
+        let rows = c.rows();
+        let name = c.name.clone();
         let (auto, choices) = write(&rows, CodecChoice::Auto);
         assert_eq!(choices.len(), 1, "{name}: one shared dictionary");
         assert!(
@@ -83,18 +76,11 @@ fn auto_within_three_percent_of_best_codec_on_every_corpus_column() {
 /// every codec choice, shared and per-chunk dictionaries, 1, 2 and 3 threads.
 #[test]
 fn file_bytes_do_not_depend_on_thread_count() {
-    let files = corpus_files();
-    let pick = ["loghub_Linux_full", "dbtext_city", "tpch_sf1_c_address"];
-    let cols: Vec<Vec<u8>> = files
-        .iter()
-        .filter(|f| pick.iter().any(|p| f.to_string_lossy().contains(p)))
-        .map(|f| std::fs::read(f).unwrap())
-        .collect();
-    if cols.is_empty() {
-        eprintln!("NOTICE: corpus not found (run ../shared/tools/corpus-unpack); skipping");
-        return;
-    }
-    for data in &cols {
+    // Without a corpus only the generated c_address is among these.
+    let cols = corpus::columns(&["loghub_Linux_full", "dbtext_city", "tpch_sf1_c_address"]);
+    assert!(!cols.is_empty(), "no columns to test");
+    for c in &cols {
+        let data = &c.text;
         let rows: Vec<&[u8]> = data.split(|&b| b == b'\n').take(60_000).collect();
         for codec in CodecChoice::ALL {
             for dict_mode in [fastpair::DictMode::Shared, fastpair::DictMode::PerChunk] {

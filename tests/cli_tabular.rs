@@ -420,3 +420,152 @@ fn corpus_columns_through_the_cli() {
         }
     }
 }
+
+/// Inputs are told by content, not by name (issue 19 finding 5): a Parquet
+/// file or Arrow stream under any name is read as a table; on stdin or
+/// through a pipe it is refused (it must be a regular file) instead of being
+/// stored as text lines; a text file whose first line starts with PAR1 or
+/// ARROW1 compresses as lines; `--input-format lines` stores any bytes as
+/// values; `-o X.PARQUET` writes Parquet.
+#[test]
+fn inputs_are_told_by_content() {
+    let s = Scratch::new("tab", "content");
+    let batches = [sample_batch(500)];
+    let pq = s.path("data.bin");
+    write_parquet(&pq, &batches);
+    let stream = s.path("data.dat");
+    {
+        let f = std::fs::File::create(&stream).unwrap();
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(f, &batches[0].schema()).unwrap();
+        w.write(&batches[0]).unwrap();
+        w.finish().unwrap();
+    }
+    let out = s.path("url.fpc");
+    let o = out.to_str().unwrap();
+    for input in [&pq, &stream] {
+        let _ = std::fs::remove_file(&out);
+        ok(&[
+            "compress",
+            input.to_str().unwrap(),
+            "-c",
+            "url",
+            "-o",
+            o,
+            "-q",
+        ]);
+        assert_eq!(fpc_rows(&out), column_rows(&batches, "url"), "{input:?}");
+    }
+    // On stdin and through a pipe: refused, naming what it looks like.
+    let bytes = std::fs::read(&pq).unwrap();
+    let e = fails(&support::run_stdin(
+        &["compress", "-", "-o", o],
+        Some(&bytes),
+    ));
+    assert!(e.contains("starts like a Parquet file"), "{e}");
+    let sbytes = std::fs::read(&stream).unwrap();
+    let e = fails(&support::run_stdin(
+        &["compress", "-", "-o", o],
+        Some(&sbytes),
+    ));
+    assert!(e.contains("starts like an Arrow IPC stream"), "{e}");
+    let piped = std::process::Command::new("sh")
+        .args([
+            "-c",
+            r#"cat "$2" | "$0" compress /dev/stdin -o "$1""#,
+            support::BIN,
+            o,
+        ])
+        .arg(&pq)
+        .output()
+        .unwrap();
+    let e = fails(&piped);
+    assert!(e.contains("starts like a Parquet file"), "{e}");
+    // ... unless told to store the bytes as values.
+    let ok_lines = support::run_stdin(
+        &["compress", "-", "-o", o, "-q", "--input-format", "lines"],
+        Some(&bytes),
+    );
+    assert!(ok_lines.status.success());
+    // Text whose first line starts with the magic is text.
+    for head in ["PAR1 is a part number", "ARROW1 of 3", "PAR1"] {
+        let txt = s.path("t.txt");
+        std::fs::write(&txt, format!("{head}\nsecond line\n")).unwrap();
+        ok(&["compress", txt.to_str().unwrap(), "-o", o, "-q"]);
+        assert_eq!(
+            fpc_rows(&out),
+            vec![
+                Some(head.as_bytes().to_vec()),
+                Some(b"second line".to_vec())
+            ]
+        );
+    }
+    // A damaged Parquet file (cut short) is not taken for text lines.
+    let cut = s.path("cut");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let e = fail(&["compress", cut.to_str().unwrap(), "-o", o]);
+    assert!(
+        e.contains("starts like a Parquet file (PAR1) but is not one"),
+        "{e}"
+    );
+    let e = fail(&[
+        "compress",
+        cut.to_str().unwrap(),
+        "-o",
+        o,
+        "--input-format",
+        "parquet",
+    ]);
+    assert!(e.contains("not a Parquet file"), "{e}");
+    // Output extensions in any case.
+    ok(&["compress", pq.to_str().unwrap(), "-c", "url", "-o", o, "-q"]);
+    for name in ["UP.PARQUET", "Up.Arrow"] {
+        let back = s.path(name);
+        ok(&["decompress", o, "-o", back.to_str().unwrap()]);
+        let got = if name.ends_with("PARQUET") {
+            read_parquet(&back)
+        } else {
+            read_ipc(&back)
+        };
+        assert_eq!(
+            column_rows(&got, "url"),
+            column_rows(&batches, "url"),
+            "{name}"
+        );
+    }
+}
+
+/// A UTF-8 error names the file's row, not its position in a batch: a bad
+/// row 150,000 was reported as "row 18928" (150,000 - 2 * 65,536).
+#[test]
+fn utf8_errors_name_the_file_row() {
+    let s = Scratch::new("tab", "utf8row");
+    let txt = s.path("v.txt");
+    let mut data = Vec::new();
+    for i in 0..150_010u32 {
+        if i == 150_000 {
+            data.extend_from_slice(b"bad \xff byte");
+        } else {
+            data.extend_from_slice(format!("row {i}").as_bytes());
+        }
+        data.push(b'\n');
+    }
+    std::fs::write(&txt, &data).unwrap();
+    let fpc = s.path("v.fpc");
+    ok(&[
+        "compress",
+        txt.to_str().unwrap(),
+        "-o",
+        fpc.to_str().unwrap(),
+        "-q",
+    ]);
+    let out = s.path("v.parquet");
+    let e = fail(&[
+        "decompress",
+        fpc.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--type",
+        "utf8",
+    ]);
+    assert!(e.contains("row 150000 is not valid UTF-8"), "{e}");
+}

@@ -19,8 +19,9 @@ use std::path::PathBuf;
 
 use bitpacking::{BitPacker, BitPacker4x};
 use fastpair::error::{ChunkPart, Error, Invariant, Section};
+use fastpair::format::cascade::{BlockEntry, SequenceHeader};
 use fastpair::format::layout::{self, ChunkSection, Footer, SectionRef};
-use fastpair::format::wire::PutLe;
+use fastpair::format::wire::{Fixed, PutLe};
 use fastpair::format::{cascade, limits, TAIL_LEN};
 use fastpair::{ReadOptions, Reader};
 
@@ -265,32 +266,35 @@ fn seq_encode(values: &[u32]) -> Vec<u8> {
 type Blocks = Vec<(u32, u32, [u32; 128])>;
 
 fn seq_blocks(bytes: &[u8]) -> (u32, u32, Blocks) {
-    let (count, nb, first) = (get32(bytes, 0), get32(bytes, 4), get32(bytes, 8));
-    let packed_at = 16 + 16 * nb as usize;
-    let blocks = (0..nb as usize)
+    let h = SequenceHeader::from_le_bytes(bytes).unwrap();
+    let packed_at = SequenceHeader::LEN + BlockEntry::LEN * h.blocks as usize;
+    let blocks = (0..h.blocks as usize)
         .map(|k| {
-            let d = 16 + 16 * k;
-            let (off, bits) = (get32(bytes, d + 8) as usize, bytes[d + 12]);
+            let e = BlockEntry::from_le_bytes(&bytes[SequenceHeader::LEN + BlockEntry::LEN * k..])
+                .unwrap();
             let mut r = [0u32; 128];
-            let n = bits as usize * 16;
+            let (off, n) = (e.offset as usize, e.bits as usize * 16);
             BitPacker4x::new().decompress(
                 &bytes[packed_at + off..packed_at + off + n],
                 &mut r,
-                bits,
+                e.bits,
             );
-            (get32(bytes, d), get32(bytes, d + 4), r)
+            (e.base, e.min, r)
         })
         .collect();
-    (count, first, blocks)
+    (h.count, h.first, blocks)
 }
 
 /// Encodes explicit blocks, with no checks (so it can write what `encode` won't).
 fn seq_raw(count: u32, first: u32, blocks: &Blocks) -> Vec<u8> {
     let mut out = Vec::new();
-    out.put_u32(count);
-    out.put_u32(blocks.len() as u32);
-    out.put_u32(first);
-    out.put_u32(0);
+    let header = SequenceHeader {
+        count,
+        blocks: blocks.len() as u32,
+        first,
+        reserved: 0,
+    };
+    header.put(&mut out);
     let p = BitPacker4x::new();
     let mut packed = Vec::new();
     for (base, min, r) in blocks {
@@ -298,10 +302,14 @@ fn seq_raw(count: u32, first: u32, blocks: &Blocks) -> Vec<u8> {
         let start = packed.len();
         packed.resize(start + bits as usize * 16, 0);
         p.compress(r, &mut packed[start..], bits);
-        out.put_u32(*base);
-        out.put_u32(*min);
-        out.put_u32(start as u32);
-        out.extend_from_slice(&[bits, 0, 0, 0]);
+        let entry = BlockEntry {
+            base: *base,
+            min: *min,
+            offset: start as u32,
+            bits,
+            reserved: [0; 3],
+        };
+        entry.put(&mut out);
     }
     out.extend_from_slice(&packed);
     out
@@ -561,6 +569,15 @@ cases! {
     truncated_body: |b, _| { let mut v = b.file[..16].to_vec(); v.extend_from_slice(&b.file[32..]); v }
         => Error::Corrupt { section: Section::Footer, invariant: I::LengthPastEnd { what: "dictionary section", .. }, .. },
     // --- Footer (§3) ---
+    /// A footer of 16 bytes, its CRC32 right: shorter than its prefix.
+    footer_shorter_than_prefix: |b, _| b.patch(|v| {
+        let at = footer_at(v);
+        v.truncate(at + 16);
+        let tail = layout::tail_bytes(16, crc32fast::hash(&v[at..]));
+        v.extend_from_slice(&tail);
+        set_version(v, b.version);
+    })
+        => Error::Corrupt { section: Section::Footer, invariant: I::LengthPastEnd { what: "footer prefix", .. }, .. },
     footer_reserved: |b, _| b.patch_fixed(|v| { let at = footer_at(v) + 24; v[at] = 1 })
         => Error::Corrupt { section: Section::Footer, invariant: I::NonZeroReserved { what: "footer reserved" }, .. },
     footer_entries_size: |b, _| b.patch_fixed(|v| { let at = footer_at(v) + 4; put32(v, at, 4) })
@@ -764,6 +781,9 @@ cases! {
     /// A count of 2^27 + 1 values whose block directory cannot be in the file.
     sequence_directory_past_end: |b, _| b.edit_chunk(1, |p, _| { put32(&mut p.row_codes, 0, (1 << 27) + 1); put32(&mut p.row_codes, 4, 1 << 20) })
         => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::LengthPastEnd { what: "sequence directory", .. }, .. },
+    /// A sidecar part of 8 bytes: shorter than a sequence's header (§6.4).
+    sequence_shorter_than_header: |b, _| b.edit_chunk(1, |p, _| p.sidecar.truncate(8))
+        => Error::Corrupt { section: Section::Chunk(1, P::Sidecar), invariant: I::LengthPastEnd { what: "sequence header", .. }, .. },
     sequence_bit_width: |b, _| b.edit_chunk(1, |p, _| p.row_codes[16 + 12] = 33)
         => Error::Corrupt { section: Section::Chunk(1, P::RowCodes), invariant: I::BadField { what: "block bit width", value: 33 }, .. },
     sequence_block_reserved: |b, _| b.edit_chunk(1, |p, _| p.row_codes[16 + 13] = 1)

@@ -3,54 +3,34 @@
 //! dictionary was trained on the first *thread-count* chunks, so
 //! `RAYON_NUM_THREADS=1` and `2` wrote different files.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use fastpair::write::write_to_vec;
 use fastpair::{Codec, DictMode, Reader, WriterOptions};
 
 const BIN: &str = env!("CARGO_BIN_EXE_fastpair");
-const TESTDATA: &str = "testdata/dbtext_movies_20k.txt";
 const THREADS: [usize; 3] = [1, 2, 8];
 
-/// The repository's test column plus a few corpus columns (when unpacked by
-/// ../shared/tools/corpus-unpack into target/corpus).
-fn columns() -> Vec<PathBuf> {
-    let mut v = vec![PathBuf::from(TESTDATA)];
-    let dir = Path::new("target/corpus");
-    if !dir.is_dir() {
-        let tool = Path::new("../shared/tools/corpus-unpack");
-        if tool.exists() {
-            let _ = Command::new(tool).arg("target/corpus").status();
-        }
-    }
+#[path = "support/corpus.rs"]
+mod corpus;
+
+/// The repository's bundled column plus a few corpus columns (without a
+/// corpus the TPC-H ones are generated and the others skipped).
+fn columns() -> Vec<corpus::Column> {
     let picks = [
-        "loghub_Linux_full.txt",
-        "dbtext_movies.txt",
-        "tpch_sf1_c_address.txt",
-        "dbtext_chinese.txt",
+        corpus::BUNDLED,
+        "loghub_Linux_full",
+        "dbtext_movies",
+        "tpch_sf1_c_address",
+        "dbtext_chinese",
         // Value-dictionary chunks (spec/FORMAT.md §5.6).
-        "tpch_sf1_o_clerk.txt",
+        "tpch_sf1_o_clerk",
     ];
-    let found: Vec<PathBuf> = picks
-        .iter()
-        .map(|f| dir.join(f))
-        .filter(|p| p.exists())
-        .collect();
-    if found.is_empty() {
-        eprintln!("NOTICE: corpus not found (target/corpus); testing {TESTDATA} only");
-    }
-    v.extend(found);
-    v
+    picks.iter().filter_map(|&p| corpus::column(p)).collect()
 }
 
-fn lines(p: &Path) -> Vec<Vec<u8>> {
-    let data = std::fs::read(p).unwrap();
-    let mut v: Vec<Vec<u8>> = data.split(|&b| b == b'\n').map(|l| l.to_vec()).collect();
-    if data.ends_with(b"\n") {
-        v.pop();
-    }
-    v
+fn lines(c: &corpus::Column) -> Vec<Vec<u8>> {
+    c.rows().into_iter().map(<[u8]>::to_vec).collect()
 }
 
 /// Writes `rows` inside a rayon pool of `threads` threads, with the options'
@@ -118,7 +98,7 @@ fn bytes_do_not_depend_on_thread_count_or_memory_budget() {
                 assert!(
                     other == reference,
                     "{}: {name}: {t} threads wrote {} bytes, 1 thread {} bytes",
-                    col.display(),
+                    col.name,
                     other.len(),
                     reference.len()
                 );
@@ -131,7 +111,7 @@ fn bytes_do_not_depend_on_thread_count_or_memory_budget() {
                 o.memory_budget = o.min_memory_budget();
                 o
             });
-            assert!(tight == reference, "{}: {name}: budget", col.display());
+            assert!(tight == reference, "{}: {name}: budget", col.name);
         }
     }
     assert!(compared >= 2 * variants.len());
@@ -144,12 +124,14 @@ fn cli_bytes_do_not_depend_on_rayon_num_threads() {
     let dir = std::env::temp_dir().join(format!("fastpair-determinism-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for col in columns().iter().take(3) {
+        let input = dir.join(format!("{}.txt", col.name));
+        std::fs::write(&input, &col.text).unwrap();
         let mut files = Vec::new();
         for t in THREADS {
             let out = dir.join(format!("t{t}.fpc"));
             let st = Command::new(BIN)
                 .args(["compress", "-q", "--chunk-rows", "2000"])
-                .arg(col)
+                .arg(&input)
                 .arg("-o")
                 .arg(&out)
                 .env("RAYON_NUM_THREADS", t.to_string())
@@ -161,7 +143,7 @@ fn cli_bytes_do_not_depend_on_rayon_num_threads() {
         assert!(
             files.iter().all(|f| *f == files[0]),
             "{}: sizes {:?}",
-            col.display(),
+            col.name,
             files.iter().map(|f| f.len()).collect::<Vec<_>>()
         );
     }

@@ -1,9 +1,16 @@
 //! Shared-dictionary drift (`fastpair::write::DRIFT_MARGIN`): a column whose
 //! second half is other data than its first gets a retrained dictionary at the
 //! switch, shared by the chunks after it; a column that does not change keeps
-//! one dictionary. Real corpus columns (skipped without the corpus).
+//! one dictionary. Real corpus columns; without a corpus the TPC-H ones are
+//! generated and the others skipped (tests/support/corpus.rs).
 
-use fastpair::testing::corpus::column;
+#[path = "support/corpus.rs"]
+mod corpus;
+
+/// Column `name`'s text: from the corpus, or generated (TPC-H).
+fn column(name: &str) -> Option<Vec<u8>> {
+    corpus::column(name).map(|c| c.text)
+}
 use fastpair::write::{write_to_vec, write_to_vec_with_summary, WriteSummary};
 use fastpair::{DictMode, Reader, WriterOptions};
 
@@ -52,7 +59,6 @@ fn chunk_dicts(file: &[u8]) -> Vec<u32> {
 #[test]
 fn second_half_of_other_data_retrains_at_the_switch() {
     let (Some(a), Some(b)) = (column("tpch_sf1_l_comment"), column("nltk_abc_news_en")) else {
-        eprintln!("NOTICE: corpus not found (run ../shared/tools/corpus-unpack); skipping");
         return;
     };
     let first = rows_of(&a, 2 << 20);
@@ -131,7 +137,6 @@ fn column_that_does_not_change_keeps_one_dictionary() {
         "dbtext_uuid",
     ] {
         let Some(a) = column(name) else {
-            eprintln!("NOTICE: corpus not found (run ../shared/tools/corpus-unpack); skipping");
             return;
         };
         let rows = rows_of(&a, 4 << 20);
@@ -144,7 +149,6 @@ fn column_that_does_not_change_keeps_one_dictionary() {
 #[test]
 fn per_chunk_dictionaries_are_unchanged_by_drift() {
     let Some(a) = column("loghub_Linux_full") else {
-        eprintln!("NOTICE: corpus not found (run ../shared/tools/corpus-unpack); skipping");
         return;
     };
     let rows = rows_of(&a, 2 << 20);

@@ -2,8 +2,10 @@
 //! testdata/corrupt/ and many mutated valid files (checksums recomputed so the
 //! damage reaches the structural checks) go through `gpu::read_range`. The
 //! result must equal the CPU decoder's: both refuse, or both return the same
-//! column. Run it under `compute-sanitizer --tool memcheck` on the device.
-//! Skips without a GPU unless FASTPAIR_REQUIRE_GPU=1.
+//! column. Files with value-dictionary chunks (spec/FORMAT.md §5.6) go
+//! through every GPU path: the scan, the streaming scan and random rows on
+//! the device. Run it under `compute-sanitizer --tool memcheck` on the
+//! device. Skips without a GPU unless FASTPAIR_REQUIRE_GPU=1.
 
 use fastpair::gpu::{self, Backend};
 use fastpair::testing::recompute_checksums;
@@ -43,6 +45,129 @@ fn same_on_gpu_and_cpu(bytes: Vec<u8>) -> bool {
             g.is_ok()
         ),
     }
+}
+
+/// Opens `bytes`; if it opens, the streaming scan and random rows on the
+/// device agree with the CPU reader too: the same rows where the CPU reads
+/// the whole column, an error where it refuses. Returns whether it decoded.
+#[cfg(feature = "gpu")]
+fn same_on_every_gpu_path(bytes: Vec<u8>) -> bool {
+    if !same_on_gpu_and_cpu(bytes.clone()) {
+        // Refused by both (or not opened): the other paths must refuse too.
+        if let Ok(r) = Reader::from_bytes(bytes) {
+            let so = gpu::StreamOptions::default().with_device_bytes(1 << 20);
+            assert!(gpu::scan_stream(&r, 0..r.rows(), &so, |_| Ok(())).is_err());
+            let ids: Vec<u64> = (0..r.rows()).collect();
+            assert!(gpu::DeviceRows::new(&r)
+                .and_then(|mut d| d.get(&ids))
+                .is_err());
+        }
+        return false;
+    }
+    let r = Reader::from_bytes(bytes).unwrap();
+    let cpu = r.read_all().unwrap();
+    let so = gpu::StreamOptions::default().with_device_bytes(1 << 20);
+    let mut next = 0u64;
+    gpu::scan_stream(&r, 0..r.rows(), &so, |b| {
+        let host = b.to_host()?;
+        for k in 0..b.len() {
+            assert_eq!(
+                host.value(k),
+                cpu.value(next as usize + k),
+                "row {}",
+                next + k as u64
+            );
+        }
+        next += b.len() as u64;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(next, r.rows());
+    let ids: Vec<u64> = (0..r.rows()).rev().collect();
+    let col = gpu::DeviceRows::new(&r)
+        .and_then(|mut d| d.get(&ids))
+        .and_then(|c| c.to_host())
+        .unwrap();
+    for (k, &id) in ids.iter().enumerate() {
+        assert_eq!(col.value(k), cpu.value(id as usize), "row {id}");
+    }
+    true
+}
+
+/// Bit flips in files of value-dictionary chunks (value index, values'
+/// codes, starts, validity, headers; checksums recomputed so the damage
+/// reaches the structural checks), through every GPU path.
+#[cfg(feature = "gpu")]
+#[test]
+fn mutated_value_dict_files_through_every_gpu_path() {
+    if !gpu_or_skip("mutated_value_dict_files_through_every_gpu_path") {
+        return;
+    }
+    let rows: Vec<Option<Vec<u8>>> = (0..2800u32)
+        .map(|i| match i % 11 {
+            4 => None,
+            7 => Some(Vec::new()),
+            _ => Some(
+                format!(
+                    "DELIVER IN PERSON {}",
+                    "#".repeat((i * 7 % 300 % 9) as usize)
+                )
+                .into_bytes(),
+            ),
+        })
+        .collect();
+    let mut seeds = Vec::new();
+    for (codec, mode) in [
+        (Codec::OnPair12, DictMode::Shared),
+        (Codec::OnPair16, DictMode::PerChunk),
+    ] {
+        let o = WriterOptions::default()
+            .with_codec(codec)
+            .with_dict_mode(mode)
+            .with_chunk_rows(700);
+        let f = write_to_vec(rows.iter().map(|r| r.as_deref()), o).unwrap();
+        let r = Reader::from_bytes(f.clone()).unwrap();
+        let vd = (0..r.num_chunks())
+            .filter(|&i| r.chunk_info(i).entry.values > 0)
+            .count();
+        assert_eq!(vd, r.num_chunks(), "value-dictionary chunks throughout");
+        assert!(same_on_every_gpu_path(f.clone()));
+        seeds.push(f);
+    }
+    // The corrupt-file set too (it holds damaged value-dictionary chunks).
+    for e in std::fs::read_dir("testdata/corrupt").expect("testdata/corrupt") {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "fpc") {
+            same_on_every_gpu_path(std::fs::read(&p).unwrap());
+        }
+    }
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let (mut opened, mut total) = (0, 0);
+    // FASTPAIR_MUTATIONS: files per seed (default 250; fewer under
+    // compute-sanitizer, which slows every launch).
+    let per_seed: usize = std::env::var("FASTPAIR_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(250);
+    for seed in &seeds {
+        for _ in 0..per_seed {
+            let mut f = seed.clone();
+            for _ in 0..1 + next() % 3 {
+                let at = (next() % f.len() as u64) as usize;
+                f[at] ^= 1 << (next() % 8);
+            }
+            recompute_checksums(&mut f);
+            opened += same_on_every_gpu_path(f) as u32;
+            total += 1;
+        }
+    }
+    eprintln!("mutated value-dictionary files: {total}, decoded on every path: {opened}");
 }
 
 #[test]

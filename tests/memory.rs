@@ -171,3 +171,211 @@ fn f9_peak_memory_is_bounded_by_the_budget() {
         assert!(one < budget + base, "1 thread: {} MB", one / MB);
     }
 }
+
+/// Like [`peak_rss`], for a command that may fail: its peak RSS and exit
+/// code; `feed` writes the child's stdin from a thread when given.
+#[allow(clippy::zombie_processes)]
+fn peak_rss_status(
+    args: &[&str],
+    threads: usize,
+    feed: Option<fn(std::process::ChildStdin)>,
+) -> (u64, i32) {
+    let mut c = Command::new(BIN)
+        .args(args)
+        .env("RAYON_NUM_THREADS", threads.to_string())
+        .stdin(if feed.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn fastpair");
+    if let Some(feed) = feed {
+        let i = c.stdin.take().unwrap();
+        std::thread::spawn(move || feed(i));
+    }
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as in `peak_rss`.
+    let pid = unsafe { libc::wait4(c.id() as libc::pid_t, &mut status, 0, &mut ru) };
+    assert_eq!(pid, c.id() as libc::pid_t, "wait4");
+    assert!(
+        libc::WIFEXITED(status),
+        "{args:?}: killed, status {status:#x}"
+    );
+    (ru.ru_maxrss as u64 * 1024, libc::WEXITSTATUS(status))
+}
+
+/// Issue 19 finding 4: every path in the issue's table holds `--memory`
+/// (plus the process's own baseline) or is refused up front. Before: a
+/// per-chunk-dictionary compress under 64M peaked at 140-791 MB on larger
+/// inputs, `inspect` held the whole file (a mapped file's pages), decompress
+/// to .parquet kept every chunk validated and a whole row group (170 MB under
+/// --memory 64M on this 20 MB file), a value of a quarter of the budget was
+/// read and compressed past it, and a stream starting with FASTPAIR was read
+/// without limit.
+#[test]
+fn issue19_every_path_holds_the_budget() {
+    let dir = Scratch(std::env::temp_dir().join(format!("fastpair-mem19-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let txt = dir.0.join("col.txt");
+    write_column(&txt);
+    let fpc = dir.0.join("pcd.fpc");
+    let base = 24 * MB;
+    // Compress with a dictionary per chunk under 64M.
+    let args = [
+        "compress",
+        "-q",
+        "--per-chunk-dict",
+        "--chunk-bytes",
+        "4M",
+        "--chunk-rows",
+        "65536",
+        "--memory",
+        "64M",
+        s(&txt),
+        "-o",
+        s(&fpc),
+    ];
+    for threads in [1, 16] {
+        let rss = peak_rss(&args, threads);
+        eprintln!(
+            "compress --per-chunk-dict --memory 64M, {threads} threads: {} MB",
+            rss / MB
+        );
+        assert!(rss < 64 * MB + base, "{} MB", rss / MB);
+    }
+    let file = std::fs::metadata(&fpc).unwrap().len();
+    eprintln!("per-chunk-dictionary file: {} MB", file / MB);
+    // The shared dictionary cannot train within 64M: refused up front.
+    let mut shared = args.to_vec();
+    shared.retain(|a| *a != "--per-chunk-dict");
+    let (rss, code) = peak_rss_status(&shared, 2, None);
+    assert_eq!(
+        code, 1,
+        "a shared-dictionary compress under 64M must be refused"
+    );
+    assert!(rss < 16 * MB, "refused after {} MB", rss / MB);
+    // Reads of the per-chunk-dictionary file under 16M.
+    let cases: [(&str, Vec<String>, u64); 5] = [
+        (
+            "decompress --memory 16M",
+            vec![
+                "decompress".into(),
+                "--memory".into(),
+                "16M".into(),
+                s(&fpc).into(),
+                "-o".into(),
+                s(&dir.0.join("o.txt")).into(),
+            ],
+            16 * MB + base,
+        ),
+        (
+            "decompress -o .parquet --memory 16M",
+            vec![
+                "decompress".into(),
+                "--memory".into(),
+                "16M".into(),
+                s(&fpc).into(),
+                "-o".into(),
+                s(&dir.0.join("o.parquet")).into(),
+            ],
+            16 * MB + base,
+        ),
+        (
+            "decompress -o .arrow --memory 16M",
+            vec![
+                "decompress".into(),
+                "--memory".into(),
+                "16M".into(),
+                s(&fpc).into(),
+                "-o".into(),
+                s(&dir.0.join("o.arrow")).into(),
+            ],
+            16 * MB + base,
+        ),
+        // Chunk by chunk: well under the file's size (the process itself
+        // takes about 5 MB).
+        (
+            "inspect",
+            vec!["inspect".into(), s(&fpc).into()],
+            (file * 3 / 4).min(16 * MB),
+        ),
+        (
+            "get",
+            vec!["get".into(), s(&fpc).into(), "1000000".into()],
+            16 * MB,
+        ),
+    ];
+    for (what, args, bound) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        if what.contains("parquet") && !cfg!(feature = "parquet") {
+            continue;
+        }
+        let rss = peak_rss(&args, 2);
+        eprintln!("{what}: {} MB (bound {} MB)", rss / MB, bound / MB);
+        assert!(rss < bound, "{what}: {} MB", rss / MB);
+    }
+    // A value longer than a quarter of the budget: refused once that much is
+    // read, not compressed past the budget.
+    let huge = dir.0.join("huge.txt");
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&huge).unwrap());
+        f.write_all(b"small\n").unwrap();
+        for _ in 0..(48 << 20) / 64 {
+            f.write_all(b"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+                .unwrap();
+        }
+        f.write_all(b"\nsmall\n").unwrap();
+    }
+    let (rss, code) = peak_rss_status(
+        &[
+            "compress",
+            "-q",
+            "--per-chunk-dict",
+            "--chunk-bytes",
+            "4M",
+            "--chunk-rows",
+            "65536",
+            "--memory",
+            "128M",
+            s(&huge),
+            "-o",
+            s(&dir.0.join("h.fpc")),
+        ],
+        2,
+        None,
+    );
+    eprintln!(
+        "a 48 MB value under --memory 128M: exit {code}, {} MB",
+        rss / MB
+    );
+    assert_eq!(
+        code, 1,
+        "a value over a quarter of --memory must be refused"
+    );
+    assert!(rss < 64 * MB, "{} MB", rss / MB);
+    // An endless stream that starts with FASTPAIR: refused past --memory.
+    fn endless(mut i: std::process::ChildStdin) {
+        use std::io::Write;
+        if i.write_all(b"FASTPAIR").is_err() {
+            return;
+        }
+        let zeros = vec![0u8; 1 << 20];
+        while i.write_all(&zeros).is_ok() {}
+    }
+    for cmd in [
+        &["get", "-", "0", "--memory", "32M"][..],
+        &["inspect", "-", "--memory", "32M"],
+        &["decompress", "-", "-o", "/dev/null", "--memory", "32M"],
+    ] {
+        let (rss, code) = peak_rss_status(cmd, 2, Some(endless));
+        eprintln!("{cmd:?} on an endless stream: exit {code}, {} MB", rss / MB);
+        assert_eq!(code, 1);
+        assert!(rss < 32 * MB + base, "{} MB", rss / MB);
+    }
+}

@@ -1,5 +1,9 @@
-//! Round trips: every corpus column with both codecs, proptest columns, and a
-//! random-access matrix over chunk boundaries.
+//! Round trips: every corpus column with every codec (generated TPC-H columns
+//! and the bundled one without a corpus: tests/support/corpus.rs), proptest
+//! columns, and a random-access matrix over chunk boundaries.
+
+#[path = "support/corpus.rs"]
+mod corpus;
 
 use fastpair::write::write_to_vec;
 use fastpair::{Codec, DictMode, Reader, WriterOptions};
@@ -26,28 +30,13 @@ fn check_column(rows: &[Option<Vec<u8>>], o: WriterOptions) {
     assert_eq!(values, col.values, "values-only decode");
 }
 
-fn corpus_files() -> Vec<std::path::PathBuf> {
-    fastpair::testing::corpus::files(&[])
-}
-
-fn lines(data: &[u8]) -> Vec<&[u8]> {
-    let mut v: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
-    if data.last() == Some(&b'\n') {
-        v.pop();
-    }
-    v
-}
-
 #[test]
 fn corpus_roundtrip_every_codec() {
-    let files = corpus_files();
-    if files.is_empty() {
-        eprintln!("NOTICE: corpus not found (run ../shared/tools/corpus-unpack); skipping");
-        return;
-    }
-    for f in files {
-        let data = std::fs::read(&f).unwrap();
-        let rows = lines(&data);
+    let columns = corpus::columns(&[]);
+    assert!(!columns.is_empty(), "no columns to test");
+    for c in &columns {
+        let (data, f) = (&c.text, &c.name);
+        let rows = c.rows();
         for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
             // Several chunks per column so boundaries are exercised everywhere.
             let o = WriterOptions::default()
@@ -56,24 +45,19 @@ fn corpus_roundtrip_every_codec() {
             let bytes = write_to_vec(rows.iter().map(|r| Some(*r)), o).unwrap();
             let r = Reader::from_bytes(bytes).unwrap();
             let col = r.read_all().unwrap();
-            assert_eq!(col.len(), rows.len(), "{}", f.display());
+            assert_eq!(col.len(), rows.len(), "{}", f);
             let mut joined = Vec::with_capacity(data.len());
             for i in 0..col.len() {
                 joined.extend_from_slice(col.value(i).unwrap());
             }
             let want: Vec<u8> = rows.concat();
-            assert!(
-                joined == want,
-                "{} {:?}: bulk decode differs",
-                f.display(),
-                codec
-            );
+            assert!(joined == want, "{} {:?}: bulk decode differs", f, codec);
             for i in (0..rows.len()).step_by(997).chain([rows.len() - 1]) {
                 assert_eq!(
                     r.get(i as u64).unwrap().as_deref(),
                     Some(rows[i]),
                     "{} row {i}",
-                    f.display()
+                    f
                 );
             }
         }

@@ -31,6 +31,12 @@ __all__ = ["write", "open", "File", "DeviceColumn", "DeviceBuffer", "FastpairErr
 def _parts(values: Any) -> list:
     """Splits `values` into pieces the native writer takes: objects with
     ``__arrow_c_array__`` (taken without copying) or lists of str/bytes."""
+    if isinstance(values, (str, bytes, bytearray, memoryview)):
+        # Iterating would write one row per character or byte.
+        raise TypeError(
+            f"values must be a sequence of rows, not a single {type(values).__name__}: "
+            "write([value]) stores one row"
+        )
     if hasattr(values, "__arrow_c_array__"):
         return [values]
     if isinstance(values, list):
@@ -48,6 +54,14 @@ def _parts(values: Any) -> list:
         import pyarrow as pa
 
         return _parts(pa.chunked_array(values))
+    from collections.abc import Mapping, Set
+
+    if isinstance(values, (Mapping, Set)):
+        # A dict would write its keys; a set has no row order.
+        raise TypeError(
+            f"cannot write a {type(values).__name__}: rows need an order and values; "
+            "pass a list (e.g. list(d.values()))"
+        )
     if isinstance(values, (tuple, range)) or hasattr(values, "__iter__"):
         return [list(values)]
     raise TypeError(

@@ -1,7 +1,11 @@
 import os
-from typing import Any, Iterable, Optional, Tuple, Union, overload
+from typing import Any, Dict, Iterable, Optional, Tuple, Union, overload
 
 import pyarrow as pa
+
+__all__ = ["write", "open", "File", "DeviceColumn", "DeviceBuffer", "FastpairError"]
+
+_Path = Union[str, "os.PathLike[str]"]
 
 class FastpairError(Exception):
     """A fastpair error; the message is the one line the CLI prints."""
@@ -43,8 +47,11 @@ class DeviceColumn:
     ) -> Tuple[object, object]: ...
 
 class File:
-    def __init__(self, path: Union[str, "os.PathLike[str]"], text: bool = True) -> None: ...
+    """An open fastpair file (see :func:`open`)."""
+
+    def __init__(self, path: _Path, text: bool = True) -> None: ...
     def __len__(self) -> int: ...
+    def __repr__(self) -> str: ...
     @property
     def path(self) -> str: ...
     @property
@@ -63,5 +70,9 @@ class File:
     def take(self, indices: Iterable[int]) -> pa.Array: ...
     def scan_gpu(self, start: int = 0, stop: Optional[int] = None) -> DeviceColumn: ...
 
-def write(path: str, values: Any, codec: str = "auto", chunk_rows: Optional[int] = None) -> dict: ...
-def open(path: Union[str, "os.PathLike[str]"], text: bool = True) -> File: ...
+def write(
+    path: _Path, values: Any, codec: str = "auto", chunk_rows: Optional[int] = None
+) -> Dict[str, int]:
+    """Returns ``{"rows", "input_bytes", "file_bytes"}``."""
+
+def open(path: _Path, text: bool = True) -> File: ...

@@ -178,6 +178,30 @@ fn handle(col: fastpair::Column, ty: ArrowType) -> fastpair::Result<ArrowHandle>
     })
 }
 
+/// [`handle`] for the rows at `rows` (`File.take`). A text row that is not
+/// UTF-8 is named by its row number in the file, not by its position among
+/// `rows` (which is all the array's own check knows).
+fn take_handle(r: &Reader, rows: &[u64], ty: ArrowType) -> fastpair::Result<ArrowHandle> {
+    let col = fastpair::arrow::take(r, rows)?;
+    match handle(col, ty) {
+        Err(fastpair::Error::InvalidArgument(m)) if m.contains("not valid UTF-8") => {
+            // The error path only: decode the rows again to find the first
+            // bad one.
+            let col = fastpair::arrow::take(r, rows)?;
+            let k = (0..col.len())
+                .find(|&k| col.value(k).is_some_and(|v| std::str::from_utf8(v).is_err()));
+            Err(fastpair::Error::InvalidArgument(match k {
+                Some(k) => format!(
+                    "row {} is not valid UTF-8; open the file with text=False",
+                    rows[k]
+                ),
+                None => m,
+            }))
+        }
+        h => h,
+    }
+}
+
 /// [`handle`] for rows decoded by `read_decoded` (text: UTF-8 checked while
 /// decoding, not in a second pass).
 fn decoded_handle(d: fastpair::arrow::Decoded) -> fastpair::Result<ArrowHandle> {
@@ -503,7 +527,7 @@ impl File {
         let ty = self.ty();
         let r = self.reader.clone();
         let h = py
-            .allow_threads(|| fastpair::arrow::take(&r, &rows).and_then(|c| handle(c, ty)))
+            .allow_threads(|| take_handle(&r, &rows, ty))
             .map_err(|e| self.err(e))?;
         to_pyarrow(py, h)
     }
@@ -512,7 +536,7 @@ impl File {
         let rows = self.rows_of(indices)?;
         let ty = self.ty();
         let r = self.reader.clone();
-        py.allow_threads(|| fastpair::arrow::take(&r, &rows).and_then(|c| handle(c, ty)))
+        py.allow_threads(|| take_handle(&r, &rows, ty))
             .map_err(|e| self.err(e))
     }
 

@@ -253,3 +253,36 @@ def test_corpus_parquet_to_fastpair_to_arrow(tmp_path):
         got = f.read()
         assert got.to_pylist() == vals, path.name
         assert got.null_count == src.null_count
+
+
+def test_a_single_value_or_a_mapping_is_not_a_column(tmp_path):
+    # Iterating "hello" would write five one-character rows, a dict its keys.
+    p = tmp_path / "x.fpc"
+    for bad in ("hello", b"hello", bytearray(b"hi"), {"a": "1", "b": "2"}, {"a", "b"}):
+        with pytest.raises(TypeError):
+            fastpair.write(p, bad)
+    assert not p.exists()
+    fastpair.write(p, ["hello"])
+    assert fastpair.open(p)[0] == "hello"
+    fastpair.write(p, list({"a": "1", "b": "2"}.values()))
+    assert fastpair.open(p).read().to_pylist() == ["1", "2"]
+
+
+def test_utf8_errors_name_the_file_row(tmp_path):
+    # The error names the row's number in the file, not its position in the
+    # array being built (a range's or a take's).
+    p = tmp_path / "bad.fpc"
+    vals = [f"row {i}".encode() for i in range(5000)]
+    vals[3] = b"\xff bad"
+    vals[4321] = b"cut \xe4\xb8"
+    fastpair.write(p, vals, chunk_rows=1000)
+    t = fastpair.open(p)
+    with pytest.raises(ValueError, match="row 3 is not valid UTF-8"):
+        t.take([3])
+    with pytest.raises(ValueError, match="row 3 is not valid UTF-8"):
+        t.take([10, 3, 0])
+    with pytest.raises(ValueError, match="row 4321 is not valid UTF-8"):
+        t.read(4000, 4500)
+    with pytest.raises(ValueError, match="row 4321 is not valid UTF-8"):
+        t.take([4321])
+    assert t.take([0, 10]).to_pylist() == ["row 0", "row 10"]

@@ -1,4 +1,4 @@
-//! CPU decoders over plain, validated buffers (DESIGN §1, spec/FORMAT.md §7).
+//! CPU decoders over plain, validated buffers (spec/FORMAT.md §4.1, §7).
 //!
 //! Nothing here knows about files: inputs are a [`Dictionary`] and
 //! [`CheckedCodes`] (codes proven `< num_tokens`, sidecar proven to agree with
@@ -251,7 +251,7 @@ fn as_uninit(out: &mut [u8]) -> &mut [MaybeUninit<u8>] {
 
 /// [`decode_range`] into uninitialized memory: bytes `0..returned` of `out`
 /// are initialized on return.
-pub fn decode_range_uninit(
+pub(crate) fn decode_range_uninit(
     dict: &Dictionary,
     codes: &CheckedCodes<'_>,
     range: Range<usize>,
@@ -668,7 +668,7 @@ pub fn decode_range_parallel(
 
 /// [`decode_range_parallel`] into uninitialized memory: bytes `0..returned`
 /// of `out` are initialized on return.
-pub fn decode_range_parallel_uninit(
+pub(crate) fn decode_range_parallel_uninit(
     dict: &Dictionary,
     codes: &CheckedCodes<'_>,
     range: Range<usize>,

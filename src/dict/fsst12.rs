@@ -1,4 +1,4 @@
-//! FSST-12 dictionary training (DESIGN §3, spec/FORMAT.md §4.2 codec 3).
+//! FSST-12 dictionary training (spec/FORMAT.md §4.2 codec 3).
 //!
 //! The FSST training loop adapted to escape-free 12-bit codes:
 //!

@@ -1,4 +1,5 @@
-//! Greedy longest-prefix-match encoder (DESIGN §3, "Encoding speed").
+//! Greedy longest-prefix-match encoder (the tokenization this crate writes,
+//! spec/FORMAT.md §9.1).
 //!
 //! Every codec shares one encoder: at each position emit the code of the
 //! longest dictionary token that is a prefix of the remaining input. Because a

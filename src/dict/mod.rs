@@ -1,5 +1,5 @@
-//! Tokens and dictionaries: the token model shared by every codec (DESIGN §1,
-//! spec/FORMAT.md §4), the greedy longest-prefix encoder and the trainers.
+//! Tokens and dictionaries: the token model shared by every codec
+//! (spec/FORMAT.md §4, §4.1), the greedy longest-prefix encoder and the trainers.
 //!
 //! A dictionary holds up to 2^w tokens (w = 12 or 16) of 1..=16 bytes and
 //! always contains the 256 single bytes, so every input byte string has an

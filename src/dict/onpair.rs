@@ -1,4 +1,4 @@
-//! OnPair dictionary training (DESIGN §3).
+//! OnPair dictionary training (spec/FORMAT.md §4.2 codecs 1 and 2).
 //!
 //! Start from the 256 single bytes, visit rows in a seeded random order and
 //! parse each greedily by longest match against the dictionary as it grows. For

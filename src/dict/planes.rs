@@ -1,4 +1,4 @@
-//! Fixed-stride dictionary planes (DESIGN §1, spec/FORMAT.md §4) and the
+//! Fixed-stride dictionary planes (spec/FORMAT.md §4.5) and the
 //! validated [`Dictionary`] that decoders accept.
 
 use super::{TokenTable, MAX_TOKEN_LEN};

@@ -15,9 +15,53 @@ use std::ops::Range;
 
 use bitpacking::{BitPacker, BitPacker4x};
 
-use super::wire::{Cursor, PutLe};
+use binrw::binrw;
+
+use super::wire::{start_of, Cursor, Fixed};
 use super::{CASCADE_BLOCK, CASCADE_DIR_ENTRY_LEN, CASCADE_HEADER_LEN};
 use crate::error::{Error, Invariant, Result, Section};
+
+/// A sequence's header (§6.1).
+#[binrw]
+#[brw(little)]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SequenceHeader {
+    /// `n`, the number of values (≥ 1).
+    pub count: u32,
+    /// Number of blocks, `ceil((n − 1) / 128)`.
+    pub blocks: u32,
+    /// `v[0]`.
+    pub first: u32,
+    /// Zero.
+    pub reserved: u32,
+}
+
+impl Fixed for SequenceHeader {
+    const LEN: usize = CASCADE_HEADER_LEN;
+}
+
+/// One block directory entry (§6.1).
+#[binrw]
+#[brw(little)]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockEntry {
+    /// `v[128k]`.
+    pub base: u32,
+    /// The frame of reference: the block's smallest delta.
+    pub min: u32,
+    /// Byte offset of the block's packed data in the packed area.
+    pub offset: u32,
+    /// Bits per packed residual (0..=32).
+    pub bits: u8,
+    /// Zero.
+    pub reserved: [u8; 3],
+}
+
+impl Fixed for BlockEntry {
+    const LEN: usize = CASCADE_DIR_ENTRY_LEN;
+}
 
 /// Encodes a non-empty, non-decreasing sequence and appends it to `out`.
 ///
@@ -33,10 +77,13 @@ pub fn encode(values: &[u32], out: &mut Vec<u8>) {
         .map(|w| w[1].checked_sub(w[0]).expect("sequence must not decrease"))
         .collect();
     let num_blocks = deltas.len().div_ceil(CASCADE_BLOCK);
-    out.put_u32(values.len() as u32);
-    out.put_u32(num_blocks as u32);
-    out.put_u32(values[0]);
-    out.put_u32(0);
+    let header = SequenceHeader {
+        count: values.len() as u32,
+        blocks: num_blocks as u32,
+        first: values[0],
+        reserved: 0,
+    };
+    header.put(out);
     let packer = BitPacker4x::new();
     let mut packed = Vec::new();
     let mut dir = Vec::with_capacity(num_blocks * CASCADE_DIR_ENTRY_LEN);
@@ -50,10 +97,14 @@ pub fn encode(values: &[u32], out: &mut Vec<u8>) {
         let start = packed.len();
         packed.resize(start + bits as usize * CASCADE_BLOCK / 8, 0);
         packer.compress(&buf, &mut packed[start..], bits);
-        dir.put_u32(values[k * CASCADE_BLOCK]);
-        dir.put_u32(min);
-        dir.put_u32(start as u32);
-        dir.extend_from_slice(&[bits, 0, 0, 0]);
+        let entry = BlockEntry {
+            base: values[k * CASCADE_BLOCK],
+            min,
+            offset: start as u32,
+            bits,
+            reserved: [0; 3],
+        };
+        entry.put(&mut dir);
     }
     out.extend_from_slice(&dir);
     out.extend_from_slice(&packed);
@@ -64,15 +115,6 @@ pub fn encoded_len(values: &[u32]) -> usize {
     let mut v = Vec::new();
     encode(values, &mut v);
     v.len()
-}
-
-/// One block directory entry.
-#[derive(Clone, Copy, Debug)]
-struct BlockEntry {
-    base: u32,
-    min: u32,
-    offset: u32,
-    bits: u8,
 }
 
 /// A parsed, size-checked cascaded sequence. Construct with [`Sequence::parse`],
@@ -109,10 +151,22 @@ impl Sequence {
     pub fn parse_head(head: &[u8], total_len: usize, base: u64, section: Section) -> Result<Self> {
         let head = &head[..head.len().min(total_len)];
         let mut c = Cursor::new(head, base, section);
-        let count = c.u32("sequence count")?;
-        let num_blocks = c.u32("sequence block count")?;
-        let first = c.u32("sequence first value")?;
-        c.zeros(4, "sequence reserved")?;
+        let h: SequenceHeader = c.fixed("sequence header")?;
+        if h.reserved != 0 {
+            return Err(Error::corrupt(
+                section,
+                base + start_of!(SequenceHeader, reserved),
+                Invariant::NonZeroReserved {
+                    what: "sequence reserved",
+                },
+            ));
+        }
+        let SequenceHeader {
+            count,
+            blocks: num_blocks,
+            first,
+            ..
+        } = h;
         if count == 0 {
             return Err(c.error(Invariant::BadField {
                 what: "sequence count",
@@ -141,13 +195,16 @@ impl Sequence {
         let mut running = 0u64;
         for _ in 0..num_blocks {
             let at = c.offset();
-            let e = BlockEntry {
-                base: c.u32("block base")?,
-                min: c.u32("block frame of reference")?,
-                offset: c.u32("block offset")?,
-                bits: c.u8("block bit width")?,
-            };
-            c.zeros(3, "block reserved")?;
+            let e: BlockEntry = c.fixed("block directory entry")?;
+            if e.reserved != [0; 3] {
+                return Err(Error::corrupt(
+                    section,
+                    at + start_of!(BlockEntry, reserved),
+                    Invariant::NonZeroReserved {
+                        what: "block reserved",
+                    },
+                ));
+            }
             if e.bits > 32 {
                 return Err(Error::corrupt(
                     section,

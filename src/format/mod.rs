@@ -1,31 +1,51 @@
 //! On-disk structures of format versions 1, 2 and 3 (spec/FORMAT.md): bytes and their
-//! invariants only — no I/O, no unsafe.
+//! invariants only — no I/O, no unsafe. One module per structure of the spec:
+//! [`tail`] (§2), [`footer`] (§3), [`dict_section`] (§4), [`chunk_section`]
+//! (§5), [`cascade`] (§6), [`codes`] (§5.2) and [`index`] (§5.6).
 //!
-//! Each structure is parsed next to where it is written (`layout`: header,
-//! tail, footer, dictionary and chunk sections; `cascade`: integer
-//! sequences; `codes`: packed codes), and each parser reads its fields in the
-//! order of the spec's table, naming every field (`wire::Cursor`).
+//! **Fixed-layout structures are declared once**, with `binrw`: the header
+//! and tail ([`tail::Header`], [`tail::Tail`]), the footer prefix and entries
+//! ([`footer::FooterPrefix`], [`footer::DictEntry`], [`footer::ChunkEntry`]),
+//! the dictionary and chunk headers ([`dict_section::DictHeader`],
+//! [`chunk_section::ChunkHeaderFields`]) and a sequence's header and block
+//! entry ([`cascade::SequenceHeader`], [`cascade::BlockEntry`]). Each
+//! `#[binrw]` declaration lists its fields in the order of the spec's table
+//! and is both read ([`wire::Cursor::fixed`]) and written
+//! ([`wire::Fixed::put`]) from it, so a field cannot be added to one side and
+//! forgotten on the other. What the fields *mean* is checked in one
+//! validation step per structure, right after the read (e.g.
+//! [`dict_section::DictHeader::validate`], [`tail::Tail::validate`],
+//! `Footer::parse_version`, `ChunkHeader::parse`): each failure is a specific
+//! [`crate::error::Invariant`] at an absolute file offset, computed from the
+//! declaration (`wire::end_of!`; the declarations are `#[repr(C)]` without
+//! padding where that is used). binrw's own `assert`/`map` attributes are not
+//! used for checks: their errors carry a message, not our invariant, and the
+//! checks span structures (a chunk header against its footer entry and its
+//! dictionary). A structure too short for its declaration is
+//! `LengthPastEnd` naming the structure, at its first byte.
 //!
-//! **Why not `binrw`.** The fixed-layout structures (header, tail, footer
-//! entries, section headers) were considered for `binrw` declarations. They
-//! are small (4–9 fields), and what the reader must do with them is mostly
-//! *not* layout: every field has an invariant that depends on other
-//! structures (a chunk header's code length against its footer entry and its
-//! dictionary's width, section offsets against their neighbours), and every
-//! failure must become a specific `error::Invariant` at an absolute file
-//! offset. With `binrw` those checks would live in `assert`/`map` attributes
-//! whose errors carry a message and a position but not our invariant, so each
-//! would have to be mapped back, and the parse would be split between a
-//! declaration and a second validation pass over the same fields. The checked
-//! cursor keeps one pass, reads as the spec table does (one named read per
-//! row), and adds no dependency. The structures' sizes are pinned by
-//! `tests::frozen_constants` and their bytes by the golden files.
+//! Variable-size parts (token tables, planes, chunk parts, packed blocks) are
+//! read with the checked cursor ([`wire::Cursor`]), one labelled read per part.
+//! The structures' sizes are pinned by `tests::frozen_constants` and
+//! `tests::declarations_match_spec_sizes`, their bytes by the golden files.
 
 pub mod cascade;
+pub mod chunk_section;
 pub mod codes;
+pub mod dict_section;
+pub mod footer;
 pub mod index;
-pub mod layout;
+pub mod tail;
 pub mod wire;
+
+/// The footer, dictionary and chunk sections and the file's ends under one
+/// name, as the reader and writer import them (`format::layout::Footer`).
+pub mod layout {
+    pub use super::chunk_section::*;
+    pub use super::dict_section::*;
+    pub use super::footer::*;
+    pub use super::tail::*;
+}
 
 /// Magic bytes at the start (header) and at the very end (tail) of a file (§2).
 pub const MAGIC: [u8; 8] = *b"FASTPAIR";
@@ -159,5 +179,155 @@ mod tests {
         assert_eq!(Codec::OnPair12 as u8, 1);
         assert_eq!(Codec::OnPair16 as u8, 2);
         assert_eq!(Codec::Fsst12 as u8, 3);
+    }
+
+    /// Each `#[binrw]` declaration writes exactly its spec size, reads back
+    /// what it wrote, and (the `#[repr(C)]` ones, whose field offsets name
+    /// error positions) has no padding in memory.
+    #[test]
+    fn declarations_match_spec_sizes() {
+        use self::wire::Fixed;
+        fn check<T: Fixed + PartialEq + std::fmt::Debug>(v: T, repr_c: bool) {
+            let b = v.to_bytes();
+            assert_eq!(b.len(), T::LEN, "{v:?}");
+            assert_eq!(T::from_le_bytes(&b).as_ref(), Some(&v));
+            assert_eq!(T::from_le_bytes(&b[..T::LEN - 1]), None);
+            if repr_c {
+                assert_eq!(std::mem::size_of::<T>(), T::LEN, "{v:?}");
+            }
+        }
+        let h = tail::Header {
+            magic: MAGIC,
+            version: 3,
+            reserved: 7,
+        };
+        check(h, true);
+        let t = tail::Tail {
+            footer_len: 1,
+            footer_crc: 2,
+            version: 3,
+            reserved: 4,
+            magic: MAGIC,
+        };
+        check(t, true);
+        let p = footer::FooterPrefix {
+            num_dicts: 1,
+            num_chunks: 2,
+            total_rows: 3,
+            total_bytes: 4,
+            reserved: 5,
+        };
+        check(p, true);
+        let r = footer::SectionRef {
+            offset: 1,
+            len: 2,
+            crc: 3,
+        };
+        check(
+            footer::DictEntry {
+                section: r,
+                reserved: 4,
+            },
+            false,
+        );
+        let e = footer::ChunkEntry {
+            section: r,
+            dict: 4,
+            rows: 5,
+            codes: 6,
+            bytes: 7,
+            nulls: 8,
+            values: 9,
+        };
+        check(e, false);
+        let mut hist = [0u64; 16];
+        hist[15] = u64::MAX;
+        let d = dict_section::DictHeader {
+            codec: 1,
+            code_bits: 12,
+            width: 8,
+            flags: 1,
+            num_tokens: 256,
+            hist,
+        };
+        check(d, true);
+        let c = chunk_section::ChunkHeaderFields {
+            batch: 64,
+            flags: 1,
+            codes_len: 2,
+            sidecar_len: 3,
+            row_codes_len: 4,
+            row_bytes_len: 5,
+            validity_len: 6,
+            value_index_len: 7,
+        };
+        check(c, true);
+        let s = cascade::SequenceHeader {
+            count: 1,
+            blocks: 2,
+            first: 3,
+            reserved: 4,
+        };
+        check(s, true);
+        let b = cascade::BlockEntry {
+            base: 1,
+            min: 2,
+            offset: 3,
+            bits: 4,
+            reserved: [5, 6, 7],
+        };
+        check(b, true);
+    }
+
+    /// The declarations' bytes are the spec tables' (little-endian, fields
+    /// at the tables' offsets), spelled out once here by hand.
+    #[test]
+    fn declarations_lay_out_the_spec_tables() {
+        use self::wire::Fixed;
+        let t = tail::Tail {
+            footer_len: 0x0403_0201,
+            footer_crc: 0x0807_0605,
+            version: 3,
+            reserved: 0,
+            magic: MAGIC,
+        };
+        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 3, 0, 0, 0, 0, 0, 0, 0];
+        want.extend_from_slice(b"FASTPAIR");
+        assert_eq!(t.to_bytes(), want);
+        assert_eq!(&layout::tail_bytes(0x0403_0201, 0x0807_0605)[..], &want[..]);
+        let mut h = b"FASTPAIR".to_vec();
+        h.extend_from_slice(&[3, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(&layout::header_bytes()[..], &h[..]);
+        let e = footer::ChunkEntry {
+            section: footer::SectionRef {
+                offset: 0x10,
+                len: 0x20,
+                crc: 0x30,
+            },
+            dict: 0x40,
+            rows: 0x50,
+            codes: 0x60,
+            bytes: 0x70,
+            nulls: 0x80,
+            values: 0x90,
+        };
+        let b = e.to_bytes();
+        for (at, v) in [(0, 0x10), (8, 0x20), (16, 0x30), (20, 0x40), (24, 0x50)]
+            .into_iter()
+            .chain([(28, 0x60), (32, 0x70), (40, 0x80), (44, 0x90)])
+        {
+            assert_eq!(b[at], v, "chunk entry byte {at}");
+        }
+        let blk = cascade::BlockEntry {
+            base: 1,
+            min: 2,
+            offset: 3,
+            bits: 4,
+            reserved: [0; 3],
+        };
+        assert_eq!(
+            blk.to_bytes(),
+            [1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0]
+        );
     }
 }

@@ -95,20 +95,92 @@ device_struct! {
 device_struct! {
     /// One chunk of a column resident for random row access.
     RChunk {
-        /// Byte offset of the chunk's packed codes in `input`.
+        /// Byte offset in `input` of the chunk's packed codes ([`RK_CODED`])
+        /// or of its decoded distinct values ([`RK_VALUES`]).
         codes_off: u64,
         /// Global index of the chunk's first row.
         first_row: u64,
-        /// Byte offset of the cascaded row code bounds in `input`.
+        /// Byte offset in `input` of the cascaded row code bounds (coded) or
+        /// of the `nvalues + 1` value starts (values).
         rc_off: u64,
-        /// Byte offset of the cascaded row byte bounds in `input`.
+        /// Byte offset in `input` of the cascaded row byte bounds (coded) or
+        /// of the rows' value numbers, `iw` bytes each (values).
         rb_off: u64,
-        /// Index into the dictionary table.
+        /// Index into the dictionary table (coded).
         dict: u32,
         /// Rows in the chunk.
         rows: u32,
+        /// [`RK_CODED`] or [`RK_VALUES`].
+        kind: u32,
+        /// Bytes per value number (values: 1, 2 or 4).
+        iw: u32,
+        /// Distinct values `D` (values; number `D` names a null row's empty value).
+        nvalues: u32,
+        /// Bytes of the distinct values (values).
+        vals_len: u32,
     }
 }
+
+device_struct! {
+    /// The selected rows of one value-dictionary chunk (kernels/gather.cu).
+    VPiece {
+        /// Byte offset of the chunk's decoded distinct values in `input`:
+        /// back to back, or with `stride > 0` value `k` at `k · stride`,
+        /// zero padded (16-aligned).
+        vals_off: u64,
+        /// Byte offset of their `nvalues + 1` starts (u32) in `input`.
+        starts_off: u64,
+        /// Byte offset of the selected rows' value numbers (`iw` bytes each;
+        /// `nvalues` for a null row) in `input`.
+        index_off: u64,
+        /// Global row of the piece's first selected row.
+        row_base: u64,
+        /// Distinct values `D`.
+        nvalues: u32,
+        /// Bytes of the distinct values (`D · stride` with a stride).
+        vals_len: u32,
+        /// Bytes per value number: 1, 2 or 4 (the fewest that hold `D`).
+        iw: u32,
+        /// Selected rows.
+        rows: u32,
+        /// 0 (values back to back) or the fixed stride of the values (16,
+        /// 32 or 64: each value read with 16-byte loads).
+        stride: u32,
+        pad: u32,
+    }
+}
+
+device_struct! {
+    /// One block's tile of a value-dictionary piece: at most [`VT_ROWS`]
+    /// consecutive rows, cut on the host so that their bytes fit
+    /// [`VT_STAGE`] unless one row alone is longer.
+    VTile {
+        /// Global output byte of the tile's first row.
+        out: u64,
+        /// Index of its piece in the launch's [`VPiece`] table.
+        piece: u32,
+        /// Piece-relative first row.
+        row: u32,
+        /// Rows in the tile (1..=`VT_ROWS`).
+        rows: u32,
+        /// Bytes the tile's rows expand to (from the validated row offsets).
+        bytes: u32,
+    }
+}
+
+/// [`RChunk::kind`] of a chunk that stores every row's codes.
+pub(crate) const RK_CODED: u32 = 0;
+/// [`RChunk::kind`] of a value-dictionary chunk (spec/FORMAT.md §5.6).
+pub(crate) const RK_VALUES: u32 = 1;
+/// Rows per value-gather tile (one block).
+pub(crate) const VT_ROWS: u32 = 1024;
+/// Rows per thread of the value gather (`VT_ROWS / VT_RPT` threads a block).
+pub(crate) const VT_RPT: u32 = 4;
+/// Bytes of a value-gather tile staged in shared memory before its 16-byte
+/// stores; a tile with more (one row longer than this) is copied straight.
+pub(crate) const VT_STAGE: u32 = 16 << 10;
+/// Values per cascade block (FORMAT §6): one warp de-cascades one block.
+pub(crate) const CASCADE_BLOCK: usize = 128;
 
 /// Status flag bits the kernels raise: (C name, bit, meaning).
 pub(crate) const STATUS_FLAGS: &[(&str, u32, &str)] = &[
@@ -126,6 +198,11 @@ pub(crate) const STATUS_FLAGS: &[(&str, u32, &str)] = &[
         "ST_CASCADE",
         super::STATUS_CASCADE,
         "a cascaded sequence is inconsistent",
+    ),
+    (
+        "ST_VALUES",
+        super::STATUS_VALUES,
+        "a value-dictionary row's value number, value bounds or tile length disagrees",
     ),
 ];
 
@@ -148,7 +225,10 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
     let _ = writeln!(
         s,
         "#define FP_K {}\n#define FP_H {}\n#define FP_T {}\n#define FP_B {}\n#define FP_W {}\n\
-         #define FP_EMIT {}\n#define FP_M {}\n#define FP_OV {}\n#define FP_BITS {bits}",
+         #define FP_EMIT {}\n#define FP_M {}\n#define FP_BITS {bits}\n\
+         #define FP_WARP_SMEM {}\n#define FP_CASCADE_BLOCK {CASCADE_BLOCK}\n\
+         #define FP_VT_ROWS {VT_ROWS}\n#define FP_VT_RPT {VT_RPT}\n#define FP_VT_STAGE {VT_STAGE}\n\
+         #define RK_CODED {RK_CODED}u\n#define RK_VALUES {RK_VALUES}u",
         cfg.k,
         cfg.h,
         cfg.t,
@@ -156,7 +236,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         cfg.w,
         cfg.resolved_emit(),
         cfg.m,
-        cfg.ov
+        warp_smem(cfg),
     );
     s.push_str(
         "typedef unsigned char u8;\ntypedef unsigned int u32;\ntypedef unsigned long long u64;\n\
@@ -184,14 +264,29 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         std::mem::size_of::<RChunk>(),
         RChunk::FIELDS,
     );
-    let _ = writeln!(
-        s,
-        "#define FP_PIECE_BYTES {}\n#define FP_DICT_BYTES {}\n#define FP_SEQ_BYTES {}",
-        std::mem::size_of::<Piece>(),
-        std::mem::size_of::<Dict>(),
-        std::mem::size_of::<Seq>()
+    render(
+        &mut s,
+        VPiece::NAME,
+        std::mem::size_of::<VPiece>(),
+        VPiece::FIELDS,
+    );
+    render(
+        &mut s,
+        VTile::NAME,
+        std::mem::size_of::<VTile>(),
+        VTile::FIELDS,
     );
     s
+}
+
+/// Shared memory of one warp of the decode kernel: its staging (a batch's
+/// bytes, the alignment shift and slack), its packed codes (16-bit worst
+/// case) and, at `W < 16`, its long-token queue (code, position pairs). The
+/// kernel's `WARP_SMEM` is asserted equal to this (rendered `FP_WARP_SMEM`).
+pub(crate) fn warp_smem(cfg: &DecoderConfig) -> u32 {
+    let kb = 32 * cfg.k;
+    let queue = if cfg.w < 16 { kb * 8 } else { 0 };
+    kb * 16 + 32 + kb * 2 + queue
 }
 
 /// Names the raised bits of a status word.
@@ -220,6 +315,8 @@ mod tests {
             (std::mem::size_of::<Dict>(), Dict::FIELDS),
             (std::mem::size_of::<Seq>(), Seq::FIELDS),
             (std::mem::size_of::<RChunk>(), RChunk::FIELDS),
+            (std::mem::size_of::<VPiece>(), VPiece::FIELDS),
+            (std::mem::size_of::<VTile>(), VTile::FIELDS),
         ] {
             let sum: usize = fields
                 .iter()

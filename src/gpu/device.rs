@@ -1,5 +1,6 @@
 //! cudarc glue: availability probe, one context per process, NVRTC
-//! compilation of kernels/fastpair.cu per configuration (cached), launches.
+//! compilation of the kernels (kernels/*.cu, one unit) per configuration
+//! (cached), launches.
 //! Crate-private: the launches trust a [`Plan`] built by `plan::build` from
 //! validated chunks, so no code outside the crate can reach them.
 
@@ -13,13 +14,19 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
-use super::abi::{self, Dict, Piece, Seq};
+use super::abi::{self, Dict, Piece, Seq, VPiece, VTile};
 use super::plan::Plan;
 use super::DecoderConfig;
 use crate::error::{Error, Result};
 
-/// The kernel source, embedded at build time.
-const SOURCE: &str = include_str!("../../kernels/fastpair.cu");
+/// The kernel sources, embedded at build time, one job per file, compiled
+/// as one unit after the prelude (`abi::prelude`) in this order.
+const SOURCES: [(&str, &str); 4] = [
+    ("cascade.cu", include_str!("../../kernels/cascade.cu")),
+    ("decode.cu", include_str!("../../kernels/decode.cu")),
+    ("rows.cu", include_str!("../../kernels/rows.cu")),
+    ("gather.cu", include_str!("../../kernels/gather.cu")),
+];
 
 pub(crate) fn gpu_err<E>(what: &str, e: E) -> Error
 where
@@ -44,9 +51,10 @@ pub(crate) struct Gpu {
     modules: Mutex<HashMap<(DecoderConfig, u8), Arc<Kernels>>>,
 }
 
-/// The three kernels of one configuration.
+/// The kernels of one configuration.
 pub(crate) struct Kernels {
     pub(crate) decode: CudaFunction,
+    pub(crate) values: CudaFunction,
     pub(crate) decascade: CudaFunction,
     pub(crate) rows_locate: CudaFunction,
     pub(crate) rows_scan: [CudaFunction; 3],
@@ -146,11 +154,10 @@ fn open(ordinal: usize) -> std::result::Result<Gpu, String> {
     })
 }
 
-/// Dynamic shared memory per block of the decode kernel (mirrors WARP_SMEM).
+/// Dynamic shared memory per block of the decode kernel (the kernel asserts
+/// its `WARP_SMEM` equal to `abi::warp_smem`).
 pub(crate) fn decode_smem(cfg: &DecoderConfig) -> u32 {
-    let kb = 32 * cfg.k;
-    let queue = if cfg.w < 16 { kb * 8 } else { 0 };
-    (cfg.t / 32) * (kb * 16 + 32 + kb * 2 + queue)
+    (cfg.t / 32) * abi::warp_smem(cfg)
 }
 
 /// Compiles the kernel source for `cfg` with NVRTC (PTX for `arch`); shared
@@ -160,7 +167,11 @@ pub(crate) fn compile(
     bits: u8,
     arch: &'static str,
 ) -> Result<cudarc::nvrtc::Ptx> {
-    let src = format!("{}{}", abi::prelude(cfg, bits), SOURCE);
+    let mut src = abi::prelude(cfg, bits);
+    for (name, text) in SOURCES {
+        src.push_str(&format!("#line 1 \"{name}\"\n"));
+        src.push_str(text);
+    }
     let opts = CompileOptions {
         arch: Some(arch),
         options: vec!["--std=c++17".into(), "-lineinfo".into()],
@@ -171,11 +182,6 @@ pub(crate) fn compile(
 }
 
 impl Gpu {
-    /// The NVRTC architecture of the device (e.g. `compute_90`).
-    pub(crate) fn arch(&self) -> &'static str {
-        self.arch
-    }
-
     /// The kernels for `cfg` at code width `bits`, compiled on first use.
     pub(crate) fn kernels(&self, cfg: &DecoderConfig, bits: u8) -> Result<Arc<Kernels>> {
         cfg.check()?;
@@ -211,6 +217,7 @@ impl Gpu {
                 f("fastpair_rows_scan3")?,
             ],
             rows_decode: f("fastpair_rows_decode")?,
+            values: f("fastpair_values")?,
             smem,
             cfg: *cfg,
         });
@@ -236,6 +243,8 @@ pub(crate) struct DevicePlan {
     pub(crate) side_piece: CudaSlice<u32>,
     pub(crate) dicts: CudaSlice<Dict>,
     pub(crate) dictblob: CudaSlice<u8>,
+    pub(crate) vpieces: CudaSlice<VPiece>,
+    pub(crate) vtiles: CudaSlice<VTile>,
     pub(crate) seq: CudaSlice<u32>,
     pub(crate) status: CudaSlice<u32>,
     /// Placeholder offsets argument for decode-only launches (never written).
@@ -300,6 +309,8 @@ impl DevicePlan {
             side_piece: up(s, &plan.side_piece)?,
             dicts: up(s, &plan.dicts)?,
             dictblob: up(s, &plan.dictblob)?,
+            vpieces: up(s, &plan.vpieces)?,
+            vtiles: up(s, &plan.vtiles)?,
             seq: s
                 .alloc_zeros::<u32>(plan.seq_values.max(1))
                 .map_err(|e| gpu_err("alloc", e))?,
@@ -442,5 +453,55 @@ pub(crate) fn launch_decode(
     // offsets are written only at 1 + the selected rows' global indices
     // (< plan.rows + 1 = offsets' length) and at 0.
     unsafe { b.launch(cfg) }.map_err(|e| gpu_err("decode launch", e))?;
+    Ok(())
+}
+
+/// Launches the value-dictionary gather (kernels/gather.cu) over every
+/// tile of the plan's value-dictionary pieces into `out`; with `offsets`,
+/// it also writes their rows' Arrow offsets. Runs after the plan's input is
+/// on the device (same stream as its copies' events).
+pub(crate) fn launch_values(
+    s: &CudaStream,
+    k: &Kernels,
+    plan: &Plan,
+    d: &mut DevicePlan,
+    out: &mut CudaViewMut<u8>,
+    offsets: Option<&mut CudaSlice<i64>>,
+) -> Result<()> {
+    let ntiles = plan.vtiles.len() as u32;
+    if ntiles == 0 {
+        return Ok(());
+    }
+    let nvp = plan.vpieces.len() as u32;
+    let (input_len, out_len) = (d.input.len() as u64, out.len() as u64);
+    let cfg = LaunchConfig {
+        grid_dim: (ntiles, 1, 1),
+        block_dim: (abi::VT_ROWS / abi::VT_RPT, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = s.launch_builder(&k.values);
+    b.arg(&d.input)
+        .arg(&input_len)
+        .arg(&d.vpieces)
+        .arg(&nvp)
+        .arg(&d.vtiles)
+        .arg(&ntiles)
+        .arg(out);
+    b.arg(&out_len);
+    // Without offsets, a length of 0 tells the kernel to write none (the
+    // placeholder is never written).
+    let offsets_len = offsets.as_ref().map_or(0, |o| o.len() as u64);
+    match offsets {
+        Some(o) => b.arg(o),
+        None => b.arg(&mut d.no_offsets),
+    };
+    b.arg(&offsets_len).arg(&mut d.status);
+    // SAFETY: argument list matches `fastpair_values`; every descriptor was
+    // built by `plan::build` from validated value-dictionary chunks (value
+    // numbers below D + 1, starts inside the values, tiles summing to the
+    // rows' validated bytes), and the kernel re-checks each tile's reads
+    // against `input_len` and its writes against `out_len` and
+    // `offsets_len` before touching memory.
+    unsafe { b.launch(cfg) }.map_err(|e| gpu_err("values launch", e))?;
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! The FastPair GPU decoder (DESIGN §2, spec/DECODER.md): bulk scans of a
+//! The FastPair GPU decoder (spec/DECODER.md): bulk scans of a
 //! column into Arrow-layout device buffers, one launch over all selected
 //! chunks whatever their dictionaries, with a CPU fallback.
 //!
@@ -49,11 +49,11 @@ mod rows;
 #[cfg(feature = "gpu")]
 pub use rows::DeviceRows;
 #[cfg(feature = "gpu")]
-mod values;
-#[cfg(feature = "gpu")]
-pub use values::{gather_compile_check, gather_value_dict};
+mod kind;
 #[cfg(feature = "gpu")]
 mod stream;
+#[cfg(feature = "gpu")]
+mod values;
 #[cfg(feature = "gpu")]
 pub use stream::{
     scan_stream, scan_stream_on, DeviceBatch, PageLockedFile, StreamOptions, StreamStats,
@@ -71,8 +71,11 @@ pub const STATUS_CODE_RANGE: u32 = 1;
 pub const STATUS_SIDECAR: u32 = 2;
 /// Status flag bit: a cascaded sequence is inconsistent.
 pub const STATUS_CASCADE: u32 = 4;
+/// Status flag bit: a value-dictionary row names no value, a value's bounds
+/// leave the values, or a tile's rows disagree with its planned bytes.
+pub const STATUS_VALUES: u32 = 8;
 
-/// Compile-time parameters of the decode kernel (DESIGN §2).
+/// Compile-time parameters of the decode kernel (spec/DECODER.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct DecoderConfig {
@@ -87,29 +90,18 @@ pub struct DecoderConfig {
     /// Low-plane width (8 or 16). Scans use the width the file's
     /// dictionaries were written with unless [`ScanOptions::force_width`].
     pub w: u8,
-    /// Staging writes: 0 = whole words OR-ed in with shared-memory atomics at
-    /// each token's edges (staging zeroed first); 1 = exact byte stores at the
-    /// edges and word stores inside, no atomics, no zeroing; 2 = every word of
-    /// a token's `W + 4`-byte span OR-ed in, branch-free (words past the token
-    /// OR in zero); 3 = as 2, untouched words sent to a private word per lane;
-    /// 4 (the default) = chosen by the plane width: 3 at `W = 16`, 2 at
-    /// `W = 8` (bench/GPU.md, 2026-12-01 round 3: 3 is faster on long-token
-    /// columns, 2 on short-token ones).
+    /// Staging writes: 2 = every word of a token's `W + 4`-byte span OR-ed
+    /// in, branch-free (words past the token OR in zero); 3 = as 2, untouched
+    /// words sent to a private word per lane; 4 (the default) = chosen by
+    /// the plane width: 3 at `W = 16`, 2 at `W = 8` (bench/GPU.md,
+    /// 2026-12-01 round 3: 3 is faster on long-token columns, 2 on
+    /// short-token ones). Variants 0 and 1 (atomics at a span's edges, exact
+    /// byte stores) were measured slower and removed.
     pub emit: u32,
     /// 128-row blocks of Arrow offsets de-cascaded per offsets warp of a
     /// scan (1..=8): their header and block loads go out together, so a
     /// warp waits on one chain of dependent loads for `m` blocks.
     pub m: u32,
-    /// Offsets warps' code (0..=2): 0 = round 4's (32-bit loads of the
-    /// cascade, a piece search per row block, `i64` staging); 1 = 16-byte
-    /// loads of the directory entry and packed words, one piece search per
-    /// warp, `u32` staging; 2 (the default) = as 1 with the piece of a
-    /// warp's first row block (and of each sidecar de-cascade warp) read
-    /// from a table of the plan instead of searched. The sidecar
-    /// de-cascade uses the same loads as the offsets warps. H200, same run:
-    /// short-row scans 7-13% faster with 2 than with 0, 1-3% than with 1
-    /// (bench/notes/r5-gpu.md).
-    pub ov: u32,
 }
 
 with_setters!(DecoderConfig {
@@ -120,7 +112,6 @@ with_setters!(DecoderConfig {
     with_w => w: u8,
     with_emit => emit: u32,
     with_m => m: u32,
-    with_ov => ov: u32,
 });
 
 impl Default for DecoderConfig {
@@ -133,7 +124,6 @@ impl Default for DecoderConfig {
             w: 8,
             emit: 4,
             m: 4,
-            ov: 2,
         }
     }
 }
@@ -158,9 +148,8 @@ impl DecoderConfig {
             && (32..=1024).contains(&self.t)
             && (1..=32).contains(&self.b)
             && (self.w == 8 || self.w == 16)
-            && self.emit <= 4
-            && (1..=8).contains(&self.m)
-            && self.ov <= 2;
+            && (2..=4).contains(&self.emit)
+            && (1..=8).contains(&self.m);
         if ok {
             Ok(())
         } else {
@@ -261,19 +250,6 @@ pub fn read_range(reader: &Reader, rows: Range<u64>) -> Result<(Column, Backend)
     Ok((reader.read_range(rows)?, Backend::Cpu))
 }
 
-/// True when `rows` touch a value-dictionary chunk (spec/FORMAT.md §5.6),
-/// which the decode launch does not plan: their scan is
-/// `values::scan_mixed`.
-#[cfg(feature = "gpu")]
-fn touches_value_dict(reader: &Reader, rows: &Range<u64>) -> bool {
-    let mut at = 0u64;
-    reader.footer().chunks.iter().any(|c| {
-        let r = at..at + c.rows as u64;
-        at = r.end;
-        c.values > 0 && r.start < rows.end && rows.start < r.end
-    })
-}
-
 #[cfg(feature = "gpu")]
 pub use gpu_impl::*;
 
@@ -360,19 +336,15 @@ mod gpu_impl {
     }
 
     /// Decodes `rows` of `reader` on the GPU: one sidecar de-cascade launch,
-    /// then one launch that decodes every selected chunk and, in the same
-    /// grid, de-cascades the row byte bounds into the offsets.
+    /// then one launch that decodes every selected coded chunk and, in the
+    /// same grid, de-cascades the row byte bounds into the offsets, then one
+    /// launch that gathers the rows of every selected value-dictionary chunk
+    /// and writes their offsets (spec/DECODER.md §6c), all into one column.
     pub fn scan_with(
         reader: &Reader,
         rows: Range<u64>,
         opts: &ScanOptions,
     ) -> Result<DeviceColumn> {
-        if touches_value_dict(reader, &rows) {
-            // Value-dictionary chunks are gathered on the device, the runs
-            // of coded chunks between them decoded by the launch below
-            // (spec/DECODER.md §6c).
-            return values::scan_mixed(reader, rows, opts);
-        }
         let mut p = Prepared::new(reader, rows, opts, 1)?;
         p.upload()?;
         p.run()?;
@@ -395,6 +367,7 @@ mod gpu_impl {
     }
 
     /// Milliseconds of `f` on the decode stream, timed with CUDA events.
+    #[cfg(feature = "test-util")]
     fn time_ms(g: &Gpu, f: impl FnOnce() -> Result<()>) -> Result<f32> {
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let a = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
@@ -458,8 +431,9 @@ mod gpu_impl {
             self.plan.bytes
         }
 
-        /// Compressed input bytes that travel to the device per run
-        /// (codes, sidecars, row bounds; dictionaries excluded).
+        /// Compressed input bytes that travel to the device per run (codes,
+        /// sidecars, row bounds, value-dictionary chunks' distinct values and
+        /// row value numbers; dictionaries excluded).
         pub fn input_bytes(&self) -> u64 {
             self.plan.input.len() as u64
         }
@@ -476,15 +450,16 @@ mod gpu_impl {
             0..self.plan.num_pieces()
         }
 
-        /// Input byte range of piece `p` in the device input (tests corrupt
-        /// the device copy there).
-        #[doc(hidden)]
+        /// Input byte range of coded piece `p` in the device input (tests
+        /// corrupt the device copy there).
+        #[cfg(feature = "test-util")]
         pub fn piece_input(&self, p: usize) -> Option<Range<usize>> {
             self.plan.piece_input(p)
         }
 
         /// The full scan over every piece, on the decode stream: sidecar
-        /// de-cascade, then decode + offsets in one launch.
+        /// de-cascade, then decode + offsets in one launch, then the
+        /// value-dictionary gather + offsets.
         pub fn run(&mut self) -> Result<()> {
             let s = self.gpu.stream.clone();
             let all = self.all();
@@ -498,11 +473,20 @@ mod gpu_impl {
                 all,
                 &mut out,
                 Some(&mut self.offsets),
+            )?;
+            device::launch_values(
+                &s,
+                &self.kernels,
+                &self.plan,
+                &mut self.dev,
+                &mut out,
+                Some(&mut self.offsets),
             )
         }
 
-        /// The decode kernel alone (sidecars must be de-cascaded: call
-        /// [`Self::run`] once first).
+        /// The decode kernel and the value-dictionary gather alone, without
+        /// offsets (sidecars must be de-cascaded: call [`Self::run`] once
+        /// first).
         pub fn decode_only(&mut self) -> Result<()> {
             let s = self.gpu.stream.clone();
             let all = self.all();
@@ -515,7 +499,8 @@ mod gpu_impl {
                 all,
                 &mut out,
                 None,
-            )
+            )?;
+            device::launch_values(&s, &self.kernels, &self.plan, &mut self.dev, &mut out, None)
         }
 
         /// Waits for the device and turns a raised status flag into `Error::Gpu`.
@@ -538,6 +523,7 @@ mod gpu_impl {
         }
 
         /// Events-timed decode kernel, `reps` runs, milliseconds each.
+        #[cfg(feature = "test-util")]
         pub fn time_decode(&mut self, reps: usize) -> Result<Vec<f32>> {
             let g = self.gpu;
             (0..reps)
@@ -546,6 +532,7 @@ mod gpu_impl {
         }
 
         /// Events-timed full device scan (de-cascade + decode + offsets).
+        #[cfg(feature = "test-util")]
         pub fn time_run(&mut self, reps: usize) -> Result<Vec<f32>> {
             let g = self.gpu;
             (0..reps).map(|_| time_ms(g, || self.run())).collect()
@@ -553,6 +540,7 @@ mod gpu_impl {
 
         /// Events-timed device-to-device copy of `decoded_bytes` (the same
         /// number of bytes written as a decode), `reps` runs.
+        #[cfg(feature = "test-util")]
         pub fn time_copy(&mut self, reps: usize) -> Result<Vec<f32>> {
             let g = self.gpu;
             let n = (self.plan.bytes as usize).max(1);
@@ -581,6 +569,7 @@ mod gpu_impl {
 
         /// Events-timed write-only fill of `decoded_bytes` (`cuMemsetD8`:
         /// the device's write rate, the bound of a decoder), `reps` runs.
+        #[cfg(feature = "test-util")]
         pub fn time_fill(&mut self, reps: usize) -> Result<Vec<f32>> {
             let g = self.gpu;
             let n = (self.plan.bytes as usize).max(1);
@@ -644,6 +633,16 @@ mod gpu_impl {
                 .map_err(|e| gpu_err("synchronize", e))?;
             let t0 = Instant::now();
             let pinned = self.pinned.as_ref().expect("pinned");
+            if np == 0 {
+                // Value-dictionary chunks only: one copy, then the gather.
+                let host = pinned.as_slice().map_err(|e| gpu_err("pinned", e))?;
+                g.copy
+                    .memcpy_htod(host, &mut self.dev.input)
+                    .map_err(|e| gpu_err("async copy", e))?;
+                let ev = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
+                ev.record(&g.copy).map_err(|e| gpu_err("event", e))?;
+                g.stream.wait(&ev).map_err(|e| gpu_err("event", e))?;
+            }
             for w in cuts.windows(2) {
                 let (p0, p1) = (w[0], w[1]);
                 if p0 == p1 {
@@ -680,6 +679,18 @@ mod gpu_impl {
                     Some(&mut self.offsets),
                 )?;
             }
+            // Value-dictionary chunks once every group's input is there (the
+            // decode stream waited for each group's copy).
+            let s = g.stream.clone();
+            let mut out = self.values.as_view_mut();
+            device::launch_values(
+                &s,
+                &self.kernels,
+                &self.plan,
+                &mut self.dev,
+                &mut out,
+                Some(&mut self.offsets),
+            )?;
             g.stream
                 .synchronize()
                 .map_err(|e| gpu_err("synchronize", e))?;
@@ -688,6 +699,7 @@ mod gpu_impl {
 
         /// Milliseconds to copy `decoded_bytes` from pinned host memory to
         /// the device (the plain upload an uncompressed column would need).
+        #[cfg(feature = "test-util")]
         pub fn plain_upload(&mut self) -> Result<f64> {
             let g = self.gpu;
             let n = (self.plan.bytes as usize).max(1);
@@ -715,6 +727,7 @@ mod gpu_impl {
         }
 
         /// Fills the output with `byte` (tests poison it before decoding).
+        #[cfg(feature = "test-util")]
         pub fn poison(&mut self, byte: u8) -> Result<()> {
             let n = self.values.len();
             let s = &self.gpu.stream;
@@ -725,6 +738,7 @@ mod gpu_impl {
 
         /// Corrupts the device copy of the input at `at` (tests of the status
         /// flag; the host copy stays valid).
+        #[cfg(feature = "test-util")]
         pub fn corrupt_input(&mut self, at: usize, bytes: &[u8]) -> Result<()> {
             let s = &self.gpu.stream;
             let mut dst = self.dev.input.slice_mut(at..at + bytes.len());

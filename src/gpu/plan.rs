@@ -7,7 +7,8 @@
 
 use std::ops::Range;
 
-use super::abi::{Dict, Piece, Seq};
+use super::abi::{Dict, Piece, Seq, VPiece, VTile, CASCADE_BLOCK};
+use super::kind::{self, GpuChunk};
 use crate::dict::{Planes, MAX_TOKEN_LEN};
 use crate::error::{Error, Result};
 use crate::read::Reader;
@@ -24,19 +25,42 @@ pub(crate) struct Segment {
 /// The chunk parts a plan uploads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Part {
+    /// A coded chunk's packed codes, as stored.
     Codes,
+    /// A coded chunk's cascaded sidecar, as stored.
     Sidecar,
+    /// A coded chunk's cascaded row byte bounds, as stored.
     RowBytes,
+    /// A value-dictionary chunk's decoded distinct values (from validation).
+    Values,
+    /// Bytes the plan built from a validated chunk (a value-dictionary
+    /// chunk's starts and row value numbers): `Plan::owned[at..at + len]`.
+    Owned { at: usize, len: usize },
 }
 
-impl Segment {
-    /// The part's bytes, borrowed from the reader's validated chunk view.
-    pub(crate) fn bytes<'r>(&self, reader: &'r Reader) -> Result<&'r [u8]> {
-        let c = reader.chunk(self.chunk)?;
-        Ok(match self.part {
-            Part::Codes => c.codes_bytes(),
-            Part::Sidecar => c.sidecar_bytes(),
-            Part::RowBytes => c.row_bytes_bytes(),
+impl Plan {
+    /// Segment `seg`'s bytes: borrowed from the reader's validated chunk
+    /// view, or from the plan.
+    pub(crate) fn segment_bytes<'a>(
+        &'a self,
+        reader: &'a Reader,
+        seg: &Segment,
+    ) -> Result<&'a [u8]> {
+        if let Part::Owned { at, len } = seg.part {
+            return Ok(&self.owned[at..at + len]);
+        }
+        let c = reader.chunk(seg.chunk)?;
+        Ok(match (seg.part, GpuChunk::of(c)?) {
+            (Part::Codes, _) => c.codes_bytes(),
+            (Part::Sidecar, _) => c.sidecar_bytes(),
+            (Part::RowBytes, _) => c.row_bytes_bytes(),
+            (Part::Values, GpuChunk::ValueDict(v)) => v.values,
+            (Part::Values, GpuChunk::Coded(_)) | (Part::Owned { .. }, _) => {
+                return Err(Error::Gpu(format!(
+                    "chunk {}: a value-dictionary part planned for a coded chunk",
+                    seg.chunk
+                )))
+            }
         })
     }
 }
@@ -49,11 +73,14 @@ pub(crate) struct Plan {
     pub(super) input: Vec<u8>,
     /// Length of the input (also when it is not materialized).
     pub(super) input_len: usize,
+    /// Bytes built by the plan that `Part::Owned` segments name.
+    pub(super) owned: Vec<u8>,
     /// Where each chunk part lands in the input: (part, input offset). A
     /// streaming scan copies these straight from the reader's (page-locked)
     /// chunk views instead of materializing `input`.
     pub(super) segments: Vec<(Segment, usize)>,
-    /// Byte range of piece `p`'s three regions in `input` (contiguous per piece).
+    /// Byte range of coded piece `p`'s three regions in `input` (contiguous
+    /// per piece; value-dictionary regions lie between them in row order).
     pub(super) piece_input: Vec<Range<usize>>,
     /// Piece descriptors.
     pub(super) pieces: Vec<Piece>,
@@ -79,6 +106,10 @@ pub(crate) struct Plan {
     pub(super) side_piece: Vec<u32>,
     /// Decoded u32 values of all sidecars.
     pub(super) seq_values: usize,
+    /// Value-dictionary pieces (kernels/gather.cu).
+    pub(super) vpieces: Vec<VPiece>,
+    /// Their gather tiles, one block each.
+    pub(super) vtiles: Vec<VTile>,
     /// Dictionary descriptors.
     pub(super) dicts: Vec<Dict>,
     /// Lengths and planes of every dictionary at the launch's `W`.
@@ -227,12 +258,10 @@ pub(crate) fn dict_table(
 struct Sel {
     chunk: usize,
     rows: Range<u32>,
-    codes: Range<u32>,
-    bytes: Range<u32>,
+    /// Coded chunks: the selected codes and bytes; `None` for a
+    /// value-dictionary chunk.
+    coded: Option<(Range<u32>, Range<u32>)>,
 }
-
-/// Rows per de-cascade block (FORMAT §6): one warp each.
-const CASCADE_BLOCK: usize = 128;
 
 /// Builds the plan for `rows` of `reader`, for warp batches of `kb` codes and
 /// low-plane width `w`, with the selection repeated `tiles` times (tiles > 1
@@ -273,15 +302,18 @@ pub(crate) fn build_with(
         if lo >= hi {
             continue;
         }
-        let c = reader.chunk(i)?;
-        if c.entry().values > 0 {
-            // Not silently wrong: the gather kernel is not built yet.
-            return Err(Error::InvalidArgument(format!(
-                "chunk {i} is a value-dictionary chunk (spec/FORMAT.md §5.6); the GPU scan does \
-                 not decode value-dictionary chunks yet: read this file on the CPU"
-            )));
-        }
         let (rlo, rhi) = ((lo - info.first_row) as u32, (hi - info.first_row) as u32);
+        let c = match GpuChunk::of(reader.chunk(i)?)? {
+            GpuChunk::Coded(c) => c,
+            GpuChunk::ValueDict(_) => {
+                sels.push(Sel {
+                    chunk: i,
+                    rows: rlo..rhi,
+                    coded: None,
+                });
+                continue;
+            }
+        };
         let (codes, bytes) = if rlo == 0 && rhi as u64 == n {
             (0..c.entry().codes, 0..c.entry().bytes as u32)
         } else {
@@ -301,8 +333,7 @@ pub(crate) fn build_with(
         sels.push(Sel {
             chunk: i,
             rows: rlo..rhi,
-            codes,
-            bytes,
+            coded: Some((codes, bytes)),
         });
     }
     let mut plan = Plan {
@@ -315,7 +346,11 @@ pub(crate) fn build_with(
     };
     // Dictionaries (only those used), at width w (the file's planes as they
     // are unless a dictionary chose the other width).
-    let used = sels.iter().map(|s| reader.chunk_info(s.chunk).entry.dict);
+    let used = sels
+        .iter()
+        .map(|s| reader.chunk_info(s.chunk).entry)
+        .filter(kind::uses_dictionary_planes)
+        .map(|e| e.dict);
     let (dicts, dictblob, dict_index) = dict_table(reader, used, w, plan.bits)?;
     plan.dicts = dicts;
     plan.dictblob = dictblob;
@@ -356,6 +391,17 @@ pub(crate) fn build_with(
             let region_start = plan.input_len;
             // Each region: recorded, copied when materialized, 16-aligned.
             let put = |plan: &mut Plan, part: Part, bytes: &[u8]| -> u64 {
+                let part = match part {
+                    Part::Owned { .. } => {
+                        let at = plan.owned.len();
+                        plan.owned.extend_from_slice(bytes);
+                        Part::Owned {
+                            at,
+                            len: bytes.len(),
+                        }
+                    }
+                    p => p,
+                };
                 let at = plan.input_len;
                 let seg = Segment {
                     chunk: s.chunk,
@@ -368,6 +414,42 @@ pub(crate) fn build_with(
                 }
                 plan.input_len = (at + bytes.len()).next_multiple_of(16);
                 at as u64
+            };
+            let Some((codes, bytes)) = s.coded.clone() else {
+                // A value-dictionary chunk: its distinct values, their
+                // starts and the selected rows' value numbers, then tiles.
+                let GpuChunk::ValueDict(v) = GpuChunk::of(c)? else {
+                    return Err(Error::Gpu(format!(
+                        "chunk {}: selected as a value-dictionary chunk",
+                        s.chunk
+                    )));
+                };
+                let owned = Part::Owned { at: 0, len: 0 };
+                // Short values as a fixed-stride table (16-byte loads), else
+                // straight from the reader's validated view.
+                let stride = v.table_stride();
+                let (vals_off, vals_len) = if stride > 0 {
+                    let t = v.table(stride);
+                    (put(&mut plan, owned, &t), t.len())
+                } else {
+                    (put(&mut plan, Part::Values, v.values), v.values.len())
+                };
+                let starts_off = put(&mut plan, owned, &v.starts_bytes());
+                let mut ix = Vec::new();
+                v.put_index(s.rows.clone(), &mut ix);
+                let index_off = put(&mut plan, owned, &ix);
+                let n = s.rows.end - s.rows.start;
+                let pi = plan.vpieces.len() as u32;
+                plan.vpieces.push(v.piece(
+                    n,
+                    row_base,
+                    (vals_off, starts_off, index_off),
+                    (vals_len, stride),
+                ));
+                v.tiles(s.rows.clone(), pi, out_base, &mut plan.vtiles);
+                out_base += v.bytes(s.rows.clone()) as u64;
+                row_base += n as u64;
+                continue;
             };
             // Codes.
             let codes_off = put(&mut plan, Part::Codes, c.codes_bytes());
@@ -402,10 +484,10 @@ pub(crate) fn build_with(
             row_blk += nrb;
             plan.row_blk.push(row_blk);
             plan.piece_input.push(region_start..plan.input_len);
-            let (wb_lo, wb_hi) = if s.codes.is_empty() {
+            let (wb_lo, wb_hi) = if codes.is_empty() {
                 (0, 0)
             } else {
-                (s.codes.start / kb, s.codes.end.div_ceil(kb))
+                (codes.start / kb, codes.end.div_ceil(kb))
             };
             plan.pieces.push(Piece {
                 codes_off,
@@ -416,8 +498,8 @@ pub(crate) fn build_with(
                 g: c.batch(),
                 dict: dict_index[e.dict as usize],
                 sidecar_off,
-                win_lo: s.bytes.start,
-                win_hi: s.bytes.end,
+                win_lo: bytes.start,
+                win_hi: bytes.end,
                 wb_lo,
                 row_lo: s.rows.start,
                 row_hi: s.rows.end,
@@ -426,7 +508,7 @@ pub(crate) fn build_with(
             plan.wb_piece
                 .extend(std::iter::repeat(piece).take((wb_hi - wb_lo) as usize));
             wb += wb_hi - wb_lo;
-            out_base += (s.bytes.end - s.bytes.start) as u64;
+            out_base += (bytes.end - bytes.start) as u64;
             row_base += (s.rows.end - s.rows.start) as u64;
             plan.wb_prefix.push(wb);
         }
@@ -468,6 +550,7 @@ impl Plan {
         self.piece_input.len()
     }
     /// Input byte range of piece `p` (tests corrupt the device copy there).
+    #[cfg(feature = "test-util")]
     pub(crate) fn piece_input(&self, p: usize) -> Option<Range<usize>> {
         self.piece_input.get(p).cloned()
     }

@@ -1,20 +1,25 @@
 //! Random rows on the GPU (spec/DECODER.md §6): a column held on the device
 //! (every chunk validated on the host first), and [`DeviceRows::get`], which
-//! decodes exactly the requested rows into a [`DeviceColumn`].
+//! decodes exactly the requested rows into a [`DeviceColumn`]. Coded chunks
+//! keep their codes and cascaded row bounds; value-dictionary chunks their
+//! decoded distinct values, value starts and one value number per row.
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::abi::{self, Dict, RChunk};
+use super::abi::{self, Dict, RChunk, RK_CODED, RK_VALUES};
 use super::device::{gpu, gpu_err, grid, up, Gpu, Kernels};
+use super::kind::{self, GpuChunk};
 use super::plan;
 use super::{DecoderConfig, DeviceColumn};
 use crate::error::{Error, Result};
 use crate::read::Reader;
 
 /// A column resident on the device for random row access: packed codes,
-/// cascaded row code and byte bounds of every chunk, and its dictionaries.
+/// cascaded row code and byte bounds of every coded chunk, distinct values
+/// and row value numbers of every value-dictionary chunk, and the
+/// dictionaries.
 pub struct DeviceRows<'r> {
     reader: &'r Reader,
     gpu: &'static Gpu,
@@ -31,8 +36,9 @@ pub struct DeviceRows<'r> {
 
 impl<'r> DeviceRows<'r> {
     /// Validates every chunk of `reader` (as [`Reader::chunk`] does) and
-    /// uploads what random access needs. Compressed bytes only: the device
-    /// holds about the file's size.
+    /// uploads what random access needs: about the file's size (a
+    /// value-dictionary chunk's distinct values decoded, and its value
+    /// numbers at 1, 2 or 4 bytes a row).
     pub fn new(reader: &'r Reader) -> Result<Self> {
         let g = gpu()?;
         let w = plan::file_width(reader, 0..reader.rows());
@@ -46,7 +52,10 @@ impl<'r> DeviceRows<'r> {
             ..DecoderConfig::default()
         };
         let kernels = g.kernels(&cfg, bits)?;
-        let used = (0..reader.num_chunks()).map(|i| reader.chunk_info(i).entry.dict);
+        let used = (0..reader.num_chunks())
+            .map(|i| reader.chunk_info(i).entry)
+            .filter(kind::uses_dictionary_planes)
+            .map(|e| e.dict);
         let (dicts, blob, index) = plan::dict_table(reader, used, w, bits)?;
         let mut input = Vec::new();
         let mut chunks = Vec::with_capacity(reader.num_chunks());
@@ -54,33 +63,40 @@ impl<'r> DeviceRows<'r> {
         let mut any_nulls = false;
         for i in 0..reader.num_chunks() {
             let info = reader.chunk_info(i);
-            if info.entry.values > 0 {
-                // Its row codes are those of its distinct values (§5.6):
-                // not what the row kernel indexes by row.
-                return Err(Error::InvalidArgument(format!(
-                    "chunk {i} is a value-dictionary chunk (spec/FORMAT.md §5.6), which \
-                     DeviceRows does not serve: read its rows with Reader::get or gpu::scan"
-                )));
-            }
-            let c = reader.chunk(i)?;
-            any_nulls |= c.validity().is_some();
+            let view = reader.chunk(i)?;
+            any_nulls |= view.validity().is_some();
             let mut part = |bytes: &[u8]| {
                 let at = input.len() as u64;
                 input.extend_from_slice(bytes);
                 plan::align16(&mut input);
                 at
             };
-            let codes_off = part(c.codes_bytes());
-            let rc_off = part(c.row_codes_bytes());
-            let rb_off = part(c.row_bytes_bytes());
-            chunks.push(RChunk {
-                codes_off,
+            let mut rc = RChunk {
                 first_row: info.first_row,
-                rc_off,
-                rb_off,
-                dict: index[info.entry.dict as usize],
                 rows: info.entry.rows,
-            });
+                ..RChunk::default()
+            };
+            match GpuChunk::of(view)? {
+                GpuChunk::Coded(c) => {
+                    rc.kind = RK_CODED;
+                    rc.codes_off = part(c.codes_bytes());
+                    rc.rc_off = part(c.row_codes_bytes());
+                    rc.rb_off = part(c.row_bytes_bytes());
+                    rc.dict = index[info.entry.dict as usize];
+                }
+                GpuChunk::ValueDict(v) => {
+                    rc.kind = RK_VALUES;
+                    rc.codes_off = part(v.values);
+                    rc.rc_off = part(&v.starts_bytes());
+                    let mut ix = Vec::new();
+                    v.put_index(0..info.entry.rows, &mut ix);
+                    rc.rb_off = part(&ix);
+                    rc.iw = v.index_width();
+                    rc.nvalues = v.nvalues();
+                    rc.vals_len = v.values.len() as u32;
+                }
+            }
+            chunks.push(rc);
             first_rows.push(info.first_row);
         }
         input.extend_from_slice(&[0u8; 16]);

@@ -11,6 +11,7 @@ use cudarc::driver::{CudaSlice, CudaView, PinnedHostSlice};
 use std::sync::Arc;
 
 use super::device::{self, gpu_err, DevicePlan, Gpu, Kernels};
+use super::kind;
 use super::plan::{self, Plan};
 use super::{abi, ScanOptions};
 use crate::error::{Error, Result};
@@ -159,10 +160,10 @@ struct Group {
 }
 
 /// Cuts `rows` into batches of whole chunks that fit `budget` bytes of device
-/// memory each. Sizes come from the footer alone (upper bounds: a chunk's
-/// whole section for its uploaded parts, the smallest sidecar batch the
-/// format allows for its de-cascaded sidecar), so no chunk is read here:
-/// chunks are validated one batch ahead while the previous batch decodes.
+/// memory each. Sizes come from the footer alone (upper bounds by chunk
+/// kind, `Kind::device_bytes`), so no chunk is read here: chunks are
+/// validated one batch ahead while the previous batch decodes. Coded and
+/// value-dictionary chunks mix freely in a batch.
 fn groups(reader: &Reader, rows: Range<u64>, budget: usize) -> Result<Vec<Group>> {
     let mut out: Vec<Group> = Vec::new();
     for i in 0..reader.num_chunks() {
@@ -176,28 +177,19 @@ fn groups(reader: &Reader, rows: Range<u64>, budget: usize) -> Result<Vec<Group>
         if lo >= hi {
             continue;
         }
-        if e.values > 0 {
-            return Err(Error::InvalidArgument(format!(
-                "chunk {i} is a value-dictionary chunk (spec/FORMAT.md §5.6), which the \
-                 streaming scan does not decode: use gpu::scan or the CPU reader"
-            )));
-        }
-        let input = (e.section.len as usize).saturating_add(64);
+        let need = kind::device_bytes(&e, hi - lo);
+        // The batch's buffers: its values and offsets exactly, the rest
+        // (input, sequences) as one sum.
         let values = e.bytes as usize;
         let offsets = 8 * (hi - lo + 1) as usize;
-        let seq = 4 * (e.codes / crate::format::limits::MIN_BATCH + 2) as usize + 4096;
-        let need = input + values + offsets + seq;
+        let input = need - values - offsets;
         if need > budget {
             return Err(Error::InvalidArgument(format!(
                 "chunk {i} needs {need} bytes of device memory, more than one ring buffer's {budget}"
             )));
         }
         match out.last_mut() {
-            Some(g)
-                if g.rows.end == lo
-                    && g.input + g.values + g.offsets + input + values + offsets + seq
-                        <= budget =>
-            {
+            Some(g) if g.rows.end == lo && g.input + g.values + g.offsets + need <= budget => {
                 g.rows.end = hi;
                 g.chunks.end = i + 1;
                 g.input += input;
@@ -235,7 +227,7 @@ fn stage(reader: &Reader, plan: &Plan, dst: &mut [u8]) -> Result<()> {
     let mut rest = dst;
     let mut base = 0usize;
     for (seg, at) in &plan.segments {
-        let src = seg.bytes(reader)?;
+        let src = plan.segment_bytes(reader, seg)?;
         // Segments lie in increasing, disjoint input ranges (plan::build).
         let (_, tail) = std::mem::take(&mut rest).split_at_mut(at - base);
         let (here, tail) = tail.split_at_mut(src.len());
@@ -633,7 +625,7 @@ where
                 None => {
                     // Straight from the page-locked file bytes, region by region.
                     for (seg, at) in &plan.segments {
-                        let src = seg.bytes(reader)?;
+                        let src = plan.segment_bytes(reader, seg)?;
                         if src.is_empty() {
                             continue;
                         }
@@ -656,6 +648,14 @@ where
                 &plan,
                 &mut dev,
                 all,
+                &mut out,
+                Some(&mut slot.offsets),
+            )?;
+            device::launch_values(
+                s,
+                &lane.kernels,
+                &plan,
+                &mut dev,
                 &mut out,
                 Some(&mut slot.offsets),
             )?;

@@ -1,376 +1,224 @@
-//! The value-dictionary gather on the GPU (spec/FORMAT.md §5.6,
-//! kernels/gather.cu): a validated value-dictionary chunk's decoded values,
-//! row indices and row offsets go to the device, one thread per row copies
-//! its value into the Arrow-layout output, and a device status flag reports
-//! any row whose buffers disagree (never a write outside the output).
+//! Value-dictionary chunks on the GPU (spec/FORMAT.md §5.6,
+//! spec/DECODER.md §6c), the host side: what a validated chunk uploads and
+//! how its rows are cut into the gather's tiles (kernels/gather.cu).
 //!
-//! [`scan_mixed`] is the scan of a row range that touches such chunks: runs
-//! of coded chunks go through the decode launch, each value-dictionary chunk
-//! through the gather, into one column. What crosses the bus for a
-//! value-dictionary chunk is its distinct values and 8 bytes per row (value
-//! number and row start, both checked when the chunk was validated), not
-//! the expanded bytes.
+//! What crosses the bus for such a chunk is its distinct values (decoded
+//! once, when the chunk was validated), their `D + 1` starts and one value
+//! number per selected row in the fewest bytes that hold `D` (1, 2 or 4:
+//! `D` itself names a null row's empty value). No row is expanded on the
+//! host: the gather places each row by a block scan of its value's length.
 
-use std::ops::Range;
-use std::sync::{Arc, OnceLock};
+use super::abi::{VPiece, VTile, VT_ROWS, VT_STAGE};
+use crate::read::ChunkView;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
-
-use super::device::{gpu, gpu_err, up, Gpu};
-use super::{DeviceColumn, ScanOptions};
-use crate::error::{Error, Result};
-use crate::read::{ChunkView, Reader};
-
-/// The kernel source, embedded at build time.
-const SOURCE: &str = include_str!("../../kernels/gather.cu");
-
-/// Compiles kernels/gather.cu with NVRTC for `arch` (e.g. `"compute_90"`):
-/// needs NVRTC only. For tests.
-#[doc(hidden)]
-pub fn gather_compile_check(arch: &'static str) -> Result<()> {
-    compile(arch).map(|_| ())
+/// A validated value-dictionary chunk's decoded parts.
+#[derive(Clone, Copy)]
+pub(crate) struct ValueChunk<'r> {
+    /// The distinct values back to back (with the reader's zero padding).
+    pub(crate) values: &'r [u8],
+    /// Their `D + 1` byte starts.
+    pub(crate) starts: &'r [u32],
+    /// Each row's value number (`u32::MAX` for a null row).
+    index: &'r [u32],
+    /// The rows' `rows + 1` byte offsets in the expanded chunk.
+    pub(crate) row_starts: &'r [u32],
 }
 
-fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    let opts = CompileOptions {
-        arch: Some(arch),
-        options: vec!["--std=c++17".into(), "-lineinfo".into()],
-        name: Some("gather.cu".into()),
-        ..Default::default()
-    };
-    compile_ptx_with_opts(SOURCE, opts).map_err(|e| Error::Gpu(format!("NVRTC gather: {e}")))
-}
-
-/// The two kernels of kernels/gather.cu, compiled once per process.
-struct GatherKernels {
-    gather: CudaFunction,
-    rebase: CudaFunction,
-}
-
-fn kernels(g: &Gpu) -> Result<&'static GatherKernels> {
-    static K: OnceLock<std::result::Result<GatherKernels, String>> = OnceLock::new();
-    K.get_or_init(|| {
-        let ptx = compile(g.arch()).map_err(|e| e.to_string())?;
-        let m = g
-            .ctx
-            .load_module(ptx)
-            .map_err(|e| format!("loading gather module: {e:?}"))?;
-        let f = |name: &str| m.load_function(name).map_err(|e| format!("{name}: {e:?}"));
-        Ok(GatherKernels {
-            gather: f("fastpair_value_gather")?,
-            rebase: f("fastpair_offsets_rebase")?,
+impl<'r> ValueChunk<'r> {
+    /// `None` for a chunk that stores every row's codes.
+    pub(crate) fn new(view: ChunkView<'r>) -> Option<Self> {
+        let (values, starts, index, row_starts) = view.value_dict_parts()?;
+        Some(Self {
+            values,
+            starts,
+            index,
+            row_starts,
         })
-    })
-    .as_ref()
-    .map_err(|m| Error::Gpu(m.clone()))
-}
-
-/// A grid-stride launch of `threads` threads per block over `n` items.
-fn launch_cfg(n: u64) -> LaunchConfig {
-    let threads = 256u32;
-    let blocks = n.div_ceil(threads as u64).clamp(1, 65535) as u32;
-    LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (threads, 1, 1),
-        shared_mem_bytes: 0,
     }
-}
 
-/// Where a piece's rows and bytes go in the whole column's device buffers.
-struct Dest<'a> {
-    values: &'a mut CudaSlice<u8>,
-    offsets: &'a mut CudaSlice<i64>,
-    row_base: u64,
-    byte_base: i64,
-    status: &'a mut CudaSlice<u32>,
-}
-
-/// Gathers rows `rows` (chunk-relative) of validated value-dictionary chunk
-/// `view` into `dest`: their bytes at `dest.byte_base`, their offsets at
-/// `dest.row_base`. Returns the bytes written. Launch errors are returned;
-/// disagreements raise the status flag (checked by the caller).
-fn gather_into(view: &ChunkView<'_>, rows: Range<usize>, dest: Dest<'_>) -> Result<u64> {
-    let chunk = view.id();
-    let (values, starts, index, row_starts) = view.value_dict_parts().ok_or_else(|| {
-        Error::InvalidArgument(format!("chunk {chunk} is not a value-dictionary chunk"))
-    })?;
-    if rows.end > index.len() || rows.start > rows.end {
-        return Err(Error::InvalidArgument(format!(
-            "rows {rows:?} of chunk {chunk}, which has {} rows",
-            index.len()
-        )));
+    /// Distinct values `D`.
+    pub(crate) fn nvalues(&self) -> u32 {
+        (self.starts.len() - 1) as u32
     }
-    let n = rows.len();
-    let bytes = (row_starts[rows.end] - row_starts[rows.start]) as u64;
-    if n == 0 {
-        return Ok(0);
-    }
-    let g = gpu()?;
-    let k = kernels(g)?;
-    let s = &g.stream;
-    let d_values = up(s, values)?;
-    let d_starts = up(s, starts)?;
-    let d_index = up(s, &index[rows.clone()])?;
-    let d_row_starts = up(s, &row_starts[rows.start..=rows.end])?;
-    let (values_len, nvalues) = (values.len() as u32, (starts.len() - 1) as u32);
-    let (rows32, out_len, offsets_len) = (
-        n as u32,
-        dest.values.len() as i64,
-        dest.offsets.len() as u64,
-    );
-    let mut b = s.launch_builder(&k.gather);
-    b.arg(&d_values)
-        .arg(&values_len)
-        .arg(&d_starts)
-        .arg(&nvalues)
-        .arg(&d_index)
-        .arg(&d_row_starts)
-        .arg(&rows32)
-        .arg(dest.values)
-        .arg(&out_len)
-        .arg(dest.offsets)
-        .arg(&offsets_len)
-        .arg(&dest.row_base)
-        .arg(&dest.byte_base)
-        .arg(dest.status);
-    // SAFETY: the argument list matches `fastpair_value_gather`; every
-    // buffer holds at least the length passed with it (`values_len` bytes,
-    // `nvalues + 1` starts, `rows` indices, `rows + 1` row starts, `out_len`
-    // output bytes, `offsets_len` offsets, one status word), and the kernel
-    // checks each row's reads and writes against those lengths before
-    // touching them.
-    unsafe { b.launch(launch_cfg(n as u64)) }.map_err(|e| gpu_err("gather launch", e))?;
-    // The uploads must outlive the launch: wait before they drop.
-    s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
-    Ok(bytes)
-}
 
-/// Raises an error when the gather kernels set the status word.
-fn check_status(s: &Arc<CudaStream>, status: &CudaSlice<u32>) -> Result<()> {
-    let st = s.clone_dtoh(status).map_err(|e| gpu_err("status", e))?;
-    if st[0] != 0 {
-        return Err(Error::Gpu(format!(
-            "device status {:#x}: a row's value index, length or output span disagrees",
-            st[0]
-        )));
-    }
-    Ok(())
-}
-
-/// Expands value-dictionary chunk `chunk` of `reader` on the GPU: returns
-/// the rows' bytes back to back and their `rows + 1` Arrow offsets (from 0).
-/// `Error::InvalidArgument` for a chunk that is not a value-dictionary
-/// chunk; `Error::GpuUnavailable` without a GPU; `Error::Gpu` when the
-/// device status flag is raised.
-pub fn gather_value_dict(reader: &Reader, chunk: usize) -> Result<(Vec<u8>, Vec<i64>)> {
-    let view = reader.chunk(chunk)?;
-    let Some((_, _, index, row_starts)) = view.value_dict_parts() else {
-        return Err(Error::InvalidArgument(format!(
-            "chunk {chunk} is not a value-dictionary chunk"
-        )));
-    };
-    let g = gpu()?;
-    let s = &g.stream;
-    let total = *row_starts.last().expect("rows + 1 offsets") as usize;
-    let mut d_out = s
-        .alloc_zeros::<u8>(total.max(1))
-        .map_err(|e| gpu_err("alloc", e))?;
-    let mut d_offsets = s
-        .alloc_zeros::<i64>(index.len() + 1)
-        .map_err(|e| gpu_err("alloc", e))?;
-    let mut d_status = s.alloc_zeros::<u32>(1).map_err(|e| gpu_err("alloc", e))?;
-    gather_into(
-        &view,
-        0..index.len(),
-        Dest {
-            values: &mut d_out,
-            offsets: &mut d_offsets,
-            row_base: 0,
-            byte_base: 0,
-            status: &mut d_status,
-        },
-    )?;
-    check_status(s, &d_status)?;
-    let mut out = s.clone_dtoh(&d_out).map_err(|e| gpu_err("download", e))?;
-    out.truncate(total);
-    let offsets = s
-        .clone_dtoh(&d_offsets)
-        .map_err(|e| gpu_err("download", e))?;
-    Ok((out, offsets))
-}
-
-/// One piece of a mixed scan, in row order.
-enum Piece {
-    /// Consecutive rows of chunks that store every row's codes: the decode
-    /// launch ([`super::Prepared`]).
-    Coded(Range<u64>),
-    /// Rows (chunk-relative) of one value-dictionary chunk: the gather.
-    Values { chunk: usize, rows: Range<usize> },
-}
-
-/// The pieces of `rows`: value-dictionary chunks alone, runs of other
-/// chunks together.
-fn pieces(reader: &Reader, rows: &Range<u64>) -> Vec<Piece> {
-    let mut out: Vec<Piece> = Vec::new();
-    let mut at = 0u64;
-    for (i, c) in reader.footer().chunks.iter().enumerate() {
-        let r = at..at + c.rows as u64;
-        at = r.end;
-        let (a, b) = (r.start.max(rows.start), r.end.min(rows.end));
-        if a >= b {
-            continue;
-        }
-        if c.values > 0 {
-            let rel = (a - r.start) as usize..(b - r.start) as usize;
-            out.push(Piece::Values {
-                chunk: i,
-                rows: rel,
-            });
-        } else if let Some(Piece::Coded(run)) = out.last_mut() {
-            run.end = b;
-        } else {
-            out.push(Piece::Coded(a..b));
+    /// Bytes per uploaded value number: the fewest that hold `0..=D`.
+    pub(crate) fn index_width(&self) -> u32 {
+        match self.nvalues() {
+            0..=255 => 1,
+            256..=65535 => 2,
+            _ => 4,
         }
     }
-    out
-}
 
-/// The validity bitmap of `rows` (LSB first), `None` when no row is null.
-fn validity(reader: &Reader, rows: &Range<u64>) -> Result<Option<Vec<u8>>> {
-    let n = (rows.end - rows.start) as usize;
-    let mut bits: Option<Vec<u8>> = None;
-    let mut at = 0u64;
-    for (i, c) in reader.footer().chunks.iter().enumerate() {
-        let r = at..at + c.rows as u64;
-        at = r.end;
-        let (a, b) = (r.start.max(rows.start), r.end.min(rows.end));
-        if a >= b || c.nulls == 0 {
-            continue;
-        }
-        let view = reader.chunk(i)?;
-        let Some(v) = view.validity() else { continue };
-        let out = bits.get_or_insert_with(|| vec![0xff; n.div_ceil(8)]);
-        for row in a..b {
-            let cr = (row - r.start) as usize;
-            if v[cr / 8] >> (cr % 8) & 1 == 0 {
-                let k = (row - rows.start) as usize;
-                out[k / 8] &= !(1 << (k % 8));
-            }
-        }
+    /// Bytes that chunk-local rows `rows` expand to.
+    pub(crate) fn bytes(&self, rows: std::ops::Range<u32>) -> u32 {
+        self.row_starts[rows.end as usize] - self.row_starts[rows.start as usize]
     }
-    // Bits past the last row are 0, as the decoders write them.
-    if let Some(out) = bits.as_mut() {
-        if n % 8 != 0 {
-            *out.last_mut().expect("n > 0") &= (1u8 << (n % 8)) - 1;
-        }
-    }
-    Ok(bits)
-}
 
-/// Scans `rows` of `reader` when they touch value-dictionary chunks: runs of
-/// coded chunks go through the decode launch, each value-dictionary chunk
-/// through the gather kernel, every piece written (or moved, device to
-/// device) to its place in one Arrow-layout column.
-pub(super) fn scan_mixed(
-    reader: &Reader,
-    rows: Range<u64>,
-    opts: &ScanOptions,
-) -> Result<DeviceColumn> {
-    let g = gpu()?;
-    let k = kernels(g)?;
-    let s = &g.stream;
-    let n = (rows.end - rows.start) as usize;
-    let pieces = pieces(reader, &rows);
-    // The bytes of each piece (coded runs are decoded first, into their own
-    // buffers, and moved below).
-    let mut coded = Vec::new();
-    let mut total = 0u64;
-    for p in &pieces {
-        total += match p {
-            Piece::Coded(run) => {
-                let col = super::scan_with(reader, run.clone(), opts)?;
-                let b = col.values_len() as u64;
-                coded.push(col);
-                b
-            }
-            Piece::Values { chunk, rows } => {
-                let view = reader.chunk(*chunk)?;
-                let (_, _, _, row_starts) =
-                    view.value_dict_parts().expect("a value-dictionary chunk");
-                (row_starts[rows.end] - row_starts[rows.start]) as u64
-            }
-        };
+    /// The stride of the fixed-stride value table the gather reads (16,
+    /// 32 or 64: the least that holds the longest value), or 0 when a
+    /// value is longer than 64 bytes (the values are then uploaded back to
+    /// back and copied byte by byte).
+    pub(crate) fn table_stride(&self) -> u32 {
+        let longest = self
+            .starts
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0);
+        match longest {
+            0..=16 => 16,
+            17..=32 => 32,
+            33..=64 => 64,
+            _ => 0,
+        }
     }
-    let mut values = s
-        .alloc_zeros::<u8>((total as usize).max(1))
-        .map_err(|e| gpu_err("alloc", e))?;
-    let mut offsets = s
-        .alloc_zeros::<i64>(n + 1)
-        .map_err(|e| gpu_err("alloc", e))?;
-    let mut status = s.alloc_zeros::<u32>(1).map_err(|e| gpu_err("alloc", e))?;
-    let (mut row_base, mut byte_base) = (0u64, 0u64);
-    let mut coded = coded.into_iter();
-    for p in &pieces {
-        match p {
-            Piece::Coded(run) => {
-                let col = coded.next().expect("one column per coded run");
-                let count = run.end - run.start;
-                let bytes = col.values_len();
-                if bytes > 0 {
-                    let src = col.values.slice(0..bytes);
-                    let mut dst = values.slice_mut(byte_base as usize..byte_base as usize + bytes);
-                    s.memcpy_dtod(&src, &mut dst)
-                        .map_err(|e| gpu_err("copy", e))?;
+
+    /// The values at a fixed `stride` (value `k` at `k · stride`, zero
+    /// padded), so that a lane loads a value with 16-byte loads.
+    pub(crate) fn table(&self, stride: u32) -> Vec<u8> {
+        let s = stride as usize;
+        let mut t = vec![0u8; self.nvalues() as usize * s];
+        for (k, w) in self.starts.windows(2).enumerate() {
+            let v = &self.values[w[0] as usize..w[1] as usize];
+            t[k * s..k * s + v.len()].copy_from_slice(v);
+        }
+        t
+    }
+
+    /// The starts as the device reads them (little-endian u32).
+    pub(crate) fn starts_bytes(&self) -> Vec<u8> {
+        self.starts.iter().flat_map(|s| s.to_le_bytes()).collect()
+    }
+
+    /// Appends the value numbers of chunk-local rows `rows` to `out`, each
+    /// [`Self::index_width`] bytes little-endian, a null row as `D`.
+    pub(crate) fn put_index(&self, rows: std::ops::Range<u32>, out: &mut Vec<u8>) {
+        let d = self.nvalues();
+        let ix = &self.index[rows.start as usize..rows.end as usize];
+        let k = |v: u32| if v == u32::MAX { d } else { v };
+        match self.index_width() {
+            1 => out.extend(ix.iter().map(|&v| k(v) as u8)),
+            2 => {
+                out.reserve(2 * ix.len());
+                for &v in ix {
+                    out.extend_from_slice(&(k(v) as u16).to_le_bytes());
                 }
-                let (len, dst_len) = (count + 1, offsets.len() as u64);
-                let add = byte_base as i64;
-                let mut b = s.launch_builder(&k.rebase);
-                b.arg(&col.offsets)
-                    .arg(&len)
-                    .arg(&mut offsets)
-                    .arg(&dst_len)
-                    .arg(&row_base)
-                    .arg(&add)
-                    .arg(&mut status);
-                // SAFETY: matches `fastpair_offsets_rebase`; the source holds
-                // `count + 1` offsets (a decoded column of `count` rows), the
-                // destination `dst_len`, and the kernel checks every index
-                // against `dst_len`.
-                unsafe { b.launch(launch_cfg(len)) }.map_err(|e| gpu_err("rebase launch", e))?;
-                // `col` drops after its copies ran.
-                s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
-                row_base += count;
-                byte_base += bytes as u64;
             }
-            Piece::Values { chunk, rows } => {
-                let view = reader.chunk(*chunk)?;
-                byte_base += gather_into(
-                    &view,
-                    rows.clone(),
-                    Dest {
-                        values: &mut values,
-                        offsets: &mut offsets,
-                        row_base,
-                        byte_base: byte_base as i64,
-                        status: &mut status,
-                    },
-                )?;
-                row_base += rows.len() as u64;
+            _ => {
+                out.reserve(4 * ix.len());
+                for &v in ix {
+                    out.extend_from_slice(&k(v).to_le_bytes());
+                }
             }
         }
     }
-    check_status(s, &status)?;
-    let validity = match validity(reader, &rows)? {
-        Some(v) => Some(up(s, &v)?),
-        None => None,
-    };
-    s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
-    Ok(DeviceColumn::new(
-        values,
-        offsets,
-        validity,
-        n,
-        total as usize,
-    ))
+
+    /// The gather's tiles of chunk-local rows `rows` (piece `piece`, whose
+    /// first row's bytes start at global output byte `out_base`): runs of
+    /// at most [`VT_ROWS`] rows whose bytes fit [`VT_STAGE`], or a single
+    /// row that alone is longer. Found by binary search over the validated
+    /// row offsets (a few steps per tile, not a pass over the rows).
+    pub(crate) fn tiles(
+        &self,
+        rows: std::ops::Range<u32>,
+        piece: u32,
+        out_base: u64,
+        out: &mut Vec<VTile>,
+    ) {
+        let rs = self.row_starts;
+        let mut r = rows.start;
+        while r < rows.end {
+            let cap = (r + VT_ROWS).min(rows.end);
+            let limit = rs[r as usize] as u64 + VT_STAGE as u64;
+            // Largest e in (r, cap] with rs[e] <= limit, at least r + 1.
+            let within = rs[r as usize + 1..=cap as usize].partition_point(|&s| s as u64 <= limit);
+            let e = r + (within as u32).max(1);
+            out.push(VTile {
+                out: out_base + (rs[r as usize] - rs[rows.start as usize]) as u64,
+                piece,
+                row: r - rows.start,
+                rows: e - r,
+                bytes: rs[e as usize] - rs[r as usize],
+            });
+            r = e;
+        }
+    }
+
+    /// The piece descriptor of rows starting at global row `row_base`, its
+    /// parts at the given input offsets, its values `vals_len` bytes at
+    /// `stride` (0: back to back).
+    pub(crate) fn piece(
+        &self,
+        rows: u32,
+        row_base: u64,
+        (vals_off, starts_off, index_off): (u64, u64, u64),
+        (vals_len, stride): (usize, u32),
+    ) -> VPiece {
+        VPiece {
+            vals_off,
+            starts_off,
+            index_off,
+            row_base,
+            nvalues: self.nvalues(),
+            vals_len: vals_len as u32,
+            iw: self.index_width(),
+            rows,
+            stride,
+            pad: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::write_to_vec;
+    use crate::{Reader, WriterOptions};
+
+    /// Tiles cover the rows once, in order, each within the row and byte
+    /// limits unless it is one long row, with the bytes of its rows.
+    #[test]
+    fn tiles_cover_the_rows() {
+        let long = vec![b'x'; VT_STAGE as usize + 5];
+        let rows: Vec<Option<Vec<u8>>> = (0..9000usize)
+            .map(|i| match i % 50 {
+                7 => None,
+                11 if i % 1000 == 11 => Some(long.clone()),
+                k => Some(format!("value {}", k % 9).into_bytes()),
+            })
+            .collect();
+        let file = write_to_vec(
+            rows.iter().map(|r| r.as_deref()),
+            WriterOptions::default().with_chunk_rows(9000),
+        )
+        .unwrap();
+        let r = Reader::from_bytes(file).unwrap();
+        let view = r.chunk(0).unwrap();
+        let v = ValueChunk::new(view).expect("a value-dictionary chunk");
+        for sel in [0..9000u32, 1..8999, 11..12, 500..2600] {
+            let mut tiles = Vec::new();
+            v.tiles(sel.clone(), 3, 100, &mut tiles);
+            let mut next = 0;
+            for t in &tiles {
+                assert_eq!(t.piece, 3);
+                assert_eq!(t.row, next);
+                let (a, b) = (sel.start + t.row, sel.start + t.row + t.rows);
+                assert_eq!(t.bytes, v.bytes(a..b));
+                assert_eq!(t.out, 100 + v.bytes(sel.start..a) as u64);
+                assert!(t.rows >= 1 && t.rows <= VT_ROWS);
+                assert!(t.bytes <= VT_STAGE || t.rows == 1, "{t:?}");
+                next += t.rows;
+            }
+            assert_eq!(next, sel.end - sel.start);
+        }
+        // A value longer than 64 bytes: no fixed-stride table.
+        assert_eq!(v.table_stride(), 0);
+        // Value numbers: one byte each here, a null row as D.
+        let mut ix = Vec::new();
+        v.put_index(5..10, &mut ix);
+        assert_eq!(v.index_width(), 1);
+        assert_eq!(ix.len(), 5);
+        assert_eq!(ix[2], v.nvalues() as u8, "row 7 is null");
+    }
 }

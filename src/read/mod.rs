@@ -1,10 +1,10 @@
 //! The reader: open and validate a file, random row reads, range and bulk
 //! decodes into Arrow layout (spec/FORMAT.md §9 lists the checks in order).
 //!
-//! A file's bytes come from a [`Storage`]: a memory map (the default for
-//! local files, [`Reader::open`]), positioned reads ([`LocalIo`]), memory
-//! ([`Reader::from_bytes`]) or, with the `object_store` feature, an object
-//! store (`Reader::open_object`). Opening reads the tail, footer and
+//! A file's bytes come from a [`Storage`]: positioned reads into memory the
+//! reader owns (the default for local files, [`Reader::open`]), a memory map
+//! (the `unsafe` [`MmapStorage::open`]), memory ([`Reader::from_bytes`]) or,
+//! with the `object_store` feature, an object store (`Reader::open_object`). Opening reads the tail, footer and
 //! dictionaries only, and checks them. A chunk is read and checked whole
 //! (checksum, structure, every code against its dictionary, sidecar and row
 //! boundaries against token lengths) the first time a bulk read touches it,
@@ -17,19 +17,17 @@
 //! ([`Reader::chunk`]): no API takes a chunk, a position or the file's bytes
 //! back from the caller.
 
+mod bulk;
 mod chunk;
 #[cfg(feature = "object_store")]
 mod object;
 mod storage;
-mod values;
 
-use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
-use rayon::prelude::*;
 
 use crate::decode;
 use crate::dict::Dictionary;
@@ -37,12 +35,11 @@ use crate::error::{Error, Invariant, Result, Section};
 use crate::format::layout::{ChunkEntry, DictSection, Footer, Tail};
 use crate::format::{HEADER_LEN, TAIL_LEN};
 
-pub use chunk::ChunkView;
-use chunk::{ChunkHead, FastGet, ValidChunk};
+use chunk::{Body, ChunkHead, FastGet, ValidChunk};
+pub use chunk::{ChunkKind, ChunkView, ValueDictParts};
 #[cfg(feature = "object_store")]
 pub use object::{ObjectOptions, ObjectStorage};
 pub use storage::{FileStorage, LocalIo, MemoryStorage, MmapStorage, Storage, StorageStats};
-pub use values::ValueDictParts;
 
 /// Reader settings. Build with [`ReadOptions::default`] and the `with_*`
 /// setters (the struct may gain fields).
@@ -65,7 +62,9 @@ pub struct ReadOptions {
     /// it. `Some(0)`: every `get` validates its chunk whole first. `None`:
     /// never (only bulk reads and `eager` validate whole). Default 32.
     pub validate_after_gets: Option<u32>,
-    /// How [`Reader::open`] reads a local file. Default: memory-mapped.
+    /// How [`Reader::open`] reads a local file. Default: positioned reads
+    /// into memory the reader owns (a memory map is the `unsafe`
+    /// [`MmapStorage::open`]).
     pub local_io: LocalIo,
 }
 
@@ -76,7 +75,7 @@ impl Default for ReadOptions {
             eager: false,
             cache_row_index: true,
             validate_after_gets: Some(32),
-            local_io: LocalIo::Mmap,
+            local_io: LocalIo::PositionedRead,
         }
     }
 }
@@ -129,6 +128,13 @@ pub struct ChunkInfo {
     pub entry: ChunkEntry,
 }
 
+impl ChunkInfo {
+    /// The chunk's kind.
+    pub fn kind(&self) -> ChunkKind {
+        ChunkKind::of(&self.entry)
+    }
+}
+
 /// Per dictionary: the histogram check over the chunks that use it (§4.4),
 /// which completes when the last of them is validated.
 #[derive(Debug)]
@@ -137,6 +143,28 @@ struct HistCheck {
     state: Mutex<(usize, [u64; 16])>,
     /// The mismatch, once found: every later use of the dictionary fails.
     failed: OnceLock<(u64, Invariant)>,
+}
+
+/// What the reader keeps per chunk, filled as reads touch it.
+#[derive(Debug, Default)]
+struct ChunkSlot {
+    /// The chunk, once validated whole.
+    valid: OnceLock<ValidChunk>,
+    /// Its get context (`valid`'s `fast`), published by `get_other` once it
+    /// finds the chunk validated whole with one and no histogram check
+    /// failed; null otherwise. It is cleared when a histogram check fails
+    /// (`count_hist`) and before the chunk is released (`release_chunk`), so
+    /// a non-null pointer always points into the `ValidChunk` held by
+    /// `valid`, which only `&mut Reader` can drop.
+    ready: AtomicPtr<FastGet>,
+    /// Whether the chunk's histogram was added to its dictionary's check
+    /// (once, even when a released chunk is validated again).
+    counted: AtomicBool,
+    /// What point reads keep of the chunk before it is validated whole.
+    head: OnceLock<ChunkHead>,
+    /// Point reads of the chunk before it is validated whole
+    /// (`ReadOptions::validate_after_gets`).
+    gets: AtomicU32,
 }
 
 /// An open fastpair file.
@@ -150,19 +178,8 @@ pub struct Reader {
     /// `get` fast path; `hists` says which).
     hist_failed: AtomicBool,
     first_rows: Vec<u64>,
-    chunks: Vec<OnceLock<ValidChunk>>,
-    /// Per chunk: its get context (`chunks[i]`'s `fast`), published by
-    /// `get_other` once it finds the chunk validated whole with one and no
-    /// histogram check failed; null otherwise. It is cleared when a
-    /// histogram check fails (`count_hist`) and before the chunk is
-    /// released (`release_chunk`), so a non-null pointer always points into
-    /// a `ValidChunk` held by `chunks[i]`, which only `&mut self` can drop.
-    ready: Box<[AtomicPtr<FastGet>]>,
-    /// Whether each chunk's histogram was added to its dictionary's check
-    /// (once, even when a released chunk is validated again).
-    counted: Vec<AtomicBool>,
-    heads: Vec<OnceLock<ChunkHead>>,
-    gets: Vec<AtomicU32>,
+    /// Per chunk, in order.
+    slots: Box<[ChunkSlot]>,
     opts: ReadOptions,
     /// The file's format version (§10): how value indices are stored.
     version: u32,
@@ -188,7 +205,9 @@ impl std::fmt::Debug for Reader {
 const DICT_HIST_AT: u64 = 8;
 
 impl Reader {
-    /// Opens the file at `path` with default options (memory-mapped).
+    /// Opens the file at `path` with default options (positioned reads: a
+    /// file changed or truncated underneath reads as an error, never a
+    /// signal).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         Self::open_with(path, ReadOptions::default())
     }
@@ -196,7 +215,6 @@ impl Reader {
     /// Opens the file at `path`, reading it as `opts.local_io` says.
     pub fn open_with(path: impl AsRef<Path>, opts: ReadOptions) -> Result<Self> {
         let storage: Arc<dyn Storage> = match opts.local_io {
-            LocalIo::Mmap => Arc::new(MmapStorage::open(path)?),
             LocalIo::PositionedRead => Arc::new(FileStorage::open(path)?),
         };
         Self::from_storage(storage, opts)
@@ -336,13 +354,7 @@ impl Reader {
             hists,
             hist_failed: AtomicBool::new(false),
             first_rows,
-            chunks: (0..n).map(|_| OnceLock::new()).collect(),
-            ready: (0..n)
-                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
-                .collect(),
-            counted: (0..n).map(|_| AtomicBool::new(false)).collect(),
-            heads: (0..n).map(|_| OnceLock::new()).collect(),
-            gets: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            slots: (0..n).map(|_| ChunkSlot::default()).collect(),
             opts,
             version: t.version,
             token_utf8: (0..ndicts).map(|_| OnceLock::new()).collect(),
@@ -415,15 +427,16 @@ impl Reader {
 
     #[inline]
     fn valid_chunk(&self, i: usize) -> Result<&ValidChunk> {
-        let c = match self.chunks[i].get() {
+        let slot = &self.slots[i];
+        let c = match slot.valid.get() {
             Some(c) => c,
             None => {
                 let (v, hist) = self.validate_chunk(i as u32)?;
                 let d = v.entry.dict as usize;
-                if self.chunks[i].set(v).is_ok() && !self.counted[i].swap(true, Ordering::AcqRel) {
+                if slot.valid.set(v).is_ok() && !slot.counted.swap(true, Ordering::AcqRel) {
                     self.count_hist(d, &hist);
                 }
-                self.chunks[i].get().expect("just set")
+                slot.valid.get().expect("just set")
             }
         };
         self.check_hist(c.entry.dict as usize)?;
@@ -443,9 +456,10 @@ impl Reader {
     /// If `i >= self.num_chunks()`.
     pub fn release_chunk(&mut self, i: usize) {
         let r = self.footer.chunks[i].section;
-        *self.ready[i].get_mut() = std::ptr::null_mut();
-        drop(self.chunks[i].take());
-        drop(self.heads[i].take());
+        let slot = &mut self.slots[i];
+        *slot.ready.get_mut() = std::ptr::null_mut();
+        drop(slot.valid.take());
+        drop(slot.head.take());
         self.storage.release(r.offset..r.offset + r.len);
     }
 
@@ -464,8 +478,8 @@ impl Reader {
                     .set((self.footer.dicts[d].offset + DICT_HIST_AT, f));
                 // Then no get takes the fast path (see `publish_fast`).
                 self.hist_failed.store(true, Ordering::SeqCst);
-                for p in self.ready.iter() {
-                    p.store(std::ptr::null_mut(), Ordering::SeqCst);
+                for slot in self.slots.iter() {
+                    slot.ready.store(std::ptr::null_mut(), Ordering::SeqCst);
                 }
             }
         }
@@ -512,7 +526,7 @@ impl Reader {
         // Everything else, errors included, goes through `get_other`.
         if row < self.footer.total_rows {
             // One chunk (most small columns): no search.
-            let (i, first) = if self.ready.len() == 1 {
+            let (i, first) = if self.slots.len() == 1 {
                 (0, 0)
             } else {
                 let i = self.first_rows.partition_point(|&f| f <= row) - 1;
@@ -522,15 +536,15 @@ impl Reader {
                 // point is in `1..=chunks` and `i < chunks`.
                 (i, unsafe { *self.first_rows.get_unchecked(i) })
             };
-            // SAFETY: `i < chunks = self.ready.len()` (above; with one
+            // SAFETY: `i < chunks = self.slots.len()` (above; with one
             // chunk `i = 0`, and `row < total_rows` means a chunk exists
-            // when `ready.len()` is not 1).
-            let ready = unsafe { self.ready.get_unchecked(i) };
+            // when `slots.len()` is not 1).
+            let slot = unsafe { self.slots.get_unchecked(i) };
             let r = (row - first) as usize;
-            let f = ready.load(Ordering::Acquire);
+            let f = slot.ready.load(Ordering::Acquire);
             if !f.is_null() {
-                // SAFETY: a non-null `ready[i]` points at the get context
-                // of the `ValidChunk` held by `chunks[i]` (published by
+                // SAFETY: a non-null `slot.ready` points at the get context
+                // of the `ValidChunk` held by `slot.valid` (published by
                 // `publish_fast`, cleared before `release_chunk`, the one
                 // way to drop it, which takes `&mut self`), so it lives as
                 // long as `&self`.
@@ -552,9 +566,11 @@ impl Reader {
                 unsafe { decode::append_row_ptrs(f.words, f.lens, &f.codes, f.bits, codes, out) };
                 return Ok(true);
             }
-            // SAFETY: `i < chunks = self.chunks.len()` (above).
-            if let Some(c) = unsafe { self.chunks.get_unchecked(i) }.get() {
-                if let Some(v) = &c.value_dict {
+            // A value-dictionary chunk validated whole: its row straight
+            // from the decoded values (the hot path's own test of the kind;
+            // the other reads dispatch through `Body::rows`).
+            if let Some(c) = slot.valid.get() {
+                if let Body::ValueDict(v) = &c.body {
                     if !self.hist_failed.load(Ordering::Acquire) {
                         // SAFETY: `r` is below the chunk's row count.
                         return Ok(unsafe { v.append_row(r, out) });
@@ -571,10 +587,10 @@ impl Reader {
     #[inline(never)]
     fn get_other(&self, row: u64, out: &mut Vec<u8>) -> Result<bool> {
         let (i, r) = self.locate(row)?;
-        match self.chunks[i].get() {
+        match self.slots[i].valid.get() {
             Some(c) => {
                 self.check_hist(c.entry.dict as usize)?;
-                if let Some(f) = &c.fast {
+                if let Some(f) = c.body.rows().fast() {
                     self.publish_fast(i, f);
                 }
                 Ok(self.get_valid(c, r, out))
@@ -590,9 +606,10 @@ impl Reader {
     /// below sees the flag and clears it here; either way no pointer stays
     /// published after a failure.
     fn publish_fast(&self, i: usize, f: &FastGet) {
-        self.ready[i].store((f as *const FastGet).cast_mut(), Ordering::SeqCst);
+        let ready = &self.slots[i].ready;
+        ready.store((f as *const FastGet).cast_mut(), Ordering::SeqCst);
         if self.hist_failed.load(Ordering::SeqCst) {
-            self.ready[i].store(std::ptr::null_mut(), Ordering::SeqCst);
+            ready.store(std::ptr::null_mut(), Ordering::SeqCst);
         }
     }
 
@@ -602,19 +619,11 @@ impl Reader {
         if !c.is_valid(r) {
             return false;
         }
-        if let Some(v) = &c.value_dict {
-            out.extend_from_slice(v.row(r));
-            return true;
-        }
-        let (a, b) = match &c.fast {
-            Some(f) => (f.bounds[r], f.bounds[r + 1]),
-            None => c.row_codes.0.get_pair(c.row_codes_bytes(), r),
-        };
         let view = ChunkView {
             chunk: c,
             dict: &self.dicts[c.entry.dict as usize],
         };
-        decode::decode_append(view.dict, &view.codes(), a as usize..b as usize, out);
+        c.body.rows().get(view, r, out);
         true
     }
 
@@ -623,7 +632,7 @@ impl Reader {
     #[cold]
     #[inline(never)]
     fn get_unvalidated(&self, i: usize, r: usize, out: &mut Vec<u8>) -> Result<bool> {
-        let n = self.gets[i].fetch_add(1, Ordering::Relaxed);
+        let n = self.slots[i].gets.fetch_add(1, Ordering::Relaxed);
         match self.opts.validate_after_gets {
             Some(limit) if n >= limit => {
                 let c = self.valid_chunk(i)?;
@@ -638,281 +647,6 @@ impl Reader {
         let mut out = Vec::new();
         Ok(self.get_into(row, &mut out)?.then_some(out))
     }
-
-    /// Decodes every row.
-    pub fn read_all(&self) -> Result<Column> {
-        self.read_range(0..self.rows())
-    }
-
-    /// Decodes rows `rows` into Arrow layout, in parallel across chunks and
-    /// across sidecar batches within a chunk.
-    pub fn read_range(&self, rows: Range<u64>) -> Result<Column> {
-        let mut col = Column::default();
-        self.read_range_into(rows, &mut col)?;
-        Ok(col)
-    }
-
-    /// [`Self::read_range`] into `col`, reusing its buffers (a scan loop that
-    /// decodes chunk after chunk avoids fresh allocations and page faults).
-    pub fn read_range_into(&self, rows: Range<u64>, col: &mut Column) -> Result<()> {
-        self.read_range_impl(rows, col, None).map(|_| ())
-    }
-
-    /// [`Self::read_range_into`] that runs `check` on the decoded values
-    /// piece by piece, each right after the decoder wrote it (while it is
-    /// in cache), instead of in a second pass over the column: `check(at,
-    /// bytes, offsets, utf8)` gets a piece's first byte in `col.values`, its
-    /// bytes, the column's row offsets, and whether validation found that
-    /// every token of the piece's chunk is valid UTF-8 on its own (then the
-    /// piece's rows are UTF-8 by construction). Returns whether every check
-    /// passed (the column is decoded either way).
-    #[cfg(feature = "arrow")]
-    pub(crate) fn read_range_checked(
-        &self,
-        rows: Range<u64>,
-        col: &mut Column,
-        check: PieceCheck<'_>,
-    ) -> Result<bool> {
-        self.read_range_impl(rows, col, Some(check))
-    }
-
-    fn read_range_impl(
-        &self,
-        rows: Range<u64>,
-        col: &mut Column,
-        check: Option<PieceCheck<'_>>,
-    ) -> Result<bool> {
-        self.check_range(&rows)?;
-        let n = (rows.end - rows.start) as usize;
-        let pieces = self.plan(rows.clone())?;
-        let total: u64 = pieces.iter().map(|p| p.bytes.len() as u64).sum();
-        let needed = total + 8 * (n as u64 + 1);
-        if let Some(cap) = self.opts.memory_cap {
-            if needed > cap {
-                return Err(Error::MemoryCap { needed, cap });
-            }
-        }
-        let mut values = std::mem::take(&mut col.values);
-        values.clear();
-        values.reserve(total as usize);
-        let mut offsets = std::mem::take(&mut col.offsets);
-        offsets.clear();
-        offsets.reserve(n + 1);
-        offsets.push(0i64);
-        let mut any_null = false;
-        let mut base = 0i64;
-        for p in &pieces {
-            let c = self.valid_chunk(p.chunk)?;
-            // The sequence passed `decode_all` when the chunk was validated:
-            // decode the needed blocks straight into the offsets.
-            let rbb = c.row_bytes_bytes();
-            let b0 = p.bytes.start as i64;
-            match &c.value_dict {
-                Some(v) => v.extend_offsets(p.rows.clone(), base - b0, &mut offsets),
-                None => c.row_bytes.0.extend_i64(
-                    rbb,
-                    p.rows.start + 1..p.rows.end + 1,
-                    base - b0,
-                    &mut offsets,
-                ),
-            }
-            base += p.bytes.len() as i64;
-            any_null |= c.validity.is_some();
-        }
-        let checked = self.decode_values(
-            &pieces,
-            total as usize,
-            &mut values,
-            check.map(|c| (c, &offsets[..])),
-        )?;
-        let validity = if any_null {
-            let mut bits = vec![0u8; n.div_ceil(8)];
-            let mut k = 0usize;
-            for p in &pieces {
-                let c = self.valid_chunk(p.chunk)?;
-                for r in p.rows.clone() {
-                    let valid = c.is_valid(r);
-                    bits[k / 8] |= (valid as u8) << (k % 8);
-                    k += 1;
-                }
-            }
-            Some(bits)
-        } else {
-            None
-        };
-        *col = Column {
-            values,
-            offsets,
-            validity,
-        };
-        Ok(checked)
-    }
-
-    /// Rejects reversed ranges and ranges past the last row.
-    fn check_range(&self, rows: &Range<u64>) -> Result<()> {
-        if rows.start > rows.end {
-            return Err(Error::InvalidArgument(format!(
-                "row range {}..{} is reversed",
-                rows.start, rows.end
-            )));
-        }
-        if rows.end > self.rows() {
-            return Err(Error::RowOutOfRange {
-                row: rows.end,
-                rows: self.rows(),
-            });
-        }
-        Ok(())
-    }
-
-    /// Decodes the values of rows `rows`, back to back, into `values`
-    /// (cleared first; its buffer is reused) — no offsets, no validity: for
-    /// consumers that want the concatenated bytes.
-    pub fn read_values_into(&self, rows: Range<u64>, values: &mut Vec<u8>) -> Result<()> {
-        self.check_range(&rows)?;
-        let pieces = self.plan(rows)?;
-        let total: u64 = pieces.iter().map(|p| p.bytes.len() as u64).sum();
-        if let Some(cap) = self.opts.memory_cap {
-            if total > cap {
-                return Err(Error::MemoryCap { needed: total, cap });
-            }
-        }
-        values.clear();
-        values.reserve(total as usize);
-        self.decode_values(&pieces, total as usize, values, None)
-            .map(|_| ())
-    }
-
-    /// Decodes `pieces` (of `total` bytes) into `values`, which is empty with
-    /// at least `total` bytes of capacity; runs `check` (with the column's
-    /// offsets) on each decoded task's bytes and returns whether all passed.
-    fn decode_values(
-        &self,
-        pieces: &[Piece],
-        total: usize,
-        values: &mut Vec<u8>,
-        check: Option<(PieceCheck<'_>, &[i64])>,
-    ) -> Result<bool> {
-        debug_assert!(values.is_empty() && values.capacity() >= total);
-        // Split the (uninitialized) output among pieces and decode them
-        // concurrently; every piece must fill its part exactly.
-        let mut slices = Vec::with_capacity(pieces.len());
-        let mut rest = &mut values.spare_capacity_mut()[..total];
-        let mut at = 0usize;
-        for p in pieces {
-            let (s, t) = rest.split_at_mut(p.bytes.len());
-            slices.push((at, s));
-            at += p.bytes.len();
-            rest = t;
-        }
-        let (written, ok) = pieces
-            .par_iter()
-            .zip(slices)
-            .map(|(p, (at, out))| -> Result<(usize, bool)> {
-                let c = self.chunk(p.chunk)?;
-                let want = out.len();
-                let utf8 = c.chunk.tokens_utf8;
-                if let Some(v) = &c.chunk.value_dict {
-                    // Gathered, not decoded: checked as one piece.
-                    let got = v.gather(p.rows.clone(), out).min(want);
-                    let ok = match check {
-                        None => true,
-                        Some(_) if got != want => false,
-                        Some((f, offsets)) => {
-                            // SAFETY: `gather` wrote `got == want` bytes,
-                            // which (its blocks tile the output) is all of `out`.
-                            let bytes = unsafe {
-                                std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), want)
-                            };
-                            f(at, bytes, offsets, utf8)
-                        }
-                    };
-                    return Ok((got, ok));
-                }
-                let (got, ok) = match check {
-                    None => (
-                        decode::decode_range_parallel_uninit(
-                            c.dictionary(),
-                            &c.codes(),
-                            p.codes.clone(),
-                            p.bytes.start,
-                            out,
-                        ),
-                        true,
-                    ),
-                    Some((f, offsets)) => decode::decode_range_parallel_checked(
-                        c.dictionary(),
-                        &c.codes(),
-                        p.codes.clone(),
-                        p.bytes.start,
-                        out,
-                        &|sub, bytes| f(at + sub, bytes, offsets, utf8),
-                    ),
-                };
-                Ok((got.min(want), ok))
-            })
-            .try_reduce(|| (0, true), |a, b| Ok((a.0 + b.0, a.1 && b.1)))?;
-        // Validation proved each piece's codes decode to exactly its bytes.
-        assert_eq!(
-            written, total,
-            "decoded length disagrees with validated boundaries"
-        );
-        // SAFETY: each piece initialized its whole slice (got == want for every
-        // piece, as the sum of min(got, want) equals the total), and the slices
-        // tile 0..total of the capacity.
-        unsafe { values.set_len(total) };
-        Ok(ok)
-    }
-
-    /// The per-chunk pieces of a row range (validating each chunk touched).
-    fn plan(&self, rows: Range<u64>) -> Result<Vec<Piece>> {
-        if rows.start == rows.end {
-            return Ok(Vec::new());
-        }
-        let (first, _) = self.locate(rows.start)?;
-        let (last, _) = self.locate(rows.end - 1)?;
-        (first..=last)
-            .into_par_iter()
-            .map(|i| {
-                let c = self.valid_chunk(i)?;
-                let f = self.first_rows[i];
-                let lo = (rows.start.max(f) - f) as usize;
-                let hi = (rows.end.min(self.first_rows[i + 1]) - f) as usize;
-                if let Some(v) = &c.value_dict {
-                    return Ok(Piece {
-                        chunk: i,
-                        rows: lo..hi,
-                        codes: 0..0,
-                        bytes: v.bytes_of(lo..hi),
-                    });
-                }
-                let (rcb, rbb) = (c.row_codes_bytes(), c.row_bytes_bytes());
-                let (c0, c1) = (c.row_codes.0.get(rcb, lo), c.row_codes.0.get(rcb, hi));
-                let (b0, b1) = (c.row_bytes.0.get(rbb, lo), c.row_bytes.0.get(rbb, hi));
-                Ok(Piece {
-                    chunk: i,
-                    rows: lo..hi,
-                    codes: c0 as usize..c1 as usize,
-                    bytes: b0 as usize..b1 as usize,
-                })
-            })
-            .collect()
-    }
-}
-
-/// A check of a bulk read's decoded values, piece by piece
-/// ([`Reader::read_range_checked`]): `(first byte in the column's values,
-/// the piece's bytes, the column's row offsets, whether the piece's chunk
-/// uses only tokens that are valid UTF-8 on their own) -> passed`.
-pub(crate) type PieceCheck<'a> = &'a (dyn Fn(usize, &[u8], &[i64], bool) -> bool + Sync);
-
-/// Part of a row range that lies in one chunk.
-#[derive(Clone, Debug)]
-struct Piece {
-    chunk: usize,
-    rows: Range<usize>,
-    codes: Range<usize>,
-    bytes: Range<usize>,
 }
 
 /// The first histogram bucket in which `recorded` and `counted` differ.

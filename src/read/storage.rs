@@ -199,11 +199,26 @@ fn open_regular(p: &Path, name: &str) -> Result<File> {
 /// A local file, memory-mapped (`memmap2`): ranges are slices of the map, so
 /// nothing is copied and only the pages a read touches are read from disk.
 ///
-/// **Caveat (SIGBUS):** if another process truncates the file while it is
-/// mapped, touching a page past the new end kills this process with SIGBUS;
-/// no check in safe Rust can prevent it. Use [`FileStorage`]
-/// ([`LocalIo::PositionedRead`]) for files that may change underneath, and on
-/// network filesystems where a map is unwise.
+/// Opening one is `unsafe` ([`MmapStorage::open`]): the reader validates a
+/// chunk's bytes once and then decodes them trusting what it checked, so
+/// bytes that change afterwards (the file rewritten in place, e.g. `cp
+/// new.fpc x.fpc`) can send a decoder out of bounds, and a file truncated
+/// underneath kills the process with SIGBUS when a page past the new end is
+/// touched. No check in safe Rust can prevent either. The safe default,
+/// [`FileStorage`] ([`LocalIo::PositionedRead`]), reads each range into
+/// memory the reader owns, so a changed file reads as corrupt or truncated
+/// (an error), never as undefined behaviour.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use fastpair::read::MmapStorage;
+/// use fastpair::{ReadOptions, Reader};
+/// // SAFETY: this process owns out.fpc; nothing writes or truncates it
+/// // while `r` (or any column view of it) is alive.
+/// let map = unsafe { MmapStorage::open("out.fpc")? };
+/// let r = Reader::from_storage(Arc::new(map), ReadOptions::default())?;
+/// # Ok::<(), fastpair::Error>(())
+/// ```
 pub struct MmapStorage {
     map: Bytes,
     handle: Arc<memmap2::Mmap>,
@@ -213,13 +228,21 @@ pub struct MmapStorage {
 
 impl MmapStorage {
     /// Maps the file at `path`.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+    ///
+    /// # Safety
+    /// For as long as this storage, a reader built on it, or any [`Bytes`]
+    /// it returned is alive, the file must not be written, truncated or
+    /// otherwise changed by this or any other process (replacing it by a
+    /// rename is fine: the map keeps the old inode). A file changed in place
+    /// breaks invariants the decoders rely on after validation (undefined
+    /// behaviour); a file truncated underneath raises SIGBUS.
+    pub unsafe fn open(path: impl AsRef<Path>) -> Result<Self> {
         let p = path.as_ref();
         let name = p.display().to_string();
         let f = open_regular(p, &name)?;
         // SAFETY: the map is read-only and only read through `&[u8]`; the
-        // remaining hazard (the file truncated underneath → SIGBUS) is the
-        // documented caveat of this storage, and `FileStorage` avoids it.
+        // caller promises (this function's contract) that the file does not
+        // change or shrink while the map is alive.
         let map = unsafe { memmap2::MmapOptions::new().map(&f) }
             .map_err(|e| Error::io(format!("mapping {name}"), e))?;
         // Random access by default: a point read faults in only its pages;
@@ -315,8 +338,12 @@ impl AsRef<[u8]> for MapOwner {
 }
 
 /// A local file read with positioned reads (`pread`): every range is read
-/// into a fresh buffer. The fallback to [`MmapStorage`] for files that may be
-/// truncated underneath and filesystems where a map is unwise.
+/// into a fresh buffer the reader owns, so bytes validated once stay what
+/// was validated. The default for [`crate::Reader::open`]: a file rewritten
+/// in place underneath reads as corrupt (checksum or structure errors), a
+/// file truncated underneath as an I/O error naming the offset, never as a
+/// signal or undefined behaviour. The length is taken at open: a file grown
+/// since is read as it was.
 pub struct FileStorage {
     file: File,
     len: u64,
@@ -394,12 +421,16 @@ impl Storage for FileStorage {
 }
 
 /// How [`crate::Reader::open`] reads a local file.
+///
+/// Only positioned reads are offered here: a memory map is sound only while
+/// the file does not change, a promise safe code cannot make, so it is opened
+/// explicitly through the `unsafe` [`MmapStorage::open`] and
+/// [`crate::Reader::from_storage`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LocalIo {
-    /// Memory-mapped ([`MmapStorage`]; see its SIGBUS caveat). The default.
+    /// Positioned reads into buffers the reader owns ([`FileStorage`]). The
+    /// default.
     #[default]
-    Mmap,
-    /// Positioned reads into buffers ([`FileStorage`]).
     PositionedRead,
 }

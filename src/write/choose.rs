@@ -114,7 +114,7 @@ impl CodecChoice {
 }
 
 /// `auto` trains OnPair-16 only for rows of at least this many bytes. A
-/// 16-bit dictionary needs several MB to fill (DESIGN §3). With dictionaries
+/// 16-bit dictionary needs several MB to fill. With dictionaries
 /// stored front-coded (format version 3) a large dictionary costs little, and
 /// OnPair-16 gives the smallest file on corpus columns from 1.8 MB up
 /// (dbtext_yago, dbtext_movies, loghub_Linux_full, nltk_speeches_en: 5–7%
@@ -131,7 +131,7 @@ pub const AUTO_ONPAIR16_MIN_BYTES: usize = 1 << 20;
 pub const TIE_MARGIN: f64 = 0.01;
 
 /// Bytes of one sidecar entry in the estimate: a cascaded delta of about
-/// 10–14 bits (DESIGN §1.3).
+/// 10–14 bits.
 pub const SIDECAR_ENTRY_BYTES: f64 = 1.75;
 
 /// Rows per parallel task of an estimate's encoding pass.

@@ -186,7 +186,7 @@ pub(super) fn encode(
         cascade::encode(v, &mut b);
         b
     };
-    let validity = super::validity_bits(p);
+    let validity = super::encode::validity_bits(p);
     let mut bytes = Vec::new();
     ChunkSection::write_parts(
         opts.batch,

@@ -96,6 +96,25 @@ pub struct CompressArgs {
     /// OUT/<column>.fpc.
     #[arg(short = 'c', long, value_name = "NAME")]
     pub column: Vec<String>,
+    /// What IN holds. `auto`: a Parquet file (PAR1 at its start and end),
+    /// an Arrow IPC file (ARROW1 at both ends) or an Arrow IPC stream (its
+    /// first message parses), told by content whatever the name; anything
+    /// else is values. An input that starts like one of those but is not
+    /// one is read as values when its start is text, and refused otherwise,
+    /// as is Parquet/Arrow on stdin or a pipe (it must be a regular file).
+    /// `lines`: every input is values, whatever its bytes. `parquet`,
+    /// `arrow`: the input must be that.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub input_format: InputFormat,
+}
+
+/// What `compress` reads (see `--input-format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    Auto,
+    Lines,
+    Parquet,
+    Arrow,
 }
 
 /// Arrow type of a Parquet/Arrow output column.
@@ -149,9 +168,14 @@ pub struct GetArgs {
     /// Terminate values with NUL bytes instead of newlines.
     #[arg(short = '0', long)]
     pub nul: bool,
-    /// What to print for a null row.
+    /// What to print for a null row (a value spelled the same is refused,
+    /// so the two never print alike).
     #[arg(long, value_name = "TEXT", default_value = "<null>")]
     pub null: String,
+    /// Most bytes of a FILE read from stdin or a pipe, which is held in
+    /// memory (a file on disk is read in parts).
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
+    pub memory: u64,
 }
 
 #[derive(Args, Debug)]
@@ -159,6 +183,10 @@ pub struct InspectArgs {
     /// The .fpc file, `-` for stdin.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// Most bytes of a FILE read from stdin or a pipe, which is held in
+    /// memory (a file on disk is read chunk by chunk).
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
+    pub memory: u64,
 }
 
 #[derive(Args, Debug)]
@@ -206,7 +234,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         .checked_mul(1u64 << shift)
         .ok_or_else(|| format!("'{s}' is too large"))?;
     if v == 0 {
-        return Err("the memory budget must be more than 0 bytes".into());
+        return Err("a byte count must be more than 0".into());
     }
     Ok(v)
 }

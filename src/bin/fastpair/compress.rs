@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use fastpair::{DictMode, Writer, WriterOptions};
 
-use crate::cli::CompressArgs;
+use crate::cli::{CompressArgs, InputFormat};
 use crate::io::{display, human_bytes, open_input, thousands, CliError, Output, Values};
 use crate::progress::Progress;
 
@@ -52,8 +52,14 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
         )));
     }
     #[cfg(feature = "parquet")]
-    if let Some(kind) = crate::tabular::detect(&a.input)? {
+    if let Some(kind) = crate::tabular::detect(&a.input, a.input_format)? {
         return crate::tabular::compress(a, kind, opts);
+    }
+    #[cfg(not(feature = "parquet"))]
+    if matches!(a.input_format, InputFormat::Parquet | InputFormat::Arrow) {
+        return Err(CliError::msg(
+            "this build reads Parquet and Arrow IPC input only with the `parquet` feature",
+        ));
     }
     if !a.column.is_empty() {
         return Err(CliError::msg(
@@ -67,9 +73,28 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
     let head = input
         .fill_buf()
         .map_err(|e| crate::io::io_error(format!("reading {}", display(&a.input)), e))?;
-    if head.starts_with(&fastpair::format::MAGIC) {
+    if a.input_format == InputFormat::Lines {
+        // Told: every byte is values.
+    } else if head.starts_with(&fastpair::format::MAGIC) {
         return Err(CliError::msg(format!(
             "{} is a fastpair file already; `fastpair decompress` reads it",
+            display(&a.input)
+        )));
+    } else if let Some(what) = crate::io::tabular_lookalike(head) {
+        // Here only when the input was not recognized as a file of that kind
+        // (a pipe or stdin, which cannot be read at random offsets, or a
+        // damaged file): binary would be stored as nonsense values.
+        if !crate::io::looks_like_text(&head[..head.len().min(4096)]) {
+            return Err(CliError::msg(format!(
+                "{} starts like {what}: Parquet and Arrow input must be a regular file \
+                 (save the stream to a file first), or pass --input-format lines to store its \
+                 bytes as values",
+                display(&a.input)
+            )));
+        }
+    } else if matches!(a.input_format, InputFormat::Parquet | InputFormat::Arrow) {
+        return Err(CliError::msg(format!(
+            "{}: Parquet and Arrow input must be a regular file (not a pipe or device)",
             display(&a.input)
         )));
     }
@@ -77,7 +102,18 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
     let out_name = out.name();
     let sep = if a.nul { 0 } else { b'\n' };
     let start = Instant::now();
-    let mut values = Values::new(input, sep, display(&a.input));
+    // One value makes a chunk of its own; buffering, training on and
+    // encoding it takes about 3.3x its size (measured: a 300 MB value peaked
+    // at 985 MB), so a value over a quarter of the budget is refused as soon
+    // as it is read that far, rather than running past --memory.
+    let mut values = Values::new(input, sep, display(&a.input)).with_max(
+        a.memory / VALUE_MEMORY_FACTOR,
+        format!(
+            "which --memory {} cannot hold (one value needs about {VALUE_MEMORY_FACTOR}x its \
+             size); raise --memory",
+            human_bytes(a.memory)
+        ),
+    );
     let mut w = Writer::new(out, opts)?;
     let mut progress = Progress::new("compress");
     let limit = |e: fastpair::Error| match e {
@@ -85,7 +121,7 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
             "{}: {e}; nothing was written to {out_name}",
             display(&a.input)
         )),
-        e => CliError::from(e),
+        e => crate::io::output_error(&out_name, e),
     };
     while let Some(v) = values.next_value()? {
         w.push(Some(v)).map_err(limit)?;
@@ -123,6 +159,10 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
     }
     Ok(())
 }
+
+/// Memory one value needs while it is compressed, as a multiple of its size
+/// (rounded up from the 3.3x measured; see bench/MEMORY.md).
+const VALUE_MEMORY_FACTOR: u64 = 4;
 
 /// Dictionaries whose codec choice is printed one by one; the rest are counted.
 const MAX_LISTED_CHOICES: usize = 4;

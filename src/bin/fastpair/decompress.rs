@@ -14,7 +14,7 @@ pub fn run(a: DecompressArgs) -> Result<(), CliError> {
     if let Some(fmt) = crate::tabular::out_format(&a.output) {
         return crate::tabular::decompress(a, fmt);
     }
-    let mut reader = open_reader_with(&a.input, decode_options(a.memory))?;
+    let mut reader = open_reader_with(&a.input, a.memory, decode_options(a.memory))?;
     let sep = if a.nul { 0u8 } else { b'\n' };
     let mut out = Output::create(&a.output, &a.input, a.force)?;
     let out_name = out.name();

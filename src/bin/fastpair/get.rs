@@ -6,14 +6,19 @@ use crate::cli::GetArgs;
 use crate::io::{file_error, io_error, open_reader, separator_error, thousands, CliError};
 
 pub fn run(a: GetArgs) -> Result<(), CliError> {
-    let reader = open_reader(&a.file)?;
+    crate::io::check_stdout_open()?;
+    let reader = open_reader(&a.file, a.memory)?;
     // Check every index before printing anything.
     if let Some(&bad) = a.rows.iter().find(|&&r| r >= reader.rows()) {
-        return Err(CliError::msg(format!(
-            "row {bad} is out of range: the column has {} rows (0..={})",
-            thousands(reader.rows()),
-            reader.rows().saturating_sub(1)
-        )));
+        return Err(CliError::msg(if reader.rows() == 0 {
+            format!("row {bad} is out of range: the column is empty (0 rows)")
+        } else {
+            format!(
+                "row {bad} is out of range: the column has {} rows (0..={})",
+                thousands(reader.rows()),
+                reader.rows() - 1
+            )
+        }));
     }
     let sep = if a.nul { 0u8 } else { b'\n' };
     if a.null.as_bytes().contains(&sep) {
@@ -32,6 +37,16 @@ pub fn run(a: GetArgs) -> Result<(), CliError> {
         if valid && buf.contains(&sep) {
             out.flush().map_err(|e| io_error("writing <stdout>", e))?;
             return Err(separator_error(row, a.nul));
+        }
+        // A value spelled like the null marker would print exactly like a
+        // null row: refuse rather than print something ambiguous.
+        if valid && buf == a.null.as_bytes() {
+            out.flush().map_err(|e| io_error("writing <stdout>", e))?;
+            return Err(CliError::msg(format!(
+                "row {row} is the text {:?}, which is how a null row prints; pass --null TEXT \
+                 with a text no value has",
+                a.null
+            )));
         }
         let v = if valid { &buf[..] } else { a.null.as_bytes() };
         out.write_all(v)

@@ -4,16 +4,23 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use crate::cli::InspectArgs;
-use crate::io::{display, file_error, human_bytes, io_error, open_reader, thousands, CliError};
+use crate::io::{
+    display, file_error, human_bytes, io_error, open_reader_with, thousands, CliError,
+};
 
 /// Most chunk rows listed one by one; the rest are summarized.
 const MAX_LISTED_CHUNKS: usize = 64;
 
 pub fn run(a: InspectArgs) -> Result<(), CliError> {
-    let reader = open_reader(&a.file)?;
+    // Chunk by chunk, each let go once measured: the file is never held
+    // whole (a stream is, within --memory).
+    let mut reader = open_reader_with(
+        &a.file,
+        a.memory,
+        fastpair::ReadOptions::default().with_cache_row_index(false),
+    )?;
     let file_bytes = reader.file_bytes();
     let value_bytes = reader.decoded_bytes();
-    let footer = reader.footer();
 
     // Per-chunk parts (validating each chunk on the way).
     struct Parts {
@@ -21,6 +28,7 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         sidecar: u64,
         bounds: u64,
         validity: u64,
+        batch: u32,
     }
     let mut parts = Vec::with_capacity(reader.num_chunks());
     for i in 0..reader.num_chunks() {
@@ -30,8 +38,12 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
             sidecar: c.sidecar_bytes().len() as u64,
             bounds: (c.row_bytes_bytes().len() + c.row_codes_bytes().len()) as u64,
             validity: c.validity().map_or(0, |v| v.len() as u64),
+            batch: c.batch(),
         });
+        reader.release_chunk(i);
     }
+    let reader = reader;
+    let footer = reader.footer();
     let sum = |f: fn(&Parts) -> u64| parts.iter().map(f).sum::<u64>();
     let (codes, sidecar, bounds, validity) = (
         sum(|p| p.codes),
@@ -186,7 +198,7 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
     for (i, p) in parts.iter().enumerate().take(MAX_LISTED_CHUNKS) {
         let info = reader.chunk_info(i);
         let e = info.entry;
-        let batch = reader.chunk(i).map(|c| c.batch()).unwrap_or(0);
+        let batch = p.batch;
         let _ = writeln!(
             w,
             "  {:>5} {:>12} {:>10} {:>11} {:>13} {:>12} {:>9} {:>11} {:>4} {:>6}  {}",

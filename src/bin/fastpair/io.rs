@@ -77,16 +77,17 @@ pub fn display(path: &Path) -> String {
 }
 
 /// Opens a fastpair file (or reads one from stdin) and validates its footer
-/// and dictionaries.
-pub fn open_reader(path: &Path) -> Result<Reader, CliError> {
-    open_reader_with(path, ReadOptions::default())
+/// and dictionaries. A file that arrives as a stream is held in memory, so
+/// it may be at most `memory` bytes (`--memory`).
+pub fn open_reader(path: &Path, memory: u64) -> Result<Reader, CliError> {
+    open_reader_with(path, memory, ReadOptions::default())
 }
 
 /// [`open_reader`] with options.
-pub fn open_reader_with(path: &Path, opts: ReadOptions) -> Result<Reader, CliError> {
+pub fn open_reader_with(path: &Path, memory: u64, opts: ReadOptions) -> Result<Reader, CliError> {
     use std::os::unix::fs::FileTypeExt;
     let r = if is_std(path) {
-        Reader::from_bytes_with(read_stream(io::stdin().lock(), path)?, opts)
+        Reader::from_bytes_with(read_stream(io::stdin().lock(), path, memory)?, opts)
     } else if std::fs::metadata(path).is_ok_and(|m| {
         let t = m.file_type();
         t.is_fifo() || t.is_char_device() || t.is_socket()
@@ -94,7 +95,7 @@ pub fn open_reader_with(path: &Path, opts: ReadOptions) -> Result<Reader, CliErr
         // A named pipe, a process substitution `<(cmd)`, `/dev/stdin` or
         // another device: read like stdin.
         let f = File::open(path).map_err(|e| io_error(format!("opening {}", display(path)), e))?;
-        Reader::from_bytes_with(read_stream(f, path)?, opts)
+        Reader::from_bytes_with(read_stream(f, path, memory)?, opts)
     } else {
         Reader::open_with(path, opts)
     };
@@ -102,9 +103,11 @@ pub fn open_reader_with(path: &Path, opts: ReadOptions) -> Result<Reader, CliErr
 }
 
 /// The bytes of a fastpair file that arrives as a stream (it is read at
-/// random offsets, so it is held whole). A stream whose first bytes are not
-/// the magic is refused at once rather than read to its end (`/dev/zero`).
-fn read_stream(mut s: impl Read, path: &Path) -> Result<Vec<u8>, CliError> {
+/// random offsets, so it is held whole, up to `limit` bytes). A stream whose
+/// first bytes are not the magic is refused at once rather than read to its
+/// end (`/dev/zero`), and one longer than `limit` as soon as it passes it (an
+/// endless stream that starts with FASTPAIR).
+fn read_stream(mut s: impl Read, path: &Path, limit: u64) -> Result<Vec<u8>, CliError> {
     let name = display(path);
     let mut bytes = Vec::new();
     (&mut s)
@@ -116,9 +119,46 @@ fn read_stream(mut s: impl Read, path: &Path) -> Result<Vec<u8>, CliError> {
             "{name}: not a fastpair file (it does not start with the bytes FASTPAIR)"
         )));
     }
-    s.read_to_end(&mut bytes)
+    let room = limit.saturating_sub(bytes.len() as u64);
+    s.take(room.saturating_add(1))
+        .read_to_end(&mut bytes)
         .map_err(|e| io_error(format!("reading {name}"), e))?;
+    if bytes.len() as u64 > limit {
+        return Err(CliError::msg(format!(
+            "{name}: a fastpair file read from a pipe is held in memory, and this one is longer \
+             than --memory {}; save it to a file first (or raise --memory)",
+            human_bytes(limit)
+        )));
+    }
     Ok(bytes)
+}
+
+/// What a stream starting with `head` looks like, when it starts like a
+/// Parquet file or an Arrow IPC file or stream.
+pub fn tabular_lookalike(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"PAR1") {
+        Some("a Parquet file (PAR1)")
+    } else if head.starts_with(b"ARROW1") {
+        Some("an Arrow IPC file (ARROW1)")
+    } else if head.starts_with(&[0xff, 0xff, 0xff, 0xff]) {
+        Some("an Arrow IPC stream")
+    } else {
+        None
+    }
+}
+
+/// True when `head` (a file's first bytes) reads as text: UTF-8 (a
+/// character cut at the end is fine) without control bytes other than tab,
+/// newline, carriage return and NUL (the `--nul` separator). The first page
+/// of a Parquet file and an Arrow message are binary.
+pub fn looks_like_text(head: &[u8]) -> bool {
+    let utf8 = match std::str::from_utf8(head) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
+    };
+    utf8 && head
+        .iter()
+        .all(|&b| b >= 0x20 && b != 0x7f || matches!(b, b'\t' | b'\n' | b'\r' | 0))
 }
 
 /// Reader options for streaming decodes under a memory budget: one decode
@@ -237,6 +277,10 @@ pub struct Values<R> {
     /// Values returned so far.
     pub rows: u64,
     name: String,
+    /// Longest value accepted, and the option that sets it when it is below
+    /// the format's limit.
+    max: u64,
+    max_why: Option<String>,
 }
 
 impl<R: BufRead> Values<R> {
@@ -248,7 +292,20 @@ impl<R: BufRead> Values<R> {
             bytes_read: 0,
             rows: 0,
             name,
+            max: fastpair::format::limits::MAX_VALUE_LEN,
+            max_why: None,
         }
+    }
+
+    /// Refuses values longer than `max` bytes (below the format's limit),
+    /// saying `why` (e.g. which option bounds them) — before reading more
+    /// than `max + 1` bytes of one.
+    pub fn with_max(mut self, max: u64, why: String) -> Self {
+        if max < self.max {
+            self.max = max;
+            self.max_why = Some(why);
+        }
+        self
     }
 
     /// The next value, or `None` at the end of the input.
@@ -256,7 +313,7 @@ impl<R: BufRead> Values<R> {
         self.buf.clear();
         // Read at most one byte past the longest value the format stores, so a
         // huge separator-free input fails instead of exhausting memory.
-        let limit = fastpair::format::limits::MAX_VALUE_LEN + 2;
+        let limit = self.max + 2;
         let n = (&mut self.input)
             .take(limit)
             .read_until(self.sep, &mut self.buf)
@@ -268,13 +325,19 @@ impl<R: BufRead> Values<R> {
         if self.buf.last() == Some(&self.sep) {
             self.buf.pop();
         }
-        if self.buf.len() as u64 > fastpair::format::limits::MAX_VALUE_LEN {
-            return Err(CliError::msg(format!(
-                "{}: value {} is longer than the limit of {} bytes",
-                self.name,
-                self.rows,
-                fastpair::format::limits::MAX_VALUE_LEN
-            )));
+        if self.buf.len() as u64 > self.max {
+            return Err(CliError::msg(match &self.max_why {
+                None => format!(
+                    "{}: value {} is longer than the limit of {} bytes",
+                    self.name, self.rows, self.max
+                ),
+                Some(why) => format!(
+                    "{}: value {} is longer than {}, {why}",
+                    self.name,
+                    self.rows,
+                    human_bytes(self.max)
+                ),
+            }));
         }
         self.rows += 1;
         Ok(Some(&self.buf))
@@ -307,14 +370,21 @@ pub enum Output {
 }
 
 /// Unregisters a temporary file from [`TEMP_FILES`] when dropped (the file
-/// itself is removed by its `AtomicFile`, or was renamed).
-pub struct TempGuard(PathBuf);
+/// itself is removed by its `AtomicFile`, or was renamed). Holds a shared
+/// `flock` on the temporary file while the command runs, which tells a later
+/// run's stale-file cleaning that it is in use.
+pub struct TempGuard(PathBuf, #[allow(dead_code)] Option<File>);
 
 impl Drop for TempGuard {
     fn drop(&mut self) {
         temp_files().retain(|p| *p != self.0);
     }
 }
+
+/// Set once an output has replaced its destination and no temporary file is
+/// pending: a signal that lands from then on must not report failure (the
+/// work is done), so the handler lets the command finish.
+pub static COMMITTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// True when `path` names a node that must be written in place: it exists
 /// and is not a regular file, or it (or a link on the way) is a kernel
@@ -341,6 +411,195 @@ fn write_in_place(path: &Path) -> io::Result<bool> {
         }
     }
     Ok(false)
+}
+
+/// Whether stdout was a closed descriptor when the process started (`>&-`).
+/// Recorded before the Rust runtime reopens a closed standard descriptor on
+/// /dev/null, after which writes would vanish with success.
+pub fn stdout_was_closed() -> bool {
+    crate::STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Refuses to write to a stdout that was closed (`>&-`): the rows would go
+/// nowhere and the command would report success.
+pub fn check_stdout_open() -> Result<(), CliError> {
+    if stdout_was_closed() {
+        return Err(CliError::msg(
+            "stdout is closed (>&-): there is nowhere to write the output; redirect it \
+             (e.g. >/dev/null to discard it) or use -o FILE",
+        ));
+    }
+    Ok(())
+}
+
+/// 1 or 2 when `path` (or a link on the way to the file) names this
+/// process's stdout or stderr (`/dev/stdout`, `/dev/fd/1`,
+/// `/proc/self/fd/1`, ...): such an output is written through the inherited
+/// descriptor, keeping the shell's open mode and offset (`>>` appends).
+fn inherited_descriptor(path: &Path) -> Option<u8> {
+    let pid = format!("/proc/{}/fd", std::process::id());
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        for (fd, name) in [(1u8, "stdout"), (2, "stderr")] {
+            let n = fd.to_string();
+            if p == Path::new("/dev").join(name)
+                || [
+                    "/dev/fd",
+                    "/proc/self/fd",
+                    "/proc/thread-self/fd",
+                    pid.as_str(),
+                ]
+                .iter()
+                .any(|d| p == Path::new(d).join(&n))
+            {
+                return Some(fd);
+            }
+        }
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p).ok()?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// For an existing file: whether this process may write it, by the kernel's
+/// own access check with the effective user and groups (faccessat with
+/// AT_EACCESS: ACLs, capabilities and read-only mounts included), not by the
+/// mode bits alone. A file this user cannot write is not replaced without
+/// `--force` even when its directory would allow the rename (which would
+/// also give the file to this user). Ok when it does not exist (yet).
+fn writable_by_us(path: &Path) -> Result<(), io::Error> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        extern "C" {
+            fn faccessat(dirfd: i32, path: *const std::ffi::c_char, mode: i32, flags: i32) -> i32;
+        }
+        const AT_FDCWD: i32 = -100;
+        const W_OK: i32 = 2;
+        const AT_EACCESS: i32 = 0x200;
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Ok(());
+        }
+        let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+            return Ok(());
+        };
+        // SAFETY: `c` is a NUL-terminated path that outlives the call, which
+        // only reads it.
+        if unsafe { faccessat(AT_FDCWD, c.as_ptr(), W_OK, AT_EACCESS) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = path;
+    Ok(())
+}
+
+/// Temporary outputs (`.fp-XXXXXXXX.tmp`, made by `AtomicFile`) left in the
+/// destination's directory by a run that was killed (SIGKILL, a crash, a
+/// power cut) before it could remove them. Removed when all of these hold:
+/// the name has exactly our pattern, it is a regular file (never a link)
+/// owned by this user, it was last written more than [`STALE_AFTER`] ago,
+/// and no live process holds it: a running command keeps a shared `flock`
+/// on its temporary file ([`TempGuard`]), so `flock(LOCK_EX | LOCK_NB)`
+/// succeeds only on an abandoned one (the kernel drops a killed process's
+/// locks). Errors are ignored: cleaning is a courtesy.
+fn clean_stale_temps(dest: &Path) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let target = std::fs::canonicalize(dest)
+            .ok()
+            .or_else(|| {
+                let parent = dest.parent().filter(|p| !p.as_os_str().is_empty())?;
+                Some(std::fs::canonicalize(parent).ok()?.join("x"))
+            })
+            .or_else(|| std::env::current_dir().ok().map(|d| d.join("x")));
+        let Some(dir) = target.as_ref().and_then(|t| t.parent()) else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { geteuid() };
+        let now = std::time::SystemTime::now();
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(n) = name.to_str() else { continue };
+            let is_ours = n.len() == ".fp-".len() + 8 + ".tmp".len()
+                && n.starts_with(".fp-")
+                && n.ends_with(".tmp")
+                && n[4..12].bytes().all(|b| b.is_ascii_alphanumeric());
+            if !is_ours {
+                continue;
+            }
+            let p = e.path();
+            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            let old = m
+                .modified()
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age > STALE_AFTER);
+            if !m.is_file() || m.uid() != me || !old {
+                continue;
+            }
+            // Opened without following a link (it was a regular file above;
+            // O_NOFOLLOW refuses one swapped in since).
+            use std::os::unix::fs::OpenOptionsExt;
+            let Ok(f) = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(O_NOFOLLOW)
+                .open(&p)
+            else {
+                continue;
+            };
+            if f.metadata()
+                .is_ok_and(|fm| fm.ino() == m.ino() && fm.dev() == m.dev())
+                && try_lock(&f, LOCK_EX)
+            {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = dest;
+}
+
+/// A temporary file untouched for this long, and held by no process, is an
+/// abandoned one.
+#[cfg(target_os = "linux")]
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+#[cfg(target_os = "linux")]
+const O_NOFOLLOW: i32 = 0o400000;
+#[cfg(target_os = "linux")]
+const LOCK_SH: i32 = 1;
+#[cfg(target_os = "linux")]
+const LOCK_EX: i32 = 2;
+#[cfg(target_os = "linux")]
+const LOCK_NB: i32 = 4;
+#[cfg(target_os = "linux")]
+extern "C" {
+    fn flock(fd: i32, op: i32) -> i32;
+    fn geteuid() -> u32;
+}
+
+/// Takes `op` (LOCK_SH or LOCK_EX) on `f` without waiting; false when
+/// another open file holds a conflicting lock.
+#[cfg(target_os = "linux")]
+fn try_lock(f: &File, op: i32) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor `f` owns for the duration of the call.
+    unsafe { flock(f.as_raw_fd(), op | LOCK_NB) == 0 }
 }
 
 /// The file a path names, as (device, inode), following links; `-` is
@@ -385,6 +644,7 @@ impl Output {
             }
         }
         if is_std(path) {
+            check_stdout_open()?;
             return Ok(Output::Stdout(BufWriter::with_capacity(
                 1 << 20,
                 io::stdout(),
@@ -393,6 +653,23 @@ impl Output {
         let shown = path.display();
         if path.is_dir() {
             return Err(CliError::msg(format!("{shown} is a directory")));
+        }
+        if let Some(fd) = inherited_descriptor(path) {
+            // Reopening /dev/stdout would start a new open file at offset 0
+            // without the shell's O_APPEND (`>>` would overwrite the start of
+            // the log): write to the descriptor we were given instead.
+            use std::os::fd::AsFd;
+            let dup = if fd == 1 {
+                check_stdout_open()?;
+                io::stdout().as_fd().try_clone_to_owned()
+            } else {
+                io::stderr().as_fd().try_clone_to_owned()
+            }
+            .map_err(|e| io_error(format!("opening {shown}"), e))?;
+            return Ok(Output::Direct(
+                BufWriter::with_capacity(1 << 20, File::from(dup)),
+                path.to_path_buf(),
+            ));
         }
         if write_in_place(path).map_err(|e| io_error(format!("opening {shown}"), e))? {
             // No truncation: devices and FIFOs have none, and a regular file
@@ -406,6 +683,15 @@ impl Output {
                 path.to_path_buf(),
             ));
         }
+        if !force {
+            if let Err(why) = writable_by_us(path) {
+                return Err(CliError::msg(format!(
+                    "{shown} is read-only for this user ({why}); not replacing it (use --force to \
+                     replace it)"
+                )));
+            }
+        }
+        clean_stale_temps(path);
         let mut temps = temp_files();
         let f = AtomicFile::create_with(path, force).map_err(|e| match e {
             fastpair::Error::InvalidArgument(m) if m.ends_with("not replacing it") => {
@@ -415,14 +701,21 @@ impl Output {
             e => CliError::from(e),
         })?;
         temps.push(f.temp_path().to_path_buf());
-        let guard = TempGuard(f.temp_path().to_path_buf());
+        #[cfg(target_os = "linux")]
+        let lock = File::open(f.temp_path())
+            .ok()
+            .filter(|l| try_lock(l, LOCK_SH));
+        #[cfg(not(target_os = "linux"))]
+        let lock = None;
+        let guard = TempGuard(f.temp_path().to_path_buf(), lock);
         Ok(Output::File(f, path.to_path_buf(), guard))
     }
 
     /// Flushes stdout or the device, or renames the finished file over the
     /// destination.
     pub fn finish(self) -> Result<(), CliError> {
-        Sink::commit(self).map_err(CliError::from)
+        let name = self.name();
+        Sink::commit(self).map_err(|e| output_error(&name, e))
     }
 
     pub fn name(&self) -> String {
@@ -433,27 +726,63 @@ impl Output {
     }
 }
 
+/// An OS error without the temporary file's path that `tempfile` adds: a
+/// full disk is reported against the output the user named.
+fn plain(e: io::Error) -> io::Error {
+    if e.raw_os_error().is_some() {
+        return e;
+    }
+    // tempfile wraps the OS error in one whose text ends in ` at path "…"`
+    // (and whose source is not the OS error): keep the kind and the text.
+    let text = e.get_ref().map(|inner| inner.to_string());
+    match text
+        .as_deref()
+        .and_then(|t| t.rfind(" at path \"").map(|i| &t[..i]))
+    {
+        Some(t) => io::Error::new(e.kind(), t.to_string()),
+        None => e,
+    }
+}
+
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Output::Stdout(w) => w.write(buf),
             Output::Direct(w, _) => w.write(buf),
-            Output::File(f, _, _) => f.write(buf),
+            Output::File(f, _, _) => f.write(buf).map_err(plain),
         }
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Output::Stdout(w) => w.write_all(buf),
             Output::Direct(w, _) => w.write_all(buf),
-            Output::File(f, _, _) => f.write_all(buf),
+            Output::File(f, _, _) => f.write_all(buf).map_err(plain),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Output::Stdout(w) => w.flush(),
             Output::Direct(w, _) => w.flush(),
-            Output::File(f, _, _) => f.flush(),
+            Output::File(f, _, _) => f.flush().map_err(plain),
         }
+    }
+}
+
+/// A library error from writing the output `out_name`: an I/O error whose
+/// context does not name the output (the writer's "writing section",
+/// "flushing") is reported as writing the output, and the temporary file's
+/// path that `tempfile` adds to an OS error is dropped.
+pub fn output_error(out_name: &str, e: fastpair::Error) -> CliError {
+    match e {
+        fastpair::Error::Io { context, source } => {
+            let context = if context.contains(out_name) {
+                context
+            } else {
+                format!("writing {out_name}")
+            };
+            io_error(context, plain(source))
+        }
+        e => CliError::from(e),
     }
 }
 
@@ -469,11 +798,16 @@ impl Sink for Output {
             Output::Stdout(mut w) => flush(&mut w, "<stdout>".into()),
             Output::Direct(mut w, p) => flush(&mut w, p.display().to_string()),
             Output::File(f, _, guard) => {
-                // No signal handler runs between the rename and here.
-                let r = {
-                    let _held = temp_files();
-                    f.commit()
-                };
+                // The signal handler waits for this lock: it sees either the
+                // temporary file still registered (and removes it), or the
+                // output committed and nothing pending (and lets us finish).
+                let mut held = temp_files();
+                let r = f.commit();
+                held.retain(|p| *p != guard.0);
+                if r.is_ok() && held.is_empty() {
+                    COMMITTED.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                drop(held);
                 drop(guard);
                 r
             }

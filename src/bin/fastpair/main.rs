@@ -25,7 +25,33 @@ use clap::Parser;
 use cli::{Cli, Command};
 use io::CliError;
 
+/// Whether stdout was closed when the process started (`>&-`); see
+/// [`io::stdout_was_closed`].
+pub(crate) static STDOUT_CLOSED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Runs before `main` and before the Rust runtime's start-up, which reopens
+/// a closed stdin/stdout/stderr on /dev/null (after that, `>&-` and
+/// `>/dev/null` look alike and writes to a closed stdout succeed silently).
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static PROBE_STDOUT: extern "C" fn() = {
+    extern "C" fn probe() {
+        extern "C" {
+            fn fcntl(fd: i32, cmd: i32, ...) -> i32;
+        }
+        const F_GETFD: i32 = 1;
+        // SAFETY: F_GETFD only reads descriptor 1's flags (no memory is
+        // passed); it fails with EBADF when the descriptor is not open.
+        let closed = unsafe { fcntl(1, F_GETFD) } == -1;
+        STDOUT_CLOSED.store(closed, std::sync::atomic::Ordering::Relaxed);
+    }
+    probe
+};
+
 fn main() -> ExitCode {
+    bound_allocator_caches();
     install_panic_hook();
     install_signal_handler();
     let cli = match Cli::try_parse() {
@@ -90,7 +116,8 @@ fn usage_error(e: clap::Error) -> ExitCode {
 }
 
 /// SIGINT, SIGTERM and SIGHUP remove any temporary output file and exit with
-/// the conventional status 128 + signal (130, 143, 129). Outputs written in
+/// the conventional status 128 + signal (130, 143, 129); once the output has
+/// replaced its destination, a signal lets the command finish (status 0). Outputs written in
 /// place (stdout, devices, FIFOs) have no temporary file to remove.
 fn install_signal_handler() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -101,12 +128,39 @@ fn install_signal_handler() {
         if let Some(sig) = signals.forever().next() {
             // Held until exit: no output is created or committed meanwhile.
             let temps = io::temp_files();
+            if temps.is_empty() && io::COMMITTED.load(std::sync::atomic::Ordering::SeqCst) {
+                // The output already replaced its destination: the command
+                // has done its work, and exiting 128 + signal now would
+                // report a failure that did not happen. Let it finish.
+                return;
+            }
             for p in temps.iter() {
                 let _ = std::fs::remove_file(p);
             }
             std::process::exit(128 + sig);
         }
     });
+}
+
+/// Keeps freed buffers from piling up per thread, so that `--memory` holds
+/// whatever the thread count. glibc raises its mmap threshold each time a
+/// mapped block is freed (up to 32 MiB), after which chunk-sized buffers
+/// come from per-thread arenas and stay there once freed: a per-chunk-
+/// dictionary compress under `--memory 64M` peaked at 28 MB on 1 thread and
+/// 112 MB on 16. A fixed threshold of 1 MiB returns large buffers to the
+/// system on free (42 MB on 16 threads; bench/MEMORY.md). A threshold the
+/// user set (`MALLOC_MMAP_THRESHOLD_`) is left alone.
+fn bound_allocator_caches() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+        extern "C" {
+            fn mallopt(param: i32, value: i32) -> i32;
+        }
+        const M_MMAP_THRESHOLD: i32 = -3;
+        // SAFETY: mallopt only changes glibc's allocator settings, and runs
+        // before any other thread of this process starts.
+        unsafe { mallopt(M_MMAP_THRESHOLD, 1 << 20) };
+    }
 }
 
 /// A bug must still end in one line on stderr and a non-zero exit, not a

@@ -1,12 +1,13 @@
 //! Parquet and Arrow IPC files in and out (the `parquet` feature).
 //!
-//! `compress` recognizes a Parquet file (`PAR1` magic) or an Arrow IPC file
-//! (`ARROW1`) or stream by its first bytes, reads only the selected columns,
+//! `compress` recognizes a Parquet file (`PAR1` at both ends), an Arrow IPC
+//! file (`ARROW1` at both ends) or stream by content, whatever its name (see
+//! `--input-format`), reads only the selected columns,
 //! and streams them batch by batch into one fastpair file per column. One
 //! `--column` writes `-o FILE`; several, or none (= every string or binary
 //! column), write `-o DIR/<column>.fpc`. `decompress` writes Parquet when
 //! the output ends in `.parquet`/`.pq` and an Arrow IPC file when it ends in
-//! `.arrow`/`.feather`/`.ipc`. Nulls and row order are kept on every path.
+//! `.arrow`/`.feather`/`.ipc` (in any case). Nulls and row order are kept on every path.
 
 use std::fs::File;
 use std::io::Read;
@@ -14,14 +15,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow_array::RecordBatch;
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use fastpair::arrow::{ArrowType, BatchOptions, ReadArrow, WriteArrow};
+use fastpair::arrow::{ArrowType, WriteArrow};
 use fastpair::write::{Sink, WriteSummary};
 use fastpair::{Writer, WriterOptions};
 
-use crate::cli::{CompressArgs, DecompressArgs, TypeArg};
-use crate::io::{file_error, human_bytes, is_std, open_reader, thousands, CliError, Output};
+use crate::cli::{CompressArgs, DecompressArgs, InputFormat, TypeArg};
+use crate::io::{
+    decode_options, file_error, human_bytes, is_std, open_reader_with, thousands, CliError, Output,
+};
 
 /// A tabular input file kind, told by its magic bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,53 +34,95 @@ pub enum Input {
     ArrowStream,
 }
 
-/// The kind of `path` when it is a Parquet or Arrow IPC file (never for
-/// stdin, which stays the line format).
-pub fn detect(path: &Path) -> Result<Option<Input>, CliError> {
-    if is_std(path) || path.is_dir() {
+/// The kind of `path` when it is a Parquet or Arrow IPC file, by content
+/// (`--input-format auto`) or as `fmt` insists; `None` for values (stdin and
+/// pipes are sniffed by `compress` itself, which must not consume them).
+pub fn detect(path: &Path, fmt: InputFormat) -> Result<Option<Input>, CliError> {
+    if fmt == InputFormat::Lines || is_std(path) || path.is_dir() {
         return Ok(None);
     }
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let tabular_ext = matches!(
-        ext,
+        ext.as_str(),
         "parquet" | "pq" | "arrow" | "arrows" | "ipc" | "feather"
     );
-    // Only a regular file may be sniffed: reading the first bytes of a FIFO,
-    // a device or a process substitution consumes them, and the line reader
-    // that opens it next would silently lose them.
+    // Only a regular file may be sniffed here: reading the first bytes of a
+    // FIFO, a device or a process substitution consumes them (`compress`
+    // looks at a stream's first bytes through its buffer instead).
+    let shown = path.display();
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => {}
-        Ok(_) if tabular_ext => {
+        Ok(_) if fmt != InputFormat::Auto => {
             return Err(CliError::msg(format!(
-                "{}: Parquet and Arrow input must be a regular file (not a pipe or device)",
-                path.display()
+                "{shown}: Parquet and Arrow input must be a regular file (not a pipe or device)"
             )))
         }
         _ => return Ok(None),
     }
-    let mut head = [0u8; 8];
-    let n = match File::open(path) {
-        Ok(mut f) => read_up_to(&mut f, &mut head),
+    let Ok(mut f) = File::open(path) else {
         // Let the line path report a missing file the usual way.
-        Err(_) => return Ok(None),
+        return Ok(None);
     };
+    let mut head = [0u8; 4096];
+    let n = read_up_to(&mut f, &mut head);
     let head = &head[..n];
-    Ok(if head.starts_with(b"PAR1") {
+    let mut tail = [0u8; 6];
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let tail_n = if len >= 12 {
+        use std::io::{Seek, SeekFrom};
+        match f.seek(SeekFrom::Start(len - 6)) {
+            Ok(_) => read_up_to(&mut f, &mut tail),
+            Err(_) => 0,
+        }
+    } else {
+        0
+    };
+    let tail = &tail[..tail_n];
+    let kind = if head.starts_with(b"PAR1") && tail.ends_with(b"PAR1") {
         Some(Input::Parquet)
-    } else if head.starts_with(b"ARROW1") {
+    } else if head.starts_with(b"ARROW1") && tail.ends_with(b"ARROW1") {
         Some(Input::ArrowFile)
     } else if head.starts_with(&[0xff, 0xff, 0xff, 0xff])
-        && matches!(ext, "arrow" | "arrows" | "ipc" | "feather")
+        && File::open(path).is_ok_and(|f| {
+            arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(f), None).is_ok()
+        })
     {
         Some(Input::ArrowStream)
-    } else if tabular_ext {
-        return Err(CliError::msg(format!(
-            "{}: not a Parquet or Arrow IPC file (its first bytes are neither PAR1 nor ARROW1)",
-            path.display()
-        )));
     } else {
         None
-    })
+    };
+    match (fmt, kind) {
+        (InputFormat::Parquet, Some(Input::Parquet))
+        | (InputFormat::Arrow, Some(Input::ArrowFile | Input::ArrowStream))
+        | (InputFormat::Auto, Some(_)) => Ok(kind),
+        (InputFormat::Lines, _) => Ok(None),
+        (InputFormat::Parquet, _) => Err(CliError::msg(format!(
+            "{shown}: not a Parquet file (it does not start and end with PAR1)"
+        ))),
+        (InputFormat::Arrow, _) => Err(CliError::msg(format!(
+            "{shown}: not an Arrow IPC file or stream"
+        ))),
+        (_, None) => {
+            if let Some(what) = crate::io::tabular_lookalike(head) {
+                if !crate::io::looks_like_text(head) {
+                    return Err(CliError::msg(format!(
+                        "{shown}: starts like {what} but is not one (truncated or damaged?); \
+                         pass --input-format lines to store its bytes as values"
+                    )));
+                }
+            } else if tabular_ext {
+                return Err(CliError::msg(format!(
+                    "{shown}: not a Parquet or Arrow IPC file (its first bytes are neither PAR1 \
+                     nor ARROW1); pass --input-format lines to store its bytes as values"
+                )));
+            }
+            Ok(None)
+        }
+    }
 }
 
 fn read_up_to(f: &mut File, buf: &mut [u8]) -> usize {
@@ -254,20 +299,23 @@ pub fn compress(a: CompressArgs, kind: Input, opts: WriterOptions) -> Result<(),
         .map_err(|e| CliError::msg(format!("{}: {e}", a.input.display())))?;
     for b in batches {
         let b = b.map_err(|e| CliError::msg(format!("{}: {e}", a.input.display())))?;
-        for ((_, name), w) in picked.iter().zip(writers.iter_mut()) {
+        for (((_, name), w), (_, p)) in picked.iter().zip(writers.iter_mut()).zip(&dests) {
             let col = b.column_by_name(name).ok_or_else(|| {
                 CliError::msg(format!(
                     "{}: a batch lacks column '{name}'",
                     a.input.display()
                 ))
             })?;
-            w.write_array(col.as_ref())?;
+            w.write_array(col.as_ref())
+                .map_err(|e| crate::io::output_error(&p.display().to_string(), e))?;
         }
     }
     // Only when every column is complete are the files committed.
     let secs = start.elapsed().as_secs_f64();
     for (w, (name, p)) in writers.into_iter().zip(&dests) {
-        let s = w.finish()?;
+        let s = w
+            .finish()
+            .map_err(|e| crate::io::output_error(&p.display().to_string(), e))?;
         if !a.quiet {
             report(&s, name, p, secs);
         }
@@ -310,28 +358,88 @@ pub enum OutFormat {
 }
 
 pub fn out_format(path: &Path) -> Option<OutFormat> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("parquet" | "pq") => Some(OutFormat::Parquet),
-        Some("arrow" | "feather" | "ipc") => Some(OutFormat::Arrow),
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "parquet" | "pq" => Some(OutFormat::Parquet),
+        "arrow" | "feather" | "ipc" => Some(OutFormat::Arrow),
         _ => None,
     }
 }
 
+/// The column in order as arrays of type `ty`, chunk by chunk: ranges of at
+/// most [`ROWS_PER_BATCH`] rows, halved until each fits the reader's memory
+/// cap (a single row over it is read alone), each chunk released once done.
+fn for_each_array(
+    reader: &mut fastpair::Reader,
+    path: &Path,
+    ty: ArrowType,
+    mut f: impl FnMut(ArrayRef) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let ferr = |e| file_error(path, e);
+    for i in 0..reader.num_chunks() {
+        let info = reader.chunk_info(i);
+        let end = info.first_row + info.entry.rows as u64;
+        let mut todo: Vec<std::ops::Range<u64>> = (info.first_row..end)
+            .step_by(ROWS_PER_BATCH as usize)
+            .map(|s| s..(s + ROWS_PER_BATCH).min(end))
+            .collect();
+        todo.reverse();
+        while let Some(r) = todo.pop() {
+            match fastpair::arrow::read_decoded(reader, r.clone(), ty) {
+                Ok(d) => f(d.into_array().map_err(ferr)?)?,
+                Err(fastpair::Error::MemoryCap { .. }) if r.end - r.start > 1 => {
+                    let mid = r.start + (r.end - r.start) / 2;
+                    todo.push(mid..r.end);
+                    todo.push(r.start..mid);
+                }
+                Err(fastpair::Error::MemoryCap { .. }) => {
+                    let mut one = fastpair::Column::default();
+                    let valid = reader.get_into(r.start, &mut one.values).map_err(ferr)?;
+                    one.offsets = vec![0, one.values.len() as i64];
+                    one.validity = (!valid).then(|| vec![0u8]);
+                    let arr = fastpair::arrow::to_array(one, ty).map_err(|e| match e {
+                        fastpair::Error::InvalidArgument(_) if ty == ArrowType::LargeUtf8 => {
+                            CliError::msg(format!(
+                                "{}: row {} is not valid UTF-8; read the column as binary",
+                                path.display(),
+                                r.start
+                            ))
+                        }
+                        e => ferr(e),
+                    })?;
+                    f(arr)?
+                }
+                Err(e) => return Err(ferr(e)),
+            }
+        }
+        reader.release_chunk(i);
+    }
+    Ok(())
+}
+
+/// Rows per Arrow batch of `decompress` (fewer when `--memory` needs it).
+const ROWS_PER_BATCH: u64 = 64 * 1024;
+
 pub fn decompress(a: DecompressArgs, fmt: OutFormat) -> Result<(), CliError> {
-    let reader = open_reader(&a.input)?;
-    let ferr = |e| file_error(&a.input, e);
+    // Chunk by chunk within --memory, each chunk let go once written: the
+    // file is never held whole, nor the decoded column.
+    let mut reader = open_reader_with(&a.input, a.memory, decode_options(a.memory))?;
     let ty = match a.r#type {
         TypeArg::Utf8 => ArrowType::LargeUtf8,
         TypeArg::Binary => ArrowType::LargeBinary,
         TypeArg::Auto => {
             // Text when every row is UTF-8: one checked decode per chunk first.
             let mut text = true;
+            let mut col = fastpair::Column::default();
             for i in 0..reader.num_chunks() {
-                let info = reader.chunk_info(i);
-                let r = info.first_row..info.first_row + info.entry.rows as u64;
-                let col = reader.read_range(r).map_err(ferr)?;
-                if fastpair::arrow::large_string(col).is_err() {
-                    text = false;
+                crate::io::chunk_ranges(&reader, &a.input, i, &mut col, &mut |_, c| {
+                    text = text
+                        && (0..c.len())
+                            .all(|r| c.value(r).map_or(true, |v| std::str::from_utf8(v).is_ok()));
+                    Ok(())
+                })?;
+                reader.release_chunk(i);
+                if !text {
                     break;
                 }
             }
@@ -362,32 +470,36 @@ pub fn decompress(a: DecompressArgs, fmt: OutFormat) -> Result<(), CliError> {
         )));
     }
     let out = Output::create(&a.output, &a.input, a.force)?;
-    let batches = reader.batches(
-        BatchOptions::default()
-            .with_rows_per_batch(64 * 1024)
-            .with_ty(ty)
-            .with_field(name),
-    )?;
     let oname = a.output.display().to_string();
     let werr = |e: &dyn std::fmt::Display| CliError::msg(format!("writing {oname}: {e}"));
+    let batch =
+        |arr: ArrayRef| RecordBatch::try_new(schema.clone(), vec![arr]).map_err(|e| werr(&e));
     let file = match fmt {
         OutFormat::Parquet => {
             let props = parquet::file::properties::WriterProperties::builder()
                 .set_compression(parquet::basic::Compression::SNAPPY)
                 .build();
-            let mut w = parquet::arrow::ArrowWriter::try_new(out, schema, Some(props))
+            let mut w = parquet::arrow::ArrowWriter::try_new(out, schema.clone(), Some(props))
                 .map_err(|e| werr(&e))?;
-            for b in batches {
-                w.write(&b.map_err(ferr)?).map_err(|e| werr(&e))?;
-            }
+            // The writer buffers a row group's pages (and its encoders'
+            // state) until the group ends: end one whenever that reaches an
+            // eighth of --memory (the decoded batch may take half).
+            let flush_at = (a.memory / 8).max(1) as usize;
+            for_each_array(&mut reader, &a.input, ty, |arr| {
+                w.write(&batch(arr)?).map_err(|e| werr(&e))?;
+                if w.memory_size() >= flush_at {
+                    w.flush().map_err(|e| werr(&e))?;
+                }
+                Ok(())
+            })?;
             w.into_inner().map_err(|e| werr(&e))?
         }
         OutFormat::Arrow => {
             let mut w =
                 arrow_ipc::writer::FileWriter::try_new(out, &schema).map_err(|e| werr(&e))?;
-            for b in batches {
-                w.write(&b.map_err(ferr)?).map_err(|e| werr(&e))?;
-            }
+            for_each_array(&mut reader, &a.input, ty, |arr| {
+                w.write(&batch(arr)?).map_err(|e| werr(&e))
+            })?;
             w.finish().map_err(|e| werr(&e))?;
             w.into_inner().map_err(|e| werr(&e))?
         }

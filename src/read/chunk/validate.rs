@@ -1,0 +1,468 @@
+//! Validating a chunk whole (spec/FORMAT.md §9 steps 8–13b), one function
+//! per step, in the spec's order; the kind-specific step 13b is the one
+//! dispatch on the chunk's kind in validation.
+
+use std::ops::Range;
+
+use bytes::Bytes;
+use rayon::prelude::*;
+
+use super::coded::Coded;
+use super::utf8::{token_len_flags, token_moves, utf8_chain};
+use super::value_dict::ValueDict;
+use super::{Body, ChunkKind, ValidChunk};
+use crate::decode::CheckedCodes;
+use crate::dict::Dictionary;
+use crate::error::{ChunkPart, Error, Invariant, Result, Section};
+use crate::format::cascade::Sequence;
+use crate::format::layout::{ChunkEntry, ChunkSection};
+use crate::format::{codes, limits};
+use crate::read::Reader;
+
+/// A chunk's three sequences, each checked and decoded whole (§9 step 10).
+struct Sequences {
+    sidecar: Vec<u32>,
+    row_codes: (Sequence, Vec<u32>),
+    row_bytes: (Sequence, Vec<u32>),
+}
+
+/// Where `sub`, a slice of `s`, lies in it.
+fn rel(s: &[u8], sub: &[u8]) -> Range<usize> {
+    let o = sub.as_ptr() as usize - s.as_ptr() as usize;
+    o..o + sub.len()
+}
+
+impl Reader {
+    /// Reads and checks chunk `id` whole (§9 steps 8–13b); returns it and the
+    /// histogram of its codes' token lengths (step 14 sums them).
+    pub(in crate::read) fn validate_chunk(&self, id: u32) -> Result<(ValidChunk, [u64; 16])> {
+        let entry = self.footer.chunks[id as usize];
+        let kind = ChunkKind::of(&entry);
+        let dict = &self.dicts[entry.dict as usize];
+        let section = self.read_chunk_checked(id, &entry)?;
+        let s: &[u8] = &section;
+        let base = entry.section.offset;
+        // Step 9.
+        let p = ChunkSection::parse(s, base, id, &entry, dict.code_bits())?;
+        let Sequences {
+            sidecar,
+            row_codes: (rc_seq, rc),
+            row_bytes: (rb_seq, rb),
+        } = check_sequences(id, &entry, kind, &p)?;
+        let codes_at = base + rel(s, p.codes).start as u64;
+        let (codes, hist) = check_codes(id, &entry, dict, &p, &sidecar, codes_at)?;
+        let (tokens_utf8, flags) =
+            self.check_rows(id, &entry, kind, &codes, (&rc, &rb), p.row_bytes.1)?;
+        let validity_at = p.validity.map_or(0, |v| base + rel(s, v).start as u64);
+        let validity =
+            check_validity(id, &entry, kind, p.validity, &rc, validity_at)?.map(|v| rel(s, v));
+        let value_bytes = *sidecar.last().expect("non-empty") as usize;
+        // Step 13b and what the kind keeps for reads: the one dispatch on
+        // the kind in validation.
+        let body = match kind {
+            ChunkKind::Coded => Body::Coded(Coded::new(
+                self.opts.cache_row_index,
+                rc,
+                section.slice(rel(s, p.codes)),
+                dict,
+                validity.clone().map(|v| section.slice(v)),
+                tokens_utf8,
+                flags,
+            )),
+            ChunkKind::ValueDict => Body::ValueDict(ValueDict::validate(
+                id,
+                &entry,
+                self.version >= crate::format::VERSION_3,
+                p.value_index
+                    .expect("`ChunkHeader::parse` matched the kind flag with the entry"),
+                p.validity,
+                dict,
+                &codes,
+                value_bytes,
+                rb,
+            )?),
+        };
+        let chunk = ValidChunk {
+            body,
+            id,
+            entry,
+            section: section.clone(),
+            batch: p.batch,
+            codes: rel(s, p.codes),
+            sidecar,
+            sidecar_range: rel(s, p.sidecar.0),
+            row_codes: (rc_seq, rel(s, p.row_codes.0)),
+            row_bytes: (rb_seq, rel(s, p.row_bytes.0)),
+            validity,
+            tokens_utf8,
+        };
+        Ok((chunk, hist))
+    }
+
+    /// §9 step 8: chunk `id`'s section, read whole, its CRC32 checked.
+    fn read_chunk_checked(&self, id: u32, entry: &ChunkEntry) -> Result<Bytes> {
+        let r = entry.section;
+        self.storage.will_need(r.offset..r.offset + r.len);
+        let section = self.storage.read(r.offset..r.offset + r.len)?;
+        let crc = crc32fast::hash(&section);
+        if crc != r.crc {
+            return Err(Error::corrupt(
+                Section::Chunk(id, ChunkPart::Whole),
+                r.offset,
+                Invariant::ChecksumMismatch {
+                    recorded: r.crc,
+                    computed: crc,
+                },
+            ));
+        }
+        Ok(section)
+    }
+
+    /// §9 step 12, row by row (64 rows to a task): each row is at most
+    /// `MAX_VALUE_LEN` bytes and its tokens' lengths add up to its byte
+    /// boundaries. The same walk marks, per row (64 to a word), the rows it
+    /// cannot prove UTF-8: a row whose tokens are each UTF-8 on its own is;
+    /// a row using a token that is not (a cut character) is when the tokens'
+    /// transitions over the UTF-8 automaton chain from the start state back
+    /// to it. So only rows that are not UTF-8 stay marked. Returns whether
+    /// every token used is UTF-8 on its own, and the marks.
+    fn check_rows(
+        &self,
+        id: u32,
+        entry: &ChunkEntry,
+        kind: ChunkKind,
+        codes: &CheckedCodes<'_>,
+        (rc, rb): (&[u32], &[u32]),
+        row_bytes_at: u64,
+    ) -> Result<(bool, Vec<u64>)> {
+        let seq_rows = kind.code_rows(entry);
+        let d = entry.dict as usize;
+        let len_utf8 = self.token_len_utf8(d);
+        let rows_err = |row: usize, expected: u64, found: u64| {
+            Error::corrupt(
+                Section::Chunk(id, ChunkPart::RowBytes),
+                row_bytes_at,
+                Invariant::RowLengthMismatch {
+                    row: row as u64,
+                    expected,
+                    found,
+                },
+            )
+        };
+        let flags = (0..seq_rows.div_ceil(64))
+            .into_par_iter()
+            .with_min_len(64)
+            .map(|w| {
+                let rows = w * 64..seq_rows.min(w * 64 + 64);
+                if let Some(cut_rows) = rows_add_up(codes, len_utf8, rc, rb, rows.clone()) {
+                    // Prove the rows that use a token cutting a character.
+                    let mut bits = 0u64;
+                    let mut left = cut_rows;
+                    while left != 0 {
+                        let row = rows.start + left.trailing_zeros() as usize;
+                        left &= left - 1;
+                        let moves = self.token_utf8_moves(d);
+                        let (a, b) = (rc[row] as usize, rc[row + 1] as usize);
+                        let proven = utf8_chain((a..b).map(|i| moves[codes.get(i) as usize]));
+                        bits |= (!proven as u64) << (row % 64);
+                    }
+                    return Ok((bits, cut_rows != 0));
+                }
+                // Something to report (a mismatch, a row too long): row by row.
+                let (mut bits, mut cut) = (0u64, 0u8);
+                let mut moves: Option<&[u32]> = None;
+                for row in w * 64..seq_rows.min(w * 64 + 64) {
+                    let (a, b) = (rc[row] as usize, rc[row + 1] as usize);
+                    let want = (rb[row + 1] - rb[row]) as u64;
+                    if want > limits::MAX_VALUE_LEN {
+                        // As a point read reports it (spec/FORMAT.md §9 step 12).
+                        return Err(Error::corrupt(
+                            Section::Chunk(id, ChunkPart::RowBytes),
+                            row_bytes_at,
+                            Invariant::LimitExceeded {
+                                what: "value length",
+                                value: want,
+                                limit: limits::MAX_VALUE_LEN,
+                            },
+                        ));
+                    }
+                    let mut sum = 0u64;
+                    let mut flag = 0u8;
+                    for i in a..b {
+                        let x = len_utf8[codes.get(i) as usize];
+                        sum += (x & 0x1f) as u64;
+                        flag |= x;
+                    }
+                    if sum != want {
+                        return Err(rows_err(row, want, sum));
+                    }
+                    // A row using a token that is not UTF-8 on its own (a
+                    // cut character): run the tokens' transitions over the
+                    // UTF-8 automaton; the row is proven when they chain from
+                    // the start state back to it.
+                    cut |= flag;
+                    if flag >> 7 != 0 {
+                        let moves = *moves.get_or_insert_with(|| self.token_utf8_moves(d));
+                        let proven = utf8_chain((a..b).map(|i| moves[codes.get(i) as usize]));
+                        bits |= (!proven as u64) << (row % 64);
+                    }
+                }
+                Ok((bits, cut >> 7 != 0))
+            })
+            .collect::<Result<Vec<(u64, bool)>>>()?;
+        // (Rows proven through the automaton do not make the tokens UTF-8
+        // on their own: a decode piece may still end inside a character.)
+        let tokens_utf8 = !flags.iter().any(|&(_, cut)| cut);
+        Ok((tokens_utf8, flags.into_iter().map(|(w, _)| w).collect()))
+    }
+
+    /// Per token of dictionary `d`: its length (1..=16), plus 0x80 when its
+    /// bytes are not a complete, valid UTF-8 string on their own
+    /// ([`token_len_flags`]). Computed on first use from the validated
+    /// dictionary.
+    fn token_len_utf8(&self, d: usize) -> &[u8] {
+        self.token_utf8[d].get_or_init(|| token_len_flags(self.dicts[d].table()))
+    }
+
+    /// Per token of dictionary `d`: its transitions over the UTF-8
+    /// automaton ([`token_moves`]). Computed on first use (the first
+    /// chunk with a row that [`Self::token_len_utf8`] leaves unproven), from
+    /// the validated dictionary, on the calling thread: it runs inside
+    /// validation's parallel walk, and a parallel initializer could steal a
+    /// task of that walk that then waits on this same `OnceLock` — a
+    /// deadlock (seen with 16 threads; `tests/validation_threads.rs`).
+    fn token_utf8_moves(&self, d: usize) -> &[u32] {
+        self.token_moves[d]
+            .get_or_init(|| token_moves(self.dicts[d].table(), self.token_len_utf8(d)))
+    }
+}
+
+/// §9 step 10: the sidecar, row codes and row bytes of chunk `id`, each
+/// checked whole before the next: length, first value 0, last value (the
+/// sidecar's the entry's `bytes` when the codes are per row; the row codes'
+/// the code count; the row bytes' the sidecar's last). In a value-dictionary
+/// chunk the "rows" are its distinct values (§5.6).
+fn check_sequences(
+    id: u32,
+    entry: &ChunkEntry,
+    kind: ChunkKind,
+    p: &ChunkSection<'_>,
+) -> Result<Sequences> {
+    let seq_rows = kind.code_rows(entry);
+    let seq = |(b, at): (&[u8], u64),
+               part,
+               what,
+               want_len: usize,
+               want_last: Option<u64>|
+     -> Result<(Sequence, Vec<u32>)> {
+        let section = Section::Chunk(id, part);
+        let seq = Sequence::parse(b, at, section)?;
+        if seq.len() != want_len {
+            return Err(Error::corrupt(
+                section,
+                at,
+                Invariant::SequenceLength {
+                    expected: want_len as u64,
+                    found: seq.len() as u64,
+                },
+            ));
+        }
+        let v = seq.decode_all(b, what, section, at)?;
+        if v[0] != 0 {
+            return Err(Error::corrupt(
+                section,
+                at,
+                Invariant::SequenceFirst { found: v[0] as u64 },
+            ));
+        }
+        let last = *v.last().expect("non-empty") as u64;
+        if let Some(want_last) = want_last.filter(|&w| w != last) {
+            return Err(Error::corrupt(
+                section,
+                at,
+                Invariant::SequenceLast {
+                    expected: want_last,
+                    found: last,
+                },
+            ));
+        }
+        Ok((seq, v))
+    };
+    let nb = (entry.codes as usize).div_ceil(p.batch as usize);
+    let (_, sidecar) = seq(
+        p.sidecar,
+        ChunkPart::Sidecar,
+        "sidecar",
+        nb + 1,
+        kind.codes_per_row().then_some(entry.bytes),
+    )?;
+    let value_bytes = *sidecar.last().expect("non-empty") as u64;
+    let (rc_seq, rc) = seq(
+        p.row_codes,
+        ChunkPart::RowCodes,
+        "row code boundaries",
+        seq_rows + 1,
+        Some(entry.codes as u64),
+    )?;
+    let (rb_seq, rb) = seq(
+        p.row_bytes,
+        ChunkPart::RowBytes,
+        "row byte boundaries",
+        seq_rows + 1,
+        Some(value_bytes),
+    )?;
+    Ok(Sequences {
+        sidecar,
+        row_codes: (rc_seq, rc),
+        row_bytes: (rb_seq, rb),
+    })
+}
+
+/// §9 step 11: every code of chunk `id` (at `codes_at`) below the token
+/// count, every batch's lengths against the sidecar, the 12-bit padding
+/// code 0. Returns the checked codes and their token-length histogram.
+fn check_codes<'a>(
+    id: u32,
+    entry: &ChunkEntry,
+    dict: &'a Dictionary,
+    p: &ChunkSection<'a>,
+    sidecar: &'a [u32],
+    codes_at: u64,
+) -> Result<(CheckedCodes<'a>, [u64; 16])> {
+    let (codes, hist) = CheckedCodes::check_counting(
+        dict,
+        p.codes,
+        entry.codes as usize,
+        p.batch,
+        sidecar,
+        id,
+        codes_at,
+        p.sidecar.1,
+    )?;
+    // One spelling: an odd count of 12-bit codes is padded with code 0.
+    if dict.code_bits() == 12 && entry.codes % 2 == 1 {
+        let pad = codes::get(12, p.codes, entry.codes as usize) as u32;
+        if pad != 0 {
+            return Err(Error::corrupt(
+                Section::Chunk(id, ChunkPart::Codes),
+                codes_at + p.codes.len() as u64 - 2,
+                Invariant::NonZeroPaddingCode { code: pad },
+            ));
+        }
+    }
+    Ok((codes, hist))
+}
+
+/// §9 step 13: the validity bitmap `v` of chunk `id` (at `at`): padding
+/// bits zero, the null count the entry's, and, when the codes are per row
+/// (`rc`, the row code boundaries), every null row empty. Returns the bitmap.
+fn check_validity<'a>(
+    id: u32,
+    entry: &ChunkEntry,
+    kind: ChunkKind,
+    v: Option<&'a [u8]>,
+    rc: &[u32],
+    at: u64,
+) -> Result<Option<&'a [u8]>> {
+    let rows = entry.rows as usize;
+    Ok(match v {
+        None => None,
+        Some(v) => {
+            let section = Section::Chunk(id, ChunkPart::Validity);
+            if rows % 8 != 0 && v[rows / 8] >> (rows % 8) != 0 {
+                return Err(Error::corrupt(
+                    section,
+                    at,
+                    Invariant::NonZeroReserved {
+                        what: "validity padding bits",
+                    },
+                ));
+            }
+            let valid: u64 = v.iter().map(|b| b.count_ones() as u64).sum();
+            if rows as u64 - valid != entry.nulls as u64 {
+                return Err(Error::corrupt(
+                    section,
+                    at,
+                    Invariant::NullCount {
+                        expected: entry.nulls as u64,
+                        found: rows as u64 - valid,
+                    },
+                ));
+            }
+            // (A value-dictionary chunk's null rows are checked with its indices.)
+            for row in (0..rows).filter(|_| kind.codes_per_row()) {
+                if v[row / 8] >> (row % 8) & 1 == 0 && rc[row] != rc[row + 1] {
+                    return Err(Error::corrupt(
+                        section,
+                        at,
+                        Invariant::NullWithValue { row: row as u64 },
+                    ));
+                }
+            }
+            Some(v)
+        }
+    })
+}
+
+/// A chunk's row walk without a branch per row. For rows `rows` (at most
+/// 64), checks that each is at most `MAX_VALUE_LEN` bytes and that its
+/// tokens' lengths add up to its byte boundaries, and returns the rows (bit
+/// `r - rows.start`) that use a token cutting a character (bit 7 of
+/// `len_utf8`), which the caller proves through the UTF-8 automaton. The
+/// codes are unpacked in blocks; a running sum of their lengths and a running
+/// count of cutting tokens are kept per code, and each row compares the
+/// entries at its end. `None` means "walk these rows one by one" (which
+/// finds what is wrong), never that something is.
+fn rows_add_up(
+    codes: &CheckedCodes<'_>,
+    len_utf8: &[u8],
+    rc: &[u32],
+    rb: &[u32],
+    rows: Range<usize>,
+) -> Option<u64> {
+    const BLOCK: usize = 256;
+    let (first, end) = (rows.start, rows.end);
+    debug_assert!(end - first <= 64);
+    if rows
+        .clone()
+        .any(|r| (rb[r + 1] - rb[r]) as u64 > limits::MAX_VALUE_LEN)
+    {
+        return None;
+    }
+    let (c0, c1) = (rc[first] as usize, rc[end] as usize);
+    let mut buf = [0u16; BLOCK];
+    // After unpacking codes at..at + n: bytes[k] = the value bytes before
+    // code at + k (counted from the chunk's start, like `rb`), cuts[k] = the
+    // cutting tokens before it (counted from c0).
+    let mut bytes = [0u64; BLOCK + 1];
+    let mut cuts = [0u32; BLOCK + 1];
+    let (mut byte_acc, mut cut_acc) = (rb[first] as u64, 0u32);
+    let (mut row, mut at, mut ok) = (first, c0, true);
+    let (mut cut_rows, mut cuts_before) = (0u64, 0u32);
+    // Rows with no codes before the first code.
+    while row < end && rc[row + 1] as usize == c0 {
+        ok &= rb[row + 1] as u64 == byte_acc;
+        row += 1;
+    }
+    while at < c1 {
+        let n = (c1 - at).min(BLOCK);
+        codes.unpack(at, &mut buf[..n]);
+        (bytes[0], cuts[0]) = (byte_acc, cut_acc);
+        for (k, &c) in buf[..n].iter().enumerate() {
+            let x = len_utf8[c as usize];
+            byte_acc += (x & 0x1f) as u64;
+            cut_acc += (x >> 7) as u32;
+            (bytes[k + 1], cuts[k + 1]) = (byte_acc, cut_acc);
+        }
+        // Rows that end in this block: rc[row + 1] in at + 1..=at + n.
+        while row < end && (rc[row + 1] as usize) <= at + n {
+            let e = rc[row + 1] as usize - at;
+            ok &= bytes[e] == rb[row + 1] as u64;
+            cut_rows |= ((cuts[e] != cuts_before) as u64) << (row - first);
+            cuts_before = cuts[e];
+            row += 1;
+        }
+        at += n;
+    }
+    (ok && row == end).then_some(cut_rows)
+}

@@ -1,0 +1,304 @@
+//! Encoding one chunk: training a codec's dictionary on rows, coding rows
+//! greedily in parallel segments, the sidecar and histogram, and the chunk
+//! section in each layout the options allow (the one dispatch on the chunk
+//! kind in the writer: [`encode_as`]).
+
+use rayon::prelude::*;
+
+use super::{choose, values, Choice, EncodedChunk, PendingChunk, WriterOptions};
+use crate::dict::fsst12::{self, Fsst12Params};
+use crate::dict::matcher::Matcher;
+use crate::dict::onpair::{self, OnPairParams};
+use crate::dict::TokenTable;
+use crate::format::layout::ChunkSection;
+use crate::format::{cascade, codes, Codec};
+use crate::read::ChunkKind;
+
+/// Bytes of rows per parallel encoding task.
+const ENCODE_SEGMENT: usize = 1 << 16;
+
+/// Trains the dictionary of `codec` on a sample of `rows` spread over all of
+/// them (the passes inside run in parallel); `write/choose.rs` keeps the
+/// candidate with the smallest estimated size. The flag says whether an
+/// OnPair scan filled its dictionary before pruning (always false for
+/// FSST-12).
+pub(super) fn train_codec(
+    opts: &WriterOptions,
+    codec: Codec,
+    rows: &[&[u8]],
+    want_codes: bool,
+) -> (TokenTable, bool, Option<choose::RowCodes>) {
+    if codec == Codec::Fsst12 {
+        // FSST-12 samples the rows itself (pieces spread over the input);
+        // when its sample is every row it can return their codes.
+        let (table, codes) = fsst12::train_codes(rows, &Fsst12Params::default(), want_codes);
+        return (table, false, codes);
+    }
+    // Spread the sample over the given rows rather than taking a prefix.
+    let total: usize = rows.iter().map(|r| r.len()).sum();
+    let sample: Vec<&[u8]> = if total <= opts.sample_bytes {
+        rows.to_vec()
+    } else {
+        let stride = total.div_ceil(opts.sample_bytes).max(1);
+        rows.iter().step_by(stride).copied().collect()
+    };
+    let mut params = match codec {
+        Codec::OnPair12 => OnPairParams::onpair12(),
+        _ => OnPairParams::onpair16(),
+    };
+    params.seed = opts.seed;
+    // One candidate per codec. Before format version 3 inputs up to 8 MiB
+    // also trained a dictionary of tokens ≤ 8 bytes (no high plane on disk:
+    // half the bytes per stored token); with front-coded dictionaries it
+    // never gave a smaller file on any corpus column (bench/RESULTS.md,
+    // 2026-12-01).
+    // When asked and the sample is every row, the trainer returns every
+    // row's codes: those its pruning pass found, renumbered, and the rest
+    // encoded (`onpair::train_codes`), so they are not encoded again. Up to
+    // PRECODE_MAX_BYTES of rows (the codes are held until written).
+    let want = want_codes && total <= opts.sample_bytes && total <= PRECODE_MAX_BYTES;
+    onpair::train_codes(&sample, &params, want)
+}
+
+/// Rows of at most this many bytes get their codes from the OnPair trainer
+/// ([`train_codec`]).
+const PRECODE_MAX_BYTES: usize = 4 << 20;
+
+/// The sidecar (spec/FORMAT.md §5.3: the output position of every `batch`-th
+/// code, then the total) and the token-length histogram (the dictionary's `hist`, §4) of `codes`,
+/// whose token lengths are `lens`.
+pub(crate) fn sidecar_and_hist(codes: &[u16], lens: &[u8], batch: usize) -> (Vec<u32>, [u64; 16]) {
+    let mut hist = [0u64; 16];
+    let mut sidecar = Vec::with_capacity(codes.len() / batch + 2);
+    let mut pos = 0u32;
+    // Two histograms, even and odd codes, so that runs of equal lengths do
+    // not chain their increments through one counter.
+    let mut hist2 = [0u64; 16];
+    for group in codes.chunks(batch.max(1)) {
+        sidecar.push(pos);
+        let mut pairs = group.chunks_exact(2);
+        for c in &mut pairs {
+            let (a, b) = (lens[c[0] as usize], lens[c[1] as usize]);
+            hist[(a as usize).wrapping_sub(1) & 15] += 1;
+            hist2[(b as usize).wrapping_sub(1) & 15] += 1;
+            pos += u32::from(a) + u32::from(b);
+        }
+        if let [c] = pairs.remainder() {
+            let a = lens[*c as usize];
+            hist[(a as usize).wrapping_sub(1) & 15] += 1;
+            pos += u32::from(a);
+        }
+    }
+    for (h, h2) in hist.iter_mut().zip(hist2) {
+        *h += h2;
+    }
+    sidecar.push(pos);
+    (sidecar, hist)
+}
+
+/// A chunk's codes, already produced by `m.encode_into` on its rows (while
+/// the dictionary was chosen): `codes` are the chunk's, `ends[i] - base` is
+/// the number of them in rows `0..=i`.
+pub(super) struct Precoded<'a> {
+    pub(super) codes: &'a [u16],
+    pub(super) ends: &'a [u32],
+    pub(super) base: u32,
+}
+
+/// A dictionary trained on one chunk alone (its codec chosen as
+/// `opts.codec` says) and the chunk encoded with it.
+pub(super) struct OwnDict {
+    pub(super) codec: Codec,
+    pub(super) table: TokenTable,
+    pub(super) matcher: Matcher,
+    pub(super) encoded: EncodedChunk,
+    /// Codes of the chunk's rows as coded (`encode_chunk`'s second value).
+    pub(super) plain_codes: usize,
+}
+
+/// Trains a dictionary on chunk `p`'s rows and encodes `p` with it: the
+/// per-chunk mode, and a shared-dictionary chunk that drifted.
+pub(super) fn encode_with_own_dict(opts: &WriterOptions, p: &PendingChunk) -> OwnDict {
+    let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
+    let (codec, table, choice, codes) = choose::train(opts, &rows);
+    let matcher = Matcher::new(&table);
+    let pre = codes.as_ref().map(|w| Precoded {
+        codes: &w.codes,
+        ends: &w.ends,
+        base: 0,
+    });
+    let own = Some((table.clone(), choice));
+    let (encoded, plain_codes) = encode_chunk(opts, codec, p, &table, &matcher, own, pre);
+    OwnDict {
+        codec,
+        table,
+        matcher,
+        encoded,
+        plain_codes,
+    }
+}
+
+/// Encodes one chunk with `table` of `codec` (whose matcher is `m`); `own`
+/// is the chunk's private dictionary, if it has one, and how it was chosen;
+/// `pre` its codes when they are known already (the same codes `m` gives).
+/// Also returns the number of codes of the plain layout (its rows encoded
+/// with `table`), whichever layout was kept.
+pub(super) fn encode_chunk(
+    opts: &WriterOptions,
+    codec: Codec,
+    p: &PendingChunk,
+    table: &TokenTable,
+    m: &Matcher,
+    own: Option<(TokenTable, Choice)>,
+    pre: Option<Precoded<'_>>,
+) -> (EncodedChunk, usize) {
+    let coded = encode_coded(opts, codec, p, table, m, pre);
+    let plain_codes = coded.codes as usize;
+    // Every other layout the options allow, kept when strictly smaller (an
+    // exact comparison, so the choice depends on the bytes only).
+    let mut best = coded;
+    let others: &[ChunkKind] = if opts.value_dict {
+        &[ChunkKind::ValueDict]
+    } else {
+        &[]
+    };
+    for &kind in others {
+        if let Some(e) = encode_as(kind, opts, codec, p, table, m) {
+            if e.bytes.len() < best.bytes.len() {
+                best = e;
+            }
+        }
+    }
+    best.dict = own;
+    (best, plain_codes)
+}
+
+/// Chunk `p` in the layout of `kind` other than [`ChunkKind::Coded`]
+/// (which every chunk has, [`encode_coded`]), or `None` where the kind does
+/// not apply to its rows: the one dispatch on the chunk kind in the writer.
+fn encode_as(
+    kind: ChunkKind,
+    opts: &WriterOptions,
+    codec: Codec,
+    p: &PendingChunk,
+    table: &TokenTable,
+    m: &Matcher,
+) -> Option<EncodedChunk> {
+    match kind {
+        ChunkKind::Coded => None,
+        // write/values.rs.
+        ChunkKind::ValueDict => {
+            values::distinct(p).map(|d| values::encode(opts, codec, p, &d, table, m))
+        }
+    }
+}
+
+/// Chunk `p` coded row by row (spec/FORMAT.md §5.2–§5.5) with `table` (whose
+/// matcher is `m`; `pre` the codes when known already); no dictionary of
+/// its own.
+fn encode_coded(
+    opts: &WriterOptions,
+    codec: Codec,
+    p: &PendingChunk,
+    table: &TokenTable,
+    m: &Matcher,
+    pre: Option<Precoded<'_>>,
+) -> EncodedChunk {
+    let table_lens = table.lens();
+    let (codes_v, row_codes) = match pre {
+        Some(pre) => {
+            debug_assert_eq!(pre.ends.len(), p.rows());
+            let mut row_codes = Vec::with_capacity(p.rows() + 1);
+            row_codes.push(0u32);
+            row_codes.extend(pre.ends.iter().map(|&e| e - pre.base));
+            (pre.codes.to_vec(), row_codes)
+        }
+        None => encode_rows(p, m),
+    };
+    let mut row_bytes = Vec::with_capacity(p.rows() + 1);
+    row_bytes.push(0u32);
+    row_bytes.extend(p.ends.iter().map(|&e| e as u32));
+    let (sidecar, hist) = sidecar_and_hist(&codes_v, table_lens, opts.batch as usize);
+    debug_assert_eq!(*sidecar.last().unwrap() as usize, p.data.len());
+    let mut packed = Vec::new();
+    codes::pack(codec.code_bits(), &codes_v, &mut packed);
+    let mut sc = Vec::new();
+    cascade::encode(&sidecar, &mut sc);
+    let mut rc = Vec::new();
+    cascade::encode(&row_codes, &mut rc);
+    let mut rb = Vec::new();
+    cascade::encode(&row_bytes, &mut rb);
+    let validity = validity_bits(p);
+    let mut bytes = Vec::new();
+    ChunkSection::write(
+        opts.batch,
+        &packed,
+        &sc,
+        &rc,
+        &rb,
+        validity.as_deref(),
+        &mut bytes,
+    );
+    EncodedChunk {
+        bytes,
+        rows: p.rows() as u32,
+        codes: codes_v.len() as u32,
+        decoded: p.data.len() as u64,
+        nulls: p.nulls as u32,
+        values: 0,
+        hist,
+        codec,
+        dict: None,
+    }
+}
+
+/// The codes of the rows of `p` (greedy, `m`) and the cumulative code count
+/// before each row and after the last.
+fn encode_rows(p: &PendingChunk, m: &Matcher) -> (Vec<u16>, Vec<u32>) {
+    // Encode row segments of about ENCODE_SEGMENT bytes in parallel, then
+    // stitch them: a single large chunk still uses every core.
+    let mut segments = Vec::new();
+    let mut start = 0usize;
+    while start < p.rows() {
+        let base = if start == 0 { 0 } else { p.ends[start - 1] };
+        let mut end = start + 1;
+        while end < p.rows() && p.ends[end - 1] - base < ENCODE_SEGMENT {
+            end += 1;
+        }
+        segments.push(start..end);
+        start = end;
+    }
+    let parts: Vec<(Vec<u16>, Vec<u32>)> = segments
+        .into_par_iter()
+        .map(|rows| {
+            let mut codes = Vec::new();
+            let mut ends = Vec::with_capacity(rows.len());
+            for i in rows {
+                m.encode_into(p.row(i), &mut codes);
+                ends.push(codes.len() as u32);
+            }
+            (codes, ends)
+        })
+        .collect();
+    let total_codes: usize = parts.iter().map(|(c, _)| c.len()).sum();
+    let mut codes_v: Vec<u16> = Vec::with_capacity(total_codes);
+    let mut row_codes = Vec::with_capacity(p.rows() + 1);
+    row_codes.push(0u32);
+    for (codes, ends) in parts {
+        let base = codes_v.len() as u32;
+        codes_v.extend_from_slice(&codes);
+        row_codes.extend(ends.iter().map(|&e| base + e));
+    }
+    (codes_v, row_codes)
+}
+
+/// The validity bitmap of `p` (§5.5), when it has a null.
+pub(super) fn validity_bits(p: &PendingChunk) -> Option<Vec<u8>> {
+    (p.nulls > 0).then(|| {
+        let mut bits = vec![0u8; p.rows().div_ceil(8)];
+        for (i, &v) in p.valid.iter().enumerate() {
+            bits[i / 8] |= (v as u8) << (i % 8);
+        }
+        bits
+    })
+}

@@ -1,0 +1,555 @@
+//! The streaming writer (spec/FORMAT.md §2–§5): rows in, chunks out.
+//!
+//! Rows are buffered into chunks of at most `chunk_rows` rows and
+//! `chunk_bytes` bytes; up to `parallel_chunks` full chunks are encoded at
+//! once with rayon (fewer when their estimated memory would pass
+//! `memory_budget`) and written in order. By default one dictionary is trained
+//! on a sample of the *training window* — the first chunks, until they hold
+//! [`train_window_bytes`] value bytes or [`TRAIN_WINDOW_ROWS`] rows — and
+//! shared by the chunks that follow. The window depends only on the input and
+//! the options, so a file's bytes never depend on the thread count or the
+//! memory budget.
+//!
+//! *Drift.* A later chunk whose value bytes per code fall more than
+//! [`DRIFT_MARGIN`] (10%) below the shared dictionary's on its own training
+//! rows gets a dictionary trained on it; that dictionary is kept when the chunk
+//! coded with it plus the dictionary's stored section is smaller than the
+//! chunk coded with the shared one, and it is then shared by the chunks after
+//! it (which are encoded again if they were encoded already, so the bytes do
+//! not depend on how chunks were grouped). Otherwise the baseline drops to the
+//! chunk's bytes per code. Dictionaries are written after the chunks (their plane width
+//! depends on the token-length histogram of everything encoded with them),
+//! then the footer and the tail.
+//!
+//! Every limit the reader enforces (spec/FORMAT.md §8) is checked here before
+//! the sink is committed: chunk and dictionary counts as chunks close, and
+//! the footer and dictionaries are re-parsed with the reader's own checks
+//! before they are written. [`Writer::create`] writes to a temporary file
+//! that replaces the destination only when [`Writer::finish`] succeeds.
+
+mod choose;
+mod drift;
+mod encode;
+mod options;
+mod sink;
+mod values;
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+pub use choose::{Choice, CodecChoice, Estimate, AUTO_ONPAIR16_MIN_BYTES, TIE_MARGIN};
+pub use drift::DRIFT_MARGIN;
+pub(crate) use encode::sidecar_and_hist;
+pub use options::{
+    buffered_cost, chunk_cost, train_window_bytes, DictMode, WriterOptions, BYTE_COST, ROW_COST,
+    TRAIN_WINDOW_ROWS,
+};
+pub use sink::{AtomicFile, Sink};
+
+use crate::dict::matcher::Matcher;
+use crate::dict::{Dictionary, TokenTable};
+use crate::error::{Error, Result};
+use crate::format::layout::{self, ChunkEntry, Footer, SectionRef};
+use crate::format::{limits, Codec, SECTION_ALIGN};
+use encode::{encode_chunk, encode_with_own_dict, train_codec, Precoded};
+use options::TRAIN_COST;
+use sink::VecSink;
+
+/// Rows buffered for one chunk, flat.
+#[derive(Default)]
+struct PendingChunk {
+    data: Vec<u8>,
+    ends: Vec<usize>,
+    valid: Vec<bool>,
+    nulls: usize,
+}
+
+impl PendingChunk {
+    fn rows(&self) -> usize {
+        self.ends.len()
+    }
+    fn row(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.data[start..self.ends[i]]
+    }
+}
+
+/// One encoded chunk, ready to write.
+struct EncodedChunk {
+    bytes: Vec<u8>,
+    rows: u32,
+    codes: u32,
+    decoded: u64,
+    nulls: u32,
+    values: u32,
+    hist: [u64; 16],
+    codec: Codec,
+    dict: Option<(TokenTable, Choice)>,
+}
+
+/// Statistics of a finished file.
+#[derive(Clone, Debug, Default)]
+pub struct WriteSummary {
+    /// Rows written.
+    pub rows: u64,
+    /// Value bytes written (before compression).
+    pub input_bytes: u64,
+    /// File size.
+    pub file_bytes: u64,
+    /// Chunks.
+    pub chunks: u32,
+    /// Dictionaries.
+    pub dicts: u32,
+    /// Per dictionary (in file order): the codec chosen and the size
+    /// estimates behind the choice.
+    pub choices: Vec<Choice>,
+}
+
+/// A streaming writer of fastpair files.
+pub struct Writer<S: Sink> {
+    sink: Option<S>,
+    opts: WriterOptions,
+    offset: u64,
+    current: PendingChunk,
+    /// Closed chunks not yet encoded (with a shared dictionary not yet
+    /// trained: the training window).
+    full: Vec<PendingChunk>,
+    /// Chunks closed so far (encoded or not).
+    closed: u64,
+    shared: Option<(Codec, TokenTable, Matcher)>,
+    /// Index in `dicts` of the shared dictionary chunks use now.
+    shared_dict: usize,
+    /// Value bytes per code of the shared dictionary on the rows it was
+    /// trained on (then lowered by chunks that drifted without a retrain
+    /// paying off); `None` until its training rows are encoded.
+    shared_bpc: Option<f64>,
+    dicts: Vec<(Codec, TokenTable, [u64; 16])>,
+    choices: Vec<Choice>,
+    footer: Footer,
+}
+
+impl Writer<AtomicFile> {
+    /// Writes a new file at `path`, replacing any file there only on a
+    /// successful [`Writer::finish`].
+    pub fn create(path: impl AsRef<Path>, opts: WriterOptions) -> Result<Self> {
+        Self::new(AtomicFile::create(path.as_ref())?, opts)
+    }
+}
+
+impl<S: Sink> Writer<S> {
+    /// A writer into `sink`.
+    pub fn new(mut sink: S, opts: WriterOptions) -> Result<Self> {
+        opts.check()?;
+        sink.write_all(&layout::header_bytes())
+            .map_err(|e| Error::io("writing header", e))?;
+        Ok(Self {
+            sink: Some(sink),
+            offset: crate::format::HEADER_LEN as u64,
+            opts,
+            current: PendingChunk::default(),
+            full: Vec::new(),
+            closed: 0,
+            shared: None,
+            shared_dict: 0,
+            shared_bpc: None,
+            dicts: Vec::new(),
+            choices: Vec::new(),
+            footer: Footer::default(),
+        })
+    }
+
+    /// Appends one value (`None` = null).
+    pub fn push(&mut self, value: Option<&[u8]>) -> Result<()> {
+        let v = value.unwrap_or(&[]);
+        if v.len() as u64 > limits::MAX_VALUE_LEN {
+            return Err(Error::LimitExceeded {
+                what: "value length",
+                value: v.len() as u64,
+                limit: limits::MAX_VALUE_LEN,
+            });
+        }
+        let c = &self.current;
+        if c.rows() > 0
+            && (c.rows() >= self.opts.chunk_rows || c.data.len() + v.len() > self.opts.chunk_bytes)
+        {
+            self.close_chunk()?;
+        }
+        let c = &mut self.current;
+        c.data.extend_from_slice(v);
+        c.ends.push(c.data.len());
+        c.valid.push(value.is_some());
+        c.nulls += value.is_none() as usize;
+        Ok(())
+    }
+
+    /// Appends a non-null value.
+    pub fn push_value(&mut self, value: &[u8]) -> Result<()> {
+        self.push(Some(value))
+    }
+
+    /// Appends many values.
+    pub fn push_all<'v>(&mut self, values: impl IntoIterator<Item = &'v [u8]>) -> Result<()> {
+        for v in values {
+            self.push(Some(v))?;
+        }
+        Ok(())
+    }
+}
+
+impl<S: Sink> Writer<S> {
+    /// Closes the current chunk: checks the chunk and dictionary counts the
+    /// reader allows, then queues the chunk and encodes the queue when it is
+    /// full (by count or by estimated memory).
+    fn close_chunk(&mut self) -> Result<()> {
+        let n = self.closed + 1;
+        if n > limits::MAX_CHUNKS as u64 {
+            return Err(Error::LimitExceeded {
+                what: "chunk count (raise chunk_rows or chunk_bytes)",
+                value: n,
+                limit: limits::MAX_CHUNKS as u64,
+            });
+        }
+        if self.opts.dict_mode == DictMode::PerChunk && n > limits::MAX_DICTS as u64 {
+            return Err(Error::LimitExceeded {
+                what: "dictionary count (one per chunk with per-chunk dictionaries; raise chunk_rows or chunk_bytes, or share one dictionary)",
+                value: n,
+                limit: limits::MAX_DICTS as u64,
+            });
+        }
+        self.closed = n;
+        let done = std::mem::take(&mut self.current);
+        self.full.push(done);
+        if self.opts.dict_mode == DictMode::Shared && self.shared.is_none() {
+            // The training window closes on bytes or rows only: never on the
+            // thread count or the memory budget.
+            let bytes: usize = self.full.iter().map(|p| p.data.len()).sum();
+            let rows: usize = self.full.iter().map(|p| p.rows()).sum();
+            if bytes >= train_window_bytes(&self.opts) || rows >= TRAIN_WINDOW_ROWS {
+                self.flush_full()?;
+            }
+            return Ok(());
+        }
+        let cost: usize = self
+            .full
+            .iter()
+            .map(|p| self.opts.encode_cost(p.data.len(), p.rows()))
+            .sum();
+        let next = self
+            .opts
+            .encode_cost(self.opts.chunk_bytes, self.opts.chunk_rows);
+        if self.full.len() >= self.opts.parallel_chunks
+            || cost.saturating_add(next) > self.opts.memory_budget
+        {
+            self.flush_full()?;
+        }
+        Ok(())
+    }
+
+    /// Trains the shared dictionary if it is due, then encodes and writes
+    /// every queued chunk, in groups that fit `parallel_chunks` and the
+    /// memory budget.
+    fn flush_full(&mut self) -> Result<()> {
+        let pending = std::mem::take(&mut self.full);
+        if pending.is_empty() {
+            return Ok(());
+        }
+        // The codes of every pending row when training already encoded them
+        // with the chosen dictionary (write/choose.rs): not encoded again.
+        let mut window_codes = None;
+        // Chunks `..window` of `pending` are the shared dictionary's
+        // training rows: their bytes per code are its baseline.
+        let mut window = 0;
+        if self.opts.dict_mode == DictMode::Shared && self.shared.is_none() {
+            window = pending.len();
+            let rows: Vec<&[u8]> = pending
+                .iter()
+                .flat_map(|p| (0..p.rows()).map(move |i| p.row(i)))
+                .collect();
+            let (codec, table, choice, codes) = choose::train(&self.opts, &rows);
+            let matcher = Matcher::new(&table);
+            self.dicts.push((codec, table.clone(), [0; 16]));
+            self.choices.push(choice);
+            self.shared = Some((codec, table, matcher));
+            window_codes = codes;
+        }
+        // Chunks waiting their turn stay buffered; the rest of the budget is
+        // for the group being encoded.
+        let buffered: usize = pending
+            .iter()
+            .map(|p| buffered_cost(p.data.len(), p.rows()))
+            .sum();
+        // With a shared dictionary a drifted chunk may train one of its own
+        // while the group's other chunks are held: leave room for that trainer.
+        let retrain = match self.opts.dict_mode {
+            DictMode::Shared => self
+                .opts
+                .chunk_bytes
+                .min(self.opts.sample_bytes)
+                .saturating_mul(TRAIN_COST),
+            DictMode::PerChunk => 0,
+        };
+        let avail = self
+            .opts
+            .memory_budget
+            .saturating_sub(buffered)
+            .saturating_sub(retrain);
+        // First row of each pending chunk in the window's row order.
+        let mut first_row = Vec::with_capacity(pending.len() + 1);
+        first_row.push(0usize);
+        for p in &pending {
+            first_row.push(first_row.last().copied().unwrap_or(0) + p.rows());
+        }
+        let precoded = |i: usize| {
+            window_codes.as_ref().map(|w: &choose::RowCodes| {
+                let (r0, r1) = (first_row[i], first_row[i + 1]);
+                let base = if r0 == 0 { 0 } else { w.ends[r0 - 1] };
+                let end = if r1 == 0 { 0 } else { w.ends[r1 - 1] };
+                Precoded {
+                    codes: &w.codes[base as usize..end as usize],
+                    ends: &w.ends[r0..r1],
+                    base,
+                }
+            })
+        };
+        let (mut window_bytes, mut window_codes_n) = (0u64, 0u64);
+        let mut done = 0usize;
+        while done < pending.len() {
+            let rest = &pending[done..];
+            let mut take = 0;
+            let mut cost = 0usize;
+            while take < rest.len() && take < self.opts.parallel_chunks {
+                let c = self
+                    .opts
+                    .encode_cost(rest[take].data.len(), rest[take].rows());
+                if take > 0 && cost.saturating_add(c) > avail {
+                    break;
+                }
+                cost = cost.saturating_add(c);
+                take += 1;
+            }
+            let group = &rest[..take];
+            let (opts, shared) = (&self.opts, &self.shared);
+            // The window's codes are the window dictionary's: stale once a
+            // chunk retrained it.
+            let window_live = self.shared_dict == 0;
+            let encoded: Vec<(EncodedChunk, usize)> = group
+                .par_iter()
+                .enumerate()
+                .map(|(j, p)| match shared {
+                    Some((codec, t, m)) => {
+                        let pre = if window_live {
+                            precoded(done + j)
+                        } else {
+                            None
+                        };
+                        encode_chunk(opts, *codec, p, t, m, None, pre)
+                    }
+                    None => {
+                        let own = encode_with_own_dict(opts, p);
+                        (own.encoded, own.plain_codes)
+                    }
+                })
+                .collect();
+            let mut next = done + take;
+            for (j, (e, plain_codes)) in encoded.into_iter().enumerate() {
+                let i = done + j;
+                if self.shared.is_none() {
+                    self.write_chunk(e)?;
+                    continue;
+                }
+                if i < window {
+                    window_bytes += e.decoded;
+                    window_codes_n += plain_codes as u64;
+                    if i + 1 == window && window_codes_n > 0 {
+                        self.shared_bpc = Some(window_bytes as f64 / window_codes_n as f64);
+                    }
+                    self.write_chunk(e)?;
+                    continue;
+                }
+                if let Some(retrained) = self.retrain_if_drifted(&pending[i], &e, plain_codes) {
+                    // The chunks after this one are encoded again with the
+                    // new dictionary: the file does not depend on how
+                    // chunks were grouped.
+                    self.write_chunk(retrained)?;
+                    next = i + 1;
+                    break;
+                }
+                self.write_chunk(e)?;
+            }
+            done = next;
+        }
+        Ok(())
+    }
+}
+
+impl<S: Sink> Writer<S> {
+    fn write_section(&mut self, bytes: &[u8]) -> Result<SectionRef> {
+        let r = SectionRef {
+            offset: self.offset,
+            len: bytes.len() as u64,
+            crc: crc32fast::hash(bytes),
+        };
+        let pad = crate::format::align16(bytes.len()) - bytes.len();
+        let sink = self.sink.as_mut().expect("sink present until finish");
+        sink.write_all(bytes)
+            .map_err(|e| Error::io("writing section", e))?;
+        sink.write_all(&[0u8; SECTION_ALIGN][..pad])
+            .map_err(|e| Error::io("writing padding", e))?;
+        self.offset += (bytes.len() + pad) as u64;
+        Ok(r)
+    }
+
+    fn write_chunk(&mut self, e: EncodedChunk) -> Result<()> {
+        // The per-chunk limits of spec/FORMAT.md §8, as the reader checks them
+        // (`close_chunk` already bounded the chunk and dictionary counts).
+        for (what, value, limit) in [
+            (
+                "chunk count",
+                self.footer.chunks.len() as u64 + 1,
+                limits::MAX_CHUNKS as u64,
+            ),
+            ("chunk rows", e.rows as u64, limits::MAX_CHUNK_ROWS as u64),
+            (
+                "chunk codes",
+                e.codes as u64,
+                limits::MAX_CHUNK_CODES as u64,
+            ),
+            ("chunk bytes", e.decoded, limits::MAX_CHUNK_BYTES),
+            (
+                "dictionary count",
+                self.dicts.len() as u64 + e.dict.is_some() as u64,
+                limits::MAX_DICTS as u64,
+            ),
+        ] {
+            if value > limit {
+                return Err(Error::LimitExceeded { what, value, limit });
+            }
+        }
+        let dict = match e.dict {
+            Some((t, choice)) => {
+                self.dicts.push((e.codec, t, [0; 16]));
+                self.choices.push(choice);
+                if self.opts.dict_mode == DictMode::Shared {
+                    // A retrained shared dictionary (drift): later chunks use it.
+                    self.shared_dict = self.dicts.len() - 1;
+                }
+                self.dicts.len() - 1
+            }
+            None => self.shared_dict,
+        };
+        for (h, x) in self.dicts[dict].2.iter_mut().zip(e.hist) {
+            *h += x;
+        }
+        let section = self.write_section(&e.bytes)?;
+        self.footer.chunks.push(ChunkEntry {
+            section,
+            dict: dict as u32,
+            rows: e.rows,
+            codes: e.codes,
+            bytes: e.decoded,
+            nulls: e.nulls,
+            values: e.values,
+        });
+        self.footer.total_rows += e.rows as u64;
+        self.footer.total_bytes += e.decoded;
+        Ok(())
+    }
+
+    /// Writes the remaining chunks, the dictionaries, the footer and the tail,
+    /// then commits the sink.
+    pub fn finish(mut self) -> Result<WriteSummary> {
+        if self.current.rows() > 0 {
+            self.close_chunk()?;
+        }
+        self.flush_full()?;
+        if self.dicts.is_empty() {
+            // An empty column still names a valid dictionary: the single bytes.
+            let codec = match self.opts.codec {
+                CodecChoice::Fixed(c) => c,
+                CodecChoice::Auto => Codec::OnPair12,
+            };
+            self.dicts
+                .push((codec, TokenTable::single_bytes(), [0; 16]));
+            self.choices.push(Choice {
+                codec,
+                estimates: Vec::new(),
+            });
+        }
+        let dicts = std::mem::take(&mut self.dicts);
+        for (codec, table, hist) in dicts {
+            let d = Dictionary::from_table(codec, table, hist);
+            let mut bytes = Vec::new();
+            d.write_section(crate::format::VERSION, &mut bytes);
+            // Writer ⊆ reader: the reader's own dictionary checks (§9 step 7).
+            let id = self.footer.dicts.len() as u32;
+            layout::DictSection::parse(&bytes, self.offset, id)
+                .and_then(|p| Dictionary::validate(&p, id, self.offset))
+                .map_err(unreadable)?;
+            let r = self.write_section(&bytes)?;
+            self.footer.dicts.push(r);
+        }
+        let footer = self.footer.to_bytes();
+        // Writer ⊆ reader: the footer passes the reader's structural checks
+        // (§9 step 6: counts and limits, sections, totals) before the tail is
+        // written and the sink committed.
+        if u32::try_from(footer.len()).is_err() {
+            return Err(Error::LimitExceeded {
+                what: "footer length",
+                value: footer.len() as u64,
+                limit: u32::MAX as u64,
+            });
+        }
+        Footer::parse(&footer, self.offset).map_err(unreadable)?;
+        let tail = layout::tail_bytes(footer.len() as u32, crc32fast::hash(&footer));
+        let mut sink = self.sink.take().expect("sink present until finish");
+        sink.write_all(&footer)
+            .map_err(|e| Error::io("writing footer", e))?;
+        sink.write_all(&tail)
+            .map_err(|e| Error::io("writing tail", e))?;
+        sink.flush().map_err(|e| Error::io("flushing", e))?;
+        sink.commit()?;
+        Ok(WriteSummary {
+            rows: self.footer.total_rows,
+            input_bytes: self.footer.total_bytes,
+            file_bytes: self.offset + (footer.len() + tail.len()) as u64,
+            chunks: self.footer.chunks.len() as u32,
+            dicts: self.footer.dicts.len() as u32,
+            choices: std::mem::take(&mut self.choices),
+        })
+    }
+}
+
+/// A writer self-check failed: the file would be rejected by the reader, so
+/// nothing is committed.
+fn unreadable(e: Error) -> Error {
+    Error::InvalidArgument(format!(
+        "the file would not be readable ({e}); nothing was written"
+    ))
+}
+
+/// Compresses `values` into an in-memory file.
+pub fn write_to_vec<'v>(
+    values: impl IntoIterator<Item = Option<&'v [u8]>>,
+    opts: WriterOptions,
+) -> Result<Vec<u8>> {
+    write_to_vec_with_summary(values, opts).map(|(file, _)| file)
+}
+
+/// [`write_to_vec`], also returning the writer's summary (e.g. the codec
+/// choices).
+pub fn write_to_vec_with_summary<'v>(
+    values: impl IntoIterator<Item = Option<&'v [u8]>>,
+    opts: WriterOptions,
+) -> Result<(Vec<u8>, WriteSummary)> {
+    let mut out = Vec::new();
+    let summary = {
+        let sink = VecSink(&mut out);
+        let mut w = Writer::new(sink, opts)?;
+        for v in values {
+            w.push(v)?;
+        }
+        w.finish()?
+    };
+    Ok((out, summary))
+}

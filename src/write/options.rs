@@ -1,0 +1,220 @@
+//! Writer settings ([`WriterOptions`]) and the memory model the writer
+//! plans with (what a buffered or encoding chunk costs).
+
+use crate::error::{Error, Result};
+use crate::format::limits;
+
+use super::CodecChoice;
+
+/// How chunks get their dictionaries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DictMode {
+    /// One dictionary, trained on a sample of the first chunks, shared by all (default).
+    Shared,
+    /// Each chunk trains its own dictionary.
+    PerChunk,
+}
+
+/// Writer settings. Build with [`WriterOptions::default`] and the `with_*`
+/// setters, or assign the public fields (the struct may gain fields):
+///
+/// ```
+/// use fastpair::{Codec, WriterOptions};
+/// let opts = WriterOptions::default().with_codec(Codec::OnPair16).with_chunk_rows(100_000);
+/// let mut same = WriterOptions::default();
+/// same.codec = Codec::OnPair16.into();
+/// same.chunk_rows = 100_000;
+/// assert_eq!(format!("{opts:?}"), format!("{same:?}"));
+/// ```
+///
+/// A struct literal does not compile outside the crate, so adding a setting
+/// later breaks no caller:
+///
+/// ```compile_fail
+/// let opts = fastpair::WriterOptions {
+///     chunk_rows: 100_000,
+///     ..Default::default()
+/// };
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct WriterOptions {
+    /// Dictionary codec (default [`CodecChoice::Auto`]: per dictionary, the
+    /// codec with the smallest estimated size; see `write/choose.rs`).
+    pub codec: CodecChoice,
+    /// Most rows per chunk (default 1,048,576).
+    pub chunk_rows: usize,
+    /// Target decoded bytes per chunk (default 64 MiB; a chunk ends before a
+    /// row that would cross it, or holds that one row if it alone crosses it).
+    pub chunk_bytes: usize,
+    /// Dictionary sharing.
+    pub dict_mode: DictMode,
+    /// Most bytes of rows handed to the trainer (default 16 MiB).
+    pub sample_bytes: usize,
+    /// Sidecar batch size `G` in codes (default 64: serves warp batches of
+    /// 32·K codes for K ∈ {2, 4, 6, 8}; see spec/DECODER.md).
+    pub batch: u32,
+    /// Training seed (deterministic output for equal input and options).
+    pub seed: u64,
+    /// Most chunks encoded at once (default: rayon's thread count); fewer
+    /// when `memory_budget` says so. Never changes the file's bytes.
+    pub parallel_chunks: usize,
+    /// Estimated most bytes the writer's buffers hold at once (buffered rows,
+    /// their codes and encoded sections, the trainer; see [`chunk_cost`],
+    /// [`WriterOptions::min_memory_budget`]). Default 1 GiB.
+    /// It bounds how many chunks are encoded at once and must cover one full
+    /// chunk (and, with a shared dictionary, the training window). Never
+    /// changes the file's bytes. A single value longer than `chunk_bytes`
+    /// forms a chunk of its own and may need about [`BYTE_COST`] times its
+    /// length beyond this estimate.
+    pub memory_budget: usize,
+    /// Try value dictionaries (spec/FORMAT.md §5.6) on chunks with few
+    /// distinct values, keeping the smaller layout (default true).
+    pub value_dict: bool,
+}
+
+/// Estimated writer bytes per buffered value byte: the row bytes, their
+/// codes (twice, while segments are stitched), the packed codes and the
+/// encoded section.
+pub const BYTE_COST: usize = 6;
+/// Estimated writer bytes per buffered row: the row's end and validity while
+/// buffered, and its boundaries in codes and bytes while encoded.
+pub const ROW_COST: usize = 48;
+/// Most rows in the shared dictionary's training window.
+pub const TRAIN_WINDOW_ROWS: usize = 1 << 20;
+
+/// Value bytes that close the shared dictionary's training window:
+/// `4 * sample_bytes` (64 MiB by default).
+pub fn train_window_bytes(opts: &WriterOptions) -> usize {
+    opts.sample_bytes.saturating_mul(4)
+}
+
+/// Estimated memory of encoding a chunk of `bytes` value bytes and `rows` rows.
+pub fn chunk_cost(bytes: usize, rows: usize) -> usize {
+    bytes
+        .saturating_mul(BYTE_COST)
+        .saturating_add(rows.saturating_mul(ROW_COST))
+}
+
+/// Estimated memory of a chunk that is only buffered (not being encoded):
+/// its bytes, and per row its end offset and validity.
+pub fn buffered_cost(bytes: usize, rows: usize) -> usize {
+    bytes.saturating_add(rows.saturating_mul(RAW_ROW_COST))
+}
+
+/// Buffered bytes per row (`usize` end, `bool` validity, growth slack).
+pub(super) const RAW_ROW_COST: usize = 16;
+/// Estimated trainer memory per sampled byte (sample, pair counters, matcher).
+pub(super) const TRAIN_COST: usize = 4;
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        Self {
+            codec: CodecChoice::Auto,
+            chunk_rows: 1 << 20,
+            chunk_bytes: 64 << 20,
+            dict_mode: DictMode::Shared,
+            sample_bytes: 16 << 20,
+            batch: 64,
+            seed: 0x5EED_FA57_9A12,
+            parallel_chunks: rayon::current_num_threads().max(1),
+            memory_budget: 1 << 30,
+            value_dict: true,
+        }
+    }
+}
+
+with_setters!(WriterOptions {
+    with_chunk_rows => chunk_rows: usize,
+    with_chunk_bytes => chunk_bytes: usize,
+    with_dict_mode => dict_mode: DictMode,
+    with_sample_bytes => sample_bytes: usize,
+    with_batch => batch: u32,
+    with_seed => seed: u64,
+    with_parallel_chunks => parallel_chunks: usize,
+    with_memory_budget => memory_budget: usize,
+    with_value_dict => value_dict: bool,
+});
+
+impl WriterOptions {
+    /// Sets [`Self::codec`] (a [`CodecChoice`] or a fixed [`Codec`](crate::format::Codec)).
+    #[must_use]
+    pub fn with_codec(mut self, codec: impl Into<CodecChoice>) -> Self {
+        self.codec = codec.into();
+        self
+    }
+
+    pub(super) fn check(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::InvalidArgument(m));
+        if self.chunk_rows == 0 || self.chunk_rows > limits::MAX_CHUNK_ROWS as usize {
+            return bad(format!(
+                "chunk_rows must be in 1..={}",
+                limits::MAX_CHUNK_ROWS
+            ));
+        }
+        if self.chunk_bytes == 0 || self.chunk_bytes as u64 > limits::MAX_VALUE_LEN {
+            return bad(format!(
+                "chunk_bytes must be in 1..={}",
+                limits::MAX_VALUE_LEN
+            ));
+        }
+        if !self.batch.is_power_of_two()
+            || !(limits::MIN_BATCH..=limits::MAX_BATCH).contains(&self.batch)
+        {
+            return bad(format!(
+                "batch must be a power of two in {}..={}",
+                limits::MIN_BATCH,
+                limits::MAX_BATCH
+            ));
+        }
+        if self.parallel_chunks == 0 {
+            return bad("parallel_chunks must be at least 1".into());
+        }
+        let need = self.min_memory_budget();
+        if self.memory_budget < need {
+            return bad(format!(
+                "a memory budget of {} bytes is below the {} bytes that one chunk of up to {} rows and {} bytes{} needs; raise the budget or lower chunk_rows/chunk_bytes",
+                self.memory_budget,
+                need,
+                self.chunk_rows,
+                self.chunk_bytes,
+                if self.dict_mode == DictMode::Shared {
+                    " (and the shared dictionary's training window)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        Ok(())
+    }
+
+    /// Estimated memory of encoding one chunk (with a per-chunk dictionary,
+    /// training it too).
+    pub fn encode_cost(&self, bytes: usize, rows: usize) -> usize {
+        let train = match self.dict_mode {
+            DictMode::PerChunk => bytes.min(self.sample_bytes).saturating_mul(TRAIN_COST),
+            DictMode::Shared => 0,
+        };
+        chunk_cost(bytes, rows).saturating_add(train)
+    }
+
+    /// The smallest `memory_budget` these options work with: one full chunk,
+    /// or with a shared dictionary the training window plus one chunk (the
+    /// window closes at the first chunk that fills it).
+    pub fn min_memory_budget(&self) -> usize {
+        let chunk = self.encode_cost(self.chunk_bytes, self.chunk_rows);
+        let train = self.sample_bytes.saturating_mul(TRAIN_COST);
+        match self.dict_mode {
+            DictMode::PerChunk => chunk,
+            // Before its last chunk the window holds fewer than its limits;
+            // that chunk adds at most one chunk's bytes and rows. The window
+            // stays buffered while it is trained on and encoded chunk by chunk.
+            DictMode::Shared => buffered_cost(
+                train_window_bytes(self).saturating_add(self.chunk_bytes),
+                TRAIN_WINDOW_ROWS.saturating_add(self.chunk_rows),
+            )
+            .saturating_add(train.max(chunk)),
+        }
+    }
+}
