@@ -58,7 +58,7 @@
 //! rank at the block start, and per row a local id of `b` bits, `b` the
 //! width of `n − 1` rounded up to 0, 1, 2, 4 or 8 (n = templates in the
 //! block, often 1–8: fewer bits than a global id).
-//! rank(r) = start[local] + #{k < r in the block : local[k] = local[r]},
+//! `rank(r) = start[local] + #{k < r in the block : local[k] = local[r]}`,
 //! counted 64 bits at a time (SWAR field compare + popcount: ≤ 16 words).
 //!
 //! # Bytes of a block
@@ -94,7 +94,7 @@
 //! One warp per row block of 128 rows (4 rows per lane):
 //! 1. *locate*: lanes read their rows' local ids; `__match_any_sync` on the
 //!    local id and a popcount of lower lanes (plus a per-warp running count
-//!    over the 4 sub-rounds) gives each row's rank = start[local] + that; the
+//!    over the 4 sub-rounds) gives each row's rank = `start[local]` + that; the
 //!    block's template table is a few words in shared memory.
 //! 2. *size*: each row's length = Σ static lengths (a per-template constant)
 //!    + Σ slot lengths. Integer slots: unpack the value (FoR: one read;
