@@ -19,17 +19,17 @@
 #define VT_STAGE_ALLOC (FP_VT_STAGE + 64)  // + alignment shift + the last OR-ed words
 static_assert(VT_THREADS % 32 == 0 && VT_THREADS <= 1024, "a tile is a whole number of warps");
 
-// Value `len` bytes at `src` (16-aligned, zero padded to a multiple of 16;
-// its first 16 bytes already loaded, `first`) OR-ed into zeroed staging at
-// byte `pos`: funnel-shifted words, one shared atomic OR each (a row's first
-// and last words may be shared with its neighbours); the words past the
-// value OR in zero. Ends at most 20 bytes past pos + len.
-__device__ __forceinline__ void vt_put(u8* stage, u32 pos, const uint4* __restrict__ src, uint4 first, u32 len) {
+// Value `len` bytes at `src` (16-aligned, zero padded to a multiple of 16)
+// OR-ed into zeroed staging at byte `pos`: funnel-shifted words, one shared
+// atomic OR each (a row's first and last words may be shared with its
+// neighbours); the words past the value OR in zero. Ends at most 20 bytes
+// past pos + len.
+__device__ __forceinline__ void vt_put(u8* stage, u32 pos, const uint4* __restrict__ src, u32 len) {
     const u32 s = 8 * (pos & 3);
     const u32 at = (u32)__cvta_generic_to_shared(stage) + (pos & ~3u);
     u32 prev = 0;
     for (u32 c = 0; 16 * c < len; c++) {
-        const uint4 v = c == 0 ? first : src[c];
+        const uint4 v = src[c];
         const u32 w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
         for (int i = 0; i < 4; i++) {
@@ -88,27 +88,17 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
         const u32 zn = (shift + tl.bytes + 20 + 15) / 16;
         for (u32 i = t; i < zn; i += VT_THREADS) ((uint4*)stage)[i] = make_uint4(0, 0, 0, 0);
     }
-    // Each thread's rows: value number (rows past the tile as null rows),
-    // then value start and length, and with a stride the value's first 16
-    // bytes, loaded side by side.
-    u32 kk[FP_VT_RPT];
-#pragma unroll
-    for (int q = 0; q < FP_VT_RPT; q++) {
-        const u32 i = t * FP_VT_RPT + q;
-        kk[q] = i < tl.rows ? vt_index(ix, vp.iw, tl.row + i) : vp.nvalues;
-    }
+    // Each thread's rows: value start and length.
     u32 a[FP_VT_RPT], len[FP_VT_RPT];
-    uint4 v0[FP_VT_RPT];
     u32 sum = 0, bad = 0;
 #pragma unroll
     for (int q = 0; q < FP_VT_RPT; q++) {
+        const u32 i = t * FP_VT_RPT + q;
         a[q] = 0;
         len[q] = 0;
-        v0[q] = make_uint4(0, 0, 0, 0);
-        {
-            const u32 k = kk[q];
+        if (i < tl.rows) {
+            const u32 k = vt_index(ix, vp.iw, tl.row + i);
             if (k < vp.nvalues) {
-                if (vp.stride) v0[q] = *(const uint4*)(vals + k * vp.stride);
                 const u32 s0 = starts[k], s1 = starts[k + 1];
                 // a[q]: the value's first byte in `vals` (its table slot with a stride).
                 const u32 at = vp.stride ? k * vp.stride : s0;
@@ -169,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
             // 16-byte loads of each value's table slot, OR-ed in as words.
 #pragma unroll
             for (int q = 0; q < FP_VT_RPT; q++)
-                if (len[q]) vt_put(stage, shift + p[q], (const uint4*)(vals + a[q]), v0[q], len[q]);
+                if (len[q]) vt_put(stage, shift + p[q], (const uint4*)(vals + a[q]), len[q]);
         } else {
 #pragma unroll
             for (int q = 0; q < FP_VT_RPT; q++) {
