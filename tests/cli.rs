@@ -1312,7 +1312,7 @@ fn stale_temporary_files_are_cleaned_safely() {
     let dir = Scratch::new("cli", "stale");
     let txt = dir.path("v.txt");
     std::fs::write(&txt, "one\ntwo\n").unwrap();
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86400);
     let make = |name: &str, age_old: bool| {
         let p = dir.path(name);
         std::fs::write(&p, b"partial").unwrap();

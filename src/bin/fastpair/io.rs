@@ -576,9 +576,11 @@ fn clean_stale_temps(dest: &Path) {
 }
 
 /// A temporary file untouched for this long, and held by no process, is an
-/// abandoned one.
+/// abandoned one. Long, because a library `Writer::create` (which holds no
+/// lock) may sit idle on a slow input with its temporary file in the same
+/// folder.
 #[cfg(target_os = "linux")]
-const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(6 * 3600);
 #[cfg(target_os = "linux")]
 const O_NOFOLLOW: i32 = 0o400000;
 #[cfg(target_os = "linux")]
