@@ -19,18 +19,19 @@ source bench/gpu-corpus.sh
 export FASTPAIR_REQUIRE_GPU=1 RUST_BACKTRACE=1 FASTPAIR_CORPUS=target/corpus
 S="$OUT/summary.txt"
 step() { echo "=== $1 $(date -u +%T)" | tee -a "$S"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu-info.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$S" 2>&1
 T1=${T1:-250}
 step "phase 1"
-(timeout "$T1" .gpu/bin/gpu_values-test --test-threads 1 > "$OUT/values.log" 2>&1; echo "rc=$?" >> "$OUT/values.log") &
-(timeout "$T1" .gpu/bin/gpu_hostile-test --test-threads 1 > "$OUT/hostile.log" 2>&1; echo "rc=$?" >> "$OUT/hostile.log") &
+(timeout "$T1" .gpu/bin/gpu_values-test --test-threads 1 --nocapture > "$OUT/values.log" 2>&1; echo "rc=$?" >> "$OUT/values.log") &
+(timeout "$T1" .gpu/bin/gpu_hostile-test --test-threads 1 --nocapture > "$OUT/hostile.log" 2>&1; echo "rc=$?" >> "$OUT/hostile.log") &
 (timeout "$T1" .gpu/bin/gpu-test --test-threads 1 --skip kernel_source_compiles_for_every_variant > "$OUT/gpu.log" 2>&1; echo "rc=$?" >> "$OUT/gpu.log") &
-(FASTPAIR_MUTATIONS=${SAN_MUTATIONS:-30} timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
-   .gpu/bin/gpu_hostile-test --test-threads 1 mutated_value_dict > "$OUT/memcheck-hostile.log" 2>&1
- echo "rc=$?" >> "$OUT/memcheck-hostile.log";
- timeout 100 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_values-test --test-threads 1 \
-   mixed_chunk_kinds long_values value_dict_only > "$OUT/memcheck-values.log" 2>&1
- echo "rc=$?" >> "$OUT/memcheck-values.log") &
+(FASTPAIR_MUTATIONS=${SAN_MUTATIONS:-100} timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
+   .gpu/bin/gpu_hostile-test --test-threads 1 mutated_value_dict > "$OUT/memcheck.log" 2>&1
+ echo "rc=$?" >> "$OUT/memcheck.log";
+ FASTPAIR_CORPUS_ONLY=tpch_sf1_l_shipinstruct,tpch_sf1_o_clerk,dbtext_firstname timeout 100 \
+   compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_values-test --test-threads 1 \
+   corpus_columns mixed_chunk_kinds long_values value_dict_only >> "$OUT/memcheck.log" 2>&1
+ echo "rc=$?" >> "$OUT/memcheck.log") &
 (
   python3 - <<'PY'
 import os
@@ -50,7 +51,7 @@ PY
   done
 ) &
 wait
-for f in values hostile gpu memcheck-hostile memcheck-values; do
+for f in values hostile gpu memcheck; do
   grep -E "^test result|FAILED|panicked|ERROR SUMMARY|^rc=" "$OUT/$f.log" | sed "s/^/$f: /" | tee -a "$S"
 done
 step "phase 2: benchmark"

@@ -3,7 +3,7 @@
 thread count (issue 7; the table lives in bench/MEMORY.md).
 
 usage: bench/memory.py NEW_BIN CORPUS_DIR OUT_TSV [OLD_BIN] [--sizes=0.5,2,4] [--threads=1,2,16]
-                       [--commands=compress,decompress,scan]
+                       [--commands=compress,decompress,scan | --commands=issue19 [--budget=64M]]
 
 Builds each input by repeating the corpus columns (concatenated, in name
 order) until it reaches the size, in a scratch folder under $TMPDIR, measures
@@ -64,6 +64,12 @@ def main():
             f.write(line + "\n")
 
     record("binary", "command", "input_GB", "threads", "peak_RSS_MB", "seconds", "exit", "note")
+    if commands == ["issue19"]:
+        try:
+            issue19(new, old, corpus, sizes, threads, opts.get("budget", "64M"), scratch, record)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return
     try:
         for gb in sizes:
             txt = os.path.join(scratch, "col.txt")
@@ -106,6 +112,68 @@ def main():
         os.remove(txt)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def issue19(new, old, corpus, sizes, threads, budget, scratch, record):
+    """Issue 19 finding 4: every path under --memory BUDGET, on a file with a
+    dictionary per chunk (4 MiB / 64 Ki-row chunks, so that the chunk fits the
+    budget): compress, decompress, inspect, decompress to .parquet/.arrow, one
+    get; then a 300 MB value under --memory 256M and an endless stream that
+    starts with FASTPAIR (the old binary gets 3 s of it)."""
+    chunking = ["--per-chunk-dict", "--chunk-bytes", "4M", "--chunk-rows", "65536"]
+    bins = [("new", new, threads)] + ([("old", old, [threads[-1]])] if old else [])
+    for gb in sizes:
+        txt = os.path.join(scratch, "col.txt")
+        build_input(corpus, int(gb * 1e9), txt)
+        real = f"{os.path.getsize(txt) / 1e9:.2f}"
+        for name, b, ts in bins:
+            fpc = os.path.join(scratch, "pcd.fpc")
+            for t in ts:
+                cmd = [b, "compress", "-q", *chunking, "--memory", budget, txt, "-o", fpc]
+                m, s, c, e = peak(cmd, t)
+                record(name, f"compress --per-chunk-dict --memory {budget}", real, t, m >> 20, f"{s:.1f}", c, e)
+            if not os.path.exists(fpc):
+                subprocess.run([b, "compress", "-q", *chunking, "--memory", "1G", txt, "-o", fpc], check=True)
+            rows = sum(1 for _ in open(txt, "rb"))
+            for what, cmd in [
+                (f"decompress --memory {budget}", [b, "decompress", "--memory", budget, fpc, "-o", os.path.join(scratch, "o.txt")]),
+                ("inspect", [b, "inspect", fpc]),
+                (f"decompress -o .parquet --memory {budget}", [b, "decompress", "--memory", budget, fpc, "-o", os.path.join(scratch, "o.parquet")]),
+                (f"decompress -o .arrow --memory {budget}", [b, "decompress", "--memory", budget, fpc, "-o", os.path.join(scratch, "o.arrow")]),
+                ("get (one row)", [b, "get", fpc, str(rows // 2)]),
+            ]:
+                m, s, c, e = peak(cmd, 2)
+                record(name, what, real, 2, m >> 20, f"{s:.1f}", c, e)
+                for f in ("o.txt", "o.parquet", "o.arrow"):
+                    if os.path.exists(os.path.join(scratch, f)):
+                        os.remove(os.path.join(scratch, f))
+            os.remove(fpc)
+        os.remove(txt)
+    huge = os.path.join(scratch, "huge.txt")
+    with open(huge, "wb") as f:
+        f.write(b"small\n")
+        block = b"0123456789abcdef" * 65536
+        for _ in range(300_000_000 // len(block)):
+            f.write(block)
+        f.write(b"\nsmall\n")
+    for name, b, _ in bins:
+        cmd = [b, "compress", "-q", *chunking, "--memory", "256M", huge, "-o", os.path.join(scratch, "h.fpc")]
+        m, s, c, e = peak(cmd, 2)
+        record(name, "compress, one 300 MB value, --memory 256M", "0.30", 2, m >> 20, f"{s:.1f}", c, e)
+    os.remove(huge)
+    for name, b, _ in bins:
+        feed = subprocess.Popen(["sh", "-c", "printf FASTPAIR; exec cat /dev/zero"], stdout=subprocess.PIPE)
+        cmd = ["timeout", "3", b, "get", "-", "0", "--memory", budget] if name == "new" else ["timeout", "3", b, "get", "-", "0"]
+        env = dict(os.environ, RAYON_NUM_THREADS="2")
+        t = time.time()
+        p = subprocess.Popen(cmd, env=env, stdin=feed.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        feed.stdout.close()
+        _, status, ru = os.wait4(p.pid, 0)
+        feed.kill()
+        feed.wait()
+        err = p.stderr.read().decode(errors="replace").strip().splitlines()
+        code = os.waitstatus_to_exitcode(status)
+        record(name, "get - (endless stream starting with FASTPAIR)", "-", 2, ru.ru_maxrss >> 10, f"{time.time() - t:.1f}", code, err[-1] if err else "")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,33 @@
 // host planned raises ST_VALUES and writes nothing for that tile.
 
 #define VT_THREADS (FP_VT_ROWS / FP_VT_RPT)
+#define VT_STAGE_ALLOC (FP_VT_STAGE + 64)  // + alignment shift + the last OR-ed words
 static_assert(VT_THREADS % 32 == 0 && VT_THREADS <= 1024, "a tile is a whole number of warps");
+
+// Value `len` bytes at `src` (16-aligned, zero padded to a multiple of 16)
+// OR-ed into zeroed staging at byte `pos`: funnel-shifted words, one shared
+// atomic OR each (a row's first and last words may be shared with its
+// neighbours); the words past the value OR in zero. Ends at most 20 bytes
+// past pos + len.
+__device__ __forceinline__ void vt_put(u8* stage, u32 pos, const uint4* __restrict__ src, u32 len) {
+    const u32 s = 8 * (pos & 3);
+    const u32 at = (u32)__cvta_generic_to_shared(stage) + (pos & ~3u);
+    u32 prev = 0;
+    for (u32 c = 0; 16 * c < len; c++) {
+        const uint4 v = src[c];
+        const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const u32 x = __funnelshift_l(prev, w[i], s);
+            prev = w[i];
+            asm volatile("red.shared.or.b32 [%0], %1;" :: "r"(at + 16 * c + 4 * i), "r"(x) : "memory");
+        }
+        if (16 * c + 16 >= len) {
+            const u32 x = __funnelshift_l(prev, 0u, s);
+            asm volatile("red.shared.or.b32 [%0], %1;" :: "r"(at + 16 * c + 16), "r"(x) : "memory");
+        }
+    }
+}
 
 __device__ __forceinline__ u32 vt_index(const u8* __restrict__ ix, u32 iw, u32 r) {
     if (iw == 1) return ix[r];
@@ -32,7 +58,7 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
     i64* __restrict__ offsets, u64 offsets_len,
     u32* __restrict__ status)
 {
-    __shared__ __align__(16) u8 stage[FP_VT_STAGE + 32];
+    __shared__ __align__(16) u8 stage[VT_STAGE_ALLOC];
     __shared__ u32 ends[FP_VT_ROWS];
     __shared__ u32 wsum[VT_THREADS / 32];
     __shared__ u32 flag;
@@ -46,6 +72,7 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
     if (tl.rows == 0 || tl.rows > FP_VT_ROWS || (u64)tl.row + tl.rows > vp.rows
         || ix_end > input_len || vp.vals_off + vp.vals_len > input_len
         || vp.starts_off + 4 * ((u64)vp.nvalues + 1) > input_len
+        || (vp.stride && ((vp.stride & 15) || (u64)vp.nvalues * vp.stride > vp.vals_len))
         || tl.out + tl.bytes > out_len
         || (offsets_len && vp.row_base + tl.row + tl.rows + 1 > offsets_len)) {
         if (t == 0) atomicOr(status, ST_VALUES);
@@ -54,6 +81,13 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
     const u8* ix = input + vp.index_off;
     const u32* starts = (const u32*)(input + vp.starts_off);
     const u8* vals = input + vp.vals_off;
+    const bool staged = tl.bytes <= FP_VT_STAGE;
+    const u32 shift = (u32)(tl.out & 15);
+    if (staged && vp.stride) {
+        // The OR-ed staging starts zeroed (the block syncs below first).
+        const u32 zn = (shift + tl.bytes + 20 + 15) / 16;
+        for (u32 i = t; i < zn; i += VT_THREADS) ((uint4*)stage)[i] = make_uint4(0, 0, 0, 0);
+    }
     // Each thread's rows: value start and length.
     u32 a[FP_VT_RPT], len[FP_VT_RPT];
     u32 sum = 0, bad = 0;
@@ -66,8 +100,10 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
             const u32 k = vt_index(ix, vp.iw, tl.row + i);
             if (k < vp.nvalues) {
                 const u32 s0 = starts[k], s1 = starts[k + 1];
-                if (s0 > s1 || s1 > vp.vals_len) bad = 1;
-                else { a[q] = s0; len[q] = s1 - s0; }
+                // a[q]: the value's first byte in `vals` (its table slot with a stride).
+                const u32 at = vp.stride ? k * vp.stride : s0;
+                if (s0 > s1 || (vp.stride ? s1 - s0 > vp.stride : s1 > vp.vals_len)) bad = 1;
+                else { a[q] = at; len[q] = s1 - s0; }
             } else if (k > vp.nvalues) {
                 bad = 1;  // k == nvalues: a null row, empty
             }
@@ -117,14 +153,20 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
         for (u32 i = t; i < tl.rows; i += VT_THREADS) dst[i] = (i64)(tl.out + ends[i]);
         if (t == 0 && vp.row_base + tl.row == 0) offsets[0] = 0;
     }
-    if (tl.bytes <= FP_VT_STAGE) {
+    if (staged) {
         // Stage at the output's alignment, then byte head, 16-byte body, byte tail.
-        const u32 shift = (u32)(tl.out & 15);
+        if (vp.stride) {
+            // 16-byte loads of each value's table slot, OR-ed in as words.
 #pragma unroll
-        for (int q = 0; q < FP_VT_RPT; q++) {
-            const u8* src = vals + a[q];
-            u8* d = stage + shift + p[q];
-            for (u32 j = 0; j < len[q]; j++) d[j] = src[j];
+            for (int q = 0; q < FP_VT_RPT; q++)
+                if (len[q]) vt_put(stage, shift + p[q], (const uint4*)(vals + a[q]), len[q]);
+        } else {
+#pragma unroll
+            for (int q = 0; q < FP_VT_RPT; q++) {
+                const u8* src = vals + a[q];
+                u8* d = stage + shift + p[q];
+                for (u32 j = 0; j < len[q]; j++) d[j] = src[j];
+            }
         }
         __syncthreads();
         const u64 glo = tl.out, ghi = tl.out + tl.bytes;
@@ -144,7 +186,7 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
             const u32 e = ends[i], s = i > 0 ? ends[i - 1] : 0u;
             const u32 k = vt_index(ix, vp.iw, tl.row + i);
             if (k >= vp.nvalues) continue;
-            const u8* src = vals + starts[k];
+            const u8* src = vals + (vp.stride ? k * vp.stride : starts[k]);
             u8* d = out + tl.out + s;
             for (u32 j = t; j < e - s; j += VT_THREADS) d[j] = src[j];
         }

@@ -71,8 +71,10 @@ pub mod dict;
 pub mod error;
 pub mod format;
 pub mod gpu;
+#[doc(hidden)]
+pub mod logs;
 pub mod read;
-pub mod write;
+pub mod write; // issue 20: template codec core, not yet in the file format
 
 pub use error::{Error, Result};
 pub use format::Codec;

@@ -329,7 +329,7 @@ fn a_file_changed_underneath_reads_as_rows_or_errors() {
 /// read, validated and decoded: `read_all`), first-touch `get`s (a point read
 /// of a chunk not validated whole) and warm `get`s (chunks validated).
 /// `cargo test --release --test storage storage_cost -- --ignored --nocapture`
-/// (numbers in bench/READER.md).
+/// (numbers in bench/MEMORY.md).
 #[test]
 #[ignore]
 fn storage_cost() {

@@ -124,7 +124,9 @@ device_struct! {
 device_struct! {
     /// The selected rows of one value-dictionary chunk (kernels/gather.cu).
     VPiece {
-        /// Byte offset of the chunk's decoded distinct values in `input`.
+        /// Byte offset of the chunk's decoded distinct values in `input`:
+        /// back to back, or with `stride > 0` value `k` at `k · stride`,
+        /// zero padded (16-aligned).
         vals_off: u64,
         /// Byte offset of their `nvalues + 1` starts (u32) in `input`.
         starts_off: u64,
@@ -135,12 +137,16 @@ device_struct! {
         row_base: u64,
         /// Distinct values `D`.
         nvalues: u32,
-        /// Bytes of the distinct values.
+        /// Bytes of the distinct values (`D · stride` with a stride).
         vals_len: u32,
         /// Bytes per value number: 1, 2 or 4 (the fewest that hold `D`).
         iw: u32,
         /// Selected rows.
         rows: u32,
+        /// 0 (values back to back) or the fixed stride of the values (16,
+        /// 32 or 64: each value read with 16-byte loads).
+        stride: u32,
+        pad: u32,
     }
 }
 

@@ -27,10 +27,12 @@ pub(crate) fn device_bytes(e: &ChunkEntry, rows: u64) -> usize {
             input + values + offsets + seq
         }
         // Distinct values (each is used by a row, so at most the rows'
-        // bytes, plus the reader's padding), their starts, up to 4 bytes of
-        // value number per row, three 16-byte alignments.
+        // bytes, plus the reader's padding; or a table of at most 64 bytes
+        // per value), their starts, up to 4 bytes of value number per row,
+        // three 16-byte alignments.
         ChunkKind::ValueDict => {
-            let input = values + 64 + 4 * (e.values as usize + 1) + 4 * rows as usize + 48;
+            let d = e.values as usize;
+            let input = values.max(64 * d) + 64 + 4 * (d + 1) + 4 * rows as usize + 48;
             input + values + offsets
         }
     }

@@ -425,15 +425,27 @@ pub(crate) fn build_with(
                     )));
                 };
                 let owned = Part::Owned { at: 0, len: 0 };
-                let vals_off = put(&mut plan, Part::Values, v.values);
+                // Short values as a fixed-stride table (16-byte loads), else
+                // straight from the reader's validated view.
+                let stride = v.table_stride();
+                let (vals_off, vals_len) = if stride > 0 {
+                    let t = v.table(stride);
+                    (put(&mut plan, owned, &t), t.len())
+                } else {
+                    (put(&mut plan, Part::Values, v.values), v.values.len())
+                };
                 let starts_off = put(&mut plan, owned, &v.starts_bytes());
                 let mut ix = Vec::new();
                 v.put_index(s.rows.clone(), &mut ix);
                 let index_off = put(&mut plan, owned, &ix);
                 let n = s.rows.end - s.rows.start;
                 let pi = plan.vpieces.len() as u32;
-                plan.vpieces
-                    .push(v.piece(n, row_base, (vals_off, starts_off, index_off)));
+                plan.vpieces.push(v.piece(
+                    n,
+                    row_base,
+                    (vals_off, starts_off, index_off),
+                    (vals_len, stride),
+                ));
                 v.tiles(s.rows.clone(), pi, out_base, &mut plan.vtiles);
                 out_base += v.bytes(s.rows.clone()) as u64;
                 row_base += n as u64;

@@ -55,6 +55,37 @@ impl<'r> ValueChunk<'r> {
         self.row_starts[rows.end as usize] - self.row_starts[rows.start as usize]
     }
 
+    /// The stride of the fixed-stride value table the gather reads (16,
+    /// 32 or 64: the least that holds the longest value), or 0 when a
+    /// value is longer than 64 bytes (the values are then uploaded back to
+    /// back and copied byte by byte).
+    pub(crate) fn table_stride(&self) -> u32 {
+        let longest = self
+            .starts
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0);
+        match longest {
+            0..=16 => 16,
+            17..=32 => 32,
+            33..=64 => 64,
+            _ => 0,
+        }
+    }
+
+    /// The values at a fixed `stride` (value `k` at `k · stride`, zero
+    /// padded), so that a lane loads a value with 16-byte loads.
+    pub(crate) fn table(&self, stride: u32) -> Vec<u8> {
+        let s = stride as usize;
+        let mut t = vec![0u8; self.nvalues() as usize * s];
+        for (k, w) in self.starts.windows(2).enumerate() {
+            let v = &self.values[w[0] as usize..w[1] as usize];
+            t[k * s..k * s + v.len()].copy_from_slice(v);
+        }
+        t
+    }
+
     /// The starts as the device reads them (little-endian u32).
     pub(crate) fn starts_bytes(&self) -> Vec<u8> {
         self.starts.iter().flat_map(|s| s.to_le_bytes()).collect()
@@ -115,12 +146,14 @@ impl<'r> ValueChunk<'r> {
     }
 
     /// The piece descriptor of rows starting at global row `row_base`, its
-    /// parts at the given input offsets.
+    /// parts at the given input offsets, its values `vals_len` bytes at
+    /// `stride` (0: back to back).
     pub(crate) fn piece(
         &self,
         rows: u32,
         row_base: u64,
         (vals_off, starts_off, index_off): (u64, u64, u64),
+        (vals_len, stride): (usize, u32),
     ) -> VPiece {
         VPiece {
             vals_off,
@@ -128,9 +161,11 @@ impl<'r> ValueChunk<'r> {
             index_off,
             row_base,
             nvalues: self.nvalues(),
-            vals_len: self.values.len() as u32,
+            vals_len: vals_len as u32,
             iw: self.index_width(),
             rows,
+            stride,
+            pad: 0,
         }
     }
 }
@@ -177,6 +212,8 @@ mod tests {
             }
             assert_eq!(next, sel.end - sel.start);
         }
+        // A value longer than 64 bytes: no fixed-stride table.
+        assert_eq!(v.table_stride(), 0);
         // Value numbers: one byte each here, a null row as D.
         let mut ix = Vec::new();
         v.put_index(5..10, &mut ix);

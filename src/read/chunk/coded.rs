@@ -8,7 +8,7 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use super::head::ChunkHead;
-use super::{ChunkView, KindRows, SubCheck, ValidChunk};
+use super::{part, ChunkView, KindRows, SubCheck, ValidChunk};
 use crate::decode;
 use crate::dict::{Dictionary, MAX_TOKEN_LEN};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
@@ -203,7 +203,7 @@ impl Reader {
             if a != b {
                 return Err(Error::corrupt(
                     Section::Chunk(i as u32, ChunkPart::Validity),
-                    entry.section.offset + head.header.parts()[4].start as u64,
+                    entry.section.offset + head.header.parts()[part::VALIDITY].start as u64,
                     Invariant::NullWithValue { row: r as u64 },
                 ));
             }

@@ -9,7 +9,7 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use super::value_dict::IndexHead;
-use super::ChunkKind;
+use super::{part, ChunkKind};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::cascade::Sequence;
 use crate::format::codes;
@@ -54,7 +54,7 @@ impl Reader {
             .read(r.offset..r.offset + (crate::format::CHUNK_HEADER_LEN as u64).min(r.len))?;
         let header = ChunkHeader::parse(&hb, r.offset, id, &entry, dict.code_bits(), r.len)?;
         let parts = header.parts();
-        let part = parts[2].clone();
+        let part = parts[part::ROW_CODES].clone();
         let at = r.offset + part.start as u64;
         // The directory is read whole: one read-ahead instead of a fault per page.
         let head_len = Sequence::head_len(entry.rows as usize + 1).min(part.len());
@@ -64,7 +64,7 @@ impl Reader {
             let abs = |p: &Range<usize>| r.offset + p.start as u64..r.offset + p.end as u64;
             let mut want = vec![abs(&part)];
             if header.has_validity {
-                want.push(abs(&parts[4]));
+                want.push(abs(&parts[part::VALIDITY]));
             }
             let mut got = self.storage.read_ranges(&want)?.into_iter();
             let rc = got.next().expect("one per range");
@@ -145,7 +145,7 @@ impl Reader {
         let parts = head.header.parts();
         // Row code boundaries r and r + 1.
         let seq = &head.row_codes;
-        let rc_at = base + parts[2].start as u64;
+        let rc_at = base + parts[part::ROW_CODES].start as u64;
         let rc_section = Section::Chunk(id, ChunkPart::RowCodes);
         let blocks = seq.blocks_range(seq.blocks_of_pair(r));
         let bb = if blocks.is_empty() {
@@ -195,7 +195,7 @@ impl Reader {
             Some(v) => v[r / 8],
             None => {
                 let at = self.footer.chunks[i].section.offset
-                    + (head.header.parts()[4].start + r / 8) as u64;
+                    + (head.header.parts()[part::VALIDITY].start + r / 8) as u64;
                 self.storage.read(at..at + 1)?[0]
             }
         };
@@ -228,7 +228,7 @@ impl Reader {
         } else {
             (2 * a, 2 * b, 0)
         };
-        let codes_at = base + parts[0].start as u64;
+        let codes_at = base + parts[part::CODES].start as u64;
         let cb = self
             .storage
             .read(codes_at + lo as u64..codes_at + hi as u64)?;

@@ -27,11 +27,20 @@
 //! 4. `chunk/head.rs`: one variant in `HeadKind` and one arm in each of
 //!    its two `match`es (building the head, serving a point read);
 //!
-//! and on the other layers: `src/write/encode.rs` (one arm in
-//! `encode_chunk`'s choice of layout), `src/format/` (the header flag and
-//! the parts' layout, spec/FORMAT.md §5) and, for a GPU scan, `src/gpu/`.
+//! and on the other layers:
+//!
+//! 5. `src/write/<kind>.rs` (new, like `write/values.rs`): encoding a chunk
+//!    in the kind's layout, and one arm in `encode_as`
+//!    (`src/write/encode.rs`), the writer's one `match`;
+//! 6. `src/format/chunk_section.rs`: the kind's header flag and parts
+//!    (spec/FORMAT.md §5, with a new format version);
+//! 7. `src/gpu/kind.rs`: one arm in each of its `match`es (device bytes,
+//!    dictionary use, `GpuChunk`), plus the kind's kernel under `kernels/`.
+//!
 //! `read/mod.rs` and `read/bulk.rs` need no change: they see a chunk only
-//! through [`KindRows`].
+//! through [`KindRows`]. (The reader's get fast path also tests for
+//! `Body::ValueDict` itself, to stay inlined; a new kind takes the general
+//! path, `Body::rows`, until it earns one.)
 
 mod coded;
 mod head;
@@ -53,6 +62,15 @@ use crate::format::layout::ChunkEntry;
 pub(super) use coded::FastGet;
 pub(super) use head::ChunkHead;
 pub use value_dict::ValueDictParts;
+
+/// The parts of a chunk section by name: their indices in
+/// `ChunkHeader::parts` (spec/FORMAT.md §5.1's order).
+mod part {
+    pub(super) const CODES: usize = 0;
+    pub(super) const ROW_CODES: usize = 2;
+    pub(super) const VALIDITY: usize = 4;
+    pub(super) const VALUE_INDEX: usize = 5;
+}
 
 /// How a chunk stores its rows (spec/FORMAT.md §5, §5.6): told apart in one
 /// place, [`ChunkKind::of`], from the footer entry (whose `values` field the

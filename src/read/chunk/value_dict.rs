@@ -10,7 +10,7 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use super::head::ChunkHead;
-use super::{ChunkView, KindRows, SubCheck, ValidChunk};
+use super::{part, ChunkView, KindRows, SubCheck, ValidChunk};
 use crate::decode::CheckedCodes;
 use crate::dict::{Dictionary, MAX_TOKEN_LEN};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
@@ -542,7 +542,7 @@ impl Reader {
         let entry = self.footer.chunks[i];
         let base = entry.section.offset;
         let parts = head.header.parts();
-        let at = base + parts[5].start as u64;
+        let at = base + parts[part::VALUE_INDEX].start as u64;
         let section = Section::Chunk(id, ChunkPart::ValueIndex);
         let k = match ix {
             IndexHead::Packed { bits } => {
@@ -579,7 +579,7 @@ impl Reader {
             if k != 0 {
                 return Err(Error::corrupt(
                     Section::Chunk(id, ChunkPart::Validity),
-                    base + parts[4].start as u64,
+                    base + parts[part::VALIDITY].start as u64,
                     Invariant::NullWithValue { row: r as u64 },
                 ));
             }
@@ -604,7 +604,7 @@ impl Reader {
     /// version 2, the sequence's header and directory, its length checked.
     pub(super) fn value_index_head(&self, i: usize, header: &ChunkHeader) -> Result<IndexHead> {
         let entry = self.footer.chunks[i];
-        let part = header.parts()[5].clone();
+        let part = header.parts()[part::VALUE_INDEX].clone();
         let at = entry.section.offset + part.start as u64;
         if self.version >= crate::format::VERSION_3 {
             let bits = index::width(entry.values);

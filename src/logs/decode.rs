@@ -1,0 +1,588 @@
+//! Opening a log block (parse + validate every structure once) and reading
+//! it: one row in O(1), or all rows into Arrow layout.
+
+use super::bits::{get_packed, packed_len, render_dec, render_hex, VarReader, PAD};
+use super::column::{self, Checkpoint, IntCol};
+use super::text::Pool;
+use super::{Kind, Width, BLOCK_MAGIC, ROW_BLOCK};
+use crate::error::{Error, Invariant, Result};
+
+/// One parsed slot.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    Int {
+        kind: Kind,
+        values: IntCol,
+        width: Width,
+        widths: IntCol,
+    },
+    Dict {
+        ids: IntCol,
+        pool_base: u32,
+        n: u32,
+        /// Index of value 0 among the strings decoded at open.
+        warm: u32,
+    },
+    Free {
+        pool_base: u32,
+    },
+}
+
+/// One parsed template.
+#[derive(Clone, Copy, Debug)]
+struct Template {
+    first_slot: u32,
+    slots: u32,
+    count: u32,
+    /// Index of its first static string in `statics_end`.
+    first_static: u32,
+}
+
+/// One block of `ROW_BLOCK` rows in the row index.
+#[derive(Clone, Copy, Debug)]
+struct RowBlock {
+    /// First entry of its local template table in `locals`.
+    first_local: u32,
+    bits: u8,
+    /// Byte offset of its packed local ids in the row-index section.
+    off: u32,
+}
+
+/// A parsed, validated log block borrowed from its bytes.
+pub struct LogBlock<'a> {
+    bytes: &'a [u8],
+    rows: usize,
+    templates: Vec<Template>,
+    slots: Vec<Slot>,
+    cps: Vec<Checkpoint>,
+    row_blocks: Vec<RowBlock>,
+    /// (template, rank of its first row in the block) per local id.
+    locals: Vec<(u32, u32)>,
+    /// Every template's static strings, decoded once at open.
+    statics: Vec<u8>,
+    statics_end: Vec<u32>,
+    rowidx_at: usize,
+    data_at: usize,
+    pool_at: usize,
+    pool: Pool,
+}
+
+fn corrupt(at: usize, inv: Invariant) -> Error {
+    Error::corrupt(super::bits::SECTION, at as u64, inv)
+}
+
+impl<'a> LogBlock<'a> {
+    /// Parses `bytes` (a whole block as [`super::encode`] wrote it) and
+    /// checks every structure: lengths, counts, bit widths, slot kinds, pool
+    /// codes, and that the row index agrees with the template counts (so
+    /// every rank a row can reach is inside its slot columns).
+    pub fn open(bytes: &'a [u8]) -> Result<Self> {
+        let mut r = VarReader::new(bytes, 0);
+        if r.take(4, "block magic")? != BLOCK_MAGIC {
+            return Err(corrupt(0, Invariant::BadMagic));
+        }
+        let mut lens = [0usize; 4];
+        for (l, what) in lens.iter_mut().zip([
+            "meta length",
+            "row index length",
+            "column data length",
+            "pool length",
+        ]) {
+            *l = r.u32(what)? as usize;
+        }
+        let meta_at = r.pos();
+        let meta = r.take(lens[0], "meta")?;
+        let rowidx_at = r.pos();
+        r.take(lens[1], "row index")?;
+        let data_at = r.pos();
+        r.take(lens[2], "column data")?;
+        let pool_at = r.pos();
+        let pool_bytes = r.take(lens[3], "pool")?;
+        let pad = r.take(PAD, "padding")?;
+        if !r.at_end() || pad.iter().any(|&b| b != 0) {
+            return Err(corrupt(
+                r.pos(),
+                Invariant::NonZeroReserved {
+                    what: "block padding",
+                },
+            ));
+        }
+        let pool = Pool::parse(pool_bytes, pool_at)?;
+
+        let mut m = VarReader::new(meta, meta_at);
+        let rows = m.bounded("rows", u32::MAX as u64)? as usize;
+        let ntemp = m.bounded("templates", rows as u64 + 1)? as usize;
+        if ntemp == 0 {
+            return Err(m.err(Invariant::BadField {
+                what: "templates",
+                value: 0,
+            }));
+        }
+        let mut templates = Vec::with_capacity(ntemp);
+        let (mut nslots, mut nstatics, mut total) = (0u64, 0u64, 0u64);
+        for _ in 0..ntemp {
+            let slots = m.bounded("template slots", meta.len() as u64)?;
+            let count = m.bounded("template rows", rows as u64)?;
+            total += count;
+            templates.push(Template {
+                first_slot: nslots as u32,
+                slots: slots as u32,
+                count: count as u32,
+                first_static: nstatics as u32,
+            });
+            nslots += slots;
+            nstatics += slots + 1;
+        }
+        if total != rows as u64 {
+            return Err(m.err(Invariant::SizeMismatch {
+                what: "template rows",
+                expected: rows as u64,
+                found: total,
+            }));
+        }
+        if templates[0].slots != 1 {
+            return Err(m.err(Invariant::BadField {
+                what: "escape template slots",
+                value: templates[0].slots as u64,
+            }));
+        }
+        if nstatics > pool.len() as u64 {
+            return Err(m.err(Invariant::LimitExceeded {
+                what: "static strings",
+                value: nstatics,
+                limit: pool.len() as u64,
+            }));
+        }
+        let mut slots = Vec::with_capacity(nslots as usize);
+        let mut cps = Vec::new();
+        let mut used = 0u64;
+        let none = IntCol { first: 0, len: 0 };
+        // Text slots' strings follow the static strings in the pool, in slot order.
+        let mut next_pool = nstatics;
+        for (tid, t) in templates.iter().enumerate() {
+            for _ in 0..t.slots {
+                let byte = m.u8("slot kind")?;
+                let (kind, rule) = (byte & 7, byte >> 3);
+                let slot = match kind {
+                    0..=2 if tid != 0 => {
+                        let kind = [Kind::Dec, Kind::HexLower, Kind::HexUpper][kind as usize];
+                        let width = match rule {
+                            0 => Width::Natural,
+                            1 => Width::PerRow,
+                            2 => Width::Fixed(m.u8("slot width")?),
+                            w => {
+                                return Err(m.err(Invariant::BadField {
+                                    what: "slot width rule",
+                                    value: w as u64,
+                                }))
+                            }
+                        };
+                        let values = column::parse(&mut m, t.count, &mut cps, &mut used)?;
+                        let widths = if width == Width::PerRow {
+                            column::parse(&mut m, t.count, &mut cps, &mut used)?
+                        } else {
+                            none
+                        };
+                        Slot::Int {
+                            kind,
+                            values,
+                            width,
+                            widths,
+                        }
+                    }
+                    3 if tid != 0 && rule == 0 => {
+                        let n = m.bounded("dictionary values", pool.len() as u64 - next_pool)?;
+                        let ids = column::parse(&mut m, t.count, &mut cps, &mut used)?;
+                        let base = next_pool;
+                        next_pool += n;
+                        Slot::Dict {
+                            ids,
+                            pool_base: base as u32,
+                            n: n as u32,
+                            warm: 0,
+                        }
+                    }
+                    4 if rule == 0 => {
+                        let base = next_pool;
+                        next_pool += t.count as u64;
+                        if next_pool > pool.len() as u64 {
+                            return Err(m.err(Invariant::LimitExceeded {
+                                what: "free text strings",
+                                value: next_pool,
+                                limit: pool.len() as u64,
+                            }));
+                        }
+                        Slot::Free {
+                            pool_base: base as u32,
+                        }
+                    }
+                    k => {
+                        return Err(m.err(Invariant::BadField {
+                            what: "slot kind",
+                            value: k as u64,
+                        }))
+                    }
+                };
+                slots.push(slot);
+            }
+        }
+        if used != lens[2] as u64 {
+            return Err(m.err(Invariant::SizeMismatch {
+                what: "column data",
+                expected: used,
+                found: lens[2] as u64,
+            }));
+        }
+        // Row index.
+        let nblocks = rows.div_ceil(ROW_BLOCK);
+        let mut row_blocks = Vec::with_capacity(nblocks);
+        let mut locals = Vec::new();
+        let mut off = 0usize;
+        for b in 0..nblocks {
+            let n = m.bounded("block templates", ROW_BLOCK as u64)? as usize;
+            if n == 0 {
+                return Err(m.err(Invariant::BadField {
+                    what: "block templates",
+                    value: 0,
+                }));
+            }
+            let first_local = locals.len() as u32;
+            for _ in 0..n {
+                let tid = m.bounded("block template", ntemp as u64 - 1)? as u32;
+                let rank = m.bounded("block template rank", rows as u64)? as u32;
+                locals.push((tid, rank));
+            }
+            let bits = super::bits::local_id_bits(n);
+            row_blocks.push(RowBlock {
+                first_local,
+                bits,
+                off: off as u32,
+            });
+            let in_block = (rows - b * ROW_BLOCK).min(ROW_BLOCK);
+            off += packed_len(in_block, bits);
+        }
+        if !m.at_end() || off != lens[1] {
+            return Err(m.err(Invariant::SizeMismatch {
+                what: "row index",
+                expected: off as u64,
+                found: lens[1] as u64,
+            }));
+        }
+        let mut block = LogBlock {
+            bytes,
+            rows,
+            templates,
+            slots,
+            cps,
+            row_blocks,
+            locals,
+            statics: Vec::new(),
+            statics_end: Vec::new(),
+            rowidx_at,
+            data_at,
+            pool_at,
+            pool,
+        };
+        block.check_row_index()?;
+        block.check_values()?;
+        // Decoded once at open: every template's static strings, then every
+        // value dictionary (point reads and bulk decode copy from here).
+        let mut st = Vec::new();
+        for i in 0..nstatics as usize {
+            block.pool.get(&bytes[pool_at..], i, &mut st);
+            block.statics_end.push(st.len() as u32);
+        }
+        for k in 0..block.slots.len() {
+            if let Slot::Dict {
+                pool_base,
+                n,
+                ref mut warm,
+                ..
+            } = block.slots[k]
+            {
+                *warm = block.statics_end.len() as u32;
+                for i in 0..n as usize {
+                    block
+                        .pool
+                        .get(&bytes[pool_at..], pool_base as usize + i, &mut st);
+                    block.statics_end.push(st.len() as u32);
+                }
+            }
+        }
+        block.statics = st;
+        Ok(block)
+    }
+
+    /// Every local id is inside its block's table and every block's start
+    /// ranks equal the running counts, which end at the template counts.
+    fn check_row_index(&self) -> Result<()> {
+        let mut running = vec![0u32; self.templates.len()];
+        let idx = &self.bytes[self.rowidx_at..];
+        for (b, rb) in self.row_blocks.iter().enumerate() {
+            let n = self.local_count(b);
+            let table = &self.locals[rb.first_local as usize..][..n];
+            for &(tid, rank) in table {
+                if running[tid as usize] != rank {
+                    return Err(corrupt(
+                        self.rowidx_at,
+                        Invariant::BadField {
+                            what: "block template rank",
+                            value: rank as u64,
+                        },
+                    ));
+                }
+            }
+            let in_block = (self.rows - b * ROW_BLOCK).min(ROW_BLOCK);
+            let d = &idx[rb.off as usize..];
+            for j in 0..in_block {
+                let l = get_packed(d, rb.bits, j) as usize;
+                let Some(&(tid, _)) = table.get(l) else {
+                    return Err(corrupt(
+                        self.rowidx_at + rb.off as usize,
+                        Invariant::BadField {
+                            what: "local template id",
+                            value: l as u64,
+                        },
+                    ));
+                };
+                running[tid as usize] += 1;
+            }
+        }
+        for (t, &c) in self.templates.iter().zip(&running) {
+            if t.count != c {
+                return Err(corrupt(
+                    self.rowidx_at,
+                    Invariant::SizeMismatch {
+                        what: "template rows in the row index",
+                        expected: t.count as u64,
+                        found: c as u64,
+                    },
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Dictionary ids are below their dictionary's size and widths are at
+    /// most 40 digits (what the renderer writes).
+    fn check_values(&self) -> Result<()> {
+        let data = &self.bytes[self.data_at..];
+        let mut v = Vec::new();
+        for t in &self.templates {
+            for s in &self.slots[t.first_slot as usize..][..t.slots as usize] {
+                let (col, limit, what) = match *s {
+                    Slot::Dict { ids, n, .. } => (ids, n as u64, "dictionary id"),
+                    Slot::Int {
+                        width: Width::PerRow,
+                        widths,
+                        ..
+                    } => (widths, 41, "slot width"),
+                    Slot::Int {
+                        width: Width::Fixed(w),
+                        ..
+                    } if w > 40 => {
+                        return Err(corrupt(
+                            self.data_at,
+                            Invariant::BadField {
+                                what: "slot width",
+                                value: w as u64,
+                            },
+                        ))
+                    }
+                    _ => continue,
+                };
+                v.clear();
+                col.decode_all(&self.cps, data, &mut v);
+                if let Some(&bad) = v.iter().find(|&&x| x >= limit) {
+                    return Err(corrupt(
+                        self.data_at,
+                        Invariant::BadField { what, value: bad },
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn local_count(&self, b: usize) -> usize {
+        let end = self
+            .row_blocks
+            .get(b + 1)
+            .map_or(self.locals.len(), |n| n.first_local as usize);
+        end - self.row_blocks[b].first_local as usize
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of templates (the escape template included).
+    pub fn templates(&self) -> usize {
+        self.templates.len()
+    }
+
+    /// Rows stored through the escape template.
+    pub fn escaped_rows(&self) -> usize {
+        self.templates[0].count as usize
+    }
+
+    /// Template and rank (index among that template's rows) of `row`.
+    #[inline]
+    fn locate(&self, row: usize) -> (usize, usize) {
+        let rb = self.row_blocks[row / ROW_BLOCK];
+        let j = row % ROW_BLOCK;
+        let d = &self.bytes[self.rowidx_at + rb.off as usize..];
+        let l = get_packed(d, rb.bits, j);
+        let (tid, start) = self.locals[rb.first_local as usize + l as usize];
+        if rb.bits == 0 {
+            return (tid as usize, start as usize + j);
+        }
+        let rank = start as usize + super::bits::count_equal(d, rb.bits, l, j);
+        (tid as usize, rank)
+    }
+
+    /// Appends row `row` to `out`, reading only its template id, its
+    /// block's rank table and its own slot values.
+    pub fn get_into(&self, row: usize, out: &mut Vec<u8>) -> Result<()> {
+        if row >= self.rows {
+            return Err(Error::RowOutOfRange {
+                row: row as u64,
+                rows: self.rows as u64,
+            });
+        }
+        let (tid, rank) = self.locate(row);
+        let t = self.templates[tid];
+        let data = &self.bytes[self.data_at..];
+        let pool = &self.bytes[self.pool_at..];
+        let st = t.first_static as usize;
+        for s in 0..t.slots as usize {
+            out.extend_from_slice(self.static_str(st + s));
+            match self.slots[t.first_slot as usize + s] {
+                Slot::Int {
+                    kind,
+                    values,
+                    width,
+                    widths,
+                } => {
+                    let v = values.get(&self.cps, data, rank);
+                    let w = match width {
+                        Width::Natural => 0,
+                        Width::Fixed(w) => w as usize,
+                        Width::PerRow => widths.get(&self.cps, data, rank) as usize,
+                    };
+                    render(out, kind, v, w);
+                }
+                Slot::Dict { ids, warm, .. } => {
+                    let id = ids.get(&self.cps, data, rank) as usize;
+                    out.extend_from_slice(self.static_str(warm as usize + id));
+                }
+                Slot::Free { pool_base } => self.pool.get(pool, pool_base as usize + rank, out),
+            }
+        }
+        out.extend_from_slice(self.static_str(st + t.slots as usize));
+        Ok(())
+    }
+
+    /// Row `row` as a new vector.
+    pub fn get(&self, row: usize) -> Result<Vec<u8>> {
+        let mut v = Vec::new();
+        self.get_into(row, &mut v)?;
+        Ok(v)
+    }
+
+    #[inline]
+    fn static_str(&self, i: usize) -> &[u8] {
+        let s = if i == 0 {
+            0
+        } else {
+            self.statics_end[i - 1] as usize
+        };
+        &self.statics[s..self.statics_end[i] as usize]
+    }
+
+    /// Every row into Arrow layout: `values` and `offsets` (`rows + 1`
+    /// entries, starting at 0) are cleared and filled.
+    pub fn decode_all(&self, values: &mut Vec<u8>, offsets: &mut Vec<i64>) {
+        values.clear();
+        offsets.clear();
+        let data = &self.bytes[self.data_at..];
+        let pool = &self.bytes[self.pool_at..];
+        let (mut pbuf, mut pend) = (Vec::new(), Vec::new());
+        self.pool.decode_all(pool, &mut pbuf, &mut pend);
+        let pstr = |i: usize| -> &[u8] {
+            let s = if i == 0 { 0 } else { pend[i - 1] as usize };
+            &pbuf[s..pend[i] as usize]
+        };
+        // Every integer column, unpacked once.
+        let mut ints: Vec<Vec<u64>> = Vec::with_capacity(self.slots.len());
+        let mut wids: Vec<Vec<u64>> = Vec::with_capacity(self.slots.len());
+        for s in &self.slots {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            match *s {
+                Slot::Int {
+                    values: v,
+                    width,
+                    widths,
+                    ..
+                } => {
+                    v.decode_all(&self.cps, data, &mut a);
+                    if width == Width::PerRow {
+                        widths.decode_all(&self.cps, data, &mut b);
+                    }
+                }
+                Slot::Dict { ids, .. } => ids.decode_all(&self.cps, data, &mut a),
+                Slot::Free { .. } => {}
+            }
+            ints.push(a);
+            wids.push(b);
+        }
+        let mut cursor = vec![0usize; self.templates.len()];
+        values.reserve(pbuf.len() * 2 + self.rows * 64);
+        offsets.reserve(self.rows + 1);
+        offsets.push(0);
+        let idx = &self.bytes[self.rowidx_at..];
+        for (b, rb) in self.row_blocks.iter().enumerate() {
+            let d = &idx[rb.off as usize..];
+            let in_block = (self.rows - b * ROW_BLOCK).min(ROW_BLOCK);
+            for j in 0..in_block {
+                let l = get_packed(d, rb.bits, j) as usize;
+                let tid = self.locals[rb.first_local as usize + l].0 as usize;
+                let t = self.templates[tid];
+                let rank = cursor[tid];
+                cursor[tid] += 1;
+                let st = t.first_static as usize;
+                for s in 0..t.slots as usize {
+                    values.extend_from_slice(self.static_str(st + s));
+                    let si = t.first_slot as usize + s;
+                    match self.slots[si] {
+                        Slot::Int { kind, width, .. } => {
+                            let w = match width {
+                                Width::Natural => 0,
+                                Width::Fixed(w) => w as usize,
+                                Width::PerRow => wids[si][rank] as usize,
+                            };
+                            render(values, kind, ints[si][rank], w);
+                        }
+                        Slot::Dict { pool_base, .. } => values
+                            .extend_from_slice(pstr(pool_base as usize + ints[si][rank] as usize)),
+                        Slot::Free { pool_base } => {
+                            values.extend_from_slice(pstr(pool_base as usize + rank))
+                        }
+                    }
+                }
+                values.extend_from_slice(self.static_str(st + t.slots as usize));
+                offsets.push(values.len() as i64);
+            }
+        }
+    }
+}
+
+#[inline]
+fn render(out: &mut Vec<u8>, kind: Kind, v: u64, w: usize) {
+    match kind {
+        Kind::Dec => render_dec(out, v, w),
+        Kind::HexLower => render_hex(out, v, w, false),
+        _ => render_hex(out, v, w, true),
+    }
+}

@@ -1,0 +1,345 @@
+//! Encoding a block of rows: mining, matching, typing the slots and laying
+//! out the bytes described in the module documentation.
+
+use super::bits::{dec_digits, hex_digits, pack, put_varint, PAD};
+use super::column;
+use super::mine::{Miner, Pattern};
+use super::tokenize::{parse_dec, parse_hex, Tokens};
+use super::{text, Kind, Width, BLOCK_MAGIC, ROW_BLOCK};
+
+/// Knobs of the encoder.
+#[derive(Clone, Debug)]
+pub struct LogOptions {
+    /// Design A (true): integer and hex slots are typed sub-columns. Design
+    /// B (false): every slot is token-coded text (dictionary or free).
+    pub typed: bool,
+    /// Rows the first mining pass looks at (evenly spaced over the block).
+    pub sample_rows: usize,
+    /// A template is kept only when at least this many rows use it.
+    pub min_count: usize,
+    /// Share of static word positions two skeletons must share to merge
+    /// (Drain's similarity threshold).
+    pub similarity: f64,
+}
+
+impl Default for LogOptions {
+    fn default() -> Self {
+        Self {
+            typed: true,
+            sample_rows: 4096,
+            min_count: 2,
+            similarity: 0.5,
+        }
+    }
+}
+
+/// How one slot's values will be stored.
+enum SlotPlan {
+    Int {
+        kind: Kind,
+        values: Vec<u64>,
+        width: Width,
+        widths: Vec<u64>,
+    },
+    Dict {
+        ids: Vec<u64>,
+        values: Vec<Vec<u8>>,
+    },
+    Free {
+        values: Vec<Vec<u8>>,
+    },
+}
+
+/// Integer typing of a slot's words: kind, values, width rule, per-row widths.
+fn as_ints(words: &[&[u8]]) -> Option<(Kind, Vec<u64>, Width, Vec<u64>)> {
+    let try_kind = |kind: Kind| -> Option<Vec<u64>> {
+        words
+            .iter()
+            .map(|w| match kind {
+                Kind::Dec => parse_dec(w),
+                Kind::HexLower => parse_hex(w, false),
+                _ => parse_hex(w, true),
+            })
+            .collect()
+    };
+    let (kind, values) = [Kind::Dec, Kind::HexLower, Kind::HexUpper]
+        .into_iter()
+        .find_map(|k| try_kind(k).map(|v| (k, v)))?;
+    let natural = |v: u64| match kind {
+        Kind::Dec => dec_digits(v),
+        _ => hex_digits(v),
+    };
+    let all_natural = words
+        .iter()
+        .zip(&values)
+        .all(|(w, &v)| w.len() == natural(v));
+    let w0 = words.first().map_or(0, |w| w.len());
+    let (width, widths) = if all_natural {
+        (Width::Natural, Vec::new())
+    } else if words.iter().all(|w| w.len() == w0) {
+        (Width::Fixed(w0 as u8), Vec::new())
+    } else {
+        (
+            Width::PerRow,
+            words.iter().map(|w| w.len() as u64).collect(),
+        )
+    };
+    Some((kind, values, width, widths))
+}
+
+/// Text typing: a value dictionary when its estimated bytes are smaller
+/// than one string per row, else free.
+fn as_text(words: &[&[u8]]) -> SlotPlan {
+    let mut ids = Vec::with_capacity(words.len());
+    let mut values: Vec<Vec<u8>> = Vec::new();
+    let mut index: std::collections::HashMap<&[u8], u64> = Default::default();
+    for w in words {
+        let next = values.len() as u64;
+        let id = *index.entry(w).or_insert(next);
+        if id == next {
+            values.push(w.to_vec());
+        }
+        ids.push(id);
+    }
+    let free = SlotPlan::Free {
+        values: words.iter().map(|w| w.to_vec()).collect(),
+    };
+    if values.len() == words.len() {
+        return free;
+    }
+    let dict = SlotPlan::Dict { ids, values };
+    if cost(&dict) < cost(&free) {
+        dict
+    } else {
+        free
+    }
+}
+
+/// Estimated stored bytes of a slot: exact column bytes (checkpoints and
+/// residuals) plus, for pool strings, ~half their bytes in codes and 1.5
+/// bytes of offset each (what the OnPair-12 pool measured on Loghub).
+fn cost(plan: &SlotPlan) -> f64 {
+    let col = |v: &[u64]| {
+        let (mut m, mut d) = (Vec::new(), Vec::new());
+        column::write(v, &mut m, &mut d);
+        (m.len() + d.len()) as f64
+    };
+    let strings = |v: &[Vec<u8>]| v.iter().map(|s| s.len() as f64 * 0.5 + 1.5).sum::<f64>();
+    match plan {
+        SlotPlan::Int {
+            values,
+            widths,
+            width,
+            ..
+        } => {
+            col(values)
+                + if *width == Width::PerRow {
+                    col(widths)
+                } else {
+                    0.0
+                }
+                + 1.0
+        }
+        SlotPlan::Dict { ids, values } => col(ids) + strings(values) + 2.0,
+        SlotPlan::Free { values } => strings(values) + 1.0,
+    }
+}
+
+/// Encodes `rows` into one log block (the bytes as they would be stored,
+/// padding included).
+pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
+    let mut miner = Miner::default();
+    let min_count = opts.min_count.max(1);
+    // Pass 1: mine a sample.
+    let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
+    let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
+    miner.learn(&sample, min_count, opts.similarity);
+    let mut t = Tokens::default();
+    let mut assign: Vec<Option<u32>> = rows
+        .iter()
+        .map(|r| {
+            t.split(r);
+            miner.find(r, &t)
+        })
+        .collect();
+    // Pass 2: mine what the sample's templates missed.
+    let missed: Vec<usize> = (0..rows.len()).filter(|&i| assign[i].is_none()).collect();
+    if !missed.is_empty() {
+        let before = miner.patterns.len();
+        let miss_rows: Vec<&[u8]> = missed.iter().map(|&i| rows[i]).collect();
+        miner.learn(&miss_rows, min_count, opts.similarity);
+        if miner.patterns.len() > before {
+            for &i in &missed {
+                t.split(rows[i]);
+                assign[i] = miner.find(rows[i], &t);
+            }
+        }
+    }
+    // Keep templates used by at least `min_count` rows; number them 1.. in
+    // pattern order (0 is the escape template).
+    let mut uses = vec![0usize; miner.patterns.len()];
+    for p in assign.iter().flatten() {
+        uses[*p as usize] += 1;
+    }
+    let mut tid_of = vec![0u32; miner.patterns.len()];
+    let mut kept: Vec<&Pattern> = Vec::new();
+    for (p, &u) in uses.iter().enumerate() {
+        if u >= min_count {
+            kept.push(&miner.patterns[p]);
+            tid_of[p] = kept.len() as u32;
+        }
+    }
+    let tids: Vec<u32> = assign
+        .iter()
+        .map(|a| a.map_or(0, |p| tid_of[p as usize]))
+        .collect();
+    // Gather each template's slot words (escape: the whole row).
+    let ntemp = kept.len() + 1;
+    let mut cols: Vec<Vec<Vec<&[u8]>>> = std::iter::once(vec![Vec::new()])
+        .chain(kept.iter().map(|p| vec![Vec::new(); p.slots()]))
+        .collect();
+    let mut counts = vec![0u64; ntemp];
+    for (r, &tid) in rows.iter().zip(&tids) {
+        counts[tid as usize] += 1;
+        if tid == 0 {
+            cols[0][0].push(r);
+            continue;
+        }
+        t.split(r);
+        let p = kept[tid as usize - 1];
+        let mut s = 0;
+        for (w, &(a, b)) in p.words.iter().zip(&t.words) {
+            if w.is_none() {
+                cols[tid as usize][s].push(&r[a as usize..b as usize]);
+                s += 1;
+            }
+        }
+    }
+    // Type every slot.
+    let plans: Vec<Vec<SlotPlan>> = cols
+        .iter()
+        .enumerate()
+        .map(|(tid, slots)| {
+            slots
+                .iter()
+                .map(|words| {
+                    let ints = if opts.typed && tid != 0 {
+                        as_ints(words)
+                    } else {
+                        None
+                    };
+                    match ints {
+                        Some((kind, values, width, widths)) => {
+                            let int = SlotPlan::Int {
+                                kind,
+                                values,
+                                width,
+                                widths,
+                            };
+                            // A few distinct numbers (flags, pids, ports)
+                            // can cost less as a value dictionary.
+                            match as_text(words) {
+                                text @ SlotPlan::Dict { .. } if cost(&text) < cost(&int) => text,
+                                _ => int,
+                            }
+                        }
+                        None if tid == 0 => SlotPlan::Free {
+                            values: words.iter().map(|w| w.to_vec()).collect(),
+                        },
+                        None => as_text(words),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    // Pool: all statics first, then the text slots' strings.
+    let mut pool: Vec<Vec<u8>> = vec![Vec::new(), Vec::new()];
+    for p in &kept {
+        pool.extend(p.statics());
+    }
+    let mut meta = Vec::new();
+    let mut data = Vec::new();
+    put_varint(&mut meta, rows.len() as u64);
+    put_varint(&mut meta, ntemp as u64);
+    for (tid, slots) in plans.iter().enumerate() {
+        put_varint(&mut meta, slots.len() as u64);
+        put_varint(&mut meta, counts[tid]);
+    }
+    for slots in &plans {
+        for plan in slots {
+            match plan {
+                SlotPlan::Int {
+                    kind,
+                    values,
+                    width,
+                    widths,
+                } => {
+                    match width {
+                        Width::Natural => meta.push(*kind as u8),
+                        Width::PerRow => meta.push(*kind as u8 | 1 << 3),
+                        Width::Fixed(w) => {
+                            meta.push(*kind as u8 | 2 << 3);
+                            meta.push(*w);
+                        }
+                    }
+                    column::write(values, &mut meta, &mut data);
+                    if *width == Width::PerRow {
+                        column::write(widths, &mut meta, &mut data);
+                    }
+                }
+                SlotPlan::Dict { ids, values } => {
+                    meta.push(Kind::Dict as u8);
+                    put_varint(&mut meta, values.len() as u64);
+                    pool.extend(values.iter().cloned());
+                    column::write(ids, &mut meta, &mut data);
+                }
+                SlotPlan::Free { values } => {
+                    meta.push(Kind::Free as u8);
+                    pool.extend(values.iter().cloned());
+                }
+            }
+        }
+    }
+    // Row index: per block of ROW_BLOCK rows, its templates (first
+    // appearance), their ranks at the block start, and local ids.
+    let mut rowidx = Vec::new();
+    let mut running = vec![0u64; ntemp];
+    for block in tids.chunks(ROW_BLOCK) {
+        let mut local: Vec<u32> = Vec::new();
+        let ids: Vec<u64> = block
+            .iter()
+            .map(|&tid| match local.iter().position(|&x| x == tid) {
+                Some(i) => i as u64,
+                None => {
+                    local.push(tid);
+                    (local.len() - 1) as u64
+                }
+            })
+            .collect();
+        put_varint(&mut meta, local.len() as u64);
+        for &tid in &local {
+            put_varint(&mut meta, tid as u64);
+            put_varint(&mut meta, running[tid as usize]);
+        }
+        for &tid in block {
+            running[tid as usize] += 1;
+        }
+        pack(ids, super::bits::local_id_bits(local.len()), &mut rowidx);
+    }
+    let pool_refs: Vec<&[u8]> = pool.iter().map(|s| &s[..]).collect();
+    let mut pool_bytes = Vec::new();
+    text::write(&pool_refs, &mut pool_bytes);
+
+    let mut out = Vec::with_capacity(
+        BLOCK_MAGIC.len() + 16 + meta.len() + rowidx.len() + data.len() + pool_bytes.len() + PAD,
+    );
+    out.extend_from_slice(BLOCK_MAGIC);
+    for part in [&meta, &rowidx, &data, &pool_bytes] {
+        out.extend_from_slice(&(part.len() as u32).to_le_bytes());
+    }
+    for part in [&meta, &rowidx, &data, &pool_bytes] {
+        out.extend_from_slice(part);
+    }
+    out.resize(out.len() + PAD, 0);
+    out
+}

@@ -1,0 +1,164 @@
+//! Log columns as templates + typed slots (issue 20; not yet a chunk kind of
+//! the file format — this module is the codec core the chunk kind will wrap).
+//!
+//! # The idea
+//! A log line repeats a long static text (its *template*) around a few
+//! variables. A block of rows is stored as
+//! - per row, the id of its template (templates are mined from the rows);
+//! - per template slot, a typed sub-column of that template's rows' values:
+//!   integers (decimal, lower/upper hex) bit-packed in blocks of 128 with a
+//!   checkpoint each, low-cardinality words as value-dictionary ids, other
+//!   words as token-coded text;
+//! - one *text pool* holding every variable-length string (template static
+//!   text, dictionary values, free words, escaped rows) as OnPair-12 codes.
+//!
+//! Template 0 is the *escape* template: empty static text around one free
+//! text slot, i.e. the whole row token-coded. Rows that match no mined
+//! template, or whose template fewer than `min_count` rows use, take it.
+//! Rendering is byte-exact by construction (below), so every input round
+//! trips; nothing depends on the input being text or UTF-8.
+//!
+//! # Tokens, templates, slots (`tokenize.rs`, `mine.rs`)
+//! A line splits uniquely into `sep₀ word₀ sep₁ … wordₙ₋₁ sepₙ`: words are
+//! maximal runs of ASCII letters/digits, separators everything else. A
+//! template fixes the separators and, per word position, either a static
+//! word or a slot; a row matches when its separators and static words are
+//! equal. Words holding a digit are always slots; merging (Drain's
+//! similarity ≥ 0.5 within a shape = separators + word count) turns the
+//! positions where similar skeletons differ into slots. The template's
+//! static text is then `slots + 1` strings: static₀ slot₀ static₁ … staticₖ.
+//! A JSON line `{"k":"v",…}` has its keys, quotes, colons and commas in the
+//! separators/static words, so keys are static and varying values are slots.
+//!
+//! # Slot types (`encode.rs`)
+//! Decided per slot over all of the template's rows in the block:
+//! - `Dec` (kind 0): every value is 1–19 decimal digits; `HexLower` (1) /
+//!   `HexUpper` (2): every value is 1–16 hex digits of that case. Values are
+//!   u64. The *width rule* keeps leading zeros exactly: `Natural` (0: no
+//!   value has a leading zero), `Fixed w` (2: every value has w digits) or
+//!   `PerRow` (1: a second integer column holds each value's digit count).
+//!   Signs, dots, colons are separators, i.e. static text.
+//! - `Dict` (3): distinct values in the pool, ids as an integer column; chosen
+//!   when repeats save more than the ids cost.
+//! - `Free` (4): the values in the pool, one string per row, in rank order.
+//!
+//! # Integer columns (`column.rs`)
+//! Blocks of 128 values; per block a checkpoint `(mode|bits: u8, base:
+//! varint, [slope: zigzag varint])` and `⌈n·bits/8⌉` bytes of residuals
+//! (LSB-first, byte-aligned per block). FoR: `v[j] = base + r[j]`; linear
+//! FoR (mode bit 7): `v[j] = base + r[j] + j·slope` (mod 2^64), which takes
+//! steadily growing values (timestamps, counters) to a few bits like delta
+//! coding but reads one residual, not a prefix sum. Value `i` reads
+//! checkpoint `i/128` and one residual: O(1).
+//!
+//! # Row index: template id and rank of a row in O(1)
+//! A slot value of row `r` sits at `r`'s *rank* (its index among the rows of
+//! its template). Rows are cut into blocks of 128; each block stores a local
+//! table of the templates it uses (first-appearance order) with each one's
+//! rank at the block start, and per row a local id of `b` bits, `b` the
+//! width of `n − 1` rounded up to 0, 1, 2, 4 or 8 (n = templates in the
+//! block, often 1–8: fewer bits than a global id).
+//! `rank(r) = start[local] + #{k < r in the block : local[k] = local[r]}`,
+//! counted 64 bits at a time (SWAR field compare + popcount: ≤ 16 words).
+//!
+//! # Bytes of a block
+//! ```text
+//! "FPL1" | u32 meta_len | u32 rowidx_len | u32 data_len | u32 pool_len
+//! meta:   varint rows, varint templates (≥ 1)
+//!         per template: varint slots, varint rows using it
+//!         per slot (templates in order): u8 kind | width rule << 3, then
+//!           Dec/Hex: [u8 width when Fixed], checkpoints of the values
+//!                    [checkpoints of the widths when PerRow]
+//!           Dict:    varint values, checkpoints of the ids
+//!           Free:    nothing
+//!           (text slots' strings follow the static strings in the pool,
+//!           in slot order: a Dict slot's values, a Free slot's one string
+//!           per row; their pool indexes are running sums)
+//!         per row block: varint n, n × (varint template, varint start rank)
+//! rowidx: per row block, its local ids packed at b ∈ {0,1,2,4,8} bits (byte-aligned)
+//! data:   every integer block's residuals, in meta order
+//! pool:   the text pool (see `text.rs`)
+//! 16 zero bytes (every 16-byte window read of packed data stays inside)
+//! ```
+//! Template `t`'s static strings are pool strings `Σ_{u<t}(slots_u + 1) …`;
+//! template 0 must have one slot, of kind Free.
+//! [`LogBlock::open`] checks: magic, section lengths, padding zero, pool
+//! (token lengths, offsets monotone and ending at the code count, every code
+//! below the token count), counts and pool indexes in range, kinds and width
+//! rules defined, bit widths ≤ 64, column data used exactly, row-index local
+//! ids inside their tables, start ranks equal to the running counts and the
+//! counts equal to the templates' (so every reachable rank is in range),
+//! dictionary ids below their dictionary's size, widths ≤ 40.
+//!
+//! # GPU decode (plan for spec/DECODER.md)
+//! One warp per row block of 128 rows (4 rows per lane):
+//! 1. *locate*: lanes read their rows' local ids; `__match_any_sync` on the
+//!    local id and a popcount of lower lanes (plus a per-warp running count
+//!    over the 4 sub-rounds) gives each row's rank = `start[local]` + that; the
+//!    block's template table is a few words in shared memory.
+//! 2. *size*: each row's length = Σ static lengths (a per-template constant)
+//!    + Σ slot lengths. Integer slots: unpack the value (FoR: one read;
+//!    delta: the column's 128-block is unpacked once per warp into shared
+//!    memory and prefix-summed with a warp scan) and count digits (or use
+//!    the width). Text slots: the pool string's code range from the pool's
+//!    offsets cascade; its byte length from a precomputed per-string length
+//!    array (one prefix pass over the pool, like the existing sidecar).
+//! 3. *scan*: a warp prefix sum of the 128 row lengths gives the rows'
+//!    offsets inside the block's output; the block's output start comes from
+//!    a sidecar of per-block output positions (written like today's batch
+//!    sidecar), so blocks decode independently into the one device-linear
+//!    column and its offsets array.
+//! 4. *emit*: per row, copy static strings (templates staged in shared
+//!    memory), render integers (digits written right-to-left from the
+//!    known length), and expand text-slot codes through the existing
+//!    FastPair token gather (the pool uses the same fixed-stride token
+//!    planes) into a shared staging buffer, then drain 16-byte aligned as the
+//!    existing kernel does. Long escaped rows (whole rows in the pool) are
+//!    best decoded by the existing code-batch kernel as a second work list.
+
+mod bits;
+mod column;
+mod decode;
+mod encode;
+mod mine;
+mod split;
+mod text;
+mod tokenize;
+
+pub use decode::LogBlock;
+pub use encode::{encode, LogOptions};
+pub use split::{encode_column, LogColumn};
+
+/// First bytes of a log block.
+const BLOCK_MAGIC: &[u8; 4] = b"FPL1";
+
+/// Rows per row-index block.
+const ROW_BLOCK: usize = 128;
+
+/// Slot kinds (the byte stored in the meta).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Kind {
+    Dec = 0,
+    HexLower = 1,
+    HexUpper = 2,
+    Dict = 3,
+    Free = 4,
+}
+
+/// Width rule of an integer slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Width {
+    Natural,
+    Fixed(u8),
+    PerRow,
+}
+
+/// Bytes of each part of an encoded block: (header, meta, row index, column
+/// data, pool, padding).
+pub fn part_sizes(block: &[u8]) -> Option<[usize; 6]> {
+    let l = |i: usize| -> Option<usize> {
+        Some(u32::from_le_bytes(block.get(4 + 4 * i..8 + 4 * i)?.try_into().ok()?) as usize)
+    };
+    Some([20, l(0)?, l(1)?, l(2)?, l(3)?, bits::PAD])
+}

@@ -1,0 +1,193 @@
+//! Header / body split: the leading words that (almost) every row shares in
+//! shape — timestamp, level, host, pid, a JSON object's fixed keys — are
+//! cut off into a *header* block and the rest into a *body* block, each
+//! encoded as its own log block. The header block then has few templates,
+//! so its integer columns run in row order (a timestamp field is one dense,
+//! steadily growing column instead of one short column per body template)
+//! and the body's templates no longer repeat header slots.
+//!
+//! The cut of row `r` is the end of the separator after word `h` (or the
+//! row's end when it has fewer words); `h` is chosen on a sample: the
+//! largest `h ≤ MAX_HEADER_WORDS` whose most common *header shape* (the
+//! separators of the first `h` words) covers ≥ [`COVERAGE`] of the rows.
+//! The writer encodes the column both whole and split and keeps the
+//! smaller, so the split never costs bytes.
+//!
+//! ```text
+//! "FPS1" | u32 header_len | header block (header_len bytes) | body block
+//! ```
+//! or a single log block ("FPL1"). Row `r` = header row `r` ++ body row `r`.
+
+use std::collections::HashMap;
+
+use super::bits::VarReader;
+use super::decode::LogBlock;
+use super::encode::{encode, LogOptions};
+use super::tokenize::Tokens;
+use crate::error::{Error, Invariant, Result};
+
+const SPLIT_MAGIC: &[u8; 4] = b"FPS1";
+
+/// Longest header, in words.
+const MAX_HEADER_WORDS: usize = 48;
+
+/// Share of the rows the most common header shape must cover.
+const COVERAGE: f64 = 0.9;
+
+/// The header length (in words) for `sample`; 0 = no split.
+fn header_words(sample: &[&[u8]]) -> usize {
+    let mut t = Tokens::default();
+    // Per row, the separators of its first MAX_HEADER_WORDS words.
+    let mut counts: Vec<HashMap<Vec<u8>, usize>> = vec![HashMap::new(); MAX_HEADER_WORDS + 1];
+    for r in sample {
+        t.split(r);
+        let mut key = Vec::new();
+        let n = MAX_HEADER_WORDS.min(t.words.len());
+        for (&(a, b), count) in t.seps[..n].iter().zip(&mut counts[1..]) {
+            key.extend_from_slice(&(b - a).to_le_bytes());
+            key.extend_from_slice(&r[a as usize..b as usize]);
+            *count.entry(key.clone()).or_default() += 1;
+        }
+    }
+    let need = (sample.len() as f64 * COVERAGE).ceil() as usize;
+    (1..=MAX_HEADER_WORDS)
+        .rev()
+        .find(|&h| counts[h].values().any(|&c| c >= need.max(1)))
+        .unwrap_or(0)
+}
+
+/// Where row `r` splits for a header of `h` words.
+fn cut(r: &[u8], t: &mut Tokens, h: usize) -> usize {
+    t.split(r);
+    if t.words.len() <= h {
+        r.len()
+    } else {
+        t.seps[h].1 as usize
+    }
+}
+
+/// Encodes a column of log rows: split into header and body when that is
+/// smaller, else one block.
+pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
+    let whole = encode(rows, opts);
+    let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
+    let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
+    let h = header_words(&sample);
+    if h == 0 {
+        return whole;
+    }
+    let mut t = Tokens::default();
+    let cuts: Vec<usize> = rows.iter().map(|r| cut(r, &mut t, h)).collect();
+    let heads: Vec<&[u8]> = rows.iter().zip(&cuts).map(|(r, &c)| &r[..c]).collect();
+    let bodies: Vec<&[u8]> = rows.iter().zip(&cuts).map(|(r, &c)| &r[c..]).collect();
+    let head = encode(&heads, opts);
+    let body = encode(&bodies, opts);
+    if 8 + head.len() + body.len() >= whole.len() {
+        return whole;
+    }
+    let mut out = Vec::with_capacity(8 + head.len() + body.len());
+    out.extend_from_slice(SPLIT_MAGIC);
+    out.extend_from_slice(&(head.len() as u32).to_le_bytes());
+    out.extend_from_slice(&head);
+    out.extend_from_slice(&body);
+    out
+}
+
+/// An opened column: one block, or a header and a body block of equal rows.
+pub enum LogColumn<'a> {
+    /// One log block.
+    Single(Box<LogBlock<'a>>),
+    /// Header block and body block.
+    Split(Box<(LogBlock<'a>, LogBlock<'a>)>),
+}
+
+impl<'a> LogColumn<'a> {
+    /// Opens and validates what [`encode_column`] wrote.
+    pub fn open(bytes: &'a [u8]) -> Result<Self> {
+        if !bytes.starts_with(SPLIT_MAGIC) {
+            return Ok(LogColumn::Single(Box::new(LogBlock::open(bytes)?)));
+        }
+        let mut r = VarReader::new(bytes, 0);
+        r.take(4, "split magic")?;
+        let n = r.u32("header block length")? as usize;
+        let head = r.take(n, "header block")?;
+        let head = LogBlock::open(head)?;
+        let body = LogBlock::open(&bytes[8 + n..])?;
+        if head.rows() != body.rows() {
+            return Err(Error::corrupt(
+                super::bits::SECTION,
+                8 + n as u64,
+                Invariant::SizeMismatch {
+                    what: "body rows",
+                    expected: head.rows() as u64,
+                    found: body.rows() as u64,
+                },
+            ));
+        }
+        Ok(LogColumn::Split(Box::new((head, body))))
+    }
+
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        match self {
+            LogColumn::Single(b) => b.rows(),
+            LogColumn::Split(hb) => hb.0.rows(),
+        }
+    }
+
+    /// Templates (both blocks' when split).
+    pub fn templates(&self) -> usize {
+        match self {
+            LogColumn::Single(b) => b.templates(),
+            LogColumn::Split(hb) => hb.0.templates() + hb.1.templates(),
+        }
+    }
+
+    /// Escaped rows (body block's when split).
+    pub fn escaped_rows(&self) -> usize {
+        match self {
+            LogColumn::Single(b) => b.escaped_rows(),
+            LogColumn::Split(hb) => hb.1.escaped_rows(),
+        }
+    }
+
+    /// True when split into header and body.
+    pub fn is_split(&self) -> bool {
+        matches!(self, LogColumn::Split(..))
+    }
+
+    /// Appends row `row` to `out` (O(1): one row of each block).
+    pub fn get_into(&self, row: usize, out: &mut Vec<u8>) -> Result<()> {
+        match self {
+            LogColumn::Single(b) => b.get_into(row, out),
+            LogColumn::Split(hb) => {
+                hb.0.get_into(row, out)?;
+                hb.1.get_into(row, out)
+            }
+        }
+    }
+
+    /// Every row into Arrow layout (`values`, `rows + 1` offsets from 0).
+    pub fn decode_all(&self, values: &mut Vec<u8>, offsets: &mut Vec<i64>) {
+        match self {
+            LogColumn::Single(b) => b.decode_all(values, offsets),
+            LogColumn::Split(hb) => {
+                let (h, b) = (&hb.0, &hb.1);
+                let (mut hv, mut ho, mut bv, mut bo) =
+                    (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+                h.decode_all(&mut hv, &mut ho);
+                b.decode_all(&mut bv, &mut bo);
+                values.clear();
+                offsets.clear();
+                values.reserve(hv.len() + bv.len());
+                offsets.reserve(ho.len());
+                offsets.push(0);
+                for i in 0..ho.len() - 1 {
+                    values.extend_from_slice(&hv[ho[i] as usize..ho[i + 1] as usize]);
+                    values.extend_from_slice(&bv[bo[i] as usize..bo[i + 1] as usize]);
+                    offsets.push(values.len() as i64);
+                }
+            }
+        }
+    }
+}

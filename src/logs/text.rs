@@ -1,0 +1,233 @@
+//! The text pool of a log block: every variable-length string of the block
+//! (template static text, value-dictionary entries, free-text slot values,
+//! escaped rows) as codes of one OnPair-12 token dictionary, trained on the
+//! pool by the crate's trainer and encoded with its matcher.
+//!
+//! ```text
+//! varint learned            tokens after the 256 single bytes (implicit)
+//! ⌈learned/2⌉ bytes          token lengths − 1, 4 bits each, low nibble first
+//! Σ lengths bytes            token bytes
+//! varint strings
+//! varint meta_len, meta     code offsets of the strings (strings + 1
+//! varint data_len, data     values) as an integer column (`column.rs`)
+//! ⌈codes·12/8⌉ bytes         codes, 12 bits each, LSB first
+//! ```
+//! String `i` is codes `off[i] .. off[i+1]`. The offsets are an integer
+//! column, not the format's cascade (spec/FORMAT.md §6): a cascade read sums
+//! up to 128 deltas, a linear-FoR read is one residual (measured: the
+//! cascade's unpack + sum was the largest cost of a point read on rows with
+//! several free-text slots), at a similar size for steadily growing offsets.
+
+use super::bits::{get_packed, pack, packed_len, put_varint, VarReader};
+use super::column::{self, Checkpoint, IntCol};
+use crate::dict::matcher::Matcher;
+use crate::dict::onpair::{self, OnPairParams};
+use crate::dict::{TokenTable, MAX_TOKEN_LEN};
+use crate::error::{Invariant, Result};
+
+/// Code width of the pool.
+const CODE_BITS: u8 = 12;
+
+/// Appends the pool of `strings` to `out`.
+pub(crate) fn write(strings: &[&[u8]], out: &mut Vec<u8>) {
+    let table = if strings.iter().all(|s| s.is_empty()) {
+        TokenTable::single_bytes()
+    } else {
+        onpair::train(strings, &OnPairParams::onpair12())
+    };
+    debug_assert!((0..256).all(|b| table.token(b) == [b as u8]));
+    debug_assert!(table.len() <= 1 << CODE_BITS);
+    let learned = table.len() - 256;
+    put_varint(out, learned as u64);
+    let lens: Vec<u8> = (256..table.len())
+        .map(|c| table.token_len(c) as u8 - 1)
+        .collect();
+    for pair in lens.chunks(2) {
+        out.push(pair[0] | pair.get(1).map_or(0, |h| h << 4));
+    }
+    for c in 256..table.len() {
+        out.extend_from_slice(table.token(c));
+    }
+    let m = Matcher::new(&table);
+    let mut codes: Vec<u16> = Vec::new();
+    let mut offs = Vec::with_capacity(strings.len() + 1);
+    offs.push(0u32);
+    for s in strings {
+        m.encode_into(s, &mut codes);
+        offs.push(u32::try_from(codes.len()).expect("pool under 2^32 codes"));
+    }
+    put_varint(out, strings.len() as u64);
+    let (mut meta, mut data) = (Vec::new(), Vec::new());
+    column::write(
+        &offs.iter().map(|&o| o as u64).collect::<Vec<_>>(),
+        &mut meta,
+        &mut data,
+    );
+    for part in [&meta, &data] {
+        put_varint(out, part.len() as u64);
+        out.extend_from_slice(part);
+    }
+    pack(codes.iter().map(|&c| c as u64), CODE_BITS, out);
+}
+
+/// A parsed, validated pool. The byte ranges index the block's bytes.
+pub(crate) struct Pool {
+    words: Vec<[u8; MAX_TOKEN_LEN]>,
+    lens: Vec<u8>,
+    strings: usize,
+    cps: Vec<Checkpoint>,
+    offs: IntCol,
+    offs_at: usize,
+    codes_at: usize,
+}
+
+impl Pool {
+    /// Parses the pool occupying all of `r`'s remaining bytes (block offsets
+    /// `base..`), checking every token length, the offsets and every code.
+    pub(crate) fn parse(bytes: &[u8], base: usize) -> Result<Self> {
+        let mut r = VarReader::new(bytes, base);
+        let learned = r.bounded("pool learned tokens", (1 << CODE_BITS) - 256)? as usize;
+        let nib = r.take(learned.div_ceil(2), "pool token lengths")?;
+        let mut words = Vec::with_capacity(256 + learned);
+        let mut lens = Vec::with_capacity(256 + learned);
+        for b in 0..=255u8 {
+            let mut w = [0u8; MAX_TOKEN_LEN];
+            w[0] = b;
+            words.push(w);
+            lens.push(1);
+        }
+        for i in 0..learned {
+            let l = (nib[i / 2] >> (4 * (i % 2))) & 15;
+            let tok = r.take(l as usize + 1, "pool token bytes")?;
+            let mut w = [0u8; MAX_TOKEN_LEN];
+            w[..tok.len()].copy_from_slice(tok);
+            words.push(w);
+            lens.push(l + 1);
+        }
+        let strings = r.bounded("pool strings", u32::MAX as u64 - 1)? as usize;
+        let meta_len = r.bounded("pool offsets meta length", bytes.len() as u64)? as usize;
+        let meta_at = base + r.pos();
+        let meta = r.take(meta_len, "pool offsets meta")?;
+        let data_len = r.bounded("pool offsets data length", bytes.len() as u64)? as usize;
+        let offs_at = r.pos();
+        let data = r.take(data_len, "pool offsets data")?;
+        let mut m = VarReader::new(meta, meta_at);
+        let (mut cps, mut used) = (Vec::new(), 0u64);
+        let offs = column::parse(&mut m, strings as u32 + 1, &mut cps, &mut used)?;
+        if !m.at_end() || used != data_len as u64 {
+            return Err(m.err(Invariant::SizeMismatch {
+                what: "pool offsets",
+                expected: used,
+                found: data_len as u64,
+            }));
+        }
+        let mut padded = data.to_vec();
+        padded.resize(data.len() + 16, 0);
+        let mut all = Vec::with_capacity(strings + 1);
+        offs.decode_all(&cps, &padded, &mut all);
+        if all[0] != 0 || all.windows(2).any(|w| w[1] < w[0]) || all[strings] > u32::MAX as u64 {
+            return Err(r.err(Invariant::BadField {
+                what: "pool offsets (not from 0, non-decreasing, < 2^32)",
+                value: all[strings],
+            }));
+        }
+        let ncodes = all[strings] as usize;
+        let codes_at = r.pos();
+        let codes = r.take(packed_len(ncodes, CODE_BITS), "pool codes")?;
+        if !r.at_end() {
+            return Err(r.err(Invariant::SizeMismatch {
+                what: "pool",
+                expected: r.pos() as u64,
+                found: bytes.len() as u64,
+            }));
+        }
+        let mut padded = codes.to_vec();
+        padded.resize(codes.len() + 16, 0);
+        let ntok = words.len() as u64;
+        if let Some(i) = (0..ncodes).find(|&i| get_packed(&padded, CODE_BITS, i) >= ntok) {
+            return Err(r.err(Invariant::BadField {
+                what: "pool code (past the token table)",
+                value: i as u64,
+            }));
+        }
+        Ok(Pool {
+            words,
+            lens,
+            strings,
+            cps,
+            offs,
+            offs_at,
+            codes_at,
+        })
+    }
+
+    /// Number of strings.
+    pub(crate) fn len(&self) -> usize {
+        self.strings
+    }
+
+    /// Appends string `i` (`i < len`) to `out`. `pool` is the pool's bytes
+    /// followed by at least 16 bytes (the block padding).
+    #[inline]
+    pub(crate) fn get(&self, pool: &[u8], i: usize, out: &mut Vec<u8>) {
+        let d = &pool[self.offs_at..];
+        let s = self.offs.get(&self.cps, d, i) as usize;
+        let e = self.offs.get(&self.cps, d, i + 1) as usize;
+        let codes = &pool[self.codes_at..];
+        for c in s..e {
+            let code = get_packed(codes, CODE_BITS, c) as usize;
+            let l = self.lens[code] as usize;
+            out.extend_from_slice(&self.words[code][..l]);
+        }
+    }
+
+    /// Every string, concatenated into `buf`, with `ends[i]` = end of string `i`.
+    pub(crate) fn decode_all(&self, pool: &[u8], buf: &mut Vec<u8>, ends: &mut Vec<u32>) {
+        let mut offs = Vec::with_capacity(self.strings + 1);
+        self.offs
+            .decode_all(&self.cps, &pool[self.offs_at..], &mut offs);
+        let codes = &pool[self.codes_at..];
+        let total = *offs.last().unwrap_or(&0) as usize;
+        buf.reserve(total * 4);
+        ends.reserve(self.strings);
+        let mut c = 0usize;
+        for w in offs.windows(2) {
+            let e = w[1] as usize;
+            while c < e {
+                let code = get_packed(codes, CODE_BITS, c) as usize;
+                buf.extend_from_slice(&self.words[code][..self.lens[code] as usize]);
+                c += 1;
+            }
+            ends.push(buf.len() as u32);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_round_trip() {
+        let strings: Vec<&[u8]> = vec![b"", b"hello world", b"hello there", b"\xff\x00x", b""];
+        let mut out = Vec::new();
+        write(&strings, &mut out);
+        let n = out.len();
+        out.resize(n + 16, 0);
+        let p = Pool::parse(&out[..n], 0).unwrap();
+        assert_eq!(p.len(), strings.len());
+        for (i, s) in strings.iter().enumerate() {
+            let mut o = Vec::new();
+            p.get(&out, i, &mut o);
+            assert_eq!(&o, s);
+        }
+        let (mut buf, mut ends) = (Vec::new(), Vec::new());
+        p.decode_all(&out, &mut buf, &mut ends);
+        assert_eq!(buf, strings.concat());
+        assert_eq!(ends.len(), strings.len());
+        // Truncations are errors, never panics.
+        for cut in 0..n {
+            assert!(Pool::parse(&out[..cut], 0).is_err());
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Splitting a log line into words and separators, and classifying words.
+//!
+//! A *word* is a maximal run of ASCII letters and digits; everything between
+//! words (spaces, punctuation, quotes, bytes ≥ 0x80, control bytes) is a
+//! *separator* run. A line is always `sep₀ word₀ sep₁ … word₍ₙ₋₁₎ sepₙ` with
+//! `sep₀` and `sepₙ` possibly empty and every other separator non-empty, so
+//! the split is unique and concatenating the parts gives the line back byte
+//! for byte. Splitting at every non-alphanumeric byte puts the dots of an IP
+//! address, the colons of a time, the `_` of `blk_123` and the quotes, colons
+//! and commas of a JSON line into the static text, and leaves the numbers as
+//! words of digits (integer slots).
+
+/// Byte classes: true for ASCII letters and digits.
+const WORD: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric();
+        b += 1;
+    }
+    t
+};
+
+/// A tokenized line: `seps.len() == words.len() + 1`; both hold byte ranges
+/// of the line as `(start, end)`.
+#[derive(Default, Debug, Clone)]
+pub(crate) struct Tokens {
+    pub(crate) words: Vec<(u32, u32)>,
+    pub(crate) seps: Vec<(u32, u32)>,
+}
+
+impl Tokens {
+    /// Splits `line` into `self` (buffers reused).
+    pub(crate) fn split(&mut self, line: &[u8]) {
+        self.words.clear();
+        self.seps.clear();
+        let n = line.len();
+        let mut i = 0;
+        loop {
+            let s = i;
+            while i < n && !WORD[line[i] as usize] {
+                i += 1;
+            }
+            self.seps.push((s as u32, i as u32));
+            if i == n {
+                break;
+            }
+            let w = i;
+            while i < n && WORD[line[i] as usize] {
+                i += 1;
+            }
+            self.words.push((w as u32, i as u32));
+        }
+    }
+}
+
+/// True when a word holds a digit: such words are always variables.
+#[inline]
+pub(crate) fn has_digit(w: &[u8]) -> bool {
+    w.iter().any(|b| b.is_ascii_digit())
+}
+
+/// A word as a decimal integer: value, or `None` if it is not 1..=19 digits.
+#[inline]
+pub(crate) fn parse_dec(w: &[u8]) -> Option<u64> {
+    if w.is_empty() || w.len() > 19 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &b in w {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + d as u64;
+    }
+    Some(v)
+}
+
+/// A word as hex of one case (`upper`): value, or `None` if it is not
+/// 1..=16 digits of that case.
+#[inline]
+pub(crate) fn parse_hex(w: &[u8], upper: bool) -> Option<u64> {
+    if w.is_empty() || w.len() > 16 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &b in w {
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' if !upper => b - b'a' + 10,
+            b'A'..=b'F' if upper => b - b'A' + 10,
+            _ => return None,
+        };
+        v = (v << 4) | d as u64;
+    }
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(line: &[u8]) -> (Vec<&[u8]>, Vec<&[u8]>) {
+        let mut t = Tokens::default();
+        t.split(line);
+        let w = t
+            .words
+            .iter()
+            .map(|&(a, b)| &line[a as usize..b as usize])
+            .collect();
+        let s = t
+            .seps
+            .iter()
+            .map(|&(a, b)| &line[a as usize..b as usize])
+            .collect();
+        (w, s)
+    }
+
+    #[test]
+    fn split_is_unique_and_exact() {
+        let (w, s) = parts(b"081109 203615 INFO dfs.DataNode: blk_-160 10.2.3.4:50010");
+        assert_eq!(
+            w,
+            [
+                &b"081109"[..],
+                b"203615",
+                b"INFO",
+                b"dfs",
+                b"DataNode",
+                b"blk",
+                b"160",
+                b"10",
+                b"2",
+                b"3",
+                b"4",
+                b"50010"
+            ]
+        );
+        assert_eq!(s.len(), w.len() + 1);
+        assert_eq!(s[0], b"");
+        assert_eq!(s[6], b"_-");
+        let (w, s) = parts(b"");
+        assert!(w.is_empty());
+        assert_eq!(s, [b""]);
+        let (w, s) = parts(b"{\"a\":1}");
+        assert_eq!(w, [&b"a"[..], b"1"]);
+        assert_eq!(s, [&b"{\""[..], b"\":", b"}"]);
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(parse_dec(b"007"), Some(7));
+        assert_eq!(
+            parse_dec(b"9999999999999999999"),
+            Some(9_999_999_999_999_999_999)
+        );
+        assert_eq!(parse_dec(b"99999999999999999999"), None);
+        assert_eq!(parse_dec(b"1a"), None);
+        assert_eq!(parse_hex(b"00ff", false), Some(255));
+        assert_eq!(parse_hex(b"00FF", false), None);
+        assert_eq!(parse_hex(b"00FF", true), Some(255));
+        assert!(has_digit(b"ab1") && !has_digit(b"abc"));
+    }
+}

@@ -1,0 +1,182 @@
+//! Round trips of the log template codec (issue 20): every corpus column and
+//! arbitrary bytes come back byte-exact through the serialized block, by
+//! point reads and by bulk decode.
+
+use fastpair::logs::{encode, encode_column, LogBlock, LogColumn, LogOptions};
+use proptest::prelude::*;
+
+fn check(rows: &[&[u8]], opts: &LogOptions) -> (usize, LogBlock<'static>) {
+    let bytes: &'static [u8] = Box::leak(encode(rows, opts).into_boxed_slice());
+    let block = LogBlock::open(bytes).expect("own output opens");
+    assert_eq!(block.rows(), rows.len());
+    let (mut values, mut offsets) = (Vec::new(), Vec::new());
+    block.decode_all(&mut values, &mut offsets);
+    assert_eq!(offsets.len(), rows.len() + 1);
+    for (i, r) in rows.iter().enumerate() {
+        let got = &values[offsets[i] as usize..offsets[i + 1] as usize];
+        assert_eq!(got, *r, "bulk row {i}");
+        assert_eq!(block.get(i).unwrap(), *r, "get row {i}");
+    }
+    assert!(block.get(rows.len()).is_err());
+    (bytes.len(), block)
+}
+
+/// The header/body split column: same checks.
+fn check_column(rows: &[&[u8]], opts: &LogOptions) -> usize {
+    let bytes = encode_column(rows, opts);
+    let col = LogColumn::open(&bytes).expect("own output opens");
+    assert_eq!(col.rows(), rows.len());
+    let (mut values, mut offsets) = (Vec::new(), Vec::new());
+    col.decode_all(&mut values, &mut offsets);
+    assert_eq!(offsets.len(), rows.len() + 1);
+    let mut one = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(
+            &values[offsets[i] as usize..offsets[i + 1] as usize],
+            *r,
+            "bulk row {i}"
+        );
+        one.clear();
+        col.get_into(i, &mut one).unwrap();
+        assert_eq!(one, *r, "get row {i}");
+    }
+    assert!(col.get_into(rows.len(), &mut one).is_err());
+    bytes.len()
+}
+
+fn corpus_dir() -> Option<std::path::PathBuf> {
+    let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/corpus");
+    d.is_dir().then_some(d)
+}
+
+fn lines(data: &[u8]) -> Vec<&[u8]> {
+    let mut v: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    if data.ends_with(b"\n") {
+        v.pop();
+    }
+    v
+}
+
+#[test]
+fn every_corpus_column_round_trips() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("SKIP: no target/corpus (bash ../shared/tools/corpus-unpack target/corpus)");
+        return;
+    };
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    names.sort();
+    assert!(names.len() > 10, "corpus looks incomplete");
+    for p in names {
+        let data = std::fs::read(&p).unwrap();
+        // Bound the test's time on the big columns.
+        let rows: Vec<&[u8]> = lines(&data).into_iter().take(30_000).collect();
+        for typed in [true, false] {
+            let opts = LogOptions {
+                typed,
+                ..Default::default()
+            };
+            let (size, block) = check(&rows, &opts);
+            let split = if typed { check_column(&rows, &opts) } else { 0 };
+            eprintln!(
+                "{}: {} rows, typed {typed}: {size} bytes ({split} as a column), {} templates, {} escaped",
+                p.file_name().unwrap().to_string_lossy(),
+                rows.len(),
+                block.templates(),
+                block.escaped_rows()
+            );
+        }
+    }
+}
+
+#[test]
+fn edge_cases() {
+    let opts = LogOptions::default();
+    check(&[], &opts);
+    check(&[b""], &opts);
+    check(&[b"", b"", b""], &opts);
+    let zeros: Vec<&[u8]> = vec![
+        b"id=0007 x",
+        b"id=0008 x",
+        b"id=12 x",
+        b"id=00 x",
+        b"id=0 x",
+    ];
+    check(&zeros, &opts);
+    let big: Vec<&[u8]> = vec![
+        b"n 18446744073709551615 h ffffffffffffffff H FFFFFFFFFFFFFFFF",
+        b"n 99999999999999999999 h 0000000000000000 H 0",
+        b"n 0 h 0 H 00000000000000000",
+        b"n 1 h aB H 1",
+    ];
+    check(&big, &opts);
+    // More than one row block, a template per row.
+    let many: Vec<Vec<u8>> = (0..1000)
+        .map(|i| format!("k{} v {} w {}", i % 7, i * 13, i % 3).into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = many.iter().map(|v| &v[..]).collect();
+    check(&refs, &opts);
+    // Tiny sample: most templates come from the second pass.
+    check(
+        &refs,
+        &LogOptions {
+            sample_rows: 3,
+            ..Default::default()
+        },
+    );
+}
+
+#[test]
+fn truncated_or_flipped_blocks_are_errors_not_panics() {
+    let rows: Vec<Vec<u8>> = (0..300)
+        .map(|i| {
+            format!(
+                "2024-01-{:02} user{} GET /a/{} 200 {:x}",
+                i % 28 + 1,
+                i % 5,
+                i,
+                i * 977
+            )
+            .into_bytes()
+        })
+        .collect();
+    let refs: Vec<&[u8]> = rows.iter().map(|v| &v[..]).collect();
+    let bytes = encode(&refs, &LogOptions::default());
+    for cut in 0..bytes.len() {
+        assert!(LogBlock::open(&bytes[..cut]).is_err(), "cut {cut}");
+    }
+    // Flipped bytes either fail to open or decode without panicking.
+    for i in 0..bytes.len() {
+        for bit in [0x01u8, 0x80] {
+            let mut b = bytes.clone();
+            b[i] ^= bit;
+            if let Ok(block) = LogBlock::open(&b) {
+                let (mut v, mut o) = (Vec::new(), Vec::new());
+                block.decode_all(&mut v, &mut o);
+                for r in 0..block.rows() {
+                    let _ = block.get(r);
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn arbitrary_bytes_round_trip(rows in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 0..300), typed: bool) {
+        let refs: Vec<&[u8]> = rows.iter().map(|v| &v[..]).collect();
+        check(&refs, &LogOptions { typed, ..Default::default() });
+        check_column(&refs, &LogOptions { typed, ..Default::default() });
+    }
+
+    #[test]
+    fn log_like_rows_round_trip(rows in proptest::collection::vec("[a-c]{1,3}[ =:.,_-]{1,2}[0-9a-fA-F]{0,21}[ \"]?[0-9]{0,3}", 0..400)) {
+        let refs: Vec<&[u8]> = rows.iter().map(|v| v.as_bytes()).collect();
+        check(&refs, &LogOptions::default());
+        check_column(&refs, &LogOptions::default());
+    }
+}
