@@ -179,6 +179,10 @@ pub fn train_codes(
         total <= params.sample_bytes && rows.iter().all(|r| r.len() <= params.max_piece.max(1));
     let rounds = params.rounds.max(1);
     let mut symbols: Vec<(u64, u8)> = Vec::new();
+    // Distinct pairs the next round will likely count (the last round's,
+    // scaled by the sample share): the pair tables start at that size instead
+    // of doubling to it (the doublings were 8% of FSST-12's instructions).
+    let mut pair_hint = 0usize;
     for round in 0..rounds {
         let table = table_of(&symbols);
         let matcher = Matcher::new(&table);
@@ -189,11 +193,21 @@ pub fn train_codes(
             seen += sample[n_rows].len();
             n_rows += 1;
         }
-        // Count on all cores over fixed groups of rows; counts are sums, so
-        // the result does not depend on the thread count.
-        let (uses, mut pairs) = tasks(&sample[..n_rows])
+        // Count on all cores over fixed groups of rows, one set of counters
+        // per rayon split (not per group: a group's fresh 2^15-slot pair
+        // table and its merge cost more than counting the group did,
+        // callgrind, bench/COMPRESS.md), merged at the end. Counts are sums,
+        // so the result does not depend on the thread count or the split.
+        let (uses, pairs) = tasks(&sample[..n_rows])
             .into_par_iter()
-            .map(|r| count(&table, &matcher, &sample[r]))
+            .fold(
+                || Counts::new(table.len(), pair_hint),
+                |mut acc, r| {
+                    acc.count(&table, &matcher, &sample[r]);
+                    acc
+                },
+            )
+            .map(|acc| (acc.uses, acc.pairs))
             .reduce(
                 || (vec![0u32; table.len()], PairCounter::new()),
                 |(mut ua, mut pa), (ub, mut pb)| {
@@ -203,12 +217,14 @@ pub fn train_codes(
                     if pa.len() < pb.len() {
                         std::mem::swap(&mut pa, &mut pb);
                     }
-                    for (k, n) in pb.drain() {
+                    pa.reserve(pb.len());
+                    for (k, n) in pb.into_entries() {
                         pa.add(k, n);
                     }
                     (ua, pa)
                 },
             );
+        pair_hint = pairs.len() * (round + 2) / (round + 1);
         // Gains are scaled from the encoded share of the sample to the input.
         let scale = total as f64 / seen.max(1) as f64;
         let mut cands: Vec<Candidate> = Vec::new();
@@ -226,7 +242,7 @@ pub fn train_codes(
         for (i, c) in cands.iter().enumerate() {
             index.insert(c.word, c.len, i);
         }
-        for (key, n) in pairs.drain() {
+        for (key, n) in pairs.into_entries() {
             let (a, b) = ((key >> 12) as usize, (key & 0xfff) as usize);
             let la = table.token_len(a);
             let len = la + table.token_len(b);
@@ -317,8 +333,10 @@ pub fn train_codes(
 }
 
 /// Counts of `u32` keys in an open-addressing table (linear probing) that
-/// doubles when half full. Slots pack `key << 32 | count`; `u64::MAX` is empty
-/// (keys are below 2^24, so no key packs to it).
+/// doubles when half full. Slots pack `(key + 1) << 32 | count`; 0 is empty
+/// (keys are below 2^24, so no key packs to it), so a new table is zeroed
+/// memory (a fresh `calloc`, no fill pass: filling with a non-zero marker
+/// was 10% of FSST-12's instructions, callgrind).
 struct PairCounter {
     slots: Vec<u64>,
     used: usize,
@@ -332,15 +350,19 @@ impl PairCounter {
     /// An empty counter of `slots` slots (a power of two).
     fn with_slots(slots: usize) -> Self {
         Self {
-            slots: vec![u64::MAX; slots],
+            slots: vec![0; slots],
             used: 0,
         }
     }
 
-    /// An empty counter sized for the pairs of about `bytes` input bytes
-    /// (fewer doublings while counting a task).
-    fn for_bytes(bytes: usize) -> Self {
-        Self::with_slots((bytes / 2).next_power_of_two().clamp(1 << 12, 1 << 16))
+    /// An empty counter with room for about `pairs` keys before it grows
+    /// (2^15 to 2^19 slots).
+    fn for_pairs(pairs: usize) -> Self {
+        Self::with_slots(
+            (pairs.saturating_mul(2) + 2)
+                .next_power_of_two()
+                .clamp(1 << 15, 1 << 19),
+        )
     }
 
     fn len(&self) -> usize {
@@ -359,15 +381,17 @@ impl PairCounter {
             self.grow();
         }
         let mask = self.slots.len() - 1;
-        let mut i = Self::slot(key, mask);
+        debug_assert!(key < 1 << 24);
+        let tag = key + 1;
+        let mut i = Self::slot(tag, mask);
         loop {
             let s = self.slots[i];
-            if s == u64::MAX {
-                self.slots[i] = (u64::from(key) << 32) | u64::from(n);
+            if s == 0 {
+                self.slots[i] = (u64::from(tag) << 32) | u64::from(n);
                 self.used += 1;
                 return;
             }
-            if (s >> 32) as u32 == key {
+            if (s >> 32) as u32 == tag {
                 let c = (s as u32).saturating_add(n);
                 self.slots[i] = (s & !0xFFFF_FFFF) | u64::from(c);
                 return;
@@ -379,25 +403,33 @@ impl PairCounter {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let old = std::mem::replace(&mut self.slots, vec![u64::MAX; 0]);
-        self.slots = vec![u64::MAX; old.len() * 2];
+        let old = std::mem::take(&mut self.slots);
+        self.slots = vec![0; old.len() * 2];
         let mask = self.slots.len() - 1;
-        for s in old.into_iter().filter(|&s| s != u64::MAX) {
+        for s in old.into_iter().filter(|&s| s != 0) {
             let mut i = Self::slot((s >> 32) as u32, mask);
-            while self.slots[i] != u64::MAX {
+            while self.slots[i] != 0 {
                 i = (i + 1) & mask;
             }
             self.slots[i] = s;
         }
     }
 
-    /// All `(key, count)` pairs (in table order), leaving the counter empty.
-    fn drain(&mut self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.used = 0;
-        self.slots.iter_mut().filter_map(|s| {
-            let v = std::mem::replace(s, u64::MAX);
-            (v != u64::MAX).then_some(((v >> 32) as u32, v as u32))
-        })
+    /// Grows the table (before any insertion) until `extra` more keys fit
+    /// without a doubling.
+    fn reserve(&mut self, extra: usize) {
+        while (self.used + extra) * 2 >= self.slots.len() {
+            self.grow();
+        }
+    }
+
+    /// All `(key, count)` pairs, in table order (consumes the counter: no
+    /// pass to empty its slots).
+    fn into_entries(self) -> impl Iterator<Item = (u32, u32)> {
+        self.slots
+            .into_iter()
+            .filter(|&v| v != 0)
+            .map(|v| ((v >> 32) as u32 - 1, v as u32))
     }
 }
 
@@ -460,34 +492,52 @@ fn tasks(rows: &[&[u8]]) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// One round's counts over `rows`: uses of each code, and adjacent pairs
-/// (symbol, next symbol) and (symbol, first byte of the next symbol).
-fn count(table: &TokenTable, matcher: &Matcher, rows: &[&[u8]]) -> (Vec<u32>, PairCounter) {
-    let mut uses = vec![0u32; table.len()];
-    let mut pairs = PairCounter::for_bytes(rows.iter().map(|r| r.len()).sum());
-    let mut codes = Vec::new();
-    for row in rows {
-        codes.clear();
-        matcher.encode_into(row, &mut codes);
-        let mut pos = 0usize;
-        for (i, &c) in codes.iter().enumerate() {
-            uses[c as usize] += 1;
-            let len = table.token_len(c as usize);
-            if let Some(&n) = codes.get(i + 1) {
-                let nlen = table.token_len(n as usize);
-                if len + nlen <= MAX_SYMBOL_LEN {
-                    pairs.add((u32::from(c) << 12) | u32::from(n), 1);
-                }
-                // The next symbol's first byte: lets a symbol grow by one
-                // byte even when the next symbol is long.
-                if nlen > 1 && len < MAX_SYMBOL_LEN {
-                    pairs.add((u32::from(c) << 12) | u32::from(row[pos + len]), 1);
-                }
-            }
-            pos += len;
+/// One training round's counts, accumulated over groups of rows: uses of
+/// each code, and adjacent pairs (symbol, next symbol) and (symbol, first
+/// byte of the next symbol).
+struct Counts {
+    uses: Vec<u32>,
+    pairs: PairCounter,
+    /// Scratch: one row's codes.
+    codes: Vec<u16>,
+}
+
+impl Counts {
+    /// Counters for `tokens` codes, the pair table sized for about `pairs`
+    /// distinct pairs (it grows as needed; the size never changes a count).
+    fn new(tokens: usize, pairs: usize) -> Self {
+        Self {
+            uses: vec![0u32; tokens],
+            pairs: PairCounter::for_pairs(pairs),
+            codes: Vec::new(),
         }
     }
-    (uses, pairs)
+
+    /// Adds the counts of `rows`, encoded with `matcher` (built from `table`).
+    fn count(&mut self, table: &TokenTable, matcher: &Matcher, rows: &[&[u8]]) {
+        let Self { uses, pairs, codes } = self;
+        for row in rows {
+            codes.clear();
+            matcher.encode_into(row, codes);
+            let mut pos = 0usize;
+            for (i, &c) in codes.iter().enumerate() {
+                uses[c as usize] += 1;
+                let len = table.token_len(c as usize);
+                if let Some(&n) = codes.get(i + 1) {
+                    let nlen = table.token_len(n as usize);
+                    if len + nlen <= MAX_SYMBOL_LEN {
+                        pairs.add((u32::from(c) << 12) | u32::from(n), 1);
+                    }
+                    // The next symbol's first byte: lets a symbol grow by one
+                    // byte even when the next symbol is long.
+                    if nlen > 1 && len < MAX_SYMBOL_LEN {
+                        pairs.add((u32::from(c) << 12) | u32::from(row[pos + len]), 1);
+                    }
+                }
+                pos += len;
+            }
+        }
+    }
 }
 
 /// The single bytes followed by `symbols`.

@@ -718,7 +718,8 @@ pub(crate) fn count_uses_keep(
         .into_par_iter()
         .map(|part| {
             let mut uses = vec![0u32; tokens];
-            let mut codes = Vec::new();
+            // Every code covers at least one byte: no reallocation.
+            let mut codes = Vec::with_capacity(part.iter().map(|r| r.len()).sum());
             let mut ends = Vec::with_capacity(part.len());
             for row in part {
                 let at = codes.len();

@@ -3,6 +3,8 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
+use fastpair::read::ChunkKind;
+
 use crate::cli::InspectArgs;
 use crate::io::{
     display, file_error, human_bytes, io_error, open_reader_with, thousands, CliError,
@@ -173,7 +175,9 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
     }
 
     let _ = writeln!(w, "\nchunks             {}", reader.num_chunks());
-    let vdicts = footer.chunks.iter().filter(|c| c.values > 0).count();
+    let vdicts = (0..reader.num_chunks())
+        .filter(|&i| reader.chunk_info(i).kind() == ChunkKind::ValueDict)
+        .count();
     let _ = writeln!(
         w,
         "value dictionaries {} of {} chunks (distinct values stored once, rows as indices)",
@@ -212,10 +216,12 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
             thousands(p.bounds),
             e.dict,
             batch,
-            if e.values > 0 {
-                format!("value dictionary of {} values", thousands(e.values as u64))
-            } else {
-                "codes per row".to_string()
+            match info.kind() {
+                ChunkKind::ValueDict => {
+                    format!("value dictionary of {} values", thousands(e.values as u64))
+                }
+                ChunkKind::Coded => "codes per row".to_string(),
+                _ => "another kind".to_string(),
             }
         );
     }
