@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One device run that verifies a merged tree on the GPU machine (it has no
 # Rust toolchain: carry the bundle and the wheel). Build here first:
-#   ../shared/tools/gpu-bundle --tests --benches --bins --data ../shared/corpus
-#   (then keep only gpu-test, gpu_hostile-test, gpu_values-test, gpu_scan-bench and
+#   ../shared/tools/gpu-bundle --features cli,test-util --test gpu --test gpu_hostile \
+#     --test gpu_values --bench gpu_scan --bin fastpair --data ../shared/corpus
+#   (the CLI and the GPU test hooks are features; then keep only gpu-test, gpu_hostile-test, gpu_values-test, gpu_scan-bench and
 #   fastpair in .gpu/bin and .gpu/manifest.txt: at most 64 MiB travel in all)
 #   bash python/build-wheel.sh
 # then run on the device, carrying .gpu and .whl:  bash bench/gpu-verify.sh
