@@ -5,8 +5,6 @@
 //! notice and pass, unless FASTPAIR_REQUIRE_GPU=1 (then they fail).
 #![cfg(feature = "gpu")]
 
-use std::path::PathBuf;
-
 use fastpair::gpu::{self, DecoderConfig, Prepared, ScanOptions};
 use fastpair::write::write_to_vec;
 use fastpair::{Codec, DictMode, Error, Reader, WriterOptions};
@@ -25,21 +23,15 @@ fn have_gpu(test: &str) -> bool {
     }
 }
 
-fn corpus_dir() -> Option<PathBuf> {
-    ["target/corpus", ".gpu/data/corpus"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_dir())
-}
+#[path = "support/corpus.rs"]
+mod corpus;
 
-/// One value per line, as `fastpair compress` reads them: a final newline
-/// ends the last value (no empty row after it).
-fn lines(bytes: &[u8]) -> Vec<&[u8]> {
-    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    if bytes.is_empty() {
-        return Vec::new();
-    }
-    body.split(|&b| b == b'\n').collect()
+/// `FASTPAIR_CORPUS_ONLY=a,b` limits the corpus columns (e.g. under
+/// compute-sanitizer).
+fn corpus_only() -> Vec<String> {
+    std::env::var("FASTPAIR_CORPUS_ONLY")
+        .map(|o| o.split(',').map(String::from).collect())
+        .unwrap_or_default()
 }
 
 fn write(values: &[&[u8]], codec: Codec, chunk_rows: usize, mode: DictMode) -> Reader {
@@ -124,28 +116,18 @@ fn corpus_columns_match_cpu() {
     if !have_gpu("corpus_columns_match_cpu") {
         return;
     }
-    let dir = corpus_dir().expect("corpus at target/corpus (run tools/corpus-unpack)");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .filter(|p| {
-            // FASTPAIR_CORPUS_ONLY=a,b limits the columns (e.g. under compute-sanitizer).
-            std::env::var("FASTPAIR_CORPUS_ONLY").map_or(true, |o| {
-                o.split(',').any(|s| p.to_string_lossy().contains(s))
-            })
-        })
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no corpus files in {}", dir.display());
-    for f in files {
-        let data = std::fs::read(&f).unwrap();
-        let vals = lines(&data);
+    // The corpus's columns (FASTPAIR_CORPUS, else target/corpus), or
+    // generated TPC-H and bundled ones without a corpus (tests/support).
+    let only = corpus_only();
+    let cols = corpus::columns(&only.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!cols.is_empty(), "no columns to check");
+    for c in &cols {
+        let vals = c.rows();
         for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
             let r = write(&vals, codec, 1 << 20, DictMode::Shared);
             eprintln!(
                 "{} {codec:?}: {} rows, {} chunks",
-                f.display(),
+                c.name,
                 r.rows(),
                 r.num_chunks()
             );

@@ -152,43 +152,27 @@ fn every_path(name: &str, r: &Reader) {
     rows_match(name, r);
 }
 
+#[path = "support/corpus.rs"]
+mod corpus;
+
 #[test]
 fn corpus_columns_with_default_options() {
     if !have_gpu("corpus_columns_with_default_options") {
         return;
     }
-    let Some(dir) = ["target/corpus", ".gpu/data/corpus"]
-        .iter()
-        .map(std::path::PathBuf::from)
-        .find(|p| p.is_dir())
-    else {
-        panic!("corpus at target/corpus (run ../shared/tools/corpus-unpack target/corpus)");
-    };
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .filter(|p| {
-            // FASTPAIR_CORPUS_ONLY=a,b limits the columns (e.g. under compute-sanitizer).
-            std::env::var("FASTPAIR_CORPUS_ONLY").map_or(true, |o| {
-                o.split(',').any(|s| p.to_string_lossy().contains(s))
-            })
-        })
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no corpus columns in {}", dir.display());
+    // The corpus's columns (FASTPAIR_CORPUS, else target/corpus), or
+    // generated TPC-H and bundled ones without a corpus (tests/support).
+    let only: Vec<String> = std::env::var("FASTPAIR_CORPUS_ONLY")
+        .map(|o| o.split(',').map(String::from).collect())
+        .unwrap_or_default();
+    let cols = corpus::columns(&only.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!cols.is_empty(), "no columns to check");
     let mut with_values = Vec::new();
-    for f in &files {
-        let text = std::fs::read(f).unwrap();
-        let body = text.strip_suffix(b"\n").unwrap_or(&text);
-        let rows: Vec<&[u8]> = if text.is_empty() {
-            Vec::new()
-        } else {
-            body.split(|&b| b == b'\n').collect()
-        };
+    for c in &cols {
+        let rows = c.rows();
         let file = write_to_vec(rows.iter().map(|r| Some(*r)), WriterOptions::default()).unwrap();
         let r = Reader::from_bytes(file).unwrap();
-        let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let name = c.name.clone();
         let vd = value_dict_chunks(&r);
         eprintln!(
             "{name}: {} rows, {} chunks, {vd} value-dictionary",
@@ -202,7 +186,7 @@ fn corpus_columns_with_default_options() {
     }
     // The writer's defaults choose value dictionaries for these columns.
     for name in ["tpch_sf1_l_shipinstruct", "tpch_sf1_o_clerk"] {
-        if files.iter().any(|f| f.to_string_lossy().contains(name)) {
+        if cols.iter().any(|c| c.name == name) {
             assert!(
                 with_values.iter().any(|w| w == name),
                 "{name}: {with_values:?}"
