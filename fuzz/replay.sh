@@ -15,7 +15,7 @@ cd "$(dirname "$0")"
 
 CARGO_FUZZ_VERSION=0.13.2
 FUZZ_SECONDS=${FUZZ_SECONDS:-10}
-TARGETS=(open_any open_mutated roundtrip decode_parity)
+TARGETS=(open_any open_mutated roundtrip decode_parity logs_open logs_roundtrip)
 export RUSTC_BOOTSTRAP=1
 
 if ! cargo fuzz --version 2>/dev/null | grep -qF "$CARGO_FUZZ_VERSION"; then

@@ -65,3 +65,13 @@ fn roundtrip() {
 fn decode_parity() {
     replay("decode_parity", &[], testing::fuzz_decode_parity);
 }
+
+#[test]
+fn logs_open() {
+    replay("logs_open", &[], testing::fuzz_logs_open);
+}
+
+#[test]
+fn logs_roundtrip() {
+    replay("logs_roundtrip", &[], testing::fuzz_logs_roundtrip);
+}
