@@ -74,15 +74,20 @@ fn every_corpus_column_round_trips() {
         let data = std::fs::read(&p).unwrap();
         // Bound the test's time on the big columns.
         let rows: Vec<&[u8]> = lines(&data).into_iter().take(30_000).collect();
-        for typed in [true, false] {
+        for (typed, mixed) in [(true, false), (false, false), (true, true)] {
             let opts = LogOptions {
                 typed,
+                mixed,
                 ..Default::default()
             };
             let (size, block) = check(&rows, &opts);
-            let split = if typed { check_column(&rows, &opts) } else { 0 };
+            let split = if typed && !mixed {
+                check_column(&rows, &opts)
+            } else {
+                0
+            };
             eprintln!(
-                "{}: {} rows, typed {typed}: {size} bytes ({split} as a column), {} templates, {} escaped",
+                "{}: {} rows, typed {typed} mixed {mixed}: {size} bytes ({split} as a column), {} templates, {} escaped",
                 p.file_name().unwrap().to_string_lossy(),
                 rows.len(),
                 block.templates(),
@@ -167,16 +172,16 @@ fn truncated_or_flipped_blocks_are_errors_not_panics() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
-    fn arbitrary_bytes_round_trip(rows in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 0..300), typed: bool) {
+    fn arbitrary_bytes_round_trip(rows in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 0..300), typed: bool, mixed: bool) {
         let refs: Vec<&[u8]> = rows.iter().map(|v| &v[..]).collect();
-        check(&refs, &LogOptions { typed, ..Default::default() });
+        check(&refs, &LogOptions { typed, mixed, ..Default::default() });
         check_column(&refs, &LogOptions { typed, ..Default::default() });
     }
 
     #[test]
-    fn log_like_rows_round_trip(rows in proptest::collection::vec("[a-c]{1,3}[ =:.,_-]{1,2}[0-9a-fA-F]{0,21}[ \"]?[0-9]{0,3}", 0..400)) {
+    fn log_like_rows_round_trip(rows in proptest::collection::vec("[a-c]{1,3}[ =:.,_-]{1,2}[0-9a-fA-F]{0,21}[ \"]?[0-9]{0,3}[g-j]{0,2}[0-9]{0,2}", 0..400), mixed: bool) {
         let refs: Vec<&[u8]> = rows.iter().map(|v| v.as_bytes()).collect();
-        check(&refs, &LogOptions::default());
+        check(&refs, &LogOptions { mixed, ..Default::default() });
         check_column(&refs, &LogOptions::default());
     }
 }
