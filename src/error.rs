@@ -40,6 +40,8 @@ pub enum ChunkPart {
     Validity,
     /// The value-dictionary row indices (§5.6, format version 2).
     ValueIndex,
+    /// The checksum table (§5.7, format version 4).
+    Checksums,
     /// The section as a whole (checksum, length).
     Whole,
 }
@@ -67,6 +69,7 @@ impl ChunkPart {
             ChunkPart::RowBytes => "row byte boundaries",
             ChunkPart::Validity => "validity bitmap",
             ChunkPart::ValueIndex => "value indices",
+            ChunkPart::Checksums => "checksum table",
             ChunkPart::Whole => "section",
         }
     }
@@ -116,6 +119,12 @@ pub enum Invariant {
         what: &'static str,
         /// Its value.
         value: u64,
+    },
+    /// A version-4 chunk header names a chunk kind this reader does not
+    /// know, or one reserved and not yet specified (§5.0: 3, log templates).
+    UnknownChunkKind {
+        /// The kind code.
+        kind: u32,
     },
     /// Reserved bytes or padding are not zero.
     NonZeroReserved {
@@ -388,6 +397,15 @@ impl fmt::Display for Invariant {
                 write!(f, "{what} is {value}, over the limit of {limit}")
             }
             BadField { what, value } => write!(f, "{what} has undefined value {value}"),
+            UnknownChunkKind { kind } if *kind == crate::format::kind::KIND_LOG_TEMPLATES => write!(
+                f,
+                "chunk kind {kind} (log templates) is reserved and not yet specified: \
+                 this reader cannot read it"
+            ),
+            UnknownChunkKind { kind } => write!(
+                f,
+                "unknown chunk kind {kind}: written by a newer writer, or damaged"
+            ),
             NonZeroReserved { what } => write!(f, "{what} must be zero"),
             SizeMismatch {
                 what,

@@ -370,7 +370,7 @@ impl Reader {
         Ok(r)
     }
 
-    /// The file's format version (1, 2 or 3; spec/FORMAT.md §10).
+    /// The file's format version (1 to 4; spec/FORMAT.md §10).
     pub fn format_version(&self) -> u32 {
         self.version
     }

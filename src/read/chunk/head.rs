@@ -49,10 +49,17 @@ impl Reader {
         let entry = self.footer.chunks[i];
         let r = entry.section;
         let dict = &self.dicts[entry.dict as usize];
-        let hb = self
-            .storage
-            .read(r.offset..r.offset + (crate::format::CHUNK_HEADER_LEN as u64).min(r.len))?;
-        let header = ChunkHeader::parse(&hb, r.offset, id, &entry, dict.code_bits(), r.len)?;
+        let want = crate::format::layout::max_header_len(self.version) as u64;
+        let hb = self.storage.read(r.offset..r.offset + want.min(r.len))?;
+        let header = ChunkHeader::parse(
+            &hb,
+            r.offset,
+            id,
+            &entry,
+            dict.code_bits(),
+            r.len,
+            self.version,
+        )?;
         let parts = header.parts();
         let part = parts[part::ROW_CODES].clone();
         let at = r.offset + part.start as u64;
@@ -74,8 +81,8 @@ impl Reader {
         };
         let section = Section::Chunk(id, ChunkPart::RowCodes);
         let row_codes = Sequence::parse_head(&sb, part.len(), at, section)?;
-        // (The header's kind flag agrees with the entry: `ChunkHeader::parse`.)
-        let kind = ChunkKind::of(&entry);
+        // (The header's kind agrees with the entry: `ChunkHeader::parse`.)
+        let kind = header.kind;
         let seq_rows = kind.code_rows(&entry);
         if row_codes.len() != seq_rows + 1 {
             return Err(Error::corrupt(
