@@ -185,3 +185,83 @@ proptest! {
         check_column(&refs, &LogOptions::default());
     }
 }
+
+/// The rows of `testdata/golden/logs_payload.{rows,fpl}`: syslog-like lines
+/// (a header the writer splits off, decimal, hex, zero-padded and
+/// variable-width integers, a value dictionary, free text, rows no template
+/// takes) and JSON lines, over three row blocks.
+fn golden_rows() -> Vec<String> {
+    (0..300u64)
+        .map(|i| {
+            let host = ["alpha", "beta", "gamma"][(i % 3) as usize];
+            match i % 10 {
+                0..=3 => format!(
+                    "2024-05-{:02} 10:{:02}:{:02} {host} sshd[{}]: Accepted key for user{} from 10.0.{}.{} port {}",
+                    1 + i / 100,
+                    i % 60,
+                    (i * 7) % 60,
+                    4000 + i * 3,
+                    i % 4,
+                    i % 7,
+                    i * 13 % 256,
+                    50000 + i
+                ),
+                4..=5 => format!(
+                    "2024-05-{:02} 10:{:02}:{:02} {host} kernel: block 0x{:08x} id {:X} seq {:06} len {}",
+                    1 + i / 100,
+                    i % 60,
+                    (i * 11) % 60,
+                    i * 4096,
+                    i * 977,
+                    i,
+                    if i % 4 == 0 { format!("{:03}", i % 50) } else { format!("{}", i % 500) }
+                ),
+                6..=7 => format!(
+                    "2024-05-{:02} 10:{:02}:00 {host} {{\"ts\":{},\"level\":\"{}\",\"msg\":\"request done\",\"ms\":{}}}",
+                    1 + i / 100,
+                    i % 60,
+                    1_700_000_000 + i * 2,
+                    ["info", "warn"][(i % 2) as usize],
+                    i * 31 % 1000
+                ),
+                8 => format!("2024-05-{:02} 10:00:00 {host} unique message number {} {}", 1 + i / 100, i, "x".repeat((i % 5) as usize)),
+                // A shape of its own (escaped: no template for one row).
+                _ if i % 20 == 9 => format!("odd{}line {}", "-+".repeat(i as usize / 20 + 1), i),
+                _ => format!("free-form line {} without structure ~{}~", i * i, i % 3),
+            }
+        })
+        .collect()
+}
+
+/// A log payload as `encode_column` writes it, byte for byte: the golden
+/// file `spec/reader.py` decodes (python/tests/test_spec_logs.py).
+/// `FASTPAIR_BLESS_LOGS=1` rewrites it after an intended change.
+#[test]
+fn golden_payload_is_stable_and_decodes() {
+    let rows = golden_rows();
+    let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
+    let opts = LogOptions {
+        split: Some(true),
+        ..Default::default()
+    };
+    let bytes = encode_column(&refs, &opts);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
+    let (fpl, txt) = (dir.join("logs_payload.fpl"), dir.join("logs_payload.rows"));
+    if std::env::var_os("FASTPAIR_BLESS_LOGS").is_some() {
+        std::fs::write(&fpl, &bytes).unwrap();
+        std::fs::write(&txt, rows.join("\n") + "\n").unwrap();
+    }
+    assert_eq!(
+        std::fs::read(&txt).unwrap(),
+        (rows.join("\n") + "\n").into_bytes()
+    );
+    assert_eq!(
+        std::fs::read(&fpl).unwrap(),
+        bytes,
+        "log payload bytes changed"
+    );
+    let col = LogColumn::open(&bytes).unwrap();
+    assert!(col.is_split(), "the golden payload covers the split form");
+    assert!(col.escaped_rows() > 0, "and escaped rows");
+    check_column(&refs, &opts);
+}

@@ -95,7 +95,9 @@ impl<'a> VarReader<'a> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.u8(what)?;
-            if shift == 63 && b > 1 {
+            // At most 10 bytes, the 10th ≤ 1, and canonical: no final 0
+            // byte after the first (one spelling per value).
+            if (shift == 63 && b > 1) || (b == 0 && shift > 0) {
                 break;
             }
             v |= ((b & 0x7f) as u64) << shift;
@@ -419,6 +421,10 @@ mod tests {
         // Eleven continuation bytes are no varint.
         let bad = [0xffu8; 11];
         assert!(VarReader::new(&bad, 0).varint("bad").is_err());
+        // Overlong spellings of 0 and 1 are refused; 0 itself is one byte.
+        assert!(VarReader::new(&[0x80, 0x00], 0).varint("o").is_err());
+        assert!(VarReader::new(&[0x81, 0x80, 0x00], 0).varint("o").is_err());
+        assert_eq!(VarReader::new(&[0x00], 0).varint("z").unwrap(), 0);
     }
 
     #[test]

@@ -23,6 +23,10 @@ pub struct LogOptions {
     /// Tokenize with alphanumeric runs that mix letters and digits split
     /// into their letter and digit runs (`cn615` → `cn` `615`).
     pub mixed: bool,
+    /// `encode_column`: `Some(true)` forces the header/body split (when
+    /// a header is found), `Some(false)` one block; `None` keeps the
+    /// smaller.
+    pub split: Option<bool>,
 }
 
 impl Default for LogOptions {
@@ -33,6 +37,7 @@ impl Default for LogOptions {
             min_count: 2,
             similarity: 0.5,
             mixed: false,
+            split: None,
         }
     }
 }

@@ -82,8 +82,10 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     // mixed letter/digit runs kept or split (`Tokens::mixed`).
     let mut cands: Vec<(bool, usize)> = Vec::new();
     for mixed in [opts.mixed, !opts.mixed] {
-        cands.push((mixed, 0));
-        if h > 0 {
+        if opts.split != Some(true) || h == 0 {
+            cands.push((mixed, 0));
+        }
+        if h > 0 && opts.split != Some(false) {
             cands.push((mixed, h));
         }
     }
@@ -182,11 +184,12 @@ impl<'a> LogColumn<'a> {
         }
     }
 
-    /// Escaped rows (body block's when split).
+    /// Escaped rows (when split: header rows plus body rows that took the
+    /// escape template).
     pub fn escaped_rows(&self) -> usize {
         match self {
             LogColumn::Single(b) => b.escaped_rows(),
-            LogColumn::Split(hb) => hb.1.escaped_rows(),
+            LogColumn::Split(hb) => hb.0.escaped_rows() + hb.1.escaped_rows(),
         }
     }
 
