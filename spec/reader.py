@@ -62,11 +62,21 @@ CHUNK_FLAG_VALUE_DICT = 2  # §5.1 bit 1 (versions 2-3)
 
 # §5.0 (version 4): chunk kinds, part tags, the parts of each kind in order.
 KIND_CODED, KIND_VALUE_DICT, KIND_LOG_TEMPLATES = 1, 2, 3
-P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY, P_VALUE_INDEX, P_CHECKSUMS = range(1, 8)
+P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY, P_VALUE_INDEX, P_CHECKSUMS, P_LOG_PAYLOAD = range(1, 9)
 KIND_PARTS = {
     KIND_CODED: [P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY, P_CHECKSUMS],
     KIND_VALUE_DICT: [P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY, P_VALUE_INDEX, P_CHECKSUMS],
+    KIND_LOG_TEMPLATES: [P_VALIDITY, P_LOG_PAYLOAD, P_CHECKSUMS],
 }
+
+
+def kind_of_entry(version: int, values: int, codes: int, nbytes: int) -> int:
+    """§5.0/§5.8: the kind the footer entry alone tells."""
+    if values > 0:
+        return KIND_VALUE_DICT
+    if version >= 4 and codes == 0 and nbytes > 0:
+        return KIND_LOG_TEMPLATES
+    return KIND_CODED
 CHUNK_FRAME_LEN = 16
 PART_ENTRY_LEN = 8
 MAX_PARTS = 16
@@ -332,7 +342,9 @@ class Reader:
             if self.version == 1:
                 check(values == 0, sec, at + 44, "NonZeroReserved", f"chunk {i}: version-1 reserved word (values) not zero")
             check(values <= rows - nulls, sec, at + 44, "ValuesOverRows", f"chunk {i}: values {values} > rows - nulls {rows - nulls}")
-            if values == 0:
+            if self.version >= 4 and values == 0 and codes == 0 and nbytes > 0:
+                ok = True  # §5.8: a log-template chunk has no codes
+            elif values == 0:
                 ok = codes <= nbytes <= 16 * codes
             else:  # §3: a value-dictionary chunk's bytes repeat its values
                 ok = codes <= nbytes
@@ -488,6 +500,8 @@ class Reader:
             parts, has_validity, g = self._chunk_frame_v4(i, e, s, base, dic)
         else:
             parts, has_validity, g = self._chunk_header_v1(i, e, s, base, dic)
+        if kind_of_entry(self.version, e.values, e.codes, e.bytes) == KIND_LOG_TEMPLATES:
+            return self._read_log_chunk(i, e, base, parts, has_validity)
         (codes_at, codes_part), (side_at, side_part), (rc_at, rc_part), (rb_at, rb_part), (val_at, val_part) = parts[:5]
 
         # Step 10: the three sequences (§5.3, §5.4, §6). In a value-dictionary
@@ -565,6 +579,27 @@ class Reader:
             dic.used_hist[ln - 1] += 1
         return rows
 
+    def _read_log_chunk(self, i: int, e: ChunkEntry, base: int, parts, has_validity: bool) -> List[Optional[bytes]]:
+        """§5.8 (§9 steps 13 and 13c): the validity bitmap, then the payload's
+        rows: as many as the chunk's, null rows empty, at most MAX_VALUE_LEN
+        each, adding up to the entry's bytes."""
+        (val_at, val_part), (pay_at, payload) = parts
+        valid = [True] * e.rows
+        if has_validity:
+            bits = int.from_bytes(val_part, "little")
+            check(bits >> e.rows == 0, "§5.5", base + val_at, "NonZeroReserved", f"chunk {i}: validity padding bits")
+            valid = [bool((bits >> r) & 1) for r in range(e.rows)]
+            nulls = valid.count(False)
+            check(nulls == e.nulls, "§5.5", base + val_at, "NullCount", f"chunk {i}: {nulls} zero bits, footer says {e.nulls} nulls")
+        items = decode_log_payload(payload, base + pay_at)
+        check(len(items) == e.rows, LOG_SECTION, base + pay_at, "SizeMismatch", f"chunk {i}: log payload rows {len(items)}, want {e.rows}")
+        for r, v in enumerate(items):
+            check(len(v) <= MAX_VALUE_LEN, "§8", base + pay_at, "LimitExceeded", f"chunk {i}: row {r} longer than MAX_VALUE_LEN")
+            check(valid[r] or not v, "§5.5", base + val_at, "NullWithValue", f"chunk {i}: null row {r} has a value")
+        total = sum(len(v) for v in items)
+        check(total == e.bytes, LOG_SECTION, base + pay_at, "SizeMismatch", f"chunk {i}: log rows bytes {total}, footer says {e.bytes}")
+        return [items[r] if valid[r] else None for r in range(e.rows)]
+
     def _chunk_header_v1(self, i: int, e: ChunkEntry, s: bytes, base: int, dic: "Dictionary"):
         """Versions 1-3: §9 steps 8-9, the whole-section CRC32 and §5.1's
         fixed header. Returns the parts [(offset in section, bytes)] in §5.1
@@ -615,9 +650,9 @@ class Reader:
         hlen = align16(CHUNK_FRAME_LEN + PART_ENTRY_LEN * nparts)
         check(hlen <= len(s), sec, base, "LengthPastEnd", f"chunk {i}: parts table past the section")
         check(zlib.crc32(s[:hlen]) == e.crc, "§3", base, "ChecksumMismatch", f"chunk {i} header CRC32")  # step 8
-        check(kind in KIND_PARTS, sec, base, "UnknownChunkKind",
-              f"chunk {i}: kind {kind}" + (" (log templates: reserved, not yet specified)" if kind == KIND_LOG_TEMPLATES else ""))
-        check((kind == KIND_VALUE_DICT) == value_dict, sec, base + 4, "BadField", f"chunk {i}: chunk kind {kind}, footer values = {e.values}")
+        check(kind in KIND_PARTS, sec, base, "UnknownChunkKind", f"chunk {i}: kind {kind}")
+        check(kind == kind_of_entry(self.version, e.values, e.codes, e.bytes), sec, base + 4, "BadField",
+              f"chunk {i}: chunk kind {kind}, footer values = {e.values}, codes = {e.codes}, bytes = {e.bytes}")
         check(16 <= g <= 65536 and g & (g - 1) == 0, sec, base + 8, "BadField", f"chunk {i}: G = {g}")
         check(reserved == 0, sec, base + 8, "NonZeroReserved", f"chunk {i}: chunk header reserved")
         want_tags = KIND_PARTS[kind]
@@ -629,7 +664,7 @@ class Reader:
             lens[tag] = ln
         check_zero(s, CHUNK_FRAME_LEN + PART_ENTRY_LEN * nparts, hlen, sec, base, f"chunk {i} header padding")
         want_codes = 2 * e.codes if dic.code_bits == 16 else 3 * ((e.codes + 1) // 2)
-        check(lens[P_CODES] == want_codes, sec, base + hlen, "SizeMismatch", f"chunk {i}: codes part {lens[P_CODES]} B, want {want_codes}")
+        check(lens.get(P_CODES, 0) == want_codes, sec, base + hlen, "SizeMismatch", f"chunk {i}: codes part {lens.get(P_CODES, 0)} B, want {want_codes}")
         has_validity = lens[P_VALIDITY] > 0
         want_val = (e.rows + 7) // 8 if has_validity else 0
         check(lens[P_VALIDITY] == want_val, sec, base + hlen, "SizeMismatch", f"chunk {i}: validity part {lens[P_VALIDITY]} B, want {want_val}")
@@ -660,7 +695,10 @@ class Reader:
                 entry += 1
         for t in want_tags:  # zero padding after each part
             check_zero(s, at[t] + lens[t], at[t] + align16(lens[t]), "§5", base, f"chunk {i} padding after part {t}")
-        order = [P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY] + ([P_VALUE_INDEX] if value_dict else [])
+        if kind == KIND_LOG_TEMPLATES:
+            order = [P_VALIDITY, P_LOG_PAYLOAD]
+        else:
+            order = [P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY] + ([P_VALUE_INDEX] if value_dict else [])
         return [(at[t], s[at[t]:at[t] + lens[t]]) for t in order], has_validity, g
 
     @staticmethod

@@ -5,7 +5,7 @@
 use fastpair::logs::{encode, encode_column, LogBlock, LogColumn, LogOptions};
 use proptest::prelude::*;
 
-fn check(rows: &[&[u8]], opts: &LogOptions) -> (usize, LogBlock<'static>) {
+fn check(rows: &[&[u8]], opts: &LogOptions) -> (usize, LogBlock) {
     let bytes: &'static [u8] = Box::leak(encode(rows, opts).into_boxed_slice());
     let block = LogBlock::open(bytes).expect("own output opens");
     assert_eq!(block.rows(), rows.len());

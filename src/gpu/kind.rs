@@ -35,6 +35,9 @@ pub(crate) fn device_bytes(e: &ChunkEntry, rows: u64) -> usize {
             let input = values.max(64 * d) + 64 + 4 * (d + 1) + 4 * rows as usize + 48;
             input + values + offsets
         }
+        // No kernel reads it (`GpuChunk::of` refuses it); its section and
+        // output, should a later kernel take it.
+        ChunkKind::LogTemplates => (e.section.len as usize).saturating_add(64) + values + offsets,
     }
 }
 
@@ -45,6 +48,8 @@ pub(crate) fn uses_dictionary_planes(e: &ChunkEntry) -> bool {
         ChunkKind::Coded => true,
         // Its values were decoded when it was validated.
         ChunkKind::ValueDict => false,
+        // Its pool has its own tokens (spec/FORMAT.md §5.8).
+        ChunkKind::LogTemplates => false,
     }
 }
 
@@ -68,6 +73,15 @@ impl<'r> GpuChunk<'r> {
                         view.id()
                     ))
                 })?)
+            }
+            // No GPU decoder for log templates yet (issue 20): refused here,
+            // the one capability check, so every GPU path names the chunk.
+            ChunkKind::LogTemplates => {
+                return Err(Error::Gpu(format!(
+                    "chunk {}: a log-template chunk (spec/FORMAT.md §5.8) has no GPU \
+                     decoder yet; read it on the CPU (Reader::read_range, get)",
+                    view.id()
+                )))
             }
         })
     }

@@ -9,6 +9,7 @@ use super::column::{self, Checkpoint, IntCol};
 use super::text::Pool;
 use super::{Kind, Width, BLOCK_MAGIC, ROW_BLOCK};
 use crate::error::{Error, Invariant, Result};
+use bytes::Bytes;
 
 /// One parsed slot.
 #[derive(Clone, Copy, Debug)]
@@ -52,8 +53,10 @@ struct RowBlock {
 }
 
 /// A parsed, validated log block borrowed from its bytes.
-pub struct LogBlock<'a> {
-    bytes: &'a [u8],
+pub struct LogBlock {
+    /// The block's bytes (shared with whatever holds them: a chunk section,
+    /// a copy).
+    bytes: Bytes,
     rows: usize,
     templates: Vec<Template>,
     slots: Vec<Slot>,
@@ -74,12 +77,18 @@ fn corrupt(at: usize, inv: Invariant) -> Error {
     Error::corrupt(super::bits::SECTION, at as u64, inv)
 }
 
-impl<'a> LogBlock<'a> {
-    /// Parses `bytes` (a whole block as [`super::encode`] wrote it) and
-    /// checks every structure: lengths, counts, bit widths, slot kinds, pool
-    /// codes, and that the row index agrees with the template counts (so
-    /// every rank a row can reach is inside its slot columns).
-    pub fn open(bytes: &'a [u8]) -> Result<Self> {
+impl LogBlock {
+    /// Parses `bytes` (a whole block as [`super::encode`] wrote it, copied)
+    /// and checks every structure: lengths, counts, bit widths, slot kinds,
+    /// pool codes, and that the row index agrees with the template counts
+    /// (so every rank a row can reach is inside its slot columns).
+    pub fn open(bytes: &[u8]) -> Result<Self> {
+        Self::open_shared(Bytes::copy_from_slice(bytes))
+    }
+
+    /// [`Self::open`] without a copy.
+    pub fn open_shared(shared: Bytes) -> Result<Self> {
+        let bytes: &[u8] = &shared;
         let mut r = VarReader::new(bytes, 0);
         if r.take(4, "block magic")? != BLOCK_MAGIC {
             return Err(corrupt(0, Invariant::BadMagic));
@@ -272,7 +281,7 @@ impl<'a> LogBlock<'a> {
             }));
         }
         let mut block = LogBlock {
-            bytes,
+            bytes: shared.clone(),
             rows,
             templates,
             slots,

@@ -20,6 +20,8 @@
 
 use std::hash::Hasher;
 
+use bytes::Bytes;
+
 use super::bits::{FastMap as HashMap, FoldHasher, VarReader};
 use super::decode::{LogBlock, Sink};
 use super::encode::{encode, LogOptions};
@@ -27,6 +29,23 @@ use super::tokenize::Tokens;
 use crate::error::{Error, Invariant, Result};
 
 const SPLIT_MAGIC: &[u8; 4] = b"FPS1";
+
+/// `e` with its offset moved by `by` bytes (a block's errors count from the
+/// block's first byte).
+fn relocate(e: Error, by: u64) -> Error {
+    match e {
+        Error::Corrupt {
+            section,
+            offset,
+            invariant,
+        } => Error::Corrupt {
+            section,
+            offset: offset + by,
+            invariant,
+        },
+        e => e,
+    }
+}
 
 /// Longest header, in words.
 const MAX_HEADER_WORDS: usize = 48;
@@ -135,25 +154,32 @@ fn encode_as(rows: &[&[u8]], opts: &LogOptions, mixed: bool, h: usize) -> Vec<u8
 }
 
 /// An opened column: one block, or a header and a body block of equal rows.
-pub enum LogColumn<'a> {
+pub enum LogColumn {
     /// One log block.
-    Single(Box<LogBlock<'a>>),
+    Single(Box<LogBlock>),
     /// Header block and body block.
-    Split(Box<(LogBlock<'a>, LogBlock<'a>)>),
+    Split(Box<(LogBlock, LogBlock)>),
 }
 
-impl<'a> LogColumn<'a> {
-    /// Opens and validates what [`encode_column`] wrote.
-    pub fn open(bytes: &'a [u8]) -> Result<Self> {
+impl LogColumn {
+    /// Opens and validates what [`encode_column`] wrote (copied).
+    pub fn open(bytes: &[u8]) -> Result<Self> {
+        Self::open_shared(Bytes::copy_from_slice(bytes))
+    }
+
+    /// [`Self::open`] without a copy. Error offsets count from the
+    /// payload's first byte.
+    pub fn open_shared(bytes: Bytes) -> Result<Self> {
         if !bytes.starts_with(SPLIT_MAGIC) {
-            return Ok(LogColumn::Single(Box::new(LogBlock::open(bytes)?)));
+            return Ok(LogColumn::Single(Box::new(LogBlock::open_shared(bytes)?)));
         }
-        let mut r = VarReader::new(bytes, 0);
+        let mut r = VarReader::new(&bytes, 0);
         r.take(4, "split magic")?;
         let n = r.u32("header block length")? as usize;
-        let head = r.take(n, "header block")?;
-        let head = LogBlock::open(head)?;
-        let body = LogBlock::open(&bytes[8 + n..])?;
+        r.take(n, "header block")?;
+        let head = LogBlock::open_shared(bytes.slice(8..8 + n)).map_err(|e| relocate(e, 8))?;
+        let body =
+            LogBlock::open_shared(bytes.slice(8 + n..)).map_err(|e| relocate(e, 8 + n as u64))?;
         if head.rows() != body.rows() {
             return Err(Error::corrupt(
                 super::bits::SECTION,

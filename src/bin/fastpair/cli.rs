@@ -40,13 +40,16 @@ pub enum CodecArg {
     Onpair12,
     /// OnPair with 16-bit codes (up to 65,536 tokens; best on large columns).
     Onpair16,
+    /// Log templates on every chunk (spec/FORMAT.md §5.8); `auto` already
+    /// picks them per chunk where they are smaller.
+    Logs,
 }
 
 impl From<CodecArg> for fastpair::CodecChoice {
     fn from(c: CodecArg) -> Self {
         use fastpair::{Codec, CodecChoice};
         match c {
-            CodecArg::Auto => CodecChoice::Auto,
+            CodecArg::Auto | CodecArg::Logs => CodecChoice::Auto,
             CodecArg::Fsst12 => Codec::Fsst12.into(),
             CodecArg::Onpair12 => Codec::OnPair12.into(),
             CodecArg::Onpair16 => Codec::OnPair16.into(),

@@ -11,6 +11,9 @@ use crate::progress::Progress;
 
 pub fn run(a: CompressArgs) -> Result<(), CliError> {
     let mut opts = WriterOptions::default().with_codec(a.codec);
+    if a.codec == crate::cli::CodecArg::Logs {
+        opts = opts.with_log_templates(fastpair::LogTemplates::Always);
+    }
     if let Some(n) = a.chunk_rows {
         let max = fastpair::format::limits::MAX_CHUNK_ROWS as u64;
         if n > max {

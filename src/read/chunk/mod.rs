@@ -46,6 +46,7 @@
 
 mod coded;
 mod head;
+mod logs;
 mod utf8;
 mod validate;
 mod value_dict;
@@ -107,6 +108,7 @@ pub(super) struct ValidChunk {
 pub(super) enum Body {
     Coded(coded::Coded),
     ValueDict(value_dict::ValueDict),
+    LogTemplates(logs::LogChunk),
 }
 
 impl Body {
@@ -117,6 +119,7 @@ impl Body {
         match self {
             Self::Coded(c) => c,
             Self::ValueDict(v) => v,
+            Self::LogTemplates(l) => l,
         }
     }
 
@@ -125,6 +128,7 @@ impl Body {
         match self {
             Self::Coded(_) => ChunkKind::Coded,
             Self::ValueDict(_) => ChunkKind::ValueDict,
+            Self::LogTemplates(_) => ChunkKind::LogTemplates,
         }
     }
 }
@@ -329,7 +333,7 @@ impl<'a> ChunkView<'a> {
     pub fn value_dict_parts(&self) -> Option<ValueDictParts<'a>> {
         match &self.chunk.body {
             Body::ValueDict(v) => Some(v.parts()),
-            Body::Coded(_) => None,
+            Body::Coded(_) | Body::LogTemplates(_) => None,
         }
     }
 }
