@@ -86,3 +86,31 @@ impl<'r> GpuChunk<'r> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::GpuChunk;
+    use crate::write::{write_to_vec, LogTemplates, WriterOptions};
+    use crate::Reader;
+
+    /// The one capability check refuses a log-template chunk (no kernel yet,
+    /// spec/FORMAT.md §5.8) with an error naming it; the CPU reads it.
+    #[test]
+    fn log_template_chunks_are_refused_naming_the_chunk() {
+        let rows: Vec<Vec<u8>> = (0..300)
+            .map(|i| format!("GET /a/{i} 200 {}ms", i % 17).into_bytes())
+            .collect();
+        let opts = WriterOptions::default()
+            .with_chunk_rows(100)
+            .with_log_templates(LogTemplates::Always);
+        let file = write_to_vec(rows.iter().map(|r| Some(&r[..])), opts).unwrap();
+        let r = Reader::from_bytes(file).unwrap();
+        let view = r.chunk(2).unwrap();
+        let Err(e) = GpuChunk::of(view) else {
+            panic!("a log-template chunk was accepted by the GPU path")
+        };
+        let m = e.to_string();
+        assert!(m.contains("chunk 2") && m.contains("log-template"), "{m}");
+        assert_eq!(r.get(250).unwrap().unwrap(), rows[250]);
+    }
+}
