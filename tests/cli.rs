@@ -310,8 +310,15 @@ fn scan_gpu_streams_through_device_memory_and_devices() {
         );
         return;
     }
+    // Without the flags a column that fits is streamed first, then scanned whole.
     let text = String::from_utf8(probe.stdout).unwrap();
-    assert!(text.contains("gpu first scan from the file"), "{text}");
+    assert!(
+        text.contains("gpu stream (")
+            && text.contains("first scan from the file")
+            && text.contains("gpu whole column")
+            && text.contains("gpu kernel"),
+        "{text}"
+    );
     // A value-dictionary file: 7 distinct values.
     let vd_txt = dir.path("vd.txt");
     let vd = dir.path("vd.fpc");

@@ -209,8 +209,9 @@ pub struct ScanArgs {
     #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
     pub memory: u64,
     /// GPU scans stream the column batch by batch through a ring of at most
-    /// this many bytes of device memory (e.g. 2G). Without it a column
-    /// streams only when it does not fit the device's free memory.
+    /// this many bytes of device memory (e.g. 2G; default half the free
+    /// device memory, at most 8G). Without it (and --devices) a column that
+    /// fits the device is also scanned whole after the first scan.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes, conflicts_with = "cpu")]
     pub device_memory: Option<u64>,
     /// Stream over these GPUs (ordinals, e.g. 0,1; one listed twice gets
