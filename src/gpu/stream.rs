@@ -170,7 +170,7 @@ struct Group {
 /// Cuts `rows` into batches of whole chunks that fit `budget` bytes of device
 /// memory each. Sizes come from the footer alone (upper bounds by chunk
 /// kind, `Kind::device_bytes`), so no chunk is read here: chunks are
-/// validated one batch ahead while the previous batch decodes. Coded and
+/// validated in the background, ahead of the uploads ([`validate_ahead`]). Coded and
 /// value-dictionary chunks mix freely in a batch.
 fn groups(reader: &Reader, rows: Range<u64>, budget: usize) -> Result<Vec<Group>> {
     let mut out: Vec<Group> = Vec::new();
