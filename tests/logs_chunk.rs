@@ -122,3 +122,35 @@ fn auto_keeps_other_layouts_where_logs_are_not_smaller() {
     let r = check(&rows, auto);
     assert!(!kinds(&r).contains(&ChunkKind::LogTemplates));
 }
+
+/// Arrow reads of log-template chunks: `LargeUtf8` of UTF-8 rows, and a row
+/// that is not UTF-8 refused by name (validation marks it, §5.8); `take`.
+#[test]
+fn arrow_reads_of_log_chunks() {
+    use arrow_array::{Array, LargeStringArray};
+    use fastpair::arrow::{ArrowType, ReadArrow};
+    let mut rows = log_rows(3000);
+    let opts = || WriterOptions::default().with_log_templates(LogTemplates::Always);
+    let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts()).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    assert_eq!(kinds(&r), vec![ChunkKind::LogTemplates]);
+    let a = r.read_arrow(0..3000, ArrowType::LargeUtf8).unwrap();
+    let s = a.as_any().downcast_ref::<LargeStringArray>().unwrap();
+    for (i, want) in rows.iter().enumerate() {
+        match want {
+            None => assert!(s.is_null(i), "row {i}"),
+            Some(w) => assert_eq!(s.value(i).as_bytes(), &w[..], "row {i}"),
+        }
+    }
+    let t = r.take_arrow(&[2999, 0, 1500], ArrowType::LargeBinary).unwrap();
+    assert_eq!(t.len(), 3);
+    // One row with a byte that is no UTF-8: binary reads serve it, a text
+    // read names it.
+    rows[1234] = Some(b"2024-05-01 10:00:00 host1 \xff broken".to_vec());
+    let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts()).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    let b = r.read_arrow(0..3000, ArrowType::LargeBinary).unwrap();
+    assert_eq!(b.len(), 3000);
+    let e = r.read_arrow(0..3000, ArrowType::LargeUtf8).unwrap_err();
+    assert!(e.to_string().contains("1234"), "{e}");
+}
