@@ -57,7 +57,9 @@ fn kinds(r: &Reader) -> Vec<ChunkKind> {
 fn auto_writes_log_chunks_for_logs_and_reads_them_back() {
     let rows = log_rows(6000);
     let it = || rows.iter().map(|r| r.as_deref());
-    let opts = WriterOptions::default().with_chunk_rows(2500);
+    let opts = WriterOptions::default()
+        .with_chunk_rows(2500)
+        .with_log_templates(LogTemplates::Auto);
     let auto = write_to_vec(it(), opts.clone()).unwrap();
     let off = write_to_vec(it(), opts.with_log_templates(LogTemplates::Off)).unwrap();
     let r = check(&rows, auto.clone());
@@ -112,12 +114,12 @@ fn auto_keeps_other_layouts_where_logs_are_not_smaller() {
         })
         .collect();
     let it = || rows.iter().map(|r| r.as_deref());
-    let auto = write_to_vec(it(), WriterOptions::default()).unwrap();
-    let off = write_to_vec(
+    let auto = write_to_vec(
         it(),
-        WriterOptions::default().with_log_templates(LogTemplates::Off),
+        WriterOptions::default().with_log_templates(LogTemplates::Auto),
     )
     .unwrap();
+    let off = write_to_vec(it(), WriterOptions::default()).unwrap();
     assert!(auto.len() <= off.len());
     let r = check(&rows, auto);
     assert!(!kinds(&r).contains(&ChunkKind::LogTemplates));
@@ -142,7 +144,9 @@ fn arrow_reads_of_log_chunks() {
             Some(w) => assert_eq!(s.value(i).as_bytes(), &w[..], "row {i}"),
         }
     }
-    let t = r.take_arrow(&[2999, 0, 1500], ArrowType::LargeBinary).unwrap();
+    let t = r
+        .take_arrow(&[2999, 0, 1500], ArrowType::LargeBinary)
+        .unwrap();
     assert_eq!(t.len(), 3);
     // One row with a byte that is no UTF-8: binary reads serve it, a text
     // read names it.

@@ -24,7 +24,11 @@ fn main() {
         let text: usize = vals.iter().map(|r| r.len()).sum();
         let name = f.file_stem().unwrap().to_string_lossy().into_owned();
         let t = Instant::now();
-        let with = write_to_vec(vals.iter().map(|r| Some(*r)), WriterOptions::default()).unwrap();
+        let with = write_to_vec(
+            vals.iter().map(|r| Some(*r)),
+            WriterOptions::default().with_log_templates(LogTemplates::Auto),
+        )
+        .unwrap();
         let tw = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let without = write_to_vec(

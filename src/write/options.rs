@@ -73,7 +73,9 @@ pub struct WriterOptions {
     /// distinct values, keeping the smaller layout (default true).
     pub value_dict: bool,
     /// Log-template chunks (spec/FORMAT.md §5.8; default
-    /// [`LogTemplates::Auto`]).
+    /// [`LogTemplates::Off`]: they have no GPU decoder yet and the memory
+    /// model does not count their encoder; the CLI's `--codec logs` sets
+    /// [`LogTemplates::Always`]).
     pub log_templates: LogTemplates,
 }
 
@@ -81,12 +83,13 @@ pub struct WriterOptions {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum LogTemplates {
-    /// Never.
-    Off,
-    /// Per chunk, when the log payload is smaller than the chunk's other
-    /// layouts (default). A sample of 512 rows screens each chunk first,
-    /// so a column that is not logs pays one small trial encode per chunk.
+    /// Never (default).
     #[default]
+    Off,
+    /// Per chunk, when the log payload is at least 10% smaller than the
+    /// coded chunk (never instead of a value dictionary). Chunks of more
+    /// than 8,192 rows are screened by two sample encodes first, so a
+    /// column that is not logs pays two small trial encodes per chunk.
     Auto,
     /// Every chunk that has bytes (CLI `--codec logs`): chunks whose rows
     /// are all empty or null stay coded.
@@ -140,7 +143,7 @@ impl Default for WriterOptions {
             parallel_chunks: rayon::current_num_threads().max(1),
             memory_budget: 1 << 30,
             value_dict: true,
-            log_templates: LogTemplates::Auto,
+            log_templates: LogTemplates::Off,
         }
     }
 }

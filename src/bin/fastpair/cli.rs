@@ -40,8 +40,8 @@ pub enum CodecArg {
     Onpair12,
     /// OnPair with 16-bit codes (up to 65,536 tokens; best on large columns).
     Onpair16,
-    /// Log templates on every chunk (spec/FORMAT.md §5.8); `auto` already
-    /// picks them per chunk where they are smaller.
+    /// Log templates on every chunk with bytes (spec/FORMAT.md §5.8: lines
+    /// as templates + typed slots; no GPU decoder yet).
     Logs,
 }
 

@@ -352,7 +352,10 @@ mod tests {
         let repeated: Vec<Vec<u8>> = (0..4000).map(|i| format!("v{}", i % 3).into()).collect();
         let distinct: Vec<Vec<u8>> = (0..4000).map(|i| format!("row {i}").into()).collect();
         let rows = repeated.iter().chain(&distinct).map(|r| Some(&r[..]));
-        let opts = WriterOptions::default().with_chunk_rows(4000);
+        // (`row {i}` is one template: `auto` would write log templates.)
+        let opts = WriterOptions::default()
+            .with_chunk_rows(4000)
+            .with_log_templates(crate::write::LogTemplates::Off);
         let r = Reader::from_bytes(write_to_vec(rows, opts).unwrap()).unwrap();
         assert_eq!(r.num_chunks(), 2);
         let kinds: Vec<ChunkKind> = (0..2).map(|i| r.chunk_info(i).kind()).collect();
