@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use memchr::memmem::Finder;
 
+use super::anchor::Anchor;
 use super::dfa::Dfa;
 use super::predicate::{literal_items, parse_like, Item, Pattern, Predicate};
 use crate::error::Result;
@@ -39,6 +40,28 @@ pub struct Compiled {
     pub(crate) min_len: usize,
     /// Rows longer than this never match (before negation).
     pub(crate) max_len: usize,
+    /// Literals one of which a matching row must contain, when the pattern
+    /// requires one (the anchor-token prefilter).
+    pub(crate) anchor: Option<Anchor>,
+}
+
+/// The longest run of literal bytes in `items` (a substring every match
+/// contains), if any.
+fn required_literal(items: &[Item]) -> Option<Vec<u8>> {
+    let mut best: Vec<u8> = Vec::new();
+    let mut cur: Vec<u8> = Vec::new();
+    for i in items.iter().chain([&Item::AnySeq]) {
+        match i {
+            Item::Byte(b) => cur.push(*b),
+            _ => {
+                if cur.len() > best.len() {
+                    best = std::mem::take(&mut cur);
+                }
+                cur.clear();
+            }
+        }
+    }
+    (!best.is_empty()).then_some(best)
 }
 
 /// Whether `items` are `% literal %` (a plain substring), and the literal.
@@ -104,6 +127,7 @@ impl Compiled {
                     negated: p.negated,
                     min_len,
                     max_len,
+                    anchor: None,
                 });
             }
             Pattern::In(vs) => vec![vec![literal_items(&vs[0], false, false)]],
@@ -124,6 +148,7 @@ impl Compiled {
                         negated: p.negated,
                         min_len: 0,
                         max_len: usize::MAX,
+                        anchor: None,
                     });
                 }
                 vec![needles
@@ -151,6 +176,17 @@ impl Compiled {
                 })
                 .collect()
         };
+        // The anchor: of the conjuncts whose every alternative requires a
+        // literal, the one whose shortest such literal is longest.
+        let anchor = conj
+            .iter()
+            .filter_map(|alts| {
+                alts.iter()
+                    .map(|a| required_literal(a))
+                    .collect::<Option<Vec<_>>>()
+            })
+            .max_by_key(|lits| lits.iter().map(Vec::len).min().unwrap_or(0))
+            .map(|lits| Anchor { lits, fold: f });
         let dfas = conj
             .iter()
             .map(|alts| Dfa::new(alts, f))
@@ -160,7 +196,20 @@ impl Compiled {
             negated: p.negated,
             min_len,
             max_len,
+            anchor,
         })
+    }
+
+    /// The one non-empty plain substring this predicate is, when it is one
+    /// (case-sensitive): then a block of decoded rows is searched with one
+    /// `memmem` pass.
+    pub(crate) fn block_finder(&self) -> Option<&Finder<'static>> {
+        match &self.test {
+            Test::Automata {
+                finders: Some(fs), ..
+            } if fs.len() == 1 && !fs[0].needle().is_empty() => Some(&fs[0]),
+            _ => None,
+        }
     }
 
     /// Whether the pattern matches `row` (before negation).

@@ -49,11 +49,11 @@ impl ByteSet {
             self.0[3] | o.0[3],
         ])
     }
+    fn contains(&self, b: u8) -> bool {
+        self.0[b as usize / 64] >> (b % 64) & 1 == 1
+    }
     fn is_full(&self) -> bool {
         self.0 == [u64::MAX; 4]
-    }
-    fn iter(self) -> impl Iterator<Item = u8> {
-        (0..=255u8).filter(move |&b| self.0[b as usize / 64] >> (b % 64) & 1 == 1)
     }
 }
 
@@ -199,6 +199,24 @@ impl Dfa {
         let mut first = vec![root];
         nfa.close(&mut first);
         let start = intern(first, &mut sets, &mut accept_end)?;
+        // Byte classes: bytes no edge set tells apart share a class, and
+        // a state's transitions are computed once per class.
+        let all_sets: Vec<ByteSet> = nfa.edges.iter().flatten().map(|e| e.0).collect();
+        let mut class_of = [0u8; 256];
+        let mut reps: Vec<u8> = Vec::new();
+        let mut sigs: Vec<Vec<bool>> = Vec::new();
+        for b in 0..=255u8 {
+            let sig: Vec<bool> = all_sets.iter().map(|x| x.contains(b)).collect();
+            let k = match sigs.iter().position(|x| *x == sig) {
+                Some(k) => k,
+                None => {
+                    sigs.push(sig);
+                    reps.push(b);
+                    sigs.len() - 1
+                }
+            };
+            class_of[b as usize] = k as u8;
+        }
         let mut s = 0;
         while s < sets.len() {
             if s < 2 {
@@ -206,19 +224,20 @@ impl Dfa {
                 s += 1;
                 continue;
             }
-            let mut next: Vec<Vec<u32>> = vec![Vec::new(); 256];
-            for &n in &sets[s] {
-                for (set, t) in &nfa.edges[n as usize] {
-                    for b in set.iter() {
-                        next[b as usize].push(*t);
+            let mut per_class = Vec::with_capacity(reps.len());
+            for &b in &reps {
+                let mut nx: Vec<u32> = Vec::new();
+                for &n in &sets[s] {
+                    for (set, t) in &nfa.edges[n as usize] {
+                        if set.contains(b) {
+                            nx.push(*t);
+                        }
                     }
                 }
-            }
-            for mut nx in next {
                 nfa.close(&mut nx);
-                let id = intern(nx, &mut sets, &mut accept_end)?;
-                trans.push(id);
+                per_class.push(intern(nx, &mut sets, &mut accept_end)?);
             }
+            trans.extend(class_of.iter().map(|&k| per_class[k as usize]));
             s += 1;
         }
         Ok(Self {

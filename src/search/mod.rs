@@ -34,34 +34,48 @@
 //! * **coded chunks, automata**: the **token path**. Each DFA is lifted to
 //!   the chunk's dictionary ([`tokens`]: `next(state, code)` = the state
 //!   after the token's bytes, computed lazily, shared by all chunks of the
-//!   dictionary), and each row is one table lookup per code, stopping at
-//!   the first code that decides it; rows whose byte length (from the row
-//!   byte boundaries, no decode) cannot match are skipped. No row is
-//!   decoded, hit or miss. It is exact for any tokenization, so it needs
-//!   none of the dictionary properties (sorted, distinct, complete,
-//!   canonical spelling) that files of versions 1–3 do not promise
-//!   (spec/FORMAT.md §9.1, §10.1), and checks none at open: in particular
-//!   equality never compares the literal's codes with the row's (that is
-//!   exact only when both are greedy parses over a dictionary in which
-//!   each token has one code — guaranteed by nothing before version 4).
-//!   Used when the table (states × tokens) fits [`tokens::MAX_ENTRIES`].
-//! * **coded chunks, otherwise** (an IN set, or an automaton too large for
-//!   the token path): the **decode path**: blocks of 4096 rows are decoded
-//!   into one reused buffer and each row is matched on its bytes (`memmem`
-//!   for plain substrings, a hash lookup for sets, the byte DFA else); the
-//!   column is never written whole.
+//!   dictionary), so a row is one table lookup per code, stopping at the
+//!   first code that decides it. No row is decoded, hit or miss. It is
+//!   exact for any tokenization, so it needs none of the dictionary
+//!   properties (sorted, distinct, complete, canonical spelling) that
+//!   files of versions 1–3 do not promise (spec/FORMAT.md §9.1, §10.1),
+//!   and checks none at open: in particular equality never compares the
+//!   literal's codes with the row's (that is exact only when both are
+//!   greedy parses over a dictionary in which each token has one code —
+//!   guaranteed by nothing before version 4). Used when the table (states ×
+//!   tokens) fits [`tokens::MAX_ENTRIES`]. Per block of 4096 rows:
+//!   - when the pattern requires a literal (every alternative has a run of
+//!     literal bytes) and the chunk has at least 2 codes per dictionary
+//!     token: the **anchor scan** (`anchor`): the packed codes are scanned
+//!     for tokens that can cover chosen bytes of the literal (a necessary
+//!     condition for any tokenization, one flag lookup per code), and only
+//!     the rows holding them are walked through the automaton;
+//!   - the scan gives up when more than 1 code in 16 is an anchor token,
+//!     or (for a plain case-sensitive substring) more than 1 row in 32 is a
+//!     candidate: then a plain substring takes the decode path for that
+//!     block (one memmem pass beats walking most rows) and other patterns
+//!     walk every row;
+//!   - without an anchor every row is walked, after an exact length filter
+//!     when the pattern bounds the length (equality, LIKE without `%`).
+//! * **coded chunks, otherwise** (IN lists of two or more values, or an
+//!   automaton too large for the token path): the **decode path**: the
+//!   block is decoded into one buffer and matched there (one `memmem` pass
+//!   over the block for a plain substring, a hash lookup per row for sets,
+//!   the byte DFA else); the column is never written whole.
 //!
-//! Measured (bench/SEARCH.md, `cargo bench --bench search`): the token path
-//! beats the decode path at every selectivity the benchmark covers on
-//! every corpus column, because a row costs one dependent lookup per code
-//! (~2–6 bytes) and stops at the first deciding code, where the decode path
-//! writes and then reads every byte; so `Strategy::Auto` takes the token
-//! path whenever it fits. [`Strategy`] forces either (tests, benchmarks).
+//! Measured with `lab/examples/search_probe` and `cargo bench --bench
+//! search` (bench/SEARCH.md, on a shared, noisy 2-core machine): on
+//! `tpch_sf1_l_comment` (OnPair-12) a rare substring (0.001%) took 2.1 ms
+//! through the anchor scan against 3.0 ms on the decode path; from about
+//! 1% selectivity up the decode path wins for plain substrings (4.4 against
+//! 6.8 ms at 1%), which is what the two give-up thresholds encode.
+//! [`Strategy`] forces either path (tests, benchmarks).
 //!
 //! Chunks are searched in parallel, and coded chunks in blocks of 4096 rows
 //! in parallel (rayon); each task writes its own words of the bitmap, so
 //! the result does not depend on the thread count.
 
+mod anchor;
 mod compiled;
 mod dfa;
 mod eval;
@@ -82,7 +96,8 @@ pub enum Strategy {
     /// The rule: the token path when its table fits, else decode.
     #[default]
     Auto,
-    /// The token path where it fits (as `Auto`).
+    /// The token path where it fits, never switching a block to the decode
+    /// path (tests and benchmarks).
     Tokens,
     /// Always decode blocks and match bytes.
     Decode,

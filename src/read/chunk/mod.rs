@@ -331,6 +331,12 @@ impl<'a> ChunkView<'a> {
             c.entry.section.offset + c.row_codes.1.start as u64,
         )
     }
+    /// The row code boundaries when the reader keeps them decoded (a coded
+    /// chunk read with `ReadOptions::cache_row_index`, the default): the
+    /// same values as [`Self::row_code_bounds`], without a decode.
+    pub fn row_code_bounds_cached(&self) -> Option<&'a [u32]> {
+        self.chunk.body.rows().fast().map(|f| &f.bounds[..])
+    }
     /// The row byte boundaries (rows + 1 values).
     pub fn row_byte_bounds(&self) -> Result<Vec<u32>> {
         let c = self.chunk;
