@@ -18,7 +18,8 @@
 //! exact share is printed; a column of n rows cannot go below 1/n), plus
 //! one equality (a row's value) and one prefix (a row's first 4 bytes).
 //! Timed: ours on one thread (a 1-thread rayon pool) and on all threads
-//! (`search`, `Strategy::Auto`), ours forced to the decode path on one
+//! (`Searcher::search`, `Strategy::Auto`, one `Searcher` per column held
+//! across its searches as a query engine holds an open file), ours forced to the decode path on one
 //! thread, `onpair` (`rows_containing` / `rows_equal_to` /
 //! `rows_starting_with`, one thread), decode + memmem on one thread (the
 //! whole column decoded by `Reader::read_all`, then one `memmem` pass over
@@ -32,7 +33,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use fastpair::search::{search, search_with, Predicate, SearchOptions, Strategy};
+use fastpair::search::{Predicate, SearchOptions, Searcher, Strategy};
 use fastpair::write::write_to_vec;
 use fastpair::{Reader, WriterOptions};
 use memchr::memmem::Finder;
@@ -220,6 +221,8 @@ fn main() {
         let rows = fastpair::testing::corpus::lines(&text);
         let file = write_to_vec(rows.iter().map(|r| Some(*r)), WriterOptions::default()).unwrap();
         let reader = Reader::from_bytes(file).unwrap();
+        // Held across the column's searches, as a query engine holds an open file.
+        let searcher = Searcher::new(&reader);
         let mut bytes = Vec::new();
         let mut offs = vec![0u32];
         for r in &rows {
@@ -246,7 +249,7 @@ fn main() {
                 Kind::Equals => Predicate::equals(lit.clone()),
                 Kind::Prefix => Predicate::prefix(lit.clone()),
             };
-            let got = search(&reader, &p).unwrap().count() as usize;
+            let got = searcher.search(&p).unwrap().count() as usize;
             assert_eq!(got, want, "{name} {p:?}");
             let theirs_rows = || match kind {
                 Kind::Contains => view.rows_containing(&lit),
@@ -254,12 +257,12 @@ fn main() {
                 Kind::Prefix => view.rows_starting_with(&lit),
             };
             assert_eq!(theirs_rows().len(), want, "onpair {name} {p:?}");
-            let ours1 = one.install(|| time(|| search(&reader, &p).unwrap().count()));
-            let ours_all = time(|| search(&reader, &p).unwrap().count());
+            let ours1 = one.install(|| time(|| searcher.search(&p).unwrap().count()));
+            let ours_all = time(|| searcher.search(&p).unwrap().count());
             let dec = SearchOptions {
                 strategy: Strategy::Decode,
             };
-            let decode1 = one.install(|| time(|| search_with(&reader, &p, dec).unwrap().count()));
+            let decode1 = one.install(|| time(|| searcher.search_with(&p, dec).unwrap().count()));
             let onpair = time(|| theirs_rows().len());
             let finder = Finder::new(&lit);
             let memmem = one.install(|| {

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use fastpair::search::{search, search_with, Predicate, SearchOptions, Strategy};
+use fastpair::search::{Predicate, SearchOptions, Searcher, Strategy};
 use fastpair::write::write_to_vec;
 use fastpair::{Reader, WriterOptions};
 
@@ -25,6 +25,7 @@ fn main() {
         _ => Predicate::contains(lit),
     };
     let reps: usize = a.get(3).and_then(|x| x.parse().ok()).unwrap_or(50);
+    let searcher = Searcher::new(&r);
     let one = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -47,7 +48,7 @@ fn main() {
         for (k, &strategy) in strategies.iter().enumerate() {
             let o = SearchOptions { strategy };
             let t = Instant::now();
-            counts[k] = one.install(|| search_with(&r, &p, o).unwrap().count());
+            counts[k] = one.install(|| searcher.search_with(&p, o).unwrap().count());
             best[k] = best[k].min(t.elapsed().as_secs_f64());
         }
     }
@@ -75,5 +76,5 @@ fn main() {
         "row byte bounds: {:.3} ms",
         t.elapsed().as_secs_f64() * 1e3 / reps as f64
     );
-    let _ = search(&r, &p);
+    let _ = searcher.search(&p);
 }

@@ -13,7 +13,7 @@
 //! automaton is a chain of dependent loads.
 //!
 //! `p` is chosen per dictionary as the position of `L` whose byte the
-//! fewest tokens contain (a proxy for how rarely its tokens are used).
+//! fewest token bytes are (a proxy for how rarely its tokens are used).
 
 use crate::dict::TokenTable;
 
@@ -73,16 +73,11 @@ impl Anchor {
             return None;
         }
         let fold = self.fold;
-        // How many tokens contain each (folded) byte.
+        // How often each (folded) byte occurs in the tokens.
         let mut count = [0u32; 256];
         for t in table.iter() {
-            let mut seen = [false; 256];
             for &b in t {
-                let b = f(b, fold) as usize;
-                if !seen[b] {
-                    seen[b] = true;
-                    count[b] += 1;
-                }
+                count[f(b, fold) as usize] += 1;
             }
         }
         let rarest = |lit: &[u8], r: std::ops::Range<usize>| {

@@ -43,6 +43,10 @@ pub struct Compiled {
     /// Literals one of which a matching row must contain, when the pattern
     /// requires one (the anchor-token prefilter).
     pub(crate) anchor: Option<Anchor>,
+    /// Every alternative of the one automaton starts with a byte or `_`
+    /// (equality, prefix, LIKE not starting with `%`): most rows fail on
+    /// their first code.
+    pub(crate) start_anchored: bool,
 }
 
 /// The longest run of literal bytes in `items` (a substring every match
@@ -128,6 +132,7 @@ impl Compiled {
                     min_len,
                     max_len,
                     anchor: None,
+                    start_anchored: false,
                 });
             }
             Pattern::In(vs) => vec![vec![literal_items(&vs[0], false, false)]],
@@ -149,6 +154,7 @@ impl Compiled {
                         min_len: 0,
                         max_len: usize::MAX,
                         anchor: None,
+                        start_anchored: false,
                     });
                 }
                 vec![needles
@@ -197,6 +203,10 @@ impl Compiled {
             min_len,
             max_len,
             anchor,
+            start_anchored: conj.len() == 1
+                && conj[0]
+                    .iter()
+                    .all(|a| matches!(a.first(), Some(Item::Byte(_) | Item::AnyChar))),
         })
     }
 

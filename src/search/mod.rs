@@ -111,12 +111,41 @@ pub struct SearchOptions {
 }
 
 /// The rows of `reader` that `pred` selects (the rule in the module doc).
+/// A one-off search; [`Searcher`] keeps what searches of one file share.
 pub fn search(reader: &Reader, pred: &Predicate) -> Result<Selection> {
     search_with(reader, pred, SearchOptions::default())
 }
 
 /// [`search`] with options.
 pub fn search_with(reader: &Reader, pred: &Predicate, opts: SearchOptions) -> Result<Selection> {
-    let c = Compiled::new(pred)?;
-    eval::Search::new(reader, &c, opts.strategy).run()
+    Searcher::new(reader).search_with(pred, opts)
+}
+
+/// Searches of one open file that share what they decode beyond the
+/// reader's own state: each chunk's row byte boundaries (its rows' lengths,
+/// 4 bytes per row, decoded the first time a search needs them: the decode
+/// path and length filters), as a query engine holding a file open would.
+#[derive(Debug)]
+pub struct Searcher<'r> {
+    reader: &'r Reader,
+    bb: Vec<std::sync::OnceLock<Vec<u32>>>,
+}
+
+impl<'r> Searcher<'r> {
+    /// A searcher of `reader`.
+    pub fn new(reader: &'r Reader) -> Self {
+        let bb = (0..reader.num_chunks())
+            .map(|_| Default::default())
+            .collect();
+        Self { reader, bb }
+    }
+    /// The rows `pred` selects.
+    pub fn search(&self, pred: &Predicate) -> Result<Selection> {
+        self.search_with(pred, SearchOptions::default())
+    }
+    /// [`Self::search`] with options.
+    pub fn search_with(&self, pred: &Predicate, opts: SearchOptions) -> Result<Selection> {
+        let c = Compiled::new(pred)?;
+        eval::Search::new(self.reader, &c, opts.strategy, &self.bb).run()
+    }
 }

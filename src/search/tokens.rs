@@ -74,6 +74,27 @@ impl TokenDfa {
         t
     }
 
+    /// [`Self::matches`] over codes `range` of `codes`, read one at a time
+    /// (for patterns anchored at the row's start, which most rows fail on
+    /// their first code: nothing is unpacked ahead).
+    #[inline]
+    pub(crate) fn matches_packed(
+        &self,
+        dfa: &Dfa,
+        table: &TokenTable,
+        codes: &crate::decode::CheckedCodes<'_>,
+        range: std::ops::Range<usize>,
+    ) -> bool {
+        let mut s = dfa.start();
+        for i in range {
+            if s < 2 {
+                break;
+            }
+            s = self.next(dfa, table, s, codes.get(i));
+        }
+        dfa.accepts_at_end(s)
+    }
+
     /// Walks `codes` from `dfa`'s start state, stopping in an absorbing
     /// state; returns whether the row matches. The start state's entries
     /// are loaded before the state is known (a predicted branch), so the
