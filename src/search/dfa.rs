@@ -161,6 +161,11 @@ impl Dfa {
     /// The DFA of the union of `alts` (each a LIKE pattern anchored at both
     /// ends), ASCII case folded when `fold`.
     pub(crate) fn new(alts: &[Vec<Item>], fold: bool) -> Result<Self> {
+        if let [one] = alts {
+            if let Some(d) = Self::anchored_literal(one, fold) {
+                return Ok(d);
+            }
+        }
         let mut nfa = Nfa::default();
         let root = nfa.node();
         for a in alts {
@@ -247,6 +252,52 @@ impl Dfa {
         })
     }
 
+    /// The DFA of `lit` or `lit%` (equality, prefix), built directly as a
+    /// chain (state `2 + i`: `i` bytes matched), without the subset
+    /// construction, whose cost grows with the square of a long literal.
+    fn anchored_literal(items: &[Item], fold: bool) -> Option<Self> {
+        let (lit, prefix) = match items.split_last() {
+            Some((Item::AnySeq, rest)) => (rest, true),
+            _ => (items, false),
+        };
+        let lit: Vec<u8> = lit
+            .iter()
+            .map(|i| match i {
+                Item::Byte(b) => Some(*b),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let m = lit.len();
+        if m + 3 > MAX_STATES {
+            return None;
+        }
+        let n = 2 + m + 1;
+        let mut trans = vec![DEAD; n * 256];
+        trans[256..512].fill(ACCEPT);
+        for (i, &b) in lit.iter().enumerate() {
+            let next = if prefix && i + 1 == m {
+                ACCEPT
+            } else {
+                (2 + i + 1) as u32
+            };
+            let row = &mut trans[(2 + i) * 256..(3 + i) * 256];
+            row[b as usize] = next;
+            if fold && b.is_ascii_alphabetic() {
+                row[(b ^ 0x20) as usize] = next;
+            }
+        }
+        let mut accept_end = vec![false; n];
+        accept_end[ACCEPT as usize] = true;
+        accept_end[2 + m] = !prefix;
+        // The empty prefix matches everything.
+        let start = if prefix && m == 0 { ACCEPT } else { 2 };
+        Some(Self {
+            trans,
+            accept_end,
+            start,
+        })
+    }
+
     /// Number of states (with the two absorbing ones).
     pub(crate) fn states(&self) -> usize {
         self.accept_end.len()
@@ -309,6 +360,18 @@ mod tests {
         assert!(like("%\\%%", "50%"));
         assert!(!like("%\\%%", "50"));
         assert!(like("%aab", "aaab"));
+    }
+
+    #[test]
+    fn anchored_literals() {
+        let eq = Dfa::new(&[literal_items(b"aB", false, false)], true).unwrap();
+        assert!(eq.matches(b"ab") && eq.matches(b"AB") && !eq.matches(b"abc") && !eq.matches(b"a"));
+        let pre = Dfa::new(&[literal_items(b"ab", false, true)], false).unwrap();
+        assert!(pre.matches(b"ab") && pre.matches(b"abc") && !pre.matches(b"aB"));
+        let empty = Dfa::new(&[literal_items(b"", false, false)], false).unwrap();
+        assert!(empty.matches(b"") && !empty.matches(b"x"));
+        let all = Dfa::new(&[literal_items(b"", false, true)], false).unwrap();
+        assert!(all.matches(b"") && all.matches(b"x"));
     }
 
     #[test]

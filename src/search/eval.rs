@@ -24,10 +24,10 @@ const BLOCK: usize = 4096;
 /// computed for it (finding them reads every token a few times).
 const ANCHOR_MIN_CODES_PER_TOKEN: usize = 16;
 
-/// Below this many codes per dictionary token, a chunk searched for a plain
-/// substring takes the decode path (measured on the 2,000-row Loghub
-/// columns, ~12 codes per token: decode + memmem 0.054 ms against 0.18 ms
-/// for building the tables and anchors and scanning).
+/// Below this many codes per dictionary token, a chunk takes the decode
+/// path (measured on the 2,000-row Loghub columns, ~12 codes per token:
+/// decode + memmem 0.054 ms against 0.18 ms for building the tables and
+/// anchors and scanning; equality 0.05 ms against 0.14 ms).
 const SMALL_CODES_PER_TOKEN: usize = 16;
 
 /// The anchor scan leaves more than one row in this many of a block: the
@@ -37,6 +37,12 @@ const CAND_DECODE_SHARE: usize = 32;
 /// The anchor scan gives up on a block when more than one code in this
 /// many is an anchor token (the candidates are then most rows).
 const SCAN_BUDGET_SHARE: usize = 16;
+
+/// Below this many value bytes per code, a chunk searched for a plain
+/// substring takes the decode path (measured, bench/SEARCH.md: the anchor
+/// scan won 3.3x on `tpch_sf1_l_comment`, 7.9 bytes per code, and lost
+/// 2.8x on `tpch_sf1_c_address`, 2.0 bytes per code).
+const MIN_BYTES_PER_CODE: u64 = 5;
 
 /// One search over one reader.
 pub(crate) struct Search<'a> {
@@ -146,6 +152,10 @@ impl<'a> Search<'a> {
     /// anchor and the chunk is long enough next to its dictionary for them
     /// to pay (computing them reads every token once).
     fn anchors(&self, view: &ChunkView<'_>) -> Option<&AnchorFlags> {
+        // A start-anchored pattern walks each row's first codes instead.
+        if self.c.start_anchored {
+            return None;
+        }
         let a = self.c.anchor.as_ref()?;
         let dict = view.dictionary();
         if (view.entry().codes as usize) < ANCHOR_MIN_CODES_PER_TOKEN * dict.num_tokens() as usize {
@@ -158,13 +168,17 @@ impl<'a> Search<'a> {
 
     fn path<'t>(&'t self, view: &ChunkView<'_>) -> Path<'t> {
         // A chunk with few codes per dictionary token: building the token
-        // tables and anchors would cost more than decoding it, so a plain
-        // substring takes the decode path there.
-        let small = (view.entry().codes as usize)
-            < SMALL_CODES_PER_TOKEN * view.dictionary().num_tokens() as usize;
+        // tables and anchors would cost more than decoding it, so it takes
+        // the decode path.
+        let e = view.entry();
+        let small =
+            (e.codes as usize) < SMALL_CODES_PER_TOKEN * view.dictionary().num_tokens() as usize;
+        // Short tokens: scanning the codes costs about what decoding the
+        // bytes does, and memmem is faster than anything after it.
+        let short = e.bytes < MIN_BYTES_PER_CODE * e.codes as u64;
         let tables = match self.strategy {
             Strategy::Decode => None,
-            Strategy::Auto if small && self.c.block_finder().is_some() => None,
+            Strategy::Auto if small || (short && self.c.block_finder().is_some()) => None,
             Strategy::Auto | Strategy::Tokens => self.tables(view),
         };
         match (&self.c.test, tables) {

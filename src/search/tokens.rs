@@ -18,6 +18,7 @@
 //! table; two threads computing the same entry store the same value.
 
 use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::OnceLock;
 
 use super::dfa::Dfa;
 use crate::dict::TokenTable;
@@ -32,48 +33,49 @@ pub(crate) const MAX_ENTRIES: usize = 64 << 20;
 #[derive(Debug)]
 pub(crate) struct TokenDfa {
     tokens: usize,
-    table: Box<[AtomicU16]>,
+    /// Per state, once reached: its row of `tokens` entries.
+    rows: Box<[OnceLock<Box<[AtomicU16]>>]>,
+}
+
+/// `n` zeroed atomics.
+fn zeroed(n: usize) -> Box<[AtomicU16]> {
+    let zeroed: Box<[u16]> = vec![0u16; n].into_boxed_slice();
+    let raw = Box::into_raw(zeroed) as *mut [AtomicU16];
+    // SAFETY: `AtomicU16` has the same size, alignment and bit validity as
+    // `u16` (its documentation), so the allocation of `n` `u16`s is an
+    // allocation of `n` `AtomicU16`s with the same layout, owned once.
+    unsafe { Box::from_raw(raw) }
 }
 
 impl TokenDfa {
     /// The (empty) table of `dfa` over `tokens` tokens, or `None` when it
-    /// would exceed [`MAX_ENTRIES`] or a state plus one does not fit a `u16`.
+    /// could exceed [`MAX_ENTRIES`] or a state plus one does not fit a `u16`.
     pub(crate) fn new(dfa: &Dfa, tokens: usize) -> Option<Self> {
         let n = dfa.states().checked_mul(tokens)?;
         if n > MAX_ENTRIES || dfa.states() >= u16::MAX as usize {
             return None;
         }
-        // Zeroed memory straight from the allocator (calloc: fresh pages
-        // for large tables).
-        let zeroed: Box<[u16]> = vec![0u16; n].into_boxed_slice();
-        let raw = Box::into_raw(zeroed) as *mut [AtomicU16];
-        // SAFETY: `AtomicU16` has the same size, alignment and bit validity
-        // as `u16` (its documentation), so the allocation of `n` `u16`s is an
-        // allocation of `n` `AtomicU16`s with the same layout, owned once.
-        let table = unsafe { Box::from_raw(raw) };
-        Some(Self { tokens, table })
+        let rows = (0..dfa.states()).map(|_| OnceLock::new()).collect();
+        Some(Self { tokens, rows })
+    }
+
+    /// State `s`'s row.
+    #[inline(always)]
+    fn row(&self, s: u32) -> &[AtomicU16] {
+        self.rows[s as usize].get_or_init(|| zeroed(self.tokens))
     }
 
     /// The state after token `c` (below the dictionary's token count) from
     /// state `s` (a state of `dfa`, below its state count).
     #[inline(always)]
     pub(crate) fn next(&self, dfa: &Dfa, table: &TokenTable, s: u32, c: u16) -> u32 {
-        let i = s as usize * self.tokens + c as usize;
-        let v = self.table[i].load(Ordering::Relaxed);
+        let e = &self.row(s)[c as usize];
+        let v = e.load(Ordering::Relaxed);
         if v != 0 {
             return v as u32 - 1;
         }
-        self.fill(dfa, table, i, s, c)
+        fill(dfa, table, e, s, c)
     }
-
-    #[cold]
-    #[inline(never)]
-    fn fill(&self, dfa: &Dfa, table: &TokenTable, i: usize, s: u32, c: u16) -> u32 {
-        let t = dfa.run(s, table.token(c as usize));
-        self.table[i].store(t as u16 + 1, Ordering::Relaxed);
-        t
-    }
-
     /// [`Self::matches`] over codes `range` of `codes`, read one at a time
     /// (for patterns anchored at the row's start, which most rows fail on
     /// their first code: nothing is unpacked ahead).
@@ -103,7 +105,7 @@ impl TokenDfa {
     #[inline]
     pub(crate) fn matches(&self, dfa: &Dfa, table: &TokenTable, codes: &[u16]) -> bool {
         let start = dfa.start();
-        let base = &self.table[start as usize * self.tokens..][..self.tokens];
+        let base = self.row(start);
         let mut s = start;
         for &c in codes {
             if s < 2 {
@@ -122,4 +124,13 @@ impl TokenDfa {
         }
         dfa.accepts_at_end(s)
     }
+}
+
+/// Computes and stores entry `e` (state `s`, token `c`).
+#[cold]
+#[inline(never)]
+fn fill(dfa: &Dfa, table: &TokenTable, e: &AtomicU16, s: u32, c: u16) -> u32 {
+    let t = dfa.run(s, table.token(c as usize));
+    e.store(t as u16 + 1, Ordering::Relaxed);
+    t
 }
