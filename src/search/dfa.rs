@@ -165,6 +165,9 @@ impl Dfa {
             if let Some(d) = Self::anchored_literal(one, fold) {
                 return Ok(d);
             }
+            if let Some(d) = Self::kmp(one, fold) {
+                return Ok(d);
+            }
         }
         let mut nfa = Nfa::default();
         let root = nfa.node();
@@ -298,6 +301,71 @@ impl Dfa {
         })
     }
 
+    /// The DFA of `%lit%` or `%lit` (substring, suffix): the KMP automaton
+    /// of `lit` built directly (state `2 + j`: the longest prefix of `lit`
+    /// that ends the bytes read has `j` bytes).
+    fn kmp(items: &[Item], fold: bool) -> Option<Self> {
+        let (Some((Item::AnySeq, rest)), true) = (items.split_first(), items.len() >= 2) else {
+            return None;
+        };
+        let (lit, contains) = match rest.split_last() {
+            Some((Item::AnySeq, lit)) => (lit, true),
+            _ => (rest, false),
+        };
+        let lit: Vec<u8> = lit
+            .iter()
+            .map(|i| match i {
+                Item::Byte(b) => Some(if fold { b.to_ascii_lowercase() } else { *b }),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let m = lit.len();
+        if m == 0 || m + 3 > MAX_STATES {
+            return None;
+        }
+        // KMP positions 0..=m; `f(b)` the byte as compared.
+        let f = |b: u8| if fold { b.to_ascii_lowercase() } else { b };
+        let mut k = vec![[0u32; 256]; m + 1];
+        for b in 0..=255u8 {
+            k[0][b as usize] = (f(b) == lit[0]) as u32;
+        }
+        let mut x = 0usize;
+        for j in 1..=m {
+            k[j] = k[x];
+            if j < m {
+                for b in 0..=255u8 {
+                    if f(b) == lit[j] {
+                        k[j][b as usize] = j as u32 + 1;
+                    }
+                }
+                x = k[x][lit[j] as usize] as usize;
+            }
+        }
+        let id = |j: u32| -> u32 {
+            if j as usize == m && contains {
+                ACCEPT
+            } else {
+                2 + j
+            }
+        };
+        let n = 2 + m + 1;
+        let mut trans = vec![DEAD; n * 256];
+        trans[256..512].fill(ACCEPT);
+        for (j, row) in k.iter().enumerate() {
+            for (b, &t) in row.iter().enumerate() {
+                trans[(2 + j) * 256 + b] = id(t);
+            }
+        }
+        let mut accept_end = vec![false; n];
+        accept_end[ACCEPT as usize] = true;
+        accept_end[2 + m] = !contains;
+        Some(Self {
+            trans,
+            accept_end,
+            start: 2,
+        })
+    }
+
     /// Number of states (with the two absorbing ones).
     pub(crate) fn states(&self) -> usize {
         self.accept_end.len()
@@ -372,6 +440,39 @@ mod tests {
         assert!(empty.matches(b"") && !empty.matches(b"x"));
         let all = Dfa::new(&[literal_items(b"", false, true)], false).unwrap();
         assert!(all.matches(b"") && all.matches(b"x"));
+    }
+
+    /// The direct KMP automata agree with the subset construction.
+    #[test]
+    fn kmp_agrees_with_the_nfa() {
+        let rows: Vec<Vec<u8>> = (0..3000u32)
+            .map(|i| {
+                let mut x = i.wrapping_mul(2654435761);
+                (0..(i % 9))
+                    .map(|_| {
+                        x = x.rotate_left(5) ^ 0x9e37;
+                        b"abAB"[(x % 4) as usize]
+                    })
+                    .collect()
+            })
+            .collect();
+        for lit in [&b"aba"[..], b"aab", b"abab", b"a", b"bA"] {
+            for (before, after) in [(true, true), (true, false)] {
+                for fold in [false, true] {
+                    let items = literal_items(lit, before, after);
+                    let direct = Dfa::kmp(&items, fold).unwrap();
+                    // Two (equal) alternatives take the subset construction.
+                    let general = Dfa::new(&[items.clone(), items], fold).unwrap();
+                    for r in &rows {
+                        assert_eq!(
+                            direct.matches(r),
+                            general.matches(r),
+                            "{lit:?} {before} {after} {fold} {r:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -38,11 +38,11 @@ const CAND_DECODE_SHARE: usize = 32;
 /// many is an anchor token (the candidates are then most rows).
 const SCAN_BUDGET_SHARE: usize = 16;
 
-/// Below this many value bytes per code, a chunk searched for a plain
-/// substring takes the decode path (measured, bench/SEARCH.md: the anchor
-/// scan won 3.3x on `tpch_sf1_l_comment`, 7.9 bytes per code, and lost
-/// 2.8x on `tpch_sf1_c_address`, 2.0 bytes per code).
-const MIN_BYTES_PER_CODE: u64 = 5;
+thread_local! {
+    /// Each thread's buffer for decoded blocks (reused: never zeroed, never
+    /// the whole column).
+    static DECODED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
 /// One search over one reader.
 pub(crate) struct Search<'a> {
@@ -173,12 +173,12 @@ impl<'a> Search<'a> {
         let e = view.entry();
         let small =
             (e.codes as usize) < SMALL_CODES_PER_TOKEN * view.dictionary().num_tokens() as usize;
-        // Short tokens: scanning the codes costs about what decoding the
-        // bytes does, and memmem is faster than anything after it.
-        let short = e.bytes < MIN_BYTES_PER_CODE * e.codes as u64;
+        // A plain substring takes the decode path: one memmem pass over
+        // decoded blocks beat the anchor scan on the corpus as a whole
+        // (bench/SEARCH.md); the token path serves what memmem cannot.
         let tables = match self.strategy {
             Strategy::Decode => None,
-            Strategy::Auto if small || (short && self.c.block_finder().is_some()) => None,
+            Strategy::Auto if small || self.c.block_finder().is_some() => None,
             Strategy::Auto | Strategy::Tokens => self.tables(view),
         };
         match (&self.c.test, tables) {
@@ -429,8 +429,27 @@ impl Block<'_, '_> {
         let bb = self.bb()?;
         let (c0, c1) = (self.cb[lo] as usize, self.cb[hi] as usize);
         let (b0, b1) = (bb[lo] as usize, bb[hi] as usize);
-        let mut buf = vec![0u8; b1 - b0];
-        decode::decode_range(self.view.dictionary(), &self.view.codes(), c0..c1, &mut buf);
+        DECODED.with(|cell| -> Result<()> {
+            let mut buf = cell.borrow_mut();
+            buf.clear();
+            buf.reserve(b1 - b0);
+            let n = decode::decode_range_uninit(
+                self.view.dictionary(),
+                &self.view.codes(),
+                c0..c1,
+                &mut buf.spare_capacity_mut()[..b1 - b0],
+            );
+            // SAFETY: `decode_range_uninit` initialized bytes `0..n` of the
+            // spare capacity (its contract), and `n <= b1 - b0 <= capacity`.
+            unsafe { buf.set_len(n) };
+            self.match_block(words, &buf, bb, b0)
+        })
+    }
+
+    /// Matches the decoded block `buf` (rows `lo..hi`, whose bytes start at
+    /// `b0` in the chunk).
+    fn match_block(&self, words: &mut [u64], buf: &[u8], bb: &[u32], b0: usize) -> Result<()> {
+        let (lo, hi) = (self.lo, self.hi);
         let end = |r: usize| bb[r + 1] as usize - b0;
         let mut hits: Vec<usize> = Vec::new();
         if let Some(f) = self.c.block_finder() {
