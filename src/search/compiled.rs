@@ -4,11 +4,12 @@
 //! the row lengths that can match at all.
 
 use std::collections::HashSet;
+use std::sync::OnceLock;
 
 use memchr::memmem::Finder;
 
 use super::anchor::Anchor;
-use super::dfa::Dfa;
+use super::dfa::{Dfa, MAX_STATES};
 use super::predicate::{literal_items, parse_like, Item, Pattern, Predicate};
 use crate::error::Result;
 
@@ -26,9 +27,26 @@ pub(crate) enum Test {
     /// conjunction). `finders`: the same test as plain substrings, when
     /// every automaton is one case-sensitive literal between `%`s.
     Automata {
-        dfas: Vec<Dfa>,
+        /// The automata, built when first needed (the decode path of a
+        /// literal never needs them) or at compile time when building them
+        /// can fail.
+        dfas: OnceLock<Vec<Dfa>>,
+        /// Per conjunct, its alternatives (what `dfas` is built from).
+        conj: Vec<Vec<Vec<Item>>>,
+        fold: bool,
         finders: Option<Vec<Finder<'static>>>,
+        /// Equality, prefix or suffix: the row's bytes compared directly
+        /// (ASCII-folded when `fold`).
+        simple: Option<(Simple, Vec<u8>)>,
     },
+}
+
+/// A predicate decided by one comparison of bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Simple {
+    Equals,
+    Prefix,
+    Suffix,
 }
 
 /// A [`Predicate`] compiled for matching.
@@ -193,12 +211,34 @@ impl Compiled {
             })
             .max_by_key(|lits| lits.iter().map(Vec::len).min().unwrap_or(0))
             .map(|lits| Anchor { lits, fold: f });
-        let dfas = conj
-            .iter()
-            .map(|alts| Dfa::new(alts, f))
-            .collect::<Result<_>>()?;
+        let simple = match &p.pattern {
+            Pattern::Equals(v) => Some((Simple::Equals, v.clone())),
+            Pattern::In(vs) => Some((Simple::Equals, vs[0].clone())),
+            Pattern::Prefix(v) => Some((Simple::Prefix, v.clone())),
+            Pattern::Suffix(v) => Some((Simple::Suffix, v.clone())),
+            _ => None,
+        };
+        // Literals (direct chain or KMP automata, which cannot fail) are
+        // built lazily; anything else now, so that its errors surface here.
+        let literal =
+            (simple.is_some() || finders.is_some()) && conj.iter().all(|alts| alts.len() == 1);
+        let longest = conj.iter().flatten().map(Vec::len).max().unwrap_or(0);
+        let dfas = OnceLock::new();
+        if !(literal && longest + 3 <= MAX_STATES) {
+            let built = conj
+                .iter()
+                .map(|alts| Dfa::new(alts, f))
+                .collect::<Result<Vec<_>>>()?;
+            let _ = dfas.set(built);
+        }
         Ok(Self {
-            test: Test::Automata { dfas, finders },
+            test: Test::Automata {
+                dfas,
+                conj: conj.clone(),
+                fold: f,
+                finders,
+                simple,
+            },
             negated: p.negated,
             min_len,
             max_len,
@@ -236,9 +276,41 @@ impl Compiled {
             } => values.contains(row),
             Test::Set { values, fold: true } => values.contains(&fold(row)),
             Test::Automata {
+                simple: Some((kind, lit)),
+                fold,
+                ..
+            } => {
+                let part = match kind {
+                    Simple::Equals => row,
+                    Simple::Prefix => &row[..lit.len()],
+                    Simple::Suffix => &row[row.len() - lit.len()..],
+                };
+                if *fold {
+                    part.eq_ignore_ascii_case(lit)
+                } else {
+                    part == &lit[..]
+                }
+            }
+            Test::Automata {
                 finders: Some(fs), ..
             } => fs.iter().all(|f| f.find(row).is_some()),
-            Test::Automata { dfas, .. } => dfas.iter().all(|d| d.matches(row)),
+            Test::Automata { .. } => self.dfas().iter().all(|d| d.matches(row)),
+        }
+    }
+
+    /// The automata (built on first use for literals).
+    pub(crate) fn dfas(&self) -> &[Dfa] {
+        match &self.test {
+            Test::Automata {
+                dfas, conj, fold, ..
+            } => dfas.get_or_init(|| {
+                conj.iter()
+                    .map(|alts| {
+                        Dfa::new(alts, *fold).expect("a literal's automaton is always built")
+                    })
+                    .collect()
+            }),
+            _ => &[],
         }
     }
 

@@ -30,10 +30,6 @@ const ANCHOR_MIN_CODES_PER_TOKEN: usize = 16;
 /// anchors and scanning; equality 0.05 ms against 0.14 ms).
 const SMALL_CODES_PER_TOKEN: usize = 16;
 
-/// The anchor scan leaves more than one row in this many of a block: the
-/// block is decoded and searched with memmem instead (plain substrings).
-const CAND_DECODE_SHARE: usize = 32;
-
 /// The anchor scan gives up on a block when more than one code in this
 /// many is an anchor token (the candidates are then most rows).
 const SCAN_BUDGET_SHARE: usize = 16;
@@ -138,9 +134,10 @@ impl<'a> Search<'a> {
 
     /// The token tables of `view`'s dictionary, when the token path fits.
     fn tables(&self, view: &ChunkView<'_>) -> Option<&[TokenDfa]> {
-        let Test::Automata { dfas, .. } = &self.c.test else {
+        let Test::Automata { .. } = &self.c.test else {
             return None;
         };
+        let dfas = self.c.dfas();
         let d = view.entry().dict as usize;
         let n = view.dictionary().num_tokens() as usize;
         self.tables[d]
@@ -183,7 +180,7 @@ impl<'a> Search<'a> {
         };
         match (&self.c.test, tables) {
             (Test::Never, _) => Path::Never,
-            (Test::Automata { dfas, .. }, Some(t)) => Path::Tokens(dfas, t, self.anchors(view)),
+            (Test::Automata { .. }, Some(t)) => Path::Tokens(self.c.dfas(), t, self.anchors(view)),
             _ => Path::Decode,
         }
     }
@@ -213,7 +210,6 @@ impl<'a> Search<'a> {
                 let ctx = Block {
                     view: &view,
                     c: self.c,
-                    strategy: self.strategy,
                     cb,
                     bb,
                     validity,
@@ -229,7 +225,6 @@ impl<'a> Search<'a> {
 struct Block<'b, 'v> {
     view: &'b ChunkView<'v>,
     c: &'b Compiled,
-    strategy: Strategy,
     cb: &'b [u32],
     bb: &'b OnceLock<Vec<u32>>,
     validity: Option<&'b [u8]>,
@@ -331,14 +326,6 @@ impl Block<'_, '_> {
                 let checked = self.view.codes();
                 let (c0, c1) = (self.cb[lo] as usize, self.cb[hi] as usize);
                 let mut cand: Vec<usize> = Vec::new();
-                // Many candidates and a plain substring: one decode and
-                // memmem pass over the block costs less than walking them.
-                let decode_ok = self.c.block_finder().is_some() && self.strategy == Strategy::Auto;
-                let most = if decode_ok {
-                    (hi - lo) / CAND_DECODE_SHARE
-                } else {
-                    usize::MAX
-                };
                 // Anchor tokens too common for the scan to pay: stop.
                 let budget = (c1 - c0) / SCAN_BUDGET_SHARE;
                 let (mut r, mut acc, mut calls) = (lo, 0u8, 0usize);
@@ -360,15 +347,11 @@ impl Block<'_, '_> {
                             acc = 0;
                         }
                         acc |= x;
-                        cand.len() < most && calls < budget
+                        calls < budget
                     },
                 );
-                if cand.len() >= most || calls >= budget {
-                    return if decode_ok {
-                        self.decode(words)
-                    } else {
-                        self.run(&Path::Tokens(dfas, tables, None), words)
-                    };
+                if calls >= budget {
+                    return self.run(&Path::Tokens(dfas, tables, None), words);
                 }
                 if acc == af.full {
                     cand.push(r);

@@ -24,51 +24,61 @@
 //!
 //! The predicate is compiled once ([`Compiled`]): a value set for IN lists
 //! of two or more values, else byte automata (one DFA for a pattern or a
-//! disjunction of needles, one per needle of a conjunction), plus `memmem`
-//! finders when every automaton is a plain case-sensitive substring, plus
-//! the shortest and longest row that can match. Then per chunk:
+//! disjunction of needles, one per needle of a conjunction; equality and
+//! prefix built as a chain, substring and suffix as a KMP automaton, the
+//! rest by subset construction), plus `memmem` finders when the pattern is
+//! one plain case-sensitive substring, plus the shortest and longest row
+//! that can match. Then per chunk, by what measured fastest
+//! (bench/SEARCH.md):
 //!
 //! * **value-dictionary chunks** (§5.6): each distinct value is matched
-//!   once on its decoded bytes (already decoded when the chunk was
-//!   validated), and each row takes its value's answer.
-//! * **coded chunks, automata**: the **token path**. Each DFA is lifted to
-//!   the chunk's dictionary ([`tokens`]: `next(state, code)` = the state
-//!   after the token's bytes, computed lazily, shared by all chunks of the
-//!   dictionary), so a row is one table lookup per code, stopping at the
-//!   first code that decides it. No row is decoded, hit or miss. It is
-//!   exact for any tokenization, so it needs none of the dictionary
-//!   properties (sorted, distinct, complete, canonical spelling) that
-//!   files of versions 1–3 do not promise (spec/FORMAT.md §9.1, §10.1),
-//!   and checks none at open: in particular equality never compares the
-//!   literal's codes with the row's (that is exact only when both are
-//!   greedy parses over a dictionary in which each token has one code —
-//!   guaranteed by nothing before version 4). Used when the table (states ×
-//!   tokens) fits [`tokens::MAX_ENTRIES`]. Per block of 4096 rows:
-//!   - when the pattern requires a literal (every alternative has a run of
-//!     literal bytes) and the chunk has at least 2 codes per dictionary
+//!   once on its decoded bytes (decoded when the chunk was validated), and
+//!   each row takes its value's answer.
+//! * **small coded chunks** (fewer than 16 codes per dictionary token: the
+//!   2,000-row Loghub columns) and **plain substrings**: the **decode
+//!   path**. Blocks of 4096 rows are decoded into one reused per-thread
+//!   buffer (never the whole column) and matched there: one `memmem` pass
+//!   over the block for a substring (a hit counts for the row it starts in
+//!   when it ends there too), a hash lookup per row for IN sets, the byte
+//!   DFA otherwise. For plain substrings this beat the token path with its
+//!   anchor prefilter (below) over the corpus as a whole: in one run of the
+//!   benchmark the anchor path took 0.88× the decode path's speed in
+//!   geomean over the large columns, winning up to 3.7× on some
+//!   `tpch_sf1_ps_comment` needles and losing 3× on `code_python_stdlib`
+//!   and 2.4× on `loghub_Linux_full` (16-bit dictionaries, whose 64 KiB
+//!   flag table and token tables leave L1). Memmem over freshly decoded,
+//!   cache-resident bytes runs at several GB/s per core; scanning 12- or
+//!   16-bit codes for anchor tokens is one table lookup per code, which only
+//!   pays when tokens are long.
+//! * **other patterns on coded chunks** (LIKE with wildcards, ASCII
+//!   case-insensitive, several needles, equality, prefix, suffix): the
+//!   **token path**. Each DFA is lifted to the chunk's dictionary
+//!   ([`tokens`]: `next(state, code)` = the state after the token's bytes,
+//!   computed lazily, shared by all chunks of the dictionary), so a row is
+//!   one table lookup per code, stopping at the first code that decides
+//!   it; no row is decoded, hit or miss. Per block:
+//!   - patterns anchored at the row's start (equality, prefix, LIKE not
+//!     starting with `%`) walk each row from its first code (most rows die
+//!     there), after an exact length window from the row byte boundaries
+//!     when the pattern bounds the length (equality: 0.022 ms against 0.049
+//!     ms on the decode path for `loghub_Mac_2k`);
+//!   - patterns that require a literal, on chunks of at least 16 codes per
 //!     token: the **anchor scan** (`anchor`): the packed codes are scanned
 //!     for tokens that can cover chosen bytes of the literal (a necessary
 //!     condition for any tokenization, one flag lookup per code), and only
-//!     the rows holding them are walked through the automaton;
-//!   - the scan gives up when more than 1 code in 16 is an anchor token,
-//!     or (for a plain case-sensitive substring) more than 1 row in 32 is a
-//!     candidate: then a plain substring takes the decode path for that
-//!     block (one memmem pass beats walking most rows) and other patterns
-//!     walk every row;
-//!   - without an anchor every row is walked, after an exact length filter
-//!     when the pattern bounds the length (equality, LIKE without `%`).
-//! * **coded chunks, otherwise** (IN lists of two or more values, or an
-//!   automaton too large for the token path): the **decode path**: the
-//!   block is decoded into one buffer and matched there (one `memmem` pass
-//!   over the block for a plain substring, a hash lookup per row for sets,
-//!   the byte DFA else); the column is never written whole.
+//!     the rows holding them are walked; more than 1 anchor code in 16
+//!     and the block walks every row instead;
+//!   - otherwise every row is walked.
 //!
-//! Measured with `lab/examples/search_probe` and `cargo bench --bench
-//! search` (bench/SEARCH.md, on a shared, noisy 2-core machine): on
-//! `tpch_sf1_l_comment` (OnPair-12) a rare substring (0.001%) took 2.1 ms
-//! through the anchor scan against 3.0 ms on the decode path; from about
-//! 1% selectivity up the decode path wins for plain substrings (4.4 against
-//! 6.8 ms at 1%), which is what the two give-up thresholds encode.
+//! The token path is exact for any tokenization, so it needs none of the
+//! dictionary properties (sorted, distinct, complete, canonical spelling)
+//! that files of versions 1–3 do not promise (spec/FORMAT.md §9.1, §10.1),
+//! and checks none at open: in particular equality never compares the
+//! literal's codes with the row's (that is exact only when both are greedy
+//! parses over a dictionary in which each token has one code — guaranteed
+//! by nothing before version 4, §10.1 — and would otherwise need a check of
+//! every row's spelling, which costs a decode). Used when a DFA's table
+//! (states × tokens) fits [`tokens::MAX_ENTRIES`], else the decode path.
 //! [`Strategy`] forces either path (tests, benchmarks).
 //!
 //! Chunks are searched in parallel, and coded chunks in blocks of 4096 rows
@@ -93,11 +103,11 @@ use crate::read::Reader;
 /// How coded chunks are matched (see the module's rule).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Strategy {
-    /// The rule: the token path when its table fits, else decode.
+    /// The rule of the module doc.
     #[default]
     Auto,
-    /// The token path where it fits, never switching a block to the decode
-    /// path (tests and benchmarks).
+    /// The token path wherever its table fits, also for small chunks and
+    /// plain substrings (tests and benchmarks).
     Tokens,
     /// Always decode blocks and match bytes.
     Decode,
