@@ -10,7 +10,8 @@
 //! boundaries against token lengths) the first time a bulk read touches it,
 //! and the result is kept. A [`Reader::get`] on a chunk not yet checked whole
 //! reads only the chunk header, the row-code block of its row and its codes,
-//! and checks what it reads; after [`ReadOptions::validate_after_gets`] such
+//! and checks what it reads (version 4: each checksum block it reads against
+//! the chunk's checksum table, once); after [`ReadOptions::validate_after_gets`] such
 //! reads in one chunk, the chunk is checked whole and served from memory.
 //!
 //! Validated chunks are seen through [`ChunkView`]s borrowed from the reader

@@ -11,6 +11,8 @@
 //!   directory), `Reader::point_read` and its one dispatch on the kind;
 //! - `coded.rs`: chunks that store every row's codes (§5.2–§5.5);
 //! - `value_dict.rs`: value-dictionary chunks (§5.6);
+//! - `verify.rs`: what a point read reads of a version-4 chunk, checked
+//!   against the chunk's checksum table once per block (§5.7);
 //! - `utf8.rs`: the UTF-8 automaton that proves rows valid text.
 //!
 //! # Adding a chunk kind
@@ -49,6 +51,7 @@ mod head;
 mod utf8;
 mod validate;
 mod value_dict;
+mod verify;
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
