@@ -320,7 +320,13 @@ impl Reader {
                 ));
             }
             let parsed = DictSection::parse_version(s, r.offset, id as u32, t.version)?;
-            dicts.push(Dictionary::validate(&parsed, id as u32, r.offset)?);
+            let d = Dictionary::validate(&parsed, id as u32, r.offset)?;
+            if t.version >= crate::format::VERSION_4 {
+                // One spelling (§4.4): single bytes first, learned tokens
+                // sorted and distinct, `W` derived from the histogram.
+                crate::dict::canonical::check(&d, id as u32, r.offset)?;
+            }
+            dicts.push(d);
         }
         let mut uses = vec![0usize; dicts.len()];
         let mut first_rows = Vec::with_capacity(footer.chunks.len() + 1);
