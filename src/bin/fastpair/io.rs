@@ -172,24 +172,8 @@ pub fn decode_options(memory: u64) -> ReadOptions {
 
 /// Decodes the whole column in order, chunk by chunk, splitting a chunk into
 /// row ranges until each fits the reader's memory cap, and hands each range
-/// (its first row and its rows) to `f`. A single row over the cap is decoded
-/// on its own (values are bounded by the format's value limit). Validated
-/// chunks stay validated (see [`stream_ranges`] to let them go).
-#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
-pub fn for_each_range(
-    reader: &Reader,
-    path: &Path,
-    mut f: impl FnMut(u64, &Column) -> Result<(), CliError>,
-) -> Result<(), CliError> {
-    let mut col = Column::default();
-    for i in 0..reader.num_chunks() {
-        chunk_ranges(reader, path, i, &mut col, &mut f)?;
-    }
-    Ok(())
-}
-
-/// [`for_each_range`] for a single pass: each chunk is released once its
-/// ranges are handed over (`Reader::release_chunk`: its validation state is
+/// (its first row and its rows) to `f`, for a single pass: each chunk is
+/// released once its ranges are handed over (`Reader::release_chunk`: its validation state is
 /// dropped and a mapped file's pages leave the resident set), so memory
 /// holds one chunk, not the file.
 pub fn stream_ranges(
