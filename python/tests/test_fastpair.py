@@ -11,7 +11,8 @@ import pytest
 
 import fastpair
 
-CORPUS = Path(__file__).resolve().parents[2] / "target" / "corpus"
+CORPUS = Path(os.environ.get("FASTPAIR_CORPUS", Path(__file__).resolve().parents[2] / "target" / "corpus"))
+REQUIRE_CORPUS = os.environ.get("FASTPAIR_REQUIRE_CORPUS") == "1"
 
 SAMPLE = ["GET /index.html", None, "", "ünïcödé ✓", "GET /about.html HTTP/1.1 200"] + [
     None if i % 7 == 3 else ["a", "bb", "a longer value here", ""][i % 4] for i in range(300)
@@ -232,12 +233,26 @@ def corpus_files():
     return sorted(CORPUS.glob("*.txt"))
 
 
-@pytest.mark.skipif(not corpus_files(), reason="corpus not unpacked (../shared/tools/corpus-unpack target/corpus)")
+def corpus_columns():
+    """(name, bytes of the column file) for every corpus column under
+    FASTPAIR_CORPUS (else target/corpus); without one a small synthetic set
+    (ASCII, multi-byte UTF-8, not UTF-8), and a failure under
+    FASTPAIR_REQUIRE_CORPUS=1."""
+    files = corpus_files()
+    if files:
+        return [(p.name, p.read_bytes()) for p in files]
+    assert not REQUIRE_CORPUS, f"FASTPAIR_REQUIRE_CORPUS=1 but no corpus column under {CORPUS}"
+    return [
+        ("synthetic_ascii", "".join(f"GET /page/{i * 7919 % 5000} HTTP/1.1 {200 + i % 3}\n" for i in range(30000)).encode()),
+        ("synthetic_utf8", "".join(f"{'äöü € 漢字 ' * (i % 4)}{i}\n" for i in range(20000)).encode()),
+        ("synthetic_binary", b"".join(bytes([0xFF, i % 251, 0xC3]) * (i % 6) + b"\n" for i in range(20000))),
+    ]
+
+
 def test_corpus_parquet_to_fastpair_to_arrow(tmp_path):
     """Every corpus column (a null every 13th row): Parquet (pyarrow) ->
     fastpair -> pyarrow, identical values and nulls."""
-    for path in corpus_files():
-        data = path.read_bytes()
+    for name, data in corpus_columns():
         rows = data[:-1].split(b"\n") if data.endswith(b"\n") else data.split(b"\n")
         try:
             data.decode("utf-8")
@@ -251,7 +266,7 @@ def test_corpus_parquet_to_fastpair_to_arrow(tmp_path):
         fastpair.write(tmp_path / "c.fpc", col)
         f = fastpair.open(tmp_path / "c.fpc", text=text)
         got = f.read()
-        assert got.to_pylist() == vals, path.name
+        assert got.to_pylist() == vals, name
         assert got.null_count == src.null_count
 
 

@@ -262,6 +262,40 @@ pub struct ScanArgs {
     /// decoded values and offsets at once (e.g. 256M).
     #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
     pub memory: u64,
+    /// GPU scans stream the column batch by batch through a ring of at most
+    /// this many bytes of device memory (e.g. 2G; default half the free
+    /// device memory, at most 8G). Without it (and --devices) a column that
+    /// fits the device is also scanned whole after the first scan.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes, conflicts_with = "cpu")]
+    pub device_memory: Option<u64>,
+    /// Stream over these GPUs (ordinals, e.g. 0,1; one listed twice gets
+    /// two pipelines on it), each with its own ring.
+    #[arg(long, value_name = "LIST", value_parser = parse_devices, conflicts_with = "cpu")]
+    pub devices: Option<Devices>,
+    /// Skip the (untimed) comparison of the GPU's output with the CPU
+    /// decoder's.
+    #[arg(long)]
+    pub no_check: bool,
+}
+
+/// GPU ordinals given to `scan --devices`.
+#[derive(Clone, Debug)]
+pub struct Devices(pub Vec<usize>);
+
+/// Parses `0,1`: GPU ordinals, comma-separated, at least one, at most 64.
+pub fn parse_devices(s: &str) -> Result<Devices, String> {
+    let v = s
+        .split(',')
+        .map(|d| {
+            d.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("'{d}' in '{s}' is not a GPU ordinal (e.g. 0,1)"))
+        })
+        .collect::<Result<Vec<usize>, String>>()?;
+    if v.len() > 64 {
+        return Err(format!("'{s}' lists {} GPUs, at most 64", v.len()));
+    }
+    Ok(Devices(v))
 }
 
 /// Most timed runs of `scan`.
