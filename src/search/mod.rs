@@ -53,7 +53,7 @@
 //! * **other patterns on coded chunks** (LIKE with wildcards, ASCII
 //!   case-insensitive, several needles, equality, prefix, suffix): the
 //!   **token path**. Each DFA is lifted to the chunk's dictionary
-//!   ([`tokens`]: `next(state, code)` = the state after the token's bytes,
+//!   (`tokens`: `next(state, code)` = the state after the token's bytes,
 //!   computed lazily, shared by all chunks of the dictionary), so a row is
 //!   one table lookup per code, stopping at the first code that decides
 //!   it; no row is decoded, hit or miss. Per block:
@@ -78,7 +78,7 @@
 //! parses over a dictionary in which each token has one code — guaranteed
 //! by nothing before version 4, §10.1 — and would otherwise need a check of
 //! every row's spelling, which costs a decode). Used when a DFA's table
-//! (states × tokens) fits [`tokens::MAX_ENTRIES`], else the decode path.
+//! (states × tokens) fits `tokens::MAX_ENTRIES` (64 Mi entries), else the decode path.
 //! [`Strategy`] forces either path (tests, benchmarks).
 //!
 //! Chunks are searched in parallel, and coded chunks in blocks of 4096 rows
@@ -91,7 +91,7 @@ mod dfa;
 mod eval;
 pub mod predicate;
 mod selection;
-pub mod tokens;
+mod tokens;
 
 pub use compiled::Compiled;
 pub use predicate::{Pattern, Predicate};
