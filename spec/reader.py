@@ -371,6 +371,14 @@ class Reader:
         bytes_sum = sum(c.bytes for c in chunks)
         check(total_rows == rows_sum, sec, fs + 8, "TotalRows", f"total_rows {total_rows}, chunks sum to {rows_sum}")
         check(total_bytes == bytes_sum, sec, fs + 16, "TotalBytes", f"total_bytes {total_bytes}, chunks sum to {bytes_sum}")
+        if self.version >= 4:  # §9 step 6, one spelling (§10.1)
+            nxt = 0
+            for i, e in enumerate(chunks):
+                at = fs + base + CHUNK_ENTRY_LEN * i
+                check(e.rows > 0, sec, at, "ZeroRowChunk", f"chunk {i} has no row")
+                check(e.dict <= nxt, sec, at, "DictionaryOrder", f"chunk {i} names dictionary {e.dict}, at most {nxt} (numbered by first use)")
+                nxt = max(nxt, e.dict + 1)
+            check(nxt == num_dicts, sec, fs, "UnusedDictionary", f"dictionary {nxt} is used by no chunk")
         return Footer(num_dicts, num_chunks, total_rows, total_bytes, dicts, chunks)
 
     # ------------------------------------------------------------ §4: dictionaries
@@ -398,6 +406,16 @@ class Reader:
         singles = {t[0] for t in tokens if len(t) == 1}
         check(len(singles) == 256, "§4.1", base, "MissingSingleByte",
               f"dictionary {i}: single bytes missing: {sorted(set(range(256)) - singles)[:8]}...")
+        if self.version >= 4:  # §4.4, one spelling (§10.1)
+            total, long = sum(hist), sum(hist[8:])
+            derived = 16 if 10 * long > total else 8  # §4.3, in integers
+            check(width == derived, "§4.3", base + 2, "WidthNotDerived", f"dictionary {i}: W = {width}, histogram gives {derived}")
+            for c in range(256):
+                check(tokens[c] == bytes([c]), "§4.4", base + 136 + c // 2, "SingleByteOrder", f"dictionary {i}: code {c} is {tokens[c]!r}")
+            for c in range(256, n):
+                check(len(tokens[c]) > 1, "§4.4", base + 136 + c // 2, "DuplicateToken", f"dictionary {i}: token {c} is a single byte")
+                check(c == 256 or tokens[c - 1] < tokens[c], "§4.4", base + 136 + c // 2, "TokenOrder",
+                      f"dictionary {i}: token {c} not after token {c - 1}")
         return Dictionary(i, base, codec, code_bits, width, n, hist, tokens)
 
     @staticmethod

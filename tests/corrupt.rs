@@ -452,7 +452,22 @@ fn v3_edit_tokens(
     f: impl FnOnce(&mut Vec<Vec<u8>>),
     prefix: impl Fn(usize, usize) -> usize,
 ) -> Vec<u8> {
-    let b = v3();
+    edit_tokens(v3(), f, prefix)
+}
+
+/// [`v3_edit_tokens`] of the version-4 base (whose dictionaries are spelled
+/// as version 3's, §4), with the longest prefixes.
+fn v4_edit_tokens(f: impl FnOnce(&mut Vec<Vec<u8>>)) -> Vec<u8> {
+    edit_tokens(v4(), f, |_, p| p)
+}
+
+/// Rebuilds dictionary 0 of base `b` (front-coded) from its tokens, edited
+/// by `f`, with prefixes chosen by `prefix`.
+fn edit_tokens(
+    b: Base,
+    f: impl FnOnce(&mut Vec<Vec<u8>>),
+    prefix: impl Fn(usize, usize) -> usize,
+) -> Vec<u8> {
     let (header, mut tokens) = v3_tokens(&b.dicts[0]);
     assert!(
         v3_section(&header, &tokens, |_, p| p) == b.dicts[0],
@@ -946,6 +961,35 @@ cases! {
     /// length of its codes part.
     v3_file_as_version_4: |_, _| { let b = v3(); b.patch(|v| set_version(v, 4)) }
         => Error::Corrupt { section: Section::Chunk(0, P::Header), invariant: I::LimitExceeded { what: "chunk parts", .. }, .. },
+    // --- Version 4: one spelling (§9 steps 6-7, §10.1) ---
+    /// Chunk 1 emptied of its rows (footer totals kept consistent).
+    v4_chunk_zero_rows: |_, _| v4().edit_chunk(1, |_, f| { f.total_rows -= f.chunks[1].rows as u64; f.chunks[1].rows = 0; f.chunks[1].nulls = 0 })
+        => Error::Corrupt { section: Section::Footer, invariant: I::ZeroRowChunk { chunk: 1 }, .. },
+    /// Per-chunk dictionaries numbered in another order: chunk 0 names 1.
+    v4_dictionary_order: |_, _| Base::load("v4_per_chunk_dicts").edit_chunk(0, |_, f| { f.chunks[0].dict = 1; f.chunks[1].dict = 0 })
+        => Error::Corrupt { section: Section::Footer, invariant: I::DictionaryOrder { chunk: 0, dict: 1, allowed: 0 }, .. },
+    /// A second dictionary (a copy of the first) that no chunk uses.
+    v4_dictionary_unused: |_, _| { let mut b = v4(); b.footer.dicts.push(b.footer.dicts[0]); b.dicts.push(b.dicts[0].clone()); assemble(&b.footer, &b.chunks, &b.dicts, 4) }
+        => Error::Corrupt { section: Section::Footer, invariant: I::UnusedDictionary { dict: 1 }, .. },
+    /// The empty column spelled with a dictionary (version 4: none).
+    v4_empty_column_with_dictionary: |_, _| { let mut b = v4(); b.footer.chunks.clear(); b.footer.total_rows = 0; b.footer.total_bytes = 0; assemble(&b.footer, &[], &b.dicts, 4) }
+        => Error::Corrupt { section: Section::Footer, invariant: I::UnusedDictionary { dict: 0 }, .. },
+    /// Codes 65 and 66 hold "B" and "A".
+    v4_dictionary_single_byte_order: |_, _| v4_edit_tokens(|t| t.swap(65, 66))
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::SingleByteOrder { token: 65 }, .. },
+    /// The first learned token replaced by a single byte.
+    v4_dictionary_duplicate_single_byte: |_, _| v4_edit_tokens(|t| t[256] = b"A".to_vec())
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::DuplicateToken { token: 256 }, .. },
+    /// Token 300 repeats token 299.
+    v4_dictionary_duplicate_token: |_, _| v4_edit_tokens(|t| t[300] = t[299].clone())
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::TokenOrder { token: 300 }, .. },
+    /// Tokens 300 and 301 swapped.
+    v4_dictionary_unsorted: |_, _| v4_edit_tokens(|t| t.swap(300, 301))
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::TokenOrder { token: 301 }, .. },
+    /// `W` = 8 where the histogram gives 16 (more than a tenth of the
+    /// emitted tokens are longer than 8 bytes).
+    v4_dictionary_width: |_, _| { let b = v4(); b.patch_fixed(|v| { let at = b.dict_at(0) + 2; assert_eq!(v[at], 16); v[at] = 8 }) }
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::WidthNotDerived { width: 8, derived: 16 }, .. },
     // --- Log-template chunks (§5.8), from v4_log_templates ---
     /// A log-template chunk (footer: no codes, bytes) labelled coded.
     v4_log_kind_as_coded: |_, _| { let b = v4log(); b.patch_fixed(|v| put32(v, b.chunk_at(0), 1)) }

@@ -301,3 +301,46 @@ def test_utf8_errors_name_the_file_row(tmp_path):
     with pytest.raises(ValueError, match="row 4321 is not valid UTF-8"):
         t.take([4321])
     assert t.take([0, 10]).to_pylist() == ["row 0", "row 10"]
+
+
+def test_filter_and_grep(tmp_path):
+    rows = ["GET /api/users", "POST /login", None, "GET /api/items", "timeout", "50%", "ÉTÉ"]
+    p = tmp_path / "s.fpc"
+    fastpair.write(p, pa.array(rows, pa.large_string()))
+    f = fastpair.open(p)
+    assert f.grep("GET").to_pylist() == ["GET /api/users", "GET /api/items"]
+    assert f.grep("get", ignore_case=True, indices=True).to_pylist() == [0, 3]
+    assert f.grep("GET /api/%", like=True, indices=True).to_pylist() == [0, 3]
+    assert f.grep("%\\%", like=True).to_pylist() == ["50%"]
+    # A null row never matches, inverted or not.
+    assert f.grep("GET", invert=True, indices=True).to_pylist() == [1, 4, 5, 6]
+    assert f.filter(isin=["timeout", "50%", "nope"], indices=True).to_pylist() == [4, 5]
+    assert f.filter(prefix="POST").to_pylist() == ["POST /login"]
+    assert f.filter(suffix=b"out").to_pylist() == ["timeout"]
+    assert f.filter(contains_all=["api", "items"]).to_pylist() == ["GET /api/items"]
+    assert f.filter(contains_any=["login", "ÉT"], indices=True).to_pylist() == [1, 6]
+    assert f.filter(like="_T_").to_pylist() == ["ÉTÉ"]
+    assert f.filter(equals="nothing").to_pylist() == []
+    idx = f.filter(contains="/", indices=True)
+    assert idx.type == pa.uint64()
+    assert f.take(idx.to_pylist()).to_pylist() == f.filter(contains="/").to_pylist()
+    with pytest.raises(ValueError):
+        f.filter(prefix="a", suffix="b")
+    with pytest.raises(ValueError):
+        f.filter(like="ab\\", escape="\\")
+    with pytest.raises(TypeError):
+        f.filter(isin="abc")
+
+
+def test_grep_matches_a_naive_scan_on_corpus_columns(tmp_path):
+    files = [p for p in corpus_files() if "loghub" in p.name][:4]
+    if not files:
+        pytest.skip("corpus not unpacked")
+    for path in files:
+        data = path.read_bytes()
+        rows = data[:-1].split(b"\n")
+        fastpair.write(tmp_path / "g.fpc", pa.array(rows, pa.large_binary()))
+        f = fastpair.open(tmp_path / "g.fpc", text=False)
+        for needle in [b"ERROR", b"INFO", b"a", b"zzqq"]:
+            want = [i for i, r in enumerate(rows) if needle in r]
+            assert f.grep(needle, indices=True).to_pylist() == want, (path.name, needle)

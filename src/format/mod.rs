@@ -354,8 +354,14 @@ mod tests {
             reserved: 0,
             parts: 7,
         };
-        assert_eq!(f.to_bytes(), [2, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0]);
-        let p = chunk_section::PartEntry { tag: 7, len: 0x0102 };
+        assert_eq!(
+            f.to_bytes(),
+            [2, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0]
+        );
+        let p = chunk_section::PartEntry {
+            tag: 7,
+            len: 0x0102,
+        };
         assert_eq!(p.to_bytes(), [7, 0, 0, 0, 2, 1, 0, 0]);
         let blk = cascade::BlockEntry {
             base: 1,

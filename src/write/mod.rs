@@ -469,19 +469,8 @@ impl<S: Sink> Writer<S> {
             self.close_chunk()?;
         }
         self.flush_full()?;
-        if self.dicts.is_empty() {
-            // An empty column still names a valid dictionary: the single bytes.
-            let codec = match self.opts.codec {
-                CodecChoice::Fixed(c) => c,
-                CodecChoice::Auto => Codec::OnPair12,
-            };
-            self.dicts
-                .push((codec, TokenTable::single_bytes(), [0; 16]));
-            self.choices.push(Choice {
-                codec,
-                estimates: Vec::new(),
-            });
-        }
+        // An empty column has no chunk and, in version 4, no dictionary
+        // (spec/FORMAT.md §9 step 6: no dictionary without a chunk).
         let dicts = std::mem::take(&mut self.dicts);
         for (codec, table, hist) in dicts {
             // A dictionary whose tokens no code uses (its chunks are all log
@@ -499,6 +488,7 @@ impl<S: Sink> Writer<S> {
             let id = self.footer.dicts.len() as u32;
             layout::DictSection::parse(&bytes, self.offset, id)
                 .and_then(|p| Dictionary::validate(&p, id, self.offset))
+                .and_then(|d| crate::dict::canonical::check(&d, id, self.offset))
                 .map_err(unreadable)?;
             let r = self.write_section(&bytes, crc32fast::hash(&bytes))?;
             self.footer.dicts.push(r);

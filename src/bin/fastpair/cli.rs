@@ -27,6 +27,60 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Decode the whole column and report throughput.
     Scan(ScanArgs),
+    /// Print the rows that match a pattern, searched on the compressed
+    /// codes (grep conventions: exit 0 when a row is selected, 1 when none,
+    /// 2 on error).
+    Grep(GrepArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("mode").multiple(false))]
+pub struct GrepArgs {
+    /// The pattern: a literal substring (as `grep -F`) unless --like,
+    /// --prefix, --suffix or --equals says otherwise. No regular expressions.
+    #[arg(value_name = "PATTERN", allow_hyphen_values = true)]
+    pub pattern: std::ffi::OsString,
+    /// The .fpc file, `-` for stdin.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// PATTERN is literal (the default; as `grep -F`; with -x, equality).
+    #[arg(short = 'F', long, conflicts_with = "like")]
+    pub fixed: bool,
+    /// PATTERN is an SQL LIKE pattern (`%` any bytes, `_` one character,
+    /// `\` escapes), matched against the whole row.
+    #[arg(long, group = "mode")]
+    pub like: bool,
+    /// Rows that start with PATTERN.
+    #[arg(long, group = "mode")]
+    pub prefix: bool,
+    /// Rows that end with PATTERN.
+    #[arg(long, group = "mode")]
+    pub suffix: bool,
+    /// Rows equal to PATTERN (as `grep -x -F`).
+    #[arg(short = 'x', long, group = "mode")]
+    pub equals: bool,
+    /// Ignore ASCII case.
+    #[arg(short = 'i', long)]
+    pub ignore_case: bool,
+    /// Select the rows that do not match (null rows are never selected).
+    #[arg(short = 'v', long)]
+    pub invert_match: bool,
+    /// Print only the number of selected rows.
+    #[arg(short = 'c', long)]
+    pub count: bool,
+    /// Prefix each row with its row number (1-based, as grep's line numbers).
+    #[arg(short = 'n', long)]
+    pub line_number: bool,
+    /// Search on the GPU (not available in this build: an error).
+    #[arg(long, conflicts_with = "cpu")]
+    pub gpu: bool,
+    /// Search on the CPU (the default).
+    #[arg(long)]
+    pub cpu: bool,
+    /// Most bytes of a FILE read from stdin or a pipe, which is held in
+    /// memory.
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
+    pub memory: u64,
 }
 
 /// Codec choice on the command line.

@@ -11,6 +11,7 @@ mod cli;
 mod compress;
 mod decompress;
 mod get;
+mod grep;
 mod inspect;
 mod io;
 mod progress;
@@ -60,6 +61,11 @@ fn main() -> ExitCode {
     };
     // Everything owned by a command (temporary files, writers) is dropped
     // inside `run`, before the exit status is chosen.
+    // grep's own exit statuses: 0 selected, 1 none, 2 error.
+    let cli = match cli.command {
+        Command::Grep(a) => return grep::main(a),
+        command => Cli { command },
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
@@ -77,6 +83,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Get(a) => get::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Scan(a) => scan::run(a),
+        Command::Grep(_) => unreachable!("grep runs from main"),
     }
 }
 

@@ -11,6 +11,8 @@
 //!   directory), `Reader::point_read` and its one dispatch on the kind;
 //! - `coded.rs`: chunks that store every row's codes (§5.2–§5.5);
 //! - `value_dict.rs`: value-dictionary chunks (§5.6);
+//! - `verify.rs`: what a point read reads of a version-4 chunk, checked
+//!   against the chunk's checksum table once per block (§5.7);
 //! - `utf8.rs`: the UTF-8 automaton that proves rows valid text.
 //!
 //! # Adding a chunk kind
@@ -50,6 +52,7 @@ mod logs;
 mod utf8;
 mod validate;
 mod value_dict;
+mod verify;
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
@@ -294,6 +297,12 @@ impl<'a> ChunkView<'a> {
             Section::Chunk(c.id, ChunkPart::RowCodes),
             c.entry.section.offset + c.row_codes.1.start as u64,
         )
+    }
+    /// The row code boundaries when the reader keeps them decoded (a coded
+    /// chunk read with `ReadOptions::cache_row_index`, the default): the
+    /// same values as [`Self::row_code_bounds`], without a decode.
+    pub fn row_code_bounds_cached(&self) -> Option<&'a [u32]> {
+        self.chunk.body.rows().fast().map(|f| &f.bounds[..])
     }
     /// The row byte boundaries (rows + 1 values).
     pub fn row_byte_bounds(&self) -> Result<Vec<u32>> {
