@@ -9,6 +9,8 @@
 
 mod cli;
 mod compress;
+#[cfg(feature = "parquet")]
+mod dataset;
 mod decompress;
 mod get;
 mod inspect;
