@@ -99,6 +99,7 @@ pub mod gpu;
 #[doc(hidden)]
 pub mod logs;
 pub mod read;
+pub mod search;
 pub mod write; // issue 20: template codec core, not yet in the file format
 
 pub use error::{Error, Result};

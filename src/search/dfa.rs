@@ -1,0 +1,303 @@
+//! Byte automata for the predicates that are patterns (prefix, suffix,
+//! substring, LIKE): a small NFA built from the pattern items, determinized
+//! once into a dense byte DFA with two absorbing states.
+//!
+//! State [`DEAD`] (0): no continuation can match. State [`ACCEPT`] (1): every
+//! continuation matches (the rest of the pattern is `%`). Both loop on every
+//! byte, so a scan may stop as soon as it reaches either (`state < 2`).
+//! Other states accept at the end of a row when [`Dfa::accepts_at_end`].
+
+use std::collections::HashMap;
+
+use super::predicate::Item;
+use crate::error::{Error, Result};
+
+/// No continuation matches.
+pub(crate) const DEAD: u32 = 0;
+/// Every continuation matches.
+pub(crate) const ACCEPT: u32 = 1;
+
+/// Most DFA states a pattern may need (a pattern needing more is refused
+/// with [`Error::InvalidArgument`]): 16 Ki states are 16 MiB of transitions.
+pub(crate) const MAX_STATES: usize = 1 << 14;
+
+/// A set of bytes.
+#[derive(Clone, Copy, Debug)]
+struct ByteSet([u64; 4]);
+
+impl ByteSet {
+    fn range(lo: u8, hi: u8) -> Self {
+        let mut s = ByteSet([0; 4]);
+        for b in lo..=hi {
+            s.0[b as usize / 64] |= 1 << (b % 64);
+        }
+        s
+    }
+    fn one(b: u8, fold: bool) -> Self {
+        let mut s = Self::range(b, b);
+        if fold && b.is_ascii_alphabetic() {
+            let o = b ^ 0x20;
+            s.0[o as usize / 64] |= 1 << (o % 64);
+        }
+        s
+    }
+    fn union(self, o: Self) -> Self {
+        ByteSet([
+            self.0[0] | o.0[0],
+            self.0[1] | o.0[1],
+            self.0[2] | o.0[2],
+            self.0[3] | o.0[3],
+        ])
+    }
+    fn is_full(&self) -> bool {
+        self.0 == [u64::MAX; 4]
+    }
+    fn iter(self) -> impl Iterator<Item = u8> {
+        (0..=255u8).filter(move |&b| self.0[b as usize / 64] >> (b % 64) & 1 == 1)
+    }
+}
+
+/// The NFA: per node its byte edges and epsilon edges; which nodes are final.
+#[derive(Default)]
+struct Nfa {
+    edges: Vec<Vec<(ByteSet, u32)>>,
+    eps: Vec<Vec<u32>>,
+    fin: Vec<bool>,
+}
+
+impl Nfa {
+    fn node(&mut self) -> u32 {
+        self.edges.push(Vec::new());
+        self.eps.push(Vec::new());
+        self.fin.push(false);
+        (self.edges.len() - 1) as u32
+    }
+    fn edge(&mut self, from: u32, set: ByteSet, to: u32) {
+        self.edges[from as usize].push((set, to));
+    }
+
+    /// Appends one alternative (anchored at both ends) from `start`.
+    fn add(&mut self, start: u32, items: &[Item], fold: bool) {
+        let cont = ByteSet::range(0x80, 0xBF);
+        let mut cur = start;
+        for &it in items {
+            match it {
+                Item::Byte(b) => {
+                    let n = self.node();
+                    self.edge(cur, ByteSet::one(b, fold), n);
+                    cur = n;
+                }
+                Item::AnySeq => {
+                    // A fresh node that loops on every byte (`cur` may have
+                    // other edges: keep the loop on its own node).
+                    let l = self.node();
+                    self.eps[cur as usize].push(l);
+                    self.edge(l, ByteSet::range(0, 255), l);
+                    cur = l;
+                }
+                Item::AnyChar => {
+                    let n = self.node();
+                    let single = ByteSet::range(0, 0xBF).union(ByteSet::range(0xF8, 0xFF));
+                    self.edge(cur, single, n);
+                    // Lead bytes and their 1, 2 or 3 continuation bytes.
+                    for (lo, hi, k) in [(0xC0, 0xDF, 1), (0xE0, 0xEF, 2), (0xF0, 0xF7, 3)] {
+                        let mut at = self.node();
+                        self.edge(cur, ByteSet::range(lo, hi), at);
+                        for _ in 1..k {
+                            let nx = self.node();
+                            self.edge(at, cont, nx);
+                            at = nx;
+                        }
+                        self.edge(at, cont, n);
+                    }
+                    cur = n;
+                }
+            }
+        }
+        self.fin[cur as usize] = true;
+    }
+
+    fn close(&self, set: &mut Vec<u32>) {
+        let mut i = 0;
+        while i < set.len() {
+            for &t in &self.eps[set[i] as usize] {
+                if !set.contains(&t) {
+                    set.push(t);
+                }
+            }
+            i += 1;
+        }
+        set.sort_unstable();
+        set.dedup();
+    }
+
+    /// Nodes from which every continuation is accepted: a loop on every
+    /// byte whose closure holds a final node.
+    fn universal(&self) -> Vec<bool> {
+        (0..self.edges.len())
+            .map(|n| {
+                let looped = self.edges[n]
+                    .iter()
+                    .any(|(s, t)| *t as usize == n && s.is_full());
+                let mut c = vec![n as u32];
+                self.close(&mut c);
+                looped && c.iter().any(|&x| self.fin[x as usize])
+            })
+            .collect()
+    }
+}
+
+/// A dense byte DFA (see the module doc for its two absorbing states).
+#[derive(Clone, Debug)]
+pub(crate) struct Dfa {
+    /// `trans[s * 256 + b]`.
+    trans: Vec<u32>,
+    /// Per state: a row ending here matches.
+    accept_end: Vec<bool>,
+    start: u32,
+}
+
+impl Dfa {
+    /// The DFA of the union of `alts` (each a LIKE pattern anchored at both
+    /// ends), ASCII case folded when `fold`.
+    pub(crate) fn new(alts: &[Vec<Item>], fold: bool) -> Result<Self> {
+        let mut nfa = Nfa::default();
+        let root = nfa.node();
+        for a in alts {
+            let s = nfa.node();
+            nfa.eps[root as usize].push(s);
+            nfa.add(s, a, fold);
+        }
+        let universal = nfa.universal();
+        let mut ids: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut sets: Vec<Vec<u32>> = vec![Vec::new(), Vec::new()];
+        let mut trans: Vec<u32> = Vec::new();
+        let mut accept_end = vec![false, true];
+        // The id of a closed set: DEAD, ACCEPT or a new or known state.
+        let mut intern =
+            |set: Vec<u32>, sets: &mut Vec<Vec<u32>>, acc: &mut Vec<bool>| -> Result<u32> {
+                if set.is_empty() {
+                    return Ok(DEAD);
+                }
+                if set.iter().any(|&n| universal[n as usize]) {
+                    return Ok(ACCEPT);
+                }
+                if let Some(&id) = ids.get(&set) {
+                    return Ok(id);
+                }
+                if sets.len() >= MAX_STATES {
+                    return Err(Error::InvalidArgument(format!(
+                        "pattern needs more than {MAX_STATES} automaton states"
+                    )));
+                }
+                let id = sets.len() as u32;
+                acc.push(set.iter().any(|&n| nfa.fin[n as usize]));
+                ids.insert(set.clone(), id);
+                sets.push(set);
+                Ok(id)
+            };
+        let mut first = vec![root];
+        nfa.close(&mut first);
+        let start = intern(first, &mut sets, &mut accept_end)?;
+        let mut s = 0;
+        while s < sets.len() {
+            if s < 2 {
+                trans.resize(trans.len() + 256, s as u32);
+                s += 1;
+                continue;
+            }
+            let mut next: Vec<Vec<u32>> = vec![Vec::new(); 256];
+            for &n in &sets[s] {
+                for (set, t) in &nfa.edges[n as usize] {
+                    for b in set.iter() {
+                        next[b as usize].push(*t);
+                    }
+                }
+            }
+            for mut nx in next {
+                nfa.close(&mut nx);
+                let id = intern(nx, &mut sets, &mut accept_end)?;
+                trans.push(id);
+            }
+            s += 1;
+        }
+        Ok(Self {
+            trans,
+            accept_end,
+            start,
+        })
+    }
+
+    /// Number of states (with the two absorbing ones).
+    pub(crate) fn states(&self) -> usize {
+        self.accept_end.len()
+    }
+    /// The start state.
+    #[inline]
+    pub(crate) fn start(&self) -> u32 {
+        self.start
+    }
+    /// The state after byte `b` from `s`.
+    #[inline(always)]
+    pub(crate) fn step(&self, s: u32, b: u8) -> u32 {
+        self.trans[s as usize * 256 + b as usize]
+    }
+    /// The state after `bytes` from `s` (stops early in an absorbing state).
+    #[inline]
+    pub(crate) fn run(&self, mut s: u32, bytes: &[u8]) -> u32 {
+        for &b in bytes {
+            if s < 2 {
+                break;
+            }
+            s = self.step(s, b);
+        }
+        s
+    }
+    /// Whether a row ending in state `s` matches.
+    #[inline(always)]
+    pub(crate) fn accepts_at_end(&self, s: u32) -> bool {
+        self.accept_end[s as usize]
+    }
+    /// Whether `row` matches.
+    pub(crate) fn matches(&self, row: &[u8]) -> bool {
+        self.accepts_at_end(self.run(self.start, row))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::predicate::{literal_items, parse_like};
+
+    fn like(p: &str, row: &str) -> bool {
+        Dfa::new(&[parse_like(p.as_bytes(), Some(b'\\')).unwrap()], false)
+            .unwrap()
+            .matches(row.as_bytes())
+    }
+
+    #[test]
+    fn like_cases() {
+        assert!(like("", ""));
+        assert!(!like("", "a"));
+        assert!(like("%", ""));
+        assert!(like("a%c", "abc"));
+        assert!(like("a%c", "ac"));
+        assert!(!like("a%c", "acb"));
+        assert!(like("%ab%", "xxaby"));
+        assert!(like("_", "é"));
+        assert!(!like("__", "é"));
+        assert!(like("a_c", "a€c"));
+        assert!(like("%\\%%", "50%"));
+        assert!(!like("%\\%%", "50"));
+        assert!(like("%aab", "aaab"));
+    }
+
+    #[test]
+    fn substring_absorbs() {
+        let d = Dfa::new(&[literal_items(b"ab", true, true)], false).unwrap();
+        assert_eq!(d.run(d.start(), b"xab"), ACCEPT);
+        let d = Dfa::new(&[literal_items(b"ab", false, true)], true).unwrap();
+        assert_eq!(d.run(d.start(), b"x"), DEAD);
+        assert!(d.matches(b"ABc"));
+    }
+}

@@ -1,0 +1,340 @@
+//! Search (issue 21) against an oracle written here from the documented
+//! semantics (src/search/predicate.rs): naive byte matching, a DP matcher
+//! for LIKE. Every corpus column and codec, a fixed predicate set drawn from
+//! each column, both matching strategies, nulls; proptest on random
+//! columns and patterns; thread-count independence.
+
+#[path = "support/corpus.rs"]
+mod corpus;
+
+use fastpair::search::{search, search_with, Pattern, Predicate, SearchOptions, Strategy};
+use fastpair::write::write_to_vec;
+use fastpair::{Codec, DictMode, Reader, WriterOptions};
+use proptest::prelude::*;
+
+fn fold(b: u8, ic: bool) -> u8 {
+    if ic {
+        b.to_ascii_lowercase()
+    } else {
+        b
+    }
+}
+
+fn eq(a: &[u8], b: &[u8], ic: bool) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| fold(x, ic) == fold(y, ic))
+}
+
+fn has(hay: &[u8], needle: &[u8], ic: bool) -> bool {
+    needle.is_empty()
+        || (0..hay.len())
+            .any(|i| hay.len() - i >= needle.len() && eq(&hay[i..i + needle.len()], needle, ic))
+}
+
+/// Bytes `_` consumes at the start of `s` (None: no character there), per
+/// the documented rule.
+fn char_len(s: &[u8]) -> Option<usize> {
+    let b = *s.first()?;
+    let k = match b {
+        0xC0..=0xDF => 1,
+        0xE0..=0xEF => 2,
+        0xF0..=0xF7 => 3,
+        _ => return Some(1),
+    };
+    (s.len() > k && s[1..=k].iter().all(|&c| (0x80..=0xBF).contains(&c))).then_some(k + 1)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum T {
+    B(u8),
+    One,
+    Any,
+}
+
+fn like_tokens(p: &[u8], esc: Option<u8>) -> Vec<T> {
+    let mut v = Vec::new();
+    let mut i = 0;
+    while i < p.len() {
+        if Some(p[i]) == esc {
+            v.push(T::B(p[i + 1]));
+            i += 2;
+            continue;
+        }
+        v.push(match p[i] {
+            b'%' => T::Any,
+            b'_' => T::One,
+            b => T::B(b),
+        });
+        i += 1;
+    }
+    v
+}
+
+/// LIKE by dynamic programming: `ok[i][j]` = pattern tokens `i..` match
+/// bytes `j..`.
+fn like(p: &[T], s: &[u8], ic: bool) -> bool {
+    let (n, m) = (p.len(), s.len());
+    let mut ok = vec![vec![false; m + 1]; n + 1];
+    ok[n][m] = true;
+    for i in (0..n).rev() {
+        for j in (0..=m).rev() {
+            ok[i][j] = match p[i] {
+                T::Any => ok[i + 1][j] || (j < m && ok[i][j + 1]),
+                T::One => char_len(&s[j..]).is_some_and(|k| ok[i + 1][j + k]),
+                T::B(b) => j < m && fold(s[j], ic) == fold(b, ic) && ok[i + 1][j + 1],
+            };
+        }
+    }
+    ok[0][0]
+}
+
+fn oracle(p: &Predicate, row: Option<&[u8]>) -> bool {
+    let Some(r) = row else { return false };
+    let ic = p.ignore_case;
+    let m = match &p.pattern {
+        Pattern::Equals(v) => eq(r, v, ic),
+        Pattern::In(vs) => vs.iter().any(|v| eq(r, v, ic)),
+        Pattern::Prefix(v) => r.len() >= v.len() && eq(&r[..v.len()], v, ic),
+        Pattern::Suffix(v) => r.len() >= v.len() && eq(&r[r.len() - v.len()..], v, ic),
+        Pattern::Contains { needles, all: true } => needles.iter().all(|n| has(r, n, ic)),
+        Pattern::Contains {
+            needles,
+            all: false,
+        } => needles.iter().any(|n| has(r, n, ic)),
+        Pattern::Like { pattern, escape } => like(&like_tokens(pattern, *escape), r, ic),
+    };
+    m != p.negated
+}
+
+/// The fixed predicate set for a column: literals taken from its rows
+/// (frequent, rare, at odd offsets so they span token boundaries), absent
+/// and non-ASCII literals, empty strings and LIKE edge cases.
+fn predicates(rows: &[Option<&[u8]>]) -> Vec<Predicate> {
+    let vals: Vec<&[u8]> = rows.iter().flatten().copied().collect();
+    let pick = |i: usize| vals.get(i % vals.len().max(1)).copied().unwrap_or(b"");
+    let sub = |r: &[u8], a: usize, n: usize| {
+        let a = a.min(r.len());
+        r[a..(a + n).min(r.len())].to_vec()
+    };
+    let first = pick(0);
+    let late = pick(vals.len().saturating_sub(7));
+    let mid = pick(vals.len() / 2);
+    let frequent = sub(first, first.len() / 2, 2);
+    let rare = sub(late, 3, 14);
+    let odd = sub(mid, 1, 7);
+    let mut v = vec![
+        Predicate::contains(frequent.clone()),
+        Predicate::contains(rare.clone()),
+        Predicate::contains(odd.clone()),
+        Predicate::contains(b"zq#qz\xff".to_vec()),
+        Predicate::contains("é".as_bytes()),
+        Predicate::contains("的".as_bytes()),
+        Predicate::contains(b"".to_vec()),
+        Predicate::contains_any([frequent.clone(), rare.clone()]),
+        Predicate::contains_all([frequent.clone(), odd.clone()]),
+        Predicate::contains_any(Vec::<Vec<u8>>::new()),
+        Predicate::equals(pick(2)),
+        Predicate::equals(b"".to_vec()),
+        Predicate::in_list([pick(3), pick(4), b"no such row"]),
+        Predicate::prefix(sub(first, 0, 5)),
+        Predicate::prefix(b"".to_vec()),
+        Predicate::suffix(sub(pick(1), pick(1).len().saturating_sub(4), 4)),
+        Predicate::like(b"".to_vec()),
+        Predicate::like(b"%".to_vec()),
+        Predicate::like(b"_".to_vec()),
+        Predicate::like(b"%_%".to_vec()),
+        Predicate::like(b"__%".to_vec()),
+        Predicate::like(b"_%_".to_vec()),
+        Predicate::like_escape(b"%\\%%".to_vec(), b'\\'),
+        Predicate::like_escape(b"%\\_%".to_vec(), b'\\'),
+        Predicate::like(b"%e_t%".to_vec()),
+    ];
+    let mut lk = b"%".to_vec();
+    lk.extend(sub(&odd, 0, 3));
+    lk.push(b'_');
+    lk.extend(sub(&odd, 4, 3));
+    lk.push(b'%');
+    v.push(Predicate::like(lk));
+    let mut pre = sub(first, 0, 3);
+    pre.extend(b"%");
+    v.push(Predicate::like(pre));
+    v.push(Predicate::contains(frequent.to_ascii_uppercase()).ignore_case());
+    v.push(Predicate::prefix(sub(first, 0, 4).to_ascii_uppercase()).ignore_case());
+    v.push(Predicate::equals(pick(2).to_ascii_lowercase()).ignore_case());
+    v.push(Predicate::like(b"%ERROR%".to_vec()).ignore_case());
+    let negs: Vec<Predicate> = v.iter().take(8).map(|p| p.clone().not()).collect();
+    v.extend(negs);
+    v.push(Predicate::like(b"%".to_vec()).not());
+    v
+}
+
+fn check(file: &[u8], rows: &[Option<&[u8]>], preds: &[Predicate], what: &str) {
+    let r = Reader::from_bytes(file.to_vec()).unwrap();
+    for p in preds {
+        let want: Vec<u64> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, row)| oracle(p, row.as_deref()))
+            .map(|(i, _)| i as u64)
+            .collect();
+        for strategy in [Strategy::Auto, Strategy::Decode] {
+            let sel = search_with(&r, p, SearchOptions { strategy }).unwrap();
+            assert_eq!(sel.count(), want.len() as u64, "{what} {strategy:?} {p:?}");
+            assert_eq!(sel.row_ids(), want, "{what} {strategy:?} {p:?}");
+        }
+        let sel = search(&r, p).unwrap();
+        let col = sel.take(&r).unwrap();
+        assert_eq!(col.len(), want.len());
+        for (k, &i) in want.iter().enumerate().take(50) {
+            assert_eq!(col.value(k), rows[i as usize], "{what} take {p:?}");
+        }
+    }
+}
+
+/// Rows per column in the corpus oracle (the first ones; every row of the
+/// smaller columns).
+const ORACLE_ROWS: usize = 30_000;
+
+#[test]
+fn oracle_on_every_corpus_column_and_codec() {
+    for col in corpus::columns(&[]) {
+        let all = col.rows();
+        let base: Vec<&[u8]> = all.iter().take(ORACLE_ROWS).copied().collect();
+        // Every 13th row null in the second variant.
+        let with_nulls: Vec<Option<&[u8]>> = base
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i % 13 != 5).then_some(*r))
+            .collect();
+        let plain: Vec<Option<&[u8]>> = base.iter().map(|r| Some(*r)).collect();
+        let preds = predicates(&plain);
+        for codec in [Codec::OnPair12, Codec::OnPair16, Codec::Fsst12] {
+            let (rows, opts) = match codec {
+                // Per-chunk dictionaries, several chunks, nulls.
+                Codec::OnPair16 => (
+                    &with_nulls,
+                    WriterOptions::default()
+                        .with_codec(codec)
+                        .with_chunk_rows(7_000)
+                        .with_dict_mode(DictMode::PerChunk),
+                ),
+                _ => (&plain, WriterOptions::default().with_codec(codec)),
+            };
+            let file = write_to_vec(rows.iter().copied(), opts).unwrap();
+            check(&file, rows, &preds, &format!("{} {codec:?}", col.name));
+        }
+    }
+}
+
+#[test]
+fn value_dictionary_chunks_and_nulls() {
+    let vals = ["GET /a", "GET /b", "POST /a", "", "x%y", "x_y", "é"];
+    let rows: Vec<Option<&[u8]>> = (0..20_000)
+        .map(|i| (i % 11 != 3).then_some(vals[i % vals.len()].as_bytes()))
+        .collect();
+    let file = write_to_vec(
+        rows.iter().copied(),
+        WriterOptions::default().with_chunk_rows(3000),
+    )
+    .unwrap();
+    let r = Reader::from_bytes(file.clone()).unwrap();
+    assert!(
+        r.footer().chunks.iter().all(|c| c.values > 0),
+        "value-dictionary chunks"
+    );
+    let mut preds = predicates(&rows);
+    preds.push(Predicate::like_escape(b"x\\%y".to_vec(), b'\\'));
+    preds.push(Predicate::like(b"x_y".to_vec()));
+    check(&file, &rows, &preds, "value dict");
+}
+
+#[test]
+fn result_does_not_depend_on_threads() {
+    let col = corpus::column("tpch_sf1_l_comment")
+        .or_else(|| corpus::columns(&[]).pop())
+        .unwrap();
+    let rows = col.rows();
+    let file = write_to_vec(
+        rows.iter().map(|r| Some(*r)),
+        WriterOptions::default().with_chunk_rows(50_000),
+    )
+    .unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    for p in [
+        Predicate::contains("furious"),
+        Predicate::like("%ly %s%"),
+        Predicate::prefix("the").not(),
+    ] {
+        let a = one.install(|| search(&r, &p).unwrap());
+        let b = search(&r, &p).unwrap();
+        assert_eq!(a, b, "{p:?}");
+    }
+}
+
+#[test]
+fn take_returns_the_selected_values() {
+    let rows = ["apple", "banana", "cherry", "grape"];
+    let file = write_to_vec(rows.iter().map(|r| Some(r.as_bytes())), Default::default()).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    let sel = search(&r, &Predicate::contains("an")).unwrap();
+    let col = sel.take(&r).unwrap();
+    assert_eq!(col.len(), 1);
+    assert_eq!(col.value(0), Some(&b"banana"[..]));
+    let sel = search(&r, &Predicate::like("%e")).unwrap();
+    assert_eq!(sel.row_ids(), [0, 3]);
+    assert_eq!(sel.to_bytes(), [0b1001]);
+}
+
+#[test]
+fn bad_patterns_are_errors() {
+    let file = write_to_vec([Some(&b"a"[..])], Default::default()).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    let e = search(&r, &Predicate::like_escape(b"ab\\".to_vec(), b'\\')).unwrap_err();
+    assert!(e.to_string().contains("escape"), "{e}");
+}
+
+fn alphabet() -> impl proptest::strategy::Strategy<Value = u8> {
+    prop::sample::select(vec![b'a', b'b', b'A', b'%', b'_', b'\\', 0xC3, 0xA9, b' '])
+}
+
+fn pattern_kind() -> impl proptest::strategy::Strategy<Value = u8> {
+    0u8..7
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+    #[test]
+    fn random_columns_and_patterns(
+        rows in prop::collection::vec(prop::option::weighted(0.9, prop::collection::vec(alphabet(), 0..12)), 1..400),
+        lit in prop::collection::vec(alphabet(), 0..5),
+        lit2 in prop::collection::vec(alphabet(), 0..4),
+        kind in pattern_kind(),
+        ic in any::<bool>(),
+        neg in any::<bool>(),
+        chunk in 20usize..200,
+    ) {
+        let mut p = match kind {
+            0 => Predicate::equals(lit.clone()),
+            1 => Predicate::prefix(lit.clone()),
+            2 => Predicate::suffix(lit.clone()),
+            3 => Predicate::contains(lit.clone()),
+            4 => Predicate::contains_all([lit.clone(), lit2.clone()]),
+            5 => Predicate::in_list([lit.clone(), lit2.clone()]),
+            _ => {
+                // A LIKE pattern; a trailing escape byte is doubled.
+                let mut l = lit.clone();
+                if l.iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1 { l.push(b'\\'); }
+                Predicate::like_escape(l, b'\\')
+            }
+        };
+        p.ignore_case = ic;
+        p.negated = neg;
+        let rows: Vec<Option<&[u8]>> = rows.iter().map(|r| r.as_deref()).collect();
+        let opts = WriterOptions::default().with_chunk_rows(chunk).with_codec(Codec::OnPair12);
+        let file = write_to_vec(rows.iter().copied(), opts).unwrap();
+        check(&file, &rows, &[p], "proptest");
+    }
+}
