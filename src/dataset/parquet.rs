@@ -444,3 +444,38 @@ pub fn for_each_batch(
     }
     Ok(())
 }
+
+/// Writes the Parquet file `input` as a dataset into the empty directory
+/// `dir` (every column kept; see [`write`]).
+pub fn compress_parquet_file(input: &Path, dir: &Path, opts: &WriteOptions) -> Result<Manifest> {
+    let name = input.display().to_string();
+    let f = File::open(input).map_err(|e| Error::io(name.clone(), e))?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(f)
+        .map_err(|e| Error::InvalidArgument(format!("{name}: {e}")))?;
+    let schema = b.schema().clone();
+    let r = b
+        .with_batch_size(64 * 1024)
+        .build()
+        .map_err(|e| Error::InvalidArgument(format!("{name}: {e}")))?;
+    write(
+        schema,
+        r.map(|b| b.map_err(|e| Error::InvalidArgument(format!("{name}: {e}")))),
+        dir,
+        opts,
+    )
+}
+
+/// Writes the whole table of `ds` into the Parquet file `out` (SNAPPY).
+pub fn decompress_to_parquet_file(ds: &Dataset, out: &Path) -> Result<()> {
+    let schema = schema(ds)?;
+    let name = out.display().to_string();
+    let f = File::create(out).map_err(|e| Error::io(name.clone(), e))?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .build();
+    let perr = |e: ::parquet::errors::ParquetError| Error::InvalidArgument(format!("{name}: {e}"));
+    let mut w = ArrowWriter::try_new(f, schema, Some(props)).map_err(perr)?;
+    for_each_batch(ds, 64 * 1024, |b| w.write(&b).map_err(perr))?;
+    w.close().map_err(perr)?;
+    Ok(())
+}

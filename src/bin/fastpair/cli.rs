@@ -29,6 +29,22 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Decode the whole column and report throughput.
     Scan(ScanArgs),
+    /// Run SQL over datasets (DataFusion): `fastpair sql --table
+    /// NAME=PATH [--table ...] [--format table|csv|json] 'QUERY'` (runs the
+    /// fastpair-sql executable).
+    #[command(disable_help_flag = true)]
+    Sql(SqlArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SqlArgs {
+    /// Arguments of fastpair-sql (see `fastpair sql --help`).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
+    pub args: Vec<std::ffi::OsString>,
 }
 
 /// Codec choice on the command line.

@@ -17,6 +17,7 @@ mod inspect;
 mod io;
 mod progress;
 mod scan;
+mod sql;
 #[cfg(feature = "parquet")]
 mod tabular;
 
@@ -79,6 +80,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Get(a) => get::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Scan(a) => scan::run(a),
+        Command::Sql(a) => sql::run(a),
     }
 }
 
