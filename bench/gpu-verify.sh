@@ -2,9 +2,9 @@
 # One device run that verifies a merged tree on the GPU machine (it has no
 # Rust toolchain: carry the bundle and the wheel). Build here first:
 #   ../shared/tools/gpu-bundle --features cli,test-util --test gpu --test gpu_hostile \
-#     --test gpu_values --bench gpu_scan --bin fastpair --data ../shared/corpus
-#   (the CLI and the GPU test hooks are features; then keep only gpu-test, gpu_hostile-test, gpu_values-test, gpu_scan-bench and
-#   fastpair in .gpu/bin and .gpu/manifest.txt: at most 64 MiB travel in all)
+#     --test gpu_values --test cli --bench gpu_scan --bin fastpair --data ../shared/corpus
+#   (the CLI and the GPU test hooks are features; then keep only gpu-test, gpu_hostile-test, gpu_values-test, cli-test,
+#   gpu_scan-bench and fastpair in .gpu/bin and .gpu/manifest.txt: at most 64 MiB travel in all)
 #   bash python/build-wheel.sh
 # then run on the device, carrying .gpu and .whl:  bash bench/gpu-verify.sh
 # Every GPU test harness runs with FASTPAIR_REQUIRE_GPU=1 (a missing GPU is
@@ -38,6 +38,14 @@ for t in ${GPU_TESTS:-gpu-test gpu_hostile-test gpu_values-test}; do
   timeout 300 ".gpu/bin/$t" --test-threads 1 > "$OUT/$t.log" 2>&1 || status=1
   grep -E "test result|FAILED|panicked" "$OUT/$t.log" | sed "s/^/$t: /" | tee -a "$OUT/summary.txt"
 done
+# The CLI's GPU test (`fastpair scan --gpu` streaming, --device-memory, --devices);
+# the harness spawns the binary at its build path.
+if [ -x .gpu/bin/cli-test ]; then
+  bin=$(grep -ao '/[A-Za-z0-9/_.+-]*/target/release/fastpair' .gpu/bin/cli-test | head -1)
+  mkdir -p "$(dirname "$bin")" && ln -sf "$PWD/.gpu/bin/fastpair" "$bin"
+  timeout 120 .gpu/bin/cli-test --test-threads 1 scan > "$OUT/cli-test.log" 2>&1 || status=1
+  grep -E "test result|FAILED|panicked" "$OUT/cli-test.log" | sed "s/^/cli-test: /" | tee -a "$OUT/summary.txt"
+fi
 step "memcheck"
 FASTPAIR_CORPUS_ONLY=${SAN_CORPUS:-loghub_Linux_2k,tpch_sf1_o_clerk,dbtext_firstname} timeout 300 \
   compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu-test --test-threads 1 > "$OUT/memcheck.log" 2>&1 || status=1

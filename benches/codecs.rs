@@ -8,7 +8,8 @@
 //! cargo bench --bench codecs -- HDFS o_clerk --out t.md   # name filters, Markdown to a file
 //! ```
 //!
-//! Environment: `FASTPAIR_CORPUS` (directory of `*.txt`, one value per line;
+//! Arguments and environment: the shared vocabulary of `benches/harness`
+//! (name filters, `--out`); `FASTPAIR_CORPUS` (directory of `*.txt`, one value per line;
 //! default `target/corpus`), `FASTPAIR_BENCH_TARGET_MS` (time per compress
 //! measurement and side, default 200).
 //!
@@ -28,11 +29,12 @@
 //! are timed alternately, repetition by repetition, so they see the same load.
 
 use std::hint::black_box;
-use std::path::Path;
-use std::time::{Duration, Instant};
 
 use fastpair::write::write_to_vec;
 use fastpair::{Codec, CodecChoice, Reader, WriterOptions};
+
+mod harness;
+use harness::{geomean, time_alternately, Args, Column, Timing};
 
 /// Our codecs, in table order. `auto` is the library and CLI default.
 const OURS: &[(&str, CodecChoice)] = &[
@@ -47,77 +49,13 @@ const MIN_REPS: usize = 3;
 /// Default time per side and measurement.
 const TARGET_MS: u64 = 200;
 
-struct Corpus {
-    name: String,
-    bytes: Vec<u8>,
-    offsets: Vec<u32>,
-}
-
-impl Corpus {
-    fn rows(&self) -> usize {
-        self.offsets.len() - 1
-    }
-    fn row(&self, i: usize) -> &[u8] {
-        &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
-    }
-    fn refs(&self) -> Vec<&[u8]> {
-        (0..self.rows()).map(|i| self.row(i)).collect()
-    }
-}
-
-fn load(path: &Path) -> Corpus {
-    let data = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let mut bytes = Vec::with_capacity(data.len());
-    let mut offsets = vec![0u32];
-    if !data.is_empty() {
-        for r in data
-            .strip_suffix(b"\n")
-            .unwrap_or(&data)
-            .split(|&b| b == b'\n')
-        {
-            bytes.extend_from_slice(r);
-            offsets.push(bytes.len() as u32);
-        }
-    }
-    Corpus {
-        name: path.file_stem().unwrap().to_string_lossy().into_owned(),
-        bytes,
-        offsets,
-    }
-}
-
-/// Median seconds of each closure, timed alternately until each has
-/// `MIN_REPS` repetitions and the time target is spent.
-fn time_alternately(fs: &mut [&mut dyn FnMut()], target: Duration) -> Vec<f64> {
-    let mut t: Vec<Vec<f64>> = vec![Vec::new(); fs.len()];
-    let start = Instant::now();
-    while t[0].len() < MIN_REPS || start.elapsed() < target * fs.len() as u32 {
-        for (f, v) in fs.iter_mut().zip(&mut t) {
-            let s = Instant::now();
-            f();
-            v.push(s.elapsed().as_secs_f64());
-        }
-    }
-    t.into_iter()
-        .map(|mut v| {
-            v.sort_by(f64::total_cmp);
-            let n = v.len();
-            if n % 2 == 1 {
-                v[n / 2]
-            } else {
-                (v[n / 2 - 1] + v[n / 2]) / 2.0
-            }
-        })
-        .collect()
-}
-
-fn ours_write(c: &Corpus, codec: CodecChoice) -> Vec<u8> {
+fn ours_write(c: &Column, codec: CodecChoice) -> Vec<u8> {
     let opts = WriterOptions::default().with_codec(codec);
     write_to_vec((0..c.rows()).map(|i| Some(c.row(i))), opts).expect("compress")
 }
 
 /// (core, file) bytes of our file, and the codec of its first dictionary.
-fn ours_sizes(file: Vec<u8>, c: &Corpus) -> (usize, usize, Codec) {
+fn ours_sizes(file: Vec<u8>, c: &Column) -> (usize, usize, Codec) {
     let len = file.len();
     let r = Reader::from_bytes(file).expect("open");
     assert_eq!(r.rows(), c.rows() as u64);
@@ -132,7 +70,7 @@ fn ours_sizes(file: Vec<u8>, c: &Corpus) -> (usize, usize, Codec) {
     (len - rowb, len, r.dictionaries()[0].codec())
 }
 
-fn onpair_compress(c: &Corpus, bits: u8) -> onpair::Column<u32> {
+fn onpair_compress(c: &Column, bits: u8) -> onpair::Column<u32> {
     let cfg = onpair::Config {
         max_dict_bits: onpair::MaxDictBits::new(bits).expect("9..=16"),
         ..onpair::DEFAULT_CONFIG
@@ -152,7 +90,7 @@ fn fsst_compress(rows: &Vec<&[u8]>) -> (fsst::Compressor, Vec<Vec<u8>>) {
     (c, out)
 }
 
-fn fsst_sizes(c: &Corpus, comp: &fsst::Compressor, out: &[Vec<u8>]) -> (usize, usize) {
+fn fsst_sizes(c: &Column, comp: &fsst::Compressor, out: &[Vec<u8>]) -> (usize, usize) {
     let d = comp.decompressor();
     for (i, o) in out.iter().enumerate().step_by(97) {
         assert!(
@@ -163,15 +101,6 @@ fn fsst_sizes(c: &Corpus, comp: &fsst::Compressor, out: &[Vec<u8>]) -> (usize, u
     }
     let core = out.iter().map(|o| o.len()).sum::<usize>() + comp.symbol_table().len() * 9;
     (core, core + (c.rows() + 1) * 4)
-}
-
-fn geomean(v: impl Iterator<Item = f64>) -> f64 {
-    let (mut s, mut n) = (0.0, 0usize);
-    for x in v {
-        s += x.ln();
-        n += 1;
-    }
-    (s / n.max(1) as f64).exp()
 }
 
 /// One column's results.
@@ -189,25 +118,9 @@ struct Row {
 }
 
 fn main() {
-    let mut filters: Vec<String> = Vec::new();
-    let mut out_file = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--out" => out_file = args.next(),
-            "--bench" => {}
-            s if s.starts_with("--") => eprintln!("ignoring {s}"),
-            s => filters.push(s.to_string()),
-        }
-    }
-    let target = Duration::from_millis(
-        std::env::var("FASTPAIR_BENCH_TARGET_MS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(TARGET_MS),
-    );
-    let files = fastpair::testing::corpus::files(&filters);
-    assert!(!files.is_empty(), "no corpus column matches {filters:?}");
+    let args = Args::parse(TARGET_MS, &[], &[]);
+    let target = args.target;
+    let files = args.columns();
     let pool1 = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -216,7 +129,7 @@ fn main() {
 
     let mut rows = Vec::new();
     for f in &files {
-        let c = load(f);
+        let c = Column::load(f);
         let refs = c.refs();
         let mb = c.bytes.len() as f64 / 1e6;
         // Sizes (and round trips) first.
@@ -258,7 +171,10 @@ fn main() {
                 .iter_mut()
                 .map(|b| &mut **b as &mut dyn FnMut())
                 .collect();
-            time_alternately(&mut refs_mut, target)
+            median_secs(time_alternately(
+                &mut refs_mut,
+                Timing::new(0, MIN_REPS, target),
+            ))
         });
         // All-threads compress, ours.
         let tn = {
@@ -273,7 +189,10 @@ fn main() {
                 .iter_mut()
                 .map(|b| &mut **b as &mut dyn FnMut())
                 .collect();
-            time_alternately(&mut refs_mut, target)
+            median_secs(time_alternately(
+                &mut refs_mut,
+                Timing::new(0, MIN_REPS, target),
+            ))
         };
         for (i, o) in ours.iter_mut().enumerate() {
             o.2 = t1[i];
@@ -306,16 +225,9 @@ fn main() {
     }
 
     let mut s = String::new();
+    s += &harness::machine_line();
     s += &format!(
-        "Machine: {} · rayon threads (all-T) {} · compress timing: medians of ≥ {} alternating repetitions, ≥ {} ms per side\n",
-        std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|t| t
-                .lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
-            .unwrap_or_default(),
-        threads,
+        "Compress timing: medians of ≥ {} alternating repetitions, ≥ {} ms per side; all-T = {threads} rayon threads\n",
         MIN_REPS,
         target.as_millis()
     );
@@ -444,7 +356,9 @@ fn main() {
         gm(&|r, _| r.ours[3].2 / r.ours[3].3),
     );
     println!("{s}");
-    if let Some(p) = out_file {
-        std::fs::write(&p, &s).unwrap_or_else(|e| panic!("writing {p}: {e}"));
-    }
+    args.write_report(&s);
+}
+
+fn median_secs(stats: Vec<harness::Stat>) -> Vec<f64> {
+    stats.into_iter().map(|s| s.median).collect()
 }

@@ -10,7 +10,8 @@
 //! cargo bench --bench cpu -- --get-only --width 12         # ratios and random get only, w=12
 //! ```
 //!
-//! Environment: `FASTPAIR_CORPUS` (directory of `*.txt`, one value per line;
+//! Arguments and environment: the shared vocabulary of `benches/harness`
+//! (name filters, `--out`); `FASTPAIR_CORPUS` (directory of `*.txt`, one value per line;
 //! default `target/corpus`, unpacked with `../shared/tools/corpus-unpack` when
 //! missing), `FASTPAIR_BENCH_FILTER` (comma-separated name substrings),
 //! `FASTPAIR_BENCH_OUT` (Markdown output file), `FASTPAIR_BENCH_TARGET_MS`
@@ -30,13 +31,15 @@
 
 use std::hint::black_box;
 use std::mem::MaybeUninit;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
 
 use fastpair::write::write_to_vec;
 use fastpair::{Codec, Reader, WriterOptions};
 use onpair::Dictionary as _;
 use rayon::prelude::*;
+
+mod harness;
+use harness::{gbps, geomean, mbps, measure_pair, Args, Column, Stat, Timing};
 
 // ───────────────────────────── parameter matrices ─────────────────────────────
 
@@ -62,8 +65,6 @@ const MIN_REPS: usize = 5;
 /// Fewest timed repeats of a compression (slow on the large columns; the
 /// ratio pass already served as its warm-up).
 const COMPRESS_MIN_REPS: usize = 3;
-/// Most timed repeats, so tiny columns do not run forever.
-const MAX_REPS: usize = 1000;
 /// Default time spent on one side of one measurement (override: FASTPAIR_BENCH_TARGET_MS).
 const TARGET_MS: u64 = 300;
 /// Random rows per `get` pass: enough to leave the caches of a small column's
@@ -80,103 +81,6 @@ enum Threads {
     One,
     All,
     OneValues,
-}
-
-// ───────────────────────────── harness ─────────────────────────────
-
-/// Median and best of a series of timings, in seconds.
-#[derive(Clone, Copy, Debug, Default)]
-struct Stat {
-    median: f64,
-    min: f64,
-}
-
-/// Times `a` (ours) and `b` (theirs) alternately, one repetition each in
-/// turn, so that both sides see the same load on a shared machine.
-fn measure_pair(
-    warmup: usize,
-    min_reps: usize,
-    target: Duration,
-    mut a: impl FnMut(),
-    mut b: impl FnMut(),
-) -> (Stat, Stat) {
-    for _ in 0..warmup {
-        a();
-        b();
-    }
-    let (mut ta, mut tb) = (Vec::new(), Vec::new());
-    let start = Instant::now();
-    while ta.len() < min_reps || (start.elapsed() < 2 * target && ta.len() < MAX_REPS) {
-        let s = Instant::now();
-        a();
-        ta.push(s.elapsed().as_secs_f64());
-        let s = Instant::now();
-        b();
-        tb.push(s.elapsed().as_secs_f64());
-    }
-    (stat(ta), stat(tb))
-}
-
-fn stat(mut t: Vec<f64>) -> Stat {
-    t.sort_by(f64::total_cmp);
-    let n = t.len();
-    let median = if n % 2 == 1 {
-        t[n / 2]
-    } else {
-        (t[n / 2 - 1] + t[n / 2]) / 2.0
-    };
-    Stat { median, min: t[0] }
-}
-
-/// One corpus column: values back to back plus `u32` offsets (Arrow layout).
-struct Corpus {
-    name: String,
-    bytes: Vec<u8>,
-    offsets: Vec<u32>,
-}
-
-impl Corpus {
-    fn rows(&self) -> usize {
-        self.offsets.len() - 1
-    }
-    fn row(&self, i: usize) -> &[u8] {
-        &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
-    }
-    fn max_row(&self) -> usize {
-        self.offsets
-            .windows(2)
-            .map(|w| (w[1] - w[0]) as usize)
-            .max()
-            .unwrap_or(0)
-    }
-}
-
-fn load(path: &Path) -> Corpus {
-    let data = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let mut bytes = Vec::with_capacity(data.len());
-    let mut offsets = vec![0u32];
-    for r in fastpair::testing::corpus::lines(&data) {
-        bytes.extend_from_slice(r);
-        offsets.push(bytes.len() as u32);
-    }
-    Corpus {
-        name: path.file_stem().unwrap().to_string_lossy().into_owned(),
-        bytes,
-        offsets,
-    }
-}
-
-/// xorshift64*: the random row sequence, identical for both sides.
-fn random_rows(rows: usize, n: usize) -> Vec<usize> {
-    let mut s = GET_SEED;
-    (0..n)
-        .map(|_| {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            (s.wrapping_mul(0x2545_F491_4F6C_DD1D) % rows as u64) as usize
-        })
-        .collect()
 }
 
 // ───────────────────────────── the two sides ─────────────────────────────
@@ -213,7 +117,7 @@ fn theirs_get_pass(view: &onpair::ColumnView<'_, u32>, seq: &[usize], buf: &mut 
     sum
 }
 
-fn ours_compress(c: &Corpus, codec: Codec) -> Vec<u8> {
+fn ours_compress(c: &Column, codec: Codec) -> Vec<u8> {
     let opts = WriterOptions::default().with_codec(codec);
     write_to_vec((0..c.rows()).map(|i| Some(c.row(i))), opts).expect("compress")
 }
@@ -236,7 +140,7 @@ fn their_config(bits: u8) -> onpair::Config {
     }
 }
 
-fn theirs_compress(c: &Corpus, bits: u8) -> onpair::Column<u32> {
+fn theirs_compress(c: &Column, bits: u8) -> onpair::Column<u32> {
     onpair::compress(&c.bytes, &c.offsets, their_config(bits)).expect("compress")
 }
 
@@ -336,13 +240,6 @@ impl Row {
     }
 }
 
-fn mbps(bytes: usize, secs: f64) -> f64 {
-    bytes as f64 / secs / 1e6
-}
-fn gbps(bytes: usize, secs: f64) -> f64 {
-    bytes as f64 / secs / 1e9
-}
-
 fn speed_table(rows: &[Row], pick: fn(&Stat) -> f64, title: &str) -> String {
     let mut s = format!("\n### {title}\n\n");
     s += "| column | w | compress MB/s ours | theirs | decode 1T GB/s ours | theirs | decode all-T GB/s ours | theirs | values-only 1T GB/s ours | theirs | get ns/row ours | theirs |\n";
@@ -389,15 +286,6 @@ fn ratio_table(rows: &[Row]) -> String {
         );
     }
     s
-}
-
-fn geomean(v: impl Iterator<Item = f64>) -> f64 {
-    let (mut s, mut n) = (0.0, 0usize);
-    for x in v {
-        s += x.ln();
-        n += 1;
-    }
-    (s / n.max(1) as f64).exp()
 }
 
 fn summary(rows: &[Row]) -> String {
@@ -476,52 +364,12 @@ return the same bytes and `black_box` the buffer per row; time / 100 000.
 
 // ───────────────────────────── main ─────────────────────────────
 
-fn sh(cmd: &str, args: &[&str]) -> String {
-    std::process::Command::new(cmd)
-        .args(args)
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default()
-}
-
 fn main() {
-    let mut filters: Vec<String> = std::env::var("FASTPAIR_BENCH_FILTER")
-        .map(|s| {
-            s.split(',')
-                .filter(|x| !x.is_empty())
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut out_file = std::env::var("FASTPAIR_BENCH_OUT").ok();
-    let mut get_only = false;
-    let mut width: Option<u8> = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--out" => out_file = args.next(),
-            "--get-only" => get_only = true,
-            "--width" => width = args.next().and_then(|w| w.parse().ok()),
-            "--bench" => {}
-            s if s.starts_with("--") => eprintln!("ignoring {s}"),
-            s => filters.push(s.to_string()),
-        }
-    }
-    let target = Duration::from_millis(
-        std::env::var("FASTPAIR_BENCH_TARGET_MS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(TARGET_MS),
-    );
-    let files: Vec<PathBuf> = fastpair::testing::corpus::files(&[])
-        .into_iter()
-        .filter(|p| {
-            let n = p.file_stem().unwrap().to_string_lossy();
-            filters.is_empty() || filters.iter().any(|f| n.contains(f.as_str()))
-        })
-        .collect();
-    assert!(!files.is_empty(), "no corpus column matches {filters:?}");
+    let args = Args::parse(TARGET_MS, &["--width"], &["--get-only"]);
+    let get_only = args.switch("--get-only");
+    let width: Option<u8> = args.value("--width");
+    let target = args.target;
+    let files: Vec<PathBuf> = args.columns();
     let pool1 = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -529,7 +377,7 @@ fn main() {
     let all_threads = rayon::current_num_threads();
 
     // Load every corpus once.
-    let corpora: Vec<Corpus> = files.iter().map(|p| load(p)).collect();
+    let corpora: Vec<Column> = files.iter().map(|p| Column::load(p)).collect();
 
     // Phase 1: compress once per side and width (also the compression warm-up),
     // check both round trips, print the ratios.
@@ -612,9 +460,7 @@ fn main() {
         if !get_only {
             (r.ours_comp, r.theirs_comp) = pool1.install(|| {
                 measure_pair(
-                    0,
-                    COMPRESS_MIN_REPS,
-                    target,
+                    Timing::new(0, COMPRESS_MIN_REPS, target),
                     || {
                         black_box(ours_compress(c, b.codec));
                     },
@@ -631,19 +477,19 @@ fn main() {
             for (k, &th) in DECODE_THREADS.iter().enumerate() {
                 (r.ours_dec[k], r.theirs_dec[k]) = match th {
                     Threads::One => pool1.install(|| {
-                        measure_pair(WARMUP, MIN_REPS, target, ours, || {
+                        measure_pair(Timing::new(WARMUP, MIN_REPS, target), ours, || {
                             black_box(theirs_decode_1t(view.codes, wv, total));
                         })
                     }),
-                    Threads::All => measure_pair(WARMUP, MIN_REPS, target, ours, || {
-                        black_box(theirs_decode_par(view.codes, wv));
-                    }),
+                    Threads::All => {
+                        measure_pair(Timing::new(WARMUP, MIN_REPS, target), ours, || {
+                            black_box(theirs_decode_par(view.codes, wv));
+                        })
+                    }
                     Threads::OneValues => pool1.install(|| {
                         let mut values = Vec::new();
                         measure_pair(
-                            WARMUP,
-                            MIN_REPS,
-                            target,
+                            Timing::new(WARMUP, MIN_REPS, target),
                             || {
                                 // A fresh buffer each time, as theirs gets.
                                 values = Vec::new();
@@ -661,13 +507,11 @@ fn main() {
             }
         }
         // Random get, one thread (a get never spawns).
-        let seq = random_rows(c.rows(), GET_ROWS);
+        let seq = harness::random_rows(c.rows(), GET_ROWS, GET_SEED);
         let mut buf = Vec::new();
         let mut tbuf: Vec<u8> = Vec::with_capacity(c.max_row() + onpair::DECODE_PADDING);
         (r.ours_get, r.theirs_get) = measure_pair(
-            WARMUP,
-            MIN_REPS,
-            target,
+            Timing::new(WARMUP, MIN_REPS, target),
             || {
                 black_box(ours_get_pass(reader, &seq, &mut buf));
             },
@@ -697,27 +541,7 @@ fn main() {
     }
 
     let mut md = String::new();
-    md += &format!(
-        "Machine: {} · {} logical CPUs (all-T = {} rayon threads) · {} · commit {}{}\n",
-        sh(
-            "sh",
-            &["-c", "lscpu | sed -n 's/^Model name: *//p' | head -1"]
-        ),
-        sh("nproc", &[]),
-        all_threads,
-        sh("rustc", &["-V"]),
-        sh("git", &["rev-parse", "--short", "HEAD"]),
-        if sh(
-            "git",
-            &["status", "--porcelain", "--untracked-files=no", "src"]
-        )
-        .is_empty()
-        {
-            ""
-        } else {
-            " (src/ has uncommitted changes)"
-        }
-    );
+    md += &harness::machine_line();
     md += &format!(
         "Timing: warm-up {WARMUP}, then ours and theirs alternately, ≥ {MIN_REPS} repeats each \
          (compress ≥ {COMPRESS_MIN_REPS}) and ≥ {} ms per side and measurement.\n",
@@ -735,8 +559,5 @@ fn main() {
             + &summary(&rows)
             + DEFINITIONS
     );
-    if let Some(path) = out_file {
-        std::fs::write(&path, md).unwrap_or_else(|e| panic!("writing {path}: {e}"));
-        eprintln!("wrote {path}");
-    }
+    args.write_report(&md);
 }

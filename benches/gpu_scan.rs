@@ -310,14 +310,16 @@ mod bench {
     );
         let report = |label: &str, st: &gpu::StreamStats| {
             println!(
-            "stream,{label} ({}): {} batches, ring {:.2} GB of device memory, {:.2} s = {:.1} GB/s decoded ({:.1} GB/s compressed in); lock {:.2} s, validation wait {:.2} s, issue {:.2} s, device wait {:.2} s, callback {:.2} s",
+            "stream,{label} ({}): {} batches, ring {:.2} GB of device memory, {:.2} s = {:.1} GB/s decoded ({:.1} GB/s compressed in; kernel {:.1} GB/s); lock {:.2} s, validation {:.2} s in the background, validation wait {:.2} s, issue {:.2} s, device wait {:.2} s, callback {:.2} s",
             if st.registered { "page-locked file" } else { "pinned staging" },
             st.batches,
             st.ring_bytes as f64 / 1e9,
             st.seconds,
             st.bytes as f64 / st.seconds / 1e9,
             st.input_bytes as f64 / st.seconds / 1e9,
+            st.bytes as f64 / st.kernel_seconds.max(1e-12) / 1e9,
             st.lock_seconds,
+            st.validate_seconds,
             st.validate_wait_seconds,
             st.issue_seconds,
             st.device_wait_seconds,

@@ -8,16 +8,19 @@
 //! ```text
 //! cargo bench --bench parquet                     # every corpus column
 //! cargo bench --bench parquet -- Linux l_comment  # names containing a filter
+//! cargo bench --bench parquet -- --out t.md       # also write the table to a file
 //! ```
 //!
+//! Arguments and environment: the shared vocabulary of `benches/harness`.
 //! Each timing is the best (minimum) of `REPS` runs after one warm-up, the
-//! three formats alternating so that all see the same machine load (the
-//! minimum is the least noisy statistic on a shared machine).
+//! six sides (three formats, whole column and random rows) alternating so
+//! that all see the same machine load (the minimum is the least noisy
+//! statistic on a shared machine).
 
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
 
 use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, StringArray};
 use bytes::Bytes;
@@ -28,26 +31,11 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
+mod harness;
+use harness::{time_alternately, Args, Column, Timing};
+
 const REPS: usize = 9;
 const RANDOM_ROWS: usize = 10_000;
-
-fn best(v: Vec<f64>) -> f64 {
-    v.into_iter().fold(f64::INFINITY, f64::min)
-}
-
-/// Pseudo-random sorted distinct row indexes (same for every format).
-fn random_rows(n: usize, k: usize, seed: u64) -> Vec<usize> {
-    let mut x = seed | 1;
-    let mut set = std::collections::BTreeSet::new();
-    let k = k.min(n);
-    while set.len() < k {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        set.insert((x % n as u64) as usize);
-    }
-    set.into_iter().collect()
-}
 
 fn parquet_bytes(batch: &RecordBatch, c: Compression) -> Vec<u8> {
     let props = WriterProperties::builder().set_compression(c).build();
@@ -80,24 +68,26 @@ fn parquet_take(pq: &Bytes, rows: usize, idx: &[usize]) -> usize {
 }
 
 fn main() {
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    let args = Args::parse(0, &[], &[]);
     let out_dir = Path::new("target/bench-parquet");
     std::fs::create_dir_all(out_dir).unwrap();
-    let files = fastpair::testing::corpus::files(&filters);
-    assert!(
-        !files.is_empty(),
-        "no corpus column: run ../shared/tools/corpus-unpack target/corpus"
-    );
-    println!("| column | rows | MB | fastpair KB | zstd KB | snappy KB | read fastpair ms | read zstd ms | read snappy ms | 10k rows fastpair ms | 10k rows zstd ms | 10k rows snappy ms |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let files = args.columns();
+    // Best of REPS after one warm-up, the six sides alternating.
+    let timing = Timing {
+        warmup: 1,
+        min_reps: REPS,
+        max_reps: REPS,
+        target: Duration::ZERO,
+    };
+    let mut md = harness::machine_line();
+    md += "| column | rows | MB | fastpair KB | zstd KB | snappy KB | read fastpair ms | read zstd ms | read snappy ms | 10k rows fastpair ms | 10k rows zstd ms | 10k rows snappy ms |\n";
+    md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    print!("{md}");
     for path in files {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
-        let text = std::fs::read(&path).unwrap();
-        let rows = fastpair::testing::corpus::lines(&text);
-        let utf8 = std::str::from_utf8(&text).is_ok();
+        let col = Column::load(&path);
+        let rows = col.refs();
+        let utf8 = std::str::from_utf8(&col.bytes).is_ok();
         let arr: ArrayRef = if utf8 {
             Arc::new(StringArray::from_iter_values(
                 rows.iter().map(|r| std::str::from_utf8(r).unwrap()),
@@ -121,45 +111,42 @@ fn main() {
         } else {
             ArrowType::LargeBinary
         };
-        let idx = random_rows(n, RANDOM_ROWS, 0x9E37_79B9);
+        let idx = harness::random_sorted_rows(n, RANDOM_ROWS, 0x9E37_79B9);
         let idx64: Vec<u64> = idx.iter().map(|&i| i as u64).collect();
         // Check once that all three give the same rows.
         let ours = reader.read_arrow(0..n as u64, ty).unwrap();
         assert_eq!(ours.len(), n);
         assert_eq!(parquet_read_all(&zstd, n).len(), n);
         assert_eq!(parquet_take(&snappy, n, &idx), idx.len());
-        let mut t = [(); 6].map(|_| Vec::new());
-        for rep in 0..=REPS {
-            let mut time = |slot: usize, f: &mut dyn FnMut()| {
-                let s = Instant::now();
-                f();
-                if rep > 0 {
-                    t[slot].push(s.elapsed().as_secs_f64() * 1e3);
-                }
-            };
-            time(0, &mut || {
-                black_box(reader.read_arrow(0..n as u64, ty).unwrap());
-            });
-            time(1, &mut || {
-                black_box(parquet_read_all(&zstd, n));
-            });
-            time(2, &mut || {
-                black_box(parquet_read_all(&snappy, n));
-            });
-            time(3, &mut || {
-                black_box(reader.take_arrow(&idx64, ty).unwrap());
-            });
-            time(4, &mut || {
-                black_box(parquet_take(&zstd, n, &idx));
-            });
-            time(5, &mut || {
-                black_box(parquet_take(&snappy, n, &idx));
-            });
-        }
-        let m: Vec<f64> = t.into_iter().map(best).collect();
-        println!(
+        let m: Vec<f64> = time_alternately(
+            &mut [
+                &mut || {
+                    black_box(reader.read_arrow(0..n as u64, ty).unwrap());
+                },
+                &mut || {
+                    black_box(parquet_read_all(&zstd, n));
+                },
+                &mut || {
+                    black_box(parquet_read_all(&snappy, n));
+                },
+                &mut || {
+                    black_box(reader.take_arrow(&idx64, ty).unwrap());
+                },
+                &mut || {
+                    black_box(parquet_take(&zstd, n, &idx));
+                },
+                &mut || {
+                    black_box(parquet_take(&snappy, n, &idx));
+                },
+            ],
+            timing,
+        )
+        .into_iter()
+        .map(|s| s.min * 1e3)
+        .collect();
+        let line = format!(
             "| {name} | {n} | {:.1} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
-            text.strip_suffix(b"\n").unwrap_or(&text).len() as f64 / 1e6,
+            col.bytes.len() as f64 / 1e6,
             sizes.0 / 1024,
             sizes.1 / 1024,
             sizes.2 / 1024,
@@ -170,5 +157,9 @@ fn main() {
             m[4],
             m[5]
         );
+        println!("{line}");
+        md += &line;
+        md += "\n";
     }
+    args.write_report(&md);
 }

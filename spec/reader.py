@@ -36,7 +36,7 @@ from typing import List, Optional, Sequence
 # ---------------------------------------------------------------- constants (§1, §2, §3, §8)
 
 MAGIC = b"FASTPAIR"
-VERSIONS = (1, 2, 3)
+VERSIONS = (1, 2, 3, 4)
 HEADER_LEN = 16
 TAIL_LEN = 24
 FOOTER_PREFIX_LEN = 32
@@ -59,6 +59,19 @@ CODECS = {1: ("OnPair-12", 12, 16), 2: ("OnPair-16", 16, 16), 3: ("FSST-12", 12,
 
 CHUNK_FLAG_VALIDITY = 1  # §5.1 bit 0
 CHUNK_FLAG_VALUE_DICT = 2  # §5.1 bit 1 (versions 2-3)
+
+# §5.0 (version 4): chunk kinds, part tags, the parts of each kind in order.
+KIND_CODED, KIND_VALUE_DICT, KIND_LOG_TEMPLATES = 1, 2, 3
+P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY, P_VALUE_INDEX, P_CHECKSUMS = range(1, 8)
+KIND_PARTS = {
+    KIND_CODED: [P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY, P_CHECKSUMS],
+    KIND_VALUE_DICT: [P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY, P_VALUE_INDEX, P_CHECKSUMS],
+}
+CHUNK_FRAME_LEN = 16
+PART_ENTRY_LEN = 8
+MAX_PARTS = 16
+CODE_BLOCK = 1024  # §5.7: codes per checksum block of the codes part
+BYTE_BLOCK = 4096  # §5.7: bytes per checksum block of every other part
 
 
 class FormatError(ValueError):
@@ -346,6 +359,14 @@ class Reader:
         bytes_sum = sum(c.bytes for c in chunks)
         check(total_rows == rows_sum, sec, fs + 8, "TotalRows", f"total_rows {total_rows}, chunks sum to {rows_sum}")
         check(total_bytes == bytes_sum, sec, fs + 16, "TotalBytes", f"total_bytes {total_bytes}, chunks sum to {bytes_sum}")
+        if self.version >= 4:  # §9 step 6, one spelling (§10.1)
+            nxt = 0
+            for i, e in enumerate(chunks):
+                at = fs + base + CHUNK_ENTRY_LEN * i
+                check(e.rows > 0, sec, at, "ZeroRowChunk", f"chunk {i} has no row")
+                check(e.dict <= nxt, sec, at, "DictionaryOrder", f"chunk {i} names dictionary {e.dict}, at most {nxt} (numbered by first use)")
+                nxt = max(nxt, e.dict + 1)
+            check(nxt == num_dicts, sec, fs, "UnusedDictionary", f"dictionary {nxt} is used by no chunk")
         return Footer(num_dicts, num_chunks, total_rows, total_bytes, dicts, chunks)
 
     # ------------------------------------------------------------ §4: dictionaries
@@ -364,8 +385,8 @@ class Reader:
         check(code_bits == want_bits, sec, base + 1, "BadField", f"dictionary {i}: code_bits {code_bits} for {name}")
         check(width in (8, 16), sec, base + 2, "BadField", f"dictionary {i}: W = {width}")
         check(256 <= n <= (1 << code_bits), sec, base + 4, "BadField", f"dictionary {i}: N = {n}")
-        if self.version == 3:
-            check(flags == 0, sec, base + 3, "BadField", f"dictionary {i}: flags {flags:#x} (zero in version 3)")
+        if self.version >= 3:
+            check(flags == 0, sec, base + 3, "BadField", f"dictionary {i}: flags {flags:#x} (zero in versions 3-4)")
             tokens = self._front_coded_tokens(i, s, base, n, max_len)
         else:
             tokens = self._plane_tokens(i, s, base, n, width, flags, max_len)
@@ -373,6 +394,16 @@ class Reader:
         singles = {t[0] for t in tokens if len(t) == 1}
         check(len(singles) == 256, "§4.1", base, "MissingSingleByte",
               f"dictionary {i}: single bytes missing: {sorted(set(range(256)) - singles)[:8]}...")
+        if self.version >= 4:  # §4.4, one spelling (§10.1)
+            total, long = sum(hist), sum(hist[8:])
+            derived = 16 if 10 * long > total else 8  # §4.3, in integers
+            check(width == derived, "§4.3", base + 2, "WidthNotDerived", f"dictionary {i}: W = {width}, histogram gives {derived}")
+            for c in range(256):
+                check(tokens[c] == bytes([c]), "§4.4", base + 136 + c // 2, "SingleByteOrder", f"dictionary {i}: code {c} is {tokens[c]!r}")
+            for c in range(256, n):
+                check(len(tokens[c]) > 1, "§4.4", base + 136 + c // 2, "DuplicateToken", f"dictionary {i}: token {c} is a single byte")
+                check(c == 256 or tokens[c - 1] < tokens[c], "§4.4", base + 136 + c // 2, "TokenOrder",
+                      f"dictionary {i}: token {c} not after token {c - 1}")
         return Dictionary(i, base, codec, code_bits, width, n, hist, tokens)
 
     @staticmethod
@@ -469,37 +500,12 @@ class Reader:
         d = self.data
         base = e.offset
         s = d[base:base + e.length]
-        check(zlib.crc32(s) == e.crc, "§3", base, "ChecksumMismatch", f"chunk {i} CRC32")  # step 8
         dic = self.dicts[e.dict]
         value_dict = e.values > 0
-
-        # Step 9: the header (§5.1).
-        sec = "§5.1"
-        check(len(s) >= CHUNK_HEADER_LEN, sec, base, "LengthPastEnd", f"chunk {i}: shorter than its header")
-        g, flags, l_codes, l_side, l_rc, l_rb, l_val, l_idx = struct.unpack_from("<8I", s, 0)
-        check(16 <= g <= 65536 and g & (g - 1) == 0, sec, base, "BadField", f"chunk {i}: G = {g}")
-        check(flags & ~3 == 0, sec, base + 4, "BadField", f"chunk {i}: flags {flags:#x}")
-        check(bool(flags & CHUNK_FLAG_VALUE_DICT) == value_dict, sec, base + 4, "BadField",
-              f"chunk {i}: chunk flags: value-dictionary bit {bool(flags & 2)} but footer values = {e.values}")
-        if not value_dict:
-            check(l_idx == 0, sec, base + 28, "NonZeroReserved", f"chunk {i}: reserved word")
-        want_codes = 2 * e.codes if dic.code_bits == 16 else 3 * ((e.codes + 1) // 2)
-        check(l_codes == want_codes, sec, base + 8, "SizeMismatch", f"chunk {i}: codes part {l_codes} B, want {want_codes}")
-        has_validity = bool(flags & CHUNK_FLAG_VALIDITY)
-        check(not (e.nulls > 0 and not has_validity), "§5.5", base + 4, "NullsWithoutValidity", f"chunk {i}: {e.nulls} nulls, no bitmap")
-        check(not (e.nulls == 0 and has_validity), "§5.5", base + 4, "ValidityWithoutNulls", f"chunk {i}: bitmap but no nulls")
-        want_val = (e.rows + 7) // 8 if has_validity else 0
-        check(l_val == want_val, sec, base + 24, "SizeMismatch", f"chunk {i}: validity part {l_val} B, want {want_val}")
-        lens = [l_codes, l_side, l_rc, l_rb, l_val] + ([l_idx] if value_dict else [])
-        total = CHUNK_HEADER_LEN + sum(align16(x) for x in lens)
-        check(total <= len(s), sec, base, "LengthPastEnd", f"chunk {i}: parts ({total} B) past the section ({len(s)} B)")
-        check(total == len(s), sec, base, "SizeMismatch", f"chunk {i}: parts ({total} B) do not fill the section ({len(s)} B)")
-        parts = []
-        p = CHUNK_HEADER_LEN
-        for k, ln in enumerate(lens):
-            parts.append((p, s[p:p + ln]))
-            check_zero(s, p + ln, p + align16(ln), "§5", base, f"chunk {i} padding after part {k}")
-            p += align16(ln)
+        if self.version >= 4:
+            parts, has_validity, g = self._chunk_frame_v4(i, e, s, base, dic)
+        else:
+            parts, has_validity, g = self._chunk_header_v1(i, e, s, base, dic)
         (codes_at, codes_part), (side_at, side_part), (rc_at, rc_part), (rb_at, rb_part), (val_at, val_part) = parts[:5]
 
         # Step 10: the three sequences (§5.3, §5.4, §6). In a value-dictionary
@@ -576,6 +582,104 @@ class Reader:
         for ln in code_len:
             dic.used_hist[ln - 1] += 1
         return rows
+
+    def _chunk_header_v1(self, i: int, e: ChunkEntry, s: bytes, base: int, dic: "Dictionary"):
+        """Versions 1-3: §9 steps 8-9, the whole-section CRC32 and §5.1's
+        fixed header. Returns the parts [(offset in section, bytes)] in §5.1
+        order, whether the bitmap is present, and G."""
+        check(zlib.crc32(s) == e.crc, "§3", base, "ChecksumMismatch", f"chunk {i} CRC32")  # step 8
+        value_dict = e.values > 0
+
+        # Step 9: the header (§5.1).
+        sec = "§5.1"
+        check(len(s) >= CHUNK_HEADER_LEN, sec, base, "LengthPastEnd", f"chunk {i}: shorter than its header")
+        g, flags, l_codes, l_side, l_rc, l_rb, l_val, l_idx = struct.unpack_from("<8I", s, 0)
+        check(16 <= g <= 65536 and g & (g - 1) == 0, sec, base, "BadField", f"chunk {i}: G = {g}")
+        check(flags & ~3 == 0, sec, base + 4, "BadField", f"chunk {i}: flags {flags:#x}")
+        check(bool(flags & CHUNK_FLAG_VALUE_DICT) == value_dict, sec, base + 4, "BadField",
+              f"chunk {i}: chunk flags: value-dictionary bit {bool(flags & 2)} but footer values = {e.values}")
+        if not value_dict:
+            check(l_idx == 0, sec, base + 28, "NonZeroReserved", f"chunk {i}: reserved word")
+        want_codes = 2 * e.codes if dic.code_bits == 16 else 3 * ((e.codes + 1) // 2)
+        check(l_codes == want_codes, sec, base + 8, "SizeMismatch", f"chunk {i}: codes part {l_codes} B, want {want_codes}")
+        has_validity = bool(flags & CHUNK_FLAG_VALIDITY)
+        check(not (e.nulls > 0 and not has_validity), "§5.5", base + 4, "NullsWithoutValidity", f"chunk {i}: {e.nulls} nulls, no bitmap")
+        check(not (e.nulls == 0 and has_validity), "§5.5", base + 4, "ValidityWithoutNulls", f"chunk {i}: bitmap but no nulls")
+        want_val = (e.rows + 7) // 8 if has_validity else 0
+        check(l_val == want_val, sec, base + 24, "SizeMismatch", f"chunk {i}: validity part {l_val} B, want {want_val}")
+        lens = [l_codes, l_side, l_rc, l_rb, l_val] + ([l_idx] if value_dict else [])
+        total = CHUNK_HEADER_LEN + sum(align16(x) for x in lens)
+        check(total <= len(s), sec, base, "LengthPastEnd", f"chunk {i}: parts ({total} B) past the section ({len(s)} B)")
+        check(total == len(s), sec, base, "SizeMismatch", f"chunk {i}: parts ({total} B) do not fill the section ({len(s)} B)")
+        parts = []
+        p = CHUNK_HEADER_LEN
+        for k, ln in enumerate(lens):
+            parts.append((p, s[p:p + ln]))
+            check_zero(s, p + ln, p + align16(ln), "§5", base, f"chunk {i} padding after part {k}")
+            p += align16(ln)
+        return parts, has_validity, g
+
+    def _chunk_frame_v4(self, i: int, e: ChunkEntry, s: bytes, base: int, dic: "Dictionary"):
+        """Version 4: §9 step 8 (the header's CRC32), step 9 (§5.0: kind,
+        parts table) and step 9b (§5.7: every block's CRC32). Returns the
+        parts [(offset in section, bytes)] in §5.1 order (codes, sidecar, row
+        codes, row bytes, validity and, for a value dictionary, the value
+        index), whether the bitmap is present, and G."""
+        sec = "§5.0"
+        value_dict = e.values > 0
+        check(len(s) >= CHUNK_FRAME_LEN, sec, base, "LengthPastEnd", f"chunk {i}: shorter than its header")
+        kind, g, reserved, nparts = struct.unpack_from("<4I", s, 0)
+        check(nparts <= MAX_PARTS, sec, base + 16, "LimitExceeded", f"chunk {i}: {nparts} parts > {MAX_PARTS}")
+        hlen = align16(CHUNK_FRAME_LEN + PART_ENTRY_LEN * nparts)
+        check(hlen <= len(s), sec, base, "LengthPastEnd", f"chunk {i}: parts table past the section")
+        check(zlib.crc32(s[:hlen]) == e.crc, "§3", base, "ChecksumMismatch", f"chunk {i} header CRC32")  # step 8
+        check(kind in KIND_PARTS, sec, base, "UnknownChunkKind",
+              f"chunk {i}: kind {kind}" + (" (log templates: reserved, not yet specified)" if kind == KIND_LOG_TEMPLATES else ""))
+        check((kind == KIND_VALUE_DICT) == value_dict, sec, base + 4, "BadField", f"chunk {i}: chunk kind {kind}, footer values = {e.values}")
+        check(16 <= g <= 65536 and g & (g - 1) == 0, sec, base + 8, "BadField", f"chunk {i}: G = {g}")
+        check(reserved == 0, sec, base + 8, "NonZeroReserved", f"chunk {i}: chunk header reserved")
+        want_tags = KIND_PARTS[kind]
+        check(nparts == len(want_tags), sec, base + 16, "BadField", f"chunk {i}: chunk part count {nparts}")
+        lens = {}
+        for k, want in enumerate(want_tags):
+            tag, ln = struct.unpack_from("<II", s, CHUNK_FRAME_LEN + PART_ENTRY_LEN * k)
+            check(tag == want, sec, base + 24 + 8 * k, "BadField", f"chunk {i}: chunk part kind {tag}, want {want}")
+            lens[tag] = ln
+        check_zero(s, CHUNK_FRAME_LEN + PART_ENTRY_LEN * nparts, hlen, sec, base, f"chunk {i} header padding")
+        want_codes = 2 * e.codes if dic.code_bits == 16 else 3 * ((e.codes + 1) // 2)
+        check(lens[P_CODES] == want_codes, sec, base + hlen, "SizeMismatch", f"chunk {i}: codes part {lens[P_CODES]} B, want {want_codes}")
+        has_validity = lens[P_VALIDITY] > 0
+        want_val = (e.rows + 7) // 8 if has_validity else 0
+        check(lens[P_VALIDITY] == want_val, sec, base + hlen, "SizeMismatch", f"chunk {i}: validity part {lens[P_VALIDITY]} B, want {want_val}")
+        check(not (e.nulls > 0 and not has_validity), "§5.5", base, "NullsWithoutValidity", f"chunk {i}: {e.nulls} nulls, no bitmap")
+        check(not (e.nulls == 0 and has_validity), "§5.5", base, "ValidityWithoutNulls", f"chunk {i}: bitmap but no nulls")
+        # §5.7: one CRC32 per block of each part but the table.
+        block = {t: (CODE_BLOCK * dic.code_bits // 8 if t == P_CODES else BYTE_BLOCK) for t in want_tags}
+        want_table = 4 * sum((lens[t] + block[t] - 1) // block[t] for t in want_tags if t != P_CHECKSUMS)
+        check(lens[P_CHECKSUMS] == want_table, "§5.7", base + hlen, "SizeMismatch", f"chunk {i}: checksum table {lens[P_CHECKSUMS]} B, want {want_table}")
+        total = hlen + sum(align16(lens[t]) for t in want_tags)
+        check(total <= len(s), sec, base, "LengthPastEnd", f"chunk {i}: parts ({total} B) past the section ({len(s)} B)")
+        check(total == len(s), sec, base, "SizeMismatch", f"chunk {i}: parts ({total} B) do not fill the section ({len(s)} B)")
+        at = {}
+        p = hlen
+        for t in want_tags:
+            at[t] = p
+            p += align16(lens[t])
+        # Step 9b: every block against its CRC32, parts in table order.
+        table = s[at[P_CHECKSUMS]:at[P_CHECKSUMS] + lens[P_CHECKSUMS]]
+        entry = 0
+        for t in want_tags:
+            if t == P_CHECKSUMS:
+                continue
+            for b0 in range(0, lens[t], block[t]):
+                blk = s[at[t] + b0:at[t] + min(b0 + block[t], lens[t])]
+                check(zlib.crc32(blk) == u32(table, 4 * entry), "§5.7", base + at[t] + b0, "ChecksumMismatch",
+                      f"chunk {i}: part {t} block {b0 // block[t]} CRC32")
+                entry += 1
+        for t in want_tags:  # zero padding after each part
+            check_zero(s, at[t] + lens[t], at[t] + align16(lens[t]), "§5", base, f"chunk {i} padding after part {t}")
+        order = [P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY] + ([P_VALUE_INDEX] if value_dict else [])
+        return [(at[t], s[at[t]:at[t] + lens[t]]) for t in order], has_validity, g
 
     @staticmethod
     def _unpack_codes(part: bytes, count: int, code_bits: int, at: int, i: int) -> List[int]:

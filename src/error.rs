@@ -40,6 +40,8 @@ pub enum ChunkPart {
     Validity,
     /// The value-dictionary row indices (§5.6, format version 2).
     ValueIndex,
+    /// The checksum table (§5.7, format version 4).
+    Checksums,
     /// The section as a whole (checksum, length).
     Whole,
 }
@@ -67,6 +69,7 @@ impl ChunkPart {
             ChunkPart::RowBytes => "row byte boundaries",
             ChunkPart::Validity => "validity bitmap",
             ChunkPart::ValueIndex => "value indices",
+            ChunkPart::Checksums => "checksum table",
             ChunkPart::Whole => "section",
         }
     }
@@ -116,6 +119,12 @@ pub enum Invariant {
         what: &'static str,
         /// Its value.
         value: u64,
+    },
+    /// A version-4 chunk header names a chunk kind this reader does not
+    /// know, or one reserved and not yet specified (§5.0: 3, log templates).
+    UnknownChunkKind {
+        /// The kind code.
+        kind: u32,
     },
     /// Reserved bytes or padding are not zero.
     NonZeroReserved {
@@ -350,6 +359,53 @@ pub enum Invariant {
         /// The largest index the row may use.
         allowed: u64,
     },
+    /// A version-4 chunk has no row (§9 step 6, one spelling).
+    ZeroRowChunk {
+        /// The chunk.
+        chunk: u32,
+    },
+    /// A version-4 chunk names a dictionary out of first-use order: chunk 0
+    /// names dictionary 0 and each chunk at most one more than the largest
+    /// id so far (§9 step 6).
+    DictionaryOrder {
+        /// The chunk.
+        chunk: u32,
+        /// The dictionary it names.
+        dict: u32,
+        /// The largest id it may name.
+        allowed: u32,
+    },
+    /// A version-4 file holds a dictionary no chunk uses (§9 step 6).
+    UnusedDictionary {
+        /// The first unused dictionary.
+        dict: u32,
+    },
+    /// Codes 0–255 of a version-4 dictionary are not the 256 single bytes
+    /// in byte order (§4.4).
+    SingleByteOrder {
+        /// The first code that is not its own byte.
+        token: u32,
+    },
+    /// A learned token (code ≥ 256) of a version-4 dictionary is a single
+    /// byte, which codes 0–255 already hold (§4.4).
+    DuplicateToken {
+        /// The token.
+        token: u32,
+    },
+    /// A learned token of a version-4 dictionary is not strictly after the
+    /// one before it in byte order (§4.4: sorted and distinct).
+    TokenOrder {
+        /// The token.
+        token: u32,
+    },
+    /// A version-4 dictionary's `W` is not the one §4.3 derives from its
+    /// histogram.
+    WidthNotDerived {
+        /// The header's `W`.
+        width: u8,
+        /// The `W` the histogram gives.
+        derived: u8,
+    },
     /// Two distinct values of a chunk are equal (§5.6).
     DuplicateValue {
         /// The later value's index.
@@ -388,6 +444,15 @@ impl fmt::Display for Invariant {
                 write!(f, "{what} is {value}, over the limit of {limit}")
             }
             BadField { what, value } => write!(f, "{what} has undefined value {value}"),
+            UnknownChunkKind { kind } if *kind == crate::format::kind::KIND_LOG_TEMPLATES => write!(
+                f,
+                "chunk kind {kind} (log templates) is reserved and not yet specified: \
+                 this reader cannot read it"
+            ),
+            UnknownChunkKind { kind } => write!(
+                f,
+                "unknown chunk kind {kind}: written by a newer writer, or damaged"
+            ),
             NonZeroReserved { what } => write!(f, "{what} must be zero"),
             SizeMismatch {
                 what,
@@ -523,6 +588,33 @@ impl fmt::Display for Invariant {
             DuplicateValue { value, first } => {
                 write!(f, "value {value} equals value {first}")
             }
+            ZeroRowChunk { chunk } => write!(f, "chunk {chunk} has no row"),
+            DictionaryOrder {
+                chunk,
+                dict,
+                allowed,
+            } => write!(
+                f,
+                "chunk {chunk} names dictionary {dict}; dictionaries are numbered by first use, so at most {allowed}"
+            ),
+            UnusedDictionary { dict } => write!(f, "dictionary {dict} is used by no chunk"),
+            SingleByteOrder { token } => write!(
+                f,
+                "code {token} is not the single byte {token} (codes 0-255 are the single bytes in byte order)"
+            ),
+            DuplicateToken { token } => write!(
+                f,
+                "token {token} is a single byte, which codes 0-255 already hold"
+            ),
+            TokenOrder { token } => write!(
+                f,
+                "token {token} is not after token {} in byte order (learned tokens are sorted and distinct)",
+                token - 1
+            ),
+            WidthNotDerived { width, derived } => write!(
+                f,
+                "W = {width}, but the histogram gives W = {derived} (§4.3)"
+            ),
             ValueBytesMismatch { expected, found } => write!(
                 f,
                 "rows expand to {found} value bytes, the footer entry says {expected}"

@@ -15,7 +15,7 @@
 //! front-coded: lengths, shared prefixes, remaining bytes), a footer and a
 //! 24-byte tail. The fixed-stride planes the decoders read are built from a
 //! dictionary when the file is opened ([`dict::Planes`]); they are not
-//! stored (format version 3; versions 1–2, which stored them, still read).
+//! stored (format versions 3–4; versions 1–2, which stored them, still read).
 //! Every byte is specified in `spec/FORMAT.md`; the GPU algorithm in
 //! `spec/DECODER.md`; `CHANGELOG.md` lists the format versions.
 //!

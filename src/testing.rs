@@ -44,14 +44,34 @@ pub fn recompute_checksums(file: &mut [u8]) -> bool {
         let entries = std::iter::repeat(DICT_ENTRY_LEN)
             .take(num_dicts.min(footer_len))
             .chain(std::iter::repeat(CHUNK_ENTRY_LEN).take(num_chunks.min(footer_len)));
-        for entry_len in entries {
+        let version = if file.len() >= 12 { le_u32(file, 8) } else { 0 };
+        // Dictionaries first (a version-4 chunk's checksum table is sized by
+        // its dictionary's code width, read from the dictionary header).
+        let mut dict_bits = Vec::new();
+        for (k, entry_len) in entries.enumerate() {
             if e + entry_len > tail_at {
                 break;
             }
             let (off, len) = (le_u64(file, e), le_u64(file, e + 8));
             if let Some(end) = off.checked_add(len).filter(|&end| end <= file.len() as u64) {
-                let crc = crc32fast::hash(&file[off as usize..end as usize]);
-                file[e + 16..e + 20].copy_from_slice(&crc.to_le_bytes());
+                let (off, end) = (off as usize, end as usize);
+                let is_chunk = k >= num_dicts.min(footer_len);
+                if !is_chunk {
+                    dict_bits.push(file.get(off + 1).copied().unwrap_or(12));
+                }
+                let crc = if is_chunk && version >= crate::format::VERSION_4 {
+                    let bits = dict_bits
+                        .get(le_u32(file, e + 20) as usize)
+                        .copied()
+                        .unwrap_or(12);
+                    rewrite_checksum_table(&mut file[off..end], bits);
+                    crate::format::layout::section_crc(version, &file[off..end])
+                } else {
+                    Some(crc32fast::hash(&file[off..end]))
+                };
+                if let Some(crc) = crc {
+                    file[e + 16..e + 20].copy_from_slice(&crc.to_le_bytes());
+                }
             }
             e += entry_len;
         }
@@ -59,6 +79,52 @@ pub fn recompute_checksums(file: &mut [u8]) -> bool {
     let crc = crc32fast::hash(&file[footer_at..tail_at]);
     file[tail_at + 4..tail_at + 8].copy_from_slice(&crc.to_le_bytes());
     true
+}
+
+/// Rewrites a version-4 chunk section's checksum table (§5.7) from its
+/// parts, reading the parts table leniently: nothing is changed unless the
+/// table lists known tags, fits the section and its checksum part has the
+/// size the other parts imply.
+fn rewrite_checksum_table(section: &mut [u8], code_bits: u8) {
+    use crate::format::checksum;
+    use crate::format::kind::{Part, MAX_PARTS, PART_SLOTS};
+    if section.len() < crate::format::CHUNK_FRAME_LEN || !matches!(code_bits, 12 | 16) {
+        return;
+    }
+    let n = le_u32(section, 12);
+    if n > MAX_PARTS {
+        return;
+    }
+    let hlen = crate::format::layout::frame_len(n);
+    if hlen > section.len() {
+        return;
+    }
+    let mut at = hlen;
+    let mut parts = Vec::new();
+    for k in 0..n as usize {
+        let (tag, len) = (
+            le_u32(section, 16 + 8 * k),
+            le_u32(section, 20 + 8 * k) as usize,
+        );
+        if tag == 0 || tag as usize > PART_SLOTS || at + len > section.len() {
+            return;
+        }
+        parts.push((Part::of_slot(tag as usize - 1), at..at + len));
+        at = crate::format::align16(at + len);
+    }
+    let Some(table) = parts.iter().find(|p| p.0 == Part::Checksums).cloned() else {
+        return;
+    };
+    let summed: Vec<(Part, &[u8])> = parts
+        .iter()
+        .filter(|p| p.0 != Part::Checksums)
+        .map(|p| (p.0, &section[p.1.clone()]))
+        .collect();
+    let mut t = Vec::new();
+    checksum::write_table(&summed, code_bits, &mut t);
+    if t.len() == table.1.len() {
+        section[table.1].copy_from_slice(&t);
+    }
 }
 
 /// Most rows [`exercise`] reads one at a time.

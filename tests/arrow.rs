@@ -288,22 +288,13 @@ fn empty_column() {
 fn corpus_parquet_to_fastpair_to_arrow() {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::arrow::ArrowWriter;
-    let dir = std::path::Path::new("target/corpus");
-    let mut files: Vec<_> = match std::fs::read_dir(dir) {
-        Ok(d) => d
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-            .collect(),
-        Err(_) => {
-            eprintln!("NOTICE: corpus not found (run ../shared/tools/corpus-unpack target/corpus); skipping");
-            return;
-        }
-    };
-    files.sort();
-    assert!(!files.is_empty());
-    for path in files {
-        let text = std::fs::read(&path).unwrap();
-        let body = text.strip_suffix(b"\n").unwrap_or(&text);
+    // The corpus's columns (FASTPAIR_CORPUS, else target/corpus), or
+    // generated TPC-H and bundled ones without one (tests/support/corpus.rs).
+    let cols = corpus::columns(&[]);
+    assert!(!cols.is_empty(), "no columns to check");
+    for col in &cols {
+        let (text, path) = (&col.text[..], &col.name);
+        let body = text.strip_suffix(b"\n").unwrap_or(text);
         let rows: Vec<Option<&[u8]>> = body
             .split(|&b| b == b'\n')
             .enumerate()
@@ -338,16 +329,15 @@ fn corpus_parquet_to_fastpair_to_arrow() {
             ArrowType::LargeBinary
         };
         let got = r.read_arrow(0..r.rows(), ty).unwrap();
-        assert_eq!(got.len(), rows.len(), "{}", path.display());
-        assert_eq!(
-            rows_of(got.as_ref()),
-            rows_of(src.as_ref()),
-            "{}",
-            path.display()
-        );
-        eprintln!("ok {} ({} rows)", path.display(), rows.len());
+        assert_eq!(got.len(), rows.len(), "{path}");
+        assert_eq!(rows_of(got.as_ref()), rows_of(src.as_ref()), "{path}");
+        eprintln!("ok {path} ({} rows)", rows.len());
     }
 }
+
+#[cfg(feature = "parquet")]
+#[path = "support/corpus.rs"]
+mod corpus;
 
 #[cfg(feature = "parquet")]
 fn bytes_of(v: Vec<u8>) -> bytes::Bytes {

@@ -2,7 +2,7 @@
 //! `get`, `inspect`, `scan`, and the one-line errors.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 #[path = "support/cli.rs"]
@@ -15,26 +15,8 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// The corpus, unpacked by ../shared/tools/corpus-unpack into target/corpus.
-fn corpus_files() -> Vec<PathBuf> {
-    let dir = Path::new("target/corpus");
-    if !dir.exists() {
-        let tool = Path::new("../shared/tools/corpus-unpack");
-        if tool.exists() {
-            let _ = Command::new(tool).arg("target/corpus").status();
-        }
-    }
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
+#[path = "support/corpus.rs"]
+mod corpus;
 
 fn roundtrip_file(input: &Path, extra: &[&str], dir: &Scratch) {
     let fpc = dir.path("col.fpc");
@@ -60,23 +42,19 @@ fn roundtrip_file(input: &Path, extra: &[&str], dir: &Scratch) {
 
 #[test]
 fn corpus_roundtrip_through_cli_both_codecs() {
-    let files = corpus_files();
-    if files.is_empty() {
-        eprintln!(
-            "NOTICE: corpus not found (target/corpus, ../shared/tools/corpus-unpack); skipping"
-        );
-        return;
-    }
+    // The corpus's columns (FASTPAIR_CORPUS, else target/corpus), or
+    // generated TPC-H and bundled ones without one (tests/support/corpus.rs).
+    let cols = corpus::columns(&[]);
+    assert!(!cols.is_empty(), "no columns to check");
     let dir = Scratch::new("cli", "corpus");
-    for f in &files {
+    let input = dir.path("in.txt");
+    for c in &cols {
+        std::fs::write(&input, &c.text).unwrap();
         for codec in ["onpair16", "onpair12"] {
-            roundtrip_file(f, &["--codec", codec], &dir);
+            roundtrip_file(&input, &["--codec", codec], &dir);
         }
     }
-    eprintln!(
-        "{} corpus columns round-tripped with both codecs",
-        files.len()
-    );
+    eprintln!("{} columns round-tripped with both codecs", cols.len());
 }
 
 #[test]
@@ -284,6 +262,121 @@ fn scan_reports_throughput() {
     // Without a flag: the GPU where one is usable, else the CPU.
     let o = ok(&["scan", s(&fpc)]);
     assert!(String::from_utf8(o.stdout).unwrap().contains("GB/s"));
+}
+
+/// `scan`'s GPU flags: `--device-memory` and `--devices` parse (usage
+/// errors without a GPU too) and, on a GPU, stream the column batch by batch
+/// (coded and value-dictionary files), report the first scan from the file
+/// end to end next to the kernel rate, agree with the CPU decoder, and turn
+/// a damaged file or a ring too small for a chunk into one-line errors.
+/// Without a GPU the GPU part is skipped with a notice, unless
+/// `FASTPAIR_REQUIRE_GPU=1`.
+#[test]
+fn scan_gpu_streams_through_device_memory_and_devices() {
+    let dir = Scratch::new("cli", "scan-gpu");
+    let fpc = dir.path("m.fpc");
+    ok(&[
+        "compress",
+        TESTDATA,
+        "-o",
+        s(&fpc),
+        "-q",
+        "--chunk-rows",
+        "2000",
+    ]);
+    for bad in [
+        ["--device-memory", "0"],
+        ["--device-memory", "lots"],
+        ["--devices", "0,x"],
+        ["--devices", ""],
+    ] {
+        let o = run(&["scan", bad[0], bad[1], s(&fpc)]);
+        assert!(!o.status.success(), "{bad:?}");
+        assert_ne!(o.status.code(), Some(101), "{bad:?} panicked");
+    }
+    let o = run(&["scan", "--cpu", "--device-memory", "1M", s(&fpc)]);
+    assert!(!o.status.success(), "--cpu with --device-memory");
+    // The GPU part.
+    let probe = run(&["scan", "--gpu", "--iters", "1", "--no-check", s(&fpc)]);
+    if !probe.status.success() {
+        let why = String::from_utf8_lossy(&probe.stderr).into_owned();
+        assert!(
+            std::env::var("FASTPAIR_REQUIRE_GPU").map_or(true, |v| v != "1"),
+            "FASTPAIR_REQUIRE_GPU=1 but scan --gpu failed: {why}"
+        );
+        eprintln!(
+            "NOTICE: no usable GPU ({}); skipping the GPU part",
+            why.trim()
+        );
+        return;
+    }
+    // Without the flags a column that fits is streamed first, then scanned whole.
+    let text = String::from_utf8(probe.stdout).unwrap();
+    assert!(
+        text.contains("gpu stream (")
+            && text.contains("first scan from the file")
+            && text.contains("gpu whole column")
+            && text.contains("gpu kernel"),
+        "{text}"
+    );
+    // A value-dictionary file: 7 distinct values.
+    let vd_txt = dir.path("vd.txt");
+    let vd = dir.path("vd.fpc");
+    let body: String = (0..30_000)
+        .map(|i| format!("clerk#{:09}\n", i * 7919 % 7))
+        .collect();
+    std::fs::write(&vd_txt, body).unwrap();
+    ok(&[
+        "compress",
+        s(&vd_txt),
+        "-o",
+        s(&vd),
+        "-q",
+        "--chunk-rows",
+        "3000",
+    ]);
+    for (file, extra) in [
+        // 10 chunks of about 80 KB on the device each: one a batch.
+        (&fpc, vec!["--device-memory", "256K"]),
+        (&fpc, vec!["--device-memory", "256K", "--devices", "0,0"]),
+        (&fpc, vec!["--devices", "0"]),
+        (&vd, vec!["--device-memory", "256K"]),
+    ] {
+        let mut args = vec!["scan", "--gpu", "--iters", "2", s(file)];
+        args.extend(&extra);
+        let text = String::from_utf8(ok(&args).stdout).unwrap();
+        assert!(
+            text.contains("gpu stream (")
+                && text.contains("first scan from the file")
+                && text.contains("kernel")
+                && text.contains("chunks already validated")
+                && text.contains("identical to the CPU decoder: yes"),
+            "{args:?}: {text}"
+        );
+        let batches: usize = text
+            .split(" batches through")
+            .next()
+            .and_then(|h| h.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        if extra.contains(&"--device-memory") {
+            assert!(batches > 1, "{args:?}: {batches} batches: {text}");
+        }
+    }
+    // A ring too small for one chunk, and a damaged chunk: one-line errors.
+    let e = fails(&run(&["scan", "--gpu", "--device-memory", "1K", s(&fpc)]));
+    assert!(e.contains("m.fpc") && e.contains("device memory"), "{e}");
+    let mut bytes = std::fs::read(&fpc).unwrap();
+    let at = bytes.len() / 3;
+    bytes[at] ^= 0x10;
+    let bad = dir.path("bad.fpc");
+    std::fs::write(&bad, bytes).unwrap();
+    for extra in [vec![], vec!["--device-memory", "2M"]] {
+        let mut args = vec!["scan", "--gpu", s(&bad)];
+        args.extend(&extra);
+        let e = fails(&run(&args));
+        assert!(e.contains("bad.fpc"), "{args:?}: {e}");
+    }
 }
 
 #[test]
@@ -726,7 +819,7 @@ fn f5_signals_remove_the_temporary_file() {
 /// allocation; a closed or full stdout never panics in scan.
 #[test]
 fn f6_scan_bounded_iters_and_closed_or_full_stdout() {
-    let dir = Scratch::new("cli", "scan");
+    let dir = Scratch::new("cli", "scan-f6");
     let fpc = dir.path("m.fpc");
     ok(&["compress", TESTDATA, "-o", s(&fpc), "-q"]);
     let o = run(&["scan", s(&fpc), "--cpu", "--iters", "4294967295"]);

@@ -343,27 +343,22 @@ fn one_line_errors() {
     assert!(e.contains("is a directory"), "{e}");
 }
 
+#[path = "support/corpus.rs"]
+mod corpus;
+
 /// Every corpus column (a null every 13th row) as a Parquet file ->
 /// `fastpair compress` -> `fastpair decompress -o .parquet` and `.arrow`:
 /// identical values and nulls.
 #[test]
 fn corpus_columns_through_the_cli() {
-    let dir = Path::new("target/corpus");
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        eprintln!(
-            "NOTICE: corpus not found (run ../shared/tools/corpus-unpack target/corpus); skipping"
-        );
-        return;
-    };
-    let mut files: Vec<_> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    files.sort();
+    // The corpus's columns (FASTPAIR_CORPUS, else target/corpus), or
+    // generated TPC-H and bundled ones without one (tests/support/corpus.rs).
+    let cols = corpus::columns(&[]);
+    assert!(!cols.is_empty(), "no columns to check");
     let s = Scratch::new("tab", "corpus");
-    for path in files {
-        let text = std::fs::read(&path).unwrap();
-        let body = text.strip_suffix(b"\n").unwrap_or(&text);
+    for col in &cols {
+        let (text, path) = (&col.text[..], &col.name);
+        let body = text.strip_suffix(b"\n").unwrap_or(text);
         let rows: Vec<Option<&[u8]>> = body
             .split(|&b| b == b'\n')
             .enumerate()
@@ -413,10 +408,9 @@ fn corpus_columns_through_the_cli() {
                 } else {
                     DataType::LargeBinary
                 },
-                "{}",
-                path.display()
+                "{path}"
             );
-            assert_eq!(column_rows(&got, "c"), want, "{} via {ext}", path.display());
+            assert_eq!(column_rows(&got, "c"), want, "{path} via {ext}");
         }
     }
 }

@@ -20,8 +20,9 @@ use std::path::PathBuf;
 use bitpacking::{BitPacker, BitPacker4x};
 use fastpair::error::{ChunkPart, Error, Invariant, Section};
 use fastpair::format::cascade::{BlockEntry, SequenceHeader};
-use fastpair::format::layout::{self, ChunkSection, Footer, SectionRef};
+use fastpair::format::layout::{self, ChunkParts, ChunkSection, Footer, SectionRef};
 use fastpair::format::wire::{Fixed, PutLe};
+use fastpair::format::ChunkKind;
 use fastpair::format::{cascade, limits, TAIL_LEN};
 use fastpair::{ReadOptions, Reader};
 
@@ -36,6 +37,8 @@ fn root() -> PathBuf {
 #[derive(Clone)]
 struct Parts {
     batch: u32,
+    /// The dictionary's code width (version 4 sizes checksum blocks by it).
+    code_bits: u8,
     codes: Vec<u8>,
     sidecar: Vec<u8>,
     row_codes: Vec<u8>,
@@ -60,6 +63,7 @@ struct Base {
 impl Base {
     fn load(name: &str) -> Self {
         let file = std::fs::read(root().join("golden").join(format!("{name}.fpc"))).unwrap();
+        let version = u32::from_le_bytes(file[8..12].try_into().unwrap());
         let r = Reader::from_bytes(file.clone()).unwrap();
         let footer = r.footer().clone();
         let chunks = footer
@@ -70,9 +74,11 @@ impl Base {
                 let s =
                     &file[e.section.offset as usize..(e.section.offset + e.section.len) as usize];
                 let bits = r.dictionaries()[e.dict as usize].code_bits();
-                let p = ChunkSection::parse(s, e.section.offset, i as u32, e, bits).unwrap();
+                let p =
+                    ChunkSection::parse(s, e.section.offset, i as u32, e, bits, version).unwrap();
                 Parts {
                     batch: p.batch,
+                    code_bits: bits,
                     codes: p.codes.to_vec(),
                     sidecar: p.sidecar.0.to_vec(),
                     row_codes: p.row_codes.0.to_vec(),
@@ -88,7 +94,6 @@ impl Base {
             .iter()
             .map(|d| file[d.offset as usize..(d.offset + d.len) as usize].to_vec())
             .collect();
-        let version = u32::from_le_bytes(file[8..12].try_into().unwrap());
         let b = Base {
             file,
             version,
@@ -146,11 +151,11 @@ impl Base {
 fn assemble(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>], version: u32) -> Vec<u8> {
     let mut out = layout::header_bytes().to_vec();
     let mut f = footer.clone();
-    let place = |out: &mut Vec<u8>, s: &[u8]| {
+    let place = |out: &mut Vec<u8>, s: &[u8], crc: u32| {
         let r = SectionRef {
             offset: out.len() as u64,
             len: s.len() as u64,
-            crc: crc32fast::hash(s),
+            crc,
         };
         out.extend_from_slice(s);
         out.pad16();
@@ -158,21 +163,32 @@ fn assemble(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>], version: u32) 
     };
     for (i, p) in chunks.iter().enumerate() {
         let mut s = Vec::new();
-        ChunkSection::write_parts(
-            p.batch,
-            &p.codes,
-            &p.sidecar,
-            &p.row_codes,
-            &p.row_bytes,
-            p.validity.as_deref(),
-            p.value_index.as_deref(),
+        let kind = if p.value_index.is_some() {
+            ChunkKind::ValueDict
+        } else {
+            ChunkKind::Coded
+        };
+        ChunkSection::write(
+            version,
+            &ChunkParts {
+                kind,
+                batch: p.batch,
+                code_bits: p.code_bits,
+                codes: &p.codes,
+                sidecar: &p.sidecar,
+                row_codes: &p.row_codes,
+                row_bytes: &p.row_bytes,
+                validity: p.validity.as_deref(),
+                value_index: p.value_index.as_deref(),
+            },
             &mut s,
         );
         s.extend_from_slice(&p.extra);
-        f.chunks[i].section = place(&mut out, &s);
+        let crc = layout::section_crc(version, &s).unwrap();
+        f.chunks[i].section = place(&mut out, &s, crc);
     }
     for (i, d) in dicts.iter().enumerate() {
-        f.dicts[i] = place(&mut out, d);
+        f.dicts[i] = place(&mut out, d, crc32fast::hash(d));
     }
     let fb = f.to_bytes();
     out.extend_from_slice(&fb);
@@ -430,7 +446,22 @@ fn v3_edit_tokens(
     f: impl FnOnce(&mut Vec<Vec<u8>>),
     prefix: impl Fn(usize, usize) -> usize,
 ) -> Vec<u8> {
-    let b = v3();
+    edit_tokens(v3(), f, prefix)
+}
+
+/// [`v3_edit_tokens`] of the version-4 base (whose dictionaries are spelled
+/// as version 3's, §4), with the longest prefixes.
+fn v4_edit_tokens(f: impl FnOnce(&mut Vec<Vec<u8>>)) -> Vec<u8> {
+    edit_tokens(v4(), f, |_, p| p)
+}
+
+/// Rebuilds dictionary 0 of base `b` (front-coded) from its tokens, edited
+/// by `f`, with prefixes chosen by `prefix`.
+fn edit_tokens(
+    b: Base,
+    f: impl FnOnce(&mut Vec<Vec<u8>>),
+    prefix: impl Fn(usize, usize) -> usize,
+) -> Vec<u8> {
     let (header, mut tokens) = v3_tokens(&b.dicts[0]);
     assert!(
         v3_section(&header, &tokens, |_, p| p) == b.dicts[0],
@@ -544,10 +575,10 @@ cases! {
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
     truncated_by_one: |b, _| b.file[..b.file.len() - 1].to_vec()
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
-    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 4) })
-        => Error::UnsupportedVersion { found: 4, supported: 3 },
+    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 5) })
+        => Error::UnsupportedVersion { found: 5, supported: 4 },
     unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 7))
-        => Error::UnsupportedVersion { found: 7, supported: 3 },
+        => Error::UnsupportedVersion { found: 7, supported: 4 },
     // A version-1 file whose tail says 2 (both known, they disagree).
     version_mismatch: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 2) })
         => Error::Corrupt { section: Section::Header, offset: 8, invariant: I::VersionMismatch { header: 1, tail: 2 } },
@@ -879,6 +910,105 @@ cases! {
     /// A null row (row 5) names value 2.
     v3_value_dict_null_with_index: |_, _| v3vd().edit_chunk(0, |p, _| edit_packed(p.value_index.as_mut().unwrap(), |k| k[5] = 2))
         => Error::Corrupt { section: Section::Chunk(0, P::Validity), invariant: I::NullWithValue { row: 5 }, .. },
+    // --- Version 4: the chunk header's kind and parts table (§5.0), the
+    // checksum table (§5.7). Chunk 1 of v4_nulls_multichunk: kind at +0,
+    // G at +4, reserved at +8, part count at +12, six (tag, length) entries
+    // from +16, the codes from +64.
+    v4_chunk_kind_unknown: |_, _| { let b = v4(); b.patch_fixed(|v| put32(v, b.chunk_at(1), 9)) }
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::UnknownChunkKind { kind: 9 }, .. },
+    /// Kind 3 is reserved for log templates, not yet specified: rejected as unknown.
+    v4_chunk_kind_log_templates: |_, _| { let b = v4(); b.patch_fixed(|v| put32(v, b.chunk_at(1), 3)) }
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::UnknownChunkKind { kind: 3 }, .. },
+    /// A coded chunk (footer `values` = 0) labelled a value dictionary.
+    v4_chunk_kind_mismatch: |_, _| { let b = v4(); b.patch_fixed(|v| put32(v, b.chunk_at(1), 2)) }
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::BadField { what: "chunk kind", value: 2 }, .. },
+    v4_chunk_header_reserved: |_, _| { let b = v4(); b.patch_fixed(|v| put32(v, b.chunk_at(1) + 8, 1)) }
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::NonZeroReserved { what: "chunk header reserved" }, .. },
+    v4_chunk_parts_limit: |_, _| { let b = v4(); b.patch_fixed(|v| put32(v, b.chunk_at(1) + 12, 17)) }
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::LimitExceeded { what: "chunk parts", value: 17, .. }, .. },
+    v4_chunk_part_count: |_, _| { let b = v4(); b.patch_fixed(|v| put32(v, b.chunk_at(1) + 12, 5)) }
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::BadField { what: "chunk part count", value: 5 }, .. },
+    /// The second entry (the sidecar, tag 2) says row codes (tag 3).
+    v4_chunk_part_tag: |_, _| { let b = v4(); b.patch_fixed(|v| put32(v, b.chunk_at(1) + 24, 3)) }
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::BadField { what: "chunk part kind", value: 3 }, .. },
+    /// A value-dictionary chunk has seven parts: its header is 72 bytes
+    /// padded to 80.
+    v4_chunk_header_padding: |_, _| { let b = v4vd(); b.patch_fixed(|v| v[b.chunk_at(0) + 75] = 1) }
+        => Error::Corrupt { section: Section::Chunk(0, P::Header), invariant: I::NonZeroReserved { what: "chunk header padding" }, .. },
+    /// The checksum table's length (the sixth entry's) one block too long.
+    v4_checksum_table_length: |_, _| { let b = v4(); b.patch_fixed(|v| { let at = b.chunk_at(1) + 60; let n = get32(v, at); put32(v, at, n + 4) }) }
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::SizeMismatch { what: "checksum table", .. }, .. },
+    /// A bit of the chunk header flipped: the footer's CRC32 covers it.
+    v4_chunk_header_checksum: |_, _| { let b = v4(); b.patch(|v| v[b.chunk_at(1) + 4] ^= 1) }
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::ChecksumMismatch { .. }, .. },
+    /// A bit of a code flipped: the codes' first block's CRC32 catches it.
+    v4_chunk_block_checksum: |_, _| { let b = v4(); b.patch(|v| v[b.chunk_at(1) + 64 + 10] ^= 1) }
+        => Error::Corrupt { section: Section::Chunk(1, P::Codes), invariant: I::ChecksumMismatch { .. }, .. },
+    /// A bit of the validity bitmap flipped, its block's CRC32 not fixed.
+    v4_validity_block_checksum: |_, _| { let b = v4(); let at = b.chunk_at(1) + validity_at_v4(&b, 1); b.patch(|v| v[at] ^= 1) }
+        => Error::Corrupt { section: Section::Chunk(1, P::Validity), invariant: I::ChecksumMismatch { .. }, .. },
+    /// A version-4 file relabelled 3: its chunk headers do not parse as §5.1's.
+    v4_file_as_version_3: |_, _| { let b = v4(); b.patch(|v| set_version(v, 3)) }
+        => Error::Corrupt { section: Section::Chunk(0, P::Whole), invariant: I::ChecksumMismatch { .. }, .. },
+    /// A version-3 file relabelled 4: its first chunk's "part count" is the
+    /// length of its codes part.
+    v3_file_as_version_4: |_, _| { let b = v3(); b.patch(|v| set_version(v, 4)) }
+        => Error::Corrupt { section: Section::Chunk(0, P::Header), invariant: I::LimitExceeded { what: "chunk parts", .. }, .. },
+    // --- Version 4: one spelling (§9 steps 6-7, §10.1) ---
+    /// Chunk 1 emptied of its rows (footer totals kept consistent).
+    v4_chunk_zero_rows: |_, _| v4().edit_chunk(1, |_, f| { f.total_rows -= f.chunks[1].rows as u64; f.chunks[1].rows = 0; f.chunks[1].nulls = 0 })
+        => Error::Corrupt { section: Section::Footer, invariant: I::ZeroRowChunk { chunk: 1 }, .. },
+    /// Per-chunk dictionaries numbered in another order: chunk 0 names 1.
+    v4_dictionary_order: |_, _| Base::load("v4_per_chunk_dicts").edit_chunk(0, |_, f| { f.chunks[0].dict = 1; f.chunks[1].dict = 0 })
+        => Error::Corrupt { section: Section::Footer, invariant: I::DictionaryOrder { chunk: 0, dict: 1, allowed: 0 }, .. },
+    /// A second dictionary (a copy of the first) that no chunk uses.
+    v4_dictionary_unused: |_, _| { let mut b = v4(); b.footer.dicts.push(b.footer.dicts[0]); b.dicts.push(b.dicts[0].clone()); assemble(&b.footer, &b.chunks, &b.dicts, 4) }
+        => Error::Corrupt { section: Section::Footer, invariant: I::UnusedDictionary { dict: 1 }, .. },
+    /// The empty column spelled with a dictionary (version 4: none).
+    v4_empty_column_with_dictionary: |_, _| { let mut b = v4(); b.footer.chunks.clear(); b.footer.total_rows = 0; b.footer.total_bytes = 0; assemble(&b.footer, &[], &b.dicts, 4) }
+        => Error::Corrupt { section: Section::Footer, invariant: I::UnusedDictionary { dict: 0 }, .. },
+    /// Codes 65 and 66 hold "B" and "A".
+    v4_dictionary_single_byte_order: |_, _| v4_edit_tokens(|t| t.swap(65, 66))
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::SingleByteOrder { token: 65 }, .. },
+    /// The first learned token replaced by a single byte.
+    v4_dictionary_duplicate_single_byte: |_, _| v4_edit_tokens(|t| t[256] = b"A".to_vec())
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::DuplicateToken { token: 256 }, .. },
+    /// Token 300 repeats token 299.
+    v4_dictionary_duplicate_token: |_, _| v4_edit_tokens(|t| t[300] = t[299].clone())
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::TokenOrder { token: 300 }, .. },
+    /// Tokens 300 and 301 swapped.
+    v4_dictionary_unsorted: |_, _| v4_edit_tokens(|t| t.swap(300, 301))
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::TokenOrder { token: 301 }, .. },
+    /// `W` = 8 where the histogram gives 16 (more than a tenth of the
+    /// emitted tokens are longer than 8 bytes).
+    v4_dictionary_width: |_, _| { let b = v4(); b.patch_fixed(|v| { let at = b.dict_at(0) + 2; assert_eq!(v[at], 16); v[at] = 8 }) }
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::WidthNotDerived { width: 8, derived: 16 }, .. },
+}
+
+/// The version-4 golden file of nulls_multichunk.
+fn v4() -> Base {
+    Base::load("v4_nulls_multichunk")
+}
+
+/// The version-4 golden file of value_dict.
+fn v4vd() -> Base {
+    Base::load("v4_value_dict")
+}
+
+/// Where chunk `i`'s validity bitmap starts in its version-4 section: after
+/// the header and the padded codes, sidecar, row-code and row-byte parts.
+fn validity_at_v4(b: &Base, i: usize) -> usize {
+    let p = &b.chunks[i];
+    let mut at = 64;
+    for len in [
+        p.codes.len(),
+        p.sidecar.len(),
+        p.row_codes.len(),
+        p.row_bytes.len(),
+    ] {
+        at += len.next_multiple_of(16);
+    }
+    at
 }
 
 /// Point reads (no chunk validated whole) of every row of every corrupt file

@@ -3,14 +3,18 @@
 //! the same bytes; and writing the values with the same options must reproduce
 //! each file byte for byte as long as the trainer picks the same dictionary.
 //!
-//! Two generations: the files named `v3_*` pin format version 3 (front-coded
-//! dictionaries, spec/FORMAT.md §4) and are what the writer gives today;
-//! regenerate them (`cargo test --test golden -- --ignored regenerate`) only
-//! on a deliberate format change. The others pin versions 1 and 2 (planes
-//! on disk, §4.5): they were written by older writers, are never
-//! regenerated, and must keep reading (and re-serializing) exactly as
-//! before. testdata/corrupt/ is derived from nulls_multichunk.fpc and
-//! v3_nulls_multichunk.fpc and its recipes name offsets in them: regenerate
+//! Three generations: the files named `v4_*` pin format version 4 (chunk
+//! kind and parts table in the chunk header, a checksum per block, §5.0,
+//! §5.7) and are what the writer gives today; regenerate them (`cargo test
+//! --test golden -- --ignored regenerate`) only on a deliberate format
+//! change. The `v3_*` files pin version 3 (front-coded dictionaries, §4),
+//! the others versions 1 and 2 (planes on disk, §4.5): they were written by
+//! older writers, are never regenerated, and must keep reading (and
+//! re-serializing, with the format's writers of their version) exactly as
+//! before. The writer writes version 4 only: the byte-for-byte rewrite
+//! test compares it with the `v4_*` files. testdata/corrupt/ is derived
+//! from nulls_multichunk.fpc, v3_nulls_multichunk.fpc and
+//! v4_nulls_multichunk.fpc and its recipes name offsets in them: regenerate
 //! those too (`cargo test --test corrupt -- --ignored regenerate`) and check
 //! them.
 //!
@@ -20,7 +24,7 @@
 use std::path::PathBuf;
 
 use fastpair::dict::Dictionary;
-use fastpair::format::layout::{self, ChunkSection, DictSection, SectionRef};
+use fastpair::format::layout::{self, ChunkParts, ChunkSection, DictSection, SectionRef};
 use fastpair::format::wire::PutLe;
 use fastpair::format::{cascade, codes};
 use fastpair::write::write_to_vec;
@@ -43,22 +47,30 @@ fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> Wri
         .with_parallel_chunks(2)
 }
 
-/// Each golden file of the current format (version 3): name, writer
+/// Each golden file of the current format (version 4): name, writer
 /// options, and the generator of its values. The same columns as the
-/// version 1–2 files of [`legacy`], named `v3_*`.
+/// version 1–2 files of [`columns`], named `v4_*`.
 #[allow(clippy::type_complexity)]
 fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
-    legacy()
+    columns()
         .into_iter()
-        .map(|(name, o, gen)| (format!("v3_{name}"), o, gen))
+        .map(|(name, o, gen)| (format!("v4_{name}"), o, gen))
         .collect()
 }
 
-/// The golden files of format versions 1 and 2, with the options and values
-/// an older writer wrote them from (never regenerated: they pin how old
-/// files read).
+/// The golden files of format versions 1 to 3 (never regenerated: they pin
+/// how old files read): the version 1–2 files of [`columns`] and the same
+/// columns as version 3, named `v3_*`.
+fn legacy() -> Vec<String> {
+    let base: Vec<String> = columns().iter().map(|c| c.0.to_string()).collect();
+    let v3 = base.iter().map(|n| format!("v3_{n}")).collect::<Vec<_>>();
+    base.into_iter().chain(v3).collect()
+}
+
+/// The golden columns, with the options and values an older writer wrote
+/// the version 1–2 files from (the later generations use the same).
 #[allow(clippy::type_complexity)]
-fn legacy() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> {
+fn columns() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> {
     vec![
         (
             "onpair12",
@@ -102,7 +114,9 @@ fn legacy() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> {
 
 /// The format version of golden file `name`.
 fn version_of(name: &str) -> u32 {
-    if name.starts_with("v3_") {
+    if name.starts_with("v4_") {
+        4
+    } else if name.starts_with("v3_") {
         3
     } else if name == "value_dict" {
         2
@@ -113,7 +127,7 @@ fn version_of(name: &str) -> u32 {
 
 /// Every golden file's name, both generations.
 fn all_names() -> Vec<String> {
-    let mut v: Vec<String> = legacy().iter().map(|g| g.0.to_string()).collect();
+    let mut v = legacy();
     v.extend(golden().into_iter().map(|g| g.0));
     v
 }
@@ -254,14 +268,14 @@ fn golden_files_reserialize_byte_for_byte() {
         let r = Reader::from_bytes(file.clone()).unwrap();
         let mut out = layout::header_bytes().to_vec();
         let mut footer = r.footer().clone();
-        let place = |out: &mut Vec<u8>, s: &[u8]| {
+        let place = |out: &mut Vec<u8>, s: &[u8], crc: u32| {
             let at = out.len() as u64;
             out.extend_from_slice(s);
             out.pad16();
             SectionRef {
                 offset: at,
                 len: s.len() as u64,
-                crc: crc32fast::hash(s),
+                crc,
             }
         };
         for i in 0..r.num_chunks() {
@@ -275,22 +289,34 @@ fn golden_files_reserialize_byte_for_byte() {
                 cascade::encode(v, &mut b);
                 b
             };
+            let (sc, rc, rb) = (
+                seq(c.sidecar()),
+                seq(&c.row_code_bounds().unwrap()),
+                seq(&c.row_byte_bounds().unwrap()),
+            );
             let mut s = Vec::new();
             ChunkSection::write(
-                c.batch(),
-                &packed,
-                &seq(c.sidecar()),
-                &seq(&c.row_code_bounds().unwrap()),
-                &seq(&c.row_byte_bounds().unwrap()),
-                c.validity(),
+                version,
+                &ChunkParts {
+                    kind: c.kind(),
+                    batch: c.batch(),
+                    code_bits: cc.bits(),
+                    codes: &packed,
+                    sidecar: &sc,
+                    row_codes: &rc,
+                    row_bytes: &rb,
+                    validity: c.validity(),
+                    value_index: None,
+                },
                 &mut s,
             );
-            footer.chunks[i].section = place(&mut out, &s);
+            let crc = layout::section_crc(version, &s).unwrap();
+            footer.chunks[i].section = place(&mut out, &s, crc);
         }
         for (i, d) in r.dictionaries().iter().enumerate() {
             let mut s = Vec::new();
             d.write_section(version, &mut s);
-            footer.dicts[i] = place(&mut out, &s);
+            footer.dicts[i] = place(&mut out, &s, crc32fast::hash(&s));
         }
         let fb = footer.to_bytes();
         out.extend_from_slice(&fb);
@@ -355,7 +381,7 @@ fn golden_files_rewrite_byte_for_byte() {
 
 #[test]
 fn golden_files_have_what_they_claim() {
-    for p in ["", "v3_"] {
+    for p in ["", "v3_", "v4_"] {
         let load = |name: &str| load(&format!("{p}{name}"));
         let r = Reader::from_bytes(load("nulls_multichunk").0).unwrap();
         assert_eq!(r.num_chunks(), 3);
@@ -414,7 +440,7 @@ fn golden_files_have_what_they_claim() {
 /// changed (the trainer changed too, so the v3 golden files' tokens differ).
 #[test]
 fn version_3_files_hold_what_version_1_and_2_files_hold() {
-    for (name, _, _) in legacy() {
+    for (name, _, _) in columns() {
         let (file, _) = load(name);
         let old = Reader::from_bytes(file.clone()).unwrap();
         let new = Reader::from_bytes(load(&format!("v3_{name}")).0).unwrap();
@@ -455,5 +481,60 @@ fn regenerate() {
         std::fs::write(dir().join(format!("{name}.fpc")), &file).unwrap();
         std::fs::write(dir().join(format!("{name}.values")), values_text(&values)).unwrap();
         eprintln!("{name}: {} rows, {} bytes", values.len(), file.len());
+    }
+}
+
+/// Version 4 changed the chunk header (kind, parts table) and added the
+/// checksum table (§5.0, §5.7), nothing else: each `v4_*` file holds the
+/// rows of its `v3_*` file, its dictionary sections are spelled as in
+/// version 3, and its chunks' parts, without the table, are a version-3
+/// chunk's (re-serialized at version 3 they parse back to the same parts).
+#[test]
+fn version_4_files_hold_what_version_3_files_hold() {
+    for (name, _, _) in columns() {
+        let v3 = Reader::from_bytes(load(&format!("v3_{name}")).0).unwrap();
+        let (file, _) = load(&format!("v4_{name}"));
+        let v4 = Reader::from_bytes(file.clone()).unwrap();
+        assert_eq!(v3.read_all().unwrap(), v4.read_all().unwrap(), "{name}");
+        for (d, r) in v4.dictionaries().iter().zip(&v4.footer().dicts) {
+            let mut s = Vec::new();
+            d.write_section(3, &mut s);
+            let at = r.offset as usize;
+            assert!(s == file[at..at + r.len as usize], "{name}");
+        }
+        for (i, e) in v4.footer().chunks.iter().enumerate() {
+            let (at, len) = (e.section.offset as usize, e.section.len as usize);
+            let bits = v4.dictionaries()[e.dict as usize].code_bits();
+            let p =
+                ChunkSection::parse(&file[at..at + len], at as u64, i as u32, e, bits, 4).unwrap();
+            let table = p.checksums.unwrap();
+            // At least the codes' and the row sequences' blocks.
+            assert!(table.len() >= 12, "{name}: table {}", table.len());
+            let mut s = Vec::new();
+            let parts = ChunkParts {
+                kind: p.kind,
+                batch: p.batch,
+                code_bits: bits,
+                codes: p.codes,
+                sidecar: p.sidecar.0,
+                row_codes: p.row_codes.0,
+                row_bytes: p.row_bytes.0,
+                validity: p.validity,
+                value_index: p.value_index.map(|x| x.0),
+            };
+            ChunkSection::write(3, &parts, &mut s);
+            let mut e3 = *e;
+            e3.section.len = s.len() as u64;
+            let q = ChunkSection::parse(&s, 0, i as u32, &e3, bits, 3).unwrap();
+            assert_eq!(
+                (q.kind, q.batch, q.codes, q.validity),
+                (p.kind, p.batch, p.codes, p.validity),
+                "{name}"
+            );
+            assert_eq!(
+                (q.sidecar.0, q.row_codes.0, q.row_bytes.0),
+                (p.sidecar.0, p.row_codes.0, p.row_bytes.0)
+            );
+        }
     }
 }

@@ -115,6 +115,97 @@ class File(_File):
             return self.read(start, max(start, stop))
         return self.get(i)
 
+    def filter(
+        self,
+        *,
+        equals=None,
+        isin=None,
+        prefix=None,
+        suffix=None,
+        contains=None,
+        contains_any=None,
+        contains_all=None,
+        like=None,
+        escape=None,
+        ignore_case: bool = False,
+        negate: bool = False,
+        indices: bool = False,
+    ):
+        """The rows matching one predicate, searched on the compressed codes
+        (``fastpair::search``): ``equals=x``, ``isin=[x, ...]``,
+        ``prefix=x``, ``suffix=x``, ``contains=x``, ``contains_any=[...]``,
+        ``contains_all=[...]`` or ``like=pattern`` (SQL LIKE: ``%`` any
+        bytes, ``_`` one character, ``escape`` a one-character escape);
+        literals are ``str`` (UTF-8) or ``bytes``. ``ignore_case`` folds ASCII
+        letters; ``negate`` selects the non-null rows that do not match (a
+        null row never matches). Returns the matching values as a pyarrow
+        array, or their row indices (a pyarrow ``uint64`` array, ascending)
+        with ``indices=True``."""
+        given = {
+            k: v
+            for k, v in dict(
+                equals=equals,
+                isin=isin,
+                prefix=prefix,
+                suffix=suffix,
+                contains=contains,
+                contains_any=contains_any,
+                contains_all=contains_all,
+                like=like,
+            ).items()
+            if v is not None
+        }
+        if len(given) != 1:
+            raise ValueError(
+                f"filter takes exactly one predicate, got {sorted(given) or 'none'}"
+            )
+        (kind, value), = given.items()
+        many = kind in ("isin", "contains_any", "contains_all")
+        vals = list(value) if many else [value]
+        if many and isinstance(value, (str, bytes)):
+            raise TypeError(f"{kind} takes a list of literals, not one {type(value).__name__}")
+        vals = [_literal(v) for v in vals]
+        esc = None
+        if escape is not None:
+            e = _literal(escape)
+            if len(e) != 1:
+                raise ValueError(f"escape must be one byte, got {escape!r}")
+            esc = e[0]
+        out = self._search(
+            "in" if kind == "isin" else kind, vals, esc, ignore_case, negate, indices
+        )
+        if indices:
+            import pyarrow as pa
+
+            buf = pa.py_buffer(out)
+            return pa.Array.from_buffers(pa.uint64(), len(out) // 8, [None, buf])
+        return out
+
+    def grep(
+        self,
+        pattern,
+        *,
+        like: bool = False,
+        prefix: bool = False,
+        suffix: bool = False,
+        equals: bool = False,
+        ignore_case: bool = False,
+        invert: bool = False,
+        indices: bool = False,
+    ):
+        """``fastpair grep`` from Python: rows containing ``pattern`` (a
+        literal), or matching it as a LIKE pattern (``like``, escape ``\\``),
+        prefix, suffix or whole row (``equals``); ``invert`` selects the
+        non-null rows that do not match. Same return as :meth:`filter`."""
+        modes = [m for m, on in (("like", like), ("prefix", prefix), ("suffix", suffix), ("equals", equals)) if on]
+        if len(modes) > 1:
+            raise ValueError(f"grep takes at most one of like/prefix/suffix/equals, got {modes}")
+        kind = modes[0] if modes else "contains"
+        kw = {kind: pattern}
+        if kind == "like":
+            kw["escape"] = "\\"
+        return self.filter(**kw, ignore_case=ignore_case, negate=invert, indices=indices)
+
     def scan_gpu(self, start: int = 0, stop: Optional[int] = None) -> DeviceColumn:
         """Decodes rows ``start..stop`` on the GPU. The result exposes
         ``.values`` (uint8) and ``.offsets`` (int64) through DLPack
@@ -128,6 +219,14 @@ class File(_File):
                 f"{self.path}: row {min(start, stop)} is out of range (the file has {n} rows)"
             )
         return self._scan_gpu(start, stop)
+
+
+def _literal(v) -> bytes:
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v)
+    raise TypeError(f"a search literal is str or bytes, not {type(v).__name__}")
 
 
 def open(path: str, text: bool = True) -> File:  # noqa: A001 - mirrors builtins.open

@@ -6,6 +6,7 @@ import pyarrow as pa
 __all__ = ["write", "open", "File", "DeviceColumn", "DeviceBuffer", "FastpairError"]
 
 _Path = Union[str, "os.PathLike[str]"]
+_Lit = Union[str, bytes]
 
 class FastpairError(Exception):
     """A fastpair error; the message is the one line the CLI prints."""
@@ -68,6 +69,36 @@ class File:
     def read(self, start: Optional[int] = None, stop: Optional[int] = None) -> pa.Array: ...
     def read_handle(self, start: Optional[int] = None, stop: Optional[int] = None) -> ArrowHandle: ...
     def take(self, indices: Iterable[int]) -> pa.Array: ...
+    def filter(
+        self,
+        *,
+        equals: Optional[_Lit] = None,
+        isin: Optional[Iterable[_Lit]] = None,
+        prefix: Optional[_Lit] = None,
+        suffix: Optional[_Lit] = None,
+        contains: Optional[_Lit] = None,
+        contains_any: Optional[Iterable[_Lit]] = None,
+        contains_all: Optional[Iterable[_Lit]] = None,
+        like: Optional[_Lit] = None,
+        escape: Optional[_Lit] = None,
+        ignore_case: bool = False,
+        negate: bool = False,
+        indices: bool = False,
+    ) -> pa.Array:
+        """Rows matching one predicate, searched on the codes: their values,
+        or (``indices=True``) their row indices as a ``uint64`` array."""
+    def grep(
+        self,
+        pattern: _Lit,
+        *,
+        like: bool = False,
+        prefix: bool = False,
+        suffix: bool = False,
+        equals: bool = False,
+        ignore_case: bool = False,
+        invert: bool = False,
+        indices: bool = False,
+    ) -> pa.Array: ...
     def scan_gpu(self, start: int = 0, stop: Optional[int] = None) -> DeviceColumn: ...
 
 def write(

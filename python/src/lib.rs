@@ -188,8 +188,10 @@ fn take_handle(r: &Reader, rows: &[u64], ty: ArrowType) -> fastpair::Result<Arro
             // The error path only: decode the rows again to find the first
             // bad one.
             let col = fastpair::arrow::take(r, rows)?;
-            let k = (0..col.len())
-                .find(|&k| col.value(k).is_some_and(|v| std::str::from_utf8(v).is_err()));
+            let k = (0..col.len()).find(|&k| {
+                col.value(k)
+                    .is_some_and(|v| std::str::from_utf8(v).is_err())
+            });
             Err(fastpair::Error::InvalidArgument(match k {
                 Some(k) => format!(
                     "row {} is not valid UTF-8; open the file with text=False",
@@ -538,6 +540,85 @@ impl File {
         let r = self.reader.clone();
         py.allow_threads(|| take_handle(&r, &rows, ty))
             .map_err(|e| self.err(e))
+    }
+
+    /// The rows a predicate selects (`fastpair::search`): `kind` is one of
+    /// `equals`, `in`, `prefix`, `suffix`, `contains`, `contains_any`,
+    /// `contains_all`, `like`; `values` its literals (one, or several for
+    /// `in` and `contains_*`). Returns `(row ids as little-endian u64
+    /// bytes, count)` when `indices`, else the selected values as a pyarrow
+    /// array (`(None, count)` is never returned: one of the two is).
+    #[pyo3(signature = (kind, values, escape=None, ignore_case=false, negated=false, indices=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn _search<'py>(
+        &self,
+        py: Python<'py>,
+        kind: &str,
+        values: Vec<Vec<u8>>,
+        escape: Option<u8>,
+        ignore_case: bool,
+        negated: bool,
+        indices: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        use fastpair::search::{Pattern, Predicate};
+        let one = |v: &[Vec<u8>]| -> PyResult<Vec<u8>> {
+            match v {
+                [x] => Ok(x.clone()),
+                _ => Err(PyValueError::new_err(format!(
+                    "{kind} takes one pattern, got {}",
+                    v.len()
+                ))),
+            }
+        };
+        let pattern = match kind {
+            "equals" => Pattern::Equals(one(&values)?),
+            "in" => Pattern::In(values),
+            "prefix" => Pattern::Prefix(one(&values)?),
+            "suffix" => Pattern::Suffix(one(&values)?),
+            "contains" | "contains_any" => Pattern::Contains {
+                needles: values,
+                all: false,
+            },
+            "contains_all" => Pattern::Contains {
+                needles: values,
+                all: true,
+            },
+            "like" => Pattern::Like {
+                pattern: one(&values)?,
+                escape,
+            },
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown predicate kind {kind:?}"
+                )))
+            }
+        };
+        let p = Predicate {
+            pattern,
+            ignore_case,
+            negated,
+        };
+        let r = self.reader.clone();
+        let ty = self.ty();
+        if indices {
+            let bytes = py
+                .allow_threads(|| {
+                    fastpair::search::search(&r, &p).map(|sel| {
+                        sel.iter()
+                            .flat_map(|i| i.to_le_bytes())
+                            .collect::<Vec<u8>>()
+                    })
+                })
+                .map_err(|e| self.err(e))?;
+            return Ok(PyBytes::new(py, &bytes).into_any());
+        }
+        let h = py
+            .allow_threads(|| {
+                let sel = fastpair::search::search(&r, &p)?;
+                handle(sel.take(&r)?, ty)
+            })
+            .map_err(|e| self.err(e))?;
+        to_pyarrow(py, h)
     }
 
     /// Seconds of the fastest of `iters` Rust `read_all` calls (the decode

@@ -11,7 +11,8 @@ import pytest
 
 import fastpair
 
-CORPUS = Path(__file__).resolve().parents[2] / "target" / "corpus"
+CORPUS = Path(os.environ.get("FASTPAIR_CORPUS", Path(__file__).resolve().parents[2] / "target" / "corpus"))
+REQUIRE_CORPUS = os.environ.get("FASTPAIR_REQUIRE_CORPUS") == "1"
 
 SAMPLE = ["GET /index.html", None, "", "ünïcödé ✓", "GET /about.html HTTP/1.1 200"] + [
     None if i % 7 == 3 else ["a", "bb", "a longer value here", ""][i % 4] for i in range(300)
@@ -232,12 +233,26 @@ def corpus_files():
     return sorted(CORPUS.glob("*.txt"))
 
 
-@pytest.mark.skipif(not corpus_files(), reason="corpus not unpacked (../shared/tools/corpus-unpack target/corpus)")
+def corpus_columns():
+    """(name, bytes of the column file) for every corpus column under
+    FASTPAIR_CORPUS (else target/corpus); without one a small synthetic set
+    (ASCII, multi-byte UTF-8, not UTF-8), and a failure under
+    FASTPAIR_REQUIRE_CORPUS=1."""
+    files = corpus_files()
+    if files:
+        return [(p.name, p.read_bytes()) for p in files]
+    assert not REQUIRE_CORPUS, f"FASTPAIR_REQUIRE_CORPUS=1 but no corpus column under {CORPUS}"
+    return [
+        ("synthetic_ascii", "".join(f"GET /page/{i * 7919 % 5000} HTTP/1.1 {200 + i % 3}\n" for i in range(30000)).encode()),
+        ("synthetic_utf8", "".join(f"{'äöü € 漢字 ' * (i % 4)}{i}\n" for i in range(20000)).encode()),
+        ("synthetic_binary", b"".join(bytes([0xFF, i % 251, 0xC3]) * (i % 6) + b"\n" for i in range(20000))),
+    ]
+
+
 def test_corpus_parquet_to_fastpair_to_arrow(tmp_path):
     """Every corpus column (a null every 13th row): Parquet (pyarrow) ->
     fastpair -> pyarrow, identical values and nulls."""
-    for path in corpus_files():
-        data = path.read_bytes()
+    for name, data in corpus_columns():
         rows = data[:-1].split(b"\n") if data.endswith(b"\n") else data.split(b"\n")
         try:
             data.decode("utf-8")
@@ -251,7 +266,7 @@ def test_corpus_parquet_to_fastpair_to_arrow(tmp_path):
         fastpair.write(tmp_path / "c.fpc", col)
         f = fastpair.open(tmp_path / "c.fpc", text=text)
         got = f.read()
-        assert got.to_pylist() == vals, path.name
+        assert got.to_pylist() == vals, name
         assert got.null_count == src.null_count
 
 
@@ -286,3 +301,46 @@ def test_utf8_errors_name_the_file_row(tmp_path):
     with pytest.raises(ValueError, match="row 4321 is not valid UTF-8"):
         t.take([4321])
     assert t.take([0, 10]).to_pylist() == ["row 0", "row 10"]
+
+
+def test_filter_and_grep(tmp_path):
+    rows = ["GET /api/users", "POST /login", None, "GET /api/items", "timeout", "50%", "ÉTÉ"]
+    p = tmp_path / "s.fpc"
+    fastpair.write(p, pa.array(rows, pa.large_string()))
+    f = fastpair.open(p)
+    assert f.grep("GET").to_pylist() == ["GET /api/users", "GET /api/items"]
+    assert f.grep("get", ignore_case=True, indices=True).to_pylist() == [0, 3]
+    assert f.grep("GET /api/%", like=True, indices=True).to_pylist() == [0, 3]
+    assert f.grep("%\\%", like=True).to_pylist() == ["50%"]
+    # A null row never matches, inverted or not.
+    assert f.grep("GET", invert=True, indices=True).to_pylist() == [1, 4, 5, 6]
+    assert f.filter(isin=["timeout", "50%", "nope"], indices=True).to_pylist() == [4, 5]
+    assert f.filter(prefix="POST").to_pylist() == ["POST /login"]
+    assert f.filter(suffix=b"out").to_pylist() == ["timeout"]
+    assert f.filter(contains_all=["api", "items"]).to_pylist() == ["GET /api/items"]
+    assert f.filter(contains_any=["login", "ÉT"], indices=True).to_pylist() == [1, 6]
+    assert f.filter(like="_T_").to_pylist() == ["ÉTÉ"]
+    assert f.filter(equals="nothing").to_pylist() == []
+    idx = f.filter(contains="/", indices=True)
+    assert idx.type == pa.uint64()
+    assert f.take(idx.to_pylist()).to_pylist() == f.filter(contains="/").to_pylist()
+    with pytest.raises(ValueError):
+        f.filter(prefix="a", suffix="b")
+    with pytest.raises(ValueError):
+        f.filter(like="ab\\", escape="\\")
+    with pytest.raises(TypeError):
+        f.filter(isin="abc")
+
+
+def test_grep_matches_a_naive_scan_on_corpus_columns(tmp_path):
+    files = [p for p in corpus_files() if "loghub" in p.name][:4]
+    if not files:
+        pytest.skip("corpus not unpacked")
+    for path in files:
+        data = path.read_bytes()
+        rows = data[:-1].split(b"\n")
+        fastpair.write(tmp_path / "g.fpc", pa.array(rows, pa.large_binary()))
+        f = fastpair.open(tmp_path / "g.fpc", text=False)
+        for needle in [b"ERROR", b"INFO", b"a", b"zzqq"]:
+            want = [i for i, r in enumerate(rows) if needle in r]
+            assert f.grep(needle, indices=True).to_pylist() == want, (path.name, needle)

@@ -14,12 +14,21 @@ import fastpair
 
 CORPUS = Path(os.environ.get("FASTPAIR_CORPUS", Path(__file__).resolve().parents[2] / "target" / "corpus"))
 REQUIRE = os.environ.get("FASTPAIR_REQUIRE_GPU") == "1"
+REQUIRE_CORPUS = os.environ.get("FASTPAIR_REQUIRE_CORPUS") == "1"
+# FASTPAIR_CORPUS_ONLY=a,b limits the corpus columns (as for the Rust tests).
+ONLY = [o for o in os.environ.get("FASTPAIR_CORPUS_ONLY", "").split(",") if o]
+# Rows taken from each corpus column: the check below walks every row in Python.
+CORPUS_ROWS = 20000
+
+
+def _as_bytes(v):
+    return v.encode() if isinstance(v, str) else v
 
 
 def _gpu_column(tmp_path, values, **kw):
     p = tmp_path / "g.fpc"
     fastpair.write(p, values, **kw)
-    f = fastpair.open(p)
+    f = fastpair.open(p, text=not any(isinstance(v, bytes) for v in values))
     try:
         return f, f.scan_gpu()
     except fastpair.FastpairError as e:
@@ -28,29 +37,70 @@ def _gpu_column(tmp_path, values, **kw):
         pytest.skip(f"no usable GPU: {e}")
 
 
+def _corpus_files():
+    if not CORPUS.is_dir():
+        return []
+    return sorted(p for p in CORPUS.glob("*.txt") if not ONLY or any(o in p.stem for o in ONLY))
+
+
+def _synthetic():
+    """The columns checked without a corpus: ASCII, multi-byte UTF-8,
+    nulls, empty values and values past the decoder's 16-byte tokens."""
+    ascii_ = [None if i % 11 == 4 else f"row {i} value {i * 7919 % 1000}" for i in range(50000)]
+    utf8 = [None if i % 7 == 3 else "äöü € 漢字 " * (i % 5) + str(i) for i in range(20000)]
+    long_ = ["" if i % 9 == 0 else "x" * (i % 300) + f"-{i}" for i in range(5000)]
+    return [("synthetic_ascii", ascii_), ("synthetic_utf8", utf8), ("synthetic_long", long_)]
+
+
 def _columns():
-    names = ["loghub_Proxifier_full.txt", "tpch_sf1_l_comment.txt", "dbtext_chinese.txt", "nltk_abc_news_en.txt"]
+    """Every corpus column under FASTPAIR_CORPUS (its first CORPUS_ROWS
+    values as bytes, a null every 11th row), else the synthetic set. Never
+    raises here: a missing corpus under FASTPAIR_REQUIRE_CORPUS=1 fails in
+    test_corpus_is_there_when_required, not at collection."""
     out = []
-    for n in names:
-        p = CORPUS / n
-        if p.exists():
-            rows = p.read_bytes().rstrip(b"\n").split(b"\n")
-            out.append((n, [None if i % 11 == 4 else r.decode() for i, r in enumerate(rows)]))
-    if not out and REQUIRE:
-        # On the GPU machine the held columns must be checked, not skipped.
-        raise RuntimeError(f"FASTPAIR_REQUIRE_GPU=1 but no corpus column under {CORPUS}")
-    if not out:
-        out.append(("synthetic", [None if i % 11 == 4 else f"row {i} value {i * 7919 % 1000}" for i in range(50000)]))
-    return out
+    for p in _corpus_files():
+        rows = p.read_bytes().rstrip(b"\n").split(b"\n")[:CORPUS_ROWS]
+        out.append((p.stem, [None if i % 11 == 4 else r for i, r in enumerate(rows)]))
+    return out or _synthetic()
+
+
+def test_corpus_is_there_when_required():
+    """Under FASTPAIR_REQUIRE_CORPUS=1 the corpus must be there (else the
+    parity test below would check only the synthetic set)."""
+    if not _corpus_files():
+        if REQUIRE_CORPUS:
+            pytest.fail(f"FASTPAIR_REQUIRE_CORPUS=1 but no corpus column under {CORPUS} (only={ONLY})")
+        pytest.skip(f"no corpus under {CORPUS}: the synthetic columns are checked instead")
 
 
 def _expected(vals):
     import numpy as np
 
-    b = [v.encode() if v is not None else b"" for v in vals]
+    b = [_as_bytes(v) if v is not None else b"" for v in vals]
     offs = np.zeros(len(b) + 1, dtype=np.int64)
     offs[1:] = np.cumsum([len(x) for x in b])
     return b"".join(b), offs
+
+
+def _check_host(name, col, vals):
+    """The column copied back to host memory (no CuPy or PyTorch needed):
+    every value and null against the source."""
+    pa = pytest.importorskip("pyarrow")
+    arr = pa.array(col._to_host())
+    assert len(arr) == len(vals), name
+    got = arr.to_pylist()
+    for i, v in enumerate(vals):
+        assert _as_bytes(got[i]) == _as_bytes(v), f"{name} row {i}"
+
+
+@pytest.mark.parametrize("name_vals", _columns(), ids=lambda nv: nv[0])
+def test_gpu_scan_matches_the_source(tmp_path, name_vals):
+    """Checked with whatever the machine has: runs (and checks) without
+    CuPy and PyTorch too."""
+    name, vals = name_vals
+    f, col = _gpu_column(tmp_path, vals, chunk_rows=4096)
+    assert len(col) == len(vals)
+    _check_host(name, col, vals)
 
 
 @pytest.mark.parametrize("name_vals", _columns(), ids=lambda nv: nv[0])
@@ -79,7 +129,7 @@ def test_cupy_and_torch_get_the_decoded_buffers(tmp_path, name_vals):
     assert bytes(tv.cpu().numpy().tobytes()) == values_bytes
     for i, v in enumerate(vals):
         if v is not None:
-            assert hv[ho[i] : ho[i + 1]] == v.encode()
+            assert hv[ho[i] : ho[i + 1]] == _as_bytes(v)
     # Validity through DLPack too.
     if col.validity is not None:
         bits = cp.asnumpy(cp.from_dlpack(col.validity))

@@ -5,6 +5,7 @@
 //! always contains the 256 single bytes, so every input byte string has an
 //! encoding and every code decodes on its own.
 
+pub mod canonical;
 pub mod fsst12;
 pub mod matcher;
 pub mod onpair;

@@ -55,6 +55,9 @@ pub fn stored_section_len(table: &TokenTable) -> usize {
 /// (hex, no long tokens: +2.5% at `W = 8`). The GPU decodes the planes as
 /// stored, so the file holds the width the decoder wants.
 pub const WIDE_PLANE_SHARE: f64 = 0.10;
+/// [`WIDE_PLANE_SHARE`] as the integer rule readers check (version 4):
+/// `W = 16` iff `10 · long > total`.
+const WIDE_PLANE_TENTHS: u128 = 10;
 
 /// Chooses the low-plane width from the histogram of encoded token lengths
 /// (`hist[i]` = tokens of length `i + 1`): 16 when more than
@@ -62,9 +65,11 @@ pub const WIDE_PLANE_SHARE: f64 = 0.10;
 /// 16-byte read then serves most codes), else 8 (split reads: the common
 /// short token costs one 8-byte read; long ones a second from the high plane).
 pub fn choose_width(hist: &[u64; 16]) -> u8 {
-    let total: u64 = hist.iter().sum();
-    let long: u64 = hist[8..].iter().sum();
-    if total > 0 && long as f64 > WIDE_PLANE_SHARE * total as f64 {
+    // In integers, so that every reader computes the same rule (§4.3:
+    // more than a tenth of the emitted tokens longer than 8 bytes).
+    let total: u128 = hist.iter().map(|&h| h as u128).sum();
+    let long: u128 = hist[8..].iter().map(|&h| h as u128).sum();
+    if long * WIDE_PLANE_TENTHS > total {
         16
     } else {
         8

@@ -343,6 +343,9 @@ impl Footer {
                 },
             ));
         }
+        if version >= VERSION_4 {
+            one_spelling(&chunks, num_dicts, base)?;
+        }
         Ok(Footer {
             dicts,
             chunks,
@@ -350,4 +353,44 @@ impl Footer {
             total_bytes,
         })
     }
+}
+
+/// Version 4's one-spelling rules of the footer (§9 step 6, §10.1): no
+/// chunk of zero rows, dictionaries numbered by first use (chunk 0 names
+/// dictionary 0, each chunk at most one more than the largest id so far),
+/// no dictionary that no chunk uses (so the empty column is no chunk and no
+/// dictionary). `base` is the footer's offset.
+fn one_spelling(chunks: &[ChunkEntry], num_dicts: u32, base: u64) -> Result<()> {
+    let entries = base + (FOOTER_PREFIX_LEN + DICT_ENTRY_LEN * num_dicts as usize) as u64;
+    let mut next = 0u32;
+    for (i, e) in chunks.iter().enumerate() {
+        let at = entries + (i * CHUNK_ENTRY_LEN) as u64;
+        if e.rows == 0 {
+            return Err(Error::corrupt(
+                Section::Footer,
+                at,
+                Invariant::ZeroRowChunk { chunk: i as u32 },
+            ));
+        }
+        if e.dict > next {
+            return Err(Error::corrupt(
+                Section::Footer,
+                at,
+                Invariant::DictionaryOrder {
+                    chunk: i as u32,
+                    dict: e.dict,
+                    allowed: next,
+                },
+            ));
+        }
+        next = next.max(e.dict + 1);
+    }
+    if next != num_dicts {
+        return Err(Error::corrupt(
+            Section::Footer,
+            base + (FOOTER_PREFIX_LEN + DICT_ENTRY_LEN * next as usize) as u64,
+            Invariant::UnusedDictionary { dict: next },
+        ));
+    }
+    Ok(())
 }

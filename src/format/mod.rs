@@ -1,13 +1,16 @@
-//! On-disk structures of format versions 1, 2 and 3 (spec/FORMAT.md): bytes and their
+//! On-disk structures of format versions 1 to 4 (spec/FORMAT.md): bytes and their
 //! invariants only — no I/O, no unsafe. One module per structure of the spec:
 //! [`tail`] (§2), [`footer`] (§3), [`dict_section`] (§4), [`chunk_section`]
-//! (§5), [`cascade`] (§6), [`codes`] (§5.2) and [`index`] (§5.6).
+//! (§5), [`kind`] (§5.0: chunk kinds and part tags), [`checksum`] (§5.7),
+//! [`cascade`] (§6), [`codes`] (§5.2) and [`index`] (§5.6).
 //!
 //! **Fixed-layout structures are declared once**, with `binrw`: the header
 //! and tail ([`tail::Header`], [`tail::Tail`]), the footer prefix and entries
 //! ([`footer::FooterPrefix`], [`footer::DictEntry`], [`footer::ChunkEntry`]),
 //! the dictionary and chunk headers ([`dict_section::DictHeader`],
-//! [`chunk_section::ChunkHeaderFields`]) and a sequence's header and block
+//! [`chunk_section::ChunkHeaderFields`] of versions 1–3,
+//! [`chunk_section::ChunkFrameFields`] and [`chunk_section::PartEntry`] of
+//! version 4) and a sequence's header and block
 //! entry ([`cascade::SequenceHeader`], [`cascade::BlockEntry`]). Each
 //! `#[binrw]` declaration lists its fields in the order of the spec's table
 //! and is both read ([`wire::Cursor::fixed`]) and written
@@ -30,11 +33,13 @@
 //! `tests::declarations_match_spec_sizes`, their bytes by the golden files.
 
 pub mod cascade;
+pub mod checksum;
 pub mod chunk_section;
 pub mod codes;
 pub mod dict_section;
 pub mod footer;
 pub mod index;
+pub mod kind;
 pub mod tail;
 pub mod wire;
 
@@ -44,20 +49,26 @@ pub mod layout {
     pub use super::chunk_section::*;
     pub use super::dict_section::*;
     pub use super::footer::*;
+    pub use super::kind::*;
     pub use super::tail::*;
 }
+
+pub use kind::ChunkKind;
 
 /// Magic bytes at the start (header) and at the very end (tail) of a file (§2).
 pub const MAGIC: [u8; 8] = *b"FASTPAIR";
 /// The format version this crate writes (§2, §10). It also reads
-/// [`VERSION_1`] and [`VERSION_2`] files.
-pub const VERSION: u32 = VERSION_3;
+/// [`VERSION_1`], [`VERSION_2`] and [`VERSION_3`] files.
+pub const VERSION: u32 = VERSION_4;
 /// The first format version: no value dictionaries (§10). Still read.
 pub const VERSION_1: u32 = 1;
 /// Version 2: value dictionaries (§5.6), dictionaries as planes (§4.5). Still read.
 pub const VERSION_2: u32 = 2;
 /// Version 3: dictionaries stored front-coded, planes materialized at open (§4).
 pub const VERSION_3: u32 = 3;
+/// Version 4: chunk kind and parts table in the chunk header (§5.0), a
+/// checksum per block of each part (§5.7).
+pub const VERSION_4: u32 = 4;
 /// Size of the header: magic, version, reserved (§2).
 pub const HEADER_LEN: usize = 16;
 /// Size of the tail: footer length, footer CRC32, version, reserved, magic (§2).
@@ -72,8 +83,12 @@ pub const CHUNK_ENTRY_LEN: usize = 48;
 pub const FOOTER_PREFIX_LEN: usize = 32;
 /// Size of the fixed dictionary header (§4).
 pub const DICT_HEADER_LEN: usize = 8 + 16 * 8;
-/// Size of the fixed chunk header (§5).
+/// Size of the fixed chunk header of versions 1–3 (§5.1).
 pub const CHUNK_HEADER_LEN: usize = 32;
+/// Size of the fixed start of a version-4 chunk header (§5.0).
+pub const CHUNK_FRAME_LEN: usize = 16;
+/// Size of one entry of a version-4 parts table (§5.0).
+pub const PART_ENTRY_LEN: usize = 8;
 /// Values per bit-packed block of a cascaded sequence (§6); `bitpacking::BitPacker4x::BLOCK_LEN`.
 pub const CASCADE_BLOCK: usize = 128;
 /// Bytes of a cascaded sequence's header (§6).
@@ -172,6 +187,13 @@ mod tests {
         assert_eq!(FOOTER_PREFIX_LEN, 32);
         assert_eq!(DICT_HEADER_LEN, 136);
         assert_eq!(CHUNK_HEADER_LEN, 32);
+        assert_eq!(CHUNK_FRAME_LEN, 16);
+        assert_eq!(PART_ENTRY_LEN, 8);
+        assert_eq!(kind::KIND_CODED, 1);
+        assert_eq!(kind::KIND_VALUE_DICT, 2);
+        assert_eq!(kind::KIND_LOG_TEMPLATES, 3);
+        assert_eq!(checksum::CODE_BLOCK, 1024);
+        assert_eq!(checksum::BYTE_BLOCK, 4096);
         assert_eq!(
             CASCADE_BLOCK,
             <bitpacking::BitPacker4x as bitpacking::BitPacker>::BLOCK_LEN
@@ -262,6 +284,14 @@ mod tests {
             value_index_len: 7,
         };
         check(c, true);
+        let f = chunk_section::ChunkFrameFields {
+            kind: 1,
+            batch: 64,
+            reserved: 2,
+            parts: 6,
+        };
+        check(f, true);
+        check(chunk_section::PartEntry { tag: 1, len: 9 }, true);
         let s = cascade::SequenceHeader {
             count: 1,
             blocks: 2,
@@ -287,16 +317,16 @@ mod tests {
         let t = tail::Tail {
             footer_len: 0x0403_0201,
             footer_crc: 0x0807_0605,
-            version: 3,
+            version: 4,
             reserved: 0,
             magic: MAGIC,
         };
-        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 3, 0, 0, 0, 0, 0, 0, 0];
+        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 4, 0, 0, 0, 0, 0, 0, 0];
         want.extend_from_slice(b"FASTPAIR");
         assert_eq!(t.to_bytes(), want);
         assert_eq!(&layout::tail_bytes(0x0403_0201, 0x0807_0605)[..], &want[..]);
         let mut h = b"FASTPAIR".to_vec();
-        h.extend_from_slice(&[3, 0, 0, 0, 0, 0, 0, 0]);
+        h.extend_from_slice(&[4, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(&layout::header_bytes()[..], &h[..]);
         let e = footer::ChunkEntry {
             section: footer::SectionRef {
@@ -318,6 +348,21 @@ mod tests {
         {
             assert_eq!(b[at], v, "chunk entry byte {at}");
         }
+        let f = chunk_section::ChunkFrameFields {
+            kind: 2,
+            batch: 64,
+            reserved: 0,
+            parts: 7,
+        };
+        assert_eq!(
+            f.to_bytes(),
+            [2, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0]
+        );
+        let p = chunk_section::PartEntry {
+            tag: 7,
+            len: 0x0102,
+        };
+        assert_eq!(p.to_bytes(), [7, 0, 0, 0, 2, 1, 0, 0]);
         let blk = cascade::BlockEntry {
             base: 1,
             min: 2,

@@ -15,7 +15,7 @@ use crate::error::{Error, Invariant, Result, Section};
 pub struct Header {
     /// [`MAGIC`].
     pub magic: [u8; 8],
-    /// Format version (1, 2 or 3).
+    /// Format version (1 to 4).
     pub version: u32,
     /// Zero.
     pub reserved: u32,
@@ -36,7 +36,7 @@ pub struct Tail {
     pub footer_len: u32,
     /// CRC32 of the footer.
     pub footer_crc: u32,
-    /// Format version (1, 2 or 3; header and tail agree).
+    /// Format version (1 to 4; header and tail agree).
     pub version: u32,
     /// Zero.
     pub reserved: u32,

@@ -227,6 +227,16 @@ pub fn device_info() -> Result<(String, u32)> {
     device::gpu().map(|g| (g.name.clone(), g.sms))
 }
 
+/// Free and total device memory of GPU 0, in bytes (e.g. to decide whether
+/// a column fits for [`scan`] or must stream through [`scan_stream`]).
+#[cfg(feature = "gpu")]
+pub fn device_memory() -> Result<(usize, usize)> {
+    device::gpu()?
+        .ctx
+        .mem_get_info()
+        .map_err(|e| device::gpu_err("memory info", e))
+}
+
 /// Compiles the kernels for `cfg` at code width `bits` with NVRTC for
 /// `arch` (e.g. `"compute_90"`) without loading them: needs NVRTC only, no
 /// device. For tests.

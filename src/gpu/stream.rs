@@ -134,9 +134,17 @@ pub struct StreamStats {
     /// Of `seconds`: page-locking the file.
     pub lock_seconds: f64,
     /// Of `seconds`: the host waiting for chunk validation that had not
-    /// finished in the background (validation runs one batch ahead, on all
-    /// host threads).
+    /// finished in the background (validation starts with the call, beside
+    /// the page lock and the ring's allocation, and runs ahead of the
+    /// uploads as far as it can, on all host threads).
     pub validate_wait_seconds: f64,
+    /// Seconds the background validation ran (from the call to its last
+    /// chunk), whether or not the pipeline waited for it.
+    pub validate_seconds: f64,
+    /// Device time of the decode launches (de-cascade, decode, value
+    /// gather, offsets), summed over batches: `bytes / kernel_seconds` is
+    /// the kernel rate beside the end-to-end `bytes / seconds`.
+    pub kernel_seconds: f64,
     /// Of `seconds`: planning and issuing each batch (copies into pinned
     /// staging included).
     pub issue_seconds: f64,
@@ -162,7 +170,7 @@ struct Group {
 /// Cuts `rows` into batches of whole chunks that fit `budget` bytes of device
 /// memory each. Sizes come from the footer alone (upper bounds by chunk
 /// kind, `Kind::device_bytes`), so no chunk is read here: chunks are
-/// validated one batch ahead while the previous batch decodes. Coded and
+/// validated in the background, ahead of the uploads ([`validate_ahead`]). Coded and
 /// value-dictionary chunks mix freely in a batch.
 fn groups(reader: &Reader, rows: Range<u64>, budget: usize) -> Result<Vec<Group>> {
     let mut out: Vec<Group> = Vec::new();
@@ -208,13 +216,41 @@ fn groups(reader: &Reader, rows: Range<u64>, budget: usize) -> Result<Vec<Group>
     Ok(out)
 }
 
-/// Validates the chunks of `g` on all host threads.
-fn validate(reader: &Reader, g: &Group) -> Result<()> {
+/// Validates chunks `chunks` on all host threads.
+fn validate(reader: &Reader, chunks: Range<usize>) -> Result<()> {
     use rayon::prelude::*;
-    g.chunks
-        .clone()
+    chunks
         .into_par_iter()
         .try_for_each(|i| reader.chunk(i).map(|_| ()))
+}
+
+/// Validates the chunks of every group in order, a window of chunks at a
+/// time (a few per host thread, so every thread has work and a stop is
+/// seen soon), and reports after each window the chunk index validated up
+/// to (exclusive), or the first error. Stops early when `stop` is set (the
+/// scan ended on an error). Returns the seconds it ran.
+fn validate_ahead(
+    reader: &Reader,
+    groups: &[Group],
+    stop: &std::sync::atomic::AtomicBool,
+    tx: std::sync::mpsc::Sender<Result<usize>>,
+) -> f64 {
+    let t = Instant::now();
+    let window = 4 * rayon::current_num_threads().max(1);
+    let (Some(first), Some(last)) = (groups.first(), groups.last()) else {
+        return 0.0;
+    };
+    let (mut at, end) = (first.chunks.start, last.chunks.end);
+    while at < end && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let to = (at + window).min(end);
+        let r = validate(reader, at..to);
+        let failed = r.is_err();
+        if tx.send(r.map(|()| to)).is_err() || failed {
+            break;
+        }
+        at = to;
+    }
+    t.elapsed().as_secs_f64()
 }
 
 /// Copies the plan's chunk parts from the reader's validated chunk views
@@ -307,6 +343,7 @@ struct InFlight {
     dev: DevicePlan,
     first_row: u64,
     validity: Option<CudaSlice<u8>>,
+    start: cudarc::driver::CudaEvent,
     done: cudarc::driver::CudaEvent,
 }
 
@@ -470,6 +507,50 @@ where
     if groups.is_empty() {
         return Ok(stats);
     }
+    // Chunk validation starts now, beside the page lock and the ring's
+    // allocation, and runs ahead of the uploads as far as it can; a batch
+    // is planned and uploaded only once all its chunks passed.
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::channel::<Result<usize>>();
+    std::thread::scope(|scope| -> Result<()> {
+        let (gs, st) = (&groups, &stop);
+        let ahead = scope.spawn(move || validate_ahead(reader, gs, st, tx));
+        let r = pipeline(
+            reader,
+            &groups,
+            opts,
+            (&gpus, cfg, bits),
+            locked,
+            &rx,
+            &mut stats,
+            &mut f,
+        );
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        drop(rx);
+        stats.validate_seconds = ahead.join().unwrap_or(0.0);
+        r
+    })?;
+    stats.seconds = t0.elapsed().as_secs_f64();
+    Ok(stats)
+}
+
+/// The body of a streaming scan: page-lock, ring, then batch by batch
+/// (waiting on `validated` for each batch's chunks), upload, decode and
+/// hand over.
+#[allow(clippy::too_many_arguments)]
+fn pipeline<F>(
+    reader: &Reader,
+    groups: &[Group],
+    opts: &StreamOptions,
+    (gpus, cfg, bits): (&[&'static Gpu], super::DecoderConfig, u8),
+    locked: Option<&PageLockedFile<'_>>,
+    validated: &std::sync::mpsc::Receiver<Result<usize>>,
+    stats: &mut StreamStats,
+    f: &mut F,
+) -> Result<()>
+where
+    F: FnMut(&DeviceBatch<'_>) -> Result<()>,
+{
     let imax = groups.iter().map(|g| g.input).max().unwrap_or(1).max(1);
     let vmax = groups.iter().map(|g| g.values).max().unwrap_or(1).max(1);
     let omax = groups
@@ -499,6 +580,7 @@ where
     // Chunk regions upload straight from locked file bytes (this scan's
     // lock or the caller's guard).
     let straight = registered.is_some() || locked.is_some();
+    stats.registered = straight;
     let mut lanes = Vec::with_capacity(nlanes);
     for &g in &gpus[..nlanes] {
         let s = &g.stream;
@@ -537,6 +619,7 @@ where
     }
     stats.ring_bytes = nlanes * nslots * (imax + vmax + 8 * omax);
     let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+    let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
     let mut inflight: VecDeque<InFlight> = VecDeque::new();
     let mut finish = |x: InFlight, lanes: &mut Vec<Lane>, stats: &mut StreamStats| -> Result<()> {
         let t = Instant::now();
@@ -544,6 +627,11 @@ where
             .synchronize()
             .map_err(|e| gpu_err("synchronize", e))?;
         stats.device_wait_seconds += t.elapsed().as_secs_f64();
+        stats.kernel_seconds += x
+            .start
+            .elapsed_ms(&x.done)
+            .map_err(|e| gpu_err("event", e))? as f64
+            / 1e3;
         let lane = &mut lanes[x.lane];
         let slot = &mut lane.slots[x.slot];
         let st = slot.status.as_slice().map_err(|e| gpu_err("status", e))?[0];
@@ -572,114 +660,112 @@ where
         slot.input = Some(x.dev.into_input());
         Ok(())
     };
-    std::thread::scope(|scope| -> Result<()> {
-        // Validation of the next batch's chunks runs beside the current
-        // batch (host threads), so the host rarely waits for it.
-        let mut ahead = Some(scope.spawn(|| validate(reader, &groups[0])));
-        for (i, grp) in groups.iter().enumerate() {
-            let t = Instant::now();
-            ahead
-                .take()
-                .expect("validation of this batch was started")
-                .join()
-                .map_err(|_| Error::Gpu("chunk validation thread panicked".into()))??;
-            stats.validate_wait_seconds += t.elapsed().as_secs_f64();
-            if let Some(next) = groups.get(i + 1) {
-                ahead = Some(scope.spawn(move || validate(reader, next)));
+    let mut checked = groups[0].chunks.start;
+    for (i, grp) in groups.iter().enumerate() {
+        let t = Instant::now();
+        while checked < grp.chunks.end {
+            checked = validated
+                .recv()
+                .map_err(|_| Error::Gpu("chunk validation stopped (thread panicked)".into()))??;
+        }
+        stats.validate_wait_seconds += t.elapsed().as_secs_f64();
+        if inflight.len() >= nlanes * nslots {
+            let x = inflight.pop_front().expect("in flight");
+            finish(x, &mut lanes, stats)?;
+        }
+        let t = Instant::now();
+        let (l, k) = (i % nlanes, (i / nlanes) % nslots);
+        let lane = &mut lanes[l];
+        let g = lane.gpu;
+        let s = &g.stream;
+        let slot = &mut lane.slots[k];
+        let plan = plan::build_with(reader, grp.rows.clone(), 32 * cfg.k, cfg.w, 1, false)?;
+        let len = plan.input_len;
+        let input = slot.input.take().expect("free ring slot");
+        // Stage first (while the copy stream still uploads the previous
+        // batch), then the descriptors on the copy stream: their
+        // pageable copies wait for that upload only, never for a decode.
+        if let Some(pinned) = &mut slot.pinned {
+            // The slot's previous copy finished: its batch was handed to
+            // the caller (`finish`) before the slot came round.
+            let host = pinned.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
+            stage(reader, &plan, &mut host[..len])?;
+        }
+        let mut dev = DevicePlan::with_input_on(&g.copy, &plan, input)?;
+        let validity = match &plan.validity {
+            Some(v) => Some(g.copy.clone_htod(v).map_err(|e| gpu_err("upload", e))?),
+            None => None,
+        };
+        match &mut slot.pinned {
+            Some(pinned) => {
+                let host = pinned.as_slice().map_err(|e| gpu_err("pinned", e))?;
+                let mut dst = dev.input.slice_mut(0..len);
+                g.copy
+                    .memcpy_htod(&host[..len], &mut dst)
+                    .map_err(|e| gpu_err("async copy", e))?;
             }
-            if inflight.len() >= nlanes * nslots {
-                let x = inflight.pop_front().expect("in flight");
-                finish(x, &mut lanes, &mut stats)?;
-            }
-            let t = Instant::now();
-            let (l, k) = (i % nlanes, (i / nlanes) % nslots);
-            let lane = &mut lanes[l];
-            let g = lane.gpu;
-            let s = &g.stream;
-            let slot = &mut lane.slots[k];
-            let plan = plan::build_with(reader, grp.rows.clone(), 32 * cfg.k, cfg.w, 1, false)?;
-            let len = plan.input_len;
-            let input = slot.input.take().expect("free ring slot");
-            // Stage first (while the copy stream still uploads the previous
-            // batch), then the descriptors on the copy stream: their
-            // pageable copies wait for that upload only, never for a decode.
-            if let Some(pinned) = &mut slot.pinned {
-                // The slot's previous copy finished: its batch was handed to
-                // the caller (`finish`) before the slot came round.
-                let host = pinned.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
-                stage(reader, &plan, &mut host[..len])?;
-            }
-            let mut dev = DevicePlan::with_input_on(&g.copy, &plan, input)?;
-            let validity = match &plan.validity {
-                Some(v) => Some(g.copy.clone_htod(v).map_err(|e| gpu_err("upload", e))?),
-                None => None,
-            };
-            match &mut slot.pinned {
-                Some(pinned) => {
-                    let host = pinned.as_slice().map_err(|e| gpu_err("pinned", e))?;
-                    let mut dst = dev.input.slice_mut(0..len);
+            None => {
+                // Straight from the page-locked file bytes, region by region.
+                for (seg, at) in &plan.segments {
+                    let src = plan.segment_bytes(reader, seg)?;
+                    if src.is_empty() {
+                        continue;
+                    }
+                    let mut dst = dev.input.slice_mut(*at..*at + src.len());
                     g.copy
-                        .memcpy_htod(&host[..len], &mut dst)
+                        .memcpy_htod(src, &mut dst)
                         .map_err(|e| gpu_err("async copy", e))?;
                 }
-                None => {
-                    // Straight from the page-locked file bytes, region by region.
-                    for (seg, at) in &plan.segments {
-                        let src = plan.segment_bytes(reader, seg)?;
-                        if src.is_empty() {
-                            continue;
-                        }
-                        let mut dst = dev.input.slice_mut(*at..*at + src.len());
-                        g.copy
-                            .memcpy_htod(src, &mut dst)
-                            .map_err(|e| gpu_err("async copy", e))?;
-                    }
-                }
             }
-            let ev = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
-            ev.record(&g.copy).map_err(|e| gpu_err("event", e))?;
-            s.wait(&ev).map_err(|e| gpu_err("event", e))?;
-            let all = 0..plan.num_pieces();
-            device::launch_decascade(s, &lane.kernels, &plan, &mut dev, all.clone())?;
-            let mut out = slot.values.slice_mut(0..(plan.bytes as usize).max(1));
-            device::launch_decode(
-                s,
-                &lane.kernels,
-                &plan,
-                &mut dev,
-                all,
-                &mut out,
-                Some(&mut slot.offsets),
-            )?;
-            device::launch_values(
-                s,
-                &lane.kernels,
-                &plan,
-                &mut dev,
-                &mut out,
-                Some(&mut slot.offsets),
-            )?;
-            s.memcpy_dtoh(&dev.status, &mut slot.status)
-                .map_err(|e| gpu_err("status", e))?;
-            let done = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
-            done.record(s).map_err(|e| gpu_err("event", e))?;
-            stats.issue_seconds += t.elapsed().as_secs_f64();
-            inflight.push_back(InFlight {
-                lane: l,
-                slot: k,
-                first_row: grp.rows.start,
-                plan,
-                dev,
-                validity,
-                done,
-            });
         }
-        while let Some(x) = inflight.pop_front() {
-            finish(x, &mut lanes, &mut stats)?;
-        }
-        Ok(())
-    })?;
-    stats.seconds = t0.elapsed().as_secs_f64();
-    stats.registered = straight;
-    Ok(stats)
+        let ev = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
+        ev.record(&g.copy).map_err(|e| gpu_err("event", e))?;
+        s.wait(&ev).map_err(|e| gpu_err("event", e))?;
+        // Device time of this batch's launches: from here (its upload
+        // done, the previous batch's launches finished) to `done`.
+        let start = g.ctx.new_event(timed).map_err(|e| gpu_err("event", e))?;
+        start.record(s).map_err(|e| gpu_err("event", e))?;
+        let all = 0..plan.num_pieces();
+        device::launch_decascade(s, &lane.kernels, &plan, &mut dev, all.clone())?;
+        let mut out = slot.values.slice_mut(0..(plan.bytes as usize).max(1));
+        device::launch_decode(
+            s,
+            &lane.kernels,
+            &plan,
+            &mut dev,
+            all,
+            &mut out,
+            Some(&mut slot.offsets),
+        )?;
+        device::launch_values(
+            s,
+            &lane.kernels,
+            &plan,
+            &mut dev,
+            &mut out,
+            Some(&mut slot.offsets),
+        )?;
+        s.memcpy_dtoh(&dev.status, &mut slot.status)
+            .map_err(|e| gpu_err("status", e))?;
+        let done = g.ctx.new_event(timed).map_err(|e| gpu_err("event", e))?;
+        done.record(s).map_err(|e| gpu_err("event", e))?;
+        stats.issue_seconds += t.elapsed().as_secs_f64();
+        inflight.push_back(InFlight {
+            lane: l,
+            slot: k,
+            first_row: grp.rows.start,
+            plan,
+            dev,
+            validity,
+            start,
+            done,
+        });
+    }
+    while let Some(x) = inflight.pop_front() {
+        finish(x, &mut lanes, stats)?;
+    }
+    // The lock (field `registered`) is released here, after every copy
+    // that reads it finished (`Registered::drop` waits for the streams).
+    drop(registered);
+    Ok(())
 }

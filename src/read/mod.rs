@@ -10,7 +10,8 @@
 //! boundaries against token lengths) the first time a bulk read touches it,
 //! and the result is kept. A [`Reader::get`] on a chunk not yet checked whole
 //! reads only the chunk header, the row-code block of its row and its codes,
-//! and checks what it reads; after [`ReadOptions::validate_after_gets`] such
+//! and checks what it reads (version 4: each checksum block it reads against
+//! the chunk's checksum table, once); after [`ReadOptions::validate_after_gets`] such
 //! reads in one chunk, the chunk is checked whole and served from memory.
 //!
 //! Validated chunks are seen through [`ChunkView`]s borrowed from the reader
@@ -319,7 +320,13 @@ impl Reader {
                 ));
             }
             let parsed = DictSection::parse_version(s, r.offset, id as u32, t.version)?;
-            dicts.push(Dictionary::validate(&parsed, id as u32, r.offset)?);
+            let d = Dictionary::validate(&parsed, id as u32, r.offset)?;
+            if t.version >= crate::format::VERSION_4 {
+                // One spelling (§4.4): single bytes first, learned tokens
+                // sorted and distinct, `W` derived from the histogram.
+                crate::dict::canonical::check(&d, id as u32, r.offset)?;
+            }
+            dicts.push(d);
         }
         let mut uses = vec![0usize; dicts.len()];
         let mut first_rows = Vec::with_capacity(footer.chunks.len() + 1);
@@ -370,7 +377,7 @@ impl Reader {
         Ok(r)
     }
 
-    /// The file's format version (1, 2 or 3; spec/FORMAT.md §10).
+    /// The file's format version (1 to 4; spec/FORMAT.md §10).
     pub fn format_version(&self) -> u32 {
         self.version
     }

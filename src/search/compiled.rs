@@ -4,10 +4,12 @@
 //! the row lengths that can match at all.
 
 use std::collections::HashSet;
+use std::sync::OnceLock;
 
 use memchr::memmem::Finder;
 
-use super::dfa::Dfa;
+use super::anchor::Anchor;
+use super::dfa::{Dfa, MAX_STATES};
 use super::predicate::{literal_items, parse_like, Item, Pattern, Predicate};
 use crate::error::Result;
 
@@ -25,9 +27,26 @@ pub(crate) enum Test {
     /// conjunction). `finders`: the same test as plain substrings, when
     /// every automaton is one case-sensitive literal between `%`s.
     Automata {
-        dfas: Vec<Dfa>,
+        /// The automata, built when first needed (the decode path of a
+        /// literal never needs them) or at compile time when building them
+        /// can fail.
+        dfas: OnceLock<Vec<Dfa>>,
+        /// Per conjunct, its alternatives (what `dfas` is built from).
+        conj: Vec<Vec<Vec<Item>>>,
+        fold: bool,
         finders: Option<Vec<Finder<'static>>>,
+        /// Equality, prefix or suffix: the row's bytes compared directly
+        /// (ASCII-folded when `fold`).
+        simple: Option<(Simple, Vec<u8>)>,
     },
+}
+
+/// A predicate decided by one comparison of bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Simple {
+    Equals,
+    Prefix,
+    Suffix,
 }
 
 /// A [`Predicate`] compiled for matching.
@@ -39,6 +58,32 @@ pub struct Compiled {
     pub(crate) min_len: usize,
     /// Rows longer than this never match (before negation).
     pub(crate) max_len: usize,
+    /// Literals one of which a matching row must contain, when the pattern
+    /// requires one (the anchor-token prefilter).
+    pub(crate) anchor: Option<Anchor>,
+    /// Every alternative of the one automaton starts with a byte or `_`
+    /// (equality, prefix, LIKE not starting with `%`): most rows fail on
+    /// their first code.
+    pub(crate) start_anchored: bool,
+}
+
+/// The longest run of literal bytes in `items` (a substring every match
+/// contains), if any.
+fn required_literal(items: &[Item]) -> Option<Vec<u8>> {
+    let mut best: Vec<u8> = Vec::new();
+    let mut cur: Vec<u8> = Vec::new();
+    for i in items.iter().chain([&Item::AnySeq]) {
+        match i {
+            Item::Byte(b) => cur.push(*b),
+            _ => {
+                if cur.len() > best.len() {
+                    best = std::mem::take(&mut cur);
+                }
+                cur.clear();
+            }
+        }
+    }
+    (!best.is_empty()).then_some(best)
 }
 
 /// Whether `items` are `% literal %` (a plain substring), and the literal.
@@ -104,6 +149,8 @@ impl Compiled {
                     negated: p.negated,
                     min_len,
                     max_len,
+                    anchor: None,
+                    start_anchored: false,
                 });
             }
             Pattern::In(vs) => vec![vec![literal_items(&vs[0], false, false)]],
@@ -124,6 +171,8 @@ impl Compiled {
                         negated: p.negated,
                         min_len: 0,
                         max_len: usize::MAX,
+                        anchor: None,
+                        start_anchored: false,
                     });
                 }
                 vec![needles
@@ -151,16 +200,66 @@ impl Compiled {
                 })
                 .collect()
         };
-        let dfas = conj
+        // The anchor: of the conjuncts whose every alternative requires a
+        // literal, the one whose shortest such literal is longest.
+        let anchor = conj
             .iter()
-            .map(|alts| Dfa::new(alts, f))
-            .collect::<Result<_>>()?;
+            .filter_map(|alts| {
+                alts.iter()
+                    .map(|a| required_literal(a))
+                    .collect::<Option<Vec<_>>>()
+            })
+            .max_by_key(|lits| lits.iter().map(Vec::len).min().unwrap_or(0))
+            .map(|lits| Anchor { lits, fold: f });
+        let simple = match &p.pattern {
+            Pattern::Equals(v) => Some((Simple::Equals, v.clone())),
+            Pattern::In(vs) => Some((Simple::Equals, vs[0].clone())),
+            Pattern::Prefix(v) => Some((Simple::Prefix, v.clone())),
+            Pattern::Suffix(v) => Some((Simple::Suffix, v.clone())),
+            _ => None,
+        };
+        // Literals (direct chain or KMP automata, which cannot fail) are
+        // built lazily; anything else now, so that its errors surface here.
+        let literal =
+            (simple.is_some() || finders.is_some()) && conj.iter().all(|alts| alts.len() == 1);
+        let longest = conj.iter().flatten().map(Vec::len).max().unwrap_or(0);
+        let dfas = OnceLock::new();
+        if !(literal && longest + 3 <= MAX_STATES) {
+            let built = conj
+                .iter()
+                .map(|alts| Dfa::new(alts, f))
+                .collect::<Result<Vec<_>>>()?;
+            let _ = dfas.set(built);
+        }
         Ok(Self {
-            test: Test::Automata { dfas, finders },
+            test: Test::Automata {
+                dfas,
+                conj: conj.clone(),
+                fold: f,
+                finders,
+                simple,
+            },
             negated: p.negated,
             min_len,
             max_len,
+            anchor,
+            start_anchored: conj.len() == 1
+                && conj[0]
+                    .iter()
+                    .all(|a| matches!(a.first(), Some(Item::Byte(_) | Item::AnyChar))),
         })
+    }
+
+    /// The one non-empty plain substring this predicate is, when it is one
+    /// (case-sensitive): then a block of decoded rows is searched with one
+    /// `memmem` pass.
+    pub(crate) fn block_finder(&self) -> Option<&Finder<'static>> {
+        match &self.test {
+            Test::Automata {
+                finders: Some(fs), ..
+            } if fs.len() == 1 && !fs[0].needle().is_empty() => Some(&fs[0]),
+            _ => None,
+        }
     }
 
     /// Whether the pattern matches `row` (before negation).
@@ -177,9 +276,41 @@ impl Compiled {
             } => values.contains(row),
             Test::Set { values, fold: true } => values.contains(&fold(row)),
             Test::Automata {
+                simple: Some((kind, lit)),
+                fold,
+                ..
+            } => {
+                let part = match kind {
+                    Simple::Equals => row,
+                    Simple::Prefix => &row[..lit.len()],
+                    Simple::Suffix => &row[row.len() - lit.len()..],
+                };
+                if *fold {
+                    part.eq_ignore_ascii_case(lit)
+                } else {
+                    part == &lit[..]
+                }
+            }
+            Test::Automata {
                 finders: Some(fs), ..
             } => fs.iter().all(|f| f.find(row).is_some()),
-            Test::Automata { dfas, .. } => dfas.iter().all(|d| d.matches(row)),
+            Test::Automata { .. } => self.dfas().iter().all(|d| d.matches(row)),
+        }
+    }
+
+    /// The automata (built on first use for literals).
+    pub(crate) fn dfas(&self) -> &[Dfa] {
+        match &self.test {
+            Test::Automata {
+                dfas, conj, fold, ..
+            } => dfas.get_or_init(|| {
+                conj.iter()
+                    .map(|alts| {
+                        Dfa::new(alts, *fold).expect("a literal's automaton is always built")
+                    })
+                    .collect()
+            }),
+            _ => &[],
         }
     }
 

@@ -49,11 +49,11 @@ impl ByteSet {
             self.0[3] | o.0[3],
         ])
     }
+    fn contains(&self, b: u8) -> bool {
+        self.0[b as usize / 64] >> (b % 64) & 1 == 1
+    }
     fn is_full(&self) -> bool {
         self.0 == [u64::MAX; 4]
-    }
-    fn iter(self) -> impl Iterator<Item = u8> {
-        (0..=255u8).filter(move |&b| self.0[b as usize / 64] >> (b % 64) & 1 == 1)
     }
 }
 
@@ -161,6 +161,14 @@ impl Dfa {
     /// The DFA of the union of `alts` (each a LIKE pattern anchored at both
     /// ends), ASCII case folded when `fold`.
     pub(crate) fn new(alts: &[Vec<Item>], fold: bool) -> Result<Self> {
+        if let [one] = alts {
+            if let Some(d) = Self::anchored_literal(one, fold) {
+                return Ok(d);
+            }
+            if let Some(d) = Self::kmp(one, fold) {
+                return Ok(d);
+            }
+        }
         let mut nfa = Nfa::default();
         let root = nfa.node();
         for a in alts {
@@ -199,6 +207,24 @@ impl Dfa {
         let mut first = vec![root];
         nfa.close(&mut first);
         let start = intern(first, &mut sets, &mut accept_end)?;
+        // Byte classes: bytes no edge set tells apart share a class, and
+        // a state's transitions are computed once per class.
+        let all_sets: Vec<ByteSet> = nfa.edges.iter().flatten().map(|e| e.0).collect();
+        let mut class_of = [0u8; 256];
+        let mut reps: Vec<u8> = Vec::new();
+        let mut sigs: Vec<Vec<bool>> = Vec::new();
+        for b in 0..=255u8 {
+            let sig: Vec<bool> = all_sets.iter().map(|x| x.contains(b)).collect();
+            let k = match sigs.iter().position(|x| *x == sig) {
+                Some(k) => k,
+                None => {
+                    sigs.push(sig);
+                    reps.push(b);
+                    sigs.len() - 1
+                }
+            };
+            class_of[b as usize] = k as u8;
+        }
         let mut s = 0;
         while s < sets.len() {
             if s < 2 {
@@ -206,25 +232,137 @@ impl Dfa {
                 s += 1;
                 continue;
             }
-            let mut next: Vec<Vec<u32>> = vec![Vec::new(); 256];
-            for &n in &sets[s] {
-                for (set, t) in &nfa.edges[n as usize] {
-                    for b in set.iter() {
-                        next[b as usize].push(*t);
+            let mut per_class = Vec::with_capacity(reps.len());
+            for &b in &reps {
+                let mut nx: Vec<u32> = Vec::new();
+                for &n in &sets[s] {
+                    for (set, t) in &nfa.edges[n as usize] {
+                        if set.contains(b) {
+                            nx.push(*t);
+                        }
                     }
                 }
-            }
-            for mut nx in next {
                 nfa.close(&mut nx);
-                let id = intern(nx, &mut sets, &mut accept_end)?;
-                trans.push(id);
+                per_class.push(intern(nx, &mut sets, &mut accept_end)?);
             }
+            trans.extend(class_of.iter().map(|&k| per_class[k as usize]));
             s += 1;
         }
         Ok(Self {
             trans,
             accept_end,
             start,
+        })
+    }
+
+    /// The DFA of `lit` or `lit%` (equality, prefix), built directly as a
+    /// chain (state `2 + i`: `i` bytes matched), without the subset
+    /// construction, whose cost grows with the square of a long literal.
+    fn anchored_literal(items: &[Item], fold: bool) -> Option<Self> {
+        let (lit, prefix) = match items.split_last() {
+            Some((Item::AnySeq, rest)) => (rest, true),
+            _ => (items, false),
+        };
+        let lit: Vec<u8> = lit
+            .iter()
+            .map(|i| match i {
+                Item::Byte(b) => Some(*b),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let m = lit.len();
+        if m + 3 > MAX_STATES {
+            return None;
+        }
+        let n = 2 + m + 1;
+        let mut trans = vec![DEAD; n * 256];
+        trans[256..512].fill(ACCEPT);
+        for (i, &b) in lit.iter().enumerate() {
+            let next = if prefix && i + 1 == m {
+                ACCEPT
+            } else {
+                (2 + i + 1) as u32
+            };
+            let row = &mut trans[(2 + i) * 256..(3 + i) * 256];
+            row[b as usize] = next;
+            if fold && b.is_ascii_alphabetic() {
+                row[(b ^ 0x20) as usize] = next;
+            }
+        }
+        let mut accept_end = vec![false; n];
+        accept_end[ACCEPT as usize] = true;
+        accept_end[2 + m] = !prefix;
+        // The empty prefix matches everything.
+        let start = if prefix && m == 0 { ACCEPT } else { 2 };
+        Some(Self {
+            trans,
+            accept_end,
+            start,
+        })
+    }
+
+    /// The DFA of `%lit%` or `%lit` (substring, suffix): the KMP automaton
+    /// of `lit` built directly (state `2 + j`: the longest prefix of `lit`
+    /// that ends the bytes read has `j` bytes).
+    fn kmp(items: &[Item], fold: bool) -> Option<Self> {
+        let (Some((Item::AnySeq, rest)), true) = (items.split_first(), items.len() >= 2) else {
+            return None;
+        };
+        let (lit, contains) = match rest.split_last() {
+            Some((Item::AnySeq, lit)) => (lit, true),
+            _ => (rest, false),
+        };
+        let lit: Vec<u8> = lit
+            .iter()
+            .map(|i| match i {
+                Item::Byte(b) => Some(if fold { b.to_ascii_lowercase() } else { *b }),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let m = lit.len();
+        if m == 0 || m + 3 > MAX_STATES {
+            return None;
+        }
+        // KMP positions 0..=m; `f(b)` the byte as compared.
+        let f = |b: u8| if fold { b.to_ascii_lowercase() } else { b };
+        let mut k = vec![[0u32; 256]; m + 1];
+        for b in 0..=255u8 {
+            k[0][b as usize] = (f(b) == lit[0]) as u32;
+        }
+        let mut x = 0usize;
+        for j in 1..=m {
+            k[j] = k[x];
+            if j < m {
+                for b in 0..=255u8 {
+                    if f(b) == lit[j] {
+                        k[j][b as usize] = j as u32 + 1;
+                    }
+                }
+                x = k[x][lit[j] as usize] as usize;
+            }
+        }
+        let id = |j: u32| -> u32 {
+            if j as usize == m && contains {
+                ACCEPT
+            } else {
+                2 + j
+            }
+        };
+        let n = 2 + m + 1;
+        let mut trans = vec![DEAD; n * 256];
+        trans[256..512].fill(ACCEPT);
+        for (j, row) in k.iter().enumerate() {
+            for (b, &t) in row.iter().enumerate() {
+                trans[(2 + j) * 256 + b] = id(t);
+            }
+        }
+        let mut accept_end = vec![false; n];
+        accept_end[ACCEPT as usize] = true;
+        accept_end[2 + m] = !contains;
+        Some(Self {
+            trans,
+            accept_end,
+            start: 2,
         })
     }
 
@@ -290,6 +428,51 @@ mod tests {
         assert!(like("%\\%%", "50%"));
         assert!(!like("%\\%%", "50"));
         assert!(like("%aab", "aaab"));
+    }
+
+    #[test]
+    fn anchored_literals() {
+        let eq = Dfa::new(&[literal_items(b"aB", false, false)], true).unwrap();
+        assert!(eq.matches(b"ab") && eq.matches(b"AB") && !eq.matches(b"abc") && !eq.matches(b"a"));
+        let pre = Dfa::new(&[literal_items(b"ab", false, true)], false).unwrap();
+        assert!(pre.matches(b"ab") && pre.matches(b"abc") && !pre.matches(b"aB"));
+        let empty = Dfa::new(&[literal_items(b"", false, false)], false).unwrap();
+        assert!(empty.matches(b"") && !empty.matches(b"x"));
+        let all = Dfa::new(&[literal_items(b"", false, true)], false).unwrap();
+        assert!(all.matches(b"") && all.matches(b"x"));
+    }
+
+    /// The direct KMP automata agree with the subset construction.
+    #[test]
+    fn kmp_agrees_with_the_nfa() {
+        let rows: Vec<Vec<u8>> = (0..3000u32)
+            .map(|i| {
+                let mut x = i.wrapping_mul(2654435761);
+                (0..(i % 9))
+                    .map(|_| {
+                        x = x.rotate_left(5) ^ 0x9e37;
+                        b"abAB"[(x % 4) as usize]
+                    })
+                    .collect()
+            })
+            .collect();
+        for lit in [&b"aba"[..], b"aab", b"abab", b"a", b"bA"] {
+            for (before, after) in [(true, true), (true, false)] {
+                for fold in [false, true] {
+                    let items = literal_items(lit, before, after);
+                    let direct = Dfa::kmp(&items, fold).unwrap();
+                    // Two (equal) alternatives take the subset construction.
+                    let general = Dfa::new(&[items.clone(), items], fold).unwrap();
+                    for r in &rows {
+                        assert_eq!(
+                            direct.matches(r),
+                            general.matches(r),
+                            "{lit:?} {before} {after} {fold} {r:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

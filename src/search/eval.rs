@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
+use super::anchor::{self, AnchorFlags};
 use super::compiled::{Compiled, Test};
 use super::dfa::Dfa;
 use super::tokens::TokenDfa;
@@ -19,36 +20,67 @@ use crate::read::{ChunkKind, ChunkView, Reader};
 /// bitmap words).
 const BLOCK: usize = 4096;
 
+/// Codes per dictionary token a chunk needs before anchor tokens are
+/// computed for it (finding them reads every token a few times).
+const ANCHOR_MIN_CODES_PER_TOKEN: usize = 16;
+
+/// Below this many codes per dictionary token, a chunk takes the decode
+/// path (measured on the 2,000-row Loghub columns, ~12 codes per token:
+/// decode + memmem 0.054 ms against 0.18 ms for building the tables and
+/// anchors and scanning; equality 0.05 ms against 0.14 ms).
+const SMALL_CODES_PER_TOKEN: usize = 16;
+
+/// The anchor scan gives up on a block when more than one code in this
+/// many is an anchor token (the candidates are then most rows).
+const SCAN_BUDGET_SHARE: usize = 16;
+
+thread_local! {
+    /// Each thread's buffer for decoded blocks (reused: never zeroed, never
+    /// the whole column).
+    static DECODED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// One search over one reader.
 pub(crate) struct Search<'a> {
     pub(crate) reader: &'a Reader,
     pub(crate) c: &'a Compiled,
     pub(crate) strategy: Strategy,
+    /// Per chunk, once needed: its row byte boundaries (kept by a
+    /// [`super::Searcher`] across searches).
+    bb_cache: &'a [OnceLock<Vec<u32>>],
     /// Per dictionary, once needed: its token tables, one per automaton
     /// (`None`: too large, match on decoded bytes).
     tables: Vec<OnceLock<Option<Vec<TokenDfa>>>>,
+    /// Per dictionary, once needed: its anchor tokens (`None`: no anchor).
+    anchors: Vec<OnceLock<Option<AnchorFlags>>>,
 }
 
 /// How one coded chunk is matched.
 enum Path<'t> {
     /// No row can match (before negation).
     Never,
-    /// Walk the codes through the token tables.
-    Tokens(&'t [Dfa], &'t [TokenDfa]),
+    /// Walk the codes through the token tables (of the rows that hold an
+    /// anchor token, when there are anchor tokens).
+    Tokens(&'t [Dfa], &'t [TokenDfa], Option<&'t AnchorFlags>),
     /// Decode blocks of rows and match their bytes.
     Decode,
 }
 
 impl<'a> Search<'a> {
-    pub(crate) fn new(reader: &'a Reader, c: &'a Compiled, strategy: Strategy) -> Self {
-        let tables = (0..reader.dictionaries().len())
-            .map(|_| OnceLock::new())
-            .collect();
+    pub(crate) fn new(
+        reader: &'a Reader,
+        c: &'a Compiled,
+        strategy: Strategy,
+        bb_cache: &'a [OnceLock<Vec<u32>>],
+    ) -> Self {
+        let d = reader.dictionaries().len();
         Self {
             reader,
             c,
             strategy,
-            tables,
+            bb_cache,
+            tables: (0..d).map(|_| OnceLock::new()).collect(),
+            anchors: (0..d).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -102,9 +134,10 @@ impl<'a> Search<'a> {
 
     /// The token tables of `view`'s dictionary, when the token path fits.
     fn tables(&self, view: &ChunkView<'_>) -> Option<&[TokenDfa]> {
-        let Test::Automata { dfas, .. } = &self.c.test else {
+        let Test::Automata { .. } = &self.c.test else {
             return None;
         };
+        let dfas = self.c.dfas();
         let d = view.entry().dict as usize;
         let n = view.dictionary().num_tokens() as usize;
         self.tables[d]
@@ -112,14 +145,42 @@ impl<'a> Search<'a> {
             .as_deref()
     }
 
+    /// The anchor tokens of `view`'s dictionary, when the pattern has an
+    /// anchor and the chunk is long enough next to its dictionary for them
+    /// to pay (computing them reads every token once).
+    fn anchors(&self, view: &ChunkView<'_>) -> Option<&AnchorFlags> {
+        // A start-anchored pattern walks each row's first codes instead.
+        if self.c.start_anchored {
+            return None;
+        }
+        let a = self.c.anchor.as_ref()?;
+        let dict = view.dictionary();
+        if (view.entry().codes as usize) < ANCHOR_MIN_CODES_PER_TOKEN * dict.num_tokens() as usize {
+            return None;
+        }
+        self.anchors[view.entry().dict as usize]
+            .get_or_init(|| a.tokens(dict.table()))
+            .as_ref()
+    }
+
     fn path<'t>(&'t self, view: &ChunkView<'_>) -> Path<'t> {
+        // A chunk with few codes per dictionary token: building the token
+        // tables and anchors would cost more than decoding it, so it takes
+        // the decode path.
+        let e = view.entry();
+        let small =
+            (e.codes as usize) < SMALL_CODES_PER_TOKEN * view.dictionary().num_tokens() as usize;
+        // A plain substring takes the decode path: one memmem pass over
+        // decoded blocks beat the anchor scan on the corpus as a whole
+        // (bench/SEARCH.md); the token path serves what memmem cannot.
         let tables = match self.strategy {
             Strategy::Decode => None,
+            Strategy::Auto if small || self.c.block_finder().is_some() => None,
             Strategy::Auto | Strategy::Tokens => self.tables(view),
         };
         match (&self.c.test, tables) {
             (Test::Never, _) => Path::Never,
-            (Test::Automata { dfas, .. }, Some(t)) => Path::Tokens(dfas, t),
+            (Test::Automata { .. }, Some(t)) => Path::Tokens(self.c.dfas(), t, self.anchors(view)),
             _ => Path::Decode,
         }
     }
@@ -128,34 +189,35 @@ impl<'a> Search<'a> {
     fn coded(&self, view: ChunkView<'_>, bits: &mut [u64]) -> Result<()> {
         let rows = view.entry().rows as usize;
         let path = self.path(&view);
-        let cb = view.row_code_bounds()?;
-        // Row lengths: for the decode path, and to skip rows too short or
-        // too long to match.
-        let lens =
-            matches!(path, Path::Decode) || self.c.min_len > 0 || self.c.max_len < usize::MAX;
-        let bb = if lens {
-            Some(view.row_byte_bounds()?)
-        } else {
-            None
+        let decoded;
+        let cb = match view.row_code_bounds_cached() {
+            Some(cb) => cb,
+            None => {
+                decoded = view.row_code_bounds()?;
+                &decoded[..]
+            }
         };
+        // Row byte boundaries: decoded once per chunk, when a block first
+        // needs them (the decode path; the token path without anchors,
+        // whose length filter skips rows too long or too short to match).
+        let bb = &self.bb_cache[view.id() as usize];
         let validity = view.validity();
         bits.par_chunks_mut(BLOCK / 64)
             .enumerate()
-            .for_each(|(k, words)| {
+            .try_for_each(|(k, words)| {
                 let lo = k * BLOCK;
                 let hi = rows.min(lo + BLOCK);
-                let mut ctx = Block {
+                let ctx = Block {
                     view: &view,
                     c: self.c,
-                    cb: &cb,
-                    bb: bb.as_deref(),
+                    cb,
+                    bb,
                     validity,
                     lo,
                     hi,
                 };
-                ctx.run(&path, words);
-            });
-        Ok(())
+                ctx.run(&path, words)
+            })
     }
 }
 
@@ -164,7 +226,7 @@ struct Block<'b, 'v> {
     view: &'b ChunkView<'v>,
     c: &'b Compiled,
     cb: &'b [u32],
-    bb: Option<&'b [u32]>,
+    bb: &'b OnceLock<Vec<u32>>,
     validity: Option<&'b [u8]>,
     lo: usize,
     hi: usize,
@@ -179,73 +241,231 @@ impl Block<'_, '_> {
         }
     }
 
-    /// Whether row `r`'s length can match.
-    #[inline]
-    fn len_ok(&self, r: usize) -> bool {
-        match self.bb {
-            Some(bb) => {
-                let n = (bb[r + 1] - bb[r]) as usize;
-                n >= self.c.min_len && n <= self.c.max_len
+    /// The chunk's row byte boundaries.
+    fn bb(&self) -> Result<&[u32]> {
+        if let Some(v) = self.bb.get() {
+            return Ok(v);
+        }
+        // Two blocks may both decode them; the first stored is kept.
+        let v = self.view.row_byte_bounds()?;
+        let _ = self.bb.set(v);
+        Ok(self.bb.get().expect("just set"))
+    }
+
+    /// Writes the block's selection given the rows the pattern matched
+    /// (ascending). `nonnull`: the hits are known not to be null rows (found
+    /// in their codes or bytes, which a null row lacks), else null hits
+    /// (e.g. of a pattern that matches the empty row) are dropped here.
+    fn finish(&self, words: &mut [u64], hits: &[usize], nonnull: bool) {
+        let lo = self.lo;
+        if !self.c.negated {
+            for &r in hits {
+                if nonnull || self.valid(r) {
+                    words[(r - lo) / 64] |= 1 << ((r - lo) % 64);
+                }
             }
-            None => true,
+            return;
+        }
+        // Every valid row of the block, then the matches cleared.
+        let n = self.hi - lo;
+        for (k, w) in words.iter_mut().enumerate() {
+            let rows = (n - 64 * k).min(64);
+            *w = if rows == 64 {
+                u64::MAX
+            } else {
+                (1 << rows) - 1
+            };
+            if let Some(v) = self.validity {
+                // `lo` is a multiple of 64: the row's validity bytes start
+                // at a byte boundary.
+                let at = (lo + 64 * k) / 8;
+                let mut b = [0u8; 8];
+                let take = (v.len() - at).min(8);
+                b[..take].copy_from_slice(&v[at..at + take]);
+                *w &= u64::from_le_bytes(b);
+            }
+        }
+        for &r in hits {
+            words[(r - lo) / 64] &= !(1 << ((r - lo) % 64));
         }
     }
 
-    fn run(&mut self, path: &Path<'_>, words: &mut [u64]) {
-        let neg = self.c.negated;
+    fn run(&self, path: &Path<'_>, words: &mut [u64]) -> Result<()> {
         let (lo, hi) = (self.lo, self.hi);
-        let mut set = |r: usize| words[(r - lo) / 64] |= 1 << ((r - lo) % 64);
         match path {
-            Path::Never => {
-                if neg {
-                    (lo..hi).filter(|&r| self.valid(r)).for_each(&mut set);
-                }
+            Path::Never => self.finish(words, &[], false),
+            Path::Tokens(dfas, tables, _) if self.c.start_anchored => {
+                // Most rows fail on their first code: walk each row's codes
+                // from the packed stream, one at a time.
+                let checked = self.view.codes();
+                let table = self.view.dictionary().table();
+                // An exact length window (equality, LIKE without `%`) first.
+                let bb = if self.c.max_len < usize::MAX {
+                    Some(self.bb()?)
+                } else {
+                    None
+                };
+                let (min, max) = (self.c.min_len, self.c.max_len);
+                let hits: Vec<usize> = (lo..hi)
+                    .filter(|&r| match bb {
+                        Some(bb) => (min..=max).contains(&((bb[r + 1] - bb[r]) as usize)),
+                        None => true,
+                    })
+                    .filter(|&r| {
+                        let codes = self.cb[r] as usize..self.cb[r + 1] as usize;
+                        dfas.iter()
+                            .zip(tables.iter())
+                            .all(|(d, t)| t.matches_packed(d, table, &checked, codes.clone()))
+                    })
+                    .collect();
+                self.finish(words, &hits, false);
             }
-            Path::Tokens(dfas, tables) => {
+            Path::Tokens(dfas, tables, Some(af)) => {
+                // Rows whose codes cover every anchor position: a scan of
+                // the packed codes, OR-ing each row's flags.
+                let checked = self.view.codes();
+                let (c0, c1) = (self.cb[lo] as usize, self.cb[hi] as usize);
+                let mut cand: Vec<usize> = Vec::new();
+                // Anchor tokens too common for the scan to pay: stop.
+                let budget = (c1 - c0) / SCAN_BUDGET_SHARE;
+                let (mut r, mut acc, mut calls) = (lo, 0u8, 0usize);
+                anchor::scan(
+                    checked.bits(),
+                    checked.packed(),
+                    c0..c1,
+                    &af.flags,
+                    |at, x| {
+                        calls += 1;
+                        if self.cb[r + 1] as usize <= at {
+                            if acc == af.full {
+                                cand.push(r);
+                            }
+                            r += 1;
+                            while self.cb[r + 1] as usize <= at {
+                                r += 1;
+                            }
+                            acc = 0;
+                        }
+                        acc |= x;
+                        calls < budget
+                    },
+                );
+                if calls >= budget {
+                    return self.run(&Path::Tokens(dfas, tables, None), words);
+                }
+                if acc == af.full {
+                    cand.push(r);
+                }
+                // The candidates' codes through the automata.
+                let table = self.view.dictionary().table();
+                let mut codes: Vec<u16> = Vec::new();
+                cand.retain(|&r| {
+                    let (a, b) = (self.cb[r] as usize, self.cb[r + 1] as usize);
+                    codes.resize(b - a, 0);
+                    checked.unpack(a, &mut codes);
+                    dfas.iter()
+                        .zip(tables.iter())
+                        .all(|(d, t)| t.matches(d, table, &codes))
+                });
+                self.finish(words, &cand, true);
+            }
+            Path::Tokens(dfas, tables, None) => {
+                let table = self.view.dictionary().table();
                 let (c0, c1) = (self.cb[lo] as usize, self.cb[hi] as usize);
                 let mut codes = vec![0u16; c1 - c0];
-                let checked = self.view.codes();
-                checked.unpack(c0, &mut codes);
-                let table = self.view.dictionary().table();
+                self.view.codes().unpack(c0, &mut codes);
+                // An exact length filter (equality, fixed-width LIKE) from
+                // the row byte boundaries; other rows are only walked.
+                let bb = if self.c.max_len < usize::MAX {
+                    Some(self.bb()?)
+                } else {
+                    None
+                };
+                let mut hits = Vec::new();
                 for r in lo..hi {
-                    if !self.valid(r) {
-                        continue;
+                    if let Some(bb) = bb {
+                        let n = (bb[r + 1] - bb[r]) as usize;
+                        if n < self.c.min_len || n > self.c.max_len {
+                            continue;
+                        }
                     }
-                    let m = self.len_ok(r) && {
-                        let row = &codes[self.cb[r] as usize - c0..self.cb[r + 1] as usize - c0];
-                        dfas.iter().zip(tables.iter()).all(|(d, t)| {
-                            let mut s = d.start();
-                            for &code in row {
-                                if s < 2 {
-                                    break;
-                                }
-                                s = t.next(d, table, s, code);
-                            }
-                            d.accepts_at_end(s)
-                        })
-                    };
-                    if m != neg {
-                        set(r);
+                    let (a, b) = (self.cb[r] as usize - c0, self.cb[r + 1] as usize - c0);
+                    let row = &codes[a..b];
+                    if dfas
+                        .iter()
+                        .zip(tables.iter())
+                        .all(|(d, t)| t.matches(d, table, row))
+                    {
+                        hits.push(r);
                     }
                 }
+                self.finish(words, &hits, false);
             }
-            Path::Decode => {
-                let bb = self.bb.expect("byte bounds for the decode path");
-                let (c0, c1) = (self.cb[lo] as usize, self.cb[hi] as usize);
-                let (b0, b1) = (bb[lo] as usize, bb[hi] as usize);
-                let mut buf = vec![0u8; b1 - b0];
-                let dict = self.view.dictionary();
-                decode::decode_range(dict, &self.view.codes(), c0..c1, &mut buf);
-                for r in lo..hi {
-                    if !self.valid(r) {
-                        continue;
-                    }
-                    let row = &buf[bb[r] as usize - b0..bb[r + 1] as usize - b0];
-                    if self.c.matches(row) {
-                        set(r);
-                    }
-                }
-            }
+            Path::Decode => return self.decode(words),
         }
+        Ok(())
+    }
+
+    /// The decode path: the block decoded into one buffer, matched there.
+    fn decode(&self, words: &mut [u64]) -> Result<()> {
+        let (lo, hi) = (self.lo, self.hi);
+        let bb = self.bb()?;
+        let (c0, c1) = (self.cb[lo] as usize, self.cb[hi] as usize);
+        let (b0, b1) = (bb[lo] as usize, bb[hi] as usize);
+        DECODED.with(|cell| -> Result<()> {
+            let mut buf = cell.borrow_mut();
+            buf.clear();
+            buf.reserve(b1 - b0);
+            let n = decode::decode_range_uninit(
+                self.view.dictionary(),
+                &self.view.codes(),
+                c0..c1,
+                &mut buf.spare_capacity_mut()[..b1 - b0],
+            );
+            // SAFETY: `decode_range_uninit` initialized bytes `0..n` of the
+            // spare capacity (its contract), and `n <= b1 - b0 <= capacity`.
+            unsafe { buf.set_len(n) };
+            self.match_block(words, &buf, bb, b0)
+        })
+    }
+
+    /// Matches the decoded block `buf` (rows `lo..hi`, whose bytes start at
+    /// `b0` in the chunk).
+    fn match_block(&self, words: &mut [u64], buf: &[u8], bb: &[u32], b0: usize) -> Result<()> {
+        let (lo, hi) = (self.lo, self.hi);
+        let end = |r: usize| bb[r + 1] as usize - b0;
+        let mut hits: Vec<usize> = Vec::new();
+        if let Some(f) = self.c.block_finder() {
+            // One memmem pass over the block; a hit counts for the row it
+            // starts in when it ends there too.
+            let n = f.needle().len();
+            let (mut at, mut r) = (0, lo);
+            while let Some(p) = f.find(&buf[at..]) {
+                let pos = at + p;
+                while end(r) <= pos {
+                    r += 1;
+                }
+                if pos + n <= end(r) {
+                    hits.push(r);
+                    at = end(r);
+                    r += 1;
+                    if r >= hi {
+                        break;
+                    }
+                } else {
+                    at = pos + 1;
+                }
+            }
+            self.finish(words, &hits, true);
+        } else {
+            for r in lo..hi {
+                let row = &buf[bb[r] as usize - b0..end(r)];
+                if self.c.pattern_matches(row) {
+                    hits.push(r);
+                }
+            }
+            self.finish(words, &hits, false);
+        }
+        Ok(())
     }
 }

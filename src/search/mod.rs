@@ -24,50 +24,74 @@
 //!
 //! The predicate is compiled once ([`Compiled`]): a value set for IN lists
 //! of two or more values, else byte automata (one DFA for a pattern or a
-//! disjunction of needles, one per needle of a conjunction), plus `memmem`
-//! finders when every automaton is a plain case-sensitive substring, plus
-//! the shortest and longest row that can match. Then per chunk:
+//! disjunction of needles, one per needle of a conjunction; equality and
+//! prefix built as a chain, substring and suffix as a KMP automaton, the
+//! rest by subset construction), plus `memmem` finders when the pattern is
+//! one plain case-sensitive substring, plus the shortest and longest row
+//! that can match. Then per chunk, by what measured fastest
+//! (bench/SEARCH.md):
 //!
 //! * **value-dictionary chunks** (§5.6): each distinct value is matched
-//!   once on its decoded bytes (already decoded when the chunk was
-//!   validated), and each row takes its value's answer.
-//! * **coded chunks, automata**: the **token path**. Each DFA is lifted to
-//!   the chunk's dictionary ([`tokens`]: `next(state, code)` = the state
-//!   after the token's bytes, computed lazily, shared by all chunks of the
-//!   dictionary), and each row is one table lookup per code, stopping at
-//!   the first code that decides it; rows whose byte length (from the row
-//!   byte boundaries, no decode) cannot match are skipped. No row is
-//!   decoded, hit or miss. It is exact for any tokenization, so it needs
-//!   none of the dictionary properties (sorted, distinct, complete,
-//!   canonical spelling) that files of versions 1–3 do not promise
-//!   (spec/FORMAT.md §9.1, §10.1), and checks none at open: in particular
-//!   equality never compares the literal's codes with the row's (that is
-//!   exact only when both are greedy parses over a dictionary in which
-//!   each token has one code — guaranteed by nothing before version 4).
-//!   Used when the table (states × tokens) fits [`tokens::MAX_ENTRIES`].
-//! * **coded chunks, otherwise** (an IN set, or an automaton too large for
-//!   the token path): the **decode path**: blocks of 4096 rows are decoded
-//!   into one reused buffer and each row is matched on its bytes (`memmem`
-//!   for plain substrings, a hash lookup for sets, the byte DFA else); the
-//!   column is never written whole.
+//!   once on its decoded bytes (decoded when the chunk was validated), and
+//!   each row takes its value's answer.
+//! * **small coded chunks** (fewer than 16 codes per dictionary token: the
+//!   2,000-row Loghub columns) and **plain substrings**: the **decode
+//!   path**. Blocks of 4096 rows are decoded into one reused per-thread
+//!   buffer (never the whole column) and matched there: one `memmem` pass
+//!   over the block for a substring (a hit counts for the row it starts in
+//!   when it ends there too), a hash lookup per row for IN sets, the byte
+//!   DFA otherwise. For plain substrings this beat the token path with its
+//!   anchor prefilter (below) over the corpus as a whole: in one run of the
+//!   benchmark the anchor path took 0.88× the decode path's speed in
+//!   geomean over the large columns, winning up to 3.7× on some
+//!   `tpch_sf1_ps_comment` needles and losing 3× on `code_python_stdlib`
+//!   and 2.4× on `loghub_Linux_full` (16-bit dictionaries, whose 64 KiB
+//!   flag table and token tables leave L1). Memmem over freshly decoded,
+//!   cache-resident bytes runs at several GB/s per core; scanning 12- or
+//!   16-bit codes for anchor tokens is one table lookup per code, which only
+//!   pays when tokens are long.
+//! * **other patterns on coded chunks** (LIKE with wildcards, ASCII
+//!   case-insensitive, several needles, equality, prefix, suffix): the
+//!   **token path**. Each DFA is lifted to the chunk's dictionary
+//!   (`tokens`: `next(state, code)` = the state after the token's bytes,
+//!   computed lazily, shared by all chunks of the dictionary), so a row is
+//!   one table lookup per code, stopping at the first code that decides
+//!   it; no row is decoded, hit or miss. Per block:
+//!   - patterns anchored at the row's start (equality, prefix, LIKE not
+//!     starting with `%`) walk each row from its first code (most rows die
+//!     there), after an exact length window from the row byte boundaries
+//!     when the pattern bounds the length (equality: 0.022 ms against 0.049
+//!     ms on the decode path for `loghub_Mac_2k`);
+//!   - patterns that require a literal, on chunks of at least 16 codes per
+//!     token: the **anchor scan** (`anchor`): the packed codes are scanned
+//!     for tokens that can cover chosen bytes of the literal (a necessary
+//!     condition for any tokenization, one flag lookup per code), and only
+//!     the rows holding them are walked; more than 1 anchor code in 16
+//!     and the block walks every row instead;
+//!   - otherwise every row is walked.
 //!
-//! Measured (bench/SEARCH.md, `cargo bench --bench search`): the token path
-//! beats the decode path at every selectivity the benchmark covers on
-//! every corpus column, because a row costs one dependent lookup per code
-//! (~2–6 bytes) and stops at the first deciding code, where the decode path
-//! writes and then reads every byte; so `Strategy::Auto` takes the token
-//! path whenever it fits. [`Strategy`] forces either (tests, benchmarks).
+//! The token path is exact for any tokenization, so it needs none of the
+//! dictionary properties (sorted, distinct, complete, canonical spelling)
+//! that files of versions 1–3 do not promise (spec/FORMAT.md §9.1, §10.1),
+//! and checks none at open: in particular equality never compares the
+//! literal's codes with the row's (that is exact only when both are greedy
+//! parses over a dictionary in which each token has one code — guaranteed
+//! by nothing before version 4, §10.1 — and would otherwise need a check of
+//! every row's spelling, which costs a decode). Used when a DFA's table
+//! (states × tokens) fits `tokens::MAX_ENTRIES` (64 Mi entries), else the decode path.
+//! [`Strategy`] forces either path (tests, benchmarks).
 //!
 //! Chunks are searched in parallel, and coded chunks in blocks of 4096 rows
 //! in parallel (rayon); each task writes its own words of the bitmap, so
 //! the result does not depend on the thread count.
 
+mod anchor;
 mod compiled;
 mod dfa;
 mod eval;
 pub mod predicate;
 mod selection;
-pub mod tokens;
+mod tokens;
 
 pub use compiled::Compiled;
 pub use predicate::{Pattern, Predicate};
@@ -79,10 +103,11 @@ use crate::read::Reader;
 /// How coded chunks are matched (see the module's rule).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Strategy {
-    /// The rule: the token path when its table fits, else decode.
+    /// The rule of the module doc.
     #[default]
     Auto,
-    /// The token path where it fits (as `Auto`).
+    /// The token path wherever its table fits, also for small chunks and
+    /// plain substrings (tests and benchmarks).
     Tokens,
     /// Always decode blocks and match bytes.
     Decode,
@@ -96,12 +121,41 @@ pub struct SearchOptions {
 }
 
 /// The rows of `reader` that `pred` selects (the rule in the module doc).
+/// A one-off search; [`Searcher`] keeps what searches of one file share.
 pub fn search(reader: &Reader, pred: &Predicate) -> Result<Selection> {
     search_with(reader, pred, SearchOptions::default())
 }
 
 /// [`search`] with options.
 pub fn search_with(reader: &Reader, pred: &Predicate, opts: SearchOptions) -> Result<Selection> {
-    let c = Compiled::new(pred)?;
-    eval::Search::new(reader, &c, opts.strategy).run()
+    Searcher::new(reader).search_with(pred, opts)
+}
+
+/// Searches of one open file that share what they decode beyond the
+/// reader's own state: each chunk's row byte boundaries (its rows' lengths,
+/// 4 bytes per row, decoded the first time a search needs them: the decode
+/// path and length filters), as a query engine holding a file open would.
+#[derive(Debug)]
+pub struct Searcher<'r> {
+    reader: &'r Reader,
+    bb: Vec<std::sync::OnceLock<Vec<u32>>>,
+}
+
+impl<'r> Searcher<'r> {
+    /// A searcher of `reader`.
+    pub fn new(reader: &'r Reader) -> Self {
+        let bb = (0..reader.num_chunks())
+            .map(|_| Default::default())
+            .collect();
+        Self { reader, bb }
+    }
+    /// The rows `pred` selects.
+    pub fn search(&self, pred: &Predicate) -> Result<Selection> {
+        self.search_with(pred, SearchOptions::default())
+    }
+    /// [`Self::search`] with options.
+    pub fn search_with(&self, pred: &Predicate, opts: SearchOptions) -> Result<Selection> {
+        let c = Compiled::new(pred)?;
+        eval::Search::new(self.reader, &c, opts.strategy, &self.bb).run()
+    }
 }

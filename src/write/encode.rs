@@ -10,9 +10,9 @@ use crate::dict::fsst12::{self, Fsst12Params};
 use crate::dict::matcher::Matcher;
 use crate::dict::onpair::{self, OnPairParams};
 use crate::dict::TokenTable;
-use crate::format::layout::ChunkSection;
+use crate::format::layout::{ChunkParts, ChunkSection};
+use crate::format::ChunkKind;
 use crate::format::{cascade, codes, Codec};
-use crate::read::ChunkKind;
 
 /// Bytes of rows per parallel encoding task.
 const ENCODE_SEGMENT: usize = 1 << 16;
@@ -231,12 +231,18 @@ fn encode_coded(
     let validity = validity_bits(p);
     let mut bytes = Vec::new();
     ChunkSection::write(
-        opts.batch,
-        &packed,
-        &sc,
-        &rc,
-        &rb,
-        validity.as_deref(),
+        crate::format::VERSION,
+        &ChunkParts {
+            kind: ChunkKind::Coded,
+            batch: opts.batch,
+            code_bits: codec.code_bits(),
+            codes: &packed,
+            sidecar: &sc,
+            row_codes: &rc,
+            row_bytes: &rb,
+            validity: validity.as_deref(),
+            value_index: None,
+        },
         &mut bytes,
     );
     EncodedChunk {

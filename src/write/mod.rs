@@ -384,11 +384,12 @@ impl<S: Sink> Writer<S> {
 }
 
 impl<S: Sink> Writer<S> {
-    fn write_section(&mut self, bytes: &[u8]) -> Result<SectionRef> {
+    /// Writes a section; `crc` is the CRC32 its footer entry records.
+    fn write_section(&mut self, bytes: &[u8], crc: u32) -> Result<SectionRef> {
         let r = SectionRef {
             offset: self.offset,
             len: bytes.len() as u64,
-            crc: crc32fast::hash(bytes),
+            crc,
         };
         let pad = crate::format::align16(bytes.len()) - bytes.len();
         let sink = self.sink.as_mut().expect("sink present until finish");
@@ -441,7 +442,11 @@ impl<S: Sink> Writer<S> {
         for (h, x) in self.dicts[dict].2.iter_mut().zip(e.hist) {
             *h += x;
         }
-        let section = self.write_section(&e.bytes)?;
+        // §3: version 4 records the chunk header's CRC32 (its parts are
+        // covered by the checksum table, §5.7).
+        let crc = crate::format::layout::section_crc(crate::format::VERSION, &e.bytes)
+            .expect("the writer's own chunk section");
+        let section = self.write_section(&e.bytes, crc)?;
         self.footer.chunks.push(ChunkEntry {
             section,
             dict: dict as u32,
@@ -463,19 +468,8 @@ impl<S: Sink> Writer<S> {
             self.close_chunk()?;
         }
         self.flush_full()?;
-        if self.dicts.is_empty() {
-            // An empty column still names a valid dictionary: the single bytes.
-            let codec = match self.opts.codec {
-                CodecChoice::Fixed(c) => c,
-                CodecChoice::Auto => Codec::OnPair12,
-            };
-            self.dicts
-                .push((codec, TokenTable::single_bytes(), [0; 16]));
-            self.choices.push(Choice {
-                codec,
-                estimates: Vec::new(),
-            });
-        }
+        // An empty column has no chunk and, in version 4, no dictionary
+        // (spec/FORMAT.md §9 step 6: no dictionary without a chunk).
         let dicts = std::mem::take(&mut self.dicts);
         for (codec, table, hist) in dicts {
             let d = Dictionary::from_table(codec, table, hist);
@@ -485,8 +479,9 @@ impl<S: Sink> Writer<S> {
             let id = self.footer.dicts.len() as u32;
             layout::DictSection::parse(&bytes, self.offset, id)
                 .and_then(|p| Dictionary::validate(&p, id, self.offset))
+                .and_then(|d| crate::dict::canonical::check(&d, id, self.offset))
                 .map_err(unreadable)?;
-            let r = self.write_section(&bytes)?;
+            let r = self.write_section(&bytes, crc32fast::hash(&bytes))?;
             self.footer.dicts.push(r);
         }
         let footer = self.footer.to_bytes();

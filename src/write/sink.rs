@@ -28,7 +28,8 @@ impl Sink for Vec<u8> {
 ///   link) under a short unpredictable name (`.fp-XXXXXXXX.tmp`).
 /// - A replaced file keeps its permission bits and, where the process may
 ///   set them, its owner and group. A new file gets `0666` minus the umask.
-/// - A destination without write permission is refused unless
+/// - A destination marked read-only, or that this user may not write (the
+///   kernel's access check, so ACLs and owners count), is refused unless
 ///   [`AtomicFile::create_with`] is told to replace it anyway.
 /// - A destination that exists and is not a regular file (a device, a FIFO,
 ///   a socket) is refused: renaming over it would replace it; write to such
@@ -70,6 +71,34 @@ pub(crate) fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {
     )))
 }
 
+/// For an existing regular file: whether this process may write it, by the
+/// kernel's own access check with the effective user and groups
+/// (`faccessat` with `AT_EACCESS`: ACLs, capabilities and read-only mounts
+/// included), not by the mode bits alone.
+fn writable_by_this_user(path: &Path) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        extern "C" {
+            fn faccessat(dirfd: i32, path: *const std::ffi::c_char, mode: i32, flags: i32) -> i32;
+        }
+        const AT_FDCWD: i32 = -100;
+        const W_OK: i32 = 2;
+        const AT_EACCESS: i32 = 0x200;
+        let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+            return Ok(());
+        };
+        // SAFETY: `c` is a NUL-terminated path that outlives the call, which
+        // only reads it.
+        if unsafe { faccessat(AT_FDCWD, c.as_ptr(), W_OK, AT_EACCESS) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = path;
+    Ok(())
+}
+
 impl AtomicFile {
     /// Prepares to replace `dest`; refuses a read-only destination.
     pub fn create(dest: &Path) -> Result<Self> {
@@ -104,11 +133,25 @@ impl AtomicFile {
                     dest.display()
                 )));
             }
-            if m.permissions().readonly() && !replace_read_only {
-                return Err(Error::InvalidArgument(format!(
-                    "{} is read-only; not replacing it",
-                    dest.display()
-                )));
+            if !replace_read_only {
+                // Both the mode bits (a file marked read-only is kept even
+                // for root, whom the kernel lets write anything) and the
+                // kernel's own access check for this user (ACLs, owners,
+                // read-only mounts: a file this user cannot write is not
+                // swapped for one it owns just because the folder allows
+                // the rename).
+                if m.permissions().readonly() {
+                    return Err(Error::InvalidArgument(format!(
+                        "{} is read-only; not replacing it",
+                        dest.display()
+                    )));
+                }
+                if let Err(why) = writable_by_this_user(&target) {
+                    return Err(Error::InvalidArgument(format!(
+                        "{} is read-only for this user ({why}); not replacing it",
+                        dest.display()
+                    )));
+                }
             }
         }
         let dir = target

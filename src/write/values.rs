@@ -17,7 +17,8 @@ use std::hash::{BuildHasher, Hasher};
 use super::{EncodedChunk, PendingChunk, WriterOptions};
 use crate::dict::matcher::Matcher;
 use crate::dict::TokenTable;
-use crate::format::layout::ChunkSection;
+use crate::format::layout::{ChunkParts, ChunkSection};
+use crate::format::ChunkKind;
 use crate::format::{cascade, codes, index, Codec};
 
 /// A word-at-a-time multiplicative hash for the distinct-value maps (std's
@@ -188,14 +189,20 @@ pub(super) fn encode(
     };
     let validity = super::encode::validity_bits(p);
     let mut bytes = Vec::new();
-    ChunkSection::write_parts(
-        opts.batch,
-        &packed,
-        &enc(&sidecar),
-        &enc(&row_codes),
-        &enc(&row_bytes),
-        validity.as_deref(),
-        Some(&index_part),
+    let (sc, rc, rb) = (enc(&sidecar), enc(&row_codes), enc(&row_bytes));
+    ChunkSection::write(
+        crate::format::VERSION,
+        &ChunkParts {
+            kind: ChunkKind::ValueDict,
+            batch: opts.batch,
+            code_bits: codec.code_bits(),
+            codes: &packed,
+            sidecar: &sc,
+            row_codes: &rc,
+            row_bytes: &rb,
+            validity: validity.as_deref(),
+            value_index: Some(&index_part),
+        },
         &mut bytes,
     );
     EncodedChunk {

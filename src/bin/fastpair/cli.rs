@@ -34,6 +34,10 @@ pub enum Command {
     /// fastpair-sql executable).
     #[command(disable_help_flag = true)]
     Sql(SqlArgs),
+    /// Print the rows that match a pattern, searched on the compressed
+    /// codes (grep conventions: exit 0 when a row is selected, 1 when none,
+    /// 2 on error).
+    Grep(GrepArgs),
 }
 
 #[derive(Args, Debug)]
@@ -45,6 +49,56 @@ pub struct SqlArgs {
         value_name = "ARGS"
     )]
     pub args: Vec<std::ffi::OsString>,
+}
+
+#[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("mode").multiple(false))]
+pub struct GrepArgs {
+    /// The pattern: a literal substring (as `grep -F`) unless --like,
+    /// --prefix, --suffix or --equals says otherwise. No regular expressions.
+    #[arg(value_name = "PATTERN", allow_hyphen_values = true)]
+    pub pattern: std::ffi::OsString,
+    /// The .fpc file, `-` for stdin.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// PATTERN is literal (the default; as `grep -F`; with -x, equality).
+    #[arg(short = 'F', long, conflicts_with = "like")]
+    pub fixed: bool,
+    /// PATTERN is an SQL LIKE pattern (`%` any bytes, `_` one character,
+    /// `\` escapes), matched against the whole row.
+    #[arg(long, group = "mode")]
+    pub like: bool,
+    /// Rows that start with PATTERN.
+    #[arg(long, group = "mode")]
+    pub prefix: bool,
+    /// Rows that end with PATTERN.
+    #[arg(long, group = "mode")]
+    pub suffix: bool,
+    /// Rows equal to PATTERN (as `grep -x -F`).
+    #[arg(short = 'x', long, group = "mode")]
+    pub equals: bool,
+    /// Ignore ASCII case.
+    #[arg(short = 'i', long)]
+    pub ignore_case: bool,
+    /// Select the rows that do not match (null rows are never selected).
+    #[arg(short = 'v', long)]
+    pub invert_match: bool,
+    /// Print only the number of selected rows.
+    #[arg(short = 'c', long)]
+    pub count: bool,
+    /// Prefix each row with its row number (1-based, as grep's line numbers).
+    #[arg(short = 'n', long)]
+    pub line_number: bool,
+    /// Search on the GPU (not available in this build: an error).
+    #[arg(long, conflicts_with = "cpu")]
+    pub gpu: bool,
+    /// Search on the CPU (the default).
+    #[arg(long)]
+    pub cpu: bool,
+    /// Most bytes of a FILE read from stdin or a pipe, which is held in
+    /// memory.
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
+    pub memory: u64,
 }
 
 /// Codec choice on the command line.
@@ -229,6 +283,40 @@ pub struct ScanArgs {
     /// decoded values and offsets at once (e.g. 256M).
     #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
     pub memory: u64,
+    /// GPU scans stream the column batch by batch through a ring of at most
+    /// this many bytes of device memory (e.g. 2G; default half the free
+    /// device memory, at most 8G). Without it (and --devices) a column that
+    /// fits the device is also scanned whole after the first scan.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes, conflicts_with = "cpu")]
+    pub device_memory: Option<u64>,
+    /// Stream over these GPUs (ordinals, e.g. 0,1; one listed twice gets
+    /// two pipelines on it), each with its own ring.
+    #[arg(long, value_name = "LIST", value_parser = parse_devices, conflicts_with = "cpu")]
+    pub devices: Option<Devices>,
+    /// Skip the (untimed) comparison of the GPU's output with the CPU
+    /// decoder's.
+    #[arg(long)]
+    pub no_check: bool,
+}
+
+/// GPU ordinals given to `scan --devices`.
+#[derive(Clone, Debug)]
+pub struct Devices(pub Vec<usize>);
+
+/// Parses `0,1`: GPU ordinals, comma-separated, at least one, at most 64.
+pub fn parse_devices(s: &str) -> Result<Devices, String> {
+    let v = s
+        .split(',')
+        .map(|d| {
+            d.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("'{d}' in '{s}' is not a GPU ordinal (e.g. 0,1)"))
+        })
+        .collect::<Result<Vec<usize>, String>>()?;
+    if v.len() > 64 {
+        return Err(format!("'{s}' lists {} GPUs, at most 64", v.len()));
+    }
+    Ok(Devices(v))
 }
 
 /// Most timed runs of `scan`.

@@ -172,24 +172,8 @@ pub fn decode_options(memory: u64) -> ReadOptions {
 
 /// Decodes the whole column in order, chunk by chunk, splitting a chunk into
 /// row ranges until each fits the reader's memory cap, and hands each range
-/// (its first row and its rows) to `f`. A single row over the cap is decoded
-/// on its own (values are bounded by the format's value limit). Validated
-/// chunks stay validated (see [`stream_ranges`] to let them go).
-#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
-pub fn for_each_range(
-    reader: &Reader,
-    path: &Path,
-    mut f: impl FnMut(u64, &Column) -> Result<(), CliError>,
-) -> Result<(), CliError> {
-    let mut col = Column::default();
-    for i in 0..reader.num_chunks() {
-        chunk_ranges(reader, path, i, &mut col, &mut f)?;
-    }
-    Ok(())
-}
-
-/// [`for_each_range`] for a single pass: each chunk is released once its
-/// ranges are handed over (`Reader::release_chunk`: its validation state is
+/// (its first row and its rows) to `f`, for a single pass: each chunk is
+/// released once its ranges are handed over (`Reader::release_chunk`: its validation state is
 /// dropped and a mapped file's pages leave the resident set), so memory
 /// holds one chunk, not the file.
 pub fn stream_ranges(
@@ -469,39 +453,6 @@ fn inherited_descriptor(path: &Path) -> Option<u8> {
     None
 }
 
-/// For an existing file: whether this process may write it, by the kernel's
-/// own access check with the effective user and groups (faccessat with
-/// AT_EACCESS: ACLs, capabilities and read-only mounts included), not by the
-/// mode bits alone. A file this user cannot write is not replaced without
-/// `--force` even when its directory would allow the rename (which would
-/// also give the file to this user). Ok when it does not exist (yet).
-fn writable_by_us(path: &Path) -> Result<(), io::Error> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        extern "C" {
-            fn faccessat(dirfd: i32, path: *const std::ffi::c_char, mode: i32, flags: i32) -> i32;
-        }
-        const AT_FDCWD: i32 = -100;
-        const W_OK: i32 = 2;
-        const AT_EACCESS: i32 = 0x200;
-        if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-            return Ok(());
-        }
-        let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-            return Ok(());
-        };
-        // SAFETY: `c` is a NUL-terminated path that outlives the call, which
-        // only reads it.
-        if unsafe { faccessat(AT_FDCWD, c.as_ptr(), W_OK, AT_EACCESS) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = path;
-    Ok(())
-}
-
 /// Temporary outputs (`.fp-XXXXXXXX.tmp`, made by `AtomicFile`) left in the
 /// destination's directory by a run that was killed (SIGKILL, a crash, a
 /// power cut) before it could remove them. Removed when all of these hold:
@@ -684,14 +635,6 @@ impl Output {
                 BufWriter::with_capacity(1 << 20, f),
                 path.to_path_buf(),
             ));
-        }
-        if !force {
-            if let Err(why) = writable_by_us(path) {
-                return Err(CliError::msg(format!(
-                    "{shown} is read-only for this user ({why}); not replacing it (use --force to \
-                     replace it)"
-                )));
-            }
         }
         clean_stale_temps(path);
         let mut temps = temp_files();

@@ -13,6 +13,7 @@ mod compress;
 mod dataset;
 mod decompress;
 mod get;
+mod grep;
 mod inspect;
 mod io;
 mod progress;
@@ -63,6 +64,11 @@ fn main() -> ExitCode {
     };
     // Everything owned by a command (temporary files, writers) is dropped
     // inside `run`, before the exit status is chosen.
+    // grep's own exit statuses: 0 selected, 1 none, 2 error.
+    let cli = match cli.command {
+        Command::Grep(a) => return grep::main(a),
+        command => Cli { command },
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
@@ -81,6 +87,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Inspect(a) => inspect::run(a),
         Command::Scan(a) => scan::run(a),
         Command::Sql(a) => sql::run(a),
+        Command::Grep(_) => unreachable!("grep runs from main"),
     }
 }
 

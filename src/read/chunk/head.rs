@@ -9,10 +9,12 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use super::value_dict::IndexHead;
+use super::verify::BlockBits;
 use super::{part, ChunkKind};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::cascade::Sequence;
 use crate::format::codes;
+use crate::format::kind::Part;
 use crate::format::layout::ChunkHeader;
 use crate::format::limits;
 use crate::read::Reader;
@@ -27,8 +29,10 @@ pub(in crate::read) struct ChunkHead {
     kind: HeadKind,
     /// The whole row-code part and validity bitmap, where the storage
     /// prefers whole parts ([`crate::read::Storage::whole_parts`]).
-    row_codes_bytes: Option<Bytes>,
-    validity: Option<Bytes>,
+    pub(super) row_codes_bytes: Option<Bytes>,
+    pub(super) validity: Option<Bytes>,
+    /// Which checksum blocks point reads have verified (version 4, §5.7).
+    pub(super) bits: BlockBits,
 }
 
 /// A chunk kind's part of a [`ChunkHead`].
@@ -49,16 +53,24 @@ impl Reader {
         let entry = self.footer.chunks[i];
         let r = entry.section;
         let dict = &self.dicts[entry.dict as usize];
-        let hb = self
-            .storage
-            .read(r.offset..r.offset + (crate::format::CHUNK_HEADER_LEN as u64).min(r.len))?;
-        let header = ChunkHeader::parse(&hb, r.offset, id, &entry, dict.code_bits(), r.len)?;
+        let want = crate::format::layout::max_header_len(self.version) as u64;
+        let hb = self.storage.read(r.offset..r.offset + want.min(r.len))?;
+        let header = ChunkHeader::parse(
+            &hb,
+            r.offset,
+            id,
+            &entry,
+            dict.code_bits(),
+            r.len,
+            self.version,
+        )?;
         let parts = header.parts();
         let part = parts[part::ROW_CODES].clone();
         let at = r.offset + part.start as u64;
         // The directory is read whole: one read-ahead instead of a fault per page.
         let head_len = Sequence::head_len(entry.rows as usize + 1).min(part.len());
         self.storage.will_need(at..at + head_len as u64);
+        let bits = BlockBits::new(&header);
         let (sb, row_codes_bytes, validity) = if self.storage.whole_parts() {
             // One request for the row codes and the validity bitmap.
             let abs = |p: &Range<usize>| r.offset + p.start as u64..r.offset + p.end as u64;
@@ -68,14 +80,17 @@ impl Reader {
             }
             let mut got = self.storage.read_ranges(&want)?.into_iter();
             let rc = got.next().expect("one per range");
-            (rc.clone(), Some(rc), got.next())
+            let sb =
+                self.read_checked(i, &header, &bits, Some(&rc), Part::RowCodes, 0..head_len)?;
+            (sb, Some(rc), got.next())
         } else {
-            (self.storage.read(at..at + head_len as u64)?, None, None)
+            let sb = self.read_checked(i, &header, &bits, None, Part::RowCodes, 0..head_len)?;
+            (sb, None, None)
         };
         let section = Section::Chunk(id, ChunkPart::RowCodes);
         let row_codes = Sequence::parse_head(&sb, part.len(), at, section)?;
-        // (The header's kind flag agrees with the entry: `ChunkHeader::parse`.)
-        let kind = ChunkKind::of(&entry);
+        // (The header's kind agrees with the entry: `ChunkHeader::parse`.)
+        let kind = header.kind;
         let seq_rows = kind.code_rows(&entry);
         if row_codes.len() != seq_rows + 1 {
             return Err(Error::corrupt(
@@ -99,6 +114,7 @@ impl Reader {
             kind,
             row_codes_bytes,
             validity,
+            bits,
         });
         Ok(slot.get().expect("just set"))
     }
@@ -148,14 +164,14 @@ impl Reader {
         let rc_at = base + parts[part::ROW_CODES].start as u64;
         let rc_section = Section::Chunk(id, ChunkPart::RowCodes);
         let blocks = seq.blocks_range(seq.blocks_of_pair(r));
-        let bb = if blocks.is_empty() {
-            Bytes::new()
-        } else if let Some(all) = &head.row_codes_bytes {
-            all.slice(blocks)
-        } else {
-            self.storage
-                .read(rc_at + blocks.start as u64..rc_at + blocks.end as u64)?
-        };
+        let bb = self.read_checked(
+            i,
+            &head.header,
+            &head.bits,
+            head.row_codes_bytes.as_ref(),
+            Part::RowCodes,
+            blocks,
+        )?;
         let (a, b) = seq.get_pair_from_blocks(&bb, r, "row code boundaries", rc_section, rc_at)?;
         if r == 0 && a != 0 {
             return Err(Error::corrupt(
@@ -191,14 +207,14 @@ impl Reader {
     /// Whether row `r` of chunk `i` (which has a validity bitmap) is valid:
     /// its bit, from the kept bitmap or one byte read.
     pub(super) fn row_valid_bit(&self, i: usize, head: &ChunkHead, r: usize) -> Result<bool> {
-        let byte = match &head.validity {
-            Some(v) => v[r / 8],
-            None => {
-                let at = self.footer.chunks[i].section.offset
-                    + (head.header.parts()[part::VALIDITY].start + r / 8) as u64;
-                self.storage.read(at..at + 1)?[0]
-            }
-        };
+        let byte = self.read_checked(
+            i,
+            &head.header,
+            &head.bits,
+            head.validity.as_ref(),
+            Part::Validity,
+            r / 8..r / 8 + 1,
+        )?[0];
         Ok(byte >> (r % 8) & 1 == 1)
     }
 
@@ -229,9 +245,7 @@ impl Reader {
             (2 * a, 2 * b, 0)
         };
         let codes_at = base + parts[part::CODES].start as u64;
-        let cb = self
-            .storage
-            .read(codes_at + lo as u64..codes_at + hi as u64)?;
+        let cb = self.read_checked(i, &head.header, &head.bits, None, Part::Codes, lo..hi)?;
         let n = b - a;
         let mut buf = [0u16; 256];
         let tokens = dict.num_tokens();

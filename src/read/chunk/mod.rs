@@ -1,7 +1,7 @@
 //! Validated chunks (spec/FORMAT.md §5, §9 steps 8–13) and point reads of
 //! chunks not validated whole, one concern per file:
 //!
-//! - `mod.rs` (here): [`ChunkKind`], the validated chunk ([`ValidChunk`])
+//! - `mod.rs` (here): the validated chunk ([`ValidChunk`])
 //!   with its kind's state ([`Body`]), the one dispatch of the get and
 //!   bulk-read paths ([`Body::rows`], through [`KindRows`]) and the borrowed
 //!   [`ChunkView`];
@@ -11,6 +11,8 @@
 //!   directory), `Reader::point_read` and its one dispatch on the kind;
 //! - `coded.rs`: chunks that store every row's codes (§5.2–§5.5);
 //! - `value_dict.rs`: value-dictionary chunks (§5.6);
+//! - `verify.rs`: what a point read reads of a version-4 chunk, checked
+//!   against the chunk's checksum table once per block (§5.7);
 //! - `utf8.rs`: the UTF-8 automaton that proves rows valid text.
 //!
 //! # Adding a chunk kind
@@ -20,9 +22,10 @@
 //! 1. `chunk/<kind>.rs` (new): its validated state, an `impl KindRows` (get,
 //!    byte spans, offsets, bulk decode, UTF-8 flags), its step-13b check
 //!    and its point read;
-//! 2. `chunk/mod.rs`: one arm in [`ChunkKind`] (and [`ChunkKind::of`],
-//!    [`ChunkKind::code_rows`], [`ChunkKind::codes_per_row`]), one variant
-//!    in [`Body`] and one arm in [`Body::rows`] / [`Body::kind`];
+//! 2. `src/format/kind.rs`: one arm in [`ChunkKind`] (its code, its list
+//!    of parts, [`ChunkKind::code_rows`], [`ChunkKind::codes_per_row`]);
+//!    `chunk/mod.rs`: one variant in [`Body`] and one arm in [`Body::rows`]
+//!    / [`Body::kind`];
 //! 3. `chunk/validate.rs`: one arm in the step-13b `match`;
 //! 4. `chunk/head.rs`: one variant in `HeadKind` and one arm in each of
 //!    its two `match`es (building the head, serving a point read);
@@ -32,8 +35,9 @@
 //! 5. `src/write/<kind>.rs` (new, like `write/values.rs`): encoding a chunk
 //!    in the kind's layout, and one arm in `encode_as`
 //!    (`src/write/encode.rs`), the writer's one `match`;
-//! 6. `src/format/chunk_section.rs`: the kind's header flag and parts
-//!    (spec/FORMAT.md §5, with a new format version);
+//! 6. `src/format/kind.rs`: the kind's code (reserved in spec/FORMAT.md
+//!    §5.0) and its parts (new part tags where it needs them); version 4's
+//!    chunk header and checksum table need no change;
 //! 7. `src/gpu/kind.rs`: one arm in each of its `match`es (device bytes,
 //!    dictionary use, `GpuChunk`), plus the kind's kernel under `kernels/`.
 //!
@@ -47,6 +51,7 @@ mod head;
 mod utf8;
 mod validate;
 mod value_dict;
+mod verify;
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
@@ -58,62 +63,20 @@ use crate::dict::Dictionary;
 use crate::error::{ChunkPart, Result, Section};
 use crate::format::cascade::Sequence;
 use crate::format::layout::ChunkEntry;
+pub use crate::format::ChunkKind;
 
 pub(super) use coded::FastGet;
 pub(super) use head::ChunkHead;
 pub use value_dict::ValueDictParts;
 
-/// The parts of a chunk section by name: their indices in
-/// `ChunkHeader::parts` (spec/FORMAT.md §5.1's order).
+/// The parts of a chunk section by name: their slots in
+/// `ChunkHeader::parts` (`format::kind::Part::slot`).
 mod part {
-    pub(super) const CODES: usize = 0;
-    pub(super) const ROW_CODES: usize = 2;
-    pub(super) const VALIDITY: usize = 4;
-    pub(super) const VALUE_INDEX: usize = 5;
-}
-
-/// How a chunk stores its rows (spec/FORMAT.md §5, §5.6): told apart in one
-/// place, [`ChunkKind::of`], from the footer entry (whose `values` field the
-/// chunk header's flag must agree with, §9 step 9).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ChunkKind {
-    /// Every row's codes, back to back (§5.2–§5.5).
-    Coded,
-    /// The distinct values' codes and each row's value number (§5.6).
-    ValueDict,
-}
-
-impl ChunkKind {
-    /// The kind of the chunk `entry` describes.
-    pub fn of(entry: &ChunkEntry) -> Self {
-        if entry.values > 0 {
-            Self::ValueDict
-        } else {
-            Self::Coded
-        }
-    }
-
-    /// How many "rows" the chunk's codes, row-code and row-byte sequences
-    /// describe (§9 steps 10–12): its rows, or a value dictionary's `D`
-    /// distinct values.
-    pub(crate) fn code_rows(self, entry: &ChunkEntry) -> usize {
-        match self {
-            Self::Coded => entry.rows as usize,
-            Self::ValueDict => entry.values as usize,
-        }
-    }
-
-    /// Whether the code sequences are per row (then the sidecar ends at the
-    /// entry's `bytes` and a null row's code range is empty, §9 steps 10 and
-    /// 13), or per something else (a value dictionary's values, whose rows
-    /// the kind's own step 13b checks).
-    pub(crate) fn codes_per_row(self) -> bool {
-        match self {
-            Self::Coded => true,
-            Self::ValueDict => false,
-        }
-    }
+    use crate::format::kind::Part;
+    pub(super) const CODES: usize = Part::Codes as usize - 1;
+    pub(super) const ROW_CODES: usize = Part::RowCodes as usize - 1;
+    pub(super) const VALIDITY: usize = Part::Validity as usize - 1;
+    pub(super) const VALUE_INDEX: usize = Part::ValueIndex as usize - 1;
 }
 
 /// A chunk that passed every check. Private: the outside world sees it only
@@ -330,6 +293,12 @@ impl<'a> ChunkView<'a> {
             Section::Chunk(c.id, ChunkPart::RowCodes),
             c.entry.section.offset + c.row_codes.1.start as u64,
         )
+    }
+    /// The row code boundaries when the reader keeps them decoded (a coded
+    /// chunk read with `ReadOptions::cache_row_index`, the default): the
+    /// same values as [`Self::row_code_bounds`], without a decode.
+    pub fn row_code_bounds_cached(&self) -> Option<&'a [u32]> {
+        self.chunk.body.rows().fast().map(|f| &f.bounds[..])
     }
     /// The row byte boundaries (rows + 1 values).
     pub fn row_byte_bounds(&self) -> Result<Vec<u32>> {

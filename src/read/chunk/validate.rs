@@ -37,13 +37,13 @@ impl Reader {
     /// histogram of its codes' token lengths (step 14 sums them).
     pub(in crate::read) fn validate_chunk(&self, id: u32) -> Result<(ValidChunk, [u64; 16])> {
         let entry = self.footer.chunks[id as usize];
-        let kind = ChunkKind::of(&entry);
         let dict = &self.dicts[entry.dict as usize];
         let section = self.read_chunk_checked(id, &entry)?;
         let s: &[u8] = &section;
         let base = entry.section.offset;
-        // Step 9.
-        let p = ChunkSection::parse(s, base, id, &entry, dict.code_bits())?;
+        // Step 9 (version 4: steps 8 and 9b too).
+        let p = ChunkSection::parse(s, base, id, &entry, dict.code_bits(), self.version)?;
+        let kind = p.kind;
         let Sequences {
             sidecar,
             row_codes: (rc_seq, rc),
@@ -99,11 +99,16 @@ impl Reader {
         Ok((chunk, hist))
     }
 
-    /// §9 step 8: chunk `id`'s section, read whole, its CRC32 checked.
+    /// §9 step 8: chunk `id`'s section, read whole, its CRC32 checked
+    /// (versions 1–3; version 4's footer CRC covers the chunk header, checked
+    /// by `ChunkSection::parse`, and its checksum table the parts).
     fn read_chunk_checked(&self, id: u32, entry: &ChunkEntry) -> Result<Bytes> {
         let r = entry.section;
         self.storage.will_need(r.offset..r.offset + r.len);
         let section = self.storage.read(r.offset..r.offset + r.len)?;
+        if self.version >= crate::format::VERSION_4 {
+            return Ok(section);
+        }
         let crc = crc32fast::hash(&section);
         if crc != r.crc {
             return Err(Error::corrupt(

@@ -548,12 +548,14 @@ impl Reader {
             IndexHead::Packed { bits } => {
                 let bits = *bits;
                 let range = index::bytes_of_row(r, bits);
-                let bb = if range.is_empty() {
-                    Bytes::new()
-                } else {
-                    self.storage
-                        .read(at + range.start as u64..at + range.end as u64)?
-                };
+                let bb = self.read_checked(
+                    i,
+                    &head.header,
+                    &head.bits,
+                    None,
+                    crate::format::kind::Part::ValueIndex,
+                    range.clone(),
+                )?;
                 index::get(&bb, range.start, r, bits) as usize
             }
             IndexHead::Cascade(seq) => {

@@ -1,0 +1,80 @@
+//! Search probe (issue 21): one column, one predicate, the search repeated
+//! on one thread with its phases timed, for profiling (`perf record`).
+//!
+//! `cargo run --release -p fastpair-lab --example search_probe -- COLUMN NEEDLE [KIND] [REPS]`
+//! KIND: contains (default), equals, prefix, like; REPS default 50.
+
+use std::time::Instant;
+
+use fastpair::search::{Predicate, SearchOptions, Searcher, Strategy};
+use fastpair::write::write_to_vec;
+use fastpair::{Reader, WriterOptions};
+
+fn main() {
+    let a: Vec<String> = std::env::args().skip(1).collect();
+    let path = fastpair::testing::corpus::dir().join(format!("{}.txt", a[0]));
+    let text = std::fs::read(&path).unwrap();
+    let rows = fastpair::testing::corpus::lines(&text);
+    let file = write_to_vec(rows.iter().map(|r| Some(*r)), WriterOptions::default()).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    let lit = a[1].as_bytes().to_vec();
+    let p = match a.get(2).map(String::as_str) {
+        Some("equals") => Predicate::equals(lit),
+        Some("prefix") => Predicate::prefix(lit),
+        Some("like") => Predicate::like(lit),
+        _ => Predicate::contains(lit),
+    };
+    let reps: usize = a.get(3).and_then(|x| x.parse().ok()).unwrap_or(50);
+    let searcher = Searcher::new(&r);
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let d = &r.dictionaries()[r.chunk(0).unwrap().entry().dict as usize];
+    println!(
+        "{} rows, {} chunks, dict 0: {:?} {} tokens, codes {}",
+        r.rows(),
+        r.num_chunks(),
+        d.codec(),
+        d.num_tokens(),
+        r.chunk(0).unwrap().entry().codes
+    );
+    // Both strategies alternately, one run each in turn; the minimum of
+    // each (the machine is shared and noisy).
+    let strategies = [Strategy::Auto, Strategy::Decode];
+    let mut best = [f64::MAX; 2];
+    let mut counts = [0u64; 2];
+    for _ in 0..reps {
+        for (k, &strategy) in strategies.iter().enumerate() {
+            let o = SearchOptions { strategy };
+            let t = Instant::now();
+            counts[k] = one.install(|| searcher.search_with(&p, o).unwrap().count());
+            best[k] = best[k].min(t.elapsed().as_secs_f64());
+        }
+    }
+    for k in 0..2 {
+        println!(
+            "{:?}: {} rows, min {:.3} ms",
+            strategies[k],
+            counts[k],
+            best[k] * 1e3
+        );
+    }
+    let t = Instant::now();
+    for _ in 0..reps {
+        std::hint::black_box(fastpair::search::Compiled::new(&p).unwrap());
+    }
+    println!(
+        "compile: {:.3} ms",
+        t.elapsed().as_secs_f64() * 1e3 / reps as f64
+    );
+    let t = Instant::now();
+    for _ in 0..reps {
+        std::hint::black_box(r.chunk(0).unwrap().row_byte_bounds().unwrap());
+    }
+    println!(
+        "row byte bounds: {:.3} ms",
+        t.elapsed().as_secs_f64() * 1e3 / reps as f64
+    );
+    let _ = searcher.search(&p);
+}
