@@ -62,11 +62,21 @@ CHUNK_FLAG_VALUE_DICT = 2  # §5.1 bit 1 (versions 2-3)
 
 # §5.0 (version 4): chunk kinds, part tags, the parts of each kind in order.
 KIND_CODED, KIND_VALUE_DICT, KIND_LOG_TEMPLATES = 1, 2, 3
-P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY, P_VALUE_INDEX, P_CHECKSUMS = range(1, 8)
+P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY, P_VALUE_INDEX, P_CHECKSUMS, P_LOG_PAYLOAD = range(1, 9)
 KIND_PARTS = {
     KIND_CODED: [P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY, P_CHECKSUMS],
     KIND_VALUE_DICT: [P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY, P_VALUE_INDEX, P_CHECKSUMS],
+    KIND_LOG_TEMPLATES: [P_VALIDITY, P_LOG_PAYLOAD, P_CHECKSUMS],
 }
+
+
+def kind_of_entry(version: int, values: int, codes: int, nbytes: int) -> int:
+    """§5.0/§5.8: the kind the footer entry alone tells."""
+    if values > 0:
+        return KIND_VALUE_DICT
+    if version >= 4 and codes == 0 and nbytes > 0:
+        return KIND_LOG_TEMPLATES
+    return KIND_CODED
 CHUNK_FRAME_LEN = 16
 PART_ENTRY_LEN = 8
 MAX_PARTS = 16
@@ -332,7 +342,9 @@ class Reader:
             if self.version == 1:
                 check(values == 0, sec, at + 44, "NonZeroReserved", f"chunk {i}: version-1 reserved word (values) not zero")
             check(values <= rows - nulls, sec, at + 44, "ValuesOverRows", f"chunk {i}: values {values} > rows - nulls {rows - nulls}")
-            if values == 0:
+            if self.version >= 4 and values == 0 and codes == 0 and nbytes > 0:
+                ok = True  # §5.8: a log-template chunk has no codes
+            elif values == 0:
                 ok = codes <= nbytes <= 16 * codes
             else:  # §3: a value-dictionary chunk's bytes repeat its values
                 ok = codes <= nbytes
@@ -506,6 +518,8 @@ class Reader:
             parts, has_validity, g = self._chunk_frame_v4(i, e, s, base, dic)
         else:
             parts, has_validity, g = self._chunk_header_v1(i, e, s, base, dic)
+        if kind_of_entry(self.version, e.values, e.codes, e.bytes) == KIND_LOG_TEMPLATES:
+            return self._read_log_chunk(i, e, base, parts, has_validity)
         (codes_at, codes_part), (side_at, side_part), (rc_at, rc_part), (rb_at, rb_part), (val_at, val_part) = parts[:5]
 
         # Step 10: the three sequences (§5.3, §5.4, §6). In a value-dictionary
@@ -583,6 +597,27 @@ class Reader:
             dic.used_hist[ln - 1] += 1
         return rows
 
+    def _read_log_chunk(self, i: int, e: ChunkEntry, base: int, parts, has_validity: bool) -> List[Optional[bytes]]:
+        """§5.8 (§9 steps 13 and 13c): the validity bitmap, then the payload's
+        rows: as many as the chunk's, null rows empty, at most MAX_VALUE_LEN
+        each, adding up to the entry's bytes."""
+        (val_at, val_part), (pay_at, payload) = parts
+        valid = [True] * e.rows
+        if has_validity:
+            bits = int.from_bytes(val_part, "little")
+            check(bits >> e.rows == 0, "§5.5", base + val_at, "NonZeroReserved", f"chunk {i}: validity padding bits")
+            valid = [bool((bits >> r) & 1) for r in range(e.rows)]
+            nulls = valid.count(False)
+            check(nulls == e.nulls, "§5.5", base + val_at, "NullCount", f"chunk {i}: {nulls} zero bits, footer says {e.nulls} nulls")
+        items = decode_log_payload(payload, base + pay_at)
+        check(len(items) == e.rows, LOG_SECTION, base + pay_at, "SizeMismatch", f"chunk {i}: log payload rows {len(items)}, want {e.rows}")
+        for r, v in enumerate(items):
+            check(len(v) <= MAX_VALUE_LEN, "§8", base + pay_at, "LimitExceeded", f"chunk {i}: row {r} longer than MAX_VALUE_LEN")
+            check(valid[r] or not v, "§5.5", base + val_at, "NullWithValue", f"chunk {i}: null row {r} has a value")
+        total = sum(len(v) for v in items)
+        check(total == e.bytes, LOG_SECTION, base + pay_at, "SizeMismatch", f"chunk {i}: log rows bytes {total}, footer says {e.bytes}")
+        return [items[r] if valid[r] else None for r in range(e.rows)]
+
     def _chunk_header_v1(self, i: int, e: ChunkEntry, s: bytes, base: int, dic: "Dictionary"):
         """Versions 1-3: §9 steps 8-9, the whole-section CRC32 and §5.1's
         fixed header. Returns the parts [(offset in section, bytes)] in §5.1
@@ -633,9 +668,9 @@ class Reader:
         hlen = align16(CHUNK_FRAME_LEN + PART_ENTRY_LEN * nparts)
         check(hlen <= len(s), sec, base, "LengthPastEnd", f"chunk {i}: parts table past the section")
         check(zlib.crc32(s[:hlen]) == e.crc, "§3", base, "ChecksumMismatch", f"chunk {i} header CRC32")  # step 8
-        check(kind in KIND_PARTS, sec, base, "UnknownChunkKind",
-              f"chunk {i}: kind {kind}" + (" (log templates: reserved, not yet specified)" if kind == KIND_LOG_TEMPLATES else ""))
-        check((kind == KIND_VALUE_DICT) == value_dict, sec, base + 4, "BadField", f"chunk {i}: chunk kind {kind}, footer values = {e.values}")
+        check(kind in KIND_PARTS, sec, base, "UnknownChunkKind", f"chunk {i}: kind {kind}")
+        check(kind == kind_of_entry(self.version, e.values, e.codes, e.bytes), sec, base + 4, "BadField",
+              f"chunk {i}: chunk kind {kind}, footer values = {e.values}, codes = {e.codes}, bytes = {e.bytes}")
         check(16 <= g <= 65536 and g & (g - 1) == 0, sec, base + 8, "BadField", f"chunk {i}: G = {g}")
         check(reserved == 0, sec, base + 8, "NonZeroReserved", f"chunk {i}: chunk header reserved")
         want_tags = KIND_PARTS[kind]
@@ -647,7 +682,7 @@ class Reader:
             lens[tag] = ln
         check_zero(s, CHUNK_FRAME_LEN + PART_ENTRY_LEN * nparts, hlen, sec, base, f"chunk {i} header padding")
         want_codes = 2 * e.codes if dic.code_bits == 16 else 3 * ((e.codes + 1) // 2)
-        check(lens[P_CODES] == want_codes, sec, base + hlen, "SizeMismatch", f"chunk {i}: codes part {lens[P_CODES]} B, want {want_codes}")
+        check(lens.get(P_CODES, 0) == want_codes, sec, base + hlen, "SizeMismatch", f"chunk {i}: codes part {lens.get(P_CODES, 0)} B, want {want_codes}")
         has_validity = lens[P_VALIDITY] > 0
         want_val = (e.rows + 7) // 8 if has_validity else 0
         check(lens[P_VALIDITY] == want_val, sec, base + hlen, "SizeMismatch", f"chunk {i}: validity part {lens[P_VALIDITY]} B, want {want_val}")
@@ -678,7 +713,10 @@ class Reader:
                 entry += 1
         for t in want_tags:  # zero padding after each part
             check_zero(s, at[t] + lens[t], at[t] + align16(lens[t]), "§5", base, f"chunk {i} padding after part {t}")
-        order = [P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY] + ([P_VALUE_INDEX] if value_dict else [])
+        if kind == KIND_LOG_TEMPLATES:
+            order = [P_VALIDITY, P_LOG_PAYLOAD]
+        else:
+            order = [P_CODES, P_SIDECAR, P_ROW_CODES, P_ROW_BYTES, P_VALIDITY] + ([P_VALUE_INDEX] if value_dict else [])
         return [(at[t], s[at[t]:at[t] + lens[t]]) for t in order], has_validity, g
 
     @staticmethod
@@ -708,6 +746,301 @@ class Reader:
         check(stream >> (e.rows * b) == 0, "§5.6", at, "NonZeroReserved", f"chunk {i}: value index padding bits")
         mask = (1 << b) - 1
         return [(stream >> (r * b)) & mask for r in range(e.rows)]
+
+
+# ---------------------------------------------------------------- log templates (§5.8)
+
+LOG_BLOCK_MAGIC = b"FPL1"
+LOG_SPLIT_MAGIC = b"FPS1"
+LOG_ROW_BLOCK = 128
+LOG_COLUMN_BLOCK = 128
+LOG_PAD = 16
+LOG_MAX_LEARNED = 4096 - 256
+LOG_MAX_WIDTH = 40
+LOG_SECTION = "§5.8"
+
+
+class _LogCursor:
+    """Checked reads inside a log payload (§5.8.1 conventions); ``base`` is
+    the file offset of ``buf[0]``."""
+
+    def __init__(self, buf: bytes, base: int):
+        self.buf, self.pos, self.base = buf, 0, base
+
+    def fail(self, invariant: str, detail: str) -> None:
+        raise FormatError(LOG_SECTION, self.base + self.pos, invariant, detail)
+
+    def take(self, n: int, what: str) -> bytes:
+        if n < 0 or self.pos + n > len(self.buf):
+            self.fail("LengthPastEnd", f"{what} past the end")
+        s = self.buf[self.pos:self.pos + n]
+        self.pos += n
+        return s
+
+    def u8(self, what: str) -> int:
+        return self.take(1, what)[0]
+
+    def u32(self, what: str) -> int:
+        return struct.unpack("<I", self.take(4, what))[0]
+
+    def varint(self, what: str) -> int:
+        v = 0
+        for k in range(10):
+            b = self.u8(what)
+            if (k == 9 and b > 1) or (b == 0 and k > 0):
+                self.fail("BadField", f"{what} (overlong varint)")
+            v |= (b & 0x7F) << (7 * k)
+            if b < 0x80:
+                return v
+        self.fail("BadField", f"{what} (overlong varint)")
+
+    def bounded(self, what: str, limit: int) -> int:
+        v = self.varint(what)
+        if v > limit:
+            self.fail("LimitExceeded", f"{what} {v} > {limit}")
+        return v
+
+    def at_end(self) -> bool:
+        return self.pos == len(self.buf)
+
+
+def _packed(data: bytes, at: int, bits: int, i: int) -> int:
+    """Value ``i`` of the packed run at ``data[at:]`` (§5.8.1)."""
+    if bits == 0:
+        return 0
+    bit = i * bits
+    lo = at + bit // 8
+    w = int.from_bytes(data[lo:lo + 16], "little")
+    return (w >> (bit % 8)) & ((1 << bits) - 1)
+
+
+def _packed_len(n: int, bits: int) -> int:
+    return (n * bits + 7) // 8
+
+
+def _int_column(c: "_LogCursor", n: int, used: List[int]) -> List[tuple]:
+    """Checkpoints of an integer column of ``n`` values (§5.8.3): a list of
+    (data offset, bits, base, slope, values in the block)."""
+    cps = []
+    left = n
+    while left > 0:
+        m = min(left, LOG_COLUMN_BLOCK)
+        left -= m
+        mode = c.u8("integer block mode")
+        bits, linear = mode & 0x7F, mode & 0x80
+        if bits > 64:
+            c.fail("BadField", f"integer block bit width {bits}")
+        base = c.varint("integer block base")
+        slope = 0
+        if linear:
+            z = c.varint("integer block slope")
+            slope = ((z >> 1) ^ -(z & 1)) & ((1 << 64) - 1)
+        cps.append((used[0], bits, base, slope, m))
+        used[0] += _packed_len(m, bits)
+    return cps
+
+
+def _int_values(cps: List[tuple], data: bytes) -> List[int]:
+    out = []
+    for off, bits, base, slope, m in cps:
+        for j in range(m):
+            out.append((base + _packed(data, off, bits, j) + j * slope) & ((1 << 64) - 1))
+    return out
+
+
+def _log_pool(buf: bytes, base: int) -> List[bytes]:
+    """Every string of a block's pool (§5.8.4), checked."""
+    c = _LogCursor(buf, base)
+    learned = c.bounded("pool learned tokens", LOG_MAX_LEARNED)
+    nib = c.take((learned + 1) // 2, "pool token lengths")
+    tokens = [bytes([b]) for b in range(256)]
+    for i in range(learned):
+        n = ((nib[i // 2] >> (4 * (i % 2))) & 15) + 1
+        tokens.append(c.take(n, "pool token bytes"))
+    strings = c.bounded("pool strings", U32_MAX - 1)
+    meta_len = c.bounded("pool offsets meta length", len(buf))
+    meta = _LogCursor(c.take(meta_len, "pool offsets meta"), base + c.pos - meta_len)
+    data_len = c.bounded("pool offsets data length", len(buf))
+    data = c.take(data_len, "pool offsets data")
+    used = [0]
+    cps = _int_column(meta, strings + 1, used)
+    if not meta.at_end() or used[0] != data_len:
+        meta.fail("SizeMismatch", "pool offsets")
+    offs = _int_values(cps, data + bytes(16))
+    if offs[0] != 0 or any(b < a for a, b in zip(offs, offs[1:])) or offs[-1] > U32_MAX:
+        c.fail("BadField", "pool offsets (not from 0, non-decreasing, < 2^32)")
+    ncodes = offs[-1]
+    codes = c.take(_packed_len(ncodes, 12), "pool codes")
+    if not c.at_end():
+        c.fail("SizeMismatch", "pool")
+    codes = codes + bytes(16)
+    code_list = [_packed(codes, 0, 12, i) for i in range(ncodes)]
+    bad = next((i for i, x in enumerate(code_list) if x >= len(tokens)), None)
+    if bad is not None:
+        c.fail("BadField", f"pool code {bad} past the token table")
+    return [b"".join(tokens[x] for x in code_list[offs[i]:offs[i + 1]]) for i in range(strings)]
+
+
+def decode_log_block(buf: bytes, base: int = 0) -> List[bytes]:
+    """The rows of one log block (§5.8.2), every check run first."""
+    c = _LogCursor(buf, base)
+    if c.take(4, "block magic") != LOG_BLOCK_MAGIC:
+        raise FormatError(LOG_SECTION, base, "BadMagic", "log block magic")
+    lens = [c.u32(w) for w in ("meta length", "row index length", "column data length", "pool length")]
+    meta_at = c.pos
+    meta = c.take(lens[0], "meta")
+    rowidx_at = c.pos
+    rowidx = c.take(lens[1], "row index") + bytes(LOG_PAD)
+    data_at = c.pos
+    data = c.take(lens[2], "column data") + bytes(LOG_PAD)
+    pool_at = c.pos
+    pool_bytes = c.take(lens[3], "pool")
+    pad = c.take(LOG_PAD, "padding")
+    if not c.at_end() or any(pad):
+        c.fail("NonZeroReserved", "block padding")
+    pool = _log_pool(pool_bytes, base + pool_at)
+
+    m = _LogCursor(meta, base + meta_at)
+    rows = m.bounded("rows", U32_MAX)
+    ntemp = m.bounded("templates", rows + 1)
+    if ntemp == 0:
+        m.fail("BadField", "templates 0")
+    temps = []  # (slots, count, first static)
+    nstatics = total = 0
+    for _ in range(ntemp):
+        slots = m.bounded("template slots", len(meta))
+        count = m.bounded("template rows", rows)
+        temps.append((slots, count, nstatics))
+        total += count
+        nstatics += slots + 1
+    if total != rows:
+        m.fail("SizeMismatch", "template rows")
+    if temps[0][0] != 1:
+        m.fail("BadField", "escape template slots")
+    if nstatics > len(pool):
+        m.fail("LimitExceeded", "static strings")
+    slots_of = []  # per template: list of slot descriptions
+    used = [0]
+    next_pool = nstatics
+    for tid, (nslots, count, _) in enumerate(temps):
+        desc = []
+        for _ in range(nslots):
+            byte = m.u8("slot kind")
+            kind, rule = byte & 7, byte >> 3
+            if kind <= 2 and tid != 0:
+                if rule > 2:
+                    m.fail("BadField", "slot width rule")
+                width = m.u8("slot width") if rule == 2 else 0
+                vals = _int_column(m, count, used)
+                wids = _int_column(m, count, used) if rule == 1 else None
+                desc.append(("int", kind, rule, width, vals, wids))
+            elif kind == 3 and tid != 0 and rule == 0:
+                n = m.bounded("dictionary values", len(pool) - next_pool)
+                ids = _int_column(m, count, used)
+                desc.append(("dict", next_pool, n, ids))
+                next_pool += n
+            elif kind == 4 and rule == 0:
+                desc.append(("free", next_pool))
+                next_pool += count
+                if next_pool > len(pool):
+                    m.fail("LimitExceeded", "free text strings")
+            else:
+                m.fail("BadField", "slot kind")
+        slots_of.append(desc)
+    if used[0] != lens[2]:
+        m.fail("SizeMismatch", "column data")
+    # Row index (§5.8.2): per row block, its table, then the local ids.
+    nblocks = (rows + LOG_ROW_BLOCK - 1) // LOG_ROW_BLOCK
+    tables, off = [], 0
+    for b in range(nblocks):
+        n = m.bounded("block templates", LOG_ROW_BLOCK)
+        if n == 0:
+            m.fail("BadField", "block templates 0")
+        table = [(m.bounded("block template", ntemp - 1), m.bounded("block template rank", rows)) for _ in range(n)]
+        bits = next(x for x in (0, 1, 2, 4, 8) if (n - 1) < (1 << x))
+        in_block = min(rows - b * LOG_ROW_BLOCK, LOG_ROW_BLOCK)
+        tables.append((table, bits, off))
+        off += _packed_len(in_block, bits)
+    if not m.at_end() or off != lens[1]:
+        m.fail("SizeMismatch", "row index")
+    running = [0] * ntemp
+    row_tid = []
+    for b, (table, bits, off) in enumerate(tables):
+        for tid, rank in table:
+            if running[tid] != rank:
+                raise FormatError(LOG_SECTION, base + rowidx_at, "BadField", "block template rank")
+        for j in range(min(rows - b * LOG_ROW_BLOCK, LOG_ROW_BLOCK)):
+            local = _packed(rowidx, off, bits, j)
+            if local >= len(table):
+                raise FormatError(LOG_SECTION, base + rowidx_at + off, "BadField", "local template id")
+            tid = table[local][0]
+            row_tid.append(tid)
+            running[tid] += 1
+    if any(t[1] != r for t, r in zip(temps, running)):
+        raise FormatError(LOG_SECTION, base + rowidx_at, "SizeMismatch", "template rows in the row index")
+    # Column values (§5.8.3) and their checks, template by template.
+    values = []
+    for tid, desc in enumerate(slots_of):
+        vs = []
+        for d in desc:
+            if d[0] == "int":
+                _, kind, rule, width, cps, wcps = d
+                if rule == 2 and width > LOG_MAX_WIDTH:
+                    raise FormatError(LOG_SECTION, base + data_at, "BadField", "slot width")
+                wids = _int_values(wcps, data) if wcps is not None else None
+                if wids is not None and any(w > LOG_MAX_WIDTH for w in wids):
+                    raise FormatError(LOG_SECTION, base + data_at, "BadField", "slot width")
+                vs.append((d, _int_values(cps, data), wids))
+            elif d[0] == "dict":
+                ids = _int_values(d[3], data)
+                if any(i >= d[2] for i in ids):
+                    raise FormatError(LOG_SECTION, base + data_at, "BadField", "dictionary id")
+                vs.append((d, ids, None))
+            else:
+                vs.append((d, None, None))
+        values.append(vs)
+    # Rendering (§5.8.2).
+    out, cursor = [], [0] * ntemp
+    digits = {0: "0123456789", 1: "0123456789abcdef", 2: "0123456789ABCDEF"}
+    for tid in row_tid:
+        rank = cursor[tid]
+        cursor[tid] += 1
+        first = temps[tid][2]
+        parts = [pool[first]]
+        for s, (d, vals, wids) in enumerate(values[tid]):
+            if d[0] == "int":
+                _, kind, rule, width, _, _ = d
+                v, radix, text = vals[rank], (10 if kind == 0 else 16), ""
+                while True:
+                    text = digits[kind][v % radix] + text
+                    v //= radix
+                    if v == 0:
+                        break
+                w = width if rule == 2 else (wids[rank] if rule == 1 else 0)
+                parts.append(text.rjust(w, "0").encode())
+            elif d[0] == "dict":
+                parts.append(pool[d[1] + vals[rank]])
+            else:
+                parts.append(pool[d[1] + rank])
+            parts.append(pool[first + s + 1])
+        out.append(b"".join(parts))
+    return out
+
+
+def decode_log_payload(buf: bytes, base: int = 0) -> List[bytes]:
+    """The rows of a log payload (§5.8.1): one block, or a header and a body
+    block whose rows are concatenated."""
+    if buf[:4] != LOG_SPLIT_MAGIC:
+        return decode_log_block(buf, base)
+    c = _LogCursor(buf, base)
+    c.take(4, "split magic")
+    h = c.u32("header block length")
+    head = decode_log_block(c.take(h, "header block"), base + 8)
+    body = decode_log_block(buf[8 + h:], base + 8 + h)
+    if len(head) != len(body):
+        raise FormatError(LOG_SECTION, base + 8 + h, "SizeMismatch", "body rows")
+    return [a + b for a, b in zip(head, body)]
+
 
 
 def read_rows(path: str) -> List[Optional[bytes]]:

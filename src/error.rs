@@ -42,6 +42,8 @@ pub enum ChunkPart {
     ValueIndex,
     /// The checksum table (§5.7, format version 4).
     Checksums,
+    /// The log-template payload (§5.8, format version 4).
+    LogPayload,
     /// The section as a whole (checksum, length).
     Whole,
 }
@@ -70,6 +72,7 @@ impl ChunkPart {
             ChunkPart::Validity => "validity bitmap",
             ChunkPart::ValueIndex => "value indices",
             ChunkPart::Checksums => "checksum table",
+            ChunkPart::LogPayload => "log payload",
             ChunkPart::Whole => "section",
         }
     }

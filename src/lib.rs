@@ -105,7 +105,7 @@ pub mod write; // issue 20: template codec core, not yet in the file format
 pub use error::{Error, Result};
 pub use format::Codec;
 pub use read::{Column, ReadOptions, Reader};
-pub use write::{CodecChoice, DictMode, Writer, WriterOptions};
+pub use write::{CodecChoice, DictMode, LogTemplates, Writer, WriterOptions};
 
 /// Test, fuzzing and benchmark hooks (the `test-util` feature); not part of
 /// the stable API.

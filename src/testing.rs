@@ -412,6 +412,13 @@ pub fn fuzz_roundtrip(data: &[u8]) {
         memory_budget: 1 << 30,
         // Value dictionaries (§5.6) on most inputs, not on all.
         value_dict: flags & 0x80 == 0,
+        // Log templates (§5.8): when smaller, on every chunk with bytes, or
+        // never.
+        log_templates: match (flags >> 5) & 3 {
+            0 => crate::write::LogTemplates::Auto,
+            1 => crate::write::LogTemplates::Always,
+            _ => crate::write::LogTemplates::Off,
+        },
     };
     let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).expect("write");
     let r = Reader::from_bytes(file.clone()).expect("open what was written");

@@ -505,6 +505,9 @@ fn codec_opts(codec: Codec, chunk_rows: usize) -> WriterOptions {
     let mut o = WriterOptions::default();
     o.codec = codec.into();
     o.chunk_rows = chunk_rows;
+    // Coded chunks (their tokens' UTF-8 proofs): no log templates (§5.8),
+    // which tests/logs_chunk.rs reads through Arrow.
+    o.log_templates = fastpair::LogTemplates::Off;
     o
 }
 

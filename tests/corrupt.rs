@@ -46,6 +46,8 @@ struct Parts {
     validity: Option<Vec<u8>>,
     /// The value-index part of a value-dictionary chunk (format v2, §5.6).
     value_index: Option<Vec<u8>>,
+    /// The payload of a log-template chunk (v4, §5.8).
+    log_payload: Option<Vec<u8>>,
     /// Bytes appended after the last part.
     extra: Vec<u8>,
 }
@@ -85,6 +87,7 @@ impl Base {
                     row_bytes: p.row_bytes.0.to_vec(),
                     validity: p.validity.map(<[u8]>::to_vec),
                     value_index: p.value_index.map(|x| x.0.to_vec()),
+                    log_payload: p.log_payload.map(|x| x.0.to_vec()),
                     extra: Vec::new(),
                 }
             })
@@ -165,6 +168,8 @@ fn assemble(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>], version: u32) 
         let mut s = Vec::new();
         let kind = if p.value_index.is_some() {
             ChunkKind::ValueDict
+        } else if p.log_payload.is_some() {
+            ChunkKind::LogTemplates
         } else {
             ChunkKind::Coded
         };
@@ -180,6 +185,7 @@ fn assemble(footer: &Footer, chunks: &[Parts], dicts: &[Vec<u8>], version: u32) 
                 row_bytes: &p.row_bytes,
                 validity: p.validity.as_deref(),
                 value_index: p.value_index.as_deref(),
+                log_payload: p.log_payload.as_deref(),
             },
             &mut s,
         );
@@ -916,9 +922,10 @@ cases! {
     // from +16, the codes from +64.
     v4_chunk_kind_unknown: |_, _| { let b = v4(); b.patch_fixed(|v| put32(v, b.chunk_at(1), 9)) }
         => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::UnknownChunkKind { kind: 9 }, .. },
-    /// Kind 3 is reserved for log templates, not yet specified: rejected as unknown.
+    /// A coded chunk (footer `codes` > 0) labelled log templates (kind 3,
+    /// §5.8, whose footer entry has no codes).
     v4_chunk_kind_log_templates: |_, _| { let b = v4(); b.patch_fixed(|v| put32(v, b.chunk_at(1), 3)) }
-        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::UnknownChunkKind { kind: 3 }, .. },
+        => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::BadField { what: "chunk kind", value: 3 }, .. },
     /// A coded chunk (footer `values` = 0) labelled a value dictionary.
     v4_chunk_kind_mismatch: |_, _| { let b = v4(); b.patch_fixed(|v| put32(v, b.chunk_at(1), 2)) }
         => Error::Corrupt { section: Section::Chunk(1, P::Header), invariant: I::BadField { what: "chunk kind", value: 2 }, .. },
@@ -983,6 +990,55 @@ cases! {
     /// emitted tokens are longer than 8 bytes).
     v4_dictionary_width: |_, _| { let b = v4(); b.patch_fixed(|v| { let at = b.dict_at(0) + 2; assert_eq!(v[at], 16); v[at] = 8 }) }
         => Error::Corrupt { section: Section::Dictionary(0), invariant: I::WidthNotDerived { width: 8, derived: 16 }, .. },
+    // --- Log-template chunks (§5.8), from v4_log_templates ---
+    /// A log-template chunk (footer: no codes, bytes) labelled coded.
+    v4_log_kind_as_coded: |_, _| { let b = v4log(); b.patch_fixed(|v| put32(v, b.chunk_at(0), 1)) }
+        => Error::Corrupt { section: Section::Chunk(0, P::Header), invariant: I::BadField { what: "chunk kind", value: 1 }, .. },
+    /// A payload byte flipped, its block's CRC32 not fixed (§5.7).
+    v4_log_payload_block_checksum: |_, _| { let b = v4log(); let at = b.chunk_at(0) + log_payload_at(&b, 0) + 30; b.patch(|v| v[at] ^= 1) }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::ChecksumMismatch { .. }, .. },
+    /// The payload's first block does not start with "FPL1" (§5.8.2).
+    v4_log_block_magic: |_, _| v4log().edit_chunk(0, |p, _| { let x = first_log_block(p); p.log_payload.as_mut().unwrap()[x + 3] = b'9' })
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadMagic, .. },
+    /// A byte of a block's 16 closing zero bytes set (§5.8.2).
+    v4_log_block_padding: |_, _| v4log().edit_chunk(0, |p, _| { let l = p.log_payload.as_mut().unwrap(); *l.last_mut().unwrap() = 1 })
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::NonZeroReserved { what: "block padding" }, .. },
+    /// The first block's row count (a varint, 130 = 82 01) made 258: its
+    /// templates' rows no longer add up to it (§5.8.2).
+    v4_log_template_rows: |_, _| v4log().edit_chunk(0, |p, _| { let x = first_log_block(p) + 21; let l = p.log_payload.as_mut().unwrap(); assert_eq!(l[x], 1); l[x] = 2 })
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::SizeMismatch { what: "template rows", .. }, .. },
+    /// The payload's rows add up to one byte more than the footer's `bytes`
+    /// says (footer total kept consistent).
+    v4_log_rows_bytes: |_, _| v4log().edit_chunk(0, |_, f| { f.chunks[0].bytes -= 1; f.total_bytes -= 1 })
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::SizeMismatch { what: "log rows bytes", .. }, .. },
+    /// Row 0 (a line) marked null (and counted in the footer): a null row's
+    /// payload row must be empty (§5.8).
+    v4_log_null_with_value: |_, _| v4log().edit_chunk(0, |p, f| { p.validity.as_mut().unwrap()[0] &= !1; f.chunks[0].nulls += 1 })
+        => Error::Corrupt { section: Section::Chunk(0, P::Validity), invariant: I::NullWithValue { row: 0 }, .. },
+}
+
+/// The version-4 golden file of log-template chunks.
+fn v4log() -> Base {
+    Base::load("v4_log_templates")
+}
+
+/// Where chunk `i`'s log payload starts in its section: after the 48-byte
+/// header (three parts) and the padded validity bitmap.
+fn log_payload_at(b: &Base, i: usize) -> usize {
+    48 + b.chunks[i]
+        .validity
+        .as_ref()
+        .map_or(0, |v| v.len().next_multiple_of(16))
+}
+
+/// Offset of the first "FPL1" block in a log payload: 0, or 8 in a split
+/// payload (§5.8.1).
+fn first_log_block(p: &Parts) -> usize {
+    if p.log_payload.as_ref().unwrap().starts_with(b"FPS1") {
+        8
+    } else {
+        0
+    }
 }
 
 /// The version-4 golden file of nulls_multichunk.

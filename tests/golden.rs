@@ -28,7 +28,7 @@ use fastpair::format::layout::{self, ChunkParts, ChunkSection, DictSection, Sect
 use fastpair::format::wire::PutLe;
 use fastpair::format::{cascade, codes};
 use fastpair::write::write_to_vec;
-use fastpair::{Codec, DictMode, ReadOptions, Reader, WriterOptions};
+use fastpair::{Codec, DictMode, LogTemplates, ReadOptions, Reader, WriterOptions};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/golden")
@@ -45,6 +45,8 @@ fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> Wri
         .with_dict_mode(dict_mode)
         .with_seed(1)
         .with_parallel_chunks(2)
+        // These files pin the coded layouts (log templates have their own).
+        .with_log_templates(LogTemplates::Off)
 }
 
 /// Each golden file of the current format (version 4): name, writer
@@ -52,9 +54,38 @@ fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> Wri
 /// version 1–2 files of [`columns`], named `v4_*`.
 #[allow(clippy::type_complexity)]
 fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
-    columns()
+    let mut v: Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> = columns()
         .into_iter()
         .map(|(name, o, gen)| (format!("v4_{name}"), o, gen))
+        .collect();
+    // Log-template chunks (§5.8): nulls, empty values, three chunks, the
+    // last of them all null (so it stays coded: no bytes, §5.8).
+    v.push((
+        "v4_log_templates".into(),
+        opts(Codec::OnPair12, 130, 64, DictMode::Shared).with_log_templates(LogTemplates::Always),
+        log_template_rows,
+    ));
+    v
+}
+
+fn log_template_rows() -> Vec<Option<String>> {
+    (0..300u32)
+        .map(|i| match i {
+            260.. => None,
+            _ if i % 11 == 5 => None,
+            _ if i % 13 == 7 => Some(String::new()),
+            _ => Some(format!(
+                "2024-03-{:02} 12:{:02}:{:02} node{} {} user=u{} took {}ms id=0x{:06x}",
+                1 + i / 100,
+                i % 60,
+                (i * 7) % 60,
+                i % 4,
+                ["GET /index.html", "POST /api/v1/users", "login ok"][(i % 3) as usize],
+                i % 9,
+                (i * 37) % 1000,
+                i * 4099
+            )),
+        })
         .collect()
 }
 
@@ -262,7 +293,11 @@ fn golden_files_read_back() {
 #[test]
 fn golden_files_reserialize_byte_for_byte() {
     // Value-dictionary chunks are pinned by the rewrite test and tests/corrupt.rs.
-    for name in all_names().iter().filter(|n| !n.ends_with("value_dict")) {
+    // Log-template chunks have no codes: tests/logs.rs pins their payload.
+    for name in all_names()
+        .iter()
+        .filter(|n| !n.ends_with("value_dict") && !n.ends_with("log_templates"))
+    {
         let (name, version) = (name.as_str(), version_of(name));
         let (file, _) = load(name);
         let r = Reader::from_bytes(file.clone()).unwrap();
@@ -307,6 +342,7 @@ fn golden_files_reserialize_byte_for_byte() {
                     row_bytes: &rb,
                     validity: c.validity(),
                     value_index: None,
+                    log_payload: None,
                 },
                 &mut s,
             );
@@ -521,6 +557,7 @@ fn version_4_files_hold_what_version_3_files_hold() {
                 row_bytes: p.row_bytes.0,
                 validity: p.validity,
                 value_index: p.value_index.map(|x| x.0),
+                log_payload: p.log_payload.map(|x| x.0),
             };
             ChunkSection::write(3, &parts, &mut s);
             let mut e3 = *e;

@@ -41,7 +41,8 @@ fn write(values: &[&[u8]], codec: Codec, chunk_rows: usize, mode: DictMode) -> R
         .with_codec(codec)
         .with_chunk_rows(chunk_rows)
         .with_dict_mode(mode)
-        .with_value_dict(false);
+        .with_value_dict(false)
+        .with_log_templates(fastpair::LogTemplates::Off);
     let file = write_to_vec(values.iter().map(|v| Some(*v)), opts).expect("write");
     Reader::from_bytes(file).expect("open")
 }

@@ -5,7 +5,7 @@
 use fastpair::logs::{encode, encode_column, LogBlock, LogColumn, LogOptions};
 use proptest::prelude::*;
 
-fn check(rows: &[&[u8]], opts: &LogOptions) -> (usize, LogBlock<'static>) {
+fn check(rows: &[&[u8]], opts: &LogOptions) -> (usize, LogBlock) {
     let bytes: &'static [u8] = Box::leak(encode(rows, opts).into_boxed_slice());
     let block = LogBlock::open(bytes).expect("own output opens");
     assert_eq!(block.rows(), rows.len());
@@ -64,15 +64,20 @@ fn every_corpus_column_round_trips() {
     for c in &cols {
         // Bound the test's time on the big columns.
         let rows: Vec<&[u8]> = lines(&c.text).into_iter().take(30_000).collect();
-        for typed in [true, false] {
+        for (typed, mixed) in [(true, false), (false, false), (true, true)] {
             let opts = LogOptions {
                 typed,
+                mixed,
                 ..Default::default()
             };
             let (size, block) = check(&rows, &opts);
-            let split = if typed { check_column(&rows, &opts) } else { 0 };
+            let split = if typed && !mixed {
+                check_column(&rows, &opts)
+            } else {
+                0
+            };
             eprintln!(
-                "{}: {} rows, typed {typed}: {size} bytes ({split} as a column), {} templates, {} escaped",
+                "{}: {} rows, typed {typed} mixed {mixed}: {size} bytes ({split} as a column), {} templates, {} escaped",
                 c.name,
                 rows.len(),
                 block.templates(),
@@ -157,16 +162,96 @@ fn truncated_or_flipped_blocks_are_errors_not_panics() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
-    fn arbitrary_bytes_round_trip(rows in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 0..300), typed: bool) {
+    fn arbitrary_bytes_round_trip(rows in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 0..300), typed: bool, mixed: bool) {
         let refs: Vec<&[u8]> = rows.iter().map(|v| &v[..]).collect();
-        check(&refs, &LogOptions { typed, ..Default::default() });
+        check(&refs, &LogOptions { typed, mixed, ..Default::default() });
         check_column(&refs, &LogOptions { typed, ..Default::default() });
     }
 
     #[test]
-    fn log_like_rows_round_trip(rows in proptest::collection::vec("[a-c]{1,3}[ =:.,_-]{1,2}[0-9a-fA-F]{0,21}[ \"]?[0-9]{0,3}", 0..400)) {
+    fn log_like_rows_round_trip(rows in proptest::collection::vec("[a-c]{1,3}[ =:.,_-]{1,2}[0-9a-fA-F]{0,21}[ \"]?[0-9]{0,3}[g-j]{0,2}[0-9]{0,2}", 0..400), mixed: bool) {
         let refs: Vec<&[u8]> = rows.iter().map(|v| v.as_bytes()).collect();
-        check(&refs, &LogOptions::default());
+        check(&refs, &LogOptions { mixed, ..Default::default() });
         check_column(&refs, &LogOptions::default());
     }
+}
+
+/// The rows of `testdata/golden/logs_payload.{rows,fpl}`: syslog-like lines
+/// (a header the writer splits off, decimal, hex, zero-padded and
+/// variable-width integers, a value dictionary, free text, rows no template
+/// takes) and JSON lines, over three row blocks.
+fn golden_rows() -> Vec<String> {
+    (0..300u64)
+        .map(|i| {
+            let host = ["alpha", "beta", "gamma"][(i % 3) as usize];
+            match i % 10 {
+                0..=3 => format!(
+                    "2024-05-{:02} 10:{:02}:{:02} {host} sshd[{}]: Accepted key for user{} from 10.0.{}.{} port {}",
+                    1 + i / 100,
+                    i % 60,
+                    (i * 7) % 60,
+                    4000 + i * 3,
+                    i % 4,
+                    i % 7,
+                    i * 13 % 256,
+                    50000 + i
+                ),
+                4..=5 => format!(
+                    "2024-05-{:02} 10:{:02}:{:02} {host} kernel: block 0x{:08x} id {:X} seq {:06} len {}",
+                    1 + i / 100,
+                    i % 60,
+                    (i * 11) % 60,
+                    i * 4096,
+                    i * 977,
+                    i,
+                    if i % 4 == 0 { format!("{:03}", i % 50) } else { format!("{}", i % 500) }
+                ),
+                6..=7 => format!(
+                    "2024-05-{:02} 10:{:02}:00 {host} {{\"ts\":{},\"level\":\"{}\",\"msg\":\"request done\",\"ms\":{}}}",
+                    1 + i / 100,
+                    i % 60,
+                    1_700_000_000 + i * 2,
+                    ["info", "warn"][(i % 2) as usize],
+                    i * 31 % 1000
+                ),
+                8 => format!("2024-05-{:02} 10:00:00 {host} unique message number {} {}", 1 + i / 100, i, "x".repeat((i % 5) as usize)),
+                // A shape of its own (escaped: no template for one row).
+                _ if i % 20 == 9 => format!("odd{}line {}", "-+".repeat(i as usize / 20 + 1), i),
+                _ => format!("free-form line {} without structure ~{}~", i * i, i % 3),
+            }
+        })
+        .collect()
+}
+
+/// A log payload as `encode_column` writes it, byte for byte: the golden
+/// file `spec/reader.py` decodes (python/tests/test_spec_logs.py).
+/// `FASTPAIR_BLESS_LOGS=1` rewrites it after an intended change.
+#[test]
+fn golden_payload_is_stable_and_decodes() {
+    let rows = golden_rows();
+    let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
+    let opts = LogOptions {
+        split: Some(true),
+        ..Default::default()
+    };
+    let bytes = encode_column(&refs, &opts);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
+    let (fpl, txt) = (dir.join("logs_payload.fpl"), dir.join("logs_payload.rows"));
+    if std::env::var_os("FASTPAIR_BLESS_LOGS").is_some() {
+        std::fs::write(&fpl, &bytes).unwrap();
+        std::fs::write(&txt, rows.join("\n") + "\n").unwrap();
+    }
+    assert_eq!(
+        std::fs::read(&txt).unwrap(),
+        (rows.join("\n") + "\n").into_bytes()
+    );
+    assert_eq!(
+        std::fs::read(&fpl).unwrap(),
+        bytes,
+        "log payload bytes changed"
+    );
+    let col = LogColumn::open(&bytes).unwrap();
+    assert!(col.is_split(), "the golden payload covers the split form");
+    assert!(col.escaped_rows() > 0, "and escaped rows");
+    check_column(&refs, &opts);
 }

@@ -123,9 +123,12 @@ mod probe {
             let bb = LogBlock::open(&b).unwrap();
             bb.decode_all(&mut v, &mut o);
             assert_eq!(v.len(), text, "{name}: B bulk decode");
-            let fp = write_to_vec(vals.iter().map(|r| Some(*r)), WriterOptions::default())
-                .unwrap()
-                .len();
+            let fp = write_to_vec(
+                vals.iter().map(|r| Some(*r)),
+                WriterOptions::default().with_log_templates(fastpair::LogTemplates::Auto),
+            )
+            .unwrap()
+            .len();
             let arr: ArrayRef = if std::str::from_utf8(&data).is_ok() {
                 Arc::new(StringArray::from_iter_values(
                     vals.iter().map(|r| std::str::from_utf8(r).unwrap()),

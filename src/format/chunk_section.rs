@@ -134,6 +134,8 @@ pub struct ChunkParts<'p> {
     pub validity: Option<&'p [u8]>,
     /// Value index of a value-dictionary chunk (§5.6).
     pub value_index: Option<&'p [u8]>,
+    /// Payload of a log-template chunk (§5.8).
+    pub log_payload: Option<&'p [u8]>,
 }
 
 impl ChunkParts<'_> {
@@ -146,6 +148,7 @@ impl ChunkParts<'_> {
             Part::RowBytes => self.row_bytes,
             Part::Validity => self.validity.unwrap_or(&[]),
             Part::ValueIndex => self.value_index.unwrap_or(&[]),
+            Part::LogPayload => self.log_payload.unwrap_or(&[]),
             Part::Checksums => &[],
         }
     }
@@ -175,6 +178,8 @@ pub struct ChunkSection<'a> {
     pub value_index: Option<(&'a [u8], u64)>,
     /// The checksum table (version 4, §5.7).
     pub checksums: Option<&'a [u8]>,
+    /// The payload and its file offset (log-template chunks only, §5.8).
+    pub log_payload: Option<(&'a [u8], u64)>,
 }
 
 impl<'a> ChunkSection<'a> {
@@ -327,6 +332,7 @@ impl<'a> ChunkSection<'a> {
             validity: h.has_validity.then(|| at(Part::Validity).0),
             value_index: h.value_dict.then(|| at(Part::ValueIndex)),
             checksums: h.sums.is_some().then(|| at(Part::Checksums).0),
+            log_payload: (h.kind == ChunkKind::LogTemplates).then(|| at(Part::LogPayload)),
         })
     }
 }

@@ -295,7 +295,11 @@ impl Footer {
             // A code decodes to 1..=16 bytes, so bytes and codes bound each
             // other; a value-dictionary chunk's rows repeat its values, each
             // used at least once, so only the lower bound holds (§5.6).
-            if e.bytes < e.codes as u64 || (e.values == 0 && e.bytes > 16 * e.codes as u64) {
+            // A log-template chunk (version 4, §5.8) has no codes: `codes =
+            // 0`, `values = 0`, `bytes > 0` is its footer spelling.
+            let log = version >= VERSION_4 && e.codes == 0 && e.values == 0 && e.bytes > 0;
+            if e.bytes < e.codes as u64 || (e.values == 0 && !log && e.bytes > 16 * e.codes as u64)
+            {
                 return err(Invariant::BytesAgainstCodes {
                     codes: e.codes as u64,
                     bytes: e.bytes,

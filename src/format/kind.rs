@@ -12,8 +12,7 @@ use crate::error::ChunkPart;
 pub const KIND_CODED: u32 = 1;
 /// Kind code of a value-dictionary chunk (§5.0, §5.6).
 pub const KIND_VALUE_DICT: u32 = 2;
-/// Kind code reserved for log-template chunks (§5.0). Its payload is not
-/// specified yet: readers reject it as [`crate::error::Invariant::UnknownChunkKind`].
+/// Kind code of log-template chunks (§5.0, §5.8).
 pub const KIND_LOG_TEMPLATES: u32 = 3;
 
 /// How a chunk stores its rows (spec/FORMAT.md §5.0, §5, §5.6).
@@ -24,15 +23,22 @@ pub enum ChunkKind {
     Coded,
     /// The distinct values' codes and each row's value number (§5.6).
     ValueDict,
+    /// Templates and typed slot columns (§5.8): no codes of the file's
+    /// dictionaries.
+    LogTemplates,
 }
 
 impl ChunkKind {
     /// The kind of the chunk `entry` describes, from the footer alone: a
     /// value dictionary when it counts distinct values (all versions; in
     /// version 4 the chunk header's kind must agree, §5.0).
+    /// Log templates when it has bytes but no codes (§5.8: a coded chunk
+    /// with bytes has codes).
     pub fn of(entry: &ChunkEntry) -> Self {
         if entry.values > 0 {
             Self::ValueDict
+        } else if entry.codes == 0 && entry.bytes > 0 {
+            Self::LogTemplates
         } else {
             Self::Coded
         }
@@ -43,6 +49,7 @@ impl ChunkKind {
         match self {
             Self::Coded => KIND_CODED,
             Self::ValueDict => KIND_VALUE_DICT,
+            Self::LogTemplates => KIND_LOG_TEMPLATES,
         }
     }
 
@@ -51,6 +58,7 @@ impl ChunkKind {
         match code {
             KIND_CODED => Some(Self::Coded),
             KIND_VALUE_DICT => Some(Self::ValueDict),
+            KIND_LOG_TEMPLATES => Some(Self::LogTemplates),
             _ => None,
         }
     }
@@ -64,6 +72,7 @@ impl ChunkKind {
             Self::ValueDict => &[
                 Codes, Sidecar, RowCodes, RowBytes, Validity, ValueIndex, Checksums,
             ],
+            Self::LogTemplates => &[Validity, LogPayload, Checksums],
         }
     }
 
@@ -74,6 +83,7 @@ impl ChunkKind {
         match self {
             Self::Coded => entry.rows as usize,
             Self::ValueDict => entry.values as usize,
+            Self::LogTemplates => 0,
         }
     }
 
@@ -84,7 +94,7 @@ impl ChunkKind {
     pub fn codes_per_row(self) -> bool {
         match self {
             Self::Coded => true,
-            Self::ValueDict => false,
+            Self::ValueDict | Self::LogTemplates => false,
         }
     }
 }
@@ -108,10 +118,12 @@ pub enum Part {
     ValueIndex = 6,
     /// The checksum table (§5.7, version 4).
     Checksums = 7,
+    /// The log-template payload (§5.8).
+    LogPayload = 8,
 }
 
-/// Number of part slots ([`Part`] tags 1..=7).
-pub const PART_SLOTS: usize = 7;
+/// Number of part slots ([`Part`] tags 1..=8).
+pub const PART_SLOTS: usize = 8;
 
 /// Most parts a version-4 parts table may count (§5.0, §8): bounds the
 /// header a point read fetches before it knows the kind's list.
@@ -132,7 +144,7 @@ impl Part {
     pub fn of_slot(slot: usize) -> Self {
         use Part::*;
         [
-            Codes, Sidecar, RowCodes, RowBytes, Validity, ValueIndex, Checksums,
+            Codes, Sidecar, RowCodes, RowBytes, Validity, ValueIndex, Checksums, LogPayload,
         ][slot]
     }
 
@@ -146,6 +158,7 @@ impl Part {
             Part::Validity => ChunkPart::Validity,
             Part::ValueIndex => ChunkPart::ValueIndex,
             Part::Checksums => ChunkPart::Checksums,
+            Part::LogPayload => ChunkPart::LogPayload,
         }
     }
 
@@ -159,6 +172,7 @@ impl Part {
             Part::Validity => "validity bitmap",
             Part::ValueIndex => "value indices",
             Part::Checksums => "checksum table",
+            Part::LogPayload => "log payload",
         }
     }
 }

@@ -35,6 +35,9 @@ pub(crate) fn device_bytes(e: &ChunkEntry, rows: u64) -> usize {
             let input = values.max(64 * d) + 64 + 4 * (d + 1) + 4 * rows as usize + 48;
             input + values + offsets
         }
+        // No kernel reads it (`GpuChunk::of` refuses it); its section and
+        // output, should a later kernel take it.
+        ChunkKind::LogTemplates => (e.section.len as usize).saturating_add(64) + values + offsets,
     }
 }
 
@@ -45,6 +48,8 @@ pub(crate) fn uses_dictionary_planes(e: &ChunkEntry) -> bool {
         ChunkKind::Coded => true,
         // Its values were decoded when it was validated.
         ChunkKind::ValueDict => false,
+        // Its pool has its own tokens (spec/FORMAT.md §5.8).
+        ChunkKind::LogTemplates => false,
     }
 }
 
@@ -69,6 +74,43 @@ impl<'r> GpuChunk<'r> {
                     ))
                 })?)
             }
+            // No GPU decoder for log templates yet (issue 20): refused here,
+            // the one capability check, so every GPU path names the chunk.
+            ChunkKind::LogTemplates => {
+                return Err(Error::Gpu(format!(
+                    "chunk {}: a log-template chunk (spec/FORMAT.md §5.8) has no GPU \
+                     decoder yet; read it on the CPU (Reader::read_range, get)",
+                    view.id()
+                )))
+            }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GpuChunk;
+    use crate::write::{write_to_vec, LogTemplates, WriterOptions};
+    use crate::Reader;
+
+    /// The one capability check refuses a log-template chunk (no kernel yet,
+    /// spec/FORMAT.md §5.8) with an error naming it; the CPU reads it.
+    #[test]
+    fn log_template_chunks_are_refused_naming_the_chunk() {
+        let rows: Vec<Vec<u8>> = (0..300)
+            .map(|i| format!("GET /a/{i} 200 {}ms", i % 17).into_bytes())
+            .collect();
+        let opts = WriterOptions::default()
+            .with_chunk_rows(100)
+            .with_log_templates(LogTemplates::Always);
+        let file = write_to_vec(rows.iter().map(|r| Some(&r[..])), opts).unwrap();
+        let r = Reader::from_bytes(file).unwrap();
+        let view = r.chunk(2).unwrap();
+        let Err(e) = GpuChunk::of(view) else {
+            panic!("a log-template chunk was accepted by the GPU path")
+        };
+        let m = e.to_string();
+        assert!(m.contains("chunk 2") && m.contains("log-template"), "{m}");
+        assert_eq!(r.get(250).unwrap().unwrap(), rows[250]);
     }
 }

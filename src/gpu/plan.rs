@@ -616,7 +616,9 @@ mod tests {
         let opts = WriterOptions::default()
             .with_codec(Codec::OnPair12)
             .with_chunk_rows(700)
-            .with_value_dict(false);
+            .with_value_dict(false)
+            // Coded chunks: the plan's pieces (log templates have no kernel).
+            .with_log_templates(crate::write::LogTemplates::Off);
         let file = write_to_vec(vals.iter().map(|v| Some(v.as_slice())), opts).unwrap();
         let r = Reader::from_bytes(file).unwrap();
         assert!(r.num_chunks() > 5);

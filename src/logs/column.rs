@@ -25,46 +25,102 @@ pub(crate) const BLOCK: usize = 128;
 /// Flag in a block's mode byte: linear FoR (else FoR).
 const LINEAR_FLAG: u8 = 0x80;
 
+/// How one block is stored: linear FoR (`Some(slope)`) or FoR, the base
+/// and the residual width.
+struct BlockPlan {
+    slope: Option<i64>,
+    base: u64,
+    bits: u8,
+}
+
+/// The smaller of FoR and linear FoR for one block (see the module doc).
+fn plan(block: &[u64]) -> BlockPlan {
+    let (mut min, mut max) = (u64::MAX, 0u64);
+    for &v in block {
+        min = min.min(v);
+        max = max.max(v);
+    }
+    let for_bits = bits_for(max - min);
+    let n = block.len();
+    let fallback = BlockPlan {
+        slope: None,
+        base: min,
+        bits: for_bits,
+    };
+    if n < 2 {
+        return fallback;
+    }
+    let slope = ((block[n - 1] as i128 - block[0] as i128) / (n as i128 - 1)) as i64;
+    if slope == 0 {
+        return fallback;
+    }
+    let (mut lmin, mut lmax) = (i128::MAX, i128::MIN);
+    for (j, &v) in block.iter().enumerate() {
+        let e = v as i128 - j as i128 * slope as i128;
+        lmin = lmin.min(e);
+        lmax = lmax.max(e);
+    }
+    let range = lmax - lmin;
+    if range > u64::MAX as i128 {
+        return fallback;
+    }
+    let bits = bits_for(range as u64);
+    let slope_len = varint_len(zigzag(slope));
+    if (for_bits as usize).saturating_sub(bits as usize) * n > 8 * slope_len {
+        BlockPlan {
+            slope: Some(slope),
+            base: lmin as u64,
+            bits,
+        }
+    } else {
+        fallback
+    }
+}
+
+fn varint_len(v: u64) -> usize {
+    (bits_for(v) as usize).div_ceil(7).max(1)
+}
+
 /// Appends the checkpoints of `values` to `meta` and the packed residuals to
 /// `data`.
 pub(crate) fn write(values: &[u64], meta: &mut Vec<u8>, data: &mut Vec<u8>) {
     for block in values.chunks(BLOCK) {
-        let min = *block.iter().min().expect("non-empty block");
-        let max = *block.iter().max().expect("non-empty block");
-        let for_bits = bits_for(max - min);
-        let n = block.len();
-        let slope = if n > 1 {
-            (block[n - 1] as i128 - block[0] as i128) / (n as i128 - 1)
-        } else {
-            0
-        };
-        let slope = slope as i64;
-        let lin: Vec<i128> = block
-            .iter()
-            .enumerate()
-            .map(|(j, &v)| v as i128 - j as i128 * slope as i128)
-            .collect();
-        let lmin = *lin.iter().min().expect("non-empty");
-        let lmax = *lin.iter().max().expect("non-empty");
-        let range = lmax - lmin;
-        let mut sv = Vec::new();
-        put_varint(&mut sv, zigzag(slope));
-        let use_lin = slope != 0
-            && range <= u64::MAX as i128
-            && (for_bits as usize).saturating_sub(bits_for(range as u64) as usize) * n
-                > 8 * sv.len();
-        if use_lin {
-            let bits = bits_for(range as u64);
-            meta.push(LINEAR_FLAG | bits);
-            put_varint(meta, lmin as u64);
-            meta.extend_from_slice(&sv);
-            pack(lin.iter().map(|&e| (e - lmin) as u64), bits, data);
-        } else {
-            meta.push(for_bits);
-            put_varint(meta, min);
-            pack(block.iter().map(|&v| v - min), for_bits, data);
+        let p = plan(block);
+        match p.slope {
+            Some(slope) => {
+                meta.push(LINEAR_FLAG | p.bits);
+                put_varint(meta, p.base);
+                put_varint(meta, zigzag(slope));
+                let s = slope as u64;
+                pack(
+                    block.iter().enumerate().map(|(j, &v)| {
+                        v.wrapping_sub((j as u64).wrapping_mul(s))
+                            .wrapping_sub(p.base)
+                    }),
+                    p.bits,
+                    data,
+                );
+            }
+            None => {
+                meta.push(p.bits);
+                put_varint(meta, p.base);
+                pack(block.iter().map(|&v| v - p.base), p.bits, data);
+            }
         }
     }
+}
+
+/// Bytes [`write`] would append for `values` (metadata and residuals).
+pub(crate) fn size(values: &[u64]) -> usize {
+    values
+        .chunks(BLOCK)
+        .map(|block| {
+            let p = plan(block);
+            1 + varint_len(p.base)
+                + p.slope.map_or(0, |s| varint_len(zigzag(s)))
+                + packed_len(block.len(), p.bits)
+        })
+        .sum()
 }
 
 /// One parsed checkpoint.
@@ -173,6 +229,7 @@ mod tests {
         let (mut meta, mut data) = (Vec::new(), Vec::new());
         write(values, &mut meta, &mut data);
         let size = meta.len() + data.len();
+        assert_eq!(size, super::size(values));
         data.resize(data.len() + PAD, 0);
         let mut r = VarReader::new(&meta, 0);
         let (mut cps, mut used) = (Vec::new(), 0u64);

@@ -1,11 +1,15 @@
 //! Opening a log block (parse + validate every structure once) and reading
 //! it: one row in O(1), or all rows into Arrow layout.
 
-use super::bits::{get_packed, packed_len, render_dec, render_hex, VarReader, PAD};
+use super::bits::{
+    dec_digits, get_packed, hex_digits, packed_len, render_dec, render_hex, write_dec, write_hex,
+    VarReader, PAD,
+};
 use super::column::{self, Checkpoint, IntCol};
 use super::text::Pool;
 use super::{Kind, Width, BLOCK_MAGIC, ROW_BLOCK};
 use crate::error::{Error, Invariant, Result};
+use bytes::Bytes;
 
 /// One parsed slot.
 #[derive(Clone, Copy, Debug)]
@@ -49,8 +53,10 @@ struct RowBlock {
 }
 
 /// A parsed, validated log block borrowed from its bytes.
-pub struct LogBlock<'a> {
-    bytes: &'a [u8],
+pub struct LogBlock {
+    /// The block's bytes (shared with whatever holds them: a chunk section,
+    /// a copy).
+    bytes: Bytes,
     rows: usize,
     templates: Vec<Template>,
     slots: Vec<Slot>,
@@ -71,12 +77,18 @@ fn corrupt(at: usize, inv: Invariant) -> Error {
     Error::corrupt(super::bits::SECTION, at as u64, inv)
 }
 
-impl<'a> LogBlock<'a> {
-    /// Parses `bytes` (a whole block as [`super::encode`] wrote it) and
-    /// checks every structure: lengths, counts, bit widths, slot kinds, pool
-    /// codes, and that the row index agrees with the template counts (so
-    /// every rank a row can reach is inside its slot columns).
-    pub fn open(bytes: &'a [u8]) -> Result<Self> {
+impl LogBlock {
+    /// Parses `bytes` (a whole block as [`super::encode`] wrote it, copied)
+    /// and checks every structure: lengths, counts, bit widths, slot kinds,
+    /// pool codes, and that the row index agrees with the template counts
+    /// (so every rank a row can reach is inside its slot columns).
+    pub fn open(bytes: &[u8]) -> Result<Self> {
+        Self::open_shared(Bytes::copy_from_slice(bytes))
+    }
+
+    /// [`Self::open`] without a copy.
+    pub fn open_shared(shared: Bytes) -> Result<Self> {
+        let bytes: &[u8] = &shared;
         let mut r = VarReader::new(bytes, 0);
         if r.take(4, "block magic")? != BLOCK_MAGIC {
             return Err(corrupt(0, Invariant::BadMagic));
@@ -269,7 +281,7 @@ impl<'a> LogBlock<'a> {
             }));
         }
         let mut block = LogBlock {
-            bytes,
+            bytes: shared.clone(),
             rows,
             templates,
             slots,
@@ -309,6 +321,7 @@ impl<'a> LogBlock<'a> {
                 }
             }
         }
+        st.resize(st.len() + 16, 0);
         block.statics = st;
         Ok(block)
     }
@@ -504,21 +517,51 @@ impl<'a> LogBlock<'a> {
     /// Every row into Arrow layout: `values` and `offsets` (`rows + 1`
     /// entries, starting at 0) are cleared and filled.
     pub fn decode_all(&self, values: &mut Vec<u8>, offsets: &mut Vec<i64>) {
-        values.clear();
+        let mut bulk = self.bulk();
+        let mut sink = Sink::new(std::mem::take(values), self.rows);
         offsets.clear();
+        offsets.reserve(self.rows + 1);
+        offsets.push(0);
+        for &tid in &self.row_templates() {
+            self.render_next(&mut bulk, tid, &mut sink);
+            offsets.push(sink.len as i64);
+        }
+        *values = sink.finish();
+    }
+
+    /// Template id of every row, in row order.
+    pub(crate) fn row_templates(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.rows);
+        let idx = &self.bytes[self.rowidx_at..];
+        for (b, rb) in self.row_blocks.iter().enumerate() {
+            let d = &idx[rb.off as usize..];
+            let in_block = (self.rows - b * ROW_BLOCK).min(ROW_BLOCK);
+            let table = &self.locals[rb.first_local as usize..];
+            if rb.bits == 0 {
+                out.resize(out.len() + in_block, table[0].0);
+                continue;
+            }
+            out.extend((0..in_block).map(|j| {
+                let l = get_packed(d, rb.bits, j) as usize;
+                table.get(l).map_or(0, |t| t.0)
+            }));
+        }
+        out
+    }
+
+    /// State of a bulk decode: every integer column unpacked and every pool
+    /// string decoded, once.
+    pub(crate) fn bulk(&self) -> Bulk {
         let data = &self.bytes[self.data_at..];
         let pool = &self.bytes[self.pool_at..];
         let (mut pbuf, mut pend) = (Vec::new(), Vec::new());
         self.pool.decode_all(pool, &mut pbuf, &mut pend);
-        let pstr = |i: usize| -> &[u8] {
-            let s = if i == 0 { 0 } else { pend[i - 1] as usize };
-            &pbuf[s..pend[i] as usize]
-        };
-        // Every integer column, unpacked once.
-        let mut ints: Vec<Vec<u64>> = Vec::with_capacity(self.slots.len());
-        let mut wids: Vec<Vec<u64>> = Vec::with_capacity(self.slots.len());
+        pbuf.resize(pbuf.len() + 16, 0);
+        let mut ints = Vec::new();
+        let mut col_at = Vec::with_capacity(self.slots.len());
+        let mut wid_at = Vec::with_capacity(self.slots.len());
         for s in &self.slots {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
+            col_at.push(ints.len() as u32);
             match *s {
                 Slot::Int {
                     values: v,
@@ -526,55 +569,164 @@ impl<'a> LogBlock<'a> {
                     widths,
                     ..
                 } => {
-                    v.decode_all(&self.cps, data, &mut a);
+                    v.decode_all(&self.cps, data, &mut ints);
+                    wid_at.push(ints.len() as u32);
                     if width == Width::PerRow {
-                        widths.decode_all(&self.cps, data, &mut b);
+                        widths.decode_all(&self.cps, data, &mut ints);
                     }
                 }
-                Slot::Dict { ids, .. } => ids.decode_all(&self.cps, data, &mut a),
-                Slot::Free { .. } => {}
-            }
-            ints.push(a);
-            wids.push(b);
-        }
-        let mut cursor = vec![0usize; self.templates.len()];
-        values.reserve(pbuf.len() * 2 + self.rows * 64);
-        offsets.reserve(self.rows + 1);
-        offsets.push(0);
-        let idx = &self.bytes[self.rowidx_at..];
-        for (b, rb) in self.row_blocks.iter().enumerate() {
-            let d = &idx[rb.off as usize..];
-            let in_block = (self.rows - b * ROW_BLOCK).min(ROW_BLOCK);
-            for j in 0..in_block {
-                let l = get_packed(d, rb.bits, j) as usize;
-                let tid = self.locals[rb.first_local as usize + l].0 as usize;
-                let t = self.templates[tid];
-                let rank = cursor[tid];
-                cursor[tid] += 1;
-                let st = t.first_static as usize;
-                for s in 0..t.slots as usize {
-                    values.extend_from_slice(self.static_str(st + s));
-                    let si = t.first_slot as usize + s;
-                    match self.slots[si] {
-                        Slot::Int { kind, width, .. } => {
-                            let w = match width {
-                                Width::Natural => 0,
-                                Width::Fixed(w) => w as usize,
-                                Width::PerRow => wids[si][rank] as usize,
-                            };
-                            render(values, kind, ints[si][rank], w);
-                        }
-                        Slot::Dict { pool_base, .. } => values
-                            .extend_from_slice(pstr(pool_base as usize + ints[si][rank] as usize)),
-                        Slot::Free { pool_base } => {
-                            values.extend_from_slice(pstr(pool_base as usize + rank))
-                        }
-                    }
+                Slot::Dict { ids, .. } => {
+                    ids.decode_all(&self.cps, data, &mut ints);
+                    wid_at.push(0);
                 }
-                values.extend_from_slice(self.static_str(st + t.slots as usize));
-                offsets.push(values.len() as i64);
+                Slot::Free { .. } => wid_at.push(0),
             }
         }
+        Bulk {
+            pbuf,
+            pend,
+            ints,
+            col_at,
+            wid_at,
+            cursor: vec![0; self.templates.len()],
+        }
+    }
+
+    /// Renders the next row of template `tid` (its rank taken from and
+    /// advanced in `bulk`) into `sink`.
+    #[inline]
+    pub(crate) fn render_next(&self, bulk: &mut Bulk, tid: u32, sink: &mut Sink) {
+        let tid = tid as usize;
+        let Some(t) = self.templates.get(tid) else {
+            return;
+        };
+        let rank = bulk.cursor[tid] as usize;
+        bulk.cursor[tid] += 1;
+        let st = t.first_static as usize;
+        let first = t.first_slot as usize;
+        let statics = &self.statics[..];
+        let static_range = |i: usize| {
+            let s = if i == 0 {
+                0
+            } else {
+                self.statics_end[i - 1] as usize
+            };
+            (s, self.statics_end[i] as usize - s)
+        };
+        for s in 0..t.slots as usize {
+            let (a, n) = static_range(st + s);
+            sink.copy(statics, a, n);
+            let si = first + s;
+            match self.slots[si] {
+                Slot::Int { kind, width, .. } => {
+                    let v = bulk.ints.get(bulk.col_at[si] as usize + rank);
+                    let w = match width {
+                        Width::Natural => 0,
+                        Width::Fixed(w) => w as usize,
+                        Width::PerRow => bulk
+                            .ints
+                            .get(bulk.wid_at[si] as usize + rank)
+                            .map_or(0, |&w| w as usize),
+                    };
+                    sink.render(kind, v.copied().unwrap_or(0), w);
+                }
+                Slot::Dict { warm, .. } => {
+                    let id = bulk
+                        .ints
+                        .get(bulk.col_at[si] as usize + rank)
+                        .map_or(0, |&x| x as usize);
+                    let (a, n) = static_range(warm as usize + id);
+                    sink.copy(statics, a, n);
+                }
+                Slot::Free { pool_base } => {
+                    let i = pool_base as usize + rank;
+                    let a = if i == 0 { 0 } else { bulk.pend[i - 1] as usize };
+                    sink.copy(&bulk.pbuf, a, bulk.pend[i] as usize - a);
+                }
+            }
+        }
+        let (a, n) = static_range(st + t.slots as usize);
+        sink.copy(statics, a, n);
+    }
+}
+
+/// See [`LogBlock::bulk`].
+pub(crate) struct Bulk {
+    /// Every pool string, concatenated, then 16 zero bytes.
+    pbuf: Vec<u8>,
+    pend: Vec<u32>,
+    /// Every integer column, unpacked, one after another.
+    ints: Vec<u64>,
+    /// Per slot: where its values (ids) start in `ints`.
+    col_at: Vec<u32>,
+    /// Per slot: where its per-row widths start in `ints`.
+    wid_at: Vec<u32>,
+    /// Per template: rank of its next row.
+    cursor: Vec<u32>,
+}
+
+/// The bulk decoder's output: a byte buffer kept at least 48 bytes longer
+/// than what was written, so copies move whole 16-byte words (sources are
+/// padded by 16 bytes too) and numbers are rendered in place.
+pub(crate) struct Sink {
+    buf: Vec<u8>,
+    pub(crate) len: usize,
+}
+
+impl Sink {
+    pub(crate) fn new(mut buf: Vec<u8>, rows: usize) -> Self {
+        buf.clear();
+        buf.resize((rows * 64).max(256), 0);
+        Sink { buf, len: 0 }
+    }
+
+    #[inline]
+    fn room(&mut self, n: usize) {
+        if self.len + n + 48 > self.buf.len() {
+            let want = (self.buf.len() * 2).max(self.len + n + 48);
+            self.buf.resize(want, 0);
+        }
+    }
+
+    /// Appends `src[at..at + n]`; `src` has 16 readable bytes after it.
+    #[inline(always)]
+    pub(crate) fn copy(&mut self, src: &[u8], at: usize, n: usize) {
+        self.room(n);
+        let mut k = 0;
+        while k < n {
+            if let (Some(d), Some(s)) = (
+                self.buf.get_mut(self.len + k..self.len + k + 16),
+                src.get(at + k..at + k + 16),
+            ) {
+                d.copy_from_slice(s);
+            }
+            k += 16;
+        }
+        self.len += n;
+    }
+
+    /// Appends `v` as `kind` digits, zero-padded to `w` (≤ 40) digits.
+    #[inline]
+    fn render(&mut self, kind: Kind, v: u64, w: usize) {
+        self.room(40);
+        let n = match kind {
+            Kind::Dec => dec_digits(v),
+            _ => hex_digits(v),
+        };
+        let w = w.clamp(n, 40);
+        let out = &mut self.buf[self.len..self.len + w];
+        out[..w - n].fill(b'0');
+        match kind {
+            Kind::Dec => write_dec(&mut out[w - n..], v),
+            Kind::HexLower => write_hex(&mut out[w - n..], v, b"0123456789abcdef"),
+            _ => write_hex(&mut out[w - n..], v, b"0123456789ABCDEF"),
+        }
+        self.len += w;
+    }
+
+    pub(crate) fn finish(mut self) -> Vec<u8> {
+        self.buf.truncate(self.len);
+        self.buf
     }
 }
 

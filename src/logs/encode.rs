@@ -20,6 +20,13 @@ pub struct LogOptions {
     /// Share of static word positions two skeletons must share to merge
     /// (Drain's similarity threshold).
     pub similarity: f64,
+    /// Tokenize with alphanumeric runs that mix letters and digits split
+    /// into their letter and digit runs (`cn615` → `cn` `615`).
+    pub mixed: bool,
+    /// `encode_column`: `Some(true)` forces the header/body split (when
+    /// a header is found), `Some(false)` one block; `None` keeps the
+    /// smaller.
+    pub split: Option<bool>,
 }
 
 impl Default for LogOptions {
@@ -29,12 +36,14 @@ impl Default for LogOptions {
             sample_rows: 4096,
             min_count: 2,
             similarity: 0.5,
+            mixed: false,
+            split: None,
         }
     }
 }
 
 /// How one slot's values will be stored.
-enum SlotPlan {
+enum SlotPlan<'a> {
     Int {
         kind: Kind,
         values: Vec<u64>,
@@ -43,10 +52,10 @@ enum SlotPlan {
     },
     Dict {
         ids: Vec<u64>,
-        values: Vec<Vec<u8>>,
+        values: Vec<&'a [u8]>,
     },
     Free {
-        values: Vec<Vec<u8>>,
+        values: Vec<&'a [u8]>,
     },
 }
 
@@ -89,20 +98,20 @@ fn as_ints(words: &[&[u8]]) -> Option<(Kind, Vec<u64>, Width, Vec<u64>)> {
 
 /// Text typing: a value dictionary when its estimated bytes are smaller
 /// than one string per row, else free.
-fn as_text(words: &[&[u8]]) -> SlotPlan {
+fn as_text<'a>(words: &[&'a [u8]]) -> SlotPlan<'a> {
     let mut ids = Vec::with_capacity(words.len());
-    let mut values: Vec<Vec<u8>> = Vec::new();
-    let mut index: std::collections::HashMap<&[u8], u64> = Default::default();
+    let mut values: Vec<&[u8]> = Vec::new();
+    let mut index: super::bits::FastMap<&[u8], u64> = Default::default();
     for w in words {
         let next = values.len() as u64;
         let id = *index.entry(w).or_insert(next);
         if id == next {
-            values.push(w.to_vec());
+            values.push(w);
         }
         ids.push(id);
     }
     let free = SlotPlan::Free {
-        values: words.iter().map(|w| w.to_vec()).collect(),
+        values: words.to_vec(),
     };
     if values.len() == words.len() {
         return free;
@@ -119,12 +128,8 @@ fn as_text(words: &[&[u8]]) -> SlotPlan {
 /// residuals) plus, for pool strings, ~half their bytes in codes and 1.5
 /// bytes of offset each (what the OnPair-12 pool measured on Loghub).
 fn cost(plan: &SlotPlan) -> f64 {
-    let col = |v: &[u64]| {
-        let (mut m, mut d) = (Vec::new(), Vec::new());
-        column::write(v, &mut m, &mut d);
-        (m.len() + d.len()) as f64
-    };
-    let strings = |v: &[Vec<u8>]| v.iter().map(|s| s.len() as f64 * 0.5 + 1.5).sum::<f64>();
+    let col = |v: &[u64]| column::size(v) as f64;
+    let strings = |v: &[&[u8]]| v.iter().map(|s| s.len() as f64 * 0.5 + 1.5).sum::<f64>();
     match plan {
         SlotPlan::Int {
             values,
@@ -148,17 +153,29 @@ fn cost(plan: &SlotPlan) -> f64 {
 /// Encodes `rows` into one log block (the bytes as they would be stored,
 /// padding included).
 pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
-    let mut miner = Miner::default();
+    let mut miner = Miner {
+        mixed: opts.mixed,
+        ..Default::default()
+    };
     let min_count = opts.min_count.max(1);
     // Pass 1: mine a sample.
     let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
     let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
     miner.learn(&sample, min_count, opts.similarity);
-    let mut t = Tokens::default();
+    let mut t = Tokens {
+        mixed: opts.mixed,
+        ..Default::default()
+    };
+    // Every row's words, kept for gathering the slot values below.
+    let mut words: Vec<(u32, u32)> = Vec::new();
+    let mut word_at: Vec<usize> = Vec::with_capacity(rows.len() + 1);
+    word_at.push(0);
     let mut assign: Vec<Option<u32>> = rows
         .iter()
         .map(|r| {
             t.split(r);
+            words.extend_from_slice(&t.words);
+            word_at.push(words.len());
             miner.find(r, &t)
         })
         .collect();
@@ -199,16 +216,15 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         .chain(kept.iter().map(|p| vec![Vec::new(); p.slots()]))
         .collect();
     let mut counts = vec![0u64; ntemp];
-    for (r, &tid) in rows.iter().zip(&tids) {
+    for (i, (r, &tid)) in rows.iter().zip(&tids).enumerate() {
         counts[tid as usize] += 1;
         if tid == 0 {
             cols[0][0].push(r);
             continue;
         }
-        t.split(r);
         let p = kept[tid as usize - 1];
         let mut s = 0;
-        for (w, &(a, b)) in p.words.iter().zip(&t.words) {
+        for (w, &(a, b)) in p.words.iter().zip(&words[word_at[i]..word_at[i + 1]]) {
             if w.is_none() {
                 cols[tid as usize][s].push(&r[a as usize..b as usize]);
                 s += 1;
@@ -244,7 +260,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
                             }
                         }
                         None if tid == 0 => SlotPlan::Free {
-                            values: words.iter().map(|w| w.to_vec()).collect(),
+                            values: words.to_vec(),
                         },
                         None => as_text(words),
                     }
@@ -253,10 +269,9 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         })
         .collect();
     // Pool: all statics first, then the text slots' strings.
-    let mut pool: Vec<Vec<u8>> = vec![Vec::new(), Vec::new()];
-    for p in &kept {
-        pool.extend(p.statics());
-    }
+    let statics: Vec<Vec<u8>> = kept.iter().flat_map(|p| p.statics()).collect();
+    let mut pool: Vec<&[u8]> = vec![b"", b""];
+    pool.extend(statics.iter().map(|s| &s[..]));
     let mut meta = Vec::new();
     let mut data = Vec::new();
     put_varint(&mut meta, rows.len() as u64);
@@ -290,12 +305,12 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
                 SlotPlan::Dict { ids, values } => {
                     meta.push(Kind::Dict as u8);
                     put_varint(&mut meta, values.len() as u64);
-                    pool.extend(values.iter().cloned());
+                    pool.extend(values.iter().copied());
                     column::write(ids, &mut meta, &mut data);
                 }
                 SlotPlan::Free { values } => {
                     meta.push(Kind::Free as u8);
-                    pool.extend(values.iter().cloned());
+                    pool.extend(values.iter().copied());
                 }
             }
         }
@@ -326,9 +341,8 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         }
         pack(ids, super::bits::local_id_bits(local.len()), &mut rowidx);
     }
-    let pool_refs: Vec<&[u8]> = pool.iter().map(|s| &s[..]).collect();
     let mut pool_bytes = Vec::new();
-    text::write(&pool_refs, &mut pool_bytes);
+    text::write(&pool, &mut pool_bytes);
 
     let mut out = Vec::with_capacity(
         BLOCK_MAGIC.len() + 16 + meta.len() + rowidx.len() + data.len() + pool_bytes.len() + PAD,

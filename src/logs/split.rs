@@ -18,15 +18,34 @@
 //! ```
 //! or a single log block ("FPL1"). Row `r` = header row `r` ++ body row `r`.
 
-use std::collections::HashMap;
+use std::hash::Hasher;
 
-use super::bits::VarReader;
-use super::decode::LogBlock;
+use bytes::Bytes;
+
+use super::bits::{FastMap as HashMap, FoldHasher, VarReader};
+use super::decode::{LogBlock, Sink};
 use super::encode::{encode, LogOptions};
 use super::tokenize::Tokens;
 use crate::error::{Error, Invariant, Result};
 
 const SPLIT_MAGIC: &[u8; 4] = b"FPS1";
+
+/// `e` with its offset moved by `by` bytes (a block's errors count from the
+/// block's first byte).
+fn relocate(e: Error, by: u64) -> Error {
+    match e {
+        Error::Corrupt {
+            section,
+            offset,
+            invariant,
+        } => Error::Corrupt {
+            section,
+            offset: offset + by,
+            invariant,
+        },
+        e => e,
+    }
+}
 
 /// Longest header, in words.
 const MAX_HEADER_WORDS: usize = 48;
@@ -38,15 +57,21 @@ const COVERAGE: f64 = 0.9;
 fn header_words(sample: &[&[u8]]) -> usize {
     let mut t = Tokens::default();
     // Per row, the separators of its first MAX_HEADER_WORDS words.
-    let mut counts: Vec<HashMap<Vec<u8>, usize>> = vec![HashMap::new(); MAX_HEADER_WORDS + 1];
+    // Keyed by a running hash of the shape (128-bit: a collision would
+    // only merge two shapes' counts, and is not expected).
+    let mut counts: Vec<HashMap<u128, usize>> = vec![HashMap::default(); MAX_HEADER_WORDS + 1];
     for r in sample {
         t.split(r);
-        let mut key = Vec::new();
+        let (mut h1, mut h2) = (FoldHasher::default(), FoldHasher::default());
+        h2.write_u64(0x5bd1_e995);
         let n = MAX_HEADER_WORDS.min(t.words.len());
         for (&(a, b), count) in t.seps[..n].iter().zip(&mut counts[1..]) {
-            key.extend_from_slice(&(b - a).to_le_bytes());
-            key.extend_from_slice(&r[a as usize..b as usize]);
-            *count.entry(key.clone()).or_default() += 1;
+            let sep = &r[a as usize..b as usize];
+            h1.write(sep);
+            h2.write(sep);
+            h2.write_u64(b as u64 - a as u64);
+            let key = (h1.finish() as u128) << 64 | h2.finish() as u128;
+            *count.entry(key).or_default() += 1;
         }
     }
     let need = (sample.len() as f64 * COVERAGE).ceil() as usize;
@@ -69,22 +94,57 @@ fn cut(r: &[u8], t: &mut Tokens, h: usize) -> usize {
 /// Encodes a column of log rows: split into header and body when that is
 /// smaller, else one block.
 pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
-    let whole = encode(rows, opts);
     let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
     let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
     let h = header_words(&sample);
+    // The candidates: whole or split (when a header was found), each with
+    // mixed letter/digit runs kept or split (`Tokens::mixed`).
+    let mut cands: Vec<(bool, usize)> = Vec::new();
+    for mixed in [opts.mixed, !opts.mixed] {
+        if opts.split != Some(true) || h == 0 {
+            cands.push((mixed, 0));
+        }
+        if h > 0 && opts.split != Some(false) {
+            cands.push((mixed, h));
+        }
+    }
+    // Decided on an evenly spaced sample of `DECIDE_ROWS` rows when the
+    // column is larger (then one full encode), else by encoding them all.
+    let pick = if rows.len() > 2 * DECIDE_ROWS {
+        let step = rows.len().div_ceil(DECIDE_ROWS);
+        let small: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
+        let best = cands
+            .iter()
+            .min_by_key(|&&(mixed, h)| encode_as(&small, opts, mixed, h).len())
+            .copied();
+        vec![best.unwrap_or((opts.mixed, 0))]
+    } else {
+        cands
+    };
+    pick.iter()
+        .map(|&(mixed, h)| encode_as(rows, opts, mixed, h))
+        .min_by_key(|e| e.len())
+        .expect("at least one candidate")
+}
+
+/// Rows of the sample that decides how a large column is encoded.
+const DECIDE_ROWS: usize = 512;
+
+/// One candidate encoding: whole (`h` = 0) or split after `h` words.
+fn encode_as(rows: &[&[u8]], opts: &LogOptions, mixed: bool, h: usize) -> Vec<u8> {
+    let opts = LogOptions {
+        mixed,
+        ..opts.clone()
+    };
     if h == 0 {
-        return whole;
+        return encode(rows, &opts);
     }
     let mut t = Tokens::default();
     let cuts: Vec<usize> = rows.iter().map(|r| cut(r, &mut t, h)).collect();
     let heads: Vec<&[u8]> = rows.iter().zip(&cuts).map(|(r, &c)| &r[..c]).collect();
     let bodies: Vec<&[u8]> = rows.iter().zip(&cuts).map(|(r, &c)| &r[c..]).collect();
-    let head = encode(&heads, opts);
-    let body = encode(&bodies, opts);
-    if 8 + head.len() + body.len() >= whole.len() {
-        return whole;
-    }
+    let head = encode(&heads, &opts);
+    let body = encode(&bodies, &opts);
     let mut out = Vec::with_capacity(8 + head.len() + body.len());
     out.extend_from_slice(SPLIT_MAGIC);
     out.extend_from_slice(&(head.len() as u32).to_le_bytes());
@@ -94,25 +154,32 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
 }
 
 /// An opened column: one block, or a header and a body block of equal rows.
-pub enum LogColumn<'a> {
+pub enum LogColumn {
     /// One log block.
-    Single(Box<LogBlock<'a>>),
+    Single(Box<LogBlock>),
     /// Header block and body block.
-    Split(Box<(LogBlock<'a>, LogBlock<'a>)>),
+    Split(Box<(LogBlock, LogBlock)>),
 }
 
-impl<'a> LogColumn<'a> {
-    /// Opens and validates what [`encode_column`] wrote.
-    pub fn open(bytes: &'a [u8]) -> Result<Self> {
+impl LogColumn {
+    /// Opens and validates what [`encode_column`] wrote (copied).
+    pub fn open(bytes: &[u8]) -> Result<Self> {
+        Self::open_shared(Bytes::copy_from_slice(bytes))
+    }
+
+    /// [`Self::open`] without a copy. Error offsets count from the
+    /// payload's first byte.
+    pub fn open_shared(bytes: Bytes) -> Result<Self> {
         if !bytes.starts_with(SPLIT_MAGIC) {
-            return Ok(LogColumn::Single(Box::new(LogBlock::open(bytes)?)));
+            return Ok(LogColumn::Single(Box::new(LogBlock::open_shared(bytes)?)));
         }
-        let mut r = VarReader::new(bytes, 0);
+        let mut r = VarReader::new(&bytes, 0);
         r.take(4, "split magic")?;
         let n = r.u32("header block length")? as usize;
-        let head = r.take(n, "header block")?;
-        let head = LogBlock::open(head)?;
-        let body = LogBlock::open(&bytes[8 + n..])?;
+        r.take(n, "header block")?;
+        let head = LogBlock::open_shared(bytes.slice(8..8 + n)).map_err(|e| relocate(e, 8))?;
+        let body =
+            LogBlock::open_shared(bytes.slice(8 + n..)).map_err(|e| relocate(e, 8 + n as u64))?;
         if head.rows() != body.rows() {
             return Err(Error::corrupt(
                 super::bits::SECTION,
@@ -143,11 +210,12 @@ impl<'a> LogColumn<'a> {
         }
     }
 
-    /// Escaped rows (body block's when split).
+    /// Escaped rows (when split: header rows plus body rows that took the
+    /// escape template).
     pub fn escaped_rows(&self) -> usize {
         match self {
             LogColumn::Single(b) => b.escaped_rows(),
-            LogColumn::Split(hb) => hb.1.escaped_rows(),
+            LogColumn::Split(hb) => hb.0.escaped_rows() + hb.1.escaped_rows(),
         }
     }
 
@@ -173,20 +241,17 @@ impl<'a> LogColumn<'a> {
             LogColumn::Single(b) => b.decode_all(values, offsets),
             LogColumn::Split(hb) => {
                 let (h, b) = (&hb.0, &hb.1);
-                let (mut hv, mut ho, mut bv, mut bo) =
-                    (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-                h.decode_all(&mut hv, &mut ho);
-                b.decode_all(&mut bv, &mut bo);
-                values.clear();
+                let (mut hs, mut bs) = (h.bulk(), b.bulk());
+                let mut sink = Sink::new(std::mem::take(values), h.rows());
                 offsets.clear();
-                values.reserve(hv.len() + bv.len());
-                offsets.reserve(ho.len());
+                offsets.reserve(h.rows() + 1);
                 offsets.push(0);
-                for i in 0..ho.len() - 1 {
-                    values.extend_from_slice(&hv[ho[i] as usize..ho[i + 1] as usize]);
-                    values.extend_from_slice(&bv[bo[i] as usize..bo[i + 1] as usize]);
-                    offsets.push(values.len() as i64);
+                for (&ht, &bt) in h.row_templates().iter().zip(&b.row_templates()) {
+                    h.render_next(&mut hs, ht, &mut sink);
+                    b.render_next(&mut bs, bt, &mut sink);
+                    offsets.push(sink.len as i64);
                 }
+                *values = sink.finish();
             }
         }
     }

@@ -188,18 +188,31 @@ impl Pool {
             .decode_all(&self.cps, &pool[self.offs_at..], &mut offs);
         let codes = &pool[self.codes_at..];
         let total = *offs.last().unwrap_or(&0) as usize;
-        buf.reserve(total * 4);
+        // Exact output size first, then every token as one 16-byte store
+        // into a buffer with 16 bytes of slack (advancing by its length).
+        let mut out_len = 0usize;
+        for c in 0..total {
+            out_len += self.lens[get_packed(codes, CODE_BITS, c) as usize & 0xfff] as usize;
+        }
+        let base = buf.len();
+        buf.resize(base + out_len + MAX_TOKEN_LEN, 0);
         ends.reserve(self.strings);
-        let mut c = 0usize;
+        let (mut c, mut at) = (0usize, base);
         for w in offs.windows(2) {
             let e = w[1] as usize;
             while c < e {
-                let code = get_packed(codes, CODE_BITS, c) as usize;
-                buf.extend_from_slice(&self.words[code][..self.lens[code] as usize]);
+                let code = get_packed(codes, CODE_BITS, c) as usize & 0xfff;
+                if let (Some(d), Some(word)) =
+                    (buf.get_mut(at..at + MAX_TOKEN_LEN), self.words.get(code))
+                {
+                    d.copy_from_slice(word);
+                }
+                at += self.lens.get(code).map_or(0, |&l| l as usize);
                 c += 1;
             }
-            ends.push(buf.len() as u32);
+            ends.push((at - base) as u32);
         }
+        buf.truncate(at);
     }
 }
 

@@ -22,12 +22,33 @@ const WORD: [bool; 256] = {
     t
 };
 
+/// Letter/digit classes for [`Tokens::push_run`].
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = match c {
+            b'0'..=b'9' => 1,
+            b'a'..=b'f' => 2,
+            b'A'..=b'F' => 4,
+            _ if c.is_ascii_alphabetic() => 8,
+            _ => 0,
+        };
+        b += 1;
+    }
+    t
+};
+
 /// A tokenized line: `seps.len() == words.len() + 1`; both hold byte ranges
 /// of the line as `(start, end)`.
 #[derive(Default, Debug, Clone)]
 pub(crate) struct Tokens {
     pub(crate) words: Vec<(u32, u32)>,
     pub(crate) seps: Vec<(u32, u32)>,
+    /// Split alphanumeric runs that mix letters and digits (see
+    /// [`Tokens::split`]).
+    pub(crate) mixed: bool,
 }
 
 impl Tokens {
@@ -50,7 +71,40 @@ impl Tokens {
             while i < n && WORD[line[i] as usize] {
                 i += 1;
             }
-            self.words.push((w as u32, i as u32));
+            if self.mixed {
+                self.push_run(line, w, i);
+            } else {
+                self.words.push((w as u32, i as u32));
+            }
+        }
+    }
+
+    /// Pushes the alphanumeric run `line[w..e]` as one word, or, when it
+    /// mixes letters and digits and is not hex of one case, as its letter
+    /// and digit runs with empty separators between them (`cn615` → `cn`,
+    /// `615`: the number becomes an integer slot, the prefix a static word
+    /// or a dictionary value).
+    fn push_run(&mut self, line: &[u8], w: usize, e: usize) {
+        // Class bits of the run: 1 digit, 2 hex lower, 4 hex upper, 8 other letter.
+        let mut class = 0u8;
+        for &b in &line[w..e] {
+            class |= CLASS[b as usize];
+        }
+        let mixed = class & 1 != 0 && class & 14 != 0;
+        let hex = class & 8 == 0 && class & 6 != 6;
+        if !mixed || hex {
+            self.words.push((w as u32, e as u32));
+            return;
+        }
+        let mut s = w;
+        for k in w + 1..=e {
+            if k == e || line[k].is_ascii_digit() != line[s].is_ascii_digit() {
+                if s != w {
+                    self.seps.push((s as u32, s as u32));
+                }
+                self.words.push((s as u32, k as u32));
+                s = k;
+            }
         }
     }
 }
@@ -147,6 +201,58 @@ mod tests {
         let (w, s) = parts(b"{\"a\":1}");
         assert_eq!(w, [&b"a"[..], b"1"]);
         assert_eq!(s, [&b"{\""[..], b"\":", b"}"]);
+    }
+
+    fn mixed_parts(line: &[u8]) -> (Vec<&[u8]>, Vec<&[u8]>) {
+        let mut t = Tokens {
+            mixed: true,
+            ..Default::default()
+        };
+        t.split(line);
+        let w = t
+            .words
+            .iter()
+            .map(|&(a, b)| &line[a as usize..b as usize])
+            .collect();
+        let s = t
+            .seps
+            .iter()
+            .map(|&(a, b)| &line[a as usize..b as usize])
+            .collect();
+        (w, s)
+    }
+
+    #[test]
+    fn mixed_runs_split_at_letter_digit_changes_unless_hex() {
+        let (w, s) = mixed_parts(b"cn615 x86_64 ab12 AB12 aB12 io80211Family 42");
+        assert_eq!(
+            w,
+            [
+                &b"cn"[..],
+                b"615",
+                b"x",
+                b"86",
+                b"64",
+                b"ab12",
+                b"AB12",
+                b"aB",
+                b"12",
+                b"io",
+                b"80211",
+                b"Family",
+                b"42"
+            ]
+        );
+        // `aB12` is not hex of one case: its letter run `aB`, then `12`.
+        assert_eq!(s.len(), w.len() + 1);
+        assert_eq!(s[1], b"");
+        let line = b"cn615 x86_64 ab12 AB12 aB12 io80211Family 42";
+        let non_word: Vec<u8> = line
+            .iter()
+            .copied()
+            .filter(|b| !b.is_ascii_alphanumeric())
+            .collect();
+        assert_eq!(s.concat(), non_word);
     }
 
     #[test]

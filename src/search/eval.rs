@@ -107,8 +107,25 @@ impl<'a> Search<'a> {
         match view.kind() {
             ChunkKind::ValueDict => self.value_dict(view, &mut bits),
             ChunkKind::Coded => self.coded(view, &mut bits)?,
+            ChunkKind::LogTemplates => self.decoded(i, &mut bits)?,
         }
         Ok(bits)
+    }
+
+    /// A chunk without codes of the file's dictionaries (log templates,
+    /// spec/FORMAT.md §5.8): its rows decoded, each matched (nulls never).
+    fn decoded(&self, i: usize, bits: &mut [u64]) -> Result<()> {
+        let info = self.reader.chunk_info(i);
+        let first = info.first_row;
+        let col = self
+            .reader
+            .read_range(first..first + info.entry.rows as u64)?;
+        for r in 0..info.entry.rows as usize {
+            if col.value(r).is_some_and(|v| self.c.matches(v)) {
+                bits[r / 64] |= 1 << (r % 64);
+            }
+        }
+        Ok(())
     }
 
     /// A value-dictionary chunk: each distinct value matched once, then

@@ -5,7 +5,9 @@
 
 use rayon::prelude::*;
 
-use super::{choose, values, Choice, EncodedChunk, PendingChunk, WriterOptions};
+use super::{
+    choose, logs, values, Choice, EncodedChunk, LogTemplates, PendingChunk, WriterOptions,
+};
 use crate::dict::fsst12::{self, Fsst12Params};
 use crate::dict::matcher::Matcher;
 use crate::dict::onpair::{self, OnPairParams};
@@ -13,6 +15,12 @@ use crate::dict::TokenTable;
 use crate::format::layout::{ChunkParts, ChunkSection};
 use crate::format::ChunkKind;
 use crate::format::{cascade, codes, Codec};
+
+/// `auto` keeps a log-template chunk (spec/FORMAT.md §5.8) only when it is
+/// at least this share smaller than the coded chunk (and never replaces a
+/// value dictionary): log chunks have no GPU decoder yet, so they must pay
+/// for themselves.
+pub(super) const LOG_MARGIN: f64 = 0.10;
 
 /// Bytes of rows per parallel encoding task.
 const ENCODE_SEGMENT: usize = 1 << 16;
@@ -156,15 +164,33 @@ pub(super) fn encode_chunk(
     let plain_codes = coded.codes as usize;
     // Every other layout the options allow, kept when strictly smaller (an
     // exact comparison, so the choice depends on the bytes only).
+    // `--codec logs` (`LogTemplates::Always`) keeps a log-template chunk
+    // whatever its size; `auto` when it is at least `LOG_MARGIN` smaller
+    // (it has no GPU decoder yet: it must pay for itself).
     let mut best = coded;
-    let others: &[ChunkKind] = if opts.value_dict {
-        &[ChunkKind::ValueDict]
-    } else {
-        &[]
-    };
-    for &kind in others {
-        if let Some(e) = encode_as(kind, opts, codec, p, table, m) {
-            if e.bytes.len() < best.bytes.len() {
+    let mut others = Vec::new();
+    if opts.value_dict {
+        others.push(ChunkKind::ValueDict);
+    }
+    if opts.log_templates != LogTemplates::Off {
+        others.push(ChunkKind::LogTemplates);
+    }
+    for kind in others {
+        // `auto` leaves a value-dictionary chunk as it is (GPU-readable, and
+        // within a few percent of the templates on few distinct values).
+        let auto = opts.log_templates == LogTemplates::Auto;
+        if kind == ChunkKind::LogTemplates && auto && best.values > 0 {
+            continue;
+        }
+        if let Some(e) = encode_as(kind, opts, codec, p, table, m, best.bytes.len()) {
+            let logs = kind == ChunkKind::LogTemplates;
+            let forced = logs && opts.log_templates == LogTemplates::Always;
+            let want = if logs {
+                (best.bytes.len() as f64 * (1.0 - LOG_MARGIN)) as usize
+            } else {
+                best.bytes.len()
+            };
+            if forced || e.bytes.len() < want {
                 best = e;
             }
         }
@@ -175,7 +201,8 @@ pub(super) fn encode_chunk(
 
 /// Chunk `p` in the layout of `kind` other than [`ChunkKind::Coded`]
 /// (which every chunk has, [`encode_coded`]), or `None` where the kind does
-/// not apply to its rows: the one dispatch on the chunk kind in the writer.
+/// not apply to its rows (or, for log templates, will not beat `best`
+/// bytes): the one dispatch on the chunk kind in the writer.
 fn encode_as(
     kind: ChunkKind,
     opts: &WriterOptions,
@@ -183,6 +210,7 @@ fn encode_as(
     p: &PendingChunk,
     table: &TokenTable,
     m: &Matcher,
+    best: usize,
 ) -> Option<EncodedChunk> {
     match kind {
         ChunkKind::Coded => None,
@@ -190,6 +218,8 @@ fn encode_as(
         ChunkKind::ValueDict => {
             values::distinct(p).map(|d| values::encode(opts, codec, p, &d, table, m))
         }
+        // write/logs.rs.
+        ChunkKind::LogTemplates => logs::encode(opts, codec, p, best),
     }
 }
 
@@ -242,6 +272,7 @@ fn encode_coded(
             row_bytes: &rb,
             validity: validity.as_deref(),
             value_index: None,
+            log_payload: None,
         },
         &mut bytes,
     );

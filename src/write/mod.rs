@@ -30,6 +30,7 @@
 mod choose;
 mod drift;
 mod encode;
+mod logs;
 mod options;
 mod sink;
 mod values;
@@ -42,8 +43,8 @@ pub use choose::{Choice, CodecChoice, Estimate, AUTO_ONPAIR16_MIN_BYTES, TIE_MAR
 pub use drift::DRIFT_MARGIN;
 pub(crate) use encode::sidecar_and_hist;
 pub use options::{
-    buffered_cost, chunk_cost, train_window_bytes, DictMode, WriterOptions, BYTE_COST, ROW_COST,
-    TRAIN_WINDOW_ROWS,
+    buffered_cost, chunk_cost, train_window_bytes, DictMode, LogTemplates, WriterOptions,
+    BYTE_COST, ROW_COST, TRAIN_WINDOW_ROWS,
 };
 pub use sink::{AtomicFile, Sink};
 
@@ -472,6 +473,14 @@ impl<S: Sink> Writer<S> {
         // (spec/FORMAT.md §9 step 6: no dictionary without a chunk).
         let dicts = std::mem::take(&mut self.dicts);
         for (codec, table, hist) in dicts {
+            // A dictionary whose tokens no code uses (its chunks are all log
+            // templates, §5.8, or empty) is written as the single bytes: a
+            // valid dictionary of the same codec, without the trained tokens.
+            let table = if hist == [0; 16] {
+                TokenTable::single_bytes()
+            } else {
+                table
+            };
             let d = Dictionary::from_table(codec, table, hist);
             let mut bytes = Vec::new();
             d.write_section(crate::format::VERSION, &mut bytes);

@@ -72,6 +72,28 @@ pub struct WriterOptions {
     /// Try value dictionaries (spec/FORMAT.md §5.6) on chunks with few
     /// distinct values, keeping the smaller layout (default true).
     pub value_dict: bool,
+    /// Log-template chunks (spec/FORMAT.md §5.8; default
+    /// [`LogTemplates::Off`]: they have no GPU decoder yet and the memory
+    /// model does not count their encoder; the CLI's `--codec logs` sets
+    /// [`LogTemplates::Always`]).
+    pub log_templates: LogTemplates,
+}
+
+/// Whether chunks are written as log templates (spec/FORMAT.md §5.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum LogTemplates {
+    /// Never (default).
+    #[default]
+    Off,
+    /// Per chunk, when the log payload is at least 10% smaller than the
+    /// coded chunk (never instead of a value dictionary). Chunks of more
+    /// than 8,192 rows are screened by two sample encodes first, so a
+    /// column that is not logs pays two small trial encodes per chunk.
+    Auto,
+    /// Every chunk that has bytes (CLI `--codec logs`): chunks whose rows
+    /// are all empty or null stay coded.
+    Always,
 }
 
 /// Estimated writer bytes per buffered value byte: the row bytes, their
@@ -121,6 +143,7 @@ impl Default for WriterOptions {
             parallel_chunks: rayon::current_num_threads().max(1),
             memory_budget: 1 << 30,
             value_dict: true,
+            log_templates: LogTemplates::Off,
         }
     }
 }
@@ -135,6 +158,7 @@ with_setters!(WriterOptions {
     with_parallel_chunks => parallel_chunks: usize,
     with_memory_budget => memory_budget: usize,
     with_value_dict => value_dict: bool,
+    with_log_templates => log_templates: LogTemplates,
 });
 
 impl WriterOptions {

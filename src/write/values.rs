@@ -202,6 +202,7 @@ pub(super) fn encode(
             row_bytes: &rb,
             validity: validity.as_deref(),
             value_index: Some(&index_part),
+            log_payload: None,
         },
         &mut bytes,
     );

@@ -112,13 +112,16 @@ pub enum CodecArg {
     Onpair12,
     /// OnPair with 16-bit codes (up to 65,536 tokens; best on large columns).
     Onpair16,
+    /// Log templates on every chunk with bytes (spec/FORMAT.md §5.8: lines
+    /// as templates + typed slots; no GPU decoder yet).
+    Logs,
 }
 
 impl From<CodecArg> for fastpair::CodecChoice {
     fn from(c: CodecArg) -> Self {
         use fastpair::{Codec, CodecChoice};
         match c {
-            CodecArg::Auto => CodecChoice::Auto,
+            CodecArg::Auto | CodecArg::Logs => CodecChoice::Auto,
             CodecArg::Fsst12 => Codec::Fsst12.into(),
             CodecArg::Onpair12 => Codec::OnPair12.into(),
             CodecArg::Onpair16 => Codec::OnPair16.into(),

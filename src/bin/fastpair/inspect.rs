@@ -221,6 +221,7 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
                     format!("value dictionary of {} values", thousands(e.values as u64))
                 }
                 ChunkKind::Coded => "codes per row".to_string(),
+                ChunkKind::LogTemplates => "log templates".to_string(),
                 _ => "another kind".to_string(),
             }
         );

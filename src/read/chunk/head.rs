@@ -105,6 +105,8 @@ impl Reader {
         // The kind's own head: the one dispatch of building a head.
         let kind = match kind {
             ChunkKind::Coded => HeadKind::Coded,
+            // `point_read` validates a log-template chunk whole instead.
+            ChunkKind::LogTemplates => unreachable!("no head for log templates"),
             ChunkKind::ValueDict => HeadKind::ValueDict(self.value_index_head(i, &header)?),
         };
         let slot = &self.slots[i].head;
@@ -129,6 +131,12 @@ impl Reader {
         r: usize,
         out: &mut Vec<u8>,
     ) -> Result<bool> {
+        // A log-template chunk is opened whole (its templates' static text
+        // is decoded once), then every get is O(1) (§5.8).
+        if ChunkKind::of(&self.footer.chunks[i]) == ChunkKind::LogTemplates {
+            let c = self.valid_chunk(i)?;
+            return Ok(self.get_valid(c, r, out));
+        }
         let head = self.head(i)?;
         // The row's code range: the one dispatch on the kind for point reads.
         let range = match &head.kind {

@@ -48,6 +48,7 @@
 
 mod coded;
 mod head;
+mod logs;
 mod utf8;
 mod validate;
 mod value_dict;
@@ -110,6 +111,7 @@ pub(super) struct ValidChunk {
 pub(super) enum Body {
     Coded(coded::Coded),
     ValueDict(value_dict::ValueDict),
+    LogTemplates(logs::LogChunk),
 }
 
 impl Body {
@@ -120,6 +122,7 @@ impl Body {
         match self {
             Self::Coded(c) => c,
             Self::ValueDict(v) => v,
+            Self::LogTemplates(l) => l,
         }
     }
 
@@ -128,6 +131,7 @@ impl Body {
         match self {
             Self::Coded(_) => ChunkKind::Coded,
             Self::ValueDict(_) => ChunkKind::ValueDict,
+            Self::LogTemplates(_) => ChunkKind::LogTemplates,
         }
     }
 }
@@ -338,7 +342,7 @@ impl<'a> ChunkView<'a> {
     pub fn value_dict_parts(&self) -> Option<ValueDictParts<'a>> {
         match &self.chunk.body {
             Body::ValueDict(v) => Some(v.parts()),
-            Body::Coded(_) => None,
+            Body::Coded(_) | Body::LogTemplates(_) => None,
         }
     }
 }
@@ -357,7 +361,10 @@ mod tests {
         let repeated: Vec<Vec<u8>> = (0..4000).map(|i| format!("v{}", i % 3).into()).collect();
         let distinct: Vec<Vec<u8>> = (0..4000).map(|i| format!("row {i}").into()).collect();
         let rows = repeated.iter().chain(&distinct).map(|r| Some(&r[..]));
-        let opts = WriterOptions::default().with_chunk_rows(4000);
+        // (`row {i}` is one template: `auto` would write log templates.)
+        let opts = WriterOptions::default()
+            .with_chunk_rows(4000)
+            .with_log_templates(crate::write::LogTemplates::Off);
         let r = Reader::from_bytes(write_to_vec(rows, opts).unwrap()).unwrap();
         assert_eq!(r.num_chunks(), 2);
         let kinds: Vec<ChunkKind> = (0..2).map(|i| r.chunk_info(i).kind()).collect();

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use rayon::prelude::*;
 
 use super::coded::Coded;
+use super::logs::LogChunk;
 use super::utf8::{token_len_flags, token_moves, utf8_chain};
 use super::value_dict::ValueDict;
 use super::{Body, ChunkKind, ValidChunk};
@@ -18,6 +19,46 @@ use crate::format::cascade::Sequence;
 use crate::format::layout::{ChunkEntry, ChunkSection};
 use crate::format::{codes, limits};
 use crate::read::Reader;
+
+/// A log-template chunk (§5.8): no codes and no sequences; the validity
+/// bitmap as in step 13, then step 13c (`LogChunk::validate`).
+fn log_chunk(
+    id: u32,
+    entry: ChunkEntry,
+    section: &Bytes,
+    p: &ChunkSection<'_>,
+) -> Result<(ValidChunk, [u64; 16])> {
+    let s: &[u8] = section;
+    let base = entry.section.offset;
+    let validity_at = p.validity.map_or(0, |v| base + rel(s, v).start as u64);
+    let kind = ChunkKind::LogTemplates;
+    let validity = check_validity(id, &entry, kind, p.validity, &[], validity_at)?;
+    let (payload, at) = p
+        .log_payload
+        .expect("a log-template chunk has its payload part");
+    let (body, utf8) =
+        LogChunk::validate(id, &entry, section.slice(rel(s, payload)), at, validity)?;
+    // No codes and no sequences: empty parts, and sequences of one value
+    // (0), which is what they would be for a chunk without codes.
+    let mut one = Vec::new();
+    crate::format::cascade::encode(&[0], &mut one);
+    let empty = Sequence::parse(&one, 0, Section::Chunk(id, ChunkPart::RowCodes))?;
+    let chunk = ValidChunk {
+        body: Body::LogTemplates(body),
+        id,
+        entry,
+        section: section.clone(),
+        batch: p.batch,
+        codes: 0..0,
+        sidecar: vec![0],
+        sidecar_range: 0..0,
+        row_codes: (empty.clone(), 0..0),
+        row_bytes: (empty, 0..0),
+        validity: validity.map(|v| rel(s, v)),
+        tokens_utf8: utf8,
+    };
+    Ok((chunk, [0; 16]))
+}
 
 /// A chunk's three sequences, each checked and decoded whole (§9 step 10).
 struct Sequences {
@@ -44,6 +85,9 @@ impl Reader {
         // Step 9 (version 4: steps 8 and 9b too).
         let p = ChunkSection::parse(s, base, id, &entry, dict.code_bits(), self.version)?;
         let kind = p.kind;
+        if kind == ChunkKind::LogTemplates {
+            return log_chunk(id, entry, &section, &p);
+        }
         let Sequences {
             sidecar,
             row_codes: (rc_seq, rc),
@@ -81,6 +125,7 @@ impl Reader {
                 value_bytes,
                 rb,
             )?),
+            ChunkKind::LogTemplates => unreachable!("validated above"),
         };
         let chunk = ValidChunk {
             body,
