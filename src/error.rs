@@ -680,6 +680,14 @@ pub enum Error {
     },
     /// No usable GPU (no driver, no NVRTC, no device).
     GpuUnavailable(String),
+    /// A dataset (spec/DATASET.md) whose manifest or files break one of its
+    /// rules: the dataset's path and what is wrong, naming the field or file.
+    Dataset {
+        /// The dataset directory.
+        path: String,
+        /// What is wrong (the manifest field or the file, and the rule).
+        what: String,
+    },
     /// The kernel reported a disagreement, or a GPU precondition failed.
     Gpu(String),
     /// A CUDA driver or NVRTC call failed; the binding's (cudarc's) error is
@@ -744,6 +752,7 @@ impl fmt::Display for Error {
                 "decode needs {needed} bytes, over the reader's memory cap of {cap} bytes"
             ),
             Error::GpuUnavailable(m) => write!(f, "GPU unavailable: {m}"),
+            Error::Dataset { path, what } => write!(f, "dataset {path}: {what}"),
             Error::Gpu(m) => write!(f, "GPU error: {m}"),
             Error::GpuCall { what, source } => write!(f, "GPU error: {what}: {source}"),
         }

@@ -89,6 +89,8 @@ mod options;
 
 #[cfg(feature = "arrow")]
 pub mod arrow;
+#[cfg(feature = "dataset")]
+pub mod dataset;
 pub mod decode;
 pub mod dict;
 pub mod error;

@@ -16,10 +16,12 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Compress a column (one value per line, or NUL-separated), or string
-    /// columns of a Parquet or Arrow IPC file, into .fpc files.
+    /// columns of a Parquet or Arrow IPC file, into .fpc files; or a whole
+    /// Parquet/Arrow table into a dataset (`-o table.fpd/`, spec/DATASET.md).
     Compress(CompressArgs),
     /// Decompress a .fpc file back to one value per line (or NUL-separated),
-    /// or to a Parquet (.parquet) or Arrow IPC (.arrow) file.
+    /// or to a Parquet (.parquet) or Arrow IPC (.arrow) file; a dataset
+    /// directory (.fpd) back to the whole table.
     Decompress(DecompressArgs),
     /// Print rows by index (0-based), one per line.
     Get(GetArgs),
@@ -27,10 +29,26 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Decode the whole column and report throughput.
     Scan(ScanArgs),
+    /// Run SQL over datasets (DataFusion): `fastpair sql --table
+    /// NAME=PATH [--table ...] [--format table|csv|json] 'QUERY'` (runs the
+    /// fastpair-sql executable).
+    #[command(disable_help_flag = true)]
+    Sql(SqlArgs),
     /// Print the rows that match a pattern, searched on the compressed
     /// codes (grep conventions: exit 0 when a row is selected, 1 when none,
     /// 2 on error).
     Grep(GrepArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SqlArgs {
+    /// Arguments of fastpair-sql (see `fastpair sql --help`).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
+    pub args: Vec<std::ffi::OsString>,
 }
 
 #[derive(Args, Debug)]
@@ -163,6 +181,9 @@ pub struct CompressArgs {
     /// `arrow`: the input must be that.
     #[arg(long, value_enum, default_value = "auto")]
     pub input_format: InputFormat,
+    /// Dataset output (OUT ends in .fpd): rows per part [default: 1048576].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub part_rows: Option<u64>,
 }
 
 /// What `compress` reads (see `--input-format`).

@@ -59,6 +59,9 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
     }
     #[cfg(feature = "parquet")]
     if let Some(kind) = crate::tabular::detect(&a.input, a.input_format)? {
+        if crate::dataset::wants_dataset(&a.output) {
+            return crate::dataset::compress(a, kind, opts);
+        }
         return crate::tabular::compress(a, kind, opts);
     }
     #[cfg(not(feature = "parquet"))]

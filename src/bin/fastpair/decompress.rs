@@ -11,6 +11,16 @@ use crate::progress::Progress;
 
 pub fn run(a: DecompressArgs) -> Result<(), CliError> {
     #[cfg(feature = "parquet")]
+    if crate::dataset::is_dataset(&a.input) {
+        let Some(fmt) = crate::tabular::out_format(&a.output) else {
+            return Err(CliError::msg(format!(
+                "{} is a dataset: decompress it to a Parquet (.parquet) or Arrow IPC (.arrow) file",
+                a.input.display()
+            )));
+        };
+        return crate::dataset::decompress(a, fmt);
+    }
+    #[cfg(feature = "parquet")]
     if let Some(fmt) = crate::tabular::out_format(&a.output) {
         return crate::tabular::decompress(a, fmt);
     }

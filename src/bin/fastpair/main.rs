@@ -9,6 +9,8 @@
 
 mod cli;
 mod compress;
+#[cfg(feature = "parquet")]
+mod dataset;
 mod decompress;
 mod get;
 mod grep;
@@ -16,6 +18,7 @@ mod inspect;
 mod io;
 mod progress;
 mod scan;
+mod sql;
 #[cfg(feature = "parquet")]
 mod tabular;
 
@@ -83,6 +86,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Get(a) => get::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Scan(a) => scan::run(a),
+        Command::Sql(a) => sql::run(a),
         Command::Grep(_) => unreachable!("grep runs from main"),
     }
 }

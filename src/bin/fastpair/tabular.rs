@@ -153,7 +153,7 @@ fn is_stringish(t: &DataType) -> bool {
 type BatchIter = Box<dyn Iterator<Item = Result<RecordBatch, String>>>;
 
 /// Opens `path` reading only the columns `indices` of `schema`.
-fn open_batches(path: &Path, kind: Input) -> Result<(SchemaRef, Opener), CliError> {
+pub(crate) fn open_batches(path: &Path, kind: Input) -> Result<(SchemaRef, Opener), CliError> {
     let name = path.display().to_string();
     let err = move |e: &dyn std::fmt::Display| CliError::msg(format!("{name}: {e}"));
     let f = File::open(path).map_err(|e| err(&e))?;
@@ -175,14 +175,14 @@ fn open_batches(path: &Path, kind: Input) -> Result<(SchemaRef, Opener), CliErro
     }
 }
 
-enum Opener {
+pub(crate) enum Opener {
     Parquet(parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder<File>),
     Ipc(Box<dyn Iterator<Item = Result<RecordBatch, arrow_schema::ArrowError>>>),
 }
 
 impl Opener {
     /// Batches holding (at least) the top-level columns `indices`.
-    fn batches(self, indices: &[usize]) -> Result<BatchIter, String> {
+    pub(crate) fn batches(self, indices: &[usize]) -> Result<BatchIter, String> {
         match self {
             Opener::Parquet(b) => {
                 let mask = parquet::arrow::ProjectionMask::roots(

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# SQL benchmark (issue 22): DataFusion over fastpair datasets vs the same
+# TPC-H tables in Parquet ZSTD and SNAPPY, the queries with string
+# predicates (TPC-H Q2, Q9, Q13, Q14, Q16, Q20) and LIKE '%...%' scans.
+#   bash bench/sql.sh [SF] [DIR] [RUNS]      (defaults: 1, target/tpch-sf1, 3)
+# Prints a markdown table: best wall time of RUNS runs (each a fresh
+# process), bytes read by that process (rchar), its peak RSS, rows returned,
+# and whether the result (CSV) equals the ZSTD run's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SF=${1:-1}
+DIR=${2:-target/tpch-sf$SF}
+RUNS=${3:-3}
+cargo build --release -p fastpair-datafusion --bin fastpair-sql --example tpch_data >&2
+BIN=target/release/fastpair-sql
+if [ ! -f "$DIR/fastpair/lineitem.fpd/fastpair-dataset.json" ]; then
+  target/release/examples/tpch_data "$SF" "$DIR" > "$DIR.sizes.md"
+fi
+cat "$DIR.sizes.md"
+echo
+TABLES="nation region part supplier partsupp customer orders lineitem"
+args() {
+  local fmt=$1 a=""
+  for t in $TABLES; do
+    if [ "$fmt" = fastpair ]; then a="$a --table $t=$DIR/fastpair/$t.fpd"; else a="$a --table $t=$DIR/$fmt/$t.parquet"; fi
+  done
+  echo "$a"
+}
+declare -A Q
+for n in 02 09 13 14 16 20; do Q[q$n]=$(cat fastpair-datafusion/tpch/q$n.sql); done
+Q[s_lcomment]="select count(*) from lineitem where l_comment like '%special%'"
+Q[s_lcomment_sum]="select sum(l_extendedprice), count(*) from lineitem where l_comment like '%furiously regular%'"
+Q[s_ocomment]="select count(*) from orders where o_comment like '%unusual%accounts%'"
+Q[s_pscomment]="select count(*) from partsupp where ps_comment like '%express%'"
+echo "| query | format | best wall (s) | bytes read | peak RSS (MB) | rows | same rows as ZSTD |"
+echo "|---|---|---:|---:|---:|---:|---|"
+for q in q02 q09 q13 q14 q16 q20 s_lcomment s_lcomment_sum s_ocomment s_pscomment; do
+  sql=${Q[$q]}
+  ref=$(mktemp)
+  $BIN $(args zstd) --format csv "$sql" > "$ref"
+  for fmt in fastpair zstd snappy; do
+    best=""; line=""
+    for r in $(seq "$RUNS"); do
+      s=$($BIN $(args $fmt) --stats --quiet "$sql" 2>&1 >/dev/null | grep '^stats:')
+      w=$(echo "$s" | sed 's/.*wall_s=\([0-9.]*\).*/\1/')
+      if [ -z "$best" ] || awk "BEGIN{exit !($w < $best)}"; then best=$w; line=$s; fi
+    done
+    rchar=$(echo "$line" | sed 's/.*rchar=\([0-9]*\).*/\1/')
+    rss=$(echo "$line" | sed 's/.*peak_rss_kb=\([0-9]*\).*/\1/')
+    rows=$(echo "$line" | sed 's/.*rows=\([0-9]*\).*/\1/')
+    same=yes
+    if [ "$fmt" != zstd ]; then
+      out=$(mktemp)
+      $BIN $(args $fmt) --format csv "$sql" > "$out"
+      cmp -s "$ref" "$out" || same=NO
+      rm -f "$out"
+    fi
+    echo "| $q | $fmt | $best | $rchar | $((rss / 1024)) | $rows | $same |"
+  done
+  rm -f "$ref"
+done

@@ -1,0 +1,470 @@
+//! SQL over fastpair datasets against DataFusion over the same tables in
+//! Parquet: the 22 TPC-H queries (SF 0.01, several parts per table), every
+//! pushed string predicate (same rows, and pushed as the pushdown table says),
+//! edge cases (nulls, empty strings, non-ASCII case folding, binary
+//! columns), `CREATE EXTERNAL TABLE ... STORED AS FASTPAIR`, limits and
+//! projections, the dataset round trip of every TPC-H table, and the
+//! `fastpair-sql` binary.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, BinaryArray, Int64Array, RecordBatch, StringArray,
+};
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
+use fastpair_datafusion::{session_context, FastpairTable};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+const SF: f64 = 0.01;
+
+/// The `fastpair` CLI (built by the root package's `cargo build --release
+/// --features cli`, as .ci/run does first), or `FASTPAIR_BIN`: datasets are
+/// written and read back by the library's own (Arrow 54) code, as users do.
+fn fastpair_cli(args: &[&str]) {
+    let exe = std::env::var_os("FASTPAIR_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/fastpair")
+        });
+    assert!(
+        exe.is_file(),
+        "{} is missing: run `cargo build --release --features cli` first (or set FASTPAIR_BIN)",
+        exe.display()
+    );
+    let o = std::process::Command::new(&exe)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "fastpair {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `fastpair compress PQ -o DS --part-rows N`.
+fn compress(pq: &Path, ds: &Path, part_rows: u64) {
+    let n = part_rows.to_string();
+    fastpair_cli(&[
+        "compress",
+        pq.to_str().unwrap(),
+        "-o",
+        ds.to_str().unwrap(),
+        "--part-rows",
+        &n,
+        "-q",
+    ]);
+}
+const TABLES: [&str; 8] = [
+    "nation", "region", "part", "supplier", "partsupp", "customer", "orders", "lineitem",
+];
+
+fn write_parquet(path: &Path, batches: &[RecordBatch]) {
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .build();
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = ArrowWriter::try_new(f, batches[0].schema(), Some(props)).unwrap();
+    for b in batches {
+        w.write(b).unwrap();
+    }
+    w.close().unwrap();
+}
+
+fn read_parquet(path: &Path) -> Vec<RecordBatch> {
+    let f = std::fs::File::open(path).unwrap();
+    ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+fn tpch_batches(table: &str) -> Vec<RecordBatch> {
+    use tpchgen::generators::*;
+    use tpchgen_arrow::*;
+    let b: Result<Vec<RecordBatch>, _> = match table {
+        "nation" => NationArrow::new(NationGenerator::new(SF, 1, 1)).collect(),
+        "region" => RegionArrow::new(RegionGenerator::new(SF, 1, 1)).collect(),
+        "part" => PartArrow::new(PartGenerator::new(SF, 1, 1)).collect(),
+        "supplier" => SupplierArrow::new(SupplierGenerator::new(SF, 1, 1)).collect(),
+        "partsupp" => PartSuppArrow::new(PartSuppGenerator::new(SF, 1, 1)).collect(),
+        "customer" => CustomerArrow::new(CustomerGenerator::new(SF, 1, 1)).collect(),
+        "orders" => OrderArrow::new(OrderGenerator::new(SF, 1, 1)).collect(),
+        "lineitem" => LineItemArrow::new(LineItemGenerator::new(SF, 1, 1)).collect(),
+        _ => unreachable!(),
+    };
+    b.unwrap()
+}
+
+/// The TPC-H tables at SF 0.01 as Parquet (ZSTD) and as datasets (parts of
+/// 16,384 rows: lineitem has 4), generated once per test process.
+struct Tpch {
+    dir: PathBuf,
+}
+
+fn tpch() -> &'static Tpch {
+    static T: OnceLock<Tpch> = OnceLock::new();
+    T.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("fastpair-sql-tpch-")
+            .tempdir()
+            .unwrap()
+            .keep();
+        for t in TABLES {
+            let pq = dir.join(format!("{t}.parquet"));
+            write_parquet(&pq, &tpch_batches(t));
+            compress(&pq, &dir.join(format!("{t}.fpd")), 16_384);
+        }
+        Tpch { dir }
+    })
+}
+
+fn config() -> SessionConfig {
+    SessionConfig::new().with_target_partitions(3)
+}
+
+async fn fastpair_ctx() -> SessionContext {
+    let t = tpch();
+    let ctx = session_context(config());
+    for name in TABLES {
+        let table = FastpairTable::open(t.dir.join(format!("{name}.fpd"))).unwrap();
+        ctx.register_table(name, Arc::new(table)).unwrap();
+    }
+    ctx
+}
+
+async fn parquet_ctx() -> SessionContext {
+    let t = tpch();
+    let ctx = SessionContext::new_with_config(config());
+    for name in TABLES {
+        let p = t.dir.join(format!("{name}.parquet"));
+        ctx.register_parquet(name, p.to_str().unwrap(), ParquetReadOptions::default())
+            .await
+            .unwrap();
+    }
+    ctx
+}
+
+/// The rows of a query, each row printed, in the query's order.
+async fn rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
+    let batches = ctx
+        .sql(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let text = pretty_format_batches(&batches).unwrap().to_string();
+    text.lines().map(str::to_string).collect()
+}
+
+async fn plan(ctx: &SessionContext, sql: &str) -> String {
+    let b = ctx
+        .sql(&format!("EXPLAIN {sql}"))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    pretty_format_batches(&b).unwrap().to_string()
+}
+
+fn query(n: usize) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tpch/q{n:02}.sql"));
+    std::fs::read_to_string(p).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tpch_queries_equal_over_fastpair_and_parquet() {
+    let fp = fastpair_ctx().await;
+    let pq = parquet_ctx().await;
+    let mut nonempty = 0;
+    for n in 1..=22 {
+        let sql = query(n);
+        let a = rows(&fp, &sql).await;
+        let b = rows(&pq, &sql).await;
+        assert_eq!(a, b, "TPC-H Q{n}");
+        // A header (3 lines) and a bottom line around any rows.
+        if a.len() > 4 {
+            nonempty += 1;
+        }
+    }
+    // At SF 0.01 a few queries select nothing; most must return rows.
+    assert!(
+        nonempty >= 18,
+        "only {nonempty} of 22 queries returned rows"
+    );
+}
+
+/// Each string predicate: the same rows over fastpair and Parquet, and
+/// pushed into the search (exact ones leave no FilterExec behind).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pushed_predicates_select_the_same_rows() {
+    let fp = fastpair_ctx().await;
+    let pq = parquet_ctx().await;
+    // (filter, pushed exactly: no FilterExec left)
+    let cases: &[(&str, &str, bool)] = &[
+        ("lineitem", "l_shipmode = 'MAIL'", true),
+        ("lineitem", "'MAIL' = l_shipmode", true),
+        ("lineitem", "l_shipmode <> 'MAIL'", true),
+        ("lineitem", "l_shipmode IN ('MAIL', 'SHIP')", true),
+        (
+            "lineitem",
+            "l_shipmode NOT IN ('MAIL', 'SHIP', 'AIR')",
+            true,
+        ),
+        ("lineitem", "l_comment LIKE '%special%'", true),
+        ("lineitem", "l_comment LIKE '%final%dep%'", true),
+        ("lineitem", "l_comment NOT LIKE '%e%'", true),
+        ("lineitem", "l_comment LIKE 'fluffily%'", true),
+        ("lineitem", "l_comment LIKE '%ly'", true),
+        ("lineitem", "l_comment LIKE '_o%'", true),
+        ("lineitem", "l_comment ILIKE '%FURIOU%'", false),
+        ("lineitem", "l_comment NOT ILIKE '%Final%'", false),
+        ("lineitem", "starts_with(l_comment, 'blithely')", true),
+        ("lineitem", "strpos(l_comment, 'pinto') > 0", true),
+        ("lineitem", "strpos(l_comment, 'pinto') = 0", true),
+        ("lineitem", "contains(l_comment, 'ironic')", true),
+        (
+            "lineitem",
+            "l_shipinstruct = 'NONE' AND l_comment LIKE '%ag%'",
+            true,
+        ),
+        ("orders", "o_comment LIKE '%special%requests%'", true),
+        ("orders", "o_comment NOT LIKE '%special%requests%'", true),
+        ("orders", "o_orderpriority IN ('1-URGENT', '2-HIGH')", true),
+        ("partsupp", "ps_comment LIKE '%regular%'", true),
+        ("part", "p_name LIKE '%green%'", true),
+        ("part", "p_type LIKE '%BRASS'", true),
+        ("part", "p_brand = 'Brand#45'", true),
+        ("supplier", "s_comment LIKE '%Customer%Complaints%'", true),
+        ("customer", "c_mktsegment = 'BUILDING'", true),
+        ("customer", "c_name = 'no such customer'", true),
+    ];
+    for &(table, filter, exact) in cases {
+        let sql = format!("SELECT * FROM {table} WHERE {filter}");
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        let a = sorted(rows(&fp, &sql).await);
+        let b = sorted(rows(&pq, &sql).await);
+        assert_eq!(a, b, "{filter}");
+        let p = plan(&fp, &sql).await;
+        assert!(p.contains("search=["), "{filter} not pushed:\n{p}");
+        assert_eq!(!p.contains("FilterExec"), exact, "{filter}:\n{p}");
+    }
+    // A filter the search does not take is left to DataFusion.
+    let p = plan(&fp, "SELECT * FROM lineitem WHERE upper(l_comment) = 'X'").await;
+    assert!(p.contains("FilterExec") && !p.contains("search=["), "{p}");
+}
+
+/// Nulls, empty strings, non-ASCII letters whose Unicode case folds reach
+/// ASCII (KELVIN SIGN, LONG S), and a binary column: every predicate gives
+/// DataFusion's own rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edge_cases_match_datafusion() {
+    let dir = tempfile::tempdir().unwrap();
+    let s: StringArray = [
+        Some("apple"),
+        None,
+        Some(""),
+        Some("Apple pie"),
+        Some("\u{212A}iwi"), // KELVIN SIGN + "iwi"
+        Some("kiwi"),
+        Some("\u{17F}tar"), // LONG S + "tar"
+        Some("star"),
+        Some("straße"),
+        Some("100%"),
+        Some("a_b"),
+        Some("ÀPPLE"),
+        None,
+        Some("ap"),
+    ]
+    .into_iter()
+    .collect();
+    let n = s.len();
+    let b: BinaryArray = (0..n)
+        .map(|i| match i % 4 {
+            0 => None,
+            1 => Some(vec![0xffu8, 0, b'x']),
+            2 => Some(Vec::new()),
+            _ => Some(b"abc".to_vec()),
+        })
+        .collect();
+    let id = Int64Array::from_iter_values(0..n as i64);
+    let batch = RecordBatch::try_from_iter([
+        ("id", Arc::new(id) as ArrayRef),
+        ("s", Arc::new(s) as ArrayRef),
+        ("b", Arc::new(b) as ArrayRef),
+    ])
+    .unwrap();
+    let pqp = dir.path().join("t.parquet");
+    write_parquet(&pqp, &[batch]);
+    let dsp = dir.path().join("t.fpd");
+    compress(&pqp, &dsp, 5);
+    let fp = session_context(config());
+    fp.register_table("t", Arc::new(FastpairTable::open(&dsp).unwrap()))
+        .unwrap();
+    let pq = SessionContext::new();
+    pq.register_parquet("t", pqp.to_str().unwrap(), ParquetReadOptions::default())
+        .await
+        .unwrap();
+    let filters = [
+        "s = ''",
+        "s <> ''",
+        "s = 'apple'",
+        "s IN ('apple', NULL)",
+        "s NOT IN ('apple', 'kiwi')",
+        "s NOT IN ('apple', NULL)",
+        "s LIKE '%'",
+        "s LIKE ''",
+        "s NOT LIKE '%p%'",
+        "s LIKE '_tar'",
+        "s LIKE 'a_'",
+        "s LIKE '100\\%'",
+        "s ILIKE 'APPLE%'",
+        "s ILIKE '%iwi'",
+        "s ILIKE 'star'",
+        "s NOT ILIKE 'a%'",
+        "s ILIKE 'àpple'",
+        "starts_with(s, '')",
+        "starts_with(s, 'ap')",
+        "strpos(s, 'p') > 0",
+        "strpos(s, '') > 0",
+        "strpos(s, 'p') = 0",
+        "contains(s, 'ß')",
+        "b = X'616263'",
+        "b <> X''",
+        "b IN (X'ff0078', X'')",
+    ];
+    for f in filters {
+        let sql = format!("SELECT id FROM t WHERE {f} ORDER BY id");
+        assert_eq!(rows(&fp, &sql).await, rows(&pq, &sql).await, "{f}");
+    }
+    // Statistics: COUNT(*) and the null count come from the manifest.
+    let sql = "SELECT count(*), count(s) FROM t";
+    assert_eq!(rows(&fp, sql).await, rows(&pq, sql).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_external_table_limit_and_projection() {
+    let t = tpch();
+    let ctx = session_context(config());
+    let loc = t.dir.join("lineitem.fpd");
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE li STORED AS FASTPAIR LOCATION '{}'",
+        loc.display()
+    ))
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    let n = rows(&ctx, "SELECT count(*) AS n FROM li").await;
+    let pq = parquet_ctx().await;
+    assert_eq!(n, rows(&pq, "SELECT count(*) AS n FROM lineitem").await);
+    // LIMIT: the scan is told and returns no more than asked.
+    let r = rows(&ctx, "SELECT l_comment FROM li LIMIT 7").await;
+    assert_eq!(r.len(), 7 + 4);
+    let p = plan(&ctx, "SELECT l_comment FROM li LIMIT 7").await;
+    assert!(
+        p.contains("limit=7") && p.contains("projection=[l_comment]"),
+        "{p}"
+    );
+    let r = rows(
+        &ctx,
+        "SELECT l_orderkey FROM li WHERE l_comment LIKE '%the%' LIMIT 3",
+    )
+    .await;
+    assert_eq!(r.len(), 3 + 4);
+    // Partitions: lineitem (60,175 rows) has 4 parts of 16,384.
+    assert!(p.contains("partitions=3"), "{p}");
+    // Damaged: a wrong location names the dataset.
+    let e = ctx
+        .sql("CREATE EXTERNAL TABLE bad STORED AS FASTPAIR LOCATION '/nonexistent/x.fpd'")
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        e.contains("not a fastpair dataset") || e.contains("No such file"),
+        "{e}"
+    );
+}
+
+/// Every TPC-H table: dataset -> Parquet (`fastpair decompress`) gives
+/// the generated table back, value for value and type for type.
+#[test]
+fn tpch_tables_round_trip() {
+    let t = tpch();
+    for name in TABLES {
+        let ds = t.dir.join(format!("{name}.fpd"));
+        let out = t.dir.join(format!("{name}.back.parquet"));
+        fastpair_cli(&[
+            "decompress",
+            ds.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-f",
+        ]);
+        let want = tpch_batches(name);
+        let got = read_parquet(&out);
+        let schema = want[0].schema();
+        let want = datafusion::arrow::compute::concat_batches(&schema, &want).unwrap();
+        let got = datafusion::arrow::compute::concat_batches(&got[0].schema(), &got).unwrap();
+        assert_eq!(got.schema(), schema, "{name}");
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+#[test]
+fn fastpair_sql_binary() {
+    let t = tpch();
+    let exe = env!("CARGO_BIN_EXE_fastpair-sql");
+    let run = |args: &[&str]| std::process::Command::new(exe).args(args).output().unwrap();
+    let nation = format!("nation={}", t.dir.join("nation.fpd").display());
+    let region = format!("region={}", t.dir.join("region.parquet").display());
+    let q = "SELECT n_name, r_name FROM nation JOIN region ON n_regionkey = r_regionkey \
+             WHERE n_name LIKE 'A%' ORDER BY n_name";
+    let o = run(&["--table", &nation, "--table", &region, "--format", "csv", q]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "n_name,r_name\nALGERIA,AFRICA\nARGENTINA,AMERICA\n"
+    );
+    let o = run(&[
+        "--table",
+        &nation,
+        "--format",
+        "json",
+        "SELECT n_nationkey FROM nation WHERE n_name = 'PERU'",
+    ]);
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "[{\"n_nationkey\":17}]\n"
+    );
+    let o = run(&["--table", &nation, "SELECT count(*) AS n FROM nation"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("| 25 |"), "{text}");
+    let o = run(&["--table", &nation, "SELECT nope FROM nation"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        e.starts_with("fastpair sql: error: ") && e.lines().count() == 1,
+        "{e}"
+    );
+    let o = run(&["--table", "x=/nonexistent.fpd", "SELECT 1"]);
+    let e = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        e.contains("--table x") && e.contains("not a fastpair dataset"),
+        "{e}"
+    );
+}
