@@ -36,6 +36,8 @@ fn as_v3(v4: &[u8]) -> Vec<u8> {
                 row_bytes: p.row_bytes.0,
                 validity: p.validity,
                 value_index: p.value_index.map(|x| x.0),
+                // Version 3 has no log-template chunks.
+                log_payload: None,
             },
             &mut s,
         );
