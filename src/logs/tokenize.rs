@@ -157,7 +157,19 @@ mod tests {
     use super::*;
 
     fn parts(line: &[u8]) -> (Vec<&[u8]>, Vec<&[u8]>) {
-        let mut t = Tokens::default();
+        split_with(line, false)
+    }
+
+    fn mixed_parts(line: &[u8]) -> (Vec<&[u8]>, Vec<&[u8]>) {
+        split_with(line, true)
+    }
+
+    /// The line's words and separators as byte strings.
+    fn split_with(line: &[u8], mixed: bool) -> (Vec<&[u8]>, Vec<&[u8]>) {
+        let mut t = Tokens {
+            mixed,
+            ..Default::default()
+        };
         t.split(line);
         let w = t
             .words
@@ -201,25 +213,6 @@ mod tests {
         let (w, s) = parts(b"{\"a\":1}");
         assert_eq!(w, [&b"a"[..], b"1"]);
         assert_eq!(s, [&b"{\""[..], b"\":", b"}"]);
-    }
-
-    fn mixed_parts(line: &[u8]) -> (Vec<&[u8]>, Vec<&[u8]>) {
-        let mut t = Tokens {
-            mixed: true,
-            ..Default::default()
-        };
-        t.split(line);
-        let w = t
-            .words
-            .iter()
-            .map(|&(a, b)| &line[a as usize..b as usize])
-            .collect();
-        let s = t
-            .seps
-            .iter()
-            .map(|&(a, b)| &line[a as usize..b as usize])
-            .collect();
-        (w, s)
     }
 
     #[test]
