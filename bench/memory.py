@@ -3,7 +3,8 @@
 thread count (issue 7; the table lives in bench/MEMORY.md).
 
 usage: bench/memory.py NEW_BIN CORPUS_DIR OUT_TSV [OLD_BIN] [--sizes=0.5,2,4] [--threads=1,2,16]
-                       [--commands=compress,decompress,scan | --commands=issue19 [--budget=64M]]
+                       [--commands=compress,decompress,scan | --commands=issue19 [--budget=64M]
+                        | --commands=writer]
 
 Builds each input by repeating the corpus columns (concatenated, in name
 order) until it reaches the size, in a scratch folder under $TMPDIR, measures
@@ -64,6 +65,12 @@ def main():
             f.write(line + "\n")
 
     record("binary", "command", "input_GB", "threads", "peak_RSS_MB", "seconds", "exit", "note")
+    if commands == ["writer"]:
+        try:
+            writer(new, old, corpus, sizes, threads, scratch, record)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return
     if commands == ["issue19"]:
         try:
             issue19(new, old, corpus, sizes, threads, opts.get("budget", "64M"), scratch, record)
@@ -112,6 +119,33 @@ def main():
         os.remove(txt)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def writer(new, old, corpus, sizes, threads, scratch, record):
+    """Every compress path under its --memory (issues 19 and 20): shared and
+    per-chunk dictionaries, log templates off and forced (`--codec logs`),
+    4 MiB / 64 Ki-row chunks; the old binary at the highest thread count."""
+    chunking = ["--chunk-bytes", "4M", "--chunk-rows", "65536"]
+    paths = [
+        ("--per-chunk-dict --memory 64M", ["--per-chunk-dict", "--memory", "64M"]),
+        ("--per-chunk-dict --codec logs --memory 128M", ["--per-chunk-dict", "--codec", "logs", "--memory", "128M"]),
+        ("--memory 192M", ["--memory", "192M"]),
+        ("--codec logs --memory 192M", ["--codec", "logs", "--memory", "192M"]),
+    ]
+    bins = [("new", new, threads)] + ([("old", old, [threads[-1]])] if old else [])
+    for gb in sizes:
+        txt = os.path.join(scratch, "col.txt")
+        build_input(corpus, int(gb * 1e9), txt)
+        real = f"{os.path.getsize(txt) / 1e9:.2f}"
+        fpc = os.path.join(scratch, "w.fpc")
+        for what, args in paths:
+            for name, b, ts in bins:
+                for t in ts:
+                    cmd = [b, "compress", "-q", "--force", *chunking, *args, txt, "-o", fpc]
+                    m, s, c, e = peak(cmd, t)
+                    size = os.path.getsize(fpc) if c == 0 and os.path.exists(fpc) else 0
+                    record(name, f"compress {what}", real, t, m >> 20, f"{s:.1f}", c, e or f"file {size}")
+        os.remove(txt)
 
 
 def issue19(new, old, corpus, sizes, threads, budget, scratch, record):

@@ -7,6 +7,10 @@ use super::mine::{Miner, Pattern};
 use super::tokenize::{parse_dec, parse_hex, Tokens};
 use super::{text, Kind, Width, BLOCK_MAGIC, ROW_BLOCK};
 
+/// Rows of unmatched text the miner learns from at once (pass 2 of
+/// [`encode`]); a block with fewer unmatched rows is mined in one go.
+pub(crate) const LEARN_BATCH: usize = 1 << 15;
+
 /// Knobs of the encoder.
 #[derive(Clone, Debug)]
 pub struct LogOptions {
@@ -179,14 +183,33 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
             miner.find(r, &t)
         })
         .collect();
-    // Pass 2: mine what the sample's templates missed.
+    // Pass 2: mine what the sample's templates missed, `LEARN_BATCH` rows
+    // at a time: the miner holds every distinct skeleton it is shown (~0.7
+    // KB a row of unrelated text), so a batch bounds its memory whatever
+    // the chunk's size (writer's estimate: `WriterOptions::log_cost`). A
+    // batch's rows are matched first against what earlier batches mined.
     let missed: Vec<usize> = (0..rows.len()).filter(|&i| assign[i].is_none()).collect();
-    if !missed.is_empty() {
+    let mined = miner.patterns.len();
+    for batch in missed.chunks(LEARN_BATCH) {
+        if miner.patterns.len() > mined {
+            for &i in batch {
+                t.split(rows[i]);
+                assign[i] = miner.find(rows[i], &t);
+            }
+        }
+        let left: Vec<usize> = batch
+            .iter()
+            .copied()
+            .filter(|&i| assign[i].is_none())
+            .collect();
+        if left.is_empty() {
+            continue;
+        }
         let before = miner.patterns.len();
-        let miss_rows: Vec<&[u8]> = missed.iter().map(|&i| rows[i]).collect();
+        let miss_rows: Vec<&[u8]> = left.iter().map(|&i| rows[i]).collect();
         miner.learn(&miss_rows, min_count, opts.similarity);
         if miner.patterns.len() > before {
-            for &i in &missed {
+            for &i in &left {
                 t.split(rows[i]);
                 assign[i] = miner.find(rows[i], &t);
             }

@@ -126,6 +126,7 @@ mod text;
 mod tokenize;
 
 pub use decode::LogBlock;
+pub(crate) use encode::LEARN_BATCH;
 pub use encode::{encode, LogOptions};
 pub use split::{encode_column, LogColumn};
 

@@ -28,6 +28,7 @@
 //! that replaces the destination only when [`Writer::finish`] succeeds.
 
 mod choose;
+mod dicts;
 mod drift;
 mod encode;
 mod logs;
@@ -44,17 +45,17 @@ pub use drift::DRIFT_MARGIN;
 pub(crate) use encode::sidecar_and_hist;
 pub use options::{
     buffered_cost, chunk_cost, train_window_bytes, DictMode, LogTemplates, WriterOptions,
-    BYTE_COST, ROW_COST, TRAIN_WINDOW_ROWS,
+    BYTE_COST, LOG_BYTE_COST, LOG_FIXED_COST, LOG_MINER_ROW_COST, LOG_ROW_COST, ROW_COST,
+    TRAIN_WINDOW_ROWS,
 };
 pub use sink::{AtomicFile, Sink};
 
 use crate::dict::matcher::Matcher;
-use crate::dict::{Dictionary, TokenTable};
+use crate::dict::TokenTable;
 use crate::error::{Error, Result};
 use crate::format::layout::{self, ChunkEntry, Footer, SectionRef};
 use crate::format::{limits, Codec, SECTION_ALIGN};
 use encode::{encode_chunk, encode_with_own_dict, train_codec, Precoded};
-use options::TRAIN_COST;
 use sink::VecSink;
 
 /// Rows buffered for one chunk, flat.
@@ -125,7 +126,7 @@ pub struct Writer<S: Sink> {
     /// trained on (then lowered by chunks that drifted without a retrain
     /// paying off); `None` until its training rows are encoded.
     shared_bpc: Option<f64>,
-    dicts: Vec<(Codec, TokenTable, [u64; 16])>,
+    dicts: dicts::Dicts,
     choices: Vec<Choice>,
     footer: Footer,
 }
@@ -154,7 +155,7 @@ impl<S: Sink> Writer<S> {
             shared: None,
             shared_dict: 0,
             shared_bpc: None,
-            dicts: Vec::new(),
+            dicts: dicts::Dicts::default(),
             choices: Vec::new(),
             footer: Footer::default(),
         })
@@ -239,8 +240,9 @@ impl<S: Sink> Writer<S> {
         let next = self
             .opts
             .encode_cost(self.opts.chunk_bytes, self.opts.chunk_rows);
+        // Final dictionary sections held in memory count too (write/dicts.rs).
         if self.full.len() >= self.opts.parallel_chunks
-            || cost.saturating_add(next) > self.opts.memory_budget
+            || cost.saturating_add(next).saturating_add(self.dicts.held()) > self.opts.memory_budget
         {
             self.flush_full()?;
         }
@@ -269,7 +271,7 @@ impl<S: Sink> Writer<S> {
                 .collect();
             let (codec, table, choice, codes) = choose::train(&self.opts, &rows);
             let matcher = Matcher::new(&table);
-            self.dicts.push((codec, table.clone(), [0; 16]));
+            self.dicts.push(codec, table.clone());
             self.choices.push(choice);
             self.shared = Some((codec, table, matcher));
             window_codes = codes;
@@ -283,18 +285,15 @@ impl<S: Sink> Writer<S> {
         // With a shared dictionary a drifted chunk may train one of its own
         // while the group's other chunks are held: leave room for that trainer.
         let retrain = match self.opts.dict_mode {
-            DictMode::Shared => self
-                .opts
-                .chunk_bytes
-                .min(self.opts.sample_bytes)
-                .saturating_mul(TRAIN_COST),
+            DictMode::Shared => options::train_cost(&self.opts, self.opts.chunk_bytes),
             DictMode::PerChunk => 0,
         };
         let avail = self
             .opts
             .memory_budget
             .saturating_sub(buffered)
-            .saturating_sub(retrain);
+            .saturating_sub(retrain)
+            .saturating_sub(self.dicts.held());
         // First row of each pending chunk in the window's row order.
         let mut first_row = Vec::with_capacity(pending.len() + 1);
         first_row.push(0usize);
@@ -430,7 +429,7 @@ impl<S: Sink> Writer<S> {
         }
         let dict = match e.dict {
             Some((t, choice)) => {
-                self.dicts.push((e.codec, t, [0; 16]));
+                self.dicts.push(e.codec, t);
                 self.choices.push(choice);
                 if self.opts.dict_mode == DictMode::Shared {
                     // A retrained shared dictionary (drift): later chunks use it.
@@ -440,8 +439,11 @@ impl<S: Sink> Writer<S> {
             }
             None => self.shared_dict,
         };
-        for (h, x) in self.dicts[dict].2.iter_mut().zip(e.hist) {
-            *h += x;
+        self.dicts.add_hist(dict, &e.hist);
+        if self.opts.dict_mode == DictMode::PerChunk {
+            // No later chunk uses this chunk's own dictionary: its section
+            // is final (write/dicts.rs).
+            self.dicts.finalize(dict, self.opts.memory_budget)?;
         }
         // §3: version 4 records the chunk header's CRC32 (its parts are
         // covered by the checksum table, §5.7).
@@ -472,27 +474,15 @@ impl<S: Sink> Writer<S> {
         // An empty column has no chunk and, in version 4, no dictionary
         // (spec/FORMAT.md §9 step 6: no dictionary without a chunk).
         let dicts = std::mem::take(&mut self.dicts);
-        for (codec, table, hist) in dicts {
-            // A dictionary whose tokens no code uses (its chunks are all log
-            // templates, §5.8, or empty) is written as the single bytes: a
-            // valid dictionary of the same codec, without the trained tokens.
-            let table = if hist == [0; 16] {
-                TokenTable::single_bytes()
-            } else {
-                table
-            };
-            let d = Dictionary::from_table(codec, table, hist);
-            let mut bytes = Vec::new();
-            d.write_section(crate::format::VERSION, &mut bytes);
-            // Writer ⊆ reader: the reader's own dictionary checks (§9 step 7).
-            let id = self.footer.dicts.len() as u32;
-            layout::DictSection::parse(&bytes, self.offset, id)
-                .and_then(|p| Dictionary::validate(&p, id, self.offset))
-                .and_then(|d| crate::dict::canonical::check(&d, id, self.offset))
-                .map_err(unreadable)?;
-            let r = self.write_section(&bytes, crc32fast::hash(&bytes))?;
-            self.footer.dicts.push(r);
-        }
+        let at = self.offset;
+        dicts.drain(
+            |bytes, crc| {
+                let r = self.write_section(bytes, crc)?;
+                self.footer.dicts.push(r);
+                Ok(self.offset)
+            },
+            at,
+        )?;
         let footer = self.footer.to_bytes();
         // Writer ⊆ reader: the footer passes the reader's structural checks
         // (§9 step 6: counts and limits, sections, totals) before the tail is

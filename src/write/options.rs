@@ -73,9 +73,9 @@ pub struct WriterOptions {
     /// distinct values, keeping the smaller layout (default true).
     pub value_dict: bool,
     /// Log-template chunks (spec/FORMAT.md §5.8; default
-    /// [`LogTemplates::Off`]: they have no GPU decoder yet and the memory
-    /// model does not count their encoder; the CLI's `--codec logs` sets
-    /// [`LogTemplates::Always`]).
+    /// [`LogTemplates::Off`]: they have no GPU decoder yet; the CLI's
+    /// `--codec logs` sets [`LogTemplates::Always`]). When on, the memory
+    /// estimate counts the log encoder ([`WriterOptions::log_cost`]).
     pub log_templates: LogTemplates,
 }
 
@@ -103,6 +103,19 @@ pub const BYTE_COST: usize = 6;
 /// Estimated writer bytes per buffered row: the row's end and validity while
 /// buffered, and its boundaries in codes and bytes while encoded.
 pub const ROW_COST: usize = 48;
+/// Estimated log-encoder bytes per value byte of a chunk tried as log
+/// templates (spec/FORMAT.md §5.8): the text pool and its OnPair-12
+/// trainer, the payload and its chunk section.
+pub const LOG_BYTE_COST: usize = 3;
+/// Estimated log-encoder bytes per row: its words' spans, template
+/// assignment, slot values and integer columns, the header/body cut.
+pub const LOG_ROW_COST: usize = 200;
+/// Estimated log-miner bytes per row it learns from (each distinct
+/// skeleton is held: measured ~0.7 KB a row of unrelated text, 0.5 KB on
+/// Loghub), for at most `LEARN_BATCH` (32,768) rows at once.
+pub const LOG_MINER_ROW_COST: usize = 768;
+/// The log encoder's fixed memory (trainers' tables, the matcher, maps).
+pub const LOG_FIXED_COST: usize = 2 << 20;
 /// Most rows in the shared dictionary's training window.
 pub const TRAIN_WINDOW_ROWS: usize = 1 << 20;
 
@@ -129,6 +142,18 @@ pub fn buffered_cost(bytes: usize, rows: usize) -> usize {
 pub(super) const RAW_ROW_COST: usize = 16;
 /// Estimated trainer memory per sampled byte (sample, pair counters, matcher).
 pub(super) const TRAIN_COST: usize = 4;
+/// Estimated fixed memory of training one dictionary (OnPair-16's tables
+/// and matcher for 2^16 tokens: measured 1.1–1.4 MB above the per-byte
+/// estimate on 1 MB chunks, tests/memory_model.rs).
+pub(super) const TRAIN_FIXED: usize = 4 << 20;
+
+/// Estimated memory of training a dictionary on a chunk of `bytes` bytes.
+pub(super) fn train_cost(opts: &WriterOptions, bytes: usize) -> usize {
+    bytes
+        .min(opts.sample_bytes)
+        .saturating_mul(TRAIN_COST)
+        .saturating_add(TRAIN_FIXED)
+}
 
 impl Default for WriterOptions {
     fn default() -> Self {
@@ -214,13 +239,38 @@ impl WriterOptions {
     }
 
     /// Estimated memory of encoding one chunk (with a per-chunk dictionary,
-    /// training it too).
+    /// training it too; with log templates on, the log encoder, which runs
+    /// after the coded layout is built and holds that chunk's section).
     pub fn encode_cost(&self, bytes: usize, rows: usize) -> usize {
         let train = match self.dict_mode {
-            DictMode::PerChunk => bytes.min(self.sample_bytes).saturating_mul(TRAIN_COST),
+            DictMode::PerChunk => train_cost(self, bytes),
             DictMode::Shared => 0,
         };
-        chunk_cost(bytes, rows).saturating_add(train)
+        let coded = chunk_cost(bytes, rows);
+        let logs = match self.log_templates {
+            LogTemplates::Off => 0,
+            // Held while the log encoder runs: the coded section (about
+            // the rows' bytes at most), the rows' slices; after it, the
+            // payload's chunk section (its copy).
+            _ => bytes
+                .saturating_mul(2)
+                .saturating_add(rows.saturating_mul(16))
+                .saturating_add(Self::log_cost(bytes, rows)),
+        };
+        coded.max(logs).saturating_add(train)
+    }
+
+    /// Estimated memory of the log encoder (`logs::encode_column`) on a
+    /// chunk of `bytes` value bytes and `rows` rows: [`LOG_FIXED_COST`],
+    /// [`LOG_BYTE_COST`] per byte, [`LOG_ROW_COST`] per row and
+    /// [`LOG_MINER_ROW_COST`] per row up to the miner's batch (measured
+    /// against the heap it takes in tests/memory_model.rs: 3.5–10.7 bytes
+    /// per value byte on the corpus, below this estimate on every column).
+    pub fn log_cost(bytes: usize, rows: usize) -> usize {
+        LOG_FIXED_COST
+            .saturating_add(bytes.saturating_mul(LOG_BYTE_COST))
+            .saturating_add(rows.saturating_mul(LOG_ROW_COST))
+            .saturating_add(rows.min(crate::logs::LEARN_BATCH) * LOG_MINER_ROW_COST)
     }
 
     /// The smallest `memory_budget` these options work with: one full chunk,

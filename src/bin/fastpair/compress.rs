@@ -12,8 +12,8 @@ use crate::progress::Progress;
 pub fn run(a: CompressArgs) -> Result<(), CliError> {
     let mut opts = WriterOptions::default().with_codec(a.codec);
     // `logs` writes log templates (spec/FORMAT.md §5.8) on every chunk with
-    // bytes. (`auto` does not try them yet: the memory model does not count
-    // the log encoder, tests/memory.rs; `WriterOptions::log_templates`.)
+    // bytes. (`auto` does not try them yet: log chunks have no GPU decoder;
+    // `WriterOptions::log_templates`.)
     if a.codec == crate::cli::CodecArg::Logs {
         opts = opts.with_log_templates(fastpair::LogTemplates::Always);
     }
