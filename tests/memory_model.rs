@@ -111,19 +111,25 @@ fn tile<'a>(rows: &[&'a [u8]], bytes: usize) -> Vec<&'a [u8]> {
 /// share of the estimate, [`WriterOptions::log_cost`].
 #[test]
 fn log_encoder_within_its_estimate() {
-    let cols = corpus::columns(&["loghub", "uuid", "c_name", "l_comment", "code"]);
+    let cols = corpus::columns(&[
+        "loghub", "uuid", "c_name", "l_comment", "code", "nltk_abc", "movies", "wiki", "hex",
+    ]);
     let mut over = Vec::new();
     for c in &cols {
         let all = c.rows();
-        // Up to 40,000 rows, and the non-log columns also tiled to 200,000
-        // (per-row costs past the miner's batch).
-        let big = tile(&all, 0);
-        let rows = if c.name.starts_with("loghub") {
-            &all[..all.len().min(40_000)]
-        } else {
-            let n = all.len().min(200_000);
-            &big[..n]
-        };
+        // A chunk of up to 4 MiB and 200,000 rows (the non-log columns
+        // tiled: costs past the miner's batch).
+        let big = tile(&all, 4 * MB);
+        let mut acc = 0;
+        let n = big
+            .iter()
+            .take(200_000)
+            .take_while(|r| {
+                acc += r.len();
+                acc <= 4 * MB
+            })
+            .count();
+        let rows = &big[..n];
         let bytes: usize = rows.iter().map(|r| r.len()).sum();
         let (out, peak) =
             peak_of(|| fastpair::logs::encode_column(rows, &fastpair::logs::LogOptions::default()));

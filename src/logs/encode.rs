@@ -10,6 +10,8 @@ use super::{text, Kind, Width, BLOCK_MAGIC, ROW_BLOCK};
 /// Rows of unmatched text the miner learns from at once (pass 2 of
 /// [`encode`]); a block with fewer unmatched rows is mined in one go.
 pub(crate) const LEARN_BATCH: usize = 1 << 15;
+/// Bytes of unmatched rows the miner learns from at once (see [`LEARN_BATCH`]).
+pub(crate) const LEARN_BYTES: usize = 1 << 20;
 
 /// Knobs of the encoder.
 #[derive(Clone, Debug)]
@@ -183,14 +185,27 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
             miner.find(r, &t)
         })
         .collect();
-    // Pass 2: mine what the sample's templates missed, `LEARN_BATCH` rows
-    // at a time: the miner holds every distinct skeleton it is shown (~0.7
-    // KB a row of unrelated text), so a batch bounds its memory whatever
-    // the chunk's size (writer's estimate: `WriterOptions::log_cost`). A
-    // batch's rows are matched first against what earlier batches mined.
+    // Pass 2: mine what the sample's templates missed, at most
+    // `LEARN_BATCH` rows and `LEARN_BYTES` bytes at a time: the miner holds
+    // every distinct skeleton it is shown (two small vectors per word:
+    // ~15 bytes per byte of unrelated text), so a batch bounds its memory
+    // whatever the chunk's size (writer's estimate: `WriterOptions::log_cost`).
+    // A batch's rows are matched first against what earlier batches mined.
     let missed: Vec<usize> = (0..rows.len()).filter(|&i| assign[i].is_none()).collect();
     let mined = miner.patterns.len();
-    for batch in missed.chunks(LEARN_BATCH) {
+    let mut batches = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (k, &i) in missed.iter().enumerate() {
+        if k > start && (k - start == LEARN_BATCH || bytes + rows[i].len() > LEARN_BYTES) {
+            batches.push(start..k);
+            (start, bytes) = (k, 0);
+        }
+        bytes += rows[i].len();
+    }
+    if start < missed.len() {
+        batches.push(start..missed.len());
+    }
+    for batch in batches.into_iter().map(|b| &missed[b]) {
         if miner.patterns.len() > mined {
             for &i in batch {
                 t.split(rows[i]);

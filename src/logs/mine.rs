@@ -22,8 +22,11 @@ use super::tokenize::{has_digit, Tokens};
 /// Templates of one shape a skeleton is compared with when merging.
 const MERGE_CANDIDATES: usize = 64;
 
-/// Most skeletons the match cache remembers (bounds memory on hostile input).
+/// Most skeletons the match cache remembers, and most bytes of their keys
+/// (bounds its memory on hostile or non-log input; a memo only: the
+/// templates found do not depend on it).
 const CACHE_LIMIT: usize = 1 << 18;
+const CACHE_BYTES: usize = 4 << 20;
 
 /// A mined template: the separators and, per word position, the static word
 /// or `None` for a slot.
@@ -128,6 +131,8 @@ pub(crate) struct Miner {
     pub(crate) patterns: Vec<Pattern>,
     pub(crate) by_shape: HashMap<Vec<u8>, Vec<u32>>,
     pub(crate) cache: HashMap<Vec<u8>, u32>,
+    /// Bytes of the cache's keys.
+    pub(crate) cache_bytes: usize,
     pub(crate) key: Vec<u8>,
     /// Tokenize with mixed runs split (`Tokens::mixed`).
     pub(crate) mixed: bool,
@@ -210,6 +215,7 @@ impl Miner {
         }
         // New templates may match rows that were cached as unmatched.
         self.cache.clear();
+        self.cache_bytes = 0;
     }
 
     fn add(&mut self, p: Pattern, shape: &[u8]) {
@@ -237,7 +243,8 @@ impl Miner {
                     .find(|&id| self.patterns[id as usize].matches(line, t))
             })
             .unwrap_or(NONE);
-        if self.cache.len() < CACHE_LIMIT {
+        if self.cache.len() < CACHE_LIMIT && self.cache_bytes < CACHE_BYTES {
+            self.cache_bytes += self.key.len();
             self.cache.insert(self.key.clone(), found);
         }
         (found != NONE).then_some(found)

@@ -159,18 +159,30 @@ fn install_signal_handler() {
 /// come from per-thread arenas and stay there once freed: a per-chunk-
 /// dictionary compress under `--memory 64M` peaked at 28 MB on 1 thread and
 /// 112 MB on 16. A fixed threshold of 1 MiB returns large buffers to the
-/// system on free (42 MB on 16 threads; bench/MEMORY.md). A threshold the
-/// user set (`MALLOC_MMAP_THRESHOLD_`) is left alone.
+/// system on free (42 MB on 16 threads; bench/MEMORY.md).
+/// Small blocks stay in the arena of the thread that freed them, and each
+/// thread's arena keeps its own high-water mark: the log encoder (many
+/// small blocks per chunk) run by 16 threads one chunk at a time peaked at
+/// 477 MB under `--memory 192M`; with one arena, 193 MB (no CPU time
+/// measurable on this 2-core VM; bench/MEMORY.md). A setting the user made
+/// (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_ARENA_MAX`) is left alone.
 fn bound_allocator_caches() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+    {
         extern "C" {
             fn mallopt(param: i32, value: i32) -> i32;
         }
         const M_MMAP_THRESHOLD: i32 = -3;
-        // SAFETY: mallopt only changes glibc's allocator settings, and runs
-        // before any other thread of this process starts.
-        unsafe { mallopt(M_MMAP_THRESHOLD, 1 << 20) };
+        const M_ARENA_MAX: i32 = -8;
+        if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+            // SAFETY: mallopt only changes glibc's allocator settings, and
+            // runs before any other thread of this process starts.
+            unsafe { mallopt(M_MMAP_THRESHOLD, 1 << 20) };
+        }
+        if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+            // SAFETY: as above.
+            unsafe { mallopt(M_ARENA_MAX, 1) };
+        }
     }
 }
 
