@@ -311,7 +311,7 @@ pub(crate) fn hex_digits(v: u64) -> usize {
     (bits_for(v) as usize).div_ceil(4).max(1)
 }
 
-const DEC_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+pub(crate) const DEC_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
 4041424344454647484950515253545556575859\
 6061626364656667686970717273747576777879\
@@ -340,34 +340,6 @@ pub(crate) fn render_dec(out: &mut Vec<u8>, v: u64, width: usize) {
     let n = buf.len() - p;
     let w = width.clamp(n, 40);
     out.extend_from_slice(&buf[buf.len() - w..]);
-}
-
-/// Writes `v` in decimal into all of `out` (`out.len()` = its digit count).
-#[inline]
-pub(crate) fn write_dec(out: &mut [u8], v: u64) {
-    let mut p = out.len();
-    let mut x = v;
-    while x >= 100 && p >= 2 {
-        let r = (x % 100) as usize;
-        x /= 100;
-        p -= 2;
-        out[p..p + 2].copy_from_slice(&DEC_PAIRS[2 * r..2 * r + 2]);
-    }
-    if x >= 10 && p >= 2 {
-        out[p - 2..p].copy_from_slice(&DEC_PAIRS[2 * x as usize..2 * x as usize + 2]);
-    } else if p >= 1 {
-        out[p - 1] = b'0' + (x % 10) as u8;
-    }
-}
-
-/// Writes `v` in hex (`digits` = the 16 digit bytes) into all of `out`.
-#[inline]
-pub(crate) fn write_hex(out: &mut [u8], v: u64, digits: &[u8; 16]) {
-    let mut x = v;
-    for b in out.iter_mut().rev() {
-        *b = digits[(x & 15) as usize];
-        x >>= 4;
-    }
 }
 
 /// Appends `v` in hex (`upper` case), zero-padded to `width` digits.

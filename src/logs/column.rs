@@ -211,11 +211,28 @@ impl IntCol {
             let n = left.min(BLOCK);
             left -= n;
             let d = data.get(cp.off as usize..).unwrap_or(&[]);
-            out.extend((0..n).map(|k| {
-                cp.base
-                    .wrapping_add(get_packed(d, cp.bits, k))
-                    .wrapping_add(cp.slope.wrapping_mul(k as u64))
-            }));
+            let (base, slope, bits) = (cp.base, cp.slope, cp.bits as usize);
+            if bits == 0 {
+                out.extend((0..n).map(|k| base.wrapping_add(slope.wrapping_mul(k as u64))));
+            } else if bits <= 56 && d.len() >= packed_len(n, cp.bits) + 8 {
+                // Block unpack: one 8-byte load per value at a running bit
+                // offset (a residual of ≤ 56 bits starting at bit `b % 8`
+                // fits in it), no per-value width dispatch.
+                let mask = (1u64 << bits) - 1;
+                out.extend((0..n).map(|k| {
+                    let bit = k * bits;
+                    let w = d
+                        .get(bit / 8..bit / 8 + 8)
+                        .map_or(0, |w| u64::from_le_bytes(w.try_into().expect("8 bytes")));
+                    base.wrapping_add((w >> (bit % 8)) & mask)
+                        .wrapping_add(slope.wrapping_mul(k as u64))
+                }));
+            } else {
+                out.extend((0..n).map(|k| {
+                    base.wrapping_add(get_packed(d, cp.bits, k))
+                        .wrapping_add(slope.wrapping_mul(k as u64))
+                }));
+            }
         }
     }
 }

@@ -1,11 +1,9 @@
 //! Opening a log block (parse + validate every structure once) and reading
 //! it: one row in O(1), or all rows into Arrow layout.
 
-use super::bits::{
-    dec_digits, get_packed, hex_digits, packed_len, render_dec, render_hex, write_dec, write_hex,
-    VarReader, PAD,
-};
+use super::bits::{get_packed, packed_len, render_dec, render_hex, VarReader, PAD};
 use super::column::{self, Checkpoint, IntCol};
+use super::render::{self, Bulk, Sink};
 use super::text::Pool;
 use super::{Kind, Width, BLOCK_MAGIC, ROW_BLOCK};
 use crate::error::{Error, Invariant, Result};
@@ -549,45 +547,110 @@ impl LogBlock {
         out
     }
 
-    /// State of a bulk decode: every integer column unpacked and every pool
-    /// string decoded, once.
+    /// State of a bulk decode: every integer column unpacked, every pool
+    /// string decoded and every template compiled into its render program
+    /// (`render.rs`), once.
     pub(crate) fn bulk(&self) -> Bulk {
         let data = &self.bytes[self.data_at..];
         let pool = &self.bytes[self.pool_at..];
         let (mut pbuf, mut pend) = (Vec::new(), Vec::new());
         self.pool.decode_all(pool, &mut pbuf, &mut pend);
         pbuf.resize(pbuf.len() + 16, 0);
-        let mut ints = Vec::new();
-        let mut col_at = Vec::with_capacity(self.slots.len());
-        let mut wid_at = Vec::with_capacity(self.slots.len());
-        for s in &self.slots {
-            col_at.push(ints.len() as u32);
-            match *s {
-                Slot::Int {
-                    values: v,
-                    width,
-                    widths,
-                    ..
-                } => {
-                    v.decode_all(&self.cps, data, &mut ints);
-                    wid_at.push(ints.len() as u32);
-                    if width == Width::PerRow {
-                        widths.decode_all(&self.cps, data, &mut ints);
+        let mut pstart = Vec::with_capacity(pend.len() + 1);
+        pstart.push(0);
+        pstart.extend_from_slice(&pend);
+        let mut sstart = Vec::with_capacity(self.statics_end.len() + 1);
+        sstart.push(0);
+        sstart.extend_from_slice(&self.statics_end);
+        // Every integer column's values, sized once (growing it column by
+        // column reallocated and copied it thousands of times).
+        let n_ints: usize = self
+            .templates
+            .iter()
+            .map(|t| {
+                let slots = &self.slots[t.first_slot as usize..][..t.slots as usize];
+                let cols: usize = slots
+                    .iter()
+                    .map(|s| match s {
+                        Slot::Int {
+                            width: Width::PerRow,
+                            ..
+                        } => 2,
+                        Slot::Int { .. } | Slot::Dict { .. } => 1,
+                        Slot::Free { .. } => 0,
+                    })
+                    .sum();
+                cols * t.count as usize
+            })
+            .sum();
+        let mut ints = Vec::with_capacity(n_ints);
+        let mut ops = Vec::with_capacity(self.slots.len() + self.templates.len());
+        let mut first_op = Vec::with_capacity(self.templates.len() + 1);
+        for t in &self.templates {
+            first_op.push(ops.len() as u32);
+            let st = t.first_static as usize;
+            let static_op = |i: usize, kind: u8| {
+                let (a, e) = (sstart[i], sstart[i + 1]);
+                render::Op {
+                    at: a,
+                    len: e - a,
+                    col: 0,
+                    aux: 0,
+                    kind,
+                    width: 0,
+                    per_row: false,
+                }
+            };
+            for s in 0..t.slots as usize {
+                let slot = self.slots[t.first_slot as usize + s];
+                let mut op = static_op(st + s, render::END);
+                match slot {
+                    Slot::Int {
+                        kind,
+                        values,
+                        width,
+                        widths,
+                    } => {
+                        op.kind = match kind {
+                            Kind::Dec => render::DEC,
+                            Kind::HexLower => render::HEX_LOWER,
+                            _ => render::HEX_UPPER,
+                        };
+                        op.col = ints.len() as u32;
+                        values.decode_all(&self.cps, data, &mut ints);
+                        match width {
+                            Width::Natural => {}
+                            Width::Fixed(w) => op.width = w,
+                            Width::PerRow => {
+                                op.per_row = true;
+                                op.aux = ints.len() as u32;
+                                widths.decode_all(&self.cps, data, &mut ints);
+                            }
+                        }
+                    }
+                    Slot::Dict { ids, warm, .. } => {
+                        op.kind = render::DICT;
+                        op.col = ints.len() as u32;
+                        op.aux = warm;
+                        ids.decode_all(&self.cps, data, &mut ints);
+                    }
+                    Slot::Free { pool_base } => {
+                        op.kind = render::FREE;
+                        op.col = pool_base;
                     }
                 }
-                Slot::Dict { ids, .. } => {
-                    ids.decode_all(&self.cps, data, &mut ints);
-                    wid_at.push(0);
-                }
-                Slot::Free { .. } => wid_at.push(0),
+                ops.push(op);
             }
+            ops.push(static_op(st + t.slots as usize, render::END));
         }
+        first_op.push(ops.len() as u32);
         Bulk {
             pbuf,
-            pend,
+            pstart,
             ints,
-            col_at,
-            wid_at,
+            sstart,
+            ops,
+            first_op,
             cursor: vec![0; self.templates.len()],
         }
     }
@@ -596,137 +659,7 @@ impl LogBlock {
     /// advanced in `bulk`) into `sink`.
     #[inline]
     pub(crate) fn render_next(&self, bulk: &mut Bulk, tid: u32, sink: &mut Sink) {
-        let tid = tid as usize;
-        let Some(t) = self.templates.get(tid) else {
-            return;
-        };
-        let rank = bulk.cursor[tid] as usize;
-        bulk.cursor[tid] += 1;
-        let st = t.first_static as usize;
-        let first = t.first_slot as usize;
-        let statics = &self.statics[..];
-        let static_range = |i: usize| {
-            let s = if i == 0 {
-                0
-            } else {
-                self.statics_end[i - 1] as usize
-            };
-            (s, self.statics_end[i] as usize - s)
-        };
-        for s in 0..t.slots as usize {
-            let (a, n) = static_range(st + s);
-            sink.copy(statics, a, n);
-            let si = first + s;
-            match self.slots[si] {
-                Slot::Int { kind, width, .. } => {
-                    let v = bulk.ints.get(bulk.col_at[si] as usize + rank);
-                    let w = match width {
-                        Width::Natural => 0,
-                        Width::Fixed(w) => w as usize,
-                        Width::PerRow => bulk
-                            .ints
-                            .get(bulk.wid_at[si] as usize + rank)
-                            .map_or(0, |&w| w as usize),
-                    };
-                    sink.render(kind, v.copied().unwrap_or(0), w);
-                }
-                Slot::Dict { warm, .. } => {
-                    let id = bulk
-                        .ints
-                        .get(bulk.col_at[si] as usize + rank)
-                        .map_or(0, |&x| x as usize);
-                    let (a, n) = static_range(warm as usize + id);
-                    sink.copy(statics, a, n);
-                }
-                Slot::Free { pool_base } => {
-                    let i = pool_base as usize + rank;
-                    let a = if i == 0 { 0 } else { bulk.pend[i - 1] as usize };
-                    sink.copy(&bulk.pbuf, a, bulk.pend[i] as usize - a);
-                }
-            }
-        }
-        let (a, n) = static_range(st + t.slots as usize);
-        sink.copy(statics, a, n);
-    }
-}
-
-/// See [`LogBlock::bulk`].
-pub(crate) struct Bulk {
-    /// Every pool string, concatenated, then 16 zero bytes.
-    pbuf: Vec<u8>,
-    pend: Vec<u32>,
-    /// Every integer column, unpacked, one after another.
-    ints: Vec<u64>,
-    /// Per slot: where its values (ids) start in `ints`.
-    col_at: Vec<u32>,
-    /// Per slot: where its per-row widths start in `ints`.
-    wid_at: Vec<u32>,
-    /// Per template: rank of its next row.
-    cursor: Vec<u32>,
-}
-
-/// The bulk decoder's output: a byte buffer kept at least 48 bytes longer
-/// than what was written, so copies move whole 16-byte words (sources are
-/// padded by 16 bytes too) and numbers are rendered in place.
-pub(crate) struct Sink {
-    buf: Vec<u8>,
-    pub(crate) len: usize,
-}
-
-impl Sink {
-    pub(crate) fn new(mut buf: Vec<u8>, rows: usize) -> Self {
-        buf.clear();
-        buf.resize((rows * 64).max(256), 0);
-        Sink { buf, len: 0 }
-    }
-
-    #[inline]
-    fn room(&mut self, n: usize) {
-        if self.len + n + 48 > self.buf.len() {
-            let want = (self.buf.len() * 2).max(self.len + n + 48);
-            self.buf.resize(want, 0);
-        }
-    }
-
-    /// Appends `src[at..at + n]`; `src` has 16 readable bytes after it.
-    #[inline(always)]
-    pub(crate) fn copy(&mut self, src: &[u8], at: usize, n: usize) {
-        self.room(n);
-        let mut k = 0;
-        while k < n {
-            if let (Some(d), Some(s)) = (
-                self.buf.get_mut(self.len + k..self.len + k + 16),
-                src.get(at + k..at + k + 16),
-            ) {
-                d.copy_from_slice(s);
-            }
-            k += 16;
-        }
-        self.len += n;
-    }
-
-    /// Appends `v` as `kind` digits, zero-padded to `w` (≤ 40) digits.
-    #[inline]
-    fn render(&mut self, kind: Kind, v: u64, w: usize) {
-        self.room(40);
-        let n = match kind {
-            Kind::Dec => dec_digits(v),
-            _ => hex_digits(v),
-        };
-        let w = w.clamp(n, 40);
-        let out = &mut self.buf[self.len..self.len + w];
-        out[..w - n].fill(b'0');
-        match kind {
-            Kind::Dec => write_dec(&mut out[w - n..], v),
-            Kind::HexLower => write_hex(&mut out[w - n..], v, b"0123456789abcdef"),
-            _ => write_hex(&mut out[w - n..], v, b"0123456789ABCDEF"),
-        }
-        self.len += w;
-    }
-
-    pub(crate) fn finish(mut self) -> Vec<u8> {
-        self.buf.truncate(self.len);
-        self.buf
+        bulk.render_next(&self.statics, tid, sink);
     }
 }
 

@@ -121,6 +121,7 @@ mod column;
 mod decode;
 mod encode;
 mod mine;
+mod render;
 mod split;
 mod text;
 mod tokenize;

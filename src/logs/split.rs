@@ -23,7 +23,8 @@ use std::hash::Hasher;
 use bytes::Bytes;
 
 use super::bits::{FastMap as HashMap, FoldHasher, VarReader};
-use super::decode::{LogBlock, Sink};
+use super::decode::LogBlock;
+use super::render::Sink;
 use super::encode::{encode, LogOptions};
 use super::tokenize::Tokens;
 use crate::error::{Error, Invariant, Result};
