@@ -251,6 +251,67 @@ fn inspect_reports_sizes_ratios_and_dictionaries() {
     assert!(without > ratio, "{without} vs {ratio}");
 }
 
+/// Issue 20: `inspect` shows a log-template file's templates (count, the
+/// top ones with their slot types), its slot types and the bytes of each
+/// part of the payloads, and the parts add up to the payload.
+#[test]
+fn inspect_shows_log_templates_slot_types_and_parts() {
+    let dir = Scratch::new("cli", "inspect-logs");
+    let txt = dir.path("log.txt");
+    let mut lines = String::new();
+    for i in 0..3000u32 {
+        lines += &match i % 3 {
+            0 => format!("Accepted password for user{} from 10.0.{}.{} port {}\n", i % 7, i % 256, i % 13, 1000 + i),
+            1 => format!("session opened for user root by (uid={})\n", i % 5),
+            _ => format!("kernel: device {:x} reset, code {}\n", 0xbeef + i, i * 3),
+        };
+    }
+    std::fs::write(&txt, lines).unwrap();
+    let fpc = dir.path("log.fpc");
+    ok(&["compress", s(&txt), "-o", s(&fpc), "--codec", "logs", "-q"]);
+    let text = String::from_utf8(ok(&["inspect", s(&fpc)]).stdout).unwrap();
+    let line = |p: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(p))
+            .unwrap_or_else(|| panic!("no line {p:?} in\n{text}"))
+            .to_string()
+    };
+    let head = line("log templates");
+    assert!(head.contains("1 chunks"), "{head}");
+    // Parts, and they add up to the payload.
+    let num = |l: &str, k: usize| -> u64 {
+        l.split_whitespace().nth(k).unwrap().replace(',', "").parse().unwrap()
+    };
+    let payload = num(&head, 5);
+    let parts: u64 = ["meta", "row index", "integer columns", "text pool", "framing"]
+        .iter()
+        .map(|p| {
+            let l = line(p);
+            num(&l, p.split(' ').count())
+        })
+        .sum();
+    assert_eq!(parts, payload, "{text}");
+    // Slot types: decimals and hex numbers are typed columns.
+    let dec = line("dec ");
+    assert!(num(&dec, 2) >= 3000, "{dec}");
+    assert!(text.contains("\n  hex "), "{text}");
+    // The top templates with their slot types and static text.
+    assert!(text.contains("top templates"), "{text}");
+    assert!(
+        text.lines().any(|l| l.contains("Accepted password for") && l.contains("<dec>")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.contains("[hex dec]") && l.contains("kernel: device <hex>")),
+        "{text}"
+    );
+    // A file without log chunks has no such section.
+    let plain = dir.path("plain.fpc");
+    ok(&["compress", s(&txt), "-o", s(&plain), "--codec", "onpair12", "-q"]);
+    let text = String::from_utf8(ok(&["inspect", s(&plain)]).stdout).unwrap();
+    assert!(!text.contains("log templates"), "{text}");
+}
+
 #[test]
 fn scan_reports_throughput() {
     let dir = Scratch::new("cli", "scan");

@@ -202,6 +202,20 @@ impl IntCol {
             .wrapping_add(cp.slope.wrapping_mul(j as u64))
     }
 
+    /// Bytes of the column's residuals in the column data.
+    pub(crate) fn data_bytes(&self, cps: &[Checkpoint]) -> u64 {
+        let start = self.first as usize;
+        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
+        let mut left = self.len as usize;
+        let mut sum = 0u64;
+        for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
+            let n = left.min(BLOCK);
+            left -= n;
+            sum += packed_len(n, cp.bits) as u64;
+        }
+        sum
+    }
+
     /// Appends all values to `out`.
     pub(crate) fn decode_all(&self, cps: &[Checkpoint], data: &[u8], out: &mut Vec<u64>) {
         let mut left = self.len as usize;

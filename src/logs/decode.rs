@@ -655,6 +655,69 @@ impl LogBlock {
         }
     }
 
+    /// Adds this block's templates, slot types and part sizes to `s`
+    /// (`summary.rs`); `name` says which block it is.
+    pub(super) fn summarize(&self, name: &'static str, s: &mut super::summary::LogSummary) {
+        use super::summary::{SlotTypeSummary, TemplateSummary};
+        if let Some(p) = super::part_sizes(&self.bytes) {
+            s.framing += (p[0] + p[5]) as u64;
+            s.meta += p[1] as u64;
+            s.row_index += p[2] as u64;
+            s.column_data += p[3] as u64;
+            s.pool += p[4] as u64;
+        }
+        s.templates += self.templates.len();
+        let cps = &self.cps;
+        for (id, t) in self.templates.iter().enumerate() {
+            let mut text = String::new();
+            let mut types = Vec::with_capacity(t.slots as usize);
+            let st = t.first_static as usize;
+            for k in 0..t.slots as usize {
+                text.push_str(&String::from_utf8_lossy(self.static_str(st + k)));
+                let (ty, bytes) = match self.slots[t.first_slot as usize + k] {
+                    Slot::Int {
+                        kind,
+                        values,
+                        widths,
+                        width,
+                    } => {
+                        let w = if width == Width::PerRow {
+                            widths.data_bytes(cps)
+                        } else {
+                            0
+                        };
+                        let ty = match kind {
+                            Kind::Dec => "dec",
+                            Kind::HexLower => "hex",
+                            _ => "HEX",
+                        };
+                        (ty, values.data_bytes(cps) + w)
+                    }
+                    Slot::Dict { ids, .. } => ("dict", ids.data_bytes(cps)),
+                    Slot::Free { .. } => ("text", 0),
+                };
+                text.push('<');
+                text.push_str(ty);
+                text.push('>');
+                types.push(ty);
+                let e = SlotTypeSummary::of(&mut s.slot_types, ty);
+                e.slots += 1;
+                e.values += t.count as u64;
+                e.column_bytes += bytes;
+            }
+            text.push_str(&String::from_utf8_lossy(
+                self.static_str(st + t.slots as usize),
+            ));
+            s.top.push(TemplateSummary {
+                block: name,
+                id,
+                rows: t.count as u64,
+                text,
+                slots: types,
+            });
+        }
+    }
+
     /// Renders the next row of template `tid` (its rank taken from and
     /// advanced in `bulk`) into `sink`.
     #[inline]

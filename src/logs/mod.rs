@@ -123,6 +123,7 @@ mod encode;
 mod mine;
 mod render;
 mod split;
+mod summary;
 mod text;
 mod tokenize;
 
@@ -130,6 +131,7 @@ pub use decode::LogBlock;
 pub(crate) use encode::LEARN_BATCH;
 pub use encode::{encode, LogOptions};
 pub use split::{encode_column, LogColumn};
+pub use summary::{LogSummary, SlotTypeSummary, TemplateSummary};
 
 /// First bytes of a log block.
 const BLOCK_MAGIC: &[u8; 4] = b"FPL1";

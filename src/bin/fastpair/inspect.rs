@@ -33,8 +33,12 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         batch: u32,
     }
     let mut parts = Vec::with_capacity(reader.num_chunks());
+    let mut logs = LogTotals::default();
     for i in 0..reader.num_chunks() {
         let c = reader.chunk(i).map_err(|e| file_error(&a.file, e))?;
+        if let Some(l) = c.log_summary() {
+            logs.add(&l);
+        }
         parts.push(Parts {
             codes: c.codes_bytes().len() as u64,
             sidecar: c.sidecar_bytes().len() as u64,
@@ -233,8 +237,137 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
             thousands((parts.len() - MAX_LISTED_CHUNKS) as u64)
         );
     }
+    logs.write(w, pct);
     let mut out = std::io::stdout().lock();
     out.write_all(s.as_bytes())
         .and_then(|_| out.flush())
         .map_err(|e| io_error("writing <stdout>", e))
+}
+
+/// Most templates listed by `inspect`.
+const MAX_LISTED_TEMPLATES: usize = 10;
+
+/// Log-template chunks (spec/FORMAT.md §5.8) summed over the file: their
+/// payloads' parts, slot types and templates (equal templates of different
+/// chunks merged by their block and text).
+#[derive(Default)]
+struct LogTotals {
+    chunks: u64,
+    split: u64,
+    templates: u64,
+    escaped: u64,
+    parts: [u64; 5],
+    slot_types: Vec<fastpair::logs::SlotTypeSummary>,
+    top: std::collections::HashMap<(&'static str, String), (u64, Vec<&'static str>)>,
+}
+
+impl LogTotals {
+    fn add(&mut self, l: &fastpair::logs::LogSummary) {
+        self.chunks += 1;
+        self.split += l.split as u64;
+        self.templates += l.templates as u64;
+        for (t, x) in self
+            .parts
+            .iter_mut()
+            .zip([l.meta, l.row_index, l.column_data, l.pool, l.framing])
+        {
+            *t += x;
+        }
+        for st in &l.slot_types {
+            match self.slot_types.iter_mut().find(|t| t.name == st.name) {
+                Some(t) => {
+                    t.slots += st.slots;
+                    t.values += st.values;
+                    t.column_bytes += st.column_bytes;
+                }
+                None => self.slot_types.push(st.clone()),
+            }
+        }
+        for t in &l.top {
+            if t.id == 0 {
+                self.escaped += t.rows;
+            }
+            let e = self
+                .top
+                .entry((t.block, t.text.clone()))
+                .or_insert((0, t.slots.clone()));
+            e.0 += t.rows;
+        }
+    }
+
+    fn write(&self, w: &mut String, pct: impl Fn(u64) -> f64) {
+        if self.chunks == 0 {
+            return;
+        }
+        let payload: u64 = self.parts.iter().sum();
+        let _ = writeln!(
+            w,
+            "log templates      {} chunks, payload {} bytes ({:.1}%); {} templates ({} escape: {} rows stored whole as text); header/body split in {} chunks",
+            thousands(self.chunks),
+            thousands(payload),
+            pct(payload),
+            thousands(self.templates),
+            thousands(self.chunks + self.split),
+            thousands(self.escaped),
+            thousands(self.split)
+        );
+        for (label, bytes, what) in [
+            ("meta", self.parts[0], "templates, slot kinds, integer checkpoints, row-block tables"),
+            ("row index", self.parts[1], "each row's template, as a block-local id"),
+            ("integer columns", self.parts[2], "numbers and dictionary ids, bit-packed"),
+            ("text pool", self.parts[3], "static text, dictionary values, free text, escaped rows"),
+            ("framing", self.parts[4], "magics, lengths, padding"),
+        ] {
+            let _ = writeln!(
+                w,
+                "  {label:<17}{:>14}  {:5.1}%  ({what})",
+                thousands(bytes),
+                pct(bytes)
+            );
+        }
+        let mut types = self.slot_types.clone();
+        types.sort_by_key(|t| std::cmp::Reverse(t.values));
+        let _ = writeln!(
+            w,
+            "  {:<8} {:>8} {:>12} {:>14}",
+            "slot", "slots", "values", "column bytes"
+        );
+        for t in &types {
+            let _ = writeln!(
+                w,
+                "  {:<8} {:>8} {:>12} {:>14}",
+                t.name,
+                thousands(t.slots),
+                thousands(t.values),
+                thousands(t.column_bytes)
+            );
+        }
+        let mut top: Vec<_> = self.top.iter().collect();
+        top.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then_with(|| a.0.cmp(b.0)));
+        let _ = writeln!(
+            w,
+            "  top templates (rows, block, slots: static text with <slot>)"
+        );
+        for ((block, text), (rows, slots)) in top.iter().take(MAX_LISTED_TEMPLATES) {
+            let mut shown: String = text.chars().take(100).collect();
+            if shown.len() < text.len() {
+                shown.push('…');
+            }
+            let _ = writeln!(
+                w,
+                "  {:>12}  {:<6} [{}] {:?}",
+                thousands(*rows),
+                block,
+                slots.join(" "),
+                shown
+            );
+        }
+        if top.len() > MAX_LISTED_TEMPLATES {
+            let _ = writeln!(
+                w,
+                "  ... {} more templates",
+                thousands((top.len() - MAX_LISTED_TEMPLATES) as u64)
+            );
+        }
+    }
 }

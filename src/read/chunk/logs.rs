@@ -126,6 +126,11 @@ impl LogChunk {
         Ok((chunk, all_utf8))
     }
 
+    /// The payload summarized (`ChunkView::log_summary`).
+    pub(super) fn summary(&self) -> crate::logs::LogSummary {
+        self.col.summary()
+    }
+
     /// Rows `rows` rendered into `buf` (cleared): in bulk when they are all
     /// the chunk's rows, else one by one (each O(1)).
     fn render(&self, rows: Range<usize>, buf: &mut Vec<u8>) {

@@ -345,6 +345,15 @@ impl<'a> ChunkView<'a> {
             Body::Coded(_) | Body::LogTemplates(_) => None,
         }
     }
+    /// What a log-template chunk (§5.8) holds and what each part of its
+    /// payload costs: templates with their slot types, slot types, bytes
+    /// per part. `None` for the other kinds.
+    pub fn log_summary(&self) -> Option<crate::logs::LogSummary> {
+        match &self.chunk.body {
+            Body::LogTemplates(l) => Some(l.summary()),
+            Body::Coded(_) | Body::ValueDict(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]
