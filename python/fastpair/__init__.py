@@ -75,17 +75,28 @@ def write(
     values: Any,
     codec: str = "auto",
     chunk_rows: Optional[int] = None,
+    chunk_bytes: Optional[int] = None,
+    per_chunk_dict: bool = False,
+    memory: Optional[int] = None,
 ) -> dict:
     """Compresses ``values`` into the fastpair file ``path``.
 
     ``values``: a pyarrow string/binary array (plain, large, view or
     dictionary-encoded; nulls kept), a pyarrow ChunkedArray, a pandas or
     polars string series, or a list of ``str``/``bytes``/``None``.
-    ``codec``: ``"auto"`` (the library default), ``"fsst12"``, ``"onpair16"`` or
-    ``"onpair12"``. The file replaces ``path`` only when writing succeeds.
+    ``codec``: ``"auto"`` (the library default), ``"fsst12"``, ``"onpair16"``,
+    ``"onpair12"``, or ``"logs"`` (log templates on every chunk: lines as
+    templates with typed slots, as ``fastpair compress --codec logs``).
+    ``chunk_rows`` / ``chunk_bytes``: most rows / value bytes per chunk;
+    ``per_chunk_dict``: a dictionary per chunk instead of one shared;
+    ``memory``: the writer's memory budget in bytes (default 1 GiB; too
+    small for one chunk is a ``ValueError``). The same settings as the CLI's
+    ``compress``. The file replaces ``path`` only when writing succeeds.
     Returns ``{"rows", "input_bytes", "file_bytes"}``.
     """
-    rows, inb, outb = _write(str(path), _parts(values), codec, chunk_rows)
+    rows, inb, outb = _write(
+        str(path), _parts(values), codec, chunk_rows, chunk_bytes, per_chunk_dict, memory
+    )
     return {"rows": rows, "input_bytes": inb, "file_bytes": outb}
 
 

@@ -102,7 +102,13 @@ class File:
     def scan_gpu(self, start: int = 0, stop: Optional[int] = None) -> DeviceColumn: ...
 
 def write(
-    path: _Path, values: Any, codec: str = "auto", chunk_rows: Optional[int] = None
+    path: _Path,
+    values: Any,
+    codec: str = "auto",
+    chunk_rows: Optional[int] = None,
+    chunk_bytes: Optional[int] = None,
+    per_chunk_dict: bool = False,
+    memory: Optional[int] = None,
 ) -> Dict[str, int]:
     """Returns ``{"rows", "input_bytes", "file_bytes"}``."""
 

@@ -15,7 +15,7 @@ use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::{make_array, Array, ArrayRef};
 use arrow_schema::DataType;
 use fastpair::arrow::ArrowType;
-use fastpair::{CodecChoice, Reader, WriterOptions};
+use fastpair::{CodecChoice, DictMode, LogTemplates, Reader, WriterOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -43,13 +43,21 @@ fn py_err(path: Option<&str>, e: fastpair::Error) -> PyErr {
     }
 }
 
-fn codec_of(name: Option<&str>) -> PyResult<CodecChoice> {
+/// The writer's codec and log-template setting for a codec name: the
+/// library's codecs, or `logs` (log templates on every chunk with bytes,
+/// spec/FORMAT.md §5.8; its dictionary chosen as `auto` does), as the CLI's
+/// `--codec` takes them.
+fn codec_of(name: Option<&str>) -> PyResult<(CodecChoice, LogTemplates)> {
     let name = name.unwrap_or("auto");
-    CodecChoice::from_name(name).ok_or_else(|| {
+    if name == "logs" {
+        return Ok((CodecChoice::Auto, LogTemplates::Always));
+    }
+    let c = CodecChoice::from_name(name).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "unknown codec '{name}' (expected 'auto', 'fsst12', 'onpair12' or 'onpair16')"
+            "unknown codec '{name}' (expected 'auto', 'fsst12', 'onpair12', 'onpair16' or 'logs')"
         ))
-    })
+    })?;
+    Ok((c, LogTemplates::Off))
 }
 
 /// Imports an object implementing `__arrow_c_array__` (no copy).
@@ -84,17 +92,33 @@ fn check_name(c: &Bound<'_, PyCapsule>, want: &CStr) -> PyResult<()> {
 /// a list of `str`/`bytes`/`None`) to `path` as one column. Returns
 /// `(rows, input_bytes, file_bytes)`.
 #[pyfunction]
-#[pyo3(signature = (path, parts, codec=None, chunk_rows=None))]
+#[pyo3(signature = (path, parts, codec=None, chunk_rows=None, chunk_bytes=None, per_chunk_dict=false, memory=None))]
+#[allow(clippy::too_many_arguments)]
 fn _write(
     py: Python<'_>,
     path: &str,
     parts: &Bound<'_, PyList>,
     codec: Option<&str>,
     chunk_rows: Option<usize>,
+    chunk_bytes: Option<usize>,
+    per_chunk_dict: bool,
+    memory: Option<usize>,
 ) -> PyResult<(u64, u64, u64)> {
-    let mut opts = WriterOptions::default().with_codec(codec_of(codec)?);
+    let (codec, logs) = codec_of(codec)?;
+    let mut opts = WriterOptions::default()
+        .with_codec(codec)
+        .with_log_templates(logs);
     if let Some(n) = chunk_rows {
         opts.chunk_rows = n;
+    }
+    if let Some(n) = chunk_bytes {
+        opts.chunk_bytes = n;
+    }
+    if per_chunk_dict {
+        opts.dict_mode = DictMode::PerChunk;
+    }
+    if let Some(n) = memory {
+        opts.memory_budget = n;
     }
     let mut w = fastpair::Writer::create(path, opts).map_err(|e| py_err(Some(path), e))?;
     use fastpair::arrow::WriteArrow;
