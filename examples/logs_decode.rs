@@ -54,6 +54,9 @@ fn main() {
         );
     }
     if n > 0 {
-        println!("geomean {:.2} GB/s over {n} columns", (logsum / n as f64).exp());
+        println!(
+            "geomean {:.2} GB/s over {n} columns",
+            (logsum / n as f64).exp()
+        );
     }
 }

@@ -261,7 +261,13 @@ fn inspect_shows_log_templates_slot_types_and_parts() {
     let mut lines = String::new();
     for i in 0..3000u32 {
         lines += &match i % 3 {
-            0 => format!("Accepted password for user{} from 10.0.{}.{} port {}\n", i % 7, i % 256, i % 13, 1000 + i),
+            0 => format!(
+                "Accepted password for user{} from 10.0.{}.{} port {}\n",
+                i % 7,
+                i % 256,
+                i % 13,
+                1000 + i
+            ),
             1 => format!("session opened for user root by (uid={})\n", i % 5),
             _ => format!("kernel: device {:x} reset, code {}\n", 0xbeef + i, i * 3),
         };
@@ -280,16 +286,27 @@ fn inspect_shows_log_templates_slot_types_and_parts() {
     assert!(head.contains("1 chunks"), "{head}");
     // Parts, and they add up to the payload.
     let num = |l: &str, k: usize| -> u64 {
-        l.split_whitespace().nth(k).unwrap().replace(',', "").parse().unwrap()
+        l.split_whitespace()
+            .nth(k)
+            .unwrap()
+            .replace(',', "")
+            .parse()
+            .unwrap()
     };
     let payload = num(&head, 5);
-    let parts: u64 = ["meta", "row index", "integer columns", "text pool", "framing"]
-        .iter()
-        .map(|p| {
-            let l = line(p);
-            num(&l, p.split(' ').count())
-        })
-        .sum();
+    let parts: u64 = [
+        "meta",
+        "row index",
+        "integer columns",
+        "text pool",
+        "framing",
+    ]
+    .iter()
+    .map(|p| {
+        let l = line(p);
+        num(&l, p.split(' ').count())
+    })
+    .sum();
     assert_eq!(parts, payload, "{text}");
     // Slot types: decimals and hex numbers are typed columns.
     let dec = line("dec ");
@@ -298,16 +315,26 @@ fn inspect_shows_log_templates_slot_types_and_parts() {
     // The top templates with their slot types and static text.
     assert!(text.contains("top templates"), "{text}");
     assert!(
-        text.lines().any(|l| l.contains("Accepted password for") && l.contains("<dec>")),
+        text.lines()
+            .any(|l| l.contains("Accepted password for") && l.contains("<dec>")),
         "{text}"
     );
     assert!(
-        text.lines().any(|l| l.contains("[hex dec]") && l.contains("kernel: device <hex>")),
+        text.lines()
+            .any(|l| l.contains("[hex dec]") && l.contains("kernel: device <hex>")),
         "{text}"
     );
     // A file without log chunks has no such section.
     let plain = dir.path("plain.fpc");
-    ok(&["compress", s(&txt), "-o", s(&plain), "--codec", "onpair12", "-q"]);
+    ok(&[
+        "compress",
+        s(&txt),
+        "-o",
+        s(&plain),
+        "--codec",
+        "onpair12",
+        "-q",
+    ]);
     let text = String::from_utf8(ok(&["inspect", s(&plain)]).stdout).unwrap();
     assert!(!text.contains("log templates"), "{text}");
 }

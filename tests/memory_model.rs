@@ -112,7 +112,15 @@ fn tile<'a>(rows: &[&'a [u8]], bytes: usize) -> Vec<&'a [u8]> {
 #[test]
 fn log_encoder_within_its_estimate() {
     let cols = corpus::columns(&[
-        "loghub", "uuid", "c_name", "l_comment", "code", "nltk_abc", "movies", "wiki", "hex",
+        "loghub",
+        "uuid",
+        "c_name",
+        "l_comment",
+        "code",
+        "nltk_abc",
+        "movies",
+        "wiki",
+        "hex",
     ]);
     let mut over = Vec::new();
     for c in &cols {

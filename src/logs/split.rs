@@ -24,8 +24,8 @@ use bytes::Bytes;
 
 use super::bits::{FastMap as HashMap, FoldHasher, VarReader};
 use super::decode::LogBlock;
-use super::render::Sink;
 use super::encode::{encode, LogOptions};
+use super::render::Sink;
 use super::tokenize::Tokens;
 use crate::error::{Error, Invariant, Result};
 

@@ -76,7 +76,8 @@ impl LogColumn {
         for (name, b) in blocks {
             b.summarize(name, &mut s);
         }
-        s.top.sort_by(|a, b| b.rows.cmp(&a.rows).then(a.id.cmp(&b.id)));
+        s.top
+            .sort_by(|a, b| b.rows.cmp(&a.rows).then(a.id.cmp(&b.id)));
         s
     }
 }

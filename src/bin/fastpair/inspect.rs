@@ -266,10 +266,10 @@ impl LogTotals {
         self.chunks += 1;
         self.split += l.split as u64;
         self.templates += l.templates as u64;
-        for (t, x) in self
-            .parts
-            .iter_mut()
-            .zip([l.meta, l.row_index, l.column_data, l.pool, l.framing])
+        for (t, x) in
+            self.parts
+                .iter_mut()
+                .zip([l.meta, l.row_index, l.column_data, l.pool, l.framing])
         {
             *t += x;
         }
@@ -312,10 +312,26 @@ impl LogTotals {
             thousands(self.split)
         );
         for (label, bytes, what) in [
-            ("meta", self.parts[0], "templates, slot kinds, integer checkpoints, row-block tables"),
-            ("row index", self.parts[1], "each row's template, as a block-local id"),
-            ("integer columns", self.parts[2], "numbers and dictionary ids, bit-packed"),
-            ("text pool", self.parts[3], "static text, dictionary values, free text, escaped rows"),
+            (
+                "meta",
+                self.parts[0],
+                "templates, slot kinds, integer checkpoints, row-block tables",
+            ),
+            (
+                "row index",
+                self.parts[1],
+                "each row's template, as a block-local id",
+            ),
+            (
+                "integer columns",
+                self.parts[2],
+                "numbers and dictionary ids, bit-packed",
+            ),
+            (
+                "text pool",
+                self.parts[3],
+                "static text, dictionary values, free text, escaped rows",
+            ),
             ("framing", self.parts[4], "magics, lengths, padding"),
         ] {
             let _ = writeln!(
