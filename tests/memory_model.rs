@@ -67,6 +67,14 @@ const MB: usize = 1 << 20;
 /// dictionary, rayon's per-thread state).
 const SLACK: usize = 8 * MB;
 
+/// The heap is the process's: one test at a time (another test's
+/// allocations would count in this one's peak).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Peak heap bytes above what was live before `f` ran.
 fn peak_of<R>(f: impl FnOnce() -> R) -> (R, usize) {
     let base = LIVE.load(Ordering::Relaxed);
@@ -111,6 +119,7 @@ fn tile<'a>(rows: &[&'a [u8]], bytes: usize) -> Vec<&'a [u8]> {
 /// share of the estimate, [`WriterOptions::log_cost`].
 #[test]
 fn log_encoder_within_its_estimate() {
+    let _one = one_at_a_time();
     let cols = corpus::columns(&[
         "loghub",
         "uuid",
@@ -164,6 +173,7 @@ fn log_encoder_within_its_estimate() {
 /// allowed in flight on 16 threads.
 #[test]
 fn every_writer_path_holds_its_budget() {
+    let _one = one_at_a_time();
     let cols = corpus::columns(&["loghub_Linux_full", "dbtext_uuid", "code_python"]);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(16)
@@ -210,6 +220,7 @@ fn every_writer_path_holds_its_budget() {
 /// budget: 140 / 399 / 791 MB under `--memory 64M`, issue 19).
 #[test]
 fn per_chunk_dictionaries_are_not_held() {
+    let _one = one_at_a_time();
     let cols = corpus::columns(&["code_python"]);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(16)
