@@ -101,7 +101,7 @@ pub mod gpu;
 pub mod logs;
 pub mod read;
 pub mod search;
-pub mod write; // issue 20: template codec core, not yet in the file format
+pub mod write;
 
 pub use error::{Error, Result};
 pub use format::Codec;
