@@ -154,8 +154,10 @@ fn whole_column_range_reads_reject_every_corrupt_file() {
 #[test]
 #[ignore]
 fn dictionary_load_cost() {
-    use fastpair::dict::Planes;
+    use fastpair::dict::{Dictionary, Planes};
+    use fastpair::format::layout::DictSection;
     use std::time::Instant;
+    let mut steps: Vec<[f64; 4]> = Vec::new();
     let path = std::env::var("FILE").expect("FILE=path to a .fpc");
     let file = std::fs::read(&path).unwrap();
     let r = Reader::from_bytes(file.clone()).unwrap();
@@ -169,6 +171,27 @@ fn dictionary_load_cost() {
             load = load.min(t.elapsed().as_secs_f64());
         }
         let d = r.dictionary(id).unwrap();
+        // Where a load goes: CRC32, parse, token-model checks (front
+        // coding, token table, planes), version-4 one-spelling checks.
+        let e = r.footer().dicts[id];
+        let s = &file[e.offset as usize..(e.offset + e.len) as usize];
+        let (mut crc, mut parse, mut validate, mut canon) =
+            (f64::MAX, f64::MAX, f64::MAX, f64::MAX);
+        for _ in 0..3 {
+            let t = Instant::now();
+            std::hint::black_box(crc32fast::hash(s));
+            crc = crc.min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            let p = DictSection::parse_version(s, e.offset, id as u32, r.format_version()).unwrap();
+            parse = parse.min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            let v = Dictionary::validate(&p, id as u32, e.offset).unwrap();
+            validate = validate.min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            fastpair::dict::canonical::check(&v, id as u32, e.offset).unwrap();
+            canon = canon.min(t.elapsed().as_secs_f64());
+        }
+        steps.push([crc, parse, validate, canon]);
         let mut planes = f64::MAX;
         let mut bytes = 0;
         for _ in 0..3 {
@@ -180,6 +203,15 @@ fn dictionary_load_cost() {
         let name = format!("{} W={}", d.codec().name(), d.planes().width);
         rows.push((name, load, planes, bytes, r.footer().dicts[id].len));
     }
+    let k = steps.len() as f64;
+    let mean = |i: usize| 1e3 * steps.iter().map(|s| s[i]).sum::<f64>() / k;
+    println!(
+        "mean over all: crc32 {:.3} ms, parse {:.3} ms, validate (front coding, table, planes) {:.3} ms, one-spelling check {:.3} ms",
+        mean(0),
+        mean(1),
+        mean(2),
+        mean(3)
+    );
     let mut names: Vec<&String> = rows.iter().map(|r| &r.0).collect();
     names.sort();
     names.dedup();
