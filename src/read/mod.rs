@@ -178,6 +178,9 @@ pub struct Reader {
     dicts: Box<[OnceLock<Dictionary>]>,
     /// Per dictionary, the number of chunks naming it.
     dict_uses: Vec<u32>,
+    /// The dictionary bytes that the read at open brought in with the
+    /// footer (their offset, then the bytes up to the footer), if any.
+    near_footer: Option<(u64, Bytes)>,
     /// Each dictionary's histogram check.
     hists: Vec<HistCheck>,
     /// Whether any dictionary's histogram check failed (one flag for the
@@ -303,7 +306,16 @@ impl Reader {
         // Step 6: structure.
         let footer = Footer::parse_version(&footer_bytes, footer_at, t.version)?;
         // Step 7 runs per dictionary on first use (`Reader::dictionary`):
-        // a point read touches only its row's dictionary.
+        // a point read touches only its row's dictionary. The dictionaries
+        // lie right before the footer, so the end of the file read above
+        // often holds some (a shared one of a small column, whole): keep
+        // those bytes (at most `GUESS`) so that loading them reads nothing.
+        let dict_from = footer.dicts.first().map_or(footer_at, |d| d.offset);
+        let near_footer = (footer_at > end_from).then(|| {
+            let from = dict_from.max(end_from);
+            let b = end.slice((from - end_from) as usize..(footer_at - end_from) as usize);
+            (from, b)
+        });
         let mut uses = vec![0u32; footer.dicts.len()];
         let mut first_rows = Vec::with_capacity(footer.chunks.len() + 1);
         let mut acc = 0u64;
@@ -327,6 +339,7 @@ impl Reader {
             footer,
             dicts: (0..ndicts).map(|_| OnceLock::new()).collect(),
             dict_uses: uses,
+            near_footer,
             hists,
             hist_failed: AtomicBool::new(false),
             first_rows,
@@ -430,7 +443,13 @@ impl Reader {
     /// Reads and checks dictionary `id` (§9 step 7).
     fn load_dictionary(&self, id: usize) -> Result<Dictionary> {
         let r = self.footer.dicts[id];
-        let bytes = self.storage.read(r.offset..r.offset + r.len)?;
+        let bytes = match &self.near_footer {
+            Some((from, b)) if r.offset >= *from && r.offset + r.len <= from + b.len() as u64 => {
+                let at = (r.offset - from) as usize;
+                b.slice(at..at + r.len as usize)
+            }
+            _ => self.storage.read(r.offset..r.offset + r.len)?,
+        };
         let crc = crc32fast::hash(&bytes);
         if crc != r.crc {
             return Err(Error::corrupt(
