@@ -204,9 +204,10 @@ pub fn available() -> Result<()> {
 
 /// The plane width a scan of `reader` uses by default: the width its
 /// dictionaries were written with (FORMAT §4.3; the width of most decoded
-/// bytes when per-chunk dictionaries differ).
+/// bytes when per-chunk dictionaries differ). Loads the dictionaries of
+/// every chunk ([`Reader::dictionary`]).
 #[cfg(feature = "gpu")]
-pub fn scan_width(reader: &Reader) -> u8 {
+pub fn scan_width(reader: &Reader) -> Result<u8> {
     plan::file_width(reader, 0..reader.rows())
 }
 
@@ -402,7 +403,7 @@ mod gpu_impl {
             let g = gpu()?;
             let mut cfg = opts.config;
             if !opts.force_width {
-                cfg.w = plan::file_width(reader, rows.clone());
+                cfg.w = plan::file_width(reader, rows.clone())?;
             }
             let plan = plan::build(reader, rows, 32 * cfg.k, cfg.w, tiles.max(1))?;
             let kernels = g.kernels(&cfg, plan.bits)?;

@@ -165,7 +165,7 @@ pub(crate) fn relayout(planes: &Planes, w: usize) -> (Vec<u8>, Vec<u8>, Vec<u8>)
 /// measured best, FORMAT §4.3). When dictionaries of one file chose
 /// different widths (per-chunk dictionaries), the width of most decoded
 /// bytes wins and the others are re-laid for the launch.
-pub(crate) fn file_width(reader: &Reader, rows: Range<u64>) -> u8 {
+pub(crate) fn file_width(reader: &Reader, rows: Range<u64>) -> Result<u8> {
     let (mut wide, mut all) = (0u64, 0u64);
     let mut first = 0u64;
     for i in 0..reader.num_chunks() {
@@ -176,17 +176,23 @@ pub(crate) fn file_width(reader: &Reader, rows: Range<u64>) -> u8 {
         if !overlaps {
             continue;
         }
-        let d = &reader.dictionaries()[e.dict as usize];
+        let d = reader.dictionary(e.dict as usize)?;
         all += e.bytes;
         if d.planes().width == 16 {
             wide += e.bytes;
         }
     }
-    if all > 0 && 2 * wide > all {
-        16
-    } else {
-        8
+    Ok(if all > 0 && 2 * wide > all { 16 } else { 8 })
+}
+
+/// The code width of the file's first dictionary (16 without one), which
+/// the kernels are compiled for (a launch refuses dictionaries of another
+/// width, [`dict_table`]). Loads dictionary 0 only.
+pub(crate) fn file_bits(reader: &Reader) -> Result<u8> {
+    if reader.num_dictionaries() == 0 {
+        return Ok(16);
     }
+    Ok(reader.dictionary(0)?.code_bits())
 }
 
 /// The kernels' length table: one byte per token holding `len - 1` (the
@@ -222,14 +228,14 @@ pub(crate) fn dict_table(
 ) -> Result<(Vec<Dict>, Vec<u8>, Vec<u32>)> {
     let mut dicts = Vec::new();
     let mut blob = Vec::new();
-    let mut index = vec![u32::MAX; reader.dictionaries().len()];
+    let mut index = vec![u32::MAX; reader.num_dictionaries()];
     for d in used {
         let d = d as usize;
         if index[d] != u32::MAX {
             continue;
         }
         index[d] = dicts.len() as u32;
-        let dict = &reader.dictionaries()[d];
+        let dict = reader.dictionary(d)?;
         if dict.code_bits() != bits {
             return Err(Error::Gpu("dictionaries of different code widths".into()));
         }
@@ -337,11 +343,7 @@ pub(crate) fn build_with(
         });
     }
     let mut plan = Plan {
-        bits: reader
-            .dictionaries()
-            .first()
-            .map(|d| d.code_bits())
-            .unwrap_or(16),
+        bits: file_bits(reader)?,
         ..Plan::default()
     };
     // Dictionaries (only those used), at width w (the file's planes as they

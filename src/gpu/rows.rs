@@ -41,12 +41,8 @@ impl<'r> DeviceRows<'r> {
     /// numbers at 1, 2 or 4 bytes a row).
     pub fn new(reader: &'r Reader) -> Result<Self> {
         let g = gpu()?;
-        let w = plan::file_width(reader, 0..reader.rows());
-        let bits = reader
-            .dictionaries()
-            .first()
-            .map(|d| d.code_bits())
-            .unwrap_or(16);
+        let w = plan::file_width(reader, 0..reader.rows())?;
+        let bits = plan::file_bits(reader)?;
         let cfg = DecoderConfig {
             w,
             ..DecoderConfig::default()

@@ -218,7 +218,7 @@ impl ValidChunk {
 /// ```compile_fail
 /// let file = fastpair::write::write_to_vec([Some(&b"a"[..])], Default::default()).unwrap();
 /// let r = fastpair::Reader::from_bytes(file).unwrap();
-/// let d = &r.dictionaries()[0];
+/// let d = r.dictionary(0).unwrap();
 /// // `new_unchecked` is private to the crate.
 /// let _ = unsafe { fastpair::decode::CheckedCodes::new_unchecked(d, &[], 0, 64, &[0]) };
 /// ```
