@@ -287,7 +287,11 @@ mod tests {
                     i * 2654435761 % (1 << 40),
                     i * 7919,
                     ["alpha", "beta", "gamma", "delta"][k % 4],
-                    if i % 5 == 0 { format!("{:03}", i % 1000) } else { format!("{}", i % 1000) }
+                    if i % 5 == 0 {
+                        format!("{:03}", i % 1000)
+                    } else {
+                        format!("{}", i % 1000)
+                    }
                 )
                 .into_bytes(),
             })
