@@ -25,11 +25,18 @@
 
 static_assert(sizeof(LBlock) % 8 == 0, "LBlock is read as a whole");
 
-// A block as the warp reads it: the input and its descriptor (fields read
-// through the pointer: uniform loads that stay in L1, not 40 registers).
 struct LgBlk {
-    const u8* in;
-    const LBlock* d;
+    const u8* raw;
+    const u32* tpl;
+    const u32* slot;
+    const u64* cp;
+    const u32* rb;
+    const u32* loc;
+    const u8* st;
+    const u32* st_end;
+    const u8* words;
+    const u8* lens;
+    LBlock d;
 };
 
 // Output cursor: with `dst` null it only counts; else bytes land at
@@ -50,22 +57,30 @@ __device__ __forceinline__ bool lg_in(u64 off, u64 len, u64 input_len) {
     return off <= input_len && len <= input_len - off;
 }
 
-__device__ bool lg_resolve(const u8* input, u64 input_len, const LBlock* dp, LgBlk& b) {
-    const LBlock& d = *dp;
+__device__ bool lg_resolve(const u8* input, u64 input_len, const LBlock& d, LgBlk& b) {
     if (!lg_in(d.raw_off, d.raw_len, input_len) || d.raw_len < 16
         || !lg_in(d.tpl_off, 16ull * d.ntpl, input_len)
         || !lg_in(d.slot_off, 32ull * d.nslot, input_len)
         || !lg_in(d.cp_off, 32ull * d.ncp, input_len)
         || !lg_in(d.rb_off, 16ull * d.nrb, input_len)
         || !lg_in(d.loc_off, 8ull * d.nloc, input_len)
-        || !lg_in(d.st_off, (u64)d.st_len + 16, input_len)
+        || !lg_in(d.st_off, (u64)d.st_len, input_len)
         || !lg_in(d.st_end_off, 4ull * d.nstr, input_len)
         || !lg_in(d.word_off, 16ull * d.ntok, input_len)
         || !lg_in(d.len_off, (u64)d.ntok, input_len)
-        || (d.tpl_off | d.slot_off | d.cp_off | d.rb_off | d.loc_off | d.st_end_off | d.word_off) & 15)
+        || (d.tpl_off | d.slot_off | d.cp_off | d.rb_off | d.loc_off | d.st_end_off) & 7)
         return false;
-    b.in = input;
-    b.d = dp;
+    b.d = d;
+    b.raw = input + d.raw_off;
+    b.tpl = (const u32*)(input + d.tpl_off);
+    b.slot = (const u32*)(input + d.slot_off);
+    b.cp = (const u64*)(input + d.cp_off);
+    b.rb = (const u32*)(input + d.rb_off);
+    b.loc = (const u32*)(input + d.loc_off);
+    b.st = input + d.st_off;
+    b.st_end = (const u32*)(input + d.st_end_off);
+    b.words = input + d.word_off;
+    b.lens = input + d.len_off;
     return true;
 }
 
@@ -79,8 +94,8 @@ __device__ __forceinline__ u64 lg_packed(const LgBlk& b, u64 at0, u32 bits, u64 
     const u64 bit = i * bits;
     const u64 at = at0 + (bit >> 3);
     const u32 sh = (u32)(bit & 7);
-    if (at + 9 > b.d->raw_len) { bad = 1; return 0; }
-    const u8* p = b.in + b.d->raw_off + at;
+    if (at + 9 > b.d.raw_len) { bad = 1; return 0; }
+    const u8* p = b.raw + at;
     u64 lo = 0;
 #pragma unroll
     for (int k = 0; k < 8; k++) lo |= (u64)p[k] << (8 * k);
@@ -94,53 +109,36 @@ __device__ __forceinline__ u64 lg_packed(const LgBlk& b, u64 at0, u32 bits, u64 
 __device__ __forceinline__ u64 lg_int(const LgBlk& b, u32 first, u32 len, u64 i, u64 data, u32& bad) {
     if (i >= len) { bad = 1; return 0; }
     const u64 c = (u64)first + i / 128;
-    if (c >= b.d->ncp) { bad = 1; return 0; }
-    const u64* cp = (const u64*)(b.in + b.d->cp_off) + 4 * c;
+    if (c >= b.d.ncp) { bad = 1; return 0; }
+    const u64* cp = b.cp + 4 * c;
     const u64 j = i % 128;
     return cp[0] + lg_packed(b, data + cp[2], (u32)cp[3], j, bad) + cp[1] * j;
 }
 
-// Decoded string i (a static string or a dictionary value): 16 bytes
-// loaded at a time (the strings have 16 readable bytes after them), then
-// put.
+// Decoded string i (a static string or a dictionary value).
 __device__ __forceinline__ void lg_static(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
-    if (i >= b.d->nstr) { bad = 1; return; }
-    const u32* st_end = (const u32*)(b.in + b.d->st_end_off);
-    const u32 s = i ? st_end[i - 1] : 0, e = st_end[i];
-    if (s > e || e > b.d->st_len) { bad = 1; return; }
+    if (i >= b.d.nstr) { bad = 1; return; }
+    const u32 s = i ? b.st_end[i - 1] : 0, e = b.st_end[i];
+    if (s > e || e > b.d.st_len) { bad = 1; return; }
     if (!o.dst) { o.n += e - s; return; }
-    const u8* st = b.in + b.d->st_off;
-    for (u32 k = s; k < e; k += 16) {
-        u8 t[16];
-#pragma unroll
-        for (int q = 0; q < 16; q++) t[q] = st[k + q];
-        const u32 m = e - k < 16 ? e - k : 16;
-#pragma unroll
-        for (u32 q = 0; q < 16; q++) if (q < m) lg_put(o, t[q]);
-    }
+    for (u32 k = s; k < e; k++) lg_put(o, b.st[k]);
 }
 
-// Pool string i (FORMAT §5.8.4): codes off[i] .. off[i + 1], 12 bits each;
-// a token's word is one 16-byte load.
+// Pool string i (FORMAT §5.8.4): codes off[i] .. off[i + 1], 12 bits each.
 __device__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
-    const LBlock& d = *b.d;
-    if (i >= d.pool_strings) { bad = 1; return; }
-    const u32 n = d.pool_strings + 1;
-    const u64 s = lg_int(b, d.pool_cp_first, n, i, d.poff_at, bad);
-    const u64 e = lg_int(b, d.pool_cp_first, n, i + 1, d.poff_at, bad);
-    if (e < s || e - s > d.raw_len) { bad = 1; return; }
-    const u8* lens = b.in + d.len_off;
-    const uint4* words = (const uint4*)(b.in + d.word_off);
+    if (i >= b.d.pool_strings) { bad = 1; return; }
+    const u32 n = b.d.pool_strings + 1;
+    const u64 s = lg_int(b, b.d.pool_cp_first, n, i, b.d.poff_at, bad);
+    const u64 e = lg_int(b, b.d.pool_cp_first, n, i + 1, b.d.poff_at, bad);
+    if (e < s || e - s > b.d.raw_len) { bad = 1; return; }
     for (u64 c = s; c < e; c++) {
-        const u32 code = (u32)lg_packed(b, d.codes_at, 12, c, bad);
-        if (code >= d.ntok) { bad = 1; return; }
-        u32 l = lens[code];
+        const u32 code = (u32)lg_packed(b, b.d.codes_at, 12, c, bad);
+        if (code >= b.d.ntok) { bad = 1; return; }
+        u32 l = b.lens[code];
         if (l > 16) { bad = 1; l = 16; }
         if (!o.dst) { o.n += l; continue; }
-        const uint4 wv = words[code];
-        const u32 w4[4] = {wv.x, wv.y, wv.z, wv.w};
-#pragma unroll
-        for (u32 k = 0; k < 16; k++) if (k < l) lg_put(o, (u8)(w4[k >> 2] >> (8 * (k & 3))));
+        const u8* w = b.words + 16 * (u64)code;
+        for (u32 k = 0; k < l; k++) lg_put(o, w[k]);
     }
 }
 
@@ -149,13 +147,8 @@ __device__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
 __device__ __forceinline__ void lg_render(LgOut& o, u32 kind, u64 v, u32 w) {
     u32 n = 1;
     if (kind == 0) {
-        if (v >> 32) {
-            u64 x = v;
-            while (x >= 10) { x /= 10; n++; }
-        } else {
-            u32 x = (u32)v;
-            while (x >= 10) { x /= 10; n++; }
-        }
+        u64 x = v;
+        while (x >= 10) { x /= 10; n++; }
     } else if (v) {
         n = (64 - __clzll((long long)v) + 3) / 4;
     }
@@ -169,8 +162,7 @@ __device__ __forceinline__ void lg_render(LgOut& o, u32 kind, u64 v, u32 w) {
     for (u32 k = 0; k < n; k++) {
         const u32 at = end - 1 - k;
         u32 dgt;
-        if (kind == 0 && (x >> 32) == 0) { const u32 y = (u32)x; dgt = y % 10; x = y / 10; }
-        else if (kind == 0) { dgt = (u32)(x % 10); x /= 10; }
+        if (kind == 0) { dgt = (u32)(x % 10); x /= 10; }
         else { dgt = (u32)(x & 15); x >>= 4; }
         if (at < o.cap) o.dst[at] = (u8)digits[dgt];
     }
@@ -180,15 +172,14 @@ __device__ __forceinline__ void lg_render(LgOut& o, u32 kind, u64 v, u32 w) {
 // Row `rank` of template `tid` of block `b`, into `o` (FORMAT §5.8.2:
 // static₀ value₀ static₁ … value_{k−1} static_k).
 __device__ void lg_row(const LgBlk& b, u32 tid, u32 rank, LgOut& o, u32& bad) {
-    if (tid >= b.d->ntpl) { bad = 1; return; }
-    const u32* t = (const u32*)(b.in + b.d->tpl_off) + 4 * (u64)tid;
+    if (tid >= b.d.ntpl) { bad = 1; return; }
+    const u32* t = b.tpl + 4 * (u64)tid;
     const u32 first = t[0], slots = t[1], st = t[2];
-    if ((u64)first + slots > b.d->nslot) { bad = 1; return; }
-    const u64 data = b.d->data_at;
-    const u32* slot = (const u32*)(b.in + b.d->slot_off);
+    if ((u64)first + slots > b.d.nslot) { bad = 1; return; }
+    const u64 data = b.d.data_at;
     for (u32 s = 0; s < slots; s++) {
         lg_static(b, (u64)st + s, o, bad);
-        const u32* sl = slot + 8 * ((u64)first + s);
+        const u32* sl = b.slot + 8 * ((u64)first + s);
         const u32 kind = sl[0];
         if (kind <= 2) {
             const u64 v = lg_int(b, sl[2], sl[3], rank, data, bad);
@@ -210,7 +201,7 @@ __device__ void lg_row(const LgBlk& b, u32 tid, u32 rank, LgOut& o, u32& bad) {
     lg_static(b, (u64)st + slots, o, bad);
 }
 
-extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS, 4) fastpair_logs(
+extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_logs(
     const u8* __restrict__ input, u64 input_len,
     const LBlock* __restrict__ blocks, u32 nblocks,
     const LPiece* __restrict__ pieces, u32 npieces,
@@ -231,10 +222,10 @@ extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS, 4) fastpair_logs(
     const u32 nb = lp.b1 == 0xffffffffu ? 1 : 2;
     LgBlk B[2];
     bool ok = lp.b0 < nblocks && (nb == 1 || lp.b1 < nblocks);
-    for (u32 k = 0; ok && k < nb; k++) ok = lg_resolve(input, input_len, blocks + (k ? lp.b1 : lp.b0), B[k]);
-    const u32 rows = ok ? B[0].d->rows : 0;
-    ok = ok && (nb == 1 || B[1].d->rows == rows) && lp.row_lo <= lp.row_hi && lp.row_hi <= rows
-        && tl.rb < B[0].d->nrb && (nb == 1 || tl.rb < B[1].d->nrb)
+    for (u32 k = 0; ok && k < nb; k++) ok = lg_resolve(input, input_len, blocks[k ? lp.b1 : lp.b0], B[k]);
+    const u32 rows = ok ? B[0].d.rows : 0;
+    ok = ok && (nb == 1 || B[1].d.rows == rows) && lp.row_lo <= lp.row_hi && lp.row_hi <= rows
+        && tl.rb < B[0].d.nrb && (nb == 1 || tl.rb < B[1].d.nrb)
         && (u64)tl.rb * 128 < lp.row_hi && (u64)tl.rb * 128 + 128 > lp.row_lo
         && tl.out <= out_len && tl.bytes <= out_len - tl.out
         && (!offsets_len || lp.row_base + (lp.row_hi - lp.row_lo) + 1 <= offsets_len);
@@ -256,22 +247,21 @@ extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS, 4) fastpair_logs(
             rank[q][k] = 0;
             if (k >= (int)nb) continue;  // warp-uniform
             const LgBlk& b = B[k];
-            const u32* rbd = (const u32*)(b.in + b.d->rb_off) + 4 * (u64)tl.rb;
-            const u32* locs = (const u32*)(b.in + b.d->loc_off);
+            const u32* rbd = b.rb + 4 * (u64)tl.rb;
             const u32 first_local = rbd[0], nloc = rbd[1], bits = rbd[2], off = rbd[3];
             u32 l = 0;
             if (active) {
-                l = (u32)lg_packed(b, (u64)b.d->rowidx_at + off, bits, j, bad);
-                if (l >= nloc || nloc > 128 || (u64)first_local + nloc > b.d->nloc) { bad = 1; l = 0; }
+                l = (u32)lg_packed(b, (u64)b.d.rowidx_at + off, bits, j, bad);
+                if (l >= nloc || nloc > 128 || (u64)first_local + nloc > b.d.nloc) { bad = 1; l = 0; }
             }
             const u32 key = active ? l : (0x80000000u | lane);
             const u32 peers = __match_any_sync(FULL, key);
             u32 t = 0, rk = 0;
             if (active) {
                 const u64 li = (u64)first_local + l;
-                if (li < b.d->nloc) {
-                    t = locs[2 * li];
-                    rk = locs[2 * li + 1] + counts[w][k][l] + __popc(peers & ((1u << lane) - 1));
+                if (li < b.d.nloc) {
+                    t = b.loc[2 * li];
+                    rk = b.loc[2 * li + 1] + counts[w][k][l] + __popc(peers & ((1u << lane) - 1));
                 } else {
                     bad = 1;
                 }
