@@ -51,6 +51,8 @@ pub use rows::DeviceRows;
 #[cfg(feature = "gpu")]
 mod kind;
 #[cfg(feature = "gpu")]
+mod logs;
+#[cfg(feature = "gpu")]
 mod stream;
 #[cfg(feature = "gpu")]
 mod values;
@@ -74,6 +76,10 @@ pub const STATUS_CASCADE: u32 = 4;
 /// Status flag bit: a value-dictionary row names no value, a value's bounds
 /// leave the values, or a tile's rows disagree with its planned bytes.
 pub const STATUS_VALUES: u32 = 8;
+/// Status flag bit: a log-template row names a table entry past its table,
+/// a packed field outside its block, or a tile's rows disagree with its
+/// planned bytes.
+pub const STATUS_LOGS: u32 = 16;
 
 /// Compile-time parameters of the decode kernel (spec/DECODER.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -492,10 +498,19 @@ mod gpu_impl {
                 &mut self.dev,
                 &mut out,
                 Some(&mut self.offsets),
+            )?;
+            device::launch_logs(
+                &s,
+                &self.kernels,
+                &self.plan,
+                &mut self.dev,
+                &mut out,
+                Some(&mut self.offsets),
             )
         }
 
-        /// The decode kernel and the value-dictionary gather alone, without
+        /// The decode kernel, the value-dictionary gather and the log
+        /// decoder alone, without
         /// offsets (sidecars must be de-cascaded: call [`Self::run`] once
         /// first).
         pub fn decode_only(&mut self) -> Result<()> {
@@ -511,7 +526,8 @@ mod gpu_impl {
                 &mut out,
                 None,
             )?;
-            device::launch_values(&s, &self.kernels, &self.plan, &mut self.dev, &mut out, None)
+            device::launch_values(&s, &self.kernels, &self.plan, &mut self.dev, &mut out, None)?;
+            device::launch_logs(&s, &self.kernels, &self.plan, &mut self.dev, &mut out, None)
         }
 
         /// Waits for the device and turns a raised status flag into `Error::Gpu`.
@@ -695,6 +711,14 @@ mod gpu_impl {
             let s = g.stream.clone();
             let mut out = self.values.as_view_mut();
             device::launch_values(
+                &s,
+                &self.kernels,
+                &self.plan,
+                &mut self.dev,
+                &mut out,
+                Some(&mut self.offsets),
+            )?;
+            device::launch_logs(
                 &s,
                 &self.kernels,
                 &self.plan,

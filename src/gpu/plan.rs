@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use super::abi::{Dict, Piece, Seq, VPiece, VTile, CASCADE_BLOCK};
+use super::abi::{Dict, LBlock, LPiece, LTile, Piece, Seq, VPiece, VTile, CASCADE_BLOCK};
 use super::kind::{self, GpuChunk};
 use crate::dict::{Planes, MAX_TOKEN_LEN};
 use crate::error::{Error, Result};
@@ -55,7 +55,7 @@ impl Plan {
             (Part::Sidecar, _) => c.sidecar_bytes(),
             (Part::RowBytes, _) => c.row_bytes_bytes(),
             (Part::Values, GpuChunk::ValueDict(v)) => v.values,
-            (Part::Values, GpuChunk::Coded(_)) | (Part::Owned { .. }, _) => {
+            (Part::Values, GpuChunk::Coded(_) | GpuChunk::Logs(_)) | (Part::Owned { .. }, _) => {
                 return Err(Error::Gpu(format!(
                     "chunk {}: a value-dictionary part planned for a coded chunk",
                     seg.chunk
@@ -110,6 +110,13 @@ pub(crate) struct Plan {
     pub(super) vpieces: Vec<VPiece>,
     /// Their gather tiles, one block each.
     pub(super) vtiles: Vec<VTile>,
+    /// Log-template blocks (kernels/logs.cu): one per single-block chunk,
+    /// two (header, body) per split one.
+    pub(super) lblocks: Vec<LBlock>,
+    /// Log-template pieces.
+    pub(super) lpieces: Vec<LPiece>,
+    /// Their tiles, one warp each (one per 128-row block touched).
+    pub(super) ltiles: Vec<LTile>,
     /// Dictionary descriptors.
     pub(super) dicts: Vec<Dict>,
     /// Lengths and planes of every dictionary at the launch's `W`.
@@ -265,7 +272,7 @@ struct Sel {
     chunk: usize,
     rows: Range<u32>,
     /// Coded chunks: the selected codes and bytes; `None` for a
-    /// value-dictionary chunk.
+    /// value-dictionary or log-template chunk.
     coded: Option<(Range<u32>, Range<u32>)>,
 }
 
@@ -311,7 +318,7 @@ pub(crate) fn build_with(
         let (rlo, rhi) = ((lo - info.first_row) as u32, (hi - info.first_row) as u32);
         let c = match GpuChunk::of(reader.chunk(i)?)? {
             GpuChunk::Coded(c) => c,
-            GpuChunk::ValueDict(_) => {
+            GpuChunk::ValueDict(_) | GpuChunk::Logs(_) => {
                 sels.push(Sel {
                     chunk: i,
                     rows: rlo..rhi,
@@ -418,15 +425,33 @@ pub(crate) fn build_with(
                 at as u64
             };
             let Some((codes, bytes)) = s.coded.clone() else {
+                let owned = Part::Owned { at: 0, len: 0 };
+                let v = match GpuChunk::of(c)? {
+                    GpuChunk::ValueDict(v) => v,
+                    // A log-template chunk: its blocks' bytes and tables,
+                    // its piece and tiles (`gpu::logs`).
+                    GpuChunk::Logs(l) => {
+                        let mut up = |p: &mut Plan, b: &[u8]| put(p, owned, b);
+                        out_base += super::logs::put_piece(
+                            &mut plan,
+                            &mut up,
+                            l,
+                            s.rows.clone(),
+                            row_base,
+                            out_base,
+                        );
+                        row_base += (s.rows.end - s.rows.start) as u64;
+                        continue;
+                    }
+                    GpuChunk::Coded(_) => {
+                        return Err(Error::Gpu(format!(
+                            "chunk {}: selected without its codes",
+                            s.chunk
+                        )))
+                    }
+                };
                 // A value-dictionary chunk: its distinct values, their
                 // starts and the selected rows' value numbers, then tiles.
-                let GpuChunk::ValueDict(v) = GpuChunk::of(c)? else {
-                    return Err(Error::Gpu(format!(
-                        "chunk {}: selected as a value-dictionary chunk",
-                        s.chunk
-                    )));
-                };
-                let owned = Part::Owned { at: 0, len: 0 };
                 // Short values as a fixed-stride table (16-byte loads), else
                 // straight from the reader's validated view.
                 let stride = v.table_stride();
@@ -619,7 +644,7 @@ mod tests {
             .with_codec(Codec::OnPair12)
             .with_chunk_rows(700)
             .with_value_dict(false)
-            // Coded chunks: the plan's pieces (log templates have no kernel).
+            // Coded chunks only: the plan's coded pieces.
             .with_log_templates(crate::write::LogTemplates::Off);
         let file = write_to_vec(vals.iter().map(|v| Some(v.as_slice())), opts).unwrap();
         let r = Reader::from_bytes(file).unwrap();

@@ -80,6 +80,17 @@ impl<'r> DeviceRows<'r> {
                     rc.rb_off = part(c.row_bytes_bytes());
                     rc.dict = index[info.entry.dict as usize];
                 }
+                // Random rows of a log-template chunk need a per-row
+                // kernel of their own (kernels/rows.cu reads codes or
+                // values): refused here, naming the chunk; `scan` and
+                // `scan_stream` decode it.
+                GpuChunk::Logs(_) => {
+                    return Err(Error::Gpu(format!(
+                        "chunk {i}: a log-template chunk (spec/FORMAT.md §5.8) is not served \
+                         by DeviceRows yet; scan it (gpu::scan, gpu::scan_stream) or read \
+                         its rows on the CPU (Reader::get)"
+                    )))
+                }
                 GpuChunk::ValueDict(v) => {
                     rc.kind = RK_VALUES;
                     rc.codes_off = part(v.values);

@@ -788,6 +788,14 @@ where
             &mut out,
             Some(&mut slot.offsets),
         )?;
+        device::launch_logs(
+            s,
+            &lane.kernels,
+            &plan,
+            &mut dev,
+            &mut out,
+            Some(&mut slot.offsets),
+        )?;
         s.memcpy_dtoh(&dev.status, &mut slot.status)
             .map_err(|e| gpu_err("status", e))?;
         let done = g.ctx.new_event(timed).map_err(|e| gpu_err("event", e))?;

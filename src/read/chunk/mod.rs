@@ -345,6 +345,15 @@ impl<'a> ChunkView<'a> {
             Body::Coded(_) | Body::LogTemplates(_) => None,
         }
     }
+    /// The opened payload of a log-template chunk (§5.8) and its rows'
+    /// `rows + 1` byte offsets, both checked when the chunk was validated.
+    /// `None` for a chunk of another kind.
+    pub(crate) fn log_parts(&self) -> Option<(&'a crate::logs::LogColumn, &'a [u64])> {
+        match &self.chunk.body {
+            Body::LogTemplates(l) => Some(l.parts()),
+            Body::Coded(_) | Body::ValueDict(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]
