@@ -46,6 +46,51 @@ fn open_loads_no_dictionary_and_a_get_loads_one() {
     assert_eq!(e.loaded_dictionaries(), 4);
 }
 
+/// A pass that lets each chunk go after use (`release_chunk`, as decompress,
+/// inspect and the Parquet/Arrow outputs do) holds one dictionary of a
+/// per-chunk-dictionary file at a time; rows read after a release are still
+/// right (the dictionary loads again); a dictionary stays while a chunk
+/// naming it is validated, and a shared one until its last chunk goes.
+#[test]
+fn releasing_the_last_chunk_of_a_dictionary_lets_it_go() {
+    let (rows, file) = per_chunk_file();
+    let mut r = Reader::from_bytes(file.clone()).unwrap();
+    for i in 0..r.num_chunks() {
+        r.chunk(i).unwrap();
+        let row = i * 500 + 7;
+        assert_eq!(r.get(row as u64).unwrap().as_deref(), Some(&rows[row][..]));
+        assert_eq!(r.loaded_dictionaries(), 1, "chunk {i}: only its own");
+        r.release_chunk(i);
+        assert_eq!(r.loaded_dictionaries(), 0, "chunk {i} released");
+    }
+    assert_eq!(r.get(1999).unwrap().as_deref(), Some(&rows[1999][..]));
+    assert_eq!(r.read_all().unwrap().len(), rows.len());
+
+    // One dictionary shared by four chunks: it stays while any of them is
+    // validated (a validated chunk's get context points into it).
+    let shared = write_to_vec(
+        rows.iter().map(|r| Some(&r[..])),
+        WriterOptions::default().with_chunk_rows(500),
+    )
+    .unwrap();
+    let mut r = Reader::from_bytes(shared).unwrap();
+    assert_eq!((r.num_dictionaries(), r.num_chunks()), (1, 4));
+    r.chunk(0).unwrap();
+    r.chunk(3).unwrap();
+    r.release_chunk(3); // its last chunk, but chunk 0 is still validated
+    assert_eq!(r.loaded_dictionaries(), 1, "chunk 0 still holds it");
+    assert_eq!(r.get(5).unwrap().as_deref(), Some(&rows[5][..]));
+    r.release_chunk(0);
+    assert_eq!(
+        r.loaded_dictionaries(),
+        1,
+        "released only with the last chunk"
+    );
+    r.release_chunk(3);
+    assert_eq!(r.loaded_dictionaries(), 0, "no chunk holds it now");
+    assert_eq!(r.get(1700).unwrap().as_deref(), Some(&rows[1700][..]));
+}
+
 /// Dictionary 2 (chunk 2's) with a byte of its tokens flipped: its CRC32 fails.
 fn damaged_file() -> (Vec<Vec<u8>>, Vec<u8>, u64) {
     let (rows, mut file) = per_chunk_file();

@@ -178,6 +178,9 @@ pub struct Reader {
     dicts: Box<[OnceLock<Dictionary>]>,
     /// Per dictionary, the number of chunks naming it.
     dict_uses: Vec<u32>,
+    /// Per dictionary, the first and last chunk naming it (`release_chunk`
+    /// lets a dictionary go with the last of its chunks).
+    dict_chunks: Vec<(u32, u32)>,
     /// The dictionary bytes that the read at open brought in with the
     /// footer (their offset, then the bytes up to the footer), if any.
     near_footer: Option<(u64, Bytes)>,
@@ -317,12 +320,16 @@ impl Reader {
             (from, b)
         });
         let mut uses = vec![0u32; footer.dicts.len()];
+        let mut dict_chunks = vec![(u32::MAX, 0u32); footer.dicts.len()];
         let mut first_rows = Vec::with_capacity(footer.chunks.len() + 1);
         let mut acc = 0u64;
-        for c in &footer.chunks {
+        for (i, c) in footer.chunks.iter().enumerate() {
             first_rows.push(acc);
             acc += c.rows as u64;
-            uses[c.dict as usize] += 1;
+            let d = c.dict as usize;
+            uses[d] += 1;
+            let i = i as u32; // chunk counts fit u32 (§3, the footer's count)
+            dict_chunks[d] = (dict_chunks[d].0.min(i), i);
         }
         first_rows.push(acc);
         let hists = uses
@@ -339,6 +346,7 @@ impl Reader {
             footer,
             dicts: (0..ndicts).map(|_| OnceLock::new()).collect(),
             dict_uses: uses,
+            dict_chunks,
             near_footer,
             hists,
             hist_failed: AtomicBool::new(false),
@@ -392,8 +400,8 @@ impl Reader {
 
     /// Dictionary `id`, read and checked on first use (§9 step 7: its
     /// section's CRC32, structure and token model; version 4: one
-    /// spelling) and kept for the reader's life: later calls cost an atomic
-    /// load. The first call reads the section (up to about 1.1 MiB for
+    /// spelling) and kept (until [`Self::release_chunk`] lets go of the last
+    /// chunk naming it): later calls cost an atomic load. The first call reads the section (up to about 1.1 MiB for
     /// 65,536 tokens) and materializes its planes (up to 1.03 MiB); opening
     /// a file loads none, so a point read pays only for its row's
     /// dictionary. Thread-safe: threads that race on the first use may
@@ -528,8 +536,12 @@ impl Reader {
     /// are not needed soon ([`Storage::release`]: a map drops their pages
     /// from the resident set). A later read validates the chunk again. With
     /// this after each chunk, a pass over a column holds one chunk at a time,
-    /// whatever the file's size. Taking `&mut self` proves no
-    /// [`ChunkView`] of the chunk is alive.
+    /// whatever the file's size. When `i` is the last chunk naming its
+    /// dictionary and no chunk naming it holds validation state, the
+    /// dictionary goes too (so such a pass over a per-chunk-dictionary file
+    /// holds one dictionary at a time; a later read loads it again). Taking
+    /// `&mut self` proves no [`ChunkView`] of the chunk, and no borrowed
+    /// [`Dictionary`], is alive.
     ///
     /// # Panics
     /// If `i >= self.num_chunks()`.
@@ -540,6 +552,33 @@ impl Reader {
         drop(slot.valid.take());
         drop(slot.head.take());
         self.storage.release(r.offset..r.offset + r.len);
+        let d = self.footer.chunks[i].dict as usize;
+        if self.dict_chunks[d].1 as usize == i {
+            self.release_dictionary(d);
+        }
+    }
+
+    /// Drops dictionary `d` (and what reads derived from it) once none of its
+    /// chunks holds validation state: called when its last chunk is
+    /// released, so a pass that releases each chunk after use holds one
+    /// dictionary of a per-chunk-dictionary file at a time (issue 19: the
+    /// dictionaries were the floor under every bulk path's memory). A
+    /// validated chunk's get context points into its dictionary
+    /// (`FastGet::words`), so a dictionary with a chunk still validated, or
+    /// holding point-read state, stays. A later read loads it again.
+    fn release_dictionary(&mut self, d: usize) {
+        let (first, last) = self.dict_chunks[d];
+        let held = (first..=last).any(|j| {
+            let j = j as usize;
+            let s = &self.slots[j];
+            self.footer.chunks[j].dict as usize == d
+                && (s.valid.get().is_some() || s.head.get().is_some())
+        });
+        if !held {
+            drop(self.dicts[d].take());
+            drop(self.token_utf8[d].take());
+            drop(self.token_moves[d].take());
+        }
     }
 
     /// Adds a newly validated chunk's histogram to its dictionary's check.
