@@ -51,6 +51,10 @@ pub use rows::DeviceRows;
 #[cfg(feature = "gpu")]
 mod kind;
 #[cfg(feature = "gpu")]
+mod search;
+#[cfg(feature = "gpu")]
+pub use search::{search, supports, PreparedSearch, MAX_LITERAL};
+#[cfg(feature = "gpu")]
 mod stream;
 #[cfg(feature = "gpu")]
 mod values;
@@ -74,6 +78,9 @@ pub const STATUS_CASCADE: u32 = 4;
 /// Status flag bit: a value-dictionary row names no value, a value's bounds
 /// leave the values, or a tile's rows disagree with its planned bytes.
 pub const STATUS_VALUES: u32 = 8;
+/// Status flag bit: a search launch got a literal length or mode the kernel
+/// does not take (the host never sends one).
+pub const STATUS_SEARCH: u32 = 16;
 
 /// Compile-time parameters of the decode kernel (spec/DECODER.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -244,7 +251,8 @@ pub fn device_memory() -> Result<(usize, usize)> {
 #[doc(hidden)]
 pub fn compile_check(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<()> {
     cfg.check()?;
-    device::compile(cfg, bits, arch).map(|_| ())
+    device::compile(cfg, bits, arch)?;
+    device::compile_search(cfg, bits, arch).map(|_| ())
 }
 
 /// Decodes `rows` into host memory through the GPU when one is available,
@@ -258,6 +266,16 @@ pub fn read_range(reader: &Reader, rows: Range<u64>) -> Result<(Column, Backend)
         Err(e) => return Err(e),
     }
     Ok((reader.read_range(rows)?, Backend::Cpu))
+}
+
+/// The rows of `reader` that `p` selects; built without the `gpu` feature,
+/// always on the CPU ([`crate::search::search`]).
+#[cfg(not(feature = "gpu"))]
+pub fn search(
+    reader: &Reader,
+    p: &crate::search::Predicate,
+) -> Result<(crate::search::Selection, Backend)> {
+    Ok((crate::search::search(reader, p)?, Backend::Cpu))
 }
 
 #[cfg(feature = "gpu")]
@@ -378,7 +396,7 @@ mod gpu_impl {
 
     /// Milliseconds of `f` on the decode stream, timed with CUDA events.
     #[cfg(feature = "test-util")]
-    fn time_ms(g: &Gpu, f: impl FnOnce() -> Result<()>) -> Result<f32> {
+    pub(crate) fn time_ms(g: &Gpu, f: impl FnOnce() -> Result<()>) -> Result<f32> {
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let a = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
         let b = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;

@@ -88,7 +88,7 @@
 mod anchor;
 mod compiled;
 mod dfa;
-mod eval;
+pub(crate) mod eval;
 pub mod predicate;
 mod selection;
 mod tokens;
