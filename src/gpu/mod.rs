@@ -251,7 +251,14 @@ pub fn device_memory() -> Result<(usize, usize)> {
 #[doc(hidden)]
 pub fn compile_check(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<()> {
     cfg.check()?;
-    device::compile(cfg, bits, arch)?;
+    device::compile(cfg, bits, arch).map(|_| ())
+}
+
+/// As [`compile_check`] for the search kernel's unit (kernels/search.cu).
+#[cfg(feature = "gpu")]
+#[doc(hidden)]
+pub fn compile_check_search(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<()> {
+    cfg.check()?;
     device::compile_search(cfg, bits, arch).map(|_| ())
 }
 
