@@ -195,7 +195,7 @@ mod bench {
         println!(
             "gpusearch,column,needle,selectivity_pct,decoded_MB,tiles,gpu_search_min_GBps,\
              gpu_search_median_GBps,gpu_decode_median_GBps,search_over_decode,\
-             cpu_searcher_GBps,tool,tool_GBps,gpu_over_cpu,gpu_over_tool"
+             cpu_searcher_GBps,tool,tool_GBps,gpu_over_cpu,gpu_over_tool,host_flags_ms,search_call_ms"
         );
         for col in only.split(',') {
             let path = dir.join(format!("{col}.txt"));
@@ -259,7 +259,14 @@ mod bench {
                 let pred = Predicate::contains(needle.clone());
                 let got = s.count_coded(&pred).expect("gpu count");
                 assert_eq!(got, (*k * tiles) as u64, "{col}: GPU count of {needle:?}");
+                let flags_ms = s.time_set_pattern(&pred).expect("flags");
                 let (smin, smed) = stats(&s.time_search(&pred, reps).expect("time search"));
+                // One whole call (flags cached): launch, host chunks, bitmap
+                // download of every tile, selection of the first.
+                let call_ms = 1e3
+                    * median_secs(5, || {
+                        black_box(s.search(&pred).expect("search"));
+                    });
                 let gmin = gbytes as f64 / smin / 1e6;
                 let gmed = gbytes as f64 / smed / 1e6;
                 let csel = searcher.search(&pred).expect("cpu");
@@ -277,7 +284,7 @@ mod bench {
                 };
                 println!(
                     "gpusearch,{col},{:?},{:.4},{:.1},{tiles},{gmin:.1},{gmed:.1},{decode_gbps:.1},\
-                     {:.2},{cgbps:.2},{tool},{tgbps:.2},{:.1},{:.1}",
+                     {:.2},{cgbps:.2},{tool},{tgbps:.2},{:.1},{:.1},{flags_ms:.2},{call_ms:.2}",
                     String::from_utf8_lossy(needle),
                     100.0 * *k as f64 / rows.len() as f64,
                     gbytes as f64 / 1e6,

@@ -71,6 +71,7 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
     const Dict* __restrict__ dicts, const u32* __restrict__ seq,
     const u32* __restrict__ rbo, const u64* __restrict__ gbase,
     const u8* __restrict__ lit, u32 m, u32 mode, u32 fold,
+    const u8* __restrict__ aflags, const u32* __restrict__ aoff, u32 full,
     u32* __restrict__ bits, u64 nbits, u32* __restrict__ status)
 {
     extern __shared__ __align__(16) u8 smem[];
@@ -106,13 +107,12 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
     }
     __syncwarp();
 
-    // -- gather: K rounds of the batch and one of lookahead; codes out of
+    // -- codes: K rounds of the batch and one of lookahead; codes out of
     // range are flagged and read as token 0, dead slots get length 0.
     const Dict dc = dicts[pc.dict];
-    const u8* lens = dictblob + dc.lens_off;
-    const LoWord* lo = (const LoWord*)(dictblob + dc.lo_off);
     u32 code[FP_K + 1], len[FP_K + 1], pos[FP_K + 1];
-    u32 bad = 0;
+    u32 bad = 0, af = 0;
+    const u8* flags = aflags + aoff[pc.dict];
 #pragma unroll
     for (int k = 0; k <= FP_K; k++) {
         const u32 j = lane + 32 * k;
@@ -128,23 +128,66 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
         if (live && !in) bad |= ST_CODE_RANGE;
         const u32 cc = in ? c : 0u;
         code[k] = cc;
-        len[k] = live ? (lens[cc] & 15) + 1 : 0u;
+        len[k] = live ? 1u : 0u;
+        if (live) af |= flags[cc];
+    }
+    // -- anchor prefilter (src/search/anchor.rs): a match that starts in
+    // this window is spelled by codes of the batch and its lookahead, one of
+    // which covers each anchor position of the literal; without them the
+    // warp is done before any byte is decoded.
+    {
+        const u32 anybad = __reduce_or_sync(FULL, bad);
+        if (anybad) {
+            if (lane == 0) atomicOr(status, anybad);
+            return;
+        }
+        af = __reduce_or_sync(FULL, af);
+        if ((af & full) != full) return;
     }
 
-    // -- scan: one warp scan per round; `tb` is the batch's bytes (rounds
-    // 0..K-1), `run` with the lookahead.
-    u32 run = 0, tb = 0;
+    // -- gather: lengths (one byte per token holding len - 1) and the
+    // batch's low-plane words (the lookahead's are read at the emit).
+    const u8* lens = dictblob + dc.lens_off;
+    const LoWord* lo = (const LoWord*)(dictblob + dc.lo_off);
+    LoWord word[FP_K];
 #pragma unroll
     for (int k = 0; k <= FP_K; k++) {
-        if (k == FP_K) tb = run;
-        u32 y = len[k];
+        len[k] = len[k] ? (lens[code[k]] & 15) + 1 : 0u;
+        if (k < FP_K) word[k < FP_K ? k : 0] = lo[code[k]];
+    }
+
+    // -- scan: lengths of rounds packed 3 to a word in 10-bit fields (a
+    // round's total is at most 512), one warp scan per word; `tb` is the
+    // batch's bytes (rounds 0..K-1), `run` with the lookahead.
+    constexpr int NR = FP_K + 1;
+    constexpr int NSW = (NR + 2) / 3;
+    u32 incl[NSW];
+#pragma unroll
+    for (int q = 0; q < NSW; q++) {
+        u32 x = 0;
+#pragma unroll
+        for (int f = 0; f < 3; f++) if (3 * q + f < NR) x |= len[3 * q + f] << (10 * f);
+        u32 y = x;
 #pragma unroll
         for (u32 o = 1; o < 32; o <<= 1) {
             const u32 t = __shfl_up_sync(FULL, y, o);
             if (lane >= o) y += t;
         }
-        pos[k] = run + y - len[k];
-        run += __shfl_sync(FULL, y, 31);
+        incl[q] = y;
+    }
+    u32 run = 0, tb = 0;
+#pragma unroll
+    for (int q = 0; q < NSW; q++) {
+        const u32 tot = __shfl_sync(FULL, incl[q], 31);
+#pragma unroll
+        for (int f = 0; f < 3; f++) {
+            const int k = 3 * q + f;
+            if (k < NR) {
+                if (k == FP_K) tb = run;
+                pos[k] = run + ((incl[q] >> (10 * f)) & 1023) - len[k];
+                run += (tot >> (10 * f)) & 1023;
+            }
+        }
     }
 
     // -- check the batch's bytes against the sidecar; its chunk-local start.
@@ -152,10 +195,8 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
     const u32 g = pc.g, gs = __ffs(g) - 1, gm = g - 1;
     const u32 bstart = side[start >> gs];
     const u32 bend = side[(start + n + gm) >> gs];
-    if (bend < bstart || bend - bstart != tb) bad |= ST_SIDECAR;
-    const u32 anybad = __reduce_or_sync(FULL, bad);
-    if (anybad) {
-        if (lane == 0) atomicOr(status, anybad);
+    if (__any_sync(FULL, bend < bstart || bend - bstart != tb)) {
+        if (lane == 0) atomicOr(status, ST_SIDECAR);
         return;
     }
 
@@ -172,9 +213,11 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
 #endif
 #pragma unroll
     for (int k = 0; k <= FP_K; k++) {
+        // The lookahead round only when there is one (warp-uniform).
+        if (k == FP_K && la == 0) break;
         if (len[k]) {
             u32 v[LO_NW];
-            lo_words(lo[code[k]], v);
+            lo_words(k < FP_K ? word[k < FP_K ? k : 0] : lo[code[k]], v);
             put_or<LO_NW>(st, pos[k], v, min(len[k], (u32)FP_W), dummy);
 #if FP_W < 16
             if (len[k] > FP_W) {
@@ -194,14 +237,18 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
     const u32* rbp = rb + rlo;  // rbp[i] = start of row rlo + i, rbp[rows] = end of the last
     const u64 g0 = gbase[p];
     if (mode == SM_CONTAINS) {
-        const u32 l0 = lit[0];
-        const u32 rep = l0 * 0x01010101u;
-        const u32 fmask = (fold && l0 - 'a' < 26u) ? 0x20202020u : 0u;
+        // Positions whose first two bytes equal the literal's (folded: a
+        // letter compared with its 0x20 bit set), then verified.
+        const u32 l0 = lit[0], l1 = m > 1 ? lit[1] : 0u;
+        const u32 rep0 = l0 * 0x01010101u, rep1 = l1 * 0x01010101u;
+        const u32 fm0 = (fold && l0 - 'a' < 26u) ? 0x20202020u : 0u;
+        const u32 fm1 = (fold && l1 - 'a' < 26u) ? 0x20202020u : 0u;
         const u32 nw = (tb + 3) >> 2;
         for (u32 i = lane; i < nw; i += 32) {
-            // Bytes equal to the first literal byte (a superset: verified below).
-            const u32 x = (st[i] | fmask) ^ rep;
-            u32 z = (x - 0x01010101u) & ~x & 0x80808080u;
+            const u32 w0 = st[i];
+            u32 z = __vcmpeq4(w0 | fm0, rep0);
+            if (m > 1) z &= __vcmpeq4(__funnelshift_r(w0, st[i + 1], 8) | fm1, rep1);
+            z &= 0x80808080u;
             while (z) {
                 const u32 t = (__ffs(z) - 1) >> 3;
                 z &= z - 1;

@@ -31,6 +31,7 @@ use super::plan::{self, Part, Plan};
 use super::{Backend, DecoderConfig};
 use crate::error::{Error, Result};
 use crate::read::{ChunkKind, Reader};
+use crate::search::anchor::Anchor;
 use crate::search::predicate::{parse_like, Item};
 use crate::search::{Compiled, Pattern, Predicate, Selection, Strategy};
 
@@ -152,6 +153,16 @@ pub struct PreparedSearch<'r> {
     bits: CudaSlice<u32>,
     nbits: u64,
     lit: CudaSlice<u8>,
+    /// Per dictionary of the plan: the reader's dictionary, and where its
+    /// anchor flags (one byte per token) start in `aflags`.
+    dict_of: Vec<usize>,
+    aoff_host: Vec<u32>,
+    aoff: CudaSlice<u32>,
+    aflags: CudaSlice<u8>,
+    /// The anchor bits a batch must cover (0: no prefilter).
+    full: u32,
+    /// The pattern whose literal and flags are on the device.
+    current: Option<GpuPattern>,
     decascaded: bool,
 }
 
@@ -211,6 +222,30 @@ impl<'r> PreparedSearch<'r> {
             })
             .collect();
         let nbits = rows * tiles as u64;
+        // The reader's dictionary of each of the plan's (pieces name the
+        // plan's index) and the offsets of their anchor flags.
+        let mut dict_of = vec![usize::MAX; plan.dicts.len()];
+        for (p, piece) in plan.pieces.iter().enumerate() {
+            let d = reader.chunk_info(chunk_of[p]).entry.dict as usize;
+            match dict_of.get_mut(piece.dict as usize) {
+                Some(x) => *x = d,
+                None => {
+                    return Err(Error::Gpu(
+                        "search plan: a piece names no dictionary".into(),
+                    ))
+                }
+            }
+        }
+        let mut aoff_host = Vec::with_capacity(dict_of.len());
+        let mut nflags = 0usize;
+        for &d in &dict_of {
+            aoff_host.push(nflags as u32);
+            nflags += reader
+                .dictionaries()
+                .get(d)
+                .map_or(0, |x| x.num_tokens() as usize)
+                .next_multiple_of(16);
+        }
         let dev = DevicePlan::new(g, &plan, true)?;
         let s = &g.stream;
         let out = Self {
@@ -231,6 +266,14 @@ impl<'r> PreparedSearch<'r> {
             lit: s
                 .alloc_zeros::<u8>(MAX_LITERAL)
                 .map_err(|e| gpu_err("alloc", e))?,
+            aoff: up(s, &aoff_host)?,
+            aflags: s
+                .alloc_zeros::<u8>(nflags.max(1))
+                .map_err(|e| gpu_err("alloc", e))?,
+            dict_of,
+            aoff_host,
+            full: 0,
+            current: None,
             decascaded: false,
             plan,
             dev,
@@ -277,10 +320,56 @@ impl<'r> PreparedSearch<'r> {
         Ok(())
     }
 
+    /// Puts `pat`'s literal and, per dictionary, its anchor flags
+    /// (src/search/anchor.rs: the tokens that can cover each anchor
+    /// position of the literal) on the device, unless they are there.
+    fn set_pattern(&mut self, pat: &GpuPattern) -> Result<()> {
+        if self.current.as_ref() == Some(pat) {
+            return Ok(());
+        }
+        let s = self.gpu.stream.clone();
+        let mut lit = [0u8; MAX_LITERAL];
+        lit[..pat.lit.len()].copy_from_slice(&pat.lit);
+        s.memcpy_htod(&lit, &mut self.lit)
+            .map_err(|e| gpu_err("upload", e))?;
+        let anchor = Anchor {
+            lits: vec![pat.lit.clone()],
+            fold: pat.fold,
+        };
+        let mut flags = vec![0u8; self.aflags.len()];
+        let mut full = 0u32;
+        for (k, &d) in self.dict_of.iter().enumerate() {
+            let Some(dict) = self.reader.dictionaries().get(d) else {
+                continue;
+            };
+            let at = self.aoff_host[k] as usize;
+            let n = dict.num_tokens() as usize;
+            match anchor.tokens(dict.table()) {
+                Some(af) => {
+                    flags[at..at + n].copy_from_slice(&af.flags[..n]);
+                    full = af.full as u32;
+                }
+                // No anchor (cannot happen for a literal of 1..=32 bytes):
+                // every batch is decoded.
+                None => {
+                    full = 0;
+                    break;
+                }
+            }
+        }
+        s.memcpy_htod(&flags, &mut self.aflags)
+            .map_err(|e| gpu_err("upload", e))?;
+        s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+        self.full = full;
+        self.current = Some(pat.clone());
+        Ok(())
+    }
+
     /// Queues the kernel for `pat` (bitmap cleared first); the caller
     /// synchronizes ([`Self::check`]).
     fn launch(&mut self, pat: &GpuPattern) -> Result<()> {
         self.decascade()?;
+        self.set_pattern(pat)?;
         let s = self.gpu.stream.clone();
         s.memset_zeros(&mut self.bits)
             .map_err(|e| gpu_err("memset", e))?;
@@ -288,10 +377,7 @@ impl<'r> PreparedSearch<'r> {
         if total == 0 {
             return Ok(());
         }
-        let mut lit = [0u8; MAX_LITERAL];
-        lit[..pat.lit.len()].copy_from_slice(&pat.lit);
-        s.memcpy_htod(&lit, &mut self.lit)
-            .map_err(|e| gpu_err("upload", e))?;
+        let full = self.full;
         let np = self.plan.pieces.len() as u32;
         let (m, mode, fold) = (pat.lit.len() as u32, pat.mode, pat.fold as u32);
         let k = &self.kernels;
@@ -318,6 +404,9 @@ impl<'r> PreparedSearch<'r> {
             .arg(&m)
             .arg(&mode)
             .arg(&fold)
+            .arg(&self.aflags)
+            .arg(&self.aoff)
+            .arg(&full)
             .arg(&mut self.bits)
             .arg(&self.nbits)
             .arg(&mut d.status);
@@ -326,7 +415,9 @@ impl<'r> PreparedSearch<'r> {
         // against their dictionaries, sidecars and row bounds against the
         // token lengths), codes are re-checked on the device, every shared
         // memory access stays inside the warp's area (kernels/search.cu),
-        // `lit` holds MAX_LITERAL bytes and m <= MAX_LITERAL, and each bit
+        // `lit` holds MAX_LITERAL bytes and m <= MAX_LITERAL, `aoff` names
+        // for each of the plan's dictionaries `ntok` bytes of `aflags` (and
+        // codes are clamped below `ntok` before the lookup), and each bit
         // written is checked against `nbits`, the bitmap's size.
         unsafe { b.launch(cfg) }.map_err(|e| gpu_err("search launch", e))?;
         Ok(())
@@ -440,12 +531,25 @@ impl<'r> PreparedSearch<'r> {
         let pat = GpuPattern::of(p)
             .ok_or_else(|| Error::InvalidArgument("not a GPU search predicate".into()))?;
         self.decascade()?;
+        self.set_pattern(&pat)?;
         let g = self.gpu;
         let v = (0..reps)
             .map(|_| super::gpu_impl::time_ms(g, || self.launch(&pat)))
             .collect::<Result<Vec<f32>>>()?;
         self.check()?;
         Ok(v)
+    }
+
+    /// Wall milliseconds of putting `p`'s literal and anchor flags on the
+    /// device (the host's per-predicate work before a launch).
+    #[cfg(feature = "test-util")]
+    pub fn time_set_pattern(&mut self, p: &Predicate) -> Result<f64> {
+        let pat = GpuPattern::of(p)
+            .ok_or_else(|| Error::InvalidArgument("not a GPU search predicate".into()))?;
+        self.current = None;
+        let t = std::time::Instant::now();
+        self.set_pattern(&pat)?;
+        Ok(t.elapsed().as_secs_f64() * 1e3)
     }
 
     /// Events-timed de-cascade of every sidecar and row byte bounds

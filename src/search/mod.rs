@@ -85,7 +85,7 @@
 //! in parallel (rayon); each task writes its own words of the bitmap, so
 //! the result does not depend on the thread count.
 
-mod anchor;
+pub(crate) mod anchor;
 mod compiled;
 mod dfa;
 pub(crate) mod eval;
