@@ -173,8 +173,7 @@ impl<'r> PreparedSearch<'r> {
     pub fn new(reader: &'r Reader, tiles: usize) -> Result<Self> {
         let g = gpu()?;
         let tiles = tiles.max(1);
-        let mut cfg = DecoderConfig::default();
-        cfg.w = plan::file_width(reader, 0..reader.rows());
+        let cfg = DecoderConfig::default().with_w(plan::file_width(reader, 0..reader.rows()));
         let mut plan = plan::build_coded(reader, 32 * cfg.k, cfg.w, tiles)?;
         let kernels = g.kernels(&cfg, plan.bits)?;
         let np = plan.pieces.len();
@@ -495,7 +494,10 @@ impl<'r> PreparedSearch<'r> {
                 let validity = view.validity();
                 for k in 0..info.entry.rows as usize {
                     let g = info.first_row as usize + k;
-                    let valid = validity.is_none_or(|v| v[k / 8] >> (k % 8) & 1 == 1);
+                    let valid = match validity {
+                        Some(v) => v[k / 8] >> (k % 8) & 1 == 1,
+                        None => true,
+                    };
                     let hit = bits[g / 64] >> (g % 64) & 1 == 1;
                     if valid != hit {
                         bits[g / 64] |= 1 << (g % 64);
