@@ -1,4 +1,4 @@
-// Fused decode-and-match (spec/DECODER.md §6d): one warp per batch of 32·K
+// Fused decode-and-match (spec/DECODER.md §6e): one warp per batch of 32·K
 // codes of a coded chunk, as fastpair_decode, but the batch's bytes stay in
 // the warp's shared memory and are matched there against one literal; the
 // only output is a selection bitmap (one bit per row, atomicOr). Follows

@@ -67,7 +67,7 @@ fn auto_within_three_percent_of_best_codec_on_every_corpus_column() {
         // The chosen file reads back.
         let r = Reader::from_bytes(auto).unwrap();
         assert_eq!(r.rows(), rows.len() as u64);
-        assert_eq!(r.dictionaries()[0].codec(), choices[0].codec);
+        assert_eq!(r.dictionaries().unwrap()[0].codec(), choices[0].codec);
     }
     eprintln!(
         "worst loss {:.2}% ({}) over {} columns",
@@ -138,7 +138,7 @@ mod edge_cases {
             "a choice per dictionary"
         );
         let r = Reader::from_bytes(file).unwrap();
-        for (d, c) in r.dictionaries().iter().zip(&summary.choices) {
+        for (d, c) in r.dictionaries().unwrap().iter().zip(&summary.choices) {
             assert_eq!(d.codec(), c.codec);
         }
         assert_eq!(r.rows(), rows.len() as u64);

@@ -14,18 +14,19 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
-use super::abi::{self, Dict, Piece, Seq, VPiece, VTile};
+use super::abi::{self, Dict, LBlock, LPiece, LTile, Piece, Seq, VPiece, VTile};
 use super::plan::Plan;
 use super::DecoderConfig;
 use crate::error::{Error, Result};
 
 /// The kernel sources, embedded at build time, one job per file, compiled
 /// as one unit after the prelude (`abi::prelude`) in this order.
-const SOURCES: [(&str, &str); 4] = [
+const SOURCES: [(&str, &str); 5] = [
     ("cascade.cu", include_str!("../../kernels/cascade.cu")),
     ("decode.cu", include_str!("../../kernels/decode.cu")),
     ("rows.cu", include_str!("../../kernels/rows.cu")),
     ("gather.cu", include_str!("../../kernels/gather.cu")),
+    ("logs.cu", include_str!("../../kernels/logs.cu")),
 ];
 
 /// The search kernel's unit (it reuses the decode kernel's staging write),
@@ -64,6 +65,7 @@ pub(crate) struct Gpu {
 pub(crate) struct Kernels {
     pub(crate) decode: CudaFunction,
     pub(crate) values: CudaFunction,
+    pub(crate) logs: CudaFunction,
     pub(crate) decascade: CudaFunction,
     pub(crate) rows_locate: CudaFunction,
     pub(crate) rows_scan: [CudaFunction; 3],
@@ -285,6 +287,7 @@ impl Gpu {
             ],
             rows_decode: f("fastpair_rows_decode")?,
             values: f("fastpair_values")?,
+            logs: f("fastpair_logs")?,
             smem,
             cfg: *cfg,
         });
@@ -312,6 +315,9 @@ pub(crate) struct DevicePlan {
     pub(crate) dictblob: CudaSlice<u8>,
     pub(crate) vpieces: CudaSlice<VPiece>,
     pub(crate) vtiles: CudaSlice<VTile>,
+    pub(crate) lblocks: CudaSlice<LBlock>,
+    pub(crate) lpieces: CudaSlice<LPiece>,
+    pub(crate) ltiles: CudaSlice<LTile>,
     pub(crate) seq: CudaSlice<u32>,
     pub(crate) status: CudaSlice<u32>,
     /// Placeholder offsets argument for decode-only launches (never written).
@@ -378,6 +384,9 @@ impl DevicePlan {
             dictblob: up(s, &plan.dictblob)?,
             vpieces: up(s, &plan.vpieces)?,
             vtiles: up(s, &plan.vtiles)?,
+            lblocks: up(s, &plan.lblocks)?,
+            lpieces: up(s, &plan.lpieces)?,
+            ltiles: up(s, &plan.ltiles)?,
             seq: s
                 .alloc_zeros::<u32>(plan.seq_values.max(1))
                 .map_err(|e| gpu_err("alloc", e))?,
@@ -570,5 +579,57 @@ pub(crate) fn launch_values(
     // against `input_len` and its writes against `out_len` and
     // `offsets_len` before touching memory.
     unsafe { b.launch(cfg) }.map_err(|e| gpu_err("values launch", e))?;
+    Ok(())
+}
+
+/// Launches the log-template decoder (kernels/logs.cu) over every tile of
+/// the plan's log pieces into `out`; with `offsets`, it also writes their
+/// rows' Arrow offsets. Runs after the plan's input is on the device (same
+/// stream as its copies' events).
+pub(crate) fn launch_logs(
+    s: &CudaStream,
+    k: &Kernels,
+    plan: &Plan,
+    d: &mut DevicePlan,
+    out: &mut CudaViewMut<u8>,
+    offsets: Option<&mut CudaSlice<i64>>,
+) -> Result<()> {
+    let ntiles = plan.ltiles.len() as u32;
+    if ntiles == 0 {
+        return Ok(());
+    }
+    let nblocks = plan.lblocks.len() as u32;
+    let npieces = plan.lpieces.len() as u32;
+    let (input_len, out_len) = (d.input.len() as u64, out.len() as u64);
+    let cfg = LaunchConfig {
+        grid_dim: (grid(ntiles as u64, abi::LG_WARPS as u64), 1, 1),
+        block_dim: (32 * abi::LG_WARPS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = s.launch_builder(&k.logs);
+    b.arg(&d.input)
+        .arg(&input_len)
+        .arg(&d.lblocks)
+        .arg(&nblocks)
+        .arg(&d.lpieces)
+        .arg(&npieces)
+        .arg(&d.ltiles)
+        .arg(&ntiles)
+        .arg(out);
+    b.arg(&out_len);
+    // Without offsets, a length of 0 tells the kernel to write none.
+    let offsets_len = offsets.as_ref().map_or(0, |o| o.len() as u64);
+    match offsets {
+        Some(o) => b.arg(o),
+        None => b.arg(&mut d.no_offsets),
+    };
+    b.arg(&offsets_len).arg(&mut d.status);
+    // SAFETY: argument list matches `fastpair_logs`; every descriptor was
+    // built by `plan::build` from validated log-template chunks, and the
+    // kernel checks each table's extent against `input_len`, each table
+    // index against its count, each packed read against its block's bytes,
+    // each tile's writes against `out_len` and its planned bytes, and
+    // `offsets_len`, before touching memory.
+    unsafe { b.launch(cfg) }.map_err(|e| gpu_err("logs launch", e))?;
     Ok(())
 }

@@ -51,6 +51,8 @@ pub use rows::DeviceRows;
 #[cfg(feature = "gpu")]
 mod kind;
 #[cfg(feature = "gpu")]
+mod logs;
+#[cfg(feature = "gpu")]
 mod search;
 #[cfg(feature = "gpu")]
 pub use search::{search, supports, PreparedSearch, MAX_LITERAL};
@@ -78,9 +80,13 @@ pub const STATUS_CASCADE: u32 = 4;
 /// Status flag bit: a value-dictionary row names no value, a value's bounds
 /// leave the values, or a tile's rows disagree with its planned bytes.
 pub const STATUS_VALUES: u32 = 8;
+/// Status flag bit: a log-template row names a table entry past its table,
+/// a packed field outside its block, or a tile's rows disagree with its
+/// planned bytes.
+pub const STATUS_LOGS: u32 = 16;
 /// Status flag bit: a search launch got a literal length or mode the kernel
 /// does not take (the host never sends one).
-pub const STATUS_SEARCH: u32 = 16;
+pub const STATUS_SEARCH: u32 = 32;
 
 /// Compile-time parameters of the decode kernel (spec/DECODER.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -211,9 +217,10 @@ pub fn available() -> Result<()> {
 
 /// The plane width a scan of `reader` uses by default: the width its
 /// dictionaries were written with (FORMAT §4.3; the width of most decoded
-/// bytes when per-chunk dictionaries differ).
+/// bytes when per-chunk dictionaries differ). Loads the dictionaries of
+/// every chunk ([`Reader::dictionary`]).
 #[cfg(feature = "gpu")]
-pub fn scan_width(reader: &Reader) -> u8 {
+pub fn scan_width(reader: &Reader) -> Result<u8> {
     plan::file_width(reader, 0..reader.rows())
 }
 
@@ -427,7 +434,7 @@ mod gpu_impl {
             let g = gpu()?;
             let mut cfg = opts.config;
             if !opts.force_width {
-                cfg.w = plan::file_width(reader, rows.clone());
+                cfg.w = plan::file_width(reader, rows.clone())?;
             }
             let plan = plan::build(reader, rows, 32 * cfg.k, cfg.w, tiles.max(1))?;
             let kernels = g.kernels(&cfg, plan.bits)?;
@@ -516,10 +523,19 @@ mod gpu_impl {
                 &mut self.dev,
                 &mut out,
                 Some(&mut self.offsets),
+            )?;
+            device::launch_logs(
+                &s,
+                &self.kernels,
+                &self.plan,
+                &mut self.dev,
+                &mut out,
+                Some(&mut self.offsets),
             )
         }
 
-        /// The decode kernel and the value-dictionary gather alone, without
+        /// The decode kernel, the value-dictionary gather and the log
+        /// decoder alone, without
         /// offsets (sidecars must be de-cascaded: call [`Self::run`] once
         /// first).
         pub fn decode_only(&mut self) -> Result<()> {
@@ -535,7 +551,8 @@ mod gpu_impl {
                 &mut out,
                 None,
             )?;
-            device::launch_values(&s, &self.kernels, &self.plan, &mut self.dev, &mut out, None)
+            device::launch_values(&s, &self.kernels, &self.plan, &mut self.dev, &mut out, None)?;
+            device::launch_logs(&s, &self.kernels, &self.plan, &mut self.dev, &mut out, None)
         }
 
         /// Waits for the device and turns a raised status flag into `Error::Gpu`.
@@ -719,6 +736,14 @@ mod gpu_impl {
             let s = g.stream.clone();
             let mut out = self.values.as_view_mut();
             device::launch_values(
+                &s,
+                &self.kernels,
+                &self.plan,
+                &mut self.dev,
+                &mut out,
+                Some(&mut self.offsets),
+            )?;
+            device::launch_logs(
                 &s,
                 &self.kernels,
                 &self.plan,

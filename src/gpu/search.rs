@@ -1,4 +1,4 @@
-//! Search on the GPU (issue 21, spec/DECODER.md §6d): the fused
+//! Search on the GPU (issue 21, spec/DECODER.md §6e): the fused
 //! decode-and-match kernel (kernels/search.cu) over every coded chunk in
 //! one launch, the other chunk kinds on the host, one [`Selection`] equal to
 //! the CPU [`crate::search::Searcher`]'s.
@@ -15,7 +15,8 @@
 //!   once, then each row takes its value's answer (the CPU search's path,
 //!   while the kernel runs).
 //! * **log-template chunks**: on the host (the CPU search's path: their rows
-//!   decoded and matched; no GPU decoder for them yet).
+//!   decoded and matched; the GPU's log decoder, spec/DECODER.md §6d, is
+//!   not fused with a match yet).
 //! * **any other predicate** (IN lists, several needles, LIKE with `_` or
 //!   inner `%`, empty literals, literals over 32 bytes): the whole search on
 //!   the CPU ([`Backend::Cpu`]).
@@ -173,7 +174,7 @@ impl<'r> PreparedSearch<'r> {
     pub fn new(reader: &'r Reader, tiles: usize) -> Result<Self> {
         let g = gpu()?;
         let tiles = tiles.max(1);
-        let cfg = DecoderConfig::default().with_w(plan::file_width(reader, 0..reader.rows()));
+        let cfg = DecoderConfig::default().with_w(plan::file_width(reader, 0..reader.rows())?);
         let mut plan = plan::build_coded(reader, 32 * cfg.k, cfg.w, tiles)?;
         let kernels = g.kernels(&cfg, plan.bits)?;
         let np = plan.pieces.len();
@@ -239,11 +240,7 @@ impl<'r> PreparedSearch<'r> {
         let mut nflags = 0usize;
         for &d in &dict_of {
             aoff_host.push(nflags as u32);
-            nflags += reader
-                .dictionaries()
-                .get(d)
-                .map_or(0, |x| x.num_tokens() as usize)
-                .next_multiple_of(16);
+            nflags += (reader.dictionary(d)?.num_tokens() as usize).next_multiple_of(16);
         }
         let dev = DevicePlan::new(g, &plan, true)?;
         let s = &g.stream;
@@ -338,9 +335,7 @@ impl<'r> PreparedSearch<'r> {
         let mut flags = vec![0u8; self.aflags.len()];
         let mut full = 0u32;
         for (k, &d) in self.dict_of.iter().enumerate() {
-            let Some(dict) = self.reader.dictionaries().get(d) else {
-                continue;
-            };
+            let dict = self.reader.dictionary(d)?;
             let at = self.aoff_host[k] as usize;
             let n = dict.num_tokens() as usize;
             match anchor.tokens(dict.table()) {

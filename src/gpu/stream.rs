@@ -540,13 +540,9 @@ where
     }
     let mut cfg = opts.scan.config;
     if !opts.scan.force_width {
-        cfg.w = plan::file_width(reader, rows.clone());
+        cfg.w = plan::file_width(reader, rows.clone())?;
     }
-    let bits = reader
-        .dictionaries()
-        .first()
-        .map(|d| d.code_bits())
-        .unwrap_or(16);
+    let bits = plan::file_bits(reader)?;
     let t0 = Instant::now();
     let groups = groups(reader, rows, opts.device_bytes / opts.ring)?;
     let mut stats = StreamStats::default();
@@ -785,6 +781,14 @@ where
             Some(&mut slot.offsets),
         )?;
         device::launch_values(
+            s,
+            &lane.kernels,
+            &plan,
+            &mut dev,
+            &mut out,
+            Some(&mut slot.offsets),
+        )?;
+        device::launch_logs(
             s,
             &lane.kernels,
             &plan,

@@ -73,7 +73,7 @@ impl<'a> Search<'a> {
         strategy: Strategy,
         bb_cache: &'a [OnceLock<Vec<u32>>],
     ) -> Self {
-        let d = reader.dictionaries().len();
+        let d = reader.num_dictionaries();
         Self {
             reader,
             c,

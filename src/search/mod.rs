@@ -83,7 +83,7 @@
 //!
 //! On the GPU, `fastpair::gpu::search` runs one literal (substring,
 //! prefix, suffix, equality) through a fused decode-and-match kernel over
-//! the coded chunks (spec/DECODER.md §6d) and uses this module's per-chunk
+//! the coded chunks (spec/DECODER.md §6e) and uses this module's per-chunk
 //! code for the other kinds, with the same selection.
 //!
 //! Chunks are searched in parallel, and coded chunks in blocks of 4096 rows
