@@ -295,6 +295,11 @@ pub(crate) const STATUS_FLAGS: &[(&str, u32, &str)] = &[
         super::STATUS_LOGS,
         "a log-template row's table index, packed field or tile length disagrees",
     ),
+    (
+        "ST_SEARCH",
+        super::STATUS_SEARCH,
+        "a search launch's literal length or mode is out of range",
+    ),
 ];
 
 fn render(out: &mut String, name: &str, size: usize, fields: &[(&str, &str, usize)]) {
@@ -317,7 +322,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         s,
         "#define FP_K {}\n#define FP_H {}\n#define FP_T {}\n#define FP_B {}\n#define FP_W {}\n\
          #define FP_EMIT {}\n#define FP_M {}\n#define FP_BITS {bits}\n\
-         #define FP_WARP_SMEM {}\n#define FP_CASCADE_BLOCK {CASCADE_BLOCK}\n\
+         #define FP_WARP_SMEM {}\n#define FP_SEARCH_SMEM {}\n#define FP_CASCADE_BLOCK {CASCADE_BLOCK}\n\
          #define FP_VT_ROWS {VT_ROWS}\n#define FP_VT_RPT {VT_RPT}\n#define FP_VT_STAGE {VT_STAGE}\n\
          #define RK_CODED {RK_CODED}u\n#define RK_VALUES {RK_VALUES}u\n\
          #define FP_LG_WARPS {LG_WARPS}u\n#define FP_LG_PER_ROW {}u",
@@ -329,6 +334,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         cfg.resolved_emit(),
         cfg.m,
         warp_smem(cfg),
+        search_warp_smem(cfg),
         crate::logs::WIDTH_PER_ROW,
     );
     s.push_str(
@@ -398,6 +404,16 @@ pub(crate) fn warp_smem(cfg: &DecoderConfig) -> u32 {
     let kb = 32 * cfg.k;
     let queue = if cfg.w < 16 { kb * 8 } else { 0 };
     kb * 16 + 32 + kb * 2 + queue
+}
+
+/// Shared memory of one warp of the search kernel (kernels/search.cu): its
+/// staging (a batch's bytes and up to 32 lookahead codes' bytes, 16 each at
+/// most, plus the OR-ing write's span and slack) and its packed codes (16-bit
+/// worst case, plus the 12-bit pair reads). The kernel's `S_WARP_SMEM` is
+/// asserted equal to this (rendered `FP_SEARCH_SMEM`).
+pub(crate) fn search_warp_smem(cfg: &DecoderConfig) -> u32 {
+    let codes = 32 * cfg.k + 32;
+    (codes * 16 + 64) + (codes * 2 + 16)
 }
 
 /// Names the raised bits of a status word.

@@ -29,6 +29,15 @@ const SOURCES: [(&str, &str); 5] = [
     ("logs.cu", include_str!("../../kernels/logs.cu")),
 ];
 
+/// The search kernel's unit (it reuses the decode kernel's staging write),
+/// compiled on a configuration's first search only, as a module of its own:
+/// scans never wait for it, and a failure to build it fails searches alone.
+const SEARCH_SOURCES: [(&str, &str); 3] = [
+    SOURCES[0],
+    SOURCES[1],
+    ("search.cu", include_str!("../../kernels/search.cu")),
+];
+
 pub(crate) fn gpu_err<E>(what: &str, e: E) -> Error
 where
     E: std::error::Error + Send + Sync + 'static,
@@ -61,7 +70,14 @@ pub(crate) struct Kernels {
     pub(crate) rows_locate: CudaFunction,
     pub(crate) rows_scan: [CudaFunction; 3],
     pub(crate) rows_decode: CudaFunction,
+    /// The fused decode-and-match kernel (kernels/search.cu), its own
+    /// module, compiled on first use ([`Gpu::search_kernel`]).
+    search: OnceLock<std::result::Result<CudaFunction, String>>,
     pub(crate) smem: u32,
+    /// Dynamic shared memory per block of the search kernel.
+    pub(crate) search_smem: u32,
+    /// Code width the kernels were compiled for.
+    bits: u8,
     pub(crate) cfg: DecoderConfig,
 }
 
@@ -169,8 +185,26 @@ pub(crate) fn compile(
     bits: u8,
     arch: &'static str,
 ) -> Result<cudarc::nvrtc::Ptx> {
+    compile_unit(cfg, bits, arch, &SOURCES)
+}
+
+/// Compiles the search kernel's unit (`SEARCH_SOURCES`) for `cfg`.
+pub(crate) fn compile_search(
+    cfg: &DecoderConfig,
+    bits: u8,
+    arch: &'static str,
+) -> Result<cudarc::nvrtc::Ptx> {
+    compile_unit(cfg, bits, arch, &SEARCH_SOURCES)
+}
+
+fn compile_unit(
+    cfg: &DecoderConfig,
+    bits: u8,
+    arch: &'static str,
+    sources: &[(&str, &str)],
+) -> Result<cudarc::nvrtc::Ptx> {
     let mut src = abi::prelude(cfg, bits);
-    for (name, text) in SOURCES {
+    for &(name, text) in sources {
         src.push_str(&format!("#line 1 \"{name}\"\n"));
         src.push_str(text);
     }
@@ -184,6 +218,36 @@ pub(crate) fn compile(
 }
 
 impl Gpu {
+    /// The search kernel of `k`'s configuration, compiled and loaded on
+    /// first use (a failure is kept: later searches report it too).
+    pub(crate) fn search_kernel<'k>(&self, k: &'k Kernels) -> Result<&'k CudaFunction> {
+        k.search
+            .get_or_init(|| {
+                let ptx = compile_search(&k.cfg, k.bits, self.arch).map_err(|e| e.to_string())?;
+                let module = self
+                    .ctx
+                    .load_module(ptx)
+                    .map_err(|e| format!("loading the search module: {e:?}"))?;
+                let f = module
+                    .load_function("fastpair_search")
+                    .map_err(|e| format!("fastpair_search: {e:?}"))?;
+                // SAFETY: `f` is a live function handle of a module it
+                // keeps; the attribute only raises the dynamic shared-memory
+                // limit.
+                unsafe {
+                    cudarc::driver::result::function::set_function_attribute(
+                        f.cu_function(),
+                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        k.search_smem as i32,
+                    )
+                }
+                .map_err(|e| format!("search shared memory limit: {e:?}"))?;
+                Ok(f)
+            })
+            .as_ref()
+            .map_err(|m| Error::Gpu(m.clone()))
+    }
+
     /// The kernels for `cfg` at code width `bits`, compiled on first use.
     pub(crate) fn kernels(&self, cfg: &DecoderConfig, bits: u8) -> Result<Arc<Kernels>> {
         cfg.check()?;
@@ -210,6 +274,9 @@ impl Gpu {
         }
         .map_err(|e| gpu_err("shared memory limit", e))?;
         let k = Arc::new(Kernels {
+            search: OnceLock::new(),
+            search_smem: (cfg.t / 32) * abi::search_warp_smem(cfg),
+            bits,
             decode,
             decascade: f("fastpair_decascade")?,
             rows_locate: f("fastpair_rows_locate")?,

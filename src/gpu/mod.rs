@@ -53,6 +53,10 @@ mod kind;
 #[cfg(feature = "gpu")]
 mod logs;
 #[cfg(feature = "gpu")]
+mod search;
+#[cfg(feature = "gpu")]
+pub use search::{search, supports, PreparedSearch, MAX_LITERAL};
+#[cfg(feature = "gpu")]
 mod stream;
 #[cfg(feature = "gpu")]
 mod values;
@@ -80,6 +84,9 @@ pub const STATUS_VALUES: u32 = 8;
 /// a packed field outside its block, or a tile's rows disagree with its
 /// planned bytes.
 pub const STATUS_LOGS: u32 = 16;
+/// Status flag bit: a search launch got a literal length or mode the kernel
+/// does not take (the host never sends one).
+pub const STATUS_SEARCH: u32 = 32;
 
 /// Compile-time parameters of the decode kernel (spec/DECODER.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -254,6 +261,14 @@ pub fn compile_check(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Resul
     device::compile(cfg, bits, arch).map(|_| ())
 }
 
+/// As [`compile_check`] for the search kernel's unit (kernels/search.cu).
+#[cfg(feature = "gpu")]
+#[doc(hidden)]
+pub fn compile_check_search(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<()> {
+    cfg.check()?;
+    device::compile_search(cfg, bits, arch).map(|_| ())
+}
+
 /// Decodes `rows` into host memory through the GPU when one is available,
 /// else through the CPU decoder ([`Reader::read_range`]); both give identical
 /// columns. Other GPU errors (including the device status flag) are returned.
@@ -265,6 +280,16 @@ pub fn read_range(reader: &Reader, rows: Range<u64>) -> Result<(Column, Backend)
         Err(e) => return Err(e),
     }
     Ok((reader.read_range(rows)?, Backend::Cpu))
+}
+
+/// The rows of `reader` that `p` selects; built without the `gpu` feature,
+/// always on the CPU ([`crate::search::search`]).
+#[cfg(not(feature = "gpu"))]
+pub fn search(
+    reader: &Reader,
+    p: &crate::search::Predicate,
+) -> Result<(crate::search::Selection, Backend)> {
+    Ok((crate::search::search(reader, p)?, Backend::Cpu))
 }
 
 #[cfg(feature = "gpu")]
@@ -385,7 +410,7 @@ mod gpu_impl {
 
     /// Milliseconds of `f` on the decode stream, timed with CUDA events.
     #[cfg(feature = "test-util")]
-    fn time_ms(g: &Gpu, f: impl FnOnce() -> Result<()>) -> Result<f32> {
+    pub(crate) fn time_ms(g: &Gpu, f: impl FnOnce() -> Result<()>) -> Result<f32> {
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let a = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
         let b = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;

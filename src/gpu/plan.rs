@@ -299,6 +299,25 @@ pub(crate) fn build_with(
     tiles: usize,
     materialize: bool,
 ) -> Result<Plan> {
+    build_impl(reader, rows, kb, w, tiles, materialize, false)
+}
+
+/// [`build`] over the coded chunks only (the search kernel's plan: other
+/// kinds are searched on the host, `gpu::search`), every row of each; the
+/// pieces' `row_base` then counts only the coded chunks' rows.
+pub(crate) fn build_coded(reader: &Reader, kb: u32, w: u8, tiles: usize) -> Result<Plan> {
+    build_impl(reader, 0..reader.rows(), kb, w, tiles, true, true)
+}
+
+fn build_impl(
+    reader: &Reader,
+    rows: Range<u64>,
+    kb: u32,
+    w: u8,
+    tiles: usize,
+    materialize: bool,
+    coded_only: bool,
+) -> Result<Plan> {
     if rows.start > rows.end || rows.end > reader.rows() {
         return Err(Error::RowOutOfRange {
             row: rows.end,
@@ -312,7 +331,7 @@ pub(crate) fn build_with(
         let n = info.entry.rows as u64;
         let (lo, hi) = (rows.start.max(first), rows.end.min(first + n));
         first += n;
-        if lo >= hi {
+        if lo >= hi || (coded_only && info.kind() != crate::read::ChunkKind::Coded) {
             continue;
         }
         let (rlo, rhi) = ((lo - info.first_row) as u32, (hi - info.first_row) as u32);
