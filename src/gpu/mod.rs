@@ -57,6 +57,8 @@ mod search;
 #[cfg(feature = "gpu")]
 pub use search::{search, supports, PreparedSearch, MAX_LITERAL};
 #[cfg(feature = "gpu")]
+mod batches;
+#[cfg(feature = "gpu")]
 mod stream;
 #[cfg(feature = "gpu")]
 mod values;
