@@ -201,7 +201,133 @@ __device__ void lg_row(const LgBlk& b, u32 tid, u32 rank, LgOut& o, u32& bad) {
     lg_static(b, (u64)st + slots, o, bad);
 }
 
-extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_logs(
+// ---- Warp-cooperative rendering (§6d): the whole warp renders one row at
+// a time. The walk of the row's template is warp-uniform (every lane reads
+// the same descriptors: broadcast loads, no divergence between templates);
+// the bytes of each segment are spread over the lanes, so a warp's byte
+// stores land on consecutive addresses (coalesced). `n` (the row's cursor)
+// and `cap` (its planned length) are the same in every lane; every byte is
+// written only below `cap`.
+
+// Global, not __constant__: lanes index it at different digits, which the
+// constant cache would serialize.
+__device__ const u64 lg_pow10[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+    1000000000000ull, 10000000000000ull, 100000000000000ull,
+    1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+    1000000000000000000ull, 10000000000000000000ull};
+
+// Copies `len` bytes from `src` to dst[n ..], lane k taking bytes k, k + 32, ….
+__device__ __forceinline__ void lgw_copy(const u8* src, u32 len, u8* dst, u32 n, u32 cap, u32 lane) {
+    for (u32 k = lane; k < len; k += 32)
+        if (n + k < cap) dst[n + k] = src[k];
+}
+
+__device__ __forceinline__ void lgw_static(const LgBlk& b, u64 i, u8* dst, u32& n, u32 cap, u32 lane, u32& bad) {
+    if (i >= b.d.nstr) { bad = 1; return; }
+    const u32 s = i ? b.st_end[i - 1] : 0, e = b.st_end[i];
+    if (s > e || e > b.d.st_len) { bad = 1; return; }
+    lgw_copy(b.st + s, e - s, dst, n, cap, lane);
+    n += e - s;
+}
+
+// `v` as lg_render writes it; lane k writes digit k of the padded field
+// (position w - 1 - k from the right), so no lane loops over digits.
+__device__ __forceinline__ void lgw_render(u8* dst, u32& n, u32 cap, u32 lane, u32 kind, u64 v, u32 w) {
+    u32 nd = 1;
+    if (kind == 0) {
+        while (nd < 20 && v >= lg_pow10[nd]) nd++;
+    } else if (v) {
+        nd = (64 - __clzll((long long)v) + 3) / 4;
+    }
+    if (w < nd) w = nd;
+    if (w > 40) w = 40;
+    if (lane < w && n + lane < cap) {
+        const u32 p = w - 1 - lane;
+        u32 dgt = 0;
+        if (kind == 0) {
+            if (v >> 32 == 0) { if (p < 10) dgt = (u32)v / (u32)lg_pow10[p] % 10; }
+            else if (p < 20) dgt = (u32)((v / lg_pow10[p]) % 10);
+        }
+        else if (p < 16) dgt = (u32)((v >> (4 * p)) & 15);
+        const char* digits = kind == 2 ? "0123456789ABCDEF" : "0123456789abcdef";
+        dst[n + lane] = (u8)digits[dgt];
+    }
+    n += w;
+}
+
+// Pool string i, 32 codes at a time: each lane expands one token at the
+// place a warp scan of the token lengths gives it.
+__device__ void lgw_pool(const LgBlk& b, u64 i, u8* dst, u32& n, u32 cap, u32 lane, u32& bad) {
+    if (i >= b.d.pool_strings) { bad = 1; return; }
+    const u32 np = b.d.pool_strings + 1;
+    const u64 s = lg_int(b, b.d.pool_cp_first, np, i, b.d.poff_at, bad);
+    const u64 e = lg_int(b, b.d.pool_cp_first, np, i + 1, b.d.poff_at, bad);
+    if (e < s || e - s > b.d.raw_len) { bad = 1; return; }
+    for (u64 c0 = s; c0 < e; c0 += 32) {
+        const u64 c = c0 + lane;
+        u32 l = 0, code = 0;
+        if (c < e) {
+            code = (u32)lg_packed(b, b.d.codes_at, 12, c, bad);
+            if (code >= b.d.ntok) { bad = 1; code = 0; }
+            else {
+                l = b.lens[code];
+                if (l > 16) { bad = 1; l = 16; }
+            }
+        }
+        u32 incl = l;
+#pragma unroll
+        for (u32 o = 1; o < 32; o <<= 1) {
+            const u32 y = __shfl_up_sync(FULL, incl, o);
+            if (lane >= o) incl += y;
+        }
+        const u32 at = n + incl - l;
+        const u8* wd = b.words + 16 * (u64)code;
+        for (u32 k = 0; k < l; k++)
+            if (at + k < cap) dst[at + k] = wd[k];
+        n += __shfl_sync(FULL, incl, 31);
+    }
+}
+
+// Row `rank` of template `tid` of block `b` (FORMAT §5.8.2), the whole
+// warp at once; every argument is the same in every lane.
+__device__ void lgw_row(const LgBlk& b, u32 tid, u32 rank, u8* dst, u32& n, u32 cap, u32 lane, u32& bad) {
+    if (tid >= b.d.ntpl) { bad = 1; return; }
+    const u32* t = b.tpl + 4 * (u64)tid;
+    const u32 first = t[0], slots = t[1], st = t[2];
+    if ((u64)first + slots > b.d.nslot) { bad = 1; return; }
+    const u64 data = b.d.data_at;
+    for (u32 s = 0; s < slots; s++) {
+        lgw_static(b, (u64)st + s, dst, n, cap, lane, bad);
+        const u32* sl = b.slot + 8 * ((u64)first + s);
+        const u32 kind = sl[0];
+        if (kind <= 2) {
+            const u64 v = lg_int(b, sl[2], sl[3], rank, data, bad);
+            u32 w = sl[1];
+            if (w == FP_LG_PER_ROW) {
+                const u64 x = lg_int(b, sl[4], sl[5], rank, data, bad);
+                w = x > 40 ? 40 : (u32)x;
+            }
+            lgw_render(dst, n, cap, lane, kind, v, w);
+        } else if (kind == 3) {
+            const u64 id = lg_int(b, sl[2], sl[3], rank, data, bad);
+            lgw_static(b, (u64)sl[6] + id, dst, n, cap, lane, bad);
+        } else if (kind == 4) {
+            lgw_pool(b, (u64)sl[6] + rank, dst, n, cap, lane, bad);
+        } else {
+            bad = 1;
+        }
+    }
+    lgw_static(b, (u64)st + slots, dst, n, cap, lane, bad);
+}
+
+// One tile (see the top of this file). WARP picks the emit phase: the
+// warp-cooperative render (the default kernel, `fastpair_logs`) or one
+// lane per row (`fastpair_logs_lane`, the first kernel, kept to measure
+// against).
+template <bool WARP>
+__device__ __forceinline__ void lg_tile(
     const u8* __restrict__ input, u64 input_len,
     const LBlock* __restrict__ blocks, u32 nblocks,
     const LPiece* __restrict__ pieces, u32 npieces,
@@ -307,9 +433,47 @@ extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_logs(
             offsets[g + 1] = (i64)(tl.out + start[q] + len[q]);
             if (g == 0) offsets[0] = 0;
         }
+        if (WARP) continue;
         LgOut o = {dst + start[q], 0, len[q]};
         for (u32 k = 0; k < nb; k++) lg_row(B[k], tid[q][k], rank[q][k], o, bad);
         if (o.n != len[q]) bad = 1;
     }
+    if (WARP) {
+        // Row by row in row order, the warp together (lane `src` of round
+        // `q` holds the row's place and its template and rank per block).
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            for (u32 src = 0; src < 32; src++) {
+                const u32 r = row0 + 32 * q + src;
+                if (r < lp.row_lo || r >= lp.row_hi) continue;  // warp-uniform
+                const u32 cap = __shfl_sync(FULL, len[q], src);
+                u8* rd = dst + __shfl_sync(FULL, start[q], src);
+                u32 n = 0;
+#pragma unroll
+                for (int k = 0; k < 2; k++) {
+                    const u32 t = __shfl_sync(FULL, tid[q][k], src);
+                    const u32 rk = __shfl_sync(FULL, rank[q][k], src);
+                    if (k < (int)nb) lgw_row(B[k], t, rk, rd, n, cap, lane, bad);
+                }
+                if (n != cap) bad = 1;
+            }
+        }
+    }
     if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_LOGS);
 }
+
+#define LG_KERNEL(NAME, WARP)                                                          \
+    extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) NAME(                \
+        const u8* __restrict__ input, u64 input_len,                                    \
+        const LBlock* __restrict__ blocks, u32 nblocks,                                 \
+        const LPiece* __restrict__ pieces, u32 npieces,                                 \
+        const LTile* __restrict__ tiles, u32 ntiles,                                    \
+        u8* __restrict__ out, u64 out_len,                                              \
+        i64* __restrict__ offsets, u64 offsets_len,                                     \
+        u32* __restrict__ status)                                                       \
+    {                                                                                   \
+        lg_tile<WARP>(input, input_len, blocks, nblocks, pieces, npieces, tiles, ntiles, \
+                      out, out_len, offsets, offsets_len, status);                      \
+    }
+LG_KERNEL(fastpair_logs, true)
+LG_KERNEL(fastpair_logs_lane, false)
