@@ -57,9 +57,6 @@ pub(crate) struct Kernels {
     pub(crate) decode: CudaFunction,
     pub(crate) values: CudaFunction,
     pub(crate) logs: CudaFunction,
-    /// The first log decoder (one lane renders a row), kept to measure the
-    /// warp-cooperative one against (`FASTPAIR_LOGS_KERNEL=lane`, test-util).
-    pub(crate) logs_lane: CudaFunction,
     pub(crate) decascade: CudaFunction,
     pub(crate) rows_locate: CudaFunction,
     pub(crate) rows_scan: [CudaFunction; 3],
@@ -224,7 +221,6 @@ impl Gpu {
             rows_decode: f("fastpair_rows_decode")?,
             values: f("fastpair_values")?,
             logs: f("fastpair_logs")?,
-            logs_lane: f("fastpair_logs_lane")?,
             smem,
             cfg: *cfg,
         });
@@ -519,17 +515,6 @@ pub(crate) fn launch_values(
     Ok(())
 }
 
-/// The log decoder to launch: the warp-cooperative one, or with the
-/// `test-util` feature and `FASTPAIR_LOGS_KERNEL=lane` the first one (one
-/// lane per row), so a benchmark can time both in one run.
-fn logs_kernel(k: &Kernels) -> &CudaFunction {
-    #[cfg(feature = "test-util")]
-    if std::env::var("FASTPAIR_LOGS_KERNEL").as_deref() == Ok("lane") {
-        return &k.logs_lane;
-    }
-    &k.logs
-}
-
 /// Launches the log-template decoder (kernels/logs.cu) over every tile of
 /// the plan's log pieces into `out`; with `offsets`, it also writes their
 /// rows' Arrow offsets. Runs after the plan's input is on the device (same
@@ -554,7 +539,7 @@ pub(crate) fn launch_logs(
         block_dim: (32 * abi::LG_WARPS, 1, 1),
         shared_mem_bytes: 0,
     };
-    let mut b = s.launch_builder(logs_kernel(k));
+    let mut b = s.launch_builder(&k.logs);
     b.arg(&d.input)
         .arg(&input_len)
         .arg(&d.lblocks)
@@ -572,7 +557,7 @@ pub(crate) fn launch_logs(
         None => b.arg(&mut d.no_offsets),
     };
     b.arg(&offsets_len).arg(&mut d.status);
-    // SAFETY: argument list matches `fastpair_logs` (and `fastpair_logs_lane`, same signature); every descriptor was
+    // SAFETY: argument list matches `fastpair_logs`; every descriptor was
     // built by `plan::build` from validated log-template chunks, and the
     // kernel checks each table's extent against `input_len`, each table
     // index against its count, each packed read against its block's bytes,
