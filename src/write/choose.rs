@@ -26,8 +26,11 @@
 //! the few distinct values and how big its dictionary is. The writer then
 //! makes the exact per-chunk choice (both sections, the smaller kept).
 //!
-//! Screening (`auto`): OnPair-12 is trained first, and next to it (when no
-//! value-dictionary layout is in play) FSST-12 on a small sample
+//! Screening (`auto`): OnPair-12 is trained first. Where its estimate has
+//! at least [`SCREEN_MAX_BYTES_PER_CODE`] value bytes per code, FSST-12 is
+//! left out (no screen, no training: its symbols of at most 8 bytes lost by
+//! 39% or more on every such corpus column). Otherwise, next to it (when no
+//! value-dictionary layout is in play) FSST-12 is trained on a small sample
 //! ([`SCREEN_FSST12`], about a quarter of its full training). The
 //! screening dictionary is estimated on at most [`SCREEN_EVAL_BYTES`] of the
 //! evaluation rows, OnPair-12 on the evaluation rows (the estimate the choice
@@ -52,6 +55,8 @@
 //! Tie-breaker: among the codecs whose estimate is within [`TIE_MARGIN`] of
 //! the smallest, the one with the most value bytes per code wins (decoders
 //! spend their time per code, so fewer codes decode faster).
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
@@ -240,16 +245,34 @@ pub(super) fn train(
     // FSST-12's screening dictionary train first (in parallel); OnPair-12's
     // estimate is the screen's yardstick, then the candidates that may still
     // win train and are estimated.
+    // Where OnPair-12 codes at least SCREEN_MAX_BYTES_PER_CODE value bytes
+    // per code, FSST-12 is neither screened nor trained. The screen runs
+    // next to OnPair-12 and skips its work once OnPair-12's estimate says
+    // so: on one thread OnPair-12 runs first and the screen never starts;
+    // on more, a screen that started anyway is discarded. Either way the
+    // choice depends on OnPair-12's estimate only, not on timing.
     let screen = distinct.is_none() && candidates.contains(&Codec::Fsst12);
-    let ((o12, o12_filled, o12_pre), small) = rayon::join(
-        || train_codec(opts, Codec::OnPair12, rows, whole),
-        || screen.then(|| fsst12::train(rows, &SCREEN_FSST12)),
+    let long_codes = AtomicBool::new(false);
+    let ((o12, o12_filled, (o12_e, o12_codes)), screened) = rayon::join(
+        || {
+            let (table, filled, pre) = train_codec(opts, Codec::OnPair12, rows, whole);
+            let e = est(Codec::OnPair12, &table, pre);
+            if screen && e.0.bytes_per_code >= SCREEN_MAX_BYTES_PER_CODE {
+                long_codes.store(true, Ordering::Relaxed);
+            }
+            (table, filled, e)
+        },
+        || {
+            (screen && !long_codes.load(Ordering::Relaxed)).then(|| {
+                let small = fsst12::train(rows, &SCREEN_FSST12);
+                screen_fsst12(opts, &eval, total, &small)
+            })
+        },
     );
-    let ((o12_e, o12_codes), screened) = rayon::join(
-        || est(Codec::OnPair12, &o12, o12_pre),
-        || small.map(|s| screen_fsst12(opts, &eval, total, &s)),
-    );
+    let skip_fsst = screen && o12_e.bytes_per_code >= SCREEN_MAX_BYTES_PER_CODE;
+    let screened = screened.filter(|_| !skip_fsst);
     let want_fsst = candidates.contains(&Codec::Fsst12)
+        && !skip_fsst
         && screened.map_or(true, |f| f.bytes <= o12_e.bytes * (1.0 + SCREEN_MARGIN));
     let want16 = candidates.contains(&Codec::OnPair16) && o12_filled;
     let (fsst, o16) = rayon::join(
@@ -281,6 +304,16 @@ const SCREEN_FSST12: Fsst12Params = Fsst12Params {
     rounds: 3,
     max_piece: 512,
 };
+
+/// `auto` neither screens nor trains FSST-12 where OnPair-12's estimate has
+/// at least this many value bytes per code. FSST-12's symbols are at most 8
+/// bytes; where OnPair-12's tokens average 5 bytes or more, its screen
+/// was 1.39–2.07× OnPair-12's estimate on every such corpus column (24 of
+/// the 42 screened, 2026-12-02, bench/COMPRESS.md), far above
+/// [`SCREEN_MARGIN`]; below 5 the screens spread from 0.83× to 1.58×. The
+/// screen was as costly as OnPair-12's training on small columns
+/// (loghub_HDFS_2k: 21.8M of auto's 54.8M instructions).
+pub const SCREEN_MAX_BYTES_PER_CODE: f64 = 5.0;
 
 /// Most bytes of rows the screening estimate encodes.
 const SCREEN_EVAL_BYTES: usize = 128 << 10;
