@@ -2,7 +2,8 @@
 # One device run that verifies a merged tree on the GPU machine (it has no
 # Rust toolchain: carry the bundle and the wheel). Build here first:
 #   ../shared/tools/gpu-bundle --features cli,test-util --test gpu --test gpu_hostile \
-#     --test gpu_values --test cli --bench gpu_scan --bin fastpair --data ../shared/corpus
+#     --test gpu_values --test gpu_logs --test gpu_search --test lazy_dictionaries \
+#     --test cli --bin fastpair --data ../shared/corpus
 #   (the CLI and the GPU test hooks are features; then keep only gpu-test, gpu_hostile-test, gpu_values-test, cli-test,
 #   gpu_scan-bench and fastpair in .gpu/bin and .gpu/manifest.txt: at most 64 MiB travel in all)
 #   bash python/build-wheel.sh
@@ -34,7 +35,10 @@ if [ "${CPU_BENCH:-0}" = 1 ]; then
   taskset -pc 2-"$(($(nproc) - 1))" $$ > /dev/null
 fi
 step "GPU test harnesses"
-for t in ${GPU_TESTS:-gpu-test gpu_hostile-test gpu_values-test}; do
+# Every bundled GPU harness (and any other bundled test harness but the
+# CLI's, which runs below), unless GPU_TESTS names them.
+default_tests=$(awk -F'\t' '$3 == "test" && $1 != "cli-test" { print $1 }' .gpu/manifest.txt | tr '\n' ' ')
+for t in ${GPU_TESTS:-$default_tests}; do
   timeout 300 ".gpu/bin/$t" --test-threads 1 > "$OUT/$t.log" 2>&1 || status=1
   grep -E "test result|FAILED|panicked" "$OUT/$t.log" | sed "s/^/$t: /" | tee -a "$OUT/summary.txt"
 done
@@ -47,16 +51,35 @@ if [ -x .gpu/bin/cli-test ]; then
   grep -E "test result|FAILED|panicked" "$OUT/cli-test.log" | sed "s/^/cli-test: /" | tee -a "$OUT/summary.txt"
 fi
 step "memcheck"
-FASTPAIR_CORPUS_ONLY=${SAN_CORPUS:-loghub_Linux_2k,tpch_sf1_o_clerk,dbtext_firstname} timeout 300 \
-  compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu-test --test-threads 1 > "$OUT/memcheck.log" 2>&1 || status=1
-grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck.log" | sed 's/^/memcheck gpu: /' | tee -a "$OUT/summary.txt"
-timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_hostile-test --test-threads 1 > "$OUT/memcheck-hostile.log" 2>&1 || status=1
-grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck-hostile.log" | sed 's/^/memcheck hostile: /' | tee -a "$OUT/summary.txt"
-timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_values-test --test-threads 1 > "$OUT/memcheck-values.log" 2>&1 || status=1
-grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck-values.log" | sed "s/^/memcheck values: /" | tee -a "$OUT/summary.txt"
-step "python GPU tests"
-timeout 300 bash python/gpu-test.sh > "$OUT/python.log" 2>&1 || status=1
-tail -15 "$OUT/python.log" | tee -a "$OUT/summary.txt"
+# SAN_OLD=0: skip memcheck of the scan, hostile and value tests (kernels
+# unchanged since a run that passed it).
+if [ "${SAN_OLD:-1}" = 1 ]; then
+  FASTPAIR_CORPUS_ONLY=${SAN_CORPUS:-loghub_Linux_2k,tpch_sf1_o_clerk,dbtext_firstname} timeout 300 \
+    compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu-test --test-threads 1 > "$OUT/memcheck.log" 2>&1 || status=1
+  grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck.log" | sed 's/^/memcheck gpu: /' | tee -a "$OUT/summary.txt"
+  timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_hostile-test --test-threads 1 > "$OUT/memcheck-hostile.log" 2>&1 || status=1
+  grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck-hostile.log" | sed 's/^/memcheck hostile: /' | tee -a "$OUT/summary.txt"
+  timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_values-test --test-threads 1 > "$OUT/memcheck-values.log" 2>&1 || status=1
+  grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck-values.log" | sed "s/^/memcheck values: /" | tee -a "$OUT/summary.txt"
+fi
+# The kernels added since (log templates, search) under memcheck: their
+# hostile and mixed-file tests.
+san() { # harness, test-name filters...
+  local t=$1; shift
+  [ -x ".gpu/bin/$t" ] || return 0
+  FASTPAIR_SEARCH_CASES=4 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    ".gpu/bin/$t" --test-threads 1 "$@" > "$OUT/memcheck-$t.log" 2>&1 || status=1
+  grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck-$t.log" | sed "s/^/memcheck $t: /" | tee -a "$OUT/summary.txt"
+}
+san gpu_logs-test mixed mutated corrupted
+san gpu_search-test mixed_files random_columns
+if ls .whl/fastpair-*.whl > /dev/null 2>&1; then
+  step "python GPU tests"
+  timeout 300 bash python/gpu-test.sh > "$OUT/python.log" 2>&1 || status=1
+  tail -15 "$OUT/python.log" | tee -a "$OUT/summary.txt"
+else
+  step "python GPU tests: no wheel in .whl (bash python/build-wheel.sh), not run"
+fi
 if [ -n "$cpu_pid" ]; then
   step "waiting for the CPU benchmarks"
   wait "$cpu_pid"

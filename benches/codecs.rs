@@ -67,7 +67,7 @@ fn ours_sizes(file: Vec<u8>, c: &Column) -> (usize, usize, Codec) {
             ch.row_codes_bytes().len() + ch.row_bytes_bytes().len()
         })
         .sum();
-    (len - rowb, len, r.dictionaries()[0].codec())
+    (len - rowb, len, r.dictionaries().unwrap()[0].codec())
 }
 
 fn onpair_compress(c: &Column, bits: u8) -> onpair::Column<u32> {

@@ -116,7 +116,7 @@ mod bench {
 
     fn sweep(c: &Col, reps: usize) -> (DecoderConfig, f64) {
         let mut best = DecoderConfig::default()
-            .with_w(gpu::scan_width(&c.reader))
+            .with_w(gpu::scan_width(&c.reader).unwrap())
             .with_emit(env("EMIT", DecoderConfig::default().emit));
         let mut best_gb = 0.0;
         let measure = |cfg: DecoderConfig| -> f64 {

@@ -98,7 +98,7 @@ fn main() {
                 })
                 .sum();
             if name == "auto" {
-                auto_codec = r.dictionaries()[0].codec().name();
+                auto_codec = r.dictionaries().unwrap()[0].codec().name();
             }
             ours.push((len - rowb, len));
         }

@@ -4,7 +4,8 @@
 // with NVRTC after the prelude that src/gpu/abi.rs renders from Rust (FP_*
 // parameters, integer typedefs, ST_* status bits, descriptor structs with
 // size assertions); the other kernel files follow it in the same unit
-// (src/gpu/device.rs: prelude, cascade.cu, decode.cu, rows.cu, gather.cu).
+// (src/gpu/device.rs: prelude, cascade.cu, decode.cu, rows.cu, gather.cu; the
+// search kernel's own unit: prelude, cascade.cu, decode.cu, search.cu).
 
 #define FULL 0xffffffffu
 

@@ -38,7 +38,8 @@
 //! reader owns (a file changed underneath reads as an error); a memory map is
 //! the `unsafe` [`read::MmapStorage::open`], and [`read::Storage`] also
 //! covers memory and object stores (the `object_store` feature). Opening
-//! reads and checks only the tail, footer and dictionaries. A chunk is
+//! reads and checks only the tail and footer; a dictionary is read and
+//! checked on first use ([`Reader::dictionary`]). A chunk is
 //! checked whole (checksum, structure, every code and length) the first time
 //! a bulk read touches it; [`Reader::get`] reads only the chunk header, the
 //! row-boundary block of its row and its codes, checking what it reads, and
@@ -100,7 +101,7 @@ pub mod gpu;
 pub mod logs;
 pub mod read;
 pub mod search;
-pub mod write; // issue 20: template codec core, not yet in the file format
+pub mod write;
 
 pub use error::{Error, Result};
 pub use format::Codec;

@@ -154,7 +154,7 @@ pub fn exercise_with(bytes: &[u8], more: &dyn Fn(&Reader)) {
         let Ok(r) = Reader::from_bytes_with(bytes.to_vec(), opts) else {
             continue;
         };
-        for d in r.dictionaries() {
+        for d in r.dictionaries().into_iter().flatten() {
             let _ = (d.mean_token_len(), d.short_token_share());
         }
         let rows = r.rows();

@@ -293,22 +293,9 @@ fn corpus_parquet_to_fastpair_to_arrow() {
     let cols = corpus::columns(&[]);
     assert!(!cols.is_empty(), "no columns to check");
     for col in &cols {
-        let (text, path) = (&col.text[..], &col.name);
-        let body = text.strip_suffix(b"\n").unwrap_or(text);
-        let rows: Vec<Option<&[u8]>> = body
-            .split(|&b| b == b'\n')
-            .enumerate()
-            .map(|(i, v)| (i % 13 != 5).then_some(v))
-            .collect();
-        let utf8 = std::str::from_utf8(body).is_ok();
-        let src: ArrayRef = if utf8 {
-            Arc::new(StringArray::from_iter(
-                rows.iter()
-                    .map(|v| v.map(|b| std::str::from_utf8(b).unwrap())),
-            ))
-        } else {
-            Arc::new(BinaryArray::from(rows.clone()))
-        };
+        let path = &col.name;
+        let (rows, src) = tables::column_with_nulls(&col.text);
+        let utf8 = matches!(src.data_type(), arrow_schema::DataType::Utf8);
         let batch = arrow_array::RecordBatch::try_from_iter([("col", src.clone())]).unwrap();
         let mut pq = Vec::new();
         let mut w = ArrowWriter::try_new(&mut pq, batch.schema(), None).unwrap();
@@ -338,6 +325,9 @@ fn corpus_parquet_to_fastpair_to_arrow() {
 #[cfg(feature = "parquet")]
 #[path = "support/corpus.rs"]
 mod corpus;
+#[cfg(feature = "parquet")]
+#[path = "support/tables.rs"]
+mod tables;
 
 #[cfg(feature = "parquet")]
 fn bytes_of(v: Vec<u8>) -> bytes::Bytes {

@@ -33,9 +33,18 @@ fn auto_within_three_percent_of_best_codec_on_every_corpus_column() {
         let name = c.name.clone();
         let (auto, choices) = write(&rows, CodecChoice::Auto);
         assert_eq!(choices.len(), 1, "{name}: one shared dictionary");
+        // An estimate per candidate, but for FSST-12 where OnPair-12's
+        // tokens are long enough that it is neither screened nor trained
+        // (write/choose.rs, SCREEN_MAX_BYTES_PER_CODE).
+        let est = &choices[0].estimates;
+        let fsst_skipped = est.iter().all(|e| e.codec != Codec::Fsst12)
+            && est.iter().any(|e| {
+                e.codec == Codec::OnPair12
+                    && e.bytes_per_code >= fastpair::write::SCREEN_MAX_BYTES_PER_CODE
+            });
         assert!(
-            choices[0].estimates.len() >= 2,
-            "{name}: an estimate per candidate"
+            est.len() >= 2 || fsst_skipped,
+            "{name}: an estimate per candidate ({est:?})"
         );
         let mut sizes = Vec::new();
         for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
@@ -67,7 +76,7 @@ fn auto_within_three_percent_of_best_codec_on_every_corpus_column() {
         // The chosen file reads back.
         let r = Reader::from_bytes(auto).unwrap();
         assert_eq!(r.rows(), rows.len() as u64);
-        assert_eq!(r.dictionaries()[0].codec(), choices[0].codec);
+        assert_eq!(r.dictionaries().unwrap()[0].codec(), choices[0].codec);
     }
     eprintln!(
         "worst loss {:.2}% ({}) over {} columns",
@@ -138,7 +147,7 @@ mod edge_cases {
             "a choice per dictionary"
         );
         let r = Reader::from_bytes(file).unwrap();
-        for (d, c) in r.dictionaries().iter().zip(&summary.choices) {
+        for (d, c) in r.dictionaries().unwrap().iter().zip(&summary.choices) {
             assert_eq!(d.codec(), c.codec);
         }
         assert_eq!(r.rows(), rows.len() as u64);

@@ -5,7 +5,6 @@
 //! one-line error naming the file or field.
 #![cfg(feature = "parquet")]
 
-use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::types::Int32Type;
@@ -18,7 +17,10 @@ use fastpair::dataset::{Dataset, Manifest, Storage, MANIFEST_FILE};
 
 #[path = "support/cli.rs"]
 mod support;
+#[path = "support/tables.rs"]
+mod tables;
 use support::{fails, run, Scratch};
+use tables::{read_ipc, read_parquet, write_parquet};
 
 fn table(n: usize) -> RecordBatch {
     let id = Int64Array::from_iter_values(0..n as i64);
@@ -76,31 +78,6 @@ fn table(n: usize) -> RecordBatch {
     .unwrap()
 }
 
-fn write_parquet(p: &Path, b: &RecordBatch) {
-    let f = std::fs::File::create(p).unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(f, b.schema(), None).unwrap();
-    w.write(b).unwrap();
-    w.close().unwrap();
-}
-
-fn read_parquet(p: &Path) -> Vec<RecordBatch> {
-    let f = std::fs::File::open(p).unwrap();
-    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
-        .unwrap()
-        .build()
-        .unwrap()
-        .map(|b| b.unwrap())
-        .collect()
-}
-
-fn read_ipc(p: &Path) -> Vec<RecordBatch> {
-    let f = std::fs::File::open(p).unwrap();
-    arrow_ipc::reader::FileReader::try_new(f, None)
-        .unwrap()
-        .map(|b| b.unwrap())
-        .collect()
-}
-
 /// Asserts `got` (batches in order) is `want`, row for row and type for type.
 fn assert_same(want: &RecordBatch, got: &[RecordBatch]) {
     let mut off = 0;
@@ -117,7 +94,7 @@ fn round_trip_keeps_every_column() {
     let s = Scratch::new("cli_dataset", "round_trip");
     let t = table(3500);
     let input = s.path("t.parquet");
-    write_parquet(&input, &t);
+    write_parquet(&input, std::slice::from_ref(&t), None);
     let ds = s.path("t.fpd");
     let ds_s = format!("{}/", ds.display());
     support::ok(&[
@@ -152,7 +129,7 @@ fn round_trip_keeps_every_column() {
     // files each have their own: IPC output is checked without `level`.
     let t2 = t.project(&(0..11).collect::<Vec<_>>()).unwrap();
     let input2 = s.path("t2.parquet");
-    write_parquet(&input2, &t2);
+    write_parquet(&input2, std::slice::from_ref(&t2), None);
     let ds2 = s.path("t2.fpd");
     support::ok(&[
         "compress",
@@ -185,7 +162,7 @@ fn empty_table_and_string_only_table() {
         ("strings", table(300).project(&[1, 3, 5]).unwrap()),
     ] {
         let input = s.path(&format!("{name}.parquet"));
-        write_parquet(&input, &t);
+        write_parquet(&input, std::slice::from_ref(&t), None);
         let ds = s.path(&format!("{name}.fpd"));
         support::ok(&[
             "compress",
@@ -208,7 +185,7 @@ fn empty_table_and_string_only_table() {
 fn damaged_datasets_are_named() {
     let s = Scratch::new("cli_dataset", "damaged");
     let input = s.path("t.parquet");
-    write_parquet(&input, &table(500));
+    write_parquet(&input, std::slice::from_ref(&table(500)), None);
     let ds = s.path("t.fpd");
     let ds_s = ds.to_str().unwrap().to_string();
     support::ok(&[

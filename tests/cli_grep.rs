@@ -111,6 +111,13 @@ fn grep_exit_statuses_and_errors() {
     assert!(cli::fails(&o).contains("escape"));
     let o = cli::run(&["grep", "x", dir.path("missing.fpc").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    let o = cli::run(&["grep", "--gpu", "x", f]);
-    assert_eq!(o.status.code(), Some(2));
+    // --gpu: the CPU's answer where a GPU is usable, else an error (2).
+    let o = cli::run(&["grep", "--gpu", "-n", "/", f]);
+    match fastpair::gpu::available() {
+        Ok(()) => assert_eq!(o.stdout, cli::ok(&["grep", "-n", "/", f]).stdout),
+        Err(_) => {
+            assert_eq!(o.status.code(), Some(2));
+            assert!(cli::fails(&o).contains("--gpu"));
+        }
+    }
 }

@@ -17,7 +17,10 @@ use fastpair::Reader;
 
 #[path = "support/cli.rs"]
 mod support;
+#[path = "support/tables.rs"]
+mod tables;
 use support::{fails, run, Scratch};
+use tables::{read_ipc, read_parquet, write_parquet};
 
 /// Runs the binary, asserts success, returns its stderr.
 fn ok(args: &[&str]) -> String {
@@ -110,36 +113,6 @@ fn sample_batch(n: usize) -> RecordBatch {
     .unwrap()
 }
 
-fn write_parquet(p: &Path, batches: &[RecordBatch]) {
-    let f = std::fs::File::create(p).unwrap();
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_size(3000)
-        .build();
-    let mut w = parquet::arrow::ArrowWriter::try_new(f, batches[0].schema(), Some(props)).unwrap();
-    for b in batches {
-        w.write(b).unwrap();
-    }
-    w.close().unwrap();
-}
-
-fn read_parquet(p: &Path) -> Vec<RecordBatch> {
-    let f = std::fs::File::open(p).unwrap();
-    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
-        .unwrap()
-        .build()
-        .unwrap()
-        .map(|b| b.unwrap())
-        .collect()
-}
-
-fn read_ipc(p: &Path) -> Vec<RecordBatch> {
-    let f = std::fs::File::open(p).unwrap();
-    arrow_ipc::reader::FileReader::try_new(f, None)
-        .unwrap()
-        .map(|b| b.unwrap())
-        .collect()
-}
-
 fn column_rows(batches: &[RecordBatch], name: &str) -> Vec<Option<Vec<u8>>> {
     batches
         .iter()
@@ -152,7 +125,7 @@ fn parquet_columns_in_and_out() {
     let s = Scratch::new("tab", "pq");
     let batches = [sample_batch(10_000), sample_batch(1234)];
     let pq = s.path("data.parquet");
-    write_parquet(&pq, &batches);
+    write_parquet(&pq, &batches, Some(3000));
     let pq_s = pq.to_str().unwrap();
 
     // One column -> one file.
@@ -300,7 +273,7 @@ fn arrow_ipc_file_and_stream_inputs() {
 fn one_line_errors() {
     let s = Scratch::new("tab", "err");
     let pq = s.path("data.parquet");
-    write_parquet(&pq, &[sample_batch(100)]);
+    write_parquet(&pq, &[sample_batch(100)], Some(3000));
     let pq_s = pq.to_str().unwrap();
     let out = s.path("x.fpc");
     let o = out.to_str().unwrap();
@@ -357,25 +330,12 @@ fn corpus_columns_through_the_cli() {
     assert!(!cols.is_empty(), "no columns to check");
     let s = Scratch::new("tab", "corpus");
     for col in &cols {
-        let (text, path) = (&col.text[..], &col.name);
-        let body = text.strip_suffix(b"\n").unwrap_or(text);
-        let rows: Vec<Option<&[u8]>> = body
-            .split(|&b| b == b'\n')
-            .enumerate()
-            .map(|(i, v)| (i % 13 != 5).then_some(v))
-            .collect();
-        let utf8 = std::str::from_utf8(body).is_ok();
-        let src: ArrayRef = if utf8 {
-            Arc::new(StringArray::from_iter(
-                rows.iter()
-                    .map(|v| v.map(|b| std::str::from_utf8(b).unwrap())),
-            ))
-        } else {
-            Arc::new(BinaryArray::from(rows.clone()))
-        };
+        let path = &col.name;
+        let (rows, src) = tables::column_with_nulls(&col.text);
+        let utf8 = src.data_type() == &DataType::Utf8;
         let batch = RecordBatch::try_from_iter([("c", src)]).unwrap();
         let pq = s.path("c.parquet");
-        write_parquet(&pq, std::slice::from_ref(&batch));
+        write_parquet(&pq, std::slice::from_ref(&batch), Some(3000));
         let fpc = s.path("c.fpc");
         ok(&[
             "compress",
@@ -426,7 +386,7 @@ fn inputs_are_told_by_content() {
     let s = Scratch::new("tab", "content");
     let batches = [sample_batch(500)];
     let pq = s.path("data.bin");
-    write_parquet(&pq, &batches);
+    write_parquet(&pq, &batches, Some(3000));
     let stream = s.path("data.dat");
     {
         let f = std::fs::File::create(&stream).unwrap();

@@ -75,7 +75,7 @@ impl Base {
             .map(|(i, e)| {
                 let s =
                     &file[e.section.offset as usize..(e.section.offset + e.section.len) as usize];
-                let bits = r.dictionaries()[e.dict as usize].code_bits();
+                let bits = r.dictionaries().unwrap()[e.dict as usize].code_bits();
                 let p =
                     ChunkSection::parse(s, e.section.offset, i as u32, e, bits, version).unwrap();
                 Parts {

@@ -349,7 +349,7 @@ fn golden_files_reserialize_byte_for_byte() {
             let crc = layout::section_crc(version, &s).unwrap();
             footer.chunks[i].section = place(&mut out, &s, crc);
         }
-        for (i, d) in r.dictionaries().iter().enumerate() {
+        for (i, d) in r.dictionaries().unwrap().iter().enumerate() {
             let mut s = Vec::new();
             d.write_section(version, &mut s);
             footer.dicts[i] = place(&mut out, &s, crc32fast::hash(&s));
@@ -381,10 +381,11 @@ fn golden_files_rewrite_byte_for_byte() {
             Reader::from_bytes(again.clone()).unwrap(),
             Reader::from_bytes(file.clone()).unwrap(),
         );
-        let same_dicts = a.dictionaries().len() == b.dictionaries().len()
+        let same_dicts = a.dictionaries().unwrap().len() == b.dictionaries().unwrap().len()
             && a.dictionaries()
+                .unwrap()
                 .iter()
-                .zip(b.dictionaries())
+                .zip(b.dictionaries().unwrap())
                 .all(|(x, y)| x.table() == y.table());
         let codes = |r: &Reader| -> Vec<Vec<u16>> {
             (0..r.num_chunks())
@@ -421,22 +422,26 @@ fn golden_files_have_what_they_claim() {
         let load = |name: &str| load(&format!("{p}{name}"));
         let r = Reader::from_bytes(load("nulls_multichunk").0).unwrap();
         assert_eq!(r.num_chunks(), 3);
-        assert_eq!(r.dictionaries()[0].codec(), Codec::OnPair12);
+        assert_eq!(r.dictionaries().unwrap()[0].codec(), Codec::OnPair12);
         assert!(r.read_all().unwrap().validity.is_some());
         // Tokens longer than 8 bytes (a high plane in the version-1 file;
         // the v3 file's longer tokens chose W = 16).
-        assert!(r.dictionaries()[0].table().lens().iter().any(|&l| l > 8));
+        assert!(r.dictionaries().unwrap()[0]
+            .table()
+            .lens()
+            .iter()
+            .any(|&l| l > 8));
         if p.is_empty() {
-            let planes = r.dictionaries()[0].planes();
+            let planes = r.dictionaries().unwrap()[0].planes();
             assert!(!planes.hi.is_empty() && planes.width == 8, "a high plane");
         }
         let r = Reader::from_bytes(load("per_chunk_dicts").0).unwrap();
-        assert_eq!(r.dictionaries().len(), r.num_chunks());
+        assert_eq!(r.dictionaries().unwrap().len(), r.num_chunks());
         assert!(r.num_chunks() >= 3);
         let r = Reader::from_bytes(load("onpair16").0).unwrap();
-        assert_eq!(r.dictionaries()[0].codec(), Codec::OnPair16);
+        assert_eq!(r.dictionaries().unwrap()[0].codec(), Codec::OnPair16);
         let r = Reader::from_bytes(load("fsst12").0).unwrap();
-        let d = &r.dictionaries()[0];
+        let d = &r.dictionaries().unwrap()[0];
         assert_eq!(d.codec(), Codec::Fsst12);
         assert!(d.num_tokens() > 256, "learned symbols");
         assert!(d.table().lens().iter().all(|&l| l <= 8));
@@ -458,7 +463,7 @@ fn golden_files_have_what_they_claim() {
     for g in golden() {
         let file = load(&g.0).0;
         let r = Reader::from_bytes(file).unwrap();
-        for (d, s) in r.dictionaries().iter().zip(&r.footer().dicts) {
+        for (d, s) in r.dictionaries().unwrap().iter().zip(&r.footer().dicts) {
             let p = d.planes();
             assert!(
                 (s.len as usize) < 136 + p.lens.len() + p.lo.len() + p.hi.len(),
@@ -481,7 +486,7 @@ fn version_3_files_hold_what_version_1_and_2_files_hold() {
         let old = Reader::from_bytes(file.clone()).unwrap();
         let new = Reader::from_bytes(load(&format!("v3_{name}")).0).unwrap();
         assert_eq!(old.read_all().unwrap(), new.read_all().unwrap(), "{name}");
-        for (id, d) in old.dictionaries().iter().enumerate() {
+        for (id, d) in old.dictionaries().unwrap().iter().enumerate() {
             let id = id as u32;
             let mut v3 = Vec::new();
             d.write_section(3, &mut v3);
@@ -532,7 +537,7 @@ fn version_4_files_hold_what_version_3_files_hold() {
         let (file, _) = load(&format!("v4_{name}"));
         let v4 = Reader::from_bytes(file.clone()).unwrap();
         assert_eq!(v3.read_all().unwrap(), v4.read_all().unwrap(), "{name}");
-        for (d, r) in v4.dictionaries().iter().zip(&v4.footer().dicts) {
+        for (d, r) in v4.dictionaries().unwrap().iter().zip(&v4.footer().dicts) {
             let mut s = Vec::new();
             d.write_section(3, &mut s);
             let at = r.offset as usize;
@@ -540,7 +545,7 @@ fn version_4_files_hold_what_version_3_files_hold() {
         }
         for (i, e) in v4.footer().chunks.iter().enumerate() {
             let (at, len) = (e.section.offset as usize, e.section.len as usize);
-            let bits = v4.dictionaries()[e.dict as usize].code_bits();
+            let bits = v4.dictionaries().unwrap()[e.dict as usize].code_bits();
             let p =
                 ChunkSection::parse(&file[at..at + len], at as u64, i as u32, e, bits, 4).unwrap();
             let table = p.checksums.unwrap();

@@ -136,7 +136,11 @@ fn corpus_columns_match_cpu() {
             parity(&r, 0..n, DecoderConfig::default(), false);
             // The other plane width, and a different K.
             let other = DecoderConfig::default()
-                .with_w(if gpu::scan_width(&r) == 8 { 16 } else { 8 })
+                .with_w(if gpu::scan_width(&r).unwrap() == 8 {
+                    16
+                } else {
+                    8
+                })
                 .with_k(4)
                 .with_h(2)
                 .with_emit(3)
@@ -186,7 +190,7 @@ fn multi_chunk_multi_dictionary() {
     let refs: Vec<&[u8]> = vals.iter().map(|v| v.as_slice()).collect();
     for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
         let r = write(&refs, codec, 1500, DictMode::PerChunk);
-        assert!(r.num_chunks() > 10 && r.dictionaries().len() > 10);
+        assert!(r.num_chunks() > 10 && r.dictionaries().unwrap().len() > 10);
         let n = r.rows();
         for cfg in [
             DecoderConfig::default(),

@@ -117,7 +117,7 @@ fn per_chunk_dictionaries() {
         .with_chunk_rows(700);
     let bytes = write_to_vec(rows.iter().map(|r| r.as_deref()), o.clone()).unwrap();
     let r = Reader::from_bytes(bytes).unwrap();
-    assert_eq!(r.dictionaries().len(), 5);
+    assert_eq!(r.dictionaries().unwrap().len(), 5);
     check_column(&rows, o);
 }
 

@@ -88,9 +88,20 @@ fn a_point_read_reads_little() {
         after.requests - open.requests
     );
     // The chunk holds 5000 of 200,000 rows; the get reads a fraction of it.
+    // Its dictionary loads on first use, from the bytes the open read with
+    // the footer (the dictionaries lie right before it): no read of its own.
     assert!(
         got < bytes.len() as u64 / 100,
         "get read {got} of {} bytes",
+        bytes.len()
+    );
+    // A get in another chunk of the same dictionary reads no dictionary.
+    assert_eq!(r.footer().chunks[10].dict, r.footer().chunks[30].dict);
+    assert_eq!(r.get(50_001).unwrap(), vals[50_001]);
+    let again = s.stats().unwrap().bytes - after.bytes;
+    assert!(
+        again < bytes.len() as u64 / 100,
+        "get read {again} of {} bytes",
         bytes.len()
     );
     std::fs::remove_file(&path).unwrap();

@@ -72,7 +72,11 @@ fn every_writer_output_passes_every_reader_check() {
                 {
                     // Long tokens: the wide plane is exercised (FSST-12, and
                     // auto when it picks it, never has tokens over 8 bytes).
-                    assert!(r.dictionaries().iter().all(|d| d.planes().width == 16));
+                    assert!(r
+                        .dictionaries()
+                        .unwrap()
+                        .iter()
+                        .all(|d| d.planes().width == 16));
                 }
             }
         }

@@ -38,10 +38,12 @@ fn main() {
     let (mut rows_other, mut rows_total) = (0usize, 0usize);
     let mut used: Vec<Vec<bool>> = r
         .dictionaries()
+        .unwrap()
         .iter()
         .map(|d| vec![false; d.num_tokens() as usize])
         .collect();
-    let mut matchers: Vec<Option<Matcher>> = r.dictionaries().iter().map(|_| None).collect();
+    let mut matchers: Vec<Option<Matcher>> =
+        r.dictionaries().unwrap().iter().map(|_| None).collect();
     let mut out = Vec::new();
     let mut buf = Vec::new();
     for i in 0..r.num_chunks() {
@@ -82,7 +84,7 @@ fn main() {
         "{name}{}: {} chunks, {} dictionaries; validate {:.2} ms; canonical check: matcher build {:.2} ms + re-encode {:.2} ms = {:.1}x validation; rows spelled otherwise {rows_other} of {rows_total}; learned tokens unused {unused} of {learned}",
         if per_chunk { " (per-chunk)" } else { "" },
         r.num_chunks(),
-        r.dictionaries().len(),
+        r.dictionaries().unwrap().len(),
         validate * 1e3,
         build * 1e3,
         encode * 1e3,

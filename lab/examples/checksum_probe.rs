@@ -21,7 +21,7 @@ fn as_v3(v4: &[u8]) -> Vec<u8> {
     let mut out = layout::header_bytes().to_vec();
     for (i, e) in r.footer().chunks.iter().enumerate() {
         let (at, len) = (e.section.offset as usize, e.section.len as usize);
-        let bits = r.dictionaries()[e.dict as usize].code_bits();
+        let bits = r.dictionaries().unwrap()[e.dict as usize].code_bits();
         let p = ChunkSection::parse(&v4[at..at + len], at as u64, i as u32, e, bits, 4).unwrap();
         let mut s = Vec::new();
         ChunkSection::write(
@@ -66,7 +66,7 @@ fn table_bytes(v4: &[u8]) -> u64 {
     let mut n = 0;
     for (i, e) in r.footer().chunks.iter().enumerate() {
         let (at, len) = (e.section.offset as usize, e.section.len as usize);
-        let bits = r.dictionaries()[e.dict as usize].code_bits();
+        let bits = r.dictionaries().unwrap()[e.dict as usize].code_bits();
         let p = ChunkSection::parse(&v4[at..at + len], at as u64, i as u32, e, bits, 4).unwrap();
         n += p.checksums.unwrap().len() as u64;
     }
@@ -191,7 +191,7 @@ fn main() {
         .chunks
         .iter()
         .map(|e| {
-            let bits = r4.dictionaries()[e.dict as usize].code_bits();
+            let bits = r4.dictionaries().unwrap()[e.dict as usize].code_bits();
             (e.section.offset as usize, e.section.len as usize, bits)
         })
         .collect();

@@ -53,6 +53,7 @@ fn main() {
             let r = fastpair::Reader::from_bytes(file.clone()).expect("open");
             let longest = r
                 .dictionaries()
+                .unwrap()
                 .iter()
                 .map(|d| {
                     (0..d.num_tokens() as usize)
@@ -66,7 +67,7 @@ fn main() {
                 "{name} {} {} {h:016x} {} longest {longest}",
                 codec.name(),
                 file.len(),
-                r.dictionaries()[0].codec().name()
+                r.dictionaries().unwrap()[0].codec().name()
             );
         }
     }

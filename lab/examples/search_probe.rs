@@ -30,7 +30,7 @@ fn main() {
         .num_threads(1)
         .build()
         .unwrap();
-    let d = &r.dictionaries()[r.chunk(0).unwrap().entry().dict as usize];
+    let d = &r.dictionaries().unwrap()[r.chunk(0).unwrap().entry().dict as usize];
     println!(
         "{} rows, {} chunks, dict 0: {:?} {} tokens, codes {}",
         r.rows(),

@@ -298,22 +298,22 @@ pub fn train_codes(
     };
     let scale = total as f64 / sample_bytes as f64;
     // Kept symbols with their codes in `table`, sorted by bytes (distinct).
-    let mut learned: Vec<(&[u8], u32)> = (256..table.len())
+    let mut learned: Vec<((u128, u8), u32)> = (256..table.len())
         .filter(|&c| {
             let len = table.token_len(c);
             f64::from(uses[c]) * scale * CODE_BYTES * (len - 1) as f64 > stored_token_cost(len)
         })
-        .map(|c| (table.token(c), c as u32))
+        .map(|c| (table.lex_key(c), c as u32))
         .collect();
-    learned.sort_unstable();
+    learned.sort_unstable_by_key(|e| e.0);
     let mut out = TokenTable::single_bytes();
     // `kept[c]`: index in `out` of `table`'s code `c`; `order`: the
     // identity here (`out` is already in its final order).
     let mut kept: Vec<u32> = (0..256).collect();
     kept.resize(table.len(), u32::MAX);
-    for &(s, c) in &learned {
+    for &(_, c) in &learned {
         kept[c as usize] = out.len() as u32;
-        out.push(s);
+        out.push(table.token(c as usize));
     }
     let codes = codes.map(|codes| {
         let index = rows

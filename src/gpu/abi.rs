@@ -168,6 +168,92 @@ device_struct! {
     }
 }
 
+device_struct! {
+    /// One log block's tables in `input` (kernels/logs.cu, spec/DECODER.md
+    /// §6d), laid out by `gpu::logs` from a validated block
+    /// (`logs::DeviceBlock`): byte offsets in `input`, then counts.
+    LBlock {
+        /// The block's bytes as stored (row index, column data, pool read in place).
+        raw_off: u64,
+        /// Templates, 4 u32 each (first slot, slots, first static, 0).
+        tpl_off: u64,
+        /// Slots, 8 u32 each (`logs::DeviceBlock::slots`).
+        slot_off: u64,
+        /// Checkpoints, 4 u64 each (base, slope, residuals offset, bits).
+        cp_off: u64,
+        /// Row blocks, 4 u32 each (first local, locals, bits, row-index offset).
+        rb_off: u64,
+        /// Locals, 2 u32 each (template, start rank).
+        loc_off: u64,
+        /// Decoded static strings and dictionary values (16 zero bytes after).
+        st_off: u64,
+        /// Their ends, u32 each.
+        st_end_off: u64,
+        /// Pool tokens at a 16-byte stride.
+        word_off: u64,
+        /// Pool token lengths, one byte each.
+        len_off: u64,
+        /// Bytes of the block (its last 16 are zero).
+        raw_len: u32,
+        /// Offsets in the block's bytes of the row index, the column data,
+        /// the pool offsets' residuals and the pool codes.
+        rowidx_at: u32,
+        data_at: u32,
+        poff_at: u32,
+        codes_at: u32,
+        /// Entries of each table.
+        ntpl: u32,
+        nslot: u32,
+        ncp: u32,
+        nrb: u32,
+        nloc: u32,
+        nstr: u32,
+        /// Bytes of the decoded strings (without the 16 zero bytes).
+        st_len: u32,
+        ntok: u32,
+        /// First checkpoint of the pool offsets column.
+        pool_cp_first: u32,
+        pool_strings: u32,
+        /// Rows of the block.
+        rows: u32,
+    }
+}
+
+device_struct! {
+    /// The selected rows of one log-template chunk: one block, or a header
+    /// and a body block (row `r` = header row `r` ++ body row `r`).
+    LPiece {
+        /// Global row of the piece's first selected row.
+        row_base: u64,
+        /// Index of its (header) block in the launch's [`LBlock`] table.
+        b0: u32,
+        /// Index of its body block, or `u32::MAX` for a single block.
+        b1: u32,
+        /// Chunk-local selected rows `[row_lo, row_hi)`.
+        row_lo: u32,
+        row_hi: u32,
+    }
+}
+
+device_struct! {
+    /// One warp's work in the log decoder: the selected rows of one 128-row
+    /// block of a log piece.
+    LTile {
+        /// Global output byte of its first selected row.
+        out: u64,
+        /// Index of its piece in the launch's [`LPiece`] table.
+        piece: u32,
+        /// Chunk-local 128-row block.
+        rb: u32,
+        /// Bytes its selected rows expand to (from the validated row offsets).
+        bytes: u32,
+        pad: u32,
+    }
+}
+
+/// Tiles (warps) per block of the log decoder (kernels/logs.cu).
+pub(crate) const LG_WARPS: u32 = 8;
+
 /// [`RChunk::kind`] of a chunk that stores every row's codes.
 pub(crate) const RK_CODED: u32 = 0;
 /// [`RChunk::kind`] of a value-dictionary chunk (spec/FORMAT.md §5.6).
@@ -204,6 +290,16 @@ pub(crate) const STATUS_FLAGS: &[(&str, u32, &str)] = &[
         super::STATUS_VALUES,
         "a value-dictionary row's value number, value bounds or tile length disagrees",
     ),
+    (
+        "ST_LOGS",
+        super::STATUS_LOGS,
+        "a log-template row's table index, packed field or tile length disagrees",
+    ),
+    (
+        "ST_SEARCH",
+        super::STATUS_SEARCH,
+        "a search launch's literal length or mode is out of range",
+    ),
 ];
 
 fn render(out: &mut String, name: &str, size: usize, fields: &[(&str, &str, usize)]) {
@@ -226,9 +322,10 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         s,
         "#define FP_K {}\n#define FP_H {}\n#define FP_T {}\n#define FP_B {}\n#define FP_W {}\n\
          #define FP_EMIT {}\n#define FP_M {}\n#define FP_BITS {bits}\n\
-         #define FP_WARP_SMEM {}\n#define FP_CASCADE_BLOCK {CASCADE_BLOCK}\n\
+         #define FP_WARP_SMEM {}\n#define FP_SEARCH_SMEM {}\n#define FP_CASCADE_BLOCK {CASCADE_BLOCK}\n\
          #define FP_VT_ROWS {VT_ROWS}\n#define FP_VT_RPT {VT_RPT}\n#define FP_VT_STAGE {VT_STAGE}\n\
-         #define RK_CODED {RK_CODED}u\n#define RK_VALUES {RK_VALUES}u",
+         #define RK_CODED {RK_CODED}u\n#define RK_VALUES {RK_VALUES}u\n\
+         #define FP_LG_WARPS {LG_WARPS}u\n#define FP_LG_PER_ROW {}u",
         cfg.k,
         cfg.h,
         cfg.t,
@@ -237,6 +334,8 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         cfg.resolved_emit(),
         cfg.m,
         warp_smem(cfg),
+        search_warp_smem(cfg),
+        crate::logs::WIDTH_PER_ROW,
     );
     s.push_str(
         "typedef unsigned char u8;\ntypedef unsigned int u32;\ntypedef unsigned long long u64;\n\
@@ -276,6 +375,24 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         std::mem::size_of::<VTile>(),
         VTile::FIELDS,
     );
+    render(
+        &mut s,
+        LBlock::NAME,
+        std::mem::size_of::<LBlock>(),
+        LBlock::FIELDS,
+    );
+    render(
+        &mut s,
+        LPiece::NAME,
+        std::mem::size_of::<LPiece>(),
+        LPiece::FIELDS,
+    );
+    render(
+        &mut s,
+        LTile::NAME,
+        std::mem::size_of::<LTile>(),
+        LTile::FIELDS,
+    );
     s
 }
 
@@ -287,6 +404,16 @@ pub(crate) fn warp_smem(cfg: &DecoderConfig) -> u32 {
     let kb = 32 * cfg.k;
     let queue = if cfg.w < 16 { kb * 8 } else { 0 };
     kb * 16 + 32 + kb * 2 + queue
+}
+
+/// Shared memory of one warp of the search kernel (kernels/search.cu): its
+/// staging (a batch's bytes and up to 32 lookahead codes' bytes, 16 each at
+/// most, plus the OR-ing write's span and slack) and its packed codes (16-bit
+/// worst case, plus the 12-bit pair reads). The kernel's `S_WARP_SMEM` is
+/// asserted equal to this (rendered `FP_SEARCH_SMEM`).
+pub(crate) fn search_warp_smem(cfg: &DecoderConfig) -> u32 {
+    let codes = 32 * cfg.k + 32;
+    (codes * 16 + 64) + (codes * 2 + 16)
 }
 
 /// Names the raised bits of a status word.
@@ -317,6 +444,9 @@ mod tests {
             (std::mem::size_of::<RChunk>(), RChunk::FIELDS),
             (std::mem::size_of::<VPiece>(), VPiece::FIELDS),
             (std::mem::size_of::<VTile>(), VTile::FIELDS),
+            (std::mem::size_of::<LBlock>(), LBlock::FIELDS),
+            (std::mem::size_of::<LPiece>(), LPiece::FIELDS),
+            (std::mem::size_of::<LTile>(), LTile::FIELDS),
         ] {
             let sum: usize = fields
                 .iter()

@@ -14,18 +14,28 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
-use super::abi::{self, Dict, Piece, Seq, VPiece, VTile};
+use super::abi::{self, Dict, LBlock, LPiece, LTile, Piece, Seq, VPiece, VTile};
 use super::plan::Plan;
 use super::DecoderConfig;
 use crate::error::{Error, Result};
 
 /// The kernel sources, embedded at build time, one job per file, compiled
 /// as one unit after the prelude (`abi::prelude`) in this order.
-const SOURCES: [(&str, &str); 4] = [
+const SOURCES: [(&str, &str); 5] = [
     ("cascade.cu", include_str!("../../kernels/cascade.cu")),
     ("decode.cu", include_str!("../../kernels/decode.cu")),
     ("rows.cu", include_str!("../../kernels/rows.cu")),
     ("gather.cu", include_str!("../../kernels/gather.cu")),
+    ("logs.cu", include_str!("../../kernels/logs.cu")),
+];
+
+/// The search kernel's unit (it reuses the decode kernel's staging write),
+/// compiled on a configuration's first search only, as a module of its own:
+/// scans never wait for it, and a failure to build it fails searches alone.
+const SEARCH_SOURCES: [(&str, &str); 3] = [
+    SOURCES[0],
+    SOURCES[1],
+    ("search.cu", include_str!("../../kernels/search.cu")),
 ];
 
 pub(crate) fn gpu_err<E>(what: &str, e: E) -> Error
@@ -55,11 +65,19 @@ pub(crate) struct Gpu {
 pub(crate) struct Kernels {
     pub(crate) decode: CudaFunction,
     pub(crate) values: CudaFunction,
+    pub(crate) logs: CudaFunction,
     pub(crate) decascade: CudaFunction,
     pub(crate) rows_locate: CudaFunction,
     pub(crate) rows_scan: [CudaFunction; 3],
     pub(crate) rows_decode: CudaFunction,
+    /// The fused decode-and-match kernel (kernels/search.cu), its own
+    /// module, compiled on first use ([`Gpu::search_kernel`]).
+    search: OnceLock<std::result::Result<CudaFunction, String>>,
     pub(crate) smem: u32,
+    /// Dynamic shared memory per block of the search kernel.
+    pub(crate) search_smem: u32,
+    /// Code width the kernels were compiled for.
+    bits: u8,
     pub(crate) cfg: DecoderConfig,
 }
 
@@ -167,8 +185,26 @@ pub(crate) fn compile(
     bits: u8,
     arch: &'static str,
 ) -> Result<cudarc::nvrtc::Ptx> {
+    compile_unit(cfg, bits, arch, &SOURCES)
+}
+
+/// Compiles the search kernel's unit (`SEARCH_SOURCES`) for `cfg`.
+pub(crate) fn compile_search(
+    cfg: &DecoderConfig,
+    bits: u8,
+    arch: &'static str,
+) -> Result<cudarc::nvrtc::Ptx> {
+    compile_unit(cfg, bits, arch, &SEARCH_SOURCES)
+}
+
+fn compile_unit(
+    cfg: &DecoderConfig,
+    bits: u8,
+    arch: &'static str,
+    sources: &[(&str, &str)],
+) -> Result<cudarc::nvrtc::Ptx> {
     let mut src = abi::prelude(cfg, bits);
-    for (name, text) in SOURCES {
+    for &(name, text) in sources {
         src.push_str(&format!("#line 1 \"{name}\"\n"));
         src.push_str(text);
     }
@@ -182,6 +218,36 @@ pub(crate) fn compile(
 }
 
 impl Gpu {
+    /// The search kernel of `k`'s configuration, compiled and loaded on
+    /// first use (a failure is kept: later searches report it too).
+    pub(crate) fn search_kernel<'k>(&self, k: &'k Kernels) -> Result<&'k CudaFunction> {
+        k.search
+            .get_or_init(|| {
+                let ptx = compile_search(&k.cfg, k.bits, self.arch).map_err(|e| e.to_string())?;
+                let module = self
+                    .ctx
+                    .load_module(ptx)
+                    .map_err(|e| format!("loading the search module: {e:?}"))?;
+                let f = module
+                    .load_function("fastpair_search")
+                    .map_err(|e| format!("fastpair_search: {e:?}"))?;
+                // SAFETY: `f` is a live function handle of a module it
+                // keeps; the attribute only raises the dynamic shared-memory
+                // limit.
+                unsafe {
+                    cudarc::driver::result::function::set_function_attribute(
+                        f.cu_function(),
+                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        k.search_smem as i32,
+                    )
+                }
+                .map_err(|e| format!("search shared memory limit: {e:?}"))?;
+                Ok(f)
+            })
+            .as_ref()
+            .map_err(|m| Error::Gpu(m.clone()))
+    }
+
     /// The kernels for `cfg` at code width `bits`, compiled on first use.
     pub(crate) fn kernels(&self, cfg: &DecoderConfig, bits: u8) -> Result<Arc<Kernels>> {
         cfg.check()?;
@@ -208,6 +274,9 @@ impl Gpu {
         }
         .map_err(|e| gpu_err("shared memory limit", e))?;
         let k = Arc::new(Kernels {
+            search: OnceLock::new(),
+            search_smem: (cfg.t / 32) * abi::search_warp_smem(cfg),
+            bits,
             decode,
             decascade: f("fastpair_decascade")?,
             rows_locate: f("fastpair_rows_locate")?,
@@ -218,6 +287,7 @@ impl Gpu {
             ],
             rows_decode: f("fastpair_rows_decode")?,
             values: f("fastpair_values")?,
+            logs: f("fastpair_logs")?,
             smem,
             cfg: *cfg,
         });
@@ -245,6 +315,9 @@ pub(crate) struct DevicePlan {
     pub(crate) dictblob: CudaSlice<u8>,
     pub(crate) vpieces: CudaSlice<VPiece>,
     pub(crate) vtiles: CudaSlice<VTile>,
+    pub(crate) lblocks: CudaSlice<LBlock>,
+    pub(crate) lpieces: CudaSlice<LPiece>,
+    pub(crate) ltiles: CudaSlice<LTile>,
     pub(crate) seq: CudaSlice<u32>,
     pub(crate) status: CudaSlice<u32>,
     /// Placeholder offsets argument for decode-only launches (never written).
@@ -311,6 +384,9 @@ impl DevicePlan {
             dictblob: up(s, &plan.dictblob)?,
             vpieces: up(s, &plan.vpieces)?,
             vtiles: up(s, &plan.vtiles)?,
+            lblocks: up(s, &plan.lblocks)?,
+            lpieces: up(s, &plan.lpieces)?,
+            ltiles: up(s, &plan.ltiles)?,
             seq: s
                 .alloc_zeros::<u32>(plan.seq_values.max(1))
                 .map_err(|e| gpu_err("alloc", e))?,
@@ -503,5 +579,57 @@ pub(crate) fn launch_values(
     // against `input_len` and its writes against `out_len` and
     // `offsets_len` before touching memory.
     unsafe { b.launch(cfg) }.map_err(|e| gpu_err("values launch", e))?;
+    Ok(())
+}
+
+/// Launches the log-template decoder (kernels/logs.cu) over every tile of
+/// the plan's log pieces into `out`; with `offsets`, it also writes their
+/// rows' Arrow offsets. Runs after the plan's input is on the device (same
+/// stream as its copies' events).
+pub(crate) fn launch_logs(
+    s: &CudaStream,
+    k: &Kernels,
+    plan: &Plan,
+    d: &mut DevicePlan,
+    out: &mut CudaViewMut<u8>,
+    offsets: Option<&mut CudaSlice<i64>>,
+) -> Result<()> {
+    let ntiles = plan.ltiles.len() as u32;
+    if ntiles == 0 {
+        return Ok(());
+    }
+    let nblocks = plan.lblocks.len() as u32;
+    let npieces = plan.lpieces.len() as u32;
+    let (input_len, out_len) = (d.input.len() as u64, out.len() as u64);
+    let cfg = LaunchConfig {
+        grid_dim: (grid(ntiles as u64, abi::LG_WARPS as u64), 1, 1),
+        block_dim: (32 * abi::LG_WARPS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = s.launch_builder(&k.logs);
+    b.arg(&d.input)
+        .arg(&input_len)
+        .arg(&d.lblocks)
+        .arg(&nblocks)
+        .arg(&d.lpieces)
+        .arg(&npieces)
+        .arg(&d.ltiles)
+        .arg(&ntiles)
+        .arg(out);
+    b.arg(&out_len);
+    // Without offsets, a length of 0 tells the kernel to write none.
+    let offsets_len = offsets.as_ref().map_or(0, |o| o.len() as u64);
+    match offsets {
+        Some(o) => b.arg(o),
+        None => b.arg(&mut d.no_offsets),
+    };
+    b.arg(&offsets_len).arg(&mut d.status);
+    // SAFETY: argument list matches `fastpair_logs`; every descriptor was
+    // built by `plan::build` from validated log-template chunks, and the
+    // kernel checks each table's extent against `input_len`, each table
+    // index against its count, each packed read against its block's bytes,
+    // each tile's writes against `out_len` and its planned bytes, and
+    // `offsets_len`, before touching memory.
+    unsafe { b.launch(cfg) }.map_err(|e| gpu_err("logs launch", e))?;
     Ok(())
 }

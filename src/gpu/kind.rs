@@ -11,6 +11,7 @@ use crate::format::limits::MIN_BATCH;
 use crate::read::{ChunkKind, ChunkView};
 
 use super::values::ValueChunk;
+use crate::logs::LogColumn;
 
 /// Device bytes (input, values, offsets, de-cascaded sequences) that a
 /// streaming batch needs for `rows` rows of the chunk `e` describes, an
@@ -35,9 +36,19 @@ pub(crate) fn device_bytes(e: &ChunkEntry, rows: u64) -> usize {
             let input = values.max(64 * d) + 64 + 4 * (d + 1) + 4 * rows as usize + 48;
             input + values + offsets
         }
-        // No kernel reads it (`GpuChunk::of` refuses it); its section and
-        // output, should a later kernel take it.
-        ChunkKind::LogTemplates => (e.section.len as usize).saturating_add(64) + values + offsets,
+        // Its blocks' bytes (at most the section) and the tables laid out
+        // from their meta and pool (`logs::DeviceBlock`): each table entry
+        // comes from at least one meta byte and is at most 32 bytes, the
+        // decoded static strings at most 16 bytes per 12-bit code, the pool
+        // tokens at most 17 bytes per token of each of the (at most two)
+        // blocks, and one tile per 128 rows; plus each region's alignment.
+        ChunkKind::LogTemplates => {
+            let s = e.section.len as usize;
+            let tokens = 2 * 17 * 4096;
+            let tiles = 24 * (rows as usize / 128 + 2);
+            let input = s.saturating_mul(48) + tokens + tiles + 2 * 12 * 32;
+            input + values + offsets
+        }
     }
 }
 
@@ -59,6 +70,17 @@ pub(crate) enum GpuChunk<'r> {
     Coded(ChunkView<'r>),
     /// Value dictionary: its decoded distinct values and row value numbers.
     ValueDict(ValueChunk<'r>),
+    /// Log templates: its opened payload and its rows' byte offsets.
+    Logs(LogChunkParts<'r>),
+}
+
+/// A validated log-template chunk's parts as the GPU takes them.
+#[derive(Clone, Copy)]
+pub(crate) struct LogChunkParts<'r> {
+    /// The payload, opened and checked (one block, or header and body).
+    pub(crate) col: &'r LogColumn,
+    /// The rows' `rows + 1` byte offsets, from validation.
+    pub(crate) ends: &'r [u64],
 }
 
 impl<'r> GpuChunk<'r> {
@@ -74,14 +96,14 @@ impl<'r> GpuChunk<'r> {
                     ))
                 })?)
             }
-            // No GPU decoder for log templates yet (issue 20): refused here,
-            // the one capability check, so every GPU path names the chunk.
             ChunkKind::LogTemplates => {
-                return Err(Error::Gpu(format!(
-                    "chunk {}: a log-template chunk (spec/FORMAT.md §5.8) has no GPU \
-                     decoder yet; read it on the CPU (Reader::read_range, get)",
-                    view.id()
-                )))
+                let (col, ends) = view.log_parts().ok_or_else(|| {
+                    Error::Gpu(format!(
+                        "chunk {}: a log-template chunk without its opened payload",
+                        view.id()
+                    ))
+                })?;
+                GpuChunk::Logs(LogChunkParts { col, ends })
             }
         })
     }
@@ -93,10 +115,10 @@ mod tests {
     use crate::write::{write_to_vec, LogTemplates, WriterOptions};
     use crate::Reader;
 
-    /// The one capability check refuses a log-template chunk (no kernel yet,
-    /// spec/FORMAT.md §5.8) with an error naming it; the CPU reads it.
+    /// The capability check takes a log-template chunk (spec/FORMAT.md
+    /// §5.8) with its opened payload and row offsets.
     #[test]
-    fn log_template_chunks_are_refused_naming_the_chunk() {
+    fn log_template_chunks_are_taken_with_their_parts() {
         let rows: Vec<Vec<u8>> = (0..300)
             .map(|i| format!("GET /a/{i} 200 {}ms", i % 17).into_bytes())
             .collect();
@@ -106,11 +128,12 @@ mod tests {
         let file = write_to_vec(rows.iter().map(|r| Some(&r[..])), opts).unwrap();
         let r = Reader::from_bytes(file).unwrap();
         let view = r.chunk(2).unwrap();
-        let Err(e) = GpuChunk::of(view) else {
-            panic!("a log-template chunk was accepted by the GPU path")
+        let Ok(GpuChunk::Logs(l)) = GpuChunk::of(view) else {
+            panic!("a log-template chunk was not taken as one")
         };
-        let m = e.to_string();
-        assert!(m.contains("chunk 2") && m.contains("log-template"), "{m}");
-        assert_eq!(r.get(250).unwrap().unwrap(), rows[250]);
+        assert_eq!(l.col.rows(), 100);
+        assert_eq!(l.ends.len(), 101);
+        let bytes: usize = rows[200..].iter().map(|r| r.len()).sum();
+        assert_eq!(l.ends[100] as usize, bytes);
     }
 }

@@ -51,6 +51,14 @@ pub use rows::DeviceRows;
 #[cfg(feature = "gpu")]
 mod kind;
 #[cfg(feature = "gpu")]
+mod logs;
+#[cfg(feature = "gpu")]
+mod search;
+#[cfg(feature = "gpu")]
+pub use search::{search, supports, PreparedSearch, MAX_LITERAL};
+#[cfg(feature = "gpu")]
+mod batches;
+#[cfg(feature = "gpu")]
 mod stream;
 #[cfg(feature = "gpu")]
 mod values;
@@ -74,6 +82,13 @@ pub const STATUS_CASCADE: u32 = 4;
 /// Status flag bit: a value-dictionary row names no value, a value's bounds
 /// leave the values, or a tile's rows disagree with its planned bytes.
 pub const STATUS_VALUES: u32 = 8;
+/// Status flag bit: a log-template row names a table entry past its table,
+/// a packed field outside its block, or a tile's rows disagree with its
+/// planned bytes.
+pub const STATUS_LOGS: u32 = 16;
+/// Status flag bit: a search launch got a literal length or mode the kernel
+/// does not take (the host never sends one).
+pub const STATUS_SEARCH: u32 = 32;
 
 /// Compile-time parameters of the decode kernel (spec/DECODER.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -204,9 +219,10 @@ pub fn available() -> Result<()> {
 
 /// The plane width a scan of `reader` uses by default: the width its
 /// dictionaries were written with (FORMAT §4.3; the width of most decoded
-/// bytes when per-chunk dictionaries differ).
+/// bytes when per-chunk dictionaries differ). Loads the dictionaries of
+/// every chunk ([`Reader::dictionary`]).
 #[cfg(feature = "gpu")]
-pub fn scan_width(reader: &Reader) -> u8 {
+pub fn scan_width(reader: &Reader) -> Result<u8> {
     plan::file_width(reader, 0..reader.rows())
 }
 
@@ -247,6 +263,14 @@ pub fn compile_check(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Resul
     device::compile(cfg, bits, arch).map(|_| ())
 }
 
+/// As [`compile_check`] for the search kernel's unit (kernels/search.cu).
+#[cfg(feature = "gpu")]
+#[doc(hidden)]
+pub fn compile_check_search(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<()> {
+    cfg.check()?;
+    device::compile_search(cfg, bits, arch).map(|_| ())
+}
+
 /// Decodes `rows` into host memory through the GPU when one is available,
 /// else through the CPU decoder ([`Reader::read_range`]); both give identical
 /// columns. Other GPU errors (including the device status flag) are returned.
@@ -258,6 +282,16 @@ pub fn read_range(reader: &Reader, rows: Range<u64>) -> Result<(Column, Backend)
         Err(e) => return Err(e),
     }
     Ok((reader.read_range(rows)?, Backend::Cpu))
+}
+
+/// The rows of `reader` that `p` selects; built without the `gpu` feature,
+/// always on the CPU ([`crate::search::search`]).
+#[cfg(not(feature = "gpu"))]
+pub fn search(
+    reader: &Reader,
+    p: &crate::search::Predicate,
+) -> Result<(crate::search::Selection, Backend)> {
+    Ok((crate::search::search(reader, p)?, Backend::Cpu))
 }
 
 #[cfg(feature = "gpu")]
@@ -378,7 +412,7 @@ mod gpu_impl {
 
     /// Milliseconds of `f` on the decode stream, timed with CUDA events.
     #[cfg(feature = "test-util")]
-    fn time_ms(g: &Gpu, f: impl FnOnce() -> Result<()>) -> Result<f32> {
+    pub(crate) fn time_ms(g: &Gpu, f: impl FnOnce() -> Result<()>) -> Result<f32> {
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let a = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
         let b = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
@@ -402,7 +436,7 @@ mod gpu_impl {
             let g = gpu()?;
             let mut cfg = opts.config;
             if !opts.force_width {
-                cfg.w = plan::file_width(reader, rows.clone());
+                cfg.w = plan::file_width(reader, rows.clone())?;
             }
             let plan = plan::build(reader, rows, 32 * cfg.k, cfg.w, tiles.max(1))?;
             let kernels = g.kernels(&cfg, plan.bits)?;
@@ -491,10 +525,19 @@ mod gpu_impl {
                 &mut self.dev,
                 &mut out,
                 Some(&mut self.offsets),
+            )?;
+            device::launch_logs(
+                &s,
+                &self.kernels,
+                &self.plan,
+                &mut self.dev,
+                &mut out,
+                Some(&mut self.offsets),
             )
         }
 
-        /// The decode kernel and the value-dictionary gather alone, without
+        /// The decode kernel, the value-dictionary gather and the log
+        /// decoder alone, without
         /// offsets (sidecars must be de-cascaded: call [`Self::run`] once
         /// first).
         pub fn decode_only(&mut self) -> Result<()> {
@@ -510,7 +553,8 @@ mod gpu_impl {
                 &mut out,
                 None,
             )?;
-            device::launch_values(&s, &self.kernels, &self.plan, &mut self.dev, &mut out, None)
+            device::launch_values(&s, &self.kernels, &self.plan, &mut self.dev, &mut out, None)?;
+            device::launch_logs(&s, &self.kernels, &self.plan, &mut self.dev, &mut out, None)
         }
 
         /// Waits for the device and turns a raised status flag into `Error::Gpu`.
@@ -694,6 +738,14 @@ mod gpu_impl {
             let s = g.stream.clone();
             let mut out = self.values.as_view_mut();
             device::launch_values(
+                &s,
+                &self.kernels,
+                &self.plan,
+                &mut self.dev,
+                &mut out,
+                Some(&mut self.offsets),
+            )?;
+            device::launch_logs(
                 &s,
                 &self.kernels,
                 &self.plan,

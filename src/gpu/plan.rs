@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use super::abi::{Dict, Piece, Seq, VPiece, VTile, CASCADE_BLOCK};
+use super::abi::{Dict, LBlock, LPiece, LTile, Piece, Seq, VPiece, VTile, CASCADE_BLOCK};
 use super::kind::{self, GpuChunk};
 use crate::dict::{Planes, MAX_TOKEN_LEN};
 use crate::error::{Error, Result};
@@ -55,7 +55,7 @@ impl Plan {
             (Part::Sidecar, _) => c.sidecar_bytes(),
             (Part::RowBytes, _) => c.row_bytes_bytes(),
             (Part::Values, GpuChunk::ValueDict(v)) => v.values,
-            (Part::Values, GpuChunk::Coded(_)) | (Part::Owned { .. }, _) => {
+            (Part::Values, GpuChunk::Coded(_) | GpuChunk::Logs(_)) | (Part::Owned { .. }, _) => {
                 return Err(Error::Gpu(format!(
                     "chunk {}: a value-dictionary part planned for a coded chunk",
                     seg.chunk
@@ -110,6 +110,13 @@ pub(crate) struct Plan {
     pub(super) vpieces: Vec<VPiece>,
     /// Their gather tiles, one block each.
     pub(super) vtiles: Vec<VTile>,
+    /// Log-template blocks (kernels/logs.cu): one per single-block chunk,
+    /// two (header, body) per split one.
+    pub(super) lblocks: Vec<LBlock>,
+    /// Log-template pieces.
+    pub(super) lpieces: Vec<LPiece>,
+    /// Their tiles, one warp each (one per 128-row block touched).
+    pub(super) ltiles: Vec<LTile>,
     /// Dictionary descriptors.
     pub(super) dicts: Vec<Dict>,
     /// Lengths and planes of every dictionary at the launch's `W`.
@@ -165,7 +172,7 @@ pub(crate) fn relayout(planes: &Planes, w: usize) -> (Vec<u8>, Vec<u8>, Vec<u8>)
 /// measured best, FORMAT §4.3). When dictionaries of one file chose
 /// different widths (per-chunk dictionaries), the width of most decoded
 /// bytes wins and the others are re-laid for the launch.
-pub(crate) fn file_width(reader: &Reader, rows: Range<u64>) -> u8 {
+pub(crate) fn file_width(reader: &Reader, rows: Range<u64>) -> Result<u8> {
     let (mut wide, mut all) = (0u64, 0u64);
     let mut first = 0u64;
     for i in 0..reader.num_chunks() {
@@ -176,17 +183,23 @@ pub(crate) fn file_width(reader: &Reader, rows: Range<u64>) -> u8 {
         if !overlaps {
             continue;
         }
-        let d = &reader.dictionaries()[e.dict as usize];
+        let d = reader.dictionary(e.dict as usize)?;
         all += e.bytes;
         if d.planes().width == 16 {
             wide += e.bytes;
         }
     }
-    if all > 0 && 2 * wide > all {
-        16
-    } else {
-        8
+    Ok(if all > 0 && 2 * wide > all { 16 } else { 8 })
+}
+
+/// The code width of the file's first dictionary (16 without one), which
+/// the kernels are compiled for (a launch refuses dictionaries of another
+/// width, [`dict_table`]). Loads dictionary 0 only.
+pub(crate) fn file_bits(reader: &Reader) -> Result<u8> {
+    if reader.num_dictionaries() == 0 {
+        return Ok(16);
     }
+    Ok(reader.dictionary(0)?.code_bits())
 }
 
 /// The kernels' length table: one byte per token holding `len - 1` (the
@@ -222,14 +235,14 @@ pub(crate) fn dict_table(
 ) -> Result<(Vec<Dict>, Vec<u8>, Vec<u32>)> {
     let mut dicts = Vec::new();
     let mut blob = Vec::new();
-    let mut index = vec![u32::MAX; reader.dictionaries().len()];
+    let mut index = vec![u32::MAX; reader.num_dictionaries()];
     for d in used {
         let d = d as usize;
         if index[d] != u32::MAX {
             continue;
         }
         index[d] = dicts.len() as u32;
-        let dict = &reader.dictionaries()[d];
+        let dict = reader.dictionary(d)?;
         if dict.code_bits() != bits {
             return Err(Error::Gpu("dictionaries of different code widths".into()));
         }
@@ -259,7 +272,7 @@ struct Sel {
     chunk: usize,
     rows: Range<u32>,
     /// Coded chunks: the selected codes and bytes; `None` for a
-    /// value-dictionary chunk.
+    /// value-dictionary or log-template chunk.
     coded: Option<(Range<u32>, Range<u32>)>,
 }
 
@@ -286,6 +299,25 @@ pub(crate) fn build_with(
     tiles: usize,
     materialize: bool,
 ) -> Result<Plan> {
+    build_impl(reader, rows, kb, w, tiles, materialize, false)
+}
+
+/// [`build`] over the coded chunks only (the search kernel's plan: other
+/// kinds are searched on the host, `gpu::search`), every row of each; the
+/// pieces' `row_base` then counts only the coded chunks' rows.
+pub(crate) fn build_coded(reader: &Reader, kb: u32, w: u8, tiles: usize) -> Result<Plan> {
+    build_impl(reader, 0..reader.rows(), kb, w, tiles, true, true)
+}
+
+fn build_impl(
+    reader: &Reader,
+    rows: Range<u64>,
+    kb: u32,
+    w: u8,
+    tiles: usize,
+    materialize: bool,
+    coded_only: bool,
+) -> Result<Plan> {
     if rows.start > rows.end || rows.end > reader.rows() {
         return Err(Error::RowOutOfRange {
             row: rows.end,
@@ -299,13 +331,13 @@ pub(crate) fn build_with(
         let n = info.entry.rows as u64;
         let (lo, hi) = (rows.start.max(first), rows.end.min(first + n));
         first += n;
-        if lo >= hi {
+        if lo >= hi || (coded_only && info.kind() != crate::read::ChunkKind::Coded) {
             continue;
         }
         let (rlo, rhi) = ((lo - info.first_row) as u32, (hi - info.first_row) as u32);
         let c = match GpuChunk::of(reader.chunk(i)?)? {
             GpuChunk::Coded(c) => c,
-            GpuChunk::ValueDict(_) => {
+            GpuChunk::ValueDict(_) | GpuChunk::Logs(_) => {
                 sels.push(Sel {
                     chunk: i,
                     rows: rlo..rhi,
@@ -337,11 +369,7 @@ pub(crate) fn build_with(
         });
     }
     let mut plan = Plan {
-        bits: reader
-            .dictionaries()
-            .first()
-            .map(|d| d.code_bits())
-            .unwrap_or(16),
+        bits: file_bits(reader)?,
         ..Plan::default()
     };
     // Dictionaries (only those used), at width w (the file's planes as they
@@ -416,15 +444,33 @@ pub(crate) fn build_with(
                 at as u64
             };
             let Some((codes, bytes)) = s.coded.clone() else {
+                let owned = Part::Owned { at: 0, len: 0 };
+                let v = match GpuChunk::of(c)? {
+                    GpuChunk::ValueDict(v) => v,
+                    // A log-template chunk: its blocks' bytes and tables,
+                    // its piece and tiles (`gpu::logs`).
+                    GpuChunk::Logs(l) => {
+                        let mut up = |p: &mut Plan, b: &[u8]| put(p, owned, b);
+                        out_base += super::logs::put_piece(
+                            &mut plan,
+                            &mut up,
+                            l,
+                            s.rows.clone(),
+                            row_base,
+                            out_base,
+                        );
+                        row_base += (s.rows.end - s.rows.start) as u64;
+                        continue;
+                    }
+                    GpuChunk::Coded(_) => {
+                        return Err(Error::Gpu(format!(
+                            "chunk {}: selected without its codes",
+                            s.chunk
+                        )))
+                    }
+                };
                 // A value-dictionary chunk: its distinct values, their
                 // starts and the selected rows' value numbers, then tiles.
-                let GpuChunk::ValueDict(v) = GpuChunk::of(c)? else {
-                    return Err(Error::Gpu(format!(
-                        "chunk {}: selected as a value-dictionary chunk",
-                        s.chunk
-                    )));
-                };
-                let owned = Part::Owned { at: 0, len: 0 };
                 // Short values as a fixed-stride table (16-byte loads), else
                 // straight from the reader's validated view.
                 let stride = v.table_stride();
@@ -617,7 +663,7 @@ mod tests {
             .with_codec(Codec::OnPair12)
             .with_chunk_rows(700)
             .with_value_dict(false)
-            // Coded chunks: the plan's pieces (log templates have no kernel).
+            // Coded chunks only: the plan's coded pieces.
             .with_log_templates(crate::write::LogTemplates::Off);
         let file = write_to_vec(vals.iter().map(|v| Some(v.as_slice())), opts).unwrap();
         let r = Reader::from_bytes(file).unwrap();

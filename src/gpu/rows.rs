@@ -41,12 +41,8 @@ impl<'r> DeviceRows<'r> {
     /// numbers at 1, 2 or 4 bytes a row).
     pub fn new(reader: &'r Reader) -> Result<Self> {
         let g = gpu()?;
-        let w = plan::file_width(reader, 0..reader.rows());
-        let bits = reader
-            .dictionaries()
-            .first()
-            .map(|d| d.code_bits())
-            .unwrap_or(16);
+        let w = plan::file_width(reader, 0..reader.rows())?;
+        let bits = plan::file_bits(reader)?;
         let cfg = DecoderConfig {
             w,
             ..DecoderConfig::default()
@@ -83,6 +79,17 @@ impl<'r> DeviceRows<'r> {
                     rc.rc_off = part(c.row_codes_bytes());
                     rc.rb_off = part(c.row_bytes_bytes());
                     rc.dict = index[info.entry.dict as usize];
+                }
+                // Random rows of a log-template chunk need a per-row
+                // kernel of their own (kernels/rows.cu reads codes or
+                // values): refused here, naming the chunk; `scan` and
+                // `scan_stream` decode it.
+                GpuChunk::Logs(_) => {
+                    return Err(Error::Gpu(format!(
+                        "chunk {i}: a log-template chunk (spec/FORMAT.md §5.8) is not served \
+                         by DeviceRows yet; scan it (gpu::scan, gpu::scan_stream) or read \
+                         its rows on the CPU (Reader::get)"
+                    )))
                 }
                 GpuChunk::ValueDict(v) => {
                     rc.kind = RK_VALUES;

@@ -126,11 +126,11 @@ pub(crate) fn size(values: &[u64]) -> usize {
 /// One parsed checkpoint.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Checkpoint {
-    base: u64,
-    slope: u64,
+    pub(super) base: u64,
+    pub(super) slope: u64,
     /// Byte offset of the block's residuals inside the column data section.
-    off: u32,
-    bits: u8,
+    pub(super) off: u32,
+    pub(super) bits: u8,
 }
 
 /// A parsed integer column: `first` indexes its checkpoints in a shared list.

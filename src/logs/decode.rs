@@ -11,7 +11,7 @@ use bytes::Bytes;
 
 /// One parsed slot.
 #[derive(Clone, Copy, Debug)]
-enum Slot {
+pub(super) enum Slot {
     Int {
         kind: Kind,
         values: IntCol,
@@ -32,43 +32,43 @@ enum Slot {
 
 /// One parsed template.
 #[derive(Clone, Copy, Debug)]
-struct Template {
-    first_slot: u32,
-    slots: u32,
-    count: u32,
+pub(super) struct Template {
+    pub(super) first_slot: u32,
+    pub(super) slots: u32,
+    pub(super) count: u32,
     /// Index of its first static string in `statics_end`.
-    first_static: u32,
+    pub(super) first_static: u32,
 }
 
 /// One block of `ROW_BLOCK` rows in the row index.
 #[derive(Clone, Copy, Debug)]
-struct RowBlock {
+pub(super) struct RowBlock {
     /// First entry of its local template table in `locals`.
-    first_local: u32,
-    bits: u8,
+    pub(super) first_local: u32,
+    pub(super) bits: u8,
     /// Byte offset of its packed local ids in the row-index section.
-    off: u32,
+    pub(super) off: u32,
 }
 
 /// A parsed, validated log block borrowed from its bytes.
 pub struct LogBlock {
     /// The block's bytes (shared with whatever holds them: a chunk section,
     /// a copy).
-    bytes: Bytes,
-    rows: usize,
-    templates: Vec<Template>,
-    slots: Vec<Slot>,
-    cps: Vec<Checkpoint>,
-    row_blocks: Vec<RowBlock>,
+    pub(super) bytes: Bytes,
+    pub(super) rows: usize,
+    pub(super) templates: Vec<Template>,
+    pub(super) slots: Vec<Slot>,
+    pub(super) cps: Vec<Checkpoint>,
+    pub(super) row_blocks: Vec<RowBlock>,
     /// (template, rank of its first row in the block) per local id.
-    locals: Vec<(u32, u32)>,
+    pub(super) locals: Vec<(u32, u32)>,
     /// Every template's static strings, decoded once at open.
-    statics: Vec<u8>,
-    statics_end: Vec<u32>,
-    rowidx_at: usize,
-    data_at: usize,
-    pool_at: usize,
-    pool: Pool,
+    pub(super) statics: Vec<u8>,
+    pub(super) statics_end: Vec<u32>,
+    pub(super) rowidx_at: usize,
+    pub(super) data_at: usize,
+    pub(super) pool_at: usize,
+    pub(super) pool: Pool,
 }
 
 fn corrupt(at: usize, inv: Invariant) -> Error {

@@ -119,6 +119,7 @@
 mod bits;
 mod column;
 mod decode;
+mod device;
 mod encode;
 mod mine;
 mod render;
@@ -128,6 +129,9 @@ mod text;
 mod tokenize;
 
 pub use decode::LogBlock;
+pub(crate) use device::{
+    DeviceBlock, CP_WORDS, ROW_BLOCK_WORDS, SLOT_WORDS, TEMPLATE_WORDS, WIDTH_PER_ROW,
+};
 pub(crate) use encode::LEARN_BATCH;
 pub use encode::{encode, LogOptions};
 pub use split::{encode_column, LogColumn};

@@ -72,13 +72,13 @@ pub(crate) fn write(strings: &[&[u8]], out: &mut Vec<u8>) {
 
 /// A parsed, validated pool. The byte ranges index the block's bytes.
 pub(crate) struct Pool {
-    words: Vec<[u8; MAX_TOKEN_LEN]>,
-    lens: Vec<u8>,
-    strings: usize,
-    cps: Vec<Checkpoint>,
-    offs: IntCol,
-    offs_at: usize,
-    codes_at: usize,
+    pub(super) words: Vec<[u8; MAX_TOKEN_LEN]>,
+    pub(super) lens: Vec<u8>,
+    pub(super) strings: usize,
+    pub(super) cps: Vec<Checkpoint>,
+    pub(super) offs: IntCol,
+    pub(super) offs_at: usize,
+    pub(super) codes_at: usize,
 }
 
 impl Pool {

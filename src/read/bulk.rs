@@ -11,7 +11,11 @@ use super::{Column, Reader};
 use crate::error::{Error, Result};
 
 impl Reader {
-    /// Decodes every row.
+    /// Decodes every row. Checks the whole file, every dictionary first
+    /// (in versions 1–3 a dictionary may be used by no chunk: it is checked
+    /// too), so a damaged file is an error here even where point reads of
+    /// its healthy chunks succeed (spec/FORMAT.md §9). So does any read of
+    /// the range of every row.
     pub fn read_all(&self) -> Result<Column> {
         self.read_range(0..self.rows())
     }
@@ -55,6 +59,11 @@ impl Reader {
         check: Option<PieceCheck<'_>>,
     ) -> Result<bool> {
         self.check_range(&rows)?;
+        if rows == (0..self.rows()) {
+            // The whole column: every dictionary first, used or not (as
+            // `read_all` promises), so the first error is eager open's.
+            self.load_dictionaries()?;
+        }
         let n = (rows.end - rows.start) as usize;
         let pieces = self.plan(rows.clone())?;
         let total: u64 = pieces.iter().map(|p| p.bytes.len() as u64).sum();

@@ -4,8 +4,9 @@
 //! A file's bytes come from a [`Storage`]: positioned reads into memory the
 //! reader owns (the default for local files, [`Reader::open`]), a memory map
 //! (the `unsafe` [`MmapStorage::open`]), memory ([`Reader::from_bytes`]) or,
-//! with the `object_store` feature, an object store (`Reader::open_object`). Opening reads the tail, footer and
-//! dictionaries only, and checks them. A chunk is read and checked whole
+//! with the `object_store` feature, an object store (`Reader::open_object`). Opening reads the tail and footer
+//! only, and checks them; each dictionary is read and checked when a read
+//! first needs it ([`Reader::dictionary`]). A chunk is read and checked whole
 //! (checksum, structure, every code against its dictionary, sidecar and row
 //! boundaries against token lengths) the first time a bulk read touches it,
 //! and the result is kept. A [`Reader::get`] on a chunk not yet checked whole
@@ -172,7 +173,17 @@ struct ChunkSlot {
 pub struct Reader {
     storage: Arc<dyn Storage>,
     footer: Footer,
-    dicts: Vec<Dictionary>,
+    /// Per dictionary, once first used: read, checked (§9 step 7) and kept
+    /// ([`Reader::dictionary`]).
+    dicts: Box<[OnceLock<Dictionary>]>,
+    /// Per dictionary, the number of chunks naming it.
+    dict_uses: Vec<u32>,
+    /// Per dictionary, the first and last chunk naming it (`release_chunk`
+    /// lets a dictionary go with the last of its chunks).
+    dict_chunks: Vec<(u32, u32)>,
+    /// The dictionary bytes that the read at open brought in with the
+    /// footer (their offset, then the bytes up to the footer), if any.
+    near_footer: Option<(u64, Bytes)>,
     /// Each dictionary's histogram check.
     hists: Vec<HistCheck>,
     /// Whether any dictionary's histogram check failed (one flag for the
@@ -239,8 +250,9 @@ impl Reader {
         Self::from_storage(Arc::new(MemoryStorage::new(bytes)), opts)
     }
 
-    /// Opens the file `storage` reads: the tail, footer and dictionaries,
-    /// checked (§9 steps 1–7).
+    /// Opens the file `storage` reads: the tail and footer, checked (§9
+    /// steps 1–6; step 7 runs per dictionary on first use, or here for
+    /// all of them with [`ReadOptions::eager`]).
     pub fn from_storage(storage: Arc<dyn Storage>, opts: ReadOptions) -> Result<Self> {
         let len = storage.len();
         // §9 step 1: size ≥ header + tail.
@@ -296,68 +308,46 @@ impl Reader {
         }
         // Step 6: structure.
         let footer = Footer::parse_version(&footer_bytes, footer_at, t.version)?;
-        // Step 7: dictionaries (they lie right before the footer: one read).
+        // Step 7 runs per dictionary on first use (`Reader::dictionary`):
+        // a point read touches only its row's dictionary. The dictionaries
+        // lie right before the footer, so the end of the file read above
+        // often holds some (a shared one of a small column, whole): keep
+        // those bytes (at most `GUESS`) so that loading them reads nothing.
         let dict_from = footer.dicts.first().map_or(footer_at, |d| d.offset);
-        let dict_bytes = if dict_from >= end_from {
-            end.slice((dict_from - end_from) as usize..(footer_at - end_from) as usize)
-        } else {
-            storage.will_need(dict_from..footer_at);
-            storage.read(dict_from..footer_at)?
-        };
-        let mut dicts = Vec::with_capacity(footer.dicts.len());
-        for (id, r) in footer.dicts.iter().enumerate() {
-            let at = (r.offset - dict_from) as usize;
-            let s = &dict_bytes[at..at + r.len as usize];
-            let crc = crc32fast::hash(s);
-            if crc != r.crc {
-                return Err(Error::corrupt(
-                    Section::Dictionary(id as u32),
-                    r.offset,
-                    Invariant::ChecksumMismatch {
-                        recorded: r.crc,
-                        computed: crc,
-                    },
-                ));
-            }
-            let parsed = DictSection::parse_version(s, r.offset, id as u32, t.version)?;
-            let d = Dictionary::validate(&parsed, id as u32, r.offset)?;
-            if t.version >= crate::format::VERSION_4 {
-                // One spelling (§4.4): single bytes first, learned tokens
-                // sorted and distinct, `W` derived from the histogram.
-                crate::dict::canonical::check(&d, id as u32, r.offset)?;
-            }
-            dicts.push(d);
-        }
-        let mut uses = vec![0usize; dicts.len()];
+        let near_footer = (footer_at > end_from).then(|| {
+            let from = dict_from.max(end_from);
+            let b = end.slice((from - end_from) as usize..(footer_at - end_from) as usize);
+            (from, b)
+        });
+        let mut uses = vec![0u32; footer.dicts.len()];
+        let mut dict_chunks = vec![(u32::MAX, 0u32); footer.dicts.len()];
         let mut first_rows = Vec::with_capacity(footer.chunks.len() + 1);
         let mut acc = 0u64;
-        for c in &footer.chunks {
+        for (i, c) in footer.chunks.iter().enumerate() {
             first_rows.push(acc);
             acc += c.rows as u64;
-            uses[c.dict as usize] += 1;
+            let d = c.dict as usize;
+            uses[d] += 1;
+            let i = i as u32; // chunk counts fit u32 (§3, the footer's count)
+            dict_chunks[d] = (dict_chunks[d].0.min(i), i);
         }
         first_rows.push(acc);
-        let mut hists = Vec::with_capacity(dicts.len());
-        for (id, (d, &n)) in dicts.iter().zip(&uses).enumerate() {
-            let h = HistCheck {
-                state: Mutex::new((n, [0; 16])),
+        let hists = uses
+            .iter()
+            .map(|&n| HistCheck {
+                state: Mutex::new((n as usize, [0; 16])),
                 failed: OnceLock::new(),
-            };
-            if n == 0 {
-                // A dictionary no chunk uses encodes no token.
-                if let Some(f) = hist_mismatch(d.hist(), &[0; 16]) {
-                    let at = footer.dicts[id].offset + DICT_HIST_AT;
-                    return Err(Error::corrupt(Section::Dictionary(id as u32), at, f));
-                }
-            }
-            hists.push(h);
-        }
+            })
+            .collect();
         let n = footer.chunks.len();
-        let ndicts = dicts.len();
+        let ndicts = footer.dicts.len();
         let r = Self {
             storage,
             footer,
-            dicts,
+            dicts: (0..ndicts).map(|_| OnceLock::new()).collect(),
+            dict_uses: uses,
+            dict_chunks,
+            near_footer,
             hists,
             hist_failed: AtomicBool::new(false),
             first_rows,
@@ -368,8 +358,9 @@ impl Reader {
             token_moves: (0..ndicts).map(|_| OnceLock::new()).collect(),
         };
         if r.opts.eager {
-            // Chunks in order, so the first error is the same as a lazy
-            // read's; each chunk's own checks run in parallel.
+            // Dictionaries, then chunks, in order, so the first error is the
+            // same as `read_all`'s; each chunk's own checks run in parallel.
+            r.load_dictionaries()?;
             for i in 0..r.num_chunks() {
                 r.chunk(i)?;
             }
@@ -402,9 +393,98 @@ impl Reader {
     pub fn num_chunks(&self) -> usize {
         self.footer.chunks.len()
     }
-    /// The dictionaries.
-    pub fn dictionaries(&self) -> &[Dictionary] {
-        &self.dicts
+    /// Number of dictionaries (from the footer; none is loaded).
+    pub fn num_dictionaries(&self) -> usize {
+        self.dicts.len()
+    }
+
+    /// Dictionary `id`, read and checked on first use (§9 step 7: its
+    /// section's CRC32, structure and token model; version 4: one
+    /// spelling) and kept (until [`Self::release_chunk`] lets go of the last
+    /// chunk naming it): later calls cost an atomic load. The first call reads the section (up to about 1.1 MiB for
+    /// 65,536 tokens) and materializes its planes (up to 1.03 MiB); opening
+    /// a file loads none, so a point read pays only for its row's
+    /// dictionary. Thread-safe: threads that race on the first use may
+    /// each check it, one result is kept.
+    ///
+    /// # Panics
+    /// If `id >= self.num_dictionaries()`.
+    pub fn dictionary(&self, id: usize) -> Result<&Dictionary> {
+        let slot = &self.dicts[id];
+        if let Some(d) = slot.get() {
+            return Ok(d);
+        }
+        let d = self.load_dictionary(id)?;
+        let _ = slot.set(d);
+        Ok(slot.get().expect("just set"))
+    }
+
+    /// Every dictionary, in id order, each loaded as [`Self::dictionary`]
+    /// does (for a file with per-chunk dictionaries this reads and checks
+    /// all of them: about the dictionary sections' size in memory, plus
+    /// their planes; a caller that needs one should ask for that one).
+    pub fn dictionaries(&self) -> Result<Vec<&Dictionary>> {
+        (0..self.dicts.len()).map(|i| self.dictionary(i)).collect()
+    }
+
+    /// How many dictionaries are loaded so far (opening loads none; a
+    /// point read loads its chunk's; a bulk read of the whole column, or
+    /// [`ReadOptions::eager`], all of them).
+    pub fn loaded_dictionaries(&self) -> usize {
+        self.dicts.iter().filter(|d| d.get().is_some()).count()
+    }
+
+    /// Loads every dictionary in id order (the first error wins).
+    pub(crate) fn load_dictionaries(&self) -> Result<()> {
+        (0..self.dicts.len()).try_for_each(|i| self.dictionary(i).map(|_| ()))
+    }
+
+    /// A dictionary that a validated chunk uses: loaded by that chunk's
+    /// validation (a `ValidChunk` exists only after its dictionary is).
+    #[inline]
+    fn loaded_dict(&self, id: u32) -> &Dictionary {
+        self.dicts[id as usize]
+            .get()
+            .expect("a validated chunk's dictionary is loaded")
+    }
+
+    /// Reads and checks dictionary `id` (§9 step 7).
+    fn load_dictionary(&self, id: usize) -> Result<Dictionary> {
+        let r = self.footer.dicts[id];
+        let bytes = match &self.near_footer {
+            Some((from, b)) if r.offset >= *from && r.offset + r.len <= from + b.len() as u64 => {
+                let at = (r.offset - from) as usize;
+                b.slice(at..at + r.len as usize)
+            }
+            _ => self.storage.read(r.offset..r.offset + r.len)?,
+        };
+        let crc = crc32fast::hash(&bytes);
+        if crc != r.crc {
+            return Err(Error::corrupt(
+                Section::Dictionary(id as u32),
+                r.offset,
+                Invariant::ChecksumMismatch {
+                    recorded: r.crc,
+                    computed: crc,
+                },
+            ));
+        }
+        let parsed = DictSection::parse_version(&bytes, r.offset, id as u32, self.version)?;
+        let d = Dictionary::validate(&parsed, id as u32, r.offset)?;
+        if self.version >= crate::format::VERSION_4 {
+            // One spelling (§4.4): single bytes first, learned tokens
+            // sorted and distinct, `W` derived from the histogram.
+            crate::dict::canonical::check(&d, id as u32, r.offset)?;
+        }
+        if self.dict_uses[id] == 0 {
+            // A dictionary no chunk uses encodes no token (versions 1–3;
+            // version 4 rejects it in the footer).
+            if let Some(f) = hist_mismatch(d.hist(), &[0; 16]) {
+                let at = r.offset + DICT_HIST_AT;
+                return Err(Error::corrupt(Section::Dictionary(id as u32), at, f));
+            }
+        }
+        Ok(d)
     }
     /// The footer.
     pub fn footer(&self) -> &Footer {
@@ -428,7 +508,7 @@ impl Reader {
         let c = self.valid_chunk(i)?;
         Ok(ChunkView {
             chunk: c,
-            dict: &self.dicts[c.entry.dict as usize],
+            dict: self.loaded_dict(c.entry.dict),
         })
     }
 
@@ -456,8 +536,12 @@ impl Reader {
     /// are not needed soon ([`Storage::release`]: a map drops their pages
     /// from the resident set). A later read validates the chunk again. With
     /// this after each chunk, a pass over a column holds one chunk at a time,
-    /// whatever the file's size. Taking `&mut self` proves no
-    /// [`ChunkView`] of the chunk is alive.
+    /// whatever the file's size. When `i` is the last chunk naming its
+    /// dictionary and no chunk naming it holds validation state, the
+    /// dictionary goes too (so such a pass over a per-chunk-dictionary file
+    /// holds one dictionary at a time; a later read loads it again). Taking
+    /// `&mut self` proves no [`ChunkView`] of the chunk, and no borrowed
+    /// [`Dictionary`], is alive.
     ///
     /// # Panics
     /// If `i >= self.num_chunks()`.
@@ -468,6 +552,33 @@ impl Reader {
         drop(slot.valid.take());
         drop(slot.head.take());
         self.storage.release(r.offset..r.offset + r.len);
+        let d = self.footer.chunks[i].dict as usize;
+        if self.dict_chunks[d].1 as usize == i {
+            self.release_dictionary(d);
+        }
+    }
+
+    /// Drops dictionary `d` (and what reads derived from it) once none of its
+    /// chunks holds validation state: called when its last chunk is
+    /// released, so a pass that releases each chunk after use holds one
+    /// dictionary of a per-chunk-dictionary file at a time (issue 19: the
+    /// dictionaries were the floor under every bulk path's memory). A
+    /// validated chunk's get context points into its dictionary
+    /// (`FastGet::words`), so a dictionary with a chunk still validated, or
+    /// holding point-read state, stays. A later read loads it again.
+    fn release_dictionary(&mut self, d: usize) {
+        let (first, last) = self.dict_chunks[d];
+        let held = (first..=last).any(|j| {
+            let j = j as usize;
+            let s = &self.slots[j];
+            self.footer.chunks[j].dict as usize == d
+                && (s.valid.get().is_some() || s.head.get().is_some())
+        });
+        if !held {
+            drop(self.dicts[d].take());
+            drop(self.token_utf8[d].take());
+            drop(self.token_moves[d].take());
+        }
     }
 
     /// Adds a newly validated chunk's histogram to its dictionary's check.
@@ -479,7 +590,7 @@ impl Reader {
             *a += b;
         }
         if st.0 == 0 {
-            if let Some(f) = hist_mismatch(self.dicts[d].hist(), &st.1) {
+            if let Some(f) = hist_mismatch(self.loaded_dict(d as u32).hist(), &st.1) {
                 let _ = h
                     .failed
                     .set((self.footer.dicts[d].offset + DICT_HIST_AT, f));
@@ -628,7 +739,7 @@ impl Reader {
         }
         let view = ChunkView {
             chunk: c,
-            dict: &self.dicts[c.entry.dict as usize],
+            dict: self.loaded_dict(c.entry.dict),
         };
         c.body.rows().get(view, r, out);
         true

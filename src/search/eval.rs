@@ -73,7 +73,7 @@ impl<'a> Search<'a> {
         strategy: Strategy,
         bb_cache: &'a [OnceLock<Vec<u32>>],
     ) -> Self {
-        let d = reader.dictionaries().len();
+        let d = reader.num_dictionaries();
         Self {
             reader,
             c,
@@ -99,8 +99,8 @@ impl<'a> Search<'a> {
         Ok(sel)
     }
 
-    /// Chunk `i`'s bitmap.
-    fn chunk(&self, i: usize) -> Result<Vec<u64>> {
+    /// Chunk `i`'s bitmap (negation and nulls applied).
+    pub(crate) fn chunk(&self, i: usize) -> Result<Vec<u64>> {
         let view = self.reader.chunk(i)?;
         let rows = view.entry().rows as usize;
         let mut bits = vec![0u64; rows.div_ceil(64)];

@@ -81,14 +81,19 @@
 //! (states × tokens) fits `tokens::MAX_ENTRIES` (64 Mi entries), else the decode path.
 //! [`Strategy`] forces either path (tests, benchmarks).
 //!
+//! On the GPU, `fastpair::gpu::search` runs one literal (substring,
+//! prefix, suffix, equality) through a fused decode-and-match kernel over
+//! the coded chunks (spec/DECODER.md §6e) and uses this module's per-chunk
+//! code for the other kinds, with the same selection.
+//!
 //! Chunks are searched in parallel, and coded chunks in blocks of 4096 rows
 //! in parallel (rayon); each task writes its own words of the bitmap, so
 //! the result does not depend on the thread count.
 
-mod anchor;
+pub(crate) mod anchor;
 mod compiled;
 mod dfa;
-mod eval;
+pub(crate) mod eval;
 pub mod predicate;
 mod selection;
 mod tokens;

@@ -26,8 +26,11 @@
 //! the few distinct values and how big its dictionary is. The writer then
 //! makes the exact per-chunk choice (both sections, the smaller kept).
 //!
-//! Screening (`auto`): OnPair-12 is trained first, and next to it (when no
-//! value-dictionary layout is in play) FSST-12 on a small sample
+//! Screening (`auto`): OnPair-12 is trained first. Where its estimate has
+//! at least [`SCREEN_MAX_BYTES_PER_CODE`] value bytes per code, FSST-12 is
+//! left out (no screen, no training: its symbols of at most 8 bytes lost by
+//! 39% or more on every such corpus column). Otherwise, next to it (when no
+//! value-dictionary layout is in play) FSST-12 is trained on a small sample
 //! ([`SCREEN_FSST12`], about a quarter of its full training). The
 //! screening dictionary is estimated on at most [`SCREEN_EVAL_BYTES`] of the
 //! evaluation rows, OnPair-12 on the evaluation rows (the estimate the choice
@@ -43,10 +46,17 @@
 //! screening ratio exceeded 1.25 had a full FSST-12 file at least 1.19× the
 //! best OnPair file: no choice changed (same bytes on every column), and
 //! FSST-12's full training is skipped on 26 of the 38 screened columns.
+//! With the margin at 12% (2026-12-02, 45 columns, [`SCREEN_MARGIN`] says
+//! why) it is skipped on 36 of 42 screened columns, again with no choice
+//! changed. The margin rests on the corpus: a column whose full training
+//! gains as much over its screen as loghub_Linux_full's (file ratio 1.30×)
+//! and whose screen lands at 1.12–1.25× could lose FSST-12's win.
 //!
 //! Tie-breaker: among the codecs whose estimate is within [`TIE_MARGIN`] of
 //! the smallest, the one with the most value bytes per code wins (decoders
 //! spend their time per code, so fewer codes decode faster).
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
@@ -235,16 +245,37 @@ pub(super) fn train(
     // FSST-12's screening dictionary train first (in parallel); OnPair-12's
     // estimate is the screen's yardstick, then the candidates that may still
     // win train and are estimated.
+    // Where OnPair-12 codes at least SCREEN_MAX_BYTES_PER_CODE value bytes
+    // per code, FSST-12 is neither screened nor trained. The screen runs
+    // next to OnPair-12 and skips its work once OnPair-12's estimate says
+    // so: on one thread OnPair-12 runs first and the screen never starts;
+    // on more, a screen that started anyway is discarded. Either way the
+    // choice depends on OnPair-12's estimate only, not on timing.
     let screen = distinct.is_none() && candidates.contains(&Codec::Fsst12);
-    let ((o12, o12_filled, o12_pre), small) = rayon::join(
-        || train_codec(opts, Codec::OnPair12, rows, whole),
-        || screen.then(|| fsst12::train(rows, &SCREEN_FSST12)),
+    let long_codes = AtomicBool::new(false);
+    let ((o12, o12_filled, (o12_e, o12_codes)), screened) = rayon::join(
+        || {
+            let (table, filled, pre) = train_codec(opts, Codec::OnPair12, rows, whole);
+            let e = est(Codec::OnPair12, &table, pre);
+            if screen && e.0.bytes_per_code >= SCREEN_MAX_BYTES_PER_CODE {
+                long_codes.store(true, Ordering::Relaxed);
+            }
+            (table, filled, e)
+        },
+        || {
+            (screen && !long_codes.load(Ordering::Relaxed)).then(|| {
+                let small = fsst12::train(rows, &SCREEN_FSST12);
+                screen_fsst12(opts, &eval, total, &small)
+            })
+        },
     );
-    let ((o12_e, o12_codes), screened) = rayon::join(
-        || est(Codec::OnPair12, &o12, o12_pre),
-        || small.map(|s| screen_fsst12(opts, &eval, total, &s)),
-    );
+    // The same rule where a value-dictionary layout is in play (no screen):
+    // the three such corpus columns code 5.4–15 bytes per code with
+    // OnPair-12, and the full FSST-12 lost on each.
+    let skip_fsst = o12_e.bytes_per_code >= SCREEN_MAX_BYTES_PER_CODE;
+    let screened = screened.filter(|_| !skip_fsst);
     let want_fsst = candidates.contains(&Codec::Fsst12)
+        && !skip_fsst
         && screened.map_or(true, |f| f.bytes <= o12_e.bytes * (1.0 + SCREEN_MARGIN));
     let want16 = candidates.contains(&Codec::OnPair16) && o12_filled;
     let (fsst, o16) = rayon::join(
@@ -277,14 +308,35 @@ const SCREEN_FSST12: Fsst12Params = Fsst12Params {
     max_piece: 512,
 };
 
+/// `auto` neither screens nor trains FSST-12 where OnPair-12's estimate has
+/// at least this many value bytes per code. FSST-12's symbols are at most 8
+/// bytes; where OnPair-12's tokens average 5 bytes or more, its screen
+/// was 1.39–2.07× OnPair-12's estimate on every such corpus column (24 of
+/// the 42 screened, 2026-12-02, bench/COMPRESS.md), far above
+/// [`SCREEN_MARGIN`]; below 5 the screens spread from 0.83× to 1.58×. The
+/// screen was as costly as OnPair-12's training on small columns
+/// (loghub_HDFS_2k: 21.8M of auto's 54.8M instructions). Columns with a
+/// value-dictionary layout in play are not screened; the rule holds there
+/// too (the three such corpus columns: OnPair-12 at 5.4–15 B/code, the
+/// full FSST-12 estimate 0.00–16% larger, never chosen).
+pub const SCREEN_MAX_BYTES_PER_CODE: f64 = 5.0;
+
 /// Most bytes of rows the screening estimate encodes.
 const SCREEN_EVAL_BYTES: usize = 128 << 10;
 
 /// FSST-12 is trained in full when its screening dictionary's estimate is
 /// at most this share above OnPair-12's estimate. It covers what the full
-/// sample gains over the screening sample plus the estimates' noise
-/// (measured: module notes).
-pub const SCREEN_MARGIN: f64 = 0.25;
+/// sample gains over the screening sample plus the estimates' noise.
+///
+/// Measured on the 45 corpus columns (2026-12-02, bench/COMPRESS.md): on the
+/// 12 columns where both were made, the full training's estimate was
+/// 0.89–0.985× the screen's (dbtext_faust 0.89, dbtext_yago 0.90), so a
+/// screen more than 1/0.89 ≈ 1.12× OnPair-12's leaves a full FSST-12 at best
+/// in the 1% tie band, where bytes per code decide. 0.25 (the previous
+/// value) also trained FSST-12 in full on six columns whose screens were
+/// 1.13–1.22× and where it then lost by 3–11%; 0.12 skips them and changes
+/// no choice (auto's file digests identical on every column).
+pub const SCREEN_MARGIN: f64 = 0.12;
 
 /// FSST-12's screening estimate with the dictionary `small`, on at most
 /// [`SCREEN_EVAL_BYTES`] of the evaluation rows `eval`, scaled to `total`.

@@ -40,7 +40,9 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-pub use choose::{Choice, CodecChoice, Estimate, AUTO_ONPAIR16_MIN_BYTES, TIE_MARGIN};
+pub use choose::{
+    Choice, CodecChoice, Estimate, AUTO_ONPAIR16_MIN_BYTES, SCREEN_MAX_BYTES_PER_CODE, TIE_MARGIN,
+};
 pub use drift::DRIFT_MARGIN;
 pub(crate) use encode::sidecar_and_hist;
 pub use options::{

@@ -73,7 +73,8 @@ pub struct WriterOptions {
     /// distinct values, keeping the smaller layout (default true).
     pub value_dict: bool,
     /// Log-template chunks (spec/FORMAT.md §5.8; default
-    /// [`LogTemplates::Off`]: they have no GPU decoder yet; the CLI's
+    /// [`LogTemplates::Off`]: on the GPU they decode at a fraction of coded
+    /// chunks' rate, bench/LOGS.md; the CLI's
     /// `--codec logs` sets [`LogTemplates::Always`]). When on, the memory
     /// estimate counts the log encoder ([`WriterOptions::log_cost`]).
     pub log_templates: LogTemplates,

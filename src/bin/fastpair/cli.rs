@@ -89,7 +89,10 @@ pub struct GrepArgs {
     /// Prefix each row with its row number (1-based, as grep's line numbers).
     #[arg(short = 'n', long)]
     pub line_number: bool,
-    /// Search on the GPU (not available in this build: an error).
+    /// Search on the GPU: the fused decode-and-match kernel over the coded
+    /// chunks for one literal of 1..=32 bytes (contains, prefix, suffix,
+    /// equals, LIKE of one of those; -i, -v), everything else on the CPU.
+    /// An error when no GPU is usable.
     #[arg(long, conflicts_with = "cpu")]
     pub gpu: bool,
     /// Search on the CPU (the default).

@@ -180,7 +180,7 @@ const MAX_LISTED_CHOICES: usize = 4;
 fn choice_lines(choices: &[fastpair::write::Choice]) -> String {
     let mut out = String::new();
     for (i, c) in choices.iter().enumerate().take(MAX_LISTED_CHOICES) {
-        let est: Vec<String> = c
+        let mut est: Vec<String> = c
             .estimates
             .iter()
             .enumerate()
@@ -206,6 +206,18 @@ fn choice_lines(choices: &[fastpair::write::Choice]) -> String {
                 )
             })
             .collect();
+        // `auto` without an FSST-12 estimate: OnPair-12's tokens were long
+        // enough that FSST-12 was neither screened nor trained.
+        if !est.is_empty()
+            && c.estimates
+                .iter()
+                .all(|e| e.codec != fastpair::Codec::Fsst12)
+        {
+            est.push(format!(
+                "fsst12 skipped (onpair12 >= {} B/code)",
+                fastpair::write::SCREEN_MAX_BYTES_PER_CODE
+            ));
+        }
         if est.is_empty() {
             out.push_str(&format!("dictionary {i}: {}\n", c.codec.name()));
         } else {

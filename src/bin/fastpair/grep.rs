@@ -28,9 +28,8 @@ pub fn main(a: GrepArgs) -> ExitCode {
 /// Whether a row was selected.
 fn run(a: GrepArgs) -> Result<bool, CliError> {
     if a.gpu {
-        return Err(CliError::msg(
-            "--gpu: search on the GPU is not available in this build; use --cpu",
-        ));
+        fastpair::gpu::available()
+            .map_err(|e| CliError::msg(format!("--gpu: no usable GPU ({e}); use --cpu")))?;
     }
     crate::io::check_stdout_open()?;
     let lit = a.pattern.as_bytes().to_vec();
@@ -49,7 +48,12 @@ fn run(a: GrepArgs) -> Result<bool, CliError> {
     p.negated = a.invert_match;
     p.check().map_err(|e| CliError::msg(e.to_string()))?;
     let reader = open_reader(&a.file, a.memory)?;
-    let sel = search(&reader, &p).map_err(|e| file_error(&a.file, e))?;
+    let sel = if a.gpu {
+        fastpair::gpu::search(&reader, &p).map(|(s, _)| s)
+    } else {
+        search(&reader, &p)
+    }
+    .map_err(|e| file_error(&a.file, e))?;
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let w = |out: &mut BufWriter<_>, b: &[u8]| {
         out.write_all(b)

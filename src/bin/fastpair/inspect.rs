@@ -143,7 +143,8 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
     // The codec of each dictionary (with `--codec auto` the writer chose it
     // per dictionary; its size estimates are not stored in the file).
     let mut codecs: Vec<(&str, usize)> = Vec::new();
-    for d in reader.dictionaries() {
+    let dicts = reader.dictionaries().map_err(|e| file_error(&a.file, e))?;
+    for d in &dicts {
         match codecs.iter_mut().find(|(n, _)| *n == d.codec().name()) {
             Some((_, k)) => *k += 1,
             None => codecs.push((d.codec().name(), 1)),
@@ -155,13 +156,13 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         .collect();
     let _ = writeln!(w, "codec              {}", list.join(", "));
 
-    let _ = writeln!(w, "\ndictionaries       {}", reader.dictionaries().len());
+    let _ = writeln!(w, "\ndictionaries       {}", dicts.len());
     let _ = writeln!(
         w,
         "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9} {:>7}",
         "id", "codec", "bits", "tokens", "W", "bytes", "hi plane", "mean tok", "<=8 B"
     );
-    for (i, d) in reader.dictionaries().iter().enumerate() {
+    for (i, d) in dicts.iter().enumerate() {
         let p = d.planes();
         let _ = writeln!(
             w,

@@ -77,7 +77,7 @@ pub fn display(path: &Path) -> String {
 }
 
 /// Opens a fastpair file (or reads one from stdin) and validates its footer
-/// and dictionaries. A file that arrives as a stream is held in memory, so
+/// (dictionaries are checked when first used). A file that arrives as a stream is held in memory, so
 /// it may be at most `memory` bytes (`--memory`).
 pub fn open_reader(path: &Path, memory: u64) -> Result<Reader, CliError> {
     open_reader_with(path, memory, ReadOptions::default())

@@ -754,18 +754,16 @@ pub(crate) fn count_uses_keep(
 ///
 /// Also returns, for each code of the result, its code in `table`.
 fn sort_learned(table: &TokenTable) -> (TokenTable, Vec<u32>) {
-    let mut learned: Vec<(&[u8], u32)> = table
-        .iter()
-        .enumerate()
-        .skip(256)
-        .map(|(c, t)| (t, c as u32))
+    // (lexicographic key, code); tokens are distinct, so the keys are and
+    // the order is total.
+    let mut learned: Vec<((u128, u8), u32)> = (256..table.len())
+        .map(|c| (table.lex_key(c), c as u32))
         .collect();
-    // Tokens are distinct, so the order is total.
-    learned.sort_unstable();
+    learned.sort_unstable_by_key(|e| e.0);
     let mut out = TokenTable::single_bytes();
     let mut order: Vec<u32> = (0..256).collect();
-    for (t, c) in learned {
-        out.push(t);
+    for (_, c) in learned {
+        out.push(table.token(c as usize));
         order.push(c);
     }
     (out, order)

@@ -146,9 +146,12 @@ pub(in crate::read) struct FastGet {
     pub(in crate::read) validity: Option<Bytes>,
     /// The chunk's dictionary's token words and lengths (`TokenTable::words` and
     /// `TokenTable::lens`, same length: the token count), so that a get
-    /// needs no dictionary lookup. They point into the heap buffers of
-    /// `Reader::dicts`, which is filled at open and never changed after
-    /// (no `&mut` access to it exists), and a `FastGet` is only reached
+    /// needs no dictionary lookup. They point into the heap buffers of a
+    /// dictionary in `Reader::dicts`, set when first used (before the
+    /// chunk that built this was validated) and never changed after; it is
+    /// dropped only by `Reader::release_dictionary` (`&mut Reader`), which
+    /// first checks that no chunk naming it is validated, i.e. that no
+    /// `FastGet` pointing into it exists; and a `FastGet` is only reached
     /// through the reader that built it, so they outlive every use.
     pub(in crate::read) words: *const [u8; MAX_TOKEN_LEN],
     pub(in crate::read) lens: *const u8,

@@ -52,7 +52,7 @@ impl Reader {
         let id = i as u32;
         let entry = self.footer.chunks[i];
         let r = entry.section;
-        let dict = &self.dicts[entry.dict as usize];
+        let dict = self.dictionary(entry.dict as usize)?;
         let want = crate::format::layout::max_header_len(self.version) as u64;
         let hb = self.storage.read(r.offset..r.offset + want.min(r.len))?;
         let header = ChunkHeader::parse(
@@ -240,7 +240,7 @@ impl Reader {
         let id = i as u32;
         let entry = self.footer.chunks[i];
         let base = entry.section.offset;
-        let dict = &self.dicts[entry.dict as usize];
+        let dict = self.dictionary(entry.dict as usize)?;
         let parts = head.header.parts();
         if a == b {
             return Ok(());

@@ -147,6 +147,14 @@ impl LogChunk {
     }
 }
 
+impl LogChunk {
+    /// The opened payload and the rows' `rows + 1` byte offsets (the GPU
+    /// decoder places each 128-row block's output from them).
+    pub(in crate::read) fn parts(&self) -> (&LogColumn, &[u64]) {
+        (&self.col, &self.ends)
+    }
+}
+
 impl KindRows for LogChunk {
     fn get(&self, _view: ChunkView<'_>, r: usize, out: &mut Vec<u8>) {
         // `r` is below the row count (the caller's contract); an error is

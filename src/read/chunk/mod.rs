@@ -218,7 +218,7 @@ impl ValidChunk {
 /// ```compile_fail
 /// let file = fastpair::write::write_to_vec([Some(&b"a"[..])], Default::default()).unwrap();
 /// let r = fastpair::Reader::from_bytes(file).unwrap();
-/// let d = &r.dictionaries()[0];
+/// let d = r.dictionary(0).unwrap();
 /// // `new_unchecked` is private to the crate.
 /// let _ = unsafe { fastpair::decode::CheckedCodes::new_unchecked(d, &[], 0, 64, &[0]) };
 /// ```
@@ -351,6 +351,15 @@ impl<'a> ChunkView<'a> {
     pub fn log_summary(&self) -> Option<crate::logs::LogSummary> {
         match &self.chunk.body {
             Body::LogTemplates(l) => Some(l.summary()),
+            Body::Coded(_) | Body::ValueDict(_) => None,
+        }
+    }
+    /// The opened payload of a log-template chunk (§5.8) and its rows'
+    /// `rows + 1` byte offsets, both checked when the chunk was validated.
+    /// `None` for a chunk of another kind.
+    pub(crate) fn log_parts(&self) -> Option<(&'a crate::logs::LogColumn, &'a [u64])> {
+        match &self.chunk.body {
+            Body::LogTemplates(l) => Some(l.parts()),
             Body::Coded(_) | Body::ValueDict(_) => None,
         }
     }

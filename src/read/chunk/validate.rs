@@ -78,7 +78,7 @@ impl Reader {
     /// histogram of its codes' token lengths (step 14 sums them).
     pub(in crate::read) fn validate_chunk(&self, id: u32) -> Result<(ValidChunk, [u64; 16])> {
         let entry = self.footer.chunks[id as usize];
-        let dict = &self.dicts[entry.dict as usize];
+        let dict = self.dictionary(entry.dict as usize)?;
         let section = self.read_chunk_checked(id, &entry)?;
         let s: &[u8] = &section;
         let base = entry.section.offset;
@@ -271,7 +271,7 @@ impl Reader {
     /// ([`token_len_flags`]). Computed on first use from the validated
     /// dictionary.
     fn token_len_utf8(&self, d: usize) -> &[u8] {
-        self.token_utf8[d].get_or_init(|| token_len_flags(self.dicts[d].table()))
+        self.token_utf8[d].get_or_init(|| token_len_flags(self.loaded_dict(d as u32).table()))
     }
 
     /// Per token of dictionary `d`: its transitions over the UTF-8
@@ -283,7 +283,7 @@ impl Reader {
     /// deadlock (seen with 16 threads; `tests/validation_threads.rs`).
     fn token_utf8_moves(&self, d: usize) -> &[u32] {
         self.token_moves[d]
-            .get_or_init(|| token_moves(self.dicts[d].table(), self.token_len_utf8(d)))
+            .get_or_init(|| token_moves(self.loaded_dict(d as u32).table(), self.token_len_utf8(d)))
     }
 }
 

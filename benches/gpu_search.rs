@@ -1,0 +1,299 @@
+//! GPU search benchmark (issue 21, bench/SEARCH.md "GPU"): substring
+//! search over log columns with the fused decode-and-match kernel
+//! (`gpu::PreparedSearch`), in effective GB/s of decoded bytes, next to, in
+//! the same run: the GPU decode-only scan of the same tiled plan
+//! (`Prepared::time_decode`), the CPU `Searcher` on all cores over a file of
+//! the column repeated, and ripgrep (else GNU `grep -F -c`) over the
+//! column's text repeated to the GPU's size.
+//!
+//!   cargo bench --bench gpu_search --features test-util
+//! Environment: CORPUS (dir, default target/corpus), ONLY (comma-separated
+//! columns, default loghub_Linux_full,loghub_Proxifier_full), MIN_BYTES
+//! (GPU tile target, default 256 MiB), CPU_BYTES (size of the CPU's file,
+//! default 64 MiB), REPS (default 20), TMP (folder for the text file,
+//! default the system's).
+
+#[cfg(feature = "test-util")]
+fn main() {
+    bench::main()
+}
+
+#[cfg(not(feature = "test-util"))]
+fn main() {
+    eprintln!("gpu_search: skipped, built without the `test-util` feature (the timing hooks)");
+    if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {
+        std::process::exit(1);
+    }
+}
+
+#[cfg(feature = "test-util")]
+mod bench {
+    use std::hint::black_box;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+    use std::time::Instant;
+
+    use fastpair::gpu::{self, Prepared, PreparedSearch, ScanOptions};
+    use fastpair::search::{Predicate, Searcher};
+    use fastpair::write::write_to_vec;
+    use fastpair::{Reader, WriterOptions};
+    use memchr::memmem::Finder;
+
+    /// Target selectivities: ≤ 1 % (the issue's target) and higher.
+    const TARGETS: &[f64] = &[1e-4, 1e-3, 1e-2, 1e-1, 0.5];
+    const CANDIDATES: usize = 200;
+
+    fn env<T: std::str::FromStr>(k: &str, d: T) -> T {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    fn count_containing(rows: &[&[u8]], needle: &[u8]) -> usize {
+        let f = Finder::new(needle);
+        rows.iter().filter(|r| f.find(r).is_some()).count()
+    }
+
+    /// Needles (3..=16 bytes, cut from random rows) nearest each target
+    /// selectivity: (needle, rows matching in one copy).
+    fn pick_needles(rows: &[&[u8]]) -> Vec<(Vec<u8>, usize)> {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut cands: Vec<(Vec<u8>, usize)> = Vec::new();
+        for _ in 0..CANDIDATES {
+            let r = rows[rng.below(rows.len())];
+            if r.len() < 3 {
+                continue;
+            }
+            let len = 3 + rng.below(14.min(r.len() - 2));
+            let at = rng.below(r.len() - len + 1);
+            let n = r[at..at + len].to_vec();
+            if cands.iter().any(|c| c.0 == n) || n.contains(&b'\n') {
+                continue;
+            }
+            let k = count_containing(rows, &n);
+            cands.push((n, k));
+        }
+        for n in [&b"e"[..], b" ", b"a", b"0", b"in", b": "] {
+            cands.push((n.to_vec(), count_containing(rows, n)));
+        }
+        let total = rows.len() as f64;
+        let mut out: Vec<(Vec<u8>, usize)> = Vec::new();
+        for &t in TARGETS {
+            let best = cands
+                .iter()
+                .filter(|c| c.1 > 0)
+                .min_by(|a, b| {
+                    let da = ((a.1 as f64 / total).ln() - t.ln()).abs();
+                    let db = ((b.1 as f64 / total).ln() - t.ln()).abs();
+                    da.total_cmp(&db)
+                })
+                .cloned();
+            if let Some(b) = best {
+                if !out.iter().any(|o| o.0 == b.0) {
+                    out.push(b);
+                }
+            }
+        }
+        out
+    }
+
+    fn stats(ms: &[f32]) -> (f64, f64) {
+        let mut v: Vec<f64> = ms.iter().map(|&x| x as f64).collect();
+        v.sort_by(f64::total_cmp);
+        (v[0], v[v.len() / 2])
+    }
+
+    fn median_secs(reps: usize, mut f: impl FnMut()) -> f64 {
+        let mut v: Vec<f64> = (0..reps)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            })
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    }
+
+    /// (tool, count, median seconds of 3) of `rg -c -F` (else `grep -c -F`)
+    /// over `path`; `None` when neither runs or the needle is not UTF-8.
+    fn grep_tool(path: &Path, pat: &[u8]) -> Option<(&'static str, u64, f64)> {
+        let pat = std::str::from_utf8(pat).ok()?;
+        for tool in ["rg", "grep"] {
+            let run = || {
+                Command::new(tool)
+                    .args(["-c", "-F", "--", pat])
+                    .arg(path)
+                    .output()
+                    .ok()
+            };
+            let Some(out) = run() else { continue };
+            if !out.status.success() && out.status.code() != Some(1) {
+                continue;
+            }
+            let n: u64 = String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse()
+                .unwrap_or(0);
+            let t = median_secs(3, || {
+                black_box(run());
+            });
+            return Some((tool, n, t));
+        }
+        None
+    }
+
+    fn version(tool: &str) -> String {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .ok()
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .unwrap_or_else(|| "absent".into())
+    }
+
+    pub fn main() {
+        let dir = PathBuf::from(env("CORPUS", "target/corpus".to_string()));
+        let only: String = env(
+            "ONLY",
+            "loghub_Linux_full,loghub_Proxifier_full".to_string(),
+        );
+        let min_bytes: u64 = env("MIN_BYTES", 256u64 << 20);
+        let cpu_bytes: u64 = env("CPU_BYTES", 64u64 << 20);
+        let reps: usize = env("REPS", 20);
+        let tmp = PathBuf::from(env(
+            "TMP",
+            std::env::temp_dir().to_string_lossy().into_owned(),
+        ));
+        let (name, sms) = gpu::device_info().expect("a GPU");
+        println!(
+            "# device: {name} ({sms} SMs); rayon threads {}; rg: {}; grep: {}",
+            rayon::current_num_threads(),
+            version("rg"),
+            version("grep")
+        );
+        println!(
+            "gpusearch,column,needle,selectivity_pct,decoded_MB,tiles,gpu_search_min_GBps,\
+             gpu_search_median_GBps,gpu_decode_median_GBps,search_over_decode,\
+             cpu_searcher_GBps,tool,tool_GBps,gpu_over_cpu,gpu_over_tool,host_flags_ms,search_call_ms"
+        );
+        for col in only.split(',') {
+            let path = dir.join(format!("{col}.txt"));
+            let Ok(text) = std::fs::read(&path) else {
+                println!("# {}: missing", path.display());
+                continue;
+            };
+            let rows = fastpair::testing::corpus::lines(&text);
+            let file = write_to_vec(rows.iter().map(|v| Some(*v)), WriterOptions::default())
+                .expect("write");
+            let r = Reader::from_bytes(file).expect("open");
+            let bytes = r.decoded_bytes();
+            let tiles = min_bytes.div_ceil(bytes.max(1)) as usize;
+            let needles = pick_needles(&rows);
+            // GPU: the search plan and the decode-only scan of the same tiles.
+            let mut s = PreparedSearch::new(&r, tiles).expect("search plan");
+            let dec_ms = s.time_decascade().expect("decascade");
+            let gbytes = s.decoded_bytes();
+            let mut p =
+                Prepared::new(&r, 0..r.rows(), &ScanOptions::default(), tiles).expect("scan plan");
+            p.upload().expect("upload");
+            p.run().expect("scan");
+            p.check().expect("scan status");
+            let (_, dmed) = stats(&p.time_decode(reps).expect("time decode"));
+            p.check().expect("scan status");
+            drop(p);
+            let decode_gbps = gbytes as f64 / dmed / 1e6;
+            println!(
+                "# {col}: {} rows, {bytes} B decoded, {tiles} tiles = {:.1} MB on the GPU; \
+                 de-cascade of sidecars + row bounds {dec_ms:.3} ms (once per prepared search)",
+                r.rows(),
+                gbytes as f64 / 1e6
+            );
+            // CPU: a file of the column repeated to CPU_BYTES.
+            let copies = cpu_bytes.div_ceil(bytes.max(1)) as usize;
+            let big: Vec<&[u8]> = (0..copies).flat_map(|_| rows.iter().copied()).collect();
+            let t = Instant::now();
+            let cfile = write_to_vec(big.iter().map(|v| Some(*v)), WriterOptions::default())
+                .expect("write cpu file");
+            let cr = Reader::from_bytes(cfile).expect("open");
+            println!(
+                "# {col}: CPU file {copies} copies, {} B decoded, written in {:.1} s",
+                cr.decoded_bytes(),
+                t.elapsed().as_secs_f64()
+            );
+            let searcher = Searcher::new(&cr);
+            // Text for rg/grep: the column repeated `tiles` times.
+            let tpath = tmp.join(format!("fastpair-gpu-search-{col}.txt"));
+            {
+                use std::io::Write;
+                let mut f = std::io::BufWriter::new(std::fs::File::create(&tpath).expect("tmp"));
+                for _ in 0..tiles {
+                    f.write_all(&text).expect("write text");
+                    if !text.ends_with(b"\n") {
+                        f.write_all(b"\n").expect("write text");
+                    }
+                }
+            }
+            let tbytes = std::fs::metadata(&tpath).map(|m| m.len()).unwrap_or(0);
+            for (needle, k) in &needles {
+                let pred = Predicate::contains(needle.clone());
+                let got = s.count_coded(&pred).expect("gpu count");
+                assert_eq!(got, (*k * tiles) as u64, "{col}: GPU count of {needle:?}");
+                let flags_ms = s.time_set_pattern(&pred).expect("flags");
+                let (smin, smed) = stats(&s.time_search(&pred, reps).expect("time search"));
+                // One whole call (flags cached): launch, host chunks, bitmap
+                // download of every tile, selection of the first.
+                let call_ms = 1e3
+                    * median_secs(5, || {
+                        black_box(s.search(&pred).expect("search"));
+                    });
+                let gmin = gbytes as f64 / smin / 1e6;
+                let gmed = gbytes as f64 / smed / 1e6;
+                let csel = searcher.search(&pred).expect("cpu");
+                assert_eq!(csel.count(), (*k * copies) as u64, "{col}: CPU count");
+                let ct = median_secs(5, || {
+                    black_box(searcher.search(&pred).expect("cpu"));
+                });
+                let cgbps = cr.decoded_bytes() as f64 / ct / 1e9;
+                let (tool, tgbps) = match grep_tool(&tpath, needle) {
+                    Some((tool, n, t)) => {
+                        assert_eq!(n, (*k * tiles) as u64, "{col}: {tool} count");
+                        (tool, tbytes as f64 / t / 1e9)
+                    }
+                    None => ("-", f64::NAN),
+                };
+                println!(
+                    "gpusearch,{col},{:?},{:.4},{:.1},{tiles},{gmin:.1},{gmed:.1},{decode_gbps:.1},\
+                     {:.2},{cgbps:.2},{tool},{tgbps:.2},{:.1},{:.1},{flags_ms:.2},{call_ms:.2}",
+                    String::from_utf8_lossy(needle),
+                    100.0 * *k as f64 / rows.len() as f64,
+                    gbytes as f64 / 1e6,
+                    gmed / decode_gbps,
+                    gmed / cgbps,
+                    gmed / tgbps
+                );
+            }
+            let _ = std::fs::remove_file(&tpath);
+        }
+    }
+}

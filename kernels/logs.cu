@@ -1,0 +1,315 @@
+// Log-template chunks on the device (spec/FORMAT.md §5.8, spec/DECODER.md
+// §6d). One warp per tile: the selected rows of one 128-row block of a log
+// chunk (the format's row-index block), 4 rounds of 32 rows (row 32q + lane
+// in round q). For each row and each of the chunk's blocks (one, or header
+// and body), the warp
+//   1. locates it: its local template id from the packed row index, its
+//      rank = the local's start rank + the rows of the same local before it
+//      in the block (__match_any_sync within a round, a per-warp count per
+//      local across rounds), its template from the block's local table;
+//   2. sizes it: the template's static strings, each slot's rendered value
+//      (integers: one checkpoint and one residual, digits counted; a
+//      dictionary id: its decoded value's length; free text: the token
+//      lengths of its pool codes);
+// then a warp scan of the row lengths places the rows inside the tile's
+// output range (its start and bytes come from the validated row offsets;
+// a disagreement raises ST_LOGS and the tile writes nothing), the warp
+// writes the Arrow offsets, and each lane renders its rows into place.
+// Follows the prelude and the other kernels in one compilation unit.
+//
+// The host validated every part (logs::LogBlock::open) and built the tables
+// from it; the kernel still checks every table's extent against the input,
+// every index against its table's count and every packed read against its
+// block's bytes, and clamps every write to its row, so no bytes make it
+// read or write outside its buffers.
+
+static_assert(sizeof(LBlock) % 8 == 0, "LBlock is read as a whole");
+
+struct LgBlk {
+    const u8* raw;
+    const u32* tpl;
+    const u32* slot;
+    const u64* cp;
+    const u32* rb;
+    const u32* loc;
+    const u8* st;
+    const u32* st_end;
+    const u8* words;
+    const u8* lens;
+    LBlock d;
+};
+
+// Output cursor: with `dst` null it only counts; else bytes land at
+// dst[n] for n < cap (the row's planned length) and are dropped past it.
+struct LgOut {
+    u8* dst;
+    u32 n;
+    u32 cap;
+};
+
+__device__ __forceinline__ void lg_put(LgOut& o, u8 c) {
+    if (o.dst && o.n < o.cap) o.dst[o.n] = c;
+    o.n++;
+}
+
+// Whether [off, off + len) lies inside the input.
+__device__ __forceinline__ bool lg_in(u64 off, u64 len, u64 input_len) {
+    return off <= input_len && len <= input_len - off;
+}
+
+__device__ bool lg_resolve(const u8* input, u64 input_len, const LBlock& d, LgBlk& b) {
+    if (!lg_in(d.raw_off, d.raw_len, input_len) || d.raw_len < 16
+        || !lg_in(d.tpl_off, 16ull * d.ntpl, input_len)
+        || !lg_in(d.slot_off, 32ull * d.nslot, input_len)
+        || !lg_in(d.cp_off, 32ull * d.ncp, input_len)
+        || !lg_in(d.rb_off, 16ull * d.nrb, input_len)
+        || !lg_in(d.loc_off, 8ull * d.nloc, input_len)
+        || !lg_in(d.st_off, (u64)d.st_len, input_len)
+        || !lg_in(d.st_end_off, 4ull * d.nstr, input_len)
+        || !lg_in(d.word_off, 16ull * d.ntok, input_len)
+        || !lg_in(d.len_off, (u64)d.ntok, input_len)
+        || (d.tpl_off | d.slot_off | d.cp_off | d.rb_off | d.loc_off | d.st_end_off) & 7)
+        return false;
+    b.d = d;
+    b.raw = input + d.raw_off;
+    b.tpl = (const u32*)(input + d.tpl_off);
+    b.slot = (const u32*)(input + d.slot_off);
+    b.cp = (const u64*)(input + d.cp_off);
+    b.rb = (const u32*)(input + d.rb_off);
+    b.loc = (const u32*)(input + d.loc_off);
+    b.st = input + d.st_off;
+    b.st_end = (const u32*)(input + d.st_end_off);
+    b.words = input + d.word_off;
+    b.lens = input + d.len_off;
+    return true;
+}
+
+// Value i of a packed run of `bits`-bit fields starting at block byte
+// `at0` (FORMAT §5.8.1: LSB first, byte aligned at the run's start). Reads
+// 9 bytes at the field's first byte, inside the block (it ends with 16 zero
+// bytes, so a valid field's window always fits); else ST_LOGS and 0.
+__device__ __forceinline__ u64 lg_packed(const LgBlk& b, u64 at0, u32 bits, u64 i, u32& bad) {
+    if (bits == 0) return 0;
+    if (bits > 64) { bad = 1; return 0; }
+    const u64 bit = i * bits;
+    const u64 at = at0 + (bit >> 3);
+    const u32 sh = (u32)(bit & 7);
+    if (at + 9 > b.d.raw_len) { bad = 1; return 0; }
+    const u8* p = b.raw + at;
+    u64 lo = 0;
+#pragma unroll
+    for (int k = 0; k < 8; k++) lo |= (u64)p[k] << (8 * k);
+    u64 v = lo >> sh;
+    if (sh) v |= (u64)p[8] << (64 - sh);
+    return bits == 64 ? v : v & ((1ull << bits) - 1);
+}
+
+// Value i of an integer column (FORMAT §5.8.3) whose checkpoints start at
+// `first`, whose residuals lie at block byte `data` + each checkpoint's offset.
+__device__ __forceinline__ u64 lg_int(const LgBlk& b, u32 first, u32 len, u64 i, u64 data, u32& bad) {
+    if (i >= len) { bad = 1; return 0; }
+    const u64 c = (u64)first + i / 128;
+    if (c >= b.d.ncp) { bad = 1; return 0; }
+    const u64* cp = b.cp + 4 * c;
+    const u64 j = i % 128;
+    return cp[0] + lg_packed(b, data + cp[2], (u32)cp[3], j, bad) + cp[1] * j;
+}
+
+// Decoded string i (a static string or a dictionary value).
+__device__ __forceinline__ void lg_static(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
+    if (i >= b.d.nstr) { bad = 1; return; }
+    const u32 s = i ? b.st_end[i - 1] : 0, e = b.st_end[i];
+    if (s > e || e > b.d.st_len) { bad = 1; return; }
+    if (!o.dst) { o.n += e - s; return; }
+    for (u32 k = s; k < e; k++) lg_put(o, b.st[k]);
+}
+
+// Pool string i (FORMAT §5.8.4): codes off[i] .. off[i + 1], 12 bits each.
+__device__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
+    if (i >= b.d.pool_strings) { bad = 1; return; }
+    const u32 n = b.d.pool_strings + 1;
+    const u64 s = lg_int(b, b.d.pool_cp_first, n, i, b.d.poff_at, bad);
+    const u64 e = lg_int(b, b.d.pool_cp_first, n, i + 1, b.d.poff_at, bad);
+    if (e < s || e - s > b.d.raw_len) { bad = 1; return; }
+    for (u64 c = s; c < e; c++) {
+        const u32 code = (u32)lg_packed(b, b.d.codes_at, 12, c, bad);
+        if (code >= b.d.ntok) { bad = 1; return; }
+        u32 l = b.lens[code];
+        if (l > 16) { bad = 1; l = 16; }
+        if (!o.dst) { o.n += l; continue; }
+        const u8* w = b.words + 16 * (u64)code;
+        for (u32 k = 0; k < l; k++) lg_put(o, w[k]);
+    }
+}
+
+// `v` in decimal (kind 0) or hex (1 lower, 2 upper), zero-padded to `w`
+// digits (never truncated; at most 40), as logs::bits renders it.
+__device__ __forceinline__ void lg_render(LgOut& o, u32 kind, u64 v, u32 w) {
+    u32 n = 1;
+    if (kind == 0) {
+        u64 x = v;
+        while (x >= 10) { x /= 10; n++; }
+    } else if (v) {
+        n = (64 - __clzll((long long)v) + 3) / 4;
+    }
+    if (w < n) w = n;
+    if (w > 40) w = 40;
+    if (!o.dst) { o.n += w; return; }
+    for (u32 k = n; k < w; k++) lg_put(o, '0');
+    const u32 end = o.n + n;
+    const char* digits = kind == 2 ? "0123456789ABCDEF" : "0123456789abcdef";
+    u64 x = v;
+    for (u32 k = 0; k < n; k++) {
+        const u32 at = end - 1 - k;
+        u32 dgt;
+        if (kind == 0) { dgt = (u32)(x % 10); x /= 10; }
+        else { dgt = (u32)(x & 15); x >>= 4; }
+        if (at < o.cap) o.dst[at] = (u8)digits[dgt];
+    }
+    o.n = end;
+}
+
+// Row `rank` of template `tid` of block `b`, into `o` (FORMAT §5.8.2:
+// static₀ value₀ static₁ … value_{k−1} static_k).
+__device__ void lg_row(const LgBlk& b, u32 tid, u32 rank, LgOut& o, u32& bad) {
+    if (tid >= b.d.ntpl) { bad = 1; return; }
+    const u32* t = b.tpl + 4 * (u64)tid;
+    const u32 first = t[0], slots = t[1], st = t[2];
+    if ((u64)first + slots > b.d.nslot) { bad = 1; return; }
+    const u64 data = b.d.data_at;
+    for (u32 s = 0; s < slots; s++) {
+        lg_static(b, (u64)st + s, o, bad);
+        const u32* sl = b.slot + 8 * ((u64)first + s);
+        const u32 kind = sl[0];
+        if (kind <= 2) {
+            const u64 v = lg_int(b, sl[2], sl[3], rank, data, bad);
+            u32 w = sl[1];
+            if (w == FP_LG_PER_ROW) {
+                const u64 x = lg_int(b, sl[4], sl[5], rank, data, bad);
+                w = x > 40 ? 40 : (u32)x;
+            }
+            lg_render(o, kind, v, w);
+        } else if (kind == 3) {
+            const u64 id = lg_int(b, sl[2], sl[3], rank, data, bad);
+            lg_static(b, (u64)sl[6] + id, o, bad);
+        } else if (kind == 4) {
+            lg_pool(b, (u64)sl[6] + rank, o, bad);
+        } else {
+            bad = 1;
+        }
+    }
+    lg_static(b, (u64)st + slots, o, bad);
+}
+
+extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_logs(
+    const u8* __restrict__ input, u64 input_len,
+    const LBlock* __restrict__ blocks, u32 nblocks,
+    const LPiece* __restrict__ pieces, u32 npieces,
+    const LTile* __restrict__ tiles, u32 ntiles,
+    u8* __restrict__ out, u64 out_len,
+    i64* __restrict__ offsets, u64 offsets_len,
+    u32* __restrict__ status)
+{
+    // Per warp and block (header, body): rows of each local id seen so far.
+    __shared__ u32 counts[FP_LG_WARPS][2][128];
+    const u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const u32 ti = blockIdx.x * FP_LG_WARPS + w;
+    if (ti >= ntiles) return;  // warp-uniform
+    const LTile tl = tiles[ti];
+    // Warp-uniform checks of the descriptors against the buffers.
+    if (tl.piece >= npieces) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+    const LPiece lp = pieces[tl.piece];
+    const u32 nb = lp.b1 == 0xffffffffu ? 1 : 2;
+    LgBlk B[2];
+    bool ok = lp.b0 < nblocks && (nb == 1 || lp.b1 < nblocks);
+    for (u32 k = 0; ok && k < nb; k++) ok = lg_resolve(input, input_len, blocks[k ? lp.b1 : lp.b0], B[k]);
+    const u32 rows = ok ? B[0].d.rows : 0;
+    ok = ok && (nb == 1 || B[1].d.rows == rows) && lp.row_lo <= lp.row_hi && lp.row_hi <= rows
+        && tl.rb < B[0].d.nrb && (nb == 1 || tl.rb < B[1].d.nrb)
+        && (u64)tl.rb * 128 < lp.row_hi && (u64)tl.rb * 128 + 128 > lp.row_lo
+        && tl.out <= out_len && tl.bytes <= out_len - tl.out
+        && (!offsets_len || lp.row_base + (lp.row_hi - lp.row_lo) + 1 <= offsets_len);
+    if (!ok) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+
+    for (u32 k = lane; k < 128; k += 32) { counts[w][0][k] = 0; counts[w][1][k] = 0; }
+    __syncwarp();
+    u32 bad = 0;
+    u32 tid[4][2], rank[4][2], len[4];
+    const u32 row0 = tl.rb * 128;
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        const u32 j = 32 * q + lane, r = row0 + j;
+        const bool active = r < rows;
+        len[q] = 0;
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            tid[q][k] = 0;
+            rank[q][k] = 0;
+            if (k >= (int)nb) continue;  // warp-uniform
+            const LgBlk& b = B[k];
+            const u32* rbd = b.rb + 4 * (u64)tl.rb;
+            const u32 first_local = rbd[0], nloc = rbd[1], bits = rbd[2], off = rbd[3];
+            u32 l = 0;
+            if (active) {
+                l = (u32)lg_packed(b, (u64)b.d.rowidx_at + off, bits, j, bad);
+                if (l >= nloc || nloc > 128 || (u64)first_local + nloc > b.d.nloc) { bad = 1; l = 0; }
+            }
+            const u32 key = active ? l : (0x80000000u | lane);
+            const u32 peers = __match_any_sync(FULL, key);
+            u32 t = 0, rk = 0;
+            if (active) {
+                const u64 li = (u64)first_local + l;
+                if (li < b.d.nloc) {
+                    t = b.loc[2 * li];
+                    rk = b.loc[2 * li + 1] + counts[w][k][l] + __popc(peers & ((1u << lane) - 1));
+                } else {
+                    bad = 1;
+                }
+            }
+            __syncwarp();
+            if (active && lane == (u32)(__ffs(peers) - 1)) counts[w][k][l] += __popc(peers);
+            __syncwarp();
+            if (active) {
+                LgOut o = {nullptr, 0, 0};
+                lg_row(b, t, rk, o, bad);
+                len[q] += o.n;
+            }
+            tid[q][k] = t;
+            rank[q][k] = rk;
+        }
+        if (r < lp.row_lo || r >= lp.row_hi) len[q] = 0;  // not selected
+    }
+    // Place the rows: exclusive warp scan in row order, round by round.
+    u32 start[4];
+    u64 carry = 0;
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        u32 incl = len[q];
+#pragma unroll
+        for (u32 o = 1; o < 32; o <<= 1) {
+            const u32 y = __shfl_up_sync(FULL, incl, o);
+            if (lane >= o) incl += y;
+        }
+        start[q] = (u32)carry + incl - len[q];
+        carry += __shfl_sync(FULL, incl, 31);
+    }
+    if (__any_sync(FULL, bad) || carry != tl.bytes) {
+        if (lane == 0) atomicOr(status, ST_LOGS);
+        return;
+    }
+    u8* dst = out + tl.out;
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        const u32 r = row0 + 32 * q + lane;
+        if (r < lp.row_lo || r >= lp.row_hi) continue;
+        if (offsets_len) {
+            const u64 g = lp.row_base + (r - lp.row_lo);
+            offsets[g + 1] = (i64)(tl.out + start[q] + len[q]);
+            if (g == 0) offsets[0] = 0;
+        }
+        LgOut o = {dst + start[q], 0, len[q]};
+        for (u32 k = 0; k < nb; k++) lg_row(B[k], tid[q][k], rank[q][k], o, bad);
+        if (o.n != len[q]) bad = 1;
+    }
+    if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_LOGS);
+}

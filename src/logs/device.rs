@@ -1,0 +1,323 @@
+//! A validated log block re-laid as the fixed-width tables the GPU decoder
+//! reads (spec/DECODER.md §6d, kernels/logs.cu). Plain buffers, no CUDA:
+//! `gpu::logs` copies them into a launch's input. Everything here comes from
+//! a block [`LogBlock::open`] checked; the varint meta is parsed once on the
+//! host (it is a few bytes per template and slot), while the per-row data —
+//! the row index, the integer residuals, the pool's code offsets and codes —
+//! is read by the device in place from the block's own bytes.
+
+use super::decode::{LogBlock, Slot};
+use super::{Kind, Width, ROW_BLOCK};
+
+/// [`DeviceBlock::slots`] width word of a per-row width rule (a second
+/// integer column holds each value's digit count).
+pub(crate) const WIDTH_PER_ROW: u32 = 0xffff;
+
+/// Words per entry of each table (kernels/logs.cu reads them at these strides).
+pub(crate) const TEMPLATE_WORDS: usize = 4;
+/// See [`TEMPLATE_WORDS`].
+pub(crate) const SLOT_WORDS: usize = 8;
+/// See [`TEMPLATE_WORDS`] (u64 words).
+pub(crate) const CP_WORDS: usize = 4;
+/// See [`TEMPLATE_WORDS`].
+pub(crate) const ROW_BLOCK_WORDS: usize = 4;
+
+/// One log block as the device reads it.
+pub(crate) struct DeviceBlock<'a> {
+    /// Rows of the block.
+    pub(crate) rows: u32,
+    /// The block's bytes as stored; they end with 16 zero bytes (§5.8.2), so
+    /// a packed field read near the end of a section stays inside.
+    pub(crate) raw: &'a [u8],
+    /// Byte offsets in `raw`: packed row index, column data, the pool's code
+    /// offsets residuals, the pool's 12-bit codes.
+    pub(crate) rowidx_at: u32,
+    pub(crate) data_at: u32,
+    pub(crate) poff_at: u32,
+    pub(crate) codes_at: u32,
+    /// Per template: first slot, slots, first static string, 0.
+    pub(crate) templates: Vec<u32>,
+    /// Per slot: kind (0–4, FORMAT §5.8.2), width (0 natural, `w` fixed,
+    /// [`WIDTH_PER_ROW`]), values' first checkpoint and length, widths'
+    /// first checkpoint and length, text base (a dictionary slot: index of
+    /// value 0 in `statics_end`; a free slot: pool string of rank 0), 0.
+    pub(crate) slots: Vec<u32>,
+    /// Per checkpoint: base, slope, residuals' offset in the column data (or
+    /// in the pool offsets' data for the pool's own), bit width. The pool
+    /// offsets' checkpoints come last, from `pool_cp_first`.
+    pub(crate) cps: Vec<u64>,
+    pub(crate) pool_cp_first: u32,
+    /// Strings of the pool (its offsets column holds one more value).
+    pub(crate) pool_strings: u32,
+    /// Per row block of 128 rows: first local, locals, bit width, byte
+    /// offset of its packed local ids in the row index.
+    pub(crate) row_blocks: Vec<u32>,
+    /// Per local id: template, start rank.
+    pub(crate) locals: Vec<u32>,
+    /// Static strings and dictionary values, decoded at open, back to back
+    /// (16 zero bytes after).
+    pub(crate) statics: &'a [u8],
+    /// End of each string in `statics`.
+    pub(crate) statics_end: &'a [u32],
+    /// The pool's tokens at a 16-byte stride (zero padded).
+    pub(crate) words: Vec<u8>,
+    /// Their lengths (1..=16), one byte each.
+    pub(crate) lens: Vec<u8>,
+}
+
+impl LogBlock {
+    /// The block's tables for the GPU decoder.
+    pub(crate) fn device_block(&self) -> DeviceBlock<'_> {
+        let mut templates = Vec::with_capacity(TEMPLATE_WORDS * self.templates.len());
+        for t in &self.templates {
+            templates.extend([t.first_slot, t.slots, t.first_static, 0]);
+        }
+        let mut slots = Vec::with_capacity(SLOT_WORDS * self.slots.len());
+        for s in &self.slots {
+            let row = match *s {
+                Slot::Int {
+                    kind,
+                    values,
+                    width,
+                    widths,
+                } => {
+                    let w = match width {
+                        Width::Natural => 0,
+                        Width::Fixed(w) => w as u32,
+                        Width::PerRow => WIDTH_PER_ROW,
+                    };
+                    [
+                        kind as u32,
+                        w,
+                        values.first,
+                        values.len,
+                        widths.first,
+                        widths.len,
+                        0,
+                        0,
+                    ]
+                }
+                Slot::Dict { ids, warm, .. } => {
+                    [Kind::Dict as u32, 0, ids.first, ids.len, 0, 0, warm, 0]
+                }
+                Slot::Free { pool_base } => [Kind::Free as u32, 0, 0, 0, 0, 0, pool_base, 0],
+            };
+            slots.extend(row);
+        }
+        let pool_cp_first = self.cps.len() as u32;
+        let mut cps = Vec::with_capacity(CP_WORDS * (self.cps.len() + self.pool.cps.len()));
+        for cp in &self.cps {
+            cps.extend([cp.base, cp.slope, cp.off as u64, cp.bits as u64]);
+        }
+        // The pool's offsets column: its checkpoints index its own data.
+        for cp in &self.pool.cps {
+            cps.extend([cp.base, cp.slope, cp.off as u64, cp.bits as u64]);
+        }
+        let mut row_blocks = Vec::with_capacity(ROW_BLOCK_WORDS * self.row_blocks.len());
+        for (b, rb) in self.row_blocks.iter().enumerate() {
+            let end = self
+                .row_blocks
+                .get(b + 1)
+                .map_or(self.locals.len() as u32, |n| n.first_local);
+            row_blocks.extend([rb.first_local, end - rb.first_local, rb.bits as u32, rb.off]);
+        }
+        let locals = self.locals.iter().flat_map(|&(t, r)| [t, r]).collect();
+        let mut words = Vec::with_capacity(16 * self.pool.words.len());
+        for w in &self.pool.words {
+            words.extend_from_slice(w);
+        }
+        debug_assert_eq!(ROW_BLOCK, 128);
+        DeviceBlock {
+            rows: self.rows as u32,
+            raw: &self.bytes,
+            rowidx_at: self.rowidx_at as u32,
+            data_at: self.data_at as u32,
+            poff_at: (self.pool_at + self.pool.offs_at) as u32,
+            codes_at: (self.pool_at + self.pool.codes_at) as u32,
+            templates,
+            slots,
+            cps,
+            pool_cp_first,
+            pool_strings: self.pool.strings as u32,
+            row_blocks,
+            locals,
+            statics: &self.statics,
+            statics_end: &self.statics_end,
+            words,
+            lens: self.pool.lens.clone(),
+        }
+    }
+}
+
+impl super::LogColumn {
+    /// The column's blocks for the GPU decoder: one, or header and body
+    /// (row `r` is header row `r` followed by body row `r`).
+    pub(crate) fn device_blocks(&self) -> Vec<DeviceBlock<'_>> {
+        match self {
+            super::LogColumn::Single(b) => vec![b.device_block()],
+            super::LogColumn::Split(hb) => vec![hb.0.device_block(), hb.1.device_block()],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logs::{encode_column, LogColumn, LogOptions};
+
+    /// kernels/logs.cu's reading of the tables, step for step on the host:
+    /// a packed field as a 9-byte window at its first byte.
+    fn packed(raw: &[u8], at0: u64, bits: u32, i: u64) -> u64 {
+        if bits == 0 {
+            return 0;
+        }
+        let bit = i * bits as u64;
+        let at = (at0 + (bit >> 3)) as usize;
+        let sh = (bit & 7) as u32;
+        assert!(at + 9 <= raw.len(), "window past the block");
+        let lo = u64::from_le_bytes(raw[at..at + 8].try_into().unwrap());
+        let mut v = lo >> sh;
+        if sh > 0 {
+            v |= (raw[at + 8] as u64) << (64 - sh);
+        }
+        if bits == 64 {
+            v
+        } else {
+            v & ((1u64 << bits) - 1)
+        }
+    }
+
+    fn int(b: &DeviceBlock<'_>, first: u32, len: u32, i: u64, data: u64) -> u64 {
+        assert!(i < len as u64);
+        let c = first as usize + (i / 128) as usize;
+        let cp = &b.cps[4 * c..4 * c + 4];
+        let j = i % 128;
+        cp[0]
+            .wrapping_add(packed(b.raw, data + cp[2], cp[3] as u32, j))
+            .wrapping_add(cp[1].wrapping_mul(j))
+    }
+
+    fn static_str(b: &DeviceBlock<'_>, i: usize, out: &mut Vec<u8>) {
+        let s = if i == 0 { 0 } else { b.statics_end[i - 1] };
+        out.extend_from_slice(&b.statics[s as usize..b.statics_end[i] as usize]);
+    }
+
+    fn row(b: &DeviceBlock<'_>, tid: u32, rank: u32, out: &mut Vec<u8>) {
+        let t = &b.templates[4 * tid as usize..];
+        let (first, slots, st) = (t[0], t[1], t[2]);
+        let data = b.data_at as u64;
+        for s in 0..slots {
+            static_str(b, (st + s) as usize, out);
+            let sl = &b.slots[SLOT_WORDS * (first + s) as usize..];
+            match sl[0] {
+                k @ 0..=2 => {
+                    let v = int(b, sl[2], sl[3], rank as u64, data);
+                    let mut w = sl[1] as usize;
+                    if sl[1] == WIDTH_PER_ROW {
+                        w = int(b, sl[4], sl[5], rank as u64, data) as usize;
+                    }
+                    let digits = match k {
+                        0 => format!("{v}"),
+                        1 => format!("{v:x}"),
+                        _ => format!("{v:X}"),
+                    };
+                    let w = w.clamp(digits.len(), 40);
+                    out.extend(std::iter::repeat(b'0').take(w - digits.len()));
+                    out.extend_from_slice(digits.as_bytes());
+                }
+                3 => {
+                    let id = int(b, sl[2], sl[3], rank as u64, data);
+                    static_str(b, sl[6] as usize + id as usize, out);
+                }
+                _ => {
+                    let i = sl[6] as u64 + rank as u64;
+                    let n = b.pool_strings + 1;
+                    let s = int(b, b.pool_cp_first, n, i, b.poff_at as u64);
+                    let e = int(b, b.pool_cp_first, n, i + 1, b.poff_at as u64);
+                    for c in s..e {
+                        let code = packed(b.raw, b.codes_at as u64, 12, c) as usize;
+                        let l = b.lens[code] as usize;
+                        out.extend_from_slice(&b.words[16 * code..16 * code + l]);
+                    }
+                }
+            }
+        }
+        static_str(b, (st + slots) as usize, out);
+    }
+
+    /// Every row of a 128-row block as the kernel renders it: local ids,
+    /// ranks counted per local in row order.
+    fn block_rows(b: &DeviceBlock<'_>, rb: usize) -> Vec<Vec<u8>> {
+        let r = &b.row_blocks[4 * rb..4 * rb + 4];
+        let (first_local, nloc, bits, off) = (r[0], r[1], r[2], r[3]);
+        let mut counts = [0u32; 128];
+        let rows = (b.rows as usize - 128 * rb).min(128);
+        (0..rows)
+            .map(|j| {
+                let l = packed(b.raw, b.rowidx_at as u64 + off as u64, bits, j as u64) as usize;
+                assert!(l < nloc as usize);
+                let li = first_local as usize + l;
+                let (tid, start) = (b.locals[2 * li], b.locals[2 * li + 1]);
+                let rank = start + counts[l];
+                counts[l] += 1;
+                let mut out = Vec::new();
+                row(b, tid, rank, &mut out);
+                out
+            })
+            .collect()
+    }
+
+    /// The device tables, read as kernels/logs.cu reads them, give every
+    /// row the CPU decoder gives (single and split payloads; integers with
+    /// fixed, per-row and natural widths, hex, dictionaries, free text,
+    /// escaped rows).
+    #[test]
+    fn device_tables_render_every_row() {
+        let rows: Vec<Vec<u8>> = (0..1000usize)
+            .map(|i| match i % 61 {
+                7 => Vec::new(),
+                9 => format!("~~ unmatched {} ~~", "q".repeat(i % 90)).into_bytes(),
+                k => format!(
+                    "2026-12-02 12:{:02}:{:02}.{:03} {} id={:05} 0x{:x} 0X{:X} {} n={}",
+                    i / 60 % 60,
+                    i % 60,
+                    i % 1000,
+                    ["INFO", "WARN", "ERROR"][i % 3],
+                    i * 37 % 100_000,
+                    i * 2654435761 % (1 << 40),
+                    i * 7919,
+                    ["alpha", "beta", "gamma", "delta"][k % 4],
+                    if i % 5 == 0 {
+                        format!("{:03}", i % 1000)
+                    } else {
+                        format!("{}", i % 1000)
+                    }
+                )
+                .into_bytes(),
+            })
+            .collect();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        for split in [Some(false), Some(true)] {
+            let opts = LogOptions {
+                split,
+                ..LogOptions::default()
+            };
+            let bytes = encode_column(&refs, &opts);
+            let col = LogColumn::open(&bytes).unwrap();
+            let blocks = col.device_blocks();
+            assert_eq!(blocks.len(), if col.is_split() { 2 } else { 1 });
+            for rb in 0..rows.len().div_ceil(128) {
+                let parts: Vec<Vec<Vec<u8>>> = blocks.iter().map(|b| block_rows(b, rb)).collect();
+                for j in 0..parts[0].len() {
+                    let got: Vec<u8> = parts.iter().flat_map(|p| p[j].clone()).collect();
+                    assert_eq!(
+                        got,
+                        rows[128 * rb + j],
+                        "split {split:?} row {}",
+                        128 * rb + j
+                    );
+                }
+            }
+        }
+    }
+}

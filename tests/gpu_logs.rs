@@ -1,0 +1,390 @@
+//! Log-template chunks (spec/FORMAT.md §5.8) on the GPU (issue 20 item 3,
+//! spec/DECODER.md §6d): every Loghub column of the corpus written with log
+//! templates always, through the whole-column scan (poisoned output first)
+//! and the streaming scan through a ring smaller than the column, each equal
+//! to the CPU reader; files that mix log-template, coded and
+//! value-dictionary chunks; hostile log chunks (mutated files with their
+//! checksums recomputed, corrupted device buffers). Without a GPU these
+//! tests print a notice and pass, unless FASTPAIR_REQUIRE_GPU=1 (then they
+//! fail). The file-building checks run everywhere.
+#![cfg(feature = "gpu")]
+
+use std::ops::Range;
+
+use fastpair::gpu::{self, Prepared, ScanOptions};
+use fastpair::read::ChunkKind;
+use fastpair::write::write_to_vec;
+use fastpair::{Error, LogTemplates, Reader, WriterOptions};
+
+#[path = "support/corpus.rs"]
+mod corpus;
+
+fn have_gpu(test: &str) -> bool {
+    match gpu::available() {
+        Ok(()) => true,
+        Err(e) => {
+            if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("{test}: FASTPAIR_REQUIRE_GPU=1 but {e}");
+            }
+            eprintln!("NOTICE: {test} skipped: {e}");
+            false
+        }
+    }
+}
+
+fn kinds(r: &Reader) -> Vec<ChunkKind> {
+    (0..r.num_chunks())
+        .map(|i| r.chunk(i).unwrap().kind())
+        .collect()
+}
+
+/// Log lines made here (when there is no corpus): a header, varied
+/// templates, integers with leading zeros and hex, free words, nulls, empty
+/// rows and rows that match no template.
+fn synthetic_logs(n: usize) -> Vec<Option<Vec<u8>>> {
+    (0..n)
+        .map(|i| match i % 97 {
+            5 => None,
+            11 => Some(Vec::new()),
+            13 => Some(format!("~~ {} ~~", "q".repeat(i % 300)).into_bytes()),
+            k => Some(
+                format!(
+                    "2026-12-02 12:{:02}:{:02}.{:03} {} [{}] {}",
+                    i / 60 % 60,
+                    i % 60,
+                    i % 1000,
+                    ["INFO", "WARN", "ERROR"][i % 3],
+                    ["main", "worker-7", "gc"][k % 3],
+                    match k % 4 {
+                        0 => format!("GET /api/v{}/item/{:06} 200 {}ms", k % 3, i, i * 7 % 911),
+                        1 => format!(
+                            "session 0x{:08x} closed by {}",
+                            i * 2654435761usize % (1 << 32),
+                            ["peer", "timeout"][i % 2]
+                        ),
+                        2 => format!(
+                            "{{\"user\":\"u{}\",\"bytes\":{},\"ok\":{}}}",
+                            i % 41,
+                            i * 13,
+                            i % 2 == 0
+                        ),
+                        _ => format!("free text {} {}", "w".repeat(i % 17), i % 5),
+                    }
+                )
+                .into_bytes(),
+            ),
+        })
+        .collect()
+}
+
+fn write_logs(rows: &[Option<&[u8]>], chunk_rows: usize) -> Reader {
+    let opts = WriterOptions::default()
+        .with_chunk_rows(chunk_rows)
+        .with_log_templates(LogTemplates::Always);
+    let file = write_to_vec(rows.iter().copied(), opts).expect("write");
+    Reader::from_bytes(file).expect("open")
+}
+
+/// The Loghub columns (corpus), else synthetic log lines.
+fn log_columns() -> Vec<(String, Vec<Option<Vec<u8>>>)> {
+    let cols = corpus::corpus_files(&["loghub"]);
+    if cols.is_empty() {
+        return vec![("synthetic".into(), synthetic_logs(20_000))];
+    }
+    cols.iter()
+        .map(|p| {
+            let text = std::fs::read(p).unwrap();
+            let rows = fastpair::testing::corpus::lines(&text)
+                .into_iter()
+                .map(|r| Some(r.to_vec()))
+                .collect();
+            (p.file_stem().unwrap().to_string_lossy().into_owned(), rows)
+        })
+        .collect()
+}
+
+/// `Prepared` over `rows` with its output poisoned first (unwritten bytes
+/// show), then `gpu::scan`: both equal the CPU reader's column.
+fn scan_matches(name: &str, r: &Reader, rows: Range<u64>) {
+    let cpu = r.read_range(rows.clone()).unwrap();
+    let mut p = Prepared::new(r, rows.clone(), &ScanOptions::default(), 1)
+        .unwrap_or_else(|e| panic!("{name}: prepare {rows:?}: {e}"));
+    p.upload().unwrap();
+    p.poison(0xa5).unwrap();
+    p.run().unwrap();
+    p.check()
+        .unwrap_or_else(|e| panic!("{name}: device status {rows:?}: {e}"));
+    let gpu = p.to_host().unwrap();
+    assert!(gpu.offsets == cpu.offsets, "{name}: offsets of {rows:?}");
+    if gpu.values != cpu.values {
+        let i = gpu
+            .values
+            .iter()
+            .zip(&cpu.values)
+            .position(|(a, b)| a != b)
+            .unwrap_or(cpu.values.len());
+        panic!(
+            "{name}: values of {rows:?} differ at byte {i} of {}",
+            cpu.values.len()
+        );
+    }
+    assert!(gpu.validity == cpu.validity, "{name}: validity of {rows:?}");
+    let col = gpu::scan(r, rows.clone())
+        .and_then(|c| c.to_host())
+        .unwrap_or_else(|e| panic!("{name}: scan {rows:?}: {e}"));
+    assert!(col == cpu, "{name}: gpu::scan of {rows:?}");
+}
+
+/// `gpu::scan_stream` of `rows` through the smallest ring (from 64 KiB,
+/// doubling) that holds each batch; every batch equals the CPU reader's
+/// rows. Returns the number of batches.
+fn stream_matches(name: &str, r: &Reader, rows: Range<u64>) -> usize {
+    let mut budget = 64usize << 10;
+    loop {
+        let so = gpu::StreamOptions::default().with_device_bytes(budget);
+        let mut next = rows.start;
+        let got = gpu::scan_stream(r, rows.clone(), &so, |b| {
+            assert_eq!(b.first_row, next, "{name}: batches in order");
+            let span = b.first_row..b.first_row + b.len() as u64;
+            let host = b.to_host()?;
+            let cpu = r.read_range(span.clone())?;
+            assert!(host == cpu, "{name}: batch {span:?}");
+            next = span.end;
+            Ok(())
+        });
+        match got {
+            Err(Error::InvalidArgument(m)) if m.contains("more than one ring buffer") => {
+                budget *= 2;
+            }
+            Err(e) => panic!("{name}: scan_stream {rows:?}: {e}"),
+            Ok(st) => {
+                assert_eq!(next, rows.end, "{name}: every row streamed");
+                assert!(st.ring_bytes <= budget);
+                return st.batches;
+            }
+        }
+    }
+}
+
+/// The kernels (logs.cu with the others) compile with NVRTC: needs only
+/// the library, no device.
+#[test]
+fn kernels_compile_with_the_log_decoder() {
+    // SAFETY: only tries to open the shared library.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {
+            panic!("NVRTC missing");
+        }
+        eprintln!("NOTICE: kernels_compile_with_the_log_decoder skipped: no NVRTC");
+        return;
+    }
+    for bits in [12u8, 16] {
+        gpu::compile_check(&fastpair::gpu::DecoderConfig::default(), bits, "compute_90")
+            .unwrap_or_else(|e| panic!("bits {bits}: {e}"));
+    }
+}
+
+#[test]
+fn loghub_columns_match_cpu() {
+    if !have_gpu("loghub_columns_match_cpu") {
+        return;
+    }
+    for (name, vals) in log_columns() {
+        let rows: Vec<Option<&[u8]>> = vals.iter().map(|v| v.as_deref()).collect();
+        // One chunk per column (the writer's default), then chunks of 300
+        // rows (several pieces in one launch, partial 128-row blocks).
+        for chunk_rows in [1 << 20, 300] {
+            let r = write_logs(&rows, chunk_rows);
+            let k = kinds(&r);
+            assert!(
+                k.contains(&ChunkKind::LogTemplates),
+                "{name}: no log-template chunk"
+            );
+            let n = r.rows();
+            eprintln!("{name}: {n} rows, {} chunks of {chunk_rows}", k.len());
+            scan_matches(&name, &r, 0..n);
+            if n > 300 {
+                // Ranges cutting 128-row blocks and chunks.
+                scan_matches(&name, &r, 1..n - 1);
+                scan_matches(&name, &r, 127..257);
+                scan_matches(&name, &r, n / 3..n / 3 + 1);
+                scan_matches(&name, &r, 299..301);
+            }
+        }
+    }
+}
+
+#[test]
+fn loghub_columns_stream_through_a_small_ring() {
+    if !have_gpu("loghub_columns_stream_through_a_small_ring") {
+        return;
+    }
+    for (name, vals) in log_columns() {
+        let rows: Vec<Option<&[u8]>> = vals.iter().map(|v| v.as_deref()).collect();
+        let r = write_logs(&rows, 250);
+        let n = r.rows();
+        let batches = stream_matches(&name, &r, 0..n);
+        assert!(batches > 1, "{name}: the ring held the whole column");
+        stream_matches(&name, &r, n / 4..n - n / 5);
+    }
+}
+
+/// Rows whose chunks the writer (log templates `Auto`, value dictionaries
+/// on) stores as all three kinds: log lines, few distinct values, random
+/// words (coded), and an all-null chunk (coded).
+fn mixed_file() -> Reader {
+    let logs = synthetic_logs(2000);
+    let mut rows: Vec<Option<Vec<u8>>> = Vec::new();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for part in 0..8 {
+        for i in 0..1000usize {
+            rows.push(match part % 4 {
+                0 => logs[(part * 1000 + i) % 2000].clone(),
+                1 => Some(["DELIVER IN PERSON", "NONE", "TAKE BACK RETURN"][i % 3].into()),
+                2 => Some(
+                    (0..(rnd() % 40) as usize)
+                        .map(|_| b"abcdefghijklmnopqrstuvwxyz ,.;"[(rnd() % 30) as usize])
+                        .collect(),
+                ),
+                _ if part == 3 => None,
+                _ => logs[i].clone(),
+            });
+        }
+    }
+    let opts = WriterOptions::default()
+        .with_chunk_rows(1000)
+        .with_log_templates(LogTemplates::Auto);
+    let file = write_to_vec(rows.iter().map(|v| v.as_deref()), opts).unwrap();
+    Reader::from_bytes(file).unwrap()
+}
+
+/// Runs everywhere: the mixed file has every kind of chunk.
+#[test]
+fn mixed_file_has_every_chunk_kind() {
+    let k = kinds(&mixed_file());
+    for want in [
+        ChunkKind::LogTemplates,
+        ChunkKind::Coded,
+        ChunkKind::ValueDict,
+    ] {
+        assert!(k.contains(&want), "no {want:?} chunk in {k:?}");
+    }
+}
+
+#[test]
+fn mixed_chunks_match_cpu() {
+    if !have_gpu("mixed_chunks_match_cpu") {
+        return;
+    }
+    let r = mixed_file();
+    let n = r.rows();
+    for rows in [0..n, 1..n - 1, 999..1001, 1500..6500, 2999..3001] {
+        scan_matches("mixed", &r, rows);
+    }
+    let batches = stream_matches("mixed", &r, 0..n);
+    assert!(batches > 1);
+    stream_matches("mixed", &r, 1234..7001);
+}
+
+/// `DeviceRows` does not serve log-template chunks yet: its error names
+/// the chunk.
+#[test]
+fn device_rows_refuse_log_chunks_naming_the_chunk() {
+    if !have_gpu("device_rows_refuse_log_chunks_naming_the_chunk") {
+        return;
+    }
+    let r = mixed_file();
+    let first_log = kinds(&r)
+        .iter()
+        .position(|&k| k == ChunkKind::LogTemplates)
+        .unwrap();
+    let Err(e) = gpu::DeviceRows::new(&r) else {
+        panic!("DeviceRows took a log-template chunk")
+    };
+    let m = e.to_string();
+    assert!(
+        m.contains(&format!("chunk {first_log}")) && m.contains("log-template"),
+        "{m}"
+    );
+}
+
+/// Bit flips in log-template files (checksums recomputed so the damage
+/// reaches the structural checks): the GPU scan and the CPU reader both
+/// refuse or return the same column.
+#[test]
+fn mutated_log_files_through_gpu_scan() {
+    if !have_gpu("mutated_log_files_through_gpu_scan") {
+        return;
+    }
+    let vals = synthetic_logs(1500);
+    let rows: Vec<Option<&[u8]>> = vals.iter().map(|v| v.as_deref()).collect();
+    let opts = WriterOptions::default()
+        .with_chunk_rows(500)
+        .with_log_templates(LogTemplates::Always);
+    let file = write_to_vec(rows.iter().copied(), opts).unwrap();
+    let (mut decoded, mut refused) = (0, 0);
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..400 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut m = file.clone();
+        let at = (x % m.len() as u64) as usize;
+        m[at] ^= 1 << (x >> 60 & 7);
+        fastpair::testing::recompute_checksums(&mut m);
+        let Ok(r) = Reader::from_bytes(m) else {
+            refused += 1;
+            continue;
+        };
+        match (r.read_all(), gpu::read_range(&r, 0..r.rows())) {
+            (Ok(c), Ok((g, backend))) => {
+                assert_eq!(backend, gpu::Backend::Gpu);
+                assert!(c == g, "GPU column differs from the CPU's");
+                decoded += 1;
+            }
+            (Err(_), Err(_)) => refused += 1,
+            (c, g) => panic!("CPU ok={} GPU ok={}: {:?}", c.is_ok(), g.is_ok(), g.err()),
+        }
+    }
+    eprintln!("mutated log files: {decoded} decoded the same, {refused} refused");
+}
+
+/// Corrupted device copies of a log file's input (the host's copy stays
+/// valid): the kernel stays inside its buffers (the context keeps working),
+/// and a damage it sees raises the status flag.
+#[test]
+fn corrupted_log_device_buffers_stay_inside() {
+    if !have_gpu("corrupted_log_device_buffers_stay_inside") {
+        return;
+    }
+    let vals = synthetic_logs(3000);
+    let rows: Vec<Option<&[u8]>> = vals.iter().map(|v| v.as_deref()).collect();
+    let r = write_logs(&rows, 1000);
+    let n = r.rows();
+    let mut p = Prepared::new(&r, 0..n, &ScanOptions::default(), 1).unwrap();
+    let len = p.input_bytes() as usize;
+    let mut flagged = 0;
+    for k in 0..60usize {
+        p.upload().unwrap();
+        let at = (k * 7919 + 13) % len.saturating_sub(8).max(1);
+        p.corrupt_input(at, &[0xff; 8]).unwrap();
+        p.run().unwrap();
+        match p.check() {
+            Ok(()) => {}
+            Err(Error::Gpu(m)) => {
+                assert!(m.contains("device status"), "{m}");
+                flagged += 1;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    eprintln!("corrupted device input: {flagged} of 60 raised the status flag");
+    // The context is healthy: a clean scan still matches.
+    scan_matches("after corruption", &r, 0..n);
+}
