@@ -179,8 +179,10 @@ fn kernels_compile_with_the_log_decoder() {
         return;
     }
     for bits in [12u8, 16] {
-        gpu::compile_check(&fastpair::gpu::DecoderConfig::default(), bits, "compute_90")
-            .unwrap_or_else(|e| panic!("bits {bits}: {e}"));
+        let cfg = fastpair::gpu::DecoderConfig::default();
+        gpu::compile_check(&cfg, bits, "compute_90").unwrap_or_else(|e| panic!("bits {bits}: {e}"));
+        gpu::compile_check_logs(&cfg, bits, "compute_90")
+            .unwrap_or_else(|e| panic!("log decoder, bits {bits}: {e}"));
     }
 }
 

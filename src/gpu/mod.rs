@@ -263,6 +263,14 @@ pub fn compile_check(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Resul
     device::compile(cfg, bits, arch).map(|_| ())
 }
 
+/// As [`compile_check`] for the log-template decoder's unit (kernels/logs.cu).
+#[cfg(feature = "gpu")]
+#[doc(hidden)]
+pub fn compile_check_logs(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<()> {
+    cfg.check()?;
+    device::compile_logs(cfg, bits, arch).map(|_| ())
+}
+
 /// As [`compile_check`] for the search kernel's unit (kernels/search.cu).
 #[cfg(feature = "gpu")]
 #[doc(hidden)]
