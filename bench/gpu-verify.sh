@@ -45,7 +45,7 @@ done
 # The CLI's GPU test (`fastpair scan --gpu` streaming, --device-memory, --devices);
 # the harness spawns the binary at its build path.
 if [ -x .gpu/bin/cli-test ]; then
-  bin=$(grep -ao '/[A-Za-z0-9/_.+-]*/target/release/fastpair' .gpu/bin/cli-test | head -1)
+  bin=$(grep -ao '/[A-Za-z0-9/_.+-]*/release/fastpair' .gpu/bin/cli-test | head -1)
   mkdir -p "$(dirname "$bin")" && ln -sf "$PWD/.gpu/bin/fastpair" "$bin"
   timeout 120 .gpu/bin/cli-test --test-threads 1 scan > "$OUT/cli-test.log" 2>&1 || status=1
   grep -E "test result|FAILED|panicked" "$OUT/cli-test.log" | sed "s/^/cli-test: /" | tee -a "$OUT/summary.txt"

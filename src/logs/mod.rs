@@ -119,6 +119,8 @@
 mod bits;
 mod column;
 mod decode;
+// The GPU decoder's tables (src/gpu/logs.rs): only with the `gpu` feature.
+#[cfg(feature = "gpu")]
 mod device;
 mod encode;
 mod mine;
@@ -129,6 +131,7 @@ mod text;
 mod tokenize;
 
 pub use decode::LogBlock;
+#[cfg(feature = "gpu")]
 pub(crate) use device::{
     DeviceBlock, CP_WORDS, ROW_BLOCK_WORDS, SLOT_WORDS, TEMPLATE_WORDS, WIDTH_PER_ROW,
 };

@@ -313,7 +313,7 @@ const SCREEN_FSST12: Fsst12Params = Fsst12Params {
 /// bytes; where OnPair-12's tokens average 5 bytes or more, its screen
 /// was 1.39–2.07× OnPair-12's estimate on every such corpus column (24 of
 /// the 42 screened, 2026-12-02, bench/COMPRESS.md), far above
-/// [`SCREEN_MARGIN`]; below 5 the screens spread from 0.83× to 1.58×. The
+/// the screen's margin (12%); below 5 the screens spread from 0.83× to 1.58×. The
 /// screen was as costly as OnPair-12's training on small columns
 /// (loghub_HDFS_2k: 21.8M of auto's 54.8M instructions). Columns with a
 /// value-dictionary layout in play are not screened; the rule holds there

@@ -150,6 +150,7 @@ impl LogChunk {
 impl LogChunk {
     /// The opened payload and the rows' `rows + 1` byte offsets (the GPU
     /// decoder places each 128-row block's output from them).
+    #[cfg(feature = "gpu")]
     pub(in crate::read) fn parts(&self) -> (&LogColumn, &[u64]) {
         (&self.col, &self.ends)
     }

@@ -356,7 +356,8 @@ impl<'a> ChunkView<'a> {
     }
     /// The opened payload of a log-template chunk (§5.8) and its rows'
     /// `rows + 1` byte offsets, both checked when the chunk was validated.
-    /// `None` for a chunk of another kind.
+    /// `None` for a chunk of another kind. For the GPU decoder.
+    #[cfg(feature = "gpu")]
     pub(crate) fn log_parts(&self) -> Option<(&'a crate::logs::LogColumn, &'a [u64])> {
         match &self.chunk.body {
             Body::LogTemplates(l) => Some(l.parts()),
