@@ -91,6 +91,32 @@ fn releasing_the_last_chunk_of_a_dictionary_lets_it_go() {
     assert_eq!(r.get(1700).unwrap().as_deref(), Some(&rows[1700][..]));
 }
 
+/// A walk over the dictionaries themselves (`fastpair inspect` lists each,
+/// then lets it go) holds one at a time: `release_dictionary` drops one no
+/// chunk holds, keeps one a validated chunk still points into, and a
+/// released dictionary loads again, the same, on its next use.
+#[test]
+fn release_dictionary_drops_only_what_no_chunk_holds() {
+    let (rows, file) = per_chunk_file();
+    let mut r = Reader::from_bytes(file).unwrap();
+    for id in 0..r.num_dictionaries() {
+        let tokens = r.dictionary(id).unwrap().num_tokens();
+        assert_eq!(r.loaded_dictionaries(), 1, "dictionary {id} alone");
+        assert!(r.release_dictionary(id), "no chunk holds dictionary {id}");
+        assert_eq!(r.loaded_dictionaries(), 0);
+        assert_eq!(r.dictionary(id).unwrap().num_tokens(), tokens);
+        assert!(r.release_dictionary(id));
+    }
+    // Chunk 2 validated (a get through it): its dictionary stays.
+    assert_eq!(r.get(1001).unwrap().as_deref(), Some(&rows[1001][..]));
+    assert!(!r.release_dictionary(2), "chunk 2 still points into it");
+    assert_eq!(r.loaded_dictionaries(), 1);
+    assert_eq!(r.get(1002).unwrap().as_deref(), Some(&rows[1002][..]));
+    r.release_chunk(2);
+    assert_eq!(r.loaded_dictionaries(), 0);
+    assert!(r.release_dictionary(2), "already gone: nothing holds it");
+}
+
 /// Dictionary 2 (chunk 2's) with a byte of its tokens flipped: its CRC32 fails.
 fn damaged_file() -> (Vec<Vec<u8>>, Vec<u8>, u64) {
     let (rows, mut file) = per_chunk_file();

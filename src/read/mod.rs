@@ -554,19 +554,25 @@ impl Reader {
         self.storage.release(r.offset..r.offset + r.len);
         let d = self.footer.chunks[i].dict as usize;
         if self.dict_chunks[d].1 as usize == i {
-            self.release_dictionary(d);
+            let _ = self.release_dictionary(d);
         }
     }
 
     /// Drops dictionary `d` (and what reads derived from it) once none of its
-    /// chunks holds validation state: called when its last chunk is
+    /// chunks holds validation state; returns whether it is unloaded now.
+    /// [`Self::release_chunk`] calls it when a dictionary's last chunk is
     /// released, so a pass that releases each chunk after use holds one
     /// dictionary of a per-chunk-dictionary file at a time (issue 19: the
-    /// dictionaries were the floor under every bulk path's memory). A
-    /// validated chunk's get context points into its dictionary
-    /// (`FastGet::words`), so a dictionary with a chunk still validated, or
-    /// holding point-read state, stays. A later read loads it again.
-    fn release_dictionary(&mut self, d: usize) {
+    /// dictionaries were the floor under every bulk path's memory); a caller
+    /// that walks the dictionaries themselves (`fastpair inspect`) calls it
+    /// after each. A validated chunk's get context points into its
+    /// dictionary (`FastGet::words`), so a dictionary with a chunk still
+    /// validated, or holding point-read state, stays. A later read loads it
+    /// again. Taking `&mut self` proves no borrowed [`Dictionary`] is alive.
+    ///
+    /// # Panics
+    /// If `d >= self.num_dictionaries()`.
+    pub fn release_dictionary(&mut self, d: usize) -> bool {
         let (first, last) = self.dict_chunks[d];
         let held = (first..=last).any(|j| {
             let j = j as usize;
@@ -579,6 +585,7 @@ impl Reader {
             drop(self.token_utf8[d].take());
             drop(self.token_moves[d].take());
         }
+        !held
     }
 
     /// Adds a newly validated chunk's histogram to its dictionary's check.

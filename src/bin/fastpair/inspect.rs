@@ -48,6 +48,32 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         });
         reader.release_chunk(i);
     }
+    // Each dictionary summarized, then let go: a per-chunk-dictionary file
+    // is listed holding one dictionary at a time (bench/MEMORY.md).
+    struct DictRow {
+        codec: &'static str,
+        bits: u8,
+        tokens: u32,
+        width: u8,
+        hi_plane: bool,
+        mean_token: f64,
+        short_share: f64,
+    }
+    let mut dict_rows = Vec::with_capacity(reader.num_dictionaries());
+    for id in 0..reader.num_dictionaries() {
+        let d = reader.dictionary(id).map_err(|e| file_error(&a.file, e))?;
+        let p = d.planes();
+        dict_rows.push(DictRow {
+            codec: d.codec().name(),
+            bits: d.code_bits(),
+            tokens: d.num_tokens(),
+            width: p.width,
+            hi_plane: !p.hi.is_empty(),
+            mean_token: d.mean_token_len(),
+            short_share: d.short_token_share(),
+        });
+        let _ = reader.release_dictionary(id);
+    }
     let reader = reader;
     let footer = reader.footer();
     let sum = |f: fn(&Parts) -> u64| parts.iter().map(f).sum::<u64>();
@@ -143,11 +169,10 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
     // The codec of each dictionary (with `--codec auto` the writer chose it
     // per dictionary; its size estimates are not stored in the file).
     let mut codecs: Vec<(&str, usize)> = Vec::new();
-    let dicts = reader.dictionaries().map_err(|e| file_error(&a.file, e))?;
-    for d in &dicts {
-        match codecs.iter_mut().find(|(n, _)| *n == d.codec().name()) {
+    for d in &dict_rows {
+        match codecs.iter_mut().find(|(n, _)| *n == d.codec) {
             Some((_, k)) => *k += 1,
-            None => codecs.push((d.codec().name(), 1)),
+            None => codecs.push((d.codec, 1)),
         }
     }
     let list: Vec<String> = codecs
@@ -156,26 +181,25 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         .collect();
     let _ = writeln!(w, "codec              {}", list.join(", "));
 
-    let _ = writeln!(w, "\ndictionaries       {}", dicts.len());
+    let _ = writeln!(w, "\ndictionaries       {}", dict_rows.len());
     let _ = writeln!(
         w,
         "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9} {:>7}",
         "id", "codec", "bits", "tokens", "W", "bytes", "hi plane", "mean tok", "<=8 B"
     );
-    for (i, d) in dicts.iter().enumerate() {
-        let p = d.planes();
+    for (i, d) in dict_rows.iter().enumerate() {
         let _ = writeln!(
             w,
             "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9.2} {:>6.1}%",
             i,
-            d.codec().name(),
-            d.code_bits(),
-            thousands(d.num_tokens() as u64),
-            p.width,
+            d.codec,
+            d.bits,
+            thousands(d.tokens as u64),
+            d.width,
             thousands(footer.dicts[i].len),
-            if p.hi.is_empty() { "no" } else { "yes" },
-            d.mean_token_len(),
-            100.0 * d.short_token_share(),
+            if d.hi_plane { "yes" } else { "no" },
+            d.mean_token,
+            100.0 * d.short_share,
         );
     }
 
