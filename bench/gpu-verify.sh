@@ -80,6 +80,24 @@ if ls .whl/fastpair-*.whl > /dev/null 2>&1; then
 else
   step "python GPU tests: no wheel in .whl (bash python/build-wheel.sh), not run"
 fi
+# MEM16=1: the writer's peak RSS at 16 threads on the host's 16 cores (issue
+# 19: the one-malloc-arena setting was measured only with 16 threads on 2
+# cores; bench/MEMORY.md), the six columns of that table's round 1.
+if [ "${MEM16:-0}" = 1 ]; then
+  step "writer memory, 16 threads"
+  mkdir -p target/memcorpus
+  for c in code_python_stdlib dbtext_movies dbtext_uuid loghub_Linux_full nltk_abc_news_en tpch_sf1_l_comment; do
+    cp "target/corpus/$c.txt" target/memcorpus/
+  done
+  timeout 400 python3 bench/memory.py .gpu/bin/fastpair target/memcorpus "$OUT/memory16.tsv" \
+    --commands=writer --sizes=0.2 --threads=1,16 > "$OUT/memory16.log" 2>&1 || status=1
+  # The same with glibc's arenas as they would be without the CLI's setting
+  # (the user's MALLOC_ARENA_MAX wins over it; 8 per core is glibc's default).
+  MALLOC_ARENA_MAX=$((8 * $(nproc))) timeout 300 python3 bench/memory.py .gpu/bin/fastpair \
+    target/memcorpus "$OUT/memory16-arenas.tsv" --commands=writer --sizes=0.2 --threads=16 \
+    >> "$OUT/memory16.log" 2>&1 || status=1
+  tail -20 "$OUT/memory16.tsv" "$OUT/memory16-arenas.tsv" | tee -a "$OUT/summary.txt"
+fi
 if [ -n "$cpu_pid" ]; then
   step "waiting for the CPU benchmarks"
   wait "$cpu_pid"
