@@ -90,11 +90,11 @@ if [ "${MEM16:-0}" = 1 ]; then
     cp "target/corpus/$c.txt" target/memcorpus/
   done
   timeout 400 python3 bench/memory.py .gpu/bin/fastpair target/memcorpus "$OUT/memory16.tsv" \
-    --commands=writer --sizes=0.2 --threads=1,16 > "$OUT/memory16.log" 2>&1 || status=1
+    --commands=writer --sizes=0.1 --threads=16 > "$OUT/memory16.log" 2>&1 || status=1
   # The same with glibc's arenas as they would be without the CLI's setting
   # (the user's MALLOC_ARENA_MAX wins over it; 8 per core is glibc's default).
   MALLOC_ARENA_MAX=$((8 * $(nproc))) timeout 300 python3 bench/memory.py .gpu/bin/fastpair \
-    target/memcorpus "$OUT/memory16-arenas.tsv" --commands=writer --sizes=0.2 --threads=16 \
+    target/memcorpus "$OUT/memory16-arenas.tsv" --commands=writer --sizes=0.1 --threads=16 \
     >> "$OUT/memory16.log" 2>&1 || status=1
   tail -20 "$OUT/memory16.tsv" "$OUT/memory16-arenas.tsv" | tee -a "$OUT/summary.txt"
 fi
