@@ -141,7 +141,7 @@ pub(crate) fn align16(v: &mut Vec<u8>) {
 /// copy: the file's planes are used as they are.
 pub(crate) fn relayout(planes: &Planes, w: usize) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     if w == planes.width as usize {
-        return (planes.lens.clone(), planes.lo.clone(), planes.hi.clone());
+        return (planes.lens.to_vec(), planes.lo.to_vec(), planes.hi.to_vec());
     }
     let n = planes.num_tokens as usize;
     let pw = planes.width as usize;
@@ -164,7 +164,7 @@ pub(crate) fn relayout(planes: &Planes, w: usize) -> (Vec<u8>, Vec<u8>, Vec<u8>)
             hi[c * hw..c * hw + hw].copy_from_slice(&word[w..]);
         }
     }
-    (planes.lens.clone(), lo, hi)
+    (planes.lens.to_vec(), lo, hi)
 }
 
 /// The plane width a scan of `rows` of `reader` uses: the width the file's
