@@ -96,6 +96,7 @@ fn stored_planes_read_back_the_same_rows() {
     // Both plane widths, with and without a high plane at W = 8.
     assert!(widths.contains(&(16, true)), "{widths:?}");
     assert!(widths.contains(&(8, true)), "{widths:?}");
+    assert!(widths.contains(&(8, false)), "{widths:?}");
 }
 
 /// A stored-planes file opened through a memory map is decoded from the
@@ -205,5 +206,69 @@ fn stored_planes_do_not_depend_on_threads() {
         let one = write(&rows, o.clone().with_parallel_chunks(1));
         let four = write(&rows, o.with_parallel_chunks(4));
         assert!(one == four, "{planes:?}");
+    }
+}
+
+/// What stored planes change on real files (bench/READER.md "Stored
+/// planes"): `FILES=a.fpc,b.fpc,.. cargo test --release --features cli
+/// --test stored_planes planes_cost -- --ignored --nocapture`. Per file,
+/// through a memory map (the in-place case): its size and dictionary
+/// bytes, whether its dictionaries store planes, the best of 15 of open +
+/// first `get` (row 0) on a fresh reader, of loading every dictionary on a
+/// fresh reader, and of a bulk `read_all`, the files interleaved round by
+/// round so that machine noise hits them alike.
+#[test]
+#[ignore]
+fn planes_cost() {
+    use std::time::Instant;
+    let files: Vec<String> = std::env::var("FILES")
+        .expect("FILES=a.fpc,b.fpc")
+        .split(',')
+        .map(String::from)
+        .collect();
+    let maps: Vec<Arc<MmapStorage>> = files
+        .iter()
+        // SAFETY: benchmark input files, not changed while mapped.
+        .map(|f| Arc::new(unsafe { MmapStorage::open(f) }.unwrap()))
+        .collect();
+    let mut best = vec![[f64::MAX; 3]; files.len()];
+    for _ in 0..15 {
+        for (k, m) in maps.iter().enumerate() {
+            let open = || Reader::from_storage(m.clone(), ReadOptions::default()).unwrap();
+            let t = Instant::now();
+            let r = open();
+            std::hint::black_box(r.get(0).unwrap());
+            best[k][0] = best[k][0].min(t.elapsed().as_secs_f64());
+            let r = open();
+            let t = Instant::now();
+            std::hint::black_box(r.dictionaries().unwrap());
+            best[k][1] = best[k][1].min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            std::hint::black_box(r.read_all().unwrap());
+            best[k][2] = best[k][2].min(t.elapsed().as_secs_f64());
+        }
+    }
+    println!("| file | bytes | dictionary bytes | planes stored | open + first get | load every dictionary | read_all | read_all GB/s |");
+    println!("|---|---:|---:|---|---:|---:|---:|---:|");
+    for (k, f) in files.iter().enumerate() {
+        let r = Reader::from_storage(maps[k].clone(), ReadOptions::default()).unwrap();
+        let dict_bytes: u64 = r.footer().dicts.iter().map(|d| d.len).sum();
+        let ds = r.dictionaries().unwrap();
+        let stored = ds.iter().filter(|d| d.planes_stored()).count();
+        println!(
+            "| {} | {} | {} | {}/{} | {:.1} µs | {:.1} µs | {:.2} ms | {:.2} |",
+            std::path::Path::new(f)
+                .file_name()
+                .unwrap()
+                .to_string_lossy(),
+            maps[k].len(),
+            dict_bytes,
+            stored,
+            ds.len(),
+            1e6 * best[k][0],
+            1e6 * best[k][1],
+            1e3 * best[k][2],
+            r.footer().total_bytes as f64 / best[k][2] / 1e9,
+        );
     }
 }

@@ -501,6 +501,23 @@ pub(crate) unsafe fn append_row_ptrs<T: Tokens>(
     unsafe { out.set_len(written) };
 }
 
+/// [`append_row_ptrs`] for any layout, kept out of line (the get path
+/// inlines the dense table's loop only).
+///
+/// # Safety
+/// As [`append_row_ptrs`].
+#[inline(never)]
+pub(crate) unsafe fn append_row_layout(
+    layout: Layout,
+    packed: &[u8],
+    bits: u8,
+    range: Range<usize>,
+    out: &mut Vec<u8>,
+) {
+    // SAFETY: the caller's contract, passed on.
+    with_tokens!(layout, t => unsafe { append_row_ptrs(t, packed, bits, range, out) })
+}
+
 /// A long range appended in blocks of at most UNPACK_BLOCK codes, reserving
 /// 16 bytes per code of the block only (a long row never reserves 16× its
 /// length); shared by [`append_unchecked`] and [`append_row_ptrs`] (kept out

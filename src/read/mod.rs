@@ -675,17 +675,22 @@ impl Reader {
                 let Some(codes) = (unsafe { f.row(r) }) else {
                     return Ok(false);
                 };
-                // SAFETY: `f` was built by `validate_chunk` from buffers
-                // that passed its checks: `f.bounds` starts at 0, is
-                // monotone and ends at the chunk's code count, `f.codes`
-                // holds that many codes (`CheckedCodes::check_counting`),
-                // each below the token count of the chunk's dictionary, and
-                // `f.tokens` are that dictionary's tokens, owned by this
-                // reader and never changed (`FastGet`'s fields); `out` was
-                // cleared above.
-                decode::tokens::with_tokens!(f.tokens, t => unsafe {
-                    decode::append_row_ptrs(t, &f.codes, f.bits, codes, out)
-                });
+                // The dense table inline; stored planes (§4.5) out of line,
+                // so a get inlines one copy of the loop.
+                if let decode::tokens::Layout::Dense(t) = f.tokens {
+                    // SAFETY: `f` was built by `validate_chunk` from buffers
+                    // that passed its checks: `f.bounds` starts at 0, is
+                    // monotone and ends at the chunk's code count, `f.codes`
+                    // holds that many codes (`CheckedCodes::check_counting`),
+                    // each below the token count of the chunk's dictionary,
+                    // and `f.tokens` are that dictionary's tokens, owned by
+                    // this reader and never changed (`FastGet`'s fields);
+                    // `out` was cleared above.
+                    unsafe { decode::append_row_ptrs(t, &f.codes, f.bits, codes, out) };
+                } else {
+                    // SAFETY: as above.
+                    unsafe { decode::append_row_layout(f.tokens, &f.codes, f.bits, codes, out) };
+                }
                 return Ok(true);
             }
             // A value-dictionary chunk validated whole: its row straight

@@ -159,14 +159,14 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
     let _ = writeln!(w, "\ndictionaries       {}", dicts.len());
     let _ = writeln!(
         w,
-        "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9} {:>7}",
-        "id", "codec", "bits", "tokens", "W", "bytes", "hi plane", "mean tok", "<=8 B"
+        "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9} {:>7}  {:<11}",
+        "id", "codec", "bits", "tokens", "W", "bytes", "hi plane", "mean tok", "<=8 B", "stored as"
     );
     for (i, d) in dicts.iter().enumerate() {
         let p = d.planes();
         let _ = writeln!(
             w,
-            "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9.2} {:>6.1}%",
+            "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9.2} {:>6.1}%  {:<11}",
             i,
             d.codec().name(),
             d.code_bits(),
@@ -176,6 +176,13 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
             if p.hi.is_empty() { "no" } else { "yes" },
             d.mean_token_len(),
             100.0 * d.short_token_share(),
+            // spec/FORMAT.md §4.5: a section stores the planes or the
+            // front-coded tokens.
+            if d.planes_stored() {
+                "planes"
+            } else {
+                "front-coded"
+            },
         );
     }
 
