@@ -75,7 +75,24 @@ fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
             gen,
         )
     }));
+    // Stored planes with a high plane: W = 8 (few long codes), some tokens
+    // longer than 8 bytes (flags 0x03, §4.5).
+    v.push((
+        "v5_planes_high_plane".into(),
+        opts(Codec::OnPair12, 1 << 20, 64, DictMode::Shared).with_dict_planes(DictPlanes::Always),
+        movie_titles,
+    ));
     v
+}
+
+/// The first 1,500 titles of testdata/dbtext_movies_20k.txt.
+fn movie_titles() -> Vec<Option<String>> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/dbtext_movies_20k.txt");
+    let text = std::fs::read_to_string(p).unwrap();
+    text.lines()
+        .take(1500)
+        .map(|l| Some(l.to_string()))
+        .collect()
 }
 
 fn log_template_rows() -> Vec<Option<String>> {
@@ -449,6 +466,11 @@ fn golden_files_have_what_they_claim() {
             .iter()
             .any(|&l| l > 8));
         let stored = r.dictionaries().unwrap()[0].planes_stored();
+        if p == "v5_planes_" {
+            let r = Reader::from_bytes(load("high_plane").0).unwrap();
+            let d = r.dictionary(0).unwrap();
+            assert!(d.planes_stored() && d.planes().width == 8 && !d.planes().hi.is_empty());
+        }
         assert_eq!(stored, p.is_empty() || p == "v5_planes_", "{p}");
         if p.is_empty() {
             let planes = r.dictionaries().unwrap()[0].planes();
