@@ -6,7 +6,8 @@
 //! chunks of 150 rows, OnPair-12 with a high plane, nulls, batch 16; format
 //! version 1), v3_nulls_multichunk.fpc (the same values in format version 3:
 //! the `v3_*` cases of its front-coded dictionary), value_dict.fpc (version
-//! 2) and, for one case, per_chunk_dicts.fpc; where the broken invariant sits behind a
+//! 2), the v4_* and v5_planes_* files (version 5's stored planes, §4.5)
+//! and, for one case, per_chunk_dicts.fpc; where the broken invariant sits behind a
 //! checksum the checksums are recomputed, so the structural check is what
 //! fires. Damage to chunks is done to chunk 1 (of 0..3). They are committed;
 //! to rebuild them after a deliberate format change:
@@ -1020,6 +1021,18 @@ cases! {
     /// holds for stored planes too.
     v5_dictionary_planes_unsorted: |_, _| v5p().edit_dict(0, |d| { let (a, b) = (352 + 300 * 16, 352 + 301 * 16); for k in 0..16 { d.swap(a + k, b + k) } d[136 + 150] = d[136 + 150].rotate_left(4) })
         => Error::Corrupt { section: Section::Dictionary(0), invariant: I::TokenOrder { token: 301 }, .. },
+    /// A byte of token 0's (one byte long) high-plane slot, in
+    /// v5_planes_high_plane (N = 2077, W = 8: the high plane at 17808).
+    v5_dictionary_planes_high_plane_padding: |_, _| Base::load("v5_planes_high_plane").edit_dict(0, |d| d[17808] = 1)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::NonZeroReserved { what: "token padding" }, .. },
+    /// A zero high plane (flag bit 0) that no token needs, in
+    /// v5_planes_fsst12 (N = 771, W = 8, every token at most 8 bytes).
+    v5_dictionary_planes_unused_high_plane: |_, _| Base::load("v5_planes_fsst12").edit_dict(0, |d| { d[3] = 3; d.extend_from_slice(&vec![0; 771 * 8 + 8]) })
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::UnusedHighPlane, .. },
+    /// Token 300's length nibble says 10 bytes, in a `W = 8` section
+    /// without a high plane (v5_planes_fsst12).
+    v5_dictionary_planes_token_longer_than_plane: |_, _| Base::load("v5_planes_fsst12").edit_dict(0, |d| d[136 + 150] = (d[136 + 150] & 0xf0) | 9)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadTokenLength { token: 300, len: 10 }, .. },
     /// A version-5 stored-planes file relabelled 4: version 4 has no flags.
     v5_planes_as_version_4: |_, _| { let b = v5p(); b.patch(|v| set_version(v, 4)) }
         => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadField { what: "dictionary flags", value: 2 }, .. },
