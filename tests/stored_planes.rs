@@ -272,3 +272,31 @@ fn planes_cost() {
         );
     }
 }
+
+/// Stored planes live and go with their dictionary (issue 19): a pass that
+/// releases each chunk of a per-chunk-dictionary file holds one dictionary
+/// at a time, and a released dictionary's planes are read again, in place,
+/// on its next use.
+#[test]
+fn stored_planes_are_released_with_their_last_chunk() {
+    let rows = rows(3000);
+    let file = write(
+        &rows,
+        WriterOptions::default()
+            .with_dict_mode(DictMode::PerChunk)
+            .with_chunk_rows(500)
+            .with_dict_planes(DictPlanes::Always),
+    );
+    let mut r = Reader::from_bytes(file).unwrap();
+    assert_eq!(r.num_dictionaries(), 6);
+    for i in 0..r.num_chunks() {
+        let c = r.read_range(i as u64 * 500..(i as u64 + 1) * 500).unwrap();
+        assert_eq!(c.value(7), rows[i * 500 + 7].as_deref());
+        r.release_chunk(i);
+        assert_eq!(r.loaded_dictionaries(), 0, "chunk {i}");
+    }
+    for i in (0..rows.len()).step_by(97) {
+        assert_eq!(r.get(i as u64).unwrap().as_deref(), rows[i].as_deref());
+    }
+    assert!(r.dictionary(3).unwrap().planes_stored());
+}
