@@ -36,7 +36,7 @@ from typing import List, Optional, Sequence
 # ---------------------------------------------------------------- constants (§1, §2, §3, §8)
 
 MAGIC = b"FASTPAIR"
-VERSIONS = (1, 2, 3, 4)
+VERSIONS = (1, 2, 3, 4, 5)
 HEADER_LEN = 16
 TAIL_LEN = 24
 FOOTER_PREFIX_LEN = 32
@@ -397,7 +397,12 @@ class Reader:
         check(code_bits == want_bits, sec, base + 1, "BadField", f"dictionary {i}: code_bits {code_bits} for {name}")
         check(width in (8, 16), sec, base + 2, "BadField", f"dictionary {i}: W = {width}")
         check(256 <= n <= (1 << code_bits), sec, base + 4, "BadField", f"dictionary {i}: N = {n}")
-        if self.version >= 3:
+        if self.version >= 5:
+            # §4.5: bit 1 = planes stored, bit 0 = high plane (only with bit 1).
+            check(flags & ~3 == 0 and flags != 1, sec, base + 3, "BadField", f"dictionary {i}: flags {flags:#x}")
+        if self.version >= 5 and flags & 2:
+            tokens = self._plane_tokens(i, s, base, n, width, flags & 1, max_len)
+        elif self.version >= 3:
             check(flags == 0, sec, base + 3, "BadField", f"dictionary {i}: flags {flags:#x} (zero in versions 3-4)")
             tokens = self._front_coded_tokens(i, s, base, n, max_len)
         else:
@@ -474,7 +479,8 @@ class Reader:
         return tokens
 
     def _plane_tokens(self, i: int, s: bytes, base: int, n: int, width: int, flags: int, max_len: int) -> List[bytes]:
-        """Versions 1-2 (§4.5): lengths, low plane, optional high plane, each padded to 16."""
+        """Versions 1-2, and 5 with flag bit 1 (§4.5): lengths, low plane,
+        optional high plane, each padded to 16. ``flags`` is bit 0 only."""
         sec = "§4.5"
         check(flags & ~1 == 0, sec, base + 3, "BadField", f"dictionary {i}: flags {flags:#x}")
         high = bool(flags & 1)

@@ -12,10 +12,12 @@
 //! sidecar of batch output positions, cascaded row boundaries, an optional
 //! validity bitmap; or, for a chunk with few distinct values, those values
 //! once and a bit-packed index per row), dictionary sections (the tokens
-//! front-coded: lengths, shared prefixes, remaining bytes), a footer and a
-//! 24-byte tail. The fixed-stride planes the decoders read are built from a
-//! dictionary when the file is opened ([`dict::Planes`]); they are not
-//! stored (format versions 3–4; versions 1–2, which stored them, still read).
+//! front-coded: lengths, shared prefixes, remaining bytes; or, format
+//! version 5, the fixed-stride planes themselves), a footer and a 24-byte
+//! tail. The planes the decoders read ([`dict::Planes`]) are built from a
+//! front-coded dictionary when it is first used, or read in place where a
+//! section stores them ([`WriterOptions::dict_planes`]: by default where
+//! they cost at most 1% of the dictionary's chunks).
 //! Every byte is specified in `spec/FORMAT.md`; the GPU algorithm in
 //! `spec/DECODER.md`; `CHANGELOG.md` lists the format versions.
 //!
@@ -106,7 +108,7 @@ pub mod write;
 pub use error::{Error, Result};
 pub use format::Codec;
 pub use read::{Column, ReadOptions, Reader};
-pub use write::{CodecChoice, DictMode, LogTemplates, Writer, WriterOptions};
+pub use write::{CodecChoice, DictMode, DictPlanes, LogTemplates, Writer, WriterOptions};
 
 /// Test, fuzzing and benchmark hooks (the `test-util` feature); not part of
 /// the stable API.

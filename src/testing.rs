@@ -374,7 +374,14 @@ pub fn fuzz_roundtrip(data: &[u8]) {
     let codec = codec_from_flag(flags);
     let chunk_rows = 1 + (b.u8() as usize % 64);
     let chunk_bytes = 1 + (b.u16() as usize) * 4;
-    let batch = 16u32 << (b.u8() % 4);
+    let batch_byte = b.u8();
+    let batch = 16u32 << (batch_byte % 4);
+    // Stored planes (§4.5, version 5) on inputs whose batch byte has bit 2.
+    let dict_planes = if batch_byte & 4 != 0 {
+        crate::write::DictPlanes::Always
+    } else {
+        crate::write::DictPlanes::Auto
+    };
     let dict_mode = if flags & 2 == 0 {
         DictMode::Shared
     } else {
@@ -419,6 +426,7 @@ pub fn fuzz_roundtrip(data: &[u8]) {
             1 => crate::write::LogTemplates::Always,
             _ => crate::write::LogTemplates::Off,
         },
+        dict_planes,
     };
     let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).expect("write");
     let r = Reader::from_bytes(file.clone()).expect("open what was written");

@@ -227,10 +227,32 @@ fn inspect_reports_sizes_ratios_and_dictionaries() {
         "onpair12",
         "mean tok",
         "<=8 B",
+        "front-coded",
         "chunks             1",
     ] {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }
+    // --dict-planes always: the dictionary stores its planes (format
+    // version 5, spec/FORMAT.md §4.5), the rows are the same.
+    let planes = dir.path("p.fpc");
+    ok(&[
+        "compress",
+        TESTDATA,
+        "-o",
+        s(&planes),
+        "--codec",
+        "onpair12",
+        "--dict-planes",
+        "always",
+        "-q",
+    ]);
+    let p = String::from_utf8(ok(&["inspect", s(&planes)]).stdout).unwrap();
+    assert!(p.contains("%  planes") && !p.contains("front-coded"), "{p}");
+    assert_eq!(
+        ok(&["decompress", s(&planes), "-o", "-"]).stdout,
+        ok(&["decompress", s(&fpc), "-o", "-"]).stdout
+    );
+    assert!(std::fs::metadata(&planes).unwrap().len() > std::fs::metadata(&fpc).unwrap().len());
     // The two ratios: value bytes / file bytes, and without row offsets.
     let file_bytes = std::fs::metadata(&fpc).unwrap().len() as f64;
     let ratio: f64 = text

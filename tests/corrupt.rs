@@ -6,7 +6,8 @@
 //! chunks of 150 rows, OnPair-12 with a high plane, nulls, batch 16; format
 //! version 1), v3_nulls_multichunk.fpc (the same values in format version 3:
 //! the `v3_*` cases of its front-coded dictionary), value_dict.fpc (version
-//! 2) and, for one case, per_chunk_dicts.fpc; where the broken invariant sits behind a
+//! 2), the v4_* and v5_planes_* files (version 5's stored planes, §4.5)
+//! and, for one case, per_chunk_dicts.fpc; where the broken invariant sits behind a
 //! checksum the checksums are recomputed, so the structural check is what
 //! fires. Damage to chunks is done to chunk 1 (of 0..3). They are committed;
 //! to rebuild them after a deliberate format change:
@@ -581,10 +582,10 @@ cases! {
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
     truncated_by_one: |b, _| b.file[..b.file.len() - 1].to_vec()
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
-    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 5) })
-        => Error::UnsupportedVersion { found: 5, supported: 4 },
+    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 6) })
+        => Error::UnsupportedVersion { found: 6, supported: 5 },
     unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 7))
-        => Error::UnsupportedVersion { found: 7, supported: 4 },
+        => Error::UnsupportedVersion { found: 7, supported: 5 },
     // A version-1 file whose tail says 2 (both known, they disagree).
     version_mismatch: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 2) })
         => Error::Corrupt { section: Section::Header, offset: 8, invariant: I::VersionMismatch { header: 1, tail: 2 } },
@@ -990,6 +991,51 @@ cases! {
     /// emitted tokens are longer than 8 bytes).
     v4_dictionary_width: |_, _| { let b = v4(); b.patch_fixed(|v| { let at = b.dict_at(0) + 2; assert_eq!(v[at], 16); v[at] = 8 }) }
         => Error::Corrupt { section: Section::Dictionary(0), invariant: I::WidthNotDerived { width: 8, derived: 16 }, .. },
+    // --- Version 5: stored planes (§4.5), from v5_planes_nulls_multichunk
+    // (one dictionary, N = 431, W = 16, no high plane: lengths at 136..352,
+    // the low plane at 352..7248, the section's end) ---
+    /// Flag bit 0 (high plane) with `W = 16`.
+    v5_dictionary_planes_flags: |_, _| { let b = v5p(); b.patch_fixed(|v| v[b.dict_at(0) + 3] = 3) }
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadField { what: "dictionary flags", value: 3 }, .. },
+    /// Flag bit 0 without bit 1: a high plane in a front-coded section.
+    v5_dictionary_high_plane_without_planes: |_, _| { let b = v5p(); b.patch_fixed(|v| { let at = b.dict_at(0); v[at + 2] = 8; v[at + 3] = 1 }) }
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadField { what: "dictionary flags", value: 1 }, .. },
+    /// The planes flag on a front-coded section (v5_nulls_multichunk): the
+    /// low plane's `N·W` bytes are not there.
+    v5_dictionary_planes_flag_on_front_coding: |_, _| { let b = Base::load("v5_nulls_multichunk"); b.patch_fixed(|v| v[b.dict_at(0) + 3] = 2) }
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::LengthPastEnd { what: "low plane", .. }, .. },
+    /// The front-coded spelling's flags (0) on a planes section: its
+    /// lengths read as prefixes and suffixes do not fill the section.
+    v5_dictionary_planes_flag_cleared: |_, _| { let b = v5p(); b.patch_fixed(|v| v[b.dict_at(0) + 3] = 0) }
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::SizeMismatch { .. }, .. },
+    /// 16 zero bytes after the low plane.
+    v5_dictionary_planes_trailing_bytes: |_, _| v5p().edit_dict(0, |d| d.extend_from_slice(&[0; 16]))
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::SizeMismatch { what: "dictionary section", .. }, .. },
+    /// A byte past the end of token 300 in its low-plane slot.
+    v5_dictionary_planes_token_padding: |_, _| v5p().edit_dict(0, |d| { let l = plane_len(d, 300); assert!(l < 16); d[352 + 300 * 16 + 15] = 1 })
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::NonZeroReserved { what: "token padding" }, .. },
+    /// The unused high nibble of the last length byte (N = 431 is odd).
+    v5_dictionary_planes_lengths_padding: |_, _| v5p().edit_dict(0, |d| d[136 + 215] |= 0x10)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::NonZeroReserved { what: "token length padding nibble" }, .. },
+    /// Tokens 300 and 301 swapped (slots and length nibbles): §4.4's order
+    /// holds for stored planes too.
+    v5_dictionary_planes_unsorted: |_, _| v5p().edit_dict(0, |d| { let (a, b) = (352 + 300 * 16, 352 + 301 * 16); for k in 0..16 { d.swap(a + k, b + k) } d[136 + 150] = d[136 + 150].rotate_left(4) })
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::TokenOrder { token: 301 }, .. },
+    /// A byte of token 0's (one byte long) high-plane slot, in
+    /// v5_planes_high_plane (N = 2077, W = 8: the high plane at 17808).
+    v5_dictionary_planes_high_plane_padding: |_, _| Base::load("v5_planes_high_plane").edit_dict(0, |d| d[17808] = 1)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::NonZeroReserved { what: "token padding" }, .. },
+    /// A zero high plane (flag bit 0) that no token needs, in
+    /// v5_planes_fsst12 (N = 771, W = 8, every token at most 8 bytes).
+    v5_dictionary_planes_unused_high_plane: |_, _| Base::load("v5_planes_fsst12").edit_dict(0, |d| { d[3] = 3; d.extend_from_slice(&vec![0; 771 * 8 + 8]) })
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::UnusedHighPlane, .. },
+    /// Token 300's length nibble says 10 bytes, in a `W = 8` section
+    /// without a high plane (v5_planes_fsst12).
+    v5_dictionary_planes_token_longer_than_plane: |_, _| Base::load("v5_planes_fsst12").edit_dict(0, |d| d[136 + 150] = (d[136 + 150] & 0xf0) | 9)
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadTokenLength { token: 300, len: 10 }, .. },
+    /// A version-5 stored-planes file relabelled 4: version 4 has no flags.
+    v5_planes_as_version_4: |_, _| { let b = v5p(); b.patch(|v| set_version(v, 4)) }
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::BadField { what: "dictionary flags", value: 2 }, .. },
     // --- Log-template chunks (§5.8), from v4_log_templates ---
     /// A log-template chunk (footer: no codes, bytes) labelled coded.
     v4_log_kind_as_coded: |_, _| { let b = v4log(); b.patch_fixed(|v| put32(v, b.chunk_at(0), 1)) }
@@ -1044,6 +1090,16 @@ fn first_log_block(p: &Parts) -> usize {
 /// The version-4 golden file of nulls_multichunk.
 fn v4() -> Base {
     Base::load("v4_nulls_multichunk")
+}
+
+/// The version-5 golden file of nulls_multichunk with stored planes (§4.5).
+fn v5p() -> Base {
+    Base::load("v5_planes_nulls_multichunk")
+}
+
+/// Length of token `c` of a stored-planes dictionary section (§4.5).
+fn plane_len(d: &[u8], c: usize) -> usize {
+    ((d[136 + c / 2] >> ((c & 1) * 4)) & 15) as usize + 1
 }
 
 /// The version-4 golden file of value_dict.

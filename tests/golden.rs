@@ -3,20 +3,22 @@
 //! the same bytes; and writing the values with the same options must reproduce
 //! each file byte for byte as long as the trainer picks the same dictionary.
 //!
-//! Three generations: the files named `v4_*` pin format version 4 (chunk
-//! kind and parts table in the chunk header, a checksum per block, §5.0,
-//! §5.7) and are what the writer gives today; regenerate them (`cargo test
-//! --test golden -- --ignored regenerate`) only on a deliberate format
-//! change. The `v3_*` files pin version 3 (front-coded dictionaries, §4),
-//! the others versions 1 and 2 (planes on disk, §4.5): they were written by
-//! older writers, are never regenerated, and must keep reading (and
-//! re-serializing, with the format's writers of their version) exactly as
-//! before. The writer writes version 4 only: the byte-for-byte rewrite
-//! test compares it with the `v4_*` files. testdata/corrupt/ is derived
-//! from nulls_multichunk.fpc, v3_nulls_multichunk.fpc and
-//! v4_nulls_multichunk.fpc and its recipes name offsets in them: regenerate
-//! those too (`cargo test --test corrupt -- --ignored regenerate`) and check
-//! them.
+//! Four generations: the files named `v5_*` pin format version 5 (a
+//! dictionary may store its planes, §4.5: the `v5_planes_*` files) and are
+//! what the writer gives today; regenerate them (`cargo test --test golden
+//! -- --ignored regenerate`) only on a deliberate format change. The `v4_*`
+//! files pin version 4 (chunk kind and parts table in the chunk header, a
+//! checksum per block, §5.0, §5.7), the `v3_*` files version 3
+//! (front-coded dictionaries, §4), the others versions 1 and 2 (planes on
+//! disk, §4.5): they were written by older writers, are never regenerated,
+//! and must keep reading (and re-serializing, with the format's writers of
+//! their version) exactly as before. The writer writes version 5 only: the
+//! byte-for-byte rewrite test compares it with the `v5_*` files.
+//! testdata/corrupt/ is derived from nulls_multichunk.fpc,
+//! v3_nulls_multichunk.fpc, v4_nulls_multichunk.fpc and
+//! v5_planes_nulls_multichunk.fpc and its recipes name offsets in them:
+//! regenerate those too (`cargo test --test corrupt -- --ignored
+//! regenerate`) and check them.
 //!
 //! `NAME.values`: one value per line; a line `\N` is a null; the values hold
 //! no newline.
@@ -28,7 +30,7 @@ use fastpair::format::layout::{self, ChunkParts, ChunkSection, DictSection, Sect
 use fastpair::format::wire::PutLe;
 use fastpair::format::{cascade, codes};
 use fastpair::write::write_to_vec;
-use fastpair::{Codec, DictMode, LogTemplates, ReadOptions, Reader, WriterOptions};
+use fastpair::{Codec, DictMode, DictPlanes, LogTemplates, ReadOptions, Reader, WriterOptions};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/golden")
@@ -49,23 +51,48 @@ fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> Wri
         .with_log_templates(LogTemplates::Off)
 }
 
-/// Each golden file of the current format (version 4): name, writer
+/// Each golden file of the current format (version 5): name, writer
 /// options, and the generator of its values. The same columns as the
-/// version 1–2 files of [`columns`], named `v4_*`.
+/// version 1–2 files of [`columns`], named `v5_*`, and the same columns
+/// again with stored planes (§4.5), named `v5_planes_*`.
 #[allow(clippy::type_complexity)]
 fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
     let mut v: Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> = columns()
         .into_iter()
-        .map(|(name, o, gen)| (format!("v4_{name}"), o, gen))
+        .map(|(name, o, gen)| (format!("v5_{name}"), o, gen))
         .collect();
     // Log-template chunks (§5.8): nulls, empty values, three chunks, the
     // last of them all null (so it stays coded: no bytes, §5.8).
     v.push((
-        "v4_log_templates".into(),
+        "v5_log_templates".into(),
         opts(Codec::OnPair12, 130, 64, DictMode::Shared).with_log_templates(LogTemplates::Always),
         log_template_rows,
     ));
+    v.extend(columns().into_iter().map(|(name, o, gen)| {
+        (
+            format!("v5_planes_{name}"),
+            o.with_dict_planes(DictPlanes::Always),
+            gen,
+        )
+    }));
+    // Stored planes with a high plane: W = 8 (few long codes), some tokens
+    // longer than 8 bytes (flags 0x03, §4.5).
+    v.push((
+        "v5_planes_high_plane".into(),
+        opts(Codec::OnPair12, 1 << 20, 64, DictMode::Shared).with_dict_planes(DictPlanes::Always),
+        movie_titles,
+    ));
     v
+}
+
+/// The first 1,500 titles of testdata/dbtext_movies_20k.txt.
+fn movie_titles() -> Vec<Option<String>> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/dbtext_movies_20k.txt");
+    let text = std::fs::read_to_string(p).unwrap();
+    text.lines()
+        .take(1500)
+        .map(|l| Some(l.to_string()))
+        .collect()
 }
 
 fn log_template_rows() -> Vec<Option<String>> {
@@ -95,7 +122,12 @@ fn log_template_rows() -> Vec<Option<String>> {
 fn legacy() -> Vec<String> {
     let base: Vec<String> = columns().iter().map(|c| c.0.to_string()).collect();
     let v3 = base.iter().map(|n| format!("v3_{n}")).collect::<Vec<_>>();
-    base.into_iter().chain(v3).collect()
+    let v4 = base
+        .iter()
+        .map(|n| format!("v4_{n}"))
+        .chain(["v4_log_templates".to_string()])
+        .collect::<Vec<_>>();
+    base.into_iter().chain(v3).chain(v4).collect()
 }
 
 /// The golden columns, with the options and values an older writer wrote
@@ -145,7 +177,9 @@ fn columns() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> 
 
 /// The format version of golden file `name`.
 fn version_of(name: &str) -> u32 {
-    if name.starts_with("v4_") {
+    if name.starts_with("v5_") {
+        5
+    } else if name.starts_with("v4_") {
         4
     } else if name.starts_with("v3_") {
         3
@@ -351,7 +385,7 @@ fn golden_files_reserialize_byte_for_byte() {
         }
         for (i, d) in r.dictionaries().unwrap().iter().enumerate() {
             let mut s = Vec::new();
-            d.write_section(version, &mut s);
+            d.write_section_as(version, version < 3 || d.planes_stored(), &mut s);
             footer.dicts[i] = place(&mut out, &s, crc32fast::hash(&s));
         }
         let fb = footer.to_bytes();
@@ -418,7 +452,7 @@ fn golden_files_rewrite_byte_for_byte() {
 
 #[test]
 fn golden_files_have_what_they_claim() {
-    for p in ["", "v3_", "v4_"] {
+    for p in ["", "v3_", "v4_", "v5_", "v5_planes_"] {
         let load = |name: &str| load(&format!("{p}{name}"));
         let r = Reader::from_bytes(load("nulls_multichunk").0).unwrap();
         assert_eq!(r.num_chunks(), 3);
@@ -431,6 +465,13 @@ fn golden_files_have_what_they_claim() {
             .lens()
             .iter()
             .any(|&l| l > 8));
+        let stored = r.dictionaries().unwrap()[0].planes_stored();
+        if p == "v5_planes_" {
+            let r = Reader::from_bytes(load("high_plane").0).unwrap();
+            let d = r.dictionary(0).unwrap();
+            assert!(d.planes_stored() && d.planes().width == 8 && !d.planes().hi.is_empty());
+        }
+        assert_eq!(stored, p.is_empty() || p == "v5_planes_", "{p}");
         if p.is_empty() {
             let planes = r.dictionaries().unwrap()[0].planes();
             assert!(!planes.hi.is_empty() && planes.width == 8, "a high plane");
@@ -460,7 +501,7 @@ fn golden_files_have_what_they_claim() {
     }
     // A version-3 dictionary section is smaller than the planes it
     // materializes (the point of §4's front coding).
-    for g in golden() {
+    for g in golden().iter().filter(|g| !g.0.starts_with("v5_planes_")) {
         let file = load(&g.0).0;
         let r = Reader::from_bytes(file).unwrap();
         for (d, s) in r.dictionaries().unwrap().iter().zip(&r.footer().dicts) {
@@ -577,6 +618,53 @@ fn version_4_files_hold_what_version_3_files_hold() {
                 (q.sidecar.0, q.row_codes.0, q.row_bytes.0),
                 (p.sidecar.0, p.row_codes.0, p.row_bytes.0)
             );
+        }
+    }
+}
+
+/// Version 5 changed one thing: a dictionary may store its planes (§4.5,
+/// flag bit 1). Each `v5_*` file (front-coded: these small columns stay
+/// under `DictPlanes::Auto`'s 1%) is its `v4_*` file with 5 for 4; each
+/// `v5_planes_*` file holds the same rows, chunks and footer counts, its
+/// dictionaries the same tokens, spelled as the planes.
+#[test]
+fn version_5_files_hold_what_version_4_files_hold() {
+    for name in columns().iter().map(|c| c.0).chain(["log_templates"]) {
+        let (mut v4, _) = load(&format!("v4_{name}"));
+        let (v5, _) = load(&format!("v5_{name}"));
+        set_version(&mut v4, 5);
+        assert!(v4 == v5, "{name}: v5 is not v4 relabelled");
+        if name == "log_templates" {
+            continue;
+        }
+        let (p, _) = load(&format!("v5_planes_{name}"));
+        let (a, b) = (
+            Reader::from_bytes(v5).unwrap(),
+            Reader::from_bytes(p.clone()).unwrap(),
+        );
+        assert_eq!(a.read_all().unwrap(), b.read_all().unwrap(), "{name}");
+        for (i, (x, y)) in a.footer().chunks.iter().zip(&b.footer().chunks).enumerate() {
+            assert_eq!(
+                (x.section, x.dict, x.rows, x.codes),
+                (y.section, y.dict, y.rows, y.codes),
+                "{name} chunk {i}"
+            );
+        }
+        for ((x, y), r) in a
+            .dictionaries()
+            .unwrap()
+            .iter()
+            .zip(b.dictionaries().unwrap())
+            .zip(&b.footer().dicts)
+        {
+            assert!(y.planes_stored() && !x.planes_stored());
+            assert_eq!(
+                (x.table(), x.planes(), x.hist()),
+                (y.table(), y.planes(), y.hist())
+            );
+            let at = r.offset as usize;
+            assert_eq!(p[at + 3] & 2, 2, "{name}: flag bit 1");
+            assert_eq!(r.len as usize, y.planes().section_len(), "{name}");
         }
     }
 }

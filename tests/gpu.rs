@@ -753,3 +753,48 @@ fn page_locked_file_serves_several_streaming_scans() {
         Err(fastpair::Error::InvalidArgument(_))
     ));
 }
+
+/// Dictionaries that store their planes (spec/FORMAT.md §4.5, version 5):
+/// the launch table takes the planes as they lie in the file (no host-side
+/// plane build), at their own width and re-laid at the other, and the
+/// column equals the CPU decoder's (which reads the same planes in place).
+#[test]
+fn stored_planes_match_cpu() {
+    if !have_gpu("stored_planes_match_cpu") {
+        return;
+    }
+    let mut vals: Vec<Vec<u8>> = Vec::new();
+    for i in 0..12_000u32 {
+        let v = match i % 5 {
+            0 => format!("GET /api/v1/items/{i}?page={} HTTP/1.1 200", i % 17),
+            1 => format!("user{}@example.com", i * 7919 % 10007),
+            2 => String::new(),
+            3 => "a fairly long repeated phrase, over sixteen bytes".to_string(),
+            _ => format!("{:x}{:x}", i.wrapping_mul(2654435761), i),
+        };
+        vals.push(v.into_bytes());
+    }
+    for codec in [Codec::Fsst12, Codec::OnPair12, Codec::OnPair16] {
+        for mode in [DictMode::Shared, DictMode::PerChunk] {
+            let opts = WriterOptions::default()
+                .with_codec(codec)
+                .with_chunk_rows(2000)
+                .with_dict_mode(mode)
+                .with_value_dict(false)
+                .with_log_templates(fastpair::LogTemplates::Off)
+                .with_dict_planes(fastpair::DictPlanes::Always);
+            let file = write_to_vec(vals.iter().map(|v| Some(v.as_slice())), opts).unwrap();
+            let r = Reader::from_bytes(file).unwrap();
+            assert!(r.dictionaries().unwrap().iter().all(|d| d.planes_stored()));
+            let n = r.rows();
+            for w in [8, 16] {
+                parity(&r, 0..n, DecoderConfig::default().with_w(w), true);
+            }
+            parity(&r, 0..n, DecoderConfig::default(), false);
+            parity(&r, 1999..4001, DecoderConfig::default(), false);
+            let (c, backend) = gpu::read_range(&r, 0..n).unwrap();
+            assert_eq!(backend, gpu::Backend::Gpu);
+            assert_eq!(c, r.read_all().unwrap(), "{codec:?} {mode:?}");
+        }
+    }
+}

@@ -7,15 +7,17 @@
 //! exact copies, so it never writes outside the slice it was given.
 
 pub mod reference;
+pub(crate) mod tokens;
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::dict::{Dictionary, TokenTable, MAX_TOKEN_LEN};
+use crate::dict::{Dictionary, MAX_TOKEN_LEN};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::codes;
+use tokens::{with_tokens, Layout, Tokens};
 
 /// Codes per unpacked block in the decode loop.
 const UNPACK_BLOCK: usize = 256;
@@ -93,7 +95,16 @@ impl<'a> CheckedCodes<'a> {
         let tokens = dict.num_tokens();
         // Token lengths by code, one byte each (the dense table's, equal to
         // the planes' nibbles): one load per code instead of a nibble pick.
-        let lens = dict.table().lens();
+        // Stored planes (§4.5) have no table: their nibbles are widened
+        // here, `N` bytes (a token table would be 17·N).
+        let widened: Vec<u8>;
+        let lens = if dict.planes_stored() {
+            let p = dict.planes();
+            widened = (0..tokens as usize).map(|c| p.token_len(c) as u8).collect();
+            &widened[..]
+        } else {
+            dict.table().lens()
+        };
         // Batches are checked in groups of about 4 Ki codes, so a task's
         // fixed costs (the histogram's reduction, the rayon split) are paid
         // per group, not per batch of 64 codes.
@@ -273,8 +284,18 @@ pub(crate) fn decode_range_uninit(
     out: &mut [MaybeUninit<u8>],
 ) -> usize {
     assert_decodable(dict, codes, &range);
-    let table = dict.table();
-    let (words, lens) = (table.words(), table.lens());
+    with_tokens!(Layout::of(dict), t => decode_range_with(t, codes, range, out))
+}
+
+/// [`decode_range_uninit`] over one token layout (codes checked against
+/// its dictionary: asserted by the caller).
+#[inline(never)]
+fn decode_range_with<T: Tokens>(
+    t: T,
+    codes: &CheckedCodes<'_>,
+    range: Range<usize>,
+    out: &mut [MaybeUninit<u8>],
+) -> usize {
     let dst = out.as_mut_ptr().cast::<u8>();
     let cap = out.len();
     let mut pos = 0usize;
@@ -285,7 +306,7 @@ pub(crate) fn decode_range_uninit(
     // (16 bytes per code) fits in `out`.
     if codes.bits == 12 {
         if i % 2 == 1 && i < end {
-            match emit_exact(words, lens, codes.get(i), out, pos) {
+            match emit_exact(t, codes.get(i), out, pos) {
                 Some(p) => pos = p,
                 None => return pos,
             }
@@ -308,10 +329,10 @@ pub(crate) fn decode_range_uninit(
                 // dictionary asserted above); the block's ≤ 16 bytes per code
                 // fit in `out` (loop condition).
                 unsafe {
-                    pos = emit_one(words, lens, (v & 0xfff) as usize, dst, pos);
-                    pos = emit_one(words, lens, (v >> 12 & 0xfff) as usize, dst, pos);
-                    pos = emit_one(words, lens, (v >> 24 & 0xfff) as usize, dst, pos);
-                    pos = emit_one(words, lens, (v >> 36 & 0xfff) as usize, dst, pos);
+                    pos = emit_one(t, (v & 0xfff) as usize, dst, pos);
+                    pos = emit_one(t, (v >> 12 & 0xfff) as usize, dst, pos);
+                    pos = emit_one(t, (v >> 24 & 0xfff) as usize, dst, pos);
+                    pos = emit_one(t, (v >> 36 & 0xfff) as usize, dst, pos);
                 }
             }
             i += FUSED_BLOCK;
@@ -322,7 +343,7 @@ pub(crate) fn decode_range_uninit(
             for b in pairs.chunks_exact(2) {
                 let c = u16::from_le_bytes([b[0], b[1]]) as usize;
                 // SAFETY: as above.
-                unsafe { pos = emit_one(words, lens, c, dst, pos) };
+                unsafe { pos = emit_one(t, c, dst, pos) };
             }
             i += FUSED_BLOCK;
         }
@@ -330,7 +351,7 @@ pub(crate) fn decode_range_uninit(
     // The rest (near the end of `out`): over-copy while 16 bytes fit, then exact.
     while i < end {
         let c = codes.get(i);
-        match emit_exact(words, lens, c, out, pos) {
+        match emit_exact(t, c, out, pos) {
             Some(p) => pos = p,
             None => return pos,
         }
@@ -346,44 +367,33 @@ const FUSED_BLOCK: usize = 64;
 /// `dst + pos` and returns `pos + len`.
 ///
 /// # Safety
-/// `c < words.len() == lens.len()`, and `dst + pos .. + 16` is writable.
+/// `c < t.count()`, and `dst + pos .. + 16` is writable.
 #[inline(always)]
-unsafe fn emit_one(
-    words: &[[u8; MAX_TOKEN_LEN]],
-    lens: &[u8],
-    c: usize,
-    dst: *mut u8,
-    pos: usize,
-) -> usize {
+unsafe fn emit_one<T: Tokens>(t: T, c: usize, dst: *mut u8, pos: usize) -> usize {
     // SAFETY: the caller guarantees c is in range and the 16-byte store fits.
     unsafe {
-        std::ptr::copy_nonoverlapping(words.get_unchecked(c).as_ptr(), dst.add(pos), MAX_TOKEN_LEN);
-        pos + *lens.get_unchecked(c) as usize
+        t.store(c, dst.add(pos));
+        pos + t.len(c)
     }
 }
 
 /// One code near the end of the output: a 16-byte store while it fits, else
 /// exactly the token's bytes; `None` when even those do not fit (a caller bug).
 #[inline]
-fn emit_exact(
-    words: &[[u8; MAX_TOKEN_LEN]],
-    lens: &[u8],
-    c: u16,
-    out: &mut [MaybeUninit<u8>],
-    pos: usize,
-) -> Option<usize> {
+fn emit_exact<T: Tokens>(t: T, c: u16, out: &mut [MaybeUninit<u8>], pos: usize) -> Option<usize> {
     let c = c as usize;
-    let (word, len) = (words.get(c)?, *lens.get(c)? as usize);
+    if c >= t.count() {
+        return None;
+    }
+    // SAFETY: c < t.count() (above).
+    let len = unsafe { t.len(c) };
     if pos + MAX_TOKEN_LEN <= out.len() {
-        // SAFETY: pos + 16 <= out.len(): the store is in bounds.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                word.as_ptr(),
-                out.as_mut_ptr().cast::<u8>().add(pos),
-                MAX_TOKEN_LEN,
-            )
-        };
+        // SAFETY: c < t.count(); pos + 16 <= out.len(): the store is in bounds.
+        unsafe { t.store(c, out.as_mut_ptr().cast::<u8>().add(pos)) };
     } else {
+        let mut word = [0u8; MAX_TOKEN_LEN];
+        // SAFETY: c < t.count(); `word` has 16 bytes.
+        unsafe { t.store(c, word.as_mut_ptr()) };
         for (d, &b) in out.get_mut(pos..pos + len)?.iter_mut().zip(&word[..len]) {
             d.write(b);
         }
@@ -420,7 +430,9 @@ pub fn decode_append(
     // SAFETY: `codes` passed `CheckedCodes::check` against a dictionary of
     // `dict`'s token count (asserted above: codes < num_tokens, the packed
     // bytes hold `codes.count` codes) and `range` lies within them (asserted).
-    unsafe { append_unchecked(dict.table(), codes.packed, codes.bits, range, out) }
+    with_tokens!(Layout::of(dict), t => unsafe {
+        append_unchecked(t, codes.packed, codes.bits, range, out)
+    })
 }
 
 /// [`decode_append`] without its checks, for callers that validated once
@@ -429,10 +441,10 @@ pub fn decode_append(
 /// # Safety
 /// `packed` holds at least `range.end` codes of `bits` bits
 /// (`packed.len() >= codes::packed_len(bits, range.end)`), `range.start <=
-/// range.end`, and every code of `range` is `< table.len()`.
+/// range.end`, and every code of `range` is `< t.count()`.
 #[inline(always)]
-pub(crate) unsafe fn append_unchecked(
-    table: &TokenTable,
+pub(crate) unsafe fn append_unchecked<T: Tokens>(
+    t: T,
     packed: &[u8],
     bits: u8,
     range: Range<usize>,
@@ -441,51 +453,29 @@ pub(crate) unsafe fn append_unchecked(
     let n = range.end - range.start;
     if n > UNPACK_BLOCK {
         // SAFETY: the caller's contract, passed on.
-        return unsafe {
-            append_blocks_ptrs(
-                table.words().as_ptr(),
-                table.lens().as_ptr(),
-                packed,
-                bits,
-                range,
-                out,
-            )
-        };
+        return unsafe { append_blocks_ptrs(t, packed, bits, range, out) };
     }
-    let (words, lens) = (table.words().as_ptr(), table.lens().as_ptr());
     out.reserve(n * MAX_TOKEN_LEN);
     let start = out.len();
     // SAFETY: the caller's contract (codes of `range` exist in `packed` and
-    // are < table.len(), the length of `words` and `lens`); the reservation
-    // leaves room for 16 bytes per code of `range` from `start`.
-    let written = unsafe {
-        emit_raw(
-            packed,
-            bits,
-            range,
-            words,
-            lens,
-            out.as_mut_ptr().add(start),
-        )
-    };
+    // are < t.count()); the reservation leaves room for 16 bytes per code
+    // of `range` from `start`.
+    let written = unsafe { emit_raw(packed, bits, range, t, out.as_mut_ptr().add(start)) };
     // SAFETY: bytes start..start + written were written by the stores above
     // (each token's bytes are the first `len` bytes of its word), and
     // written ≤ 16 × n ≤ the reserved spare capacity.
     unsafe { out.set_len(start + written) };
 }
 
-/// [`append_unchecked`] for the get path: the token table as raw `words` and
-/// `lens` pointers (kept in the per-chunk get context, so a get makes no
-/// dictionary lookup).
+/// [`append_unchecked`] for the get path: the tokens as raw pointers (kept
+/// in the per-chunk get context, so a get makes no dictionary lookup).
 ///
 /// # Safety
-/// As [`append_unchecked`], with `words` and `lens` pointing at a table's
-/// `words()` and `lens()` (every code of `range` below its length), valid
-/// for the whole call, and `out` empty.
+/// As [`append_unchecked`], with `t` valid for the whole call (every code
+/// of `range` below `t.count()`), and `out` empty.
 #[inline(always)]
-pub(crate) unsafe fn append_row_ptrs(
-    words: *const [u8; MAX_TOKEN_LEN],
-    lens: *const u8,
+pub(crate) unsafe fn append_row_ptrs<T: Tokens>(
+    t: T,
     packed: &[u8],
     bits: u8,
     range: Range<usize>,
@@ -494,7 +484,7 @@ pub(crate) unsafe fn append_row_ptrs(
     let n = range.end - range.start;
     if n > UNPACK_BLOCK {
         // SAFETY: the caller's contract, passed on.
-        return unsafe { append_blocks_ptrs(words, lens, packed, bits, range, out) };
+        return unsafe { append_blocks_ptrs(t, packed, bits, range, out) };
     }
     // `out` is empty (the caller's contract): the capacity alone says
     // whether 16 bytes per code fit.
@@ -503,12 +493,29 @@ pub(crate) unsafe fn append_row_ptrs(
         out.reserve(n * MAX_TOKEN_LEN);
     }
     // SAFETY: the caller's contract (codes of `range` exist in `packed` and
-    // index `words` and `lens`); `out` is empty with room for 16 bytes per
+    // are below `t.count()`); `out` is empty with room for 16 bytes per
     // code of `range`.
-    let written = unsafe { emit_raw(packed, bits, range, words, lens, out.as_mut_ptr()) };
+    let written = unsafe { emit_raw(packed, bits, range, t, out.as_mut_ptr()) };
     // SAFETY: bytes 0..written were written by `emit_raw`, and written ≤
     // 16 × n ≤ the capacity.
     unsafe { out.set_len(written) };
+}
+
+/// [`append_row_ptrs`] for any layout, kept out of line (the get path
+/// inlines the dense table's loop only).
+///
+/// # Safety
+/// As [`append_row_ptrs`].
+#[inline(never)]
+pub(crate) unsafe fn append_row_layout(
+    layout: Layout,
+    packed: &[u8],
+    bits: u8,
+    range: Range<usize>,
+    out: &mut Vec<u8>,
+) {
+    // SAFETY: the caller's contract, passed on.
+    with_tokens!(layout, t => unsafe { append_row_ptrs(t, packed, bits, range, out) })
 }
 
 /// A long range appended in blocks of at most UNPACK_BLOCK codes, reserving
@@ -520,9 +527,8 @@ pub(crate) unsafe fn append_row_ptrs(
 /// As [`append_row_ptrs`], except that `out` need not be empty (each block
 /// reserves its room after `out.len()`).
 #[inline(never)]
-unsafe fn append_blocks_ptrs(
-    words: *const [u8; MAX_TOKEN_LEN],
-    lens: *const u8,
+unsafe fn append_blocks_ptrs<T: Tokens>(
+    t: T,
     packed: &[u8],
     bits: u8,
     range: Range<usize>,
@@ -534,8 +540,7 @@ unsafe fn append_blocks_ptrs(
         out.reserve((j - i) * MAX_TOKEN_LEN);
         let start = out.len();
         // SAFETY: as in `append_row_ptrs`, for the block `i..j`.
-        let written =
-            unsafe { emit_raw(packed, bits, i..j, words, lens, out.as_mut_ptr().add(start)) };
+        let written = unsafe { emit_raw(packed, bits, i..j, t, out.as_mut_ptr().add(start)) };
         // SAFETY: as in `append_row_ptrs`.
         unsafe { out.set_len(start + written) };
         i = j;
@@ -548,15 +553,14 @@ unsafe fn append_blocks_ptrs(
 ///
 /// # Safety
 /// `packed` holds at least `range.end` codes of `bits` bits, `range.start <=
-/// range.end`, every code of `range` indexes `words` and `lens` (same length),
-/// and `dst .. dst + 16 × range.len()` is writable.
+/// range.end`, every code of `range` is below `t.count()`, and `dst .. dst
+/// + 16 × range.len()` is writable.
 #[inline(always)]
-unsafe fn emit_raw(
+unsafe fn emit_raw<T: Tokens>(
     packed: &[u8],
     bits: u8,
     range: Range<usize>,
-    words: *const [u8; MAX_TOKEN_LEN],
-    lens: *const u8,
+    t: T,
     dst: *mut u8,
 ) -> usize {
     let (mut i, end) = (range.start, range.end);
@@ -564,8 +568,8 @@ unsafe fn emit_raw(
     debug_assert!(packed.len() >= codes::packed_len(bits, end) && i <= end);
     let mut pos = 0usize;
     // One token: a 16-byte store at `dst + pos`, then advance by its length.
-    // SAFETY (for every use below): `c` is a code of `range`, so it indexes
-    // `words` and `lens` (the caller's contract); each kept code advances
+    // SAFETY (for every use below): `c` is a code of `range`, so it is
+    // below `t.count()` (the caller's contract); each kept code advances
     // `pos` by at most 16, and every store is made at a `pos` reached by
     // fewer than `range.len()` kept codes (the one store not kept, in the
     // 12-bit pair alignment, is at the `pos` of the next), so each 16-byte
@@ -573,8 +577,8 @@ unsafe fn emit_raw(
     let emit = |c: usize, pos: usize| -> usize {
         // SAFETY: as stated above.
         unsafe {
-            std::ptr::copy_nonoverlapping((*words.add(c)).as_ptr(), dst.add(pos), MAX_TOKEN_LEN);
-            pos + *lens.add(c) as usize
+            t.store(c, dst.add(pos));
+            pos + t.len(c)
         }
     };
     // SAFETY: every packed read below lies inside `packed` (which holds at

@@ -22,10 +22,17 @@ pub fn check(d: &Dictionary, id: u32, base: u64) -> Result<()> {
             Invariant::WidthNotDerived { width, derived },
         ));
     }
-    let t = d.table();
+    // Token by token from the planes (stored or built), so that a section
+    // that stores its planes is checked without a token table (§4.5).
+    let p = d.planes();
+    let token = |c: usize| {
+        let (w, l) = (p.word(c), p.token_len(c));
+        (w, l)
+    };
     let lens_at = base + DICT_HEADER_LEN as u64;
     for c in 0..256usize {
-        if t.token(c) != [c as u8] {
+        let (w, l) = token(c);
+        if l != 1 || w[0] != c as u8 {
             return Err(Error::corrupt(
                 section,
                 lens_at + (c / 2) as u64,
@@ -33,22 +40,25 @@ pub fn check(d: &Dictionary, id: u32, base: u64) -> Result<()> {
             ));
         }
     }
-    for c in 256..t.len() {
-        let tok = t.token(c);
-        if tok.len() == 1 {
+    let n = d.num_tokens() as usize;
+    let mut prev = token(255.min(n.saturating_sub(1)));
+    for c in 256..n {
+        let (w, l) = token(c);
+        if l == 1 {
             return Err(Error::corrupt(
                 section,
                 lens_at + (c / 2) as u64,
                 Invariant::DuplicateToken { token: c as u32 },
             ));
         }
-        if c > 256 && t.token(c - 1) >= tok {
+        if c > 256 && prev.0[..prev.1] >= w[..l] {
             return Err(Error::corrupt(
                 section,
                 lens_at + (c / 2) as u64,
                 Invariant::TokenOrder { token: c as u32 },
             ));
         }
+        prev = (w, l);
     }
     Ok(())
 }

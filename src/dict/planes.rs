@@ -1,10 +1,14 @@
 //! Fixed-stride dictionary planes (spec/FORMAT.md §4.5) and the
 //! validated [`Dictionary`] that decoders accept.
 
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+
 use super::{TokenTable, MAX_TOKEN_LEN};
 use crate::error::{Error, Invariant, Result, Section};
 use crate::format::layout::{nibble, DictBody, DictSection};
-use crate::format::{Codec, VERSION_3};
+use crate::format::{Codec, VERSION_3, VERSION_5};
 
 /// Bytes one token of `len` bytes costs in a stored dictionary section
 /// (format version 3, spec/FORMAT.md §4): its length and shared-prefix
@@ -76,7 +80,11 @@ pub fn choose_width(hist: &[u64; 16]) -> u8 {
     }
 }
 
-/// The planes of one dictionary, as laid out on disk and on the GPU.
+/// The planes of one dictionary, as laid out on disk and on the GPU. Each
+/// part is a [`Bytes`]: built at load from front-coded tokens, or (a
+/// section that stores its planes, §4.5) a slice of the section's bytes as
+/// the storage returned them — of the map itself with
+/// [`crate::read::MmapStorage`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Planes {
     /// Low-plane width `W` (8 or 16).
@@ -84,12 +92,12 @@ pub struct Planes {
     /// Number of tokens.
     pub num_tokens: u32,
     /// Nibble-packed `len - 1` (token `c` in byte `c / 2`, low nibble for even `c`).
-    pub lens: Vec<u8>,
+    pub lens: Bytes,
     /// Low plane: token `c`'s first `W` bytes at `c * W`, zero padded.
-    pub lo: Vec<u8>,
+    pub lo: Bytes,
     /// High plane: bytes `W..16` of token `c` at `c * (16 - W)`; empty when no
     /// token is longer than `W`.
-    pub hi: Vec<u8>,
+    pub hi: Bytes,
 }
 
 impl Planes {
@@ -118,9 +126,9 @@ impl Planes {
         Self {
             width,
             num_tokens: n as u32,
-            lens,
-            lo,
-            hi,
+            lens: lens.into(),
+            lo: lo.into(),
+            hi: hi.into(),
         }
     }
 
@@ -129,18 +137,55 @@ impl Planes {
     pub fn token_len(&self, c: usize) -> usize {
         ((self.lens[c / 2] >> ((c & 1) * 4)) & 0xf) as usize + 1
     }
+
+    /// Token `c`'s zero-padded 16-byte word (its low-plane slot, then its
+    /// high-plane slot when there is a high plane).
+    #[inline]
+    pub fn word(&self, c: usize) -> [u8; MAX_TOKEN_LEN] {
+        let w = self.width as usize;
+        let mut word = [0u8; MAX_TOKEN_LEN];
+        word[..w].copy_from_slice(&self.lo[c * w..c * w + w]);
+        if !self.hi.is_empty() {
+            let hw = MAX_TOKEN_LEN - w;
+            word[w..].copy_from_slice(&self.hi[c * hw..c * hw + hw]);
+        }
+        word
+    }
+
+    /// The dense token table of these planes.
+    fn to_table(&self) -> TokenTable {
+        let mut t = TokenTable::new();
+        for c in 0..self.num_tokens as usize {
+            t.push(&self.word(c)[..self.token_len(c)]);
+        }
+        t
+    }
+
+    /// Bytes of the section that stores these planes (§4.5): the header,
+    /// the lengths, the low plane and the high plane, each padded to 16.
+    pub fn section_len(&self) -> usize {
+        use crate::format::{align16, DICT_HEADER_LEN};
+        align16(align16(align16(DICT_HEADER_LEN + self.lens.len()) + self.lo.len()) + self.hi.len())
+    }
 }
 
 /// A dictionary that passed every check of spec/FORMAT.md §4.4: the only
-/// form decoders accept. Holds the planes and a dense 16-byte-per-token table
-/// for the CPU decoder.
+/// form decoders accept. Holds the planes and, for a front-coded section, a
+/// dense 16-byte-per-token table that the CPU decoder indexes. A section
+/// that stores its planes (versions 1–2; version 5 with flag bit 1) is
+/// decoded from the planes in place ([`Self::planes_stored`]): its table is
+/// built only if an API asks for it ([`Self::table`]: search, UTF-8 proofs).
 #[derive(Clone, Debug)]
 pub struct Dictionary {
     codec: Codec,
     code_bits: u8,
     hist: [u64; 16],
     planes: Planes,
-    table: TokenTable,
+    /// Set at construction for a front-coded section (the decoders' layout),
+    /// on first use for stored planes.
+    table: OnceLock<TokenTable>,
+    /// The planes are the section's: decoders read them in place.
+    stored: bool,
 }
 
 impl Dictionary {
@@ -150,8 +195,36 @@ impl Dictionary {
     /// the allocation is bounded by the validated token count (at most
     /// 2^16 tokens × 16 bytes).
     pub fn validate(s: &DictSection<'_>, id: u32, base: u64) -> Result<Self> {
+        Self::validate_in(s, None, id, base)
+    }
+
+    /// [`Self::validate`] for a section parsed from `owner` (the section's
+    /// bytes as the storage returned them): stored planes are then kept as
+    /// slices of `owner`, not copied (read in place, from the map itself
+    /// with [`crate::read::MmapStorage`]).
+    pub fn validate_in(
+        s: &DictSection<'_>,
+        owner: Option<&Bytes>,
+        id: u32,
+        base: u64,
+    ) -> Result<Self> {
         match s.body {
-            DictBody::Planes { lo, hi } => Self::validate_planes(s, lo, hi, id, base),
+            DictBody::Planes { lo, hi } => {
+                // A part of `owner` is shared; anything else is copied.
+                let keep = |part: &[u8]| match owner {
+                    Some(b) if part.is_empty() => b.slice(0..0),
+                    Some(b) if b.as_ptr_range().contains(&part.as_ptr()) => b.slice_ref(part),
+                    _ => Bytes::copy_from_slice(part),
+                };
+                let planes = Planes {
+                    width: s.width,
+                    num_tokens: s.num_tokens,
+                    lens: keep(s.lens),
+                    lo: keep(lo),
+                    hi: keep(hi),
+                };
+                Self::validate_planes(s, planes, id, base)
+            }
             DictBody::Packed { prefixes, suffixes } => {
                 Self::validate_packed(s, prefixes, suffixes, id, base)
             }
@@ -252,31 +325,24 @@ impl Dictionary {
             code_bits: s.code_bits,
             hist: s.hist,
             planes,
-            table,
+            table: OnceLock::from(table),
+            stored: false,
         })
     }
 
-    fn validate_planes(
-        s: &DictSection<'_>,
-        lo: &[u8],
-        hi: &[u8],
-        id: u32,
-        base: u64,
-    ) -> Result<Self> {
+    /// The checks of stored planes (§4.4, §4.5): token lengths, zero bytes
+    /// past each token in its slots, a high plane only when needed, the 256
+    /// single bytes. Walks the planes without building a token table.
+    fn validate_planes(s: &DictSection<'_>, planes: Planes, id: u32, base: u64) -> Result<Self> {
         let section = Section::Dictionary(id);
         let n = s.num_tokens as usize;
         let w = s.width as usize;
-        let planes = Planes {
-            width: s.width,
-            num_tokens: s.num_tokens,
-            lens: s.lens.to_vec(),
-            lo: lo.to_vec(),
-            hi: hi.to_vec(),
-        };
-        // Offsets of the planes within the section, for error positions.
+        // Offsets of the planes within the section, for error positions
+        // (each part starts at a multiple of 16 from the section start).
         let lens_at = base + crate::format::DICT_HEADER_LEN as u64;
-        let lo_at = lens_at + crate::format::align16(s.lens.len()) as u64;
-        let hi_at = lo_at + crate::format::align16(lo.len()) as u64;
+        let lo_at =
+            base + crate::format::align16(crate::format::DICT_HEADER_LEN + s.lens.len()) as u64;
+        let hi_at = lo_at + crate::format::align16(planes.lo.len()) as u64;
         if n % 2 == 1 && s.lens[n / 2] >> 4 != 0 {
             return Err(Error::corrupt(
                 section,
@@ -292,7 +358,6 @@ impl Dictionary {
             MAX_TOKEN_LEN
         };
         let max_len = max_len.min(s.codec.max_token_len());
-        let mut table = TokenTable::new();
         let mut seen_single = [false; 256];
         for c in 0..n {
             let l = planes.token_len(c);
@@ -306,12 +371,7 @@ impl Dictionary {
                     },
                 ));
             }
-            let mut word = [0u8; MAX_TOKEN_LEN];
-            word[..w].copy_from_slice(&planes.lo[c * w..c * w + w]);
-            if !planes.hi.is_empty() {
-                let hw = MAX_TOKEN_LEN - w;
-                word[w..].copy_from_slice(&planes.hi[c * hw..c * hw + hw]);
-            }
+            let word = planes.word(c);
             // Bytes past the token's length are zero, so a file has one spelling.
             if let Some(p) = word[l..].iter().position(|&b| b != 0) {
                 let at = if l + p < w {
@@ -330,7 +390,6 @@ impl Dictionary {
             if l == 1 {
                 seen_single[word[0] as usize] = true;
             }
-            table.push(&word[..l]);
         }
         // One spelling: the high plane is there exactly when a token needs it.
         if !planes.hi.is_empty() && !(0..n).any(|c| planes.token_len(c) > w) {
@@ -348,7 +407,8 @@ impl Dictionary {
             code_bits: s.code_bits,
             hist: s.hist,
             planes,
-            table,
+            table: OnceLock::new(),
+            stored: true,
         })
     }
 
@@ -362,7 +422,8 @@ impl Dictionary {
             code_bits: codec.code_bits(),
             hist,
             planes,
-            table,
+            table: OnceLock::from(table),
+            stored: false,
         }
     }
 
@@ -386,13 +447,40 @@ impl Dictionary {
     pub fn planes(&self) -> &Planes {
         &self.planes
     }
-    /// The dense token table.
+    /// The dense token table (built on first use when the section stored
+    /// its planes: the decoders do not use it then).
     pub fn table(&self) -> &TokenTable {
-        &self.table
+        self.table.get_or_init(|| self.planes.to_table())
+    }
+    /// True when the planes are the section's own bytes (versions 1–2;
+    /// version 5 with flag bit 1, §4.5): the CPU decoders read them in
+    /// place; otherwise they index the dense table built at load.
+    pub fn planes_stored(&self) -> bool {
+        self.stored
+    }
+    /// The address of the token bytes the CPU decoders read: the stored low
+    /// plane (in place, §4.5) or the dense table (tests check the first
+    /// lies inside the file's map).
+    #[cfg(feature = "test-util")]
+    pub fn decoder_words_ptr(&self) -> *const u8 {
+        crate::decode::tokens::Layout::of(self).words_ptr()
+    }
+    /// Length of token `c` (`c < num_tokens`).
+    #[inline]
+    pub fn token_len(&self, c: usize) -> usize {
+        match self.table.get() {
+            Some(t) if !self.stored => t.token_len(c),
+            _ => self.planes.token_len(c),
+        }
+    }
+    /// Token `c`'s zero-padded 16-byte word and its length (`c < num_tokens`).
+    #[inline]
+    pub fn word(&self, c: usize) -> ([u8; MAX_TOKEN_LEN], usize) {
+        (self.planes.word(c), self.planes.token_len(c))
     }
 
-    /// The section of format versions 1–2 that stores this dictionary as
-    /// its planes (§4.5). New files use [`Self::write_section`].
+    /// The section that stores this dictionary as its planes (§4.5: format
+    /// versions 1–2, and version 5 with flag bit 1).
     pub fn section(&self) -> DictSection<'_> {
         DictSection {
             codec: self.codec,
@@ -412,15 +500,31 @@ impl Dictionary {
     /// `version`: front-coded tokens from version 3 on (§4), the planes
     /// before (§4.5).
     pub fn write_section(&self, version: u32, out: &mut Vec<u8>) {
-        if version < VERSION_3 {
-            self.section().write(out);
+        self.write_section_as(version, version < VERSION_3, out)
+    }
+
+    /// Appends the section of this dictionary in a file of format
+    /// `version`, storing its planes (§4.5) when `planes` is true (versions
+    /// 1–2 always, version 5 when asked) or its front-coded tokens (§4).
+    ///
+    /// # Panics
+    /// When the version cannot spell it (planes in versions 3–4, front coding
+    /// before version 3): a caller bug.
+    pub fn write_section_as(&self, version: u32, planes: bool, out: &mut Vec<u8>) {
+        assert!(
+            planes == (version < VERSION_3) || (planes && version >= VERSION_5),
+            "format version {version} cannot store this dictionary so"
+        );
+        if planes {
+            self.section().write(version, out);
             return;
         }
-        let n = self.table.len();
+        let table = self.table();
+        let n = table.len();
         let mut prefixes = vec![0u8; n.div_ceil(2)];
         let mut suffixes = Vec::new();
         let mut prev: &[u8] = &[];
-        for (c, t) in self.table.iter().enumerate() {
+        for (c, t) in table.iter().enumerate() {
             let p = shared_prefix(prev, t);
             prefixes[c / 2] |= (p as u8) << ((c & 1) * 4);
             suffixes.extend_from_slice(&t[p..]);
@@ -438,7 +542,7 @@ impl Dictionary {
                 suffixes: &suffixes,
             },
         }
-        .write(out);
+        .write(version, out);
     }
 
     /// Mean length of the tokens emitted with this dictionary.

@@ -1,5 +1,6 @@
-//! The dictionary section (spec/FORMAT.md §4): front-coded tokens (version
-//! 3) or the planes (versions 1–2, §4.5) after a fixed header.
+//! The dictionary section (spec/FORMAT.md §4): front-coded tokens (versions
+//! 3–5) or the planes (versions 1–2, and version 5 with flag bit 1, §4.5)
+//! after a fixed header.
 
 use binrw::binrw;
 
@@ -19,7 +20,8 @@ pub struct DictHeader {
     pub code_bits: u8,
     /// `W`, the low-plane width (8 or 16).
     pub width: u8,
-    /// Flags: zero in version 3; bit 0 = high plane present in versions 1–2.
+    /// Flags: zero in versions 3–4; bit 0 = high plane present in versions
+    /// 1–2 and 5; bit 1 = planes stored (version 5).
     pub flags: u8,
     /// `N`, the number of tokens.
     pub num_tokens: u32,
@@ -57,11 +59,19 @@ impl DictHeader {
             return err(end_of!(DictHeader, width), "plane width", self.width as u64);
         }
         let flags = self.flags;
-        // Version 3 has no flags (the planes are materialized, §4); versions
-        // 1–2 have bit 0 (high plane), never with `W = 16`.
-        if (version >= VERSION_3 && flags != 0)
-            || flags & !DICT_FLAG_HI_PLANE != 0
-            || (self.width == 16 && flags != 0)
+        // Versions 3–4 have no flags (the planes are materialized, §4);
+        // versions 1–2 have bit 0 (high plane), never with `W = 16`; version
+        // 5 has bit 1 (planes stored, §4.5) and bit 0 only with it, never
+        // with `W = 16`.
+        let known = match version {
+            VERSION_3 | VERSION_4 => 0,
+            v if v >= VERSION_5 => DICT_FLAG_HI_PLANE | DICT_FLAG_PLANES,
+            _ => DICT_FLAG_HI_PLANE,
+        };
+        let hi_alone = version >= VERSION_5
+            && flags & DICT_FLAG_HI_PLANE != 0
+            && flags & DICT_FLAG_PLANES == 0;
+        if flags & !known != 0 || hi_alone || (self.width == 16 && flags & DICT_FLAG_HI_PLANE != 0)
         {
             return err(end_of!(DictHeader, flags), "dictionary flags", flags as u64);
         }
@@ -92,22 +102,23 @@ pub struct DictSection<'a> {
     pub hist: [u64; 16],
     /// Nibble-packed `len - 1`, token `c` in byte `c / 2`, low nibble for even `c`.
     pub lens: &'a [u8],
-    /// The tokens' bytes: fixed-stride planes (versions 1–2) or front-coded
-    /// (version 3).
+    /// The tokens' bytes: fixed-stride planes (versions 1–2, and 5 with flag
+    /// bit 1) or front-coded (versions 3–5).
     pub body: DictBody<'a>,
 }
 
 /// How a dictionary section stores its tokens' bytes.
 #[derive(Clone, Debug)]
 pub enum DictBody<'a> {
-    /// Versions 1 and 2 (§4.5): the fixed-stride planes as a decoder uses them.
+    /// Versions 1 and 2, and version 5 with flag bit 1 (§4.5): the
+    /// fixed-stride planes as a decoder uses them.
     Planes {
         /// Low plane: `W` bytes per token.
         lo: &'a [u8],
         /// High plane: `16 - W` bytes per token, empty when absent.
         hi: &'a [u8],
     },
-    /// Version 3 (§4): front-coded tokens; the reader materializes the planes.
+    /// Versions 3–5 (§4): front-coded tokens; the reader materializes the planes.
     Packed {
         /// Nibble-packed shared-prefix lengths (0..=15), laid out as `lens`.
         prefixes: &'a [u8],
@@ -116,8 +127,11 @@ pub enum DictBody<'a> {
     },
 }
 
-/// Flag bit: the high plane is present (§4.5, versions 1–2).
+/// Flag bit: the high plane is present (§4.5, versions 1–2 and 5).
 pub const DICT_FLAG_HI_PLANE: u8 = 1;
+/// Flag bit: the section stores the planes (§4.5), not front-coded tokens
+/// (version 5).
+pub const DICT_FLAG_PLANES: u8 = 2;
 
 /// Nibble `c` of a nibble-packed table (low nibble of byte `c / 2` for even `c`).
 #[inline]
@@ -126,12 +140,19 @@ pub fn nibble(table: &[u8], c: usize) -> usize {
 }
 
 impl<'a> DictSection<'a> {
-    /// Serializes a dictionary section, in the layout of its body: planes
-    /// (versions 1–2) or front-coded tokens (version 3).
-    pub fn write(&self, out: &mut Vec<u8>) {
+    /// Serializes a dictionary section of a file of format `version`, in
+    /// the layout of its body: planes (versions 1–2; version 5 with flag bit
+    /// 1) or front-coded tokens (versions 3–5).
+    pub fn write(&self, version: u32, out: &mut Vec<u8>) {
         let start = out.len();
+        let stored = if version >= VERSION_5 {
+            DICT_FLAG_PLANES
+        } else {
+            0
+        };
         let flags = match self.body {
-            DictBody::Planes { hi, .. } if !hi.is_empty() => DICT_FLAG_HI_PLANE,
+            DictBody::Planes { hi, .. } if !hi.is_empty() => DICT_FLAG_HI_PLANE | stored,
+            DictBody::Planes { .. } => stored,
             _ => 0,
         };
         let header = DictHeader {
@@ -182,7 +203,7 @@ impl<'a> DictSection<'a> {
             hist,
             ..
         } = h;
-        let packed = version >= VERSION_3;
+        let packed = version >= VERSION_3 && flags & DICT_FLAG_PLANES == 0;
         let n = num_tokens as usize;
         let lens = c.take(n.div_ceil(2), "token lengths")?;
         let body = if packed {

@@ -58,8 +58,8 @@ pub use kind::ChunkKind;
 /// Magic bytes at the start (header) and at the very end (tail) of a file (§2).
 pub const MAGIC: [u8; 8] = *b"FASTPAIR";
 /// The format version this crate writes (§2, §10). It also reads
-/// [`VERSION_1`], [`VERSION_2`] and [`VERSION_3`] files.
-pub const VERSION: u32 = VERSION_4;
+/// [`VERSION_1`] to [`VERSION_4`] files.
+pub const VERSION: u32 = VERSION_5;
 /// The first format version: no value dictionaries (§10). Still read.
 pub const VERSION_1: u32 = 1;
 /// Version 2: value dictionaries (§5.6), dictionaries as planes (§4.5). Still read.
@@ -69,6 +69,9 @@ pub const VERSION_3: u32 = 3;
 /// Version 4: chunk kind and parts table in the chunk header (§5.0), a
 /// checksum per block of each part (§5.7).
 pub const VERSION_4: u32 = 4;
+/// Version 5: a dictionary may store its planes instead of its front-coded
+/// tokens (dictionary flag bit 1, §4.5).
+pub const VERSION_5: u32 = 5;
 /// Size of the header: magic, version, reserved (§2).
 pub const HEADER_LEN: usize = 16;
 /// Size of the tail: footer length, footer CRC32, version, reserved, magic (§2).

@@ -5,6 +5,7 @@
 //! a [`Plan`] is only ever built here, from a reader's validated chunks, so
 //! the launches in `device` can trust its descriptors.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use super::abi::{Dict, LBlock, LPiece, LTile, Piece, Seq, VPiece, VTile, CASCADE_BLOCK};
@@ -137,11 +138,17 @@ pub(crate) fn align16(v: &mut Vec<u8>) {
 
 /// Lays out `planes` at low-plane width `w`: (nibble lengths, low plane, high plane).
 /// A token's 16-byte word is `lo ++ hi` at the plane's own width; re-cutting it
-/// at another width gives the same bytes. At the planes' own width this is a
-/// copy: the file's planes are used as they are.
-pub(crate) fn relayout(planes: &Planes, w: usize) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+/// at another width gives the same bytes. At the planes' own width they are
+/// borrowed as they are: a dictionary that stores its planes (spec/FORMAT.md
+/// §4.5) goes into the launch table straight from the file's bytes, with no
+/// plane built on the host.
+pub(crate) fn relayout(planes: &Planes, w: usize) -> (&[u8], Cow<'_, [u8]>, Cow<'_, [u8]>) {
     if w == planes.width as usize {
-        return (planes.lens.clone(), planes.lo.clone(), planes.hi.clone());
+        return (
+            &planes.lens,
+            Cow::Borrowed(&planes.lo),
+            Cow::Borrowed(&planes.hi),
+        );
     }
     let n = planes.num_tokens as usize;
     let pw = planes.width as usize;
@@ -164,7 +171,7 @@ pub(crate) fn relayout(planes: &Planes, w: usize) -> (Vec<u8>, Vec<u8>, Vec<u8>)
             hi[c * hw..c * hw + hw].copy_from_slice(&word[w..]);
         }
     }
-    (planes.lens.clone(), lo, hi)
+    (&planes.lens, Cow::Owned(lo), Cow::Owned(hi))
 }
 
 /// The plane width a scan of `rows` of `reader` uses: the width the file's
@@ -247,9 +254,9 @@ pub(crate) fn dict_table(
             return Err(Error::Gpu("dictionaries of different code widths".into()));
         }
         let (nibbles, lo, hi) = relayout(dict.planes(), w as usize);
-        let lens = byte_lengths(&nibbles, dict.num_tokens() as usize);
+        let lens = byte_lengths(nibbles, dict.num_tokens() as usize);
         let mut off = [0u64; 3];
-        for (k, part) in [lens, lo, hi].iter().enumerate() {
+        for (k, part) in [&lens[..], &lo[..], &hi[..]].iter().enumerate() {
             align16(&mut blob);
             off[k] = blob.len() as u64;
             blob.extend_from_slice(part);

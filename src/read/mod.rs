@@ -470,7 +470,9 @@ impl Reader {
             ));
         }
         let parsed = DictSection::parse_version(&bytes, r.offset, id as u32, self.version)?;
-        let d = Dictionary::validate(&parsed, id as u32, r.offset)?;
+        // Stored planes (§4.5) stay slices of `bytes`: in place in the map
+        // with `MmapStorage`, in the buffer read for them otherwise.
+        let d = Dictionary::validate_in(&parsed, Some(&bytes), id as u32, r.offset)?;
         if self.version >= crate::format::VERSION_4 {
             // One spelling (§4.4): single bytes first, learned tokens
             // sorted and distinct, `W` derived from the histogram.
@@ -566,7 +568,7 @@ impl Reader {
     /// dictionaries were the floor under every bulk path's memory); a caller
     /// that walks the dictionaries themselves (`fastpair inspect`) calls it
     /// after each. A validated chunk's get context points into its
-    /// dictionary (`FastGet::words`), so a dictionary with a chunk still
+    /// dictionary (`FastGet::tokens`), so a dictionary with a chunk still
     /// validated, or holding point-read state, stays. A later read loads it
     /// again. Taking `&mut self` proves no borrowed [`Dictionary`] is alive.
     ///
@@ -680,15 +682,22 @@ impl Reader {
                 let Some(codes) = (unsafe { f.row(r) }) else {
                     return Ok(false);
                 };
-                // SAFETY: `f` was built by `validate_chunk` from buffers
-                // that passed its checks: `f.bounds` starts at 0, is
-                // monotone and ends at the chunk's code count, `f.codes`
-                // holds that many codes (`CheckedCodes::check_counting`),
-                // each below the token count of the chunk's dictionary, and
-                // `f.words` / `f.lens` are that dictionary's table, owned by
-                // this reader and never changed (`FastGet`'s fields); `out`
-                // was cleared above.
-                unsafe { decode::append_row_ptrs(f.words, f.lens, &f.codes, f.bits, codes, out) };
+                // The dense table inline; stored planes (§4.5) out of line,
+                // so a get inlines one copy of the loop.
+                if let decode::tokens::Layout::Dense(t) = f.tokens {
+                    // SAFETY: `f` was built by `validate_chunk` from buffers
+                    // that passed its checks: `f.bounds` starts at 0, is
+                    // monotone and ends at the chunk's code count, `f.codes`
+                    // holds that many codes (`CheckedCodes::check_counting`),
+                    // each below the token count of the chunk's dictionary,
+                    // and `f.tokens` are that dictionary's tokens, owned by
+                    // this reader and never changed (`FastGet`'s fields);
+                    // `out` was cleared above.
+                    unsafe { decode::append_row_ptrs(t, &f.codes, f.bits, codes, out) };
+                } else {
+                    // SAFETY: as above.
+                    unsafe { decode::append_row_layout(f.tokens, &f.codes, f.bits, codes, out) };
+                }
                 return Ok(true);
             }
             // A value-dictionary chunk validated whole: its row straight

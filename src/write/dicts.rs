@@ -12,6 +12,7 @@
 
 use std::io::{Read, Seek, SeekFrom, Write};
 
+use super::DictPlanes;
 use crate::dict::{Dictionary, TokenTable};
 use crate::error::{Error, Result};
 use crate::format::{layout, Codec};
@@ -21,8 +22,9 @@ const SPILL_SHARE: usize = 32;
 
 /// One dictionary of the file, in id order.
 enum Entry {
-    /// Still used by later chunks: its table and token-length histogram.
-    Live(Codec, TokenTable, [u64; 16]),
+    /// Still used by later chunks: its table, token-length histogram and
+    /// the bytes of the chunk sections using it so far (§4.5's rule).
+    Live(Codec, TokenTable, [u64; 16], u64),
     /// Final: its section and CRC32; `None` when the bytes are in the
     /// spill file (whose sections are a prefix of the dictionaries, in order).
     Done {
@@ -52,26 +54,28 @@ impl Dicts {
     }
 
     pub(super) fn push(&mut self, codec: Codec, table: TokenTable) {
-        self.entries.push(Entry::Live(codec, table, [0; 16]));
+        self.entries.push(Entry::Live(codec, table, [0; 16], 0));
     }
 
-    /// Adds a chunk's token-length histogram to dictionary `i` (live).
-    pub(super) fn add_hist(&mut self, i: usize, hist: &[u64; 16]) {
-        if let Some(Entry::Live(_, _, h)) = self.entries.get_mut(i) {
+    /// Adds a chunk's token-length histogram and section length to
+    /// dictionary `i` (live).
+    pub(super) fn add_chunk(&mut self, i: usize, hist: &[u64; 16], section_len: usize) {
+        if let Some(Entry::Live(_, _, h, b)) = self.entries.get_mut(i) {
             for (h, x) in h.iter_mut().zip(hist) {
                 *h += x;
             }
+            *b += section_len as u64;
         }
     }
 
     /// Makes dictionary `i` final (no later chunk uses it): its section is
     /// built now and its table let go; final sections past the budget's
     /// share go to the spill file. `budget` is the writer's memory budget.
-    pub(super) fn finalize(&mut self, i: usize, budget: usize) -> Result<()> {
+    pub(super) fn finalize(&mut self, i: usize, budget: usize, planes: DictPlanes) -> Result<()> {
         let Some(Entry::Live(..)) = self.entries.get(i) else {
             return Ok(());
         };
-        let Entry::Live(codec, table, hist) = std::mem::replace(
+        let Entry::Live(codec, table, hist, chunks) = std::mem::replace(
             &mut self.entries[i],
             Entry::Done {
                 bytes: None,
@@ -81,7 +85,7 @@ impl Dicts {
         ) else {
             unreachable!("checked above")
         };
-        let bytes = section(codec, table, hist, i as u32, 0)?;
+        let bytes = section(codec, table, hist, (chunks, planes), i as u32, 0)?;
         self.held += bytes.len();
         self.entries[i] = Entry::Done {
             len: bytes.len(),
@@ -123,6 +127,7 @@ impl Dicts {
         mut self,
         mut write: impl FnMut(&[u8], u32) -> Result<u64>,
         mut offset: u64,
+        planes: DictPlanes,
     ) -> Result<()> {
         let io = |e| Error::io("reading back the spilled dictionaries", e);
         let mut spill = self.spill.take();
@@ -132,8 +137,8 @@ impl Dicts {
         let mut buf = Vec::new();
         for (id, e) in std::mem::take(&mut self.entries).into_iter().enumerate() {
             let (bytes, crc) = match e {
-                Entry::Live(codec, table, hist) => {
-                    let b = section(codec, table, hist, id as u32, offset)?;
+                Entry::Live(codec, table, hist, chunks) => {
+                    let b = section(codec, table, hist, (chunks, planes), id as u32, offset)?;
                     let crc = crc32fast::hash(&b);
                     (b, crc)
                 }
@@ -164,8 +169,16 @@ impl Dicts {
 /// checks (spec/FORMAT.md §9 step 7: writer ⊆ reader). A dictionary whose
 /// tokens no code uses (its chunks are all log templates, §5.8, or empty)
 /// is written as the single bytes: a valid dictionary of the same codec,
-/// without the trained tokens.
-fn section(codec: Codec, table: TokenTable, hist: [u64; 16], id: u32, at: u64) -> Result<Vec<u8>> {
+/// without the trained tokens. `chunks` is the bytes of the chunk sections
+/// using it, for [`DictPlanes::Auto`].
+fn section(
+    codec: Codec,
+    table: TokenTable,
+    hist: [u64; 16],
+    (chunks, planes): (u64, DictPlanes),
+    id: u32,
+    at: u64,
+) -> Result<Vec<u8>> {
     let table = if hist == [0; 16] {
         TokenTable::single_bytes()
     } else {
@@ -173,10 +186,28 @@ fn section(codec: Codec, table: TokenTable, hist: [u64; 16], id: u32, at: u64) -
     };
     let d = Dictionary::from_table(codec, table, hist);
     let mut bytes = Vec::new();
-    d.write_section(crate::format::VERSION, &mut bytes);
+    let stored = match planes {
+        DictPlanes::Always => true,
+        DictPlanes::Never => false,
+        DictPlanes::Auto => planes_pay(d.planes().section_len(), chunks),
+    };
+    d.write_section_as(crate::format::VERSION, stored, &mut bytes);
     layout::DictSection::parse(&bytes, at, id)
         .and_then(|p| Dictionary::validate(&p, id, at))
         .and_then(|d| crate::dict::canonical::check(&d, id, at))
         .map_err(super::unreadable)?;
     Ok(bytes)
+}
+
+/// [`DictPlanes::Auto`]'s rule (spec/FORMAT.md §4.5): store the planes when
+/// their section is at most 1% of the bytes of the chunk sections that use
+/// the dictionary, in integers: `100 · planes ≤ chunks`. Measured
+/// (bench/READER.md): building the planes is 8–16% of loading a dictionary
+/// and the planes are 4.7–5.7× the front-coded section, so they pay only
+/// where the dictionary is a rounding error of its chunks (a large column
+/// with a shared dictionary), never for per-chunk dictionaries of chunks
+/// of a few MB (35% of such a file). The chunk bytes depend on the input
+/// and the options only, so the choice does too.
+pub(super) fn planes_pay(planes_section: usize, chunks: u64) -> bool {
+    (planes_section as u128) * 100 <= chunks as u128
 }

@@ -53,7 +53,7 @@ impl<S: Sink> Writer<S> {
         let mut dict = Vec::new();
         Dictionary::from_table(codec, table.clone(), r.hist)
             .section()
-            .write(&mut dict);
+            .write(crate::format::VERSION_2, &mut dict);
         if r.bytes.len() + dict.len() < e.bytes.len() {
             self.shared = Some((codec, table, m));
             self.shared_bpc = (r_codes > 0).then(|| r.decoded as f64 / r_codes as f64);

@@ -46,9 +46,9 @@ pub use choose::{
 pub use drift::DRIFT_MARGIN;
 pub(crate) use encode::sidecar_and_hist;
 pub use options::{
-    buffered_cost, chunk_cost, train_window_bytes, DictMode, LogTemplates, WriterOptions,
-    BYTE_COST, LOG_BYTE_COST, LOG_FIXED_COST, LOG_MINER_ROW_COST, LOG_ROW_COST, ROW_COST,
-    TRAIN_WINDOW_ROWS,
+    buffered_cost, chunk_cost, train_window_bytes, DictMode, DictPlanes, LogTemplates,
+    WriterOptions, BYTE_COST, LOG_BYTE_COST, LOG_FIXED_COST, LOG_MINER_ROW_COST, LOG_ROW_COST,
+    ROW_COST, TRAIN_WINDOW_ROWS,
 };
 pub use sink::{AtomicFile, Sink};
 
@@ -441,11 +441,12 @@ impl<S: Sink> Writer<S> {
             }
             None => self.shared_dict,
         };
-        self.dicts.add_hist(dict, &e.hist);
+        self.dicts.add_chunk(dict, &e.hist, e.bytes.len());
         if self.opts.dict_mode == DictMode::PerChunk {
             // No later chunk uses this chunk's own dictionary: its section
             // is final (write/dicts.rs).
-            self.dicts.finalize(dict, self.opts.memory_budget)?;
+            self.dicts
+                .finalize(dict, self.opts.memory_budget, self.opts.dict_planes)?;
         }
         // §3: version 4 records the chunk header's CRC32 (its parts are
         // covered by the checksum table, §5.7).
@@ -476,7 +477,7 @@ impl<S: Sink> Writer<S> {
         // An empty column has no chunk and, in version 4, no dictionary
         // (spec/FORMAT.md §9 step 6: no dictionary without a chunk).
         let dicts = std::mem::take(&mut self.dicts);
-        let at = self.offset;
+        let (at, planes) = (self.offset, self.opts.dict_planes);
         dicts.drain(
             |bytes, crc| {
                 let r = self.write_section(bytes, crc)?;
@@ -484,6 +485,7 @@ impl<S: Sink> Writer<S> {
                 Ok(self.offset)
             },
             at,
+            planes,
         )?;
         let footer = self.footer.to_bytes();
         // Writer ⊆ reader: the footer passes the reader's structural checks

@@ -78,6 +78,29 @@ pub struct WriterOptions {
     /// `--codec logs` sets [`LogTemplates::Always`]). When on, the memory
     /// estimate counts the log encoder ([`WriterOptions::log_cost`]).
     pub log_templates: LogTemplates,
+    /// Whether dictionary sections store their planes (spec/FORMAT.md §4.5,
+    /// version 5) instead of their front-coded tokens (default
+    /// [`DictPlanes::Auto`]).
+    pub dict_planes: DictPlanes,
+}
+
+/// Whether a dictionary section stores the fixed-stride planes the
+/// decoders index (spec/FORMAT.md §4.5, flag bit 1) instead of its
+/// front-coded tokens (§4). Stored planes are read in place (no layout
+/// built at load, the CPU decoder indexes them where they lie) and uploaded
+/// to the GPU as they are, at 4.7–5.7× the section's front-coded size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum DictPlanes {
+    /// Per dictionary, planes when their section is at most 1% of the
+    /// bytes of the chunk sections that use the dictionary (§4.5's rule:
+    /// large columns with a shared dictionary), else front-coded (default).
+    #[default]
+    Auto,
+    /// Every dictionary stores its planes.
+    Always,
+    /// Every dictionary is front-coded (the version-4 spelling).
+    Never,
 }
 
 /// Whether chunks are written as log templates (spec/FORMAT.md §5.8).
@@ -170,6 +193,7 @@ impl Default for WriterOptions {
             memory_budget: 1 << 30,
             value_dict: true,
             log_templates: LogTemplates::Off,
+            dict_planes: DictPlanes::Auto,
         }
     }
 }
@@ -185,6 +209,7 @@ with_setters!(WriterOptions {
     with_memory_budget => memory_budget: usize,
     with_value_dict => value_dict: bool,
     with_log_templates => log_templates: LogTemplates,
+    with_dict_planes => dict_planes: DictPlanes,
 });
 
 impl WriterOptions {

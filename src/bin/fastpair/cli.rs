@@ -163,6 +163,12 @@ pub struct CompressArgs {
     /// Train one dictionary per chunk instead of one shared by all chunks.
     #[arg(long)]
     pub per_chunk_dict: bool,
+    /// Store each dictionary's fixed-stride planes (read in place, uploaded
+    /// to the GPU as they are) instead of its front-coded tokens
+    /// (spec/FORMAT.md §4.5). `auto`: when the planes are at most 1% of the
+    /// bytes of the chunks using the dictionary.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub dict_planes: DictPlanesArg,
     /// Values are separated by NUL bytes instead of newlines.
     #[arg(short = '0', long)]
     pub nul: bool,
@@ -187,6 +193,24 @@ pub struct CompressArgs {
     /// Dataset output (OUT ends in .fpd): rows per part [default: 1048576].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub part_rows: Option<u64>,
+}
+
+/// `--dict-planes` (spec/FORMAT.md §4.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DictPlanesArg {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<DictPlanesArg> for fastpair::DictPlanes {
+    fn from(a: DictPlanesArg) -> Self {
+        match a {
+            DictPlanesArg::Auto => Self::Auto,
+            DictPlanesArg::Always => Self::Always,
+            DictPlanesArg::Never => Self::Never,
+        }
+    }
 }
 
 /// What `compress` reads (see `--input-format`).

@@ -40,6 +40,7 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
     if a.per_chunk_dict {
         opts.dict_mode = DictMode::PerChunk;
     }
+    opts.dict_planes = a.dict_planes.into();
     opts.memory_budget = usize::try_from(a.memory).unwrap_or(usize::MAX);
     // Refuse what cannot work before touching anything.
     let need = opts.min_memory_budget() as u64;

@@ -58,6 +58,7 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         hi_plane: bool,
         mean_token: f64,
         short_share: f64,
+        planes_stored: bool,
     }
     let mut dict_rows = Vec::with_capacity(reader.num_dictionaries());
     for id in 0..reader.num_dictionaries() {
@@ -71,6 +72,7 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
             hi_plane: !p.hi.is_empty(),
             mean_token: d.mean_token_len(),
             short_share: d.short_token_share(),
+            planes_stored: d.planes_stored(),
         });
         let _ = reader.release_dictionary(id);
     }
@@ -184,13 +186,13 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
     let _ = writeln!(w, "\ndictionaries       {}", dict_rows.len());
     let _ = writeln!(
         w,
-        "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9} {:>7}",
-        "id", "codec", "bits", "tokens", "W", "bytes", "hi plane", "mean tok", "<=8 B"
+        "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9} {:>7}  {:<11}",
+        "id", "codec", "bits", "tokens", "W", "bytes", "hi plane", "mean tok", "<=8 B", "stored as"
     );
     for (i, d) in dict_rows.iter().enumerate() {
         let _ = writeln!(
             w,
-            "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9.2} {:>6.1}%",
+            "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9.2} {:>6.1}%  {:<11}",
             i,
             d.codec,
             d.bits,
@@ -200,6 +202,13 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
             if d.hi_plane { "yes" } else { "no" },
             d.mean_token,
             100.0 * d.short_share,
+            // spec/FORMAT.md §4.5: a section stores the planes or the
+            // front-coded tokens.
+            if d.planes_stored {
+                "planes"
+            } else {
+                "front-coded"
+            },
         );
     }
 

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use super::head::ChunkHead;
 use super::{part, ChunkView, KindRows, SubCheck, ValidChunk};
 use crate::decode;
-use crate::dict::{Dictionary, MAX_TOKEN_LEN};
+use crate::dict::Dictionary;
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::read::Reader;
 
@@ -49,8 +49,7 @@ impl Coded {
             codes,
             bits: dict.code_bits(),
             validity,
-            words: dict.table().words().as_ptr(),
-            lens: dict.table().lens().as_ptr(),
+            tokens: decode::tokens::Layout::of(dict),
         });
         Self {
             fast,
@@ -144,25 +143,17 @@ pub(in crate::read) struct FastGet {
     pub(in crate::read) bits: u8,
     /// The validity bitmap (`rows.div_ceil(8)` bytes), when the chunk has nulls.
     pub(in crate::read) validity: Option<Bytes>,
-    /// The chunk's dictionary's token words and lengths (`TokenTable::words` and
-    /// `TokenTable::lens`, same length: the token count), so that a get
-    /// needs no dictionary lookup. They point into the heap buffers of a
-    /// dictionary in `Reader::dicts`, set when first used (before the
-    /// chunk that built this was validated) and never changed after; it is
+    /// The chunk's dictionary's tokens (its dense table, or its stored
+    /// planes in place: `decode::tokens::Layout`), so that a get needs no
+    /// dictionary lookup. The pointers point into the buffers of a
+    /// dictionary in `Reader::dicts`, set when first used (before the chunk
+    /// that built this was validated) and never changed after; it is
     /// dropped only by `Reader::release_dictionary` (`&mut Reader`), which
     /// first checks that no chunk naming it is validated, i.e. that no
     /// `FastGet` pointing into it exists; and a `FastGet` is only reached
     /// through the reader that built it, so they outlive every use.
-    pub(in crate::read) words: *const [u8; MAX_TOKEN_LEN],
-    pub(in crate::read) lens: *const u8,
+    pub(in crate::read) tokens: decode::tokens::Layout,
 }
-
-// SAFETY: `words` and `lens` point at immutable data owned by the reader
-// (see the fields); sharing or sending them between threads is as sound as
-// sharing the `&[..]` slices they were taken from.
-unsafe impl Send for FastGet {}
-// SAFETY: as for `Send`: only reads of immutable data go through them.
-unsafe impl Sync for FastGet {}
 
 impl FastGet {
     /// Row `r`'s code range, or `None` for a null row.

@@ -257,7 +257,6 @@ impl Reader {
         let n = b - a;
         let mut buf = [0u16; 256];
         let tokens = dict.num_tokens();
-        let table = dict.table();
         let mut len = 0u64;
         // First pass: check codes, sum lengths (bounded before any allocation).
         let mut k = 0;
@@ -277,7 +276,7 @@ impl Reader {
                         },
                     ));
                 }
-                len += table.token_len(c as usize) as u64;
+                len += dict.token_len(c as usize) as u64;
             }
             k += m;
         }
@@ -298,7 +297,10 @@ impl Reader {
             let m = (n - k).min(buf.len());
             codes::unpack(bits, &cb, skip + k, &mut buf[..m]);
             for &c in &buf[..m] {
-                out.extend_from_slice(table.token(c as usize));
+                // Stored planes are read where they lie (§4.5); a
+                // front-coded dictionary through its table.
+                let (word, l) = dict.word(c as usize);
+                out.extend_from_slice(&word[..l]);
             }
             k += m;
         }
