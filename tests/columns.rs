@@ -44,3 +44,65 @@ fn generated_columns_are_the_corpus_columns() {
         eprintln!("NOTICE: no corpus (FASTPAIR_CORPUS or target/corpus): nothing to compare");
     }
 }
+
+/// What a corpus-driven test gets (run by [`an_empty_corpus_is_tested_or_fails`]
+/// in a child process, `FASTPAIR_COLUMNS_PROBE=1`): the columns' names on
+/// stdout, then `corpus::checked` over them.
+#[test]
+fn columns_probe() {
+    if std::env::var("FASTPAIR_COLUMNS_PROBE").as_deref() != Ok("1") {
+        return;
+    }
+    let cols = corpus::columns(&[]);
+    for c in &cols {
+        println!("column {} {}", c.name, c.rows().len());
+    }
+    corpus::checked("columns_probe", cols.len());
+}
+
+/// Issue 23 item 4: a corpus folder with no columns (`FASTPAIR_CORPUS`
+/// pointing at an empty folder) gives the generated set, and fails under
+/// `FASTPAIR_REQUIRE_CORPUS=1` instead of testing nothing; a corpus of one
+/// column gives that column.
+#[test]
+fn an_empty_corpus_is_tested_or_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let probe = |corpus: &std::path::Path, require: bool| {
+        let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+        c.args([
+            "--exact",
+            "columns_probe",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("FASTPAIR_COLUMNS_PROBE", "1")
+        .env("FASTPAIR_CORPUS", corpus)
+        .env_remove("FASTPAIR_REQUIRE_GPU")
+        .env_remove("FASTPAIR_REQUIRE_CORPUS");
+        if require {
+            c.env("FASTPAIR_REQUIRE_CORPUS", "1");
+        }
+        let o = c.output().unwrap();
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let (ok, out) = probe(dir.path(), false);
+    assert!(ok, "{out}");
+    for (name, _) in corpus::generated_columns() {
+        assert!(out.contains(&format!("column {name} ")), "{name}: {out}");
+    }
+    let (ok, out) = probe(dir.path(), true);
+    assert!(
+        !ok,
+        "FASTPAIR_REQUIRE_CORPUS=1 with an empty corpus must fail: {out}"
+    );
+    std::fs::write(dir.path().join("mine.txt"), "a\nbb\nccc\n").unwrap();
+    for require in [false, true] {
+        let (ok, out) = probe(dir.path(), require);
+        assert!(ok, "{out}");
+        assert!(out.contains("column mine 3\n"), "{out}");
+        assert!(!out.contains("tpch"), "only the corpus's column: {out}");
+    }
+}

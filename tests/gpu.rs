@@ -10,18 +10,9 @@ use fastpair::write::write_to_vec;
 use fastpair::{Codec, DictMode, Error, Reader, WriterOptions};
 use proptest::prelude::*;
 
-fn have_gpu(test: &str) -> bool {
-    match gpu::available() {
-        Ok(()) => true,
-        Err(e) => {
-            if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("{test}: FASTPAIR_REQUIRE_GPU=1 but {e}");
-            }
-            eprintln!("{test}: skipped, {e}");
-            false
-        }
-    }
-}
+#[path = "support/gpu.rs"]
+mod device;
+use device::{have_gpu, have_nvrtc};
 
 #[path = "support/corpus.rs"]
 mod corpus;
@@ -82,12 +73,7 @@ fn parity(r: &Reader, rows: std::ops::Range<u64>, cfg: DecoderConfig, force: boo
 fn kernel_source_compiles_for_every_variant() {
     // Needs only NVRTC (no device): catches kernel compile errors on CI
     // machines that have the library.
-    // SAFETY: only tries to open the shared library.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {
-            panic!("NVRTC missing");
-        }
-        eprintln!("kernel_source_compiles_for_every_variant: skipped, no NVRTC");
+    if !have_nvrtc("kernel_source_compiles_for_every_variant") {
         return;
     }
     for k in [2, 4, 6, 8] {
@@ -359,8 +345,7 @@ proptest! {
         w in prop_oneof![Just(8u8), Just(16)],
         cut in any::<(u16, u16)>(),
     ) {
-        if gpu::available().is_err() {
-            have_gpu("proptest_parity");
+        if !have_gpu("proptest_parity") {
             return Ok(());
         }
         let opts = WriterOptions::default().with_codec(codec).with_chunk_rows(chunk_rows).with_dict_mode(if per_chunk { DictMode::PerChunk } else { DictMode::Shared });
@@ -523,8 +508,7 @@ fn streaming_scan_matches_cpu() {
                 .unwrap();
                 assert_eq!(next, range.end);
                 assert_eq!(st.rows, range.end - range.start);
-                if so.page_lock_file && std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1")
-                {
+                if so.page_lock_file && device::required() {
                     // On the device machine the file's bytes can be page-locked.
                     assert!(st.registered, "{st:?}");
                 }

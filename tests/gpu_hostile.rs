@@ -12,18 +12,9 @@ use fastpair::testing::recompute_checksums;
 use fastpair::write::write_to_vec;
 use fastpair::{Codec, DictMode, Reader, WriterOptions};
 
-fn gpu_or_skip(test: &str) -> bool {
-    match gpu::available() {
-        Ok(()) => true,
-        Err(e) => {
-            if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("{test}: FASTPAIR_REQUIRE_GPU=1 but {e}");
-            }
-            eprintln!("NOTICE: {test} skipped: {e}");
-            false
-        }
-    }
-}
+#[path = "support/gpu.rs"]
+mod device;
+use device::have_gpu;
 
 /// Opens `bytes`; if it opens, the GPU and CPU must agree on every row.
 fn same_on_gpu_and_cpu(bytes: Vec<u8>) -> bool {
@@ -100,7 +91,7 @@ fn same_on_every_gpu_path(bytes: Vec<u8>) -> bool {
 #[cfg(feature = "gpu")]
 #[test]
 fn mutated_value_dict_files_through_every_gpu_path() {
-    if !gpu_or_skip("mutated_value_dict_files_through_every_gpu_path") {
+    if !have_gpu("mutated_value_dict_files_through_every_gpu_path") {
         return;
     }
     let rows: Vec<Option<Vec<u8>>> = (0..2800u32)
@@ -172,7 +163,7 @@ fn mutated_value_dict_files_through_every_gpu_path() {
 
 #[test]
 fn corrupt_files_through_gpu_scan() {
-    if !gpu_or_skip("corrupt_files_through_gpu_scan") {
+    if !have_gpu("corrupt_files_through_gpu_scan") {
         return;
     }
     let mut n = 0;
@@ -188,7 +179,7 @@ fn corrupt_files_through_gpu_scan() {
 
 #[test]
 fn mutated_files_through_gpu_scan() {
-    if !gpu_or_skip("mutated_files_through_gpu_scan") {
+    if !have_gpu("mutated_files_through_gpu_scan") {
         return;
     }
     let rows: Vec<Vec<u8>> = (0..3000u32)

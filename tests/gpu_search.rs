@@ -17,18 +17,9 @@ use fastpair::{Codec, DictMode, LogTemplates, Reader, WriterOptions};
 #[path = "support/corpus.rs"]
 mod corpus;
 
-fn have_gpu(test: &str) -> bool {
-    match gpu::available() {
-        Ok(()) => true,
-        Err(e) => {
-            if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("{test}: FASTPAIR_REQUIRE_GPU=1 but {e}");
-            }
-            eprintln!("{test}: skipped, {e}");
-            false
-        }
-    }
-}
+#[path = "support/gpu.rs"]
+mod device;
+use device::{have_gpu, have_nvrtc};
 
 /// A tiny deterministic generator (xorshift).
 struct Rng(u64);
@@ -140,12 +131,7 @@ fn parity(name: &str, r: &Reader, preds: &[Predicate]) {
 #[test]
 fn search_kernel_compiles_for_every_variant() {
     // Needs only NVRTC (no device).
-    // SAFETY: only tries to open the shared library.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {
-            panic!("NVRTC missing");
-        }
-        eprintln!("search_kernel_compiles_for_every_variant: skipped, no NVRTC");
+    if !have_nvrtc("search_kernel_compiles_for_every_variant") {
         return;
     }
     for k in [2, 6, 8] {
@@ -167,7 +153,8 @@ fn corpus_columns_cpu_equals_gpu() {
     if !have_gpu("corpus_columns_cpu_equals_gpu") {
         return;
     }
-    for col in corpus::columns(&[]) {
+    let cols = corpus::columns(&[]);
+    for col in &cols {
         let rows = col.rows();
         let file =
             write_to_vec(rows.iter().map(|v| Some(*v)), WriterOptions::default()).expect("write");
@@ -178,6 +165,7 @@ fn corpus_columns_cpu_equals_gpu() {
         let p = Predicate::contains("e");
         assert_eq!(gpu::search(&r, &p).unwrap().1, Backend::Gpu, "{}", col.name);
     }
+    corpus::checked("corpus_columns_cpu_equals_gpu", cols.len());
 }
 
 /// Rows of a mixed column: log lines, nulls, empty rows, rows longer than a

@@ -14,18 +14,9 @@ use fastpair::gpu;
 use fastpair::write::write_to_vec;
 use fastpair::{Error, Reader, WriterOptions};
 
-fn have_gpu(test: &str) -> bool {
-    match gpu::available() {
-        Ok(()) => true,
-        Err(e) => {
-            if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("{test}: FASTPAIR_REQUIRE_GPU=1 but {e}");
-            }
-            eprintln!("NOTICE: {test} skipped: {e}");
-            false
-        }
-    }
-}
+#[path = "support/gpu.rs"]
+mod device;
+use device::have_gpu;
 
 /// Chunks of `r` that are value-dictionary chunks.
 fn value_dict_chunks(r: &Reader) -> usize {

@@ -196,8 +196,10 @@ impl<'a> CheckedCodes<'a> {
     ///
     /// # Safety
     /// `check(dict, packed, count, batch, sidecar, ..)` must have succeeded on
-    /// exactly these buffers: decoders index the token table with these codes
-    /// without bounds checks.
+    /// exactly these buffers, or a check proving the same (every code below
+    /// `dict`'s size, every batch's lengths adding up to its sidecar span;
+    /// validation's one-pass walk, `read::chunk::walk`): decoders index the
+    /// token table with these codes without bounds checks.
     pub(crate) unsafe fn new_unchecked(
         dict: &Dictionary,
         packed: &'a [u8],

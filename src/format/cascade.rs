@@ -416,7 +416,22 @@ impl Sequence {
             self.unpack(bytes, k, &mut buf);
             self.check_block(k, &buf, section, at)?;
             let in_block = (deltas - k * CASCADE_BLOCK).min(CASCADE_BLOCK);
-            for &r in &buf[..in_block] {
+            let used = &buf[..in_block];
+            // The block's end fits u32 (values only grow): its prefix sum
+            // without a branch per value. Else value by value, which
+            // reports where it overflows.
+            let total =
+                used.iter().map(|&r| r as u64).sum::<u64>() + e.min as u64 * in_block as u64;
+            if cur + total <= u32::MAX as u64 {
+                let (mut c, min) = (cur as u32, e.min);
+                values.extend(used.iter().map(|&r| {
+                    c += min + r;
+                    c
+                }));
+                cur = c as u64;
+                continue;
+            }
+            for &r in used {
                 cur += e.min as u64 + r as u64;
                 if cur > u32::MAX as u64 {
                     return Err(Error::corrupt(

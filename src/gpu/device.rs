@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig,
-    PushKernelArg,
+    PinnedHostSlice, PushKernelArg,
 };
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
@@ -69,6 +69,45 @@ pub(crate) struct Gpu {
     /// Device name.
     pub(crate) name: String,
     modules: Mutex<HashMap<(DecoderConfig, u8), Arc<Kernels>>>,
+    /// Pinned host staging kept from earlier streaming scans
+    /// ([`Gpu::take_staging`]): page-locking memory costs about as much as
+    /// copying it, so a scan that stages through pinned memory takes its
+    /// buffers from here, not from a fresh allocation.
+    staging: Mutex<Vec<PinnedHostSlice<u8>>>,
+}
+
+/// Pinned staging buffers kept per GPU between streaming scans (a scan's
+/// ring holds `StreamOptions::ring` of them, 2 by default).
+const STAGING_KEPT: usize = 4;
+
+impl Gpu {
+    /// A pinned host buffer of at least `len` bytes: the smallest kept one
+    /// that is large enough, else a new one.
+    pub(crate) fn take_staging(&self, len: usize) -> Result<PinnedHostSlice<u8>> {
+        let mut kept = self.staging.lock().expect("gpu staging");
+        let fit = (0..kept.len())
+            .filter(|&i| kept[i].len() >= len)
+            .min_by_key(|&i| kept[i].len());
+        if let Some(i) = fit {
+            return Ok(kept.swap_remove(i));
+        }
+        drop(kept);
+        // SAFETY: page-locked host memory that the scan writes (`stage`)
+        // before each copy reads it.
+        unsafe { self.ctx.alloc_pinned::<u8>(len.max(1)) }
+            .map_err(|e| Error::Gpu(format!("pinned alloc: {e:?}")))
+    }
+
+    /// Keeps `buf` for a later scan ([`STAGING_KEPT`] at most, the largest).
+    /// The caller has finished every copy that reads it.
+    pub(crate) fn keep_staging(&self, buf: PinnedHostSlice<u8>) {
+        let mut kept = self.staging.lock().expect("gpu staging");
+        kept.push(buf);
+        if kept.len() > STAGING_KEPT {
+            kept.sort_by_key(|b| std::cmp::Reverse(b.len()));
+            kept.truncate(STAGING_KEPT);
+        }
+    }
 }
 
 /// The kernels of one configuration.
@@ -184,6 +223,7 @@ fn open(ordinal: usize) -> std::result::Result<Gpu, String> {
         sms,
         name,
         modules: Mutex::new(HashMap::new()),
+        staging: Mutex::new(Vec::new()),
     })
 }
 

@@ -528,14 +528,11 @@ where
             // SAFETY: device buffers the kernels fill before anything reads
             // them (input by the copy, values and offsets by the decode launch).
             let (input, values) = unsafe { (s.alloc::<u8>(imax), s.alloc::<u8>(vmax)) };
+            // Staging kept from an earlier scan where there is one.
             let pinned = if straight {
                 None
             } else {
-                // SAFETY: page-locked host memory, written before each copy reads it.
-                Some(
-                    unsafe { g.ctx.alloc_pinned::<u8>(imax) }
-                        .map_err(|e| gpu_err("pinned alloc", e))?,
-                )
+                Some(g.take_staging(imax)?)
             };
             slots.push(Slot {
                 input: Some(input.map_err(|e| gpu_err("alloc", e))?),
@@ -709,6 +706,15 @@ where
     }
     while let Some(x) = inflight.pop_front() {
         finish(x, &mut lanes, stats)?;
+    }
+    // Every copy finished (each batch's `done` event follows its upload):
+    // the staging goes back to its GPU for the next scan.
+    for lane in &mut lanes {
+        for slot in &mut lane.slots {
+            if let Some(p) = slot.pinned.take() {
+                lane.gpu.keep_staging(p);
+            }
+        }
     }
     // The lock (field `registered`) is released here, after every copy
     // that reads it finished (`Registered::drop` waits for the streams).

@@ -58,12 +58,15 @@ pub fn corpus_files(filters: &[&str]) -> Vec<PathBuf> {
 }
 
 /// The columns whose names contain one of `filters` (all when empty): the
-/// corpus's when there is a corpus, else the generated TPC-H columns and the
-/// bundled one.
+/// corpus's when it has any, else (a corpus folder that is missing, empty
+/// or holds none of them) the generated TPC-H columns and the bundled one;
+/// a failure then under `FASTPAIR_REQUIRE_CORPUS=1`. Without filters the
+/// result is never empty.
 pub fn columns(filters: &[&str]) -> Vec<Column> {
     let keep = |name: &str| filters.is_empty() || filters.iter().any(|f| name.contains(f));
-    if fastpair::testing::corpus::dir().is_dir() || required() {
-        return corpus_files(filters)
+    let files = corpus_files(filters);
+    if !files.is_empty() {
+        return files
             .into_iter()
             .map(|p| Column {
                 name: p.file_stem().unwrap().to_string_lossy().into_owned(),
@@ -72,7 +75,8 @@ pub fn columns(filters: &[&str]) -> Vec<Column> {
             .collect();
     }
     eprintln!(
-        "NOTICE: no corpus (FASTPAIR_CORPUS or target/corpus): testing generated TPC-H columns and {BUNDLED}"
+        "NOTICE: no corpus columns matching {filters:?} in {} (FASTPAIR_CORPUS, else target/corpus): testing generated TPC-H columns and {BUNDLED}",
+        fastpair::testing::corpus::dir().display()
     );
     tpch::COLUMNS
         .iter()
@@ -81,6 +85,20 @@ pub fn columns(filters: &[&str]) -> Vec<Column> {
         .filter(|n| keep(n))
         .filter_map(made)
         .collect()
+}
+
+/// Ends a corpus-driven test that checked `n` columns (or cases): none is
+/// a failure under `FASTPAIR_REQUIRE_CORPUS=1` or `FASTPAIR_REQUIRE_GPU=1`
+/// (a run that must test something), a notice otherwise.
+pub fn checked(test: &str, n: usize) {
+    let gpu = std::env::var("FASTPAIR_REQUIRE_GPU").is_ok_and(|v| v == "1");
+    assert!(
+        n > 0 || !(required() || gpu),
+        "{test}: checked nothing (FASTPAIR_REQUIRE_CORPUS / FASTPAIR_REQUIRE_GPU set)"
+    );
+    if n == 0 {
+        eprintln!("NOTICE: {test} checked nothing");
+    }
 }
 
 /// Column `name` (a corpus file's stem): from the corpus, else generated or

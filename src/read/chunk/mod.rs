@@ -7,6 +7,8 @@
 //!   [`ChunkView`];
 //! - `validate.rs`: `Reader::validate_chunk`, one function per §9 step, and
 //!   the one dispatch of validation on the kind (step 13b);
+//! - `walk.rs`: steps 11 and 12 in one pass over the codes (validation's
+//!   fast path; the steps one by one report what it finds wrong);
 //! - `head.rs`: what a point read keeps of a chunk (its header and row-code
 //!   directory), `Reader::point_read` and its one dispatch on the kind;
 //! - `coded.rs`: chunks that store every row's codes (§5.2–§5.5);
@@ -53,6 +55,7 @@ mod utf8;
 mod validate;
 mod value_dict;
 mod verify;
+mod walk;
 
 use std::mem::MaybeUninit;
 use std::ops::Range;

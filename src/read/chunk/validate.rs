@@ -11,6 +11,7 @@ use super::coded::Coded;
 use super::logs::LogChunk;
 use super::utf8::{token_len_flags, token_moves, utf8_chain};
 use super::value_dict::ValueDict;
+use super::walk::{self, Walk};
 use super::{Body, ChunkKind, ValidChunk};
 use crate::decode::CheckedCodes;
 use crate::dict::Dictionary;
@@ -67,6 +68,25 @@ struct Sequences {
     row_bytes: (Sequence, Vec<u32>),
 }
 
+/// What steps 11 and 12 give a chunk: its checked codes, their
+/// token-length histogram, and (`check_rows`) whether every token used is
+/// UTF-8 on its own with the rows not proven UTF-8.
+type CodesAndRows<'a> = (CheckedCodes<'a>, [u64; 16], (bool, Vec<u64>));
+
+#[cfg(test)]
+thread_local! {
+    /// Tests (`walk::tests`): validate with the steps one by one only.
+    pub(super) static STEPS_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether validation skips the one-pass walk (only in `walk`'s tests).
+fn steps_only() -> bool {
+    #[cfg(test)]
+    return STEPS_ONLY.with(|s| s.get());
+    #[cfg(not(test))]
+    false
+}
+
 /// Where `sub`, a slice of `s`, lies in it.
 fn rel(s: &[u8], sub: &[u8]) -> Range<usize> {
     let o = sub.as_ptr() as usize - s.as_ptr() as usize;
@@ -94,9 +114,24 @@ impl Reader {
             row_bytes: (rb_seq, rb),
         } = check_sequences(id, &entry, kind, &p)?;
         let codes_at = base + rel(s, p.codes).start as u64;
-        let (codes, hist) = check_codes(id, &entry, dict, &p, &sidecar, codes_at)?;
-        let (tokens_utf8, flags) =
-            self.check_rows(id, &entry, kind, &codes, (&rc, &rb), p.row_bytes.1)?;
+        // Steps 11 and 12 in one pass (`walk`); where it finds something
+        // wrong, step by step, which report the first broken invariant.
+        let fused = if steps_only() {
+            None
+        } else {
+            self.check_codes_and_rows(&entry, kind, dict, &p, &sidecar, (&rc, &rb))
+        };
+        let (codes, hist, (tokens_utf8, flags)) = match fused {
+            Some((codes, hist, rows)) => {
+                check_padding(id, &entry, dict, &p, codes_at)?;
+                (codes, hist, rows)
+            }
+            None => {
+                let (codes, hist) = check_codes(id, &entry, dict, &p, &sidecar, codes_at)?;
+                let rows = self.check_rows(id, &entry, kind, &codes, (&rc, &rb), p.row_bytes.1)?;
+                (codes, hist, rows)
+            }
+        };
         let validity_at = p.validity.map_or(0, |v| base + rel(s, v).start as u64);
         let validity =
             check_validity(id, &entry, kind, p.validity, &rc, validity_at)?.map(|v| rel(s, v));
@@ -168,6 +203,83 @@ impl Reader {
         Ok(section)
     }
 
+    /// §9 steps 11 and 12 in one pass over the codes (`walk::Walk`), 64
+    /// rows to a word, 64 words or more to a task: the checked codes, their
+    /// token-length histogram, whether every token used is UTF-8 on its own
+    /// and the rows not proven UTF-8 (as [`Self::check_rows`] returns them).
+    /// `None` when something does not hold: the caller then runs the steps
+    /// one by one to report it.
+    fn check_codes_and_rows<'a>(
+        &self,
+        entry: &ChunkEntry,
+        kind: ChunkKind,
+        dict: &'a Dictionary,
+        p: &ChunkSection<'a>,
+        sidecar: &'a [u32],
+        (rc, rb): (&[u32], &[u32]),
+    ) -> Option<CodesAndRows<'a>> {
+        let seq_rows = kind.code_rows(entry);
+        let d = entry.dict as usize;
+        let walk = Walk {
+            bits: dict.code_bits(),
+            packed: p.codes,
+            count: entry.codes as usize,
+            tokens: dict.num_tokens(),
+            len_utf8: self.token_len_utf8(d),
+            batch: p.batch as usize,
+            sidecar,
+            rc,
+            rb,
+        };
+        if !walk.fits() || rc.len() != seq_rows + 1 {
+            return None;
+        }
+        let words = (0..seq_rows.div_ceil(64))
+            .into_par_iter()
+            .with_min_len(64)
+            .map_init(walk::Scratch::new, |s, w| {
+                let rows = w * 64..seq_rows.min(w * 64 + 64);
+                let mut hist = [[0u32; 16]; 4];
+                let cut_rows = walk.word(rows.clone(), s, &mut hist)?;
+                // Prove the rows that use a token cutting a character
+                // through the UTF-8 automaton (as `check_rows` does).
+                let mut bits = 0u64;
+                let mut left = cut_rows;
+                while left != 0 {
+                    let row = rows.start + left.trailing_zeros() as usize;
+                    left &= left - 1;
+                    let moves = self.token_utf8_moves(d);
+                    let (a, b) = (rc[row] as usize, rc[row + 1] as usize);
+                    let proven = utf8_chain(
+                        (a..b).map(|i| moves[codes::get(walk.bits, walk.packed, i) as usize]),
+                    );
+                    bits |= (!proven as u64) << (row % 64);
+                }
+                let hist: [u64; 16] =
+                    std::array::from_fn(|i| hist.iter().map(|h| u64::from(h[i])).sum());
+                Some((bits, cut_rows != 0, hist))
+            })
+            .collect::<Option<Vec<(u64, bool, [u64; 16])>>>()?;
+        let mut hist = [0u64; 16];
+        for (_, _, h) in &words {
+            for (a, b) in hist.iter_mut().zip(h) {
+                *a += b;
+            }
+        }
+        let tokens_utf8 = !words.iter().any(|&(_, cut, _)| cut);
+        let flags = words.into_iter().map(|(w, _, _)| w).collect();
+        // SAFETY: `walk.word` checked, for every code of `p.codes` (the
+        // words' rows tile them: rc[0] = 0 and rc's last value = `count`,
+        // `Walk::fits`), that it is below the dictionary's size, and that
+        // the running sum of token lengths equals `sidecar[b]` at every
+        // batch boundary `min(b·G, count)` with `sidecar[0] = 0`: exactly
+        // what `CheckedCodes::check` proves.
+        let codes = unsafe {
+            CheckedCodes::new_unchecked(dict, p.codes, entry.codes as usize, p.batch, sidecar)
+        };
+        Some((codes, hist, (tokens_utf8, flags)))
+    }
+
     /// §9 step 12, row by row (64 rows to a task): each row is at most
     /// `MAX_VALUE_LEN` bytes and its tokens' lengths add up to its byte
     /// boundaries. The same walk marks, per row (64 to a word), the rows it
@@ -203,22 +315,8 @@ impl Reader {
             .into_par_iter()
             .with_min_len(64)
             .map(|w| {
-                let rows = w * 64..seq_rows.min(w * 64 + 64);
-                if let Some(cut_rows) = rows_add_up(codes, len_utf8, rc, rb, rows.clone()) {
-                    // Prove the rows that use a token cutting a character.
-                    let mut bits = 0u64;
-                    let mut left = cut_rows;
-                    while left != 0 {
-                        let row = rows.start + left.trailing_zeros() as usize;
-                        left &= left - 1;
-                        let moves = self.token_utf8_moves(d);
-                        let (a, b) = (rc[row] as usize, rc[row + 1] as usize);
-                        let proven = utf8_chain((a..b).map(|i| moves[codes.get(i) as usize]));
-                        bits |= (!proven as u64) << (row % 64);
-                    }
-                    return Ok((bits, cut_rows != 0));
-                }
-                // Something to report (a mismatch, a row too long): row by row.
+                // Row by row: this runs where the one-pass walk found
+                // something to report (a mismatch, a row too long).
                 let (mut bits, mut cut) = (0u64, 0u8);
                 let mut moves: Option<&[u32]> = None;
                 for row in w * 64..seq_rows.min(w * 64 + 64) {
@@ -389,7 +487,19 @@ fn check_codes<'a>(
         codes_at,
         p.sidecar.1,
     )?;
-    // One spelling: an odd count of 12-bit codes is padded with code 0.
+    check_padding(id, entry, dict, p, codes_at)?;
+    Ok((codes, hist))
+}
+
+/// The end of §9 step 11: an odd count of 12-bit codes is padded with code
+/// 0 (one spelling).
+fn check_padding(
+    id: u32,
+    entry: &ChunkEntry,
+    dict: &Dictionary,
+    p: &ChunkSection<'_>,
+    codes_at: u64,
+) -> Result<()> {
     if dict.code_bits() == 12 && entry.codes % 2 == 1 {
         let pad = codes::get(12, p.codes, entry.codes as usize) as u32;
         if pad != 0 {
@@ -400,7 +510,7 @@ fn check_codes<'a>(
             ));
         }
     }
-    Ok((codes, hist))
+    Ok(())
 }
 
 /// §9 step 13: the validity bitmap `v` of chunk `id` (at `at`): padding
@@ -452,67 +562,4 @@ fn check_validity<'a>(
             Some(v)
         }
     })
-}
-
-/// A chunk's row walk without a branch per row. For rows `rows` (at most
-/// 64), checks that each is at most `MAX_VALUE_LEN` bytes and that its
-/// tokens' lengths add up to its byte boundaries, and returns the rows (bit
-/// `r - rows.start`) that use a token cutting a character (bit 7 of
-/// `len_utf8`), which the caller proves through the UTF-8 automaton. The
-/// codes are unpacked in blocks; a running sum of their lengths and a running
-/// count of cutting tokens are kept per code, and each row compares the
-/// entries at its end. `None` means "walk these rows one by one" (which
-/// finds what is wrong), never that something is.
-fn rows_add_up(
-    codes: &CheckedCodes<'_>,
-    len_utf8: &[u8],
-    rc: &[u32],
-    rb: &[u32],
-    rows: Range<usize>,
-) -> Option<u64> {
-    const BLOCK: usize = 256;
-    let (first, end) = (rows.start, rows.end);
-    debug_assert!(end - first <= 64);
-    if rows
-        .clone()
-        .any(|r| (rb[r + 1] - rb[r]) as u64 > limits::MAX_VALUE_LEN)
-    {
-        return None;
-    }
-    let (c0, c1) = (rc[first] as usize, rc[end] as usize);
-    let mut buf = [0u16; BLOCK];
-    // After unpacking codes at..at + n: bytes[k] = the value bytes before
-    // code at + k (counted from the chunk's start, like `rb`), cuts[k] = the
-    // cutting tokens before it (counted from c0).
-    let mut bytes = [0u64; BLOCK + 1];
-    let mut cuts = [0u32; BLOCK + 1];
-    let (mut byte_acc, mut cut_acc) = (rb[first] as u64, 0u32);
-    let (mut row, mut at, mut ok) = (first, c0, true);
-    let (mut cut_rows, mut cuts_before) = (0u64, 0u32);
-    // Rows with no codes before the first code.
-    while row < end && rc[row + 1] as usize == c0 {
-        ok &= rb[row + 1] as u64 == byte_acc;
-        row += 1;
-    }
-    while at < c1 {
-        let n = (c1 - at).min(BLOCK);
-        codes.unpack(at, &mut buf[..n]);
-        (bytes[0], cuts[0]) = (byte_acc, cut_acc);
-        for (k, &c) in buf[..n].iter().enumerate() {
-            let x = len_utf8[c as usize];
-            byte_acc += (x & 0x1f) as u64;
-            cut_acc += (x >> 7) as u32;
-            (bytes[k + 1], cuts[k + 1]) = (byte_acc, cut_acc);
-        }
-        // Rows that end in this block: rc[row + 1] in at + 1..=at + n.
-        while row < end && (rc[row + 1] as usize) <= at + n {
-            let e = rc[row + 1] as usize - at;
-            ok &= bytes[e] == rb[row + 1] as u64;
-            cut_rows |= ((cuts[e] != cuts_before) as u64) << (row - first);
-            cuts_before = cuts[e];
-            row += 1;
-        }
-        at += n;
-    }
-    (ok && row == end).then_some(cut_rows)
 }
