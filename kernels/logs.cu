@@ -201,7 +201,7 @@ __device__ void lg_row(const LgBlk& b, u32 tid, u32 rank, LgOut& o, u32& bad) {
     lg_static(b, (u64)st + slots, o, bad);
 }
 
-extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_logs(
+extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_logs_v1(
     const u8* __restrict__ input, u64 input_len,
     const LBlock* __restrict__ blocks, u32 nblocks,
     const LPiece* __restrict__ pieces, u32 npieces,
@@ -313,3 +313,353 @@ extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_logs(
     }
     if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_LOGS);
 }
+
+// ---------------------------------------------------------------------------
+// The staged kernel (spec/DECODER.md §6d). Rows are placed by the lengths
+// the host recorded at validation (LPiece::lens_off; their sum per tile is
+// checked against the tile's bytes), so each row is rendered once. Each
+// 32-row round is rendered into the warp's shared staging buffer in windows
+// of FP_LG_STAGE bytes (aligned with the destination: staged byte 0 sits at
+// the destination address mod 16) and drained with 16-byte stores; a row
+// crossing a window is rendered once per window it touches, keeping only
+// that window's bytes.
+
+// Output cursor of the staged kernel: byte n of the row lands at
+// base[rel + n] when lo <= n < hi (the row's part inside the window), and
+// is dropped otherwise.
+struct LsOut {
+    u8* base;
+    i64 rel;
+    u32 n;
+    u32 lo;
+    u32 hi;
+};
+
+__device__ __forceinline__ void ls_put(LsOut& o, u8 c) {
+    if (o.n >= o.lo && o.n < o.hi) o.base[o.rel + o.n] = c;
+    o.n++;
+}
+
+__device__ __forceinline__ void ls_copy(LsOut& o, const u8* src, u32 len) {
+    const u32 a = max(o.n, o.lo), e = min(o.n + len, o.hi);
+    u8* d = o.base + o.rel;
+    for (u32 p = a; p < e; p++) d[p] = src[p - o.n];
+    o.n += len;
+}
+
+// As lg_packed, with two aligned 8-byte loads where the 16 bytes around the
+// field lie inside the block (the block starts 16-aligned: lg_resolve).
+__device__ __forceinline__ u64 ls_packed(const LgBlk& b, u64 at0, u32 bits, u64 i, u32& bad) {
+    if (bits == 0) return 0;
+    if (bits > 64) { bad = 1; return 0; }
+    const u64 bit = i * bits;
+    const u64 at = at0 + (bit >> 3);
+    if (at + 9 > b.d.raw_len) { bad = 1; return 0; }
+    const u64 a = at & ~7ull;
+    u64 lo = 0, hi = 0;
+    if (a + 16 <= b.d.raw_len) {
+        const u64* p = (const u64*)(b.raw + a);
+        lo = p[0];
+        hi = p[1];
+    } else {
+#pragma unroll
+        for (int k = 0; k < 8; k++) lo |= (u64)b.raw[a + k] << (8 * k);
+        for (u64 k = 8; a + k < b.d.raw_len && k < 16; k++) hi |= (u64)b.raw[a + k] << (8 * (k - 8));
+    }
+    const u32 o = (u32)(bit & 7) + 8 * (u32)(at - a);
+    const u64 v = o ? (lo >> o) | (hi << (64 - o)) : lo;
+    return bits == 64 ? v : v & ((1ull << bits) - 1);
+}
+
+__device__ __forceinline__ u64 ls_int(const LgBlk& b, u32 first, u32 len, u64 i, u64 data, u32& bad) {
+    if (i >= len) { bad = 1; return 0; }
+    const u64 c = (u64)first + i / 128;
+    if (c >= b.d.ncp) { bad = 1; return 0; }
+    const u64* cp = b.cp + 4 * c;
+    const u64 j = i % 128;
+    return cp[0] + ls_packed(b, data + cp[2], (u32)cp[3], j, bad) + cp[1] * j;
+}
+
+__device__ __forceinline__ void ls_static(const LgBlk& b, u64 i, LsOut& o, u32& bad) {
+    if (i >= b.d.nstr) { bad = 1; return; }
+    const u32 s = i ? b.st_end[i - 1] : 0, e = b.st_end[i];
+    if (s > e || e > b.d.st_len) { bad = 1; return; }
+    ls_copy(o, b.st + s, e - s);
+}
+
+// As ls_copy, the bytes from a 16-byte token word held in registers.
+__device__ __forceinline__ void ls_copy16(LsOut& o, uint4 t, u32 len) {
+    const u32 a = max(o.n, o.lo), e = min(o.n + len, o.hi);
+    u8* d = o.base + o.rel;
+    const u64 lo = ((u64)t.y << 32) | t.x, hi = ((u64)t.w << 32) | t.z;
+    for (u32 p = a; p < e; p++) {
+        const u32 k = p - o.n;
+        d[p] = (u8)((k < 8 ? lo : hi) >> (8 * (k & 7)));
+    }
+    o.n += len;
+}
+
+template <int MODE>
+__device__ __forceinline__ void ls_pool(const LgBlk& b, u64 i, LsOut& o, u32& bad) {
+    if (i >= b.d.pool_strings) { bad = 1; return; }
+    const u32 n = b.d.pool_strings + 1;
+    const u64 s = ls_int(b, b.d.pool_cp_first, n, i, b.d.poff_at, bad);
+    const u64 e = ls_int(b, b.d.pool_cp_first, n, i + 1, b.d.poff_at, bad);
+    if (e < s || e - s > b.d.raw_len) { bad = 1; return; }
+    for (u64 c = s; c < e; c++) {
+        const u32 code = (u32)ls_packed(b, b.d.codes_at, 12, c, bad);
+        if (code >= b.d.ntok) { bad = 1; return; }
+        u32 l = b.lens[code];
+        if (l > 16) { bad = 1; l = 16; }
+        if (MODE == 1) ls_copy16(o, *(const uint4*)(b.words + 16 * (u64)code), l);
+        else ls_copy(o, b.words + 16 * (u64)code, l);
+    }
+}
+
+// Digits of `v` in decimal (kind 0) or hex (1, 2).
+__device__ __forceinline__ u32 ls_digits(u32 kind, u64 v) {
+    if (kind != 0) return v ? (64 - __clzll((long long)v) + 3) / 4 : 1;
+    if (v < 0x100000000ull) {
+        const u32 x = (u32)v;
+        u32 n = 1;
+        for (u32 p = 10; n < 10 && x >= p; p *= 10) n++;
+        return n;
+    }
+    u32 n = 10;
+    for (u64 p = 10000000000ull; n < 20 && v >= p; p *= 10) n++;
+    return n;
+}
+
+// As lg_render: `v` zero-padded to `w` digits (never truncated; at most 40).
+__device__ __forceinline__ void ls_render(LsOut& o, u32 kind, u64 v, u32 w) {
+    const u32 n = ls_digits(kind, v);
+    if (w < n) w = n;
+    if (w > 40) w = 40;
+    for (u32 k = n; k < w; k++) ls_put(o, '0');
+    const u32 end = o.n + n;
+    if (end > o.lo && o.n < o.hi) {
+        u8* d = o.base + o.rel;
+        if (kind == 0 && v < 0x100000000ull) {
+            u32 x = (u32)v;
+            for (u32 at = end; at-- > o.n;) {
+                const u32 q = x / 10;
+                if (at >= o.lo && at < o.hi) d[at] = (u8)('0' + (x - 10 * q));
+                x = q;
+            }
+        } else if (kind == 0) {
+            u64 x = v;
+            for (u32 at = end; at-- > o.n;) {
+                const u64 q = x / 10;
+                if (at >= o.lo && at < o.hi) d[at] = (u8)('0' + (u32)(x - 10 * q));
+                x = q;
+            }
+        } else {
+            const u32 alpha = kind == 2 ? 'A' - 10 : 'a' - 10;
+            u64 x = v;
+            for (u32 at = end; at-- > o.n;) {
+                const u32 g = (u32)(x & 15);
+                if (at >= o.lo && at < o.hi) d[at] = (u8)(g < 10 ? '0' + g : alpha + g);
+                x >>= 4;
+            }
+        }
+    }
+    o.n = end;
+}
+
+// As lg_row, into a windowed cursor.
+template <int MODE>
+__device__ __forceinline__ void ls_row(const LgBlk& b, u32 tid, u32 rank, LsOut& o, u32& bad) {
+    if (tid >= b.d.ntpl) { bad = 1; return; }
+    const u32* t = b.tpl + 4 * (u64)tid;
+    const u32 first = t[0], slots = t[1], st = t[2];
+    if ((u64)first + slots > b.d.nslot) { bad = 1; return; }
+    const u64 data = b.d.data_at;
+    for (u32 s = 0; s < slots; s++) {
+        ls_static(b, (u64)st + s, o, bad);
+        const uint4* sl = (const uint4*)(b.slot + 8 * ((u64)first + s));
+        const uint4 s0 = sl[0], s1 = sl[1];
+        const u32 kind = s0.x;
+        if (kind <= 2) {
+            const u64 v = ls_int(b, s0.z, s0.w, rank, data, bad);
+            u32 w = s0.y;
+            if (w == FP_LG_PER_ROW) {
+                const u64 x = ls_int(b, s1.x, s1.y, rank, data, bad);
+                w = x > 40 ? 40 : (u32)x;
+            }
+            ls_render(o, kind, v, w);
+        } else if (kind == 3) {
+            const u64 id = ls_int(b, s0.z, s0.w, rank, data, bad);
+            ls_static(b, (u64)s1.z + id, o, bad);
+        } else if (kind == 4) {
+            ls_pool<MODE>(b, (u64)s1.z + rank, o, bad);
+        } else {
+            bad = 1;
+        }
+    }
+    ls_static(b, (u64)st + slots, o, bad);
+}
+
+// Copies `n` staged bytes (staged byte 0 at stage[shift], shift = dst mod
+// 16) to dst: a byte head up to 16-byte alignment, 16-byte stores, a tail.
+__device__ __forceinline__ void ls_drain(u8* dst, const u8* stage, u32 shift, u32 n, u32 lane) {
+    const u32 head = min(n, (16 - shift) & 15);
+    if (lane < head) dst[lane] = stage[shift + lane];
+    const u32 body = (n - head) / 16;
+    const uint4* s4 = (const uint4*)(stage + shift + head);
+    uint4* d4 = (uint4*)(dst + head);
+    for (u32 k = lane; k < body; k += 32) d4[k] = s4[k];
+    const u32 t0 = head + 16 * body;
+    if (t0 + lane < n) dst[t0 + lane] = stage[shift + t0 + lane];
+}
+
+template <int MODE>
+__device__ __forceinline__ void ls_tile(
+    const u8* __restrict__ input, u64 input_len,
+    const LBlock* __restrict__ blocks, u32 nblocks,
+    const LPiece* __restrict__ pieces, u32 npieces,
+    const LTile* __restrict__ tiles, u32 ntiles,
+    u8* __restrict__ out, u64 out_len,
+    i64* __restrict__ offsets, u64 offsets_len,
+    u32* __restrict__ status, u32* counts0, u32* counts1, u8* stage, LgBlk* sdesc)
+{
+    const u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const u32 ti = blockIdx.x * FP_LG_WARPS + w;
+    if (ti >= ntiles) return;  // warp-uniform
+    const LTile tl = tiles[ti];
+    if (tl.piece >= npieces) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+    const LPiece lp = pieces[tl.piece];
+    const u32 nb = lp.b1 == 0xffffffffu ? 1 : 2;
+    // MODE 0: the resolved descriptors in a per-lane array; MODE 1: once
+    // per warp in shared memory (every lane reads the same entry).
+    LgBlk Bl[2];
+    LgBlk* B = MODE == 1 ? sdesc : Bl;
+    bool ok = lp.b0 < nblocks && (nb == 1 || lp.b1 < nblocks);
+    if (MODE == 0 || lane == 0)
+        for (u32 k = 0; ok && k < nb; k++) ok = lg_resolve(input, input_len, blocks[k ? lp.b1 : lp.b0], B[k]);
+    if (MODE == 1) {
+        __syncwarp();
+        ok = __shfl_sync(FULL, (u32)ok, 0);
+    }
+    const u32 rows = ok ? B[0].d.rows : 0;
+    ok = ok && (MODE == 0 || ((B[0].d.word_off | (nb == 2 ? B[1].d.word_off : 0)) & 15) == 0)
+        && (nb == 1 || B[1].d.rows == rows) && lp.row_lo <= lp.row_hi && lp.row_hi <= rows
+        && tl.rb < B[0].d.nrb && (nb == 1 || tl.rb < B[1].d.nrb)
+        && (u64)tl.rb * 128 < lp.row_hi && (u64)tl.rb * 128 + 128 > lp.row_lo
+        && tl.out <= out_len && tl.bytes <= out_len - tl.out
+        && (!offsets_len || lp.row_base + (lp.row_hi - lp.row_lo) + 1 <= offsets_len)
+        && ((B[0].d.raw_off | B[0].d.slot_off | (nb == 2 ? B[1].d.raw_off | B[1].d.slot_off : 0)) & 15) == 0
+        && (lp.lens_off & 3) == 0 && lg_in(lp.lens_off, 4ull * (lp.row_hi - lp.row_lo), input_len);
+    if (!ok) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+    const u32* lens = (const u32*)(input + lp.lens_off);
+
+    for (u32 k = lane; k < 128; k += 32) { counts0[k] = 0; counts1[k] = 0; }
+    __syncwarp();
+    // The rows' lengths must add up to the tile's bytes before anything is
+    // written (a corrupted length table writes nothing).
+    const u32 row0 = tl.rb * 128;
+    u64 sum = 0;
+    u32 bad = 0;
+    for (u32 j = lane; j < 128; j += 32) {
+        const u32 r = row0 + j;
+        if (r >= lp.row_lo && r < lp.row_hi) sum += lens[r - lp.row_lo];
+    }
+#pragma unroll
+    for (u32 o = 16; o; o >>= 1) sum += __shfl_xor_sync(FULL, sum, o);
+    if (sum != tl.bytes) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+
+    // Round by round (rows 32q + lane): locate, place, render, drain.
+    u64 round_at = 0;  // the round's first byte in the tile
+#pragma unroll 1
+    for (int q = 0; q < 4; q++) {
+        const u32 j = 32 * q + lane, r = row0 + j;
+        const bool active = r < rows;
+        const bool sel = r >= lp.row_lo && r < lp.row_hi;
+        const u32 len = sel ? lens[r - lp.row_lo] : 0;
+        u32 tid[2] = {0, 0}, rank[2] = {0, 0};
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            if (k >= (int)nb) continue;  // warp-uniform
+            const LgBlk& b = B[k];
+            const u32* rbd = b.rb + 4 * (u64)tl.rb;
+            const u32 first_local = rbd[0], nloc = rbd[1], bits = rbd[2], off = rbd[3];
+            u32 l = 0;
+            if (active) {
+                l = (u32)ls_packed(b, (u64)b.d.rowidx_at + off, bits, j, bad);
+                if (l >= nloc || nloc > 128 || (u64)first_local + nloc > b.d.nloc) { bad = 1; l = 0; }
+            }
+            u32* cnt = k ? counts1 : counts0;
+            const u32 same = __match_any_sync(FULL, active ? l : (0x80000000u | lane));
+            if (active) {
+                const u64 li = (u64)first_local + l;
+                if (li < b.d.nloc) {
+                    tid[k] = b.loc[2 * li];
+                    rank[k] = b.loc[2 * li + 1] + cnt[l] + __popc(same & ((1u << lane) - 1));
+                } else {
+                    bad = 1;
+                }
+            }
+            __syncwarp();
+            if (active && lane == (u32)(__ffs(same) - 1)) cnt[l] += __popc(same);
+            __syncwarp();
+        }
+        // Place the round's rows: exclusive warp scan (row order).
+        u64 incl = len;
+#pragma unroll
+        for (u32 o = 1; o < 32; o <<= 1) {
+            const u64 y = __shfl_up_sync(FULL, incl, o);
+            if (lane >= o) incl += y;
+        }
+        const u64 rs = incl - len;  // the row's start in the round
+        const u64 tot = __shfl_sync(FULL, incl, 31);
+        if (sel && offsets_len) {
+            const u64 g = lp.row_base + (r - lp.row_lo);
+            offsets[g + 1] = (i64)(tl.out + round_at + incl);
+            if (g == 0) offsets[0] = 0;
+        }
+        for (u64 w0 = 0; w0 < tot; w0 += FP_LG_STAGE) {
+            u8* dst = out + tl.out + round_at + w0;
+            const u32 shift = (u32)((u64)dst & 15);
+            const u32 wn = (u32)min((u64)FP_LG_STAGE, tot - w0);
+            // This row's bytes inside the window [w0, w0 + wn).
+            if (sel && rs < w0 + wn && rs + len > w0) {
+                LsOut o;
+                o.base = stage + shift;
+                o.rel = (i64)rs - (i64)w0;
+                o.n = 0;
+                o.lo = rs >= w0 ? 0 : (u32)(w0 - rs);
+                o.hi = (u32)min((u64)len, w0 + wn - rs);
+                for (u32 k = 0; k < nb; k++) ls_row<MODE>(B[k], tid[k], rank[k], o, bad);
+                if (o.n != len) bad = 1;
+            }
+            __syncwarp();
+            ls_drain(dst, stage, shift, wn, lane);
+            __syncwarp();
+        }
+        round_at += tot;
+    }
+    if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_LOGS);
+}
+
+#define LS_KERNEL(NAME, MODE, MINB)                                                           \
+    extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS, MINB) NAME(           \
+        const u8* __restrict__ input, u64 input_len,                                       \
+        const LBlock* __restrict__ blocks, u32 nblocks,                                    \
+        const LPiece* __restrict__ pieces, u32 npieces,                                    \
+        const LTile* __restrict__ tiles, u32 ntiles,                                       \
+        u8* __restrict__ out, u64 out_len,                                                 \
+        i64* __restrict__ offsets, u64 offsets_len,                                        \
+        u32* __restrict__ status)                                                          \
+    {                                                                                      \
+        __shared__ u32 counts[FP_LG_WARPS][2][128];                                        \
+        __shared__ __align__(16) u8 stage[FP_LG_WARPS][FP_LG_STAGE + 16];                  \
+        __shared__ LgBlk sdesc[FP_LG_WARPS][MODE == 1 ? 2 : 1];                            \
+        const u32 w = threadIdx.x >> 5;                                                    \
+        ls_tile<MODE>(input, input_len, blocks, nblocks, pieces, npieces, tiles, ntiles,   \
+                      out, out_len, offsets, offsets_len, status, counts[w][0],            \
+                      counts[w][1], stage[w], sdesc[w]);                                   \
+    }
+
+LS_KERNEL(fastpair_logs_flat, 0, 1)
+LS_KERNEL(fastpair_logs, 1, 1)
+LS_KERNEL(fastpair_logs_b3, 1, 3)
+LS_KERNEL(fastpair_logs_b4, 1, 4)

@@ -89,6 +89,14 @@ pub(crate) fn put_piece(
         b[k] = plan.lblocks.len() as u32;
         plan.lblocks.push(d);
     }
+    let ends = l.ends;
+    let at = |r: u32| ends[r as usize];
+    // Each selected row's length, from the offsets validation recorded:
+    // the kernel places rows with them (and checks their sum per tile).
+    let lens: Vec<u8> = (rows.start..rows.end)
+        .flat_map(|r| ((at(r + 1) - at(r)) as u32).to_le_bytes())
+        .collect();
+    let lens_off = put(plan, &lens);
     let piece = plan.lpieces.len() as u32;
     plan.lpieces.push(LPiece {
         row_base,
@@ -96,9 +104,8 @@ pub(crate) fn put_piece(
         b1: b[1],
         row_lo: rows.start,
         row_hi: rows.end,
+        lens_off,
     });
-    let ends = l.ends;
-    let at = |r: u32| ends[r as usize];
     if rows.start < rows.end {
         for rb in rows.start / TILE_ROWS..=(rows.end - 1) / TILE_ROWS {
             let first = (rb * TILE_ROWS).max(rows.start);
