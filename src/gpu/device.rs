@@ -238,15 +238,7 @@ fn compile_unit(
         name: Some("fastpair.cu".into()),
         ..Default::default()
     };
-    if let Ok(p) = std::env::var("FASTPAIR_DUMP_PTX") {
-        let _ = std::fs::write(format!("{p}.{}.cu", sources.len()), &src);
-    }
-    let ptx = compile_ptx_with_opts(src, opts).map_err(|e| Error::Gpu(format!("NVRTC: {e}")))?;
-    // TEMP (logkernel measuring run): dump the PTX.
-    if let Ok(p) = std::env::var("FASTPAIR_DUMP_PTX") {
-        let _ = std::fs::write(format!("{p}.{}.ptx", sources.len()), ptx.to_src());
-    }
-    Ok(ptx)
+    compile_ptx_with_opts(src, opts).map_err(|e| Error::Gpu(format!("NVRTC: {e}")))
 }
 
 impl Kernels {
@@ -262,18 +254,9 @@ impl Kernels {
                     .ctx
                     .load_module(ptx)
                     .map_err(|e| format!("loading the log decoder's module: {e:?}"))?;
-                // FASTPAIR_LOGS_KERNEL picks a kernel variant for one
-                // measuring run (bench/LOGS.md); removed after it.
-                let name = match std::env::var("FASTPAIR_LOGS_KERNEL").as_deref() {
-                    Ok("v1") => "fastpair_logs_v1",
-                    Ok("flat") => "fastpair_logs_flat",
-                    Ok("b3") => "fastpair_logs_b3",
-                    Ok("b4") => "fastpair_logs_b4",
-                    _ => "fastpair_logs",
-                };
                 module
-                    .load_function(name)
-                    .map_err(|e| format!("{name}: {e:?}"))
+                    .load_function("fastpair_logs")
+                    .map_err(|e| format!("fastpair_logs: {e:?}"))
             })
             .as_ref()
             .map_err(|m| Error::Gpu(m.clone()))
