@@ -162,6 +162,23 @@ mod tests {
                 next += t.bytes as u64;
             }
             assert_eq!(next, bytes);
+            // Each piece's lengths table holds its selected rows' lengths.
+            let mut lens = Vec::new();
+            for p in &plan.lpieces {
+                let at = p.lens_off as usize;
+                let n = (p.row_hi - p.row_lo) as usize;
+                let table = &plan.input[at..at + 4 * n];
+                lens.extend(
+                    table
+                        .chunks_exact(4)
+                        .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize),
+                );
+            }
+            let want: Vec<usize> = rows[sel.start as usize..sel.end as usize]
+                .iter()
+                .map(|r| r.len())
+                .collect();
+            assert_eq!(lens, want, "{sel:?}");
             for b in &plan.lblocks {
                 assert!(b.ntpl >= 1 && b.nrb >= 1 && b.ntok >= 256);
                 assert!(b.raw_off as usize + b.raw_len as usize <= plan.input_len);
