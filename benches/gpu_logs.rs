@@ -11,7 +11,7 @@
 //!   cargo bench --bench gpu_logs --features test-util
 //! Environment: CORPUS (dir, default target/corpus), ONLY (comma-separated
 //! substrings of the column names, default "loghub"), REPS (default 20),
-//! MIN_BYTES (default 256 MiB).
+//! MIN_BYTES (default 256 MiB), CODED (0: log templates only, default 1).
 
 #[cfg(feature = "test-util")]
 fn main() {
@@ -88,6 +88,7 @@ mod bench {
         let reps: usize = env("REPS", 20);
         let min_bytes: u64 = env("MIN_BYTES", 256 << 20);
         let only: String = env("ONLY", "loghub".to_string());
+        let coded: u32 = env("CODED", 1);
         let filters: Vec<String> = only.split(',').map(String::from).collect();
         let files = fastpair::testing::corpus::files(&filters);
         assert!(!files.is_empty(), "no corpus column matches {filters:?}");
@@ -109,6 +110,7 @@ mod bench {
             ]
             .into_iter()
             .enumerate()
+            .take(if coded == 0 { 1 } else { 2 })
             {
                 let opts = WriterOptions::default().with_log_templates(lt);
                 let file = write_to_vec(rows.iter().map(|r| Some(*r)), opts).unwrap();

@@ -1,27 +1,34 @@
 // Log-template chunks on the device (spec/FORMAT.md §5.8, spec/DECODER.md
 // §6d). One warp per tile: the selected rows of one 128-row block of a log
-// chunk (the format's row-index block), 4 rounds of 32 rows (row 32q + lane
-// in round q). For each row and each of the chunk's blocks (one, or header
-// and body), the warp
-//   1. locates it: its local template id from the packed row index, its
-//      rank = the local's start rank + the rows of the same local before it
-//      in the block (__match_any_sync within a round, a per-warp count per
-//      local across rounds), its template from the block's local table;
-//   2. sizes it: the template's static strings, each slot's rendered value
-//      (integers: one checkpoint and one residual, digits counted; a
-//      dictionary id: its decoded value's length; free text: the token
-//      lengths of its pool codes);
-// then a warp scan of the row lengths places the rows inside the tile's
-// output range (its start and bytes come from the validated row offsets;
-// a disagreement raises ST_LOGS and the tile writes nothing), the warp
-// writes the Arrow offsets, and each lane renders its rows into place.
+// chunk (the format's row-index block). Rows are placed by the lengths the
+// host recorded when it validated the chunk (LPiece::lens_off; their sum
+// must equal the tile's bytes before anything is written), so no row is
+// rendered to be sized. Then 4 rounds of 32 rows (row 32q + lane); in each,
+// for each of the chunk's blocks (one, or header and body), the warp
+//   1. locates the row: its local template id from the packed row index,
+//      its rank = the local's start rank + the rows of the same local
+//      before it in the block (__match_any_sync within a round, a per-warp
+//      count per local across rounds), its template from the local table;
+//   2. places it: an exclusive warp scan of the round's lengths, the Arrow
+//      offsets written from it;
+//   3. renders it into the warp's shared staging buffer, in windows of
+//      FP_LG_STAGE bytes aligned with the destination (staged byte 0 at the
+//      destination address mod 16): static strings and dictionary values
+//      copied, integers written digit by digit from the right (one
+//      checkpoint and one residual each), free text token by token (each
+//      token one 16-byte load); a row crossing a window is rendered once per
+//      window it touches, keeping that window's bytes;
+//   4. drains each window with 16-byte stores (a byte head and tail).
+// The block descriptors live once per warp in shared memory (each lane a
+// copy in registers spilled to local memory, measured slower: bench/LOGS.md).
 // Follows the prelude and the other kernels in one compilation unit.
 //
 // The host validated every part (logs::LogBlock::open) and built the tables
 // from it; the kernel still checks every table's extent against the input,
 // every index against its table's count and every packed read against its
-// block's bytes, and clamps every write to its row, so no bytes make it
-// read or write outside its buffers.
+// block's bytes, the row lengths against the tile's bytes, and clamps every
+// write to its row's part of the window, so no bytes make it read or write
+// outside its buffers.
 
 static_assert(sizeof(LBlock) % 8 == 0, "LBlock is read as a whole");
 
@@ -38,19 +45,6 @@ struct LgBlk {
     const u8* lens;
     LBlock d;
 };
-
-// Output cursor: with `dst` null it only counts; else bytes land at
-// dst[n] for n < cap (the row's planned length) and are dropped past it.
-struct LgOut {
-    u8* dst;
-    u32 n;
-    u32 cap;
-};
-
-__device__ __forceinline__ void lg_put(LgOut& o, u8 c) {
-    if (o.dst && o.n < o.cap) o.dst[o.n] = c;
-    o.n++;
-}
 
 // Whether [off, off + len) lies inside the input.
 __device__ __forceinline__ bool lg_in(u64 off, u64 len, u64 input_len) {
@@ -84,23 +78,54 @@ __device__ bool lg_resolve(const u8* input, u64 input_len, const LBlock& d, LgBl
     return true;
 }
 
+// Output cursor: byte n of the row lands at
+// base[rel + n] when lo <= n < hi (the row's part inside the window), and
+// is dropped otherwise.
+struct LgOut {
+    u8* base;
+    i64 rel;
+    u32 n;
+    u32 lo;
+    u32 hi;
+};
+
+__device__ __forceinline__ void lg_put(LgOut& o, u8 c) {
+    if (o.n >= o.lo && o.n < o.hi) o.base[o.rel + o.n] = c;
+    o.n++;
+}
+
+// `len` bytes from `src`, those inside the window.
+__device__ __forceinline__ void lg_copy(LgOut& o, const u8* src, u32 len) {
+    const u32 a = max(o.n, o.lo), e = min(o.n + len, o.hi);
+    u8* d = o.base + o.rel;
+    for (u32 p = a; p < e; p++) d[p] = src[p - o.n];
+    o.n += len;
+}
+
 // Value i of a packed run of `bits`-bit fields starting at block byte
-// `at0` (FORMAT §5.8.1: LSB first, byte aligned at the run's start). Reads
-// 9 bytes at the field's first byte, inside the block (it ends with 16 zero
-// bytes, so a valid field's window always fits); else ST_LOGS and 0.
+// `at0` (FORMAT §5.8.1: LSB first, byte aligned at the run's start): two
+// aligned 8-byte loads where the 16 bytes around the field lie inside the
+// block (it starts 16-aligned, checked per tile), else byte loads; a field
+// whose 9-byte window at its first byte leaves the block raises ST_LOGS.
 __device__ __forceinline__ u64 lg_packed(const LgBlk& b, u64 at0, u32 bits, u64 i, u32& bad) {
     if (bits == 0) return 0;
     if (bits > 64) { bad = 1; return 0; }
     const u64 bit = i * bits;
     const u64 at = at0 + (bit >> 3);
-    const u32 sh = (u32)(bit & 7);
     if (at + 9 > b.d.raw_len) { bad = 1; return 0; }
-    const u8* p = b.raw + at;
-    u64 lo = 0;
+    const u64 a = at & ~7ull;
+    u64 lo = 0, hi = 0;
+    if (a + 16 <= b.d.raw_len) {
+        const u64* p = (const u64*)(b.raw + a);
+        lo = p[0];
+        hi = p[1];
+    } else {
 #pragma unroll
-    for (int k = 0; k < 8; k++) lo |= (u64)p[k] << (8 * k);
-    u64 v = lo >> sh;
-    if (sh) v |= (u64)p[8] << (64 - sh);
+        for (int k = 0; k < 8; k++) lo |= (u64)b.raw[a + k] << (8 * k);
+        for (u64 k = 8; a + k < b.d.raw_len && k < 16; k++) hi |= (u64)b.raw[a + k] << (8 * (k - 8));
+    }
+    const u32 o = (u32)(bit & 7) + 8 * (u32)(at - a);
+    const u64 v = o ? (lo >> o) | (hi << (64 - o)) : lo;
     return bits == 64 ? v : v & ((1ull << bits) - 1);
 }
 
@@ -120,12 +145,23 @@ __device__ __forceinline__ void lg_static(const LgBlk& b, u64 i, LgOut& o, u32& 
     if (i >= b.d.nstr) { bad = 1; return; }
     const u32 s = i ? b.st_end[i - 1] : 0, e = b.st_end[i];
     if (s > e || e > b.d.st_len) { bad = 1; return; }
-    if (!o.dst) { o.n += e - s; return; }
-    for (u32 k = s; k < e; k++) lg_put(o, b.st[k]);
+    lg_copy(o, b.st + s, e - s);
+}
+
+// As lg_copy, from a 16-byte token word held in registers.
+__device__ __forceinline__ void lg_copy16(LgOut& o, uint4 t, u32 len) {
+    const u32 a = max(o.n, o.lo), e = min(o.n + len, o.hi);
+    u8* d = o.base + o.rel;
+    const u64 lo = ((u64)t.y << 32) | t.x, hi = ((u64)t.w << 32) | t.z;
+    for (u32 p = a; p < e; p++) {
+        const u32 k = p - o.n;
+        d[p] = (u8)((k < 8 ? lo : hi) >> (8 * (k & 7)));
+    }
+    o.n += len;
 }
 
 // Pool string i (FORMAT §5.8.4): codes off[i] .. off[i + 1], 12 bits each.
-__device__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
+__device__ __forceinline__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
     if (i >= b.d.pool_strings) { bad = 1; return; }
     const u32 n = b.d.pool_strings + 1;
     const u64 s = lg_int(b, b.d.pool_cp_first, n, i, b.d.poff_at, bad);
@@ -136,42 +172,64 @@ __device__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
         if (code >= b.d.ntok) { bad = 1; return; }
         u32 l = b.lens[code];
         if (l > 16) { bad = 1; l = 16; }
-        if (!o.dst) { o.n += l; continue; }
-        const u8* w = b.words + 16 * (u64)code;
-        for (u32 k = 0; k < l; k++) lg_put(o, w[k]);
+        lg_copy16(o, *(const uint4*)(b.words + 16 * (u64)code), l);
     }
+}
+
+// Digits of `v` in decimal (kind 0) or hex (1, 2).
+__device__ __forceinline__ u32 lg_digits(u32 kind, u64 v) {
+    if (kind != 0) return v ? (64 - __clzll((long long)v) + 3) / 4 : 1;
+    if (v < 0x100000000ull) {
+        const u32 x = (u32)v;
+        u32 n = 1;
+        for (u32 p = 10; n < 10 && x >= p; p *= 10) n++;
+        return n;
+    }
+    u32 n = 10;
+    for (u64 p = 10000000000ull; n < 20 && v >= p; p *= 10) n++;
+    return n;
 }
 
 // `v` in decimal (kind 0) or hex (1 lower, 2 upper), zero-padded to `w`
 // digits (never truncated; at most 40), as logs::bits renders it.
 __device__ __forceinline__ void lg_render(LgOut& o, u32 kind, u64 v, u32 w) {
-    u32 n = 1;
-    if (kind == 0) {
-        u64 x = v;
-        while (x >= 10) { x /= 10; n++; }
-    } else if (v) {
-        n = (64 - __clzll((long long)v) + 3) / 4;
-    }
+    const u32 n = lg_digits(kind, v);
     if (w < n) w = n;
     if (w > 40) w = 40;
-    if (!o.dst) { o.n += w; return; }
     for (u32 k = n; k < w; k++) lg_put(o, '0');
     const u32 end = o.n + n;
-    const char* digits = kind == 2 ? "0123456789ABCDEF" : "0123456789abcdef";
-    u64 x = v;
-    for (u32 k = 0; k < n; k++) {
-        const u32 at = end - 1 - k;
-        u32 dgt;
-        if (kind == 0) { dgt = (u32)(x % 10); x /= 10; }
-        else { dgt = (u32)(x & 15); x >>= 4; }
-        if (at < o.cap) o.dst[at] = (u8)digits[dgt];
+    if (end > o.lo && o.n < o.hi) {
+        u8* d = o.base + o.rel;
+        if (kind == 0 && v < 0x100000000ull) {
+            u32 x = (u32)v;
+            for (u32 at = end; at-- > o.n;) {
+                const u32 q = x / 10;
+                if (at >= o.lo && at < o.hi) d[at] = (u8)('0' + (x - 10 * q));
+                x = q;
+            }
+        } else if (kind == 0) {
+            u64 x = v;
+            for (u32 at = end; at-- > o.n;) {
+                const u64 q = x / 10;
+                if (at >= o.lo && at < o.hi) d[at] = (u8)('0' + (u32)(x - 10 * q));
+                x = q;
+            }
+        } else {
+            const u32 alpha = kind == 2 ? 'A' - 10 : 'a' - 10;
+            u64 x = v;
+            for (u32 at = end; at-- > o.n;) {
+                const u32 g = (u32)(x & 15);
+                if (at >= o.lo && at < o.hi) d[at] = (u8)(g < 10 ? '0' + g : alpha + g);
+                x >>= 4;
+            }
+        }
     }
     o.n = end;
 }
 
-// Row `rank` of template `tid` of block `b`, into `o` (FORMAT §5.8.2:
+// Row `rank` of template `tid` of block `b` into `o` (FORMAT §5.8.2:
 // static₀ value₀ static₁ … value_{k−1} static_k).
-__device__ void lg_row(const LgBlk& b, u32 tid, u32 rank, LgOut& o, u32& bad) {
+__device__ __forceinline__ void lg_row(const LgBlk& b, u32 tid, u32 rank, LgOut& o, u32& bad) {
     if (tid >= b.d.ntpl) { bad = 1; return; }
     const u32* t = b.tpl + 4 * (u64)tid;
     const u32 first = t[0], slots = t[1], st = t[2];
@@ -179,21 +237,22 @@ __device__ void lg_row(const LgBlk& b, u32 tid, u32 rank, LgOut& o, u32& bad) {
     const u64 data = b.d.data_at;
     for (u32 s = 0; s < slots; s++) {
         lg_static(b, (u64)st + s, o, bad);
-        const u32* sl = b.slot + 8 * ((u64)first + s);
-        const u32 kind = sl[0];
+        const uint4* sl = (const uint4*)(b.slot + 8 * ((u64)first + s));
+        const uint4 s0 = sl[0], s1 = sl[1];
+        const u32 kind = s0.x;
         if (kind <= 2) {
-            const u64 v = lg_int(b, sl[2], sl[3], rank, data, bad);
-            u32 w = sl[1];
+            const u64 v = lg_int(b, s0.z, s0.w, rank, data, bad);
+            u32 w = s0.y;
             if (w == FP_LG_PER_ROW) {
-                const u64 x = lg_int(b, sl[4], sl[5], rank, data, bad);
+                const u64 x = lg_int(b, s1.x, s1.y, rank, data, bad);
                 w = x > 40 ? 40 : (u32)x;
             }
             lg_render(o, kind, v, w);
         } else if (kind == 3) {
-            const u64 id = lg_int(b, sl[2], sl[3], rank, data, bad);
-            lg_static(b, (u64)sl[6] + id, o, bad);
+            const u64 id = lg_int(b, s0.z, s0.w, rank, data, bad);
+            lg_static(b, (u64)s1.z + id, o, bad);
         } else if (kind == 4) {
-            lg_pool(b, (u64)sl[6] + rank, o, bad);
+            lg_pool(b, (u64)s1.z + rank, o, bad);
         } else {
             bad = 1;
         }
@@ -201,50 +260,81 @@ __device__ void lg_row(const LgBlk& b, u32 tid, u32 rank, LgOut& o, u32& bad) {
     lg_static(b, (u64)st + slots, o, bad);
 }
 
-extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_logs(
+// Copies `n` staged bytes (staged byte 0 at stage[shift], shift = dst mod
+// 16) to dst: a byte head up to 16-byte alignment, 16-byte stores, a tail.
+__device__ __forceinline__ void lg_drain(u8* dst, const u8* stage, u32 shift, u32 n, u32 lane) {
+    const u32 head = min(n, (16 - shift) & 15);
+    if (lane < head) dst[lane] = stage[shift + lane];
+    const u32 body = (n - head) / 16;
+    const uint4* s4 = (const uint4*)(stage + shift + head);
+    uint4* d4 = (uint4*)(dst + head);
+    for (u32 k = lane; k < body; k += 32) d4[k] = s4[k];
+    const u32 t0 = head + 16 * body;
+    if (t0 + lane < n) dst[t0 + lane] = stage[shift + t0 + lane];
+}
+
+__device__ __forceinline__ void lg_tile(
     const u8* __restrict__ input, u64 input_len,
     const LBlock* __restrict__ blocks, u32 nblocks,
     const LPiece* __restrict__ pieces, u32 npieces,
     const LTile* __restrict__ tiles, u32 ntiles,
     u8* __restrict__ out, u64 out_len,
     i64* __restrict__ offsets, u64 offsets_len,
-    u32* __restrict__ status)
+    u32* __restrict__ status, u32* counts0, u32* counts1, u8* stage, LgBlk* sdesc)
 {
-    // Per warp and block (header, body): rows of each local id seen so far.
-    __shared__ u32 counts[FP_LG_WARPS][2][128];
     const u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const u32 ti = blockIdx.x * FP_LG_WARPS + w;
     if (ti >= ntiles) return;  // warp-uniform
     const LTile tl = tiles[ti];
-    // Warp-uniform checks of the descriptors against the buffers.
     if (tl.piece >= npieces) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
     const LPiece lp = pieces[tl.piece];
     const u32 nb = lp.b1 == 0xffffffffu ? 1 : 2;
-    LgBlk B[2];
+    // The resolved descriptors: once per warp in shared memory (every lane
+    // reads the same entry).
+    LgBlk* B = sdesc;
     bool ok = lp.b0 < nblocks && (nb == 1 || lp.b1 < nblocks);
-    for (u32 k = 0; ok && k < nb; k++) ok = lg_resolve(input, input_len, blocks[k ? lp.b1 : lp.b0], B[k]);
+    if (lane == 0)
+        for (u32 k = 0; ok && k < nb; k++) ok = lg_resolve(input, input_len, blocks[k ? lp.b1 : lp.b0], B[k]);
+    __syncwarp();
+    ok = __shfl_sync(FULL, (u32)ok, 0);
     const u32 rows = ok ? B[0].d.rows : 0;
-    ok = ok && (nb == 1 || B[1].d.rows == rows) && lp.row_lo <= lp.row_hi && lp.row_hi <= rows
+    ok = ok && ((B[0].d.word_off | (nb == 2 ? B[1].d.word_off : 0)) & 15) == 0
+        && (nb == 1 || B[1].d.rows == rows) && lp.row_lo <= lp.row_hi && lp.row_hi <= rows
         && tl.rb < B[0].d.nrb && (nb == 1 || tl.rb < B[1].d.nrb)
         && (u64)tl.rb * 128 < lp.row_hi && (u64)tl.rb * 128 + 128 > lp.row_lo
         && tl.out <= out_len && tl.bytes <= out_len - tl.out
-        && (!offsets_len || lp.row_base + (lp.row_hi - lp.row_lo) + 1 <= offsets_len);
+        && (!offsets_len || lp.row_base + (lp.row_hi - lp.row_lo) + 1 <= offsets_len)
+        && ((B[0].d.raw_off | B[0].d.slot_off | (nb == 2 ? B[1].d.raw_off | B[1].d.slot_off : 0)) & 15) == 0
+        && (lp.lens_off & 3) == 0 && lg_in(lp.lens_off, 4ull * (lp.row_hi - lp.row_lo), input_len);
     if (!ok) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+    const u32* lens = (const u32*)(input + lp.lens_off);
 
-    for (u32 k = lane; k < 128; k += 32) { counts[w][0][k] = 0; counts[w][1][k] = 0; }
+    for (u32 k = lane; k < 128; k += 32) { counts0[k] = 0; counts1[k] = 0; }
     __syncwarp();
-    u32 bad = 0;
-    u32 tid[4][2], rank[4][2], len[4];
+    // The rows' lengths must add up to the tile's bytes before anything is
+    // written (a corrupted length table writes nothing).
     const u32 row0 = tl.rb * 128;
+    u64 sum = 0;
+    u32 bad = 0;
+    for (u32 j = lane; j < 128; j += 32) {
+        const u32 r = row0 + j;
+        if (r >= lp.row_lo && r < lp.row_hi) sum += lens[r - lp.row_lo];
+    }
 #pragma unroll
+    for (u32 o = 16; o; o >>= 1) sum += __shfl_xor_sync(FULL, sum, o);
+    if (sum != tl.bytes) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+
+    // Round by round (rows 32q + lane): locate, place, render, drain.
+    u64 round_at = 0;  // the round's first byte in the tile
+#pragma unroll 1
     for (int q = 0; q < 4; q++) {
         const u32 j = 32 * q + lane, r = row0 + j;
         const bool active = r < rows;
-        len[q] = 0;
+        const bool sel = r >= lp.row_lo && r < lp.row_hi;
+        const u32 len = sel ? lens[r - lp.row_lo] : 0;
+        u32 tid[2] = {0, 0}, rank[2] = {0, 0};
 #pragma unroll
         for (int k = 0; k < 2; k++) {
-            tid[q][k] = 0;
-            rank[q][k] = 0;
             if (k >= (int)nb) continue;  // warp-uniform
             const LgBlk& b = B[k];
             const u32* rbd = b.rb + 4 * (u64)tl.rb;
@@ -254,62 +344,72 @@ extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_logs(
                 l = (u32)lg_packed(b, (u64)b.d.rowidx_at + off, bits, j, bad);
                 if (l >= nloc || nloc > 128 || (u64)first_local + nloc > b.d.nloc) { bad = 1; l = 0; }
             }
-            const u32 key = active ? l : (0x80000000u | lane);
-            const u32 peers = __match_any_sync(FULL, key);
-            u32 t = 0, rk = 0;
+            u32* cnt = k ? counts1 : counts0;
+            const u32 same = __match_any_sync(FULL, active ? l : (0x80000000u | lane));
             if (active) {
                 const u64 li = (u64)first_local + l;
                 if (li < b.d.nloc) {
-                    t = b.loc[2 * li];
-                    rk = b.loc[2 * li + 1] + counts[w][k][l] + __popc(peers & ((1u << lane) - 1));
+                    tid[k] = b.loc[2 * li];
+                    rank[k] = b.loc[2 * li + 1] + cnt[l] + __popc(same & ((1u << lane) - 1));
                 } else {
                     bad = 1;
                 }
             }
             __syncwarp();
-            if (active && lane == (u32)(__ffs(peers) - 1)) counts[w][k][l] += __popc(peers);
+            if (active && lane == (u32)(__ffs(same) - 1)) cnt[l] += __popc(same);
             __syncwarp();
-            if (active) {
-                LgOut o = {nullptr, 0, 0};
-                lg_row(b, t, rk, o, bad);
-                len[q] += o.n;
-            }
-            tid[q][k] = t;
-            rank[q][k] = rk;
         }
-        if (r < lp.row_lo || r >= lp.row_hi) len[q] = 0;  // not selected
-    }
-    // Place the rows: exclusive warp scan in row order, round by round.
-    u32 start[4];
-    u64 carry = 0;
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-        u32 incl = len[q];
+        // Place the round's rows: exclusive warp scan (row order).
+        u64 incl = len;
 #pragma unroll
         for (u32 o = 1; o < 32; o <<= 1) {
-            const u32 y = __shfl_up_sync(FULL, incl, o);
+            const u64 y = __shfl_up_sync(FULL, incl, o);
             if (lane >= o) incl += y;
         }
-        start[q] = (u32)carry + incl - len[q];
-        carry += __shfl_sync(FULL, incl, 31);
-    }
-    if (__any_sync(FULL, bad) || carry != tl.bytes) {
-        if (lane == 0) atomicOr(status, ST_LOGS);
-        return;
-    }
-    u8* dst = out + tl.out;
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-        const u32 r = row0 + 32 * q + lane;
-        if (r < lp.row_lo || r >= lp.row_hi) continue;
-        if (offsets_len) {
+        const u64 rs = incl - len;  // the row's start in the round
+        const u64 tot = __shfl_sync(FULL, incl, 31);
+        if (sel && offsets_len) {
             const u64 g = lp.row_base + (r - lp.row_lo);
-            offsets[g + 1] = (i64)(tl.out + start[q] + len[q]);
+            offsets[g + 1] = (i64)(tl.out + round_at + incl);
             if (g == 0) offsets[0] = 0;
         }
-        LgOut o = {dst + start[q], 0, len[q]};
-        for (u32 k = 0; k < nb; k++) lg_row(B[k], tid[q][k], rank[q][k], o, bad);
-        if (o.n != len[q]) bad = 1;
+        for (u64 w0 = 0; w0 < tot; w0 += FP_LG_STAGE) {
+            u8* dst = out + tl.out + round_at + w0;
+            const u32 shift = (u32)((u64)dst & 15);
+            const u32 wn = (u32)min((u64)FP_LG_STAGE, tot - w0);
+            // This row's bytes inside the window [w0, w0 + wn).
+            if (sel && rs < w0 + wn && rs + len > w0) {
+                LgOut o;
+                o.base = stage + shift;
+                o.rel = (i64)rs - (i64)w0;
+                o.n = 0;
+                o.lo = rs >= w0 ? 0 : (u32)(w0 - rs);
+                o.hi = (u32)min((u64)len, w0 + wn - rs);
+                for (u32 k = 0; k < nb; k++) lg_row(B[k], tid[k], rank[k], o, bad);
+                if (o.n != len) bad = 1;
+            }
+            __syncwarp();
+            lg_drain(dst, stage, shift, wn, lane);
+            __syncwarp();
+        }
+        round_at += tot;
     }
     if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_LOGS);
+}
+
+extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS, FP_LG_MIN_BLOCKS) fastpair_logs(
+    const u8* __restrict__ input, u64 input_len,
+    const LBlock* __restrict__ blocks, u32 nblocks,
+    const LPiece* __restrict__ pieces, u32 npieces,
+    const LTile* __restrict__ tiles, u32 ntiles,
+    u8* __restrict__ out, u64 out_len,
+    i64* __restrict__ offsets, u64 offsets_len,
+    u32* __restrict__ status)
+{
+    __shared__ u32 counts[FP_LG_WARPS][2][128];
+    __shared__ __align__(16) u8 stage[FP_LG_WARPS][FP_LG_STAGE + 16];
+    __shared__ LgBlk sdesc[FP_LG_WARPS][2];
+    const u32 w = threadIdx.x >> 5;
+    lg_tile(input, input_len, blocks, nblocks, pieces, npieces, tiles, ntiles, out, out_len,
+            offsets, offsets_len, status, counts[w][0], counts[w][1], stage[w], sdesc[w]);
 }

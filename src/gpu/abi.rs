@@ -232,6 +232,10 @@ device_struct! {
         /// Chunk-local selected rows `[row_lo, row_hi)`.
         row_lo: u32,
         row_hi: u32,
+        /// Byte offset in `input` of the selected rows' lengths (one u32
+        /// each, from the validated row offsets; 4-aligned): the kernel
+        /// places rows with them instead of rendering each row twice.
+        lens_off: u64,
     }
 }
 
@@ -253,6 +257,14 @@ device_struct! {
 
 /// Tiles (warps) per block of the log decoder (kernels/logs.cu).
 pub(crate) const LG_WARPS: u32 = 8;
+/// Blocks per SM the log decoder asks for (`__launch_bounds__`): 4 caps it
+/// at 64 registers (some spill) for 32 warps an SM; measured faster than 1
+/// (108 registers, 16 warps) and 3 (bench/LOGS.md).
+pub(crate) const LG_MIN_BLOCKS: u32 = 4;
+/// Bytes of a log tile's output each warp stages in shared memory before
+/// its 16-byte stores (a window of a 32-row round; longer rounds take
+/// several windows). A multiple of 16.
+pub(crate) const LG_STAGE: u32 = 4096;
 
 /// [`RChunk::kind`] of a chunk that stores every row's codes.
 pub(crate) const RK_CODED: u32 = 0;
@@ -325,7 +337,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
          #define FP_WARP_SMEM {}\n#define FP_SEARCH_SMEM {}\n#define FP_CASCADE_BLOCK {CASCADE_BLOCK}\n\
          #define FP_VT_ROWS {VT_ROWS}\n#define FP_VT_RPT {VT_RPT}\n#define FP_VT_STAGE {VT_STAGE}\n\
          #define RK_CODED {RK_CODED}u\n#define RK_VALUES {RK_VALUES}u\n\
-         #define FP_LG_WARPS {LG_WARPS}u\n#define FP_LG_PER_ROW {}u",
+         #define FP_LG_WARPS {LG_WARPS}u\n#define FP_LG_STAGE {LG_STAGE}u\n#define FP_LG_MIN_BLOCKS {LG_MIN_BLOCKS}\n#define FP_LG_PER_ROW {}u",
         cfg.k,
         cfg.h,
         cfg.t,

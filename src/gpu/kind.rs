@@ -41,12 +41,14 @@ pub(crate) fn device_bytes(e: &ChunkEntry, rows: u64) -> usize {
         // comes from at least one meta byte and is at most 32 bytes, the
         // decoded static strings at most 16 bytes per 12-bit code, the pool
         // tokens at most 17 bytes per token of each of the (at most two)
-        // blocks, and one tile per 128 rows; plus each region's alignment.
+        // blocks, one tile per 128 rows, the piece and its rows' lengths
+        // (4 bytes each); plus each region's alignment.
         ChunkKind::LogTemplates => {
             let s = e.section.len as usize;
             let tokens = 2 * 17 * 4096;
-            let tiles = 24 * (rows as usize / 128 + 2);
-            let input = s.saturating_mul(48) + tokens + tiles + 2 * 12 * 32;
+            let tiles = 24 * (rows as usize / 128 + 2) + 32;
+            let lens = 4 * rows as usize + 16;
+            let input = s.saturating_mul(48) + tokens + tiles + lens + 2 * 12 * 32;
             input + values + offsets
         }
     }

@@ -89,6 +89,14 @@ pub(crate) fn put_piece(
         b[k] = plan.lblocks.len() as u32;
         plan.lblocks.push(d);
     }
+    let ends = l.ends;
+    let at = |r: u32| ends[r as usize];
+    // Each selected row's length, from the offsets validation recorded:
+    // the kernel places rows with them (and checks their sum per tile).
+    let lens: Vec<u8> = (rows.start..rows.end)
+        .flat_map(|r| ((at(r + 1) - at(r)) as u32).to_le_bytes())
+        .collect();
+    let lens_off = put(plan, &lens);
     let piece = plan.lpieces.len() as u32;
     plan.lpieces.push(LPiece {
         row_base,
@@ -96,9 +104,8 @@ pub(crate) fn put_piece(
         b1: b[1],
         row_lo: rows.start,
         row_hi: rows.end,
+        lens_off,
     });
-    let ends = l.ends;
-    let at = |r: u32| ends[r as usize];
     if rows.start < rows.end {
         for rb in rows.start / TILE_ROWS..=(rows.end - 1) / TILE_ROWS {
             let first = (rb * TILE_ROWS).max(rows.start);
@@ -155,6 +162,23 @@ mod tests {
                 next += t.bytes as u64;
             }
             assert_eq!(next, bytes);
+            // Each piece's lengths table holds its selected rows' lengths.
+            let mut lens = Vec::new();
+            for p in &plan.lpieces {
+                let at = p.lens_off as usize;
+                let n = (p.row_hi - p.row_lo) as usize;
+                let table = &plan.input[at..at + 4 * n];
+                lens.extend(
+                    table
+                        .chunks_exact(4)
+                        .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize),
+                );
+            }
+            let want: Vec<usize> = rows[sel.start as usize..sel.end as usize]
+                .iter()
+                .map(|r| r.len())
+                .collect();
+            assert_eq!(lens, want, "{sel:?}");
             for b in &plan.lblocks {
                 assert!(b.ntpl >= 1 && b.nrb >= 1 && b.ntok >= 256);
                 assert!(b.raw_off as usize + b.raw_len as usize <= plan.input_len);
