@@ -181,8 +181,15 @@ impl Pool {
         }
     }
 
-    /// Every string, concatenated into `buf`, with `ends[i]` = end of string `i`.
-    pub(crate) fn decode_all(&self, pool: &[u8], buf: &mut Vec<u8>, ends: &mut Vec<u32>) {
+    /// Every string, concatenated into `buf`, with `ends[i]` = end of string
+    /// `i`; `buf` keeps room for `spare` more bytes after them.
+    pub(crate) fn decode_all(
+        &self,
+        pool: &[u8],
+        buf: &mut Vec<u8>,
+        ends: &mut Vec<u32>,
+        spare: usize,
+    ) {
         let mut offs = Vec::with_capacity(self.strings + 1);
         self.offs
             .decode_all(&self.cps, &pool[self.offs_at..], &mut offs);
@@ -195,6 +202,7 @@ impl Pool {
             out_len += self.lens[get_packed(codes, CODE_BITS, c) as usize & 0xfff] as usize;
         }
         let base = buf.len();
+        buf.reserve((out_len + MAX_TOKEN_LEN).saturating_add(spare));
         buf.resize(base + out_len + MAX_TOKEN_LEN, 0);
         ends.reserve(self.strings);
         let (mut c, mut at) = (0usize, base);
@@ -235,7 +243,7 @@ mod tests {
             assert_eq!(&o, s);
         }
         let (mut buf, mut ends) = (Vec::new(), Vec::new());
-        p.decode_all(&out, &mut buf, &mut ends);
+        p.decode_all(&out, &mut buf, &mut ends, 0);
         assert_eq!(buf, strings.concat());
         assert_eq!(ends.len(), strings.len());
         // Truncations are errors, never panics.
