@@ -79,6 +79,9 @@ struct Tpl {
     first_op: u32,
     ops: u32,
     bound: usize,
+    /// Rows using it: its columns' length (a rank past it is not rendered,
+    /// so every dictionary id read is one remapped below).
+    count: u32,
 }
 
 /// State of a bulk decode of one block.
@@ -233,6 +236,7 @@ impl Bulk {
                 first_op,
                 ops: t.slots + 1,
                 bound,
+                count: t.count,
             });
         }
         Some(Bulk {
@@ -254,6 +258,10 @@ impl Bulk {
         let (Some(&tpl), Some(c)) = (self.tpls.get(t), self.cursor.get_mut(t)) else {
             return;
         };
+        if *c >= tpl.count {
+            // More rows of `tid` than it has (`open` refuses such blocks).
+            return;
+        }
         let rank = *c as usize;
         *c += 1;
         let ops = &self.ops[tpl.first_op as usize..][..tpl.ops as usize];
@@ -264,7 +272,10 @@ impl Bulk {
         // SAFETY: every piece read lies in `src` with `PAD` bytes after it
         // (static and dictionary pieces come from `statics_end`, pool
         // pieces from the pool's non-decreasing ends, all below `fixed`),
-        // so 32-byte reads of pieces ≤ 32 bytes stay inside. `out` has
+        // so 32-byte reads of pieces ≤ 32 bytes stay inside. `rank <
+        // count`, so a dictionary slot reads its own column, whose ids are
+        // below its size or remapped to the empty string: its value is at
+        // most the longest one `bound` counts. `out` has
         // `tpl.bound + PAD` bytes of spare capacity at the row's start, and
         // the row writes at most `bound` bytes outside its free-text slots,
         // each of which reserves its own length first: every write (a
