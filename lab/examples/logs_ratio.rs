@@ -6,7 +6,9 @@
 //! `zstd -3` / `-19` over the whole text; then A's point-read ns/row (warm,
 //! random rows), bulk decode GB/s and compress MB/s (one thread, best of
 //! several runs, in thread CPU time: the machine these ran on is shared;
-//! wall-clock figures are printed after them in parentheses).
+//! wall-clock figures are printed after them in parentheses), next to the
+//! same run's `zstd -3` compress MB/s and decompress GB/s over the column's
+//! text (the peer's speed; it keeps no row boundaries).
 //!
 //! ```text
 //! cargo run --release -p fastpair-lab --example logs_ratio -- [FILTER...]   (default: loghub)
@@ -82,10 +84,11 @@ mod probe {
             filters.push("loghub".into());
         }
         let files = fastpair::testing::corpus::files(&filters);
-        println!("| column | rows | text bytes | A bytes | A ratio | B bytes | B ratio | fastpair | fp ratio | PQ-ZSTD | ratio | PQ-SNAPPY | ratio | zstd-3 | ratio | zstd-19 | ratio | A templates | A escaped | A split | A get ns/row | A decode GB/s | A compress MB/s |");
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        println!("| column | rows | text bytes | A bytes | A ratio | B bytes | B ratio | fastpair | fp ratio | PQ-ZSTD | ratio | PQ-SNAPPY | ratio | zstd-3 | ratio | zstd-19 | ratio | A templates | A escaped | A split | A get ns/row | A decode GB/s | A compress MB/s | zstd-3 decompress GB/s | zstd-3 compress MB/s |");
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         let mut ratios: Vec<[f64; 7]> = Vec::new();
         let mut gets = Vec::new();
+        let mut speeds: Vec<[f64; 4]> = Vec::new();
         let mut misses = Vec::new();
         for f in &files {
             let data = std::fs::read(f).unwrap();
@@ -141,6 +144,12 @@ mod probe {
             let pqs = parquet_len(&batch, Compression::SNAPPY);
             let z3 = zstd::bulk::compress(&data, 3).unwrap().len();
             let z19 = zstd::bulk::compress(&data, 19).unwrap().len();
+            // The peer's speed, same conditions: zstd -3 over the text.
+            let z3_bytes = zstd::bulk::compress(&data, 3).unwrap();
+            let t_z3c = best(3, || zstd::bulk::compress(&data, 3).unwrap().len());
+            let t_z3d = best(10, || {
+                zstd::bulk::decompress(&z3_bytes, data.len()).unwrap().len()
+            });
             // Timing (one thread).
             let t_enc = best(3, || encode(&vals, &a_opts));
             let w_enc = WALL.with(|w| w.get());
@@ -171,24 +180,35 @@ mod probe {
             let ratio = |x: usize| text as f64 / x as f64;
             let row = [a.len(), b.len(), fp, pqz, pqs, z3, z19].map(ratio);
             println!(
-                "| {name} | {} | {text} | {} | {:.2} | {} | {:.2} | {fp} | {:.2} | {pqz} | {:.2} | {pqs} | {:.2} | {z3} | {:.2} | {z19} | {:.2} | {} | {} | {} | {:.0} ({:.0}) | {:.2} ({:.2}) | {:.1} ({:.1}) |",
+                "| {name} | {} | {text} | {} | {:.2} | {} | {:.2} | {fp} | {:.2} | {pqz} | {:.2} | {pqs} | {:.2} | {z3} | {:.2} | {z19} | {:.2} | {} | {} | {} | {:.0} ({:.0}) | {:.2} ({:.2}) | {:.1} ({:.1}) | {:.2} | {:.1} |",
                 vals.len(), a.len(), row[0], b.len(), row[1], row[2], row[3], row[4], row[5], row[6],
                 block.templates(), block.escaped_rows(), if block.is_split() { "yes" } else { "no" },
                 t_get * 1e9, w_get * 1e9, text as f64 / t_dec / 1e9, text as f64 / w_dec / 1e9,
                 text as f64 / t_enc / 1e6, text as f64 / w_enc / 1e6,
+                data.len() as f64 / t_z3d / 1e9, data.len() as f64 / t_z3c / 1e6,
             );
             if row[0] < row[3] {
                 misses.push(format!("{name} (A {:.2} < PQ-ZSTD {:.2})", row[0], row[3]));
             }
             gets.push(t_get * 1e9);
+            speeds.push([
+                text as f64 / t_dec / 1e9,
+                text as f64 / t_enc / 1e6,
+                data.len() as f64 / t_z3d / 1e9,
+                data.len() as f64 / t_z3c / 1e6,
+            ]);
             ratios.push([row[0], row[1], row[2], row[3], row[4], row[5], row[6]]);
             eprintln!("{name} done");
         }
         let gm = |k: usize| geomean(&ratios.iter().map(|r| r[k]).collect::<Vec<_>>());
         println!(
-            "| **geomean ratio** | | | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | | | {:.0} (max {:.0}) | | |",
+            "| **geomean** | | | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | {:.2} | | | | {:.0} (max {:.0}) | {:.2} | {:.1} | {:.2} | {:.1} |",
             gm(0), gm(1), gm(2), gm(3), gm(4), gm(5), gm(6),
-            geomean(&gets), gets.iter().cloned().fold(0.0, f64::max)
+            geomean(&gets), gets.iter().cloned().fold(0.0, f64::max),
+            geomean(&speeds.iter().map(|s| s[0]).collect::<Vec<_>>()),
+            geomean(&speeds.iter().map(|s| s[1]).collect::<Vec<_>>()),
+            geomean(&speeds.iter().map(|s| s[2]).collect::<Vec<_>>()),
+            geomean(&speeds.iter().map(|s| s[3]).collect::<Vec<_>>()),
         );
         println!();
         println!(

@@ -233,14 +233,22 @@ impl IntCol {
                 // offset (a residual of ≤ 56 bits starting at bit `b % 8`
                 // fits in it), no per-value width dispatch.
                 let mask = (1u64 << bits) - 1;
-                out.extend((0..n).map(|k| {
-                    let bit = k * bits;
-                    let w = d
-                        .get(bit / 8..bit / 8 + 8)
-                        .map_or(0, |w| u64::from_le_bytes(w.try_into().expect("8 bytes")));
-                    base.wrapping_add((w >> (bit % 8)) & mask)
-                        .wrapping_add(slope.wrapping_mul(k as u64))
-                }));
+                let p = d.as_ptr();
+                // SAFETY: value `k < n` starts at byte `k·bits/8 ≤
+                // packed_len(n, bits) − 1`, and `d` has 8 bytes past
+                // `packed_len` (checked above), so each 8-byte read is
+                // inside `d`.
+                let word = |k: usize| unsafe {
+                    p.add(k * bits / 8).cast::<u64>().read_unaligned().to_le() >> (k * bits % 8)
+                };
+                if slope == 0 {
+                    out.extend((0..n).map(|k| base.wrapping_add(word(k) & mask)));
+                } else {
+                    out.extend((0..n).map(|k| {
+                        base.wrapping_add(word(k) & mask)
+                            .wrapping_add(slope.wrapping_mul(k as u64))
+                    }));
+                }
             } else {
                 out.extend((0..n).map(|k| {
                     base.wrapping_add(get_packed(d, cp.bits, k))

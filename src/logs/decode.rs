@@ -3,7 +3,7 @@
 
 use super::bits::{get_packed, packed_len, render_dec, render_hex, VarReader, PAD};
 use super::column::{self, Checkpoint, IntCol};
-use super::render::{self, Bulk, Sink};
+use super::render::Bulk;
 use super::text::Pool;
 use super::{Kind, Width, BLOCK_MAGIC, ROW_BLOCK};
 use crate::error::{Error, Invariant, Result};
@@ -515,16 +515,25 @@ impl LogBlock {
     /// Every row into Arrow layout: `values` and `offsets` (`rows + 1`
     /// entries, starting at 0) are cleared and filled.
     pub fn decode_all(&self, values: &mut Vec<u8>, offsets: &mut Vec<i64>) {
-        let mut bulk = self.bulk();
-        let mut sink = Sink::new(std::mem::take(values), self.rows);
+        values.clear();
         offsets.clear();
         offsets.reserve(self.rows + 1);
         offsets.push(0);
-        for &tid in &self.row_templates() {
-            self.render_next(&mut bulk, tid, &mut sink);
-            offsets.push(sink.len as i64);
+        match Bulk::new(self) {
+            Some(mut bulk) => {
+                for tid in self.row_templates() {
+                    bulk.put_row(tid, values);
+                    offsets.push(values.len() as i64);
+                }
+            }
+            None => {
+                for r in 0..self.rows {
+                    // In range: `r < rows`.
+                    let _ = self.get_into(r, values);
+                    offsets.push(values.len() as i64);
+                }
+            }
         }
-        *values = sink.finish();
     }
 
     /// Template id of every row, in row order.
@@ -545,114 +554,6 @@ impl LogBlock {
             }));
         }
         out
-    }
-
-    /// State of a bulk decode: every integer column unpacked, every pool
-    /// string decoded and every template compiled into its render program
-    /// (`render.rs`), once.
-    pub(crate) fn bulk(&self) -> Bulk {
-        let data = &self.bytes[self.data_at..];
-        let pool = &self.bytes[self.pool_at..];
-        let (mut pbuf, mut pend) = (Vec::new(), Vec::new());
-        self.pool.decode_all(pool, &mut pbuf, &mut pend);
-        pbuf.resize(pbuf.len() + 16, 0);
-        let mut pstart = Vec::with_capacity(pend.len() + 1);
-        pstart.push(0);
-        pstart.extend_from_slice(&pend);
-        let mut sstart = Vec::with_capacity(self.statics_end.len() + 1);
-        sstart.push(0);
-        sstart.extend_from_slice(&self.statics_end);
-        // Every integer column's values, sized once (growing it column by
-        // column reallocated and copied it thousands of times).
-        let n_ints: usize = self
-            .templates
-            .iter()
-            .map(|t| {
-                let slots = &self.slots[t.first_slot as usize..][..t.slots as usize];
-                let cols: usize = slots
-                    .iter()
-                    .map(|s| match s {
-                        Slot::Int {
-                            width: Width::PerRow,
-                            ..
-                        } => 2,
-                        Slot::Int { .. } | Slot::Dict { .. } => 1,
-                        Slot::Free { .. } => 0,
-                    })
-                    .sum();
-                cols * t.count as usize
-            })
-            .sum();
-        let mut ints = Vec::with_capacity(n_ints);
-        let mut ops = Vec::with_capacity(self.slots.len() + self.templates.len());
-        let mut first_op = Vec::with_capacity(self.templates.len() + 1);
-        for t in &self.templates {
-            first_op.push(ops.len() as u32);
-            let st = t.first_static as usize;
-            let static_op = |i: usize, kind: u8| {
-                let (a, e) = (sstart[i], sstart[i + 1]);
-                render::Op {
-                    at: a,
-                    len: e - a,
-                    col: 0,
-                    aux: 0,
-                    kind,
-                    width: 0,
-                    per_row: false,
-                }
-            };
-            for s in 0..t.slots as usize {
-                let slot = self.slots[t.first_slot as usize + s];
-                let mut op = static_op(st + s, render::END);
-                match slot {
-                    Slot::Int {
-                        kind,
-                        values,
-                        width,
-                        widths,
-                    } => {
-                        op.kind = match kind {
-                            Kind::Dec => render::DEC,
-                            Kind::HexLower => render::HEX_LOWER,
-                            _ => render::HEX_UPPER,
-                        };
-                        op.col = ints.len() as u32;
-                        values.decode_all(&self.cps, data, &mut ints);
-                        match width {
-                            Width::Natural => {}
-                            Width::Fixed(w) => op.width = w,
-                            Width::PerRow => {
-                                op.per_row = true;
-                                op.aux = ints.len() as u32;
-                                widths.decode_all(&self.cps, data, &mut ints);
-                            }
-                        }
-                    }
-                    Slot::Dict { ids, warm, .. } => {
-                        op.kind = render::DICT;
-                        op.col = ints.len() as u32;
-                        op.aux = warm;
-                        ids.decode_all(&self.cps, data, &mut ints);
-                    }
-                    Slot::Free { pool_base } => {
-                        op.kind = render::FREE;
-                        op.col = pool_base;
-                    }
-                }
-                ops.push(op);
-            }
-            ops.push(static_op(st + t.slots as usize, render::END));
-        }
-        first_op.push(ops.len() as u32);
-        Bulk {
-            pbuf,
-            pstart,
-            ints,
-            sstart,
-            ops,
-            first_op,
-            cursor: vec![0; self.templates.len()],
-        }
     }
 
     /// Adds this block's templates, slot types and part sizes to `s`
@@ -716,13 +617,6 @@ impl LogBlock {
                 slots: types,
             });
         }
-    }
-
-    /// Renders the next row of template `tid` (its rank taken from and
-    /// advanced in `bulk`) into `sink`.
-    #[inline]
-    pub(crate) fn render_next(&self, bulk: &mut Bulk, tid: u32, sink: &mut Sink) {
-        bulk.render_next(&self.statics, tid, sink);
     }
 }
 

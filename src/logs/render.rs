@@ -1,142 +1,477 @@
 //! Bulk rendering of a log block's rows (`LogBlock::decode_all`, the split
 //! column's interleaved decode, a chunk's bulk read).
 //!
-//! Each template is compiled once per decode into a *program*: one [`Op`]
-//! per slot — the static string before it (an offset and a length into the
-//! block's decoded static strings) and the slot's kind with the position of
-//! its values in the unpacked integer columns — plus a closing op for the
-//! last static string. A row then runs its template's ops: no per-slot
-//! lookups of the block's structures, one branch on a small kind.
-//! The output is written through [`Sink`], which keeps `SLACK` bytes of
-//! spare capacity past what it has written so that static text and strings
-//! move as whole 16-byte words (their sources are padded by 16 bytes) and
-//! numbers are written digit pairs at a time in place, without zeroing the
-//! buffer first.
+//! [`Bulk::new`] prepares a block once per decode: every integer column
+//! unpacked block-wise, every pool string decoded into one source buffer
+//! after the static strings and dictionary values, and each template
+//! compiled into a *program*: one [`Op`] per slot (the static string before
+//! it as a byte range of the source, the slot's kind, where its values sit)
+//! plus a closing op, and a bound on the bytes a row of it can take
+//! without its free-text slots. [`Bulk::put_row`] then reserves that bound
+//! once and runs the row's ops with unchecked copies: static text and
+//! strings as two 16-byte moves (longer ones by `memcpy`), integers 8
+//! digits per SWAR step with the zero padding included (`put_dec`).
 //!
-//! Measured with callgrind on Loghub Linux_full (25,567 rows, 2.3 MB;
-//! bench/LOGS.md): the per-slot loop over the block's structures with
-//! bounds-checked 16-byte copies took 1,578 instructions a row and a zero
-//! fill of the whole output 9% more.
+//! Measured with callgrind on Loghub (bench/LOGS.md): the interpreter this
+//! replaces ran ~86 instructions per slot on BGL_2k (a capacity check per
+//! op and per number, range checks on every copy and index, the sink's
+//! fields reloaded from memory after every write, digit pairs by division).
+//! A column-at-a-time variant (each slot column rendered into byte ranges,
+//! rows then assembled from them) measured no better: writing and reading
+//! back the ranges cost what the dispatch saved.
 
 use super::bits::{dec_digits, hex_digits, DEC_PAIRS};
+use super::decode::{LogBlock, Slot};
+use super::{Kind, Width};
 
-/// Bytes of spare capacity the sink keeps past its length: the widest
-/// write past a value's end (a 16-byte word started one byte before the
-/// end: 15) or a rendered number (at most 40 digits), with margin.
-const SLACK: usize = 64;
+/// Zero bytes after the source buffer's last string, and spare capacity an
+/// output row is reserved with: a string of ≤ 32 bytes is moved as 32, a
+/// number writes up to `INT_WRITE`.
+const PAD: usize = 64;
+
+/// Longest rendered integer (the width cap of `bits::render_dec`).
+const MAX_DIGITS: usize = 40;
+
+/// Bytes a rendered integer may write (its digits, then garbage up to 48).
+const INT_WRITE: usize = 48;
+
+// A row's spare capacity covers a number's whole write and a 32-byte move.
+const _: () = assert!(PAD >= INT_WRITE && PAD >= 32);
 
 /// Op kinds.
-pub(super) const END: u8 = 0;
-pub(super) const DEC: u8 = 1;
-pub(super) const HEX_LOWER: u8 = 2;
-pub(super) const HEX_UPPER: u8 = 3;
-pub(super) const DICT: u8 = 4;
-pub(super) const FREE: u8 = 5;
+const END: u8 = 0;
+const DEC: u8 = 1;
+const HEX_LOWER: u8 = 2;
+const HEX_UPPER: u8 = 3;
+const DICT: u8 = 4;
+const FREE: u8 = 5;
 
-/// One step of a template's program: the static string
-/// `statics[at..at + len]`, then a slot of `kind`:
-/// - `DEC`/`HEX_*`: the value at `ints[col + rank]`, zero-padded to `width`
+/// A byte range of [`Bulk::src`].
+#[derive(Clone, Copy, Debug, Default)]
+struct Piece {
+    at: u32,
+    len: u32,
+}
+
+/// One step of a template's program: the static string `src[at..at +
+/// len]`, then a slot of `kind`:
+/// - `DEC`/`HEX_*`: the value `ints[col + rank]`, zero-padded to `width`
 ///   digits (0: natural), or to `ints[aux + rank]` digits when `per_row`;
-/// - `DICT`: value dictionary entry `ints[col + rank]`, whose static string
-///   is `aux + id`;
+/// - `DICT`: dictionary value `ints[col + rank]`, which is
+///   `spieces[aux + id]` (ids below `n`, `open` checked);
 /// - `FREE`: pool string `col + rank`;
 /// - `END`: nothing (the template's last static string).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Op {
-    pub(super) at: u32,
-    pub(super) len: u32,
-    pub(super) col: u32,
-    pub(super) aux: u32,
-    pub(super) kind: u8,
-    pub(super) width: u8,
-    pub(super) per_row: bool,
+struct Op {
+    at: u32,
+    len: u32,
+    col: u32,
+    aux: u32,
+    kind: u8,
+    width: u8,
+    per_row: bool,
 }
 
-/// State of a bulk decode of one block (`LogBlock::bulk`): every integer
-/// column unpacked, every pool string decoded, and the templates' programs.
+/// A compiled template: its ops, and the most bytes a row of it writes
+/// outside its free-text slots.
+#[derive(Clone, Copy, Debug)]
+struct Tpl {
+    first_op: u32,
+    ops: u32,
+    bound: usize,
+    /// Rows using it: its columns' length (a rank past it is not rendered,
+    /// so every dictionary id read is one remapped below).
+    count: u32,
+}
+
+/// State of a bulk decode of one block.
 pub(crate) struct Bulk {
-    /// Every pool string, concatenated, then 16 zero bytes.
-    pub(super) pbuf: Vec<u8>,
-    /// Pool string `i` is `pbuf[pstart[i]..pstart[i + 1]]`.
-    pub(super) pstart: Vec<u32>,
+    /// Static strings and dictionary values, every pool string, `PAD`
+    /// zeros: every piece below lies in it with `PAD` bytes after it.
+    src: Vec<u8>,
+    /// Every static string and dictionary value (`statics_end` order).
+    spieces: Vec<Piece>,
+    /// Pool string `i` is `src[pool[i]..pool[i + 1]]` (non-decreasing).
+    pool: Vec<u32>,
     /// Every integer column, unpacked, one after another.
-    pub(super) ints: Vec<u64>,
-    /// Static string `i` is `statics[sstart[i]..sstart[i + 1]]`.
-    pub(super) sstart: Vec<u32>,
-    /// The templates' programs, one after another.
-    pub(super) ops: Vec<Op>,
-    /// Template `t`'s program is `ops[first_op[t]..first_op[t + 1]]`.
-    pub(super) first_op: Vec<u32>,
+    ints: Vec<u64>,
+    ops: Vec<Op>,
+    tpls: Vec<Tpl>,
     /// Per template: rank of its next row.
-    pub(super) cursor: Vec<u32>,
+    cursor: Vec<u32>,
+}
+
+/// The pieces of strings ending at `ends` (string `i` starts where string
+/// `i − 1` ends, the first at 0).
+fn pieces_of(ends: &[u32], out: &mut Vec<Piece>) {
+    let mut start = 0u32;
+    for &e in ends {
+        out.push(Piece {
+            at: start,
+            len: e.saturating_sub(start),
+        });
+        start = start.max(e);
+    }
 }
 
 impl Bulk {
-    /// Renders the next row of template `tid` (its rank taken from and
-    /// advanced in `self`) into `sink`; `statics` are the block's decoded
-    /// static strings followed by 16 bytes.
-    #[inline]
-    pub(super) fn render_next(&mut self, statics: &[u8], tid: u32, sink: &mut Sink) {
-        let t = tid as usize;
-        let (Some(&o0), Some(&o1), Some(c)) = (
-            self.first_op.get(t),
-            self.first_op.get(t + 1),
-            self.cursor.get_mut(t),
-        ) else {
-            return;
-        };
-        let rank = *c as usize;
-        *c += 1;
-        let Some(ops) = self.ops.get(o0 as usize..o1 as usize) else {
-            return;
-        };
-        let int = |i: usize| self.ints.get(i).copied().unwrap_or(0);
-        let range = |starts: &[u32], i: usize| match (starts.get(i), starts.get(i + 1)) {
-            (Some(&a), Some(&e)) => (a as usize, e.saturating_sub(a) as usize),
-            _ => (0, 0),
-        };
-        for op in ops {
-            sink.copy(statics, op.at as usize, op.len as usize);
-            match op.kind {
-                END => {}
-                DEC | HEX_LOWER | HEX_UPPER => {
-                    let v = int(op.col as usize + rank);
-                    let w = if op.per_row {
-                        int(op.aux as usize + rank) as usize
-                    } else {
-                        op.width as usize
-                    };
-                    match op.kind {
-                        DEC => sink.dec(v, w),
-                        HEX_LOWER => sink.hex(v, w, b"0123456789abcdef"),
-                        _ => sink.hex(v, w, b"0123456789ABCDEF"),
+    /// Unpacks the block's columns, decodes its pool and compiles its
+    /// templates; `None` when its strings do not fit u32 offsets (no valid
+    /// chunk does: a chunk holds at most `u32::MAX` bytes; the caller then
+    /// reads row by row).
+    pub(crate) fn new(block: &LogBlock) -> Option<Self> {
+        // The statics carry 16 zero bytes of padding (`LogBlock::open`).
+        let slen = block.statics_end.last().map_or(0, |&e| e as usize);
+        let mut src = Vec::new();
+        src.extend_from_slice(block.statics.get(..slen)?);
+        let (mut ends, pool_at) = (Vec::new(), src.len());
+        let pool_bytes = &block.bytes[block.pool_at..];
+        block.pool.decode_all(pool_bytes, &mut src, &mut ends, PAD);
+        let fixed = src.len();
+        if fixed > (u32::MAX as usize) / 2 {
+            return None;
+        }
+        src.resize(fixed + PAD, 0);
+        let mut spieces = Vec::with_capacity(block.statics_end.len());
+        pieces_of(&block.statics_end, &mut spieces);
+        let mut pool = Vec::with_capacity(ends.len() + 1);
+        pool.push(pool_at as u32);
+        pool.extend(ends.iter().map(|&e| (pool_at + e as usize) as u32));
+
+        let data = &block.bytes[block.data_at..];
+        // Every integer column's values, sized once.
+        let n_ints: usize = block
+            .templates
+            .iter()
+            .map(|t| {
+                let slots = &block.slots[t.first_slot as usize..][..t.slots as usize];
+                let cols: usize = slots
+                    .iter()
+                    .map(|s| match s {
+                        Slot::Int {
+                            width: Width::PerRow,
+                            ..
+                        } => 2,
+                        Slot::Int { .. } | Slot::Dict { .. } => 1,
+                        Slot::Free { .. } => 0,
+                    })
+                    .sum();
+                cols * t.count as usize
+            })
+            .sum();
+        let mut ints = Vec::with_capacity(n_ints);
+        let mut ops = Vec::with_capacity(block.slots.len() + block.templates.len());
+        let mut tpls = Vec::with_capacity(block.templates.len());
+        let spiece = |i: usize| spieces.get(i).copied().unwrap_or_default();
+        for t in &block.templates {
+            let first_op = ops.len() as u32;
+            let st = t.first_static as usize;
+            let mut bound = 0usize;
+            for s in 0..=t.slots as usize {
+                let p = spiece(st + s);
+                bound += p.len as usize;
+                let mut op = Op {
+                    at: p.at,
+                    len: p.len,
+                    col: 0,
+                    aux: 0,
+                    kind: END,
+                    width: 0,
+                    per_row: false,
+                };
+                match block.slots.get(t.first_slot as usize + s) {
+                    Some(_) if s == t.slots as usize => {}
+                    None => {}
+                    Some(&Slot::Int {
+                        kind,
+                        values,
+                        width,
+                        widths,
+                    }) => {
+                        op.kind = match kind {
+                            Kind::Dec => DEC,
+                            Kind::HexLower => HEX_LOWER,
+                            _ => HEX_UPPER,
+                        };
+                        bound += MAX_DIGITS;
+                        op.col = ints.len() as u32;
+                        values.decode_all(&block.cps, data, &mut ints);
+                        match width {
+                            Width::Natural => {}
+                            Width::Fixed(w) => op.width = w.min(MAX_DIGITS as u8),
+                            Width::PerRow => {
+                                op.per_row = true;
+                                op.aux = ints.len() as u32;
+                                widths.decode_all(&block.cps, data, &mut ints);
+                            }
+                        }
+                    }
+                    Some(&Slot::Dict { ids, warm, n, .. }) => {
+                        op.kind = DICT;
+                        op.col = ints.len() as u32;
+                        op.aux = warm;
+                        let first = ints.len();
+                        ids.decode_all(&block.cps, data, &mut ints);
+                        // Ids at or past `n` (refused by `open`) read as
+                        // the empty string.
+                        for id in &mut ints[first..] {
+                            if *id >= n as u64 {
+                                *id = u32::MAX as u64;
+                            }
+                        }
+                        let longest = (0..n as usize)
+                            .map(|i| spiece(warm as usize + i).len)
+                            .max()
+                            .unwrap_or(0);
+                        bound += longest as usize;
+                    }
+                    Some(&Slot::Free { pool_base }) => {
+                        op.kind = FREE;
+                        op.col = pool_base;
                     }
                 }
-                DICT => {
-                    let id = int(op.col as usize + rank) as usize;
-                    let (a, n) = range(&self.sstart, op.aux as usize + id);
-                    sink.copy(statics, a, n);
+                ops.push(op);
+            }
+            tpls.push(Tpl {
+                first_op,
+                ops: t.slots + 1,
+                bound,
+                count: t.count,
+            });
+        }
+        Some(Bulk {
+            src,
+            spieces,
+            pool,
+            ints,
+            ops,
+            tpls,
+            cursor: vec![0; block.templates.len()],
+        })
+    }
+
+    /// Appends the next row of template `tid` (its rank taken from and
+    /// advanced in `self`) to `out`.
+    #[inline]
+    pub(crate) fn put_row(&mut self, tid: u32, out: &mut Vec<u8>) {
+        let t = tid as usize;
+        let (Some(&tpl), Some(c)) = (self.tpls.get(t), self.cursor.get_mut(t)) else {
+            return;
+        };
+        if *c >= tpl.count {
+            // More rows of `tid` than it has (`open` refuses such blocks).
+            return;
+        }
+        let rank = *c as usize;
+        *c += 1;
+        let ops = &self.ops[tpl.first_op as usize..][..tpl.ops as usize];
+        let int = |i: usize| self.ints.get(i).copied().unwrap_or(0);
+        let src = self.src.as_ptr();
+        out.reserve(tpl.bound + PAD);
+        let old = out.len();
+        // SAFETY: every piece read lies in `src` with `PAD` bytes after it
+        // (static and dictionary pieces come from `statics_end`, pool
+        // pieces from the pool's non-decreasing ends, all below `fixed`),
+        // so 32-byte reads of pieces ≤ 32 bytes stay inside. `rank <
+        // count`, so a dictionary slot reads its own column, whose ids are
+        // below its size or remapped to the empty string: its value is at
+        // most the longest one `bound` counts. `out` has
+        // `tpl.bound + PAD` bytes of spare capacity at the row's start, and
+        // the row writes at most `bound` bytes outside its free-text slots,
+        // each of which reserves its own length first: every write (a
+        // piece's bytes, 32 bytes at a position, a number's `INT_WRITE`)
+        // stays inside. `src` and `out` are distinct allocations. Every
+        // byte of `old..old + written` is written before the length is set.
+        unsafe {
+            let mut base = out.as_mut_ptr();
+            let mut dst = base.add(old);
+            for op in ops {
+                dst = put(src, op.at, op.len, dst);
+                match op.kind {
+                    END => {}
+                    DEC | HEX_LOWER | HEX_UPPER => {
+                        let v = int(op.col as usize + rank);
+                        let w = if op.per_row {
+                            int(op.aux as usize + rank).min(MAX_DIGITS as u64) as usize
+                        } else {
+                            op.width as usize
+                        };
+                        dst = dst.add(match op.kind {
+                            DEC => put_dec(dst, v, w),
+                            HEX_LOWER => put_hex(dst, v, w, false),
+                            _ => put_hex(dst, v, w, true),
+                        });
+                    }
+                    DICT => {
+                        let id = int(op.col as usize + rank) as usize;
+                        let p = self
+                            .spieces
+                            .get((op.aux as usize).wrapping_add(id))
+                            .copied()
+                            .unwrap_or_default();
+                        dst = put(src, p.at, p.len, dst);
+                    }
+                    _ => {
+                        let i = op.col as usize + rank;
+                        let (Some(&a), Some(&e)) = (self.pool.get(i), self.pool.get(i + 1)) else {
+                            continue;
+                        };
+                        let n = e.saturating_sub(a);
+                        let used = dst.offset_from(base) as usize;
+                        out.set_len(used);
+                        out.reserve(n as usize + tpl.bound + PAD);
+                        base = out.as_mut_ptr();
+                        dst = put(src, a, n, base.add(used));
+                    }
                 }
-                _ => {
-                    let (a, n) = range(&self.pstart, op.col as usize + rank);
-                    sink.copy(&self.pbuf, a, n);
-                }
+            }
+            out.set_len(dst.offset_from(base) as usize);
+        }
+    }
+}
+
+/// Copies `src[at..at + n]` to `dst`; returns the end of what it wrote.
+///
+/// # Safety
+/// `src[at..at + n + PAD]` is readable, `dst[..max(n, 32)]` is writable,
+/// and they do not overlap.
+#[inline(always)]
+unsafe fn put(src: *const u8, at: u32, n: u32, dst: *mut u8) -> *mut u8 {
+    let (at, n) = (at as usize, n as usize);
+    // SAFETY: the caller's contract (32 ≤ n + PAD for the fixed moves).
+    unsafe {
+        let s = src.add(at);
+        if n <= 32 {
+            std::ptr::copy_nonoverlapping(s, dst, 16);
+            std::ptr::copy_nonoverlapping(s.add(16), dst.add(16), 16);
+        } else {
+            std::ptr::copy_nonoverlapping(s, dst, n);
+        }
+        dst.add(n)
+    }
+}
+
+/// The 8 decimal digits of `x < 10^8`, most significant first in memory
+/// (SWAR: split into 4-digit, 2-digit, then 1-digit lanes by multiplying
+/// by reciprocals; every lane product stays below its lane's width).
+#[inline(always)]
+fn dec8(x: u64) -> u64 {
+    let v = (x / 10_000) | ((x % 10_000) << 32);
+    let q = ((v * 10_486) >> 20) & 0x0000_007f_0000_007f;
+    let v = ((v - q * 100) << 16) | q;
+    let t = ((v * 103) >> 10) & 0x000f_000f_000f_000f;
+    let v = ((v - t * 10) << 8) | t;
+    v | 0x3030_3030_3030_3030
+}
+
+/// The 8 hex digits of `x < 2^32`, most significant first in memory.
+#[inline(always)]
+fn hex8(x: u64, upper: bool) -> u64 {
+    let x = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
+    let x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff;
+    let x = ((x | (x << 4)) & 0x0f0f_0f0f_0f0f_0f0f).swap_bytes();
+    let letters = ((x + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+    x + 0x3030_3030_3030_3030 + letters * if upper { 7 } else { 39 }
+}
+
+/// Stores `w` at `dst` (unaligned, little-endian).
+///
+/// # Safety
+/// `dst[..8]` is writable.
+#[inline(always)]
+unsafe fn store(dst: *mut u8, w: u64) {
+    // SAFETY: the caller's contract.
+    unsafe { dst.cast::<u64>().write_unaligned(w.to_le()) }
+}
+
+/// Writes `v` in decimal, zero-padded to `w` digits (at most 40), at
+/// `dst`; returns its length (as `bits::render_dec`).
+///
+/// # Safety
+/// `dst[..INT_WRITE]` is writable.
+#[inline(always)]
+unsafe fn put_dec(dst: *mut u8, v: u64, w: usize) -> usize {
+    let n = dec_digits(v);
+    let len = w.clamp(n, MAX_DIGITS);
+    // SAFETY: every store lands in `dst[..INT_WRITE]`: 8 bytes at 0 or
+    // `len - 8 ≤ 8`, or the general path's `dst[0..48]`.
+    unsafe {
+        if len <= 2 {
+            // `v < 100`: its two digits from the pair table, one dropped
+            // when `len` is 1 (most log numbers are small).
+            let pair = DEC_PAIRS.as_ptr().add(2 * v as usize);
+            std::ptr::copy_nonoverlapping(pair.add(2 - len), dst, 2);
+        } else if len <= 8 {
+            // `v < 10^len`: the top `8 − len` digits are zeros.
+            store(dst, dec8(v) >> (8 * (8 - len)));
+        } else if len <= 16 {
+            store(dst, dec8(v / 100_000_000) >> (8 * (16 - len)));
+            store(dst.add(len - 8), dec8(v % 100_000_000));
+        } else {
+            if len > n {
+                zeros(dst, len - n);
+            }
+            let mut p = dst.add(len);
+            let mut x = v;
+            while x >= 100 {
+                let r = (x % 100) as usize;
+                x /= 100;
+                p = p.sub(2);
+                std::ptr::copy_nonoverlapping(DEC_PAIRS.as_ptr().add(2 * r), p, 2);
+            }
+            if x >= 10 {
+                p = p.sub(2);
+                std::ptr::copy_nonoverlapping(DEC_PAIRS.as_ptr().add(2 * x as usize), p, 2);
+            } else {
+                *p.sub(1) = b'0' + x as u8;
             }
         }
     }
+    len
+}
+
+/// Writes `v` in hex, zero-padded to `w` digits (at most 40), at `dst`;
+/// returns its length (as `bits::render_hex`).
+///
+/// # Safety
+/// `dst[..INT_WRITE]` is writable.
+#[inline(always)]
+unsafe fn put_hex(dst: *mut u8, v: u64, w: usize, upper: bool) -> usize {
+    let n = hex_digits(v);
+    let len = w.clamp(n, MAX_DIGITS);
+    // SAFETY: as in `put_dec`.
+    unsafe {
+        if len <= 8 {
+            store(dst, hex8(v, upper) >> (8 * (8 - len)));
+        } else if len <= 16 {
+            store(dst, hex8(v >> 32, upper) >> (8 * (16 - len)));
+            store(dst.add(len - 8), hex8(v & 0xffff_ffff, upper));
+        } else {
+            zeros(dst, len - n);
+            let digits = if upper {
+                b"0123456789ABCDEF"
+            } else {
+                b"0123456789abcdef"
+            };
+            let mut x = v;
+            for k in (len - n..len).rev() {
+                *dst.add(k) = digits[(x & 15) as usize];
+                x >>= 4;
+            }
+        }
+    }
+    len
 }
 
 /// ASCII zeros for leading-zero padding.
 const ZEROS: [u8; 48] = [b'0'; 48];
 
-/// Writes ASCII zeros over `dst[0..n]` as whole 16-byte words (a `memset`
-/// call per padded number cost more than the number).
+/// Writes ASCII zeros over `dst[0..n]` as whole 16-byte words.
 ///
 /// # Safety
 /// `n ≤ 40` and `dst[0..48]` is writable.
 #[inline(always)]
 unsafe fn zeros(dst: *mut u8, n: usize) {
-    // Unrolled: a loop of fixed moves is turned into a `memcpy` call.
     // SAFETY: each move covers `k..k + 16` with `k ∈ {0, 16, 32}` and
     // `k + 16 ≤ 48` on both sides.
     unsafe {
@@ -150,171 +485,39 @@ unsafe fn zeros(dst: *mut u8, n: usize) {
     }
 }
 
-/// The bulk decoder's output: bytes written into a vector's spare capacity
-/// (`len` of them are initialized; the vector's own length is set only when
-/// it grows and at [`Sink::finish`]), keeping `SLACK` bytes of capacity
-/// past `len`.
-pub(crate) struct Sink {
-    buf: Vec<u8>,
-    pub(crate) len: usize,
-}
-
-impl Sink {
-    /// A sink over `buf` (cleared), sized for `rows` rows of ~64 bytes.
-    pub(crate) fn new(mut buf: Vec<u8>, rows: usize) -> Self {
-        buf.clear();
-        buf.reserve(rows.saturating_mul(64).max(256) + SLACK);
-        Sink { buf, len: 0 }
-    }
-
-    /// Makes room for `n` more bytes (plus `SLACK`).
-    #[inline(always)]
-    fn room(&mut self, n: usize) {
-        if self.len + n + SLACK > self.buf.capacity() {
-            self.grow(n);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn grow(&mut self, n: usize) {
-        // SAFETY: bytes `0..len` were written by the methods below (each
-        // initializes every byte it counts) and `len ≤ capacity`.
-        unsafe { self.buf.set_len(self.len) };
-        let want = (self.buf.capacity() * 2).max(self.len + n + SLACK);
-        self.buf.reserve(want - self.len);
-    }
-
-    /// Appends `src[at..at + n]` (nothing when that is not inside `src`,
-    /// which validated blocks never ask): as whole 16-byte words when `src`
-    /// has 16 bytes past it, else exactly.
-    #[inline(always)]
-    pub(crate) fn copy(&mut self, src: &[u8], at: usize, n: usize) {
-        self.room(n);
-        let Some(end) = at.checked_add(n).filter(|&e| e <= src.len()) else {
-            return;
-        };
-        let dst = self.buf.as_mut_ptr().wrapping_add(self.len);
-        // Short strings (most static text, words, numbers) as one or two
-        // fixed 16-byte moves; longer ones through `memcpy` (a loop of
-        // 16-byte moves is turned into a call anyway, and costs a call on
-        // every short string then: measured, 13 calls a row).
-        if n <= 32 && end + 16 <= src.len() {
-            // SAFETY: source: `at + 32 ≤ end + 16 ≤ src.len()` when `n >
-            // 16`, and `at + 16 ≤ end + 16` otherwise. Destination: `len +
-            // 32 ≤ len + n + SLACK ≤ capacity` (`room`). The two do not
-            // overlap (`src` is not this sink's buffer: it is borrowed
-            // while `self` is mutably borrowed).
-            unsafe {
-                std::ptr::copy_nonoverlapping(src.as_ptr().add(at), dst, 16);
-                if n > 16 {
-                    std::ptr::copy_nonoverlapping(src.as_ptr().add(at + 16), dst.add(16), 16);
-                }
-            }
-        } else {
-            // SAFETY: `src[at..end]` is inside `src` (checked above); `n`
-            // bytes fit before `capacity` (`room`); no overlap (as above).
-            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr().add(at), dst, n) };
-        }
-        self.len += n;
-    }
-
-    /// Appends `v` in decimal, zero-padded to `w` digits (at most 40).
-    #[inline(always)]
-    pub(crate) fn dec(&mut self, v: u64, w: usize) {
-        self.room(40);
-        let n = dec_digits(v);
-        let w = w.clamp(n, 40);
-        let dst = self.buf.as_mut_ptr().wrapping_add(self.len);
-        // SAFETY: every write lands in `dst[0..48]`, inside the capacity
-        // (`room(40)` keeps `40 + SLACK`): zeros over `0..w - n` (whole
-        // 16-byte words, `w ≤ 40`), then exactly `n = dec_digits(v)`
-        // digits ending at `w` (pairs while ≥ 100 is left, then one or
-        // two digits); only `0..w` is counted.
-        unsafe {
-            if w > n {
-                zeros(dst, w - n);
-            }
-            let mut p = dst.add(w);
-            let mut x = v;
-            while x >= 100 {
-                let r = (x % 100) as usize;
-                x /= 100;
-                p = p.sub(2);
-                std::ptr::copy_nonoverlapping(DEC_PAIRS.as_ptr().add(2 * r), p, 2);
-            }
-            if x >= 10 {
-                p = p.sub(2);
-                std::ptr::copy_nonoverlapping(DEC_PAIRS.as_ptr().add(2 * x as usize), p, 2);
-            } else {
-                p = p.sub(1);
-                *p = b'0' + x as u8;
-            }
-        }
-        self.len += w;
-    }
-
-    /// Appends `v` in hex with `digits`, zero-padded to `w` digits (at most 40).
-    #[inline(always)]
-    pub(crate) fn hex(&mut self, v: u64, w: usize, digits: &[u8; 16]) {
-        self.room(40);
-        let n = hex_digits(v);
-        let w = w.clamp(n, 40);
-        let dst = self.buf.as_mut_ptr().wrapping_add(self.len);
-        // SAFETY: as in `dec`: zeros over `dst[0..w - n]` (whole words,
-        // inside `0..48`), `n` digits in `dst[w - n..w]`, `w ≤ 40`.
-        unsafe {
-            if w > n {
-                zeros(dst, w - n);
-            }
-            let mut x = v;
-            for k in (w - n..w).rev() {
-                *dst.add(k) = digits[(x & 15) as usize];
-                x >>= 4;
-            }
-        }
-        self.len += w;
-    }
-
-    /// The written bytes.
-    pub(crate) fn finish(mut self) -> Vec<u8> {
-        // SAFETY: as in `grow`.
-        unsafe { self.buf.set_len(self.len) };
-        self.buf
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::bits::{render_dec, render_hex};
     use super::*;
 
     #[test]
-    fn sink_copies_numbers_and_grows() {
-        let src: Vec<u8> = (0..100u8).collect();
-        let mut s = Sink::new(Vec::new(), 0);
-        let mut want = Vec::new();
-        for i in 0..2000usize {
-            let (at, n) = (i % 60, i % 37);
-            // Padded reads, and exact ones at the end of `src`.
-            s.copy(&src, at, n);
-            want.extend_from_slice(&src[at..at + n]);
-            s.copy(&src, 100 - n, n);
-            want.extend_from_slice(&src[100 - n..]);
-            let v = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 64);
-            s.dec(v, i % 23);
-            want.extend_from_slice(format!("{v:0w$}", w = i % 23).as_bytes());
-            s.hex(v, i % 19, b"0123456789abcdef");
-            want.extend_from_slice(format!("{v:0w$x}", w = i % 19).as_bytes());
-            s.hex(v, 0, b"0123456789ABCDEF");
-            want.extend_from_slice(format!("{v:X}").as_bytes());
+    fn integers_render_as_the_point_reader_does() {
+        let mut vals: Vec<u64> = vec![0, 1, 9, 10, 99, 100, u64::MAX, u32::MAX as u64];
+        for e in 0..20 {
+            let p = 10u64.pow(e);
+            vals.extend([p - 1, p, p + 1]);
         }
-        s.dec(u64::MAX, 0);
-        want.extend_from_slice(u64::MAX.to_string().as_bytes());
-        s.dec(0, 40);
-        want.extend_from_slice(&[b'0'; 40]);
-        // Out of range: nothing.
-        s.copy(&src, 90, 11);
-        s.copy(&src, usize::MAX, 2);
-        assert_eq!(s.finish(), want);
+        for s in 0..64 {
+            vals.extend([1u64 << s, (1u64 << s) - 1]);
+        }
+        vals.extend((0..2000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 64)));
+        for &v in &vals {
+            for w in [0usize, 1, 3, 8, 9, 12, 16, 17, 20, 39, 40, 45] {
+                let mut buf = [0u8; INT_WRITE];
+                let (mut want, mut got) = (Vec::new(), Vec::new());
+                render_dec(&mut want, v, w);
+                // SAFETY: `buf` has INT_WRITE bytes.
+                let n = unsafe { put_dec(buf.as_mut_ptr(), v, w) };
+                got.extend_from_slice(&buf[..n]);
+                assert_eq!(got, want, "dec {v} width {w}");
+                for upper in [false, true] {
+                    want.clear();
+                    render_hex(&mut want, v, w, upper);
+                    // SAFETY: as above.
+                    let n = unsafe { put_hex(buf.as_mut_ptr(), v, w, upper) };
+                    assert_eq!(&buf[..n], &want[..], "hex {v} width {w}");
+                }
+            }
+        }
     }
 }

@@ -25,7 +25,7 @@ use bytes::Bytes;
 use super::bits::{FastMap as HashMap, FoldHasher, VarReader};
 use super::decode::LogBlock;
 use super::encode::{encode, LogOptions};
-use super::render::Sink;
+use super::render::Bulk;
 use super::tokenize::Tokens;
 use crate::error::{Error, Invariant, Result};
 
@@ -242,17 +242,23 @@ impl LogColumn {
             LogColumn::Single(b) => b.decode_all(values, offsets),
             LogColumn::Split(hb) => {
                 let (h, b) = (&hb.0, &hb.1);
-                let (mut hs, mut bs) = (h.bulk(), b.bulk());
-                let mut sink = Sink::new(std::mem::take(values), h.rows());
+                values.clear();
                 offsets.clear();
                 offsets.reserve(h.rows() + 1);
                 offsets.push(0);
-                for (&ht, &bt) in h.row_templates().iter().zip(&b.row_templates()) {
-                    h.render_next(&mut hs, ht, &mut sink);
-                    b.render_next(&mut bs, bt, &mut sink);
-                    offsets.push(sink.len as i64);
+                if let (Some(mut hs), Some(mut bs)) = (Bulk::new(h), Bulk::new(b)) {
+                    for (ht, bt) in h.row_templates().into_iter().zip(b.row_templates()) {
+                        hs.put_row(ht, values);
+                        bs.put_row(bt, values);
+                        offsets.push(values.len() as i64);
+                    }
+                } else {
+                    for r in 0..h.rows() {
+                        // In range: both blocks have `rows` rows.
+                        let _ = self.get_into(r, values);
+                        offsets.push(values.len() as i64);
+                    }
                 }
-                *values = sink.finish();
             }
         }
     }
