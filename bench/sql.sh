@@ -3,6 +3,8 @@
 # TPC-H tables in Parquet ZSTD and SNAPPY, the queries with string
 # predicates (TPC-H Q2, Q9, Q13, Q14, Q16, Q20) and LIKE '%...%' scans.
 #   bash bench/sql.sh [SF] [DIR] [RUNS]      (defaults: 1, target/tpch-sf1, 3)
+# FASTPAIR_SQL_BIN=path runs that fastpair-sql binary instead of building
+# one (e.g. an older build, for a before/after comparison).
 # Prints a markdown table: best wall time of RUNS runs (each a fresh
 # process), bytes read by that process (rchar), its peak RSS, rows returned,
 # and whether the result (CSV) equals the ZSTD run's.
@@ -11,8 +13,10 @@ cd "$(dirname "$0")/.."
 SF=${1:-1}
 DIR=${2:-target/tpch-sf$SF}
 RUNS=${3:-3}
-cargo build --release -p fastpair-datafusion --bin fastpair-sql --example tpch_data >&2
-BIN=target/release/fastpair-sql
+BIN=${FASTPAIR_SQL_BIN:-target/release/fastpair-sql}
+if [ -z "${FASTPAIR_SQL_BIN:-}" ] || [ ! -f "$DIR/fastpair/lineitem.fpd/fastpair-dataset.json" ]; then
+  cargo build --release -p fastpair-datafusion --bin fastpair-sql --example tpch_data >&2
+fi
 if [ ! -f "$DIR/fastpair/lineitem.fpd/fastpair-dataset.json" ]; then
   target/release/examples/tpch_data "$SF" "$DIR" > "$DIR.sizes.md"
 fi

@@ -33,6 +33,7 @@
 //! for `fastpair sql`.
 
 mod exec;
+mod part;
 pub mod pushdown;
 mod table;
 

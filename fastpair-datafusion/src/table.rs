@@ -14,6 +14,7 @@ use datafusion::datasource::{TableProvider, TableType};
 use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use fastpair::dataset::{Dataset, StringType};
+use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::exec::ScanExec;
@@ -31,6 +32,10 @@ pub struct FastpairTable {
     fpc: Vec<bool>,
     /// Per column, its position among the `fpc` columns or the Parquet file's.
     slot: Vec<usize>,
+    /// Per Parquet column (by slot), its nulls, min and max over all parts
+    /// from the Parquet footers (what DataFusion's own Parquet tables give
+    /// the planner for filter selectivity and join order).
+    pq_stats: Vec<ColumnStatistics>,
 }
 
 pub(crate) fn df_err(e: impl std::fmt::Display) -> DataFusionError {
@@ -104,17 +109,22 @@ impl FastpairTable {
                 }
             }
         }
-        if pq_schema.is_some_and(|s| s.fields().len() != np) {
+        if pq_schema.as_ref().is_some_and(|s| s.fields().len() != np) {
             return Err(df_err(format!(
                 "dataset {}: the Parquet files hold columns the manifest does not list",
                 dir.display()
             )));
         }
+        let pq_stats = match &pq_schema {
+            Some(s) => parquet_stats(&ds, s)?,
+            None => Vec::new(),
+        };
         Ok(Self {
             ds: Arc::new(ds),
             schema: Arc::new(Schema::new(fields)),
             fpc,
             slot,
+            pq_stats,
         })
     }
 
@@ -144,7 +154,16 @@ impl FastpairTable {
         let mut cols = Vec::new();
         for &c in projection {
             let mut cs = ColumnStatistics::new_unknown();
-            if self.fpc[c] {
+            if !self.fpc[c] {
+                let s = &self.pq_stats[self.slot[c]];
+                cs.null_count = if filtered {
+                    s.null_count.to_inexact()
+                } else {
+                    s.null_count
+                };
+                cs.min_value = s.min_value.clone();
+                cs.max_value = s.max_value.clone();
+            } else {
                 let k = self.slot[c];
                 let nulls: u64 = m.parts.iter().map(|p| p.fpc[k].nulls).sum();
                 cs.null_count = if filtered {
@@ -191,6 +210,86 @@ impl FastpairTable {
             column_statistics: cols,
         }
     }
+}
+
+/// Per Parquet column of the dataset, its null count (exact) and min and
+/// max (inexact: bounds) over every part's row groups, from the footers;
+/// unknown where a row group lacks them.
+fn parquet_stats(ds: &Dataset, schema: &Schema) -> Result<Vec<ColumnStatistics>> {
+    let mut out: Vec<ColumnStatistics> = schema
+        .fields()
+        .iter()
+        .map(|_| ColumnStatistics {
+            null_count: Precision::Exact(0),
+            ..ColumnStatistics::new_unknown()
+        })
+        .collect();
+    let mut first = true;
+    for part in &ds.manifest().parts {
+        let Some(f) = &part.parquet else { continue };
+        let file = File::open(ds.file(&f.path))
+            .map_err(|e| df_err(format!("{}: {e}", ds.file(&f.path).display())))?;
+        let b = ParquetRecordBatchReaderBuilder::try_new(file)
+            .map_err(|e| df_err(format!("{}: {e}", f.path)))?;
+        let md = b.metadata();
+        let rgs = md.row_groups();
+        for (i, field) in schema.fields().iter().enumerate() {
+            let cs = &mut out[i];
+            let conv = StatisticsConverter::try_new(field.name(), schema, b.parquet_schema());
+            let Ok(conv) = conv else {
+                *cs = ColumnStatistics::new_unknown();
+                continue;
+            };
+            let nulls = conv.row_group_null_counts(rgs.iter()).ok();
+            cs.null_count = match (cs.null_count, nulls) {
+                (Precision::Exact(n), Some(a))
+                    if datafusion::arrow::array::Array::null_count(&a) == 0 =>
+                {
+                    Precision::Exact(n + a.values().iter().sum::<u64>() as usize)
+                }
+                _ => Precision::Absent,
+            };
+            let fold = |acc: Precision<ScalarValue>,
+                        arr: Option<datafusion::arrow::array::ArrayRef>,
+                        first: bool,
+                        keep: std::cmp::Ordering| {
+                if !first && acc == Precision::Absent {
+                    return Precision::Absent;
+                }
+                let Some(arr) = arr else {
+                    return Precision::Absent;
+                };
+                let mut acc = acc;
+                for r in 0..arr.len() {
+                    if arr.is_null(r) {
+                        return Precision::Absent;
+                    }
+                    let Ok(v) = ScalarValue::try_from_array(&arr, r) else {
+                        return Precision::Absent;
+                    };
+                    acc = match acc {
+                        Precision::Inexact(a) if a.partial_cmp(&v) != Some(keep) => {
+                            Precision::Inexact(v)
+                        }
+                        Precision::Inexact(a) => Precision::Inexact(a),
+                        _ => Precision::Inexact(v),
+                    };
+                }
+                acc
+            };
+            let mins = conv.row_group_mins(rgs.iter()).ok();
+            let maxes = conv.row_group_maxes(rgs.iter()).ok();
+            cs.min_value = fold(cs.min_value.clone(), mins, first, std::cmp::Ordering::Less);
+            cs.max_value = fold(
+                cs.max_value.clone(),
+                maxes,
+                first,
+                std::cmp::Ordering::Greater,
+            );
+        }
+        first = false;
+    }
+    Ok(out)
 }
 
 /// A min/max statistic as a scalar of the column's type.

@@ -2,7 +2,7 @@
 //! Parquet: the 22 TPC-H queries (SF 0.01, several parts per table), every
 //! pushed string predicate (same rows, and pushed as the pushdown table says),
 //! edge cases (nulls, empty strings, non-ASCII case folding, binary
-//! columns), `CREATE EXTERNAL TABLE ... STORED AS FASTPAIR`, limits and
+//! columns), sparse and dense selections across batches, `CREATE EXTERNAL TABLE ... STORED AS FASTPAIR`, limits and
 //! projections, the dataset round trip of every TPC-H table, and the
 //! `fastpair-sql` binary.
 
@@ -352,6 +352,65 @@ async fn edge_cases_match_datafusion() {
     // Statistics: COUNT(*) and the null count come from the manifest.
     let sql = "SELECT count(*), count(s) FROM t";
     assert_eq!(rows(&fp, sql).await, rows(&pq, sql).await);
+}
+
+/// The scan's batching: a sparse selection (rows read one by one) and a
+/// dense one (rows decoded over the span and filtered), on a string column
+/// and a nullable one that the predicate does not touch, across parts and
+/// batches of 7 rows, with and without a limit: DataFusion's own rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sparse_and_dense_selections_across_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1000usize;
+    let tag: StringArray = (0..n)
+        .map(|i| {
+            Some(if i % 97 == 3 {
+                "hit"
+            } else if i % 3 == 0 {
+                "often"
+            } else {
+                "miss"
+            })
+        })
+        .collect();
+    let s: StringArray = (0..n)
+        .map(|i| (i % 7 != 0).then(|| format!("value {i}")))
+        .collect();
+    let id = Int64Array::from_iter_values(0..n as i64);
+    let batch = RecordBatch::try_from_iter([
+        ("id", Arc::new(id) as ArrayRef),
+        ("tag", Arc::new(tag) as ArrayRef),
+        ("s", Arc::new(s) as ArrayRef),
+    ])
+    .unwrap();
+    let pqp = dir.path().join("t.parquet");
+    write_parquet(&pqp, &[batch]);
+    let dsp = dir.path().join("t.fpd");
+    compress(&pqp, &dsp, 300);
+    let fp = session_context(config().with_batch_size(7));
+    fp.register_table("t", Arc::new(FastpairTable::open(&dsp).unwrap()))
+        .unwrap();
+    let pq = SessionContext::new();
+    pq.register_parquet("t", pqp.to_str().unwrap(), ParquetReadOptions::default())
+        .await
+        .unwrap();
+    for sql in [
+        "SELECT id, s FROM t WHERE tag = 'hit' ORDER BY id",
+        "SELECT s, id FROM t WHERE tag = 'often' ORDER BY id",
+        "SELECT s FROM t WHERE tag = 'often' AND s LIKE '%1%' ORDER BY s",
+        "SELECT count(*), count(s) FROM t WHERE tag <> 'miss'",
+        "SELECT * FROM (SELECT id, s FROM t WHERE tag = 'often' LIMIT 40) ORDER BY id",
+        "SELECT count(*) FROM (SELECT s FROM t LIMIT 333)",
+        "SELECT min(id), max(id), count(s) FROM t",
+    ] {
+        let a = rows(&fp, sql).await;
+        // A limit without an order picks any rows: compare their count.
+        if sql.contains("LIMIT 40") {
+            assert_eq!(a.len(), rows(&pq, sql).await.len(), "{sql}");
+        } else {
+            assert_eq!(a, rows(&pq, sql).await, "{sql}");
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

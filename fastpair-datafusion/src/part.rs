@@ -1,0 +1,401 @@
+//! One part's scan as a stream of batches of the session's batch size
+//! (spec/DATASET.md: a part is row-aligned `.fpc` files plus one Parquet
+//! file). The pushed predicates are searched on the codes first (whole
+//! part, fastpair's parallel search); then each output batch takes the next
+//! `batch_size` selected rows: the Parquet columns through one reader with
+//! the row selection (its batches are exactly those rows), the `.fpc`
+//! columns by decoding only the input rows the batch spans (dense
+//! selections) or reading the selected rows one by one (sparse ones).
+//! Nothing part-sized is built, so the batches stay in cache for the
+//! operators above and memory stays bounded by a batch.
+
+use std::fs::File;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    ArrayRef, BooleanArray, LargeBinaryArray, LargeStringArray, RecordBatch, RecordBatchOptions,
+};
+use datafusion::arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use datafusion::arrow::compute::{cast, filter};
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::common::Result;
+use fastpair::dataset::Dataset;
+use fastpair::search::{Searcher, Selection};
+use fastpair::{Column, Reader};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection,
+};
+use parquet::arrow::ProjectionMask;
+use parquet::file::metadata::PageIndexPolicy;
+
+use crate::pushdown::Pushed;
+use crate::table::df_err;
+
+/// Above this fraction of selected rows a `.fpc` column's batch is decoded
+/// over the input rows it spans and filtered; below it the selected rows
+/// are read one by one (a point read costs about as much as decoding a few
+/// dozen rows in bulk).
+const DENSE_SELECTION: f64 = 0.05;
+
+/// What every part of a scan shares.
+pub(crate) struct PartJob {
+    pub ds: Arc<Dataset>,
+    pub table_schema: SchemaRef,
+    pub fpc: Vec<bool>,
+    pub slot: Vec<usize>,
+    pub projection: Vec<usize>,
+    pub out_schema: SchemaRef,
+    pub pushed: Vec<Pushed>,
+    pub batch_size: usize,
+}
+
+/// The scan of one part, batch by batch (an iterator; the caller drives it
+/// from its stream).
+pub(crate) struct PartScan {
+    job: Arc<PartJob>,
+    /// The part.
+    p: usize,
+    /// Open `.fpc` readers by slot (opened when first needed).
+    readers: Vec<Option<Reader>>,
+    /// The selection (None: the first `n_out` rows).
+    sel: Option<Selection>,
+    /// The selection as an Arrow bitmap (for filtering dense batches).
+    mask: Option<BooleanBuffer>,
+    dense: bool,
+    /// The Parquet reader of the projected Parquet columns, and where each
+    /// of them sits in its batches.
+    pq: Option<(ParquetRecordBatchReader, Vec<usize>)>,
+    n_out: usize,
+    done_out: usize,
+    /// The next input row to look at.
+    next_row: u64,
+    /// Scratch for point reads.
+    row_buf: Vec<u8>,
+}
+
+impl PartScan {
+    /// Opens part `p`: runs the pushed searches, cuts the selection at
+    /// `limit` rows, opens the Parquet reader.
+    pub fn open(job: Arc<PartJob>, p: usize, limit: Option<usize>) -> Result<Self> {
+        let part = &job.ds.manifest().parts[p];
+        let rows = part.rows;
+        let mut readers: Vec<Option<Reader>> = (0..part.fpc.len()).map(|_| None).collect();
+        let mut sel: Option<Selection> = None;
+        for pushed in &job.pushed {
+            let k = job.slot[pushed.column];
+            if readers[k].is_none() {
+                readers[k] = Some(job.ds.open_fpc(p, k).map_err(df_err)?);
+            }
+            let r = readers[k].as_ref().expect("opened above");
+            let s = Searcher::new(r).search(&pushed.predicate).map_err(df_err)?;
+            sel = Some(match sel {
+                None => s,
+                Some(prev) => {
+                    let words: Vec<u64> = prev
+                        .words()
+                        .iter()
+                        .zip(s.words())
+                        .map(|(a, b)| a & b)
+                        .collect();
+                    Selection::from_bits(rows, words)
+                }
+            });
+            if sel.as_ref().is_some_and(|s| s.is_empty()) {
+                break;
+            }
+        }
+        let mut prefix = rows;
+        if let Some(l) = limit {
+            match &mut sel {
+                None => prefix = prefix.min(l as u64),
+                Some(s) if s.count() > l as u64 => *s = first_selected(s, l as u64),
+                Some(_) => {}
+            }
+        }
+        let n_out = match &sel {
+            Some(s) => s.count(),
+            None => prefix,
+        } as usize;
+        let mask = sel
+            .as_ref()
+            .map(|s| BooleanBuffer::new(Buffer::from_vec(s.words().to_vec()), 0, rows as usize));
+        let dense = sel
+            .as_ref()
+            .is_some_and(|s| s.count() as f64 > DENSE_SELECTION * rows as f64);
+        let mut scan = Self {
+            job: job.clone(),
+            p,
+            readers,
+            sel,
+            mask,
+            dense,
+            pq: None,
+            n_out,
+            done_out: 0,
+            next_row: 0,
+            row_buf: Vec::new(),
+        };
+        if n_out > 0 {
+            scan.pq = scan.open_parquet(p, prefix)?;
+        }
+        Ok(scan)
+    }
+
+    /// The Parquet reader of the projected Parquet columns, `batch_size`
+    /// rows a batch, with the selection (or the first `prefix` rows); the
+    /// page index lets a sparse selection skip whole pages.
+    fn open_parquet(
+        &self,
+        p: usize,
+        prefix: u64,
+    ) -> Result<Option<(ParquetRecordBatchReader, Vec<usize>)>> {
+        let job = &self.job;
+        let part = &job.ds.manifest().parts[p];
+        let rows = part.rows;
+        let mut leaves: Vec<usize> = job
+            .projection
+            .iter()
+            .filter(|&&c| !job.fpc[c])
+            .map(|&c| job.slot[c])
+            .collect();
+        if leaves.is_empty() {
+            return Ok(None);
+        }
+        leaves.sort_unstable();
+        leaves.dedup();
+        let f = part
+            .parquet
+            .as_ref()
+            .expect("validated: Parquet columns have a file");
+        let path = job.ds.file(&f.path);
+        let file = File::open(&path).map_err(|e| df_err(format!("{}: {e}", path.display())))?;
+        let policy = if self.sel.is_some() && !self.dense {
+            PageIndexPolicy::Optional
+        } else {
+            PageIndexPolicy::Skip
+        };
+        let opts = ArrowReaderOptions::new().with_page_index_policy(policy);
+        let b = ParquetRecordBatchReaderBuilder::try_new_with_options(file, opts)
+            .map_err(|e| df_err(format!("{}: {e}", f.path)))?;
+        let file_rows = b.metadata().file_metadata().num_rows();
+        if file_rows as u64 != rows {
+            return Err(df_err(format!(
+                "{}: {file_rows} rows, part {p} has {rows}",
+                f.path
+            )));
+        }
+        let mask_p = ProjectionMask::roots(b.parquet_schema(), leaves.iter().copied());
+        let mut b = b.with_projection(mask_p).with_batch_size(job.batch_size);
+        match &self.mask {
+            Some(m) => {
+                let m = BooleanArray::new(m.clone(), None);
+                b = b.with_row_selection(RowSelection::from_filters(&[m]));
+            }
+            None => b = b.with_limit(prefix as usize),
+        }
+        let reader = b.build().map_err(|e| df_err(format!("{}: {e}", f.path)))?;
+        // The projected Parquet columns in the order the reader gives them
+        // (file order): the position of each table column's leaf.
+        let at: Vec<usize> = job
+            .projection
+            .iter()
+            .filter(|&&c| !job.fpc[c])
+            .map(|&c| {
+                leaves
+                    .iter()
+                    .position(|&l| l == job.slot[c])
+                    .expect("every projected leaf is read")
+            })
+            .collect();
+        Ok(Some((reader, at)))
+    }
+
+    /// The input rows `next_row..end` holding the next `len` output rows.
+    fn span(&self, len: usize) -> u64 {
+        let Some(s) = &self.sel else {
+            return self.next_row + len as u64;
+        };
+        let words = s.words();
+        let mut need = len as u64;
+        let mut w = (self.next_row / 64) as usize;
+        // Bits before `next_row` in its word were consumed.
+        let mut word = words[w] & (!0u64 << (self.next_row % 64));
+        loop {
+            let c = word.count_ones() as u64;
+            if c >= need {
+                for _ in 1..need {
+                    word &= word - 1;
+                }
+                return w as u64 * 64 + word.trailing_zeros() as u64 + 1;
+            }
+            need -= c;
+            w += 1;
+            word = words[w];
+        }
+    }
+
+    fn reader(&mut self, k: usize) -> Result<&Reader> {
+        if self.readers[k].is_none() {
+            self.readers[k] = Some(self.job.ds.open_fpc(self.p, k).map_err(df_err)?);
+        }
+        Ok(self.readers[k].as_ref().expect("opened above"))
+    }
+
+    /// The next batch (None after the last).
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        if self.done_out >= self.n_out {
+            return Ok(None);
+        }
+        let p = self.p;
+        let left = self.n_out - self.done_out;
+        // The Parquet reader decides the batch's rows (its batches need not
+        // be full under a row selection); the `.fpc` columns follow it.
+        let pq_batch = match &mut self.pq {
+            Some((r, _)) => {
+                let batch = r
+                    .next()
+                    .ok_or_else(|| df_err(format!("part {p}: Parquet file ended early")))?
+                    .map_err(|e| df_err(format!("part {p}: {e}")))?;
+                if batch.num_rows() == 0 || batch.num_rows() > left {
+                    return Err(df_err(format!(
+                        "part {p}: Parquet batch of {} rows, {left} expected at most",
+                        batch.num_rows()
+                    )));
+                }
+                Some(batch)
+            }
+            None => None,
+        };
+        let len = pq_batch
+            .as_ref()
+            .map_or(self.job.batch_size.min(left), |b| b.num_rows());
+        let (a, b) = (self.next_row, self.span(len));
+        let job = self.job.clone();
+        let mut out: Vec<ArrayRef> = Vec::with_capacity(job.projection.len());
+        let mut pq_i = 0;
+        for &c in &job.projection {
+            if !job.fpc[c] {
+                let (_, at) = self.pq.as_ref().expect("opened: Parquet columns");
+                out.push(
+                    pq_batch
+                        .as_ref()
+                        .expect("read above")
+                        .column(at[pq_i])
+                        .clone(),
+                );
+                pq_i += 1;
+                continue;
+            }
+            let k = job.slot[c];
+            let t = job.table_schema.field(c).data_type();
+            let arr = match self.mask.clone() {
+                None => column_array(self.reader(k)?.read_range(a..b).map_err(df_err)?, t)?,
+                Some(m) if self.dense => {
+                    let col = self.reader(k)?.read_range(a..b).map_err(df_err)?;
+                    let keep = BooleanArray::new(m.slice(a as usize, (b - a) as usize), None);
+                    filter(column_array(col, t)?.as_ref(), &keep)?
+                }
+                Some(_) => {
+                    let col = self.take(k, a, b, len)?;
+                    column_array(col, t)?
+                }
+            };
+            out.push(arr);
+        }
+        self.next_row = b;
+        self.done_out += len;
+        Ok(Some(RecordBatch::try_new_with_options(
+            job.out_schema.clone(),
+            out,
+            &RecordBatchOptions::new().with_row_count(Some(len)),
+        )?))
+    }
+
+    /// The selected rows of `a..b` (`len` of them) of slot `k`, read one by
+    /// one, nulls kept.
+    fn take(&mut self, k: usize, a: u64, b: u64, len: usize) -> Result<Column> {
+        self.reader(k)?;
+        let r = self.readers[k].as_ref().expect("opened above");
+        let s = self.sel.as_ref().expect("a selection");
+        let mut values = Vec::new();
+        let mut offsets = Vec::with_capacity(len + 1);
+        offsets.push(0i64);
+        let mut validity = vec![0u8; len.div_ceil(8)];
+        let mut any_null = false;
+        let words = s.words();
+        let mut i = 0usize;
+        for w in (a / 64) as usize..b.div_ceil(64) as usize {
+            let mut word = words[w];
+            while word != 0 {
+                let row = w as u64 * 64 + word.trailing_zeros() as u64;
+                word &= word - 1;
+                if row < a || row >= b {
+                    continue;
+                }
+                if r.get_into(row, &mut self.row_buf).map_err(df_err)? {
+                    validity[i / 8] |= 1 << (i % 8);
+                } else {
+                    any_null = true;
+                }
+                values.extend_from_slice(&self.row_buf);
+                offsets.push(values.len() as i64);
+                i += 1;
+            }
+        }
+        Ok(Column {
+            values,
+            offsets,
+            validity: any_null.then_some(validity),
+        })
+    }
+}
+
+/// The first `l` selected rows of `s`.
+fn first_selected(s: &Selection, l: u64) -> Selection {
+    let mut words = s.words().to_vec();
+    let mut kept = 0u64;
+    for w in words.iter_mut() {
+        let c = w.count_ones() as u64;
+        if kept + c <= l {
+            kept += c;
+        } else {
+            let mut m = 0u64;
+            let mut x = *w;
+            while kept < l {
+                let low = x & x.wrapping_neg();
+                m |= low;
+                x &= x - 1;
+                kept += 1;
+            }
+            *w = m;
+        }
+    }
+    Selection::from_bits(s.rows(), words)
+}
+
+/// A decoded column as an array of type `t` (values and offsets moved, not
+/// copied, into a large array; other string types are cast from it; text is
+/// checked to be UTF-8).
+pub(crate) fn column_array(col: Column, t: &DataType) -> Result<ArrayRef> {
+    let n = col.len();
+    let offsets = if col.offsets.is_empty() {
+        OffsetBuffer::new_empty()
+    } else {
+        OffsetBuffer::new(ScalarBuffer::from(col.offsets))
+    };
+    let nulls = col
+        .validity
+        .map(|bits| NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(bits), 0, n)));
+    let values = Buffer::from_vec(col.values);
+    let text = matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+    let large: ArrayRef = if text {
+        Arc::new(LargeStringArray::try_new(offsets, values, nulls).map_err(df_err)?)
+    } else {
+        Arc::new(LargeBinaryArray::try_new(offsets, values, nulls).map_err(df_err)?)
+    };
+    if matches!(t, DataType::LargeUtf8 | DataType::LargeBinary) {
+        Ok(large)
+    } else {
+        Ok(cast(large.as_ref(), t)?)
+    }
+}
