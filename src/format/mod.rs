@@ -320,16 +320,16 @@ mod tests {
         let t = tail::Tail {
             footer_len: 0x0403_0201,
             footer_crc: 0x0807_0605,
-            version: 4,
+            version: 5,
             reserved: 0,
             magic: MAGIC,
         };
-        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 4, 0, 0, 0, 0, 0, 0, 0];
+        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 5, 0, 0, 0, 0, 0, 0, 0];
         want.extend_from_slice(b"FASTPAIR");
         assert_eq!(t.to_bytes(), want);
         assert_eq!(&layout::tail_bytes(0x0403_0201, 0x0807_0605)[..], &want[..]);
         let mut h = b"FASTPAIR".to_vec();
-        h.extend_from_slice(&[4, 0, 0, 0, 0, 0, 0, 0]);
+        h.extend_from_slice(&[5, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(&layout::header_bytes()[..], &h[..]);
         let e = footer::ChunkEntry {
             section: footer::SectionRef {
