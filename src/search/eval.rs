@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use super::anchor::{self, AnchorFlags};
 use super::compiled::{Compiled, Test};
 use super::dfa::Dfa;
+use super::literal::Literal;
 use super::tokens::TokenDfa;
 use super::{Selection, Strategy};
 use crate::decode;
@@ -64,6 +65,8 @@ enum Path<'t> {
     Tokens(&'t [Dfa], &'t [TokenDfa], Option<&'t AnchorFlags>),
     /// Decode blocks of rows and match their bytes.
     Decode,
+    /// Compare each row's tokens with an equality or prefix literal.
+    Literal(&'t Literal),
 }
 
 impl<'a> Search<'a> {
@@ -195,6 +198,11 @@ impl<'a> Search<'a> {
             Strategy::Auto if small || self.c.block_finder().is_some() => None,
             Strategy::Auto | Strategy::Tokens => self.tables(view),
         };
+        if let (Strategy::Auto, Some(l)) = (self.strategy, &self.c.literal) {
+            // Equality and prefix: the literal compared with each row's
+            // tokens (no table to build, so small chunks too).
+            return Path::Literal(l);
+        }
         match (&self.c.test, tables) {
             (Test::Never, _) => Path::Never,
             (Test::Automata { .. }, Some(t)) => Path::Tokens(self.c.dfas(), t, self.anchors(view)),
@@ -418,6 +426,26 @@ impl Block<'_, '_> {
                 }
                 self.finish(words, &hits, false);
             }
+            Path::Literal(l) => {
+                let codes = self.view.codes();
+                let table = self.view.dictionary().table();
+                let (tw, tl) = (table.words(), table.lens());
+                // Equality: only rows of the literal's length are compared.
+                let bb = if l.prefix { None } else { Some(self.bb()?) };
+                let mut hits = Vec::new();
+                for r in lo..hi {
+                    if let Some(bb) = bb {
+                        if (bb[r + 1] - bb[r]) as usize != l.n {
+                            continue;
+                        }
+                    }
+                    let (a, b) = (self.cb[r] as usize, self.cb[r + 1] as usize);
+                    if l.matches(tw, tl, (a..b).map(|i| codes.get(i))) {
+                        hits.push(r);
+                    }
+                }
+                self.finish(words, &hits, false);
+            }
             Path::Decode => return self.decode(words),
         }
         Ok(())
@@ -432,7 +460,9 @@ impl Block<'_, '_> {
         DECODED.with(|cell| -> Result<()> {
             let mut buf = cell.borrow_mut();
             buf.clear();
-            buf.reserve(b1 - b0);
+            // 16 bytes more: zeros after the block, so a row's 16-byte
+            // word can always be read (`Literal::matches_bytes`).
+            buf.reserve(b1 - b0 + 16);
             let n = decode::decode_range_uninit(
                 self.view.dictionary(),
                 &self.view.codes(),
@@ -442,12 +472,13 @@ impl Block<'_, '_> {
             // SAFETY: `decode_range_uninit` initialized bytes `0..n` of the
             // spare capacity (its contract), and `n <= b1 - b0 <= capacity`.
             unsafe { buf.set_len(n) };
+            buf.extend_from_slice(&[0; 16]);
             self.match_block(words, &buf, bb, b0)
         })
     }
 
     /// Matches the decoded block `buf` (rows `lo..hi`, whose bytes start at
-    /// `b0` in the chunk).
+    /// `b0` in the chunk, followed by 16 zero bytes).
     fn match_block(&self, words: &mut [u64], buf: &[u8], bb: &[u32], b0: usize) -> Result<()> {
         let (lo, hi) = (self.lo, self.hi);
         let end = |r: usize| bb[r + 1] as usize - b0;
@@ -456,6 +487,8 @@ impl Block<'_, '_> {
             // One memmem pass over the block; a hit counts for the row it
             // starts in when it ends there too.
             let n = f.needle().len();
+            // Without the 16 bytes of padding.
+            let buf = &buf[..buf.len() - 16];
             let (mut at, mut r) = (0, lo);
             while let Some(p) = f.find(&buf[at..]) {
                 let pos = at + p;
@@ -474,6 +507,13 @@ impl Block<'_, '_> {
                 }
             }
             self.finish(words, &hits, true);
+        } else if let Some(l) = &self.c.literal {
+            for r in lo..hi {
+                if l.matches_bytes(buf, bb[r] as usize - b0, end(r)) {
+                    hits.push(r);
+                }
+            }
+            self.finish(words, &hits, false);
         } else {
             for r in lo..hi {
                 let row = &buf[bb[r] as usize - b0..end(r)];

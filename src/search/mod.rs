@@ -94,6 +94,7 @@ pub(crate) mod anchor;
 mod compiled;
 mod dfa;
 pub(crate) mod eval;
+mod literal;
 pub mod predicate;
 mod selection;
 mod tokens;
