@@ -11,6 +11,7 @@ use super::anchor::{self, AnchorFlags};
 use super::compiled::{Compiled, Test};
 use super::dfa::Dfa;
 use super::literal::Literal;
+use super::sparse;
 use super::tokens::TokenDfa;
 use super::{Selection, Strategy};
 use crate::decode;
@@ -34,6 +35,20 @@ const SMALL_CODES_PER_TOKEN: usize = 16;
 /// The anchor scan gives up on a block when more than one code in this
 /// many is an anchor token (the candidates are then most rows).
 const SCAN_BUDGET_SHARE: usize = 16;
+
+/// The sparse scan gives up on a block (decodes it whole) when its
+/// candidate rows, each counted as its bytes plus this many, exceed a
+/// quarter of the block's bytes: a candidate is decoded and searched on its
+/// own, a fixed cost per row on top of its bytes (measured on
+/// `dbtext_c_name`, 18-byte rows, and `tpch_sf1_ps_comment`, 124-byte rows).
+const SPARSE_ROW_COST: usize = 256;
+
+/// The sparse scan runs on chunks of at least this many codes per
+/// dictionary token (finding a literal's anchor tokens reads every token:
+/// on 16-bit dictionaries of 11–37 K tokens it cost more than the scan
+/// saved on `loghub_Linux_full`, `zh_reviews_shopping`,
+/// `code_python_stdlib`, 19–52 codes per token).
+const SPARSE_MIN_CODES_PER_TOKEN: usize = 64;
 
 thread_local! {
     /// Each thread's buffer for decoded blocks (reused: never zeroed, never
@@ -67,6 +82,9 @@ enum Path<'t> {
     Decode,
     /// Compare each row's tokens with an equality or prefix literal.
     Literal(&'t Literal),
+    /// A plain substring: decode and search only the rows that hold one of
+    /// a few codes (`sparse`).
+    Sparse(&'t [u16]),
 }
 
 impl<'a> Search<'a> {
@@ -193,6 +211,15 @@ impl<'a> Search<'a> {
         // A plain substring takes the decode path: one memmem pass over
         // decoded blocks beat the anchor scan on the corpus as a whole
         // (bench/SEARCH.md); the token path serves what memmem cannot.
+        let sparse_ok = (e.codes as usize)
+            >= SPARSE_MIN_CODES_PER_TOKEN * view.dictionary().num_tokens() as usize;
+        if let (Strategy::Auto, true, Some(_)) = (self.strategy, sparse_ok, self.c.block_finder()) {
+            // A plain substring on a large chunk: the sparse scan when one
+            // anchor position has few tokens, else the decode path.
+            if let Some(codes) = self.anchors(view).and_then(|a| a.sparse.as_deref()) {
+                return Path::Sparse(codes);
+            }
+        }
         let tables = match self.strategy {
             Strategy::Decode => None,
             Strategy::Auto if small || self.c.block_finder().is_some() => None,
@@ -446,8 +473,50 @@ impl Block<'_, '_> {
                 }
                 self.finish(words, &hits, false);
             }
+            Path::Sparse(want) => return self.sparse(want, words),
             Path::Decode => return self.decode(words),
         }
+        Ok(())
+    }
+
+    /// The sparse path: the rows holding one of the codes `want` (a
+    /// necessary condition, `anchor`), each decoded and searched; the
+    /// block's decode path when the candidates cost too much
+    /// ([`SPARSE_ROW_COST`]).
+    fn sparse(&self, want: &[u16], words: &mut [u64]) -> Result<()> {
+        let (lo, hi) = (self.lo, self.hi);
+        let f = self.c.block_finder().expect("a plain substring");
+        let codes = self.view.codes();
+        let (c0, c1) = (self.cb[lo] as usize, self.cb[hi] as usize);
+        let bb = self.bb()?;
+        let budget = (bb[hi] - bb[lo]) as usize / 4;
+        let (mut cand, mut r, mut cost) = (Vec::new(), lo, 0usize);
+        sparse::scan(codes.bits(), codes.packed(), c0..c1, want, |at| {
+            while self.cb[r + 1] as usize <= at {
+                r += 1;
+            }
+            if cand.last() != Some(&r) {
+                cand.push(r);
+                cost += (bb[r + 1] - bb[r]) as usize + SPARSE_ROW_COST;
+            }
+            cost <= budget
+        });
+        if cost > budget {
+            return self.decode(words);
+        }
+        let dict = self.view.dictionary();
+        DECODED.with(|cell| {
+            let mut buf = cell.borrow_mut();
+            cand.retain(|&r| {
+                let n = (bb[r + 1] - bb[r]) as usize;
+                buf.clear();
+                buf.resize(n, 0);
+                let range = self.cb[r] as usize..self.cb[r + 1] as usize;
+                let got = decode::decode_range(dict, &codes, range, &mut buf);
+                f.find(&buf[..got]).is_some()
+            });
+        });
+        self.finish(words, &cand, true);
         Ok(())
     }
 

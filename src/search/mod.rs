@@ -97,6 +97,7 @@ pub(crate) mod eval;
 mod literal;
 pub mod predicate;
 mod selection;
+mod sparse;
 mod tokens;
 
 pub use compiled::Compiled;
