@@ -577,8 +577,8 @@ impl Block<'_, '_> {
             }
             self.finish(words, &hits, true);
         } else if let Some(l) = &self.c.literal {
-            for r in lo..hi {
-                if l.matches_bytes(buf, bb[r] as usize - b0, end(r)) {
+            for (r, w) in (lo..hi).zip(bb[lo..=hi].windows(2)) {
+                if l.matches_bytes(buf, w[0] as usize - b0, w[1] as usize - b0) {
                     hits.push(r);
                 }
             }
