@@ -44,11 +44,14 @@ const SCAN_BUDGET_SHARE: usize = 16;
 const SPARSE_ROW_COST: usize = 256;
 
 /// The sparse scan runs on chunks of at least this many codes per
-/// dictionary token (finding a literal's anchor tokens reads every token:
-/// on 16-bit dictionaries of 11–37 K tokens it cost more than the scan
-/// saved on `loghub_Linux_full`, `zh_reviews_shopping`,
-/// `code_python_stdlib`, 19–52 codes per token).
-const SPARSE_MIN_CODES_PER_TOKEN: usize = 64;
+/// dictionary token: finding a literal's anchor tokens reads every token,
+/// and a block that falls back to decoding has paid for a scan. At 64 codes
+/// per token the fallbacks lost 10–50 % to the decode path on
+/// `dbtext_c_name` (72), `dbtext_uuid`, `dbtext_lastname` while the rare
+/// needles of `tpch_sf1_ps_comment` (303) and `tpch_sf1_l_comment` (508)
+/// won 1.5–1.7× (bench/SEARCH.md); 16-bit dictionaries of 11–37 K tokens
+/// (19–52 codes per token) lost 2×.
+const SPARSE_MIN_CODES_PER_TOKEN: usize = 256;
 
 thread_local! {
     /// Each thread's buffer for decoded blocks (reused: never zeroed, never

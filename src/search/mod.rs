@@ -42,16 +42,16 @@
 //!   about the writer's parse is assumed) and no table to build. It
 //!   replaced the token path for these (0.46× decode + compare on
 //!   `dbtext_c_name` prefix "Cust", a lazily filled DFA table per search).
-//! * **plain substrings on chunks of at least 64 codes per dictionary
+//! * **plain substrings on chunks of at least 256 codes per dictionary
 //!   token**: the **sparse path** (`sparse`) when one byte position of the
 //!   literal is covered by at most 8 of the dictionary's tokens (`anchor`:
 //!   a row holding none of them cannot contain the literal): the packed
 //!   codes are compared with those codes 16 at a time (AVX2), and only the
 //!   rows holding one are decoded and searched. A block whose candidates
 //!   would cost more than a quarter of its bytes (each counted as its
-//!   bytes + 256) is decoded whole instead. Below 64 codes per token
-//!   (the 16-bit dictionaries of 11–37 K tokens in the corpus) finding the
-//!   anchor tokens costs more than the scan saves.
+//!   bytes + 256) is decoded whole instead. Below 256 codes per token
+//!   finding the anchor tokens and the scans of blocks that fall back cost
+//!   more than the scan saves (`SPARSE_MIN_CODES_PER_TOKEN`).
 //! * **small coded chunks** (fewer than 16 codes per dictionary token: the
 //!   2,000-row Loghub columns) and **other plain substrings**: the **decode
 //!   path**. Blocks of 4096 rows are decoded into one reused per-thread
