@@ -225,6 +225,53 @@ fn oracle_on_every_corpus_column_and_codec() {
     }
 }
 
+/// Large chunks next to their dictionary (the sparse scan of plain
+/// substrings, src/search/sparse.rs): rare and common substrings cut from
+/// rows, across token boundaries, at row starts and ends, with nulls.
+#[test]
+fn plain_substrings_on_large_chunks() {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let words = [
+        "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota",
+    ];
+    let owned: Vec<Vec<u8>> = (0..60_000)
+        .map(|_| {
+            let k = 2 + next() % 5;
+            let mut r = Vec::new();
+            for _ in 0..k {
+                r.extend_from_slice(words[(next() % 9) as usize].as_bytes());
+                r.extend_from_slice(format!("{} ", next() % 1000).as_bytes());
+            }
+            r
+        })
+        .collect();
+    let rows: Vec<Option<&[u8]>> = owned
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i % 97 != 3).then_some(&r[..]))
+        .collect();
+    let mut preds = Vec::new();
+    for i in [5usize, 777, 31_000, 59_999] {
+        let r = &owned[i];
+        for (a, b) in [(0, 4), (1, 9), (r.len() - 6, r.len()), (2, 14), (3, 4)] {
+            preds.push(Predicate::contains(r[a..b].to_vec()));
+        }
+    }
+    preds.push(Predicate::contains("zeta999 "));
+    preds.push(Predicate::contains("a1 ").not());
+    for codec in [Codec::OnPair12, Codec::Fsst12, Codec::OnPair16] {
+        let opts = WriterOptions::default().with_codec(codec);
+        let file = write_to_vec(rows.iter().copied(), opts).unwrap();
+        check(&file, &rows, &preds, &format!("large chunk {codec:?}"));
+    }
+}
+
 #[test]
 fn value_dictionary_chunks_and_nulls() {
     let vals = ["GET /a", "GET /b", "POST /a", "", "x%y", "x_y", "é"];

@@ -10,6 +10,7 @@ use memchr::memmem::Finder;
 
 use super::anchor::Anchor;
 use super::dfa::{Dfa, MAX_STATES};
+use super::literal::Literal;
 use super::predicate::{literal_items, parse_like, Item, Pattern, Predicate};
 use crate::error::Result;
 
@@ -65,6 +66,9 @@ pub struct Compiled {
     /// (equality, prefix, LIKE not starting with `%`): most rows fail on
     /// their first code.
     pub(crate) start_anchored: bool,
+    /// Equality or prefix, case-sensitive: each row's tokens compared with
+    /// the literal on the codes (`literal`).
+    pub(crate) literal: Option<Literal>,
 }
 
 /// The longest run of literal bytes in `items` (a substring every match
@@ -151,6 +155,7 @@ impl Compiled {
                     max_len,
                     anchor: None,
                     start_anchored: false,
+                    literal: None,
                 });
             }
             Pattern::In(vs) => vec![vec![literal_items(&vs[0], false, false)]],
@@ -173,6 +178,7 @@ impl Compiled {
                         max_len: usize::MAX,
                         anchor: None,
                         start_anchored: false,
+                        literal: None,
                     });
                 }
                 vec![needles
@@ -231,7 +237,13 @@ impl Compiled {
                 .collect::<Result<Vec<_>>>()?;
             let _ = dfas.set(built);
         }
+        let literal = match &simple {
+            Some((Simple::Equals, v)) if !f => Some(Literal::new(v, false)),
+            Some((Simple::Prefix, v)) if !f => Some(Literal::new(v, true)),
+            _ => None,
+        };
         Ok(Self {
+            literal,
             test: Test::Automata {
                 dfas,
                 conj: conj.clone(),

@@ -10,6 +10,8 @@ use rayon::prelude::*;
 use super::anchor::{self, AnchorFlags};
 use super::compiled::{Compiled, Test};
 use super::dfa::Dfa;
+use super::literal::Literal;
+use super::sparse;
 use super::tokens::TokenDfa;
 use super::{Selection, Strategy};
 use crate::decode;
@@ -33,6 +35,23 @@ const SMALL_CODES_PER_TOKEN: usize = 16;
 /// The anchor scan gives up on a block when more than one code in this
 /// many is an anchor token (the candidates are then most rows).
 const SCAN_BUDGET_SHARE: usize = 16;
+
+/// The sparse scan gives up on a block (decodes it whole) when its
+/// candidate rows, each counted as its bytes plus this many, exceed a
+/// quarter of the block's bytes: a candidate is decoded and searched on its
+/// own, a fixed cost per row on top of its bytes (measured on
+/// `dbtext_c_name`, 18-byte rows, and `tpch_sf1_ps_comment`, 124-byte rows).
+const SPARSE_ROW_COST: usize = 256;
+
+/// The sparse scan runs on chunks of at least this many codes per
+/// dictionary token: finding a literal's anchor tokens reads every token,
+/// and a block that falls back to decoding has paid for a scan. At 64 codes
+/// per token the fallbacks lost 10–50 % to the decode path on
+/// `dbtext_c_name` (72), `dbtext_uuid`, `dbtext_lastname` while the rare
+/// needles of `tpch_sf1_ps_comment` (303) and `tpch_sf1_l_comment` (508)
+/// won 1.5–1.7× (bench/SEARCH.md); 16-bit dictionaries of 11–37 K tokens
+/// (19–52 codes per token) lost 2×.
+const SPARSE_MIN_CODES_PER_TOKEN: usize = 256;
 
 thread_local! {
     /// Each thread's buffer for decoded blocks (reused: never zeroed, never
@@ -64,6 +83,11 @@ enum Path<'t> {
     Tokens(&'t [Dfa], &'t [TokenDfa], Option<&'t AnchorFlags>),
     /// Decode blocks of rows and match their bytes.
     Decode,
+    /// Compare each row's tokens with an equality or prefix literal.
+    Literal(&'t Literal),
+    /// A plain substring: decode and search only the rows that hold one of
+    /// a few codes (`sparse`).
+    Sparse(&'t [u16]),
 }
 
 impl<'a> Search<'a> {
@@ -190,11 +214,25 @@ impl<'a> Search<'a> {
         // A plain substring takes the decode path: one memmem pass over
         // decoded blocks beat the anchor scan on the corpus as a whole
         // (bench/SEARCH.md); the token path serves what memmem cannot.
+        let sparse_ok = (e.codes as usize)
+            >= SPARSE_MIN_CODES_PER_TOKEN * view.dictionary().num_tokens() as usize;
+        if let (Strategy::Auto, true, Some(_)) = (self.strategy, sparse_ok, self.c.block_finder()) {
+            // A plain substring on a large chunk: the sparse scan when one
+            // anchor position has few tokens, else the decode path.
+            if let Some(codes) = self.anchors(view).and_then(|a| a.sparse.as_deref()) {
+                return Path::Sparse(codes);
+            }
+        }
         let tables = match self.strategy {
             Strategy::Decode => None,
             Strategy::Auto if small || self.c.block_finder().is_some() => None,
             Strategy::Auto | Strategy::Tokens => self.tables(view),
         };
+        if let (Strategy::Auto, Some(l)) = (self.strategy, &self.c.literal) {
+            // Equality and prefix: the literal compared with each row's
+            // tokens (no table to build, so small chunks too).
+            return Path::Literal(l);
+        }
         match (&self.c.test, tables) {
             (Test::Never, _) => Path::Never,
             (Test::Automata { .. }, Some(t)) => Path::Tokens(self.c.dfas(), t, self.anchors(view)),
@@ -418,8 +456,70 @@ impl Block<'_, '_> {
                 }
                 self.finish(words, &hits, false);
             }
+            Path::Literal(l) => {
+                let codes = self.view.codes();
+                let table = self.view.dictionary().table();
+                let (tw, tl) = (table.words(), table.lens());
+                // Equality: only rows of the literal's length are compared.
+                let bb = if l.prefix { None } else { Some(self.bb()?) };
+                let mut hits = Vec::new();
+                for r in lo..hi {
+                    if let Some(bb) = bb {
+                        if (bb[r + 1] - bb[r]) as usize != l.n {
+                            continue;
+                        }
+                    }
+                    let (a, b) = (self.cb[r] as usize, self.cb[r + 1] as usize);
+                    if l.matches(tw, tl, (a..b).map(|i| codes.get(i))) {
+                        hits.push(r);
+                    }
+                }
+                self.finish(words, &hits, false);
+            }
+            Path::Sparse(want) => return self.sparse(want, words),
             Path::Decode => return self.decode(words),
         }
+        Ok(())
+    }
+
+    /// The sparse path: the rows holding one of the codes `want` (a
+    /// necessary condition, `anchor`), each decoded and searched; the
+    /// block's decode path when the candidates cost too much
+    /// ([`SPARSE_ROW_COST`]).
+    fn sparse(&self, want: &[u16], words: &mut [u64]) -> Result<()> {
+        let (lo, hi) = (self.lo, self.hi);
+        let f = self.c.block_finder().expect("a plain substring");
+        let codes = self.view.codes();
+        let (c0, c1) = (self.cb[lo] as usize, self.cb[hi] as usize);
+        let bb = self.bb()?;
+        let budget = (bb[hi] - bb[lo]) as usize / 4;
+        let (mut cand, mut r, mut cost) = (Vec::new(), lo, 0usize);
+        sparse::scan(codes.bits(), codes.packed(), c0..c1, want, |at| {
+            while self.cb[r + 1] as usize <= at {
+                r += 1;
+            }
+            if cand.last() != Some(&r) {
+                cand.push(r);
+                cost += (bb[r + 1] - bb[r]) as usize + SPARSE_ROW_COST;
+            }
+            cost <= budget
+        });
+        if cost > budget {
+            return self.decode(words);
+        }
+        let dict = self.view.dictionary();
+        DECODED.with(|cell| {
+            let mut buf = cell.borrow_mut();
+            cand.retain(|&r| {
+                let n = (bb[r + 1] - bb[r]) as usize;
+                buf.clear();
+                buf.resize(n, 0);
+                let range = self.cb[r] as usize..self.cb[r + 1] as usize;
+                let got = decode::decode_range(dict, &codes, range, &mut buf);
+                f.find(&buf[..got]).is_some()
+            });
+        });
+        self.finish(words, &cand, true);
         Ok(())
     }
 
@@ -432,7 +532,9 @@ impl Block<'_, '_> {
         DECODED.with(|cell| -> Result<()> {
             let mut buf = cell.borrow_mut();
             buf.clear();
-            buf.reserve(b1 - b0);
+            // 16 bytes more: zeros after the block, so a row's 16-byte
+            // word can always be read (`Literal::matches_bytes`).
+            buf.reserve(b1 - b0 + 16);
             let n = decode::decode_range_uninit(
                 self.view.dictionary(),
                 &self.view.codes(),
@@ -442,12 +544,13 @@ impl Block<'_, '_> {
             // SAFETY: `decode_range_uninit` initialized bytes `0..n` of the
             // spare capacity (its contract), and `n <= b1 - b0 <= capacity`.
             unsafe { buf.set_len(n) };
+            buf.extend_from_slice(&[0; 16]);
             self.match_block(words, &buf, bb, b0)
         })
     }
 
     /// Matches the decoded block `buf` (rows `lo..hi`, whose bytes start at
-    /// `b0` in the chunk).
+    /// `b0` in the chunk, followed by 16 zero bytes).
     fn match_block(&self, words: &mut [u64], buf: &[u8], bb: &[u32], b0: usize) -> Result<()> {
         let (lo, hi) = (self.lo, self.hi);
         let end = |r: usize| bb[r + 1] as usize - b0;
@@ -456,6 +559,8 @@ impl Block<'_, '_> {
             // One memmem pass over the block; a hit counts for the row it
             // starts in when it ends there too.
             let n = f.needle().len();
+            // Without the 16 bytes of padding.
+            let buf = &buf[..buf.len() - 16];
             let (mut at, mut r) = (0, lo);
             while let Some(p) = f.find(&buf[at..]) {
                 let pos = at + p;
@@ -474,6 +579,13 @@ impl Block<'_, '_> {
                 }
             }
             self.finish(words, &hits, true);
+        } else if let Some(l) = &self.c.literal {
+            for (r, w) in (lo..hi).zip(bb[lo..=hi].windows(2)) {
+                if l.matches_bytes(buf, w[0] as usize - b0, w[1] as usize - b0) {
+                    hits.push(r);
+                }
+            }
+            self.finish(words, &hits, false);
         } else {
             for r in lo..hi {
                 let row = &buf[bb[r] as usize - b0..end(r)];

@@ -34,34 +34,47 @@
 //! * **value-dictionary chunks** (§5.6): each distinct value is matched
 //!   once on its decoded bytes (decoded when the chunk was validated), and
 //!   each row takes its value's answer.
+//! * **equality and prefix, case-sensitive** (any coded chunk): the
+//!   **literal path** (`literal`): each row's tokens are compared with the
+//!   literal, one masked 16-byte compare per code, from the row's first
+//!   code until one decides (equality first drops rows of another length,
+//!   from the row byte boundaries). Exact for any tokenization (nothing
+//!   about the writer's parse is assumed) and no table to build. It
+//!   replaced the token path for these (0.46× decode + compare on
+//!   `dbtext_c_name` prefix "Cust", a lazily filled DFA table per search).
+//! * **plain substrings on chunks of at least 256 codes per dictionary
+//!   token**: the **sparse path** (`sparse`) when one byte position of the
+//!   literal is covered by at most 8 of the dictionary's tokens (`anchor`:
+//!   a row holding none of them cannot contain the literal): the packed
+//!   codes are compared with those codes 16 at a time (AVX2), and only the
+//!   rows holding one are decoded and searched. A block whose candidates
+//!   would cost more than a quarter of its bytes (each counted as its
+//!   bytes + 256) is decoded whole instead. Below 256 codes per token
+//!   finding the anchor tokens and the scans of blocks that fall back cost
+//!   more than the scan saves (`SPARSE_MIN_CODES_PER_TOKEN`).
 //! * **small coded chunks** (fewer than 16 codes per dictionary token: the
-//!   2,000-row Loghub columns) and **plain substrings**: the **decode
+//!   2,000-row Loghub columns) and **other plain substrings**: the **decode
 //!   path**. Blocks of 4096 rows are decoded into one reused per-thread
 //!   buffer (never the whole column) and matched there: one `memmem` pass
 //!   over the block for a substring (a hit counts for the row it starts in
-//!   when it ends there too), a hash lookup per row for IN sets, the byte
-//!   DFA otherwise. For plain substrings this beat the token path with its
-//!   anchor prefilter (below) over the corpus as a whole: in one run of the
-//!   benchmark the anchor path took 0.88× the decode path's speed in
-//!   geomean over the large columns, winning up to 3.7× on some
-//!   `tpch_sf1_ps_comment` needles and losing 3× on `code_python_stdlib`
-//!   and 2.4× on `loghub_Linux_full` (16-bit dictionaries, whose 64 KiB
-//!   flag table and token tables leave L1). Memmem over freshly decoded,
-//!   cache-resident bytes runs at several GB/s per core; scanning 12- or
-//!   16-bit codes for anchor tokens is one table lookup per code, which only
-//!   pays when tokens are long.
+//!   when it ends there too), a masked 16-byte compare per row for an
+//!   equality or prefix literal, a hash lookup per row for IN sets, the
+//!   byte DFA otherwise. Memmem over freshly decoded, cache-resident bytes
+//!   runs at several GB/s per core; the byte-flag anchor scan below costs a
+//!   table lookup per code, as much as decoding the code on long-token
+//!   columns (measured: it lost to this path on every large column tried,
+//!   bench/SEARCH.md), so plain substrings use the sparse scan or this.
 //! * **other patterns on coded chunks** (LIKE with wildcards, ASCII
-//!   case-insensitive, several needles, equality, prefix, suffix): the
+//!   case-insensitive, several needles, suffix): the
 //!   **token path**. Each DFA is lifted to the chunk's dictionary
 //!   (`tokens`: `next(state, code)` = the state after the token's bytes,
 //!   computed lazily, shared by all chunks of the dictionary), so a row is
 //!   one table lookup per code, stopping at the first code that decides
 //!   it; no row is decoded, hit or miss. Per block:
-//!   - patterns anchored at the row's start (equality, prefix, LIKE not
-//!     starting with `%`) walk each row from its first code (most rows die
-//!     there), after an exact length window from the row byte boundaries
-//!     when the pattern bounds the length (equality: 0.022 ms against 0.049
-//!     ms on the decode path for `loghub_Mac_2k`);
+//!   - patterns anchored at the row's start (case-insensitive equality
+//!     and prefix, LIKE not starting with `%`) walk each row from its first
+//!     code (most rows die there), after an exact length window from the
+//!     row byte boundaries when the pattern bounds the length;
 //!   - patterns that require a literal, on chunks of at least 16 codes per
 //!     token: the **anchor scan** (`anchor`): the packed codes are scanned
 //!     for tokens that can cover chosen bytes of the literal (a necessary
@@ -94,8 +107,10 @@ pub(crate) mod anchor;
 mod compiled;
 mod dfa;
 pub(crate) mod eval;
+mod literal;
 pub mod predicate;
 mod selection;
+mod sparse;
 mod tokens;
 
 pub use compiled::Compiled;
@@ -111,8 +126,9 @@ pub enum Strategy {
     /// The rule of the module doc.
     #[default]
     Auto,
-    /// The token path wherever its table fits, also for small chunks and
-    /// plain substrings (tests and benchmarks).
+    /// The token path wherever its table fits, also for small chunks,
+    /// plain substrings, equality and prefix (no literal or sparse path;
+    /// tests and benchmarks).
     Tokens,
     /// Always decode blocks and match bytes.
     Decode,
