@@ -32,7 +32,9 @@ fn main() {
     for sub in ["zstd", "snappy", "fastpair"] {
         std::fs::create_dir_all(out.join(sub)).unwrap();
     }
-    let tables: [(&str, Box<dyn Fn() -> Box<dyn Iterator<Item = RecordBatch>>>); 8] = [
+    /// A table's batches, generated afresh on each call.
+    type Batches = Box<dyn Fn() -> Box<dyn Iterator<Item = RecordBatch>>>;
+    let tables: [(&str, Batches); 8] = [
         (
             "nation",
             Box::new(move || {

@@ -324,8 +324,9 @@ impl PartScan {
         let mut any_null = false;
         let words = s.words();
         let mut i = 0usize;
-        for w in (a / 64) as usize..b.div_ceil(64) as usize {
-            let mut word = words[w];
+        let (first, end) = ((a / 64) as usize, b.div_ceil(64) as usize);
+        for (w, &bits) in words.iter().enumerate().take(end).skip(first) {
+            let mut word = bits;
             while word != 0 {
                 let row = w as u64 * 64 + word.trailing_zeros() as u64;
                 word &= word - 1;
