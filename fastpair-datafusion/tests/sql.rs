@@ -76,6 +76,30 @@ fn write_parquet(path: &Path, batches: &[RecordBatch]) {
     w.close().unwrap();
 }
 
+/// `batch` as table `t` twice: written to DIR/t.parquet (ZSTD) and from it to
+/// the dataset DIR/t.fpd (parts of `part_rows` rows); the dataset registered in a
+/// session with `cfg`, the Parquet file in a default one. Returns (fastpair,
+/// Parquet) sessions.
+async fn table_both_ways(
+    dir: &Path,
+    batch: RecordBatch,
+    part_rows: u64,
+    cfg: SessionConfig,
+) -> (SessionContext, SessionContext) {
+    let pqp = dir.join("t.parquet");
+    write_parquet(&pqp, &[batch]);
+    let dsp = dir.join("t.fpd");
+    compress(&pqp, &dsp, part_rows);
+    let fp = session_context(cfg);
+    fp.register_table("t", Arc::new(FastpairTable::open(&dsp).unwrap()))
+        .unwrap();
+    let pq = SessionContext::new();
+    pq.register_parquet("t", pqp.to_str().unwrap(), ParquetReadOptions::default())
+        .await
+        .unwrap();
+    (fp, pq)
+}
+
 fn read_parquet(path: &Path) -> Vec<RecordBatch> {
     let f = std::fs::File::open(path).unwrap();
     ParquetRecordBatchReaderBuilder::try_new(f)
@@ -306,17 +330,7 @@ async fn edge_cases_match_datafusion() {
         ("b", Arc::new(b) as ArrayRef),
     ])
     .unwrap();
-    let pqp = dir.path().join("t.parquet");
-    write_parquet(&pqp, &[batch]);
-    let dsp = dir.path().join("t.fpd");
-    compress(&pqp, &dsp, 5);
-    let fp = session_context(config());
-    fp.register_table("t", Arc::new(FastpairTable::open(&dsp).unwrap()))
-        .unwrap();
-    let pq = SessionContext::new();
-    pq.register_parquet("t", pqp.to_str().unwrap(), ParquetReadOptions::default())
-        .await
-        .unwrap();
+    let (fp, pq) = table_both_ways(dir.path(), batch, 5, config()).await;
     let filters = [
         "s = ''",
         "s <> ''",
@@ -383,17 +397,7 @@ async fn sparse_and_dense_selections_across_batches() {
         ("s", Arc::new(s) as ArrayRef),
     ])
     .unwrap();
-    let pqp = dir.path().join("t.parquet");
-    write_parquet(&pqp, &[batch]);
-    let dsp = dir.path().join("t.fpd");
-    compress(&pqp, &dsp, 300);
-    let fp = session_context(config().with_batch_size(7));
-    fp.register_table("t", Arc::new(FastpairTable::open(&dsp).unwrap()))
-        .unwrap();
-    let pq = SessionContext::new();
-    pq.register_parquet("t", pqp.to_str().unwrap(), ParquetReadOptions::default())
-        .await
-        .unwrap();
+    let (fp, pq) = table_both_ways(dir.path(), batch, 300, config().with_batch_size(7)).await;
     for sql in [
         "SELECT id, s FROM t WHERE tag = 'hit' ORDER BY id",
         "SELECT s, id FROM t WHERE tag = 'often' ORDER BY id",
