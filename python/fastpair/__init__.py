@@ -141,6 +141,7 @@ class File(_File):
         ignore_case: bool = False,
         negate: bool = False,
         indices: bool = False,
+        gpu: bool = False,
     ):
         """The rows matching one predicate, searched on the compressed codes
         (``fastpair::search``): ``equals=x``, ``isin=[x, ...]``,
@@ -151,7 +152,11 @@ class File(_File):
         letters; ``negate`` selects the non-null rows that do not match (a
         null row never matches). Returns the matching values as a pyarrow
         array, or their row indices (a pyarrow ``uint64`` array, ascending)
-        with ``indices=True``."""
+        with ``indices=True``. With ``gpu=True`` the coded chunks are searched
+        on the GPU by the fused decode-and-match kernel (one literal:
+        ``contains``, ``prefix``, ``suffix``, ``equals`` or a LIKE of one of
+        those), everything else on the CPU, with the same result; raises
+        :class:`FastpairError` without a usable GPU."""
         given = {
             k: v
             for k, v in dict(
@@ -183,7 +188,7 @@ class File(_File):
                 raise ValueError(f"escape must be one byte, got {escape!r}")
             esc = e[0]
         out = self._search(
-            "in" if kind == "isin" else kind, vals, esc, ignore_case, negate, indices
+            "in" if kind == "isin" else kind, vals, esc, ignore_case, negate, indices, gpu
         )
         if indices:
             import pyarrow as pa
@@ -203,11 +208,13 @@ class File(_File):
         ignore_case: bool = False,
         invert: bool = False,
         indices: bool = False,
+        gpu: bool = False,
     ):
         """``fastpair grep`` from Python: rows containing ``pattern`` (a
         literal), or matching it as a LIKE pattern (``like``, escape ``\\``),
         prefix, suffix or whole row (``equals``); ``invert`` selects the
-        non-null rows that do not match. Same return as :meth:`filter`."""
+        non-null rows that do not match; ``gpu`` as for :meth:`filter`
+        (``fastpair grep --gpu``). Same return as :meth:`filter`."""
         modes = [m for m, on in (("like", like), ("prefix", prefix), ("suffix", suffix), ("equals", equals)) if on]
         if len(modes) > 1:
             raise ValueError(f"grep takes at most one of like/prefix/suffix/equals, got {modes}")
@@ -215,7 +222,7 @@ class File(_File):
         kw = {kind: pattern}
         if kind == "like":
             kw["escape"] = "\\"
-        return self.filter(**kw, ignore_case=ignore_case, negate=invert, indices=indices)
+        return self.filter(**kw, ignore_case=ignore_case, negate=invert, indices=indices, gpu=gpu)
 
     def scan_gpu(self, start: int = 0, stop: Optional[int] = None) -> DeviceColumn:
         """Decodes rows ``start..stop`` on the GPU. The result exposes

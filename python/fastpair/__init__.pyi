@@ -84,9 +84,11 @@ class File:
         ignore_case: bool = False,
         negate: bool = False,
         indices: bool = False,
+        gpu: bool = False,
     ) -> pa.Array:
         """Rows matching one predicate, searched on the codes: their values,
-        or (``indices=True``) their row indices as a ``uint64`` array."""
+        or (``indices=True``) their row indices as a ``uint64`` array;
+        ``gpu=True`` searches the coded chunks on the GPU."""
     def grep(
         self,
         pattern: _Lit,
@@ -98,6 +100,7 @@ class File:
         ignore_case: bool = False,
         invert: bool = False,
         indices: bool = False,
+        gpu: bool = False,
     ) -> pa.Array: ...
     def scan_gpu(self, start: int = 0, stop: Optional[int] = None) -> DeviceColumn: ...
 

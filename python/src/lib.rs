@@ -571,8 +571,12 @@ impl File {
     /// `contains_all`, `like`; `values` its literals (one, or several for
     /// `in` and `contains_*`). Returns `(row ids as little-endian u64
     /// bytes, count)` when `indices`, else the selected values as a pyarrow
-    /// array (`(None, count)` is never returned: one of the two is).
-    #[pyo3(signature = (kind, values, escape=None, ignore_case=false, negated=false, indices=false))]
+    /// array (`(None, count)` is never returned: one of the two is). With
+    /// `gpu`, `fastpair::gpu::search` evaluates it: the coded chunks in the
+    /// fused decode-and-match kernel when it takes the predicate, the rest
+    /// on the CPU (the same selection); no usable GPU is an error, as for
+    /// `scan_gpu`.
+    #[pyo3(signature = (kind, values, escape=None, ignore_case=false, negated=false, indices=false, gpu=false))]
     #[allow(clippy::too_many_arguments)]
     fn _search<'py>(
         &self,
@@ -583,6 +587,7 @@ impl File {
         ignore_case: bool,
         negated: bool,
         indices: bool,
+        gpu: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         use fastpair::search::{Pattern, Predicate};
         let one = |v: &[Vec<u8>]| -> PyResult<Vec<u8>> {
@@ -624,10 +629,18 @@ impl File {
         };
         let r = self.reader.clone();
         let ty = self.ty();
+        let select = |r: &fastpair::Reader| {
+            if gpu {
+                fastpair::gpu::available()?;
+                fastpair::gpu::search(r, &p).map(|(sel, _)| sel)
+            } else {
+                fastpair::search::search(r, &p)
+            }
+        };
         if indices {
             let bytes = py
                 .allow_threads(|| {
-                    fastpair::search::search(&r, &p).map(|sel| {
+                    select(&r).map(|sel| {
                         sel.iter()
                             .flat_map(|i| i.to_le_bytes())
                             .collect::<Vec<u8>>()
@@ -638,7 +651,7 @@ impl File {
         }
         let h = py
             .allow_threads(|| {
-                let sel = fastpair::search::search(&r, &p)?;
+                let sel = select(&r)?;
                 handle(sel.take(&r)?, ty)
             })
             .map_err(|e| self.err(e))?;

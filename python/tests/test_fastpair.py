@@ -227,6 +227,20 @@ def test_scan_gpu_without_gpu_raises(tmp_path):
     # With a GPU this succeeds; test_gpu.py checks the result.
 
 
+def test_grep_on_the_gpu_is_the_cpu_answer_or_a_clear_error(tmp_path):
+    f = roundtrip(tmp_path, SAMPLE)
+    needle = next(v for v in SAMPLE if v)[:2]
+    cpu = f.grep(needle, indices=True).to_pylist()
+    try:
+        gpu = f.grep(needle, indices=True, gpu=True).to_pylist()
+    except fastpair.FastpairError as e:
+        # No usable GPU here: one line saying so (test_gpu.py checks the
+        # GPU's answers where there is one).
+        assert "\n" not in str(e) and str(e)
+        return
+    assert gpu == cpu
+
+
 def corpus_files():
     if not CORPUS.is_dir():
         return []

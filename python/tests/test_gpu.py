@@ -206,3 +206,36 @@ def test_arrow_c_device_array(tmp_path):
     except Exception as e:  # pyarrow without CUDA support
         pytest.skip(f"pyarrow cannot import CUDA arrays here: {e}")
     assert arr.buffers()[2].address == col.values.ptr
+
+
+# Search on the GPU (issue 21): `filter`/`grep` with gpu=True give the CPU
+# search's rows, for each literal mode the kernel takes and for a predicate it
+# does not (run on the CPU, same answer), on every column of _columns().
+@pytest.mark.parametrize("name_vals", _columns(), ids=lambda nv: nv[0])
+def test_gpu_search_matches_the_cpu_search(tmp_path, name_vals):
+    name, vals = name_vals
+    f, _ = _gpu_column(tmp_path, vals)
+    present = [v for v in vals if v]
+    probe = _as_bytes(present[len(present) // 2])
+    needles = {
+        "contains": probe[1:5] or probe,
+        "prefix": probe[:3],
+        "suffix": probe[-3:],
+        "equals": probe,
+    }
+    checked = 0
+    for kind, lit in needles.items():
+        for negate in (False, True):
+            kw = {kind: lit, "negate": negate, "indices": True}
+            cpu = f.filter(**kw).to_pylist()
+            assert f.filter(**kw, gpu=True).to_pylist() == cpu, (name, kind, negate)
+            checked += len(cpu)
+    cpu = f.grep(probe[:2], ignore_case=True, indices=True).to_pylist()
+    assert f.grep(probe[:2], ignore_case=True, indices=True, gpu=True).to_pylist() == cpu
+    both = [probe[:1], probe[-1:]]
+    assert f.filter(contains_all=both, indices=True, gpu=True).to_pylist() == f.filter(
+        contains_all=both, indices=True
+    ).to_pylist()
+    values = f.grep(probe, gpu=True).to_pylist()
+    assert values and all(probe in _as_bytes(v) for v in values), name
+    assert checked > 0, f"{name}: the probes matched nothing"
