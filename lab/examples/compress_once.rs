@@ -17,8 +17,13 @@ fn main() {
     let side = a.next().expect("SIDE");
     let data = std::fs::read(&f).expect("read");
     let rows = fastpair::testing::corpus::lines(&data);
+    // One thread unless COMPRESS_THREADS says otherwise (thread scaling).
+    let threads: usize = std::env::var("COMPRESS_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
+        .num_threads(threads)
         .build()
         .expect("pool");
     let out_len = pool.install(|| match side.as_str() {

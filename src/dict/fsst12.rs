@@ -179,10 +179,15 @@ pub fn train_codes(
         total <= params.sample_bytes && rows.iter().all(|r| r.len() <= params.max_piece.max(1));
     let rounds = params.rounds.max(1);
     let mut symbols: Vec<(u64, u8)> = Vec::new();
-    // Distinct pairs the next round will likely count (the last round's,
-    // scaled by the sample share): the pair tables start at that size instead
-    // of doubling to it (the doublings were 8% of FSST-12's instructions).
-    let mut pair_hint = 0usize;
+    // Counters kept from round to round, one per lane (at most one lane per
+    // thread). Fresh per-round pair tables (up to 4 MiB each, zeroed by the
+    // kernel page by page) made 80% of FSST-12's page faults and more
+    // system time than its user time (bench/COMPRESS.md, round 4): a kept
+    // table is emptied by the pass that reads it and grows once. Counts
+    // are sums, so the result does not depend on the lane count.
+    let mut lanes: Vec<Counts> = Vec::new();
+    // Kept from round to round too (up to 2^20 slots).
+    let mut index = CandidateIndex::default();
     for round in 0..rounds {
         let table = table_of(&symbols);
         let matcher = Matcher::new(&table);
@@ -193,41 +198,35 @@ pub fn train_codes(
             seen += sample[n_rows].len();
             n_rows += 1;
         }
-        // Count on all cores over fixed groups of rows, one set of counters
-        // per rayon split (not per group: a group's fresh 2^15-slot pair
-        // table and its merge cost more than counting the group did,
-        // callgrind, bench/COMPRESS.md), merged at the end. Counts are sums,
-        // so the result does not depend on the thread count or the split.
-        let (uses, pairs) = tasks(&sample[..n_rows])
-            .into_par_iter()
-            .fold(
-                || Counts::new(table.len(), pair_hint),
-                |mut acc, r| {
-                    acc.count(&table, &matcher, &sample[r]);
-                    acc
-                },
-            )
-            .map(|acc| (acc.uses, acc.pairs))
-            .reduce(
-                || (vec![0u32; table.len()], PairCounter::new()),
-                |(mut ua, mut pa), (ub, mut pb)| {
-                    for (x, y) in ua.iter_mut().zip(ub) {
-                        *x += y;
-                    }
-                    if pa.len() < pb.len() {
-                        std::mem::swap(&mut pa, &mut pb);
-                    }
-                    pa.reserve(pb.len());
-                    for (k, n) in pb.into_entries() {
-                        pa.add(k, n);
-                    }
-                    (ua, pa)
-                },
-            );
-        pair_hint = pairs.len() * (round + 2) / (round + 1);
+        // Fixed groups of rows, a contiguous run of groups per lane.
+        let groups = tasks(&sample[..n_rows]);
+        let n_lanes = rayon::current_num_threads().clamp(1, groups.len().max(1));
+        while lanes.len() < n_lanes {
+            lanes.push(Counts::new());
+        }
+        let per = groups.len().div_ceil(n_lanes).max(1);
+        lanes[..n_lanes]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(l, acc)| {
+                acc.uses.clear();
+                acc.uses.resize(table.len(), 0);
+                for r in groups.iter().skip(l * per).take(per) {
+                    acc.count(&table, &matcher, &sample[r.clone()]);
+                }
+            });
+        let (first, rest) = lanes.split_at_mut(1);
+        let Counts { uses, pairs, .. } = &mut first[0];
+        for other in &mut rest[..n_lanes - 1] {
+            for (x, y) in uses.iter_mut().zip(&other.uses) {
+                *x += y;
+            }
+            pairs.reserve(other.pairs.len());
+            other.pairs.drain(|k, n| pairs.add(k, n));
+        }
         // Gains are scaled from the encoded share of the sample to the input.
         let scale = total as f64 / seen.max(1) as f64;
-        let mut cands: Vec<Candidate> = Vec::new();
+        let mut cands: Vec<Candidate> = Vec::with_capacity(uses.len() + pairs.len());
         for (c, &n) in uses.iter().enumerate().skip(256) {
             if n > 0 {
                 let len = table.token_len(c);
@@ -238,11 +237,11 @@ pub fn train_codes(
                 });
             }
         }
-        let mut index = CandidateIndex::with_capacity(cands.len() + pairs.len());
-        for (i, c) in cands.iter().enumerate() {
-            index.insert(c.word, c.len, i);
+        index.reset(cands.len() + pairs.len());
+        for i in 0..cands.len() {
+            index.insert(&cands, cands[i].word, cands[i].len, i);
         }
-        for (key, n) in pairs.into_entries() {
+        pairs.drain(|key, n| {
             let (a, b) = ((key >> 12) as usize, (key & 0xfff) as usize);
             let la = table.token_len(a);
             let len = la + table.token_len(b);
@@ -250,7 +249,7 @@ pub fn train_codes(
             let gain = f64::from(n) * CODE_BYTES * (len - 1) as f64;
             // A used symbol may also be a pair's concatenation, and different
             // pairs may concatenate to the same bytes: keep the larger gain.
-            match index.insert(word, len as u8, cands.len()) {
+            match index.insert(&cands, word, len as u8, cands.len()) {
                 Some(i) => cands[i].gain = cands[i].gain.max(gain),
                 None => cands.push(Candidate {
                     word,
@@ -258,7 +257,7 @@ pub fn train_codes(
                     gain,
                 }),
             }
-        }
+        });
         cands.retain(|c| c.gain * scale > stored_token_cost(c.len as usize));
         // The best gains; ties by (len, bytes) so the result is deterministic.
         // Every gain is `n × 1.5 × (len − 1)` for a count `n < 2^32`, so twice
@@ -343,8 +342,10 @@ struct PairCounter {
 }
 
 impl PairCounter {
+    /// An empty counter of 2^15 slots (it doubles as needed and keeps its
+    /// size when drained, ready for the next round).
     fn new() -> Self {
-        Self::with_slots(1 << 12)
+        Self::with_slots(1 << 15)
     }
 
     /// An empty counter of `slots` slots (a power of two).
@@ -353,16 +354,6 @@ impl PairCounter {
             slots: vec![0; slots],
             used: 0,
         }
-    }
-
-    /// An empty counter with room for about `pairs` keys before it grows
-    /// (2^15 to 2^19 slots).
-    fn for_pairs(pairs: usize) -> Self {
-        Self::with_slots(
-            (pairs.saturating_mul(2) + 2)
-                .next_power_of_two()
-                .clamp(1 << 15, 1 << 19),
-        )
     }
 
     fn len(&self) -> usize {
@@ -423,46 +414,57 @@ impl PairCounter {
         }
     }
 
-    /// All `(key, count)` pairs, in table order (consumes the counter: no
-    /// pass to empty its slots).
-    fn into_entries(self) -> impl Iterator<Item = (u32, u32)> {
-        self.slots
-            .into_iter()
-            .filter(|&v| v != 0)
-            .map(|v| ((v >> 32) as u32 - 1, v as u32))
+    /// Calls `f` with every `(key, count)` pair, in table order, emptying
+    /// the counter as it reads it (no separate clearing pass; the table
+    /// keeps its size).
+    fn drain(&mut self, mut f: impl FnMut(u32, u32)) {
+        if self.used == 0 {
+            return;
+        }
+        for s in &mut self.slots {
+            let v = std::mem::take(s);
+            if v != 0 {
+                f((v >> 32) as u32 - 1, v as u32);
+            }
+        }
+        self.used = 0;
     }
 }
 
-/// Candidate symbols by bytes: `(word, len)` → index in the candidate list.
+/// Candidate symbols by bytes: `(word, len)` → index in the candidate
+/// list, the bytes compared in the list itself (4 bytes a slot: the index
+/// of a round with 300k pairs is 4 MiB, not the 20 MiB of slots holding
+/// their keys, bench/COMPRESS.md).
+#[derive(Default)]
 struct CandidateIndex {
-    keys: Vec<(u64, u8)>,
+    /// Candidate index per slot, `u32::MAX` when empty.
     at: Vec<u32>,
 }
 
 impl CandidateIndex {
-    fn with_capacity(n: usize) -> Self {
+    /// Empties the index, sized for `n` candidates (the memory is reused).
+    fn reset(&mut self, n: usize) {
         let slots = (n * 2).next_power_of_two().max(16);
-        Self {
-            keys: vec![(0, 0); slots],
-            at: vec![0; slots],
-        }
+        self.at.clear();
+        self.at.resize(slots, u32::MAX);
     }
 
-    /// Records `(word, len)` at `index` unless present; returns the index
-    /// already recorded for it.
-    fn insert(&mut self, word: u64, len: u8, index: usize) -> Option<usize> {
-        let mask = self.keys.len() - 1;
+    /// Records `(word, len)` at `index` unless present (`cands[..index]`
+    /// holds the candidates recorded so far); returns the index already
+    /// recorded for it.
+    fn insert(&mut self, cands: &[Candidate], word: u64, len: u8, index: usize) -> Option<usize> {
+        let mask = self.at.len() - 1;
         let h = (word ^ u64::from(len)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut i = (h >> 32) as usize & mask;
         loop {
-            let (w, l) = self.keys[i];
-            if l == 0 {
-                self.keys[i] = (word, len);
+            let at = self.at[i];
+            if at == u32::MAX {
                 self.at[i] = index as u32;
                 return None;
             }
-            if w == word && l == len {
-                return Some(self.at[i] as usize);
+            let c = &cands[at as usize];
+            if c.word == word && c.len == len {
+                return Some(at as usize);
             }
             i = (i + 1) & mask;
         }
@@ -503,12 +505,12 @@ struct Counts {
 }
 
 impl Counts {
-    /// Counters for `tokens` codes, the pair table sized for about `pairs`
-    /// distinct pairs (it grows as needed; the size never changes a count).
-    fn new(tokens: usize, pairs: usize) -> Self {
+    /// Empty counters (`uses` is sized by each round; the pair table grows
+    /// as needed: its size never changes a count).
+    fn new() -> Self {
         Self {
-            uses: vec![0u32; tokens],
-            pairs: PairCounter::for_pairs(pairs),
+            uses: Vec::new(),
+            pairs: PairCounter::new(),
             codes: Vec::new(),
         }
     }
