@@ -188,6 +188,8 @@ pub fn train_codes(
     let mut lanes: Vec<Counts> = Vec::new();
     // Kept from round to round too (up to 2^20 slots).
     let mut index = CandidateIndex::default();
+    let mut cands: Vec<Candidate> = Vec::new();
+    let mut keys: Vec<u128> = Vec::new();
     for round in 0..rounds {
         let table = table_of(&symbols);
         let matcher = Matcher::new(&table);
@@ -226,7 +228,8 @@ pub fn train_codes(
         }
         // Gains are scaled from the encoded share of the sample to the input.
         let scale = total as f64 / seen.max(1) as f64;
-        let mut cands: Vec<Candidate> = Vec::with_capacity(uses.len() + pairs.len());
+        cands.clear();
+        cands.reserve(uses.len() + pairs.len());
         for (c, &n) in uses.iter().enumerate().skip(256) {
             if n > 0 {
                 let len = table.token_len(c);
@@ -265,16 +268,14 @@ pub fn train_codes(
         // descending, then len and bytes ascending) is that of one integer
         // key, compared faster than the f64 and the tuple.
         if cands.len() > MAX_SYMBOLS {
-            let mut keys: Vec<u128> = cands
-                .iter()
-                .map(|c| {
-                    let g2 = (c.gain * 2.0) as u64;
-                    debug_assert!(g2 < 1 << 40 && g2 as f64 == c.gain * 2.0);
-                    (u128::from((1u64 << 40) - 1 - g2) << 72)
-                        | (u128::from(c.len) << 64)
-                        | u128::from(c.word)
-                })
-                .collect();
+            keys.clear();
+            keys.extend(cands.iter().map(|c| {
+                let g2 = (c.gain * 2.0) as u64;
+                debug_assert!(g2 < 1 << 40 && g2 as f64 == c.gain * 2.0);
+                (u128::from((1u64 << 40) - 1 - g2) << 72)
+                    | (u128::from(c.len) << 64)
+                    | u128::from(c.word)
+            }));
             keys.select_nth_unstable(MAX_SYMBOLS);
             keys.truncate(MAX_SYMBOLS);
             symbols = keys.iter().map(|&k| (k as u64, (k >> 64) as u8)).collect();
