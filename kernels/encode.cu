@@ -47,16 +47,17 @@ __device__ __forceinline__ u64 enc_hash(u64 lo, u64 hi, u32 len) {
 __device__ __forceinline__ u32 enc_probe(const EncTables& t, u64 lo, u64 hi, u32 len) {
     u32 i = (u32)(enc_hash(lo, hi, len) >> t.shift);
     for (;;) {
-        u32 meta = t.slot_meta[i];
+        u32 meta = __ldg(&t.slot_meta[i]);
         if (meta == 0) return 0xffffffffu;
-        if ((meta >> 16) == len && t.slot_lo[i] == lo && t.slot_hi[i] == hi) return meta & 0xffffu;
+        if ((meta >> 16) == len && __ldg(&t.slot_lo[i]) == lo && __ldg(&t.slot_hi[i]) == hi)
+            return meta & 0xffffu;
         i = (i + 1) & t.slot_mask;
     }
 }
 
 // The byte at `p` of the row ending at `e`, 0 past it.
 __device__ __forceinline__ u64 enc_byte(const u8* in, u32 p, u32 e) {
-    return p < e ? (u64)in[p] : 0ull;
+    return p < e ? (u64)__ldg(&in[p]) : 0ull;
 }
 
 extern "C" __global__ void fp_enc_parse(const u8* __restrict__ in, const u32* __restrict__ starts,
@@ -76,10 +77,11 @@ extern "C" __global__ void fp_enc_parse(const u8* __restrict__ in, const u32* __
     u16* out = tmp + s;
     while (pos < e) {
         u32 rem = e - pos;
-        u32 p2 = t.prefix2[(u32)(lo & 0xffffu)];
+        // Read-only tables through the read-only data cache.
+        u32 p2 = __ldg(&t.prefix2[(u32)(lo & 0xffffu)]);
         u32 mask = p2 & 0xffffu;
         if (rem < 16) mask &= (1u << rem) - 1u;
-        u32 len = 1, code = t.single[(u32)(lo & 0xffu)];
+        u32 len = 1, code = __ldg(&t.single[(u32)(lo & 0xffu)]);
         u32 m3 = mask & ~3u;
         while (m3) {
             u32 b = 31 - __clz(m3);

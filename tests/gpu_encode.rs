@@ -126,7 +126,7 @@ fn ring_slices_identical() {
     for codec in [Codec::OnPair12, Codec::Fsst12, Codec::OnPair16] {
         let o = opts(codec)
             .with_chunk_rows(4_000_000)
-            .with_chunk_bytes(1 << 30)
+            .with_memory_budget(16 << 30)
             .with_value_dict(false);
         same_file(&format!("{} x{} {codec:?}", c.name, rows.len()), &rows, o);
     }

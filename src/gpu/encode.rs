@@ -31,8 +31,10 @@ use super::device::{gpu, gpu_err, Gpu};
 use crate::dict::TokenTable;
 use crate::error::{Error, Result};
 
-/// Target input bytes per slice.
-pub(crate) const SLICE_BYTES: usize = 16 << 20;
+/// Target input bytes per slice: large enough that a slice's longest row
+/// (one thread parses it) is a small share of its time (16 MiB gave
+/// 2–3 GB/s on a column with 8 KB rows among 150-byte ones, bench/COMPRESS.md).
+pub(crate) const SLICE_BYTES: usize = 64 << 20;
 /// Most rows per slice (the scan's tile sums fit one block's loop).
 const SLICE_ROWS: usize = 1 << 22;
 /// Slices in flight.
@@ -165,7 +167,6 @@ struct SlotDev {
 }
 
 struct SlotPin {
-    input: PinnedHostSlice<u8>,
     starts: PinnedHostSlice<u32>,
     total: PinnedHostSlice<u32>,
     packed: PinnedHostSlice<u8>,
@@ -312,10 +313,40 @@ fn cfg1(n: usize, t: u32) -> LaunchConfig {
     }
 }
 
+/// Pinned staging the host only writes (write-combined: fast to fill and
+/// to upload, very slow to read).
 fn pinned<T: cudarc::driver::DeviceRepr>(g: &Gpu, n: usize) -> Result<PinnedHostSlice<T>> {
-    // SAFETY: page-locked host memory that the encoder writes (staging) or
-    // a device copy fills before the host reads it.
+    // SAFETY: page-locked host memory that the encoder writes before a copy
+    // reads it.
     unsafe { g.ctx.alloc_pinned::<T>(n.max(1)) }.map_err(|e| gpu_err("pinned alloc", e))
+}
+
+/// Pinned memory that downloads land in and the host reads: cached, not
+/// write-combined (cudarc's `alloc_pinned` default; host reads of
+/// write-combined memory ran at under 2 GB/s end to end, bench/COMPRESS.md).
+fn pinned_read<T: cudarc::driver::DeviceRepr>(g: &Gpu, n: usize) -> Result<PinnedHostSlice<T>> {
+    // SAFETY: page-locked host memory that a device copy fills before the
+    // host reads it.
+    unsafe { g.ctx.alloc_pinned_with_flags::<T>(n.max(1), 0) }
+        .map_err(|e| gpu_err("pinned alloc", e))
+}
+
+/// Host copies of at least this many elements run on all cores.
+const PAR_COPY: usize = 1 << 20;
+
+/// Appends `src` to `dst`, in parallel pieces when large.
+fn par_extend<T: Copy + Default + Send + Sync>(dst: &mut Vec<T>, src: &[T]) {
+    use rayon::prelude::*;
+    if src.len() < PAR_COPY {
+        dst.extend_from_slice(src);
+        return;
+    }
+    let at = dst.len();
+    dst.resize(at + src.len(), T::default());
+    dst[at..]
+        .par_chunks_mut(PAR_COPY / 4)
+        .zip(src.par_chunks(PAR_COPY / 4))
+        .for_each(|(d, s)| d.copy_from_slice(s));
 }
 
 fn dev<T: cudarc::driver::DeviceRepr>(s: &Arc<CudaStream>, n: usize) -> Result<CudaSlice<T>> {
@@ -391,13 +422,12 @@ impl Encoder {
         });
         let g = self.g;
         slot.pin = Some(SlotPin {
-            input: pinned(g, b)?,
             starts: pinned(g, r + 1)?,
-            total: pinned(g, 1)?,
-            packed: pinned(g, packed)?,
-            sidecar: pinned(g, side)?,
-            row_ends: pinned(g, r)?,
-            hist: pinned(g, 16)?,
+            total: pinned_read(g, 1)?,
+            packed: pinned_read(g, packed)?,
+            sidecar: pinned_read(g, side)?,
+            row_ends: pinned_read(g, r)?,
+            hist: pinned_read(g, 16)?,
         });
         slot.cap_bytes = b;
         slot.cap_rows = r;
@@ -512,21 +542,32 @@ impl Encoder {
             sl.pin.as_mut().expect("reserved"),
         );
         {
-            let hin = pin.input.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
-            hin[..bytes].copy_from_slice(&data[byte_base..byte_base + bytes]);
+            use rayon::prelude::*;
             let hs = pin.starts.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
             hs[0] = 0;
-            for (j, r) in rows.clone().enumerate() {
-                hs[j + 1] = (ends[r] - byte_base) as u32;
-            }
+            let src = &ends[rows.clone()];
+            hs[1..n + 1]
+                .par_chunks_mut(PAR_COPY / 4)
+                .zip(src.par_chunks(PAR_COPY / 4))
+                .for_each(|(d, s)| {
+                    for (d, &e) in d.iter_mut().zip(s) {
+                        *d = (e - byte_base) as u32;
+                    }
+                });
         }
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let ev = |e| gpu_err("event", e);
-        let hin = pin.input.as_slice().map_err(|e| gpu_err("pinned", e))?;
         let hs = pin.starts.as_slice().map_err(|e| gpu_err("pinned", e))?;
+        // Straight from the caller's rows: from pinned memory the copy is
+        // asynchronous at the link's rate; from pageable memory the driver
+        // stages it (the call returns once the rows are read, so `data` may
+        // change afterwards; it outlives the call anyway).
         if bytes > 0 {
-            s.memcpy_htod(&hin[..bytes], &mut dv.input.slice_mut(0..bytes))
-                .map_err(|e| gpu_err("upload", e))?;
+            s.memcpy_htod(
+                &data[byte_base..byte_base + bytes],
+                &mut dv.input.slice_mut(0..bytes),
+            )
+            .map_err(|e| gpu_err("upload", e))?;
         }
         s.memcpy_htod(&hs[..n + 1], &mut dv.starts.slice_mut(0..n + 1))
             .map_err(|e| gpu_err("upload", e))?;
@@ -738,15 +779,15 @@ impl Encoder {
             let v = u32::from(packed[0]) | (u32::from(packed[1]) << 8) | (u32::from(packed[2]) << 16);
             let v = (v & !0xfff) | prev;
             out.packed.extend_from_slice(&v.to_le_bytes()[..3]);
-            out.packed.extend_from_slice(&packed[3..]);
+            par_extend(&mut out.packed, &packed[3..]);
         } else {
-            out.packed.extend_from_slice(packed);
+            par_extend(&mut out.packed, packed);
         }
         let hs = pin.sidecar.as_slice().map_err(|e| gpu_err("pinned", e))?;
         debug_assert_eq!(out.sidecar.len(), st.side_first);
-        out.sidecar.extend_from_slice(&hs[..st.side_n]);
+        par_extend(&mut out.sidecar, &hs[..st.side_n]);
         let hr = pin.row_ends.as_slice().map_err(|e| gpu_err("pinned", e))?;
-        out.row_codes.extend_from_slice(&hr[..f.rows.len()]);
+        par_extend(&mut out.row_codes, &hr[..f.rows.len()]);
         let hh = pin.hist.as_slice().map_err(|e| gpu_err("pinned", e))?;
         for (a, b) in out.hist.iter_mut().zip(&hh[..16]) {
             *a += b;
@@ -779,6 +820,27 @@ pub(crate) fn time_pinned_upload(bytes: usize, reps: usize) -> Result<Vec<f64>> 
         out.push(t.elapsed().as_secs_f64());
     }
     Ok(out)
+}
+
+/// Bytes in page-locked host memory (write-combined: for uploads), so that
+/// the benchmark measures the encoder end to end from pinned memory.
+#[cfg(feature = "test-util")]
+pub struct PinnedBytes(PinnedHostSlice<u8>);
+
+#[cfg(feature = "test-util")]
+impl PinnedBytes {
+    /// A pinned copy of `data`.
+    pub fn new(data: &[u8]) -> Result<Self> {
+        let mut p = pinned::<u8>(gpu()?, data.len())?;
+        p.as_mut_slice().map_err(|e| gpu_err("pinned", e))?[..data.len()].copy_from_slice(data);
+        Ok(Self(p))
+    }
+
+    /// The bytes (the allocation may be longer than what `new` copied for
+    /// an empty input: one byte).
+    pub fn as_slice(&self) -> Result<&[u8]> {
+        self.0.as_slice().map_err(|e| gpu_err("pinned", e))
+    }
 }
 
 #[cfg(test)]

@@ -67,6 +67,9 @@ mod values;
 pub(crate) mod encode;
 #[cfg(feature = "gpu")]
 pub use encode::EncodeTimes;
+#[cfg(all(feature = "gpu", feature = "test-util"))]
+#[doc(hidden)]
+pub use encode::PinnedBytes;
 #[cfg(feature = "gpu")]
 pub use stream::{
     scan_stream, scan_stream_on, DeviceBatch, PageLockedFile, StreamOptions, StreamStats,
