@@ -11,6 +11,7 @@
 //!   from the same rows in pageable memory (the driver stages them);
 //! * a pinned host-to-device copy of the same bytes (the upload rate that
 //!   end to end is compared with).
+//!
 //! The GPU's packed codes are checked against the CPU's before timing.
 //!
 //!   cargo bench --bench gpu_encode --features test-util
@@ -169,7 +170,10 @@ mod bench {
                 let (got, n, _) =
                     gpu::encode_rows_timed(&table, &flat, &row_ends, bits, 64).expect("gpu encode");
                 assert_eq!(n, want.len(), "{col} {codec:?}: code count");
-                assert!(got == want_packed, "{col} {codec:?}: GPU codes differ from the CPU's");
+                assert!(
+                    got == want_packed,
+                    "{col} {codec:?}: GPU codes differ from the CPU's"
+                );
                 let cpu1 = best(
                     || {
                         std::hint::black_box(cpu_encode(&m, &rows));

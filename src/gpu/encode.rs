@@ -261,15 +261,27 @@ pub(crate) fn encode_rows(
     enc.encode(table, data, ends, bits, batch)
 }
 
-/// Row ranges of the slices: about SLICE_BYTES each, at most SLICE_ROWS rows,
-/// at least one row.
+/// The slice size in use: [`SLICE_BYTES`] unless a test lowered it
+/// ([`set_slice_bytes`]).
+static SLICE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(SLICE_BYTES);
+
+/// Sets the ring's slice size (tests: many slices, and their seams, on small
+/// inputs). Never changes the codes.
+#[cfg(feature = "test-util")]
+pub fn set_slice_bytes(bytes: usize) {
+    SLICE.store(bytes.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Row ranges of the slices: about the slice size each, at most SLICE_ROWS
+/// rows, at least one row.
 fn slices(ends: &[usize]) -> Vec<std::ops::Range<usize>> {
+    let slice_bytes = SLICE.load(std::sync::atomic::Ordering::Relaxed);
     let mut out = Vec::new();
     let mut r = 0;
     while r < ends.len() {
         let base = if r == 0 { 0 } else { ends[r - 1] };
         let mut e = r + 1;
-        while e < ends.len() && e - r < SLICE_ROWS && ends[e] - base <= SLICE_BYTES {
+        while e < ends.len() && e - r < SLICE_ROWS && ends[e] - base <= slice_bytes {
             e += 1;
         }
         out.push(r..e);
@@ -331,22 +343,39 @@ fn pinned_read<T: cudarc::driver::DeviceRepr>(g: &Gpu, n: usize) -> Result<Pinne
         .map_err(|e| gpu_err("pinned alloc", e))
 }
 
-/// Host copies of at least this many elements run on all cores.
+/// Host copies of at least this many elements run on several threads.
 const PAR_COPY: usize = 1 << 20;
 
-/// Appends `src` to `dst`, in parallel pieces when large.
+/// Runs `f` on matching pieces of `dst` and `src` (equal lengths), on up to
+/// 8 scoped OS threads when large. Not rayon: the encoder runs under its
+/// mutex inside the writer's rayon tasks, and a rayon join there lets the
+/// waiting worker steal another chunk's task, which then blocks on the same
+/// mutex (a deadlock seen on the device: every multi-chunk test hung).
+fn par_pieces<D: Send, S: Sync>(dst: &mut [D], src: &[S], f: impl Fn(&mut [D], &[S]) + Sync) {
+    debug_assert_eq!(dst.len(), src.len());
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if src.len() < PAR_COPY || threads < 2 {
+        f(dst, src);
+        return;
+    }
+    let piece = src.len().div_ceil(threads);
+    std::thread::scope(|sc| {
+        for (d, s) in dst.chunks_mut(piece).zip(src.chunks(piece)) {
+            let f = &f;
+            sc.spawn(move || f(d, s));
+        }
+    });
+}
+
+/// Appends `src` to `dst` ([`par_pieces`] when large).
 fn par_extend<T: Copy + Default + Send + Sync>(dst: &mut Vec<T>, src: &[T]) {
-    use rayon::prelude::*;
     if src.len() < PAR_COPY {
         dst.extend_from_slice(src);
         return;
     }
     let at = dst.len();
     dst.resize(at + src.len(), T::default());
-    dst[at..]
-        .par_chunks_mut(PAR_COPY / 4)
-        .zip(src.par_chunks(PAR_COPY / 4))
-        .for_each(|(d, s)| d.copy_from_slice(s));
+    par_pieces(&mut dst[at..], src, |d, s| d.copy_from_slice(s));
 }
 
 fn dev<T: cudarc::driver::DeviceRepr>(s: &Arc<CudaStream>, n: usize) -> Result<CudaSlice<T>> {
@@ -542,18 +571,16 @@ impl Encoder {
             sl.pin.as_mut().expect("reserved"),
         );
         {
-            use rayon::prelude::*;
-            let hs = pin.starts.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
+            let hs = pin
+                .starts
+                .as_mut_slice()
+                .map_err(|e| gpu_err("pinned", e))?;
             hs[0] = 0;
-            let src = &ends[rows.clone()];
-            hs[1..n + 1]
-                .par_chunks_mut(PAR_COPY / 4)
-                .zip(src.par_chunks(PAR_COPY / 4))
-                .for_each(|(d, s)| {
-                    for (d, &e) in d.iter_mut().zip(s) {
-                        *d = (e - byte_base) as u32;
-                    }
-                });
+            par_pieces(&mut hs[1..n + 1], &ends[rows.clone()], |d, s| {
+                for (d, &e) in d.iter_mut().zip(s) {
+                    *d = (e - byte_base) as u32;
+                }
+            });
         }
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let ev = |e| gpu_err("event", e);
@@ -639,13 +666,7 @@ impl Encoder {
         })
     }
 
-    fn stage2(
-        &mut self,
-        f: &Flight,
-        code_base: usize,
-        bits: u8,
-        batch: u32,
-    ) -> Result<Stage2> {
+    fn stage2(&mut self, f: &Flight, code_base: usize, bits: u8, batch: u32) -> Result<Stage2> {
         f.parsed
             .synchronize()
             .map_err(|e| gpu_err("synchronize", e))?;
@@ -728,16 +749,25 @@ impl Encoder {
         done.record(&s).map_err(|e| gpu_err("event", e))?;
         let dl = |e| gpu_err("download", e);
         if packed_len > 0 {
-            let hp = pin.packed.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
+            let hp = pin
+                .packed
+                .as_mut_slice()
+                .map_err(|e| gpu_err("pinned", e))?;
             s.memcpy_dtoh(&dv.packed.slice(0..packed_len), &mut hp[..packed_len])
                 .map_err(dl)?;
         }
         if side_n > 0 {
-            let hs = pin.sidecar.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
+            let hs = pin
+                .sidecar
+                .as_mut_slice()
+                .map_err(|e| gpu_err("pinned", e))?;
             s.memcpy_dtoh(&dv.sidecar.slice(0..side_n), &mut hs[..side_n])
                 .map_err(dl)?;
         }
-        let hr = pin.row_ends.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
+        let hr = pin
+            .row_ends
+            .as_mut_slice()
+            .map_err(|e| gpu_err("pinned", e))?;
         s.memcpy_dtoh(&dv.row_ends.slice(0..n), &mut hr[..n])
             .map_err(dl)?;
         let hh = pin.hist.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
@@ -776,7 +806,8 @@ impl Encoder {
             let t = &out.packed[at..];
             let prev = (t[0] as u32 | (t[1] as u32) << 8 | (t[2] as u32) << 16) & 0xfff;
             out.packed.truncate(at);
-            let v = u32::from(packed[0]) | (u32::from(packed[1]) << 8) | (u32::from(packed[2]) << 16);
+            let v =
+                u32::from(packed[0]) | (u32::from(packed[1]) << 8) | (u32::from(packed[2]) << 16);
             let v = (v & !0xfff) | prev;
             out.packed.extend_from_slice(&v.to_le_bytes()[..3]);
             par_extend(&mut out.packed, &packed[3..]);
@@ -795,7 +826,6 @@ impl Encoder {
         Ok(())
     }
 }
-
 
 /// Host wall seconds of `reps` pinned host-to-device copies of `bytes`
 /// bytes on the encoder's first stream (each synchronized).
@@ -945,14 +975,55 @@ mod tests {
     }
 
     #[test]
+    fn parallel_host_copies() {
+        let src: Vec<u32> = (0..3 * PAR_COPY as u32 + 5).collect();
+        let mut dst = vec![7u32, 8];
+        par_extend(&mut dst, &src);
+        assert_eq!(&dst[..2], &[7, 8]);
+        assert_eq!(&dst[2..], &src[..]);
+        let mut small = vec![1u32];
+        par_extend(&mut small, &[2, 3]);
+        assert_eq!(small, [1, 2, 3]);
+        let ends: Vec<usize> = (0..PAR_COPY * 2).map(|i| 100 + i * 3).collect();
+        let mut starts = vec![0u32; ends.len()];
+        par_pieces(&mut starts, &ends, |d, s| {
+            for (d, &e) in d.iter_mut().zip(s) {
+                *d = (e - 100) as u32;
+            }
+        });
+        assert!(starts.iter().enumerate().all(|(i, &v)| v as usize == i * 3));
+    }
+
+    /// The deadlock `par_pieces` avoids: copies under the encoder's kind of
+    /// mutex from many rayon tasks at once finish.
+    #[test]
+    fn copies_under_a_mutex_in_rayon_tasks_finish() {
+        use rayon::prelude::*;
+        let m = Mutex::new(());
+        let src: Vec<u32> = (0..2 * PAR_COPY as u32).collect();
+        (0..16).into_par_iter().for_each(|_| {
+            let _g = m.lock().unwrap();
+            let mut v = Vec::new();
+            par_extend(&mut v, &src);
+            assert_eq!(v.len(), src.len());
+        });
+    }
+
+    #[test]
     fn host_emulated_parse_matches_matcher() {
         let text = std::fs::read("testdata/dbtext_movies_20k.txt").expect("bundled column");
         let rows: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
         let mut p = crate::dict::onpair::OnPairParams::onpair16();
         p.seed = 3;
         check(&rows, &crate::dict::onpair::train(&rows, &p));
-        check(&rows, &crate::dict::onpair::train(&rows, &crate::dict::onpair::OnPairParams::onpair12()));
-        check(&rows, &crate::dict::fsst12::train(&rows, &Default::default()));
+        check(
+            &rows,
+            &crate::dict::onpair::train(&rows, &crate::dict::onpair::OnPairParams::onpair12()),
+        );
+        check(
+            &rows,
+            &crate::dict::fsst12::train(&rows, &Default::default()),
+        );
         // Duplicated tokens: the lowest code wins, as in the matcher.
         let mut t = TokenTable::single_bytes();
         for tok in [&b"ab"[..], b"abc", b"ab", b"abc", b"abcdefghijklmnop", b"a"] {

@@ -69,7 +69,7 @@ pub(crate) mod encode;
 pub use encode::EncodeTimes;
 #[cfg(all(feature = "gpu", feature = "test-util"))]
 #[doc(hidden)]
-pub use encode::PinnedBytes;
+pub use encode::{set_slice_bytes as set_encode_slice_bytes, PinnedBytes};
 #[cfg(feature = "gpu")]
 pub use stream::{
     scan_stream, scan_stream_on, DeviceBatch, PageLockedFile, StreamOptions, StreamStats,

@@ -8,11 +8,11 @@ use rayon::prelude::*;
 use super::{
     choose, logs, values, Choice, EncodedChunk, LogTemplates, PendingChunk, WriterOptions,
 };
-use crate::error::Result;
 use crate::dict::fsst12::{self, Fsst12Params};
 use crate::dict::matcher::Matcher;
 use crate::dict::onpair::{self, OnPairParams};
 use crate::dict::TokenTable;
+use crate::error::Result;
 use crate::format::layout::{ChunkParts, ChunkSection};
 use crate::format::ChunkKind;
 use crate::format::{cascade, codes, Codec};

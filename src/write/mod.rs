@@ -347,9 +347,7 @@ impl<S: Sink> Writer<S> {
                         };
                         encode_chunk(opts, *codec, p, t, m, None, pre)
                     }
-                    None => {
-                        encode_with_own_dict(opts, p).map(|own| (own.encoded, own.plain_codes))
-                    }
+                    None => encode_with_own_dict(opts, p).map(|own| (own.encoded, own.plain_codes)),
                 })
                 .collect();
             let mut next = done + take;
