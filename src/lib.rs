@@ -108,7 +108,9 @@ pub mod write;
 pub use error::{Error, Result};
 pub use format::Codec;
 pub use read::{Column, ReadOptions, Reader};
-pub use write::{CodecChoice, DictMode, DictPlanes, LogTemplates, Writer, WriterOptions};
+pub use write::{
+    CodecChoice, DictMode, DictPlanes, GpuEncode, LogTemplates, Writer, WriterOptions,
+};
 
 /// Test, fuzzing and benchmark hooks (the `test-util` feature); not part of
 /// the stable API.

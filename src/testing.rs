@@ -427,6 +427,7 @@ pub fn fuzz_roundtrip(data: &[u8]) {
             _ => crate::write::LogTemplates::Off,
         },
         dict_planes,
+        gpu_encode: crate::write::GpuEncode::Off,
     };
     let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).expect("write");
     let r = Reader::from_bytes(file.clone()).expect("open what was written");

@@ -63,7 +63,7 @@ pub(crate) struct Gpu {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
     pub(crate) copy: Arc<CudaStream>,
-    arch: &'static str,
+    pub(crate) arch: &'static str,
     /// Multiprocessors on the device.
     pub(crate) sms: u32,
     /// Device name.

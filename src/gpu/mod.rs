@@ -62,6 +62,14 @@ mod batches;
 mod stream;
 #[cfg(feature = "gpu")]
 mod values;
+// The GPU encoder (issue 24): the writer's `GpuEncode` option.
+#[cfg(feature = "gpu")]
+pub(crate) mod encode;
+#[cfg(feature = "gpu")]
+pub use encode::EncodeTimes;
+#[cfg(all(feature = "gpu", feature = "test-util"))]
+#[doc(hidden)]
+pub use encode::{set_slice_bytes as set_encode_slice_bytes, PinnedBytes};
 #[cfg(feature = "gpu")]
 pub use stream::{
     scan_stream, scan_stream_on, DeviceBatch, PageLockedFile, StreamOptions, StreamStats,
@@ -251,6 +259,31 @@ pub fn device_memory() -> Result<(usize, usize)> {
         .ctx
         .mem_get_info()
         .map_err(|e| device::gpu_err("memory info", e))
+}
+
+/// Encodes rows `data[ends[i-1]..ends[i]]` with `table` on the GPU (the
+/// writer's `GpuEncode` path): the packed codes at `bits` (12 or 16), their
+/// number and the call's times. For the benchmark and tests.
+#[cfg(all(feature = "gpu", feature = "test-util"))]
+#[doc(hidden)]
+pub fn encode_rows_timed(
+    table: &crate::dict::TokenTable,
+    data: &[u8],
+    ends: &[usize],
+    bits: u8,
+    batch: u32,
+) -> Result<(Vec<u8>, usize, EncodeTimes)> {
+    let (c, t) = encode::encode_rows(table, data, ends, bits, batch)?;
+    Ok((c.packed, c.codes, t))
+}
+
+/// Seconds of one pinned host-to-device copy of `bytes` bytes (the rate an
+/// end-to-end encode from pinned memory is compared with). For the
+/// benchmark.
+#[cfg(all(feature = "gpu", feature = "test-util"))]
+#[doc(hidden)]
+pub fn time_pinned_upload(bytes: usize, reps: usize) -> Result<Vec<f64>> {
+    encode::time_pinned_upload(bytes, reps)
 }
 
 /// Compiles the kernels for `cfg` at code width `bits` with NVRTC for

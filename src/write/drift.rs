@@ -6,6 +6,7 @@
 use super::encode::{encode_with_own_dict, OwnDict};
 use super::{EncodedChunk, PendingChunk, Sink, Writer};
 use crate::dict::Dictionary;
+use crate::error::Result;
 use crate::format::limits;
 
 /// Shared-dictionary drift margin: a chunk whose value bytes per code fall
@@ -32,16 +33,18 @@ impl<S: Sink> Writer<S> {
         p: &PendingChunk,
         e: &EncodedChunk,
         plain_codes: usize,
-    ) -> Option<EncodedChunk> {
-        let base = self.shared_bpc?;
+    ) -> Result<Option<EncodedChunk>> {
+        let Some(base) = self.shared_bpc else {
+            return Ok(None);
+        };
         // A retrained dictionary must not push the file past the reader's
         // dictionary limit (a shared-dictionary write never fails for it).
         if plain_codes == 0 || self.dicts.len() >= limits::MAX_DICTS as usize {
-            return None;
+            return Ok(None);
         }
         let bpc = e.decoded as f64 / plain_codes as f64;
         if bpc >= base * (1.0 - DRIFT_MARGIN) {
-            return None;
+            return Ok(None);
         }
         let OwnDict {
             codec,
@@ -49,7 +52,7 @@ impl<S: Sink> Writer<S> {
             matcher: m,
             encoded: r,
             plain_codes: r_codes,
-        } = encode_with_own_dict(&self.opts, p);
+        } = encode_with_own_dict(&self.opts, p)?;
         let mut dict = Vec::new();
         Dictionary::from_table(codec, table.clone(), r.hist)
             .section()
@@ -57,10 +60,10 @@ impl<S: Sink> Writer<S> {
         if r.bytes.len() + dict.len() < e.bytes.len() {
             self.shared = Some((codec, table, m));
             self.shared_bpc = (r_codes > 0).then(|| r.decoded as f64 / r_codes as f64);
-            Some(r)
+            Ok(Some(r))
         } else {
             self.shared_bpc = Some(bpc);
-            None
+            Ok(None)
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::dict::fsst12::{self, Fsst12Params};
 use crate::dict::matcher::Matcher;
 use crate::dict::onpair::{self, OnPairParams};
 use crate::dict::TokenTable;
+use crate::error::Result;
 use crate::format::layout::{ChunkParts, ChunkSection};
 use crate::format::ChunkKind;
 use crate::format::{cascade, codes, Codec};
@@ -126,7 +127,7 @@ pub(super) struct OwnDict {
 
 /// Trains a dictionary on chunk `p`'s rows and encodes `p` with it: the
 /// per-chunk mode, and a shared-dictionary chunk that drifted.
-pub(super) fn encode_with_own_dict(opts: &WriterOptions, p: &PendingChunk) -> OwnDict {
+pub(super) fn encode_with_own_dict(opts: &WriterOptions, p: &PendingChunk) -> Result<OwnDict> {
     let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
     let (codec, table, choice, codes) = choose::train(opts, &rows);
     let matcher = Matcher::new(&table);
@@ -136,14 +137,14 @@ pub(super) fn encode_with_own_dict(opts: &WriterOptions, p: &PendingChunk) -> Ow
         base: 0,
     });
     let own = Some((table.clone(), choice));
-    let (encoded, plain_codes) = encode_chunk(opts, codec, p, &table, &matcher, own, pre);
-    OwnDict {
+    let (encoded, plain_codes) = encode_chunk(opts, codec, p, &table, &matcher, own, pre)?;
+    Ok(OwnDict {
         codec,
         table,
         matcher,
         encoded,
         plain_codes,
-    }
+    })
 }
 
 /// Encodes one chunk with `table` of `codec` (whose matcher is `m`); `own`
@@ -159,8 +160,8 @@ pub(super) fn encode_chunk(
     m: &Matcher,
     own: Option<(TokenTable, Choice)>,
     pre: Option<Precoded<'_>>,
-) -> (EncodedChunk, usize) {
-    let coded = encode_coded(opts, codec, p, table, m, pre);
+) -> Result<(EncodedChunk, usize)> {
+    let coded = encode_coded(opts, codec, p, table, m, pre)?;
     let plain_codes = coded.codes as usize;
     // Every other layout the options allow, kept when strictly smaller (an
     // exact comparison, so the choice depends on the bytes only).
@@ -196,7 +197,7 @@ pub(super) fn encode_chunk(
         }
     }
     best.dict = own;
-    (best, plain_codes)
+    Ok((best, plain_codes))
 }
 
 /// Chunk `p` in the layout of `kind` other than [`ChunkKind::Coded`]
@@ -225,7 +226,8 @@ fn encode_as(
 
 /// Chunk `p` coded row by row (spec/FORMAT.md §5.2–§5.5) with `table` (whose
 /// matcher is `m`; `pre` the codes when known already); no dictionary of
-/// its own.
+/// its own. With `opts.gpu_encode` on, the rows are coded on the GPU
+/// ([`gpu_coded`]): the same parts, so the same bytes.
 fn encode_coded(
     opts: &WriterOptions,
     codec: Codec,
@@ -233,29 +235,19 @@ fn encode_coded(
     table: &TokenTable,
     m: &Matcher,
     pre: Option<Precoded<'_>>,
-) -> EncodedChunk {
-    let table_lens = table.lens();
-    let (codes_v, row_codes) = match pre {
-        Some(pre) => {
-            debug_assert_eq!(pre.ends.len(), p.rows());
-            let mut row_codes = Vec::with_capacity(p.rows() + 1);
-            row_codes.push(0u32);
-            row_codes.extend(pre.ends.iter().map(|&e| e - pre.base));
-            (pre.codes.to_vec(), row_codes)
-        }
-        None => encode_rows(p, m),
+) -> Result<EncodedChunk> {
+    let parts = match gpu_coded(opts, codec, p, table)? {
+        Some(parts) => parts,
+        None => cpu_coded(opts, codec, p, table, m, pre),
     };
     let mut row_bytes = Vec::with_capacity(p.rows() + 1);
     row_bytes.push(0u32);
     row_bytes.extend(p.ends.iter().map(|&e| e as u32));
-    let (sidecar, hist) = sidecar_and_hist(&codes_v, table_lens, opts.batch as usize);
-    debug_assert_eq!(*sidecar.last().unwrap() as usize, p.data.len());
-    let mut packed = Vec::new();
-    codes::pack(codec.code_bits(), &codes_v, &mut packed);
+    debug_assert_eq!(*parts.sidecar.last().unwrap() as usize, p.data.len());
     let mut sc = Vec::new();
-    cascade::encode(&sidecar, &mut sc);
+    cascade::encode(&parts.sidecar, &mut sc);
     let mut rc = Vec::new();
-    cascade::encode(&row_codes, &mut rc);
+    cascade::encode(&parts.row_codes, &mut rc);
     let mut rb = Vec::new();
     cascade::encode(&row_bytes, &mut rb);
     let validity = validity_bits(p);
@@ -266,7 +258,7 @@ fn encode_coded(
             kind: ChunkKind::Coded,
             batch: opts.batch,
             code_bits: codec.code_bits(),
-            codes: &packed,
+            codes: &parts.packed,
             sidecar: &sc,
             row_codes: &rc,
             row_bytes: &rb,
@@ -276,17 +268,101 @@ fn encode_coded(
         },
         &mut bytes,
     );
-    EncodedChunk {
+    Ok(EncodedChunk {
         bytes,
         rows: p.rows() as u32,
-        codes: codes_v.len() as u32,
+        codes: parts.codes as u32,
         decoded: p.data.len() as u64,
         nulls: p.nulls as u32,
         values: 0,
-        hist,
+        hist: parts.hist,
         codec,
         dict: None,
+    })
+}
+
+/// A coded chunk's parts before the cascades (spec/FORMAT.md §5.2–§5.4).
+struct CodedParts {
+    /// Codes packed at the codec's width.
+    packed: Vec<u8>,
+    codes: usize,
+    /// Codes before each row and after the last.
+    row_codes: Vec<u32>,
+    /// Output position of every `batch`-th code, then the total.
+    sidecar: Vec<u32>,
+    hist: [u64; 16],
+}
+
+/// The parts from the CPU encoder (`m`, or the trainer's codes `pre`).
+fn cpu_coded(
+    opts: &WriterOptions,
+    codec: Codec,
+    p: &PendingChunk,
+    table: &TokenTable,
+    m: &Matcher,
+    pre: Option<Precoded<'_>>,
+) -> CodedParts {
+    let (codes_v, row_codes) = match pre {
+        Some(pre) => {
+            debug_assert_eq!(pre.ends.len(), p.rows());
+            let mut row_codes = Vec::with_capacity(p.rows() + 1);
+            row_codes.push(0u32);
+            row_codes.extend(pre.ends.iter().map(|&e| e - pre.base));
+            (pre.codes.to_vec(), row_codes)
+        }
+        None => encode_rows(p, m),
+    };
+    let (sidecar, hist) = sidecar_and_hist(&codes_v, table.lens(), opts.batch as usize);
+    let mut packed = Vec::new();
+    codes::pack(codec.code_bits(), &codes_v, &mut packed);
+    CodedParts {
+        packed,
+        codes: codes_v.len(),
+        row_codes,
+        sidecar,
+        hist,
     }
+}
+
+/// The parts from the GPU encoder (src/gpu/encode.rs) when `opts.gpu_encode`
+/// asks for it and, for `GpuEncode::Auto`, it works; `None` for the CPU.
+/// Every coded chunk goes to the device, even one whose codes the trainer
+/// returned (`pre`): they are the same codes.
+#[cfg(feature = "gpu")]
+fn gpu_coded(
+    opts: &WriterOptions,
+    codec: Codec,
+    p: &PendingChunk,
+    table: &TokenTable,
+) -> Result<Option<CodedParts>> {
+    use super::GpuEncode;
+    if opts.gpu_encode == GpuEncode::Off {
+        return Ok(None);
+    }
+    let bits = codec.code_bits();
+    match crate::gpu::encode::encode_rows(table, &p.data, &p.ends, bits, opts.batch) {
+        Ok((c, _)) => Ok(Some(CodedParts {
+            packed: c.packed,
+            codes: c.codes,
+            row_codes: c.row_codes,
+            sidecar: c.sidecar,
+            hist: c.hist,
+        })),
+        Err(_) if opts.gpu_encode == GpuEncode::Auto => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Built without the `gpu` feature: always the CPU (`Writer::new` refused
+/// `GpuEncode::Required` already).
+#[cfg(not(feature = "gpu"))]
+fn gpu_coded(
+    _: &WriterOptions,
+    _: Codec,
+    _: &PendingChunk,
+    _: &TokenTable,
+) -> Result<Option<CodedParts>> {
+    Ok(None)
 }
 
 /// The codes of the rows of `p` (greedy, `m`) and the cumulative code count

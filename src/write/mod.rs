@@ -46,7 +46,7 @@ pub use choose::{
 pub use drift::DRIFT_MARGIN;
 pub(crate) use encode::sidecar_and_hist;
 pub use options::{
-    buffered_cost, chunk_cost, train_window_bytes, DictMode, DictPlanes, LogTemplates,
+    buffered_cost, chunk_cost, train_window_bytes, DictMode, DictPlanes, GpuEncode, LogTemplates,
     WriterOptions, BYTE_COST, LOG_BYTE_COST, LOG_FIXED_COST, LOG_MINER_ROW_COST, LOG_ROW_COST,
     ROW_COST, TRAIN_WINDOW_ROWS,
 };
@@ -335,7 +335,7 @@ impl<S: Sink> Writer<S> {
             // The window's codes are the window dictionary's: stale once a
             // chunk retrained it.
             let window_live = self.shared_dict == 0;
-            let encoded: Vec<(EncodedChunk, usize)> = group
+            let encoded: Vec<Result<(EncodedChunk, usize)>> = group
                 .par_iter()
                 .enumerate()
                 .map(|(j, p)| match shared {
@@ -347,14 +347,12 @@ impl<S: Sink> Writer<S> {
                         };
                         encode_chunk(opts, *codec, p, t, m, None, pre)
                     }
-                    None => {
-                        let own = encode_with_own_dict(opts, p);
-                        (own.encoded, own.plain_codes)
-                    }
+                    None => encode_with_own_dict(opts, p).map(|own| (own.encoded, own.plain_codes)),
                 })
                 .collect();
             let mut next = done + take;
-            for (j, (e, plain_codes)) in encoded.into_iter().enumerate() {
+            for (j, r) in encoded.into_iter().enumerate() {
+                let (e, plain_codes) = r?;
                 let i = done + j;
                 if self.shared.is_none() {
                     self.write_chunk(e)?;
@@ -369,7 +367,7 @@ impl<S: Sink> Writer<S> {
                     self.write_chunk(e)?;
                     continue;
                 }
-                if let Some(retrained) = self.retrain_if_drifted(&pending[i], &e, plain_codes) {
+                if let Some(retrained) = self.retrain_if_drifted(&pending[i], &e, plain_codes)? {
                     // The chunks after this one are encoded again with the
                     // new dictionary: the file does not depend on how
                     // chunks were grouped.

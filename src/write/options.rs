@@ -82,6 +82,29 @@ pub struct WriterOptions {
     /// version 5) instead of their front-coded tokens (default
     /// [`DictPlanes::Auto`]).
     pub dict_planes: DictPlanes,
+    /// Whether coded chunks (OnPair-12, OnPair-16, FSST-12) are encoded on
+    /// the GPU (default [`GpuEncode::Off`]). Never changes the file's bytes.
+    pub gpu_encode: GpuEncode,
+}
+
+/// Whether the writer encodes coded chunks on the GPU (issue 24;
+/// `src/gpu/encode.rs`). Dictionaries are trained on the CPU either way;
+/// value-dictionary and log-template chunks, and `auto`'s size estimates,
+/// stay on the CPU. The file's bytes are the CPU encoder's in every mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum GpuEncode {
+    /// The CPU encoder (default).
+    #[default]
+    Off,
+    /// The GPU when one is usable (built with the `gpu` feature, driver,
+    /// NVRTC and a device present), else the CPU; a GPU error mid-write
+    /// falls back to the CPU for that chunk.
+    Auto,
+    /// The GPU, or an error: `Writer::new` fails with
+    /// [`Error::GpuUnavailable`] without a usable GPU, and a GPU error
+    /// fails the write (CLI `compress --gpu`).
+    Required,
 }
 
 /// Whether a dictionary section stores the fixed-stride planes the
@@ -194,6 +217,7 @@ impl Default for WriterOptions {
             value_dict: true,
             log_templates: LogTemplates::Off,
             dict_planes: DictPlanes::Auto,
+            gpu_encode: GpuEncode::Off,
         }
     }
 }
@@ -210,6 +234,7 @@ with_setters!(WriterOptions {
     with_value_dict => value_dict: bool,
     with_log_templates => log_templates: LogTemplates,
     with_dict_planes => dict_planes: DictPlanes,
+    with_gpu_encode => gpu_encode: GpuEncode,
 });
 
 impl WriterOptions {
@@ -245,6 +270,11 @@ impl WriterOptions {
         }
         if self.parallel_chunks == 0 {
             return bad("parallel_chunks must be at least 1".into());
+        }
+        if self.gpu_encode == GpuEncode::Required {
+            // The one clear error for a GPU the user demanded: before any
+            // byte is written.
+            crate::gpu::available()?;
         }
         let need = self.min_memory_budget();
         if self.memory_budget < need {

@@ -172,6 +172,12 @@ pub struct CompressArgs {
     /// Values are separated by NUL bytes instead of newlines.
     #[arg(short = '0', long)]
     pub nul: bool,
+    /// Encode coded chunks (OnPair-12/16, FSST-12) on the GPU; the file's
+    /// bytes are the CPU encoder's. Dictionaries are trained on the CPU;
+    /// value-dictionary and log-template chunks stay on the CPU. Fails
+    /// without a usable GPU.
+    #[arg(long)]
+    pub gpu: bool,
     /// Print nothing on success.
     #[arg(short, long)]
     pub quiet: bool,

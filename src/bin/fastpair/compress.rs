@@ -41,6 +41,11 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
         opts.dict_mode = DictMode::PerChunk;
     }
     opts.dict_planes = a.dict_planes.into();
+    if a.gpu {
+        fastpair::gpu::available()
+            .map_err(|e| CliError::msg(format!("--gpu: no usable GPU ({e})")))?;
+        opts.gpu_encode = fastpair::GpuEncode::Required;
+    }
     opts.memory_budget = usize::try_from(a.memory).unwrap_or(usize::MAX);
     // Refuse what cannot work before touching anything.
     let need = opts.min_memory_budget() as u64;
