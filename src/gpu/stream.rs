@@ -157,12 +157,37 @@ pub struct StreamStats {
     pub registered: bool,
 }
 
-/// Validates chunks `chunks` on all host threads.
-fn validate(reader: &Reader, chunks: Range<usize>) -> Result<()> {
+/// Checks chunks `chunks` for `rows` on all host threads: a coded chunk
+/// selected whole only as far as the host must before a launch
+/// (`Reader::device_parts`; the launch checks its codes and rows), any
+/// other validated whole.
+fn validate(reader: &Reader, chunks: Range<usize>, rows: &Range<u64>) -> Result<()> {
     use rayon::prelude::*;
-    chunks
-        .into_par_iter()
-        .try_for_each(|i| reader.chunk(i).map(|_| ()))
+    chunks.into_par_iter().try_for_each(|i| {
+        if plan::on_device_checks(reader, i, rows) {
+            reader.device_parts(i).map(|_| ())
+        } else {
+            reader.chunk(i).map(|_| ())
+        }
+    })
+}
+
+/// The error for a batch whose launch raised status `st`: the chunks'
+/// whole validation on the host (the same error the CPU reader gives,
+/// naming the chunk, the part and the broken invariant), or, should every
+/// chunk pass it, the device's flags with the batch's chunks.
+fn batch_error(reader: &Reader, chunks: Range<usize>, st: u32) -> Error {
+    for i in chunks.clone() {
+        if let Err(e) = reader.chunk(i) {
+            return e;
+        }
+    }
+    Error::Gpu(format!(
+        "device status {st:#x} in the batch of chunks {}..{}: {}",
+        chunks.start,
+        chunks.end,
+        abi::describe_status(st)
+    ))
 }
 
 /// Validates the chunks of every group in order, a window of chunks at a
@@ -182,9 +207,10 @@ fn validate_ahead(
         return 0.0;
     };
     let (mut at, end) = (first.chunks.start, last.chunks.end);
+    let rows = first.rows.start..last.rows.end;
     while at < end && !stop.load(std::sync::atomic::Ordering::Relaxed) {
         let to = (at + window).min(end);
-        let r = validate(reader, at..to);
+        let r = validate(reader, at..to, &rows);
         let failed = r.is_err();
         if tx.send(r.map(|()| to)).is_err() || failed {
             break;
@@ -283,6 +309,7 @@ struct InFlight {
     plan: Plan,
     dev: DevicePlan,
     first_row: u64,
+    chunks: Range<usize>,
     validity: Option<CudaSlice<u8>>,
     start: cudarc::driver::CudaEvent,
     done: cudarc::driver::CudaEvent,
@@ -571,10 +598,7 @@ where
         let slot = &mut lane.slots[x.slot];
         let st = slot.status.as_slice().map_err(|e| gpu_err("status", e))?[0];
         if st != 0 {
-            return Err(Error::Gpu(format!(
-                "device status {st:#x}: {}",
-                abi::describe_status(st)
-            )));
+            return Err(batch_error(reader, x.chunks, st));
         }
         let rows = x.plan.rows as usize;
         let batch = DeviceBatch {
@@ -614,7 +638,7 @@ where
         let g = lane.gpu;
         let s = &g.stream;
         let slot = &mut lane.slots[k];
-        let plan = plan::build_with(reader, grp.rows.clone(), 32 * cfg.k, cfg.w, 1, false)?;
+        let plan = plan::build_stream(reader, grp.rows.clone(), 32 * cfg.k, cfg.w)?;
         let len = plan.input_len;
         let input = slot.input.take().expect("free ring slot");
         // Stage first (while the copy stream still uploads the previous
@@ -697,6 +721,7 @@ where
             lane: l,
             slot: k,
             first_row: grp.rows.start,
+            chunks: grp.chunks.clone(),
             plan,
             dev,
             validity,
