@@ -341,8 +341,14 @@ pub(crate) fn build_with(
 /// coded chunk selected whole is taken from [`Reader::device_parts`] (checked
 /// on the host for the device only unless validated whole already; its rows
 /// then checked by the launch), the others from chunks validated whole.
-pub(crate) fn build_stream(reader: &Reader, rows: Range<u64>, kb: u32, w: u8) -> Result<Plan> {
-    build_impl(reader, rows, kb, w, 1, false, false, true)
+/// (`device_checks = false`: every chunk from its whole validation.)
+pub(crate) fn build_stream(
+    reader: &Reader,
+    rows: Range<u64>,
+    (kb, w): (u32, u8),
+    device_checks: bool,
+) -> Result<Plan> {
+    build_impl(reader, rows, kb, w, 1, false, false, device_checks)
 }
 
 /// Whether a streaming scan takes chunk `i` for `rows` from

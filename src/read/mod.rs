@@ -523,6 +523,8 @@ impl Reader {
     /// the device only (once; `chunk/device.rs`), its codes and rows then
     /// checked by the launch. `None` for a chunk of another kind.
     pub(crate) fn device_parts(&self, i: usize) -> Result<Option<CodedParts<'_>>> {
+        // A dictionary whose histogram check failed fails every use.
+        self.check_hist(self.footer.chunks[i].dict as usize)?;
         let slot = &self.slots[i];
         if let Some(c) = slot.valid.get() {
             return Ok(matches!(c.body, Body::Coded(_)).then(|| c.coded_parts()));
@@ -547,6 +549,14 @@ impl Reader {
     #[doc(hidden)]
     pub fn check_chunk_for_device(&self, i: usize) -> Result<bool> {
         Ok(self.device_parts(i)?.is_some())
+    }
+
+    /// Reads chunk `i` and checks its checksums, header and parts (§9 steps
+    /// 8–9b) only, keeping nothing: for probes that split where validation
+    /// time goes (`lab/examples/validate_probe.rs`). Not a validation.
+    #[doc(hidden)]
+    pub fn check_chunk_parse_only(&self, i: usize) -> Result<()> {
+        self.parse_only(i as u32)
     }
 
     #[inline]

@@ -92,3 +92,89 @@ impl super::ValidChunk {
         }
     }
 }
+
+#[cfg(all(test, feature = "test-util"))]
+mod tests {
+    use crate::error::{Error, Invariant};
+    use crate::testing::recompute_checksums;
+    use crate::write::write_to_vec;
+    use crate::{Codec, DictMode, Reader, WriterOptions};
+
+    /// What the host's checks for the device leave out is exactly what the
+    /// launch checks: over valid and mutated files (1–3 bit flips, the
+    /// checksums recomputed so the damage reaches the structural checks),
+    /// every chunk that validates whole passes them, and a coded chunk that
+    /// passes them but fails whole validation fails it only in step 11's
+    /// code and sidecar checks, step 12's row sums or step 14's histogram.
+    #[test]
+    fn host_checks_for_the_device_leave_only_the_per_code_checks() {
+        let rows: Vec<Option<Vec<u8>>> = (0..4_000usize)
+            .map(|i| match i % 37 {
+                3 => None,
+                7 => Some(Vec::new()),
+                _ => Some(format!("GET /api/{} {} \u{e9}t\u{e9}", i % 97, i * 7).into_bytes()),
+            })
+            .collect();
+        let mut seeds = Vec::new();
+        for (codec, mode) in [
+            (Codec::OnPair12, DictMode::Shared),
+            (Codec::OnPair16, DictMode::PerChunk),
+        ] {
+            let opts = WriterOptions::default()
+                .with_codec(codec)
+                .with_dict_mode(mode)
+                .with_chunk_rows(1_000)
+                .with_log_templates(crate::write::LogTemplates::Off);
+            seeds.push(write_to_vec(rows.iter().map(|r| r.as_deref()), opts).unwrap());
+        }
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut left_to_device, mut coded) = (0, 0);
+        for s in &seeds {
+            for m in 0..400 {
+                let mut f = s.clone();
+                if m > 0 {
+                    for _ in 0..1 + next() % 3 {
+                        let at = (next() % f.len() as u64) as usize;
+                        f[at] ^= 1 << (next() % 8);
+                    }
+                    recompute_checksums(&mut f);
+                }
+                let (Ok(a), Ok(b)) = (Reader::from_bytes(f.clone()), Reader::from_bytes(f)) else {
+                    continue;
+                };
+                for i in 0..a.num_chunks() {
+                    let whole = a.chunk(i).map(|_| ());
+                    let host = b.check_chunk_for_device(i);
+                    match (&whole, &host) {
+                        (Ok(()), Ok(_)) | (Err(_), Err(_)) => {}
+                        (Ok(()), Err(e)) => panic!("chunk {i} valid, host check refused: {e}"),
+                        (Err(e), Ok(is_coded)) => {
+                            assert!(is_coded, "chunk {i}: not coded, yet passed: {e}");
+                            let per_code = matches!(
+                                e,
+                                Error::Corrupt {
+                                    invariant: Invariant::CodeOutOfRange { .. }
+                                        | Invariant::SidecarMismatch { .. }
+                                        | Invariant::RowLengthMismatch { .. }
+                                        | Invariant::HistogramMismatch { .. },
+                                    ..
+                                }
+                            );
+                            assert!(per_code, "chunk {i}: left to the device: {e}");
+                            left_to_device += 1;
+                        }
+                    }
+                    coded += matches!(host, Ok(true)) as usize;
+                }
+            }
+        }
+        eprintln!("coded chunks passing the host checks: {coded}, of which left to the device: {left_to_device}");
+        assert!(left_to_device > 20, "{left_to_device}");
+    }
+}

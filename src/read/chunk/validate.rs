@@ -180,6 +180,18 @@ impl Reader {
         Ok((chunk, hist))
     }
 
+    /// §9 steps 8–9b of chunk `id` only: read, checksums, header and
+    /// parts (for probes that split where validation time goes,
+    /// `Reader::check_chunk_parse_only`).
+    pub(in crate::read) fn parse_only(&self, id: u32) -> Result<()> {
+        let entry = self.footer.chunks[id as usize];
+        let dict = self.dictionary(entry.dict as usize)?;
+        let section = self.read_chunk_checked(id, &entry)?;
+        let base = entry.section.offset;
+        ChunkSection::parse(&section, base, id, &entry, dict.code_bits(), self.version)?;
+        Ok(())
+    }
+
     /// The host's part of checking coded chunk `id` for the GPU's streaming
     /// scan (`device.rs`): §9 steps 8–10, the padding code of step 11, the
     /// row length limit of step 12 and step 13. `None` for a chunk of
