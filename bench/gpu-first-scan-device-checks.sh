@@ -2,7 +2,14 @@
 # Issue 23 item 1 (helper branch firstscan): one device run, tests first, then
 # the fresh-reader first scan before (chunks validated whole on the host) and
 # after (per-code checks on the device) in the same process. From the repo root
-# with the bundle carried as .gpu-firstscan.
+# with the bundle carried as .gpu-firstscan. Build here first:
+#   /work/gpu-bundle-helper --features cli,test-util --test gpu --test gpu_hostile \
+#     --bench gpu_scan --bin fastpair --data <corpus folder of *.txt.xz>
+#   cargo build --release -p fastpair-lab --example reader_bench --example validate_probe
+#   (copied into .gpu/bin as reader_bench-example, validate_probe-example), this script
+#   as .gpu/run.sh; then copy .gpu to the checkout the device gets as .gpu-firstscan.
+# Env: ONLY (corpus columns), MUT / MMUT (mutations per seed, plain / memcheck),
+# GB (file size), MEMCHECK=0 to skip memcheck.
 set -uo pipefail
 B=.gpu-firstscan
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" target/corpus

@@ -338,7 +338,11 @@ mod bench {
         if !file.is_empty() {
             // SAFETY: as above.
             let map = unsafe { fastpair::read::MmapStorage::open(&file) }.expect("map");
-            let fresh = Reader::from_storage(std::sync::Arc::new(map), fastpair::ReadOptions::default().with_cache_row_index(false)).expect("open");
+            let fresh = Reader::from_storage(
+                std::sync::Arc::new(map),
+                fastpair::ReadOptions::default().with_cache_row_index(false),
+            )
+            .expect("open");
             let st = gpu::scan_stream(
                 &fresh,
                 0..fresh.rows(),
@@ -346,7 +350,10 @@ mod bench {
                 |_| Ok(()),
             )
             .expect("stream");
-            report("fresh reader, chunks validated whole on the host (device_checks off)", &st);
+            report(
+                "fresh reader, chunks validated whole on the host (device_checks off)",
+                &st,
+            );
             // A fresh reader with the per-code checks on the device, through
             // pinned staging instead of a per-scan page lock of the file.
             // SAFETY: as above.
@@ -363,7 +370,10 @@ mod bench {
                 |_| Ok(()),
             )
             .expect("stream");
-            report("fresh reader, per-code checks on the device, no page lock", &st);
+            report(
+                "fresh reader, per-code checks on the device, no page lock",
+                &st,
+            );
         }
         let mut best = f64::MAX;
         let mut batches = 0usize;

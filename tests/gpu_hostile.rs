@@ -75,19 +75,22 @@ fn same_on_every_gpu_path(bytes: Vec<u8>) -> bool {
             // whole validation of the batch (the CPU reader's error), never
             // left as a bare device status.
             match gpu::scan_stream(&r, 0..r.rows(), &so, |_| Ok(())) {
-                Err(fastpair::Error::Gpu(m)) => refused_badly(format!("bare device error {m} ({cpu})")),
+                Err(fastpair::Error::Gpu(m)) => {
+                    refused_badly(format!("bare device error {m} ({cpu})"))
+                }
                 Err(_) => {}
                 // §9 step 14 (a dictionary's histogram against its chunks'
                 // token lengths) is left to whole validation by the device
                 // checks (spec/DECODER.md §6b): a one-spelling check that
                 // changes no decoded byte.
-                Ok(_) if matches!(
-                    cpu,
-                    fastpair::Error::Corrupt {
-                        invariant: fastpair::error::Invariant::HistogramMismatch { .. },
-                        ..
-                    }
-                ) => {}
+                Ok(_)
+                    if matches!(
+                        cpu,
+                        fastpair::Error::Corrupt {
+                            invariant: fastpair::error::Invariant::HistogramMismatch { .. },
+                            ..
+                        }
+                    ) => {}
                 Ok(st) => refused_badly(format!("streamed a file the CPU refuses ({cpu}): {st:?}")),
             }
             let ids: Vec<u64> = (0..r.rows()).collect();

@@ -356,9 +356,7 @@ pub(crate) fn build_stream(
 pub(crate) fn on_device_checks(reader: &Reader, i: usize, rows: &Range<u64>) -> bool {
     let info = reader.chunk_info(i);
     let end = info.first_row + info.entry.rows as u64;
-    info.kind() == crate::read::ChunkKind::Coded
-        && rows.start <= info.first_row
-        && end <= rows.end
+    info.kind() == crate::read::ChunkKind::Coded && rows.start <= info.first_row && end <= rows.end
 }
 
 /// [`build`] over the coded chunks only (the search kernel's plan: other

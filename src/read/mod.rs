@@ -37,8 +37,8 @@ use crate::error::{Error, Invariant, Result, Section};
 use crate::format::layout::{ChunkEntry, DictSection, Footer, Tail};
 use crate::format::{HEADER_LEN, TAIL_LEN};
 
-use chunk::{Body, ChunkHead, DeviceChunk, FastGet, ValidChunk};
 pub(crate) use chunk::CodedParts;
+use chunk::{Body, ChunkHead, DeviceChunk, FastGet, ValidChunk};
 pub use chunk::{ChunkKind, ChunkView, ValueDictParts};
 #[cfg(feature = "object_store")]
 pub use object::{ObjectOptions, ObjectStorage};
