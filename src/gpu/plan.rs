@@ -2,8 +2,11 @@
 //! [`Reader`]/[`Dictionary`] laid out into the flat arrays the kernels take.
 //! Nothing here parses file bytes: chunk parts are copied by the byte ranges
 //! that validation recorded, dictionaries come as [`Planes`]. Crate-private:
-//! a [`Plan`] is only ever built here, from a reader's validated chunks, so
-//! the launches in `device` can trust its descriptors.
+//! a [`Plan`] is only ever built here, from a reader's validated chunks (or,
+//! in a streaming scan, coded chunks whose host checks for the device passed:
+//! their sequences and sizes are checked, their codes and rows are the
+//! launch's to check, `Piece::rc_off`), so the launches in `device` can
+//! trust its descriptors.
 
 use std::borrow::Cow;
 use std::ops::Range;
