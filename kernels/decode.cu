@@ -26,12 +26,68 @@ static_assert(WARP_SMEM == FP_WARP_SMEM, "shared memory per warp differs from th
 // (warp-uniform, usually never). The header and piece fields are read once
 // per piece, and the staging transpose is in u32 (one 16-byte shared store
 // per lane, the 64-bit add after the shared load).
+// Token length of code j of a piece's packed codes (a code out of range
+// counts as token 0: the decode warps flag it, ST_CODE_RANGE).
+__device__ __forceinline__ u32 code_len(const u8* __restrict__ codes, u32 j,
+                                        const u8* __restrict__ lens, u32 ntok) {
+#if FP_BITS == 12
+    const u8* b = codes + (j >> 1) * 3;
+    const u32 v = (u32)b[0] | ((u32)b[1] << 8) | ((u32)b[2] << 16);
+    const u32 c = (j & 1) ? (v >> 12) : (v & 0xfff);
+#else
+    const u32 c = ((const unsigned short*)codes)[j];
+#endif
+    return (lens[c < ntok ? c : 0u] & 15) + 1;
+}
+
+// Row check (FORMAT §9 step 12 on the device, for a piece whose chunk the
+// host checked for the device only: rc_off != NO_ROW_CHECK; src/read/chunk/
+// device.rs). Lane l's rows 128kb + 4l + s4 (s4 < 4, 4l + s4 < in_block) end
+// at code e = their row code bound and byte rb[s4]; the prefix of the codes'
+// lengths at e, the sidecar at e's G-batch plus the lengths of that
+// G-batch's codes before e, must equal rb[s4]. With the sidecar checked by
+// the decode warps (every G-batch start a prefix, from sidecar[0] = 0) and
+// the row byte bounds non-decreasing from 0 (host), that is step 12: every
+// row's tokens add up to its byte span. A row end continues from the
+// previous one when that is nearer; at most 2G - 1 codes a row end. Returns
+// non-zero where something disagrees (the caller votes, ST_ROWS).
+__device__ __forceinline__ u32 row_check(
+    const u8* __restrict__ input, const Piece& pc, const Dict* __restrict__ dicts,
+    const u8* __restrict__ dictblob, const u32* __restrict__ seq, u32 kb, u32 lane,
+    u32 in_block, const u32 (&rb)[4])
+{
+    const uint4* hr = (const uint4*)(input + pc.rc_off);
+    u32 rc[4], rin;
+    u32 bad = cascade_vals_v(hr, hr[0], kb, lane, rc, rin) | (rin != in_block);
+    const Dict dc = dicts[pc.dict];
+    const u8* lens = dictblob + dc.lens_off;
+    const u8* codes = input + pc.codes_off;
+    const u32* side = seq + pc.sidecar_off;
+    const u32 gs = __ffs(pc.g) - 1, gm = pc.g - 1;
+    u32 ep = 0, accp = 0;
+#pragma unroll
+    for (u32 s4 = 0; s4 < 4; s4++) {
+        if (4 * lane + s4 >= in_block) break;
+        const u32 e = rc[s4];
+        if (e > pc.count) { bad = 1; break; }
+        const bool cont = s4 > 0 && ep <= e && e - ep < (e & gm);
+        u32 j = cont ? ep : (e & ~gm);
+        u32 acc = cont ? accp : side[e >> gs];
+        for (; j < e; j++) acc += code_len(codes, j, lens, dc.ntok);
+        bad |= acc != rb[s4];
+        ep = e;
+        accp = acc;
+    }
+    return bad;
+}
+
 __device__ __forceinline__ void row_offsets_warp(
     const u8* __restrict__ input, const Piece* __restrict__ pieces,
     const Seq* __restrict__ row_seqs, const u32* __restrict__ row_blk, u32 npieces,
     const u32* __restrict__ row_piece, u32 pbase,
     u32 gw0, u32 gend, u32 lane, i64* __restrict__ offsets, u32* __restrict__ status,
-    u32* __restrict__ sm)
+    u32* __restrict__ sm, const Dict* __restrict__ dicts, const u8* __restrict__ dictblob,
+    const u32* __restrict__ seq)
 {
     u32 v[FP_M][4], inb[FP_M], kbs[FP_M], ps[FP_M];
     u32 bad = 0;
@@ -61,6 +117,14 @@ __device__ __forceinline__ void row_offsets_warp(
         }
     }
     if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_CASCADE);
+    u32 rbad = 0;
+#pragma unroll
+    for (int m = 0; m < FP_M; m++) {
+        // Warp-uniform: the piece's rows are checked here (see row_check).
+        if (gw0 + m < gend && pieces[ps[m]].rc_off != NO_ROW_CHECK)
+            rbad |= row_check(input, pieces[ps[m]], dicts, dictblob, seq, kbs[m], lane, inb[m], v[m]);
+    }
+    if (__any_sync(FULL, rbad) && lane == 0) atomicOr(status, ST_ROWS);
 #pragma unroll
     for (int m = 0; m < FP_M; m++) {
         if (gw0 + m < gend) {  // warp-uniform
@@ -160,7 +224,8 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
         if (rw >= rb_base + rb_total) return;
         if (rw == 0 && lane == 0) offsets[0] = 0;
         row_offsets_warp(input, pieces, row_seqs, row_blk, npieces, row_piece, pbase, rw,
-                           rb_base + rb_total, lane, offsets, status, (u32*)(smem + warp * WARP_SMEM));
+                           rb_base + rb_total, lane, offsets, status, (u32*)(smem + warp * WARP_SMEM),
+                           dicts, dictblob, seq);
         return;
     }
     const u32 gw = wb_base + (b - min(row_blocks, (b + 1) >> row_shift)) * WARPS + warp;

@@ -35,6 +35,9 @@ macro_rules! device_struct {
     };
 }
 
+/// `Piece::rc_off` of a piece whose rows the launch does not check.
+pub(crate) const NO_ROW_CHECK: u64 = u64::MAX;
+
 device_struct! {
     /// One selected chunk (or part of one).
     Piece {
@@ -62,6 +65,12 @@ device_struct! {
         /// Chunk-local selected rows `[row_lo, row_hi)`.
         row_lo: u32,
         row_hi: u32,
+        /// Byte offset in `input` of the chunk's cascaded row code bounds
+        /// when the launch checks its rows (a whole chunk checked on the host
+        /// for the device only, `read::CodedParts::rows_on_device`): each
+        /// row's end, as a prefix of its codes' lengths, against its byte
+        /// bound (`ST_ROWS`). `NO_ROW_CHECK` otherwise.
+        rc_off: u64,
     }
 }
 
@@ -308,6 +317,11 @@ pub(crate) const STATUS_FLAGS: &[(&str, u32, &str)] = &[
         "a log-template row's table index, packed field or tile length disagrees",
     ),
     (
+        "ST_ROWS",
+        super::STATUS_ROWS,
+        "a row's byte bounds disagree with its codes' lengths",
+    ),
+    (
         "ST_SEARCH",
         super::STATUS_SEARCH,
         "a search launch's literal length or mode is out of range",
@@ -356,6 +370,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
     for (name, bit, what) in STATUS_FLAGS {
         let _ = writeln!(s, "#define {name} {bit}u  // {what}");
     }
+    let _ = writeln!(s, "#define NO_ROW_CHECK {NO_ROW_CHECK}ull");
     render(
         &mut s,
         Piece::NAME,

@@ -94,6 +94,10 @@ pub const STATUS_VALUES: u32 = 8;
 /// a packed field outside its block, or a tile's rows disagree with its
 /// planned bytes.
 pub const STATUS_LOGS: u32 = 16;
+/// Status flag bit: a row's byte bounds disagree with its codes' lengths
+/// (spec/FORMAT.md §9 step 12, checked by the launch for chunks the host
+/// checked for the device only).
+pub const STATUS_ROWS: u32 = 64;
 /// Status flag bit: a search launch got a literal length or mode the kernel
 /// does not take (the host never sends one).
 pub const STATUS_SEARCH: u32 = 32;

@@ -2,13 +2,18 @@
 //! [`Reader`]/[`Dictionary`] laid out into the flat arrays the kernels take.
 //! Nothing here parses file bytes: chunk parts are copied by the byte ranges
 //! that validation recorded, dictionaries come as [`Planes`]. Crate-private:
-//! a [`Plan`] is only ever built here, from a reader's validated chunks, so
-//! the launches in `device` can trust its descriptors.
+//! a [`Plan`] is only ever built here, from a reader's validated chunks (or,
+//! in a streaming scan, coded chunks whose host checks for the device passed:
+//! their sequences and sizes are checked, their codes and rows are the
+//! launch's to check, `Piece::rc_off`), so the launches in `device` can
+//! trust its descriptors.
 
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::abi::{Dict, LBlock, LPiece, LTile, Piece, Seq, VPiece, VTile, CASCADE_BLOCK};
+use super::abi::{
+    Dict, LBlock, LPiece, LTile, Piece, Seq, VPiece, VTile, CASCADE_BLOCK, NO_ROW_CHECK,
+};
 use super::kind::{self, GpuChunk};
 use crate::dict::{Planes, MAX_TOKEN_LEN};
 use crate::error::{Error, Result};
@@ -21,6 +26,9 @@ pub(crate) struct Segment {
     pub(crate) chunk: usize,
     /// Which part of the chunk.
     pub(crate) part: Part,
+    /// From the chunk checked for the device only (`Reader::device_parts`),
+    /// not validated whole.
+    pub(crate) device: bool,
 }
 
 /// The chunk parts a plan uploads.
@@ -32,6 +40,9 @@ pub(crate) enum Part {
     Sidecar,
     /// A coded chunk's cascaded row byte bounds, as stored.
     RowBytes,
+    /// A coded chunk's cascaded row code bounds, as stored (uploaded for
+    /// the launch's row check only).
+    RowCodes,
     /// A value-dictionary chunk's decoded distinct values (from validation).
     Values,
     /// Bytes the plan built from a validated chunk (a value-dictionary
@@ -50,11 +61,29 @@ impl Plan {
         if let Part::Owned { at, len } = seg.part {
             return Ok(&self.owned[at..at + len]);
         }
+        if seg.device {
+            let c = reader.device_parts(seg.chunk)?.ok_or_else(|| {
+                Error::Gpu(format!("chunk {}: planned as coded, is not", seg.chunk))
+            })?;
+            return Ok(match seg.part {
+                Part::Codes => c.codes,
+                Part::Sidecar => c.sidecar,
+                Part::RowBytes => c.row_bytes,
+                Part::RowCodes => c.row_codes,
+                Part::Values | Part::Owned { .. } => {
+                    return Err(Error::Gpu(format!(
+                        "chunk {}: a value-dictionary part planned for a coded chunk",
+                        seg.chunk
+                    )))
+                }
+            });
+        }
         let c = reader.chunk(seg.chunk)?;
         Ok(match (seg.part, GpuChunk::of(c)?) {
             (Part::Codes, _) => c.codes_bytes(),
             (Part::Sidecar, _) => c.sidecar_bytes(),
             (Part::RowBytes, _) => c.row_bytes_bytes(),
+            (Part::RowCodes, _) => c.row_codes_bytes(),
             (Part::Values, GpuChunk::ValueDict(v)) => v.values,
             (Part::Values, GpuChunk::Coded(_) | GpuChunk::Logs(_)) | (Part::Owned { .. }, _) => {
                 return Err(Error::Gpu(format!(
@@ -281,6 +310,8 @@ struct Sel {
     /// Coded chunks: the selected codes and bytes; `None` for a
     /// value-dictionary or log-template chunk.
     coded: Option<(Range<u32>, Range<u32>)>,
+    /// A coded chunk taken from `Reader::device_parts` (a streaming scan).
+    device: bool,
 }
 
 /// Builds the plan for `rows` of `reader`, for warp batches of `kb` codes and
@@ -306,16 +337,51 @@ pub(crate) fn build_with(
     tiles: usize,
     materialize: bool,
 ) -> Result<Plan> {
-    build_impl(reader, rows, kb, w, tiles, materialize, false)
+    build_impl(reader, rows, kb, w, tiles, materialize, false, false)
+}
+
+/// The plan of one batch of a streaming scan (not materialized): every
+/// coded chunk selected whole is taken from [`Reader::device_parts`] (checked
+/// on the host for the device only unless validated whole already; its rows
+/// then checked by the launch), the others from chunks validated whole.
+/// (`device_checks = false`: every chunk from its whole validation.)
+pub(crate) fn build_stream(
+    reader: &Reader,
+    rows: Range<u64>,
+    (kb, w): (u32, u8),
+    device_checks: bool,
+) -> Result<Plan> {
+    build_impl(reader, rows, kb, w, 1, false, false, device_checks)
+}
+
+/// Whether a streaming scan takes chunk `i` for `rows` from
+/// [`Reader::device_parts`]: a coded chunk selected whole.
+pub(crate) fn on_device_checks(reader: &Reader, i: usize, rows: &Range<u64>) -> bool {
+    let info = reader.chunk_info(i);
+    let end = info.first_row + info.entry.rows as u64;
+    info.kind() == crate::read::ChunkKind::Coded && rows.start <= info.first_row && end <= rows.end
 }
 
 /// [`build`] over the coded chunks only (the search kernel's plan: other
 /// kinds are searched on the host, `gpu::search`), every row of each; the
 /// pieces' `row_base` then counts only the coded chunks' rows.
 pub(crate) fn build_coded(reader: &Reader, kb: u32, w: u8, tiles: usize) -> Result<Plan> {
-    build_impl(reader, 0..reader.rows(), kb, w, tiles, true, true)
+    build_impl(reader, 0..reader.rows(), kb, w, tiles, true, true, false)
 }
 
+/// A selected coded chunk's parts: from [`Reader::device_parts`] when
+/// `device`, else from the chunk validated whole.
+fn coded_parts(reader: &Reader, i: usize, device: bool) -> Result<crate::read::CodedParts<'_>> {
+    if device {
+        reader
+            .device_parts(i)?
+            .ok_or_else(|| Error::Gpu(format!("chunk {i}: planned as coded, is not")))
+    } else {
+        Ok(reader.chunk(i)?.coded_parts())
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn build_impl(
     reader: &Reader,
     rows: Range<u64>,
@@ -324,6 +390,7 @@ fn build_impl(
     tiles: usize,
     materialize: bool,
     coded_only: bool,
+    stream: bool,
 ) -> Result<Plan> {
     if rows.start > rows.end || rows.end > reader.rows() {
         return Err(Error::RowOutOfRange {
@@ -342,37 +409,45 @@ fn build_impl(
             continue;
         }
         let (rlo, rhi) = ((lo - info.first_row) as u32, (hi - info.first_row) as u32);
-        let c = match GpuChunk::of(reader.chunk(i)?)? {
-            GpuChunk::Coded(c) => c,
-            GpuChunk::ValueDict(_) | GpuChunk::Logs(_) => {
-                sels.push(Sel {
-                    chunk: i,
-                    rows: rlo..rhi,
-                    coded: None,
-                });
-                continue;
+        let device = stream && on_device_checks(reader, i, &rows);
+        let c = if device {
+            coded_parts(reader, i, true)?
+        } else {
+            match GpuChunk::of(reader.chunk(i)?)? {
+                GpuChunk::Coded(c) => c.coded_parts(),
+                GpuChunk::ValueDict(_) | GpuChunk::Logs(_) => {
+                    sels.push(Sel {
+                        chunk: i,
+                        rows: rlo..rhi,
+                        coded: None,
+                        device,
+                    });
+                    continue;
+                }
             }
         };
         let (codes, bytes) = if rlo == 0 && rhi as u64 == n {
-            (0..c.entry().codes, 0..c.entry().bytes as u32)
+            (0..c.entry.codes, 0..c.entry.bytes as u32)
         } else {
-            let rc = c.row_code_bounds()?;
-            let rb = c.row_byte_bounds()?;
+            let v = reader.chunk(i)?;
+            let rc = v.row_code_bounds()?;
+            let rb = v.row_byte_bounds()?;
             (
                 rc[rlo as usize]..rc[rhi as usize],
                 rb[rlo as usize]..rb[rhi as usize],
             )
         };
-        if !c.batch().is_power_of_two() || kb % c.batch() != 0 {
+        if !c.batch.is_power_of_two() || kb % c.batch != 0 {
             return Err(Error::Gpu(format!(
                 "chunk {i}: sidecar batch {} is not a power of two dividing the warp batch of {kb} codes",
-                c.batch()
+                c.batch
             )));
         }
         sels.push(Sel {
             chunk: i,
             rows: rlo..rhi,
             coded: Some((codes, bytes)),
+            device,
         });
     }
     let mut plan = Plan {
@@ -400,13 +475,20 @@ fn build_impl(
     // Validity of one copy of the selection.
     let mut any_null = false;
     let mut valid_bits = Vec::new();
-    let has_validity = sels.iter().try_fold(false, |a, s| {
-        Ok::<_, Error>(a || reader.chunk(s.chunk)?.validity().is_some())
-    })?;
+    let validity = |s: &Sel| -> Result<Option<&[u8]>> {
+        Ok(if s.device {
+            coded_parts(reader, s.chunk, true)?.validity
+        } else {
+            reader.chunk(s.chunk)?.validity()
+        })
+    };
+    let has_validity = sels
+        .iter()
+        .try_fold(false, |a, s| Ok::<_, Error>(a || validity(s)?.is_some()))?;
     for s in sels.iter().filter(|_| has_validity) {
-        let c = reader.chunk(s.chunk)?;
+        let v = validity(s)?;
         for r in s.rows.clone() {
-            let v = match c.validity() {
+            let v = match v {
                 Some(v) => {
                     any_null = true;
                     v[r as usize / 8] >> (r % 8) & 1 == 1
@@ -421,8 +503,7 @@ fn build_impl(
     let warps = |count: u32| ((count as usize - 1).div_ceil(CASCADE_BLOCK)).max(1) as u32;
     for _ in 0..tiles {
         for s in &sels {
-            let c = reader.chunk(s.chunk)?;
-            let e = c.entry();
+            let e = reader.chunk_info(s.chunk).entry;
             let region_start = plan.input_len;
             // Each region: recorded, copied when materialized, 16-aligned.
             let put = |plan: &mut Plan, part: Part, bytes: &[u8]| -> u64 {
@@ -441,6 +522,7 @@ fn build_impl(
                 let seg = Segment {
                     chunk: s.chunk,
                     part,
+                    device: s.device,
                 };
                 plan.segments.push((seg, at));
                 if materialize {
@@ -452,7 +534,7 @@ fn build_impl(
             };
             let Some((codes, bytes)) = s.coded.clone() else {
                 let owned = Part::Owned { at: 0, len: 0 };
-                let v = match GpuChunk::of(c)? {
+                let v = match GpuChunk::of(reader.chunk(s.chunk)?)? {
                     GpuChunk::ValueDict(v) => v,
                     // A log-template chunk: its blocks' bytes and tables,
                     // its piece and tiles (`gpu::logs`).
@@ -504,12 +586,13 @@ fn build_impl(
                 row_base += n as u64;
                 continue;
             };
+            let c = coded_parts(reader, s.chunk, s.device)?;
             // Codes.
-            let codes_off = put(&mut plan, Part::Codes, c.codes_bytes());
+            let codes_off = put(&mut plan, Part::Codes, c.codes);
             let codes_len = (plan.input_len as u64 - codes_off) as u32;
             // Sidecar, cascaded: de-cascaded into `seq` for the decode kernel.
-            let nb = e.codes.div_ceil(c.batch());
-            let at = put(&mut plan, Part::Sidecar, c.sidecar_bytes());
+            let nb = e.codes.div_ceil(c.batch);
+            let at = put(&mut plan, Part::Sidecar, c.sidecar);
             plan.side_seqs.push(Seq {
                 in_off: at,
                 count: nb + 1,
@@ -523,7 +606,7 @@ fn build_impl(
             side_blk += warps(nb + 1);
             plan.side_blk.push(side_blk);
             // Row byte bounds, cascaded: de-cascaded straight into offsets.
-            let at = put(&mut plan, Part::RowBytes, c.row_bytes_bytes());
+            let at = put(&mut plan, Part::RowBytes, c.row_bytes);
             plan.row_seqs.push(Seq {
                 in_off: at,
                 count: e.rows + 1,
@@ -536,6 +619,13 @@ fn build_impl(
                 .extend(std::iter::repeat(pi).take(nrb as usize));
             row_blk += nrb;
             plan.row_blk.push(row_blk);
+            // Rows the host did not check against the codes: their row code
+            // bounds too, for the launch's row check (whole chunks only).
+            let rc_off = if c.rows_on_device {
+                put(&mut plan, Part::RowCodes, c.row_codes)
+            } else {
+                NO_ROW_CHECK
+            };
             plan.piece_input.push(region_start..plan.input_len);
             let (wb_lo, wb_hi) = if codes.is_empty() {
                 (0, 0)
@@ -548,7 +638,7 @@ fn build_impl(
                 row_base,
                 codes_len,
                 count: e.codes,
-                g: c.batch(),
+                g: c.batch,
                 dict: dict_index[e.dict as usize],
                 sidecar_off,
                 win_lo: bytes.start,
@@ -556,6 +646,7 @@ fn build_impl(
                 wb_lo,
                 row_lo: s.rows.start,
                 row_hi: s.rows.end,
+                rc_off,
             });
             let piece = (plan.wb_prefix.len() - 1) as u32;
             plan.wb_piece

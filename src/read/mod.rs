@@ -37,7 +37,8 @@ use crate::error::{Error, Invariant, Result, Section};
 use crate::format::layout::{ChunkEntry, DictSection, Footer, Tail};
 use crate::format::{HEADER_LEN, TAIL_LEN};
 
-use chunk::{Body, ChunkHead, FastGet, ValidChunk};
+pub(crate) use chunk::CodedParts;
+use chunk::{Body, ChunkHead, DeviceChunk, FastGet, ValidChunk};
 pub use chunk::{ChunkKind, ChunkView, ValueDictParts};
 #[cfg(feature = "object_store")]
 pub use object::{ObjectOptions, ObjectStorage};
@@ -164,6 +165,9 @@ struct ChunkSlot {
     counted: AtomicBool,
     /// What point reads keep of the chunk before it is validated whole.
     head: OnceLock<ChunkHead>,
+    /// The chunk checked on the host for the GPU's streaming scan, its
+    /// per-code checks left to the device (`chunk/device.rs`).
+    device: OnceLock<DeviceChunk>,
     /// Point reads of the chunk before it is validated whole
     /// (`ReadOptions::validate_after_gets`).
     gets: AtomicU32,
@@ -514,6 +518,47 @@ impl Reader {
         })
     }
 
+    /// Coded chunk `i`'s parts for the GPU plan of a streaming scan: from
+    /// the chunk validated whole when it is, else checked on the host for
+    /// the device only (once; `chunk/device.rs`), its codes and rows then
+    /// checked by the launch. `None` for a chunk of another kind.
+    pub(crate) fn device_parts(&self, i: usize) -> Result<Option<CodedParts<'_>>> {
+        // A dictionary whose histogram check failed fails every use.
+        self.check_hist(self.footer.chunks[i].dict as usize)?;
+        let slot = &self.slots[i];
+        if let Some(c) = slot.valid.get() {
+            return Ok(matches!(c.body, Body::Coded(_)).then(|| c.coded_parts()));
+        }
+        if let Some(d) = slot.device.get() {
+            return Ok(Some(d.parts()));
+        }
+        Ok(match self.check_for_device(i as u32)? {
+            Some(d) => {
+                let _ = slot.device.set(d);
+                Some(slot.device.get().expect("just set").parts())
+            }
+            None => None,
+        })
+    }
+
+    /// Runs the host's checks of coded chunk `i` for the GPU's streaming
+    /// scan ([`Self::device_parts`]); false for a chunk of another kind.
+    /// For probes that time where host validation goes
+    /// (`lab/examples/validate_probe.rs`); not a validation: the codes and
+    /// rows are left to the device.
+    #[doc(hidden)]
+    pub fn check_chunk_for_device(&self, i: usize) -> Result<bool> {
+        Ok(self.device_parts(i)?.is_some())
+    }
+
+    /// Reads chunk `i` and checks its checksums, header and parts (§9 steps
+    /// 8–9b) only, keeping nothing: for probes that split where validation
+    /// time goes (`lab/examples/validate_probe.rs`). Not a validation.
+    #[doc(hidden)]
+    pub fn check_chunk_parse_only(&self, i: usize) -> Result<()> {
+        self.parse_only(i as u32)
+    }
+
     #[inline]
     fn valid_chunk(&self, i: usize) -> Result<&ValidChunk> {
         let slot = &self.slots[i];
@@ -553,6 +598,7 @@ impl Reader {
         *slot.ready.get_mut() = std::ptr::null_mut();
         drop(slot.valid.take());
         drop(slot.head.take());
+        drop(slot.device.take());
         self.storage.release(r.offset..r.offset + r.len);
         let d = self.footer.chunks[i].dict as usize;
         if self.dict_chunks[d].1 as usize == i {

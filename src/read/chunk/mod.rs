@@ -11,6 +11,8 @@
 //!   fast path; the steps one by one report what it finds wrong);
 //! - `head.rs`: what a point read keeps of a chunk (its header and row-code
 //!   directory), `Reader::point_read` and its one dispatch on the kind;
+//! - `device.rs`: coded chunks checked on the host for the GPU's streaming
+//!   scan, their per-code checks left to the device;
 //! - `coded.rs`: chunks that store every row's codes (§5.2–§5.5);
 //! - `value_dict.rs`: value-dictionary chunks (§5.6);
 //! - `verify.rs`: what a point read reads of a version-4 chunk, checked
@@ -49,6 +51,7 @@
 //! path, `Body::rows`, until it earns one.)
 
 mod coded;
+mod device;
 mod head;
 mod logs;
 mod utf8;
@@ -70,6 +73,7 @@ use crate::format::layout::ChunkEntry;
 pub use crate::format::ChunkKind;
 
 pub(super) use coded::FastGet;
+pub(crate) use device::{CodedParts, DeviceChunk};
 pub(super) use head::ChunkHead;
 pub use value_dict::ValueDictParts;
 
@@ -286,6 +290,11 @@ impl<'a> ChunkView<'a> {
                 &c.sidecar,
             )
         }
+    }
+    /// The parts of a coded chunk as the GPU plan takes them.
+    #[cfg(feature = "gpu")]
+    pub(crate) fn coded_parts(&self) -> CodedParts<'a> {
+        self.chunk.coded_parts()
     }
     /// Sidecar positions (one per batch, plus the end).
     pub fn sidecar(&self) -> &'a [u32] {

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use rayon::prelude::*;
 
 use super::coded::Coded;
+use super::device::DeviceChunk;
 use super::logs::LogChunk;
 use super::utf8::{token_len_flags, token_moves, utf8_chain};
 use super::value_dict::ValueDict;
@@ -177,6 +178,71 @@ impl Reader {
             tokens_utf8,
         };
         Ok((chunk, hist))
+    }
+
+    /// §9 steps 8–9b of chunk `id` only: read, checksums, header and
+    /// parts (for probes that split where validation time goes,
+    /// `Reader::check_chunk_parse_only`).
+    pub(in crate::read) fn parse_only(&self, id: u32) -> Result<()> {
+        let entry = self.footer.chunks[id as usize];
+        let dict = self.dictionary(entry.dict as usize)?;
+        let section = self.read_chunk_checked(id, &entry)?;
+        let base = entry.section.offset;
+        ChunkSection::parse(&section, base, id, &entry, dict.code_bits(), self.version)?;
+        Ok(())
+    }
+
+    /// The host's part of checking coded chunk `id` for the GPU's streaming
+    /// scan (`device.rs`): §9 steps 8–10, the padding code of step 11, the
+    /// row length limit of step 12 and step 13. `None` for a chunk of
+    /// another kind (validated whole instead).
+    pub(in crate::read) fn check_for_device(&self, id: u32) -> Result<Option<DeviceChunk>> {
+        let entry = self.footer.chunks[id as usize];
+        if ChunkKind::of(&entry) != ChunkKind::Coded {
+            return Ok(None);
+        }
+        let dict = self.dictionary(entry.dict as usize)?;
+        let section = self.read_chunk_checked(id, &entry)?;
+        let s: &[u8] = &section;
+        let base = entry.section.offset;
+        let p = ChunkSection::parse(s, base, id, &entry, dict.code_bits(), self.version)?;
+        if p.kind != ChunkKind::Coded {
+            return Ok(None);
+        }
+        let Sequences {
+            row_codes: (_, rc),
+            row_bytes: (_, rb),
+            ..
+        } = check_sequences(id, &entry, p.kind, &p)?;
+        let codes_at = base + rel(s, p.codes).start as u64;
+        check_padding(id, &entry, dict, &p, codes_at)?;
+        // Step 12's limit (as `check_rows` reports it); the bounds are
+        // non-decreasing (`decode_all`).
+        if let Some(w) = rb.windows(2).map(|w| (w[1] - w[0]) as u64).max() {
+            if w > limits::MAX_VALUE_LEN {
+                return Err(Error::corrupt(
+                    Section::Chunk(id, ChunkPart::RowBytes),
+                    p.row_bytes.1,
+                    Invariant::LimitExceeded {
+                        what: "value length",
+                        value: w,
+                        limit: limits::MAX_VALUE_LEN,
+                    },
+                ));
+            }
+        }
+        let validity_at = p.validity.map_or(0, |v| base + rel(s, v).start as u64);
+        let validity = check_validity(id, &entry, p.kind, p.validity, &rc, validity_at)?;
+        Ok(Some(DeviceChunk {
+            entry,
+            batch: p.batch,
+            codes: rel(s, p.codes),
+            sidecar: rel(s, p.sidecar.0),
+            row_codes: rel(s, p.row_codes.0),
+            row_bytes: rel(s, p.row_bytes.0),
+            validity: validity.map(|v| rel(s, v)),
+            section: section.clone(),
+        }))
     }
 
     /// §9 step 8: chunk `id`'s section, read whole, its CRC32 checked
