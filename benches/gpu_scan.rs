@@ -764,6 +764,24 @@ mod bench {
             smed / gmed,
             total as f64 / (e2e * 1e6)
         );
+            // The gather's occupancy, then its time at each preferred
+            // shared-memory carveout of VT_CARVEOUTS (percent; -1 the
+            // driver's choice), the default restored after.
+            let (regs, smem, blocks) = p.gather_occupancy().unwrap();
+            println!(
+                "vdict_occupancy,{name},regs {regs},static_smem {smem},blocks_per_sm {blocks}"
+            );
+            for pct in env("VT_CARVEOUTS", String::new())
+                .split(',')
+                .filter_map(|e| e.trim().parse::<i32>().ok())
+            {
+                p.set_gather_carveout(Some(pct)).unwrap();
+                let (_, g) = stats(&p.time_decode(reps).unwrap(), total);
+                p.check().expect("status");
+                println!("vdict_carveout,{name},{pct},{g:.1}");
+            }
+            p.set_gather_carveout(None).unwrap();
+            verify(&p, &c);
         }
     }
 }

@@ -2,7 +2,9 @@
 // spec/DECODER.md §6c): a chunk's distinct values, decoded once, lie in the
 // launch input with their D + 1 byte starts and each selected row's value
 // number (FP_VT's `iw` bytes per row; number D names the empty value of a
-// null row). One block per tile of at most FP_VT_ROWS consecutive rows
+// null row); values shorter than 64 bytes as a fixed-stride table whose
+// slots end with their value's length (gpu::values), so that a row's length
+// and bytes come from one place. One block per tile of at most FP_VT_ROWS consecutive rows
 // (tiles cut on the host from the validated row offsets): each thread takes
 // FP_VT_RPT consecutive rows, a block scan of their lengths places them,
 // the block writes the Arrow offsets (when asked) and copies the values,
@@ -12,24 +14,26 @@
 //
 // The host validated every part; the kernel still checks each read and
 // write against the lengths it was given: a value number above D, a start
-// outside the values, or a tile whose rows do not add up to the bytes the
+// outside the values, a slot's length byte not below the stride, or a tile whose rows do not add up to the bytes the
 // host planned raises ST_VALUES and writes nothing for that tile.
 
 #define VT_THREADS (FP_VT_ROWS / FP_VT_RPT)
 #define VT_STAGE_ALLOC (FP_VT_STAGE + 64)  // + alignment shift + the last OR-ed words
 static_assert(VT_THREADS % 32 == 0 && VT_THREADS <= 1024, "a tile is a whole number of warps");
 
-// Value `len` bytes at `src` (16-aligned, zero padded to a multiple of 16)
-// OR-ed into zeroed staging at byte `pos`: funnel-shifted words, one shared
-// atomic OR each (a row's first and last words may be shared with its
-// neighbours); the words past the value OR in zero. Ends at most 20 bytes
-// past pos + len.
-__device__ __forceinline__ void vt_put(u8* stage, u32 pos, const uint4* __restrict__ src, u32 len) {
+// Value `len` bytes of a table slot at `src` (16-aligned, zero padded; its
+// 16-byte chunk `lastc`, the slot's last, already loaded as `tail` with the
+// length byte cleared) OR-ed into zeroed staging at byte `pos`:
+// funnel-shifted words, one shared atomic OR each (a row's first and last
+// words may be shared with its neighbours); the words past the value OR in
+// zero. Ends at most 20 bytes past pos + len.
+__device__ __forceinline__ void vt_put(u8* stage, u32 pos, const uint4* __restrict__ src, u32 len,
+                                       uint4 tail, u32 lastc) {
     const u32 s = 8 * (pos & 3);
     const u32 at = (u32)__cvta_generic_to_shared(stage) + (pos & ~3u);
     u32 prev = 0;
     for (u32 c = 0; 16 * c < len; c++) {
-        const uint4 v = src[c];
+        const uint4 v = c == lastc ? tail : src[c];
         const u32 w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
         for (int i = 0; i < 4; i++) {
@@ -88,22 +92,34 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
         const u32 zn = (shift + tl.bytes + 20 + 15) / 16;
         for (u32 i = t; i < zn; i += VT_THREADS) ((uint4*)stage)[i] = make_uint4(0, 0, 0, 0);
     }
-    // Each thread's rows: value start and length.
+    // Each thread's rows: value start and length. With a stride, both come
+    // from the value's table slot (value k at k · stride, its length in the
+    // slot's last byte, gpu::values): one 16-byte load of the slot's tail
+    // per row, kept for the copy (the whole value when the stride is 16),
+    // and no read of the starts.
     u32 a[FP_VT_RPT], len[FP_VT_RPT];
+    uint4 tail[FP_VT_RPT];
     u32 sum = 0, bad = 0;
 #pragma unroll
     for (int q = 0; q < FP_VT_RPT; q++) {
         const u32 i = t * FP_VT_RPT + q;
         a[q] = 0;
         len[q] = 0;
+        tail[q] = make_uint4(0, 0, 0, 0);
         if (i < tl.rows) {
             const u32 k = vt_index(ix, vp.iw, tl.row + i);
             if (k < vp.nvalues) {
-                const u32 s0 = starts[k], s1 = starts[k + 1];
-                // a[q]: the value's first byte in `vals` (its table slot with a stride).
-                const u32 at = vp.stride ? k * vp.stride : s0;
-                if (s0 > s1 || (vp.stride ? s1 - s0 > vp.stride : s1 > vp.vals_len)) bad = 1;
-                else { a[q] = at; len[q] = s1 - s0; }
+                if (vp.stride) {
+                    const u32 at = k * vp.stride;
+                    const uint4 e = *(const uint4*)(vals + at + vp.stride - 16);
+                    const u32 n = e.w >> 24;
+                    if (n >= vp.stride) bad = 1;
+                    else { a[q] = at; len[q] = n; tail[q] = make_uint4(e.x, e.y, e.z, e.w & 0xffffffu); }
+                } else {
+                    const u32 s0 = starts[k], s1 = starts[k + 1];
+                    if (s0 > s1 || s1 > vp.vals_len) bad = 1;
+                    else { a[q] = s0; len[q] = s1 - s0; }
+                }
             } else if (k > vp.nvalues) {
                 bad = 1;  // k == nvalues: a null row, empty
             }
@@ -156,10 +172,12 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
     if (staged) {
         // Stage at the output's alignment, then byte head, 16-byte body, byte tail.
         if (vp.stride) {
-            // 16-byte loads of each value's table slot, OR-ed in as words.
+            // 16-byte loads of each value's table slot (its tail already
+            // held), OR-ed in as words.
+            const u32 lastc = vp.stride / 16 - 1;
 #pragma unroll
             for (int q = 0; q < FP_VT_RPT; q++)
-                if (len[q]) vt_put(stage, shift + p[q], (const uint4*)(vals + a[q]), len[q]);
+                if (len[q]) vt_put(stage, shift + p[q], (const uint4*)(vals + a[q]), len[q], tail[q], lastc);
         } else {
 #pragma unroll
             for (int q = 0; q < FP_VT_RPT; q++) {

@@ -283,6 +283,10 @@ pub(crate) const VT_RPT: u32 = 4;
 /// Bytes of a value-gather tile staged in shared memory before its 16-byte
 /// stores; a tile with more (one row longer than this) is copied straight.
 pub(crate) const VT_STAGE: u32 = 16 << 10;
+/// The value gather's preferred shared-memory carveout (percent of an SM's
+/// most shared memory; -1 the driver's choice, which favours occupancy):
+/// see bench/GPU.md, value-dictionary gather.
+pub(crate) const VT_CARVEOUT: i32 = -1;
 /// Values per cascade block (FORMAT §6): one warp de-cascades one block.
 pub(crate) const CASCADE_BLOCK: usize = 128;
 

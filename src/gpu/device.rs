@@ -282,6 +282,21 @@ fn compile_unit(
 }
 
 impl Kernels {
+    /// Sets the value gather's preferred shared-memory carveout, `percent`
+    /// of an SM's most shared memory (-1: the driver's choice).
+    pub(crate) fn set_values_carveout(&self, percent: i32) -> Result<()> {
+        // SAFETY: `values` is a live function handle of a module this
+        // `Kernels` keeps; the attribute is only a placement preference.
+        unsafe {
+            cudarc::driver::result::function::set_function_attribute(
+                self.values.cu_function(),
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                percent,
+            )
+        }
+        .map_err(|e| gpu_err("gather carveout", e))
+    }
+
     /// The log-template scan decoder of this configuration (`fastpair_logs`).
     pub(crate) fn logs(&self) -> Result<&CudaFunction> {
         Ok(&self.log_module()?[0])
@@ -388,6 +403,7 @@ impl Gpu {
             smem,
             cfg: *cfg,
         });
+        k.set_values_carveout(abi::VT_CARVEOUT)?;
         self.modules
             .lock()
             .expect("module cache")

@@ -593,6 +593,34 @@ mod gpu_impl {
                 .collect()
         }
 
+        /// Sets the value gather's preferred shared-memory carveout (percent
+        /// of the most shared memory an SM has; -1 lets the driver choose;
+        /// `None` the crate's default), for every launch of this
+        /// configuration's kernels from now on: the value-dictionary
+        /// benchmark A/Bs it in one process.
+        #[cfg(feature = "test-util")]
+        pub fn set_gather_carveout(&self, percent: Option<i32>) -> Result<()> {
+            self.kernels
+                .set_values_carveout(percent.unwrap_or(abi::VT_CARVEOUT))
+        }
+
+        /// The value gather's registers per thread, static shared bytes per
+        /// block and resident blocks per SM at its launch shape.
+        #[cfg(feature = "test-util")]
+        pub fn gather_occupancy(&self) -> Result<(i32, i32, u32)> {
+            use cudarc::driver::sys::CUfunction_attribute as A;
+            let f = &self.kernels.values;
+            let at = |a| f.get_attribute(a).map_err(|e| gpu_err("attribute", e));
+            let blocks = f
+                .occupancy_max_active_blocks_per_multiprocessor(abi::VT_ROWS / abi::VT_RPT, 0, None)
+                .map_err(|e| gpu_err("occupancy", e))?;
+            Ok((
+                at(A::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+                at(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+                blocks,
+            ))
+        }
+
         /// Events-timed full device scan (de-cascade + decode + offsets).
         #[cfg(feature = "test-util")]
         pub fn time_run(&mut self, reps: usize) -> Result<Vec<f32>> {
