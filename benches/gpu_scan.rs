@@ -767,20 +767,21 @@ mod bench {
             // The gather's occupancy, then its time at each preferred
             // shared-memory carveout of VT_CARVEOUTS (percent; -1 the
             // driver's choice), the default restored after.
-            let (regs, smem, blocks) = p.gather_occupancy().unwrap();
+            let [regs, local, smem, table, per, blocks, resident] = p.gather_occupancy().unwrap();
             println!(
-                "vdict_occupancy,{name},regs {regs},static_smem {smem},blocks_per_sm {blocks}"
+                "vdict_occupancy,{name},regs {regs},local {local},static_smem {smem},\
+                 table_smem {table},tiles_per_block {per},blocks {blocks},resident_per_sm {resident}"
             );
             for pct in env("VT_CARVEOUTS", String::new())
                 .split(',')
                 .filter_map(|e| e.trim().parse::<i32>().ok())
             {
-                p.set_gather_carveout(Some(pct)).unwrap();
+                p.set_gather_carveout(pct).unwrap();
                 let (_, g) = stats(&p.time_decode(reps).unwrap(), total);
                 p.check().expect("status");
                 println!("vdict_carveout,{name},{pct},{g:.1}");
             }
-            p.set_gather_carveout(None).unwrap();
+            p.set_gather_carveout(-1).unwrap();
             verify(&p, &c);
         }
     }

@@ -283,10 +283,13 @@ pub(crate) const VT_RPT: u32 = 4;
 /// Bytes of a value-gather tile staged in shared memory before its 16-byte
 /// stores; a tile with more (one row longer than this) is copied straight.
 pub(crate) const VT_STAGE: u32 = 16 << 10;
-/// The value gather's preferred shared-memory carveout (percent of an SM's
-/// most shared memory; -1 the driver's choice, which favours occupancy):
-/// see bench/GPU.md, value-dictionary gather.
-pub(crate) const VT_CARVEOUT: i32 = -1;
+/// Most bytes of a fixed-stride value table the gather copies into shared
+/// memory (1,000 values at a 32-byte stride fit; 4 blocks an SM, as many
+/// as its registers allow, still fit with the staging).
+pub(crate) const VT_TABLE_MAX: u32 = 32 << 10;
+/// Blocks per SM the value gather's grid is cut for (two waves of its 4
+/// resident blocks); each block loops over its consecutive tiles.
+pub(crate) const VT_BLOCKS_PER_SM: u32 = 8;
 /// Values per cascade block (FORMAT §6): one warp de-cascades one block.
 pub(crate) const CASCADE_BLOCK: usize = 128;
 

@@ -132,6 +132,9 @@ pub(crate) struct Kernels {
     pub(crate) search_smem: u32,
     /// Code width the kernels were compiled for.
     bits: u8,
+    /// Multiprocessors of the device they were loaded on (the value
+    /// gather's grid).
+    pub(crate) sms: u32,
     pub(crate) cfg: DecoderConfig,
 }
 
@@ -383,7 +386,19 @@ impl Gpu {
             )
         }
         .map_err(|e| gpu_err("shared memory limit", e))?;
+        let values = f("fastpair_values")?;
+        // SAFETY: as for `decode`: the gather's table of distinct values
+        // lives in dynamic shared memory (at most `VT_TABLE_MAX` bytes).
+        unsafe {
+            cudarc::driver::result::function::set_function_attribute(
+                values.cu_function(),
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                abi::VT_TABLE_MAX as i32,
+            )
+        }
+        .map_err(|e| gpu_err("gather shared memory limit", e))?;
         let k = Arc::new(Kernels {
+            sms: self.sms,
             search: OnceLock::new(),
             search_smem: (cfg.t / 32) * abi::search_warp_smem(cfg),
             bits,
@@ -396,14 +411,13 @@ impl Gpu {
                 f("fastpair_rows_scan3")?,
             ],
             rows_decode: f("fastpair_rows_decode")?,
-            values: f("fastpair_values")?,
+            values,
             logs: OnceLock::new(),
             ctx: self.ctx.clone(),
             arch: self.arch,
             smem,
             cfg: *cfg,
         });
-        k.set_values_carveout(abi::VT_CARVEOUT)?;
         self.modules
             .lock()
             .expect("module cache")
@@ -663,10 +677,11 @@ pub(crate) fn launch_values(
     }
     let nvp = plan.vpieces.len() as u32;
     let (input_len, out_len) = (d.input.len() as u64, out.len() as u64);
+    let (per_block, blocks, table) = values_grid(plan, ntiles, k.sms);
     let cfg = LaunchConfig {
-        grid_dim: (ntiles, 1, 1),
+        grid_dim: (blocks, 1, 1),
         block_dim: (abi::VT_ROWS / abi::VT_RPT, 1, 1),
-        shared_mem_bytes: 0,
+        shared_mem_bytes: table,
     };
     let mut b = s.launch_builder(&k.values);
     b.arg(&d.input)
@@ -684,15 +699,39 @@ pub(crate) fn launch_values(
         Some(o) => b.arg(o),
         None => b.arg(&mut d.no_offsets),
     };
-    b.arg(&offsets_len).arg(&mut d.status);
+    b.arg(&offsets_len)
+        .arg(&per_block)
+        .arg(&table)
+        .arg(&mut d.status);
     // SAFETY: argument list matches `fastpair_values`; every descriptor was
     // built by `plan::build` from validated value-dictionary chunks (value
     // numbers below D + 1, starts inside the values, tiles summing to the
     // rows' validated bytes), and the kernel re-checks each tile's reads
     // against `input_len` and its writes against `out_len` and
-    // `offsets_len` before touching memory.
+    // `offsets_len` before touching memory; block b takes tiles
+    // [b·per_block, (b + 1)·per_block) below `ntiles`, and copies only
+    // tables of at most `table` bytes (its dynamic shared memory).
     unsafe { b.launch(cfg) }.map_err(|e| gpu_err("values launch", e))?;
     Ok(())
+}
+
+/// The value gather's shape for `ntiles` tiles on `sms` multiprocessors:
+/// tiles per block (consecutive ones, so that a block copies its piece's
+/// table once for many), blocks, and the dynamic shared memory for the
+/// largest fixed-stride table of the plan that fits `VT_TABLE_MAX` (0 when
+/// none does: every table is then read from global memory).
+pub(crate) fn values_grid(plan: &Plan, ntiles: u32, sms: u32) -> (u32, u32, u32) {
+    let table = plan
+        .vpieces
+        .iter()
+        .filter(|p| p.stride > 0)
+        .map(|p| p.nvalues as u64 * p.stride as u64)
+        .filter(|&b| b <= abi::VT_TABLE_MAX as u64)
+        .max()
+        .unwrap_or(0) as u32;
+    let want = (sms.max(1) * abi::VT_BLOCKS_PER_SM).max(1);
+    let per_block = ntiles.div_ceil(want).max(1);
+    (per_block, ntiles.div_ceil(per_block), table)
 }
 
 /// Launches the log-template decoder (kernels/logs.cu) over every tile of

@@ -594,31 +594,45 @@ mod gpu_impl {
         }
 
         /// Sets the value gather's preferred shared-memory carveout (percent
-        /// of the most shared memory an SM has; -1 lets the driver choose;
-        /// `None` the crate's default), for every launch of this
-        /// configuration's kernels from now on: the value-dictionary
-        /// benchmark A/Bs it in one process.
+        /// of the most shared memory an SM has; -1, the default, lets the
+        /// driver choose), for every launch of this configuration's kernels
+        /// from now on: the value-dictionary benchmark A/Bs it in one process.
         #[cfg(feature = "test-util")]
-        pub fn set_gather_carveout(&self, percent: Option<i32>) -> Result<()> {
-            self.kernels
-                .set_values_carveout(percent.unwrap_or(abi::VT_CARVEOUT))
+        pub fn set_gather_carveout(&self, percent: i32) -> Result<()> {
+            self.kernels.set_values_carveout(percent)
         }
 
-        /// The value gather's registers per thread, static shared bytes per
-        /// block and resident blocks per SM at its launch shape.
+        /// The value gather's registers and local (spilled) bytes per
+        /// thread, static shared bytes per block, and this plan's launch:
+        /// dynamic shared bytes (its table), tiles per block, blocks, and
+        /// resident blocks per SM.
         #[cfg(feature = "test-util")]
-        pub fn gather_occupancy(&self) -> Result<(i32, i32, u32)> {
+        pub fn gather_occupancy(&self) -> Result<[u32; 7]> {
             use cudarc::driver::sys::CUfunction_attribute as A;
             let f = &self.kernels.values;
-            let at = |a| f.get_attribute(a).map_err(|e| gpu_err("attribute", e));
-            let blocks = f
-                .occupancy_max_active_blocks_per_multiprocessor(abi::VT_ROWS / abi::VT_RPT, 0, None)
+            let at = |a| {
+                f.get_attribute(a)
+                    .map(|v| v as u32)
+                    .map_err(|e| gpu_err("attribute", e))
+            };
+            let ntiles = self.plan.vtiles.len() as u32;
+            let (per, blocks, table) = device::values_grid(&self.plan, ntiles, self.kernels.sms);
+            let resident = f
+                .occupancy_max_active_blocks_per_multiprocessor(
+                    abi::VT_ROWS / abi::VT_RPT,
+                    table as usize,
+                    None,
+                )
                 .map_err(|e| gpu_err("occupancy", e))?;
-            Ok((
+            Ok([
                 at(A::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+                at(A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
                 at(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+                table,
+                per,
                 blocks,
-            ))
+                resident,
+            ])
         }
 
         /// Events-timed full device scan (de-cascade + decode + offsets).

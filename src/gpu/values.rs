@@ -56,9 +56,9 @@ impl<'r> ValueChunk<'r> {
     }
 
     /// The stride of the fixed-stride value table the gather reads (16,
-    /// 32 or 64: the least that holds the longest value and its length
-    /// byte, [`Self::table`]), or 0 when a value is 64 bytes or longer (the
-    /// values are then uploaded back to back and copied byte by byte).
+    /// 32 or 64: the least that holds the longest value), or 0 when a
+    /// value is longer than 64 bytes (the values are then uploaded back to
+    /// back and copied byte by byte).
     pub(crate) fn table_stride(&self) -> u32 {
         let longest = self
             .starts
@@ -67,27 +67,21 @@ impl<'r> ValueChunk<'r> {
             .max()
             .unwrap_or(0);
         match longest {
-            0..=15 => 16,
-            16..=31 => 32,
-            32..=63 => 64,
+            0..=16 => 16,
+            17..=32 => 32,
+            33..=64 => 64,
             _ => 0,
         }
     }
 
     /// The values at a fixed `stride` (value `k` at `k · stride`, zero
-    /// padded), each slot's last byte its value's length: a lane loads a
-    /// value with 16-byte loads, and the slot's last 16 bytes give the
-    /// length with the value's tail, so the gather reads no starts (one
-    /// dependent load fewer per row, and a table that is the whole working
-    /// set: bench/GPU.md, value-dictionary gather).
+    /// padded), so that a lane loads a value with 16-byte loads.
     pub(crate) fn table(&self, stride: u32) -> Vec<u8> {
         let s = stride as usize;
         let mut t = vec![0u8; self.nvalues() as usize * s];
         for (k, w) in self.starts.windows(2).enumerate() {
             let v = &self.values[w[0] as usize..w[1] as usize];
-            debug_assert!(v.len() < s, "table_stride leaves room for the length");
             t[k * s..k * s + v.len()].copy_from_slice(v);
-            t[k * s + s - 1] = v.len() as u8;
         }
         t
     }
@@ -226,50 +220,5 @@ mod tests {
         assert_eq!(v.index_width(), 1);
         assert_eq!(ix.len(), 5);
         assert_eq!(ix[2], v.nvalues() as u8, "row 7 is null");
-    }
-
-    /// The fixed-stride table: value `k` at `k · stride`, zero padded, its
-    /// length in the slot's last byte, the stride the least with room for
-    /// the longest value and that byte (none from 64 bytes on).
-    #[test]
-    fn table_slots_end_with_the_length() {
-        for (longest, stride) in [
-            (1, 16),
-            (15, 16),
-            (16, 32),
-            (31, 32),
-            (32, 64),
-            (63, 64),
-            (64, 0),
-        ] {
-            let rows: Vec<Vec<u8>> = (0..3000usize)
-                .map(|i| {
-                    let k = i % 3;
-                    let n = if k == 0 { longest } else { k };
-                    vec![b'a' + k as u8; n]
-                })
-                .collect();
-            let file = write_to_vec(
-                rows.iter().map(|r| Some(&r[..])),
-                WriterOptions::default().with_chunk_rows(3000),
-            )
-            .unwrap();
-            let r = Reader::from_bytes(file).unwrap();
-            let v = ValueChunk::new(r.chunk(0).unwrap()).expect("a value-dictionary chunk");
-            assert_eq!(v.table_stride(), stride, "longest {longest}");
-            if stride == 0 {
-                continue;
-            }
-            let t = v.table(stride);
-            let s = stride as usize;
-            assert_eq!(t.len(), v.nvalues() as usize * s);
-            for (k, w) in v.starts.windows(2).enumerate() {
-                let val = &v.values[w[0] as usize..w[1] as usize];
-                let slot = &t[k * s..(k + 1) * s];
-                assert_eq!(&slot[..val.len()], val);
-                assert!(slot[val.len()..s - 1].iter().all(|&b| b == 0));
-                assert_eq!(slot[s - 1] as usize, val.len());
-            }
-        }
     }
 }
