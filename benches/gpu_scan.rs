@@ -781,6 +781,20 @@ mod bench {
                 p.check().expect("status");
                 println!("vdict_carveout,{name},{pct},{g:.1}");
             }
+            // The gather's shapes of VT_SHAPES (blocks per SM, 0 for one tile
+            // per block : staged table bytes above : at most), each timed.
+            for sh in env("VT_SHAPES", String::new()).split(',') {
+                let v: Vec<u32> = sh.split(':').filter_map(|x| x.parse().ok()).collect();
+                if v.len() != 3 {
+                    continue;
+                }
+                gpu::set_gather_shape(Some((v[0], v[1], v[2])));
+                let (_, g) = stats(&p.time_decode(reps).unwrap(), total);
+                p.check().expect("status");
+                verify(&p, &c);
+                println!("vdict_shape,{name},{sh},{g:.1}");
+            }
+            gpu::set_gather_shape(None);
             p.set_gather_carveout(-1).unwrap();
             verify(&p, &c);
         }

@@ -716,22 +716,40 @@ pub(crate) fn launch_values(
 }
 
 /// The value gather's shape for `ntiles` tiles on `sms` multiprocessors:
-/// tiles per block (consecutive ones, so that a block copies its piece's
-/// table once for many), blocks, and the dynamic shared memory for the
-/// largest fixed-stride table of the plan that fits `VT_TABLE_MAX` (0 when
-/// none does: every table is then read from global memory).
+/// tiles per block (one by default: main's shape; more only where the
+/// benchmark asks, measured slower on the H200, bench/GPU.md), blocks, and
+/// the dynamic shared memory for the largest fixed-stride table of the plan
+/// in `(VT_TABLE_MIN, VT_TABLE_MAX]` (0 when none: every table is then read
+/// through L1, which holds the smaller ones well).
 pub(crate) fn values_grid(plan: &Plan, ntiles: u32, sms: u32) -> (u32, u32, u32) {
+    let (per_sm, tmin, tmax) = values_shape();
     let table = plan
         .vpieces
         .iter()
         .filter(|p| p.stride > 0)
         .map(|p| p.nvalues as u64 * p.stride as u64)
-        .filter(|&b| b <= abi::VT_TABLE_MAX as u64)
+        .filter(|&b| b > tmin as u64 && b <= tmax.min(abi::VT_TABLE_MAX) as u64)
         .max()
         .unwrap_or(0) as u32;
-    let want = (sms.max(1) * abi::VT_BLOCKS_PER_SM).max(1);
-    let per_block = ntiles.div_ceil(want).max(1);
+    let per_block = if per_sm == 0 {
+        1
+    } else {
+        ntiles.div_ceil(sms.max(1) * per_sm).max(1)
+    };
     (per_block, ntiles.div_ceil(per_block), table)
+}
+
+/// The benchmark's override of the gather's shape (test-util):
+/// (blocks per SM, 0 for one tile per block; table bytes staged above; at most).
+#[cfg(feature = "test-util")]
+pub(crate) static VALUES_SHAPE: Mutex<Option<(u32, u32, u32)>> = Mutex::new(None);
+
+fn values_shape() -> (u32, u32, u32) {
+    #[cfg(feature = "test-util")]
+    if let Some(s) = *VALUES_SHAPE.lock().expect("gather shape") {
+        return s;
+    }
+    (0, abi::VT_TABLE_MIN, abi::VT_TABLE_MAX)
 }
 
 /// Launches the log-template decoder (kernels/logs.cu) over every tile of

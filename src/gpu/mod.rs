@@ -237,6 +237,14 @@ pub fn devices() -> Result<Vec<usize>> {
     Ok((0..n.max(0) as usize).collect())
 }
 
+/// Overrides the value gather's shape for later launches (benchmarks):
+/// `Some((blocks per SM, 0 for one tile per block; tables of more bytes than
+/// this are staged in shared memory; up to this many))`, `None` the default.
+#[cfg(all(feature = "gpu", feature = "test-util"))]
+pub fn set_gather_shape(shape: Option<(u32, u32, u32)>) {
+    *device::VALUES_SHAPE.lock().expect("gather shape") = shape;
+}
+
 /// Name and multiprocessor count of the GPU in use.
 #[cfg(feature = "gpu")]
 pub fn device_info() -> Result<(String, u32)> {
