@@ -764,39 +764,6 @@ mod bench {
             smed / gmed,
             total as f64 / (e2e * 1e6)
         );
-            // The gather's occupancy, then its time at each preferred
-            // shared-memory carveout of VT_CARVEOUTS (percent; -1 the
-            // driver's choice), the default restored after.
-            let [regs, local, smem, table, per, blocks, resident] = p.gather_occupancy().unwrap();
-            println!(
-                "vdict_occupancy,{name},regs {regs},local {local},static_smem {smem},\
-                 table_smem {table},tiles_per_block {per},blocks {blocks},resident_per_sm {resident}"
-            );
-            for pct in env("VT_CARVEOUTS", String::new())
-                .split(',')
-                .filter_map(|e| e.trim().parse::<i32>().ok())
-            {
-                p.set_gather_carveout(pct).unwrap();
-                let (_, g) = stats(&p.time_decode(reps).unwrap(), total);
-                p.check().expect("status");
-                println!("vdict_carveout,{name},{pct},{g:.1}");
-            }
-            // The gather's shapes of VT_SHAPES (blocks per SM, 0 for one tile
-            // per block : staged table bytes above : at most), each timed.
-            for sh in env("VT_SHAPES", String::new()).split(',') {
-                let v: Vec<u32> = sh.split(':').filter_map(|x| x.parse().ok()).collect();
-                if v.len() != 3 {
-                    continue;
-                }
-                gpu::set_gather_shape(Some((v[0], v[1], v[2])));
-                let (_, g) = stats(&p.time_decode(reps).unwrap(), total);
-                p.check().expect("status");
-                verify(&p, &c);
-                println!("vdict_shape,{name},{sh},{g:.1}");
-            }
-            gpu::set_gather_shape(None);
-            p.set_gather_carveout(-1).unwrap();
-            verify(&p, &c);
         }
     }
 }

@@ -2,11 +2,8 @@
 // spec/DECODER.md §6c): a chunk's distinct values, decoded once, lie in the
 // launch input with their D + 1 byte starts and each selected row's value
 // number (FP_VT's `iw` bytes per row; number D names the empty value of a
-// null row). Tiles of at most FP_VT_ROWS consecutive rows are cut on the
-// host from the validated row offsets; each block takes `per_block`
-// consecutive tiles, one after the other, and copies a fixed-stride table of
-// at most `tbl_cap` bytes into shared memory once per piece (the gather then
-// reads values from there). Per tile: each thread takes
+// null row). One block per tile of at most FP_VT_ROWS consecutive rows
+// (tiles cut on the host from the validated row offsets): each thread takes
 // FP_VT_RPT consecutive rows, a block scan of their lengths places them,
 // the block writes the Arrow offsets (when asked) and copies the values,
 // through shared memory and 16-byte stores when the tile's bytes fit
@@ -59,166 +56,139 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
     const VTile* __restrict__ tiles, u32 ntiles,
     u8* __restrict__ out, u64 out_len,
     i64* __restrict__ offsets, u64 offsets_len,
-    u32 per_block, u32 tbl_cap,
     u32* __restrict__ status)
 {
-    // The distinct values of the block's current piece (dynamic shared
-    // memory, tbl_cap bytes): a fixed-stride table that fits is copied here
-    // once per piece and read from here, not from L1/L2 (bench/GPU.md,
-    // value-dictionary gather: 32 lanes loading 32 random lines of a table
-    // is what held 1,000 distinct values to ~1.0 TB/s).
-    extern __shared__ __align__(16) uint4 vt_tbl[];
     __shared__ __align__(16) u8 stage[VT_STAGE_ALLOC];
     __shared__ u32 ends[FP_VT_ROWS];
     __shared__ u32 wsum[VT_THREADS / 32];
     __shared__ u32 flag;
-    __shared__ u64 tbl_at;  // vals_off of the table in vt_tbl (~0: none)
     const u32 t = threadIdx.x, lane = t & 31, w = t >> 5;
-    if (t == 0) tbl_at = ~0ull;
-    // The block's tiles: per_block consecutive ones (consecutive tiles
-    // mostly share a piece, so its table is copied once for all of them).
-    const u64 first = (u64)blockIdx.x * per_block;
-    const u64 last = min(first + per_block, (u64)ntiles);
-#pragma unroll 1
-    for (u64 ti = first; ti < last; ti++) {
-        __syncthreads();  // the previous tile's shared data is consumed
-        const VTile tl = tiles[ti];
-        if (tl.piece >= nvp) { if (t == 0) atomicOr(status, ST_VALUES); continue; }
-        const VPiece vp = vpieces[tl.piece];
-        // Block-uniform checks of the descriptors against the buffers.
-        const u64 ix_end = vp.index_off + (u64)vp.rows * vp.iw;
-        if (tl.rows == 0 || tl.rows > FP_VT_ROWS || (u64)tl.row + tl.rows > vp.rows
-            || ix_end > input_len || vp.vals_off + vp.vals_len > input_len
-            || vp.starts_off + 4 * ((u64)vp.nvalues + 1) > input_len
-            || (vp.stride && ((vp.stride & 15) || (vp.vals_off & 15) || (u64)vp.nvalues * vp.stride > vp.vals_len))
-            || tl.out + tl.bytes > out_len
-            || (offsets_len && vp.row_base + tl.row + tl.rows + 1 > offsets_len)) {
-            if (t == 0) atomicOr(status, ST_VALUES);
-            continue;
-        }
-        const u8* vals = input + vp.vals_off;
-        const u64 tbytes = (u64)vp.nvalues * vp.stride;
-        if (vp.stride && tbytes <= tbl_cap) {
-            // Block-uniform (tbl_at read after the loop's barrier).
-            if (tbl_at != vp.vals_off) {
-                const uint4* src = (const uint4*)vals;
-                for (u32 i = t; i < tbytes / 16; i += VT_THREADS) vt_tbl[i] = src[i];
-                __syncthreads();
-                if (t == 0) tbl_at = vp.vals_off;  // read again after the next barrier
-            }
-            vals = (const u8*)vt_tbl;
-        }
-        const u8* ix = input + vp.index_off;
-        const u32* starts = (const u32*)(input + vp.starts_off);
-        const bool staged = tl.bytes <= FP_VT_STAGE;
-        const u32 shift = (u32)(tl.out & 15);
-        if (staged && vp.stride) {
-            // The OR-ed staging starts zeroed (the block syncs below first).
-            const u32 zn = (shift + tl.bytes + 20 + 15) / 16;
-            for (u32 i = t; i < zn; i += VT_THREADS) ((uint4*)stage)[i] = make_uint4(0, 0, 0, 0);
-        }
-        // Each thread's rows: value start and length.
-        u32 a[FP_VT_RPT], len[FP_VT_RPT];
-        u32 sum = 0, bad = 0;
+    if (blockIdx.x >= ntiles) return;
+    const VTile tl = tiles[blockIdx.x];
+    if (tl.piece >= nvp) { if (t == 0) atomicOr(status, ST_VALUES); return; }
+    const VPiece vp = vpieces[tl.piece];
+    // Block-uniform checks of the descriptors against the buffers.
+    const u64 ix_end = vp.index_off + (u64)vp.rows * vp.iw;
+    if (tl.rows == 0 || tl.rows > FP_VT_ROWS || (u64)tl.row + tl.rows > vp.rows
+        || ix_end > input_len || vp.vals_off + vp.vals_len > input_len
+        || vp.starts_off + 4 * ((u64)vp.nvalues + 1) > input_len
+        || (vp.stride && ((vp.stride & 15) || (u64)vp.nvalues * vp.stride > vp.vals_len))
+        || tl.out + tl.bytes > out_len
+        || (offsets_len && vp.row_base + tl.row + tl.rows + 1 > offsets_len)) {
+        if (t == 0) atomicOr(status, ST_VALUES);
+        return;
+    }
+    const u8* ix = input + vp.index_off;
+    const u32* starts = (const u32*)(input + vp.starts_off);
+    const u8* vals = input + vp.vals_off;
+    const bool staged = tl.bytes <= FP_VT_STAGE;
+    const u32 shift = (u32)(tl.out & 15);
+    if (staged && vp.stride) {
+        // The OR-ed staging starts zeroed (the block syncs below first).
+        const u32 zn = (shift + tl.bytes + 20 + 15) / 16;
+        for (u32 i = t; i < zn; i += VT_THREADS) ((uint4*)stage)[i] = make_uint4(0, 0, 0, 0);
+    }
+    // Each thread's rows: value start and length.
+    u32 a[FP_VT_RPT], len[FP_VT_RPT];
+    u32 sum = 0, bad = 0;
 #pragma unroll
-        for (int q = 0; q < FP_VT_RPT; q++) {
-            const u32 i = t * FP_VT_RPT + q;
-            a[q] = 0;
-            len[q] = 0;
-            if (i < tl.rows) {
-                const u32 k = vt_index(ix, vp.iw, tl.row + i);
-                if (k < vp.nvalues) {
-                    const u32 s0 = starts[k], s1 = starts[k + 1];
-                    // a[q]: the value's first byte in `vals` (its table slot with a stride).
-                    const u32 at = vp.stride ? k * vp.stride : s0;
-                    if (s0 > s1 || (vp.stride ? s1 - s0 > vp.stride : s1 > vp.vals_len)) bad = 1;
-                    else { a[q] = at; len[q] = s1 - s0; }
-                } else if (k > vp.nvalues) {
-                    bad = 1;  // k == nvalues: a null row, empty
-                }
+    for (int q = 0; q < FP_VT_RPT; q++) {
+        const u32 i = t * FP_VT_RPT + q;
+        a[q] = 0;
+        len[q] = 0;
+        if (i < tl.rows) {
+            const u32 k = vt_index(ix, vp.iw, tl.row + i);
+            if (k < vp.nvalues) {
+                const u32 s0 = starts[k], s1 = starts[k + 1];
+                // a[q]: the value's first byte in `vals` (its table slot with a stride).
+                const u32 at = vp.stride ? k * vp.stride : s0;
+                if (s0 > s1 || (vp.stride ? s1 - s0 > vp.stride : s1 > vp.vals_len)) bad = 1;
+                else { a[q] = at; len[q] = s1 - s0; }
+            } else if (k > vp.nvalues) {
+                bad = 1;  // k == nvalues: a null row, empty
             }
-            sum += len[q];
         }
-        // Block exclusive scan of the threads' sums.
-        u32 incl = sum;
+        sum += len[q];
+    }
+    // Block exclusive scan of the threads' sums.
+    u32 incl = sum;
+#pragma unroll
+    for (u32 o = 1; o < 32; o <<= 1) {
+        const u32 y = __shfl_up_sync(FULL, incl, o);
+        if (lane >= o) incl += y;
+    }
+    if (t == 0) flag = 0;
+    if (lane == 31) wsum[w] = incl;
+    __syncthreads();
+    if (bad) atomicOr(&flag, 1u);
+    if (w == 0) {
+        u32 s = lane < VT_THREADS / 32 ? wsum[lane] : 0;
 #pragma unroll
         for (u32 o = 1; o < 32; o <<= 1) {
-            const u32 y = __shfl_up_sync(FULL, incl, o);
-            if (lane >= o) incl += y;
+            const u32 y = __shfl_up_sync(FULL, s, o);
+            if (lane >= o) s += y;
         }
-        if (t == 0) flag = 0;
-        if (lane == 31) wsum[w] = incl;
-        __syncthreads();
-        if (bad) atomicOr(&flag, 1u);
-        if (w == 0) {
-            u32 s = lane < VT_THREADS / 32 ? wsum[lane] : 0;
+        if (lane < VT_THREADS / 32) wsum[lane] = s;  // inclusive over warps
+    }
+    __syncthreads();
+    const u32 total = wsum[VT_THREADS / 32 - 1];
+    if (flag || total != tl.bytes) {  // block-uniform
+        if (t == 0) atomicOr(status, ST_VALUES);
+        return;
+    }
+    u32 pos = incl - sum + (w > 0 ? wsum[w - 1] : 0u);
+    u32 p[FP_VT_RPT];
 #pragma unroll
-            for (u32 o = 1; o < 32; o <<= 1) {
-                const u32 y = __shfl_up_sync(FULL, s, o);
-                if (lane >= o) s += y;
-            }
-            if (lane < VT_THREADS / 32) wsum[lane] = s;  // inclusive over warps
-        }
-        __syncthreads();
-        const u32 total = wsum[VT_THREADS / 32 - 1];
-        if (flag || total != tl.bytes) {  // block-uniform
-            if (t == 0) atomicOr(status, ST_VALUES);
-            continue;
-        }
-        u32 pos = incl - sum + (w > 0 ? wsum[w - 1] : 0u);
-        u32 p[FP_VT_RPT];
+    for (int q = 0; q < FP_VT_RPT; q++) {
+        p[q] = pos;
+        pos += len[q];
+        const u32 i = t * FP_VT_RPT + q;
+        if (i < tl.rows) ends[i] = pos;
+    }
+    __syncthreads();
+    if (offsets_len) {
+        // Row i's end, one coalesced store per row; the column's first row
+        // also writes offsets[0].
+        i64* dst = offsets + vp.row_base + tl.row + 1;
+        for (u32 i = t; i < tl.rows; i += VT_THREADS) dst[i] = (i64)(tl.out + ends[i]);
+        if (t == 0 && vp.row_base + tl.row == 0) offsets[0] = 0;
+    }
+    if (staged) {
+        // Stage at the output's alignment, then byte head, 16-byte body, byte tail.
+        if (vp.stride) {
+            // 16-byte loads of each value's table slot, OR-ed in as words.
 #pragma unroll
-        for (int q = 0; q < FP_VT_RPT; q++) {
-            p[q] = pos;
-            pos += len[q];
-            const u32 i = t * FP_VT_RPT + q;
-            if (i < tl.rows) ends[i] = pos;
-        }
-        __syncthreads();
-        if (offsets_len) {
-            // Row i's end, one coalesced store per row; the column's first row
-            // also writes offsets[0].
-            i64* dst = offsets + vp.row_base + tl.row + 1;
-            for (u32 i = t; i < tl.rows; i += VT_THREADS) dst[i] = (i64)(tl.out + ends[i]);
-            if (t == 0 && vp.row_base + tl.row == 0) offsets[0] = 0;
-        }
-        if (staged) {
-            // Stage at the output's alignment, then byte head, 16-byte body, byte tail.
-            if (vp.stride) {
-                // 16-byte loads of each value's table slot, OR-ed in as words.
-#pragma unroll
-                for (int q = 0; q < FP_VT_RPT; q++)
-                    if (len[q]) vt_put(stage, shift + p[q], (const uint4*)(vals + a[q]), len[q]);
-            } else {
-#pragma unroll
-                for (int q = 0; q < FP_VT_RPT; q++) {
-                    const u8* src = vals + a[q];
-                    u8* d = stage + shift + p[q];
-                    for (u32 j = 0; j < len[q]; j++) d[j] = src[j];
-                }
-            }
-            __syncthreads();
-            const u64 glo = tl.out, ghi = tl.out + tl.bytes;
-            const u64 a0 = (glo + 15) & ~(u64)15, a1 = ghi & ~(u64)15;
-            const u64 base = glo - shift;  // 16-aligned global byte of staging byte 0
-            if (a0 >= a1) {
-                for (u64 x = glo + t; x < ghi; x += VT_THREADS) out[x] = stage[x - base];
-            } else {
-                if (glo + t < a0) out[glo + t] = stage[glo + t - base];
-                if (a1 + t < ghi) out[a1 + t] = stage[a1 + t - base];
-                for (u64 x = a0 + 16 * (u64)t; x < a1; x += 16 * VT_THREADS)
-                    *(uint4*)(out + x) = *(const uint4*)(stage + (x - base));
-            }
+            for (int q = 0; q < FP_VT_RPT; q++)
+                if (len[q]) vt_put(stage, shift + p[q], (const uint4*)(vals + a[q]), len[q]);
         } else {
-            // Long rows: the block copies one row at a time.
-            for (u32 i = 0; i < tl.rows; i++) {
-                const u32 e = ends[i], s = i > 0 ? ends[i - 1] : 0u;
-                const u32 k = vt_index(ix, vp.iw, tl.row + i);
-                if (k >= vp.nvalues) continue;
-                const u8* src = vals + (vp.stride ? k * vp.stride : starts[k]);
-                u8* d = out + tl.out + s;
-                for (u32 j = t; j < e - s; j += VT_THREADS) d[j] = src[j];
+#pragma unroll
+            for (int q = 0; q < FP_VT_RPT; q++) {
+                const u8* src = vals + a[q];
+                u8* d = stage + shift + p[q];
+                for (u32 j = 0; j < len[q]; j++) d[j] = src[j];
             }
         }
-    }  // tiles
+        __syncthreads();
+        const u64 glo = tl.out, ghi = tl.out + tl.bytes;
+        const u64 a0 = (glo + 15) & ~(u64)15, a1 = ghi & ~(u64)15;
+        const u64 base = glo - shift;  // 16-aligned global byte of staging byte 0
+        if (a0 >= a1) {
+            for (u64 x = glo + t; x < ghi; x += VT_THREADS) out[x] = stage[x - base];
+        } else {
+            if (glo + t < a0) out[glo + t] = stage[glo + t - base];
+            if (a1 + t < ghi) out[a1 + t] = stage[a1 + t - base];
+            for (u64 x = a0 + 16 * (u64)t; x < a1; x += 16 * VT_THREADS)
+                *(uint4*)(out + x) = *(const uint4*)(stage + (x - base));
+        }
+    } else {
+        // Long rows: the block copies one row at a time.
+        for (u32 i = 0; i < tl.rows; i++) {
+            const u32 e = ends[i], s = i > 0 ? ends[i - 1] : 0u;
+            const u32 k = vt_index(ix, vp.iw, tl.row + i);
+            if (k >= vp.nvalues) continue;
+            const u8* src = vals + (vp.stride ? k * vp.stride : starts[k]);
+            u8* d = out + tl.out + s;
+            for (u32 j = t; j < e - s; j += VT_THREADS) d[j] = src[j];
+        }
+    }
 }

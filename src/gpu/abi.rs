@@ -283,13 +283,6 @@ pub(crate) const VT_RPT: u32 = 4;
 /// Bytes of a value-gather tile staged in shared memory before its 16-byte
 /// stores; a tile with more (one row longer than this) is copied straight.
 pub(crate) const VT_STAGE: u32 = 16 << 10;
-/// Most bytes of a fixed-stride value table the gather copies into shared
-/// memory (1,000 values at a 32-byte stride fit; 4 blocks an SM still fit
-/// with the staging).
-pub(crate) const VT_TABLE_MAX: u32 = 32 << 10;
-/// Tables of at most this many bytes are read through L1 instead (16 KiB,
-/// TPC-H o_clerk's 1,000 values at a 16-byte stride, gathers at ~1.7 TB/s so).
-pub(crate) const VT_TABLE_MIN: u32 = 16 << 10;
 /// Values per cascade block (FORMAT §6): one warp de-cascades one block.
 pub(crate) const CASCADE_BLOCK: usize = 128;
 

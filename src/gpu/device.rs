@@ -132,9 +132,6 @@ pub(crate) struct Kernels {
     pub(crate) search_smem: u32,
     /// Code width the kernels were compiled for.
     bits: u8,
-    /// Multiprocessors of the device they were loaded on (the value
-    /// gather's grid).
-    pub(crate) sms: u32,
     pub(crate) cfg: DecoderConfig,
 }
 
@@ -285,21 +282,6 @@ fn compile_unit(
 }
 
 impl Kernels {
-    /// Sets the value gather's preferred shared-memory carveout, `percent`
-    /// of an SM's most shared memory (-1: the driver's choice).
-    pub(crate) fn set_values_carveout(&self, percent: i32) -> Result<()> {
-        // SAFETY: `values` is a live function handle of a module this
-        // `Kernels` keeps; the attribute is only a placement preference.
-        unsafe {
-            cudarc::driver::result::function::set_function_attribute(
-                self.values.cu_function(),
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
-                percent,
-            )
-        }
-        .map_err(|e| gpu_err("gather carveout", e))
-    }
-
     /// The log-template scan decoder of this configuration (`fastpair_logs`).
     pub(crate) fn logs(&self) -> Result<&CudaFunction> {
         Ok(&self.log_module()?[0])
@@ -386,19 +368,7 @@ impl Gpu {
             )
         }
         .map_err(|e| gpu_err("shared memory limit", e))?;
-        let values = f("fastpair_values")?;
-        // SAFETY: as for `decode`: the gather's table of distinct values
-        // lives in dynamic shared memory (at most `VT_TABLE_MAX` bytes).
-        unsafe {
-            cudarc::driver::result::function::set_function_attribute(
-                values.cu_function(),
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                abi::VT_TABLE_MAX as i32,
-            )
-        }
-        .map_err(|e| gpu_err("gather shared memory limit", e))?;
         let k = Arc::new(Kernels {
-            sms: self.sms,
             search: OnceLock::new(),
             search_smem: (cfg.t / 32) * abi::search_warp_smem(cfg),
             bits,
@@ -411,7 +381,7 @@ impl Gpu {
                 f("fastpair_rows_scan3")?,
             ],
             rows_decode: f("fastpair_rows_decode")?,
-            values,
+            values: f("fastpair_values")?,
             logs: OnceLock::new(),
             ctx: self.ctx.clone(),
             arch: self.arch,
@@ -677,11 +647,10 @@ pub(crate) fn launch_values(
     }
     let nvp = plan.vpieces.len() as u32;
     let (input_len, out_len) = (d.input.len() as u64, out.len() as u64);
-    let (per_block, blocks, table) = values_grid(plan, ntiles, k.sms);
     let cfg = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
+        grid_dim: (ntiles, 1, 1),
         block_dim: (abi::VT_ROWS / abi::VT_RPT, 1, 1),
-        shared_mem_bytes: table,
+        shared_mem_bytes: 0,
     };
     let mut b = s.launch_builder(&k.values);
     b.arg(&d.input)
@@ -699,57 +668,15 @@ pub(crate) fn launch_values(
         Some(o) => b.arg(o),
         None => b.arg(&mut d.no_offsets),
     };
-    b.arg(&offsets_len)
-        .arg(&per_block)
-        .arg(&table)
-        .arg(&mut d.status);
+    b.arg(&offsets_len).arg(&mut d.status);
     // SAFETY: argument list matches `fastpair_values`; every descriptor was
     // built by `plan::build` from validated value-dictionary chunks (value
     // numbers below D + 1, starts inside the values, tiles summing to the
     // rows' validated bytes), and the kernel re-checks each tile's reads
     // against `input_len` and its writes against `out_len` and
-    // `offsets_len` before touching memory; block b takes tiles
-    // [b·per_block, (b + 1)·per_block) below `ntiles`, and copies only
-    // tables of at most `table` bytes (its dynamic shared memory).
+    // `offsets_len` before touching memory.
     unsafe { b.launch(cfg) }.map_err(|e| gpu_err("values launch", e))?;
     Ok(())
-}
-
-/// The value gather's shape for `ntiles` tiles on `sms` multiprocessors:
-/// tiles per block (one by default: main's shape; more only where the
-/// benchmark asks, measured slower on the H200, bench/GPU.md), blocks, and
-/// the dynamic shared memory for the largest fixed-stride table of the plan
-/// in `(VT_TABLE_MIN, VT_TABLE_MAX]` (0 when none: every table is then read
-/// through L1, which holds the smaller ones well).
-pub(crate) fn values_grid(plan: &Plan, ntiles: u32, sms: u32) -> (u32, u32, u32) {
-    let (per_sm, tmin, tmax) = values_shape();
-    let table = plan
-        .vpieces
-        .iter()
-        .filter(|p| p.stride > 0)
-        .map(|p| p.nvalues as u64 * p.stride as u64)
-        .filter(|&b| b > tmin as u64 && b <= tmax.min(abi::VT_TABLE_MAX) as u64)
-        .max()
-        .unwrap_or(0) as u32;
-    let per_block = if per_sm == 0 {
-        1
-    } else {
-        ntiles.div_ceil(sms.max(1) * per_sm).max(1)
-    };
-    (per_block, ntiles.div_ceil(per_block), table)
-}
-
-/// The benchmark's override of the gather's shape (test-util):
-/// (blocks per SM, 0 for one tile per block; table bytes staged above; at most).
-#[cfg(feature = "test-util")]
-pub(crate) static VALUES_SHAPE: Mutex<Option<(u32, u32, u32)>> = Mutex::new(None);
-
-fn values_shape() -> (u32, u32, u32) {
-    #[cfg(feature = "test-util")]
-    if let Some(s) = *VALUES_SHAPE.lock().expect("gather shape") {
-        return s;
-    }
-    (0, abi::VT_TABLE_MIN, abi::VT_TABLE_MAX)
 }
 
 /// Launches the log-template decoder (kernels/logs.cu) over every tile of

@@ -237,14 +237,6 @@ pub fn devices() -> Result<Vec<usize>> {
     Ok((0..n.max(0) as usize).collect())
 }
 
-/// Overrides the value gather's shape for later launches (benchmarks):
-/// `Some((blocks per SM, 0 for one tile per block; tables of more bytes than
-/// this are staged in shared memory; up to this many))`, `None` the default.
-#[cfg(all(feature = "gpu", feature = "test-util"))]
-pub fn set_gather_shape(shape: Option<(u32, u32, u32)>) {
-    *device::VALUES_SHAPE.lock().expect("gather shape") = shape;
-}
-
 /// Name and multiprocessor count of the GPU in use.
 #[cfg(feature = "gpu")]
 pub fn device_info() -> Result<(String, u32)> {
@@ -599,48 +591,6 @@ mod gpu_impl {
             (0..reps)
                 .map(|_| time_ms(g, || self.decode_only()))
                 .collect()
-        }
-
-        /// Sets the value gather's preferred shared-memory carveout (percent
-        /// of the most shared memory an SM has; -1, the default, lets the
-        /// driver choose), for every launch of this configuration's kernels
-        /// from now on: the value-dictionary benchmark A/Bs it in one process.
-        #[cfg(feature = "test-util")]
-        pub fn set_gather_carveout(&self, percent: i32) -> Result<()> {
-            self.kernels.set_values_carveout(percent)
-        }
-
-        /// The value gather's registers and local (spilled) bytes per
-        /// thread, static shared bytes per block, and this plan's launch:
-        /// dynamic shared bytes (its table), tiles per block, blocks, and
-        /// resident blocks per SM.
-        #[cfg(feature = "test-util")]
-        pub fn gather_occupancy(&self) -> Result<[u32; 7]> {
-            use cudarc::driver::sys::CUfunction_attribute as A;
-            let f = &self.kernels.values;
-            let at = |a| {
-                f.get_attribute(a)
-                    .map(|v| v as u32)
-                    .map_err(|e| gpu_err("attribute", e))
-            };
-            let ntiles = self.plan.vtiles.len() as u32;
-            let (per, blocks, table) = device::values_grid(&self.plan, ntiles, self.kernels.sms);
-            let resident = f
-                .occupancy_max_active_blocks_per_multiprocessor(
-                    abi::VT_ROWS / abi::VT_RPT,
-                    table as usize,
-                    None,
-                )
-                .map_err(|e| gpu_err("occupancy", e))?;
-            Ok([
-                at(A::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
-                at(A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
-                at(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
-                table,
-                per,
-                blocks,
-                resident,
-            ])
         }
 
         /// Events-timed full device scan (de-cascade + decode + offsets).
