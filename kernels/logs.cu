@@ -413,3 +413,91 @@ extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS, FP_LG_MIN_BLOCKS)
     lg_tile(input, input_len, blocks, nblocks, pieces, npieces, tiles, ntiles, out, out_len,
             offsets, offsets_len, status, counts[w][0], counts[w][1], stage[w], sdesc[w]);
 }
+
+// Random rows of log-template chunks (DeviceRows, spec/DECODER.md §6; the
+// rows were located by fastpair_rows_locate in the main module: loc[t] =
+// (chunk, chunk row, 0, validated length), offsets scanned). One warp per
+// requested row; the warps of rows of other kinds return at once. In each
+// of the chunk's blocks (one, or header and body) the warp reads the row's
+// local template id from the packed row index and counts the rows of the
+// same local before it in its 128-row block (lanes 32 at a time, a warp
+// sum): its rank is the local's start rank plus that count (FORMAT
+// §5.8.2). Then lane 0 renders the row into the warp's shared staging in
+// windows of FP_LG_STAGE bytes (a longer row is rendered once per window,
+// keeping that window's bytes) and the warp drains each window with 16-byte
+// stores. The checks of lg_tile apply: a failure before rendering raises
+// ST_LOGS and writes nothing for the row; one while rendering raises it too
+// (the row's bytes are then unspecified, and no write leaves the row).
+extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_rows_logs(
+    const u8* __restrict__ input, u64 input_len,
+    const RChunk* __restrict__ chunks, u32 nchunks,
+    const LBlock* __restrict__ blocks, u32 nblocks,
+    const uint4* __restrict__ loc, const i64* __restrict__ offsets, u32 n,
+    u8* __restrict__ out, u64 out_len, u32* __restrict__ status)
+{
+    __shared__ __align__(16) u8 stage_all[FP_LG_WARPS][FP_LG_STAGE + 16];
+    __shared__ LgBlk sdesc_all[FP_LG_WARPS][2];
+    const u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const u32 t = blockIdx.x * FP_LG_WARPS + w;
+    if (t >= n) return;  // warp-uniform
+    const uint4 l = loc[t];
+    if (l.x >= nchunks) return;  // locate flagged it
+    const RChunk ch = chunks[l.x];
+    if (ch.kind != RK_LOGS) return;
+    const u32 r = l.y, len = l.w;
+    u8* stage = stage_all[w];
+    LgBlk* B = sdesc_all[w];
+    const u32 nb = ch.nvalues == 0xffffffffu ? 1 : 2;
+    bool ok = ch.dict < nblocks && (nb == 1 || ch.nvalues < nblocks);
+    if (lane == 0)
+        for (u32 k = 0; ok && k < nb; k++) ok = lg_resolve(input, input_len, blocks[k ? ch.nvalues : ch.dict], B[k]);
+    __syncwarp();
+    ok = __shfl_sync(FULL, (u32)ok, 0);
+    const i64 at = offsets[t];
+    const u32 rb = r / 128, j = r % 128;
+    ok = ok && r < ch.rows && r < B[0].d.rows && (nb == 1 || B[1].d.rows == B[0].d.rows)
+        && rb < B[0].d.nrb && (nb == 1 || rb < B[1].d.nrb)
+        && ((B[0].d.word_off | (nb == 2 ? B[1].d.word_off : 0)) & 15) == 0
+        && ((B[0].d.raw_off | B[0].d.slot_off | (nb == 2 ? B[1].d.raw_off | B[1].d.slot_off : 0)) & 15) == 0
+        && at >= 0 && (u64)at <= out_len && len <= out_len - (u64)at;
+    if (!ok) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+    u32 bad = 0;
+    u32 tid[2] = {0, 0}, rank[2] = {0, 0};
+    for (u32 k = 0; k < nb; k++) {
+        const LgBlk& b = B[k];
+        const u32* rbd = b.rb + 4 * (u64)rb;
+        const u32 first_local = rbd[0], nloc = rbd[1], bits = rbd[2], off = rbd[3];
+        const u64 ix = (u64)b.d.rowidx_at + off;
+        // The row's local id (every lane), then the rows of the same local
+        // before it in the block.
+        const u32 lj = (u32)lg_packed(b, ix, bits, j, bad);
+        u32 same = 0;
+        for (u32 i = lane; i < j; i += 32) same += (u32)lg_packed(b, ix, bits, i, bad) == lj;
+#pragma unroll
+        for (u32 o = 16; o; o >>= 1) same += __shfl_xor_sync(FULL, same, o);
+        const u64 li = (u64)first_local + lj;
+        if (lj >= nloc || nloc > 128 || li >= b.d.nloc) { bad = 1; continue; }
+        tid[k] = b.loc[2 * li];
+        rank[k] = b.loc[2 * li + 1] + same;
+    }
+    if (__any_sync(FULL, bad)) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+    u8* dst = out + at;
+    const u32 shift = (u32)((u64)dst & 15);
+    for (u32 w0 = 0; w0 < len; w0 += FP_LG_STAGE) {
+        const u32 wn = min((u32)FP_LG_STAGE, len - w0);
+        if (lane == 0) {
+            LgOut o;
+            o.base = stage + shift;
+            o.rel = -(i64)w0;
+            o.n = 0;
+            o.lo = w0;
+            o.hi = w0 + wn;
+            for (u32 k = 0; k < nb; k++) lg_row(B[k], tid[k], rank[k], o, bad);
+            if (o.n != len) bad = 1;
+        }
+        __syncwarp();
+        lg_drain(dst + w0, stage, shift, wn, lane);  // w0 is a multiple of 16
+        __syncwarp();
+    }
+    if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_LOGS);
+}

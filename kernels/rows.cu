@@ -2,8 +2,10 @@
 // those rows into one values buffer + Arrow offsets, from coded chunks
 // (kind RK_CODED: codes and cascaded row bounds) and value-dictionary chunks
 // (RK_VALUES: distinct values at codes_off, their D + 1 starts at rc_off,
-// each row's value number, iw bytes, at rb_off). Follows the prelude and
-// cascade.cu in one compilation unit.
+// each row's value number, iw bytes, at rb_off) and log-template chunks
+// (RK_LOGS: located here through their validated row offsets at rc_off,
+// rendered by fastpair_rows_logs in kernels/logs.cu, the log decoder's
+// module). Follows the prelude and cascade.cu in one compilation unit.
 // ---------------------------------------------------------------------------
 // Random rows (spec/DECODER.md §6): given row ids, decode exactly those rows
 // into one values buffer + Arrow offsets. Four steps: locate (chunk, code
@@ -78,6 +80,21 @@ extern "C" __global__ void fastpair_rows_locate(
             if (a > b || b > ch.vals_len) { atomicOr(status, ST_VALUES); a = 0; } else n = b - a;
         }
         loc[t] = make_uint4(c, a, 0, n);
+        offsets[t + 1] = (i64)n;
+        return;
+    }
+    if (ch.kind == RK_LOGS) {
+        // A log-template row: its length from the validated row offsets
+        // (u64, rows + 1 of them). loc = (chunk, chunk row, 0, length).
+        const u64* ends = (const u64*)(input + ch.rc_off);
+        u32 n = 0;
+        if (r >= ch.rows) {
+            atomicOr(status, ST_LOGS);
+        } else {
+            const u64 a = ends[r], b = ends[r + 1];
+            if (a > b || b - a > 0xffffffffull) atomicOr(status, ST_LOGS); else n = (u32)(b - a);
+        }
+        loc[t] = make_uint4(c, r, 0, n);
         offsets[t + 1] = (i64)n;
         return;
     }
@@ -188,6 +205,7 @@ extern "C" __global__ void fastpair_rows_decode(
         for (u32 q = lane; q < blen; q += 32) dst[q] = src[q];
         return;
     }
+    if (ch.kind == RK_LOGS) return;  // fastpair_rows_logs renders it
     if (ncodes == 0) return;
     const Dict dc = dicts[ch.dict];
     const u8* codes = input + ch.codes_off;

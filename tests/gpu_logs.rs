@@ -1,8 +1,8 @@
 //! Log-template chunks (spec/FORMAT.md §5.8) on the GPU (issue 20 item 3,
 //! spec/DECODER.md §6d): every Loghub column of the corpus written with log
 //! templates always, through the whole-column scan (poisoned output first)
-//! and the streaming scan through a ring smaller than the column, each equal
-//! to the CPU reader; files that mix log-template, coded and
+//! and the streaming scan through a ring smaller than the column, and their
+//! random rows through `DeviceRows`, each equal to the CPU reader; files that mix log-template, coded and
 //! value-dictionary chunks; hostile log chunks (mutated files with their
 //! checksums recomputed, corrupted device buffers). Without a GPU these
 //! tests print a notice and pass, unless FASTPAIR_REQUIRE_GPU=1 (then they
@@ -289,26 +289,138 @@ fn mixed_chunks_match_cpu() {
     stream_matches("mixed", &r, 1234..7001);
 }
 
-/// `DeviceRows` does not serve log-template chunks yet: its error names
-/// the chunk.
-#[test]
-fn device_rows_refuse_log_chunks_naming_the_chunk() {
-    if !have_gpu("device_rows_refuse_log_chunks_naming_the_chunk") {
+/// `DeviceRows::get` of random, sorted, repeated, edge and whole-block
+/// rows equals the CPU reader's `get`, row for row (a null row is `None`).
+fn rows_match(name: &str, r: &Reader) {
+    let n = r.rows();
+    if n == 0 {
         return;
     }
-    let r = mixed_file();
-    let first_log = kinds(&r)
-        .iter()
-        .position(|&k| k == ChunkKind::LogTemplates)
-        .unwrap();
-    let Err(e) = gpu::DeviceRows::new(&r) else {
-        panic!("DeviceRows took a log-template chunk")
+    let mut dev = gpu::DeviceRows::new(r).unwrap_or_else(|e| panic!("{name}: DeviceRows: {e}"));
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
     };
-    let m = e.to_string();
-    assert!(
-        m.contains(&format!("chunk {first_log}")) && m.contains("log-template"),
-        "{m}"
-    );
+    let random: Vec<u64> = (0..3000).map(|_| rnd() % n).collect();
+    let mut sorted = random.clone();
+    sorted.sort_unstable();
+    let repeated: Vec<u64> = (0..2000).map(|i| [0, n - 1, n / 2][i % 3]).collect();
+    // First and last row of every chunk and their neighbours; every row of
+    // the first two 128-row blocks (each rank of each local) and backwards.
+    let mut edges = Vec::new();
+    for i in 0..r.num_chunks() {
+        let info = r.chunk_info(i);
+        let (a, b) = (info.first_row, info.first_row + info.entry.rows as u64);
+        for row in [a.wrapping_sub(1), a, a + 1, b.wrapping_sub(1), b] {
+            if row < n {
+                edges.push(row);
+            }
+        }
+    }
+    let blocks: Vec<u64> = (0..n.min(256)).rev().collect();
+    for (what, ids) in [
+        ("random", random),
+        ("sorted", sorted),
+        ("repeated", repeated),
+        ("edges", edges),
+        ("blocks", blocks),
+    ] {
+        let col = dev
+            .get(&ids)
+            .unwrap_or_else(|e| panic!("{name}: {what}: {e}"))
+            .to_host()
+            .unwrap();
+        assert_eq!(col.len(), ids.len());
+        for (k, &id) in ids.iter().enumerate() {
+            let cpu = r.get(id).unwrap();
+            assert_eq!(col.value(k), cpu.as_deref(), "{name}: {what} row {id}");
+        }
+    }
+}
+
+/// `DeviceRows` serves log-template chunks: every Loghub column written
+/// with log templates always, in one chunk and in chunks of 300 rows.
+#[test]
+fn device_rows_match_cpu_on_log_columns() {
+    if !have_gpu("device_rows_match_cpu_on_log_columns") {
+        return;
+    }
+    for (name, vals) in log_columns() {
+        let rows: Vec<Option<&[u8]>> = vals.iter().map(|v| v.as_deref()).collect();
+        for chunk_rows in [1 << 20, 300] {
+            let r = write_logs(&rows, chunk_rows);
+            assert!(kinds(&r).contains(&ChunkKind::LogTemplates), "{name}");
+            rows_match(&name, &r);
+        }
+    }
+    // Header and body blocks, nulls, empty and unmatched rows.
+    let vals = synthetic_logs(5000);
+    let rows: Vec<Option<&[u8]>> = vals.iter().map(|v| v.as_deref()).collect();
+    rows_match("synthetic", &write_logs(&rows, 1000));
+}
+
+/// `DeviceRows` over a file mixing log-template, coded and value-dictionary
+/// chunks (one launch each step for all of them).
+#[test]
+fn device_rows_serve_mixed_chunks() {
+    if !have_gpu("device_rows_serve_mixed_chunks") {
+        return;
+    }
+    rows_match("mixed", &mixed_file());
+}
+
+/// Bit flips in log-template files (checksums recomputed): `DeviceRows`
+/// and the CPU reader both refuse the file or return the same rows.
+#[test]
+fn mutated_log_files_through_device_rows() {
+    if !have_gpu("mutated_log_files_through_device_rows") {
+        return;
+    }
+    let vals = synthetic_logs(1500);
+    let rows: Vec<Option<&[u8]>> = vals.iter().map(|v| v.as_deref()).collect();
+    let opts = WriterOptions::default()
+        .with_chunk_rows(500)
+        .with_log_templates(LogTemplates::Always);
+    let file = write_to_vec(rows.iter().copied(), opts).unwrap();
+    let (mut served, mut refused) = (0, 0);
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mutations: usize = std::env::var("FASTPAIR_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    for _ in 0..mutations {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut m = file.clone();
+        let at = (x % m.len() as u64) as usize;
+        m[at] ^= 1 << (x >> 60 & 7);
+        fastpair::testing::recompute_checksums(&mut m);
+        let Ok(r) = Reader::from_bytes(m) else {
+            refused += 1;
+            continue;
+        };
+        let cpu = r.read_all();
+        match gpu::DeviceRows::new(&r) {
+            Ok(mut dev) => {
+                let cpu = cpu.expect("DeviceRows took a file the CPU refuses");
+                let ids: Vec<u64> = (0..r.rows()).rev().collect();
+                let col = dev.get(&ids).unwrap().to_host().unwrap();
+                for (k, &id) in ids.iter().enumerate() {
+                    assert_eq!(col.value(k), cpu.value(id as usize), "row {id}");
+                }
+                served += 1;
+            }
+            Err(e) => {
+                assert!(cpu.is_err(), "DeviceRows refused a file the CPU reads: {e}");
+                refused += 1;
+            }
+        }
+    }
+    eprintln!("mutated log files through DeviceRows: {served} served the same, {refused} refused");
 }
 
 /// Bit flips in log-template files (checksums recomputed so the damage

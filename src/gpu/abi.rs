@@ -105,25 +105,29 @@ device_struct! {
     /// One chunk of a column resident for random row access.
     RChunk {
         /// Byte offset in `input` of the chunk's packed codes ([`RK_CODED`])
-        /// or of its decoded distinct values ([`RK_VALUES`]).
+        /// or of its decoded distinct values ([`RK_VALUES`]); unused for
+        /// [`RK_LOGS`].
         codes_off: u64,
         /// Global index of the chunk's first row.
         first_row: u64,
-        /// Byte offset in `input` of the cascaded row code bounds (coded) or
-        /// of the `nvalues + 1` value starts (values).
+        /// Byte offset in `input` of the cascaded row code bounds (coded),
+        /// of the `nvalues + 1` value starts (values) or of the `rows + 1`
+        /// validated row byte offsets, u64 each (logs).
         rc_off: u64,
         /// Byte offset in `input` of the cascaded row byte bounds (coded) or
         /// of the rows' value numbers, `iw` bytes each (values).
         rb_off: u64,
-        /// Index into the dictionary table (coded).
+        /// Index into the dictionary table (coded), or of the chunk's (header)
+        /// block in the [`LBlock`] table of random rows (logs).
         dict: u32,
         /// Rows in the chunk.
         rows: u32,
-        /// [`RK_CODED`] or [`RK_VALUES`].
+        /// [`RK_CODED`], [`RK_VALUES`] or [`RK_LOGS`].
         kind: u32,
         /// Bytes per value number (values: 1, 2 or 4).
         iw: u32,
-        /// Distinct values `D` (values; number `D` names a null row's empty value).
+        /// Distinct values `D` (values; number `D` names a null row's empty
+        /// value), or the index of the body block, `u32::MAX` for none (logs).
         nvalues: u32,
         /// Bytes of the distinct values (values).
         vals_len: u32,
@@ -279,6 +283,8 @@ pub(crate) const LG_STAGE: u32 = 4096;
 pub(crate) const RK_CODED: u32 = 0;
 /// [`RChunk::kind`] of a value-dictionary chunk (spec/FORMAT.md §5.6).
 pub(crate) const RK_VALUES: u32 = 1;
+/// [`RChunk::kind`] of a log-template chunk (spec/FORMAT.md §5.8).
+pub(crate) const RK_LOGS: u32 = 2;
 /// Rows per value-gather tile (one block).
 pub(crate) const VT_ROWS: u32 = 1024;
 /// Rows per thread of the value gather (`VT_ROWS / VT_RPT` threads a block).
@@ -350,7 +356,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
          #define FP_EMIT {}\n#define FP_M {}\n#define FP_BITS {bits}\n\
          #define FP_WARP_SMEM {}\n#define FP_SEARCH_SMEM {}\n#define FP_CASCADE_BLOCK {CASCADE_BLOCK}\n\
          #define FP_VT_ROWS {VT_ROWS}\n#define FP_VT_RPT {VT_RPT}\n#define FP_VT_STAGE {VT_STAGE}\n\
-         #define RK_CODED {RK_CODED}u\n#define RK_VALUES {RK_VALUES}u\n\
+         #define RK_CODED {RK_CODED}u\n#define RK_VALUES {RK_VALUES}u\n#define RK_LOGS {RK_LOGS}u\n\
          #define FP_LG_WARPS {LG_WARPS}u\n#define FP_LG_STAGE {LG_STAGE}u\n#define FP_LG_MIN_BLOCKS {LG_MIN_BLOCKS}\n#define FP_LG_PER_ROW {}u",
         cfg.k,
         cfg.h,

@@ -114,9 +114,9 @@ impl Gpu {
 pub(crate) struct Kernels {
     pub(crate) decode: CudaFunction,
     pub(crate) values: CudaFunction,
-    /// The log-template decoder (kernels/logs.cu), its own module, compiled
-    /// on first use ([`Kernels::logs`]).
-    logs: OnceLock<std::result::Result<CudaFunction, String>>,
+    /// The log-template decoder (kernels/logs.cu: the scan's and random
+    /// rows'), its own module, compiled on first use ([`Kernels::logs`]).
+    logs: OnceLock<std::result::Result<[CudaFunction; 2], String>>,
     /// What compiling and loading `logs` needs.
     ctx: Arc<CudaContext>,
     arch: &'static str,
@@ -282,10 +282,20 @@ fn compile_unit(
 }
 
 impl Kernels {
-    /// The log-template decoder of this configuration, compiled and loaded
-    /// on first use (a failure is kept: later scans of log chunks report it
-    /// too).
+    /// The log-template scan decoder of this configuration (`fastpair_logs`).
     pub(crate) fn logs(&self) -> Result<&CudaFunction> {
+        Ok(&self.log_module()?[0])
+    }
+
+    /// The log-template random-row decoder of this configuration
+    /// (`fastpair_rows_logs`, [`super::DeviceRows`]).
+    pub(crate) fn rows_logs(&self) -> Result<&CudaFunction> {
+        Ok(&self.log_module()?[1])
+    }
+
+    /// The log decoder's module, compiled and loaded on first use (a failure
+    /// is kept: later uses report it too).
+    fn log_module(&self) -> Result<&[CudaFunction; 2]> {
         self.logs
             .get_or_init(|| {
                 let ptx =
@@ -294,9 +304,8 @@ impl Kernels {
                     .ctx
                     .load_module(ptx)
                     .map_err(|e| format!("loading the log decoder's module: {e:?}"))?;
-                module
-                    .load_function("fastpair_logs")
-                    .map_err(|e| format!("fastpair_logs: {e:?}"))
+                let f = |n: &str| module.load_function(n).map_err(|e| format!("{n}: {e:?}"));
+                Ok([f("fastpair_logs")?, f("fastpair_rows_logs")?])
             })
             .as_ref()
             .map_err(|m| Error::Gpu(m.clone()))

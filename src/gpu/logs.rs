@@ -25,30 +25,27 @@ fn words32(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn words64(v: &[u64]) -> Vec<u8> {
+pub(crate) fn words64(v: &[u64]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 /// Uploads one block's bytes and tables through `put` (which returns the
-/// input offset of the bytes it placed) and returns its descriptor.
-fn put_block(
-    plan: &mut Plan,
-    put: &mut dyn FnMut(&mut Plan, &[u8]) -> u64,
-    b: &DeviceBlock<'_>,
-) -> LBlock {
+/// input offset of the bytes it placed, 16-aligned) and returns its
+/// descriptor; the scan's plans and `DeviceRows` share it.
+pub(crate) fn put_block(put: &mut dyn FnMut(&[u8]) -> u64, b: &DeviceBlock<'_>) -> LBlock {
     let statics_end: Vec<u32> = b.statics_end.to_vec();
     let st_len = statics_end.last().copied().unwrap_or(0);
     LBlock {
-        raw_off: put(plan, b.raw),
-        tpl_off: put(plan, &words32(&b.templates)),
-        slot_off: put(plan, &words32(&b.slots)),
-        cp_off: put(plan, &words64(&b.cps)),
-        rb_off: put(plan, &words32(&b.row_blocks)),
-        loc_off: put(plan, &words32(&b.locals)),
-        st_off: put(plan, b.statics),
-        st_end_off: put(plan, &words32(&statics_end)),
-        word_off: put(plan, &b.words),
-        len_off: put(plan, &b.lens),
+        raw_off: put(b.raw),
+        tpl_off: put(&words32(&b.templates)),
+        slot_off: put(&words32(&b.slots)),
+        cp_off: put(&words64(&b.cps)),
+        rb_off: put(&words32(&b.row_blocks)),
+        loc_off: put(&words32(&b.locals)),
+        st_off: put(b.statics),
+        st_end_off: put(&words32(&statics_end)),
+        word_off: put(&b.words),
+        len_off: put(&b.lens),
         raw_len: b.raw.len() as u32,
         rowidx_at: b.rowidx_at,
         data_at: b.data_at,
@@ -85,7 +82,7 @@ pub(crate) fn put_piece(
 ) -> u64 {
     let mut b = [u32::MAX; 2];
     for (k, blk) in l.col.device_blocks().iter().enumerate().take(2) {
-        let d = put_block(plan, put, blk);
+        let d = put_block(&mut |bytes: &[u8]| put(plan, bytes), blk);
         b[k] = plan.lblocks.len() as u32;
         plan.lblocks.push(d);
     }

@@ -2,13 +2,16 @@
 //! (every chunk validated on the host first), and [`DeviceRows::get`], which
 //! decodes exactly the requested rows into a [`DeviceColumn`]. Coded chunks
 //! keep their codes and cascaded row bounds; value-dictionary chunks their
-//! decoded distinct values, value starts and one value number per row.
+//! decoded distinct values, value starts and one value number per row;
+//! log-template chunks (spec/FORMAT.md §5.8) their blocks' bytes and tables
+//! as the scan uploads them (`gpu::logs`) and their validated row offsets,
+//! each requested row rendered alone (kernels/logs.cu, `fastpair_rows_logs`).
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::abi::{self, Dict, RChunk, RK_CODED, RK_VALUES};
+use super::abi::{self, Dict, LBlock, RChunk, RK_CODED, RK_LOGS, RK_VALUES};
 use super::device::{gpu, gpu_err, grid, up, Gpu, Kernels};
 use super::kind::{self, GpuChunk};
 use super::plan;
@@ -30,6 +33,9 @@ pub struct DeviceRows<'r> {
     host_first_rows: Vec<u64>,
     dicts: CudaSlice<Dict>,
     dictblob: CudaSlice<u8>,
+    /// The log-template chunks' blocks (header and body are two).
+    lblocks: CudaSlice<LBlock>,
+    nlblocks: u32,
     status: CudaSlice<u32>,
     any_nulls: bool,
 }
@@ -38,7 +44,8 @@ impl<'r> DeviceRows<'r> {
     /// Validates every chunk of `reader` (as [`Reader::chunk`] does) and
     /// uploads what random access needs: about the file's size (a
     /// value-dictionary chunk's distinct values decoded, and its value
-    /// numbers at 1, 2 or 4 bytes a row).
+    /// numbers at 1, 2 or 4 bytes a row; a log-template chunk's tables and
+    /// 8 bytes of row offset a row).
     pub fn new(reader: &'r Reader) -> Result<Self> {
         let g = gpu()?;
         let w = plan::file_width(reader, 0..reader.rows())?;
@@ -56,6 +63,7 @@ impl<'r> DeviceRows<'r> {
         let mut input = Vec::new();
         let mut chunks = Vec::with_capacity(reader.num_chunks());
         let mut first_rows = Vec::with_capacity(reader.num_chunks());
+        let mut lblocks: Vec<LBlock> = Vec::new();
         let mut any_nulls = false;
         for i in 0..reader.num_chunks() {
             let info = reader.chunk_info(i);
@@ -80,16 +88,20 @@ impl<'r> DeviceRows<'r> {
                     rc.rb_off = part(c.row_bytes_bytes());
                     rc.dict = index[info.entry.dict as usize];
                 }
-                // Random rows of a log-template chunk need a per-row
-                // kernel of their own (kernels/rows.cu reads codes or
-                // values): refused here, naming the chunk; `scan` and
-                // `scan_stream` decode it.
-                GpuChunk::Logs(_) => {
-                    return Err(Error::Gpu(format!(
-                        "chunk {i}: a log-template chunk (spec/FORMAT.md §5.8) is not served \
-                         by DeviceRows yet; scan it (gpu::scan, gpu::scan_stream) or read \
-                         its rows on the CPU (Reader::get)"
-                    )))
+                // A log-template chunk: its blocks as the scan uploads
+                // them, and its rows' validated byte offsets (a row's
+                // length without rendering it).
+                GpuChunk::Logs(l) => {
+                    rc.kind = RK_LOGS;
+                    let mut at = [u32::MAX; 2];
+                    for (k, b) in l.col.device_blocks().iter().enumerate().take(2) {
+                        let d = super::logs::put_block(&mut part, b);
+                        at[k] = lblocks.len() as u32;
+                        lblocks.push(d);
+                    }
+                    rc.dict = at[0];
+                    rc.nvalues = at[1];
+                    rc.rc_off = part(&super::logs::words64(l.ends));
                 }
                 GpuChunk::ValueDict(v) => {
                     rc.kind = RK_VALUES;
@@ -118,6 +130,8 @@ impl<'r> DeviceRows<'r> {
             host_first_rows: first_rows,
             dicts: up(s, &dicts)?,
             dictblob: up(s, &blob)?,
+            nlblocks: lblocks.len() as u32,
+            lblocks: up(s, &lblocks)?,
             status: s.alloc_zeros::<u32>(1).map_err(|e| gpu_err("alloc", e))?,
             any_nulls,
         };
@@ -224,6 +238,37 @@ impl<'r> DeviceRows<'r> {
         // the dictionary size.
         unsafe { b.launch(cfg(grid(n as u64, 8), 256)) }
             .map_err(|e| gpu_err("rows decode launch", e))?;
+        if self.nlblocks > 0 {
+            // The log-template rows (the decode above skipped them).
+            let input_len = self.input.len() as u64;
+            let out_len = values.len() as u64;
+            let mut b = s.launch_builder(k.rows_logs()?);
+            b.arg(&self.input)
+                .arg(&input_len)
+                .arg(&self.chunks)
+                .arg(&nchunks)
+                .arg(&self.lblocks)
+                .arg(&self.nlblocks)
+                .arg(&loc)
+                .arg(&offsets)
+                .arg(&n32)
+                .arg(&mut values)
+                .arg(&out_len)
+                .arg(&mut self.status);
+            // SAFETY: matches `fastpair_rows_logs`; every block descriptor
+            // was built from a validated log chunk, and the kernel checks
+            // each table's extent against `input_len`, each index against
+            // its table's count, each packed read against its block's bytes,
+            // and writes only inside [offsets[t], offsets[t] + len_t) below
+            // `out_len`, len_t the row's validated length that locate read.
+            unsafe {
+                b.launch(cfg(
+                    grid(n as u64, abi::LG_WARPS as u64),
+                    32 * abi::LG_WARPS,
+                ))
+            }
+            .map_err(|e| gpu_err("rows logs launch", e))?;
+        }
         let st = s
             .clone_dtoh(&self.status)
             .map_err(|e| gpu_err("status", e))?;
