@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use super::anchor::{self, AnchorFlags};
 use super::compiled::{Compiled, Test};
 use super::dfa::Dfa;
+use super::index::{self, ByteIndex};
 use super::literal::Literal;
 use super::sparse;
 use super::tokens::TokenDfa;
@@ -43,15 +44,33 @@ const SCAN_BUDGET_SHARE: usize = 16;
 /// `dbtext_c_name`, 18-byte rows, and `tpch_sf1_ps_comment`, 124-byte rows).
 const SPARSE_ROW_COST: usize = 256;
 
-/// The sparse scan runs on chunks of at least this many codes per
-/// dictionary token: finding a literal's anchor tokens reads every token,
-/// and a block that falls back to decoding has paid for a scan. At 64 codes
-/// per token the fallbacks lost 10–50 % to the decode path on
-/// `dbtext_c_name` (72), `dbtext_uuid`, `dbtext_lastname` while the rare
-/// needles of `tpch_sf1_ps_comment` (303) and `tpch_sf1_l_comment` (508)
-/// won 1.5–1.7× (bench/SEARCH.md); 16-bit dictionaries of 11–37 K tokens
-/// (19–52 codes per token) lost 2×.
-const SPARSE_MIN_CODES_PER_TOKEN: usize = 256;
+/// The sparse path runs on chunks of at least this many codes per
+/// dictionary token: below, building the byte index and the frequencies
+/// (once per `Searcher`) costs about as much as decoding the chunk.
+const SPARSE_MIN_CODES_PER_TOKEN: usize = 4;
+
+/// What a [`super::Searcher`] keeps across searches (its doc): per chunk
+/// the row byte boundaries and code frequencies, per dictionary the byte
+/// index of its tokens.
+#[derive(Debug)]
+pub(crate) struct Caches {
+    bb: Vec<OnceLock<Vec<u32>>>,
+    freq: Vec<OnceLock<Vec<u32>>>,
+    index: Vec<OnceLock<ByteIndex>>,
+}
+
+impl Caches {
+    pub(crate) fn new(reader: &Reader) -> Self {
+        let n = reader.num_chunks();
+        Self {
+            bb: (0..n).map(|_| OnceLock::new()).collect(),
+            freq: (0..n).map(|_| OnceLock::new()).collect(),
+            index: (0..reader.num_dictionaries())
+                .map(|_| OnceLock::new())
+                .collect(),
+        }
+    }
+}
 
 thread_local! {
     /// Each thread's buffer for decoded blocks (reused: never zeroed, never
@@ -64,9 +83,8 @@ pub(crate) struct Search<'a> {
     pub(crate) reader: &'a Reader,
     pub(crate) c: &'a Compiled,
     pub(crate) strategy: Strategy,
-    /// Per chunk, once needed: its row byte boundaries (kept by a
-    /// [`super::Searcher`] across searches).
-    bb_cache: &'a [OnceLock<Vec<u32>>],
+    /// Kept by a [`super::Searcher`] across searches.
+    caches: &'a Caches,
     /// Per dictionary, once needed: its token tables, one per automaton
     /// (`None`: too large, match on decoded bytes).
     tables: Vec<OnceLock<Option<Vec<TokenDfa>>>>,
@@ -85,9 +103,9 @@ enum Path<'t> {
     Decode,
     /// Compare each row's tokens with an equality or prefix literal.
     Literal(&'t Literal),
-    /// A plain substring: decode and search only the rows that hold one of
-    /// a few codes (`sparse`).
-    Sparse(&'t [u16]),
+    /// A pattern that requires a literal: decode and match only the rows
+    /// that hold one of a few codes (`sparse`, `index::plan`).
+    Sparse(Vec<u16>),
 }
 
 impl<'a> Search<'a> {
@@ -95,14 +113,14 @@ impl<'a> Search<'a> {
         reader: &'a Reader,
         c: &'a Compiled,
         strategy: Strategy,
-        bb_cache: &'a [OnceLock<Vec<u32>>],
+        caches: &'a Caches,
     ) -> Self {
         let d = reader.num_dictionaries();
         Self {
             reader,
             c,
             strategy,
-            bb_cache,
+            caches,
             tables: (0..d).map(|_| OnceLock::new()).collect(),
             anchors: (0..d).map(|_| OnceLock::new()).collect(),
         }
@@ -204,6 +222,50 @@ impl<'a> Search<'a> {
             .as_ref()
     }
 
+    /// The sparse path's codes for `view`, when the pattern requires a
+    /// literal, is not anchored at the row's start (those walk each row's
+    /// first codes) and is not an equality or prefix literal (the literal
+    /// path), and the chunk's plan fits the scan and, under
+    /// [`Strategy::Auto`], pays: its candidate code positions (the plan's
+    /// weight, exact for the chunk), each costed as an average row plus
+    /// [`SPARSE_ROW_COST`], within a quarter of the chunk's bytes.
+    /// `Some(empty)`: no row can match.
+    fn sparse_plan(&self, view: &ChunkView<'_>) -> Option<Vec<u16>> {
+        let forced = match self.strategy {
+            Strategy::Auto => false,
+            Strategy::Sparse => true,
+            _ => return None,
+        };
+        if self.c.start_anchored || self.c.literal.is_some() {
+            return None;
+        }
+        let a = self.c.anchor.as_ref()?;
+        let e = view.entry();
+        let dict = view.dictionary();
+        let tokens = dict.num_tokens() as usize;
+        if !forced && (e.codes as usize) < SPARSE_MIN_CODES_PER_TOKEN * tokens {
+            return None;
+        }
+        let table = dict.table();
+        let idx = self.caches.index[e.dict as usize].get_or_init(|| ByteIndex::new(table));
+        let freq = self.caches.freq[view.id() as usize]
+            .get_or_init(|| index::frequencies(&view.codes(), e.codes as usize));
+        let plan = index::plan(a, table, idx, freq)?;
+        if plan.codes.is_empty() {
+            return Some(plan.codes);
+        }
+        if plan.codes.len() > sparse::MAX_CODES {
+            return None;
+        }
+        let rows = (e.rows as u64).max(1);
+        let row_cost = e.bytes / rows + SPARSE_ROW_COST as u64;
+        if forced || plan.weight.saturating_mul(row_cost) <= e.bytes / 4 {
+            Some(plan.codes)
+        } else {
+            None
+        }
+    }
+
     fn path<'t>(&'t self, view: &ChunkView<'_>) -> Path<'t> {
         // A chunk with few codes per dictionary token: building the token
         // tables and anchors would cost more than decoding it, so it takes
@@ -211,24 +273,24 @@ impl<'a> Search<'a> {
         let e = view.entry();
         let small =
             (e.codes as usize) < SMALL_CODES_PER_TOKEN * view.dictionary().num_tokens() as usize;
-        // A plain substring takes the decode path: one memmem pass over
-        // decoded blocks beat the anchor scan on the corpus as a whole
-        // (bench/SEARCH.md); the token path serves what memmem cannot.
-        let sparse_ok = (e.codes as usize)
-            >= SPARSE_MIN_CODES_PER_TOKEN * view.dictionary().num_tokens() as usize;
-        if let (Strategy::Auto, true, Some(_)) = (self.strategy, sparse_ok, self.c.block_finder()) {
-            // A plain substring on a large chunk: the sparse scan when one
-            // anchor position has few tokens, else the decode path.
-            if let Some(codes) = self.anchors(view).and_then(|a| a.sparse.as_deref()) {
-                return Path::Sparse(codes);
+        // A pattern that requires a literal: the sparse scan when the
+        // chunk's plan is small and its candidates few (bench/SEARCH.md).
+        if let Some(codes) = self.sparse_plan(view) {
+            if codes.is_empty() {
+                return Path::Never;
             }
+            return Path::Sparse(codes);
         }
+        let auto = matches!(self.strategy, Strategy::Auto | Strategy::Sparse);
+        // Otherwise a plain substring takes the decode path: one memmem
+        // pass over decoded blocks beat the anchor scan on the corpus as a
+        // whole (bench/SEARCH.md); the token path serves what memmem cannot.
         let tables = match self.strategy {
             Strategy::Decode => None,
-            Strategy::Auto if small || self.c.block_finder().is_some() => None,
-            Strategy::Auto | Strategy::Tokens => self.tables(view),
+            _ if auto && (small || self.c.block_finder().is_some()) => None,
+            _ => self.tables(view),
         };
-        if let (Strategy::Auto, Some(l)) = (self.strategy, &self.c.literal) {
+        if let (true, Some(l)) = (auto, &self.c.literal) {
             // Equality and prefix: the literal compared with each row's
             // tokens (no table to build, so small chunks too).
             return Path::Literal(l);
@@ -255,7 +317,7 @@ impl<'a> Search<'a> {
         // Row byte boundaries: decoded once per chunk, when a block first
         // needs them (the decode path; the token path without anchors,
         // whose length filter skips rows too long or too short to match).
-        let bb = &self.bb_cache[view.id() as usize];
+        let bb = &self.caches.bb[view.id() as usize];
         let validity = view.validity();
         bits.par_chunks_mut(BLOCK / 64)
             .enumerate()
@@ -265,6 +327,7 @@ impl<'a> Search<'a> {
                 let ctx = Block {
                     view: &view,
                     c: self.c,
+                    forced: self.strategy == Strategy::Sparse,
                     cb,
                     bb,
                     validity,
@@ -280,6 +343,8 @@ impl<'a> Search<'a> {
 struct Block<'b, 'v> {
     view: &'b ChunkView<'v>,
     c: &'b Compiled,
+    /// [`Strategy::Sparse`]: the sparse path never falls back.
+    forced: bool,
     cb: &'b [u32],
     bb: &'b OnceLock<Vec<u32>>,
     validity: Option<&'b [u8]>,
@@ -483,25 +548,30 @@ impl Block<'_, '_> {
     }
 
     /// The sparse path: the rows holding one of the codes `want` (a
-    /// necessary condition, `anchor`), each decoded and searched; the
+    /// necessary condition, `anchor`), each decoded and matched; the
     /// block's decode path when the candidates cost too much
     /// ([`SPARSE_ROW_COST`]).
     fn sparse(&self, want: &[u16], words: &mut [u64]) -> Result<()> {
         let (lo, hi) = (self.lo, self.hi);
-        let f = self.c.block_finder().expect("a plain substring");
+        let f = self.c.block_finder();
         let codes = self.view.codes();
         let (c0, c1) = (self.cb[lo] as usize, self.cb[hi] as usize);
         let bb = self.bb()?;
-        let budget = (bb[hi] - bb[lo]) as usize / 4;
+        let budget = if self.forced {
+            usize::MAX
+        } else {
+            (bb[hi] - bb[lo]) as usize / 4
+        };
         let (mut cand, mut r, mut cost) = (Vec::new(), lo, 0usize);
         sparse::scan(codes.bits(), codes.packed(), c0..c1, want, |at| {
             while self.cb[r + 1] as usize <= at {
                 r += 1;
             }
-            if cand.last() != Some(&r) {
-                cand.push(r);
-                cost += (bb[r + 1] - bb[r]) as usize + SPARSE_ROW_COST;
+            if cand.last() == Some(&r) {
+                return true;
             }
+            cand.push(r);
+            cost = cost.saturating_add((bb[r + 1] - bb[r]) as usize + SPARSE_ROW_COST);
             cost <= budget
         });
         if cost > budget {
@@ -516,7 +586,11 @@ impl Block<'_, '_> {
                 buf.resize(n, 0);
                 let range = self.cb[r] as usize..self.cb[r + 1] as usize;
                 let got = decode::decode_range(dict, &codes, range, &mut buf);
-                f.find(&buf[..got]).is_some()
+                let row = &buf[..got];
+                match f {
+                    Some(f) => f.find(row).is_some(),
+                    None => self.c.pattern_matches(row),
+                }
             });
         });
         self.finish(words, &cand, true);

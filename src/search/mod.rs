@@ -107,6 +107,7 @@ pub(crate) mod anchor;
 mod compiled;
 mod dfa;
 pub(crate) mod eval;
+mod index;
 mod literal;
 pub mod predicate;
 mod selection;
@@ -132,6 +133,11 @@ pub enum Strategy {
     Tokens,
     /// Always decode blocks and match bytes.
     Decode,
+    /// The sparse path wherever the pattern has an anchor whose plan fits
+    /// the scan, whatever the chunk's size and the candidates' cost (no
+    /// fallback to decoding a block); elsewhere as [`Strategy::Auto`]
+    /// (tests and benchmarks).
+    Sparse,
 }
 
 /// Options of a search.
@@ -153,22 +159,25 @@ pub fn search_with(reader: &Reader, pred: &Predicate, opts: SearchOptions) -> Re
 }
 
 /// Searches of one open file that share what they decode beyond the
-/// reader's own state: each chunk's row byte boundaries (its rows' lengths,
-/// 4 bytes per row, decoded the first time a search needs them: the decode
-/// path and length filters), as a query engine holding a file open would.
+/// reader's own state, as a query engine holding a file open would, each
+/// built the first time a search needs it and independent of the pattern:
+/// each chunk's row byte boundaries (its rows' lengths, 4 bytes per row:
+/// the decode path and length filters) and code frequencies (4 bytes per
+/// code value: the sparse path's plan), and per dictionary a byte index of
+/// its tokens (4 bytes per token byte: the sparse path's anchor codes).
 #[derive(Debug)]
 pub struct Searcher<'r> {
     reader: &'r Reader,
-    bb: Vec<std::sync::OnceLock<Vec<u32>>>,
+    caches: eval::Caches,
 }
 
 impl<'r> Searcher<'r> {
     /// A searcher of `reader`.
     pub fn new(reader: &'r Reader) -> Self {
-        let bb = (0..reader.num_chunks())
-            .map(|_| Default::default())
-            .collect();
-        Self { reader, bb }
+        Self {
+            reader,
+            caches: eval::Caches::new(reader),
+        }
     }
     /// The rows `pred` selects.
     pub fn search(&self, pred: &Predicate) -> Result<Selection> {
@@ -177,6 +186,6 @@ impl<'r> Searcher<'r> {
     /// [`Self::search`] with options.
     pub fn search_with(&self, pred: &Predicate, opts: SearchOptions) -> Result<Selection> {
         let c = Compiled::new(pred)?;
-        eval::Search::new(self.reader, &c, opts.strategy, &self.bb).run()
+        eval::Search::new(self.reader, &c, opts.strategy, &self.caches).run()
     }
 }

@@ -15,7 +15,7 @@ use std::ops::Range;
 use crate::format::codes::get;
 
 /// Most distinct codes a scan looks for.
-pub(crate) const MAX_CODES: usize = 8;
+pub(crate) const MAX_CODES: usize = 16;
 
 /// Calls `hit(i)` for each position `i` of `range` whose code is in
 /// `codes` (1..=[`MAX_CODES`] codes), in order, until it returns false.
