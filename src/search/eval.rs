@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::anchor::{self, AnchorFlags};
 use super::compiled::{Compiled, Test};
 use super::dfa::Dfa;
-use super::index::{self, ByteIndex};
+use super::index::{self, ByteIndex, ChunkStats};
 use super::literal::Literal;
 use super::sparse;
 use super::tokens::TokenDfa;
@@ -37,12 +37,20 @@ const SMALL_CODES_PER_TOKEN: usize = 16;
 /// many is an anchor token (the candidates are then most rows).
 const SCAN_BUDGET_SHARE: usize = 16;
 
-/// The sparse scan gives up on a block (decodes it whole) when its
-/// candidate rows, each counted as its bytes plus this many, exceed a
-/// quarter of the block's bytes: a candidate is decoded and searched on its
-/// own, a fixed cost per row on top of its bytes (measured on
-/// `dbtext_c_name`, 18-byte rows, and `tpch_sf1_ps_comment`, 124-byte rows).
-const SPARSE_ROW_COST: usize = 256;
+/// The sparse path's cost model, in bytes of the decode path (decoding and
+/// searching one byte of a block, ~0.12–0.24 ns): a candidate row is
+/// decoded and matched on its own, a fixed cost of about this many plus a
+/// quarter of its bytes (a match in a row often stops its search early).
+/// Probes of 2026-12-02 on the development VM, sparse against decode path:
+/// `dbtext_city` (9-byte rows) "GRA", 830 candidate code positions in
+/// 32,483 codes, 22.3 against 29.2 µs (~20 ns a candidate);
+/// `loghub_Apache_2k` (83-byte rows) "Mon Dec ", 949 in 15,396, 7.6
+/// against 20.7 µs (~5 ns a candidate).
+const SPARSE_ROW_COST: usize = 64;
+
+/// The scan's cost per code, in eighths of a decoded byte (the filtered
+/// scan, 12-bit codes: ~0.12 ns per code on the probe above).
+const SPARSE_SCAN_EIGHTHS: u64 = 5;
 
 /// The sparse path runs on chunks of at least this many codes per
 /// dictionary token: below, building the byte index and the frequencies
@@ -55,7 +63,7 @@ const SPARSE_MIN_CODES_PER_TOKEN: usize = 4;
 #[derive(Debug)]
 pub(crate) struct Caches {
     bb: Vec<OnceLock<Vec<u32>>>,
-    freq: Vec<OnceLock<Vec<u32>>>,
+    stats: Vec<OnceLock<ChunkStats>>,
     index: Vec<OnceLock<ByteIndex>>,
 }
 
@@ -64,7 +72,7 @@ impl Caches {
         let n = reader.num_chunks();
         Self {
             bb: (0..n).map(|_| OnceLock::new()).collect(),
-            freq: (0..n).map(|_| OnceLock::new()).collect(),
+            stats: (0..n).map(|_| OnceLock::new()).collect(),
             index: (0..reader.num_dictionaries())
                 .map(|_| OnceLock::new())
                 .collect(),
@@ -105,7 +113,7 @@ enum Path<'t> {
     Literal(&'t Literal),
     /// A pattern that requires a literal: decode and match only the rows
     /// that hold one of a few codes (`sparse`, `index::plan`).
-    Sparse(Vec<u16>),
+    Sparse(sparse::CodeSet),
 }
 
 impl<'a> Search<'a> {
@@ -226,10 +234,12 @@ impl<'a> Search<'a> {
     /// literal, is not anchored at the row's start (those walk each row's
     /// first codes) and is not an equality or prefix literal (the literal
     /// path), and the chunk's plan fits the scan and, under
-    /// [`Strategy::Auto`], pays: its candidate code positions (the plan's
-    /// weight, exact for the chunk), each costed as an average row plus
-    /// [`SPARSE_ROW_COST`], within a quarter of the chunk's bytes.
-    /// `Some(empty)`: no row can match.
+    /// [`Strategy::Auto`], pays: the scan of every code
+    /// ([`SPARSE_SCAN_EIGHTHS`]) plus its candidate code positions (the
+    /// plan's weight, exact for the chunk), each costed as a quarter of an
+    /// average row plus [`SPARSE_ROW_COST`], within three quarters of the
+    /// chunk's bytes (the decode path's cost). `Some(empty)`: no row can
+    /// match.
     fn sparse_plan(&self, view: &ChunkView<'_>) -> Option<Vec<u16>> {
         let forced = match self.strategy {
             Strategy::Auto => false,
@@ -248,22 +258,21 @@ impl<'a> Search<'a> {
         }
         let table = dict.table();
         let idx = self.caches.index[e.dict as usize].get_or_init(|| ByteIndex::new(table));
-        let freq = self.caches.freq[view.id() as usize]
-            .get_or_init(|| index::frequencies(&view.codes(), e.codes as usize));
-        let plan = index::plan(a, table, idx, freq)?;
+        let stats = self.caches.stats[view.id() as usize]
+            .get_or_init(|| ChunkStats::new(&view.codes(), e.codes as usize, table));
+        let rows = (e.rows as u64).max(1);
+        let row_cost = e.bytes / rows / 4 + SPARSE_ROW_COST as u64;
+        let scan = e.codes as u64 * SPARSE_SCAN_EIGHTHS / 8;
+        // The most candidate code positions that can pay.
+        let max_weight = match forced {
+            true => u64::MAX,
+            false => (e.bytes / 4 * 3).saturating_sub(scan) / row_cost,
+        };
+        let plan = index::plan(a, table, idx, stats, max_weight)?;
         if plan.codes.is_empty() {
             return Some(plan.codes);
         }
-        if plan.codes.len() > sparse::MAX_CODES {
-            return None;
-        }
-        let rows = (e.rows as u64).max(1);
-        let row_cost = e.bytes / rows + SPARSE_ROW_COST as u64;
-        if forced || plan.weight.saturating_mul(row_cost) <= e.bytes / 4 {
-            Some(plan.codes)
-        } else {
-            None
-        }
+        (plan.codes.len() <= sparse::MAX_CODES && plan.weight <= max_weight).then_some(plan.codes)
     }
 
     fn path<'t>(&'t self, view: &ChunkView<'_>) -> Path<'t> {
@@ -279,7 +288,7 @@ impl<'a> Search<'a> {
             if codes.is_empty() {
                 return Path::Never;
             }
-            return Path::Sparse(codes);
+            return Path::Sparse(sparse::CodeSet::new(&codes, view.codes().bits()));
         }
         let auto = matches!(self.strategy, Strategy::Auto | Strategy::Sparse);
         // Otherwise a plain substring takes the decode path: one memmem
@@ -551,7 +560,7 @@ impl Block<'_, '_> {
     /// necessary condition, `anchor`), each decoded and matched; the
     /// block's decode path when the candidates cost too much
     /// ([`SPARSE_ROW_COST`]).
-    fn sparse(&self, want: &[u16], words: &mut [u64]) -> Result<()> {
+    fn sparse(&self, want: &sparse::CodeSet, words: &mut [u64]) -> Result<()> {
         let (lo, hi) = (self.lo, self.hi);
         let f = self.c.block_finder();
         let codes = self.view.codes();
@@ -560,7 +569,7 @@ impl Block<'_, '_> {
         let budget = if self.forced {
             usize::MAX
         } else {
-            (bb[hi] - bb[lo]) as usize / 4
+            (bb[hi] - bb[lo]) as usize / 4 * 3
         };
         let (mut cand, mut r, mut cost) = (Vec::new(), lo, 0usize);
         sparse::scan(codes.bits(), codes.packed(), c0..c1, want, |at| {
@@ -571,7 +580,7 @@ impl Block<'_, '_> {
                 return true;
             }
             cand.push(r);
-            cost = cost.saturating_add((bb[r + 1] - bb[r]) as usize + SPARSE_ROW_COST);
+            cost = cost.saturating_add((bb[r + 1] - bb[r]) as usize / 4 + SPARSE_ROW_COST);
             cost <= budget
         });
         if cost > budget {
