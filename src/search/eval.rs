@@ -39,18 +39,18 @@ const SCAN_BUDGET_SHARE: usize = 16;
 
 /// The sparse path's cost model, in bytes of the decode path (decoding and
 /// searching one byte of a block, ~0.12–0.24 ns): a candidate row is
-/// decoded and matched on its own, a fixed cost of about this many plus a
-/// quarter of its bytes (a match in a row often stops its search early).
-/// Probes of 2026-12-02 on the development VM, sparse against decode path:
-/// `dbtext_city` (9-byte rows) "GRA", 830 candidate code positions in
-/// 32,483 codes, 22.3 against 29.2 µs (~20 ns a candidate);
-/// `loghub_Apache_2k` (83-byte rows) "Mon Dec ", 949 in 15,396, 7.6
-/// against 20.7 µs (~5 ns a candidate).
-const SPARSE_ROW_COST: usize = 64;
+/// decoded and matched on its own, its bytes plus a fixed cost of about
+/// this many. Probes of 2026-12-02 on the development VM (sparse against
+/// decode path, every row forced sparse): `dbtext_city` (9-byte rows)
+/// "GRA", 830 candidate code positions in 32,483 codes, 38.7 against
+/// 30.0 µs (~40 ns a candidate); `loghub_Apache_2k` (83-byte rows)
+/// "Mon Dec ", 949 in 15,396, 38.5 against 20.3 µs; ":24:", 110
+/// candidates, 11.6 against 15.9 µs.
+const SPARSE_ROW_COST: usize = 192;
 
 /// The scan's cost per code, in eighths of a decoded byte (the filtered
-/// scan, 12-bit codes: ~0.12 ns per code on the probe above).
-const SPARSE_SCAN_EIGHTHS: u64 = 5;
+/// scan, 12-bit codes: ~0.3 ns per code on the probes above).
+const SPARSE_SCAN_EIGHTHS: u64 = 12;
 
 /// The sparse path runs on chunks of at least this many codes per
 /// dictionary token: below, building the byte index and the frequencies
@@ -236,8 +236,8 @@ impl<'a> Search<'a> {
     /// path), and the chunk's plan fits the scan and, under
     /// [`Strategy::Auto`], pays: the scan of every code
     /// ([`SPARSE_SCAN_EIGHTHS`]) plus its candidate code positions (the
-    /// plan's weight, exact for the chunk), each costed as a quarter of an
-    /// average row plus [`SPARSE_ROW_COST`], within three quarters of the
+    /// plan's weight, exact for the chunk), each costed as an average row
+    /// plus [`SPARSE_ROW_COST`], within three quarters of the
     /// chunk's bytes (the decode path's cost). `Some(empty)`: no row can
     /// match.
     fn sparse_plan(&self, view: &ChunkView<'_>) -> Option<Vec<u16>> {
@@ -261,7 +261,7 @@ impl<'a> Search<'a> {
         let stats = self.caches.stats[view.id() as usize]
             .get_or_init(|| ChunkStats::new(&view.codes(), e.codes as usize, table));
         let rows = (e.rows as u64).max(1);
-        let row_cost = e.bytes / rows / 4 + SPARSE_ROW_COST as u64;
+        let row_cost = e.bytes / rows + SPARSE_ROW_COST as u64;
         let scan = e.codes as u64 * SPARSE_SCAN_EIGHTHS / 8;
         // The most candidate code positions that can pay.
         let max_weight = match forced {
@@ -580,22 +580,36 @@ impl Block<'_, '_> {
                 return true;
             }
             cand.push(r);
-            cost = cost.saturating_add((bb[r + 1] - bb[r]) as usize / 4 + SPARSE_ROW_COST);
+            cost = cost.saturating_add((bb[r + 1] - bb[r]) as usize + SPARSE_ROW_COST);
             cost <= budget
         });
         if cost > budget {
             return self.decode(words);
         }
-        let dict = self.view.dictionary();
+        let table = self.view.dictionary().table();
+        let (tw, tl) = (table.words(), table.lens());
         DECODED.with(|cell| {
             let mut buf = cell.borrow_mut();
             cand.retain(|&r| {
+                // The row decoded inline, one 16-byte token word per code
+                // (16 bytes of slack): a decoder call per row cost ~50 ns
+                // of setup, more than a short row's bytes.
                 let n = (bb[r + 1] - bb[r]) as usize;
-                buf.clear();
-                buf.resize(n, 0);
-                let range = self.cb[r] as usize..self.cb[r + 1] as usize;
-                let got = decode::decode_range(dict, &codes, range, &mut buf);
-                let row = &buf[..got];
+                if buf.len() < n + 16 {
+                    buf.resize(n + 16, 0);
+                }
+                let mut pos = 0;
+                for i in self.cb[r] as usize..self.cb[r + 1] as usize {
+                    let c = codes.get(i) as usize;
+                    let len = tl[c] as usize;
+                    if pos + 16 > buf.len() {
+                        // Only with lengths inconsistent with `bb`.
+                        buf.resize(pos + 16, 0);
+                    }
+                    buf[pos..pos + 16].copy_from_slice(&tw[c]);
+                    pos += len;
+                }
+                let row = &buf[..pos];
                 match f {
                     Some(f) => f.find(row).is_some(),
                     None => self.c.pattern_matches(row),
