@@ -39,14 +39,22 @@ const SCAN_BUDGET_SHARE: usize = 16;
 
 /// The sparse path's cost model, in bytes of the decode path (decoding and
 /// searching one byte of a block, ~0.12–0.24 ns): a candidate row is
-/// decoded and matched on its own, its bytes plus a fixed cost of about
-/// this many. Probes of 2026-12-02 on the development VM (sparse against
+/// decoded and matched on its own, a fixed cost of about this many plus
+/// [`SPARSE_CODE_COST`] per code. Probes of 2026-12-02 on the development VM (sparse against
 /// decode path, every row forced sparse): `dbtext_city` (9-byte rows)
 /// "GRA", 830 candidate code positions in 32,483 codes, 38.7 against
 /// 30.0 µs (~40 ns a candidate); `loghub_Apache_2k` (83-byte rows)
 /// "Mon Dec ", 949 in 15,396, 38.5 against 20.3 µs; ":24:", 110
 /// candidates, 11.6 against 15.9 µs.
 const SPARSE_ROW_COST: usize = 192;
+
+/// A candidate row's cost per code, in the same bytes: its codes unpacked
+/// and decoded one at a time, then searched (`tpch_sf1_ps_comment`, 124-byte
+/// rows of ~12 codes, "ickly special fo": 16,327 candidate positions took
+/// 2.4 ms on the sparse path against 1.76 ms decoding, ~125 ns a
+/// candidate; `nltk_speeches_en`, ~48 codes a row, "r, unemploymen":
+/// 1,765, 0.69 against 0.47 ms).
+const SPARSE_CODE_COST: usize = 48;
 
 /// The scan's cost per code, in eighths of a decoded byte (the filtered
 /// scan, 12-bit codes: ~0.3 ns per code on the probes above).
@@ -236,8 +244,9 @@ impl<'a> Search<'a> {
     /// path), and the chunk's plan fits the scan and, under
     /// [`Strategy::Auto`], pays: the scan of every code
     /// ([`SPARSE_SCAN_EIGHTHS`]) plus its candidate code positions (the
-    /// plan's weight, exact for the chunk), each costed as an average row
-    /// plus [`SPARSE_ROW_COST`], within three quarters of the
+    /// plan's weight, exact for the chunk), each costed as an average row's
+    /// codes ([`SPARSE_CODE_COST`]) plus [`SPARSE_ROW_COST`], within three
+    /// quarters of the
     /// chunk's bytes (the decode path's cost). `Some(empty)`: no row can
     /// match.
     fn sparse_plan(&self, view: &ChunkView<'_>) -> Option<Vec<u16>> {
@@ -261,7 +270,7 @@ impl<'a> Search<'a> {
         let stats = self.caches.stats[view.id() as usize]
             .get_or_init(|| ChunkStats::new(&view.codes(), e.codes as usize, table));
         let rows = (e.rows as u64).max(1);
-        let row_cost = e.bytes / rows + SPARSE_ROW_COST as u64;
+        let row_cost = e.codes as u64 / rows * SPARSE_CODE_COST as u64 + SPARSE_ROW_COST as u64;
         let scan = e.codes as u64 * SPARSE_SCAN_EIGHTHS / 8;
         // The most candidate code positions that can pay.
         let max_weight = match forced {
@@ -580,7 +589,8 @@ impl Block<'_, '_> {
                 return true;
             }
             cand.push(r);
-            cost = cost.saturating_add((bb[r + 1] - bb[r]) as usize + SPARSE_ROW_COST);
+            let n = (self.cb[r + 1] - self.cb[r]) as usize;
+            cost = cost.saturating_add(n * SPARSE_CODE_COST + SPARSE_ROW_COST);
             cost <= budget
         });
         if cost > budget {

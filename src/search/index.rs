@@ -250,7 +250,7 @@ pub(crate) fn plan(
             }
             // The lightest set the scan can take, else the lightest.
             let key = (set.len() > MAX_CODES, w);
-            if best.as_ref().is_none_or(|b| key < b.0) {
+            if best.as_ref().map_or(true, |b| key < b.0) {
                 best = Some((key, std::mem::take(&mut set)));
             }
             if w == 0 {
@@ -269,15 +269,24 @@ pub(crate) fn plan(
 #[cfg(test)]
 mod tests {
     use super::{plan, ByteIndex, ChunkStats};
-    use crate::search::anchor::Anchor;
     use crate::dict::TokenTable;
+    use crate::search::anchor::Anchor;
 
     /// The plan's codes are exactly the used tokens that cover the chosen
     /// position (checked against the plain definition at every position).
     #[test]
     fn plan_codes_cover_the_literal() {
         let mut t = TokenTable::single_bytes();
-        for tok in [&b"fox"[..], b"a fo", b"xes!", b"_foxes_", b"ax", b"Fo", b"OXE", b"s"] {
+        for tok in [
+            &b"fox"[..],
+            b"a fo",
+            b"xes!",
+            b"_foxes_",
+            b"ax",
+            b"Fo",
+            b"OXE",
+            b"s",
+        ] {
             t.push(tok);
         }
         let index = ByteIndex::new(&t);
@@ -299,7 +308,8 @@ mod tests {
                                 let tok = t.token(c);
                                 (0..tok.len()).any(|o| {
                                     f(tok[o]) == f(lit[pos])
-                                        && (o.saturating_sub(pos)..tok.len().min(o + lit.len() - pos))
+                                        && (o.saturating_sub(pos)
+                                            ..tok.len().min(o + lit.len() - pos))
                                             .all(|i| f(tok[i]) == f(lit[i + pos - o]))
                                 })
                             })

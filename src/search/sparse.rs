@@ -135,8 +135,11 @@ mod x86 {
 
     /// Per byte, nonzero where the byte `k` (of each 16-bit lane's low
     /// byte) is in the 256-bit set of `t` (`CodeSet::tables`).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    fn bytes_in(k: __m256i, t: &[[u8; 16]; 2], pow: __m256i) -> __m256i {
+    unsafe fn bytes_in(k: __m256i, t: &[[u8; 16]; 2], pow: __m256i) -> __m256i {
         let low4 = _mm256_set1_epi8(0x0f);
         // SAFETY: each table has 16 bytes, an unaligned load.
         let (t0, t1) = unsafe {
@@ -157,8 +160,11 @@ mod x86 {
 
     /// The lanes (two mask bits each) of the 16 codes `c` that may be in
     /// `set`: exactly when comparing, a superset when filtering.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    fn lanes(c: __m256i, set: &CodeSet, want: &[__m256i], shift: __m128i) -> u32 {
+    unsafe fn lanes(c: __m256i, set: &CodeSet, want: &[__m256i], shift: __m128i) -> u32 {
         if !want.is_empty() {
             let mut acc = _mm256_cmpeq_epi16(c, want[0]);
             for w in &want[1..] {
@@ -170,8 +176,13 @@ mod x86 {
             1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64,
             -128, 1, 2, 4, 8, 16, 32, 64, -128,
         );
-        let a = bytes_in(c, &set.tables[0], pow);
-        let b = bytes_in(_mm256_srl_epi16(c, shift), &set.tables[1], pow);
+        // SAFETY: the CPU has AVX2 (this function's contract).
+        let (a, b) = unsafe {
+            (
+                bytes_in(c, &set.tables[0], pow),
+                bytes_in(_mm256_srl_epi16(c, shift), &set.tables[1], pow),
+            )
+        };
         // A lane misses when either key's bit is clear (low bytes only).
         let (low, zero) = (_mm256_set1_epi16(0xff), _mm256_setzero_si256());
         let miss_a = _mm256_cmpeq_epi16(_mm256_and_si256(a, low), zero);
@@ -207,7 +218,8 @@ mod x86 {
                 let src = &packed[2 * i..2 * i + 32];
                 // SAFETY: `src` has 32 bytes (sliced above), an unaligned load.
                 let c = unsafe { _mm256_loadu_si256(src.as_ptr().cast()) };
-                let m = lanes(c, set, &want, shift);
+                // SAFETY: the CPU has AVX2 (this function's contract).
+                let m = unsafe { lanes(c, set, &want, shift) };
                 if m != 0 && !report(m, i, c, set, verify, hit) {
                     return None;
                 }
@@ -245,7 +257,8 @@ mod x86 {
                 _mm256_and_si256(v, low12),
                 _mm256_srli_epi16::<4>(v),
             );
-            let m = lanes(c, set, &want, shift);
+            // SAFETY: the CPU has AVX2 (this function's contract).
+            let m = unsafe { lanes(c, set, &want, shift) };
             if m != 0 && !report(m, i, c, set, verify, hit) {
                 return None;
             }
@@ -270,7 +283,10 @@ mod tests {
             crate::format::codes::pack(bits, &codes, &mut packed);
             let few = vec![codes[3], codes[500], codes[999], 7];
             // Past MAX_COMPARE: the filtered scan.
-            let many: Vec<u16> = (0..40).map(|k| codes[k * 23 + 1]).chain([9, 4095]).collect();
+            let many: Vec<u16> = (0..40)
+                .map(|k| codes[k * 23 + 1])
+                .chain([9, 4095])
+                .collect();
             for (want, range) in [&few, &many]
                 .into_iter()
                 .flat_map(|w| [0..1000, 1..1000, 3..997, 17..18, 0..0].map(|r| (w, r)))
