@@ -176,7 +176,12 @@ fn check(file: &[u8], rows: &[Option<&[u8]>], preds: &[Predicate], what: &str) {
             .filter(|(_, row)| oracle(p, row.as_deref()))
             .map(|(i, _)| i as u64)
             .collect();
-        for strategy in [Strategy::Auto, Strategy::Tokens, Strategy::Decode] {
+        for strategy in [
+            Strategy::Auto,
+            Strategy::Tokens,
+            Strategy::Decode,
+            Strategy::Sparse,
+        ] {
             let sel = search_with(&r, p, SearchOptions { strategy }).unwrap();
             assert_eq!(sel.count(), want.len() as u64, "{what} {strategy:?} {p:?}");
             assert_eq!(sel.row_ids(), want, "{what} {strategy:?} {p:?}");

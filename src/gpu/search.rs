@@ -21,7 +21,7 @@
 //!   inner `%`, empty literals, literals over 32 bytes): the whole search on
 //!   the CPU ([`Backend::Cpu`]).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
@@ -459,8 +459,8 @@ impl<'r> PreparedSearch<'r> {
         // Meanwhile, the chunks that are not coded, on the CPU.
         let r = self.reader;
         let c = Compiled::new(p)?;
-        let bb: Vec<OnceLock<Vec<u32>>> = (0..r.num_chunks()).map(|_| OnceLock::new()).collect();
-        let eval = crate::search::eval::Search::new(r, &c, Strategy::Auto, &bb);
+        let caches = crate::search::eval::Caches::new(r);
+        let eval = crate::search::eval::Search::new(r, &c, Strategy::Auto, &caches);
         let host: Vec<(usize, Vec<u64>)> = (0..r.num_chunks())
             .into_par_iter()
             .filter(|&i| r.chunk_info(i).kind() != ChunkKind::Coded)

@@ -58,9 +58,6 @@ const POSITIONS: usize = 2;
 pub(crate) struct AnchorFlags {
     pub(crate) flags: Box<Flags>,
     pub(crate) full: u8,
-    /// The codes of the flag bit fewest tokens carry, when there are at
-    /// most `sparse::MAX_CODES` of them: a row that can match holds one.
-    pub(crate) sparse: Option<Vec<u16>>,
 }
 
 impl Anchor {
@@ -113,21 +110,7 @@ impl Anchor {
                 }
             }
         }
-        let sparse = (0..8)
-            .filter(|b| full >> b & 1 == 1)
-            .map(|b| {
-                (0..table.len())
-                    .filter(|&c| flags[c] >> b & 1 == 1)
-                    .map(|c| c as u16)
-                    .collect::<Vec<u16>>()
-            })
-            .min_by_key(Vec::len)
-            .filter(|v| (1..=super::sparse::MAX_CODES).contains(&v.len()));
-        Some(AnchorFlags {
-            flags,
-            full,
-            sparse,
-        })
+        Some(AnchorFlags { flags, full })
     }
 }
 

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use super::anchor::{self, AnchorFlags};
 use super::compiled::{Compiled, Test};
 use super::dfa::Dfa;
+use super::index::{self, ByteIndex, ChunkStats};
 use super::literal::Literal;
 use super::sparse;
 use super::tokens::TokenDfa;
@@ -36,22 +37,56 @@ const SMALL_CODES_PER_TOKEN: usize = 16;
 /// many is an anchor token (the candidates are then most rows).
 const SCAN_BUDGET_SHARE: usize = 16;
 
-/// The sparse scan gives up on a block (decodes it whole) when its
-/// candidate rows, each counted as its bytes plus this many, exceed a
-/// quarter of the block's bytes: a candidate is decoded and searched on its
-/// own, a fixed cost per row on top of its bytes (measured on
-/// `dbtext_c_name`, 18-byte rows, and `tpch_sf1_ps_comment`, 124-byte rows).
-const SPARSE_ROW_COST: usize = 256;
+/// The sparse path's cost model, in bytes of the decode path (decoding and
+/// searching one byte of a block, ~0.12–0.24 ns): a candidate row is
+/// decoded and matched on its own, a fixed cost of about this many plus
+/// [`SPARSE_CODE_COST`] per code. Probes of 2026-12-02 on the development VM (sparse against
+/// decode path, every row forced sparse): `dbtext_city` (9-byte rows)
+/// "GRA", 830 candidate code positions in 32,483 codes, 38.7 against
+/// 30.0 µs (~40 ns a candidate); `loghub_Apache_2k` (83-byte rows)
+/// "Mon Dec ", 949 in 15,396, 38.5 against 20.3 µs; ":24:", 110
+/// candidates, 11.6 against 15.9 µs.
+const SPARSE_ROW_COST: usize = 192;
 
-/// The sparse scan runs on chunks of at least this many codes per
-/// dictionary token: finding a literal's anchor tokens reads every token,
-/// and a block that falls back to decoding has paid for a scan. At 64 codes
-/// per token the fallbacks lost 10–50 % to the decode path on
-/// `dbtext_c_name` (72), `dbtext_uuid`, `dbtext_lastname` while the rare
-/// needles of `tpch_sf1_ps_comment` (303) and `tpch_sf1_l_comment` (508)
-/// won 1.5–1.7× (bench/SEARCH.md); 16-bit dictionaries of 11–37 K tokens
-/// (19–52 codes per token) lost 2×.
-const SPARSE_MIN_CODES_PER_TOKEN: usize = 256;
+/// A candidate row's cost per code, in the same bytes: its codes unpacked
+/// and decoded one at a time, then searched (`tpch_sf1_ps_comment`, 124-byte
+/// rows of ~12 codes, "ickly special fo": 16,327 candidate positions took
+/// 2.4 ms on the sparse path against 1.76 ms decoding, ~125 ns a
+/// candidate; `nltk_speeches_en`, ~48 codes a row, "r, unemploymen":
+/// 1,765, 0.69 against 0.47 ms).
+const SPARSE_CODE_COST: usize = 48;
+
+/// The scan's cost per code, in eighths of a decoded byte (the filtered
+/// scan, 12-bit codes: ~0.3 ns per code on the probes above).
+const SPARSE_SCAN_EIGHTHS: u64 = 12;
+
+/// The sparse path runs on chunks of at least this many codes per
+/// dictionary token: below, building the byte index and the frequencies
+/// (once per `Searcher`) costs about as much as decoding the chunk.
+const SPARSE_MIN_CODES_PER_TOKEN: usize = 4;
+
+/// What a [`super::Searcher`] keeps across searches (its doc): per chunk
+/// the row byte boundaries and code frequencies, per dictionary the byte
+/// index of its tokens.
+#[derive(Debug)]
+pub(crate) struct Caches {
+    bb: Vec<OnceLock<Vec<u32>>>,
+    stats: Vec<OnceLock<ChunkStats>>,
+    index: Vec<OnceLock<ByteIndex>>,
+}
+
+impl Caches {
+    pub(crate) fn new(reader: &Reader) -> Self {
+        let n = reader.num_chunks();
+        Self {
+            bb: (0..n).map(|_| OnceLock::new()).collect(),
+            stats: (0..n).map(|_| OnceLock::new()).collect(),
+            index: (0..reader.num_dictionaries())
+                .map(|_| OnceLock::new())
+                .collect(),
+        }
+    }
+}
 
 thread_local! {
     /// Each thread's buffer for decoded blocks (reused: never zeroed, never
@@ -64,9 +99,8 @@ pub(crate) struct Search<'a> {
     pub(crate) reader: &'a Reader,
     pub(crate) c: &'a Compiled,
     pub(crate) strategy: Strategy,
-    /// Per chunk, once needed: its row byte boundaries (kept by a
-    /// [`super::Searcher`] across searches).
-    bb_cache: &'a [OnceLock<Vec<u32>>],
+    /// Kept by a [`super::Searcher`] across searches.
+    caches: &'a Caches,
     /// Per dictionary, once needed: its token tables, one per automaton
     /// (`None`: too large, match on decoded bytes).
     tables: Vec<OnceLock<Option<Vec<TokenDfa>>>>,
@@ -85,9 +119,9 @@ enum Path<'t> {
     Decode,
     /// Compare each row's tokens with an equality or prefix literal.
     Literal(&'t Literal),
-    /// A plain substring: decode and search only the rows that hold one of
-    /// a few codes (`sparse`).
-    Sparse(&'t [u16]),
+    /// A pattern that requires a literal: decode and match only the rows
+    /// that hold one of a few codes (`sparse`, `index::plan`).
+    Sparse(sparse::CodeSet),
 }
 
 impl<'a> Search<'a> {
@@ -95,14 +129,14 @@ impl<'a> Search<'a> {
         reader: &'a Reader,
         c: &'a Compiled,
         strategy: Strategy,
-        bb_cache: &'a [OnceLock<Vec<u32>>],
+        caches: &'a Caches,
     ) -> Self {
         let d = reader.num_dictionaries();
         Self {
             reader,
             c,
             strategy,
-            bb_cache,
+            caches,
             tables: (0..d).map(|_| OnceLock::new()).collect(),
             anchors: (0..d).map(|_| OnceLock::new()).collect(),
         }
@@ -204,6 +238,52 @@ impl<'a> Search<'a> {
             .as_ref()
     }
 
+    /// The sparse path's codes for `view`, when the pattern requires a
+    /// literal, is not anchored at the row's start (those walk each row's
+    /// first codes) and is not an equality or prefix literal (the literal
+    /// path), and the chunk's plan fits the scan and, under
+    /// [`Strategy::Auto`], pays: the scan of every code
+    /// ([`SPARSE_SCAN_EIGHTHS`]) plus its candidate code positions (the
+    /// plan's weight, exact for the chunk), each costed as an average row's
+    /// codes ([`SPARSE_CODE_COST`]) plus [`SPARSE_ROW_COST`], within three
+    /// quarters of the
+    /// chunk's bytes (the decode path's cost). `Some(empty)`: no row can
+    /// match.
+    fn sparse_plan(&self, view: &ChunkView<'_>) -> Option<Vec<u16>> {
+        let forced = match self.strategy {
+            Strategy::Auto => false,
+            Strategy::Sparse => true,
+            _ => return None,
+        };
+        if self.c.start_anchored || self.c.literal.is_some() {
+            return None;
+        }
+        let a = self.c.anchor.as_ref()?;
+        let e = view.entry();
+        let dict = view.dictionary();
+        let tokens = dict.num_tokens() as usize;
+        if !forced && (e.codes as usize) < SPARSE_MIN_CODES_PER_TOKEN * tokens {
+            return None;
+        }
+        let table = dict.table();
+        let idx = self.caches.index[e.dict as usize].get_or_init(|| ByteIndex::new(table));
+        let stats = self.caches.stats[view.id() as usize]
+            .get_or_init(|| ChunkStats::new(&view.codes(), e.codes as usize, table));
+        let rows = (e.rows as u64).max(1);
+        let row_cost = e.codes as u64 / rows * SPARSE_CODE_COST as u64 + SPARSE_ROW_COST as u64;
+        let scan = e.codes as u64 * SPARSE_SCAN_EIGHTHS / 8;
+        // The most candidate code positions that can pay.
+        let max_weight = match forced {
+            true => u64::MAX,
+            false => (e.bytes / 4 * 3).saturating_sub(scan) / row_cost,
+        };
+        let plan = index::plan(a, table, idx, stats, max_weight)?;
+        if plan.codes.is_empty() {
+            return Some(plan.codes);
+        }
+        (plan.codes.len() <= sparse::MAX_CODES && plan.weight <= max_weight).then_some(plan.codes)
+    }
+
     fn path<'t>(&'t self, view: &ChunkView<'_>) -> Path<'t> {
         // A chunk with few codes per dictionary token: building the token
         // tables and anchors would cost more than decoding it, so it takes
@@ -211,24 +291,24 @@ impl<'a> Search<'a> {
         let e = view.entry();
         let small =
             (e.codes as usize) < SMALL_CODES_PER_TOKEN * view.dictionary().num_tokens() as usize;
-        // A plain substring takes the decode path: one memmem pass over
-        // decoded blocks beat the anchor scan on the corpus as a whole
-        // (bench/SEARCH.md); the token path serves what memmem cannot.
-        let sparse_ok = (e.codes as usize)
-            >= SPARSE_MIN_CODES_PER_TOKEN * view.dictionary().num_tokens() as usize;
-        if let (Strategy::Auto, true, Some(_)) = (self.strategy, sparse_ok, self.c.block_finder()) {
-            // A plain substring on a large chunk: the sparse scan when one
-            // anchor position has few tokens, else the decode path.
-            if let Some(codes) = self.anchors(view).and_then(|a| a.sparse.as_deref()) {
-                return Path::Sparse(codes);
+        // A pattern that requires a literal: the sparse scan when the
+        // chunk's plan is small and its candidates few (bench/SEARCH.md).
+        if let Some(codes) = self.sparse_plan(view) {
+            if codes.is_empty() {
+                return Path::Never;
             }
+            return Path::Sparse(sparse::CodeSet::new(&codes, view.codes().bits()));
         }
+        let auto = matches!(self.strategy, Strategy::Auto | Strategy::Sparse);
+        // Otherwise a plain substring takes the decode path: one memmem
+        // pass over decoded blocks beat the anchor scan on the corpus as a
+        // whole (bench/SEARCH.md); the token path serves what memmem cannot.
         let tables = match self.strategy {
             Strategy::Decode => None,
-            Strategy::Auto if small || self.c.block_finder().is_some() => None,
-            Strategy::Auto | Strategy::Tokens => self.tables(view),
+            _ if auto && (small || self.c.block_finder().is_some()) => None,
+            _ => self.tables(view),
         };
-        if let (Strategy::Auto, Some(l)) = (self.strategy, &self.c.literal) {
+        if let (true, Some(l)) = (auto, &self.c.literal) {
             // Equality and prefix: the literal compared with each row's
             // tokens (no table to build, so small chunks too).
             return Path::Literal(l);
@@ -255,7 +335,7 @@ impl<'a> Search<'a> {
         // Row byte boundaries: decoded once per chunk, when a block first
         // needs them (the decode path; the token path without anchors,
         // whose length filter skips rows too long or too short to match).
-        let bb = &self.bb_cache[view.id() as usize];
+        let bb = &self.caches.bb[view.id() as usize];
         let validity = view.validity();
         bits.par_chunks_mut(BLOCK / 64)
             .enumerate()
@@ -265,6 +345,7 @@ impl<'a> Search<'a> {
                 let ctx = Block {
                     view: &view,
                     c: self.c,
+                    forced: self.strategy == Strategy::Sparse,
                     cb,
                     bb,
                     validity,
@@ -280,6 +361,8 @@ impl<'a> Search<'a> {
 struct Block<'b, 'v> {
     view: &'b ChunkView<'v>,
     c: &'b Compiled,
+    /// [`Strategy::Sparse`]: the sparse path never falls back.
+    forced: bool,
     cb: &'b [u32],
     bb: &'b OnceLock<Vec<u32>>,
     validity: Option<&'b [u8]>,
@@ -483,40 +566,64 @@ impl Block<'_, '_> {
     }
 
     /// The sparse path: the rows holding one of the codes `want` (a
-    /// necessary condition, `anchor`), each decoded and searched; the
+    /// necessary condition, `anchor`), each decoded and matched; the
     /// block's decode path when the candidates cost too much
     /// ([`SPARSE_ROW_COST`]).
-    fn sparse(&self, want: &[u16], words: &mut [u64]) -> Result<()> {
+    fn sparse(&self, want: &sparse::CodeSet, words: &mut [u64]) -> Result<()> {
         let (lo, hi) = (self.lo, self.hi);
-        let f = self.c.block_finder().expect("a plain substring");
+        let f = self.c.block_finder();
         let codes = self.view.codes();
         let (c0, c1) = (self.cb[lo] as usize, self.cb[hi] as usize);
         let bb = self.bb()?;
-        let budget = (bb[hi] - bb[lo]) as usize / 4;
+        let budget = if self.forced {
+            usize::MAX
+        } else {
+            (bb[hi] - bb[lo]) as usize / 4 * 3
+        };
         let (mut cand, mut r, mut cost) = (Vec::new(), lo, 0usize);
         sparse::scan(codes.bits(), codes.packed(), c0..c1, want, |at| {
             while self.cb[r + 1] as usize <= at {
                 r += 1;
             }
-            if cand.last() != Some(&r) {
-                cand.push(r);
-                cost += (bb[r + 1] - bb[r]) as usize + SPARSE_ROW_COST;
+            if cand.last() == Some(&r) {
+                return true;
             }
+            cand.push(r);
+            let n = (self.cb[r + 1] - self.cb[r]) as usize;
+            cost = cost.saturating_add(n * SPARSE_CODE_COST + SPARSE_ROW_COST);
             cost <= budget
         });
         if cost > budget {
             return self.decode(words);
         }
-        let dict = self.view.dictionary();
+        let table = self.view.dictionary().table();
+        let (tw, tl) = (table.words(), table.lens());
         DECODED.with(|cell| {
             let mut buf = cell.borrow_mut();
             cand.retain(|&r| {
+                // The row decoded inline, one 16-byte token word per code
+                // (16 bytes of slack): a decoder call per row cost ~50 ns
+                // of setup, more than a short row's bytes.
                 let n = (bb[r + 1] - bb[r]) as usize;
-                buf.clear();
-                buf.resize(n, 0);
-                let range = self.cb[r] as usize..self.cb[r + 1] as usize;
-                let got = decode::decode_range(dict, &codes, range, &mut buf);
-                f.find(&buf[..got]).is_some()
+                if buf.len() < n + 16 {
+                    buf.resize(n + 16, 0);
+                }
+                let mut pos = 0;
+                for i in self.cb[r] as usize..self.cb[r + 1] as usize {
+                    let c = codes.get(i) as usize;
+                    let len = tl[c] as usize;
+                    if pos + 16 > buf.len() {
+                        // Only with lengths inconsistent with `bb`.
+                        buf.resize(pos + 16, 0);
+                    }
+                    buf[pos..pos + 16].copy_from_slice(&tw[c]);
+                    pos += len;
+                }
+                let row = &buf[..pos];
+                match f {
+                    Some(f) => f.find(row).is_some(),
+                    None => self.c.pattern_matches(row),
+                }
             });
         });
         self.finish(words, &cand, true);

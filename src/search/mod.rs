@@ -42,19 +42,32 @@
 //!   about the writer's parse is assumed) and no table to build. It
 //!   replaced the token path for these (0.46× decode + compare on
 //!   `dbtext_c_name` prefix "Cust", a lazily filled DFA table per search).
-//! * **plain substrings on chunks of at least 256 codes per dictionary
-//!   token**: the **sparse path** (`sparse`) when one byte position of the
-//!   literal is covered by at most 8 of the dictionary's tokens (`anchor`:
-//!   a row holding none of them cannot contain the literal): the packed
-//!   codes are compared with those codes 16 at a time (AVX2), and only the
-//!   rows holding one are decoded and searched. A block whose candidates
-//!   would cost more than a quarter of its bytes (each counted as its
-//!   bytes + 256) is decoded whole instead. Below 256 codes per token
-//!   finding the anchor tokens and the scans of blocks that fall back cost
-//!   more than the scan saves (`SPARSE_MIN_CODES_PER_TOKEN`).
+//! * **patterns that require a literal** (plain substrings, suffix, LIKE
+//!   with a literal, case-insensitive, several needles; not anchored at the
+//!   row's start), on chunks of at least 4 codes per dictionary token: the
+//!   **sparse path** (`sparse`, `index`) when it pays. Per chunk a plan
+//!   (`index::plan`): for a literal byte `p`, the tokens that can cover it
+//!   at some alignment (`anchor`: a row holding none of them cannot
+//!   contain the literal, for any tokenization), found through a byte index
+//!   of the dictionary's tokens, dropping the tokens the chunk never uses,
+//!   at the position whose tokens the chunk uses least (its code
+//!   frequencies); several needles of a disjunction take the union. The
+//!   plan's weight is the chunk's exact count of code positions holding
+//!   one, so the choice is selectivity-aware before any scan: the sparse
+//!   path runs when the scan (1.5 decoded bytes per code) plus the
+//!   candidates (each 192 + 48 per code of its row) cost within three quarters of
+//!   the chunk's bytes, and the plan has at most 96 codes. The packed codes
+//!   are then scanned 16 at a time (AVX2: compares with up to 8 codes,
+//!   else two 256-bit byte-shuffle set tests and an exact bitset check of
+//!   the lanes that pass) and only the rows holding one are decoded
+//!   (inline, a token word per code) and matched; a block whose candidates
+//!   cost more than three quarters of its bytes is decoded whole instead.
+//!   The byte index (per dictionary) and code frequencies (per chunk) do
+//!   not depend on the pattern and are kept by a [`Searcher`]; a plan
+//!   costs a few microseconds per chunk and search.
 //! * **small coded chunks** (fewer than 16 codes per dictionary token: the
-//!   2,000-row Loghub columns) and **other plain substrings**: the **decode
-//!   path**. Blocks of 4096 rows are decoded into one reused per-thread
+//!   2,000-row Loghub columns) and **other plain substrings** (no plan
+//!   that pays): the **decode path**. Blocks of 4096 rows are decoded into one reused per-thread
 //!   buffer (never the whole column) and matched there: one `memmem` pass
 //!   over the block for a substring (a hit counts for the row it starts in
 //!   when it ends there too), a masked 16-byte compare per row for an
@@ -63,10 +76,10 @@
 //!   runs at several GB/s per core; the byte-flag anchor scan below costs a
 //!   table lookup per code, as much as decoding the code on long-token
 //!   columns (measured: it lost to this path on every large column tried,
-//!   bench/SEARCH.md), so plain substrings use the sparse scan or this.
+//!   bench/SEARCH.md), so plain substrings use the sparse path or this.
 //! * **other patterns on coded chunks** (LIKE with wildcards, ASCII
-//!   case-insensitive, several needles, suffix): the
-//!   **token path**. Each DFA is lifted to the chunk's dictionary
+//!   case-insensitive, several needles, suffix, where the sparse path does
+//!   not pay or does not apply): the **token path**. Each DFA is lifted to the chunk's dictionary
 //!   (`tokens`: `next(state, code)` = the state after the token's bytes,
 //!   computed lazily, shared by all chunks of the dictionary), so a row is
 //!   one table lookup per code, stopping at the first code that decides
@@ -107,6 +120,7 @@ pub(crate) mod anchor;
 mod compiled;
 mod dfa;
 pub(crate) mod eval;
+mod index;
 mod literal;
 pub mod predicate;
 mod selection;
@@ -132,6 +146,11 @@ pub enum Strategy {
     Tokens,
     /// Always decode blocks and match bytes.
     Decode,
+    /// The sparse path wherever the pattern has an anchor whose plan fits
+    /// the scan, whatever the chunk's size and the candidates' cost (no
+    /// fallback to decoding a block); elsewhere as [`Strategy::Auto`]
+    /// (tests and benchmarks).
+    Sparse,
 }
 
 /// Options of a search.
@@ -153,22 +172,25 @@ pub fn search_with(reader: &Reader, pred: &Predicate, opts: SearchOptions) -> Re
 }
 
 /// Searches of one open file that share what they decode beyond the
-/// reader's own state: each chunk's row byte boundaries (its rows' lengths,
-/// 4 bytes per row, decoded the first time a search needs them: the decode
-/// path and length filters), as a query engine holding a file open would.
+/// reader's own state, as a query engine holding a file open would, each
+/// built the first time a search needs it and independent of the pattern:
+/// each chunk's row byte boundaries (its rows' lengths, 4 bytes per row:
+/// the decode path and length filters) and code frequencies (4 bytes per
+/// code value: the sparse path's plan), and per dictionary a byte index of
+/// its tokens (4 bytes per token byte: the sparse path's anchor codes).
 #[derive(Debug)]
 pub struct Searcher<'r> {
     reader: &'r Reader,
-    bb: Vec<std::sync::OnceLock<Vec<u32>>>,
+    caches: eval::Caches,
 }
 
 impl<'r> Searcher<'r> {
     /// A searcher of `reader`.
     pub fn new(reader: &'r Reader) -> Self {
-        let bb = (0..reader.num_chunks())
-            .map(|_| Default::default())
-            .collect();
-        Self { reader, bb }
+        Self {
+            reader,
+            caches: eval::Caches::new(reader),
+        }
     }
     /// The rows `pred` selects.
     pub fn search(&self, pred: &Predicate) -> Result<Selection> {
@@ -177,6 +199,6 @@ impl<'r> Searcher<'r> {
     /// [`Self::search`] with options.
     pub fn search_with(&self, pred: &Predicate, opts: SearchOptions) -> Result<Selection> {
         let c = Compiled::new(pred)?;
-        eval::Search::new(self.reader, &c, opts.strategy, &self.bb).run()
+        eval::Search::new(self.reader, &c, opts.strategy, &self.caches).run()
     }
 }

@@ -1,0 +1,325 @@
+//! What a [`super::Searcher`] keeps per dictionary and per chunk so that
+//! choosing the sparse path's codes costs microseconds, not a pass over the
+//! dictionary: a byte index of the tokens (which tokens hold byte `b`, at
+//! which offset) and each chunk's code frequencies. Both are independent
+//! of the pattern, built once per open file (like the row byte boundaries).
+//!
+//! With them, [`plan`] finds, for a literal every matching row contains,
+//! the smallest set of codes one of which such a row must hold (the tokens
+//! that can cover one chosen byte of the literal, `anchor`), weighed by how
+//! often the chunk uses them: a necessary condition for any tokenization,
+//! and the chunk's exact count of candidate code positions, which is the
+//! selectivity-aware choice between the sparse scan and decoding
+//! (`eval`'s rule).
+
+use super::anchor::Anchor;
+use super::sparse::MAX_CODES;
+use crate::decode::CheckedCodes;
+use crate::dict::{TokenTable, MAX_TOKEN_LEN};
+
+/// Per byte value, the (code, offset) of each occurrence in the tokens.
+#[derive(Debug)]
+pub(crate) struct ByteIndex {
+    /// Entries of byte `b`: `entries[start[b]..start[b + 1]]`.
+    start: Box<[u32]>,
+    /// `code | offset << 16`, in code order per byte.
+    entries: Box<[u32]>,
+}
+
+impl ByteIndex {
+    /// The index of `table` (one pass over its token bytes, twice).
+    pub(crate) fn new(table: &TokenTable) -> Self {
+        let mut count = vec![0u32; 257];
+        for t in table.iter() {
+            for &b in t {
+                count[b as usize + 1] += 1;
+            }
+        }
+        for b in 0..256 {
+            count[b + 1] += count[b];
+        }
+        let mut at = count.clone();
+        let mut entries = vec![0u32; count[256] as usize];
+        for (c, t) in table.iter().enumerate() {
+            for (o, &b) in t.iter().enumerate() {
+                entries[at[b as usize] as usize] = c as u32 | (o as u32) << 16;
+                at[b as usize] += 1;
+            }
+        }
+        Self {
+            start: count.into_boxed_slice(),
+            entries: entries.into_boxed_slice(),
+        }
+    }
+
+    fn of(&self, b: u8) -> &[u32] {
+        &self.entries[self.start[b as usize] as usize..self.start[b as usize + 1] as usize]
+    }
+}
+
+/// A chunk's code statistics.
+#[derive(Debug)]
+pub(crate) struct ChunkStats {
+    /// How often each code occurs (indexed by code; `1 << bits` entries,
+    /// so any packed code indexes it).
+    pub(crate) freq: Vec<u32>,
+    /// Per byte value, how many code positions hold a token containing it:
+    /// which byte of a literal the chunk's tokens cover least, without
+    /// reading the tokens per search.
+    pub(crate) byte_weight: Box<[u64; 256]>,
+}
+
+impl ChunkStats {
+    /// The statistics of the first `n` codes of `codes` over `table`.
+    pub(crate) fn new(codes: &CheckedCodes<'_>, n: usize, table: &TokenTable) -> Self {
+        Self::of(frequencies(codes, n), table)
+    }
+
+    /// The statistics of code frequencies `freq` over `table`.
+    fn of(freq: Vec<u32>, table: &TokenTable) -> Self {
+        let mut byte_weight = Box::new([0u64; 256]);
+        for (c, t) in table.iter().enumerate() {
+            let f = freq.get(c).copied().unwrap_or(0) as u64;
+            if f == 0 {
+                continue;
+            }
+            let mut seen = [false; 256];
+            for &b in t {
+                if !seen[b as usize] {
+                    seen[b as usize] = true;
+                    byte_weight[b as usize] += f;
+                }
+            }
+        }
+        Self { freq, byte_weight }
+    }
+}
+
+/// How often each code occurs in the first `n` codes (`1 << bits` entries).
+fn frequencies(codes: &CheckedCodes<'_>, n: usize) -> Vec<u32> {
+    let mut freq = vec![0u32; 1 << codes.bits()];
+    let mut buf = vec![0u16; 4096];
+    let mut i = 0;
+    while i < n {
+        let k = buf.len().min(n - i);
+        codes.unpack(i, &mut buf[..k]);
+        for &c in &buf[..k] {
+            freq[c as usize] += 1;
+        }
+        i += k;
+    }
+    freq
+}
+
+/// The codes a row matching the anchor must hold one of, and how many
+/// code positions of the chunk hold one (`weight`).
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub(crate) codes: Vec<u16>,
+    pub(crate) weight: u64,
+}
+
+/// Index entries read per literal while looking for its best position
+/// (past the first position): a bound on the planning time (each entry is
+/// a few nanoseconds; 4,096 cost 35 µs, more than decoding a 2,000-row
+/// Loghub column).
+const EVAL_BUDGET: usize = 768;
+
+/// Positions of a literal tried (in order of their byte's weight).
+const EVAL_POSITIONS: usize = 5;
+
+#[inline(always)]
+fn lower(w: u128) -> u128 {
+    u128::from_le_bytes(w.to_le_bytes().map(|b| b.to_ascii_lowercase()))
+}
+
+/// `MASKS[k]`: the low `k` bytes of a `u128` set.
+const MASKS: [u128; 17] = {
+    let mut m = [0u128; 17];
+    let mut k = 1;
+    while k <= 16 {
+        m[k] = if k == 16 {
+            u128::MAX
+        } else {
+            (1u128 << (8 * k)) - 1
+        };
+        k += 1;
+    }
+    m
+};
+
+/// The plan for `anchor` over a dictionary (`table`, its `index`) in a
+/// chunk whose code frequencies are `freq`: per literal, the position whose
+/// covering tokens the chunk uses least (codes it never uses dropped);
+/// several literals (a disjunction): the union. `None` when a literal is
+/// empty (every row contains it). A position whose weight passes
+/// `max_weight` is given up as soon as it does and weighs `u64::MAX` (its
+/// set is incomplete; a plan that holds one is never used): the search of
+/// a literal of common bytes stops early.
+pub(crate) fn plan(
+    anchor: &Anchor,
+    table: &TokenTable,
+    index: &ByteIndex,
+    stats: &ChunkStats,
+    max_weight: u64,
+) -> Option<Plan> {
+    let freq = &stats.freq[..];
+    if anchor.lits.is_empty() || anchor.lits.iter().any(|l| l.is_empty()) {
+        return None;
+    }
+    let fold = anchor.fold;
+    let (words, lens) = (table.words(), table.lens());
+    let mut codes: Vec<u16> = Vec::new();
+    let mut weight = 0u64;
+    for lit in &anchor.lits {
+        let lit: Vec<u8> = if fold {
+            lit.to_ascii_lowercase()
+        } else {
+            lit.clone()
+        };
+        let n = lit.len();
+        let mut padded = lit.clone();
+        padded.resize(n + MAX_TOKEN_LEN, 0);
+        let lw = |at: usize| u128::from_le_bytes(padded[at..at + 16].try_into().expect("16 bytes"));
+        // The index lists holding byte `b` (both cases when folding).
+        let lists = |b: u8| -> [&[u32]; 2] {
+            if fold && b.is_ascii_lowercase() {
+                [index.of(b), index.of(b.to_ascii_uppercase())]
+            } else {
+                [index.of(b), &[]]
+            }
+        };
+        // Positions by how many code positions hold a token with their
+        // byte (both cases when folding): the likely smallest sets first.
+        let bw = |b: u8| -> u64 {
+            let w = stats.byte_weight[b as usize];
+            if fold && b.is_ascii_lowercase() {
+                w + stats.byte_weight[b.to_ascii_uppercase() as usize]
+            } else {
+                w
+            }
+        };
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&p| bw(lit[p]));
+        order.truncate(EVAL_POSITIONS);
+        let mut best: Option<((bool, u64), Vec<u16>)> = None;
+        let mut spent = 0usize;
+        let mut set: Vec<u16> = Vec::new();
+        for &p in &order {
+            let ls = lists(lit[p]);
+            let cost: usize = ls.iter().map(|l| l.len()).sum();
+            if best.is_some() && spent + cost > EVAL_BUDGET {
+                break;
+            }
+            spent += cost;
+            set.clear();
+            let mut w = 0u64;
+            let mut over = false;
+            for &e in ls.iter().flat_map(|l| l.iter()) {
+                let (c, o) = ((e & 0xffff) as usize, (e >> 16) as usize);
+                if freq[c] == 0 || set.last() == Some(&(c as u16)) {
+                    continue;
+                }
+                // Token byte i lines up with literal byte i + p - o: compare
+                // the overlap, token bytes lo..hi.
+                let len = lens[c] as usize;
+                let lo = o.saturating_sub(p);
+                let hi = len.min(o + n - p);
+                let mut tw = u128::from_le_bytes(words[c]) >> (8 * lo);
+                if fold {
+                    tw = lower(tw);
+                }
+                if (tw ^ lw(lo + p - o)) & MASKS[hi - lo] == 0 {
+                    set.push(c as u16);
+                    w += freq[c] as u64;
+                    if w > max_weight {
+                        over = true;
+                        break;
+                    }
+                }
+            }
+            if fold {
+                // Two lists: codes may repeat.
+                set.sort_unstable();
+                set.dedup();
+                w = set.iter().map(|&c| freq[c as usize] as u64).sum();
+            }
+            if over {
+                // An incomplete set: never usable (weight beyond any bound).
+                w = u64::MAX;
+            }
+            // The lightest set the scan can take, else the lightest.
+            let key = (set.len() > MAX_CODES, w);
+            if best.as_ref().map_or(true, |b| key < b.0) {
+                best = Some((key, std::mem::take(&mut set)));
+            }
+            if w == 0 {
+                break;
+            }
+        }
+        let ((_, w), s) = best.expect("a non-empty literal has a position");
+        weight = weight.saturating_add(w);
+        codes.extend(s);
+    }
+    codes.sort_unstable();
+    codes.dedup();
+    Some(Plan { codes, weight })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{plan, ByteIndex, ChunkStats};
+    use crate::dict::TokenTable;
+    use crate::search::anchor::Anchor;
+
+    /// The plan's codes are exactly the used tokens that cover the chosen
+    /// position (checked against the plain definition at every position).
+    #[test]
+    fn plan_codes_cover_the_literal() {
+        let mut t = TokenTable::single_bytes();
+        for tok in [
+            &b"fox"[..],
+            b"a fo",
+            b"xes!",
+            b"_foxes_",
+            b"ax",
+            b"Fo",
+            b"OXE",
+            b"s",
+        ] {
+            t.push(tok);
+        }
+        let index = ByteIndex::new(&t);
+        for fold in [false, true] {
+            for lit in [&b"foxes"[..], b"x", b"FOX"] {
+                let mut freq = vec![1u32; 4096];
+                freq[b'q' as usize] = 0;
+                let a = Anchor {
+                    lits: vec![lit.to_vec()],
+                    fold,
+                };
+                let p = plan(&a, &t, &index, &ChunkStats::of(freq, &t), u64::MAX).unwrap();
+                let f = |b: u8| if fold { b.to_ascii_lowercase() } else { b };
+                // Some position's covering set equals the plan.
+                let sets: Vec<Vec<u16>> = (0..lit.len())
+                    .map(|pos| {
+                        (0..t.len())
+                            .filter(|&c| {
+                                let tok = t.token(c);
+                                (0..tok.len()).any(|o| {
+                                    f(tok[o]) == f(lit[pos])
+                                        && (o.saturating_sub(pos)
+                                            ..tok.len().min(o + lit.len() - pos))
+                                            .all(|i| f(tok[i]) == f(lit[i + pos - o]))
+                                })
+                            })
+                            .map(|c| c as u16)
+                            .collect()
+                    })
+                    .collect();
+                assert!(sets.contains(&p.codes), "{lit:?} {fold} {:?}", p.codes);
+                assert_eq!(p.weight, p.codes.len() as u64);
+            }
+        }
+    }
+}
