@@ -20,7 +20,7 @@ use datafusion::physical_plan::{
 };
 use fastpair::dataset::Dataset;
 
-use crate::part::{PartJob, PartScan, Piece};
+use crate::part::{PartJob, PartScan, Piece, SharedSearch};
 use crate::pushdown::Pushed;
 use crate::table::df_err;
 
@@ -37,8 +37,9 @@ pub struct ScanExec {
     limit: Option<usize>,
     /// Pieces of each partition.
     groups: Vec<Vec<Piece>>,
-    /// Per part, whether it is cut into pieces (their search is shared).
-    split: Vec<bool>,
+    /// Per part cut into pieces, its search result, shared by the
+    /// partitions (each `execute` call) scanning its pieces.
+    shared: SharedSearch,
     /// Parts scanned (the others pruned by their statistics).
     kept: usize,
     batch_size: usize,
@@ -87,7 +88,12 @@ impl ScanExec {
             out_schema,
             pushed,
             limit,
-            split: split_parts(&groups, ds_parts),
+            shared: Arc::new(
+                split_parts(&groups, ds_parts)
+                    .into_iter()
+                    .map(|s| s.then(OnceLock::new))
+                    .collect(),
+            ),
             kept: kept.len(),
             groups,
             batch_size,
@@ -203,7 +209,7 @@ impl ExecutionPlan for ScanExec {
             out_schema: self.out_schema.clone(),
             pushed: self.pushed.clone(),
             batch_size: self.batch_size,
-            shared: self.split.iter().map(|&s| s.then(OnceLock::new)).collect(),
+            shared: self.shared.clone(),
         });
         // Parts one after the other, batch by batch, on the partition's own
         // task (as DataFusion's Parquet scan decodes in its stream; the

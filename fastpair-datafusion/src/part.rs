@@ -38,6 +38,11 @@ use crate::table::df_err;
 /// dozen rows in bulk).
 const DENSE_SELECTION: f64 = 0.05;
 
+/// Per part cut into pieces, its search result once computed (shared by
+/// every partition of one scan, so a part is searched once).
+pub(crate) type SharedSearch =
+    Arc<Vec<Option<OnceLock<std::result::Result<Option<Selection>, String>>>>>;
+
 /// What every part of a scan shares.
 pub(crate) struct PartJob {
     pub ds: Arc<Dataset>,
@@ -51,7 +56,7 @@ pub(crate) struct PartJob {
     /// Per part cut into several pieces, its search result, computed by the
     /// first piece opened and shared with the others (None for whole parts:
     /// searched by their one scan).
-    pub shared: Vec<Option<OnceLock<std::result::Result<Option<Selection>, String>>>>,
+    pub shared: SharedSearch,
 }
 
 /// A slice of a part's rows scanned as one unit: a whole part, or a piece
