@@ -4,7 +4,7 @@
 //! (Parquet, with a row selection), a batch at a time).
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -20,7 +20,7 @@ use datafusion::physical_plan::{
 };
 use fastpair::dataset::Dataset;
 
-use crate::part::{PartJob, PartScan};
+use crate::part::{PartJob, PartScan, Piece, SharedSearch};
 use crate::pushdown::Pushed;
 use crate::table::df_err;
 
@@ -35,8 +35,13 @@ pub struct ScanExec {
     out_schema: SchemaRef,
     pushed: Vec<Pushed>,
     limit: Option<usize>,
-    /// Parts of each partition.
-    groups: Vec<Vec<usize>>,
+    /// Pieces of each partition.
+    groups: Vec<Vec<Piece>>,
+    /// Per part cut into pieces, its search result, shared by the
+    /// partitions (each `execute` call) scanning its pieces.
+    shared: SharedSearch,
+    /// Parts scanned (the others pruned by their statistics).
+    kept: usize,
     batch_size: usize,
     stats: Statistics,
     props: Arc<PlanProperties>,
@@ -51,18 +56,22 @@ impl ScanExec {
         slot: Vec<usize>,
         projection: Vec<usize>,
         pushed: Vec<Pushed>,
+        kept: Vec<usize>,
         limit: Option<usize>,
         target_partitions: usize,
         batch_size: usize,
         stats: Statistics,
     ) -> Result<Self> {
         let out_schema = Arc::new(table_schema.project(&projection)?);
-        let parts = ds.manifest().parts.len();
-        // Consecutive parts per partition, as even in rows as whole parts allow.
-        let n = target_partitions.min(parts).max(1);
+        let ds_parts = ds.manifest().parts.len();
+        let pieces = pieces(&ds, &kept, target_partitions);
+        // Consecutive pieces per partition, as even in rows as the pieces
+        // allow.
+        let n = target_partitions.min(pieces.len()).max(1);
         let mut groups = vec![Vec::new(); n];
-        for p in 0..parts {
-            groups[p * n / parts].push(p);
+        let total = pieces.len();
+        for (i, piece) in pieces.into_iter().enumerate() {
+            groups[i * n / total].push(piece);
         }
         let props = PlanProperties::new(
             EquivalenceProperties::new(out_schema.clone()),
@@ -79,6 +88,13 @@ impl ScanExec {
             out_schema,
             pushed,
             limit,
+            shared: Arc::new(
+                split_parts(&groups, ds_parts)
+                    .into_iter()
+                    .map(|s| s.then(OnceLock::new))
+                    .collect(),
+            ),
+            kept: kept.len(),
             groups,
             batch_size,
             stats,
@@ -96,8 +112,10 @@ impl DisplayAs for ScanExec {
             .collect();
         write!(
             f,
-            "FastpairScanExec: dataset={}, partitions={}, projection=[{}]",
+            "FastpairScanExec: dataset={}, parts={}/{}, partitions={}, projection=[{}]",
             self.ds.dir().display(),
+            self.kept,
+            self.ds.manifest().parts.len(),
             self.groups.len(),
             cols.join(", ")
         )?;
@@ -191,6 +209,7 @@ impl ExecutionPlan for ScanExec {
             out_schema: self.out_schema.clone(),
             pushed: self.pushed.clone(),
             batch_size: self.batch_size,
+            shared: self.shared.clone(),
         });
         // Parts one after the other, batch by batch, on the partition's own
         // task (as DataFusion's Parquet scan decodes in its stream; the
@@ -213,7 +232,7 @@ impl ExecutionPlan for ScanExec {
 /// The batches of one partition's parts.
 struct PartitionScan {
     job: Arc<PartJob>,
-    parts: std::vec::IntoIter<usize>,
+    parts: std::vec::IntoIter<Piece>,
     cur: Option<PartScan>,
     limit: Option<usize>,
     done: usize,
@@ -243,7 +262,7 @@ impl Iterator for PartitionScan {
             }
             let p = self.parts.next()?;
             let left = self.limit.map(|l| l - self.done);
-            match PartScan::open(self.job.clone(), p, left) {
+            match PartScan::open(self.job.clone(), &p, left) {
                 Ok(s) => self.cur = Some(s),
                 Err(e) => {
                     self.parts = Vec::new().into_iter();
@@ -252,4 +271,47 @@ impl Iterator for PartitionScan {
             }
         }
     }
+}
+
+/// Fewest rows worth a piece of their own: below it a part is not cut (a
+/// piece reopens the part's files and re-reads its Parquet footer).
+const MIN_PIECE_ROWS: u64 = 1 << 16;
+
+/// The scan units of the `kept` parts: whole parts when there are at least
+/// `target_partitions` of them, else each part cut into up to
+/// `ceil(target_partitions / parts)` pieces of at least [`MIN_PIECE_ROWS`]
+/// rows, cut at multiples of 64 rows (so one-part tables scan on every core,
+/// as DataFusion cuts a Parquet file into byte ranges).
+fn pieces(ds: &Dataset, kept: &[usize], target_partitions: usize) -> Vec<Piece> {
+    let parts = &ds.manifest().parts;
+    let per_part = target_partitions.div_ceil(kept.len().max(1)).max(1) as u64;
+    let mut out = Vec::new();
+    for &p in kept {
+        let part = &parts[p];
+        let k = per_part.min(part.rows / MIN_PIECE_ROWS).max(1);
+        let step = part.rows.div_ceil(k).div_ceil(64) * 64;
+        let mut start = 0;
+        loop {
+            let end = (start + step).min(part.rows);
+            out.push(Piece {
+                part: p,
+                start,
+                end,
+            });
+            start = end;
+            if start >= part.rows {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Per part, whether `groups` cut it into several pieces.
+fn split_parts(groups: &[Vec<Piece>], parts: usize) -> Vec<bool> {
+    let mut n = vec![0usize; parts];
+    for piece in groups.iter().flatten() {
+        n[piece.part] += 1;
+    }
+    n.into_iter().map(|c| c > 1).collect()
 }

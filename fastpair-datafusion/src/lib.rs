@@ -7,7 +7,9 @@
 //! * [`FastpairTable`]: a `TableProvider` with the schema and exact
 //!   statistics (rows, null counts, string min/max) from the manifest,
 //!   projection (only the columns a query touches are read), `LIMIT`, one
-//!   partition per group of consecutive parts (up to `target_partitions`),
+//!   partition per group of consecutive parts (up to `target_partitions`;
+//!   parts are cut into row ranges when there are fewer parts than that),
+//!   parts pruned by the manifest's min/max and null counts,
 //!   and filter pushdown of string predicates into `fastpair::search`, which
 //!   evaluates them on the compressed codes ([`pushdown`] lists what is
 //!   pushed and which answers are exact); the selected rows are then the
@@ -34,6 +36,7 @@
 
 mod exec;
 mod part;
+mod prune;
 pub mod pushdown;
 mod table;
 

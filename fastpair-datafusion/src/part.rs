@@ -10,7 +10,7 @@
 //! operators above and memory stays bounded by a batch.
 
 use std::fs::File;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use datafusion::arrow::array::{
     ArrayRef, BooleanArray, LargeBinaryArray, LargeStringArray, RecordBatch, RecordBatchOptions,
@@ -24,6 +24,7 @@ use fastpair::search::{Searcher, Selection};
 use fastpair::{Column, Reader};
 use parquet::arrow::arrow_reader::{
     ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection,
+    RowSelector,
 };
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::PageIndexPolicy;
@@ -37,6 +38,11 @@ use crate::table::df_err;
 /// dozen rows in bulk).
 const DENSE_SELECTION: f64 = 0.05;
 
+/// Per part cut into pieces, its search result once computed (shared by
+/// every partition of one scan, so a part is searched once).
+pub(crate) type SharedSearch =
+    Arc<Vec<Option<OnceLock<std::result::Result<Option<Selection>, String>>>>>;
+
 /// What every part of a scan shares.
 pub(crate) struct PartJob {
     pub ds: Arc<Dataset>,
@@ -47,44 +53,34 @@ pub(crate) struct PartJob {
     pub out_schema: SchemaRef,
     pub pushed: Vec<Pushed>,
     pub batch_size: usize,
+    /// Per part cut into several pieces, its search result, computed by the
+    /// first piece opened and shared with the others (None for whole parts:
+    /// searched by their one scan).
+    pub shared: SharedSearch,
 }
 
-/// The scan of one part, batch by batch (an iterator; the caller drives it
-/// from its stream).
-pub(crate) struct PartScan {
-    job: Arc<PartJob>,
-    /// The part.
-    p: usize,
-    /// Open `.fpc` readers by slot (opened when first needed).
-    readers: Vec<Option<Reader>>,
-    /// The selection (None: the first `n_out` rows).
-    sel: Option<Selection>,
-    /// The selection as an Arrow bitmap (for filtering dense batches).
-    mask: Option<BooleanBuffer>,
-    dense: bool,
-    /// The Parquet reader of the projected Parquet columns, and where each
-    /// of them sits in its batches.
-    pq: Option<(ParquetRecordBatchReader, Vec<usize>)>,
-    n_out: usize,
-    done_out: usize,
-    /// The next input row to look at.
-    next_row: u64,
-    /// Scratch for point reads.
-    row_buf: Vec<u8>,
+/// A slice of a part's rows scanned as one unit: a whole part, or a piece
+/// of one cut so that a table of fewer parts than cores still spreads over
+/// the cores (rows `start..end`; cuts at multiples of 64 rows, so a piece's
+/// selection bits are whole words).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Piece {
+    pub part: usize,
+    pub start: u64,
+    pub end: u64,
 }
 
-impl PartScan {
-    /// Opens part `p`: runs the pushed searches, cuts the selection at
-    /// `limit` rows, opens the Parquet reader.
-    pub fn open(job: Arc<PartJob>, p: usize, limit: Option<usize>) -> Result<Self> {
-        let part = &job.ds.manifest().parts[p];
-        let rows = part.rows;
-        let mut readers: Vec<Option<Reader>> = (0..part.fpc.len()).map(|_| None).collect();
+impl PartJob {
+    /// The rows of part `p` the pushed predicates select (None: no
+    /// predicate), searching the codes of each predicate's column; the
+    /// readers opened are kept in `readers`.
+    fn search(&self, p: usize, readers: &mut [Option<Reader>]) -> Result<Option<Selection>> {
+        let rows = self.ds.manifest().parts[p].rows;
         let mut sel: Option<Selection> = None;
-        for pushed in &job.pushed {
-            let k = job.slot[pushed.column];
+        for pushed in &self.pushed {
+            let k = self.slot[pushed.column];
             if readers[k].is_none() {
-                readers[k] = Some(job.ds.open_fpc(p, k).map_err(df_err)?);
+                readers[k] = Some(self.ds.open_fpc(p, k).map_err(df_err)?);
             }
             let r = readers[k].as_ref().expect("opened above");
             let s = Searcher::new(r).search(&pushed.predicate).map_err(df_err)?;
@@ -104,24 +100,91 @@ impl PartScan {
                 break;
             }
         }
-        let mut prefix = rows;
+        Ok(sel)
+    }
+}
+
+/// The scan of one piece of a part, batch by batch (an iterator; the
+/// caller drives it from its stream).
+pub(crate) struct PartScan {
+    job: Arc<PartJob>,
+    /// The part.
+    p: usize,
+    /// Open `.fpc` readers by slot (opened when first needed).
+    readers: Vec<Option<Reader>>,
+    /// The selection over the part's rows, rows outside the piece cleared
+    /// (None: the rows `next_row..next_row + n_out`).
+    sel: Option<Selection>,
+    /// The selection as an Arrow bitmap (for filtering dense batches).
+    mask: Option<BooleanBuffer>,
+    dense: bool,
+    /// The Parquet reader of the projected Parquet columns, and where each
+    /// of them sits in its batches.
+    pq: Option<(ParquetRecordBatchReader, Vec<usize>)>,
+    n_out: usize,
+    done_out: usize,
+    /// The next input row to look at.
+    next_row: u64,
+    /// Scratch for point reads.
+    row_buf: Vec<u8>,
+}
+
+impl PartScan {
+    /// Opens `piece`: runs the pushed searches (or takes the part's shared
+    /// result), keeps the piece's rows of the selection, cuts it at `limit`
+    /// rows, opens the Parquet reader.
+    pub fn open(job: Arc<PartJob>, piece: &Piece, limit: Option<usize>) -> Result<Self> {
+        let p = piece.part;
+        let part = &job.ds.manifest().parts[p];
+        let rows = part.rows;
+        let (start, mut end) = (piece.start, piece.end.min(rows));
+        let mut readers: Vec<Option<Reader>> = (0..part.fpc.len()).map(|_| None).collect();
+        let mut sel = match job.shared.get(p).and_then(|s| s.as_ref()) {
+            Some(once) => once
+                .get_or_init(|| {
+                    let mut rs: Vec<Option<Reader>> = (0..part.fpc.len()).map(|_| None).collect();
+                    job.search(p, &mut rs).map_err(|e| e.to_string())
+                })
+                .clone()
+                .map_err(df_err)?,
+            None => job.search(p, &mut readers)?,
+        };
+        if let Some(s) = &mut sel {
+            if start > 0 || end < rows {
+                let mut words = s.words().to_vec();
+                for (w, word) in words.iter_mut().enumerate() {
+                    let lo = w as u64 * 64;
+                    if lo + 64 <= start || lo >= end {
+                        *word = 0;
+                    } else {
+                        if lo < start {
+                            *word &= !0u64 << (start - lo);
+                        }
+                        if end < lo + 64 {
+                            *word &= (1u64 << (end - lo)) - 1;
+                        }
+                    }
+                }
+                *s = Selection::from_bits(rows, words);
+            }
+        }
         if let Some(l) = limit {
             match &mut sel {
-                None => prefix = prefix.min(l as u64),
+                None => end = end.min(start + l as u64),
                 Some(s) if s.count() > l as u64 => *s = first_selected(s, l as u64),
                 Some(_) => {}
             }
         }
         let n_out = match &sel {
             Some(s) => s.count(),
-            None => prefix,
+            None => end - start,
         } as usize;
         let mask = sel
             .as_ref()
             .map(|s| BooleanBuffer::new(Buffer::from_vec(s.words().to_vec()), 0, rows as usize));
         let dense = sel
             .as_ref()
-            .is_some_and(|s| s.count() as f64 > DENSE_SELECTION * rows as f64);
+            .is_some_and(|s| s.count() as f64 > DENSE_SELECTION * (end - start) as f64);
         let mut scan = Self {
             job: job.clone(),
             p,
@@ -132,22 +195,22 @@ impl PartScan {
             pq: None,
             n_out,
             done_out: 0,
-            next_row: 0,
+            next_row: start,
             row_buf: Vec::new(),
         };
         if n_out > 0 {
-            scan.pq = scan.open_parquet(p, prefix)?;
+            scan.pq = scan.open_parquet(p, start..end)?;
         }
         Ok(scan)
     }
 
     /// The Parquet reader of the projected Parquet columns, `batch_size`
-    /// rows a batch, with the selection (or the first `prefix` rows); the
-    /// page index lets a sparse selection skip whole pages.
+    /// rows a batch, with the selection (or the rows `range`); the page
+    /// index lets a sparse selection or a piece skip whole pages.
     fn open_parquet(
         &self,
         p: usize,
-        prefix: u64,
+        range: std::ops::Range<u64>,
     ) -> Result<Option<(ParquetRecordBatchReader, Vec<usize>)>> {
         let job = &self.job;
         let part = &job.ds.manifest().parts[p];
@@ -169,7 +232,7 @@ impl PartScan {
             .expect("validated: Parquet columns have a file");
         let path = job.ds.file(&f.path);
         let file = File::open(&path).map_err(|e| df_err(format!("{}: {e}", path.display())))?;
-        let policy = if self.sel.is_some() && !self.dense {
+        let policy = if (self.sel.is_some() && !self.dense) || range.start > 0 {
             PageIndexPolicy::Optional
         } else {
             PageIndexPolicy::Skip
@@ -191,7 +254,15 @@ impl PartScan {
                 let m = BooleanArray::new(m.clone(), None);
                 b = b.with_row_selection(RowSelection::from_filters(&[m]));
             }
-            None => b = b.with_limit(prefix as usize),
+            None if range.start == 0 => b = b.with_limit(range.end as usize),
+            None => {
+                let sel = RowSelection::from(vec![
+                    RowSelector::skip(range.start as usize),
+                    RowSelector::select((range.end - range.start) as usize),
+                    RowSelector::skip((rows - range.end) as usize),
+                ]);
+                b = b.with_row_selection(sel);
+            }
         }
         let reader = b.build().map_err(|e| df_err(format!("{}: {e}", f.path)))?;
         // The projected Parquet columns in the order the reader gives them

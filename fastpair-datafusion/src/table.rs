@@ -18,6 +18,7 @@ use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::exec::ScanExec;
+use crate::prune::kept_parts;
 use crate::pushdown::{classify, Pushed};
 
 /// A fastpair dataset (spec/DATASET.md) as a DataFusion table: schema and
@@ -141,16 +142,15 @@ impl FastpairTable {
             .collect()
     }
 
-    /// Statistics of the columns `projection` (exact unless `filtered`).
-    fn stats(&self, projection: &[usize], filtered: bool) -> Statistics {
+    /// Statistics of the columns `projection`: exact without pushed
+    /// predicates; with them (`selectivity`: the fraction of rows they are
+    /// assumed to keep) rows and bytes are that fraction of the table's,
+    /// inexact, as DataFusion's `FilterExec` estimates a filter it cannot
+    /// analyse, so the planner sizes joins on a filtered scan as it would on
+    /// Parquet (a small filtered side is collected, not hash-partitioned).
+    fn stats(&self, projection: &[usize], selectivity: Option<f64>) -> Statistics {
+        let filtered = selectivity.is_some();
         let m = self.ds.manifest();
-        let exact_or = |v| {
-            if filtered {
-                Precision::Inexact(v)
-            } else {
-                Precision::Exact(v)
-            }
-        };
         let mut cols = Vec::new();
         for &c in projection {
             let mut cs = ColumnStatistics::new_unknown();
@@ -203,12 +203,50 @@ impl FastpairTable {
             }
             cols.push(cs);
         }
-        let bytes: u64 = self.ds.file_bytes();
+        let bytes = self.memory_bytes(projection) as f64;
+        let (rows, bytes) = match selectivity {
+            None => (Precision::Exact(m.rows as usize), bytes),
+            Some(f) => (
+                Precision::Inexact((m.rows as f64 * f).ceil() as usize),
+                bytes * f,
+            ),
+        };
         Statistics {
-            num_rows: exact_or(m.rows as usize),
-            total_byte_size: Precision::Inexact(bytes as usize),
+            num_rows: rows,
+            total_byte_size: Precision::Inexact(bytes.ceil() as usize),
             column_statistics: cols,
         }
+    }
+}
+
+impl FastpairTable {
+    /// The Arrow size of columns `projection` over all rows, estimated: a
+    /// fixed-width column its width per row, a string column its value
+    /// bytes (manifest) plus its view or offset per row, anything else 16
+    /// bytes a row (what the planner compares with
+    /// `hash_join_single_partition_threshold`).
+    fn memory_bytes(&self, projection: &[usize]) -> u64 {
+        let m = self.ds.manifest();
+        projection
+            .iter()
+            .map(|&c| {
+                let t = self.schema.field(c).data_type();
+                if self.fpc[c] {
+                    let per_row = match t {
+                        DataType::Utf8View | DataType::BinaryView => 16,
+                        DataType::LargeUtf8 | DataType::LargeBinary => 8,
+                        _ => 4,
+                    };
+                    let k = self.slot[c];
+                    m.parts
+                        .iter()
+                        .map(|p| p.fpc[k].value_bytes + per_row * p.rows)
+                        .sum::<u64>()
+                } else {
+                    t.primitive_width().unwrap_or(16) as u64 * m.rows
+                }
+            })
+            .sum()
     }
 }
 
@@ -330,7 +368,7 @@ impl TableProvider for FastpairTable {
 
     fn statistics(&self) -> Option<Statistics> {
         let all: Vec<usize> = (0..self.schema.fields().len()).collect();
-        Some(self.stats(&all, false))
+        Some(self.stats(&all, None))
     }
 
     async fn scan(
@@ -345,7 +383,16 @@ impl TableProvider for FastpairTable {
             None => (0..self.schema.fields().len()).collect(),
         };
         let pushed = self.pushed(filters);
-        let stats = self.stats(&projection, !pushed.is_empty());
+        let kept = kept_parts(&self.ds.manifest().parts, &pushed, &self.slot);
+        let selectivity = (!pushed.is_empty()).then(|| {
+            let pct = state
+                .config()
+                .options()
+                .optimizer
+                .default_filter_selectivity;
+            f64::from(pct.min(100)) / 100.0
+        });
+        let stats = self.stats(&projection, selectivity);
         let target = state.config().target_partitions().max(1);
         let batch_size = state.config().batch_size().max(1);
         Ok(Arc::new(ScanExec::new(
@@ -355,6 +402,7 @@ impl TableProvider for FastpairTable {
             self.slot.clone(),
             projection,
             pushed,
+            kept,
             limit,
             target,
             batch_size,
