@@ -73,6 +73,12 @@ san() { # harness, test-name filters...
 }
 san gpu_logs-test mixed mutated corrupted
 san gpu_search-test mixed_files random_columns
+san gpu_encode-test hostile ring
+# SAN_HOSTILE=1 (with SAN_OLD=0): the hostile files alone under memcheck,
+# for a change to the decode kernel's checks without the whole sweep.
+if [ "${SAN_OLD:-1}" = 0 ] && [ "${SAN_HOSTILE:-0}" = 1 ]; then
+  FASTPAIR_MUTATIONS=${SAN_MUTATIONS:-40} san gpu_hostile-test
+fi
 if ls .whl/fastpair-*.whl > /dev/null 2>&1; then
   step "python GPU tests"
   timeout 300 bash python/gpu-test.sh > "$OUT/python.log" 2>&1 || status=1

@@ -44,7 +44,9 @@ pub(crate) struct DeviceChunk {
 }
 
 /// A coded chunk's parts as stored, for the GPU plan: from a chunk validated
-/// whole, or from a [`DeviceChunk`] (`rows_on_device`).
+/// whole, or from a [`DeviceChunk`] (`rows_on_device`). Only the GPU plan
+/// reads the fields, so a build without `gpu` never does.
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CodedParts<'a> {
     pub(crate) entry: &'a ChunkEntry,
