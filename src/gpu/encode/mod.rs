@@ -160,7 +160,7 @@ pub(crate) struct Coded {
     pub(crate) hist: [u64; 16],
 }
 
-/// Times of one [`encode_rows`] call (the benchmark's figures).
+/// Times of one GPU encode call (`encode_rows_timed`, the benchmark's figures).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EncodeTimes {
     /// Host wall time of the call (staging, copies, kernels, collection).
