@@ -403,6 +403,9 @@ fn golden_files_reserialize_byte_for_byte() {
 /// whenever the trainer and matcher still choose the same dictionary and
 /// codes. When they do not (the trainer changed), this prints a notice: the
 /// layout itself is pinned by `golden_files_reserialize_byte_for_byte`.
+/// A mined template as `inspect` shows it: block, rows, text, slot types.
+type MinedTemplate = (&'static str, u64, String, Vec<&'static str>);
+
 #[test]
 fn golden_files_rewrite_byte_for_byte() {
     for (name, o, _) in golden() {
@@ -431,7 +434,7 @@ fn golden_files_rewrite_byte_for_byte() {
         };
         // Templates a log-template chunk mined (§5.8): a miner change gives
         // other templates, which is not a layout change.
-        let templates = |r: &Reader| -> Vec<Vec<(&'static str, u64, String, Vec<&'static str>)>> {
+        let templates = |r: &Reader| -> Vec<Vec<MinedTemplate>> {
             (0..r.num_chunks())
                 .map(|i| {
                     r.chunk(i)
