@@ -74,6 +74,8 @@
 //!   bytes and a token each side) in the rule above instead of 192 plus 48
 //!   per code of its row. Exact: any occurrence has its byte `p` in some
 //!   token, which is a plan code and so a hit whose window holds it.
+//!   Its block fallback weighs the hits against decoding the whole block
+//!   (the scan is spent by then), not three quarters of it.
 //!   The byte index (per dictionary) and code frequencies (per chunk) do
 //!   not depend on the pattern and are kept by a [`Searcher`]; a plan
 //!   costs a few microseconds per chunk and search.
