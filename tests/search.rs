@@ -264,7 +264,17 @@ fn plain_substrings_on_large_chunks() {
     let mut preds = Vec::new();
     for i in [5usize, 777, 31_000, 59_999] {
         let r = &owned[i];
-        for (a, b) in [(0, 4), (1, 9), (r.len() - 6, r.len()), (2, 14), (3, 4)] {
+        // Long literals too: a hit's window (the local sparse check of
+        // plain substrings) must reach many tokens each side.
+        for (a, b) in [
+            (0, 4),
+            (1, 9),
+            (r.len() - 6, r.len()),
+            (2, 14),
+            (3, 4),
+            (1, r.len() - 1),
+            (0, r.len()),
+        ] {
             preds.push(Predicate::contains(r[a..b].to_vec()));
         }
     }

@@ -5,6 +5,7 @@
 
 use std::sync::OnceLock;
 
+use memchr::memmem::Finder;
 use rayon::prelude::*;
 
 use super::anchor::{self, AnchorFlags};
@@ -55,6 +56,15 @@ const SPARSE_ROW_COST: usize = 192;
 /// candidate; `nltk_speeches_en`, ~48 codes a row, "r, unemploymen":
 /// 1,765, 0.69 against 0.47 ms).
 const SPARSE_CODE_COST: usize = 48;
+
+/// Room past a decoded block given to the decoder (its fast loop needs
+/// 64 codes × 16 bytes of room).
+const DECODE_SLACK: usize = 1024 + 16;
+
+/// A hit's fixed cost on the local sparse path (`Block::sparse_local`:
+/// its row found, a window of codes decoded and searched), in the same
+/// bytes.
+const SPARSE_HIT_COST: usize = 96;
 
 /// The scan's cost per code, in eighths of a decoded byte (the filtered
 /// scan, 12-bit codes: ~0.3 ns per code on the probes above).
@@ -121,7 +131,10 @@ enum Path<'t> {
     Literal(&'t Literal),
     /// A pattern that requires a literal: decode and match only the rows
     /// that hold one of a few codes (`sparse`, `index::plan`).
-    Sparse(sparse::CodeSet),
+    /// `pos`: the literal's byte each of the codes covers, when there is
+    /// one literal and the pattern is that plain substring (each hit is
+    /// then checked around its code, not in its whole row).
+    Sparse(sparse::CodeSet, Option<usize>),
 }
 
 impl<'a> Search<'a> {
@@ -191,14 +204,26 @@ impl<'a> Search<'a> {
     fn value_dict(&self, view: ChunkView<'_>, bits: &mut [u64]) {
         let (values, starts, index, _) = view.value_dict_parts().expect("a value dictionary");
         let d = starts.len() - 1;
-        let hit: Vec<bool> = (0..d)
-            .into_par_iter()
-            .with_min_len(1024)
-            .map(|v| {
-                let s = &values[starts[v] as usize..starts[v + 1] as usize];
-                self.c.matches(s)
-            })
-            .collect();
+        let hit: Vec<bool> = match self.c.block_finder() {
+            // A plain substring: one memmem pass over the distinct values,
+            // which lie end to end (a call per value cost more than the
+            // search: 0.6x decode + memmem on `dbtext_hamlet`, 9,151 rows).
+            Some(f) => {
+                let mut hit = vec![self.c.negated; d];
+                for v in values_containing(f, values, starts) {
+                    hit[v] = !self.c.negated;
+                }
+                hit
+            }
+            None => (0..d)
+                .into_par_iter()
+                .with_min_len(1024)
+                .map(|v| {
+                    let s = &values[starts[v] as usize..starts[v + 1] as usize];
+                    self.c.matches(s)
+                })
+                .collect(),
+        };
         for (r, &v) in index.iter().enumerate() {
             // A null row's index is u32::MAX: never selected.
             if v != u32::MAX && hit[v as usize] {
@@ -249,7 +274,7 @@ impl<'a> Search<'a> {
     /// quarters of the
     /// chunk's bytes (the decode path's cost). `Some(empty)`: no row can
     /// match.
-    fn sparse_plan(&self, view: &ChunkView<'_>) -> Option<Vec<u16>> {
+    fn sparse_plan(&self, view: &ChunkView<'_>) -> Option<(Vec<u16>, Option<usize>)> {
         let forced = match self.strategy {
             Strategy::Auto => false,
             Strategy::Sparse => true,
@@ -270,7 +295,19 @@ impl<'a> Search<'a> {
         let stats = self.caches.stats[view.id() as usize]
             .get_or_init(|| ChunkStats::new(&view.codes(), e.codes as usize, table));
         let rows = (e.rows as u64).max(1);
-        let row_cost = e.codes as u64 / rows * SPARSE_CODE_COST as u64 + SPARSE_ROW_COST as u64;
+        let row_codes = e.codes as u64 / rows;
+        // A plain substring checks each hit in a window of about the
+        // literal's bytes and a token each side (`Block::sparse_local`),
+        // other patterns the whole row.
+        let local = a.lits.len() == 1 && self.c.block_finder().is_some();
+        let row_cost = if local {
+            let per_code = (e.bytes / (e.codes as u64).max(1)).max(1);
+            let n = a.lits[0].len() as u64;
+            let win = (n + 2 * per_code).div_ceil(per_code) + 1;
+            row_codes.min(win) * SPARSE_CODE_COST as u64 + SPARSE_HIT_COST as u64
+        } else {
+            row_codes * SPARSE_CODE_COST as u64 + SPARSE_ROW_COST as u64
+        };
         let scan = e.codes as u64 * SPARSE_SCAN_EIGHTHS / 8;
         // The most candidate code positions that can pay.
         let max_weight = match forced {
@@ -278,10 +315,14 @@ impl<'a> Search<'a> {
             false => (e.bytes / 4 * 3).saturating_sub(scan) / row_cost,
         };
         let plan = index::plan(a, table, idx, stats, max_weight)?;
+        // Each hit checked around its code (a plain substring): costed
+        // as the codes that can hold an occurrence through it.
+        let pos = plan.pos.filter(|_| self.c.block_finder().is_some());
         if plan.codes.is_empty() {
-            return Some(plan.codes);
+            return Some((plan.codes, pos));
         }
-        (plan.codes.len() <= sparse::MAX_CODES && plan.weight <= max_weight).then_some(plan.codes)
+        (plan.codes.len() <= sparse::MAX_CODES && plan.weight <= max_weight)
+            .then_some((plan.codes, pos))
     }
 
     fn path<'t>(&'t self, view: &ChunkView<'_>) -> Path<'t> {
@@ -293,11 +334,11 @@ impl<'a> Search<'a> {
             (e.codes as usize) < SMALL_CODES_PER_TOKEN * view.dictionary().num_tokens() as usize;
         // A pattern that requires a literal: the sparse scan when the
         // chunk's plan is small and its candidates few (bench/SEARCH.md).
-        if let Some(codes) = self.sparse_plan(view) {
+        if let Some((codes, pos)) = self.sparse_plan(view) {
             if codes.is_empty() {
                 return Path::Never;
             }
-            return Path::Sparse(sparse::CodeSet::new(&codes, view.codes().bits()));
+            return Path::Sparse(sparse::CodeSet::new(&codes, view.codes().bits()), pos);
         }
         let auto = matches!(self.strategy, Strategy::Auto | Strategy::Sparse);
         // Otherwise a plain substring takes the decode path: one memmem
@@ -355,6 +396,42 @@ impl<'a> Search<'a> {
                 ctx.run(&path, words)
             })
     }
+}
+
+/// The values (ascending ids) among `values[starts[v]..starts[v + 1]]`
+/// (`starts` ascending, its last entry within `values`) that contain the
+/// finder's needle, found by one pass over the bytes the values span: a
+/// hit counts for the value it starts in when it ends there too.
+fn values_containing(f: &Finder<'_>, values: &[u8], starts: &[u32]) -> Vec<usize> {
+    let d = starts.len().saturating_sub(1);
+    let mut out = Vec::new();
+    if d == 0 {
+        return out;
+    }
+    let n = f.needle().len();
+    let end = |v: usize| starts[v + 1] as usize;
+    let last = end(d - 1);
+    let (mut at, mut v) = (starts[0] as usize, 0);
+    while at < last {
+        let Some(p) = f.find(&values[at..last]) else {
+            break;
+        };
+        let pos = at + p;
+        while end(v) <= pos {
+            v += 1;
+        }
+        if pos + n <= end(v) {
+            out.push(v);
+            at = end(v);
+            v += 1;
+            if v >= d {
+                break;
+            }
+        } else {
+            at = pos + 1;
+        }
+    }
+    out
 }
 
 /// One block of rows of a coded chunk.
@@ -559,7 +636,8 @@ impl Block<'_, '_> {
                 }
                 self.finish(words, &hits, false);
             }
-            Path::Sparse(want) => return self.sparse(want, words),
+            Path::Sparse(want, None) => return self.sparse(want, words),
+            Path::Sparse(want, Some(p)) => return self.sparse_local(want, *p, words),
             Path::Decode => return self.decode(words),
         }
         Ok(())
@@ -630,6 +708,85 @@ impl Block<'_, '_> {
         Ok(())
     }
 
+    /// The sparse path of a plain substring whose plan's codes all cover
+    /// its byte `p`: each hit is checked in a window of its row around its
+    /// code (the codes holding the bytes from `p` before the token to
+    /// `n - p - 1` after its end), not in the whole row. Exact: an
+    /// occurrence anywhere in a row has its byte `p` in some token, which
+    /// covers the literal's byte `p` and so is one of the plan's codes,
+    /// i.e. a hit whose window holds that occurrence. The block's decode
+    /// path when the hits cost more than three quarters of its bytes.
+    fn sparse_local(&self, want: &sparse::CodeSet, p: usize, words: &mut [u64]) -> Result<()> {
+        let (lo, hi) = (self.lo, self.hi);
+        let f = self.c.block_finder().expect("a plain substring");
+        let n = f.needle().len();
+        let codes = self.view.codes();
+        let (c0, c1) = (self.cb[lo] as usize, self.cb[hi] as usize);
+        let bb = self.bb()?;
+        let bytes = (bb[hi] - bb[lo]) as usize;
+        // The hits are weighed against decoding the whole block: the chunk's
+        // plan already kept a quarter of its bytes for the scan. With three
+        // quarters here, blocks of clustered hits (`dbtext_c_name` "060",
+        // sorted ids) scanned, gave up midway and decoded: slower than
+        // either path.
+        let budget = if self.forced { usize::MAX } else { bytes };
+        // A window's codes, about: the literal's bytes and a token on each
+        // side, at the block's bytes per code.
+        let per_code = (bytes / (c1 - c0).max(1)).max(1);
+        let win = (n + 2 * per_code).div_ceil(per_code) + 1;
+        let (mut hits, mut r, mut cost) = (Vec::new(), lo, 0usize);
+        sparse::scan(codes.bits(), codes.packed(), c0..c1, want, |at| {
+            while self.cb[r + 1] as usize <= at {
+                r += 1;
+            }
+            hits.push((r as u32, at as u32));
+            let k = (self.cb[r + 1] - self.cb[r]) as usize;
+            cost = cost.saturating_add(k.min(win) * SPARSE_CODE_COST + SPARSE_HIT_COST);
+            cost <= budget
+        });
+        if cost > budget {
+            return self.decode(words);
+        }
+        let table = self.view.dictionary().table();
+        let (tw, tl) = (table.words(), table.lens());
+        let mut rows: Vec<usize> = Vec::new();
+        DECODED.with(|cell| {
+            let mut buf = cell.borrow_mut();
+            for &(r, at) in &hits {
+                let (r, at) = (r as usize, at as usize);
+                if rows.last() == Some(&r) {
+                    continue;
+                }
+                let (a, b) = (self.cb[r] as usize, self.cb[r + 1] as usize);
+                // Back to a code at least `p` bytes before the hit's token
+                // (or the row's first).
+                let (mut j, mut back) = (at, 0usize);
+                while j > a && back < p {
+                    j -= 1;
+                    back += tl[codes.get(j) as usize] as usize;
+                }
+                // Forward to the last byte an occurrence through the hit's
+                // token can reach (or the row's end).
+                let need = back + tl[codes.get(at) as usize] as usize + (n - p - 1);
+                if buf.len() < need + 32 {
+                    buf.resize(need + 32, 0);
+                }
+                let mut pos = 0;
+                while j < b && pos < need {
+                    let c = codes.get(j) as usize;
+                    buf[pos..pos + 16].copy_from_slice(&tw[c]);
+                    pos += tl[c] as usize;
+                    j += 1;
+                }
+                if f.find(&buf[back.saturating_sub(p)..pos]).is_some() {
+                    rows.push(r);
+                }
+            }
+        });
+        self.finish(words, &rows, true);
+        Ok(())
+    }
+
     /// The decode path: the block decoded into one buffer, matched there.
     fn decode(&self, words: &mut [u64]) -> Result<()> {
         let (lo, hi) = (self.lo, self.hi);
@@ -640,17 +797,25 @@ impl Block<'_, '_> {
             let mut buf = cell.borrow_mut();
             buf.clear();
             // 16 bytes more: zeros after the block, so a row's 16-byte
-            // word can always be read (`Literal::matches_bytes`).
-            buf.reserve(b1 - b0 + 16);
+            // word can always be read (`Literal::matches_bytes`). The
+            // decoder is given DECODE_SLACK bytes of room past the block:
+            // its fast loop (16-byte stores) runs while a whole step's worst
+            // case fits, so an exact-size buffer sent the block's last ~1 KiB
+            // through its slower exact loop.
+            buf.reserve(b1 - b0 + DECODE_SLACK);
             let n = decode::decode_range_uninit(
                 self.view.dictionary(),
                 &self.view.codes(),
                 c0..c1,
-                &mut buf.spare_capacity_mut()[..b1 - b0],
+                &mut buf.spare_capacity_mut()[..b1 - b0 + DECODE_SLACK],
             );
             // SAFETY: `decode_range_uninit` initialized bytes `0..n` of the
-            // spare capacity (its contract), and `n <= b1 - b0 <= capacity`.
+            // spare capacity (its contract), and `n <= capacity`.
             unsafe { buf.set_len(n) };
+            // Consistent lengths decode to exactly `b1 - b0` bytes (checked
+            // row byte boundaries); anything else is matched as decoded,
+            // cut to the block.
+            buf.truncate(b1 - b0);
             buf.extend_from_slice(&[0; 16]);
             self.match_block(words, &buf, bb, b0)
         })
@@ -703,5 +868,32 @@ impl Block<'_, '_> {
             self.finish(words, &hits, false);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::values_containing;
+    use memchr::memmem::Finder;
+
+    /// One pass over end-to-end values equals a search per value: hits
+    /// spanning two values, empty values, a needle at the very end.
+    #[test]
+    fn values_containing_equals_a_search_per_value() {
+        let vals: [&[u8]; 8] = [b"abc", b"", b"ab", b"cab", b"", b"xxabc", b"a", b"bcab"];
+        let mut values = Vec::new();
+        let mut starts = vec![0u32];
+        for v in vals {
+            values.extend_from_slice(v);
+            starts.push(values.len() as u32);
+        }
+        for needle in [&b"ab"[..], b"abc", b"bca", b"b", b"cab", b"zz", b"bcab"] {
+            let f = Finder::new(needle);
+            let want: Vec<usize> = (0..vals.len())
+                .filter(|&v| f.find(vals[v]).is_some())
+                .collect();
+            assert_eq!(values_containing(&f, &values, &starts), want, "{needle:?}");
+        }
+        assert!(values_containing(&Finder::new(b"a"), &[], &[0]).is_empty());
     }
 }

@@ -117,6 +117,9 @@ fn frequencies(codes: &CheckedCodes<'_>, n: usize) -> Vec<u32> {
 pub(crate) struct Plan {
     pub(crate) codes: Vec<u16>,
     pub(crate) weight: u64,
+    /// With one literal: the byte of it that each of `codes` covers (at
+    /// some alignment), so a hit can be checked around its code alone.
+    pub(crate) pos: Option<usize>,
 }
 
 /// Index entries read per literal while looking for its best position
@@ -171,6 +174,7 @@ pub(crate) fn plan(
     let (words, lens) = (table.words(), table.lens());
     let mut codes: Vec<u16> = Vec::new();
     let mut weight = 0u64;
+    let mut pos = None;
     for lit in &anchor.lits {
         let lit: Vec<u8> = if fold {
             lit.to_ascii_lowercase()
@@ -202,7 +206,7 @@ pub(crate) fn plan(
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by_key(|&p| bw(lit[p]));
         order.truncate(EVAL_POSITIONS);
-        let mut best: Option<((bool, u64), Vec<u16>)> = None;
+        let mut best: Option<((bool, u64), Vec<u16>, usize)> = None;
         let mut spent = 0usize;
         let mut set: Vec<u16> = Vec::new();
         for &p in &order {
@@ -251,19 +255,23 @@ pub(crate) fn plan(
             // The lightest set the scan can take, else the lightest.
             let key = (set.len() > MAX_CODES, w);
             if best.as_ref().map_or(true, |b| key < b.0) {
-                best = Some((key, std::mem::take(&mut set)));
+                best = Some((key, std::mem::take(&mut set), p));
             }
             if w == 0 {
                 break;
             }
         }
-        let ((_, w), s) = best.expect("a non-empty literal has a position");
+        let ((_, w), s, p) = best.expect("a non-empty literal has a position");
         weight = weight.saturating_add(w);
         codes.extend(s);
+        pos = Some(p);
     }
     codes.sort_unstable();
     codes.dedup();
-    Some(Plan { codes, weight })
+    if anchor.lits.len() > 1 {
+        pos = None;
+    }
+    Some(Plan { codes, weight, pos })
 }
 
 #[cfg(test)]
@@ -318,6 +326,9 @@ mod tests {
                     })
                     .collect();
                 assert!(sets.contains(&p.codes), "{lit:?} {fold} {:?}", p.codes);
+                // The position it reports is the one whose set it is.
+                let at = p.pos.expect("one literal: its position");
+                assert_eq!(sets[at], p.codes, "{lit:?} {fold} at {at}");
                 assert_eq!(p.weight, p.codes.len() as u64);
             }
         }

@@ -33,7 +33,11 @@
 //!
 //! * **value-dictionary chunks** (§5.6): each distinct value is matched
 //!   once on its decoded bytes (decoded when the chunk was validated), and
-//!   each row takes its value's answer.
+//!   each row takes its value's answer. A plain substring is one `memmem`
+//!   pass over the distinct values, which lie end to end (a hit counts for
+//!   the value it starts in when it ends there too): a call per value cost
+//!   more than decode + memmem of the whole column (0.6× on
+//!   `dbtext_hamlet`, bench/SEARCH.md round 4).
 //! * **equality and prefix, case-sensitive** (any coded chunk): the
 //!   **literal path** (`literal`): each row's tokens are compared with the
 //!   literal, one masked 16-byte compare per code, from the row's first
@@ -62,6 +66,16 @@
 //!   the lanes that pass) and only the rows holding one are decoded
 //!   (inline, a token word per code) and matched; a block whose candidates
 //!   cost more than three quarters of its bytes is decoded whole instead.
+//!   A plain substring (one literal) checks each hit in a **window around
+//!   its code** instead of its whole row: every plan code covers the same
+//!   literal byte `p`, so an occurrence through the hit lies within the
+//!   codes from `p` bytes before the hit's token to `n - p - 1` bytes after
+//!   it; a hit then costs 96 plus 48 per window code (about the literal's
+//!   bytes and a token each side) in the rule above instead of 192 plus 48
+//!   per code of its row. Exact: any occurrence has its byte `p` in some
+//!   token, which is a plan code and so a hit whose window holds it.
+//!   Its block fallback weighs the hits against decoding the whole block
+//!   (the scan is spent by then), not three quarters of it.
 //!   The byte index (per dictionary) and code frequencies (per chunk) do
 //!   not depend on the pattern and are kept by a [`Searcher`]; a plan
 //!   costs a few microseconds per chunk and search.
