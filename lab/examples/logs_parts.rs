@@ -75,7 +75,12 @@ fn main() {
         let vals = fastpair::testing::corpus::lines(&data);
         let text: usize = vals.iter().map(|r| r.len()).sum();
         let t = std::time::Instant::now();
-        let a = encode_column(&vals, &LogOptions::default());
+        // `LOGS_NO_GROUP=1`: slots never grouped (what the grouping costs).
+        let opts = LogOptions {
+            group_slots: std::env::var_os("LOGS_NO_GROUP").is_none(),
+            ..Default::default()
+        };
+        let a = encode_column(&vals, &opts);
         let secs = t.elapsed().as_secs_f64();
         let mut acc = [0usize; 7];
         if a.starts_with(b"FPS1") {

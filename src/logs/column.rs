@@ -57,8 +57,9 @@ fn plan(block: &[u64]) -> BlockPlan {
         .windows(2)
         .map(|w| w[1] as i128 - w[0] as i128)
         .collect();
-    steps.sort_unstable();
-    let median = steps[steps.len() / 2].clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+    let mid = steps.len() / 2;
+    let median =
+        (*steps.select_nth_unstable(mid).1).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
     let (mut sx, mut sy, mut sxx, mut sxy) = (0f64, 0f64, 0f64, 0f64);
     for (j, &v) in block.iter().enumerate() {
         let (x, y) = (j as f64, v as f64);

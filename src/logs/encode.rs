@@ -223,37 +223,78 @@ fn group_slots(
         .iter()
         .map(|s| pick.iter().map(|&i| s[i]).collect())
         .collect();
-    let cost_of = |f: usize, l: usize| {
-        cost(&plan_slot(
-            group_words(rows, &srows, &sspans, f, l),
-            typed && f == l,
-        ))
-    };
-    let mut costs: Vec<f64> = groups.iter().map(|&(f, l)| cost_of(f, l)).collect();
-    // Saving of merging group g with g + 1, and the merged cost.
-    let mut gains: Vec<(f64, f64)> = (0..n - 1)
-        .map(|g| {
-            let m = cost_of(groups[g].0, groups[g + 1].1);
-            (costs[g] + costs[g + 1] - m, m)
+    let cost_of = |f: usize| cost(&plan_slot(group_words(rows, &srows, &sspans, f, f), typed));
+    let mut costs: Vec<f64> = (0..n).map(cost_of).collect();
+    // Each group's values as first-appearance ids (equal ids, equal bytes):
+    // a merged group's ids come from pairs of ids, so a candidate costs a
+    // pass over integers, not a hash of its strings.
+    let mut ids: Vec<Vec<u32>> = (0..n)
+        .map(|f| {
+            let mut index: super::bits::FastMap<&[u8], u32> = Default::default();
+            group_words(rows, &srows, &sspans, f, f)
+                .into_iter()
+                .map(|w| {
+                    let next = index.len() as u32;
+                    *index.entry(w).or_insert(next)
+                })
+                .collect()
         })
         .collect();
+    // The merge of groups (f..) and (..l) with ids `a` and `b`: its
+    // estimated cost as text ([`as_text`]'s choice and [`cost`]'s
+    // estimate, from the ids and the rows' byte lengths) and its ids.
+    let merged = |f: usize, l: usize, a: &[u32], b: &[u32]| -> (f64, Vec<u32>) {
+        let mut index: super::bits::FastMap<u64, u32> = Default::default();
+        let mut distinct_bytes = 0f64;
+        let mut all_bytes = 0f64;
+        let m: Vec<u32> = a
+            .iter()
+            .zip(b)
+            .zip(sspans[f].iter().zip(&sspans[l]))
+            .map(|((&x, &y), (&(s, _), &(_, e)))| {
+                let len = (e - s) as f64 * 0.5 + 1.5;
+                all_bytes += len;
+                let next = index.len() as u32;
+                let id = *index.entry((x as u64) << 32 | y as u64).or_insert(next);
+                if id == next {
+                    distinct_bytes += len;
+                }
+                id
+            })
+            .collect();
+        let free = all_bytes + 1.0;
+        if index.len() == m.len() {
+            return (free, m);
+        }
+        let ids: Vec<u64> = m.iter().map(|&i| i as u64).collect();
+        let dict = column::size(&ids) as f64 + distinct_bytes + 2.0;
+        (if dict < free { dict } else { free }, m)
+    };
+    // Saving of merging group g with g + 1, the merged cost and ids.
+    let pair = |g: usize, groups: &[(usize, usize)], costs: &[f64], ids: &[Vec<u32>]| {
+        let (m, mids) = merged(groups[g].0, groups[g + 1].1, &ids[g], &ids[g + 1]);
+        (costs[g] + costs[g + 1] - m, m, mids)
+    };
+    let mut gains: Vec<(f64, f64, Vec<u32>)> =
+        (0..n - 1).map(|g| pair(g, &groups, &costs, &ids)).collect();
     loop {
         let best = gains
             .iter()
             .enumerate()
-            .filter(|(_, &(gain, _))| gain > 0.0)
+            .filter(|(_, p)| p.0 > 0.0)
             .max_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(b.0.cmp(&a.0)))
             .map(|(g, _)| g);
         let Some(g) = best else { break };
+        let (_, c, mids) = gains.remove(g);
         groups[g].1 = groups[g + 1].1;
-        costs[g] = gains[g].1;
+        costs[g] = c;
+        ids[g] = mids;
         groups.remove(g + 1);
         costs.remove(g + 1);
-        gains.remove(g);
+        ids.remove(g + 1);
         for h in [g.checked_sub(1), Some(g)].into_iter().flatten() {
             if h + 1 < groups.len() {
-                let m = cost_of(groups[h].0, groups[h + 1].1);
-                gains[h] = (costs[h] + costs[h + 1] - m, m);
+                gains[h] = pair(h, &groups, &costs, &ids);
             }
         }
     }
