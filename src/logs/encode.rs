@@ -434,13 +434,35 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
             }
         })
         .collect();
-    // Type every group.
-    let plans: Vec<Vec<SlotPlan>> = groups
+    // A group whose value is the same on every row of its template (a
+    // number that never changes there: `uid=0`, `port 22`, `[0]`) is folded
+    // into the static text: no slot, no checkpoint (§5.8.5: the cut into
+    // statics and slots is the writer's).
+    let constant: Vec<Vec<Option<&[u8]>>> = groups
         .iter()
         .enumerate()
         .map(|(tid, gs)| {
             gs.iter()
                 .map(|&(f, l)| {
+                    if tid == 0 || !opts.group_slots {
+                        return None;
+                    }
+                    let words = group_words(rows, &trows[tid], &spans[tid], f, l);
+                    let first = *words.first()?;
+                    words.iter().all(|w| *w == first).then_some(first)
+                })
+                .collect()
+        })
+        .collect();
+    // Type every other group.
+    let plans: Vec<Vec<SlotPlan>> = groups
+        .iter()
+        .enumerate()
+        .map(|(tid, gs)| {
+            gs.iter()
+                .zip(&constant[tid])
+                .filter(|(_, c)| c.is_none())
+                .map(|(&(f, l), _)| {
                     let words = group_words(rows, &trows[tid], &spans[tid], f, l);
                     if tid == 0 {
                         SlotPlan::Free { values: words }
@@ -452,15 +474,25 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         })
         .collect();
     // Pool: all statics first, then the text slots' strings.
-    // A group drops the static strings inside it.
+    // A group drops the static strings inside it; a constant group joins
+    // its value and the static after it to the static before it.
     let statics: Vec<Vec<u8>> = kept
         .iter()
-        .zip(&groups[1..])
-        .flat_map(|(p, gs)| {
+        .zip(groups[1..].iter().zip(&constant[1..]))
+        .flat_map(|(p, (gs, cs))| {
             let st = p.statics();
-            std::iter::once(st[0].clone())
-                .chain(gs.iter().map(|&(_, l)| st[l + 1].clone()))
-                .collect::<Vec<_>>()
+            let mut out = vec![st[0].clone()];
+            for (&(_, l), c) in gs.iter().zip(cs) {
+                match c {
+                    Some(v) => {
+                        let last = out.last_mut().expect("non-empty");
+                        last.extend_from_slice(v);
+                        last.extend_from_slice(&st[l + 1]);
+                    }
+                    None => out.push(st[l + 1].clone()),
+                }
+            }
+            out
         })
         .collect();
     let mut pool: Vec<&[u8]> = vec![b"", b""];
