@@ -431,7 +431,9 @@ fn golden_files_rewrite_byte_for_byte() {
         };
         // Templates a log-template chunk mined (§5.8): a miner change gives
         // other templates, which is not a layout change.
-        let templates = |r: &Reader| -> Vec<Vec<(&'static str, u64, String, Vec<&'static str>)>> {
+        // Per chunk, its templates: (block, rows, text, slot types).
+        type Templates = Vec<Vec<(&'static str, u64, String, Vec<&'static str>)>>;
+        let templates = |r: &Reader| -> Templates {
             (0..r.num_chunks())
                 .map(|i| {
                     r.chunk(i)
