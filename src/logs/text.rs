@@ -29,14 +29,48 @@ use crate::error::{Invariant, Result};
 const CODE_BITS: u8 = 12;
 
 /// Appends the pool of `strings` to `out`.
+///
+/// The token table is trained by OnPair (as coded chunks are); the codes
+/// are then an *optimal* parse of each string under it (fewest codes, a
+/// shortest path over the string's positions) rather than the greedy
+/// longest-prefix parse, and learned tokens that no string's parse uses are
+/// left out of the stored table. Both are the writer's free choice
+/// (spec/FORMAT.md §5.8.5: the pool's tokens and the code spelling of each
+/// string), so readers are unchanged.
 pub(crate) fn write(strings: &[&[u8]], out: &mut Vec<u8>) {
-    let table = if strings.iter().all(|s| s.is_empty()) {
+    let trained = if strings.iter().all(|s| s.is_empty()) {
         TokenTable::single_bytes()
     } else {
         onpair::train(strings, &OnPairParams::onpair12())
     };
-    debug_assert!((0..256).all(|b| table.token(b) == [b as u8]));
-    debug_assert!(table.len() <= 1 << CODE_BITS);
+    debug_assert!((0..256).all(|b| trained.token(b) == [b as u8]));
+    debug_assert!(trained.len() <= 1 << CODE_BITS);
+    let m = Matcher::new(&trained);
+    let mut codes: Vec<u16> = Vec::new();
+    let mut offs = Vec::with_capacity(strings.len() + 1);
+    offs.push(0u32);
+    let mut parse = Parse::default();
+    for s in strings {
+        parse.encode_into(&m, s, &mut codes);
+        offs.push(u32::try_from(codes.len()).expect("pool under 2^32 codes"));
+    }
+    // Drop the learned tokens no code uses; renumber the rest in order.
+    let mut new_code = vec![u16::MAX; trained.len()];
+    for &c in &codes {
+        new_code[c as usize] = 0;
+    }
+    let mut table = TokenTable::single_bytes();
+    for (c, n) in new_code.iter_mut().enumerate() {
+        if c < 256 {
+            *n = c as u16;
+        } else if *n == 0 {
+            *n = table.len() as u16;
+            table.push(trained.token(c));
+        }
+    }
+    for c in &mut codes {
+        *c = new_code[*c as usize];
+    }
     let learned = table.len() - 256;
     put_varint(out, learned as u64);
     let lens: Vec<u8> = (256..table.len())
@@ -47,14 +81,6 @@ pub(crate) fn write(strings: &[&[u8]], out: &mut Vec<u8>) {
     }
     for c in 256..table.len() {
         out.extend_from_slice(table.token(c));
-    }
-    let m = Matcher::new(&table);
-    let mut codes: Vec<u16> = Vec::new();
-    let mut offs = Vec::with_capacity(strings.len() + 1);
-    offs.push(0u32);
-    for s in strings {
-        m.encode_into(s, &mut codes);
-        offs.push(u32::try_from(codes.len()).expect("pool under 2^32 codes"));
     }
     put_varint(out, strings.len() as u64);
     let (mut meta, mut data) = (Vec::new(), Vec::new());
@@ -68,6 +94,51 @@ pub(crate) fn write(strings: &[&[u8]], out: &mut Vec<u8>) {
         out.extend_from_slice(part);
     }
     pack(codes.iter().map(|&c| c as u64), CODE_BITS, out);
+}
+
+/// Buffers of an optimal (fewest codes) parse.
+#[derive(Default)]
+struct Parse {
+    padded: Vec<u8>,
+    /// `best[i]`: (codes to encode `s[i..]`, code of the first token, its length).
+    best: Vec<(u32, u16, u8)>,
+}
+
+impl Parse {
+    /// Appends the fewest codes of `m`'s table that spell `s`. Every token
+    /// matching at a position is a prefix of the longest match there, so
+    /// the candidates are the longest match and its prefixes that are
+    /// tokens; ties keep the longer token (the greedy choice).
+    fn encode_into(&mut self, m: &Matcher, s: &[u8], out: &mut Vec<u16>) {
+        let n = s.len();
+        self.padded.clear();
+        self.padded.extend_from_slice(s);
+        self.padded.resize(n + MAX_TOKEN_LEN, 0);
+        self.best.clear();
+        self.best.resize(n + 1, (0, 0, 0));
+        for i in (0..n).rev() {
+            let (code, len) = m.longest_match_padded(&self.padded, i, n - i);
+            let mut b = (self.best[i + len].0 + 1, code, len as u8);
+            for l in (2..len).rev() {
+                let c = self.best[i + l].0 + 1;
+                if c < b.0 {
+                    if let Some(code) = m.get(&s[i..i + l]) {
+                        b = (c, code, l as u8);
+                    }
+                }
+            }
+            if len > 1 && self.best[i + 1].0 + 1 < b.0 {
+                b = (self.best[i + 1].0 + 1, s[i] as u16, 1);
+            }
+            self.best[i] = b;
+        }
+        let mut i = 0;
+        while i < n {
+            let (_, code, len) = self.best[i];
+            out.push(code);
+            i += len as usize;
+        }
+    }
 }
 
 /// A parsed, validated pool. The byte ranges index the block's bytes.
@@ -258,9 +329,50 @@ mod tests {
         p.decode_all(&out, &mut buf, &mut ends, 0);
         assert_eq!(buf, strings.concat());
         assert_eq!(ends.len(), strings.len());
+        // Unused learned tokens are not stored.
+        let learned = VarReader::new(&out, 0).varint("learned").unwrap();
+        assert!(learned <= 8, "{learned} tokens for 3 strings");
         // Truncations are errors, never panics.
         for cut in 0..n {
             assert!(Pool::parse(&out[..cut], 0).is_err());
         }
+    }
+
+    /// The optimal parse spells every string exactly, never with more codes
+    /// than the greedy parse, and with fewer where greedy is trapped (a long
+    /// first token that leaves an unmatched tail).
+    #[test]
+    fn optimal_parse_is_exact_and_never_longer() {
+        let mut t = TokenTable::single_bytes();
+        for tok in [&b"abcd"[..], b"ab", b"cdef", b"ef", b"xyzxyz"] {
+            t.push(tok);
+        }
+        let m = Matcher::new(&t);
+        let mut p = Parse::default();
+        let mut rng = 0x1234_5678_9ABC_DEF1u64;
+        for k in 0..2000 {
+            let len = k % 40;
+            let s: Vec<u8> = (0..len)
+                .map(|_| {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    b"abcdefxyz\x00\xff"[(rng % 11) as usize]
+                })
+                .collect();
+            let (mut opt, mut greedy) = (Vec::new(), Vec::new());
+            p.encode_into(&m, &s, &mut opt);
+            m.encode_into(&s, &mut greedy);
+            assert!(opt.len() <= greedy.len());
+            let spelled: Vec<u8> = opt
+                .iter()
+                .flat_map(|&c| t.token(c as usize).to_vec())
+                .collect();
+            assert_eq!(spelled, s);
+        }
+        // Greedy: abcd|e|f (3 codes); optimal: ab|cdef (2).
+        let mut opt = Vec::new();
+        p.encode_into(&m, b"abcdef", &mut opt);
+        assert_eq!(opt.len(), 2);
     }
 }

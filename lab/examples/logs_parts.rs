@@ -1,0 +1,141 @@
+//! Where a log-template payload's bytes go (issue 20, ratio work): per
+//! column, the payload (`fastpair::logs::encode_column`, default options)
+//! split into framing, meta, row index, column data and the pool, the pool
+//! further into its token table, offsets and codes; the sizes only, no
+//! timing (fast enough to run after every change; the full table with the
+//! peers is `logs_ratio`).
+//!
+//! ```text
+//! cargo run --release -p fastpair-lab --example logs_parts -- [FILTER...]   (default: loghub)
+//! ```
+
+use fastpair::logs::{encode_column, part_sizes, LogOptions};
+
+/// Reads a LEB128 varint at `*at`.
+fn varint(b: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let x = b[*at];
+        *at += 1;
+        v |= ((x & 0x7f) as u64) << shift;
+        if x < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+/// (token table, offsets, codes) bytes of the pool `p` (spec/FORMAT.md §5.8.4).
+fn pool_parts(p: &[u8]) -> [usize; 3] {
+    let mut at = 0;
+    let l = varint(p, &mut at) as usize;
+    let nib = &p[at..at + l.div_ceil(2)];
+    at += l.div_ceil(2);
+    let bytes: usize = (0..l)
+        .map(|i| ((nib[i / 2] >> (4 * (i % 2))) & 15) as usize + 1)
+        .sum();
+    at += bytes;
+    let table = at;
+    varint(p, &mut at);
+    let m = varint(p, &mut at) as usize;
+    at += m;
+    let k = varint(p, &mut at) as usize;
+    at += k;
+    [table, at - table, p.len() - at]
+}
+
+/// Adds block `b`'s parts to `acc`: framing, meta, rowidx, data, table, offsets, codes.
+fn block_parts(b: &[u8], acc: &mut [usize; 7]) {
+    let p = part_sizes(b).unwrap();
+    acc[0] += p[0] + p[5];
+    acc[1] += p[1];
+    acc[2] += p[2];
+    acc[3] += p[3];
+    let at = 20 + p[1] + p[2] + p[3];
+    let pp = pool_parts(&b[at..at + p[4]]);
+    acc[4] += pp[0];
+    acc[5] += pp[1];
+    acc[6] += pp[2];
+}
+
+fn main() {
+    let mut filters: Vec<String> = std::env::args().skip(1).collect();
+    if filters.is_empty() {
+        filters.push("loghub".into());
+    }
+    let files = fastpair::testing::corpus::files(&filters);
+    println!("| column | text | A bytes | ratio | framing | meta | rowidx | data | pool table | pool offs | pool codes | compress MB/s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut logs = Vec::new();
+    let mut total = [0usize; 7];
+    let (mut all_text, mut all_secs) = (0usize, 0f64);
+    for f in &files {
+        let data = std::fs::read(f).unwrap();
+        let vals = fastpair::testing::corpus::lines(&data);
+        let text: usize = vals.iter().map(|r| r.len()).sum();
+        let t = std::time::Instant::now();
+        // `LOGS_NO_GROUP=1`: slots never grouped (what the grouping costs).
+        let opts = LogOptions {
+            group_slots: std::env::var_os("LOGS_NO_GROUP").is_none(),
+            ..Default::default()
+        };
+        let a = encode_column(&vals, &opts);
+        let secs = t.elapsed().as_secs_f64();
+        let mut acc = [0usize; 7];
+        if a.starts_with(b"FPS1") {
+            let h = u32::from_le_bytes(a[4..8].try_into().unwrap()) as usize;
+            acc[0] += 8;
+            block_parts(&a[8..8 + h], &mut acc);
+            block_parts(&a[8 + h..], &mut acc);
+        } else {
+            block_parts(&a, &mut acc);
+        }
+        assert_eq!(acc.iter().sum::<usize>(), a.len());
+        for (t, a) in total.iter_mut().zip(acc) {
+            *t += a;
+        }
+        let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+        // `LOGS_SHOW=NAME`: that column's templates and slot types too.
+        if std::env::var("LOGS_SHOW").is_ok_and(|v| name.contains(&v)) {
+            let s = fastpair::logs::LogColumn::open(&a).unwrap().summary();
+            for t in &s.slot_types {
+                eprintln!(
+                    "{}: {} slots, {} values, {} column bytes",
+                    t.name, t.slots, t.values, t.column_bytes
+                );
+            }
+            for t in s.top.iter().take(60) {
+                eprintln!("{} #{} {} rows: {}", t.block, t.id, t.rows, t.text);
+            }
+        }
+        let ratio = text as f64 / a.len() as f64;
+        logs.push(ratio.ln());
+        all_text += text;
+        all_secs += secs;
+        println!(
+            "| {name} | {text} | {} | {ratio:.2} | {} | {} | {} | {} | {} | {} | {} | {:.1} |",
+            a.len(),
+            acc[0],
+            acc[1],
+            acc[2],
+            acc[3],
+            acc[4],
+            acc[5],
+            acc[6],
+            text as f64 / secs / 1e6
+        );
+    }
+    println!(
+        "| **geomean** | | | **{:.3}** | {} | {} | {} | {} | {} | {} | {} | {:.1} |",
+        (logs.iter().sum::<f64>() / logs.len().max(1) as f64).exp(),
+        total[0],
+        total[1],
+        total[2],
+        total[3],
+        total[4],
+        total[5],
+        total[6],
+        all_text as f64 / all_secs / 1e6
+    );
+}
