@@ -32,9 +32,10 @@ use datafusion::logical_expr::{
 };
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtensionCodec};
+use datafusion::physical_expr_common::physical_expr::proto_decode::PhysicalExprDecodeCtx;
+use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprEncodeCtx;
 use datafusion_proto::physical_plan::{
-    DefaultPhysicalExtensionCodec, PhysicalExprDecodeCtx, PhysicalExprEncodeCtx,
-    PhysicalExtensionCodec, PhysicalProtoConverterExtension,
+    DefaultPhysicalExtensionCodec, PhysicalExtensionCodec, PhysicalProtoConverterExtension,
 };
 use fastpair::dataset::Dataset;
 use fastpair::search::{Pattern, Predicate};
