@@ -35,11 +35,20 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::PhysicalExtensionCodec;
 use fastpair_datafusion::codec::{FastpairLogicalCodec, FastpairPhysicalCodec};
 
-/// Fastpair tables over Ballista's logical codec.
+/// Fastpair tables over Ballista's logical codec. The tables the scheduler
+/// decodes scan as one partition: Ballista 55 gives each task of a stage
+/// only its own partitions by rewriting the scans it knows (a
+/// `FileScanConfig`'s file groups, memory tables, shuffle readers) and
+/// leaves any other scan whole, so each task of a stage over a scan of N
+/// partitions would read all N (rows counted several times: seen in this
+/// crate's test). One partition is one task, read on one executor with all
+/// its cores (the search and the decoder are parallel inside); the stages
+/// above the first shuffle spread over every executor.
 pub fn logical_codec() -> Arc<dyn LogicalExtensionCodec> {
-    Arc::new(FastpairLogicalCodec::new(Arc::new(
-        BallistaLogicalExtensionCodec::default(),
-    )))
+    Arc::new(
+        FastpairLogicalCodec::new(Arc::new(BallistaLogicalExtensionCodec::default()))
+            .with_max_scan_partitions(1),
+    )
 }
 
 /// Fastpair scans over Ballista's physical codec (its shuffle readers and

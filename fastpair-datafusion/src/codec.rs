@@ -349,13 +349,27 @@ fn decode_scan(buf: &[u8]) -> Result<ScanExec> {
 /// else to the wrapped codec.
 pub struct FastpairLogicalCodec {
     inner: Arc<dyn LogicalExtensionCodec>,
+    /// Decoded tables scan with at most this many partitions.
+    max_scan_partitions: Option<usize>,
 }
 
 impl FastpairLogicalCodec {
     /// Fastpair tables, and `inner` for the rest (e.g. Ballista's
     /// `BallistaLogicalExtensionCodec`).
     pub fn new(inner: Arc<dyn LogicalExtensionCodec>) -> Self {
-        Self { inner }
+        Self {
+            inner,
+            max_scan_partitions: None,
+        }
+    }
+
+    /// Tables decoded by this codec scan with at most `n` partitions
+    /// ([`FastpairTable::with_max_partitions`]): for an engine that plans
+    /// the decoded plan and cannot give a task only some of a custom scan's
+    /// partitions (Ballista 55).
+    pub fn with_max_scan_partitions(mut self, n: usize) -> Self {
+        self.max_scan_partitions = Some(n);
+        self
     }
 }
 
@@ -370,6 +384,7 @@ impl fmt::Debug for FastpairLogicalCodec {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.debug_struct("FastpairLogicalCodec")
             .field("inner", &self.inner)
+            .field("max_scan_partitions", &self.max_scan_partitions)
             .finish()
     }
 }
@@ -401,7 +416,10 @@ impl LogicalExtensionCodec for FastpairLogicalCodec {
                 .try_decode_table_provider(buf, table_ref, schema, ctx);
         };
         let n = TableNode::decode(rest).map_err(df_err)?;
-        let t = FastpairTable::open(&n.dir)?;
+        let mut t = FastpairTable::open(&n.dir)?;
+        if let Some(m) = self.max_scan_partitions {
+            t = t.with_max_partitions(m);
+        }
         // The plan was made against `schema`: the dataset at this path must
         // still have it (same names and types, in order).
         let same = t.schema().fields().len() == schema.fields().len()
