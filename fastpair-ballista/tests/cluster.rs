@@ -295,7 +295,7 @@ const SCANS: &[&str] = &[
     "SELECT count(*) FROM (SELECT l_orderkey FROM lineitem \
      WHERE l_comment LIKE '%quick%' LIMIT 25)",
     "SELECT n_name, count(*) FROM supplier JOIN nation ON s_nationkey = n_nationkey \
-     WHERE s_comment LIKE '%Customer%Complaints%' OR n_name = 'GERMANY' \
+     WHERE s_comment NOT LIKE '%Customer%Complaints%' AND n_name <> 'GERMANY' \
      GROUP BY n_name ORDER BY n_name",
 ];
 
@@ -343,10 +343,11 @@ async fn queries_on_a_ballista_cluster_equal_one_process() {
     let mut worked = [false; 2];
     for (name, sql) in &queries {
         // The one-process plan pushes the query's string predicates into the
-        // scan (what the cluster's scans must carry over the wire).
+        // scan (what the cluster's scans must carry over the wire); Q14's
+        // LIKE sits in a CASE, evaluated above the scan.
         let explain = rows(&local, &format!("EXPLAIN {sql}"), &mut procs).await;
         assert!(
-            explain.iter().any(|l| l.contains("search=[")),
+            name == "TPC-H Q14" || explain.iter().any(|l| l.contains("search=[")),
             "{name}: no predicate pushed into the scan:\n{}",
             explain.join("\n")
         );
