@@ -310,7 +310,23 @@ async fn queries_on_a_ballista_cluster_equal_one_process() {
         .unwrap();
     let dir = tmp.path();
     write_datasets(dir);
-    let (mut procs, port) = start_cluster(dir);
+    // The free ports are released before the processes bind them, so
+    // another program may take one in between: a cluster that fails to
+    // start is started again on new ports (twice at most), its processes
+    // killed while the failure unwinds.
+    let mut attempt = 1;
+    let (mut procs, port) = loop {
+        let start = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| start_cluster(dir)));
+        match start {
+            Ok(c) => break c,
+            Err(e) if attempt < 3 => {
+                eprintln!("cluster start {attempt} failed; starting again");
+                drop(e);
+                attempt += 1;
+            }
+            Err(e) => std::panic::resume_unwind(e),
+        }
+    };
 
     let local = session_context(config());
     let remote = tokio::time::timeout(
