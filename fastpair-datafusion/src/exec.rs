@@ -27,23 +27,23 @@ use crate::table::df_err;
 /// The physical scan of a [`crate::FastpairTable`].
 #[derive(Debug)]
 pub struct ScanExec {
-    ds: Arc<Dataset>,
-    table_schema: SchemaRef,
-    fpc: Vec<bool>,
-    slot: Vec<usize>,
-    projection: Vec<usize>,
+    pub(crate) ds: Arc<Dataset>,
+    pub(crate) table_schema: SchemaRef,
+    pub(crate) fpc: Vec<bool>,
+    pub(crate) slot: Vec<usize>,
+    pub(crate) projection: Vec<usize>,
     out_schema: SchemaRef,
-    pushed: Vec<Pushed>,
-    limit: Option<usize>,
+    pub(crate) pushed: Vec<Pushed>,
+    pub(crate) limit: Option<usize>,
     /// Pieces of each partition.
-    groups: Vec<Vec<Piece>>,
+    pub(crate) groups: Vec<Vec<Piece>>,
     /// Per part cut into pieces, its search result, shared by the
     /// partitions (each `execute` call) scanning its pieces.
     shared: SharedSearch,
     /// Parts scanned (the others pruned by their statistics).
-    kept: usize,
-    batch_size: usize,
-    stats: Statistics,
+    pub(crate) kept: usize,
+    pub(crate) batch_size: usize,
+    pub(crate) stats: Statistics,
     props: Arc<PlanProperties>,
 }
 
@@ -62,8 +62,6 @@ impl ScanExec {
         batch_size: usize,
         stats: Statistics,
     ) -> Result<Self> {
-        let out_schema = Arc::new(table_schema.project(&projection)?);
-        let ds_parts = ds.manifest().parts.len();
         let pieces = pieces(&ds, &kept, target_partitions);
         // Consecutive pieces per partition, as even in rows as the pieces
         // allow.
@@ -73,9 +71,56 @@ impl ScanExec {
         for (i, piece) in pieces.into_iter().enumerate() {
             groups[i * n / total].push(piece);
         }
+        Self::with_groups(
+            ds,
+            table_schema,
+            fpc,
+            slot,
+            projection,
+            pushed,
+            kept.len(),
+            groups,
+            limit,
+            batch_size,
+            stats,
+        )
+    }
+
+    /// The scan with its pieces already assigned to partitions (`groups`),
+    /// as planned by [`ScanExec::new`]: also how a scan decoded from another
+    /// process (`crate::codec`) is rebuilt, so that every process runs the
+    /// partitions the planner made.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn with_groups(
+        ds: Arc<Dataset>,
+        table_schema: SchemaRef,
+        fpc: Vec<bool>,
+        slot: Vec<usize>,
+        projection: Vec<usize>,
+        pushed: Vec<Pushed>,
+        kept: usize,
+        groups: Vec<Vec<Piece>>,
+        limit: Option<usize>,
+        batch_size: usize,
+        stats: Statistics,
+    ) -> Result<Self> {
+        let out_schema = Arc::new(table_schema.project(&projection)?);
+        let ds_parts = ds.manifest().parts.len();
+        for piece in groups.iter().flatten() {
+            let rows = ds.manifest().parts.get(piece.part).map(|p| p.rows);
+            if !rows.is_some_and(|r| piece.start <= piece.end && piece.end <= r) {
+                return Err(df_err(format!(
+                    "FastpairScanExec: rows {}..{} of part {} are not in dataset {}",
+                    piece.start,
+                    piece.end,
+                    piece.part,
+                    ds.dir().display()
+                )));
+            }
+        }
         let props = PlanProperties::new(
             EquivalenceProperties::new(out_schema.clone()),
-            Partitioning::UnknownPartitioning(n),
+            Partitioning::UnknownPartitioning(groups.len().max(1)),
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
@@ -94,7 +139,7 @@ impl ScanExec {
                     .map(|s| s.then(OnceLock::new))
                     .collect(),
             ),
-            kept: kept.len(),
+            kept,
             groups,
             batch_size,
             stats,

@@ -18,6 +18,10 @@
 //!   LOCATION 'dir'` in a session built with [`session_state_builder`].
 //! * The `fastpair-sql` binary (run as `fastpair sql`): one query over
 //!   datasets, printed as a table, CSV or JSON.
+//! * With the `proto` feature, [`codec`]: the table and its scan (pushed
+//!   predicates included) through DataFusion's protobuf plans, for engines
+//!   that run plans in other processes (the `fastpair-ballista` crate runs
+//!   them on a Ballista cluster).
 //!
 //! ```no_run
 //! # async fn f() -> datafusion::common::Result<()> {
@@ -34,6 +38,8 @@
 //! cannot depend on this crate: it depends on `fastpair`) runs `fastpair-sql`
 //! for `fastpair sql`.
 
+#[cfg(feature = "proto")]
+pub mod codec;
 mod exec;
 mod part;
 mod prune;

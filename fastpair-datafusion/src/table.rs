@@ -37,6 +37,9 @@ pub struct FastpairTable {
     /// from the Parquet footers (what DataFusion's own Parquet tables give
     /// the planner for filter selectivity and join order).
     pq_stats: Vec<ColumnStatistics>,
+    /// At most this many scan partitions (None: the session's
+    /// `target_partitions`).
+    max_partitions: Option<usize>,
 }
 
 pub(crate) fn df_err(e: impl std::fmt::Display) -> DataFusionError {
@@ -126,7 +129,18 @@ impl FastpairTable {
             fpc,
             slot,
             pq_stats,
+            max_partitions: None,
         })
+    }
+
+    /// The table with scans of at most `n` partitions (at least 1). For
+    /// engines that cannot hand a task some of a custom scan's partitions:
+    /// Ballista 55 restricts only the scans it knows (file groups of a
+    /// `FileScanConfig`) to a task's partitions, so each task of a stage
+    /// over a scan of several partitions would run all of them.
+    pub fn with_max_partitions(mut self, n: usize) -> Self {
+        self.max_partitions = Some(n.max(1));
+        self
     }
 
     /// The dataset.
@@ -394,6 +408,7 @@ impl TableProvider for FastpairTable {
         });
         let stats = self.stats(&projection, selectivity);
         let target = state.config().target_partitions().max(1);
+        let target = self.max_partitions.map_or(target, |m| target.min(m));
         let batch_size = state.config().batch_size().max(1);
         Ok(Arc::new(ScanExec::new(
             self.ds.clone(),
