@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::catalog::TableProvider;
 use datafusion::execution::TaskContextProvider;
@@ -70,8 +70,11 @@ async fn provider_through_ffi_pushes_filters_and_matches_parquet() {
         .map(|i| (i % 11 != 3).then(|| format!("{} {}", words[(i % 5) as usize], i % 97)))
         .collect();
     let k = Int64Array::from_iter_values(0..n);
-    let batch =
-        RecordBatch::try_from_iter([("k", Arc::new(k) as _), ("s", Arc::new(s) as _)]).unwrap();
+    let batch = RecordBatch::try_from_iter([
+        ("k", Arc::new(k) as ArrayRef),
+        ("s", Arc::new(s) as ArrayRef),
+    ])
+    .unwrap();
     let pq = dir.path().join("t.parquet");
     let mut w =
         ArrowWriter::try_new(std::fs::File::create(&pq).unwrap(), batch.schema(), None).unwrap();

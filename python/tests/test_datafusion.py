@@ -170,13 +170,11 @@ def test_register_helper_and_errors(data, tmp_path):
 
 
 def test_pyarrow_dataset_style_scans(data):
-    """fastpair.dataset(path) (through fastpair_datafusion): to_table with a
-    projection and a SQL filter, batches, counts; the same rows as pyarrow's
-    own filter over the source table."""
-    import fastpair
-
+    """fastpair_datafusion.dataset(path): to_table with a projection and a
+    SQL filter, batches, counts; the same rows as pyarrow's own filter over
+    the source table."""
     t, d = data
-    ds = fastpair.dataset(d / "t.fpd")
+    ds = fpd.dataset(d / "t.fpd")
     assert ds.num_rows == N
     assert ds.schema == t.schema
     assert sorted_rows(ds.to_table()) == t.to_pylist()
@@ -193,3 +191,14 @@ def test_pyarrow_dataset_style_scans(data):
         pc.fill_null(pc.invert(pc.match_like(t["comment"], "%a%")), False)
     ).as_py()
     assert sc.to_reader().read_all().num_rows == 250
+
+
+def test_fastpair_dataset_is_the_sql_wheels(data):
+    """`fastpair.dataset` (the column package) hands out the SQL wheel's
+    dataset: the same rows."""
+    import fastpair
+
+    t, d = data
+    ds = fastpair.dataset(d / "t.fpd")
+    assert isinstance(ds, fpd.Dataset)
+    assert ds.count_rows(filter="kind = 'MAIL'") == N // 4
