@@ -89,13 +89,13 @@ class Dataset:
     (``"l_comment LIKE '%special%' AND l_quantity > 10"``) or a
     ``datafusion.Expr``."""
 
-    def __init__(self, path, ctx=None):
+    def __init__(self, path):
         import datafusion
 
         self._table = Table(path)
         # A session of its own, so the dataset's name cannot clash with the
         # caller's tables.
-        self._ctx = ctx if ctx is not None else datafusion.SessionContext()
+        self._ctx = datafusion.SessionContext()
         self._ctx.register_table("t", self._table)
 
     @property
