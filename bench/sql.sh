@@ -5,9 +5,12 @@
 #   bash bench/sql.sh [SF] [DIR] [RUNS]      (defaults: 1, target/tpch-sf1, 3)
 # FASTPAIR_SQL_BIN=path runs that fastpair-sql binary instead of building
 # one (e.g. an older build, for a before/after comparison).
-# Prints a markdown table: best wall time of RUNS runs (each a fresh
-# process), bytes read by that process (rchar), its peak RSS, rows returned,
-# and whether the result (CSV) equals the ZSTD run's.
+# FASTPAIR_SQL_QUERIES="q16 s_lcomment" runs only those queries,
+# FASTPAIR_SQL_FORMATS="fastpair zstd" only those formats.
+# Prints a markdown table: best and median wall time of RUNS runs (each a
+# fresh process; the median because the machine is shared), bytes read by
+# the best run's process (rchar), its peak RSS, rows returned, and whether
+# the result (CSV) equals the ZSTD run's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SF=${1:-1}
@@ -36,19 +39,21 @@ Q[s_lcomment]="select count(*) from lineitem where l_comment like '%special%'"
 Q[s_lcomment_sum]="select sum(l_extendedprice), count(*) from lineitem where l_comment like '%furiously regular%'"
 Q[s_ocomment]="select count(*) from orders where o_comment like '%unusual%accounts%'"
 Q[s_pscomment]="select count(*) from partsupp where ps_comment like '%express%'"
-echo "| query | format | best wall (s) | bytes read | peak RSS (MB) | rows | same rows as ZSTD |"
-echo "|---|---|---:|---:|---:|---:|---|"
-for q in q02 q09 q13 q14 q16 q20 s_lcomment s_lcomment_sum s_ocomment s_pscomment; do
+echo "| query | format | best wall (s) | median wall (s) | bytes read | peak RSS (MB) | rows | same rows as ZSTD |"
+echo "|---|---|---:|---:|---:|---:|---:|---|"
+for q in ${FASTPAIR_SQL_QUERIES:-q02 q09 q13 q14 q16 q20 s_lcomment s_lcomment_sum s_ocomment s_pscomment}; do
   sql=${Q[$q]}
   ref=$(mktemp)
   $BIN $(args zstd) --format csv "$sql" > "$ref"
-  for fmt in fastpair zstd snappy; do
-    best=""; line=""
+  for fmt in ${FASTPAIR_SQL_FORMATS:-fastpair zstd snappy}; do
+    best=""; line=""; walls=""
     for r in $(seq "$RUNS"); do
       s=$($BIN $(args $fmt) --stats --quiet "$sql" 2>&1 >/dev/null | grep '^stats:')
       w=$(echo "$s" | sed 's/.*wall_s=\([0-9.]*\).*/\1/')
+      walls="$walls $w"
       if [ -z "$best" ] || awk "BEGIN{exit !($w < $best)}"; then best=$w; line=$s; fi
     done
+    median=$(echo $walls | tr ' ' '\n' | sort -g | awk '{v[NR]=$1} END{if (NR%2) print v[(NR+1)/2]; else printf "%.4f\n", (v[NR/2]+v[NR/2+1])/2}')
     rchar=$(echo "$line" | sed 's/.*rchar=\([0-9]*\).*/\1/')
     rss=$(echo "$line" | sed 's/.*peak_rss_kb=\([0-9]*\).*/\1/')
     rows=$(echo "$line" | sed 's/.*rows=\([0-9]*\).*/\1/')
@@ -59,7 +64,7 @@ for q in q02 q09 q13 q14 q16 q20 s_lcomment s_lcomment_sum s_ocomment s_pscommen
       cmp -s "$ref" "$out" || same=NO
       rm -f "$out"
     fi
-    echo "| $q | $fmt | $best | $rchar | $((rss / 1024)) | $rows | $same |"
+    echo "| $q | $fmt | $best | $median | $rchar | $((rss / 1024)) | $rows | $same |"
   done
   rm -f "$ref"
 done

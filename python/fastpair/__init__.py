@@ -25,7 +25,7 @@ from ._fastpair import (  # noqa: F401
     _write,
 )
 
-__all__ = ["write", "open", "File", "DeviceColumn", "DeviceBuffer", "FastpairError"]
+__all__ = ["write", "open", "dataset", "File", "DeviceColumn", "DeviceBuffer", "FastpairError"]
 
 
 def _parts(values: Any) -> list:
@@ -251,3 +251,21 @@ def open(path: str, text: bool = True) -> File:  # noqa: A001 - mirrors builtins
     """Opens the fastpair file ``path`` (footer and dictionaries are checked
     now; each chunk the first time it is read). ``text=False`` reads bytes."""
     return File(path, text)
+
+
+def dataset(path):
+    """A fastpair dataset (a table directory written by ``fastpair compress
+    t.parquet -o t.fpd``) for ``pyarrow.dataset``-style scans:
+    ``fastpair.dataset(p).to_table(columns=[...], filter="c LIKE '%x%'")``,
+    ``.scanner(...)``, ``.count_rows(...)``. Provided by the separate
+    ``fastpair-datafusion`` package (it carries the DataFusion engine that
+    plans the scan and pushes the string predicates into the search on the
+    codes; this package stays free of it)."""
+    try:
+        import fastpair_datafusion
+    except ImportError as e:
+        raise ImportError(
+            "fastpair.dataset needs the fastpair-datafusion package "
+            "(fastpair-datafusion/python in the fastpair repository)"
+        ) from e
+    return fastpair_datafusion.dataset(path)

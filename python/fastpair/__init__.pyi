@@ -116,3 +116,8 @@ def write(
     """Returns ``{"rows", "input_bytes", "file_bytes"}``."""
 
 def open(path: _Path, text: bool = True) -> File: ...
+
+def dataset(path: Union[str, "os.PathLike[str]"]) -> Any:
+    """A fastpair dataset for pyarrow.dataset-style scans (needs the
+    fastpair-datafusion package)."""
+    ...
