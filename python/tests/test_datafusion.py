@@ -141,7 +141,7 @@ def test_sql_equals_datafusion_over_the_parquet_file(ctx):
         "SELECT day, count(DISTINCT comment) AS n FROM {t} WHERE kind IN ('SHIP', 'AIR') GROUP BY day ORDER BY day",
         "SELECT id, upper(comment) AS u FROM {t} WHERE comment NOT LIKE '%special%' ORDER BY id LIMIT 25",
         "SELECT a.id, b.kind FROM {t} a JOIN {t} b ON a.id = b.id + 1 "
-        "WHERE a.comment LIKE 'special%' AND b.kind = 'MAIL' ORDER BY a.id",
+        "WHERE a.comment LIKE 'special%' AND b.kind = 'SHIP' ORDER BY a.id",
         "SELECT count(*) AS n FROM {t} WHERE blob = X'0500ff'",
     ]
     for q in queries:
