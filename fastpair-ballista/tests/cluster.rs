@@ -14,93 +14,26 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use fastpair_datafusion::{session_context, FastpairTable};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 
-const SF: f64 = 0.01;
-
-const TABLES: [&str; 8] = [
-    "nation", "region", "part", "supplier", "partsupp", "customer", "orders", "lineitem",
-];
+#[path = "../../fastpair-datafusion/tests/support/mod.rs"]
+mod support;
+use support::{compress, tpch_batches, write_parquet, TABLES};
 
 /// How long the cluster may take to come up, and one query to run.
 const START_DEADLINE: Duration = Duration::from_secs(60);
 const QUERY_DEADLINE: Duration = Duration::from_secs(120);
 
-fn tpch_batches(table: &str) -> Vec<RecordBatch> {
-    use tpchgen::generators::*;
-    use tpchgen_arrow::*;
-    let b: Result<Vec<RecordBatch>, _> = match table {
-        "nation" => NationArrow::new(NationGenerator::new(SF, 1, 1)).collect(),
-        "region" => RegionArrow::new(RegionGenerator::new(SF, 1, 1)).collect(),
-        "part" => PartArrow::new(PartGenerator::new(SF, 1, 1)).collect(),
-        "supplier" => SupplierArrow::new(SupplierGenerator::new(SF, 1, 1)).collect(),
-        "partsupp" => PartSuppArrow::new(PartSuppGenerator::new(SF, 1, 1)).collect(),
-        "customer" => CustomerArrow::new(CustomerGenerator::new(SF, 1, 1)).collect(),
-        "orders" => OrderArrow::new(OrderGenerator::new(SF, 1, 1)).collect(),
-        "lineitem" => LineItemArrow::new(LineItemGenerator::new(SF, 1, 1)).collect(),
-        _ => unreachable!(),
-    };
-    b.unwrap()
-}
-
-fn write_parquet(path: &Path, batches: &[RecordBatch]) {
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .build();
-    let mut w = ArrowWriter::try_new(
-        File::create(path).unwrap(),
-        batches[0].schema(),
-        Some(props),
-    )
-    .unwrap();
-    for b in batches {
-        w.write(b).unwrap();
-    }
-    w.close().unwrap();
-}
-
-/// The `fastpair` CLI (the root package's release build, as .ci/run makes
-/// it before this test, or `FASTPAIR_BIN`): the datasets are written by the
-/// library's own writer, as users write them.
-fn fastpair_cli() -> PathBuf {
-    let exe = std::env::var_os("FASTPAIR_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/fastpair")
-        });
-    assert!(
-        exe.is_file(),
-        "{} is missing: run `cargo build --release --features cli` first (or set FASTPAIR_BIN)",
-        exe.display()
-    );
-    exe
-}
-
 /// The TPC-H tables at SF 0.01 as datasets DIR/NAME.fpd, parts of 16,384
 /// rows (lineitem and orders have several, so scans have several
 /// partitions to spread over the executors).
 fn write_datasets(dir: &Path) {
-    let cli = fastpair_cli();
     for t in TABLES {
         let pq = dir.join(format!("{t}.parquet"));
         write_parquet(&pq, &tpch_batches(t));
-        let ds = dir.join(format!("{t}.fpd"));
-        let o = Command::new(&cli)
-            .args(["compress", pq.to_str().unwrap(), "-o", ds.to_str().unwrap()])
-            .args(["--part-rows", "16384", "-q"])
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "fastpair compress {t}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        compress(&pq, &dir.join(format!("{t}.fpd")), 16_384);
     }
 }
 

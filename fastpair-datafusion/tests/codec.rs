@@ -18,29 +18,9 @@ use datafusion_proto::bytes::{
 };
 use fastpair_datafusion::codec::{FastpairLogicalCodec, FastpairPhysicalCodec};
 use fastpair_datafusion::{session_context, FastpairTable};
-use parquet::arrow::ArrowWriter;
 
-/// `fastpair compress PQ -o DS --part-rows N` with the release CLI (as
-/// tests/sql.rs).
-fn compress(pq: &Path, ds: &Path, part_rows: u64) {
-    let exe = std::env::var_os("FASTPAIR_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/fastpair")
-        });
-    assert!(
-        exe.is_file(),
-        "{} is missing: run `cargo build --release --features cli` first (or set FASTPAIR_BIN)",
-        exe.display()
-    );
-    let n = part_rows.to_string();
-    let o = std::process::Command::new(&exe)
-        .args(["compress", pq.to_str().unwrap(), "-o", ds.to_str().unwrap()])
-        .args(["--part-rows", &n, "-q"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
+mod support;
+use support::{compress, write_parquet};
 
 /// A dataset of `n` rows: `id`, `tag` (a few values) and `s` (text with
 /// nulls), in parts of 100 rows.
@@ -64,10 +44,7 @@ fn dataset(dir: &Path, name: &str, n: usize, extra_column: bool) -> PathBuf {
     }
     let batch = RecordBatch::try_from_iter(cols).unwrap();
     let pq = dir.join(format!("{name}.parquet"));
-    let mut w =
-        ArrowWriter::try_new(std::fs::File::create(&pq).unwrap(), batch.schema(), None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_parquet(&pq, &[batch]);
     let ds = dir.join(format!("{name}.fpd"));
     compress(&pq, &ds, 100);
     ds

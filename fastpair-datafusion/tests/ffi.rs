@@ -8,7 +8,6 @@
 //! table, and exact string predicates leave no `FilterExec` (they were
 //! pushed across the boundary and searched on the codes).
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
@@ -19,7 +18,6 @@ use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use datafusion_ffi::execution::FFI_TaskContextProvider;
 use datafusion_ffi::table_provider::{FFI_TableProvider, ForeignTableProvider};
 use fastpair_datafusion::FastpairTable;
-use parquet::arrow::ArrowWriter;
 
 /// A library marker other than this library's: `datafusion-ffi` hands a
 /// provider of its own library back unwrapped, so this forces the foreign
@@ -28,27 +26,8 @@ extern "C" fn other_library() -> usize {
     usize::MAX
 }
 
-fn fastpair_cli(args: &[&str]) {
-    let exe = std::env::var_os("FASTPAIR_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/fastpair")
-        });
-    assert!(
-        exe.is_file(),
-        "{} is missing: run `cargo build --release --features cli` first (or set FASTPAIR_BIN)",
-        exe.display()
-    );
-    let o = std::process::Command::new(&exe)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "fastpair {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
+mod support;
+use support::{compress, write_parquet};
 
 async fn rows(ctx: &SessionContext, sql: &str) -> String {
     let b = ctx
@@ -76,20 +55,9 @@ async fn provider_through_ffi_pushes_filters_and_matches_parquet() {
     ])
     .unwrap();
     let pq = dir.path().join("t.parquet");
-    let mut w =
-        ArrowWriter::try_new(std::fs::File::create(&pq).unwrap(), batch.schema(), None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_parquet(&pq, &[batch]);
     let ds = dir.path().join("t.fpd");
-    fastpair_cli(&[
-        "compress",
-        pq.to_str().unwrap(),
-        "-o",
-        ds.to_str().unwrap(),
-        "--part-rows",
-        "6000",
-        "-q",
-    ]);
+    compress(&pq, &ds, 6000);
 
     let ctx = Arc::new(SessionContext::new());
     let tcp = Arc::clone(&ctx) as Arc<dyn TaskContextProvider>;

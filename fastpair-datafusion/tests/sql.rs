@@ -16,65 +16,9 @@ use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use fastpair_datafusion::{session_context, FastpairTable};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 
-const SF: f64 = 0.01;
-
-/// The `fastpair` CLI (built by the root package's `cargo build --release
-/// --features cli`, as .ci/run does first), or `FASTPAIR_BIN`: datasets are
-/// written and read back by the library's own (Arrow 54) code, as users do.
-fn fastpair_cli(args: &[&str]) {
-    let exe = std::env::var_os("FASTPAIR_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/fastpair")
-        });
-    assert!(
-        exe.is_file(),
-        "{} is missing: run `cargo build --release --features cli` first (or set FASTPAIR_BIN)",
-        exe.display()
-    );
-    let o = std::process::Command::new(&exe)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "fastpair {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// `fastpair compress PQ -o DS --part-rows N`.
-fn compress(pq: &Path, ds: &Path, part_rows: u64) {
-    let n = part_rows.to_string();
-    fastpair_cli(&[
-        "compress",
-        pq.to_str().unwrap(),
-        "-o",
-        ds.to_str().unwrap(),
-        "--part-rows",
-        &n,
-        "-q",
-    ]);
-}
-const TABLES: [&str; 8] = [
-    "nation", "region", "part", "supplier", "partsupp", "customer", "orders", "lineitem",
-];
-
-fn write_parquet(path: &Path, batches: &[RecordBatch]) {
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .build();
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = ArrowWriter::try_new(f, batches[0].schema(), Some(props)).unwrap();
-    for b in batches {
-        w.write(b).unwrap();
-    }
-    w.close().unwrap();
-}
+mod support;
+use support::{compress, fastpair_cli, tpch_batches, write_parquet, TABLES};
 
 /// `batch` as table `t` twice: written to DIR/t.parquet (ZSTD) and from it to
 /// the dataset DIR/t.fpd (parts of `part_rows` rows); the dataset registered in a
@@ -108,23 +52,6 @@ fn read_parquet(path: &Path) -> Vec<RecordBatch> {
         .unwrap()
         .map(|b| b.unwrap())
         .collect()
-}
-
-fn tpch_batches(table: &str) -> Vec<RecordBatch> {
-    use tpchgen::generators::*;
-    use tpchgen_arrow::*;
-    let b: Result<Vec<RecordBatch>, _> = match table {
-        "nation" => NationArrow::new(NationGenerator::new(SF, 1, 1)).collect(),
-        "region" => RegionArrow::new(RegionGenerator::new(SF, 1, 1)).collect(),
-        "part" => PartArrow::new(PartGenerator::new(SF, 1, 1)).collect(),
-        "supplier" => SupplierArrow::new(SupplierGenerator::new(SF, 1, 1)).collect(),
-        "partsupp" => PartSuppArrow::new(PartSuppGenerator::new(SF, 1, 1)).collect(),
-        "customer" => CustomerArrow::new(CustomerGenerator::new(SF, 1, 1)).collect(),
-        "orders" => OrderArrow::new(OrderGenerator::new(SF, 1, 1)).collect(),
-        "lineitem" => LineItemArrow::new(LineItemGenerator::new(SF, 1, 1)).collect(),
-        _ => unreachable!(),
-    };
-    b.unwrap()
 }
 
 /// The TPC-H tables at SF 0.01 as Parquet (ZSTD) and as datasets (parts of
