@@ -27,7 +27,7 @@
 //                   the true entries (sequential for that row: the same codes,
 //                   however long the parses stay apart)
 //   fp_enc_scan1/2  exclusive scans (row lengths; window code counts)
-//   fp_enc_compact  one thread per window: its codes to their slice position,
+//   fp_enc_compact  one warp per 32 windows: their codes to their slice position,
 //                   sidecar entries (output position of every batch-th code of
 //                   the chunk), token-length histogram
 //   fp_enc_rowends  one thread per row: chunk code count after the row
@@ -49,7 +49,8 @@ struct EncTables {
     const u16* single;    // byte -> code of its single-byte token (shared memory)
     const u32* prefix2;   // 2-byte prefix -> lengths mask (bit len-1) | code of the 2-byte token << 16
     const ulonglong2* slots; // hash slots of tokens of 3..16 bytes, 32 bytes each:
-                          // {first 8 bytes, next 8 bytes} then {len << 16 | code (0 = empty), 0}
+                          // {first 8 bytes, len << 16 | code (0 = empty)} then {next 8 bytes, 0}:
+                          // a token of up to 8 bytes is one 16-byte load
     u32 slot_mask;        // slots - 1 (a power of two)
     u32 shift;            // 64 - log2(slots)
 };
@@ -69,12 +70,18 @@ __device__ __forceinline__ u32 enc_probe(const EncTables& t, u64 lo, u64 hi, u32
     u32 i = (u32)(enc_hash(lo, hi, len) >> t.shift);
     for (;;) {
         ulonglong2 k = __ldg(&t.slots[2 * i]);
-        ulonglong2 m = __ldg(&t.slots[2 * i + 1]);
-        u32 meta = (u32)m.x;
+        u64 h = len > 8 ? __ldg(&t.slots[2 * i + 1]).x : 0ull;
+        u32 meta = (u32)k.y;
         if (meta == 0) return NONE;
-        if ((meta >> 16) == len && k.x == lo && k.y == hi) return meta & 0xffffu;
+        if ((meta >> 16) == len && k.x == lo && h == hi) return meta & 0xffffu;
         i = (i + 1) & t.slot_mask;
     }
+}
+
+// The key of the candidate of length l (the window's first l bytes).
+__device__ __forceinline__ void enc_key(u64 lo, u64 hi, u32 l, u64& klo, u64& khi) {
+    klo = l <= 8 ? (lo & enc_low_mask(l)) : lo;
+    khi = l <= 8 ? 0ull : (hi & enc_low_mask(l - 8));
 }
 
 // The 16 bytes of the row at `pos` (row end `e` > pos), little-endian, zero
@@ -159,7 +166,15 @@ extern "C" __global__ void fp_enc_bounds(const u32* __restrict__ offs, const u32
 // from a, speculatively: `inc` = its token count + 1 (0: none), `inrow` the
 // row; the row still open at b: `exitp` = where its last token in the window
 // ends (≥ b; NONE: none open).
-extern "C" __global__ void __launch_bounds__(128)
+//
+// One loop iteration is one step of one memory round trip (the 2-byte
+// table of a new token, or one hash slot) for every lane, whatever token,
+// candidate length or row each lane is at: the lanes of a warp stay
+// together (nested token / length / probe loops let them drift apart: 4 of
+// 32 lanes active on average, Nsight Compute, 2026-12-03). The row's bytes
+// come through a 32-byte register buffer refilled 16 aligned bytes at a
+// time (the input has 32 bytes of slack after the slice).
+extern "C" __global__ void __launch_bounds__(256)
 fp_enc_parse(const u8* __restrict__ in, const u32* __restrict__ starts, u32 nrows, u32 bytes,
              u32 win, u32 nwin, ENC_TABLE_ARGS, u16* __restrict__ tmp, u32* __restrict__ cnt,
              u32* __restrict__ inc, u32* __restrict__ inrow, u32* __restrict__ exitp,
@@ -171,36 +186,117 @@ fp_enc_parse(const u8* __restrict__ in, const u32* __restrict__ starts, u32 nrow
     bool last = j + 1 == nwin;
     u32 b = last ? bytes : a + win;
     // First row whose end is ≥ a.
-    u32 lo_i = 0, hi_i = nrows;
-    while (lo_i < hi_i) {
-        u32 mid = (lo_i + hi_i) >> 1;
-        if (starts[mid + 1] < a) lo_i = mid + 1;
+    u32 i = 0, hi_i = nrows;
+    while (i < hi_i) {
+        u32 mid = (i + hi_i) >> 1;
+        if (starts[mid + 1] < a) i = mid + 1;
         else hi_i = mid;
     }
     u32 n = 0, in_flag = 0, in_row = 0, ex = NONE;
-    u16* out = tmp + (size_t)a;
-    for (u32 i = lo_i; i < nrows; ++i) {
-        u32 s = starts[i], e = starts[i + 1];
-        bool open = e > b || (e == b && !last);
-        u32 pos = s > a ? s : a;
-        u32 stop = open ? b : e;
-        while (pos < stop) {
-            u64 lo, hi;
-            enc_window(in, pos, e, lo, hi);
-            u32 len;
-            u32 c = enc_token(t, single, lo, hi, e - pos, len);
-            out[n++] = (u16)c;
-            pos += len;
+    u16* out = tmp + (size_t)j * win;
+    u32 base = a & ~15u;
+    const ulonglong2* in16 = (const ulonglong2*)in;
+    ulonglong2 q0 = __ldg(&in16[base >> 4]), q1 = __ldg(&in16[(base >> 4) + 1]);
+    u64 w0 = q0.x, w1 = q0.y, w2 = q1.x, w3 = q1.y;
+    u32 pos = a, s = 0, e = 0, stop = 0;
+    bool open = false, row_ready = false, tok = false;
+    u32 p2 = 0, one = 0, m3 = 0, l = 0, si = 0;
+    u64 klo = 0, khi = 0, wlo = 0, whi = 0;
+    for (;;) {
+        if (!row_ready) {
+            if (i >= nrows) break;
+            s = starts[i];
+            e = starts[i + 1];
+            open = e > b || (e == b && !last);
+            stop = open ? b : e;
+            row_ready = true;
         }
-        if (s < a && a < e) {
-            in_flag = n + 1;
-            in_row = i;
+        if (pos >= stop) {
+            if (s < a && a < e) {
+                in_flag = n + 1;
+                in_row = i;
+            }
+            if (open) {
+                ex = pos;
+                break;
+            }
+            row_local[i] = n;
+            ++i;
+            row_ready = false;
+            continue;
         }
-        if (open) {
-            ex = pos;
-            break;
+        u32 emit_len = 0, emit_code = 0;
+        if (!tok) {
+            // A new token at pos: its 16-byte window and candidate lengths.
+            while (pos - base >= 16) {
+                base += 16;
+                w0 = w2;
+                w1 = w3;
+                ulonglong2 q = __ldg(&in16[(base >> 4) + 1]);
+                w2 = q.x;
+                w3 = q.y;
+            }
+            u32 off = pos - base;
+            u64 x0 = off < 8 ? w0 : w1, x1 = off < 8 ? w1 : w2, x2 = off < 8 ? w2 : w3;
+            u32 sh = (off & 7u) * 8u;
+            if (sh) {
+                wlo = (x0 >> sh) | (x1 << (64u - sh));
+                whi = (x1 >> sh) | (x2 << (64u - sh));
+            } else {
+                wlo = x0;
+                whi = x1;
+            }
+            u32 rem = e - pos;
+            if (rem < 16) {
+                if (rem <= 8) {
+                    wlo &= enc_low_mask(rem);
+                    whi = 0;
+                } else {
+                    whi &= enc_low_mask(rem - 8);
+                }
+            }
+            p2 = __ldg(&t.prefix2[(u32)(wlo & 0xffffu)]);
+            one = single[(u32)(wlo & 0xffu)];
+            u32 mask = p2 & 0xffffu;
+            if (rem < 16) mask &= (1u << rem) - 1u;
+            m3 = mask & ~3u;
+            if (m3 == 0) {
+                emit_len = (mask & 2u) ? 2u : 1u;
+                emit_code = (mask & 2u) ? (p2 >> 16) : one;
+            } else {
+                l = 32 - __clz(m3);
+                enc_key(wlo, whi, l, klo, khi);
+                si = (u32)(enc_hash(klo, khi, l) >> t.shift);
+                tok = true;
+            }
+        } else {
+            // One hash slot of the current candidate length.
+            ulonglong2 k = __ldg(&t.slots[2 * si]);
+            u64 h = l > 8 ? __ldg(&t.slots[2 * si + 1]).x : 0ull;
+            u32 meta = (u32)k.y;
+            if (meta == 0) {
+                m3 &= ~(1u << (l - 1));
+                if (m3 == 0) {
+                    tok = false;
+                    emit_len = (p2 & 2u) ? 2u : 1u;
+                    emit_code = (p2 & 2u) ? (p2 >> 16) : one;
+                } else {
+                    l = 32 - __clz(m3);
+                    enc_key(wlo, whi, l, klo, khi);
+                    si = (u32)(enc_hash(klo, khi, l) >> t.shift);
+                }
+            } else if ((meta >> 16) == l && k.x == klo && h == khi) {
+                tok = false;
+                emit_len = l;
+                emit_code = meta & 0xffffu;
+            } else {
+                si = (si + 1) & t.slot_mask;
+            }
         }
-        row_local[i] = n;
+        if (emit_len) {
+            out[n++] = (u16)emit_code;
+            pos += emit_len;
+        }
     }
     cnt[j] = n;
     inc[j] = in_flag;
@@ -418,10 +514,13 @@ fp_enc_scan2(u32* __restrict__ sums, u32 ntiles) {
 
 // ---- outputs --------------------------------------------------------------
 
-// One thread per window: its codes (repaired, then the speculative ones not
-// dropped) to their slice position, the sidecar entries of the chunk code
-// indices code_base + g that are multiples of `batch` (entry index -
-// side_first), the histogram of token lengths (16 bins).
+// One warp per 32 windows, one window at a time, lanes over its codes (the
+// repaired ones, then the speculative ones not dropped): the codes to their
+// slice position, the sidecar entries of the chunk code indices
+// code_base + g that are multiples of `batch` (entry index - side_first,
+// positions from a warp scan of the token lengths), the histogram of token
+// lengths (16 bins; per lane in 16-bit fields: a lane sees at most win + 32
+// codes, win ≤ 32768).
 extern "C" __global__ void __launch_bounds__(256)
 fp_enc_compact(const u16* __restrict__ tmp, const u16* __restrict__ rep,
                const u32* __restrict__ cnt, const u32* __restrict__ nrep,
@@ -430,33 +529,57 @@ fp_enc_compact(const u16* __restrict__ tmp, const u16* __restrict__ rep,
                const u8* __restrict__ lens, u16* __restrict__ codes, u32* __restrict__ sidecar,
                unsigned long long* __restrict__ hist, u32 code_base, u32 byte_base, u32 batch,
                u32 side_first) {
-    __shared__ u32 h[8][16];
-    u32 warp = threadIdx.x >> 5;
-    if (threadIdx.x < 128) h[threadIdx.x >> 4][threadIdx.x & 15] = 0;
+    __shared__ u32 h[16];
+    if (threadIdx.x < 16) h[threadIdx.x] = 0;
     __syncthreads();
-    u32 j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j < nwin) {
+    u32 lane = threadIdx.x & 31;
+    u32 gw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    u64 c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+    for (u32 jj = 0; jj < 32; ++jj) {
+        u32 j = gw * 32 + jj;
+        if (j >= nwin) break;
         u32 o = woff[j] + wsums[j / SCAN_TILE];
-        u32 pos = byte_base + entry[j];
-        u32 g = code_base + o;
+        u32 pos0 = byte_base + entry[j];
         u32 r = nrep[j], k = kdrop[j], n = cnt[j];
+        u32 tot = r + n - k;
         const u16* rp = rep + (size_t)j * win;
-        const u16* sp = tmp + (size_t)j * win;
-        for (u32 q = 0; q < r + n - k; ++q, ++g) {
-            u16 c = q < r ? rp[q] : sp[k + q - r];
-            codes[o + q] = c;
-            if (g % batch == 0) sidecar[g / batch - side_first] = pos;
-            u32 l = lens[c];
-            pos += l;
-            atomicAdd(&h[warp][(l - 1) & 15], 1u);
+        const u16* sp = tmp + (size_t)j * win + k;
+        for (u32 b0 = 0; b0 < tot; b0 += 32) {
+            u32 q = b0 + lane;
+            bool act = q < tot;
+            u32 c = act ? (u32)(q < r ? rp[q] : sp[q - r]) : 0u;
+            u32 l = act ? (u32)lens[c] : 0u;
+            u32 x = l;
+            for (int d = 1; d < 32; d <<= 1) {
+                u32 y = __shfl_up_sync(0xffffffffu, x, d);
+                if (lane >= (u32)d) x += y;
+            }
+            u32 p = pos0 + x - l;
+            pos0 += __shfl_sync(0xffffffffu, x, 31);
+            if (act) {
+                codes[o + q] = (u16)c;
+                u32 g = code_base + o + q;
+                if (g % batch == 0) sidecar[g / batch - side_first] = p;
+                u32 bn = (l - 1) & 15u;
+                u64 one = 1ull << (16 * (bn & 3u));
+                switch (bn >> 2) {
+                    case 0: c0 += one; break;
+                    case 1: c1 += one; break;
+                    case 2: c2 += one; break;
+                    default: c3 += one; break;
+                }
+            }
         }
     }
-    __syncthreads();
-    if (threadIdx.x < 16) {
-        u32 tot = 0;
-        for (int w = 0; w < 8; ++w) tot += h[w][threadIdx.x];
-        if (tot) atomicAdd(&hist[threadIdx.x], (unsigned long long)tot);
+    for (u32 bn = 0; bn < 16; ++bn) {
+        u64 src = bn < 4 ? c0 : bn < 8 ? c1 : bn < 12 ? c2 : c3;
+        u32 v = (u32)((src >> (16 * (bn & 3u))) & 0xffffu);
+        for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
+        if (lane == 0 && v) atomicAdd(&h[bn], v);
     }
+    __syncthreads();
+    if (threadIdx.x < 16 && h[threadIdx.x])
+        atomicAdd(&hist[threadIdx.x], (unsigned long long)h[threadIdx.x]);
 }
 
 // One thread per row: row_ends[row] = chunk codes up to and with the row

@@ -261,7 +261,9 @@ fn runs_that_never_resynchronise_identical() {
         return;
     }
     let mut rows: Vec<Vec<u8>> = Vec::new();
-    for n in [1usize, 2, 15, 16, 17, 31, 33, 127, 128, 129, 1000, 4099, 70_000] {
+    for n in [
+        1usize, 2, 15, 16, 17, 31, 33, 127, 128, 129, 1000, 4099, 70_000,
+    ] {
         rows.push(vec![b'a'; n]);
         rows.push(b"ab".repeat(n / 2 + 1));
         rows.push(b"xyz".repeat(n / 3 + 1));
@@ -281,8 +283,14 @@ fn runs_that_never_resynchronise_identical() {
         })
         .collect();
     let tables = [
-        (Codec::OnPair12, onpair::train(&refs, &onpair::OnPairParams::onpair12())),
-        (Codec::OnPair16, onpair::train(&refs, &onpair::OnPairParams::onpair16())),
+        (
+            Codec::OnPair12,
+            onpair::train(&refs, &onpair::OnPairParams::onpair12()),
+        ),
+        (
+            Codec::OnPair16,
+            onpair::train(&refs, &onpair::OnPairParams::onpair16()),
+        ),
         (Codec::Fsst12, fsst12::train(&refs, &Default::default())),
     ];
     let mut chained = 0;
@@ -300,7 +308,10 @@ fn runs_that_never_resynchronise_identical() {
             let (got, n, t) = fastpair::gpu::encode_rows_timed(table, &flat, &ends, bits, 64)
                 .expect("gpu encode");
             assert_eq!(n, want.len(), "window {win} {codec:?}: code count");
-            assert!(got == want_packed, "window {win} {codec:?}: codes differ from the CPU's");
+            assert!(
+                got == want_packed,
+                "window {win} {codec:?}: codes differ from the CPU's"
+            );
             chained += t.chained_rows;
         }
         let o: Vec<Option<&[u8]>> = refs.iter().copied().map(Some).collect();
@@ -309,7 +320,10 @@ fn runs_that_never_resynchronise_identical() {
         }
     }
     fastpair::gpu::set_encode_window_bytes(128);
-    assert!(chained > 0, "no seam needed the chain: the test misses its case");
+    assert!(
+        chained > 0,
+        "no seam needed the chain: the test misses its case"
+    );
 }
 
 fn run_strategy() -> impl Strategy<Value = Option<Vec<u8>>> {

@@ -70,8 +70,8 @@ pub use encode::EncodeTimes;
 #[cfg(all(feature = "gpu", feature = "test-util"))]
 #[doc(hidden)]
 pub use encode::{
-    set_slice_bytes as set_encode_slice_bytes, set_window_bytes as set_encode_window_bytes,
-    PinnedBytes,
+    set_serial as set_encode_serial, set_slice_bytes as set_encode_slice_bytes,
+    set_window_bytes as set_encode_window_bytes, PinnedBytes,
 };
 #[cfg(feature = "gpu")]
 pub use stream::{

@@ -274,7 +274,12 @@ struct CodedRef<'a> {
 }
 
 /// The chunk section of `p` from its coded parts.
-fn coded_chunk(opts: &WriterOptions, codec: Codec, p: &PendingChunk, parts: &CodedRef<'_>) -> EncodedChunk {
+fn coded_chunk(
+    opts: &WriterOptions,
+    codec: Codec,
+    p: &PendingChunk,
+    parts: &CodedRef<'_>,
+) -> EncodedChunk {
     let mut row_bytes = Vec::with_capacity(p.rows() + 1);
     row_bytes.push(0u32);
     row_bytes.extend(p.ends.iter().map(|&e| e as u32));

@@ -244,17 +244,29 @@ impl Coded {
     }
     /// Codes packed at the code width.
     pub(crate) fn packed(&self) -> Result<&[u8]> {
-        let s = self.bufs().packed.as_slice().map_err(|e| gpu_err("pinned", e))?;
+        let s = self
+            .bufs()
+            .packed
+            .as_slice()
+            .map_err(|e| gpu_err("pinned", e))?;
         Ok(&s[..self.packed_len])
     }
     /// Codes before each row and after the last (`rows + 1` entries).
     pub(crate) fn row_codes(&self) -> Result<&[u32]> {
-        let s = self.bufs().rows.as_slice().map_err(|e| gpu_err("pinned", e))?;
+        let s = self
+            .bufs()
+            .rows
+            .as_slice()
+            .map_err(|e| gpu_err("pinned", e))?;
         Ok(&s[..self.rows_len])
     }
     /// Output position of every `batch`-th code, then the total.
     pub(crate) fn sidecar(&self) -> Result<&[u32]> {
-        let s = self.bufs().side.as_slice().map_err(|e| gpu_err("pinned", e))?;
+        let s = self
+            .bufs()
+            .side
+            .as_slice()
+            .map_err(|e| gpu_err("pinned", e))?;
         Ok(&s[..self.side_len])
     }
 }
@@ -338,10 +350,22 @@ pub fn set_slice_bytes(bytes: usize) {
 }
 
 /// Sets the parse window (tests: seams at other offsets; clamped to
-/// 16..=65536). Never changes the codes.
+/// 16..=32768, kernels/encode.cu `fp_enc_compact`'s histogram fields).
+/// Never changes the codes.
 #[cfg(feature = "test-util")]
 pub fn set_window_bytes(bytes: usize) {
-    WIN.store(bytes.clamp(16, 1 << 16), Ordering::Relaxed);
+    WIN.store(bytes.clamp(16, 1 << 15), Ordering::Relaxed);
+}
+
+/// Slices one at a time (no overlap between slices): the benchmark's
+/// kernel time (CUDA events around each slice's kernels, which overlapping
+/// slices would count twice). Never changes the codes.
+static SERIAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets [`SERIAL`] (benchmark).
+#[cfg(feature = "test-util")]
+pub fn set_serial(on: bool) {
+    SERIAL.store(on, Ordering::Relaxed);
 }
 
 /// Row ranges of the slices: about the slice size each, at most SLICE_ROWS
@@ -591,14 +615,14 @@ impl Encoder {
         if batch == 0 {
             return Err(Error::InvalidArgument("GPU encoder: batch 0".into()));
         }
-        if data.len() >= u32::MAX as usize - 64 || ends.last().copied().unwrap_or(0) != data.len()
-        {
+        if data.len() >= u32::MAX as usize - 64 || ends.last().copied().unwrap_or(0) != data.len() {
             return Err(Error::InvalidArgument(
                 "GPU encoder: rows do not end at the data's end, or 4 GiB or more".into(),
             ));
         }
         self.set_dict(table)?;
         let win = WIN.load(Ordering::Relaxed);
+        let serial = SERIAL.load(Ordering::Relaxed);
         let bytes = data.len();
         let packed_cap = if bits == 16 {
             2 * bytes
@@ -629,14 +653,41 @@ impl Encoder {
                 }
                 let f = self.stage1(k % SLOTS, rows.clone(), ends, data, batch, win)?;
                 flights.push_back(f);
+                if serial {
+                    let mut f = flights.pop_back().expect("in flight");
+                    self.issue_stage2(
+                        &mut f,
+                        &mut code_base,
+                        &mut side_base,
+                        bits,
+                        batch,
+                        &mut bufs,
+                    )?;
+                    self.collect(f, &mut bufs, &mut times, &mut hist)?;
+                    continue;
+                }
                 // The previous slice's stage 2, while this one uploads and parses.
                 if flights.len() >= 2 {
                     let i = flights.len() - 2;
-                    self.issue_stage2(&mut flights[i], &mut code_base, &mut side_base, bits, batch, &mut bufs)?;
+                    self.issue_stage2(
+                        &mut flights[i],
+                        &mut code_base,
+                        &mut side_base,
+                        bits,
+                        batch,
+                        &mut bufs,
+                    )?;
                 }
             }
             for i in 0..flights.len() {
-                self.issue_stage2(&mut flights[i], &mut code_base, &mut side_base, bits, batch, &mut bufs)?;
+                self.issue_stage2(
+                    &mut flights[i],
+                    &mut code_base,
+                    &mut side_base,
+                    bits,
+                    batch,
+                    &mut bufs,
+                )?;
             }
             while let Some(f) = flights.pop_front() {
                 self.collect(f, &mut bufs, &mut times, &mut hist)?;
@@ -821,7 +872,7 @@ impl Encoder {
         // starts at most win tokens), cnt/inc/inrow/exitp[j] and row_local
         // of rows ending in it; the hash table has empty slots (load ≤ 1/2),
         // so probes end.
-        unsafe { b.launch(cfg1(nwin, 128)) }.map_err(|e| gpu_err("encode parse launch", e))?;
+        unsafe { b.launch(cfg1(nwin, 256)) }.map_err(|e| gpu_err("encode parse launch", e))?;
         let mut b = s.launch_builder(&k.repair);
         b.arg(&dv.input)
             .arg(&dv.starts)
@@ -995,7 +1046,7 @@ impl Encoder {
             // window's final codes inside codes[0..codes] (codes ≤ bytes,
             // checked above), sidecar indices lie in 0..side_n ≤ capacity
             // (bytes / batch + 2), every code is a table code.
-            unsafe { b.launch(cfg1(f.nwin, 256)) }
+            unsafe { b.launch(cfg1(f.nwin.div_ceil(32) * 32, 256)) }
                 .map_err(|e| gpu_err("encode compact launch", e))?;
         }
         let mut b = s.launch_builder(&k.rowends);
@@ -1116,7 +1167,10 @@ impl Encoder {
             // that code with its own first code.
             debug_assert_eq!(st.code_base % 2, 1);
             let first = pin.first.as_slice().map_err(|e| gpu_err("pinned", e))?;
-            let hp = bufs.packed.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
+            let hp = bufs
+                .packed
+                .as_mut_slice()
+                .map_err(|e| gpu_err("pinned", e))?;
             let t = &mut hp[st.packed_at..st.packed_at + 3];
             let prev = (t[0] as u32 | (t[1] as u32) << 8 | (t[2] as u32) << 16) & 0xfff;
             let v = u32::from(first[0]) | (u32::from(first[1]) << 8) | (u32::from(first[2]) << 16);

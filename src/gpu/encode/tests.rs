@@ -120,8 +120,12 @@ fn windows(t: &HostTables, data: &[u8], ends: &[usize], win: usize) -> (Vec<u16>
     let nwin = bytes.div_ceil(win).max(1);
     let mut tmp = vec![0u16; nwin * win];
     let mut rep = vec![0u16; nwin * win];
-    let (mut cnt, mut inc, mut inrow, mut exitp) =
-        (vec![0; nwin], vec![0; nwin], vec![0; nwin], vec![NONE as usize; nwin]);
+    let (mut cnt, mut inc, mut inrow, mut exitp) = (
+        vec![0; nwin],
+        vec![0; nwin],
+        vec![0; nwin],
+        vec![NONE as usize; nwin],
+    );
     let mut row_local = vec![NONE as usize; n];
     // fp_enc_parse
     for j in 0..nwin {
@@ -155,10 +159,17 @@ fn windows(t: &HostTables, data: &[u8], ends: &[usize], win: usize) -> (Vec<u16>
         assert!(m <= win);
         cnt[j] = m;
     }
-    assert!(row_local.iter().all(|&l| l != NONE as usize), "a row not recorded");
+    assert!(
+        row_local.iter().all(|&l| l != NONE as usize),
+        "a row not recorded"
+    );
     // fp_enc_repair
-    let (mut nrep, mut kdrop, mut entry, mut nc) =
-        (vec![0; nwin], vec![0; nwin], vec![0; nwin], vec![false; nwin]);
+    let (mut nrep, mut kdrop, mut entry, mut nc) = (
+        vec![0; nwin],
+        vec![0; nwin],
+        vec![0; nwin],
+        vec![false; nwin],
+    );
     let mut list = Vec::new();
     for j in 0..nwin {
         let a = j * win;
@@ -169,7 +180,17 @@ fn windows(t: &HostTables, data: &[u8], ends: &[usize], win: usize) -> (Vec<u16>
         let b = if j + 1 == nwin { bytes } else { a + win };
         let e = starts[inrow[j] + 1];
         let ent = exitp[j - 1];
-        let (met, r, k, _) = repair(t, data, &tmp[a..a + win], inc[j] - 1, a, b, e, ent, &mut rep[a..a + win]);
+        let (met, r, k, _) = repair(
+            t,
+            data,
+            &tmp[a..a + win],
+            inc[j] - 1,
+            a,
+            b,
+            e,
+            ent,
+            &mut rep[a..a + win],
+        );
         nrep[j] = r;
         kdrop[j] = k;
         entry[j] = ent;
@@ -190,8 +211,17 @@ fn windows(t: &HostTables, data: &[u8], ends: &[usize], win: usize) -> (Vec<u16>
             }
             let a = j * win;
             let b = if j + 1 == nwin { bytes } else { a + win };
-            let (met, r, k, tp) =
-                repair(t, data, &tmp[a..a + win], inc[j] - 1, a, b, e, ent, &mut rep[a..a + win]);
+            let (met, r, k, tp) = repair(
+                t,
+                data,
+                &tmp[a..a + win],
+                inc[j] - 1,
+                a,
+                b,
+                e,
+                ent,
+                &mut rep[a..a + win],
+            );
             nrep[j] = r;
             kdrop[j] = k;
             entry[j] = ent;
@@ -247,7 +277,10 @@ fn check_windows(rows: &[&[u8]], table: &TokenTable, wins: &[usize]) -> usize {
     let mut chained = 0;
     for &win in wins {
         let (codes, row_ends, c) = windows(&t, &data, &ends, win);
-        assert!(codes == want, "window {win}: codes differ from the matcher's");
+        assert!(
+            codes == want,
+            "window {win}: codes differ from the matcher's"
+        );
         assert_eq!(row_ends, want_ends, "window {win}: row code ends");
         chained += c;
     }
@@ -290,9 +323,17 @@ fn windowed_parse_of_runs_chains_and_matches() {
         crate::dict::onpair::OnPairParams::onpair12(),
         crate::dict::onpair::OnPairParams::onpair16(),
     ] {
-        chained += check_windows(&rows, &crate::dict::onpair::train(&rows, &p), &[16, 17, 64, 128]);
+        chained += check_windows(
+            &rows,
+            &crate::dict::onpair::train(&rows, &p),
+            &[16, 17, 64, 128],
+        );
     }
-    chained += check_windows(&rows, &crate::dict::fsst12::train(&rows, &Default::default()), &[16, 128]);
+    chained += check_windows(
+        &rows,
+        &crate::dict::fsst12::train(&rows, &Default::default()),
+        &[16, 128],
+    );
     assert!(chained > 0, "no row needed the chain");
 }
 
