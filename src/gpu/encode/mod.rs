@@ -5,19 +5,26 @@
 //!
 //! What runs where:
 //! * host: the matcher's tables from the [`TokenTable`] (once per
-//!   dictionary, uploaded once and kept while chunks use it), the row byte
-//!   bounds of each slice (u32, staged in pinned memory with the rows), the
-//!   cascades of the sidecar and row bounds and the chunk section
-//!   (`write/encode.rs`);
-//! * device (kernels/encode.cu): the parse (one thread per row), the scan of
-//!   the per-row code counts, the row code ends, the sidecar positions, the
+//!   dictionary, uploaded once and kept while chunks use it), the row
+//!   lengths of each slice (u16, 2 B/row, staged in pinned memory; u32 row
+//!   ends when a row is 64 KiB or longer), the merge of a 12-bit triple that
+//!   two slices share, and the cascades and the chunk section
+//!   (`write/encode.rs`, straight from the pinned output buffers);
+//! * device (kernels/encode.cu): the row starts (a scan of the lengths), the
+//!   parse in windows of [`WINDOW`] bytes (one thread each, any row length),
+//!   the repair of the seams between windows to the greedy parse (a row
+//!   whose speculative parse never meets the true one goes through a
+//!   sequential chain, so the codes are always the CPU's), the scan of the
+//!   window code counts, the row code ends, the sidecar positions, the
 //!   token-length histogram, and the 12/16-bit packing.
 //!
 //! A chunk streams through a ring of [`SLOTS`] slices of about
 //! [`SLICE_BYTES`] (a longer row is a slice of its own) on one stream each:
-//! slice `k + 1` uploads and parses while slice `k` compacts, packs and
-//! downloads, so a chunk larger than device memory only needs two slices
-//! of it there at a time. Crate-private: the writer calls [`encode_rows`].
+//! a slice uploads and parses while earlier ones compact, pack and
+//! download, so a chunk larger than device memory only needs [`SLOTS`]
+//! slices of it there at a time. The downloads land at their final places
+//! in the chunk's pinned output buffers ([`Coded`], pooled). Crate-private:
+//! the writer calls [`encode_rows`].
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -679,15 +686,8 @@ impl Encoder {
                     )?;
                 }
             }
-            for i in 0..flights.len() {
-                self.issue_stage2(
-                    &mut flights[i],
-                    &mut code_base,
-                    &mut side_base,
-                    bits,
-                    batch,
-                    &mut bufs,
-                )?;
+            for f in flights.iter_mut() {
+                self.issue_stage2(f, &mut code_base, &mut side_base, bits, batch, &mut bufs)?;
             }
             while let Some(f) = flights.pop_front() {
                 self.collect(f, &mut bufs, &mut times, &mut hist)?;
