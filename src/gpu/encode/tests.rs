@@ -109,6 +109,158 @@ fn repair(
     }
 }
 
+/// kernels/encode.cu `fp_enc_parse` for window `j`, statement for
+/// statement (the flat loop of memory steps, the 32-byte register buffer,
+/// the slot probes): its codes, (row, local end) pairs, inc, inrow, exit.
+#[allow(clippy::type_complexity)]
+fn flat_parse(
+    t: &HostTables,
+    data: &[u8],
+    starts: &[usize],
+    win: usize,
+    nwin: usize,
+    j: usize,
+) -> (Vec<u16>, Vec<(usize, usize)>, usize, usize, usize) {
+    let bytes = data.len();
+    let mut padded = data.to_vec();
+    padded.resize(bytes + 32, 0xa5);
+    let ld = |at: usize| u64::from_le_bytes(padded[at..at + 8].try_into().unwrap());
+    let nrows = starts.len() - 1;
+    let slots = t.slots32();
+    let mask_slots = t.slot_meta.len() - 1;
+    let a = j * win;
+    let last = j + 1 == nwin;
+    let b = if last { bytes } else { a + win };
+    let (mut i, mut hi_i) = (0, nrows);
+    while i < hi_i {
+        let mid = (i + hi_i) >> 1;
+        if starts[mid + 1] < a {
+            i = mid + 1;
+        } else {
+            hi_i = mid;
+        }
+    }
+    let (mut out, mut locals) = (Vec::new(), Vec::new());
+    let (mut in_flag, mut in_row, mut ex) = (0, 0, NONE as usize);
+    let mut base = a & !15;
+    let (mut w0, mut w1, mut w2, mut w3) = (ld(base), ld(base + 8), ld(base + 16), ld(base + 24));
+    let (mut pos, mut s, mut e, mut stop) = (a, 0, 0, 0);
+    let (mut open, mut row_ready, mut tok) = (false, false, false);
+    let (mut p2, mut one, mut m3, mut l, mut si) = (0u32, 0u16, 0u32, 0u32, 0usize);
+    let (mut klo, mut khi, mut wlo, mut whi) = (0u64, 0u64, 0u64, 0u64);
+    let key = |wlo: u64, whi: u64, l: u32| {
+        if l <= 8 {
+            (wlo & low_mask(l), 0)
+        } else {
+            (wlo, whi & low_mask(l - 8))
+        }
+    };
+    loop {
+        if !row_ready {
+            if i >= nrows {
+                break;
+            }
+            s = starts[i];
+            e = starts[i + 1];
+            open = e > b || (e == b && !last);
+            stop = if open { b } else { e };
+            row_ready = true;
+        }
+        if pos >= stop {
+            if s < a && a < e {
+                in_flag = out.len() + 1;
+                in_row = i;
+            }
+            if open {
+                ex = pos;
+                break;
+            }
+            locals.push((i, out.len()));
+            i += 1;
+            row_ready = false;
+            continue;
+        }
+        let (mut emit_len, mut emit_code) = (0usize, 0u16);
+        if !tok {
+            while pos - base >= 16 {
+                base += 16;
+                w0 = w2;
+                w1 = w3;
+                w2 = ld(base + 16);
+                w3 = ld(base + 24);
+            }
+            let off = pos - base;
+            let (x0, x1, x2) = if off < 8 { (w0, w1, w2) } else { (w1, w2, w3) };
+            let sh = (off & 7) * 8;
+            if sh != 0 {
+                wlo = (x0 >> sh) | (x1 << (64 - sh));
+                whi = (x1 >> sh) | (x2 << (64 - sh));
+            } else {
+                wlo = x0;
+                whi = x1;
+            }
+            let rem = (e - pos) as u32;
+            if rem < 16 {
+                if rem <= 8 {
+                    wlo &= low_mask(rem);
+                    whi = 0;
+                } else {
+                    whi &= low_mask(rem - 8);
+                }
+            }
+            p2 = t.prefix2[(wlo & 0xffff) as usize];
+            one = t.single[(wlo & 0xff) as usize];
+            let mut mask = p2 & 0xffff;
+            if rem < 16 {
+                mask &= (1u32 << rem) - 1;
+            }
+            m3 = mask & !3;
+            if m3 == 0 {
+                emit_len = if mask & 2 != 0 { 2 } else { 1 };
+                emit_code = if mask & 2 != 0 {
+                    (p2 >> 16) as u16
+                } else {
+                    one
+                };
+            } else {
+                l = 32 - m3.leading_zeros();
+                (klo, khi) = key(wlo, whi, l);
+                si = (hash(klo, khi, l as usize) >> t.shift) as usize;
+                tok = true;
+            }
+        } else {
+            let (k0, meta, h) = (
+                slots[4 * si],
+                slots[4 * si + 1] as u32,
+                if l > 8 { slots[4 * si + 2] } else { 0 },
+            );
+            if meta == 0 {
+                m3 &= !(1 << (l - 1));
+                if m3 == 0 {
+                    tok = false;
+                    emit_len = if p2 & 2 != 0 { 2 } else { 1 };
+                    emit_code = if p2 & 2 != 0 { (p2 >> 16) as u16 } else { one };
+                } else {
+                    l = 32 - m3.leading_zeros();
+                    (klo, khi) = key(wlo, whi, l);
+                    si = (hash(klo, khi, l as usize) >> t.shift) as usize;
+                }
+            } else if meta >> 16 == l && k0 == klo && h == khi {
+                tok = false;
+                emit_len = l as usize;
+                emit_code = meta as u16;
+            } else {
+                si = (si + 1) & mask_slots;
+            }
+        }
+        if emit_len != 0 {
+            out.push(emit_code);
+            pos += emit_len;
+        }
+    }
+    (out, locals, in_flag, in_row, ex)
+}
+
 /// The window pipeline of kernels/encode.cu (parse, repair, chain, scan,
 /// compact, row ends) on the host, kernel for kernel: the slice's codes,
 /// the code count after each row, and the rows that needed the chain.
@@ -158,6 +310,16 @@ fn windows(t: &HostTables, data: &[u8], ends: &[usize], win: usize) -> (Vec<u16>
         }
         assert!(m <= win);
         cnt[j] = m;
+        let (codes, locals, fi, fr, fx) = flat_parse(t, data, &starts, win, nwin, j);
+        assert!(codes[..] == tmp[a..a + m], "window {j}: flat parse codes");
+        assert!(
+            locals.iter().all(|&(r, l)| row_local[r] == l),
+            "window {j}: flat row ends"
+        );
+        assert_eq!((fi, fx), (inc[j], exitp[j]), "window {j}: flat seam state");
+        if fi != 0 {
+            assert_eq!(fr, inrow[j]);
+        }
     }
     assert!(
         row_local.iter().all(|&l| l != NONE as usize),
