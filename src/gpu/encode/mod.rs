@@ -369,7 +369,7 @@ pub fn set_window_bytes(bytes: usize) {
 /// slices would count twice). Never changes the codes.
 static SERIAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Sets [`SERIAL`] (benchmark).
+/// Runs slices one at a time (benchmark: kernel time without overlap).
 #[cfg(feature = "test-util")]
 pub fn set_serial(on: bool) {
     SERIAL.store(on, Ordering::Relaxed);
