@@ -69,7 +69,10 @@ pub(crate) mod encode;
 pub use encode::EncodeTimes;
 #[cfg(all(feature = "gpu", feature = "test-util"))]
 #[doc(hidden)]
-pub use encode::{set_slice_bytes as set_encode_slice_bytes, PinnedBytes};
+pub use encode::{
+    set_serial as set_encode_serial, set_slice_bytes as set_encode_slice_bytes,
+    set_window_bytes as set_encode_window_bytes, PinnedBytes,
+};
 #[cfg(feature = "gpu")]
 pub use stream::{
     scan_stream, scan_stream_on, DeviceBatch, PageLockedFile, StreamOptions, StreamStats,
@@ -278,7 +281,7 @@ pub fn encode_rows_timed(
     batch: u32,
 ) -> Result<(Vec<u8>, usize, EncodeTimes)> {
     let (c, t) = encode::encode_rows(table, data, ends, bits, batch)?;
-    Ok((c.packed, c.codes, t))
+    Ok((c.packed()?.to_vec(), c.codes, t))
 }
 
 /// Seconds of one pinned host-to-device copy of `bytes` bytes (the rate an

@@ -236,18 +236,58 @@ fn encode_coded(
     m: &Matcher,
     pre: Option<Precoded<'_>>,
 ) -> Result<EncodedChunk> {
-    let parts = match gpu_coded(opts, codec, p, table)? {
-        Some(parts) => parts,
-        None => cpu_coded(opts, codec, p, table, m, pre),
-    };
+    // The GPU's parts stay in its pinned output buffers: the section is
+    // built straight from them.
+    #[cfg(feature = "gpu")]
+    if let Some(c) = gpu_coded(opts, codec, p, table)? {
+        let parts = CodedRef {
+            packed: c.packed()?,
+            codes: c.codes,
+            row_codes: c.row_codes()?,
+            sidecar: c.sidecar()?,
+            hist: c.hist,
+        };
+        return Ok(coded_chunk(opts, codec, p, &parts));
+    }
+    let parts = cpu_coded(opts, codec, p, table, m, pre);
+    Ok(coded_chunk(
+        opts,
+        codec,
+        p,
+        &CodedRef {
+            packed: &parts.packed,
+            codes: parts.codes,
+            row_codes: &parts.row_codes,
+            sidecar: &parts.sidecar,
+            hist: parts.hist,
+        },
+    ))
+}
+
+/// A coded chunk's parts, wherever they were computed.
+struct CodedRef<'a> {
+    packed: &'a [u8],
+    codes: usize,
+    row_codes: &'a [u32],
+    sidecar: &'a [u32],
+    hist: [u64; 16],
+}
+
+/// The chunk section of `p` from its coded parts.
+fn coded_chunk(
+    opts: &WriterOptions,
+    codec: Codec,
+    p: &PendingChunk,
+    parts: &CodedRef<'_>,
+) -> EncodedChunk {
     let mut row_bytes = Vec::with_capacity(p.rows() + 1);
     row_bytes.push(0u32);
     row_bytes.extend(p.ends.iter().map(|&e| e as u32));
     debug_assert_eq!(*parts.sidecar.last().unwrap() as usize, p.data.len());
     let mut sc = Vec::new();
-    cascade::encode(&parts.sidecar, &mut sc);
+    cascade::encode(parts.sidecar, &mut sc);
     let mut rc = Vec::new();
-    cascade::encode(&parts.row_codes, &mut rc);
+    cascade::encode(parts.row_codes, &mut rc);
     let mut rb = Vec::new();
     cascade::encode(&row_bytes, &mut rb);
     let validity = validity_bits(p);
@@ -258,7 +298,7 @@ fn encode_coded(
             kind: ChunkKind::Coded,
             batch: opts.batch,
             code_bits: codec.code_bits(),
-            codes: &parts.packed,
+            codes: parts.packed,
             sidecar: &sc,
             row_codes: &rc,
             row_bytes: &rb,
@@ -268,7 +308,7 @@ fn encode_coded(
         },
         &mut bytes,
     );
-    Ok(EncodedChunk {
+    EncodedChunk {
         bytes,
         rows: p.rows() as u32,
         codes: parts.codes as u32,
@@ -278,7 +318,7 @@ fn encode_coded(
         hist: parts.hist,
         codec,
         dict: None,
-    })
+    }
 }
 
 /// A coded chunk's parts before the cascades (spec/FORMAT.md §5.2–§5.4).
@@ -334,35 +374,17 @@ fn gpu_coded(
     codec: Codec,
     p: &PendingChunk,
     table: &TokenTable,
-) -> Result<Option<CodedParts>> {
+) -> Result<Option<crate::gpu::encode::Coded>> {
     use super::GpuEncode;
     if opts.gpu_encode == GpuEncode::Off {
         return Ok(None);
     }
     let bits = codec.code_bits();
     match crate::gpu::encode::encode_rows(table, &p.data, &p.ends, bits, opts.batch) {
-        Ok((c, _)) => Ok(Some(CodedParts {
-            packed: c.packed,
-            codes: c.codes,
-            row_codes: c.row_codes,
-            sidecar: c.sidecar,
-            hist: c.hist,
-        })),
+        Ok((c, _)) => Ok(Some(c)),
         Err(_) if opts.gpu_encode == GpuEncode::Auto => Ok(None),
         Err(e) => Err(e),
     }
-}
-
-/// Built without the `gpu` feature: always the CPU (`Writer::new` refused
-/// `GpuEncode::Required` already).
-#[cfg(not(feature = "gpu"))]
-fn gpu_coded(
-    _: &WriterOptions,
-    _: Codec,
-    _: &PendingChunk,
-    _: &TokenTable,
-) -> Result<Option<CodedParts>> {
-    Ok(None)
 }
 
 /// The codes of the rows of `p` (greedy, `m`) and the cumulative code count

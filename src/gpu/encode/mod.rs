@@ -5,20 +5,28 @@
 //!
 //! What runs where:
 //! * host: the matcher's tables from the [`TokenTable`] (once per
-//!   dictionary, uploaded once and kept while chunks use it), the row byte
-//!   bounds of each slice (u32, staged in pinned memory with the rows), the
-//!   cascades of the sidecar and row bounds and the chunk section
-//!   (`write/encode.rs`);
-//! * device (kernels/encode.cu): the parse (one thread per row), the scan of
-//!   the per-row code counts, the row code ends, the sidecar positions, the
+//!   dictionary, uploaded once and kept while chunks use it), the row
+//!   lengths of each slice (u16, 2 B/row, staged in pinned memory; u32 row
+//!   ends when a row is 64 KiB or longer), the merge of a 12-bit triple that
+//!   two slices share, and the cascades and the chunk section
+//!   (`write/encode.rs`, straight from the pinned output buffers);
+//! * device (kernels/encode.cu): the row starts (a scan of the lengths), the
+//!   parse in windows of [`WINDOW`] bytes (one thread each, any row length),
+//!   the repair of the seams between windows to the greedy parse (a row
+//!   whose speculative parse never meets the true one goes through a
+//!   sequential chain, so the codes are always the CPU's), the scan of the
+//!   window code counts, the row code ends, the sidecar positions, the
 //!   token-length histogram, and the 12/16-bit packing.
 //!
 //! A chunk streams through a ring of [`SLOTS`] slices of about
 //! [`SLICE_BYTES`] (a longer row is a slice of its own) on one stream each:
-//! slice `k + 1` uploads and parses while slice `k` compacts, packs and
-//! downloads, so a chunk larger than device memory only needs two slices
-//! of it there at a time. Crate-private: the writer calls [`encode_rows`].
+//! a slice uploads and parses while earlier ones compact, pack and
+//! download, so a chunk larger than device memory only needs [`SLOTS`]
+//! slices of it there at a time. The downloads land at their final places
+//! in the chunk's pinned output buffers ([`Coded`], pooled). Crate-private:
+//! the writer calls [`encode_rows`].
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -34,25 +42,36 @@ use super::device::{gpu, gpu_err, Gpu};
 use crate::dict::TokenTable;
 use crate::error::{Error, Result};
 
-/// Target input bytes per slice: large enough that a slice's longest row
-/// (one thread parses it) is a small share of its time (16 MiB gave
-/// 2–3 GB/s on a column with 8 KB rows among 150-byte ones, bench/COMPRESS.md).
-pub(crate) const SLICE_BYTES: usize = 64 << 20;
-/// Most rows per slice (the scan's tile sums fit one block's loop).
+/// Target input bytes per slice: enough windows to fill the device
+/// (32 MiB / [`WINDOW`] = 262,144 threads), small enough that the ring
+/// overlaps one slice's upload with another's kernels.
+pub(crate) const SLICE_BYTES: usize = 32 << 20;
+/// Most rows per slice.
 const SLICE_ROWS: usize = 1 << 22;
-/// Slices in flight.
-pub(crate) const SLOTS: usize = 2;
+/// Slices in flight (one stream each).
+pub(crate) const SLOTS: usize = 3;
 /// Counts per scan tile (kernels/encode.cu `SCAN_TILE`).
 const SCAN_TILE: usize = 4096;
+/// Bytes per parse window (one thread each, kernels/encode.cu): the work of
+/// a thread whatever the rows' lengths. At least 16 (a token's longest), so
+/// that a window's true entry lies inside it.
+pub(crate) const WINDOW: usize = 128;
+/// Threads of the chain kernel (rows whose seams did not meet).
+const CHAIN_THREADS: usize = 2048;
 
 const SOURCE: &str = include_str!("../../../kernels/encode.cu");
 
 /// The encoder's compiled kernels.
 struct Kernels {
+    bounds: CudaFunction,
     parse: CudaFunction,
+    repair: CudaFunction,
+    chain: CudaFunction,
     scan1: CudaFunction,
+    scan1_u16: CudaFunction,
     scan2: CudaFunction,
     compact: CudaFunction,
+    rowends: CudaFunction,
     pack: CudaFunction,
 }
 
@@ -60,31 +79,74 @@ struct Kernels {
 struct DeviceDict {
     single: CudaSlice<u16>,
     prefix2: CudaSlice<u32>,
-    slot_lo: CudaSlice<u64>,
-    slot_hi: CudaSlice<u64>,
-    slot_meta: CudaSlice<u32>,
+    /// 32-byte slots, as `[u64; 4]` each.
+    slots: CudaSlice<u64>,
     lens: CudaSlice<u8>,
     mask: u32,
     shift: u32,
+}
+
+/// Capacities of a slot's buffers.
+#[derive(Default, Clone, Copy, PartialEq)]
+struct Caps {
+    bytes: usize,
+    rows: usize,
+    wins: usize,
+    win_codes: usize,
+    side: usize,
+}
+
+impl Caps {
+    fn covers(&self, o: &Caps) -> bool {
+        self.bytes >= o.bytes
+            && self.rows >= o.rows
+            && self.wins >= o.wins
+            && self.win_codes >= o.win_codes
+            && self.side >= o.side
+    }
+    fn max(&self, o: &Caps) -> Caps {
+        Caps {
+            bytes: self.bytes.max(o.bytes),
+            rows: self.rows.max(o.rows),
+            wins: self.wins.max(o.wins),
+            win_codes: self.win_codes.max(o.win_codes),
+            side: self.side.max(o.side),
+        }
+    }
 }
 
 /// One ring slot: a slice's device buffers and pinned staging, grown as
 /// needed and kept between chunks.
 #[derive(Default)]
 struct Slot {
-    cap_bytes: usize,
-    cap_rows: usize,
+    caps: Caps,
     dev: Option<SlotDev>,
     pin: Option<SlotPin>,
 }
 
 struct SlotDev {
     input: CudaSlice<u8>,
+    lens16: CudaSlice<u16>,
     starts: CudaSlice<u32>,
+    roffs: CudaSlice<u32>,
+    rsums: CudaSlice<u32>,
+    row_local: CudaSlice<u32>,
+    rowflag: CudaSlice<u32>,
+    list: CudaSlice<u32>,
+    listn: CudaSlice<u32>,
     tmp: CudaSlice<u16>,
-    counts: CudaSlice<u32>,
-    offs: CudaSlice<u32>,
-    sums: CudaSlice<u32>,
+    rep: CudaSlice<u16>,
+    cnt: CudaSlice<u32>,
+    inc: CudaSlice<u32>,
+    inrow: CudaSlice<u32>,
+    exitp: CudaSlice<u32>,
+    nrep: CudaSlice<u32>,
+    kdrop: CudaSlice<u32>,
+    fcount: CudaSlice<u32>,
+    entry: CudaSlice<u32>,
+    nc: CudaSlice<u32>,
+    woff: CudaSlice<u32>,
+    wsums: CudaSlice<u32>,
     codes: CudaSlice<u16>,
     packed: CudaSlice<u8>,
     sidecar: CudaSlice<u32>,
@@ -93,12 +155,12 @@ struct SlotDev {
 }
 
 struct SlotPin {
-    starts: PinnedHostSlice<u32>,
+    /// Row lengths (u16) or row ends (u32) of the slice, host-written.
+    bounds: PinnedHostSlice<u32>,
     total: PinnedHostSlice<u32>,
-    packed: PinnedHostSlice<u8>,
-    sidecar: PinnedHostSlice<u32>,
-    row_ends: PinnedHostSlice<u32>,
     hist: PinnedHostSlice<u64>,
+    /// A 12-bit slice's first triple when it continues the previous one's.
+    first: PinnedHostSlice<u8>,
 }
 
 /// The encoder of the process's GPU: kernels, streams, ring, the current
@@ -106,8 +168,8 @@ struct SlotPin {
 struct Encoder {
     g: &'static Gpu,
     k: Kernels,
-    streams: [Arc<CudaStream>; SLOTS],
-    slots: [Slot; SLOTS],
+    streams: Vec<Arc<CudaStream>>,
+    slots: Vec<Slot>,
     /// The uploaded dictionary and the table it came from.
     dict: Option<(TokenTable, DeviceDict)>,
 }
@@ -137,39 +199,132 @@ fn compile(g: &Gpu) -> Result<Kernels> {
         .map_err(|e| gpu_err("loading the encoder's module", e))?;
     let f = |n: &str| module.load_function(n).map_err(|e| gpu_err(n, e));
     Ok(Kernels {
+        bounds: f("fp_enc_bounds")?,
         parse: f("fp_enc_parse")?,
+        repair: f("fp_enc_repair")?,
+        chain: f("fp_enc_chain")?,
         scan1: f("fp_enc_scan1")?,
+        scan1_u16: f("fp_enc_scan1_u16")?,
         scan2: f("fp_enc_scan2")?,
         compact: f("fp_enc_compact")?,
+        rowends: f("fp_enc_rowends")?,
         pack: f("fp_enc_pack")?,
     })
 }
 
+/// A chunk's output buffers in page-locked host memory: the downloads land
+/// in them at their final offsets and the writer builds the chunk section
+/// straight from them (no host copies). Pooled: reused by later chunks.
+struct OutBufs {
+    packed: PinnedHostSlice<u8>,
+    rows: PinnedHostSlice<u32>,
+    side: PinnedHostSlice<u32>,
+}
+
+impl OutBufs {
+    fn fits(&self, packed: usize, rows: usize, side: usize) -> bool {
+        self.packed.len() >= packed && self.rows.len() >= rows && self.side.len() >= side
+    }
+}
+
+/// Output buffers not in use (at most [`POOL_MAX`]).
+static POOL: Mutex<Vec<OutBufs>> = Mutex::new(Vec::new());
+const POOL_MAX: usize = 4;
+
 /// The chunk's coded parts as `write/encode.rs` lays them out (spec/FORMAT.md
-/// §5.2–§5.4): the same values the CPU path computes from its codes.
+/// §5.2–§5.4): the same values the CPU path computes from its codes, in
+/// pinned buffers returned to the pool on drop.
 pub(crate) struct Coded {
-    /// Codes packed at the code width.
-    pub(crate) packed: Vec<u8>,
+    bufs: Option<OutBufs>,
+    packed_len: usize,
+    rows_len: usize,
+    side_len: usize,
     /// Number of codes.
     pub(crate) codes: usize,
-    /// Codes before each row and after the last (`rows + 1` entries).
-    pub(crate) row_codes: Vec<u32>,
-    /// Output position of every `batch`-th code, then the total.
-    pub(crate) sidecar: Vec<u32>,
     /// Token-length histogram (bin `len - 1`).
     pub(crate) hist: [u64; 16],
+}
+
+impl Coded {
+    fn bufs(&self) -> &OutBufs {
+        self.bufs.as_ref().expect("buffers until drop")
+    }
+    /// Codes packed at the code width.
+    pub(crate) fn packed(&self) -> Result<&[u8]> {
+        let s = self
+            .bufs()
+            .packed
+            .as_slice()
+            .map_err(|e| gpu_err("pinned", e))?;
+        Ok(&s[..self.packed_len])
+    }
+    /// Codes before each row and after the last (`rows + 1` entries).
+    pub(crate) fn row_codes(&self) -> Result<&[u32]> {
+        let s = self
+            .bufs()
+            .rows
+            .as_slice()
+            .map_err(|e| gpu_err("pinned", e))?;
+        Ok(&s[..self.rows_len])
+    }
+    /// Output position of every `batch`-th code, then the total.
+    pub(crate) fn sidecar(&self) -> Result<&[u32]> {
+        let s = self
+            .bufs()
+            .side
+            .as_slice()
+            .map_err(|e| gpu_err("pinned", e))?;
+        Ok(&s[..self.side_len])
+    }
+}
+
+impl Drop for Coded {
+    fn drop(&mut self) {
+        if let (Some(b), Ok(mut pool)) = (self.bufs.take(), POOL.lock()) {
+            if pool.len() < POOL_MAX {
+                pool.push(b);
+            }
+        }
+    }
+}
+
+/// Output buffers for a chunk: from the pool when one fits, else new.
+fn take_bufs(g: &Gpu, packed: usize, rows: usize, side: usize) -> Result<OutBufs> {
+    {
+        let mut pool = POOL
+            .lock()
+            .map_err(|_| Error::Gpu("GPU encoder pool poisoned".into()))?;
+        if let Some(i) = pool.iter().position(|b| b.fits(packed, rows, side)) {
+            return Ok(pool.swap_remove(i));
+        }
+        // None fits: drop the smallest to make room for the new one.
+        if pool.len() >= POOL_MAX {
+            let i = (0..pool.len())
+                .min_by_key(|&i| pool[i].packed.len())
+                .expect("non-empty");
+            pool.swap_remove(i);
+        }
+    }
+    Ok(OutBufs {
+        packed: pinned_read(g, packed)?,
+        rows: pinned_read(g, rows)?,
+        side: pinned_read(g, side)?,
+    })
 }
 
 /// Times of one GPU encode call (`encode_rows_timed`, the benchmark's figures).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EncodeTimes {
-    /// Host wall time of the call (staging, copies, kernels, collection).
+    /// Host wall time of the call (staging, copies, kernels, outputs ready
+    /// for the writer).
     pub total_seconds: f64,
     /// Device time of the encoder's launches alone (CUDA events around
     /// each slice's kernels, summed).
     pub kernel_seconds: f64,
     /// Slices.
     pub slices: usize,
+    /// Rows whose seams needed the sequential chain.
+    pub chained_rows: usize,
 }
 
 /// Encodes rows `data[ends[i-1]..ends[i]]` with `table` at `bits` (12 or 16)
@@ -189,27 +344,48 @@ pub(crate) fn encode_rows(
 
 /// The slice size in use: [`SLICE_BYTES`] unless a test lowered it
 /// ([`set_slice_bytes`]).
-static SLICE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(SLICE_BYTES);
+static SLICE: AtomicUsize = AtomicUsize::new(SLICE_BYTES);
+/// The window size in use: [`WINDOW`] unless a test changed it
+/// ([`set_window_bytes`]).
+static WIN: AtomicUsize = AtomicUsize::new(WINDOW);
 
 /// Sets the ring's slice size (tests: many slices, and their seams, on small
 /// inputs). Never changes the codes.
 #[cfg(feature = "test-util")]
 pub fn set_slice_bytes(bytes: usize) {
-    SLICE.store(bytes.max(1), std::sync::atomic::Ordering::Relaxed);
+    SLICE.store(bytes.max(1), Ordering::Relaxed);
+}
+
+/// Sets the parse window (tests: seams at other offsets; clamped to
+/// 16..=32768, kernels/encode.cu `fp_enc_compact`'s histogram fields).
+/// Never changes the codes.
+#[cfg(feature = "test-util")]
+pub fn set_window_bytes(bytes: usize) {
+    WIN.store(bytes.clamp(16, 1 << 15), Ordering::Relaxed);
+}
+
+/// Slices one at a time (no overlap between slices): the benchmark's
+/// kernel time (CUDA events around each slice's kernels, which overlapping
+/// slices would count twice). Never changes the codes.
+static SERIAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Runs slices one at a time (benchmark: kernel time without overlap).
+#[cfg(feature = "test-util")]
+pub fn set_serial(on: bool) {
+    SERIAL.store(on, Ordering::Relaxed);
 }
 
 /// Row ranges of the slices: about the slice size each, at most SLICE_ROWS
-/// rows, at least one row.
+/// rows, at least one row (binary searches: no pass over the rows).
 fn slices(ends: &[usize]) -> Vec<std::ops::Range<usize>> {
-    let slice_bytes = SLICE.load(std::sync::atomic::Ordering::Relaxed);
+    let slice_bytes = SLICE.load(Ordering::Relaxed);
     let mut out = Vec::new();
     let mut r = 0;
     while r < ends.len() {
         let base = if r == 0 { 0 } else { ends[r - 1] };
-        let mut e = r + 1;
-        while e < ends.len() && e - r < SLICE_ROWS && ends[e] - base <= slice_bytes {
-            e += 1;
-        }
+        let lim = base.saturating_add(slice_bytes);
+        let fit = ends[r..].partition_point(|&e| e <= lim);
+        let e = r + fit.clamp(1, SLICE_ROWS);
         out.push(r..e);
         r = e;
     }
@@ -222,6 +398,8 @@ struct Flight {
     rows: std::ops::Range<usize>,
     byte_base: usize,
     bytes: usize,
+    nwin: usize,
+    win: usize,
     start: CudaEvent,
     parsed: CudaEvent,
     /// Set by stage 2.
@@ -231,9 +409,10 @@ struct Flight {
 struct Stage2 {
     codes: usize,
     code_base: usize,
-    side_first: usize,
-    side_n: usize,
-    packed_len: usize,
+    /// Rows whose seams went through the chain kernel.
+    chained: usize,
+    /// Where the slice's packing starts in the chunk's.
+    packed_at: usize,
     /// 12 bits: this slice's packing starts with the previous slice's last
     /// (half-filled) triple.
     phase: bool,
@@ -269,57 +448,78 @@ fn pinned_read<T: cudarc::driver::DeviceRepr>(g: &Gpu, n: usize) -> Result<Pinne
         .map_err(|e| gpu_err("pinned alloc", e))
 }
 
-/// Host copies of at least this many elements run on several threads.
+/// Host passes over at least this many rows run on several threads.
 const PAR_COPY: usize = 1 << 20;
 
-/// Runs `f` on matching pieces of `dst` and `src` (equal lengths), on up to
-/// 8 scoped OS threads when large. Not rayon: the encoder runs under its
-/// mutex inside the writer's rayon tasks, and a rayon join there lets the
-/// waiting worker steal another chunk's task, which then blocks on the same
-/// mutex (a deadlock seen on the device: every multi-chunk test hung).
-fn par_pieces<D: Send, S: Sync>(dst: &mut [D], src: &[S], f: impl Fn(&mut [D], &[S]) + Sync) {
-    debug_assert_eq!(dst.len(), src.len());
+/// Runs `f` on matching pieces of `dst` and `src` (equal lengths) with the
+/// piece's offset, on up to 8 scoped OS threads when large; true when every
+/// piece returned true. Not rayon: the encoder runs under its mutex inside
+/// the writer's rayon tasks, and a rayon join there lets the waiting worker
+/// steal another chunk's task, which then blocks on the same mutex (a
+/// deadlock seen on the device: every multi-chunk test hung).
+fn par_pieces<D: Send>(dst: &mut [D], f: impl Fn(&mut [D], usize) -> bool + Sync) -> bool {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if src.len() < PAR_COPY || threads < 2 {
-        f(dst, src);
-        return;
+    if dst.len() < PAR_COPY || threads < 2 {
+        return f(dst, 0);
     }
-    let piece = src.len().div_ceil(threads);
+    let piece = dst.len().div_ceil(threads);
     std::thread::scope(|sc| {
-        for (d, s) in dst.chunks_mut(piece).zip(src.chunks(piece)) {
-            let f = &f;
-            sc.spawn(move || f(d, s));
+        let hs: Vec<_> = dst
+            .chunks_mut(piece)
+            .enumerate()
+            .map(|(i, d)| {
+                let f = &f;
+                sc.spawn(move || f(d, i * piece))
+            })
+            .collect();
+        hs.into_iter().all(|h| h.join().expect("bounds thread"))
+    })
+}
+
+/// Row lengths of `ends[first..first + d.len()]` (the row before ending at
+/// `base`) as u16; false when one is 65536 bytes or longer.
+fn lens16(d: &mut [u16], ends: &[usize], first: usize, base: usize) -> bool {
+    par_pieces(d, |d, at| {
+        let mut prev = if at == 0 { base } else { ends[first + at - 1] };
+        let mut wide = 0usize;
+        for (x, &e) in d.iter_mut().zip(&ends[first + at..]) {
+            let l = e - prev;
+            wide |= l >> 16;
+            *x = l as u16;
+            prev = e;
         }
+        wide == 0
+    })
+}
+
+/// Row ends of `ends[first..first + d.len()]` less `base`, as u32.
+fn ends32(d: &mut [u32], ends: &[usize], first: usize, base: usize) {
+    par_pieces(d, |d, at| {
+        for (x, &e) in d.iter_mut().zip(&ends[first + at..]) {
+            *x = (e - base) as u32;
+        }
+        true
     });
 }
 
-/// Appends `src` to `dst` ([`par_pieces`] when large).
-fn par_extend<T: Copy + Default + Send + Sync>(dst: &mut Vec<T>, src: &[T]) {
-    if src.len() < PAR_COPY {
-        dst.extend_from_slice(src);
-        return;
-    }
-    let at = dst.len();
-    dst.resize(at + src.len(), T::default());
-    par_pieces(&mut dst[at..], src, |d, s| d.copy_from_slice(s));
-}
-
 fn dev<T: cudarc::driver::DeviceRepr>(s: &Arc<CudaStream>, n: usize) -> Result<CudaSlice<T>> {
-    // SAFETY: every buffer is written by a copy or a kernel before a kernel
-    // or copy reads it (the order of `Encoder::encode`'s launches).
+    // SAFETY: every buffer is written by a copy, a memset or a kernel before
+    // a kernel or copy reads it (the order of `Encoder::encode`'s launches).
     unsafe { s.alloc::<T>(n.max(1)) }.map_err(|e| gpu_err("alloc", e))
 }
 
 impl Encoder {
     fn new(g: &'static Gpu) -> Result<Self> {
         let k = compile(g)?;
-        let s0 = g.ctx.new_stream().map_err(|e| gpu_err("stream", e))?;
-        let s1 = g.ctx.new_stream().map_err(|e| gpu_err("stream", e))?;
+        let mut streams = Vec::with_capacity(SLOTS);
+        for _ in 0..SLOTS {
+            streams.push(g.ctx.new_stream().map_err(|e| gpu_err("stream", e))?);
+        }
         Ok(Self {
             g,
             k,
-            streams: [s0, s1],
-            slots: Default::default(),
+            streams,
+            slots: (0..SLOTS).map(|_| Slot::default()).collect(),
             dict: None,
         })
     }
@@ -329,63 +529,79 @@ impl Encoder {
         if matches!(&self.dict, Some((t, _)) if t == table) {
             return Ok(());
         }
+        // Slices still in flight read the old tables: none (each call
+        // collects all its slices), but wait for every stream anyway.
+        for s in &self.streams {
+            s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
+        }
         let h = HostTables::new(table);
         let s = &self.streams[0];
         let up = |e| gpu_err("dictionary upload", e);
         let d = DeviceDict {
             single: s.clone_htod(&h.single).map_err(up)?,
             prefix2: s.clone_htod(&h.prefix2).map_err(up)?,
-            slot_lo: s.clone_htod(&h.slot_lo).map_err(up)?,
-            slot_hi: s.clone_htod(&h.slot_hi).map_err(up)?,
-            slot_meta: s.clone_htod(&h.slot_meta).map_err(up)?,
+            slots: s.clone_htod(&h.slots32()).map_err(up)?,
             lens: s.clone_htod(&h.lens).map_err(up)?,
             mask: (h.slot_meta.len() - 1) as u32,
             shift: h.shift,
         };
-        // Both streams read the tables: done before either launches.
+        // Every stream reads the tables: done before any launches.
         s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
         self.dict = Some((table.clone(), d));
         Ok(())
     }
 
-    /// Grows slot `i` to hold a slice of `bytes` bytes and `rows` rows.
-    fn reserve(&mut self, i: usize, bytes: usize, rows: usize, batch: u32) -> Result<()> {
+    /// Grows slot `i` to `want`.
+    fn reserve(&mut self, i: usize, want: Caps) -> Result<()> {
         let slot = &mut self.slots[i];
-        if slot.dev.is_some() && slot.cap_bytes >= bytes && slot.cap_rows >= rows {
+        if slot.dev.is_some() && slot.caps.covers(&want) {
             return Ok(());
         }
-        let (b, r) = (bytes.max(slot.cap_bytes), rows.max(slot.cap_rows));
+        let c = want.max(&slot.caps);
         // Free first: the old buffers' memory serves the new ones.
         slot.dev = None;
         slot.pin = None;
         let s = &self.streams[i];
         s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
-        let side = b / batch.max(1) as usize + 2;
-        let packed = 2 * b + 4;
+        let (r, w) = (c.rows, c.wins);
         slot.dev = Some(SlotDev {
-            input: dev(s, b)?,
+            // 32 bytes of slack: the parse reads aligned 8-byte words.
+            input: dev(s, c.bytes + 32)?,
+            lens16: dev(s, r)?,
             starts: dev(s, r + 1)?,
-            tmp: dev(s, b)?,
-            counts: dev(s, r)?,
-            offs: dev(s, r)?,
-            sums: dev(s, r / SCAN_TILE + 2)?,
-            codes: dev(s, b)?,
-            packed: dev(s, packed)?,
-            sidecar: dev(s, side)?,
+            roffs: dev(s, r)?,
+            rsums: dev(s, r / SCAN_TILE + 2)?,
+            row_local: dev(s, r)?,
+            rowflag: dev(s, r)?,
+            list: dev(s, r)?,
+            listn: dev(s, 1)?,
+            tmp: dev(s, c.win_codes)?,
+            rep: dev(s, c.win_codes)?,
+            cnt: dev(s, w)?,
+            inc: dev(s, w)?,
+            inrow: dev(s, w)?,
+            exitp: dev(s, w)?,
+            nrep: dev(s, w)?,
+            kdrop: dev(s, w)?,
+            fcount: dev(s, w)?,
+            entry: dev(s, w)?,
+            nc: dev(s, w)?,
+            woff: dev(s, w)?,
+            wsums: dev(s, w / SCAN_TILE + 2)?,
+            codes: dev(s, c.bytes)?,
+            packed: dev(s, 2 * c.bytes + 4)?,
+            sidecar: dev(s, c.side)?,
             row_ends: dev(s, r)?,
             hist: dev(s, 16)?,
         });
         let g = self.g;
         slot.pin = Some(SlotPin {
-            starts: pinned(g, r + 1)?,
-            total: pinned_read(g, 1)?,
-            packed: pinned_read(g, packed)?,
-            sidecar: pinned_read(g, side)?,
-            row_ends: pinned_read(g, r)?,
+            bounds: pinned(g, r)?,
+            total: pinned_read(g, 2)?,
             hist: pinned_read(g, 16)?,
+            first: pinned_read(g, 4)?,
         });
-        slot.cap_bytes = b;
-        slot.cap_rows = r;
+        slot.caps = c;
         Ok(())
     }
 
@@ -406,67 +622,118 @@ impl Encoder {
         if batch == 0 {
             return Err(Error::InvalidArgument("GPU encoder: batch 0".into()));
         }
-        if data.len() > u32::MAX as usize || ends.last().copied().unwrap_or(0) != data.len() {
+        if data.len() >= u32::MAX as usize - 64 || ends.last().copied().unwrap_or(0) != data.len() {
             return Err(Error::InvalidArgument(
-                "GPU encoder: rows do not end at the data's end, or more than 4 GiB".into(),
+                "GPU encoder: rows do not end at the data's end, or 4 GiB or more".into(),
             ));
         }
         self.set_dict(table)?;
-        let mut out = Coded {
-            packed: Vec::new(),
-            codes: 0,
-            row_codes: Vec::with_capacity(ends.len() + 1),
-            sidecar: Vec::new(),
-            hist: [0; 16],
+        let win = WIN.load(Ordering::Relaxed);
+        let serial = SERIAL.load(Ordering::Relaxed);
+        let bytes = data.len();
+        let packed_cap = if bits == 16 {
+            2 * bytes
+        } else {
+            3 * bytes.div_ceil(2)
         };
-        out.row_codes.push(0);
+        let side_cap = bytes / batch as usize + 2;
+        let mut bufs = take_bufs(self.g, packed_cap, ends.len() + 1, side_cap)?;
+        bufs.rows.as_mut_slice().map_err(|e| gpu_err("pinned", e))?[0] = 0;
         let mut times = EncodeTimes::default();
         let parts = slices(ends);
         times.slices = parts.len();
-        // The ring: slice k in slot k % SLOTS. Stage 1 (upload, parse, scan)
-        // needs nothing from earlier slices; stage 2 (compact, pack,
-        // download) needs the chunk's code count before the slice, known
-        // once the previous slice's scan finished.
+        // The ring: slice k in slot k % SLOTS. Stage 1 (upload, bounds,
+        // parse, seams, scan) needs nothing from earlier slices; stage 2
+        // (compact, row ends, pack, downloads to their final places) needs
+        // the chunk's code count before the slice, known once the previous
+        // slice's scan finished.
         let mut flights: std::collections::VecDeque<Flight> = Default::default();
         let mut code_base = 0usize;
-        for (k, rows) in parts.iter().enumerate() {
-            // Slice k - SLOTS used this slot: collected first (its stage 2
-            // was issued in the previous round).
-            if flights.len() >= SLOTS {
-                let f = flights.pop_front().expect("in flight");
-                self.collect(f, &mut out, &mut times)?;
+        let mut side_base = 0usize;
+        let mut hist = [0u64; 16];
+        let res = (|| -> Result<()> {
+            for (k, rows) in parts.iter().enumerate() {
+                // Slice k - SLOTS used this slot: collected first.
+                if flights.len() >= SLOTS {
+                    let f = flights.pop_front().expect("in flight");
+                    self.collect(f, &mut bufs, &mut times, &mut hist)?;
+                }
+                let f = self.stage1(k % SLOTS, rows.clone(), ends, data, batch, win)?;
+                flights.push_back(f);
+                if serial {
+                    let mut f = flights.pop_back().expect("in flight");
+                    self.issue_stage2(
+                        &mut f,
+                        &mut code_base,
+                        &mut side_base,
+                        bits,
+                        batch,
+                        &mut bufs,
+                    )?;
+                    self.collect(f, &mut bufs, &mut times, &mut hist)?;
+                    continue;
+                }
+                // The previous slice's stage 2, while this one uploads and parses.
+                if flights.len() >= 2 {
+                    let i = flights.len() - 2;
+                    self.issue_stage2(
+                        &mut flights[i],
+                        &mut code_base,
+                        &mut side_base,
+                        bits,
+                        batch,
+                        &mut bufs,
+                    )?;
+                }
             }
-            let f = self.stage1(k % SLOTS, rows.clone(), ends, data, batch)?;
-            flights.push_back(f);
-            // The previous slice's stage 2, while this one uploads and parses.
-            if flights.len() >= 2 {
-                let i = flights.len() - 2;
-                self.issue_stage2(&mut flights[i], &mut code_base, bits, batch)?;
+            for f in flights.iter_mut() {
+                self.issue_stage2(f, &mut code_base, &mut side_base, bits, batch, &mut bufs)?;
             }
+            while let Some(f) = flights.pop_front() {
+                self.collect(f, &mut bufs, &mut times, &mut hist)?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = res {
+            // Nothing may still write into the buffers when they go back.
+            for s in &self.streams {
+                let _ = s.synchronize();
+            }
+            return Err(e);
         }
-        for f in flights.iter_mut() {
-            self.issue_stage2(f, &mut code_base, bits, batch)?;
-        }
-        while let Some(f) = flights.pop_front() {
-            self.collect(f, &mut out, &mut times)?;
-        }
-        out.codes = code_base;
-        out.sidecar.push(data.len() as u32);
+        bufs.side.as_mut_slice().map_err(|e| gpu_err("pinned", e))?[side_base] = bytes as u32;
+        let out = Coded {
+            bufs: Some(bufs),
+            packed_len: if bits == 16 {
+                2 * code_base
+            } else {
+                3 * code_base.div_ceil(2)
+            },
+            rows_len: ends.len() + 1,
+            side_len: side_base + 1,
+            codes: code_base,
+            hist,
+        };
         times.total_seconds = t0.elapsed().as_secs_f64();
         Ok((out, times))
     }
 
-    /// Stage 2 of `f` unless issued; advances the chunk's code count.
+    /// Stage 2 of `f` unless issued; advances the chunk's code and sidecar
+    /// counts.
+    #[allow(clippy::too_many_arguments)]
     fn issue_stage2(
         &mut self,
         f: &mut Flight,
         code_base: &mut usize,
+        side_base: &mut usize,
         bits: u8,
         batch: u32,
+        bufs: &mut OutBufs,
     ) -> Result<()> {
         if f.stage2.is_none() {
-            let st = self.stage2(f, *code_base, bits, batch)?;
+            let st = self.stage2(f, *code_base, bits, batch, bufs)?;
             *code_base += st.codes;
+            *side_base = code_base.div_ceil(batch as usize);
             f.stage2 = Some(st);
         }
         Ok(())
@@ -479,6 +746,7 @@ impl Encoder {
         ends: &[usize],
         data: &[u8],
         batch: u32,
+        win: usize,
     ) -> Result<Flight> {
         let byte_base = if rows.start == 0 {
             0
@@ -487,98 +755,203 @@ impl Encoder {
         };
         let bytes = ends[rows.end - 1] - byte_base;
         let n = rows.len();
-        self.reserve(slot, bytes, n, batch)?;
+        let nwin = bytes.div_ceil(win).max(1);
+        self.reserve(
+            slot,
+            Caps {
+                bytes,
+                rows: n,
+                wins: nwin,
+                win_codes: nwin * win,
+                side: bytes / batch as usize + 2,
+            },
+        )?;
         let g = self.g;
         let s = self.streams[slot].clone();
         let (_, d) = self.dict.as_ref().expect("dictionary set");
+        let k = &self.k;
         let sl = &mut self.slots[slot];
         let (dv, pin) = (
             sl.dev.as_mut().expect("reserved"),
             sl.pin.as_mut().expect("reserved"),
         );
-        {
-            let hs = pin
-                .starts
-                .as_mut_slice()
-                .map_err(|e| gpu_err("pinned", e))?;
-            hs[0] = 0;
-            par_pieces(&mut hs[1..n + 1], &ends[rows.clone()], |d, s| {
-                for (d, &e) in d.iter_mut().zip(s) {
-                    *d = (e - byte_base) as u32;
-                }
-            });
-        }
-        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let ev = |e| gpu_err("event", e);
-        let hs = pin.starts.as_slice().map_err(|e| gpu_err("pinned", e))?;
+        let up = |e| gpu_err("upload", e);
+        // Row bounds: u16 lengths (2 B/row; the device scans them into
+        // starts) unless a row is 64 KiB or longer, then u32 ends.
+        let hb = pin
+            .bounds
+            .as_mut_slice()
+            .map_err(|e| gpu_err("pinned", e))?;
+        let narrow = {
+            // SAFETY: the pinned u32 buffer has room for 2 * len u16 values;
+            // u16 has no invalid bit patterns and a lower alignment.
+            let h16 = unsafe {
+                std::slice::from_raw_parts_mut(hb.as_mut_ptr() as *mut u16, 2 * hb.len())
+            };
+            lens16(&mut h16[..n], ends, rows.start, byte_base)
+        };
         // Straight from the caller's rows: from pinned memory the copy is
         // asynchronous at the link's rate; from pageable memory the driver
-        // stages it (the call returns once the rows are read, so `data` may
-        // change afterwards; it outlives the call anyway).
+        // stages it.
         if bytes > 0 {
             s.memcpy_htod(
                 &data[byte_base..byte_base + bytes],
                 &mut dv.input.slice_mut(0..bytes),
             )
-            .map_err(|e| gpu_err("upload", e))?;
+            .map_err(up)?;
         }
-        s.memcpy_htod(&hs[..n + 1], &mut dv.starts.slice_mut(0..n + 1))
-            .map_err(|e| gpu_err("upload", e))?;
-        let start = g.ctx.new_event(flags).map_err(ev)?;
-        start.record(&s).map_err(ev)?;
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let ev = |e| gpu_err("event", e);
         let nrows = n as u32;
-        let mut b = s.launch_builder(&self.k.parse);
+        let (bytes32, win32, nwin32) = (bytes as u32, win as u32, nwin as u32);
+        let start;
+        if narrow {
+            // SAFETY: as above, read-only view of what lens16 wrote.
+            let h16 = unsafe { std::slice::from_raw_parts(hb.as_ptr() as *const u16, n) };
+            s.memcpy_htod(h16, &mut dv.lens16.slice_mut(0..n))
+                .map_err(up)?;
+            start = g.ctx.new_event(flags).map_err(ev)?;
+            start.record(&s).map_err(ev)?;
+            let tiles = n.div_ceil(SCAN_TILE) as u32;
+            let mut b = s.launch_builder(&k.scan1_u16);
+            b.arg(&dv.lens16)
+                .arg(&nrows)
+                .arg(&mut dv.roffs)
+                .arg(&mut dv.rsums);
+            // SAFETY: matches `fp_enc_scan1_u16`; `tiles` blocks over n
+            // lengths, `rsums` has a slot per tile and one more.
+            unsafe { b.launch(scan_cfg(tiles)) }.map_err(|e| gpu_err("encode scan launch", e))?;
+            let mut b = s.launch_builder(&k.scan2);
+            b.arg(&mut dv.rsums).arg(&tiles);
+            // SAFETY: matches `fp_enc_scan2`; writes rsums[0..=tiles].
+            unsafe { b.launch(scan_cfg(1)) }.map_err(|e| gpu_err("encode scan launch", e))?;
+            let mut b = s.launch_builder(&k.bounds);
+            b.arg(&dv.roffs)
+                .arg(&dv.rsums)
+                .arg(&nrows)
+                .arg(&bytes32)
+                .arg(&mut dv.starts);
+            // SAFETY: matches `fp_enc_bounds`; writes starts[0..=n].
+            unsafe { b.launch(cfg1(n + 1, 256)) }
+                .map_err(|e| gpu_err("encode bounds launch", e))?;
+        } else {
+            ends32(&mut hb[..n], ends, rows.start, byte_base);
+            s.memcpy_htod(&hb[..n], &mut dv.starts.slice_mut(1..n + 1))
+                .map_err(up)?;
+            s.memset_zeros(&mut dv.starts.slice_mut(0..1))
+                .map_err(|e| gpu_err("memset", e))?;
+            start = g.ctx.new_event(flags).map_err(ev)?;
+            start.record(&s).map_err(ev)?;
+        }
+        s.memset_zeros(&mut dv.rowflag.slice_mut(0..n))
+            .map_err(|e| gpu_err("memset", e))?;
+        s.memset_zeros(&mut dv.listn)
+            .map_err(|e| gpu_err("memset", e))?;
+        let mut b = s.launch_builder(&k.parse);
         b.arg(&dv.input)
             .arg(&dv.starts)
             .arg(&nrows)
+            .arg(&bytes32)
+            .arg(&win32)
+            .arg(&nwin32)
             .arg(&d.single)
             .arg(&d.prefix2)
-            .arg(&d.slot_lo)
-            .arg(&d.slot_hi)
-            .arg(&d.slot_meta)
+            .arg(&d.slots)
             .arg(&d.mask)
             .arg(&d.shift)
             .arg(&mut dv.tmp)
-            .arg(&mut dv.counts);
-        // SAFETY: argument list matches `fp_enc_parse`; `starts` holds n + 1
-        // non-decreasing bounds ≤ `bytes` (built above from the writer's
-        // row ends), so every row's reads stay in `input` and its ≤ len
-        // codes in `tmp[start..end]`; the hash table has empty slots (load
-        // ≤ 1/2), so probes end.
-        unsafe { b.launch(cfg1(n, 128)) }.map_err(|e| gpu_err("encode parse launch", e))?;
-        let tiles = n.div_ceil(SCAN_TILE) as u32;
-        let mut b = s.launch_builder(&self.k.scan1);
-        b.arg(&dv.counts)
-            .arg(&nrows)
-            .arg(&mut dv.offs)
-            .arg(&mut dv.sums);
-        // SAFETY: matches `fp_enc_scan1`; `tiles` blocks of SCAN_TILE
-        // counts, `sums` has a slot per tile and one more.
-        unsafe {
-            b.launch(LaunchConfig {
-                grid_dim: (tiles.max(1), 1, 1),
-                block_dim: (1024, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }
-        .map_err(|e| gpu_err("encode scan launch", e))?;
-        let mut b = s.launch_builder(&self.k.scan2);
-        b.arg(&mut dv.sums).arg(&tiles);
-        // SAFETY: matches `fp_enc_scan2`; writes sums[0..=tiles].
-        unsafe {
-            b.launch(LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (1024, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }
-        .map_err(|e| gpu_err("encode scan launch", e))?;
+            .arg(&mut dv.cnt)
+            .arg(&mut dv.inc)
+            .arg(&mut dv.inrow)
+            .arg(&mut dv.exitp)
+            .arg(&mut dv.row_local);
+        // SAFETY: matches `fp_enc_parse`; `starts` holds n + 1
+        // non-decreasing bounds from 0 to `bytes` (from the writer's row
+        // ends), so reads stay in `input` (+ 32 bytes of slack for the
+        // aligned words); window j writes tmp[j*win..j*win + win] (a window
+        // starts at most win tokens), cnt/inc/inrow/exitp[j] and row_local
+        // of rows ending in it; the hash table has empty slots (load ≤ 1/2),
+        // so probes end.
+        unsafe { b.launch(cfg1(nwin, 256)) }.map_err(|e| gpu_err("encode parse launch", e))?;
+        let mut b = s.launch_builder(&k.repair);
+        b.arg(&dv.input)
+            .arg(&dv.starts)
+            .arg(&bytes32)
+            .arg(&win32)
+            .arg(&nwin32)
+            .arg(&d.single)
+            .arg(&d.prefix2)
+            .arg(&d.slots)
+            .arg(&d.mask)
+            .arg(&d.shift)
+            .arg(&d.lens)
+            .arg(&dv.tmp)
+            .arg(&dv.cnt)
+            .arg(&dv.inc)
+            .arg(&dv.inrow)
+            .arg(&dv.exitp)
+            .arg(&mut dv.rep)
+            .arg(&mut dv.nrep)
+            .arg(&mut dv.kdrop)
+            .arg(&mut dv.fcount)
+            .arg(&mut dv.entry)
+            .arg(&mut dv.nc)
+            .arg(&mut dv.rowflag)
+            .arg(&mut dv.list)
+            .arg(&mut dv.listn);
+        // SAFETY: matches `fp_enc_repair`; a repair writes at most win codes
+        // (tokens starting in its window) to rep[j*win..], every code the
+        // parse wrote is a table code (so `lens[c]` is in bounds), a row is
+        // listed once (rowflag zeroed above), list has a slot per row.
+        unsafe { b.launch(cfg1(nwin, 128)) }.map_err(|e| gpu_err("encode repair launch", e))?;
+        let mut b = s.launch_builder(&k.chain);
+        b.arg(&dv.input)
+            .arg(&dv.starts)
+            .arg(&bytes32)
+            .arg(&win32)
+            .arg(&nwin32)
+            .arg(&d.single)
+            .arg(&d.prefix2)
+            .arg(&d.slots)
+            .arg(&d.mask)
+            .arg(&d.shift)
+            .arg(&d.lens)
+            .arg(&dv.tmp)
+            .arg(&dv.cnt)
+            .arg(&dv.inc)
+            .arg(&dv.exitp)
+            .arg(&mut dv.rep)
+            .arg(&mut dv.nrep)
+            .arg(&mut dv.kdrop)
+            .arg(&mut dv.fcount)
+            .arg(&mut dv.entry)
+            .arg(&mut dv.nc)
+            .arg(&dv.list)
+            .arg(&dv.listn);
+        // SAFETY: matches `fp_enc_chain`; each listed row (a row crossing a
+        // window start) is one thread's, its windows are its own.
+        unsafe { b.launch(cfg1(CHAIN_THREADS, 128)) }
+            .map_err(|e| gpu_err("encode chain launch", e))?;
+        let tiles = nwin.div_ceil(SCAN_TILE) as u32;
+        let mut b = s.launch_builder(&k.scan1);
+        b.arg(&dv.fcount)
+            .arg(&nwin32)
+            .arg(&mut dv.woff)
+            .arg(&mut dv.wsums);
+        // SAFETY: matches `fp_enc_scan1`; `tiles` blocks over nwin counts.
+        unsafe { b.launch(scan_cfg(tiles)) }.map_err(|e| gpu_err("encode scan launch", e))?;
+        let mut b = s.launch_builder(&k.scan2);
+        b.arg(&mut dv.wsums).arg(&tiles);
+        // SAFETY: matches `fp_enc_scan2`; writes wsums[0..=tiles].
+        unsafe { b.launch(scan_cfg(1)) }.map_err(|e| gpu_err("encode scan launch", e))?;
         let ht = pin.total.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
         s.memcpy_dtoh(
-            &dv.sums.slice(tiles as usize..tiles as usize + 1),
+            &dv.wsums.slice(tiles as usize..tiles as usize + 1),
             &mut ht[..1],
         )
         .map_err(|e| gpu_err("download", e))?;
+        s.memcpy_dtoh(&dv.listn, &mut ht[1..2])
+            .map_err(|e| gpu_err("download", e))?;
         let parsed = g.ctx.new_event(flags).map_err(ev)?;
         parsed.record(&s).map_err(ev)?;
         Ok(Flight {
@@ -586,25 +959,36 @@ impl Encoder {
             rows,
             byte_base,
             bytes,
+            nwin,
+            win,
             start,
             parsed,
             stage2: None,
         })
     }
 
-    fn stage2(&mut self, f: &Flight, code_base: usize, bits: u8, batch: u32) -> Result<Stage2> {
+    fn stage2(
+        &mut self,
+        f: &Flight,
+        code_base: usize,
+        bits: u8,
+        batch: u32,
+        bufs: &mut OutBufs,
+    ) -> Result<Stage2> {
         f.parsed
             .synchronize()
             .map_err(|e| gpu_err("synchronize", e))?;
         let g = self.g;
         let s = self.streams[f.slot].clone();
         let (_, d) = self.dict.as_ref().expect("dictionary set");
+        let k = &self.k;
         let sl = &mut self.slots[f.slot];
         let (dv, pin) = (
             sl.dev.as_mut().expect("reserved"),
             sl.pin.as_mut().expect("reserved"),
         );
-        let codes = pin.total.as_slice().map_err(|e| gpu_err("pinned", e))?[0] as usize;
+        let tot = pin.total.as_slice().map_err(|e| gpu_err("pinned", e))?;
+        let (codes, chained) = (tot[0] as usize, tot[1] as usize);
         if codes > f.bytes || code_base + codes > u32::MAX as usize {
             return Err(Error::Gpu(format!(
                 "encoder: {codes} codes for {} bytes",
@@ -617,95 +1001,143 @@ impl Encoder {
         let n = f.rows.len();
         let nrows = n as u32;
         let (cb, bb, sf) = (code_base as u32, f.byte_base as u32, side_first as u32);
+        let (win32, nwin32) = (f.win as u32, f.nwin as u32);
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start2 = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
-        start2.record(&s).map_err(|e| gpu_err("event", e))?;
+        let ev = |e| gpu_err("event", e);
+        let start2 = g.ctx.new_event(flags).map_err(ev)?;
+        start2.record(&s).map_err(ev)?;
         s.memset_zeros(&mut dv.hist)
             .map_err(|e| gpu_err("memset", e))?;
-        let mut b = s.launch_builder(&self.k.compact);
-        b.arg(&dv.tmp)
-            .arg(&dv.starts)
-            .arg(&dv.counts)
-            .arg(&dv.offs)
-            .arg(&dv.sums)
-            .arg(&nrows)
-            .arg(&d.lens)
-            .arg(&mut dv.codes)
-            .arg(&mut dv.row_ends)
-            .arg(&mut dv.sidecar)
-            .arg(&mut dv.hist)
-            .arg(&cb)
-            .arg(&bb)
-            .arg(&batch)
-            .arg(&sf);
-        // SAFETY: matches `fp_enc_compact`; the scan's offsets place each
-        // row's `counts[row]` codes inside codes[0..codes] (codes ≤ bytes,
-        // checked above), sidecar indices lie in 0..side_n ≤ capacity
-        // (bytes / batch + 2), every code is < the table's length (the
-        // parse emits table codes only) so `lens[c]` is in bounds.
-        unsafe { b.launch(cfg1(n, 256)) }.map_err(|e| gpu_err("encode compact launch", e))?;
         // 12 bits: whether the chunk's code count before this slice is odd.
-        let phase = bits == 12 && code_base % 2 == 1;
-        let packed_len = if bits == 16 {
+        let phase = bits == 12 && code_base % 2 == 1 && codes > 0;
+        let packed_len = if codes == 0 {
+            0
+        } else if bits == 16 {
             2 * codes
         } else {
             3 * (codes + phase as usize).div_ceil(2)
         };
-        let threads = if bits == 16 {
-            codes
+        let packed_at = if bits == 16 {
+            2 * code_base
         } else {
-            (codes + phase as usize).div_ceil(2)
+            3 * (code_base / 2)
         };
-        let (bits32, ph) = (bits as u32, phase as u32);
-        // The previous code for an odd phase is patched on the host
-        // (`collect`): the kernel writes 0 in its place.
-        let prev = 0u32;
-        let ncodes = codes as u32;
-        let mut b = s.launch_builder(&self.k.pack);
-        b.arg(&dv.codes)
-            .arg(&ncodes)
-            .arg(&bits32)
-            .arg(&ph)
-            .arg(&prev)
-            .arg(&mut dv.packed);
-        // SAFETY: matches `fp_enc_pack`; writes packed[0..packed_len] ≤
-        // capacity (2 * bytes + 4), reads codes[0..codes].
-        unsafe { b.launch(cfg1(threads, 256)) }.map_err(|e| gpu_err("encode pack launch", e))?;
-        let done = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
-        done.record(&s).map_err(|e| gpu_err("event", e))?;
+        if codes > 0 {
+            let mut b = s.launch_builder(&k.compact);
+            b.arg(&dv.tmp)
+                .arg(&dv.rep)
+                .arg(&dv.cnt)
+                .arg(&dv.nrep)
+                .arg(&dv.kdrop)
+                .arg(&dv.entry)
+                .arg(&dv.woff)
+                .arg(&dv.wsums)
+                .arg(&nwin32)
+                .arg(&win32)
+                .arg(&d.lens)
+                .arg(&mut dv.codes)
+                .arg(&mut dv.sidecar)
+                .arg(&mut dv.hist)
+                .arg(&cb)
+                .arg(&bb)
+                .arg(&batch)
+                .arg(&sf);
+            // SAFETY: matches `fp_enc_compact`; the scan's offsets place each
+            // window's final codes inside codes[0..codes] (codes ≤ bytes,
+            // checked above), sidecar indices lie in 0..side_n ≤ capacity
+            // (bytes / batch + 2), every code is a table code.
+            unsafe { b.launch(cfg1(f.nwin.div_ceil(32) * 32, 256)) }
+                .map_err(|e| gpu_err("encode compact launch", e))?;
+        }
+        let mut b = s.launch_builder(&k.rowends);
+        b.arg(&dv.starts)
+            .arg(&nrows)
+            .arg(&win32)
+            .arg(&nwin32)
+            .arg(&dv.row_local)
+            .arg(&dv.woff)
+            .arg(&dv.wsums)
+            .arg(&dv.nrep)
+            .arg(&dv.kdrop)
+            .arg(&cb)
+            .arg(&mut dv.row_ends);
+        // SAFETY: matches `fp_enc_rowends`; one thread per row, windows
+        // clamped to nwin - 1.
+        unsafe { b.launch(cfg1(n, 256)) }.map_err(|e| gpu_err("encode row ends launch", e))?;
+        if codes > 0 {
+            let threads = if bits == 16 {
+                codes
+            } else {
+                (codes + phase as usize).div_ceil(2)
+            };
+            let (bits32, ph) = (bits as u32, phase as u32);
+            // The previous code for an odd phase is merged on the host
+            // (`collect`): the kernel writes 0 in its place.
+            let prev = 0u32;
+            let ncodes = codes as u32;
+            let mut b = s.launch_builder(&k.pack);
+            b.arg(&dv.codes)
+                .arg(&ncodes)
+                .arg(&bits32)
+                .arg(&ph)
+                .arg(&prev)
+                .arg(&mut dv.packed);
+            // SAFETY: matches `fp_enc_pack`; writes packed[0..packed_len] ≤
+            // capacity (2 * bytes + 4), reads codes[0..codes].
+            unsafe { b.launch(cfg1(threads, 256)) }
+                .map_err(|e| gpu_err("encode pack launch", e))?;
+        }
+        let done = g.ctx.new_event(flags).map_err(ev)?;
+        done.record(&s).map_err(ev)?;
+        // Downloads straight to the chunk's output buffers at their final
+        // places (a 12-bit slice's first triple, shared with the previous
+        // slice, to the slot's scratch).
         let dl = |e| gpu_err("download", e);
+        let pinerr = |e| gpu_err("pinned", e);
         if packed_len > 0 {
-            let hp = pin
-                .packed
-                .as_mut_slice()
-                .map_err(|e| gpu_err("pinned", e))?;
-            s.memcpy_dtoh(&dv.packed.slice(0..packed_len), &mut hp[..packed_len])
+            let hp = bufs.packed.as_mut_slice().map_err(pinerr)?;
+            if phase {
+                let hf = pin.first.as_mut_slice().map_err(pinerr)?;
+                s.memcpy_dtoh(&dv.packed.slice(0..3), &mut hf[..3])
+                    .map_err(dl)?;
+                if packed_len > 3 {
+                    s.memcpy_dtoh(
+                        &dv.packed.slice(3..packed_len),
+                        &mut hp[packed_at + 3..packed_at + packed_len],
+                    )
+                    .map_err(dl)?;
+                }
+            } else {
+                s.memcpy_dtoh(
+                    &dv.packed.slice(0..packed_len),
+                    &mut hp[packed_at..packed_at + packed_len],
+                )
                 .map_err(dl)?;
+            }
         }
         if side_n > 0 {
-            let hs = pin
-                .sidecar
-                .as_mut_slice()
-                .map_err(|e| gpu_err("pinned", e))?;
-            s.memcpy_dtoh(&dv.sidecar.slice(0..side_n), &mut hs[..side_n])
-                .map_err(dl)?;
-        }
-        let hr = pin
-            .row_ends
-            .as_mut_slice()
-            .map_err(|e| gpu_err("pinned", e))?;
-        s.memcpy_dtoh(&dv.row_ends.slice(0..n), &mut hr[..n])
+            let hs = bufs.side.as_mut_slice().map_err(pinerr)?;
+            s.memcpy_dtoh(
+                &dv.sidecar.slice(0..side_n),
+                &mut hs[side_first..side_first + side_n],
+            )
             .map_err(dl)?;
-        let hh = pin.hist.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
+        }
+        let hr = bufs.rows.as_mut_slice().map_err(pinerr)?;
+        s.memcpy_dtoh(
+            &dv.row_ends.slice(0..n),
+            &mut hr[1 + f.rows.start..1 + f.rows.end],
+        )
+        .map_err(dl)?;
+        let hh = pin.hist.as_mut_slice().map_err(pinerr)?;
         s.memcpy_dtoh(&dv.hist, &mut hh[..16]).map_err(dl)?;
-        let copied = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
-        copied.record(&s).map_err(|e| gpu_err("event", e))?;
+        let copied = g.ctx.new_event(flags).map_err(ev)?;
+        copied.record(&s).map_err(ev)?;
         Ok(Stage2 {
             codes,
             code_base,
-            side_first,
-            side_n,
-            packed_len,
+            chained,
+            packed_at,
             phase,
             start: start2,
             done,
@@ -713,43 +1145,51 @@ impl Encoder {
         })
     }
 
-    fn collect(&mut self, f: Flight, out: &mut Coded, times: &mut EncodeTimes) -> Result<()> {
+    fn collect(
+        &mut self,
+        f: Flight,
+        bufs: &mut OutBufs,
+        times: &mut EncodeTimes,
+        hist: &mut [u64; 16],
+    ) -> Result<()> {
         let st = f.stage2.expect("stage 2 issued");
         st.copied
             .synchronize()
             .map_err(|e| gpu_err("synchronize", e))?;
         let ms = |a: &CudaEvent, b: &CudaEvent| a.elapsed_ms(b).map_err(|e| gpu_err("event", e));
+        times.chained_rows += st.chained;
         times.kernel_seconds += (ms(&f.start, &f.parsed)? + ms(&st.start, &st.done)?) as f64 / 1e3;
         let pin = self.slots[f.slot].pin.as_ref().expect("reserved");
-        let hp = pin.packed.as_slice().map_err(|e| gpu_err("pinned", e))?;
-        let packed = &hp[..st.packed_len];
         if st.phase {
             // The chunk's packing so far ends in a triple holding one code
-            // (the high 12 bits zero); this slice's first triple pairs that
-            // code with its own first code.
+            // (the high 12 bits zero; downloaded by the previous slice,
+            // collected before this one); this slice's first triple pairs
+            // that code with its own first code.
             debug_assert_eq!(st.code_base % 2, 1);
-            let at = out.packed.len() - 3;
-            let t = &out.packed[at..];
+            let first = pin.first.as_slice().map_err(|e| gpu_err("pinned", e))?;
+            let hp = bufs
+                .packed
+                .as_mut_slice()
+                .map_err(|e| gpu_err("pinned", e))?;
+            let t = &mut hp[st.packed_at..st.packed_at + 3];
             let prev = (t[0] as u32 | (t[1] as u32) << 8 | (t[2] as u32) << 16) & 0xfff;
-            out.packed.truncate(at);
-            let v =
-                u32::from(packed[0]) | (u32::from(packed[1]) << 8) | (u32::from(packed[2]) << 16);
+            let v = u32::from(first[0]) | (u32::from(first[1]) << 8) | (u32::from(first[2]) << 16);
             let v = (v & !0xfff) | prev;
-            out.packed.extend_from_slice(&v.to_le_bytes()[..3]);
-            par_extend(&mut out.packed, &packed[3..]);
-        } else {
-            par_extend(&mut out.packed, packed);
+            t.copy_from_slice(&v.to_le_bytes()[..3]);
         }
-        let hs = pin.sidecar.as_slice().map_err(|e| gpu_err("pinned", e))?;
-        debug_assert_eq!(out.sidecar.len(), st.side_first);
-        par_extend(&mut out.sidecar, &hs[..st.side_n]);
-        let hr = pin.row_ends.as_slice().map_err(|e| gpu_err("pinned", e))?;
-        par_extend(&mut out.row_codes, &hr[..f.rows.len()]);
         let hh = pin.hist.as_slice().map_err(|e| gpu_err("pinned", e))?;
-        for (a, b) in out.hist.iter_mut().zip(&hh[..16]) {
+        for (a, b) in hist.iter_mut().zip(&hh[..16]) {
             *a += b;
         }
         Ok(())
+    }
+}
+
+fn scan_cfg(blocks: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (blocks.max(1), 1, 1),
+        block_dim: (1024, 1, 1),
+        shared_mem_bytes: 0,
     }
 }
 

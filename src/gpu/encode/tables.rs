@@ -18,6 +18,25 @@ pub(crate) struct HostTables {
     pub(super) lens: Vec<u8>,
 }
 
+impl HostTables {
+    /// The hash slots as the device reads them (kernels/encode.cu
+    /// `EncTables::slots`): 32 bytes each, `[lo, meta, hi, 0]`, so that one
+    /// probe is one 32-byte sector and a token of up to 8 bytes one 16-byte
+    /// load.
+    pub(crate) fn slots32(&self) -> Vec<u64> {
+        let mut v = Vec::with_capacity(4 * self.slot_meta.len());
+        for i in 0..self.slot_meta.len() {
+            v.extend_from_slice(&[
+                self.slot_lo[i],
+                u64::from(self.slot_meta[i]),
+                self.slot_hi[i],
+                0,
+            ]);
+        }
+        v
+    }
+}
+
 /// The slot hash (kernels/encode.cu `enc_hash`; the same formula as the CPU
 /// matcher's, which neither side relies on).
 pub(super) fn hash(lo: u64, hi: u64, len: usize) -> u64 {
