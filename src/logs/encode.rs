@@ -107,8 +107,9 @@ fn as_ints(words: &[&[u8]]) -> Option<(Kind, Vec<u64>, Width, Vec<u64>)> {
 }
 
 /// Text typing: a value dictionary when its estimated bytes are smaller
-/// than one string per row, else free.
-fn as_text<'a>(words: &[&'a [u8]]) -> SlotPlan<'a> {
+/// than one string per row, else free; with its [`cost`] and the words as
+/// first-appearance ids.
+fn as_text<'a>(words: &[&'a [u8]]) -> (SlotPlan<'a>, f64, Vec<u32>) {
     let mut ids = Vec::with_capacity(words.len());
     let mut values: Vec<&[u8]> = Vec::new();
     let mut index: super::bits::FastMap<&[u8], u64> = Default::default();
@@ -123,14 +124,17 @@ fn as_text<'a>(words: &[&'a [u8]]) -> SlotPlan<'a> {
     let free = SlotPlan::Free {
         values: words.to_vec(),
     };
+    let free_cost = cost(&free);
+    let ids32: Vec<u32> = ids.iter().map(|&i| i as u32).collect();
     if values.len() == words.len() {
-        return free;
+        return (free, free_cost, ids32);
     }
     let dict = SlotPlan::Dict { ids, values };
-    if cost(&dict) < cost(&free) {
-        dict
+    let dict_cost = cost(&dict);
+    if dict_cost < free_cost {
+        (dict, dict_cost, ids32)
     } else {
-        free
+        (free, free_cost, ids32)
     }
 }
 
@@ -179,8 +183,9 @@ fn group_words<'a>(
 /// The plan of one slot (or group of slots) of a mined template: an
 /// integer column when `int` and every value parses, unless a value
 /// dictionary costs less (a few distinct numbers: flags, pids, ports);
-/// else text (dictionary or free).
-fn plan_slot(words: Vec<&[u8]>, int: bool) -> SlotPlan<'_> {
+/// else text (dictionary or free). With its [`cost`] and the words as
+/// first-appearance ids.
+fn plan_slot(words: Vec<&[u8]>, int: bool) -> (SlotPlan<'_>, f64, Vec<u32>) {
     match if int { as_ints(&words) } else { None } {
         Some((kind, values, width, widths)) => {
             let int = SlotPlan::Int {
@@ -189,9 +194,10 @@ fn plan_slot(words: Vec<&[u8]>, int: bool) -> SlotPlan<'_> {
                 width,
                 widths,
             };
+            let int_cost = cost(&int);
             match as_text(&words) {
-                text @ SlotPlan::Dict { .. } if cost(&text) < cost(&int) => text,
-                _ => int,
+                (text @ SlotPlan::Dict { .. }, c, ids) if c < int_cost => (text, c, ids),
+                (_, _, ids) => (int, int_cost, ids),
             }
         }
         None => as_text(&words),
@@ -205,16 +211,20 @@ const GROUP_SAMPLE: usize = 2048;
 /// covering every slot): greedily merges the adjacent pair of groups whose
 /// merged plan saves the most estimated bytes ([`cost`]), until no merge
 /// saves any. Decided on up to [`GROUP_SAMPLE`] of the template's rows.
-fn group_slots(
-    rows: &[&[u8]],
+///
+/// Also returns, when the decision looked at every row of the template,
+/// each slot's own plan (what the final typing of a slot left alone would
+/// compute again).
+fn group_slots<'a>(
+    rows: &[&'a [u8]],
     trows: &[u32],
     spans: &[Vec<(u32, u32)>],
     typed: bool,
-) -> Vec<(usize, usize)> {
+) -> Groups<'a> {
     let n = spans.len();
     let mut groups: Vec<(usize, usize)> = (0..n).map(|s| (s, s)).collect();
     if n < 2 || trows.len() < 2 {
-        return groups;
+        return (groups, Vec::new());
     }
     let step = trows.len().div_ceil(GROUP_SAMPLE);
     let pick: Vec<usize> = (0..trows.len()).step_by(step).collect();
@@ -223,47 +233,74 @@ fn group_slots(
         .iter()
         .map(|s| pick.iter().map(|&i| s[i]).collect())
         .collect();
-    let cost_of = |f: usize| cost(&plan_slot(group_words(rows, &srows, &sspans, f, f), typed));
-    let mut costs: Vec<f64> = (0..n).map(cost_of).collect();
-    // Each group's values as first-appearance ids (equal ids, equal bytes):
-    // a merged group's ids come from pairs of ids, so a candidate costs a
-    // pass over integers, not a hash of its strings.
-    let mut ids: Vec<Vec<u32>> = (0..n)
-        .map(|f| {
-            let mut index: super::bits::FastMap<&[u8], u32> = Default::default();
-            group_words(rows, &srows, &sspans, f, f)
-                .into_iter()
-                .map(|w| {
-                    let next = index.len() as u32;
-                    *index.entry(w).or_insert(next)
-                })
-                .collect()
-        })
-        .collect();
+    // Each slot's plan and cost, and its values as first-appearance ids
+    // (equal ids, equal bytes): a merged group's ids come from pairs of
+    // ids, so a candidate costs a pass over integers, not a hash of its
+    // strings.
+    let mut singles = Vec::with_capacity(n);
+    let mut costs = Vec::with_capacity(n);
+    let mut ids: Vec<Vec<u32>> = Vec::with_capacity(n);
+    for f in 0..n {
+        let (p, c, i) = plan_slot(group_words(rows, &srows, &sspans, f, f), typed);
+        singles.push(Some(p));
+        costs.push(c);
+        ids.push(i);
+    }
+    if step != 1 {
+        singles.clear();
+    }
+    // Pair → merged id: a dense table when the pairs are few, else a map
+    // (the same first-appearance ids either way).
+    let mut dense: Vec<u32> = Vec::new();
     // The merge of groups (f..) and (..l) with ids `a` and `b`: its
     // estimated cost as text ([`as_text`]'s choice and [`cost`]'s
     // estimate, from the ids and the rows' byte lengths) and its ids.
-    let merged = |f: usize, l: usize, a: &[u32], b: &[u32]| -> (f64, Vec<u32>) {
-        let mut index: super::bits::FastMap<u64, u32> = Default::default();
+    let mut merged = |f: usize, l: usize, a: &[u32], b: &[u32]| -> (f64, Vec<u32>) {
         let mut distinct_bytes = 0f64;
         let mut all_bytes = 0f64;
-        let m: Vec<u32> = a
-            .iter()
-            .zip(b)
-            .zip(sspans[f].iter().zip(&sspans[l]))
-            .map(|((&x, &y), (&(s, _), &(_, e)))| {
-                let len = (e - s) as f64 * 0.5 + 1.5;
-                all_bytes += len;
-                let next = index.len() as u32;
-                let id = *index.entry((x as u64) << 32 | y as u64).or_insert(next);
-                if id == next {
-                    distinct_bytes += len;
-                }
-                id
-            })
-            .collect();
+        let mut distinct = 0usize;
+        let nb = b.iter().max().map_or(0, |&m| m as usize + 1);
+        let na = a.iter().max().map_or(0, |&m| m as usize + 1);
+        let m: Vec<u32> = if na * nb <= (4 * a.len()).max(1 << 12) {
+            dense.clear();
+            dense.resize(na * nb, u32::MAX);
+            a.iter()
+                .zip(b)
+                .zip(sspans[f].iter().zip(&sspans[l]))
+                .map(|((&x, &y), (&(s, _), &(_, e)))| {
+                    let len = (e - s) as f64 * 0.5 + 1.5;
+                    all_bytes += len;
+                    let slot = &mut dense[x as usize * nb + y as usize];
+                    if *slot == u32::MAX {
+                        *slot = distinct as u32;
+                        distinct += 1;
+                        distinct_bytes += len;
+                    }
+                    *slot
+                })
+                .collect()
+        } else {
+            let mut index: super::bits::FastMap<u64, u32> = Default::default();
+            let m = a
+                .iter()
+                .zip(b)
+                .zip(sspans[f].iter().zip(&sspans[l]))
+                .map(|((&x, &y), (&(s, _), &(_, e)))| {
+                    let len = (e - s) as f64 * 0.5 + 1.5;
+                    all_bytes += len;
+                    let next = index.len() as u32;
+                    let id = *index.entry((x as u64) << 32 | y as u64).or_insert(next);
+                    if id == next {
+                        distinct_bytes += len;
+                    }
+                    id
+                })
+                .collect();
+            distinct = index.len();
+            m
+        };
         let free = all_bytes + 1.0;
-        if index.len() == m.len() {
+        if distinct == m.len() {
             return (free, m);
         }
         let ids: Vec<u64> = m.iter().map(|&i| i as u64).collect();
@@ -271,7 +308,7 @@ fn group_slots(
         (if dict < free { dict } else { free }, m)
     };
     // Saving of merging group g with g + 1, the merged cost and ids.
-    let pair = |g: usize, groups: &[(usize, usize)], costs: &[f64], ids: &[Vec<u32>]| {
+    let mut pair = |g: usize, groups: &[(usize, usize)], costs: &[f64], ids: &[Vec<u32>]| {
         let (m, mids) = merged(groups[g].0, groups[g + 1].1, &ids[g], &ids[g + 1]);
         (costs[g] + costs[g + 1] - m, m, mids)
     };
@@ -298,8 +335,12 @@ fn group_slots(
             }
         }
     }
-    groups
+    (groups, singles)
 }
+
+/// A template's slot groups, and each slot's own plan where
+/// [`group_slots`] computed it on all the template's rows (else empty).
+type Groups<'a> = (Vec<(usize, usize)>, Vec<Option<SlotPlan<'a>>>);
 
 /// Encodes `rows` into one log block (the bytes as they would be stored,
 /// padding included).
@@ -423,17 +464,17 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     // text between them included. Correlated neighbours (the four numbers of
     // an IP address, a host name and its address, a date) then cost one
     // dictionary id instead of one column each.
-    let groups: Vec<Vec<(usize, usize)>> = spans
+    let (groups, mut singles): (Vec<_>, Vec<_>) = spans
         .iter()
         .enumerate()
         .map(|(tid, slots)| {
             if tid == 0 || !opts.group_slots {
-                (0..slots.len()).map(|s| (s, s)).collect()
+                ((0..slots.len()).map(|s| (s, s)).collect(), Vec::new())
             } else {
                 group_slots(rows, &trows[tid], slots, opts.typed)
             }
         })
-        .collect();
+        .unzip();
     // A group whose value is the same on every row of its template (a
     // number that never changes there: `uid=0`, `port 22`, `[0]`) is folded
     // into the static text: no slot, no checkpoint (§5.8.5: the cut into
@@ -454,7 +495,8 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
                 .collect()
         })
         .collect();
-    // Type every other group.
+    // Type every other group (a slot left alone keeps the plan the
+    // grouping made for it, when that looked at all the template's rows).
     let plans: Vec<Vec<SlotPlan>> = groups
         .iter()
         .enumerate()
@@ -463,11 +505,16 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
                 .zip(&constant[tid])
                 .filter(|(_, c)| c.is_none())
                 .map(|(&(f, l), _)| {
+                    if f == l {
+                        if let Some(p) = singles[tid].get_mut(f).and_then(Option::take) {
+                            return p;
+                        }
+                    }
                     let words = group_words(rows, &trows[tid], &spans[tid], f, l);
                     if tid == 0 {
                         SlotPlan::Free { values: words }
                     } else {
-                        plan_slot(words, opts.typed && f == l)
+                        plan_slot(words, opts.typed && f == l).0
                     }
                 })
                 .collect()
