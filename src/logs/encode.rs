@@ -4,7 +4,7 @@
 use super::bits::{dec_digits, hex_digits, pack, put_varint, PAD};
 use super::column;
 use super::mine::{Miner, Pattern};
-use super::tokenize::{parse_dec, parse_hex, Tokens};
+use super::tokenize::{parse_dec, parse_hex, Tokenized, Tokens};
 use super::{text, Kind, Width, BLOCK_MAGIC, ROW_BLOCK};
 
 /// Rows of unmatched text the miner learns from at once (pass 2 of
@@ -345,31 +345,23 @@ type Groups<'a> = (Vec<(usize, usize)>, Vec<Option<SlotPlan<'a>>>);
 /// Encodes `rows` into one log block (the bytes as they would be stored,
 /// padding included).
 pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
-    let mut miner = Miner {
-        mixed: opts.mixed,
-        ..Default::default()
-    };
+    let mut miner = Miner::default();
     let min_count = opts.min_count.max(1);
-    // Pass 1: mine a sample.
-    let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
-    let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
-    miner.learn(&sample, min_count, opts.similarity);
     let mut t = Tokens {
         mixed: opts.mixed,
         ..Default::default()
     };
-    // Every row's words, kept for gathering the slot values below.
-    let mut words: Vec<(u32, u32)> = Vec::new();
-    let mut word_at: Vec<usize> = Vec::with_capacity(rows.len() + 1);
-    word_at.push(0);
+    // Every row tokenized once: for mining, matching and gathering the
+    // slot values below.
+    let tok = Tokenized::of(rows, &mut t);
+    // Pass 1: mine a sample.
+    let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
+    let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
+    miner.learn_tokenized(&sample, |r| tok.row(r * step), min_count, opts.similarity);
     let mut assign: Vec<Option<u32>> = rows
         .iter()
-        .map(|r| {
-            t.split(r);
-            words.extend_from_slice(&t.words);
-            word_at.push(words.len());
-            miner.find(r, &t)
-        })
+        .enumerate()
+        .map(|(i, r)| miner.find(r, tok.row(i)))
         .collect();
     // Pass 2: mine what the sample's templates missed, at most
     // `LEARN_BATCH` rows and `LEARN_BYTES` bytes at a time: the miner holds
@@ -394,8 +386,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     for batch in batches.into_iter().map(|b| &missed[b]) {
         if miner.patterns.len() > mined {
             for &i in batch {
-                t.split(rows[i]);
-                assign[i] = miner.find(rows[i], &t);
+                assign[i] = miner.find(rows[i], tok.row(i));
             }
         }
         let left: Vec<usize> = batch
@@ -408,11 +399,10 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         }
         let before = miner.patterns.len();
         let miss_rows: Vec<&[u8]> = left.iter().map(|&i| rows[i]).collect();
-        miner.learn(&miss_rows, min_count, opts.similarity);
+        miner.learn_tokenized(&miss_rows, |r| tok.row(left[r]), min_count, opts.similarity);
         if miner.patterns.len() > before {
             for &i in &left {
-                t.split(rows[i]);
-                assign[i] = miner.find(rows[i], &t);
+                assign[i] = miner.find(rows[i], tok.row(i));
             }
         }
     }
@@ -436,13 +426,23 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         .collect();
     // Gather each template's rows and its slots' byte ranges in them.
     let ntemp = kept.len() + 1;
-    let mut trows: Vec<Vec<u32>> = vec![Vec::new(); ntemp];
-    let mut spans: Vec<Vec<Vec<(u32, u32)>>> = std::iter::once(vec![Vec::new()])
-        .chain(kept.iter().map(|p| vec![Vec::new(); p.slots()]))
-        .collect();
     let mut counts = vec![0u64; ntemp];
-    for (i, (r, &tid)) in rows.iter().zip(&tids).enumerate() {
+    for &tid in &tids {
         counts[tid as usize] += 1;
+    }
+    let mut trows: Vec<Vec<u32>> = counts
+        .iter()
+        .map(|&c| Vec::with_capacity(c as usize))
+        .collect();
+    let mut spans: Vec<Vec<Vec<(u32, u32)>>> =
+        std::iter::once(vec![Vec::with_capacity(counts[0] as usize)])
+            .chain(kept.iter().zip(&counts[1..]).map(|(p, &c)| {
+                (0..p.slots())
+                    .map(|_| Vec::with_capacity(c as usize))
+                    .collect()
+            }))
+            .collect();
+    for (i, (r, &tid)) in rows.iter().zip(&tids).enumerate() {
         trows[tid as usize].push(i as u32);
         if tid == 0 {
             spans[0][0].push((0, r.len() as u32));
@@ -450,7 +450,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         }
         let p = kept[tid as usize - 1];
         let mut s = 0;
-        for (w, &ab) in p.words.iter().zip(&words[word_at[i]..word_at[i + 1]]) {
+        for (w, &ab) in p.words.iter().zip(tok.row(i)) {
             if w.is_none() {
                 spans[tid as usize][s].push(ab);
                 s += 1;
