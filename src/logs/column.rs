@@ -53,10 +53,11 @@ fn plan(block: &[u64]) -> BlockPlan {
     // Candidate slopes: through the end points, the median step, and the
     // least-squares fit; the one whose residuals need the fewest bytes wins.
     let ends = ((block[n - 1] as i128 - block[0] as i128) / (n as i128 - 1)) as i64;
-    let mut steps: Vec<i128> = block
-        .windows(2)
-        .map(|w| w[1] as i128 - w[0] as i128)
-        .collect();
+    let mut buf = [0i128; BLOCK];
+    let steps = &mut buf[..n - 1];
+    for (s, w) in steps.iter_mut().zip(block.windows(2)) {
+        *s = w[1] as i128 - w[0] as i128;
+    }
     let mid = steps.len() / 2;
     let median =
         (*steps.select_nth_unstable(mid).1).clamp(i64::MIN as i128, i64::MAX as i128) as i64;

@@ -72,14 +72,15 @@ enum SlotPlan<'a> {
 /// Integer typing of a slot's words: kind, values, width rule, per-row widths.
 fn as_ints(words: &[&[u8]]) -> Option<(Kind, Vec<u64>, Width, Vec<u64>)> {
     let try_kind = |kind: Kind| -> Option<Vec<u64>> {
-        words
-            .iter()
-            .map(|w| match kind {
+        let mut out = Vec::with_capacity(words.len());
+        for w in words {
+            out.push(match kind {
                 Kind::Dec => parse_dec(w),
                 Kind::HexLower => parse_hex(w, false),
                 _ => parse_hex(w, true),
-            })
-            .collect()
+            }?);
+        }
+        Some(out)
     };
     let (kind, values) = [Kind::Dec, Kind::HexLower, Kind::HexUpper]
         .into_iter()
@@ -121,21 +122,27 @@ fn as_text<'a>(words: &[&'a [u8]]) -> (SlotPlan<'a>, f64, Vec<u32>) {
         }
         ids.push(id);
     }
-    let free = SlotPlan::Free {
+    let free = || SlotPlan::Free {
         values: words.to_vec(),
     };
-    let free_cost = cost(&free);
+    let free_cost = strings_cost(words) + 1.0;
     let ids32: Vec<u32> = ids.iter().map(|&i| i as u32).collect();
     if values.len() == words.len() {
-        return (free, free_cost, ids32);
+        return (free(), free_cost, ids32);
     }
     let dict = SlotPlan::Dict { ids, values };
     let dict_cost = cost(&dict);
     if dict_cost < free_cost {
         (dict, dict_cost, ids32)
     } else {
-        (free, free_cost, ids32)
+        (free(), free_cost, ids32)
     }
+}
+
+/// [`cost`]'s estimate of pool strings: ~half their bytes in codes and 1.5
+/// bytes of offset each.
+fn strings_cost(v: &[&[u8]]) -> f64 {
+    v.iter().map(|s| s.len() as f64 * 0.5 + 1.5).sum::<f64>()
 }
 
 /// Estimated stored bytes of a slot: exact column bytes (checkpoints and
@@ -143,7 +150,7 @@ fn as_text<'a>(words: &[&'a [u8]]) -> (SlotPlan<'a>, f64, Vec<u32>) {
 /// bytes of offset each (what the OnPair-12 pool measured on Loghub).
 fn cost(plan: &SlotPlan) -> f64 {
     let col = |v: &[u64]| column::size(v) as f64;
-    let strings = |v: &[&[u8]]| v.iter().map(|s| s.len() as f64 * 0.5 + 1.5).sum::<f64>();
+    let strings = strings_cost;
     match plan {
         SlotPlan::Int {
             values,
@@ -488,9 +495,12 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
                     if tid == 0 || !opts.group_slots {
                         return None;
                     }
-                    let words = group_words(rows, &trows[tid], &spans[tid], f, l);
-                    let first = *words.first()?;
-                    words.iter().all(|w| *w == first).then_some(first)
+                    let mut words = trows[tid]
+                        .iter()
+                        .zip(spans[tid][f].iter().zip(&spans[tid][l]))
+                        .map(|(&r, (&(a, _), &(_, b)))| &rows[r as usize][a as usize..b as usize]);
+                    let first = words.next()?;
+                    words.all(|w| w == first).then_some(first)
                 })
                 .collect()
         })
