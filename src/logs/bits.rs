@@ -141,6 +141,27 @@ impl FoldHasher {
     }
 }
 
+/// The up-to-7 bytes of `rest` as a little-endian `u64` padded with zero
+/// bytes (what copying them into a zeroed `[u8; 8]` gives), from at most
+/// two overlapping loads instead of a variable-length copy (a `memcpy` call
+/// per hashed string).
+#[inline(always)]
+fn load_le(rest: &[u8]) -> u64 {
+    let n = rest.len();
+    debug_assert!(n < 8);
+    if n >= 4 {
+        let lo = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes")) as u64;
+        let hi = u32::from_le_bytes(rest[n - 4..].try_into().expect("4 bytes")) as u64;
+        lo | hi << (8 * (n - 4))
+    } else if n > 0 {
+        rest[0] as u64
+            | (rest[n / 2] as u64) << (8 * (n / 2))
+            | (rest[n - 1] as u64) << (8 * (n - 1))
+    } else {
+        0
+    }
+}
+
 impl std::hash::Hasher for FoldHasher {
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
@@ -149,9 +170,7 @@ impl std::hash::Hasher for FoldHasher {
             self.mix(u64::from_le_bytes(c.try_into().expect("8 bytes")));
         }
         let rest = chunks.remainder();
-        let mut last = [0u8; 8];
-        last[..rest.len()].copy_from_slice(rest);
-        self.mix(u64::from_le_bytes(last) ^ ((rest.len() as u64) << 59));
+        self.mix(load_le(rest) ^ ((rest.len() as u64) << 59));
     }
 
     #[inline]
@@ -363,6 +382,16 @@ pub(crate) fn render_hex(out: &mut Vec<u8>, v: u64, width: usize, upper: bool) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn load_le_is_the_zero_padded_copy() {
+        let bytes: Vec<u8> = (1..=7u8).map(|b| b.wrapping_mul(37) | 0x80).collect();
+        for n in 0..8 {
+            let mut last = [0u8; 8];
+            last[..n].copy_from_slice(&bytes[..n]);
+            assert_eq!(super::load_le(&bytes[..n]), u64::from_le_bytes(last), "{n}");
+        }
+    }
+
     use super::*;
 
     #[test]

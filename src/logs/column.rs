@@ -53,13 +53,26 @@ fn plan(block: &[u64]) -> BlockPlan {
     // Candidate slopes: through the end points, the median step, and the
     // least-squares fit; the one whose residuals need the fewest bytes wins.
     let ends = ((block[n - 1] as i128 - block[0] as i128) / (n as i128 - 1)) as i64;
-    let mut steps: Vec<i128> = block
-        .windows(2)
-        .map(|w| w[1] as i128 - w[0] as i128)
-        .collect();
-    let mid = steps.len() / 2;
-    let median =
-        (*steps.select_nth_unstable(mid).1).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+    // Values below 2^62 (nearly every column): steps, and residuals of
+    // slopes below 2^54 over ≤ 128 positions, fit in i64 — the same numbers
+    // as the i128 arithmetic of the general case, computed faster.
+    let small = max < 1 << 62;
+    let mid = (n - 1) / 2;
+    let median = if small {
+        let mut buf = [0i64; BLOCK];
+        let steps = &mut buf[..n - 1];
+        for (s, w) in steps.iter_mut().zip(block.windows(2)) {
+            *s = w[1] as i64 - w[0] as i64;
+        }
+        *steps.select_nth_unstable(mid).1
+    } else {
+        let mut buf = [0i128; BLOCK];
+        let steps = &mut buf[..n - 1];
+        for (s, w) in steps.iter_mut().zip(block.windows(2)) {
+            *s = w[1] as i128 - w[0] as i128;
+        }
+        (*steps.select_nth_unstable(mid).1).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    };
     let (mut sx, mut sy, mut sxx, mut sxy) = (0f64, 0f64, 0f64, 0f64);
     for (j, &v) in block.iter().enumerate() {
         let (x, y) = (j as f64, v as f64);
@@ -82,12 +95,23 @@ fn plan(block: &[u64]) -> BlockPlan {
         if slope == 0 || cands[..k].contains(&slope) {
             continue;
         }
-        let (mut lmin, mut lmax) = (i128::MAX, i128::MIN);
-        for (j, &v) in block.iter().enumerate() {
-            let e = v as i128 - j as i128 * slope as i128;
-            lmin = lmin.min(e);
-            lmax = lmax.max(e);
-        }
+        let (lmin, lmax) = if small && slope.unsigned_abs() < 1 << 54 {
+            let (mut lmin, mut lmax) = (i64::MAX, i64::MIN);
+            for (j, &v) in block.iter().enumerate() {
+                let e = v as i64 - j as i64 * slope;
+                lmin = lmin.min(e);
+                lmax = lmax.max(e);
+            }
+            (lmin as i128, lmax as i128)
+        } else {
+            let (mut lmin, mut lmax) = (i128::MAX, i128::MIN);
+            for (j, &v) in block.iter().enumerate() {
+                let e = v as i128 - j as i128 * slope as i128;
+                lmin = lmin.min(e);
+                lmax = lmax.max(e);
+            }
+            (lmin, lmax)
+        };
         let range = lmax - lmin;
         if range > u64::MAX as i128 {
             continue;

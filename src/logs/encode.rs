@@ -4,7 +4,7 @@
 use super::bits::{dec_digits, hex_digits, pack, put_varint, PAD};
 use super::column;
 use super::mine::{Miner, Pattern};
-use super::tokenize::{parse_dec, parse_hex, Tokens};
+use super::tokenize::{parse_dec, parse_hex, Tokenized, Tokens};
 use super::{text, Kind, Width, BLOCK_MAGIC, ROW_BLOCK};
 
 /// Rows of unmatched text the miner learns from at once (pass 2 of
@@ -72,14 +72,15 @@ enum SlotPlan<'a> {
 /// Integer typing of a slot's words: kind, values, width rule, per-row widths.
 fn as_ints(words: &[&[u8]]) -> Option<(Kind, Vec<u64>, Width, Vec<u64>)> {
     let try_kind = |kind: Kind| -> Option<Vec<u64>> {
-        words
-            .iter()
-            .map(|w| match kind {
+        let mut out = Vec::with_capacity(words.len());
+        for w in words {
+            out.push(match kind {
                 Kind::Dec => parse_dec(w),
                 Kind::HexLower => parse_hex(w, false),
                 _ => parse_hex(w, true),
-            })
-            .collect()
+            }?);
+        }
+        Some(out)
     };
     let (kind, values) = [Kind::Dec, Kind::HexLower, Kind::HexUpper]
         .into_iter()
@@ -107,8 +108,9 @@ fn as_ints(words: &[&[u8]]) -> Option<(Kind, Vec<u64>, Width, Vec<u64>)> {
 }
 
 /// Text typing: a value dictionary when its estimated bytes are smaller
-/// than one string per row, else free.
-fn as_text<'a>(words: &[&'a [u8]]) -> SlotPlan<'a> {
+/// than one string per row, else free; with its [`cost`] and the words as
+/// first-appearance ids.
+fn as_text<'a>(words: &[&'a [u8]]) -> (SlotPlan<'a>, f64, Vec<u32>) {
     let mut ids = Vec::with_capacity(words.len());
     let mut values: Vec<&[u8]> = Vec::new();
     let mut index: super::bits::FastMap<&[u8], u64> = Default::default();
@@ -120,18 +122,27 @@ fn as_text<'a>(words: &[&'a [u8]]) -> SlotPlan<'a> {
         }
         ids.push(id);
     }
-    let free = SlotPlan::Free {
+    let free = || SlotPlan::Free {
         values: words.to_vec(),
     };
+    let free_cost = strings_cost(words) + 1.0;
+    let ids32: Vec<u32> = ids.iter().map(|&i| i as u32).collect();
     if values.len() == words.len() {
-        return free;
+        return (free(), free_cost, ids32);
     }
     let dict = SlotPlan::Dict { ids, values };
-    if cost(&dict) < cost(&free) {
-        dict
+    let dict_cost = cost(&dict);
+    if dict_cost < free_cost {
+        (dict, dict_cost, ids32)
     } else {
-        free
+        (free(), free_cost, ids32)
     }
+}
+
+/// [`cost`]'s estimate of pool strings: ~half their bytes in codes and 1.5
+/// bytes of offset each.
+fn strings_cost(v: &[&[u8]]) -> f64 {
+    v.iter().map(|s| s.len() as f64 * 0.5 + 1.5).sum::<f64>()
 }
 
 /// Estimated stored bytes of a slot: exact column bytes (checkpoints and
@@ -139,7 +150,7 @@ fn as_text<'a>(words: &[&'a [u8]]) -> SlotPlan<'a> {
 /// bytes of offset each (what the OnPair-12 pool measured on Loghub).
 fn cost(plan: &SlotPlan) -> f64 {
     let col = |v: &[u64]| column::size(v) as f64;
-    let strings = |v: &[&[u8]]| v.iter().map(|s| s.len() as f64 * 0.5 + 1.5).sum::<f64>();
+    let strings = strings_cost;
     match plan {
         SlotPlan::Int {
             values,
@@ -179,8 +190,9 @@ fn group_words<'a>(
 /// The plan of one slot (or group of slots) of a mined template: an
 /// integer column when `int` and every value parses, unless a value
 /// dictionary costs less (a few distinct numbers: flags, pids, ports);
-/// else text (dictionary or free).
-fn plan_slot(words: Vec<&[u8]>, int: bool) -> SlotPlan<'_> {
+/// else text (dictionary or free). With its [`cost`] and the words as
+/// first-appearance ids.
+fn plan_slot(words: Vec<&[u8]>, int: bool) -> (SlotPlan<'_>, f64, Vec<u32>) {
     match if int { as_ints(&words) } else { None } {
         Some((kind, values, width, widths)) => {
             let int = SlotPlan::Int {
@@ -189,9 +201,10 @@ fn plan_slot(words: Vec<&[u8]>, int: bool) -> SlotPlan<'_> {
                 width,
                 widths,
             };
+            let int_cost = cost(&int);
             match as_text(&words) {
-                text @ SlotPlan::Dict { .. } if cost(&text) < cost(&int) => text,
-                _ => int,
+                (text @ SlotPlan::Dict { .. }, c, ids) if c < int_cost => (text, c, ids),
+                (_, _, ids) => (int, int_cost, ids),
             }
         }
         None => as_text(&words),
@@ -205,16 +218,20 @@ const GROUP_SAMPLE: usize = 2048;
 /// covering every slot): greedily merges the adjacent pair of groups whose
 /// merged plan saves the most estimated bytes ([`cost`]), until no merge
 /// saves any. Decided on up to [`GROUP_SAMPLE`] of the template's rows.
-fn group_slots(
-    rows: &[&[u8]],
+///
+/// Also returns, when the decision looked at every row of the template,
+/// each slot's own plan (what the final typing of a slot left alone would
+/// compute again).
+fn group_slots<'a>(
+    rows: &[&'a [u8]],
     trows: &[u32],
     spans: &[Vec<(u32, u32)>],
     typed: bool,
-) -> Vec<(usize, usize)> {
+) -> Groups<'a> {
     let n = spans.len();
     let mut groups: Vec<(usize, usize)> = (0..n).map(|s| (s, s)).collect();
     if n < 2 || trows.len() < 2 {
-        return groups;
+        return (groups, Vec::new());
     }
     let step = trows.len().div_ceil(GROUP_SAMPLE);
     let pick: Vec<usize> = (0..trows.len()).step_by(step).collect();
@@ -223,47 +240,74 @@ fn group_slots(
         .iter()
         .map(|s| pick.iter().map(|&i| s[i]).collect())
         .collect();
-    let cost_of = |f: usize| cost(&plan_slot(group_words(rows, &srows, &sspans, f, f), typed));
-    let mut costs: Vec<f64> = (0..n).map(cost_of).collect();
-    // Each group's values as first-appearance ids (equal ids, equal bytes):
-    // a merged group's ids come from pairs of ids, so a candidate costs a
-    // pass over integers, not a hash of its strings.
-    let mut ids: Vec<Vec<u32>> = (0..n)
-        .map(|f| {
-            let mut index: super::bits::FastMap<&[u8], u32> = Default::default();
-            group_words(rows, &srows, &sspans, f, f)
-                .into_iter()
-                .map(|w| {
-                    let next = index.len() as u32;
-                    *index.entry(w).or_insert(next)
-                })
-                .collect()
-        })
-        .collect();
+    // Each slot's plan and cost, and its values as first-appearance ids
+    // (equal ids, equal bytes): a merged group's ids come from pairs of
+    // ids, so a candidate costs a pass over integers, not a hash of its
+    // strings.
+    let mut singles = Vec::with_capacity(n);
+    let mut costs = Vec::with_capacity(n);
+    let mut ids: Vec<Vec<u32>> = Vec::with_capacity(n);
+    for f in 0..n {
+        let (p, c, i) = plan_slot(group_words(rows, &srows, &sspans, f, f), typed);
+        singles.push(Some(p));
+        costs.push(c);
+        ids.push(i);
+    }
+    if step != 1 {
+        singles.clear();
+    }
+    // Pair → merged id: a dense table when the pairs are few, else a map
+    // (the same first-appearance ids either way).
+    let mut dense: Vec<u32> = Vec::new();
     // The merge of groups (f..) and (..l) with ids `a` and `b`: its
     // estimated cost as text ([`as_text`]'s choice and [`cost`]'s
     // estimate, from the ids and the rows' byte lengths) and its ids.
-    let merged = |f: usize, l: usize, a: &[u32], b: &[u32]| -> (f64, Vec<u32>) {
-        let mut index: super::bits::FastMap<u64, u32> = Default::default();
+    let mut merged = |f: usize, l: usize, a: &[u32], b: &[u32]| -> (f64, Vec<u32>) {
         let mut distinct_bytes = 0f64;
         let mut all_bytes = 0f64;
-        let m: Vec<u32> = a
-            .iter()
-            .zip(b)
-            .zip(sspans[f].iter().zip(&sspans[l]))
-            .map(|((&x, &y), (&(s, _), &(_, e)))| {
-                let len = (e - s) as f64 * 0.5 + 1.5;
-                all_bytes += len;
-                let next = index.len() as u32;
-                let id = *index.entry((x as u64) << 32 | y as u64).or_insert(next);
-                if id == next {
-                    distinct_bytes += len;
-                }
-                id
-            })
-            .collect();
+        let mut distinct = 0usize;
+        let nb = b.iter().max().map_or(0, |&m| m as usize + 1);
+        let na = a.iter().max().map_or(0, |&m| m as usize + 1);
+        let m: Vec<u32> = if na * nb <= (4 * a.len()).max(1 << 12) {
+            dense.clear();
+            dense.resize(na * nb, u32::MAX);
+            a.iter()
+                .zip(b)
+                .zip(sspans[f].iter().zip(&sspans[l]))
+                .map(|((&x, &y), (&(s, _), &(_, e)))| {
+                    let len = (e - s) as f64 * 0.5 + 1.5;
+                    all_bytes += len;
+                    let slot = &mut dense[x as usize * nb + y as usize];
+                    if *slot == u32::MAX {
+                        *slot = distinct as u32;
+                        distinct += 1;
+                        distinct_bytes += len;
+                    }
+                    *slot
+                })
+                .collect()
+        } else {
+            let mut index: super::bits::FastMap<u64, u32> = Default::default();
+            let m = a
+                .iter()
+                .zip(b)
+                .zip(sspans[f].iter().zip(&sspans[l]))
+                .map(|((&x, &y), (&(s, _), &(_, e)))| {
+                    let len = (e - s) as f64 * 0.5 + 1.5;
+                    all_bytes += len;
+                    let next = index.len() as u32;
+                    let id = *index.entry((x as u64) << 32 | y as u64).or_insert(next);
+                    if id == next {
+                        distinct_bytes += len;
+                    }
+                    id
+                })
+                .collect();
+            distinct = index.len();
+            m
+        };
         let free = all_bytes + 1.0;
-        if index.len() == m.len() {
+        if distinct == m.len() {
             return (free, m);
         }
         let ids: Vec<u64> = m.iter().map(|&i| i as u64).collect();
@@ -271,7 +315,7 @@ fn group_slots(
         (if dict < free { dict } else { free }, m)
     };
     // Saving of merging group g with g + 1, the merged cost and ids.
-    let pair = |g: usize, groups: &[(usize, usize)], costs: &[f64], ids: &[Vec<u32>]| {
+    let mut pair = |g: usize, groups: &[(usize, usize)], costs: &[f64], ids: &[Vec<u32>]| {
         let (m, mids) = merged(groups[g].0, groups[g + 1].1, &ids[g], &ids[g + 1]);
         (costs[g] + costs[g + 1] - m, m, mids)
     };
@@ -298,37 +342,33 @@ fn group_slots(
             }
         }
     }
-    groups
+    (groups, singles)
 }
+
+/// A template's slot groups, and each slot's own plan where
+/// [`group_slots`] computed it on all the template's rows (else empty).
+type Groups<'a> = (Vec<(usize, usize)>, Vec<Option<SlotPlan<'a>>>);
 
 /// Encodes `rows` into one log block (the bytes as they would be stored,
 /// padding included).
 pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
-    let mut miner = Miner {
-        mixed: opts.mixed,
-        ..Default::default()
-    };
+    let mut miner = Miner::default();
     let min_count = opts.min_count.max(1);
-    // Pass 1: mine a sample.
-    let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
-    let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
-    miner.learn(&sample, min_count, opts.similarity);
     let mut t = Tokens {
         mixed: opts.mixed,
         ..Default::default()
     };
-    // Every row's words, kept for gathering the slot values below.
-    let mut words: Vec<(u32, u32)> = Vec::new();
-    let mut word_at: Vec<usize> = Vec::with_capacity(rows.len() + 1);
-    word_at.push(0);
+    // Every row tokenized once: for mining, matching and gathering the
+    // slot values below.
+    let tok = Tokenized::of(rows, &mut t);
+    // Pass 1: mine a sample.
+    let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
+    let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
+    miner.learn_tokenized(&sample, |r| tok.row(r * step), min_count, opts.similarity);
     let mut assign: Vec<Option<u32>> = rows
         .iter()
-        .map(|r| {
-            t.split(r);
-            words.extend_from_slice(&t.words);
-            word_at.push(words.len());
-            miner.find(r, &t)
-        })
+        .enumerate()
+        .map(|(i, r)| miner.find(r, tok.row(i)))
         .collect();
     // Pass 2: mine what the sample's templates missed, at most
     // `LEARN_BATCH` rows and `LEARN_BYTES` bytes at a time: the miner holds
@@ -353,8 +393,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     for batch in batches.into_iter().map(|b| &missed[b]) {
         if miner.patterns.len() > mined {
             for &i in batch {
-                t.split(rows[i]);
-                assign[i] = miner.find(rows[i], &t);
+                assign[i] = miner.find(rows[i], tok.row(i));
             }
         }
         let left: Vec<usize> = batch
@@ -367,11 +406,10 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         }
         let before = miner.patterns.len();
         let miss_rows: Vec<&[u8]> = left.iter().map(|&i| rows[i]).collect();
-        miner.learn(&miss_rows, min_count, opts.similarity);
+        miner.learn_tokenized(&miss_rows, |r| tok.row(left[r]), min_count, opts.similarity);
         if miner.patterns.len() > before {
             for &i in &left {
-                t.split(rows[i]);
-                assign[i] = miner.find(rows[i], &t);
+                assign[i] = miner.find(rows[i], tok.row(i));
             }
         }
     }
@@ -395,13 +433,23 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         .collect();
     // Gather each template's rows and its slots' byte ranges in them.
     let ntemp = kept.len() + 1;
-    let mut trows: Vec<Vec<u32>> = vec![Vec::new(); ntemp];
-    let mut spans: Vec<Vec<Vec<(u32, u32)>>> = std::iter::once(vec![Vec::new()])
-        .chain(kept.iter().map(|p| vec![Vec::new(); p.slots()]))
-        .collect();
     let mut counts = vec![0u64; ntemp];
-    for (i, (r, &tid)) in rows.iter().zip(&tids).enumerate() {
+    for &tid in &tids {
         counts[tid as usize] += 1;
+    }
+    let mut trows: Vec<Vec<u32>> = counts
+        .iter()
+        .map(|&c| Vec::with_capacity(c as usize))
+        .collect();
+    let mut spans: Vec<Vec<Vec<(u32, u32)>>> =
+        std::iter::once(vec![Vec::with_capacity(counts[0] as usize)])
+            .chain(kept.iter().zip(&counts[1..]).map(|(p, &c)| {
+                (0..p.slots())
+                    .map(|_| Vec::with_capacity(c as usize))
+                    .collect()
+            }))
+            .collect();
+    for (i, (r, &tid)) in rows.iter().zip(&tids).enumerate() {
         trows[tid as usize].push(i as u32);
         if tid == 0 {
             spans[0][0].push((0, r.len() as u32));
@@ -409,7 +457,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         }
         let p = kept[tid as usize - 1];
         let mut s = 0;
-        for (w, &ab) in p.words.iter().zip(&words[word_at[i]..word_at[i + 1]]) {
+        for (w, &ab) in p.words.iter().zip(tok.row(i)) {
             if w.is_none() {
                 spans[tid as usize][s].push(ab);
                 s += 1;
@@ -423,17 +471,17 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     // text between them included. Correlated neighbours (the four numbers of
     // an IP address, a host name and its address, a date) then cost one
     // dictionary id instead of one column each.
-    let groups: Vec<Vec<(usize, usize)>> = spans
+    let (groups, mut singles): (Vec<_>, Vec<_>) = spans
         .iter()
         .enumerate()
         .map(|(tid, slots)| {
             if tid == 0 || !opts.group_slots {
-                (0..slots.len()).map(|s| (s, s)).collect()
+                ((0..slots.len()).map(|s| (s, s)).collect(), Vec::new())
             } else {
                 group_slots(rows, &trows[tid], slots, opts.typed)
             }
         })
-        .collect();
+        .unzip();
     // A group whose value is the same on every row of its template (a
     // number that never changes there: `uid=0`, `port 22`, `[0]`) is folded
     // into the static text: no slot, no checkpoint (§5.8.5: the cut into
@@ -447,14 +495,18 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
                     if tid == 0 || !opts.group_slots {
                         return None;
                     }
-                    let words = group_words(rows, &trows[tid], &spans[tid], f, l);
-                    let first = *words.first()?;
-                    words.iter().all(|w| *w == first).then_some(first)
+                    let mut words = trows[tid]
+                        .iter()
+                        .zip(spans[tid][f].iter().zip(&spans[tid][l]))
+                        .map(|(&r, (&(a, _), &(_, b)))| &rows[r as usize][a as usize..b as usize]);
+                    let first = words.next()?;
+                    words.all(|w| w == first).then_some(first)
                 })
                 .collect()
         })
         .collect();
-    // Type every other group.
+    // Type every other group (a slot left alone keeps the plan the
+    // grouping made for it, when that looked at all the template's rows).
     let plans: Vec<Vec<SlotPlan>> = groups
         .iter()
         .enumerate()
@@ -463,11 +515,16 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
                 .zip(&constant[tid])
                 .filter(|(_, c)| c.is_none())
                 .map(|(&(f, l), _)| {
+                    if f == l {
+                        if let Some(p) = singles[tid].get_mut(f).and_then(Option::take) {
+                            return p;
+                        }
+                    }
                     let words = group_words(rows, &trows[tid], &spans[tid], f, l);
                     if tid == 0 {
                         SlotPlan::Free { values: words }
                     } else {
-                        plan_slot(words, opts.typed && f == l)
+                        plan_slot(words, opts.typed && f == l).0
                     }
                 })
                 .collect()

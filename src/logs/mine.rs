@@ -17,7 +17,9 @@
 //! mined templates depend only on the input.
 
 use super::bits::{put_varint, FastMap as HashMap};
-use super::tokenize::{has_digit, Tokens};
+#[cfg(test)]
+use super::tokenize::Tokens;
+use super::tokenize::{has_digit, seps};
 
 /// Templates of one shape a skeleton is compared with when merging.
 const MERGE_CANDIDATES: usize = 64;
@@ -55,27 +57,28 @@ impl Pattern {
         out
     }
 
-    /// True when `line` (split into `t`) renders from this template.
-    fn matches(&self, line: &[u8], t: &Tokens) -> bool {
-        self.words.len() == t.words.len()
-            && self.words.iter().zip(&t.words).all(|(p, &(a, b))| match p {
+    /// True when `line` (whose words are `words`) renders from this template.
+    fn matches(&self, line: &[u8], words: &[(u32, u32)]) -> bool {
+        self.words.len() == words.len()
+            && self.words.iter().zip(words).all(|(p, &(a, b))| match p {
                 Some(w) => w[..] == line[a as usize..b as usize],
                 None => true,
             })
     }
 }
 
-/// Appends the shape key of `line` (its separators) to `key`.
-fn shape_key(line: &[u8], t: &Tokens, key: &mut Vec<u8>) {
-    for &(a, b) in &t.seps {
+/// Appends the shape key of `line` (its separators; `words` are its words)
+/// to `key`.
+fn shape_key(line: &[u8], words: &[(u32, u32)], key: &mut Vec<u8>) {
+    for (a, b) in seps(words, line.len()) {
         put_varint(key, (b - a) as u64);
         key.extend_from_slice(&line[a as usize..b as usize]);
     }
 }
 
 /// Appends the word part of the skeleton key (0 = slot, else length + bytes).
-fn words_key(line: &[u8], t: &Tokens, key: &mut Vec<u8>) {
-    for &(a, b) in &t.words {
+fn words_key(line: &[u8], words: &[(u32, u32)], key: &mut Vec<u8>) {
+    for &(a, b) in words {
         let w = &line[a as usize..b as usize];
         if has_digit(w) {
             key.push(0);
@@ -111,8 +114,6 @@ pub(crate) struct Miner {
     /// Bytes of the cache's keys.
     pub(crate) cache_bytes: usize,
     pub(crate) key: Vec<u8>,
-    /// Tokenize with mixed runs split (`Tokens::mixed`).
-    pub(crate) mixed: bool,
 }
 
 /// No template matches (cached as this value).
@@ -123,29 +124,40 @@ impl Miner {
     /// `min_count` times (merged) to the miner.
     /// `threshold` is the share of static positions that must agree for
     /// two skeletons to merge.
+    #[cfg(test)]
     pub(crate) fn learn(&mut self, rows: &[&[u8]], min_count: usize, threshold: f64) {
-        let mut t = Tokens {
-            mixed: self.mixed,
-            ..Default::default()
-        };
+        let tok = super::tokenize::Tokenized::of(rows, &mut Tokens::default());
+        self.learn_tokenized(rows, |r| tok.row(r), min_count, threshold);
+    }
+
+    /// [`Miner::learn`] of rows already tokenized: `words(i)` are the words
+    /// of `rows[i]` (split as the rows are matched).
+    pub(crate) fn learn_tokenized<'t>(
+        &mut self,
+        rows: &[&[u8]],
+        words: impl Fn(usize) -> &'t [(u32, u32)],
+        min_count: usize,
+        threshold: f64,
+    ) {
+        let tok_words = words;
         let mut key = Vec::new();
         // Skeleton → index in `skels` (first-appearance order).
         let mut index: HashMap<Vec<u8>, usize> = HashMap::default();
         let mut skels: Vec<Skel> = Vec::new();
         let (mut shapes, mut spans) = (Vec::new(), Vec::new());
         for (r, &row) in rows.iter().enumerate() {
-            t.split(row);
+            let words = tok_words(r);
             key.clear();
-            shape_key(row, &t, &mut key);
+            shape_key(row, words, &mut key);
             let shape_len = key.len();
-            words_key(row, &t, &mut key);
+            words_key(row, words, &mut key);
             match index.get(&key) {
                 Some(&i) => skels[i].count += 1,
                 None => {
                     index.insert(key.clone(), skels.len());
                     let (s0, w0) = (shapes.len(), spans.len());
                     shapes.extend_from_slice(&key[..shape_len]);
-                    spans.extend(t.words.iter().map(|&(a, b)| {
+                    spans.extend(words.iter().map(|&(a, b)| {
                         if has_digit(&row[a as usize..b as usize]) {
                             SLOT
                         } else {
@@ -244,12 +256,9 @@ impl Miner {
                 if c >= min_count {
                     let k = &skels[first];
                     let row = rows[k.row as usize];
-                    t.split(row);
                     let p = Pattern {
-                        seps: t
-                            .seps
-                            .iter()
-                            .map(|&(a, b)| row[a as usize..b as usize].to_vec())
+                        seps: seps(tok_words(k.row as usize), row.len())
+                            .map(|(a, b)| row[a as usize..b as usize].to_vec())
                             .collect(),
                         words: (0..n)
                             .map(|j| {
@@ -274,13 +283,13 @@ impl Miner {
         self.by_shape.entry(shape.to_vec()).or_default().push(id);
     }
 
-    /// The template `line` (split into `t`) renders from, if any: the first
-    /// template of its shape whose static words it shares.
-    pub(crate) fn find(&mut self, line: &[u8], t: &Tokens) -> Option<u32> {
+    /// The template `line` (split into `words` and `seps`) renders from, if
+    /// any: the first template of its shape whose static words it shares.
+    pub(crate) fn find(&mut self, line: &[u8], words: &[(u32, u32)]) -> Option<u32> {
         self.key.clear();
-        shape_key(line, t, &mut self.key);
+        shape_key(line, words, &mut self.key);
         let shape_len = self.key.len();
-        words_key(line, t, &mut self.key);
+        words_key(line, words, &mut self.key);
         if let Some(&id) = self.cache.get(&self.key) {
             return (id != NONE).then_some(id);
         }
@@ -290,7 +299,7 @@ impl Miner {
             .and_then(|ids| {
                 ids.iter()
                     .copied()
-                    .find(|&id| self.patterns[id as usize].matches(line, t))
+                    .find(|&id| self.patterns[id as usize].matches(line, words))
             })
             .unwrap_or(NONE);
         if self.cache.len() < CACHE_LIMIT && self.cache_bytes < CACHE_BYTES {
@@ -324,11 +333,11 @@ mod tests {
         assert_eq!(p.statics()[1], b" from ");
         let mut t = Tokens::default();
         t.split(rows[1]);
-        assert_eq!(m.find(rows[1], &t), Some(0));
+        assert_eq!(m.find(rows[1], &t.words), Some(0));
         t.split(rows[3]);
-        assert_eq!(m.find(rows[3], &t), None);
+        assert_eq!(m.find(rows[3], &t.words), None);
         let other: &[u8] = b"Failed password for x from 1.1.1.1 port 1";
         t.split(other);
-        assert_eq!(m.find(other, &t), Some(0));
+        assert_eq!(m.find(other, &t.words), Some(0));
     }
 }

@@ -63,32 +63,57 @@ const MAX_HEADER_WORDS: usize = 48;
 /// Share of the rows the most common header shape must cover.
 const COVERAGE: f64 = 0.9;
 
-/// The header length (in words) for `sample`; 0 = no split.
+/// The header length (in words) for `sample`; 0 = no split: the largest
+/// `h` for which one header shape (the separators of the first `h` words)
+/// covers ≥ [`COVERAGE`] of the rows.
+///
+/// A shape of `h` words covers no more rows than its `h − 1`-word prefix,
+/// and more than half of the rows can share only one shape, so level by
+/// level only the rows of the previous level's covering shape are looked
+/// at, and the one separator that could cover them is their majority
+/// (Boyer–Moore vote, then counted): a pass of byte comparisons per level
+/// instead of a hash-map entry per word per row.
 fn header_words(sample: &[&[u8]]) -> usize {
     let mut t = Tokens::default();
     // Per row, the separators of its first MAX_HEADER_WORDS words.
-    // Keyed by a running hash of the shape (128-bit: a collision would
-    // only merge two shapes' counts, and is not expected).
-    let mut counts: Vec<HashMap<u128, usize>> = vec![HashMap::default(); MAX_HEADER_WORDS + 1];
+    let mut seps: Vec<(u32, u32)> = Vec::new();
+    let mut at: Vec<(usize, usize)> = Vec::with_capacity(sample.len());
     for r in sample {
         t.split(r);
-        let (mut h1, mut h2) = (FoldHasher::default(), FoldHasher::default());
-        h2.write_u64(0x5bd1_e995);
         let n = MAX_HEADER_WORDS.min(t.words.len());
-        for (&(a, b), count) in t.seps[..n].iter().zip(&mut counts[1..]) {
-            let sep = &r[a as usize..b as usize];
-            h1.write(sep);
-            h2.write(sep);
-            h2.write_u64(b as u64 - a as u64);
-            let key = (h1.finish() as u128) << 64 | h2.finish() as u128;
-            *count.entry(key).or_default() += 1;
+        at.push((seps.len(), n));
+        seps.extend_from_slice(&t.seps[..n]);
+    }
+    let need = ((sample.len() as f64 * COVERAGE).ceil() as usize).max(1);
+    let sep = |i: usize, j: usize| {
+        let (a, b) = seps[at[i].0 + j];
+        &sample[i][a as usize..b as usize]
+    };
+    let mut alive: Vec<usize> = (0..sample.len()).collect();
+    for h in 1..=MAX_HEADER_WORDS {
+        let j = h - 1;
+        alive.retain(|&i| at[i].1 >= h);
+        if alive.len() < need {
+            return h - 1;
+        }
+        let (mut cand, mut votes) = (alive[0], 0usize);
+        for &i in &alive {
+            if votes == 0 {
+                cand = i;
+                votes = 1;
+            } else if sep(i, j) == sep(cand, j) {
+                votes += 1;
+            } else {
+                votes -= 1;
+            }
+        }
+        let c = sep(cand, j);
+        alive.retain(|&i| sep(i, j) == c);
+        if alive.len() < need {
+            return h - 1;
         }
     }
-    let need = (sample.len() as f64 * COVERAGE).ceil() as usize;
-    (1..=MAX_HEADER_WORDS)
-        .rev()
-        .find(|&h| counts[h].values().any(|&c| c >= need.max(1)))
-        .unwrap_or(0)
+    MAX_HEADER_WORDS
 }
 
 /// Where a row is cut into header and body (encoder-side only: the format
@@ -155,52 +180,90 @@ const FIELD_SHAPES: usize = 4;
 /// headers' [`FIELD_SHAPES`] most common shapes (separators and the words
 /// without digits) cover ≥ [`COVERAGE`]
 /// of the rows (a few header templates, each with its typed slots).
+///
+/// One pass per row for every `k`: the row is tokenized once up to its
+/// longest cut, and the key of each shorter header is the running hash of
+/// its separators and words, snapshotted where that header's last
+/// separator begins (the same keys as hashing each header apart: a header
+/// ends in blanks, so its words are the row's and its last separator is
+/// the row's, cut at the header's end).
 fn header_fields(sample: &[&[u8]]) -> usize {
     let mut t = Tokens::default();
     let need = (sample.len() as f64 * COVERAGE).ceil() as usize;
-    let mut best = 0;
-    for k in 1..=MAX_HEADER_FIELDS {
-        let mut counts: HashMap<u128, usize> = HashMap::default();
-        let mut ended = 0;
-        for r in sample {
-            let c = field_cut(r, k);
-            if c == r.len() {
-                ended += 1;
+    let mut counts: Vec<HashMap<u128, usize>> = vec![HashMap::default(); MAX_HEADER_FIELDS];
+    let mut ended = [0usize; MAX_HEADER_FIELDS];
+    let mut cuts = [0usize; MAX_HEADER_FIELDS];
+    for r in sample {
+        // Cuts after fields 1..=MAX_HEADER_FIELDS (non-decreasing; each
+        // `field_cut(r, k + 1)`, found in one scan).
+        let blank = |b: u8| b == b' ' || b == b'\t';
+        let mut i = 0;
+        for c in cuts.iter_mut() {
+            while i < r.len() && blank(r[i]) {
+                i += 1;
             }
-            let h = &r[..c];
-            t.split(h);
-            let (mut h1, mut h2) = (FoldHasher::default(), FoldHasher::default());
-            h2.write_u64(0x5bd1_e995);
-            // The key: separators, and words without digits (likely
-            // static text: each distinct one is one more header template).
-            for (i, &(a, b)) in t.seps.iter().enumerate() {
-                let sep = &h[a as usize..b as usize];
+            while i < r.len() && !blank(r[i]) {
+                i += 1;
+            }
+            while i < r.len() && blank(r[i]) {
+                i += 1;
+            }
+            *c = i;
+        }
+        debug_assert!(cuts
+            .iter()
+            .enumerate()
+            .all(|(k, &c)| c == field_cut(r, k + 1)));
+        let longest = cuts[MAX_HEADER_FIELDS - 1];
+        t.split(&r[..longest]);
+        let (mut h1, mut h2) = (FoldHasher::default(), FoldHasher::default());
+        h2.write_u64(0x5bd1_e995);
+        // Separator `i` of the longest header and the word after it.
+        let mut i = 0;
+        for (k, &c) in cuts.iter().enumerate() {
+            if c == r.len() {
+                ended[k] += 1;
+            }
+            // Add the (separator, word) pairs that lie inside this header.
+            while i < t.words.len() && t.words[i].1 as usize <= c {
+                let (a, b) = t.seps[i];
+                let sep = &r[a as usize..b as usize];
                 h1.write(sep);
                 h2.write(sep);
                 h2.write_u64(b as u64 - a as u64);
-                if let Some(&(a, b)) = t.words.get(i) {
-                    let w = &h[a as usize..b as usize];
-                    let w: &[u8] = if w.iter().any(u8::is_ascii_digit) {
-                        b"#"
-                    } else {
-                        w
-                    };
-                    h1.write(w);
-                    h2.write(w);
-                    h2.write_u64(w.len() as u64);
-                }
+                let (a, b) = t.words[i];
+                let w = &r[a as usize..b as usize];
+                let w: &[u8] = if w.iter().any(u8::is_ascii_digit) {
+                    b"#"
+                } else {
+                    w
+                };
+                h1.write(w);
+                h2.write(w);
+                h2.write_u64(w.len() as u64);
+                i += 1;
             }
-            let key = (h1.finish() as u128) << 64 | h2.finish() as u128;
-            *counts.entry(key).or_default() += 1;
+            // The header's last separator: the row's separator `i`, cut at `c`.
+            let a = t.seps[i].0;
+            let sep = &r[a as usize..c];
+            let (mut e1, mut e2) = (h1, h2);
+            e1.write(sep);
+            e2.write(sep);
+            e2.write_u64(c as u64 - a as u64);
+            let key = (e1.finish() as u128) << 64 | e2.finish() as u128;
+            *counts[k].entry(key).or_default() += 1;
         }
+    }
+    let mut best = 0;
+    for (k, counts) in counts.into_iter().enumerate() {
         // A header that swallows whole rows is no header.
-        if ended * 4 > sample.len() {
+        if ended[k] * 4 > sample.len() {
             break;
         }
         let mut c: Vec<usize> = counts.into_values().collect();
         c.sort_unstable_by(|a, b| b.cmp(a));
         if c.iter().take(FIELD_SHAPES).sum::<usize>() >= need.max(1) {
-            best = k;
+            best = k + 1;
         }
     }
     best

@@ -109,6 +109,49 @@ impl Tokens {
     }
 }
 
+/// Many rows' words in one flat buffer (byte ranges of their row), so a
+/// row is tokenized once however often it is mined and matched. Its
+/// separators are the gaps around its words ([`seps`]).
+#[derive(Default, Debug)]
+pub(crate) struct Tokenized {
+    words: Vec<(u32, u32)>,
+    /// Row `i`'s words are `words[at[i]..at[i + 1]]`.
+    at: Vec<usize>,
+}
+
+impl Tokenized {
+    /// Tokenizes `rows` with `t`'s setting.
+    pub(crate) fn of(rows: &[&[u8]], t: &mut Tokens) -> Self {
+        let mut out = Self {
+            words: Vec::new(),
+            at: Vec::with_capacity(rows.len() + 1),
+        };
+        out.at.push(0);
+        for r in rows {
+            t.split(r);
+            out.words.extend_from_slice(&t.words);
+            out.at.push(out.words.len());
+        }
+        out
+    }
+
+    /// Row `i`'s words.
+    #[inline]
+    pub(crate) fn row(&self, i: usize) -> &[(u32, u32)] {
+        &self.words[self.at[i]..self.at[i + 1]]
+    }
+}
+
+/// The separators of a row of `len` bytes whose words are `words` (as
+/// [`Tokens::split`] found them): the gap before each word and the one after
+/// the last (a row is `sep₀ word₀ sep₁ … sepₙ`, in both tokenizations).
+#[inline]
+pub(crate) fn seps(words: &[(u32, u32)], len: usize) -> impl Iterator<Item = (u32, u32)> + '_ {
+    let ends = std::iter::once(0).chain(words.iter().map(|w| w.1));
+    let starts = words.iter().map(|w| w.0).chain(std::iter::once(len as u32));
+    ends.zip(starts)
+}
+
 /// True when a word holds a digit: such words are always variables.
 #[inline]
 pub(crate) fn has_digit(w: &[u8]) -> bool {
