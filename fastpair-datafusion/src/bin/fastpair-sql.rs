@@ -78,7 +78,11 @@ fn fail(msg: String) -> ExitCode {
 }
 
 async fn run(a: Args) -> Result<(), String> {
-    let mut config = SessionConfig::new().with_information_schema(true);
+    // DataFusion's options from DATAFUSION_* variables (e.g.
+    // DATAFUSION_EXECUTION_TARGET_PARTITIONS), as datafusion-cli reads them.
+    let mut config = SessionConfig::from_env()
+        .map_err(|e| format!("DATAFUSION_* environment: {e}"))?
+        .with_information_schema(true);
     if let Some(n) = a.partitions {
         config = config.with_target_partitions(n.max(1));
     }
@@ -92,7 +96,9 @@ async fn run(a: Args) -> Result<(), String> {
                 .await
                 .map_err(|e| format!("--table {name}: {e}"))?;
         } else {
-            let table = FastpairTable::open(path).map_err(|e| format!("--table {name}: {e}"))?;
+            let table = FastpairTable::open(path)
+                .map_err(|e| format!("--table {name}: {e}"))?
+                .with_session_view_types(ctx.state().config_options());
             ctx.register_table(name, Arc::new(table))
                 .map_err(|e| format!("--table {name}: {e}"))?;
         }
