@@ -416,24 +416,18 @@ impl LogicalExtensionCodec for FastpairLogicalCodec {
                 .try_decode_table_provider(buf, table_ref, schema, ctx);
         };
         let n = TableNode::decode(rest).map_err(df_err)?;
-        // The plan was made against `schema`: the dataset at this path must
-        // still have it (same names and types, in order), its `.fpc` columns
-        // typed as views or not as on the planning side
-        // (`FastpairTable::with_view_types`).
-        let same = |t: &FastpairTable| {
-            t.schema().fields().len() == schema.fields().len()
-                && t.schema()
-                    .fields()
-                    .iter()
-                    .zip(schema.fields())
-                    .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type())
-        };
-        let t = FastpairTable::open(&n.dir)?;
-        let mut t = if same(&t) { t } else { t.with_view_types(true) };
+        let mut t = FastpairTable::open(&n.dir)?;
         if let Some(m) = self.max_scan_partitions {
             t = t.with_max_partitions(m);
         }
-        let same = same(&t);
+        // The plan was made against `schema`: the dataset at this path must
+        // still have it (same names and types, in order).
+        let same = t.schema().fields().len() == schema.fields().len()
+            && t.schema()
+                .fields()
+                .iter()
+                .zip(schema.fields())
+                .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
         if !same {
             return Err(df_err(format!(
                 "table {table_ref}: dataset {} does not have the planned schema",

@@ -10,7 +10,6 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProviderFactory};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, DataFusionError, Result, ScalarValue, Statistics};
-use datafusion::config::ConfigOptions;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
@@ -45,20 +44,6 @@ pub struct FastpairTable {
 
 pub(crate) fn df_err(e: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::External(e.to_string().into())
-}
-
-/// The Arrow type of a `.fpc` column stored as `t`, as a view type when
-/// `views` (see [`FastpairTable::with_view_types`]).
-fn string_type(t: StringType, views: bool) -> DataType {
-    match (t, views) {
-        (StringType::Utf8 | StringType::LargeUtf8 | StringType::Utf8View, true) => {
-            DataType::Utf8View
-        }
-        (StringType::Binary | StringType::LargeBinary | StringType::BinaryView, true) => {
-            DataType::BinaryView
-        }
-        (t, false) => arrow_type(t),
-    }
 }
 
 fn arrow_type(t: StringType) -> DataType {
@@ -156,35 +141,6 @@ impl FastpairTable {
     pub fn with_max_partitions(mut self, n: usize) -> Self {
         self.max_partitions = Some(n.max(1));
         self
-    }
-
-    /// The table with its string and binary columns stored as `.fpc` files
-    /// typed as views (`Utf8View`, `BinaryView`) when `views`, as DataFusion's
-    /// own Parquet tables are by default
-    /// (`datafusion.execution.parquet.schema_force_view_types`), else as the
-    /// dataset's manifest records them. Views let the operators above a scan
-    /// compare, hash and move strings by their 16-byte views (joins, group
-    /// keys); building them from a decoded batch copies no string bytes.
-    pub fn with_view_types(mut self, views: bool) -> Self {
-        let fields: Vec<Field> = self
-            .ds
-            .manifest()
-            .columns
-            .iter()
-            .zip(self.schema.fields())
-            .map(|(c, f)| match c.string_type {
-                Some(t) => f.as_ref().clone().with_data_type(string_type(t, views)),
-                None => f.as_ref().clone(),
-            })
-            .collect();
-        self.schema = Arc::new(Schema::new(fields));
-        self
-    }
-
-    /// [`Self::with_view_types`] as the session's Parquet option says.
-    pub fn with_session_view_types(self, options: &ConfigOptions) -> Self {
-        let views = options.execution.parquet.schema_force_view_types;
-        self.with_view_types(views)
     }
 
     /// The dataset.
@@ -479,7 +435,7 @@ pub struct FastpairTableFactory;
 impl TableProviderFactory for FastpairTableFactory {
     async fn create(
         &self,
-        state: &dyn Session,
+        _state: &dyn Session,
         cmd: &CreateExternalTable,
     ) -> Result<Arc<dyn TableProvider>> {
         let [location] = cmd.locations.as_slice() else {
@@ -488,7 +444,7 @@ impl TableProviderFactory for FastpairTableFactory {
                 cmd.name
             )));
         };
-        let t = FastpairTable::open(location)?.with_session_view_types(state.config_options());
+        let t = FastpairTable::open(location)?;
         if !cmd.schema.fields().is_empty() {
             let want: Vec<(&String, &DataType)> = cmd
                 .schema

@@ -96,9 +96,7 @@ async fn run(a: Args) -> Result<(), String> {
                 .await
                 .map_err(|e| format!("--table {name}: {e}"))?;
         } else {
-            let table = FastpairTable::open(path)
-                .map_err(|e| format!("--table {name}: {e}"))?
-                .with_session_view_types(ctx.state().config_options());
+            let table = FastpairTable::open(path).map_err(|e| format!("--table {name}: {e}"))?;
             ctx.register_table(name, Arc::new(table))
                 .map_err(|e| format!("--table {name}: {e}"))?;
         }
