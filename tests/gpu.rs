@@ -485,16 +485,23 @@ fn streaming_scan_matches_cpu() {
             let r = Reader::from_bytes(file).unwrap();
             let n = r.rows();
             let budget = 512 << 10;
+            // Staging buffers of 1 KiB (`false, 1024`): every batch goes
+            // through many of them in turn, chunk parts split across them.
             for (so, range) in [
-                (true, 0..n),
-                (false, 0..n),
-                (true, 777..n - 333),
-                (false, 1499..1501),
+                (true, 0, 0..n),
+                (false, 0, 0..n),
+                (false, 1024, 0..n),
+                (true, 0, 777..n - 333),
+                (false, 0, 1499..1501),
+                (false, 1000, 777..n - 333),
             ]
-            .map(|(lock, r)| {
-                let so = gpu::StreamOptions::default()
+            .map(|(lock, stage, r)| {
+                let mut so = gpu::StreamOptions::default()
                     .with_device_bytes(budget)
                     .with_page_lock_file(lock);
+                if stage > 0 {
+                    so = so.with_staging_bytes(stage);
+                }
                 (so, r)
             }) {
                 let mut next = range.start;
@@ -529,6 +536,11 @@ fn streaming_scan_matches_cpu() {
             let tiny = gpu::StreamOptions::default().with_device_bytes(4096);
             assert!(matches!(
                 gpu::scan_stream(&r, 0..n, &tiny, |_| Ok(())),
+                Err(Error::InvalidArgument(_))
+            ));
+            let no_staging = so.with_page_lock_file(false).with_staging_bytes(0);
+            assert!(matches!(
+                gpu::scan_stream(&r, 0..n, &no_staging, |_| Ok(())),
                 Err(Error::InvalidArgument(_))
             ));
         }

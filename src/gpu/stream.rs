@@ -13,6 +13,7 @@ use std::sync::Arc;
 use super::batches::{groups, slot_bytes, Group};
 use super::device::{self, gpu_err, DevicePlan, Gpu, Kernels};
 use super::plan::{self, Plan};
+use super::stage::Stager;
 use super::{abi, ScanOptions};
 use crate::error::{Error, Result};
 use crate::read::{Column, Reader};
@@ -46,6 +47,10 @@ pub struct StreamOptions {
     /// whole on the host before its batch is uploaded (4 GB/s of file on 16
     /// host threads; a first scan of a fresh file then waits for it).
     pub device_checks: bool,
+    /// Bytes of each pinned staging buffer (four per GPU) when chunk
+    /// parts cannot upload straight from page-locked file bytes: the host
+    /// fills one while the others upload. Default 32 MiB; at least 1.
+    pub staging_bytes: usize,
 }
 
 with_setters!(StreamOptions {
@@ -54,6 +59,7 @@ with_setters!(StreamOptions {
     with_ring => ring: usize,
     with_page_lock_file => page_lock_file: bool,
     with_device_checks => device_checks: bool,
+    with_staging_bytes => staging_bytes: usize,
 });
 
 impl Default for StreamOptions {
@@ -64,6 +70,7 @@ impl Default for StreamOptions {
             ring: 2,
             page_lock_file: true,
             device_checks: true,
+            staging_bytes: super::stage::STAGE_BYTES,
         }
     }
 }
@@ -237,34 +244,10 @@ fn validate_ahead(
     t.elapsed().as_secs_f64()
 }
 
-/// Copies the plan's chunk parts from the reader's validated chunk views
-/// into `dst` at their input offsets, on all host threads (pieces of at
-/// most 4 MiB).
-fn stage(reader: &Reader, plan: &Plan, dst: &mut [u8]) -> Result<()> {
-    use rayon::prelude::*;
-    const PIECE: usize = 4 << 20;
-    let mut jobs: Vec<(&mut [u8], &[u8])> = Vec::new();
-    let mut rest = dst;
-    let mut base = 0usize;
-    for (seg, at) in &plan.segments {
-        let src = plan.segment_bytes(reader, seg)?;
-        // Segments lie in increasing, disjoint input ranges (plan::build).
-        let (_, tail) = std::mem::take(&mut rest).split_at_mut(at - base);
-        let (here, tail) = tail.split_at_mut(src.len());
-        rest = tail;
-        base = at + src.len();
-        jobs.extend(here.chunks_mut(PIECE).zip(src.chunks(PIECE)));
-    }
-    jobs.into_par_iter().for_each(|(d, s)| d.copy_from_slice(s));
-    Ok(())
-}
-
 struct Slot {
     input: Option<CudaSlice<u8>>,
     values: CudaSlice<u8>,
     offsets: CudaSlice<i64>,
-    /// Staging for the input when the file's memory cannot be page-locked.
-    pinned: Option<PinnedHostSlice<u8>>,
     /// The batch's status word, copied back asynchronously.
     status: PinnedHostSlice<u32>,
 }
@@ -318,6 +301,9 @@ struct Lane {
     gpu: &'static Gpu,
     kernels: Arc<Kernels>,
     slots: Vec<Slot>,
+    /// Pinned staging, when chunk parts cannot upload straight from
+    /// page-locked file bytes.
+    stager: Option<Stager>,
 }
 
 struct InFlight {
@@ -472,6 +458,11 @@ where
     if devices.is_empty() {
         return Err(Error::InvalidArgument("no GPU listed".into()));
     }
+    if opts.staging_bytes == 0 {
+        return Err(Error::InvalidArgument(
+            "staging buffers need at least 1 byte".into(),
+        ));
+    }
     let mut gpus = Vec::with_capacity(devices.len());
     for (k, &d) in devices.iter().enumerate() {
         let lane = devices[..k].iter().filter(|&&e| e == d).count();
@@ -573,28 +564,29 @@ where
             // SAFETY: device buffers the kernels fill before anything reads
             // them (input by the copy, values and offsets by the decode launch).
             let (input, values) = unsafe { (s.alloc::<u8>(imax), s.alloc::<u8>(vmax)) };
-            // Staging kept from an earlier scan where there is one.
-            let pinned = if straight {
-                None
-            } else {
-                Some(g.take_staging(imax)?)
-            };
             slots.push(Slot {
                 input: Some(input.map_err(|e| gpu_err("alloc", e))?),
                 values: values.map_err(|e| gpu_err("alloc", e))?,
                 offsets: s
                     .alloc_zeros::<i64>(omax)
                     .map_err(|e| gpu_err("alloc", e))?,
-                pinned,
                 // SAFETY: written by the device copy before the host reads it.
                 status: unsafe { g.ctx.alloc_pinned::<u32>(1) }
                     .map_err(|e| gpu_err("pinned alloc", e))?,
             });
         }
+        // Pinned staging (buffers kept from an earlier scan where there
+        // are some) when chunk parts cannot upload straight from the file.
+        let stager = if straight {
+            None
+        } else {
+            Some(Stager::new(g, opts.staging_bytes.min(imax))?)
+        };
         lanes.push(Lane {
             gpu: g,
             kernels,
             slots,
+            stager,
         });
     }
     stats.ring_bytes = nlanes * nslots * (imax + vmax + 8 * omax);
@@ -662,30 +654,18 @@ where
             (32 * cfg.k, cfg.w),
             opts.device_checks,
         )?;
-        let len = plan.input_len;
         let input = slot.input.take().expect("free ring slot");
-        // Stage first (while the copy stream still uploads the previous
-        // batch), then the descriptors on the copy stream: their
-        // pageable copies wait for that upload only, never for a decode.
-        if let Some(pinned) = &mut slot.pinned {
-            // The slot's previous copy finished: its batch was handed to
-            // the caller (`finish`) before the slot came round.
-            let host = pinned.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
-            stage(reader, &plan, &mut host[..len])?;
-        }
+        // The descriptors first on the copy stream (their pageable copies
+        // wait for the previous batch's upload only, never for a decode),
+        // then the chunk parts.
         let mut dev = DevicePlan::with_input_on(&g.copy, &plan, input)?;
         let validity = match &plan.validity {
             Some(v) => Some(g.copy.clone_htod(v).map_err(|e| gpu_err("upload", e))?),
             None => None,
         };
-        match &mut slot.pinned {
-            Some(pinned) => {
-                let host = pinned.as_slice().map_err(|e| gpu_err("pinned", e))?;
-                let mut dst = dev.input.slice_mut(0..len);
-                g.copy
-                    .memcpy_htod(&host[..len], &mut dst)
-                    .map_err(|e| gpu_err("async copy", e))?;
-            }
+        match &mut lane.stager {
+            // Through the lane's pinned staging buffers, in turn.
+            Some(stager) => stager.upload(reader, &plan, &mut dev.input)?,
             None => {
                 // Straight from the page-locked file bytes, region by region.
                 for (seg, at) in &plan.segments {
@@ -755,13 +735,11 @@ where
     while let Some(x) = inflight.pop_front() {
         finish(x, &mut lanes, stats)?;
     }
-    // Every copy finished (each batch's `done` event follows its upload):
-    // the staging goes back to its GPU for the next scan.
+    // The staging goes back to its GPU for the next scan, once its last
+    // uploads finished.
     for lane in &mut lanes {
-        for slot in &mut lane.slots {
-            if let Some(p) = slot.pinned.take() {
-                lane.gpu.keep_staging(p);
-            }
+        if let Some(stager) = lane.stager.take() {
+            stager.finish()?;
         }
     }
     // The lock (field `registered`) is released here, after every copy
