@@ -11,7 +11,11 @@
 //! ```
 //!
 //! Environment: `FASTPAIR_CORPUS` (default `target/corpus`),
-//! `FASTPAIR_BENCH_TARGET_MS` (time per measurement and side, default 60).
+//! `FASTPAIR_BENCH_TARGET_MS` (time per measurement and side, default 60),
+//! `FASTPAIR_BENCH_LOGS=1` (columns written as log-template chunks,
+//! `LogTemplates::Always`, instead of the default options: "ours
+//! decode-path" is then every row rendered and matched, the path before
+//! templates were matched once).
 //!
 //! Per column: substring needles picked from the column's own rows at
 //! selectivities near 0.001%, 0.01%, 0.1%, 1%, 10% and 50% of the rows (the
@@ -253,7 +257,12 @@ fn main() {
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read(path).unwrap();
         let rows = fastpair::testing::corpus::lines(&text);
-        let file = write_to_vec(rows.iter().map(|r| Some(*r)), WriterOptions::default()).unwrap();
+        let opts = if std::env::var_os("FASTPAIR_BENCH_LOGS").is_some() {
+            WriterOptions::default().with_log_templates(fastpair::LogTemplates::Always)
+        } else {
+            WriterOptions::default()
+        };
+        let file = write_to_vec(rows.iter().map(|r| Some(*r)), opts).unwrap();
         let reader = Reader::from_bytes(file).unwrap();
         // Held across the column's searches, as a query engine holds an open file.
         let searcher = Searcher::new(&reader);

@@ -9,8 +9,9 @@ mod corpus;
 
 use fastpair::search::{search, search_with, Pattern, Predicate, SearchOptions, Strategy};
 use fastpair::write::write_to_vec;
-use fastpair::{Codec, DictMode, Reader, WriterOptions};
+use fastpair::{Codec, DictMode, LogTemplates, Reader, WriterOptions};
 use proptest::prelude::*;
+use proptest::strategy::Strategy as _;
 
 fn fold(b: u8, ic: bool) -> u8 {
     if ic {
@@ -230,6 +231,34 @@ fn oracle_on_every_corpus_column_and_codec() {
     }
 }
 
+/// Log-template chunks (spec/FORMAT.md §5.8; plain substrings are matched
+/// against each template's static text once, `src/logs/search.rs`): the
+/// Loghub columns and three other columns written as log templates, with and
+/// without nulls, several chunks, against the oracle.
+#[test]
+fn oracle_on_log_template_chunks() {
+    let mut checked = 0;
+    for col in corpus::columns(&["loghub", "dbtext_hamlet", "o_clerk", "dbtext_movies"]) {
+        let base: Vec<&[u8]> = col.rows().iter().take(6_000).copied().collect();
+        let plain: Vec<Option<&[u8]>> = base.iter().map(|r| Some(*r)).collect();
+        let with_nulls: Vec<Option<&[u8]>> = base
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i % 11 != 3).then_some(*r))
+            .collect();
+        let preds = predicates(&plain);
+        for (rows, chunk) in [(&plain, 1 << 20), (&with_nulls, 2_500)] {
+            let opts = WriterOptions::default()
+                .with_log_templates(LogTemplates::Always)
+                .with_chunk_rows(chunk);
+            let file = write_to_vec(rows.iter().copied(), opts).unwrap();
+            check(&file, rows, &preds, &format!("{} log templates", col.name));
+            checked += 1;
+        }
+    }
+    corpus::checked("oracle_on_log_template_chunks", checked);
+}
+
 /// Large chunks next to their dictionary (the sparse scan of plain
 /// substrings, src/search/sparse.rs): rare and common substrings cut from
 /// rows, across token boundaries, at row starts and ends, with nulls.
@@ -356,6 +385,61 @@ fn bad_patterns_are_errors() {
     let r = Reader::from_bytes(file).unwrap();
     let e = search(&r, &Predicate::like_escape(b"ab\\".to_vec(), b'\\')).unwrap_err();
     assert!(e.to_string().contains("escape"), "{e}");
+}
+
+/// A log-like row: a few fixed shapes with integer, word and free-text
+/// variables drawn from small alphabets (so literals meet static text,
+/// slots and the seams between them).
+fn log_row() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    (
+        0u8..5,
+        0u32..3000,
+        0usize..4,
+        prop::collection::vec(alphabet(), 0..6),
+    )
+        .prop_map(|(shape, n, w, free)| {
+            let word = ["ab", "", "Ab a", "%_"][w];
+            let mut r = match shape {
+                0 => format!("t{} INFO conn {} from {word}", n % 60, n).into_bytes(),
+                1 => format!("t{} WARN slow {:x} ms", n % 60, n * 7).into_bytes(),
+                2 => format!("[{word}] user={word} op=a size={n}").into_bytes(),
+                3 => format!("{n}").into_bytes(),
+                _ => Vec::new(),
+            };
+            r.extend(free);
+            r
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn random_log_columns_and_substrings(
+        rows in prop::collection::vec(prop::option::weighted(0.95, log_row()), 1..300),
+        lit in prop::collection::vec(prop::sample::select(b"aAb %_=t0123456789 INFOWARNms[]".to_vec()), 0..6),
+        from_row in any::<prop::sample::Index>(),
+        cut in (0usize..40, 1usize..12),
+        neg in any::<bool>(),
+        chunk in 30usize..400,
+    ) {
+        let rows: Vec<Option<&[u8]>> = rows.iter().map(|r| r.as_deref()).collect();
+        // One literal drawn from the alphabet, one cut from a row.
+        let vals: Vec<&[u8]> = rows.iter().flatten().copied().collect();
+        let cut_lit = if vals.is_empty() { Vec::new() } else {
+            let r = vals[from_row.index(vals.len())];
+            let a = cut.0.min(r.len());
+            r[a..(a + cut.1).min(r.len())].to_vec()
+        };
+        let preds: Vec<Predicate> = [lit, cut_lit]
+            .into_iter()
+            .map(|l| { let mut p = Predicate::contains(l); p.negated = neg; p })
+            .collect();
+        let opts = WriterOptions::default()
+            .with_chunk_rows(chunk)
+            .with_log_templates(LogTemplates::Always);
+        let file = write_to_vec(rows.iter().copied(), opts).unwrap();
+        check(&file, &rows, &preds, "log proptest");
+    }
 }
 
 fn alphabet() -> impl proptest::strategy::Strategy<Value = u8> {

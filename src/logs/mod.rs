@@ -125,6 +125,7 @@ mod device;
 mod encode;
 mod mine;
 mod render;
+mod search;
 mod split;
 mod summary;
 mod text;

@@ -250,6 +250,15 @@ impl Bulk {
         })
     }
 
+    /// Passes over the next row of template `tid` without rendering it
+    /// (its rank advanced, as [`Self::put_row`] would).
+    #[inline]
+    pub(crate) fn skip_row(&mut self, tid: u32) {
+        if let Some(c) = self.cursor.get_mut(tid as usize) {
+            *c = c.saturating_add(1);
+        }
+    }
+
     /// Appends the next row of template `tid` (its rank taken from and
     /// advanced in `self`) to `out`.
     #[inline]

@@ -178,9 +178,52 @@ impl<'a> Search<'a> {
         match view.kind() {
             ChunkKind::ValueDict => self.value_dict(view, &mut bits),
             ChunkKind::Coded => self.coded(view, &mut bits)?,
-            ChunkKind::LogTemplates => self.decoded(i, &mut bits)?,
+            ChunkKind::LogTemplates => match (view.log_column(), self.c.block_finder()) {
+                (Some(col), Some(f)) if self.strategy != Strategy::Decode => {
+                    self.templates(col, view, f, &mut bits)?
+                }
+                _ => self.decoded(i, &mut bits)?,
+            },
         }
         Ok(bits)
+    }
+
+    /// A log-template chunk searched for one plain substring: each
+    /// template's static text matched once, only the rows whose template
+    /// leaves the answer open rendered (`logs::search`); then negation,
+    /// and nulls never selected.
+    fn templates(
+        &self,
+        col: &crate::logs::LogColumn,
+        view: ChunkView<'_>,
+        f: &memchr::memmem::Finder<'_>,
+        bits: &mut [u64],
+    ) -> Result<()> {
+        col.rows_containing(f, bits)?;
+        let rows = view.entry().rows as usize;
+        if self.c.negated {
+            for w in bits.iter_mut() {
+                *w = !*w;
+            }
+            if rows % 64 != 0 {
+                if let Some(last) = bits.last_mut() {
+                    *last &= (1u64 << (rows % 64)) - 1;
+                }
+            }
+        }
+        if let Some(valid) = view.validity() {
+            for (r, w) in bits.iter_mut().enumerate() {
+                let mut m = 0u64;
+                for k in 0..64 {
+                    let row = r * 64 + k;
+                    if row < rows && valid[row / 8] >> (row % 8) & 1 == 1 {
+                        m |= 1 << k;
+                    }
+                }
+                *w &= m;
+            }
+        }
+        Ok(())
     }
 
     /// A chunk without codes of the file's dictionaries (log templates,

@@ -110,6 +110,15 @@
 //!     and the block walks every row instead;
 //!   - otherwise every row is walked.
 //!
+//! * **log-template chunks** (spec/FORMAT.md §5.8), one plain substring:
+//!   **templates matched once** (`logs::search`): a template whose static
+//!   text holds the literal selects all its rows, one that cannot hold it
+//!   in a row (not in its static text, and no slot whose values could
+//!   overlap it: integers when the literal has no digit, dictionary values
+//!   without its bytes) selects none, and only the rows of the others are
+//!   rendered (O(1) each) and searched. Other patterns on such chunks (and
+//!   [`Strategy::Decode`]): every row rendered and matched.
+//!
 //! The token path is exact for any tokenization, so it needs none of the
 //! dictionary properties (sorted, distinct, complete, canonical spelling)
 //! that files of versions 1–3 do not promise (spec/FORMAT.md §9.1, §10.1),
@@ -158,7 +167,8 @@ pub enum Strategy {
     /// plain substrings, equality and prefix (no literal or sparse path;
     /// tests and benchmarks).
     Tokens,
-    /// Always decode blocks and match bytes.
+    /// Always decode blocks and match bytes (log-template chunks: every
+    /// row rendered and matched, no template matching).
     Decode,
     /// The sparse path wherever the pattern has an anchor whose plan fits
     /// the scan, whatever the chunk's size and the candidates' cost (no

@@ -51,6 +51,11 @@ fn in_payload(e: Error, id: u32, at: u64) -> Error {
 }
 
 impl LogChunk {
+    /// The opened payload (template search, `search::eval`).
+    pub(in crate::read) fn column(&self) -> &LogColumn {
+        &self.col
+    }
+
     /// §9 step 13c: opens the payload (every check of §5.8.1–§5.8.4), then
     /// renders every row: `rows` rows, null rows empty, each row at most
     /// `MAX_VALUE_LEN`, their total the entry's `bytes`. Returns the chunk

@@ -291,6 +291,14 @@ impl<'a> ChunkView<'a> {
             )
         }
     }
+    /// A log-template chunk's opened payload (spec/FORMAT.md §5.8), for
+    /// the search's per-template matching.
+    pub(crate) fn log_column(&self) -> Option<&'a crate::logs::LogColumn> {
+        match &self.chunk.body {
+            Body::LogTemplates(l) => Some(l.column()),
+            _ => None,
+        }
+    }
     /// The parts of a coded chunk as the GPU plan takes them.
     #[cfg(feature = "gpu")]
     pub(crate) fn coded_parts(&self) -> CodedParts<'a> {
