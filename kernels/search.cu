@@ -477,33 +477,48 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
     // batch whose codes' flags OR to less than `full` is skipped before any
     // byte is decoded. The batches' loads are independent, so they overlap.
     // A code out of range passes (its batch raises ST_CODE_RANGE below).
-    u32 pass = 0;
+    // Branch-free, so that every batch's loads are in flight together (a
+    // guarded load per code made the compiler wait on each in turn: bench/
+    // SEARCH.md "GPU, round 2"): a batch past `total` or with a bad piece or
+    // start reads code 0 of a valid piece and is decided by `ok` afterwards.
+    u32 af[SNB], okb = 0, here = 0;
 #pragma unroll
     for (int b = 0; b < SNB; b++) {
         const u32 gw = gw0 + b;
-        if (gw >= total) break;  // warp-uniform
-        const u32 p = wpiece[gw];
-        if (p >= npieces) { pass |= 1u << b; continue; }  // raised in search_batch
-        const Piece pc = pieces[p];
+        const bool in = gw < total;
+        const u32 p0 = wpiece[in ? gw : gw0];
+        const bool okp = p0 < npieces;
+        const u32 p = okp ? p0 : 0u;  // npieces >= 1 when total >= 1
+        const Piece& pc = pieces[p];
+        const u32 count = pc.count;
         const u32 start = (pc.wb_lo + (gw - wbp[p])) * SKB;
-        if (start >= pc.count) { pass |= 1u << b; continue; }
-        const u32 n = min(pc.count - start, (u32)SKB);
-        const u32 la = n == SKB ? min(m - 1, pc.count - start - n) : 0u;
+        const bool ok = okp && start < count;
+        const u32 s0 = ok ? start : 0u;
+        const u32 n = ok ? min(count - start, (u32)SKB) : 0u;
+        const u32 la = n == SKB ? min(m - 1, count - start - n) : 0u;
         const u32 nc = n + la;
         const u8* codes = input + pc.codes_off;
         const u32 ntok = dicts[pc.dict].ntok;
         const u8* flags = aflags + aoff[pc.dict];
-        u32 af = 0;
+        u32 a = 0;
 #pragma unroll
         for (int k = 0; k <= FP_K; k++) {
             const u32 j = lane + 32 * k;
-            if (j < nc) {
-                const u32 c = global_code(codes, start + j);
-                af |= c < ntok ? (u32)flags[c] : 0xffu;
-            }
+            const bool live = j < nc;
+            const u32 c = global_code(codes, s0 + (live ? j : 0u));
+            const u32 f = flags[c < ntok ? c : 0u];
+            a |= live ? (c < ntok ? f : 0xffu) : 0u;
         }
-        af = __reduce_or_sync(FULL, af);
-        if ((af & full) == full) pass |= 1u << b;
+        af[b] = a;
+        here |= (u32)in << b;
+        okb |= (u32)ok << b;
+    }
+    // A batch with a bad piece or start passes (search_batch raises it).
+    u32 pass = 0;
+#pragma unroll
+    for (int b = 0; b < SNB; b++) {
+        const u32 a = __reduce_or_sync(FULL, af[b]);
+        if ((here >> b & 1) && (!(okb >> b & 1) || (a & full) == full)) pass |= 1u << b;
     }
     if (pass == 0) return;
     u32 L[8];

@@ -322,8 +322,10 @@ impl<'r> PreparedSearch<'r> {
                 .alloc_zeros::<u8>(MAX_LITERAL)
                 .map_err(|e| gpu_err("alloc", e))?,
             aoff: up(s, &aoff_host)?,
+            // 16 bytes past the last dictionary's flags: the prefilter's
+            // clamped reads (code 0 of a dictionary) stay inside.
             aflags: s
-                .alloc_zeros::<u8>(nflags.max(1))
+                .alloc_zeros::<u8>(nflags + 16)
                 .map_err(|e| gpu_err("alloc", e))?,
             dict_of,
             index,
