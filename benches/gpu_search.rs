@@ -202,7 +202,8 @@ mod bench {
         println!(
             "gpusearch,column,needle,selectivity_pct,decoded_MB,tiles,gpu_search_min_GBps,\
              gpu_search_median_GBps,gpu_decode_median_GBps,search_over_decode,\
-             cpu_searcher_GBps,tool,tool_GBps,gpu_over_cpu,gpu_over_tool,host_flags_ms,search_call_ms"
+             cpu_searcher_GBps,tool,tool_GBps,gpu_over_cpu,gpu_over_tool,host_flags_ms,search_call_ms,\
+             batches_decoded_pct"
         );
         for col in only.split(',') {
             let path = dir.join(format!("{col}.txt"));
@@ -281,6 +282,8 @@ mod bench {
                 let got = s.count_coded(&pred).expect("gpu count");
                 assert_eq!(got, (*k * tiles) as u64, "{col}: GPU count of {needle:?}");
                 let flags_ms = s.time_set_pattern(&pred).expect("flags");
+                // The warp batches the kernel decodes (its prefilter on the host).
+                let decoded = 100.0 * s.decoded_fraction(&pred).expect("prefilter");
                 let (smin, smed) = stats(&s.time_search(&pred, reps).expect("time search"));
                 // One whole call (flags cached): launch, host chunks, bitmap
                 // download of every tile, selection of the first.
@@ -314,7 +317,8 @@ mod bench {
                 };
                 println!(
                     "gpusearch,{col},{:?},{:.4},{:.1},{tiles},{gmin:.1},{gmed:.1},{decode_gbps:.1},\
-                     {:.2},{cgbps:.2},{tool},{tgbps:.2},{:.1},{:.1},{flags_ms:.2},{call_ms:.2}",
+                     {:.2},{cgbps:.2},{tool},{tgbps:.2},{:.1},{:.1},{flags_ms:.2},{call_ms:.2},\
+                     {decoded:.3}",
                     String::from_utf8_lossy(needle),
                     100.0 * *k as f64 / rows.len() as f64,
                     gbytes as f64 / 1e6,

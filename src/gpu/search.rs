@@ -178,6 +178,8 @@ pub struct PreparedSearch<'r> {
     /// anchor takes).
     index: Vec<ByteIndex>,
     stats: Vec<ChunkStats>,
+    /// The chunk of each piece of the first tile.
+    chunks: Vec<usize>,
     aoff_host: Vec<u32>,
     aoff: CudaSlice<u32>,
     aflags: CudaSlice<u8>,
@@ -330,6 +332,7 @@ impl<'r> PreparedSearch<'r> {
             dict_of,
             index,
             stats,
+            chunks: chunk_of[..per_tile].to_vec(),
             aoff_host,
             full: 0,
             adist: 0,
@@ -381,18 +384,10 @@ impl<'r> PreparedSearch<'r> {
         Ok(())
     }
 
-    /// Puts `pat`'s literal and, per dictionary, its anchor flags
-    /// (src/search/anchor.rs: the tokens that can cover each anchor
-    /// position of the literal) on the device, unless they are there.
-    fn set_pattern(&mut self, pat: &GpuPattern) -> Result<()> {
-        if self.current.as_ref() == Some(pat) {
-            return Ok(());
-        }
-        let s = self.gpu.stream.clone();
-        let mut lit = [0u8; MAX_LITERAL];
-        lit[..pat.lit.len()].copy_from_slice(&pat.lit);
-        s.memcpy_htod(&lit, &mut self.lit)
-            .map_err(|e| gpu_err("upload", e))?;
+    /// `pat`'s anchor on the host: every dictionary's flags laid out as in
+    /// `aflags`, the positions (bit `i` is `pos[i]`), and whether the
+    /// kernel runs the chain (`CHAIN_BELOW`).
+    fn host_anchor(&self, pat: &GpuPattern) -> Result<(Vec<u8>, Vec<usize>, bool)> {
         // One set of positions for every dictionary (a bit means one
         // position), by the byte weights of all of them; then each
         // dictionary's tokens covering them.
@@ -425,15 +420,31 @@ impl<'r> PreparedSearch<'r> {
             }
             codes += st.freq.iter().map(|&f| f as u64).sum::<u64>();
         }
+        // The lightest position's codes per batch, against CHAIN_BELOW.
+        let light = weight.iter().copied().min().unwrap_or(u64::MAX);
+        let chain =
+            pos.len() > 1 && light.saturating_mul(CHAIN_CODES) < CHAIN_BELOW.saturating_mul(codes);
+        Ok((flags, pos, chain))
+    }
+
+    /// Puts `pat`'s literal and, per dictionary, its anchor flags
+    /// (src/search/anchor.rs: the tokens that can cover each anchor
+    /// position of the literal) on the device, unless they are there.
+    fn set_pattern(&mut self, pat: &GpuPattern) -> Result<()> {
+        if self.current.as_ref() == Some(pat) {
+            return Ok(());
+        }
+        let s = self.gpu.stream.clone();
+        let mut lit = [0u8; MAX_LITERAL];
+        lit[..pat.lit.len()].copy_from_slice(&pat.lit);
+        s.memcpy_htod(&lit, &mut self.lit)
+            .map_err(|e| gpu_err("upload", e))?;
+        let (flags, pos, chain) = self.host_anchor(pat)?;
         let full = if pos.is_empty() {
             0
         } else {
             (1u32 << pos.len()) - 1
         };
-        // The lightest position's codes per batch, against CHAIN_BELOW.
-        let light = weight.iter().copied().min().unwrap_or(u64::MAX);
-        let chain =
-            pos.len() > 1 && light.saturating_mul(CHAIN_CODES) < CHAIN_BELOW.saturating_mul(codes);
         let mut adist = 0u64;
         for i in 1..pos.len() {
             adist |= ((pos[i] - pos[i - 1]) as u64 & 31) << (5 * (i - 1));
@@ -631,6 +642,38 @@ impl<'r> PreparedSearch<'r> {
             .collect::<Result<Vec<f32>>>()?;
         self.check()?;
         Ok(v)
+    }
+
+    /// The fraction of warp batches the kernel decodes for `p` (its
+    /// prefilter run on the host over the codes of the first tile:
+    /// `search::index::gpu_prefilter`).
+    #[cfg(feature = "test-util")]
+    pub fn decoded_fraction(&self, p: &Predicate) -> Result<f64> {
+        let pat = GpuPattern::of(p)
+            .ok_or_else(|| Error::InvalidArgument("not a GPU search predicate".into()))?;
+        let (flags, pos, chain) = self.host_anchor(&pat)?;
+        let kb = 32 * self.kernels.cfg.k as usize;
+        let (mut decoded, mut total) = (0usize, 0usize);
+        for (piece, &c) in self.plan.pieces.iter().zip(&self.chunks) {
+            let view = self.reader.chunk(c)?;
+            let codes = view.codes();
+            let mut all = vec![0u16; view.entry().codes as usize];
+            codes.unpack(0, &mut all);
+            let k = piece.dict as usize;
+            let at = self.aoff_host[k] as usize;
+            let n = self.reader.dictionary(self.dict_of[k])?.num_tokens() as usize;
+            let pass = crate::search::index::gpu_prefilter(
+                &all,
+                kb,
+                pat.lit.len(),
+                &flags[at..at + n],
+                &pos,
+                chain,
+            );
+            decoded += pass.iter().filter(|&&x| x).count();
+            total += pass.len();
+        }
+        Ok(decoded as f64 / total.max(1) as f64)
     }
 
     /// Wall milliseconds of putting `p`'s literal and anchor flags on the

@@ -374,6 +374,71 @@ pub(crate) fn gpu_anchor(
     GpuAnchor { flags, weight }
 }
 
+/// The GPU prefilter on the host (kernels/search.cu, spec/DECODER.md §6e),
+/// for measurement and tests: over one chunk's `codes` in batches of `kb`,
+/// each with up to `m - 1` lookahead codes, whether each batch would be
+/// decoded: its and its lookahead's codes' `flags` OR to every bit of
+/// `pos` (positions increasing, bit `i` for `pos[i]`), and, with `chain`,
+/// some codes `j_0 <= j_1 <= ...` carry bits 0, 1, ... with
+/// `j_{i+1} - j_i <= pos[i+1] - pos[i]`.
+#[cfg(any(test, all(feature = "gpu", feature = "test-util")))]
+pub(crate) fn gpu_prefilter(
+    codes: &[u16],
+    kb: usize,
+    m: usize,
+    flags: &[u8],
+    pos: &[usize],
+    chain: bool,
+) -> Vec<bool> {
+    let full = if pos.is_empty() {
+        0u8
+    } else {
+        (((1u32 << pos.len()) - 1) & 0xff) as u8
+    };
+    let flag = |c: u16| flags.get(c as usize).copied().unwrap_or(0xff);
+    codes
+        .chunks(kb.max(1))
+        .enumerate()
+        .map(|(b, batch)| {
+            let start = b * kb;
+            let la = if batch.len() == kb {
+                m.saturating_sub(1).min(codes.len() - start - kb)
+            } else {
+                0
+            };
+            let win = &codes[start..start + batch.len() + la];
+            let or = win.iter().fold(0u8, |a, &c| a | flag(c));
+            if or & full != full {
+                return false;
+            }
+            if !chain || pos.len() < 2 {
+                return true;
+            }
+            // Codes where a chain through bits 0..=i can end.
+            let mut ends: Vec<usize> = (0..win.len()).filter(|&j| flag(win[j]) & 1 != 0).collect();
+            for i in 1..pos.len() {
+                let d = pos[i] - pos[i - 1];
+                let mut next = Vec::new();
+                let mut k = 0;
+                for j in (0..win.len()).filter(|&j| flag(win[j]) >> i & 1 != 0) {
+                    // The last chain end at or before j.
+                    while k + 1 < ends.len() && ends[k + 1] <= j {
+                        k += 1;
+                    }
+                    if ends.get(k).is_some_and(|&e| e <= j && j - e <= d) {
+                        next.push(j);
+                    }
+                }
+                ends = next;
+                if ends.is_empty() {
+                    return false;
+                }
+            }
+            true
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::{plan, ByteIndex, ChunkStats};
@@ -425,6 +490,75 @@ mod tests {
             }
         }
         assert!(super::gpu_positions(b"", false, &stats.byte_weight).is_empty());
+    }
+
+    /// The host mirror of the GPU prefilter never drops a batch in which an
+    /// occurrence of the literal starts, with or without the chain, on
+    /// random tables, random (not greedy) tokenizations and literals cut
+    /// across token boundaries.
+    #[test]
+    fn gpu_prefilter_keeps_every_batch_with_a_match() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n.max(1) as u64) as usize
+        };
+        for case in 0..40 {
+            let alpha: &[u8] = if case % 2 == 0 { b"ab" } else { b"abcA x" };
+            let mut t = TokenTable::single_bytes();
+            for _ in 0..60 {
+                let n = 2 + rnd(8);
+                let tok: Vec<u8> = (0..n).map(|_| alpha[rnd(alpha.len())]).collect();
+                t.push(&tok);
+            }
+            let text: Vec<u8> = (0..3000).map(|_| alpha[rnd(alpha.len())]).collect();
+            // A random tokenization: at each byte, any token that matches.
+            let mut codes = Vec::new();
+            let mut starts = Vec::new();
+            let mut at = 0;
+            while at < text.len() {
+                let fits: Vec<usize> = (0..t.len())
+                    .filter(|&c| text[at..].starts_with(t.token(c)))
+                    .collect();
+                let c = fits[rnd(fits.len())];
+                codes.push(c as u16);
+                starts.push(at);
+                at += t.token(c).len();
+            }
+            let mut freq = vec![0u32; t.len()];
+            for &c in &codes {
+                freq[c as usize] += 1;
+            }
+            let stats = ChunkStats::of(freq.clone(), &t);
+            let index = ByteIndex::new(&t);
+            for _ in 0..8 {
+                let m = 1 + rnd(12);
+                let s0 = rnd(text.len() - m);
+                let lit = text[s0..s0 + m].to_vec();
+                for fold in [false, true] {
+                    let pos = super::gpu_positions(&lit, fold, &stats.byte_weight);
+                    let a = super::gpu_anchor(&lit, fold, &pos, &t, &index, &freq);
+                    for chain in [false, true] {
+                        let kb = 8 + rnd(24);
+                        let pass = super::gpu_prefilter(&codes, kb, m, &a.flags, &pos, chain);
+                        let f = |b: &u8| if fold { b.to_ascii_lowercase() } else { *b };
+                        let low: Vec<u8> = lit.iter().map(f).collect();
+                        for s in 0..=text.len() - m {
+                            if text[s..s + m].iter().map(f).eq(low.iter().copied()) {
+                                // The code holding byte s.
+                                let j = starts.partition_point(|&x| x <= s) - 1;
+                                assert!(
+                                    pass[j / kb],
+                                    "case {case} {lit:?} fold {fold} chain {chain} at {s}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The plan's codes are exactly the used tokens that cover the chosen
