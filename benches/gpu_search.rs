@@ -11,7 +11,10 @@
 //! columns, default loghub_Linux_full,loghub_Proxifier_full), MIN_BYTES
 //! (GPU tile target, default 256 MiB), CPU_BYTES (size of the CPU's file,
 //! default 64 MiB), REPS (default 20), TMP (folder for the text file,
-//! default the system's).
+//! default the system's), GPU_ONLY=1 (the GPU sides only: no CPU file,
+//! Searcher or grep; for profiling runs), PICK (comma-separated indices
+//! of the needles to run, default all), EXTRA (more needles, separated by
+//! `|`, run after the picked ones).
 
 #[cfg(feature = "test-util")]
 fn main() {
@@ -181,6 +184,10 @@ mod bench {
         let min_bytes: u64 = env("MIN_BYTES", 256u64 << 20);
         let cpu_bytes: u64 = env("CPU_BYTES", 64u64 << 20);
         let reps: usize = env("REPS", 20);
+        let gpu_only = env("GPU_ONLY", 0u32) == 1;
+        let pick: Option<Vec<usize>> = std::env::var("PICK")
+            .ok()
+            .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect());
         let tmp = PathBuf::from(env(
             "TMP",
             std::env::temp_dir().to_string_lossy().into_owned(),
@@ -195,7 +202,8 @@ mod bench {
         println!(
             "gpusearch,column,needle,selectivity_pct,decoded_MB,tiles,gpu_search_min_GBps,\
              gpu_search_median_GBps,gpu_decode_median_GBps,search_over_decode,\
-             cpu_searcher_GBps,tool,tool_GBps,gpu_over_cpu,gpu_over_tool,host_flags_ms,search_call_ms"
+             cpu_searcher_GBps,tool,tool_GBps,gpu_over_cpu,gpu_over_tool,host_flags_ms,search_call_ms,\
+             batches_decoded_pct"
         );
         for col in only.split(',') {
             let path = dir.join(format!("{col}.txt"));
@@ -209,7 +217,13 @@ mod bench {
             let r = Reader::from_bytes(file).expect("open");
             let bytes = r.decoded_bytes();
             let tiles = min_bytes.div_ceil(bytes.max(1)) as usize;
-            let needles = pick_needles(&rows);
+            let mut needles = pick_needles(&rows);
+            if let Ok(extra) = std::env::var("EXTRA") {
+                for n in extra.split('|').filter(|n| !n.is_empty()) {
+                    let k = count_containing(&rows, n.as_bytes());
+                    needles.push((n.as_bytes().to_vec(), k));
+                }
+            }
             // GPU: the search plan and the decode-only scan of the same tiles.
             let mut s = PreparedSearch::new(&r, tiles).expect("search plan");
             let dec_ms = s.time_decascade().expect("decascade");
@@ -229,8 +243,13 @@ mod bench {
                 r.rows(),
                 gbytes as f64 / 1e6
             );
-            // CPU: a file of the column repeated to CPU_BYTES.
-            let copies = cpu_bytes.div_ceil(bytes.max(1)) as usize;
+            // CPU: a file of the column repeated to CPU_BYTES (one copy
+            // under GPU_ONLY, and no Searcher or grep runs).
+            let copies = if gpu_only {
+                1
+            } else {
+                cpu_bytes.div_ceil(bytes.max(1)) as usize
+            };
             let big: Vec<&[u8]> = (0..copies).flat_map(|_| rows.iter().copied()).collect();
             let t = Instant::now();
             let cfile = write_to_vec(big.iter().map(|v| Some(*v)), WriterOptions::default())
@@ -244,7 +263,7 @@ mod bench {
             let searcher = Searcher::new(&cr);
             // Text for rg/grep: the column repeated `tiles` times.
             let tpath = tmp.join(format!("fastpair-gpu-search-{col}.txt"));
-            {
+            if !gpu_only {
                 use std::io::Write;
                 let mut f = std::io::BufWriter::new(std::fs::File::create(&tpath).expect("tmp"));
                 for _ in 0..tiles {
@@ -255,11 +274,16 @@ mod bench {
                 }
             }
             let tbytes = std::fs::metadata(&tpath).map(|m| m.len()).unwrap_or(0);
-            for (needle, k) in &needles {
+            for (i, (needle, k)) in needles.iter().enumerate() {
+                if pick.as_ref().is_some_and(|v| !v.contains(&i)) {
+                    continue;
+                }
                 let pred = Predicate::contains(needle.clone());
                 let got = s.count_coded(&pred).expect("gpu count");
                 assert_eq!(got, (*k * tiles) as u64, "{col}: GPU count of {needle:?}");
                 let flags_ms = s.time_set_pattern(&pred).expect("flags");
+                // The warp batches the kernel decodes (its prefilter on the host).
+                let decoded = 100.0 * s.decoded_fraction(&pred).expect("prefilter");
                 let (smin, smed) = stats(&s.time_search(&pred, reps).expect("time search"));
                 // One whole call (flags cached): launch, host chunks, bitmap
                 // download of every tile, selection of the first.
@@ -271,11 +295,20 @@ mod bench {
                 let gmed = gbytes as f64 / smed / 1e6;
                 let csel = searcher.search(&pred).expect("cpu");
                 assert_eq!(csel.count(), (*k * copies) as u64, "{col}: CPU count");
-                let ct = median_secs(5, || {
-                    black_box(searcher.search(&pred).expect("cpu"));
-                });
-                let cgbps = cr.decoded_bytes() as f64 / ct / 1e9;
-                let (tool, tgbps) = match grep_tool(&tpath, needle) {
+                let cgbps = if gpu_only {
+                    f64::NAN
+                } else {
+                    let ct = median_secs(5, || {
+                        black_box(searcher.search(&pred).expect("cpu"));
+                    });
+                    cr.decoded_bytes() as f64 / ct / 1e9
+                };
+                let grep = if gpu_only {
+                    None
+                } else {
+                    grep_tool(&tpath, needle)
+                };
+                let (tool, tgbps) = match grep {
                     Some((tool, n, t)) => {
                         assert_eq!(n, (*k * tiles) as u64, "{col}: {tool} count");
                         (tool, tbytes as f64 / t / 1e9)
@@ -284,7 +317,8 @@ mod bench {
                 };
                 println!(
                     "gpusearch,{col},{:?},{:.4},{:.1},{tiles},{gmin:.1},{gmed:.1},{decode_gbps:.1},\
-                     {:.2},{cgbps:.2},{tool},{tgbps:.2},{:.1},{:.1},{flags_ms:.2},{call_ms:.2}",
+                     {:.2},{cgbps:.2},{tool},{tgbps:.2},{:.1},{:.1},{flags_ms:.2},{call_ms:.2},\
+                     {decoded:.3}",
                     String::from_utf8_lossy(needle),
                     100.0 * *k as f64 / rows.len() as f64,
                     gbytes as f64 / 1e6,

@@ -1,9 +1,11 @@
-// Fused decode-and-match (spec/DECODER.md §6e): one warp per batch of 32·K
-// codes of a coded chunk, as fastpair_decode, but the batch's bytes stay in
-// the warp's shared memory and are matched there against one literal; the
-// only output is a selection bitmap (one bit per row, atomicOr). Follows
-// cascade.cu and decode.cu in one compilation unit (it reuses put_or, the
-// decode kernel's OR-ing staging write, and find_le).
+// Fused decode-and-match (spec/DECODER.md §6e): a warp takes SNB consecutive
+// warp batches of 32·K codes of coded chunks; it first runs the anchor
+// prefilter of all of them (their codes and anchor flags loaded together, so
+// the chain of dependent loads is paid once for SNB batches), then decodes
+// each batch that passes into its shared memory, as fastpair_decode does,
+// and matches it there against one literal; the only output is a selection
+// bitmap. Follows cascade.cu and decode.cu in one compilation unit (it reuses
+// put_or, the decode kernel's OR-ing staging write, and find_le).
 //
 // Row boundaries: the chunk's row byte bounds (de-cascaded into `seq` by
 // fastpair_decascade, `rbo[p]` is where piece p's start) decide which row a
@@ -24,38 +26,67 @@
 #define SKB (32 * FP_K)                       // codes per warp batch
 #define SLA 32                                // lookahead codes (one extra round)
 #define SLIT 32                               // longest literal
+#define SNB 4                                 // warp batches per warp (src/gpu/search.rs SEARCH_NB)
+#define SNR 128                               // row starts staged per batch (contains)
 #define S_STAGE ((SKB + SLA) * 16 + 64)       // batch + lookahead bytes + put_or's span + slack
 #define S_CODES ((SKB + SLA) * 2 + 16)        // packed codes (16-bit worst case) + the 12-bit pair reads
+#define S_ROWS ((SNR + 1 + SNR / 32) * 4 + 12) // staged row starts + selection words, 16-byte padded
 #define S_WARPS (FP_T / 32)
-#define S_WARP_SMEM (S_STAGE + S_CODES)
+#define S_WARP_SMEM (S_STAGE + S_CODES + S_ROWS)
 #define SM_CONTAINS 0u
 #define SM_PREFIX 1u
 #define SM_SUFFIX 2u
 #define SM_EQUALS 3u
 
 static_assert(S_WARP_SMEM == FP_SEARCH_SMEM, "search shared memory per warp differs from the host's (abi::search_warp_smem)");
-static_assert(S_STAGE % 16 == 0 && S_CODES % 16 == 0, "16-byte aligned areas");
+static_assert(S_STAGE % 16 == 0 && S_CODES % 16 == 0 && S_ROWS % 16 == 0, "16-byte aligned areas");
 static_assert(SLIT <= SLA + 1, "the lookahead covers the longest literal");
+static_assert(SNR % 32 == 0 && SNR / 32 <= 32, "selection words: one per lane at most");
+static_assert(FP_K + 1 <= 32, "the chain's bitset words: one per lane");
 
-// ASCII folding of one byte (the literal is folded on the host).
-__device__ __forceinline__ u32 fold_byte(u32 b, u32 fold) {
-    return (fold && b - 'A' < 26u) ? (b | 0x20u) : b;
+// ASCII folding of four bytes (the literal is folded on the host): every
+// byte in 'A'..'Z' gets bit 0x20.
+__device__ __forceinline__ u32 fold_word(u32 x, u32 fold) {
+    if (!fold) return x;
+    return x | (__vcmpgeu4(x, 0x41414141u) & __vcmpleu4(x, 0x5a5a5a5au) & 0x20202020u);
 }
 
-// Whether the m bytes at stage[pp] equal the (folded) literal.
-__device__ __forceinline__ bool lit_at(const u8* stage, u32 pp, const u8* __restrict__ lit, u32 m, u32 fold) {
-    for (u32 k = 0; k < m; k++) {
-        if (fold_byte(stage[pp + k], fold) != (u32)lit[k]) return false;
+// Whether the m bytes at staging byte pp equal the (folded) literal, whose
+// words are L (zero past m): up to 8 word compares, the staging words
+// funnel-shifted to pp. Reads staging words pp/4 .. pp/4 + 8, inside the
+// area (pp + m <= run, and the area holds run + 64 bytes).
+__device__ __forceinline__ bool lit_at(const u32* st, u32 pp, const u32 (&L)[8], u32 m, u32 fold) {
+    const u32 a = pp >> 2, s = (pp & 3) * 8;
+    u32 diff = 0, prev = st[a];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        if (4u * k < m) {  // warp-uniform
+            const u32 nxt = st[a + k + 1];
+            const u32 w = fold_word(__funnelshift_r(prev, nxt, s), fold);
+            prev = nxt;
+            const u32 rem = m - 4u * k;
+            const u32 mask = rem >= 4 ? 0xffffffffu : ((1u << (8 * rem)) - 1u);
+            diff |= (w ^ L[k]) & mask;
+        }
     }
-    return true;
+    return diff == 0;
 }
 
-// First i in [0, n) with a[i] >= x (n when none).
-__device__ __forceinline__ u32 lower_bound_u32(const u32* __restrict__ a, u32 n, u64 x) {
+// Largest i in [0, n) with a[i] <= x, for a non-decreasing a with
+// a[0] <= x, by the whole warp: each round the 32 lanes probe 32 evenly
+// spaced entries and one ballot narrows the range 32-fold (three dependent
+// rounds for 32,768 rows, against fifteen for a binary search). Every probe
+// is below n. Warp-uniform result.
+__device__ __forceinline__ u32 warp_find_le(const u32* __restrict__ a, u32 n, u32 x, u32 lane) {
     u32 lo = 0, hi = n;
-    while (lo < hi) {
-        const u32 mid = (lo + hi) >> 1;
-        if ((u64)a[mid] < x) lo = mid + 1; else hi = mid;
+    while (hi - lo > 1) {
+        const u32 step = (hi - lo + 31) >> 5;
+        const u32 i = lo + step * (lane + 1);
+        const bool le = i < hi && a[i] <= x;
+        const u32 c = __popc(__ballot_sync(FULL, le));  // lanes 0..c-1 (a is sorted)
+        const u32 nlo = lo + step * c;
+        hi = min(hi, nlo + step);
+        lo = nlo;
     }
     return lo;
 }
@@ -64,29 +95,57 @@ __device__ __forceinline__ void select_row(u32* __restrict__ bits, u64 nbits, u6
     if (g < nbits) atomicOr(bits + (g >> 5), 1u << (u32)(g & 31));
 }
 
-extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
-    const u8* __restrict__ input, const u8* __restrict__ dictblob,
-    const Piece* __restrict__ pieces, const u32* __restrict__ wbp,
-    const u32* __restrict__ wpiece, u32 npieces, u32 total,
-    const Dict* __restrict__ dicts, const u32* __restrict__ seq,
-    const u32* __restrict__ rbo, const u64* __restrict__ gbase,
-    const u8* __restrict__ lit, u32 m, u32 mode, u32 fold,
-    const u8* __restrict__ aflags, const u32* __restrict__ aoff, u32 full,
-    u32* __restrict__ bits, u64 nbits, u32* __restrict__ status)
-{
-    extern __shared__ __align__(16) u8 smem[];
-    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const u32 gw = blockIdx.x * S_WARPS + warp;
-    if (gw >= total) return;
-    if (m == 0 || m > SLIT) { if (lane == 0) atomicOr(status, ST_SEARCH); return; }
-    u8* stage = smem + warp * S_WARP_SMEM;
-    u8* codes_sm = stage + S_STAGE;
+// Code j of a piece's packed codes, read from global memory (the
+// prefilter): 16-bit codes directly, 12-bit pairs with two aligned word
+// loads and a funnel shift (the packed codes start 16-byte aligned; the
+// second word may pass the codes' last byte by up to 4 bytes, inside the
+// region's padding or the next region: `input` ends with 16 bytes of slack).
+__device__ __forceinline__ u32 global_code(const u8* __restrict__ codes, u32 j) {
+#if FP_BITS == 12
+    const u32 at = (j >> 1) * 3;
+    const u32* w32 = (const u32*)codes + (at >> 2);
+    const u32 v = __funnelshift_r(w32[0], w32[1], (at & 3) * 8);
+    return (v >> ((j & 1) * 12)) & 0xfff;
+#else
+    return ((const unsigned short*)codes)[j];
+#endif
+}
 
-    const u32 p = wpiece[gw];
-    if (p >= npieces) { if (lane == 0) atomicOr(status, ST_SIDECAR); return; }
-    const Piece pc = pieces[p];
-    const u32 start = (pc.wb_lo + (gw - wbp[p])) * SKB;
-    if (start >= pc.count) { if (lane == 0) atomicOr(status, ST_SIDECAR); return; }
+struct SearchArgs {
+    const u8* __restrict__ input;
+    const u8* __restrict__ dictblob;
+    const Piece* __restrict__ pieces;
+    const u32* __restrict__ wbp;
+    const u32* __restrict__ wpiece;
+    u32 npieces;
+    const Dict* __restrict__ dicts;
+    const u32* __restrict__ seq;
+    const u32* __restrict__ rbo;
+    const u64* __restrict__ gbase;
+    u32 m, mode, fold;
+    const u8* __restrict__ aflags;
+    const u32* __restrict__ aoff;
+    u64 adist;
+    u32 nchain;
+    u32* __restrict__ bits;
+    u64 nbits;
+    u32* __restrict__ status;
+};
+
+// One warp batch `gw` whose prefilter passed: its codes and lookahead into
+// shared memory, the chain check, decode into staging, match.
+__device__ __forceinline__ void search_batch(const SearchArgs& A, u32 gw, u8* stage, u32 lane,
+                                             const u32 (&L)[8]) {
+    u8* codes_sm = stage + S_STAGE;
+    u32* rs = (u32*)(codes_sm + S_CODES);  // staged row starts (SNR + 1)
+    u32* selw = rs + SNR + 1;              // selection bits of the staged rows
+    const u32 m = A.m, mode = A.mode, fold = A.fold;
+
+    const u32 p = A.wpiece[gw];
+    if (p >= A.npieces) { if (lane == 0) atomicOr(A.status, ST_SIDECAR); return; }
+    const Piece pc = A.pieces[p];
+    const u32 start = (pc.wb_lo + (gw - A.wbp[p])) * SKB;
+    if (start >= pc.count) { if (lane == 0) atomicOr(A.status, ST_SIDECAR); return; }
     const u32 n = min(pc.count - start, (u32)SKB);
     // Lookahead codes: m - 1 of them (at most SLA - 1), when the chunk has them.
     const u32 la = n == SKB ? min(m - 1, pc.count - start - n) : 0u;
@@ -99,8 +158,9 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
 #else
     const u32 boff = start * 2, nbytes = nc * 2;
 #endif
+    __syncwarp();  // the previous batch of this warp is done with the areas
     {
-        const uint4* src = (const uint4*)(input + pc.codes_off + boff);
+        const uint4* src = (const uint4*)(A.input + pc.codes_off + boff);
         for (u32 i = lane; i * 16 < nbytes; i += 32) {
             if (boff + i * 16 + 16 <= pc.codes_len) ((uint4*)codes_sm)[i] = src[i];
         }
@@ -108,11 +168,12 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
     __syncwarp();
 
     // -- codes: K rounds of the batch and one of lookahead; codes out of
-    // range are flagged and read as token 0, dead slots get length 0.
-    const Dict dc = dicts[pc.dict];
-    u32 code[FP_K + 1], len[FP_K + 1], pos[FP_K + 1];
-    u32 bad = 0, af = 0;
-    const u8* flags = aflags + aoff[pc.dict];
+    // range are flagged and read as token 0, dead slots get length 0; each
+    // live code's anchor flags (the chain below).
+    const Dict dc = A.dicts[pc.dict];
+    u32 code[FP_K + 1], len[FP_K + 1], pos[FP_K + 1], fk[FP_K + 1];
+    u32 bad = 0;
+    const u8* flags = A.aflags + A.aoff[pc.dict];
 #pragma unroll
     for (int k = 0; k <= FP_K; k++) {
         const u32 j = lane + 32 * k;
@@ -129,26 +190,52 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
         const u32 cc = in ? c : 0u;
         code[k] = cc;
         len[k] = live ? 1u : 0u;
-        if (live) af |= flags[cc];
+        fk[k] = (live && A.nchain > 1) ? (u32)flags[cc] : 0u;
     }
-    // -- anchor prefilter (src/search/anchor.rs): a match that starts in
-    // this window is spelled by codes of the batch and its lookahead, one of
-    // which covers each anchor position of the literal; without them the
-    // warp is done before any byte is decoded.
     {
         const u32 anybad = __reduce_or_sync(FULL, bad);
         if (anybad) {
-            if (lane == 0) atomicOr(status, anybad);
+            if (lane == 0) atomicOr(A.status, anybad);
             return;
         }
-        af = __reduce_or_sync(FULL, af);
-        if ((af & full) != full) return;
+    }
+    // -- chain (src/search/index.rs gpu_anchor): flag bit i is literal
+    // position P_i (P_0 < P_1 < ...). At an occurrence, the codes covering
+    // P_0, P_1, ... are j_0 <= j_1 <= ... with j_{i+1} - j_i <= P_{i+1} - P_i
+    // (every code at least one byte), all in the batch and its lookahead.
+    // S = codes where a chain through bits 0..i can end; word r (codes
+    // 32r .. 32r + 31) lives in lane r. No chain: the warp is done.
+    if (A.nchain > 1) {
+        u32 S = 0;
+#pragma unroll
+        for (int k = 0; k <= FP_K; k++) {
+            const u32 b = __ballot_sync(FULL, fk[k] & 1u);
+            if (lane == (u32)k) S = b;
+        }
+        for (u32 i = 1; i < A.nchain; i++) {  // warp-uniform
+            const u32 d = (u32)(A.adist >> (5 * (i - 1))) & 31u;
+            // S |= S << 1 | ... | S << d, by doubling (shifts 0..cov-1 covered).
+            for (u32 cov = 1; cov <= d;) {
+                const u32 sh = min(cov, d + 1 - cov);  // 1..16
+                const u32 prev = __shfl_up_sync(FULL, S, 1);
+                S |= __funnelshift_l(lane == 0 ? 0u : prev, S, sh);
+                cov += sh;
+            }
+            u32 M = 0;
+#pragma unroll
+            for (int k = 0; k <= FP_K; k++) {
+                const u32 b = __ballot_sync(FULL, (fk[k] >> i) & 1u);
+                if (lane == (u32)k) M = b;
+            }
+            S &= M;
+            if (!__any_sync(FULL, S != 0)) return;
+        }
     }
 
     // -- gather: lengths (one byte per token holding len - 1) and the
     // batch's low-plane words (the lookahead's are read at the emit).
-    const u8* lens = dictblob + dc.lens_off;
-    const LoWord* lo = (const LoWord*)(dictblob + dc.lo_off);
+    const u8* lens = A.dictblob + dc.lens_off;
+    const LoWord* lo = (const LoWord*)(A.dictblob + dc.lo_off);
     LoWord word[FP_K];
 #pragma unroll
     for (int k = 0; k <= FP_K; k++) {
@@ -191,12 +278,12 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
     }
 
     // -- check the batch's bytes against the sidecar; its chunk-local start.
-    const u32* side = seq + pc.sidecar_off;
+    const u32* side = A.seq + pc.sidecar_off;
     const u32 g = pc.g, gs = __ffs(g) - 1, gm = g - 1;
     const u32 bstart = side[start >> gs];
     const u32 bend = side[(start + n + gm) >> gs];
     if (__any_sync(FULL, bend < bstart || bend - bstart != tb)) {
-        if (lane == 0) atomicOr(status, ST_SIDECAR);
+        if (lane == 0) atomicOr(A.status, ST_SIDECAR);
         return;
     }
 
@@ -209,7 +296,7 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
     u32* st = (u32*)stage;
     const u32 dummy = (u32)__cvta_generic_to_shared(codes_sm) + 4 * lane;
 #if FP_W < 16
-    const uint2* hi = (const uint2*)(dictblob + dc.hi_off);
+    const uint2* hi = (const uint2*)(A.dictblob + dc.hi_off);
 #endif
 #pragma unroll
     for (int k = 0; k <= FP_K; k++) {
@@ -231,55 +318,126 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
     __syncwarp();
 
     // -- match. Chunk-local byte of stage[0] is bstart; stage[0, run) holds
-    // the batch and its lookahead.
-    const u32* rb = seq + rbo[p];
+    // the batch and its lookahead. Rows: rbp[i] = start of row rlo + i,
+    // rbp[rows] = end of the last; r0 = the last row starting at or before
+    // bstart (one warp search), the rows from r0 on hold every row that can
+    // take a match of this window.
+    const u32* rb = A.seq + A.rbo[p];
     const u32 rlo = pc.row_lo, rows = pc.row_hi - pc.row_lo;
-    const u32* rbp = rb + rlo;  // rbp[i] = start of row rlo + i, rbp[rows] = end of the last
-    const u64 g0 = gbase[p];
+    if (rows == 0) return;
+    const u32* rbp = rb + rlo;
+    const u64 g0 = A.gbase[p];
+    const u32 r0 = rbp[0] <= bstart ? warp_find_le(rbp, rows, bstart, lane) : 0u;
     if (mode == SM_CONTAINS) {
-        // Positions whose first two bytes equal the literal's (folded: a
-        // letter compared with its 0x20 bit set), then verified.
-        const u32 l0 = lit[0], l1 = m > 1 ? lit[1] : 0u;
-        const u32 rep0 = l0 * 0x01010101u, rep1 = l1 * 0x01010101u;
-        const u32 fm0 = (fold && l0 - 'a' < 26u) ? 0x20202020u : 0u;
-        const u32 fm1 = (fold && l1 - 'a' < 26u) ? 0x20202020u : 0u;
+        // Positions whose first min(m, 4) bytes equal the literal's
+        // (folded: a letter compared with its 0x20 bit set), then verified
+        // whole, in words.
+        u32 rep[4], fm[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const u32 l = (L[0] >> (8 * k)) & 0xffu;
+            rep[k] = l * 0x01010101u;
+            fm[k] = (fold && l - 'a' < 26u) ? 0x20202020u : 0u;
+        }
         const u32 nw = (tb + 3) >> 2;
+        // Candidates first: a warp without a verified match is done
+        // before it reads a row bound.
+        bool any = false;
+        for (u32 i = lane; i < nw && !any; i += 32) {
+            const u32 w0 = st[i], w1 = st[i + 1];
+            u32 z = __vcmpeq4(w0 | fm[0], rep[0]);
+            if (m > 1) z &= __vcmpeq4(__funnelshift_r(w0, w1, 8) | fm[1], rep[1]);
+            if (m > 2) z &= __vcmpeq4(__funnelshift_r(w0, w1, 16) | fm[2], rep[2]);
+            if (m > 3) z &= __vcmpeq4(__funnelshift_r(w0, w1, 24) | fm[3], rep[3]);
+            z &= 0x80808080u;
+            while (z && !any) {
+                const u32 pp = 4 * i + ((__ffs(z) - 1) >> 3);
+                z &= z - 1;
+                any = pp < tb && pp + m <= run && lit_at(st, pp, L, m, fold);
+            }
+        }
+        if (!__any_sync(FULL, any)) return;
+        // Stage the row starts rbp[r0 + i], i <= ns, 32 at a time until one
+        // is at or past bend + m (no match of the window starts there).
+        const u32 ns = min((u32)SNR, rows - r0);
+        const u64 lim = (u64)bend + m;
+        u32 nst = 0;
+        for (u32 base = 0; base <= ns; base += 32) {
+            const u32 i = base + lane;
+            bool past = true;
+            if (i <= ns) {
+                const u32 v = rbp[r0 + i];
+                rs[i] = v;
+                past = (u64)v >= lim;
+            }
+            nst = min(base + 32, ns + 1);
+            if (__any_sync(FULL, past)) break;
+        }
+        if (lane < SNR / 32) selw[lane] = 0;
+        __syncwarp();
+        // Hits before `top` (the last staged start) find their row among
+        // the staged starts; later ones (more than SNR rows in the window)
+        // in global memory.
+        const u32 top = rs[nst - 1], first = rs[0];
         for (u32 i = lane; i < nw; i += 32) {
-            const u32 w0 = st[i];
-            u32 z = __vcmpeq4(w0 | fm0, rep0);
-            if (m > 1) z &= __vcmpeq4(__funnelshift_r(w0, st[i + 1], 8) | fm1, rep1);
+            const u32 w0 = st[i], w1 = st[i + 1];
+            u32 z = __vcmpeq4(w0 | fm[0], rep[0]);
+            if (m > 1) z &= __vcmpeq4(__funnelshift_r(w0, w1, 8) | fm[1], rep[1]);
+            if (m > 2) z &= __vcmpeq4(__funnelshift_r(w0, w1, 16) | fm[2], rep[2]);
+            if (m > 3) z &= __vcmpeq4(__funnelshift_r(w0, w1, 24) | fm[3], rep[3]);
             z &= 0x80808080u;
             while (z) {
-                const u32 t = (__ffs(z) - 1) >> 3;
+                const u32 pp = 4 * i + ((__ffs(z) - 1) >> 3);
                 z &= z - 1;
-                const u32 pp = 4 * i + t;
                 if (pp >= tb || pp + m > run) continue;
-                if (!lit_at(stage, pp, lit, m, fold)) continue;
+                if (!lit_at(st, pp, L, m, fold)) continue;
                 // The row holding byte q: the last row starting at or before it.
                 const u32 q = bstart + pp;
-                if (rows == 0 || rbp[0] > q) continue;
-                const u32 r = find_le(rbp, rows, q);
-                if ((u64)q + m <= (u64)rbp[r + 1]) select_row(bits, nbits, g0 + r);
+                if (first > q) continue;
+                if (q < top) {
+                    u32 a = 0, b = nst - 1;  // rs[a] <= q < rs[b]
+                    while (b - a > 1) {
+                        const u32 mid = (a + b) >> 1;
+                        if (rs[mid] <= q) a = mid; else b = mid;
+                    }
+                    if ((u64)q + m <= (u64)rs[a + 1]) atomicOr(selw + (a >> 5), 1u << (a & 31));
+                } else {
+                    const u32 r = find_le(rbp, rows, q);
+                    if ((u64)q + m <= (u64)rbp[r + 1]) select_row(A.bits, A.nbits, g0 + r);
+                }
+            }
+        }
+        __syncwarp();
+        // One bitmap word or two per 32 staged rows with a selection (rows
+        // g0 + r0 + 32·lane ..): neighbouring warps may share a word.
+        if (lane < SNR / 32) {
+            u32 w = selw[lane];
+            const u64 gr = g0 + r0 + 32u * lane;
+            if (gr >= A.nbits) w = 0;
+            else if (A.nbits - gr < 32) w &= (1u << (u32)(A.nbits - gr)) - 1u;
+            if (w) {
+                const u32 sh = (u32)(gr & 31);
+                atomicOr(A.bits + (gr >> 5), w << sh);
+                if (sh && (w >> (32 - sh))) atomicOr(A.bits + (gr >> 5) + 1, w >> (32 - sh));
             }
         }
     } else if (mode == SM_PREFIX || mode == SM_EQUALS) {
-        // The rows that start in the window.
-        const u32 r0 = lower_bound_u32(rbp, rows, bstart);
+        // The rows that start in the window (from r0: an earlier row
+        // starting at bstart is empty).
         for (u32 i = r0 + lane; i < rows; i += 32) {
             const u32 s = rbp[i];
             if (s >= bend) break;
             const u32 e = rbp[i + 1];
-            if (e < s) continue;
+            if (s < bstart || e < s) continue;
             const u32 l = e - s;
             if (mode == SM_EQUALS ? l != m : l < m) continue;
             const u32 pp = s - bstart;
             if (pp + m > run) continue;
-            if (lit_at(stage, pp, lit, m, fold)) select_row(bits, nbits, g0 + i);
+            if (lit_at(st, pp, L, m, fold)) select_row(A.bits, A.nbits, g0 + i);
         }
     } else if (mode == SM_SUFFIX) {
         // The rows whose last m bytes start in the window: end in
-        // [bstart + m, bend + m).
-        const u32 r0 = lower_bound_u32(rbp + 1, rows, (u64)bstart + m);
+        // [bstart + m, bend + m) (rows before r0 end at or before bstart).
         for (u32 i = r0 + lane; i < rows; i += 32) {
             const u32 e = rbp[i + 1];
             if ((u64)e >= (u64)bend + m) break;
@@ -287,9 +445,94 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
             if (e < s || e - s < m || e - m < bstart) continue;
             const u32 pp = e - m - bstart;
             if (pp + m > run) continue;
-            if (lit_at(stage, pp, lit, m, fold)) select_row(bits, nbits, g0 + i);
+            if (lit_at(st, pp, L, m, fold)) select_row(A.bits, A.nbits, g0 + i);
         }
     } else if (lane == 0) {
-        atomicOr(status, ST_SEARCH);
+        atomicOr(A.status, ST_SEARCH);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
+    const u8* __restrict__ input, const u8* __restrict__ dictblob,
+    const Piece* __restrict__ pieces, const u32* __restrict__ wbp,
+    const u32* __restrict__ wpiece, u32 npieces, u32 total,
+    const Dict* __restrict__ dicts, const u32* __restrict__ seq,
+    const u32* __restrict__ rbo, const u64* __restrict__ gbase,
+    const u8* __restrict__ lit, u32 m, u32 mode, u32 fold,
+    const u8* __restrict__ aflags, const u32* __restrict__ aoff, u32 full,
+    u64 adist, u32 nchain, u32 snb,
+    u32* __restrict__ bits, u64 nbits, u32* __restrict__ status)
+{
+    extern __shared__ __align__(16) u8 smem[];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u32 gw0 = (blockIdx.x * S_WARPS + warp) * SNB;
+    if (gw0 >= total) return;
+    if (m == 0 || m > SLIT || snb != SNB || nchain > 8) {
+        if (lane == 0) atomicOr(status, ST_SEARCH);
+        return;
+    }
+    // -- prefilter of the warp's batches (src/search/index.rs gpu_anchor):
+    // a match that starts in a batch's window is spelled by codes of the
+    // batch and its lookahead, which then cover every anchor position; a
+    // batch whose codes' flags OR to less than `full` is skipped before any
+    // byte is decoded. The batches' loads are independent, so they overlap.
+    // A code out of range passes (its batch raises ST_CODE_RANGE below).
+    // Branch-free, so that every batch's loads are in flight together (a
+    // guarded load per code made the compiler wait on each in turn: bench/
+    // SEARCH.md "GPU, round 2"): a batch past `total` or with a bad piece or
+    // start reads code 0 of a valid piece and is decided by `ok` afterwards.
+    u32 af[SNB], okb = 0, here = 0;
+#pragma unroll
+    for (int b = 0; b < SNB; b++) {
+        const u32 gw = gw0 + b;
+        const bool in = gw < total;
+        const u32 p0 = wpiece[in ? gw : gw0];
+        const bool okp = p0 < npieces;
+        const u32 p = okp ? p0 : 0u;  // npieces >= 1 when total >= 1
+        const Piece& pc = pieces[p];
+        const u32 count = pc.count;
+        const u32 start = (pc.wb_lo + (gw - wbp[p])) * SKB;
+        const bool ok = okp && start < count;
+        const u32 s0 = ok ? start : 0u;
+        const u32 n = ok ? min(count - start, (u32)SKB) : 0u;
+        const u32 la = n == SKB ? min(m - 1, count - start - n) : 0u;
+        const u32 nc = n + la;
+        const u8* codes = input + pc.codes_off;
+        const u32 ntok = dicts[pc.dict].ntok;
+        const u8* flags = aflags + aoff[pc.dict];
+        u32 a = 0;
+#pragma unroll
+        for (int k = 0; k <= FP_K; k++) {
+            const u32 j = lane + 32 * k;
+            const bool live = j < nc;
+            const u32 c = global_code(codes, s0 + (live ? j : 0u));
+            const u32 f = flags[c < ntok ? c : 0u];
+            a |= live ? (c < ntok ? f : 0xffu) : 0u;
+        }
+        af[b] = a;
+        here |= (u32)in << b;
+        okb |= (u32)ok << b;
+    }
+    // A batch with a bad piece or start passes (search_batch raises it).
+    u32 pass = 0;
+#pragma unroll
+    for (int b = 0; b < SNB; b++) {
+        const u32 a = __reduce_or_sync(FULL, af[b]);
+        if ((here >> b & 1) && (!(okb >> b & 1) || (a & full) == full)) pass |= 1u << b;
+    }
+    if (pass == 0) return;
+    u32 L[8];
+    {
+        const uint4 a = ((const uint4*)lit)[0], b = ((const uint4*)lit)[1];
+        L[0] = a.x; L[1] = a.y; L[2] = a.z; L[3] = a.w;
+        L[4] = b.x; L[5] = b.y; L[6] = b.z; L[7] = b.w;
+    }
+    const SearchArgs A = {input, dictblob, pieces, wbp, wpiece, npieces, dicts, seq, rbo, gbase,
+                          m, mode, fold, aflags, aoff, adist, nchain, bits, nbits, status};
+    u8* stage = smem + warp * S_WARP_SMEM;
+    while (pass) {  // warp-uniform
+        const u32 b = __ffs(pass) - 1;
+        pass &= pass - 1;
+        search_batch(A, gw0 + b, stage, lane, L);
     }
 }

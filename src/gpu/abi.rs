@@ -442,11 +442,13 @@ pub(crate) fn warp_smem(cfg: &DecoderConfig) -> u32 {
 /// Shared memory of one warp of the search kernel (kernels/search.cu): its
 /// staging (a batch's bytes and up to 32 lookahead codes' bytes, 16 each at
 /// most, plus the OR-ing write's span and slack) and its packed codes (16-bit
-/// worst case, plus the 12-bit pair reads). The kernel's `S_WARP_SMEM` is
-/// asserted equal to this (rendered `FP_SEARCH_SMEM`).
+/// worst case, plus the 12-bit pair reads) and its staged row starts (128 + 1)
+/// with their selection words (4), padded to 16 bytes. The kernel's
+/// `S_WARP_SMEM` is asserted equal to this (rendered `FP_SEARCH_SMEM`).
 pub(crate) fn search_warp_smem(cfg: &DecoderConfig) -> u32 {
     let codes = 32 * cfg.k + 32;
-    (codes * 16 + 64) + (codes * 2 + 16)
+    let rows = (128 + 1 + 128 / 32) * 4 + 12;
+    (codes * 16 + 64) + (codes * 2 + 16) + rows
 }
 
 /// Names the raised bits of a status word.

@@ -314,11 +314,19 @@ pub fn compile_check_logs(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> 
 }
 
 /// As [`compile_check`] for the search kernel's unit (kernels/search.cu).
+/// With `FASTPAIR_PTX_DUMP` set to a folder, the PTX is written there too
+/// (`search-k{K}-w{W}-b{bits}.ptx`: for `ptxas -v`, registers and spills).
 #[cfg(feature = "gpu")]
 #[doc(hidden)]
 pub fn compile_check_search(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<()> {
     cfg.check()?;
-    device::compile_search(cfg, bits, arch).map(|_| ())
+    let ptx = device::compile_search(cfg, bits, arch)?;
+    if let Some(dir) = std::env::var_os("FASTPAIR_PTX_DUMP") {
+        let name = format!("search-k{}-w{}-b{bits}.ptx", cfg.k, cfg.w);
+        std::fs::write(std::path::Path::new(&dir).join(&name), ptx.to_src())
+            .map_err(|e| Error::io(format!("writing {name}"), e))?;
+    }
+    Ok(())
 }
 
 /// Decodes `rows` into host memory through the GPU when one is available,

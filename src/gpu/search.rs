@@ -32,12 +32,28 @@ use super::plan::{self, Part, Plan};
 use super::{Backend, DecoderConfig};
 use crate::error::{Error, Result};
 use crate::read::{ChunkKind, Reader};
-use crate::search::anchor::Anchor;
+use crate::search::index::{gpu_anchor, gpu_positions, ByteIndex, ChunkStats};
 use crate::search::predicate::{parse_like, Item};
 use crate::search::{Compiled, Pattern, Predicate, Selection, Strategy};
 
 /// Longest literal the kernel matches (its `SLIT`).
 pub const MAX_LITERAL: usize = 32;
+
+/// Warp batches per warp of the search kernel (its `SNB`, checked by the
+/// kernel): the prefilter of all of them runs before any is decoded.
+const SEARCH_NB: u32 = 4;
+
+/// Codes per warp batch at the default configuration (`32·K`), for the
+/// chain's rule below.
+const CHAIN_CODES: u64 = 192;
+
+/// The prefilter's chain check (spec/DECODER.md §6e) runs when a batch of
+/// `CHAIN_CODES` codes holds fewer than this many codes of the lightest
+/// anchor position's set on average: then most batches that hold every
+/// position's codes hold them by chance, out of order or far apart, and the
+/// chain sends them back before their decode; above it nearly every batch
+/// passes it anyway and it would only add work.
+const CHAIN_BELOW: u64 = 2;
 
 /// The kernel's modes (kernels/search.cu `SM_*`).
 const SM_CONTAINS: u32 = 0;
@@ -157,11 +173,23 @@ pub struct PreparedSearch<'r> {
     /// Per dictionary of the plan: the reader's dictionary, and where its
     /// anchor flags (one byte per token) start in `aflags`.
     dict_of: Vec<usize>,
+    /// Per dictionary of the plan: its byte index, and its code statistics
+    /// over the plan's chunks that use it (which positions of a literal the
+    /// anchor takes).
+    index: Vec<ByteIndex>,
+    stats: Vec<ChunkStats>,
+    /// The chunk of each piece of the first tile.
+    chunks: Vec<usize>,
     aoff_host: Vec<u32>,
     aoff: CudaSlice<u32>,
     aflags: CudaSlice<u8>,
     /// The anchor bits a batch must cover (0: no prefilter).
     full: u32,
+    /// The chain (spec/DECODER.md §6e): the distances between consecutive
+    /// anchor positions, 5 bits each, and how many positions it checks (0:
+    /// none).
+    adist: u64,
+    nchain: u32,
     /// The pattern whose literal and flags are on the device.
     current: Option<GpuPattern>,
     decascaded: bool,
@@ -242,6 +270,39 @@ impl<'r> PreparedSearch<'r> {
             aoff_host.push(nflags as u32);
             nflags += (reader.dictionary(d)?.num_tokens() as usize).next_multiple_of(16);
         }
+        // Code statistics per plan dictionary over its chunks (one tile:
+        // the others repeat it) and each dictionary's byte index.
+        let chunk_stats: Vec<(u32, ChunkStats)> = (0..per_tile)
+            .into_par_iter()
+            .map(|p| {
+                let view = reader.chunk(chunk_of[p])?;
+                let e = view.entry();
+                let table = view.dictionary().table();
+                let st = ChunkStats::new(&view.codes(), e.codes as usize, table);
+                Ok((plan.pieces[p].dict, st))
+            })
+            .collect::<Result<_>>()?;
+        let mut index = Vec::with_capacity(dict_of.len());
+        let mut stats = Vec::with_capacity(dict_of.len());
+        for (k, &d) in dict_of.iter().enumerate() {
+            let dict = reader.dictionary(d)?;
+            let table = dict.table();
+            index.push(ByteIndex::new(table));
+            let mut freq = vec![0u32; table.len()];
+            let mut byte_weight = Box::new([0u64; 256]);
+            for (pd, st) in &chunk_stats {
+                if *pd as usize != k {
+                    continue;
+                }
+                for (f, &x) in freq.iter_mut().zip(st.freq.iter()) {
+                    *f = f.saturating_add(x);
+                }
+                for (a, &b) in byte_weight.iter_mut().zip(st.byte_weight.iter()) {
+                    *a += b;
+                }
+            }
+            stats.push(ChunkStats { freq, byte_weight });
+        }
         let dev = DevicePlan::new(g, &plan, true)?;
         let s = &g.stream;
         let out = Self {
@@ -263,12 +324,19 @@ impl<'r> PreparedSearch<'r> {
                 .alloc_zeros::<u8>(MAX_LITERAL)
                 .map_err(|e| gpu_err("alloc", e))?,
             aoff: up(s, &aoff_host)?,
+            // 16 bytes past the last dictionary's flags: the prefilter's
+            // clamped reads (code 0 of a dictionary) stay inside.
             aflags: s
-                .alloc_zeros::<u8>(nflags.max(1))
+                .alloc_zeros::<u8>(nflags + 16)
                 .map_err(|e| gpu_err("alloc", e))?,
             dict_of,
+            index,
+            stats,
+            chunks: chunk_of[..per_tile].to_vec(),
             aoff_host,
             full: 0,
+            adist: 0,
+            nchain: 0,
             current: None,
             decascaded: false,
             plan,
@@ -316,6 +384,49 @@ impl<'r> PreparedSearch<'r> {
         Ok(())
     }
 
+    /// `pat`'s anchor on the host: every dictionary's flags laid out as in
+    /// `aflags`, the positions (bit `i` is `pos[i]`), and whether the
+    /// kernel runs the chain (`CHAIN_BELOW`).
+    fn host_anchor(&self, pat: &GpuPattern) -> Result<(Vec<u8>, Vec<usize>, bool)> {
+        // One set of positions for every dictionary (a bit means one
+        // position), by the byte weights of all of them; then each
+        // dictionary's tokens covering them.
+        let mut bw = [0u64; 256];
+        for st in &self.stats {
+            for (a, &b) in bw.iter_mut().zip(st.byte_weight.iter()) {
+                *a = a.saturating_add(b);
+            }
+        }
+        let pos = gpu_positions(&pat.lit, pat.fold, &bw);
+        let mut flags = vec![0u8; self.aflags.len()];
+        let mut weight = vec![0u64; pos.len()];
+        let mut codes = 0u64;
+        for (k, &d) in self.dict_of.iter().enumerate() {
+            let dict = self.reader.dictionary(d)?;
+            let at = self.aoff_host[k] as usize;
+            let n = dict.num_tokens() as usize;
+            let st = &self.stats[k];
+            let a = gpu_anchor(
+                &pat.lit,
+                pat.fold,
+                &pos,
+                dict.table(),
+                &self.index[k],
+                &st.freq,
+            );
+            flags[at..at + n].copy_from_slice(&a.flags[..n]);
+            for (w, &x) in weight.iter_mut().zip(&a.weight) {
+                *w = w.saturating_add(x);
+            }
+            codes += st.freq.iter().map(|&f| f as u64).sum::<u64>();
+        }
+        // The lightest position's codes per batch, against CHAIN_BELOW.
+        let light = weight.iter().copied().min().unwrap_or(u64::MAX);
+        let chain =
+            pos.len() > 1 && light.saturating_mul(CHAIN_CODES) < CHAIN_BELOW.saturating_mul(codes);
+        Ok((flags, pos, chain))
+    }
+
     /// Puts `pat`'s literal and, per dictionary, its anchor flags
     /// (src/search/anchor.rs: the tokens that can cover each anchor
     /// position of the literal) on the device, unless they are there.
@@ -328,33 +439,22 @@ impl<'r> PreparedSearch<'r> {
         lit[..pat.lit.len()].copy_from_slice(&pat.lit);
         s.memcpy_htod(&lit, &mut self.lit)
             .map_err(|e| gpu_err("upload", e))?;
-        let anchor = Anchor {
-            lits: vec![pat.lit.clone()],
-            fold: pat.fold,
+        let (flags, pos, chain) = self.host_anchor(pat)?;
+        let full = if pos.is_empty() {
+            0
+        } else {
+            (1u32 << pos.len()) - 1
         };
-        let mut flags = vec![0u8; self.aflags.len()];
-        let mut full = 0u32;
-        for (k, &d) in self.dict_of.iter().enumerate() {
-            let dict = self.reader.dictionary(d)?;
-            let at = self.aoff_host[k] as usize;
-            let n = dict.num_tokens() as usize;
-            match anchor.tokens(dict.table()) {
-                Some(af) => {
-                    flags[at..at + n].copy_from_slice(&af.flags[..n]);
-                    full = af.full as u32;
-                }
-                // No anchor (cannot happen for a literal of 1..=32 bytes):
-                // every batch is decoded.
-                None => {
-                    full = 0;
-                    break;
-                }
-            }
+        let mut adist = 0u64;
+        for i in 1..pos.len() {
+            adist |= ((pos[i] - pos[i - 1]) as u64 & 31) << (5 * (i - 1));
         }
         s.memcpy_htod(&flags, &mut self.aflags)
             .map_err(|e| gpu_err("upload", e))?;
         s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
         self.full = full;
+        self.adist = adist;
+        self.nchain = if chain { pos.len() as u32 } else { 0 };
         self.current = Some(pat.clone());
         Ok(())
     }
@@ -371,13 +471,17 @@ impl<'r> PreparedSearch<'r> {
         if total == 0 {
             return Ok(());
         }
-        let full = self.full;
+        let (full, adist, nchain, snb) = (self.full, self.adist, self.nchain, SEARCH_NB);
         let np = self.plan.pieces.len() as u32;
         let (m, mode, fold) = (pat.lit.len() as u32, pat.mode, pat.fold as u32);
         let k = &self.kernels;
         let f = self.gpu.search_kernel(k)?;
         let cfg = LaunchConfig {
-            grid_dim: (grid(total as u64, (k.cfg.t / 32) as u64), 1, 1),
+            grid_dim: (
+                grid(total.div_ceil(SEARCH_NB) as u64, (k.cfg.t / 32) as u64),
+                1,
+                1,
+            ),
             block_dim: (k.cfg.t, 1, 1),
             shared_mem_bytes: k.search_smem,
         };
@@ -401,6 +505,9 @@ impl<'r> PreparedSearch<'r> {
             .arg(&self.aflags)
             .arg(&self.aoff)
             .arg(&full)
+            .arg(&adist)
+            .arg(&nchain)
+            .arg(&snb)
             .arg(&mut self.bits)
             .arg(&self.nbits)
             .arg(&mut d.status);
@@ -535,6 +642,38 @@ impl<'r> PreparedSearch<'r> {
             .collect::<Result<Vec<f32>>>()?;
         self.check()?;
         Ok(v)
+    }
+
+    /// The fraction of warp batches the kernel decodes for `p` (its
+    /// prefilter run on the host over the codes of the first tile:
+    /// `search::index::gpu_prefilter`).
+    #[cfg(feature = "test-util")]
+    pub fn decoded_fraction(&self, p: &Predicate) -> Result<f64> {
+        let pat = GpuPattern::of(p)
+            .ok_or_else(|| Error::InvalidArgument("not a GPU search predicate".into()))?;
+        let (flags, pos, chain) = self.host_anchor(&pat)?;
+        let kb = 32 * self.kernels.cfg.k as usize;
+        let (mut decoded, mut total) = (0usize, 0usize);
+        for (piece, &c) in self.plan.pieces.iter().zip(&self.chunks) {
+            let view = self.reader.chunk(c)?;
+            let codes = view.codes();
+            let mut all = vec![0u16; view.entry().codes as usize];
+            codes.unpack(0, &mut all);
+            let k = piece.dict as usize;
+            let at = self.aoff_host[k] as usize;
+            let n = self.reader.dictionary(self.dict_of[k])?.num_tokens() as usize;
+            let pass = crate::search::index::gpu_prefilter(
+                &all,
+                kb,
+                pat.lit.len(),
+                &flags[at..at + n],
+                &pos,
+                chain,
+            );
+            decoded += pass.iter().filter(|&&x| x).count();
+            total += pass.len();
+        }
+        Ok(decoded as f64 / total.max(1) as f64)
     }
 
     /// Wall milliseconds of putting `p`'s literal and anchor flags on the

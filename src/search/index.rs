@@ -52,7 +52,7 @@ impl ByteIndex {
         }
     }
 
-    fn of(&self, b: u8) -> &[u32] {
+    pub(crate) fn of(&self, b: u8) -> &[u32] {
         &self.entries[self.start[b as usize] as usize..self.start[b as usize + 1] as usize]
     }
 }
@@ -274,11 +274,292 @@ pub(crate) fn plan(
     Some(Plan { codes, weight, pos })
 }
 
+/// Most anchor positions of the GPU kernel's prefilter (one flag bit each,
+/// `u8` flags per token).
+pub(crate) const GPU_POSITIONS: usize = 8;
+
+/// The GPU kernel's anchor (spec/DECODER.md §6e): per token of a
+/// dictionary, a bit per chosen position of the literal whose byte the
+/// token can cover (at some alignment); positions in literal order (bit `i`
+/// is `pos[i]`, increasing), so the kernel can also require the covering
+/// codes in that order within the positions' distances (the chain);
+/// the positions come from [`gpu_positions`].
+#[derive(Debug, Clone)]
+pub(crate) struct GpuAnchor {
+    /// One byte per token of the table.
+    pub(crate) flags: Vec<u8>,
+    /// Per position, how many code positions of the chunks hold one of its
+    /// tokens (`freq` summed over its set).
+    pub(crate) weight: Vec<u64>,
+}
+
+/// The positions of `lit` (folded when `fold`, ASCII) the GPU anchor
+/// takes: up to [`GPU_POSITIONS`], those whose byte the fewest code
+/// positions of the searched chunks hold a token with (`byte_weight`, from
+/// their code frequencies; both cases when folding), increasing.
+pub(crate) fn gpu_positions(lit: &[u8], fold: bool, byte_weight: &[u64; 256]) -> Vec<usize> {
+    let f = |b: u8| if fold { b.to_ascii_lowercase() } else { b };
+    let bw = |b: u8| -> u64 {
+        let b = f(b);
+        let w = byte_weight[b as usize];
+        if fold && b.is_ascii_lowercase() {
+            w.saturating_add(byte_weight[b.to_ascii_uppercase() as usize])
+        } else {
+            w
+        }
+    };
+    let mut order: Vec<usize> = (0..lit.len()).collect();
+    order.sort_by_key(|&p| (bw(lit[p]), p));
+    order.truncate(GPU_POSITIONS);
+    order.sort_unstable();
+    order
+}
+
+/// The GPU anchor of `lit` (folded when `fold`) at positions `pos`
+/// (increasing, at most [`GPU_POSITIONS`]) over `table`: each position's
+/// covering tokens found through the byte `index`, weighed by the code
+/// frequencies `freq`. Every token that can cover a position is flagged,
+/// used or not: the flags are a necessary condition for a match whatever
+/// the frequencies say.
+pub(crate) fn gpu_anchor(
+    lit: &[u8],
+    fold: bool,
+    pos: &[usize],
+    table: &TokenTable,
+    index: &ByteIndex,
+    freq: &[u32],
+) -> GpuAnchor {
+    debug_assert!(pos.len() <= GPU_POSITIONS && pos.iter().all(|&p| p < lit.len()));
+    let lit: Vec<u8> = if fold {
+        lit.to_ascii_lowercase()
+    } else {
+        lit.to_vec()
+    };
+    let n = lit.len();
+    let (words, lens) = (table.words(), table.lens());
+    let mut padded = lit.clone();
+    padded.resize(n + MAX_TOKEN_LEN, 0);
+    let lw = |at: usize| u128::from_le_bytes(padded[at..at + 16].try_into().expect("16 bytes"));
+    let mut flags = vec![0u8; table.len()];
+    let mut weight = Vec::with_capacity(pos.len());
+    for (bit, &p) in pos.iter().enumerate() {
+        let b = lit[p];
+        let upper: &[u32] = if fold && b.is_ascii_lowercase() {
+            index.of(b.to_ascii_uppercase())
+        } else {
+            &[]
+        };
+        let mut w = 0u64;
+        for &e in index.of(b).iter().chain(upper) {
+            let (c, o) = ((e & 0xffff) as usize, (e >> 16) as usize);
+            if flags[c] >> bit & 1 == 1 {
+                continue;
+            }
+            // Token byte i lines up with literal byte i + p - o: compare
+            // the overlap, token bytes lo..hi.
+            let len = lens[c] as usize;
+            let lo = o.saturating_sub(p);
+            let hi = len.min(o + n - p);
+            let mut tw = u128::from_le_bytes(words[c]) >> (8 * lo);
+            if fold {
+                tw = lower(tw);
+            }
+            if (tw ^ lw(lo + p - o)) & MASKS[hi - lo] == 0 {
+                flags[c] |= 1 << bit;
+                w += freq.get(c).copied().unwrap_or(0) as u64;
+            }
+        }
+        weight.push(w);
+    }
+    GpuAnchor { flags, weight }
+}
+
+/// The GPU prefilter on the host (kernels/search.cu, spec/DECODER.md §6e),
+/// for measurement and tests: over one chunk's `codes` in batches of `kb`,
+/// each with up to `m - 1` lookahead codes, whether each batch would be
+/// decoded: its and its lookahead's codes' `flags` OR to every bit of
+/// `pos` (positions increasing, bit `i` for `pos[i]`), and, with `chain`,
+/// some codes `j_0 <= j_1 <= ...` carry bits 0, 1, ... with
+/// `j_{i+1} - j_i <= pos[i+1] - pos[i]`.
+#[cfg(any(test, all(feature = "gpu", feature = "test-util")))]
+pub(crate) fn gpu_prefilter(
+    codes: &[u16],
+    kb: usize,
+    m: usize,
+    flags: &[u8],
+    pos: &[usize],
+    chain: bool,
+) -> Vec<bool> {
+    let full = if pos.is_empty() {
+        0u8
+    } else {
+        (((1u32 << pos.len()) - 1) & 0xff) as u8
+    };
+    let flag = |c: u16| flags.get(c as usize).copied().unwrap_or(0xff);
+    codes
+        .chunks(kb.max(1))
+        .enumerate()
+        .map(|(b, batch)| {
+            let start = b * kb;
+            let la = if batch.len() == kb {
+                m.saturating_sub(1).min(codes.len() - start - kb)
+            } else {
+                0
+            };
+            let win = &codes[start..start + batch.len() + la];
+            let or = win.iter().fold(0u8, |a, &c| a | flag(c));
+            if or & full != full {
+                return false;
+            }
+            if !chain || pos.len() < 2 {
+                return true;
+            }
+            // Codes where a chain through bits 0..=i can end.
+            let mut ends: Vec<usize> = (0..win.len()).filter(|&j| flag(win[j]) & 1 != 0).collect();
+            for i in 1..pos.len() {
+                let d = pos[i] - pos[i - 1];
+                let mut next = Vec::new();
+                let mut k = 0;
+                for j in (0..win.len()).filter(|&j| flag(win[j]) >> i & 1 != 0) {
+                    // The last chain end at or before j.
+                    while k + 1 < ends.len() && ends[k + 1] <= j {
+                        k += 1;
+                    }
+                    if ends.get(k).is_some_and(|&e| e <= j && j - e <= d) {
+                        next.push(j);
+                    }
+                }
+                ends = next;
+                if ends.is_empty() {
+                    return false;
+                }
+            }
+            true
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::{plan, ByteIndex, ChunkStats};
     use crate::dict::TokenTable;
     use crate::search::anchor::Anchor;
+
+    /// The GPU anchor flags, bit by bit, exactly the tokens that cover its
+    /// position (the plain definition), positions increasing.
+    #[test]
+    fn gpu_anchor_flags_cover_their_positions() {
+        let mut t = TokenTable::single_bytes();
+        for tok in [
+            &b"fox"[..],
+            b"a fo",
+            b"xes!",
+            b"_foxes_",
+            b"ax",
+            b"Fo",
+            b"OXE",
+        ] {
+            t.push(tok);
+        }
+        let index = ByteIndex::new(&t);
+        let freq = vec![1u32; t.len()];
+        let stats = ChunkStats::of(freq.clone(), &t);
+        for fold in [false, true] {
+            for lit in [&b"foxes"[..], b"x", b"FOX", b"the quick brown fox jumps"] {
+                let pos = super::gpu_positions(lit, fold, &stats.byte_weight);
+                let a = super::gpu_anchor(lit, fold, &pos, &t, &index, &freq);
+                assert!(pos.len() <= super::GPU_POSITIONS && !pos.is_empty());
+                assert!(pos.windows(2).all(|w| w[0] < w[1]));
+                assert_eq!(a.weight.len(), pos.len());
+                let f = |b: u8| if fold { b.to_ascii_lowercase() } else { b };
+                for (bit, &pos) in pos.iter().enumerate() {
+                    for c in 0..t.len() {
+                        let tok = t.token(c);
+                        let covers = (0..tok.len()).any(|o| {
+                            f(tok[o]) == f(lit[pos])
+                                && (o.saturating_sub(pos)..tok.len().min(o + lit.len() - pos))
+                                    .all(|i| f(tok[i]) == f(lit[i + pos - o]))
+                        });
+                        assert_eq!(
+                            a.flags[c] >> bit & 1 == 1,
+                            covers,
+                            "{lit:?} {fold} {pos} {c}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(super::gpu_positions(b"", false, &stats.byte_weight).is_empty());
+    }
+
+    /// The host mirror of the GPU prefilter never drops a batch in which an
+    /// occurrence of the literal starts, with or without the chain, on
+    /// random tables, random (not greedy) tokenizations and literals cut
+    /// across token boundaries.
+    #[test]
+    fn gpu_prefilter_keeps_every_batch_with_a_match() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n.max(1) as u64) as usize
+        };
+        for case in 0..40 {
+            let alpha: &[u8] = if case % 2 == 0 { b"ab" } else { b"abcA x" };
+            let mut t = TokenTable::single_bytes();
+            for _ in 0..60 {
+                let n = 2 + rnd(8);
+                let tok: Vec<u8> = (0..n).map(|_| alpha[rnd(alpha.len())]).collect();
+                t.push(&tok);
+            }
+            let text: Vec<u8> = (0..3000).map(|_| alpha[rnd(alpha.len())]).collect();
+            // A random tokenization: at each byte, any token that matches.
+            let mut codes = Vec::new();
+            let mut starts = Vec::new();
+            let mut at = 0;
+            while at < text.len() {
+                let fits: Vec<usize> = (0..t.len())
+                    .filter(|&c| text[at..].starts_with(t.token(c)))
+                    .collect();
+                let c = fits[rnd(fits.len())];
+                codes.push(c as u16);
+                starts.push(at);
+                at += t.token(c).len();
+            }
+            let mut freq = vec![0u32; t.len()];
+            for &c in &codes {
+                freq[c as usize] += 1;
+            }
+            let stats = ChunkStats::of(freq.clone(), &t);
+            let index = ByteIndex::new(&t);
+            for _ in 0..8 {
+                let m = 1 + rnd(12);
+                let s0 = rnd(text.len() - m);
+                let lit = text[s0..s0 + m].to_vec();
+                for fold in [false, true] {
+                    let pos = super::gpu_positions(&lit, fold, &stats.byte_weight);
+                    let a = super::gpu_anchor(&lit, fold, &pos, &t, &index, &freq);
+                    for chain in [false, true] {
+                        let kb = 8 + rnd(24);
+                        let pass = super::gpu_prefilter(&codes, kb, m, &a.flags, &pos, chain);
+                        let f = |b: &u8| if fold { b.to_ascii_lowercase() } else { *b };
+                        let low: Vec<u8> = lit.iter().map(f).collect();
+                        for s in 0..=text.len() - m {
+                            if text[s..s + m].iter().map(f).eq(low.iter().copied()) {
+                                // The code holding byte s.
+                                let j = starts.partition_point(|&x| x <= s) - 1;
+                                assert!(
+                                    pass[j / kb],
+                                    "case {case} {lit:?} fold {fold} chain {chain} at {s}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// The plan's codes are exactly the used tokens that cover the chosen
     /// position (checked against the plain definition at every position).

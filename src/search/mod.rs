@@ -143,7 +143,7 @@ pub(crate) mod anchor;
 mod compiled;
 mod dfa;
 pub(crate) mod eval;
-mod index;
+pub(crate) mod index;
 mod literal;
 pub mod predicate;
 mod selection;
