@@ -276,6 +276,7 @@ pub(crate) fn plan(
 
 /// Most anchor positions of the GPU kernel's prefilter (one flag bit each,
 /// `u8` flags per token).
+#[cfg(any(test, feature = "gpu"))]
 pub(crate) const GPU_POSITIONS: usize = 8;
 
 /// The GPU kernel's anchor (spec/DECODER.md §6e): per token of a
@@ -284,6 +285,7 @@ pub(crate) const GPU_POSITIONS: usize = 8;
 /// is `pos[i]`, increasing), so the kernel can also require the covering
 /// codes in that order within the positions' distances (the chain);
 /// the positions come from [`gpu_positions`].
+#[cfg(any(test, feature = "gpu"))]
 #[derive(Debug, Clone)]
 pub(crate) struct GpuAnchor {
     /// One byte per token of the table.
@@ -297,6 +299,7 @@ pub(crate) struct GpuAnchor {
 /// takes: up to [`GPU_POSITIONS`], those whose byte the fewest code
 /// positions of the searched chunks hold a token with (`byte_weight`, from
 /// their code frequencies; both cases when folding), increasing.
+#[cfg(any(test, feature = "gpu"))]
 pub(crate) fn gpu_positions(lit: &[u8], fold: bool, byte_weight: &[u64; 256]) -> Vec<usize> {
     let f = |b: u8| if fold { b.to_ascii_lowercase() } else { b };
     let bw = |b: u8| -> u64 {
@@ -321,6 +324,7 @@ pub(crate) fn gpu_positions(lit: &[u8], fold: bool, byte_weight: &[u64; 256]) ->
 /// frequencies `freq`. Every token that can cover a position is flagged,
 /// used or not: the flags are a necessary condition for a match whatever
 /// the frequencies say.
+#[cfg(any(test, feature = "gpu"))]
 pub(crate) fn gpu_anchor(
     lit: &[u8],
     fold: bool,
