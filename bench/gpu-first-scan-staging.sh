@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 23 item 1: first scans through pinned staging in small buffers
-# (src/gpu/stage.rs) against main's batch-sized staging, same call, same file.
+# (src/gpu/stream/stage.rs) against main's batch-sized staging, same call, same file.
 # From the repo root with the bundle in .gpu. Build here first:
 #   /work/gpu-bundle-helper --features cli,test-util --test gpu --test gpu_hostile \
 #     --bench gpu_scan --bin fastpair --data <folder "corpus" of loghub_Linux_full,

@@ -59,8 +59,6 @@ pub use search::{search, supports, PreparedSearch, MAX_LITERAL};
 #[cfg(feature = "gpu")]
 mod batches;
 #[cfg(feature = "gpu")]
-mod stage;
-#[cfg(feature = "gpu")]
 mod stream;
 #[cfg(feature = "gpu")]
 mod values;

@@ -13,10 +13,14 @@ use std::sync::Arc;
 use super::batches::{groups, slot_bytes, Group};
 use super::device::{self, gpu_err, DevicePlan, Gpu, Kernels};
 use super::plan::{self, Plan};
-use super::stage::Stager;
+
 use super::{abi, ScanOptions};
 use crate::error::{Error, Result};
 use crate::read::{Column, Reader};
+use stage::Stager;
+
+// Pinned staging buffers, for files that are not page-locked.
+mod stage;
 
 /// Settings of [`scan_stream`].
 #[derive(Clone, Copy, Debug)]
@@ -70,7 +74,7 @@ impl Default for StreamOptions {
             ring: 2,
             page_lock_file: true,
             device_checks: true,
-            staging_bytes: super::stage::STAGE_BYTES,
+            staging_bytes: stage::STAGE_BYTES,
         }
     }
 }

@@ -12,9 +12,9 @@
 
 use cudarc::driver::{CudaEvent, CudaSlice, PinnedHostSlice};
 
-use super::device::{gpu_err, Gpu};
-use super::plan::Plan;
 use crate::error::Result;
+use crate::gpu::device::{gpu_err, Gpu};
+use crate::gpu::plan::Plan;
 use crate::read::Reader;
 
 /// Bytes of one staging buffer by default (`StreamOptions::staging_bytes`).

@@ -1,0 +1,162 @@
+//! Search in chunks without codes of the file's dictionaries: value
+//! dictionaries (each distinct value matched once) and log templates (each
+//! template matched once, `logs::search`, or every row rendered).
+
+use memchr::memmem::Finder;
+use rayon::prelude::*;
+
+use super::Search;
+use crate::error::Result;
+use crate::read::ChunkView;
+
+impl Search<'_> {
+    /// A log-template chunk searched for one plain substring: each
+    /// template's static text matched once, only the rows whose template
+    /// leaves the answer open rendered (`logs::search`); then negation,
+    /// and nulls never selected.
+    pub(super) fn templates(
+        &self,
+        col: &crate::logs::LogColumn,
+        view: ChunkView<'_>,
+        f: &memchr::memmem::Finder<'_>,
+        bits: &mut [u64],
+    ) -> Result<()> {
+        col.rows_containing(f, bits)?;
+        let rows = view.entry().rows as usize;
+        if self.c.negated {
+            for w in bits.iter_mut() {
+                *w = !*w;
+            }
+            if rows % 64 != 0 {
+                if let Some(last) = bits.last_mut() {
+                    *last &= (1u64 << (rows % 64)) - 1;
+                }
+            }
+        }
+        if let Some(valid) = view.validity() {
+            for (r, w) in bits.iter_mut().enumerate() {
+                let mut m = 0u64;
+                for k in 0..64 {
+                    let row = r * 64 + k;
+                    if row < rows && valid[row / 8] >> (row % 8) & 1 == 1 {
+                        m |= 1 << k;
+                    }
+                }
+                *w &= m;
+            }
+        }
+        Ok(())
+    }
+
+    /// A chunk without codes of the file's dictionaries (log templates,
+    /// spec/FORMAT.md §5.8): its rows decoded, each matched (nulls never).
+    pub(super) fn decoded(&self, i: usize, bits: &mut [u64]) -> Result<()> {
+        let info = self.reader.chunk_info(i);
+        let first = info.first_row;
+        let col = self
+            .reader
+            .read_range(first..first + info.entry.rows as u64)?;
+        for r in 0..info.entry.rows as usize {
+            if col.value(r).is_some_and(|v| self.c.matches(v)) {
+                bits[r / 64] |= 1 << (r % 64);
+            }
+        }
+        Ok(())
+    }
+
+    /// A value-dictionary chunk: each distinct value matched once, then
+    /// each row takes its value's answer.
+    pub(super) fn value_dict(&self, view: ChunkView<'_>, bits: &mut [u64]) {
+        let (values, starts, index, _) = view.value_dict_parts().expect("a value dictionary");
+        let d = starts.len() - 1;
+        let hit: Vec<bool> = match self.c.block_finder() {
+            // A plain substring: one memmem pass over the distinct values,
+            // which lie end to end (a call per value cost more than the
+            // search: 0.6x decode + memmem on `dbtext_hamlet`, 9,151 rows).
+            Some(f) => {
+                let mut hit = vec![self.c.negated; d];
+                for v in values_containing(f, values, starts) {
+                    hit[v] = !self.c.negated;
+                }
+                hit
+            }
+            None => (0..d)
+                .into_par_iter()
+                .with_min_len(1024)
+                .map(|v| {
+                    let s = &values[starts[v] as usize..starts[v + 1] as usize];
+                    self.c.matches(s)
+                })
+                .collect(),
+        };
+        for (r, &v) in index.iter().enumerate() {
+            // A null row's index is u32::MAX: never selected.
+            if v != u32::MAX && hit[v as usize] {
+                bits[r / 64] |= 1 << (r % 64);
+            }
+        }
+    }
+}
+
+/// The values (ascending ids) among `values[starts[v]..starts[v + 1]]`
+/// (`starts` ascending, its last entry within `values`) that contain the
+/// finder's needle, found by one pass over the bytes the values span: a
+/// hit counts for the value it starts in when it ends there too.
+fn values_containing(f: &Finder<'_>, values: &[u8], starts: &[u32]) -> Vec<usize> {
+    let d = starts.len().saturating_sub(1);
+    let mut out = Vec::new();
+    if d == 0 {
+        return out;
+    }
+    let n = f.needle().len();
+    let end = |v: usize| starts[v + 1] as usize;
+    let last = end(d - 1);
+    let (mut at, mut v) = (starts[0] as usize, 0);
+    while at < last {
+        let Some(p) = f.find(&values[at..last]) else {
+            break;
+        };
+        let pos = at + p;
+        while end(v) <= pos {
+            v += 1;
+        }
+        if pos + n <= end(v) {
+            out.push(v);
+            at = end(v);
+            v += 1;
+            if v >= d {
+                break;
+            }
+        } else {
+            at = pos + 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::values_containing;
+    use memchr::memmem::Finder;
+
+    /// One pass over end-to-end values equals a search per value: hits
+    /// spanning two values, empty values, a needle at the very end.
+    #[test]
+    fn values_containing_equals_a_search_per_value() {
+        let vals: [&[u8]; 8] = [b"abc", b"", b"ab", b"cab", b"", b"xxabc", b"a", b"bcab"];
+        let mut values = Vec::new();
+        let mut starts = vec![0u32];
+        for v in vals {
+            values.extend_from_slice(v);
+            starts.push(values.len() as u32);
+        }
+        for needle in [&b"ab"[..], b"abc", b"bca", b"b", b"cab", b"zz", b"bcab"] {
+            let f = Finder::new(needle);
+            let want: Vec<usize> = (0..vals.len())
+                .filter(|&v| f.find(vals[v]).is_some())
+                .collect();
+            assert_eq!(values_containing(&f, &values, &starts), want, "{needle:?}");
+        }
+        assert!(values_containing(&Finder::new(b"a"), &[], &[0]).is_empty());
+    }
+}
