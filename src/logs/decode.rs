@@ -503,7 +503,7 @@ impl LogBlock {
     }
 
     #[inline]
-    fn static_str(&self, i: usize) -> &[u8] {
+    pub(super) fn static_str(&self, i: usize) -> &[u8] {
         let s = if i == 0 {
             0
         } else {
