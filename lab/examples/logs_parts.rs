@@ -9,7 +9,7 @@
 //! cargo run --release -p fastpair-lab --example logs_parts -- [FILTER...]   (default: loghub)
 //! ```
 
-use fastpair::logs::{encode_column, part_sizes, LogOptions};
+use fastpair::logs::{encode_column, part_sizes, LogOptions, BREAKDOWN_PARTS};
 
 /// Reads a LEB128 varint at `*at`.
 fn varint(b: &[u8], at: &mut usize) -> u64 {
@@ -69,6 +69,10 @@ fn main() {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut logs = Vec::new();
     let mut total = [0usize; 7];
+    // `LOGS_FINE=1`: the finer breakdown (`LogColumn::breakdown`) and
+    // `zstd -19` of the whole column file, printed after the table.
+    let fine = std::env::var_os("LOGS_FINE").is_some();
+    let mut fine_rows: Vec<(String, usize, usize, [u64; 16])> = Vec::new();
     let (mut all_text, mut all_secs) = (0usize, 0f64);
     for f in &files {
         let data = std::fs::read(f).unwrap();
@@ -78,6 +82,7 @@ fn main() {
         // `LOGS_NO_GROUP=1`: slots never grouped (what the grouping costs).
         let opts = LogOptions {
             group_slots: std::env::var_os("LOGS_NO_GROUP").is_none(),
+            families: std::env::var_os("LOGS_NO_FAMILY").is_none(),
             ..Default::default()
         };
         let a = encode_column(&vals, &opts);
@@ -96,6 +101,27 @@ fn main() {
             *t += a;
         }
         let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+        // `LOGS_DUMP=DIR`: each payload and its rows (one per line) into DIR,
+        // for `spec/reader.py` (`decode_log_payload`).
+        if let Some(dir) = std::env::var_os("LOGS_DUMP") {
+            let dir = std::path::Path::new(&dir);
+            std::fs::write(dir.join(format!("{name}.fpl")), &a).unwrap();
+            let mut text = Vec::new();
+            for r in &vals {
+                text.extend_from_slice(r);
+                text.push(b'\n');
+            }
+            std::fs::write(dir.join(format!("{name}.rows")), text).unwrap();
+        }
+        if fine {
+            let z = zstd::bulk::compress(&data, 19).unwrap().len();
+            let col = fastpair::logs::LogColumn::open(&a).unwrap();
+            let b = col.breakdown();
+            let (now, then, chains) = col.mixed_radix_estimate();
+            eprintln!("{name}: mixed-radix time chains {chains}: {now} B as fields, {then} B as one integer (saves {} B, {:.1}% of A)", now as i64 - then as i64, 100.0 * (now as f64 - then as f64) / a.len() as f64);
+            assert_eq!(b.iter().sum::<u64>(), a.len() as u64, "{name}");
+            fine_rows.push((name.clone(), a.len(), z, b));
+        }
         // `LOGS_SHOW=NAME`: that column's templates and slot types too.
         if std::env::var("LOGS_SHOW").is_ok_and(|v| name.contains(&v)) {
             let s = fastpair::logs::LogColumn::open(&a).unwrap().summary();
@@ -103,6 +129,26 @@ fn main() {
                 eprintln!(
                     "{}: {} slots, {} values, {} column bytes",
                     t.name, t.slots, t.values, t.column_bytes
+                );
+            }
+            let mut costs = fastpair::logs::LogColumn::open(&a).unwrap().slot_costs();
+            costs.sort_by_key(|c| std::cmp::Reverse(c.column_bytes));
+            for c in costs.iter().take(25) {
+                let text = s
+                    .top
+                    .iter()
+                    .find(|t| t.block == c.block && t.id == c.template)
+                    .map_or(String::new(), |t| t.text.clone());
+                eprintln!(
+                    "slot {} #{} s{} {} rows {} bytes {} bits {:?}: {}",
+                    c.block,
+                    c.template,
+                    c.slot,
+                    c.kind,
+                    c.rows,
+                    c.column_bytes,
+                    &c.bits[..c.bits.len().min(16)],
+                    text
                 );
             }
             for t in s.top.iter().take(60) {
@@ -138,4 +184,46 @@ fn main() {
         total[6],
         all_text as f64 / all_secs / 1e6
     );
+    if fine {
+        print_fine(&fine_rows);
+    }
+}
+
+/// The finer breakdown: bytes per part per column, then the sums over the
+/// columns and, per part, its share of the payload's excess over
+/// `zstd -19` (sum over the columns of A − zstd-19 bytes).
+fn print_fine(rows: &[(String, usize, usize, [u64; 16])]) {
+    println!();
+    print!("| column | A bytes | zstd-19 |");
+    for p in BREAKDOWN_PARTS {
+        print!(" {p} |");
+    }
+    println!();
+    print!("|---|---:|---:|");
+    for _ in BREAKDOWN_PARTS {
+        print!("---:|");
+    }
+    println!();
+    let mut sum = [0u64; 16];
+    let (mut sa, mut sz) = (0usize, 0usize);
+    for (name, a, z, b) in rows {
+        print!("| {name} | {a} | {z} |");
+        for (t, v) in sum.iter_mut().zip(b) {
+            print!(" {v} |");
+            *t += v;
+        }
+        println!();
+        sa += a;
+        sz += z;
+    }
+    print!("| **sum** | {sa} | {sz} |");
+    for v in sum {
+        print!(" {v} |");
+    }
+    println!();
+    print!("| share of A | | |");
+    for v in sum {
+        print!(" {:.1}% |", 100.0 * v as f64 / sa as f64);
+    }
+    println!();
 }

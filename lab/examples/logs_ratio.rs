@@ -13,7 +13,8 @@
 //! ```text
 //! cargo run --release -p fastpair-lab --example logs_ratio -- [FILTER...]   (default: loghub)
 //! ```
-//! `LOGS_MIN_COUNT` and `LOGS_SIMILARITY` override those `LogOptions` (sweeps).
+//! `LOGS_MIN_COUNT` and `LOGS_SIMILARITY` override those `LogOptions` (sweeps);
+//! `LOGS_NO_FAMILY=1` turns template families off.
 
 fn main() {
     probe::main()
@@ -108,6 +109,8 @@ mod probe {
             {
                 a_opts.similarity = v;
             }
+            // `LOGS_NO_FAMILY=1`: without template families (round 6's A/B).
+            a_opts.families = std::env::var_os("LOGS_NO_FAMILY").is_none();
             let b_opts = LogOptions {
                 typed: false,
                 ..Default::default()

@@ -36,6 +36,18 @@ pub struct LogOptions {
     /// Store adjacent slots whose values repeat together (an IP address,
     /// a date) as one slot when that is estimated smaller.
     pub group_slots: bool,
+    /// Merge templates that differ only between a common prefix and
+    /// suffix into one template with a slot there (`family.rs`) when that
+    /// is estimated smaller.
+    pub families: bool,
+}
+
+/// What an encoded template is: a mined one (index into the kept
+/// patterns) or a family of them (index into the families' statics).
+#[derive(Clone, Copy, Debug)]
+enum Layout {
+    Plain(usize),
+    Family(usize),
 }
 
 impl Default for LogOptions {
@@ -48,12 +60,13 @@ impl Default for LogOptions {
             mixed: false,
             split: None,
             group_slots: true,
+            families: true,
         }
     }
 }
 
 /// How one slot's values will be stored.
-enum SlotPlan<'a> {
+pub(super) enum SlotPlan<'a> {
     Int {
         kind: Kind,
         values: Vec<u64>,
@@ -141,7 +154,7 @@ fn as_text<'a>(words: &[&'a [u8]]) -> (SlotPlan<'a>, f64, Vec<u32>) {
 
 /// [`cost`]'s estimate of pool strings: ~half their bytes in codes and 1.5
 /// bytes of offset each.
-fn strings_cost(v: &[&[u8]]) -> f64 {
+pub(super) fn strings_cost(v: &[&[u8]]) -> f64 {
     v.iter().map(|s| s.len() as f64 * 0.5 + 1.5).sum::<f64>()
 }
 
@@ -192,7 +205,7 @@ fn group_words<'a>(
 /// dictionary costs less (a few distinct numbers: flags, pids, ports);
 /// else text (dictionary or free). With its [`cost`] and the words as
 /// first-appearance ids.
-fn plan_slot(words: Vec<&[u8]>, int: bool) -> (SlotPlan<'_>, f64, Vec<u32>) {
+pub(super) fn plan_slot(words: Vec<&[u8]>, int: bool) -> (SlotPlan<'_>, f64, Vec<u32>) {
     match if int { as_ints(&words) } else { None } {
         Some((kind, values, width, widths)) => {
             let int = SlotPlan::Int {
@@ -222,7 +235,7 @@ const GROUP_SAMPLE: usize = 2048;
 /// Also returns, when the decision looked at every row of the template,
 /// each slot's own plan (what the final typing of a slot left alone would
 /// compute again).
-fn group_slots<'a>(
+pub(super) fn group_slots<'a>(
     rows: &[&'a [u8]],
     trows: &[u32],
     spans: &[Vec<(u32, u32)>],
@@ -231,7 +244,7 @@ fn group_slots<'a>(
     let n = spans.len();
     let mut groups: Vec<(usize, usize)> = (0..n).map(|s| (s, s)).collect();
     if n < 2 || trows.len() < 2 {
-        return (groups, Vec::new());
+        return (groups, Vec::new(), f64::NAN);
     }
     let step = trows.len().div_ceil(GROUP_SAMPLE);
     let pick: Vec<usize> = (0..trows.len()).step_by(step).collect();
@@ -342,12 +355,28 @@ fn group_slots<'a>(
             }
         }
     }
-    (groups, singles)
+    // The groups' estimated bytes over all the template's rows; a group
+    // with one value on every row costs its bytes as static text.
+    let scale = trows.len() as f64 / srows.len() as f64;
+    let total = groups
+        .iter()
+        .zip(costs.iter().zip(&ids))
+        .map(|(&(f, l), (&c, id))| {
+            if id.iter().all(|&x| x == 0) {
+                (sspans[l][0].1 - sspans[f][0].0) as f64 * 0.5 / scale
+            } else {
+                c
+            }
+        })
+        .sum::<f64>()
+        * scale;
+    (groups, singles, total)
 }
 
-/// A template's slot groups, and each slot's own plan where
-/// [`group_slots`] computed it on all the template's rows (else empty).
-type Groups<'a> = (Vec<(usize, usize)>, Vec<Option<SlotPlan<'a>>>);
+/// A template's slot groups, each slot's own plan where [`group_slots`]
+/// computed it on all the template's rows (else empty), and the groups'
+/// estimated bytes (NaN when there was nothing to group).
+pub(super) type Groups<'a> = (Vec<(usize, usize)>, Vec<Option<SlotPlan<'a>>>, f64);
 
 /// Encodes `rows` into one log block (the bytes as they would be stored,
 /// padding included).
@@ -431,11 +460,68 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         .iter()
         .map(|a| a.map_or(0, |p| tid_of[p as usize]))
         .collect();
+    // Template families (`family.rs`): kept templates that differ only
+    // between a common prefix and suffix become one template whose middle
+    // is a slot. `layout[t]`: what new template `t ≥ 1` is.
+    // Laid out with the families found and without them; the smaller is
+    // kept (the estimate that proposes a family misses how its rows'
+    // columns then pack, so the bytes decide).
+    let plain = || emit(rows, &tok, &kept, &tids, &vec![None; kept.len()], &[], opts);
+    if opts.families && kept.len() > 1 {
+        let mut orig_rows: Vec<Vec<u32>> = vec![Vec::new(); kept.len() + 1];
+        for (i, &t) in tids.iter().enumerate() {
+            orig_rows[t as usize].push(i as u32);
+        }
+        let (cuts, fam_statics) =
+            super::family::families(rows, &tok, &kept, &orig_rows, opts.typed);
+        if !fam_statics.is_empty() {
+            let a = emit(rows, &tok, &kept, &tids, &cuts, &fam_statics, opts);
+            let b = plain();
+            return if a.len() < b.len() { a } else { b };
+        }
+    }
+    plain()
+}
+
+/// Lays out the block: `kept` templates (template `t + 1` is `kept[t]`),
+/// each row's template `tids` (0 = escaped), the families to merge (per
+/// kept template its family and cut, and each family's statics).
+#[allow(clippy::too_many_arguments)]
+fn emit(
+    rows: &[&[u8]],
+    tok: &Tokenized,
+    kept: &[&Pattern],
+    tids: &[u32],
+    cuts: &[Option<(usize, super::family::Cut)>],
+    fam_statics: &[Vec<Vec<u8>>],
+    opts: &LogOptions,
+) -> Vec<u8> {
+    let mut new_tid = vec![0u32; kept.len() + 1];
+    let mut fam_tid = vec![0u32; fam_statics.len()];
+    let mut layout: Vec<Layout> = vec![Layout::Plain(0)];
+    for (t, c) in cuts.iter().enumerate() {
+        new_tid[t + 1] = match c {
+            Some((f, _)) if fam_tid[*f] != 0 => fam_tid[*f],
+            Some((f, _)) => {
+                layout.push(Layout::Family(*f));
+                fam_tid[*f] = layout.len() as u32 - 1;
+                fam_tid[*f]
+            }
+            None => {
+                layout.push(Layout::Plain(t));
+                layout.len() as u32 - 1
+            }
+        };
+    }
+    let slots_of = |t: usize| match layout[t] {
+        Layout::Plain(k) => kept[k].slots(),
+        Layout::Family(f) => fam_statics[f].len() - 1,
+    };
     // Gather each template's rows and its slots' byte ranges in them.
-    let ntemp = kept.len() + 1;
+    let ntemp = layout.len();
     let mut counts = vec![0u64; ntemp];
-    for &tid in &tids {
-        counts[tid as usize] += 1;
+    for &tid in tids {
+        counts[new_tid[tid as usize] as usize] += 1;
     }
     let mut trows: Vec<Vec<u32>> = counts
         .iter()
@@ -443,19 +529,24 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         .collect();
     let mut spans: Vec<Vec<Vec<(u32, u32)>>> =
         std::iter::once(vec![Vec::with_capacity(counts[0] as usize)])
-            .chain(kept.iter().zip(&counts[1..]).map(|(p, &c)| {
-                (0..p.slots())
-                    .map(|_| Vec::with_capacity(c as usize))
+            .chain((1..ntemp).map(|t| {
+                (0..slots_of(t))
+                    .map(|_| Vec::with_capacity(counts[t] as usize))
                     .collect()
             }))
             .collect();
-    for (i, (r, &tid)) in rows.iter().zip(&tids).enumerate() {
+    for (i, (r, &otid)) in rows.iter().zip(tids).enumerate() {
+        let tid = new_tid[otid as usize];
         trows[tid as usize].push(i as u32);
         if tid == 0 {
             spans[0][0].push((0, r.len() as u32));
             continue;
         }
-        let p = kept[tid as usize - 1];
+        let p = kept[otid as usize - 1];
+        if let Some((_, cut)) = cuts[otid as usize - 1] {
+            super::family::cut_spans(p, cut, tok.row(i), r.len(), &mut spans[tid as usize]);
+            continue;
+        }
         let mut s = 0;
         for (w, &ab) in p.words.iter().zip(tok.row(i)) {
             if w.is_none() {
@@ -464,6 +555,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
             }
         }
     }
+    let tids: Vec<u32> = tids.iter().map(|&t| new_tid[t as usize]).collect();
     // Each template's slots in groups of adjacent slots (spec/FORMAT.md
     // §5.8.2 leaves the template's cut into static strings and slots to
     // the writer): a group renders as one slot whose value is the row's
@@ -478,7 +570,8 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
             if tid == 0 || !opts.group_slots {
                 ((0..slots.len()).map(|s| (s, s)).collect(), Vec::new())
             } else {
-                group_slots(rows, &trows[tid], slots, opts.typed)
+                let (g, s, _) = group_slots(rows, &trows[tid], slots, opts.typed);
+                (g, s)
             }
         })
         .unzip();
@@ -533,11 +626,14 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     // Pool: all statics first, then the text slots' strings.
     // A group drops the static strings inside it; a constant group joins
     // its value and the static after it to the static before it.
-    let statics: Vec<Vec<u8>> = kept
+    let statics: Vec<Vec<u8>> = layout[1..]
         .iter()
         .zip(groups[1..].iter().zip(&constant[1..]))
-        .flat_map(|(p, (gs, cs))| {
-            let st = p.statics();
+        .flat_map(|(l, (gs, cs))| {
+            let st = match l {
+                Layout::Plain(k) => kept[*k].statics(),
+                Layout::Family(f) => fam_statics[*f].clone(),
+            };
             let mut out = vec![st[0].clone()];
             for (&(_, l), c) in gs.iter().zip(cs) {
                 match c {

@@ -123,6 +123,7 @@ mod decode;
 #[cfg(feature = "gpu")]
 mod device;
 mod encode;
+mod family;
 mod mine;
 mod render;
 mod search;
@@ -139,7 +140,7 @@ pub(crate) use device::{
 pub(crate) use encode::LEARN_BATCH;
 pub use encode::{encode, LogOptions};
 pub use split::{encode_column, LogColumn};
-pub use summary::{LogSummary, SlotTypeSummary, TemplateSummary};
+pub use summary::{LogSummary, SlotCost, SlotTypeSummary, TemplateSummary, BREAKDOWN_PARTS};
 
 /// First bytes of a log block.
 const BLOCK_MAGIC: &[u8; 4] = b"FPL1";

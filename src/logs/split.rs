@@ -295,10 +295,16 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     // column is larger (then one full encode), else by encoding them all.
     // On a sample, the cut first (with `opts.mixed`), then mixed runs kept
     // or split at that cut: 2 + cuts encodes of the sample, not 2 × cuts.
+    // Candidates are compared without template families (`family.rs`);
+    // the one kept is then laid out with them when that is smaller.
+    let plain = LogOptions {
+        families: false,
+        ..opts.clone()
+    };
     let pick: Vec<(bool, Cut)> = if rows.len() > 2 * DECIDE_ROWS {
         let step = rows.len().div_ceil(DECIDE_ROWS);
         let small: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
-        let size = |mixed: bool, c: Cut| encode_as(&small, opts, mixed, c).len();
+        let size = |mixed: bool, c: Cut| encode_as(&small, &plain, mixed, c).len();
         let (cut, n) = cuts
             .iter()
             .map(|&c| (c, size(opts.mixed, c)))
@@ -316,10 +322,23 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
             .flat_map(|&m| cuts.iter().map(move |&c| (m, c)))
             .collect()
     };
-    pick.iter()
-        .map(|&(mixed, c)| encode_as(rows, opts, mixed, c))
-        .min_by_key(|e| e.len())
-        .expect("at least one candidate")
+    if let [(mixed, c)] = pick[..] {
+        return encode_as(rows, opts, mixed, c);
+    }
+    let (best, (mixed, c)) = pick
+        .iter()
+        .map(|&(mixed, c)| (encode_as(rows, &plain, mixed, c), (mixed, c)))
+        .min_by_key(|e| e.0.len())
+        .expect("at least one candidate");
+    if !opts.families {
+        return best;
+    }
+    let fam = encode_as(rows, opts, mixed, c);
+    if fam.len() < best.len() {
+        fam
+    } else {
+        best
+    }
 }
 
 /// Rows of the sample that decides how a large column is encoded.

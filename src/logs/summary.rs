@@ -94,3 +94,326 @@ impl SlotTypeSummary {
         all.last_mut().expect("pushed")
     }
 }
+
+/// Names of [`LogColumn::breakdown`]'s parts, in order.
+pub const BREAKDOWN_PARTS: [&str; 16] = [
+    "framing",
+    "templates meta",
+    "int checkpoints",
+    "int residuals",
+    "widths",
+    "dict id checkpoints",
+    "dict id residuals",
+    "row-block tables",
+    "row index",
+    "pool table",
+    "pool offsets",
+    "static codes",
+    "dict value codes",
+    "free text codes",
+    "escaped codes",
+    "meta other",
+];
+
+/// Bytes of a varint.
+fn varint_len(v: u64) -> u64 {
+    (64 - v.max(1).leading_zeros() as u64).div_ceil(7)
+}
+
+impl LogColumn {
+    /// Where the payload's bytes go, finer than [`LogSummary`]'s parts
+    /// (`lab/examples/logs_parts`): [`BREAKDOWN_PARTS`] in order, summing
+    /// to the payload's length. Pool codes are attributed to the strings
+    /// that use them (12 bits a code; the rounding of the packed run goes
+    /// to the escaped rows); "meta other" is what is left of the meta.
+    pub fn breakdown(&self) -> [u64; 16] {
+        let mut s = [0u64; 16];
+        match self {
+            LogColumn::Single(b) => b.breakdown(&mut s),
+            LogColumn::Split(hb) => {
+                s[0] += 8;
+                hb.0.breakdown(&mut s);
+                hb.1.breakdown(&mut s);
+            }
+        }
+        s
+    }
+}
+
+impl LogBlock {
+    fn breakdown(&self, s: &mut [u64; 16]) {
+        use super::decode::Slot;
+        use super::Width;
+        let Some(p) = super::part_sizes(&self.bytes) else {
+            return;
+        };
+        s[0] += (p[0] + p[5]) as u64;
+        // Checkpoint bytes of a column: mode, base, slope when linear.
+        let cp_bytes = |col: &super::column::IntCol| -> u64 {
+            let first = col.first as usize;
+            let n = col.len.div_ceil(super::column::BLOCK as u32) as usize;
+            self.cps[first..first + n]
+                .iter()
+                .map(|c| {
+                    1 + varint_len(c.base)
+                        + if c.slope != 0 {
+                            varint_len(super::bits::zigzag(c.slope as i64))
+                        } else {
+                            0
+                        }
+                })
+                .sum()
+        };
+        // Template table and slot descriptors.
+        let mut tm = varint_len(self.rows as u64) + varint_len(self.templates.len() as u64);
+        for t in &self.templates {
+            tm += varint_len(t.slots as u64) + varint_len(t.count as u64);
+        }
+        let mut cps = 0u64;
+        // Pool string categories: 0 static, 1 dict value, 2 free, 3 escaped.
+        let nstatic: usize = self.templates.iter().map(|t| t.slots as usize + 1).sum();
+        let mut cat = vec![0u8; self.pool.len()];
+        let mut at = nstatic;
+        for (tid, t) in self.templates.iter().enumerate() {
+            for k in 0..t.slots as usize {
+                match self.slots[t.first_slot as usize + k] {
+                    Slot::Int {
+                        values,
+                        width,
+                        widths,
+                        ..
+                    } => {
+                        tm += 1 + matches!(width, Width::Fixed(_)) as u64;
+                        let c = cp_bytes(&values);
+                        cps += c;
+                        s[2] += c;
+                        s[3] += values.data_bytes(&self.cps);
+                        if width == Width::PerRow {
+                            let c = cp_bytes(&widths);
+                            cps += c;
+                            s[4] += c + widths.data_bytes(&self.cps);
+                        }
+                    }
+                    Slot::Dict { ids, n, .. } => {
+                        tm += 1 + varint_len(n as u64);
+                        let c = cp_bytes(&ids);
+                        cps += c;
+                        s[5] += c;
+                        s[6] += ids.data_bytes(&self.cps);
+                        for c in cat.iter_mut().skip(at).take(n as usize) {
+                            *c = 1;
+                        }
+                        at += n as usize;
+                    }
+                    Slot::Free { .. } => {
+                        tm += 1;
+                        let c = if tid == 0 { 3 } else { 2 };
+                        for x in cat.iter_mut().skip(at).take(t.count as usize) {
+                            *x = c;
+                        }
+                        at += t.count as usize;
+                    }
+                }
+            }
+        }
+        s[1] += tm;
+        // Row-block tables and the row index.
+        let mut rb = 0u64;
+        for (i, b) in self.row_blocks.iter().enumerate() {
+            let end = self
+                .row_blocks
+                .get(i + 1)
+                .map_or(self.locals.len(), |n| n.first_local as usize);
+            let locals = &self.locals[b.first_local as usize..end];
+            rb += varint_len(locals.len() as u64);
+            for &(t, r) in locals {
+                rb += varint_len(t as u64) + varint_len(r as u64);
+            }
+        }
+        s[7] += rb;
+        s[8] += p[2] as u64;
+        // Whatever of the meta the above did not count (0 when exact).
+        s[15] += (p[1] as u64).saturating_sub(tm + rb + cps);
+        // Pool.
+        let pool = &self.bytes[self.pool_at..];
+        let learned = self.pool.lens.len() as u64 - 256;
+        let table = varint_len(learned)
+            + learned.div_ceil(2)
+            + self.pool.lens[256..].iter().map(|&l| l as u64).sum::<u64>();
+        s[9] += table;
+        s[10] += self.pool.codes_at as u64 - table;
+        let mut codes = [0u64; 4];
+        let d = &pool[self.pool.offs_at..];
+        let mut prev = 0u64;
+        for (i, &c) in cat.iter().enumerate() {
+            let e = self.pool.offs.get(&self.pool.cps, d, i + 1);
+            codes[c as usize] += e - prev;
+            prev = e;
+        }
+        let code_bytes = p[4] as u64 - self.pool.codes_at as u64;
+        let mut given = 0;
+        for (k, &c) in codes.iter().enumerate().take(3) {
+            s[11 + k] += c * 3 / 2;
+            given += c * 3 / 2;
+        }
+        s[14] += code_bytes - given;
+    }
+}
+
+/// One slot's stored bytes ([`LogColumn::slot_costs`]).
+#[derive(Clone, Debug)]
+pub struct SlotCost {
+    /// `"header"`, `"body"` or `"whole"`.
+    pub block: &'static str,
+    /// Template id in its block.
+    pub template: usize,
+    /// Slot index in the template.
+    pub slot: usize,
+    /// `dec`, `hex`, `HEX`, `dict` or `text`.
+    pub kind: &'static str,
+    /// Rows of the template.
+    pub rows: u64,
+    /// Checkpoint and residual bytes of its integer columns (values,
+    /// widths, dictionary ids).
+    pub column_bytes: u64,
+    /// Residual bits per value, per 128-row block.
+    pub bits: Vec<u8>,
+}
+
+impl LogColumn {
+    /// Every slot's column bytes (where [`LogColumn::breakdown`]'s integer
+    /// parts come from).
+    pub fn slot_costs(&self) -> Vec<SlotCost> {
+        let blocks: Vec<(&'static str, &LogBlock)> = match self {
+            LogColumn::Single(b) => vec![("whole", b)],
+            LogColumn::Split(hb) => vec![("header", &hb.0), ("body", &hb.1)],
+        };
+        let mut out = Vec::new();
+        for (name, b) in blocks {
+            for (tid, t) in b.templates.iter().enumerate() {
+                for k in 0..t.slots as usize {
+                    use super::decode::Slot;
+                    let cols: Vec<super::column::IntCol> = match b.slots[t.first_slot as usize + k]
+                    {
+                        Slot::Int { values, widths, .. } => vec![values, widths],
+                        Slot::Dict { ids, .. } => vec![ids],
+                        Slot::Free { .. } => vec![],
+                    };
+                    let kind = match b.slots[t.first_slot as usize + k] {
+                        Slot::Int {
+                            kind: super::Kind::Dec,
+                            ..
+                        } => "dec",
+                        Slot::Int {
+                            kind: super::Kind::HexLower,
+                            ..
+                        } => "hex",
+                        Slot::Int { .. } => "HEX",
+                        Slot::Dict { .. } => "dict",
+                        Slot::Free { .. } => "text",
+                    };
+                    let mut bytes = 0;
+                    let mut bits = Vec::new();
+                    for c in cols {
+                        bytes += c.data_bytes(&b.cps);
+                        let n = c.len.div_ceil(super::column::BLOCK as u32) as usize;
+                        for cp in &b.cps[c.first as usize..c.first as usize + n] {
+                            bytes += 1
+                                + varint_len(cp.base)
+                                + if cp.slope != 0 {
+                                    varint_len(super::bits::zigzag(cp.slope as i64))
+                                } else {
+                                    0
+                                };
+                            bits.push(cp.bits);
+                        }
+                    }
+                    out.push(SlotCost {
+                        block: name,
+                        template: tid,
+                        slot: k,
+                        kind,
+                        rows: t.count as u64,
+                        column_bytes: bytes,
+                        bits,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+impl LogColumn {
+    /// What a *mixed-radix* integer slot (not in the format: an estimate
+    /// for the next format version) would save: per template, each chain of
+    /// adjacent decimal slots joined by `:` (radix 60) or followed by `.` /
+    /// `,` and a fixed-width field (radix 10^width) — `hh:mm:ss`,
+    /// `mm:ss,mmm` — stored as one integer column instead of one per field.
+    /// Returns (bytes of the chains' columns now, bytes as one column each,
+    /// chains).
+    pub fn mixed_radix_estimate(&self) -> (u64, u64, u64) {
+        use super::decode::Slot;
+        use super::Width;
+        let blocks: Vec<&LogBlock> = match self {
+            LogColumn::Single(b) => vec![b],
+            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
+        };
+        let (mut now, mut then, mut chains) = (0u64, 0u64, 0u64);
+        for b in blocks {
+            let data = &b.bytes[b.data_at..];
+            for t in &b.templates {
+                let n = t.slots as usize;
+                let st = t.first_static as usize;
+                // Per slot: Some(values) when it is a decimal slot of
+                // natural or fixed width.
+                let dec: Vec<Option<(Vec<u64>, Width)>> = (0..n)
+                    .map(|k| match b.slots[t.first_slot as usize + k] {
+                        Slot::Int {
+                            kind: super::Kind::Dec,
+                            values,
+                            width,
+                            ..
+                        } if width != Width::PerRow => {
+                            let mut v = Vec::new();
+                            values.decode_all(&b.cps, data, &mut v);
+                            Some((v, width))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                let mut k = 0;
+                while k < n {
+                    let mut e = k;
+                    let mut radix = Vec::new();
+                    while e + 1 < n && dec[e].is_some() && dec[e + 1].is_some() {
+                        let sep = b.static_str(st + e + 1);
+                        let r = match (sep, dec[e + 1].as_ref().map(|d| d.1)) {
+                            (b":", _) => 60u64,
+                            (b"." | b",", Some(Width::Fixed(w))) if w <= 6 => 10u64.pow(w as u32),
+                            _ => break,
+                        };
+                        radix.push(r);
+                        e += 1;
+                    }
+                    if e > k {
+                        chains += 1;
+                        let mut comb = dec[k].as_ref().expect("dec").0.clone();
+                        for (j, &r) in radix.iter().enumerate() {
+                            let v = &dec[k + j + 1].as_ref().expect("dec").0;
+                            for (c, &x) in comb.iter_mut().zip(v) {
+                                *c = c.wrapping_mul(r).wrapping_add(x);
+                            }
+                        }
+                        for d in dec[k..=e].iter().flatten() {
+                            now += super::column::size(&d.0) as u64;
+                        }
+                        then += super::column::size(&comb) as u64;
+                    }
+                    k = e + 1;
+                }
+            }
+        }
+        (now, then, chains)
+    }
+}

@@ -22,6 +22,12 @@ const SCREEN_SHARE: f64 = 0.6;
 /// the rows (measured on Loghub Linux, 25,567 rows: one sample scaled up
 /// linearly, or a line through two, estimated 2.5× the payload).
 fn estimate(rows: &[&[u8]], lo: &LogOptions) -> f64 {
+    // Without template families (a second layout per block, for a few
+    // percent: not what decides whether to try).
+    let lo = &LogOptions {
+        families: false,
+        ..lo.clone()
+    };
     let total: usize = rows.iter().map(|r| r.len()).sum();
     let point = |n: usize| {
         let step = rows.len().div_ceil(n);
