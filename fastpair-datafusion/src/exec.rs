@@ -13,6 +13,7 @@ use datafusion::common::{Result, Statistics};
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricsSet, RecordOutput};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning,
@@ -20,6 +21,7 @@ use datafusion::physical_plan::{
 };
 use fastpair::dataset::Dataset;
 
+use crate::metrics::{record_pruning, ScanMetrics};
 use crate::part::{PartJob, PartScan, Piece, SharedSearch};
 use crate::pushdown::Pushed;
 use crate::table::df_err;
@@ -45,6 +47,8 @@ pub struct ScanExec {
     pub(crate) batch_size: usize,
     pub(crate) stats: Statistics,
     props: Arc<PlanProperties>,
+    /// What `EXPLAIN ANALYZE` shows ([`crate::metrics`]).
+    metrics: ExecutionPlanMetricsSet,
 }
 
 impl ScanExec {
@@ -124,6 +128,8 @@ impl ScanExec {
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
+        let metrics = ExecutionPlanMetricsSet::new();
+        record_pruning(&metrics, ds_parts, kept);
         Ok(Self {
             ds,
             table_schema,
@@ -144,6 +150,7 @@ impl ScanExec {
             batch_size,
             stats,
             props: Arc::new(props),
+            metrics,
         })
     }
 }
@@ -224,6 +231,10 @@ impl ExecutionPlan for ScanExec {
         )
     }
 
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
     fn statistics_from_inputs(
         &self,
         _input_stats: &[Arc<Statistics>],
@@ -266,6 +277,7 @@ impl ExecutionPlan for ScanExec {
             cur: None,
             limit: self.limit,
             done: 0,
+            m: ScanMetrics::new(&self.metrics, partition),
         });
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.out_schema.clone(),
@@ -281,12 +293,28 @@ struct PartitionScan {
     cur: Option<PartScan>,
     limit: Option<usize>,
     done: usize,
+    m: ScanMetrics,
 }
 
 impl Iterator for PartitionScan {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Result<RecordBatch>> {
+        let start = std::time::Instant::now();
+        let out = self.next_inner();
+        self.m.baseline.elapsed_compute().add_elapsed(start);
+        match &out {
+            Some(Ok(b)) => {
+                b.record_output(&self.m.baseline);
+            }
+            _ => self.m.baseline.done(),
+        }
+        out
+    }
+}
+
+impl PartitionScan {
+    fn next_inner(&mut self) -> Option<Result<RecordBatch>> {
         loop {
             if self.limit.is_some_and(|l| self.done >= l) {
                 return None;
@@ -307,7 +335,7 @@ impl Iterator for PartitionScan {
             }
             let p = self.parts.next()?;
             let left = self.limit.map(|l| l - self.done);
-            match PartScan::open(self.job.clone(), &p, left) {
+            match PartScan::open(self.job.clone(), &p, left, self.m.clone()) {
                 Ok(s) => self.cur = Some(s),
                 Err(e) => {
                     self.parts = Vec::new().into_iter();

@@ -11,6 +11,7 @@
 
 use std::fs::File;
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use datafusion::arrow::array::{
     ArrayRef, BooleanArray, LargeBinaryArray, LargeStringArray, RecordBatch, RecordBatchOptions,
@@ -29,6 +30,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::PageIndexPolicy;
 
+use crate::metrics::{CountingFile, ScanMetrics};
 use crate::pushdown::Pushed;
 use crate::table::df_err;
 
@@ -74,13 +76,20 @@ impl PartJob {
     /// The rows of part `p` the pushed predicates select (None: no
     /// predicate), searching the codes of each predicate's column; the
     /// readers opened are kept in `readers`.
-    fn search(&self, p: usize, readers: &mut [Option<Reader>]) -> Result<Option<Selection>> {
+    fn search(
+        &self,
+        p: usize,
+        readers: &mut [Option<Reader>],
+        m: &ScanMetrics,
+    ) -> Result<Option<Selection>> {
         let rows = self.ds.manifest().parts[p].rows;
         let mut sel: Option<Selection> = None;
         for pushed in &self.pushed {
             let k = self.slot[pushed.column];
             if readers[k].is_none() {
-                readers[k] = Some(self.ds.open_fpc(p, k).map_err(df_err)?);
+                let r = self.ds.open_fpc(p, k).map_err(df_err)?;
+                m.fpc_file_bytes.add(r.file_bytes() as usize);
+                readers[k] = Some(r);
             }
             let r = readers[k].as_ref().expect("opened above");
             let s = Searcher::new(r).search(&pushed.predicate).map_err(df_err)?;
@@ -127,28 +136,56 @@ pub(crate) struct PartScan {
     next_row: u64,
     /// Scratch for point reads.
     row_buf: Vec<u8>,
+    /// The partition's metrics.
+    m: ScanMetrics,
 }
 
 impl PartScan {
     /// Opens `piece`: runs the pushed searches (or takes the part's shared
     /// result), keeps the piece's rows of the selection, cuts it at `limit`
     /// rows, opens the Parquet reader.
-    pub fn open(job: Arc<PartJob>, piece: &Piece, limit: Option<usize>) -> Result<Self> {
+    pub fn open(
+        job: Arc<PartJob>,
+        piece: &Piece,
+        limit: Option<usize>,
+        m: ScanMetrics,
+    ) -> Result<Self> {
         let p = piece.part;
         let part = &job.ds.manifest().parts[p];
         let rows = part.rows;
         let (start, mut end) = (piece.start, piece.end.min(rows));
+        m.pieces_opened.add(1);
+        m.input_rows.add((end - start) as usize);
         let mut readers: Vec<Option<Reader>> = (0..part.fpc.len()).map(|_| None).collect();
+        let searched = !job.pushed.is_empty();
+        let t0 = Instant::now();
+        let mut ran: Option<Duration> = None;
         let mut sel = match job.shared.get(p).and_then(|s| s.as_ref()) {
             Some(once) => once
                 .get_or_init(|| {
+                    let t = Instant::now();
                     let mut rs: Vec<Option<Reader>> = (0..part.fpc.len()).map(|_| None).collect();
-                    job.search(p, &mut rs).map_err(|e| e.to_string())
+                    let r = job.search(p, &mut rs, &m).map_err(|e| e.to_string());
+                    ran = Some(t.elapsed());
+                    r
                 })
                 .clone()
                 .map_err(df_err)?,
-            None => job.search(p, &mut readers)?,
+            None => {
+                let r = job.search(p, &mut readers, &m)?;
+                ran = Some(t0.elapsed());
+                r
+            }
         };
+        if searched {
+            let all = t0.elapsed();
+            if let Some(d) = ran {
+                m.parts_searched.add(1);
+                m.search_time.add_duration(d);
+            }
+            m.search_wait_time
+                .add_duration(all.saturating_sub(ran.unwrap_or_default()));
+        }
         if let Some(s) = &mut sel {
             if start > 0 || end < rows {
                 let mut words = s.words().to_vec();
@@ -168,6 +205,10 @@ impl PartScan {
                 *s = Selection::from_bits(rows, words);
             }
         }
+        m.rows_selected.add(match &sel {
+            Some(s) => s.count() as usize,
+            None => (end - start) as usize,
+        });
         if let Some(l) = limit {
             match &mut sel {
                 None => end = end.min(start + l as u64),
@@ -197,9 +238,12 @@ impl PartScan {
             done_out: 0,
             next_row: start,
             row_buf: Vec::new(),
+            m,
         };
         if n_out > 0 {
+            let t = Instant::now();
             scan.pq = scan.open_parquet(p, start..end)?;
+            scan.m.parquet_open_time.add_elapsed(t);
         }
         Ok(scan)
     }
@@ -238,6 +282,7 @@ impl PartScan {
             PageIndexPolicy::Skip
         };
         let opts = ArrowReaderOptions::new().with_page_index_policy(policy);
+        let file = CountingFile::new(file, self.m.parquet_bytes_read.clone());
         let b = ParquetRecordBatchReaderBuilder::try_new_with_options(file, opts)
             .map_err(|e| df_err(format!("{}: {e}", f.path)))?;
         let file_rows = b.metadata().file_metadata().num_rows();
@@ -307,7 +352,9 @@ impl PartScan {
 
     fn reader(&mut self, k: usize) -> Result<&Reader> {
         if self.readers[k].is_none() {
-            self.readers[k] = Some(self.job.ds.open_fpc(self.p, k).map_err(df_err)?);
+            let r = self.job.ds.open_fpc(self.p, k).map_err(df_err)?;
+            self.m.fpc_file_bytes.add(r.file_bytes() as usize);
+            self.readers[k] = Some(r);
         }
         Ok(self.readers[k].as_ref().expect("opened above"))
     }
@@ -323,8 +370,10 @@ impl PartScan {
         // be full under a row selection); the `.fpc` columns follow it.
         let pq_batch = match &mut self.pq {
             Some((r, _)) => {
-                let batch = r
-                    .next()
+                let t = Instant::now();
+                let batch = r.next();
+                self.m.parquet_decode_time.add_elapsed(t);
+                let batch = batch
                     .ok_or_else(|| df_err(format!("part {p}: Parquet file ended early")))?
                     .map_err(|e| df_err(format!("part {p}: {e}")))?;
                 if batch.num_rows() == 0 || batch.num_rows() > left {
@@ -359,18 +408,27 @@ impl PartScan {
             }
             let k = job.slot[c];
             let t = job.table_schema.field(c).data_type();
-            let arr = match self.mask.clone() {
-                None => column_array(self.reader(k)?.read_range(a..b).map_err(df_err)?, t)?,
-                Some(m) if self.dense => {
-                    let col = self.reader(k)?.read_range(a..b).map_err(df_err)?;
+            let (mask, dense) = (self.mask.clone(), self.dense);
+            self.reader(k)?;
+            let t_dec = Instant::now();
+            let col = if mask.is_none() || dense {
+                self.m.fpc_rows_decoded.add((b - a) as usize);
+                let r = self.readers[k].as_ref().expect("opened above");
+                r.read_range(a..b).map_err(df_err)?
+            } else {
+                self.m.fpc_rows_decoded.add(len);
+                self.take(k, a, b, len)?
+            };
+            let t_arrow = Instant::now();
+            self.m.fpc_decode_time.add_duration(t_arrow - t_dec);
+            let arr = match mask {
+                Some(m) if dense => {
                     let keep = BooleanArray::new(m.slice(a as usize, (b - a) as usize), None);
                     filter(column_array(col, t)?.as_ref(), &keep)?
                 }
-                Some(_) => {
-                    let col = self.take(k, a, b, len)?;
-                    column_array(col, t)?
-                }
+                _ => column_array(col, t)?,
             };
+            self.m.fpc_arrow_time.add_elapsed(t_arrow);
             out.push(arr);
         }
         self.next_row = b;
