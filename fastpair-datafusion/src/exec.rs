@@ -4,7 +4,7 @@
 //! (Parquet, with a row selection), a batch at a time).
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -22,7 +22,7 @@ use datafusion::physical_plan::{
 use fastpair::dataset::Dataset;
 
 use crate::metrics::{record_pruning, ScanMetrics};
-use crate::part::{PartJob, PartScan, Piece, SharedSearch};
+use crate::part::{PartJob, PartScan, Piece, SharedParts, SplitPart};
 use crate::pushdown::Pushed;
 use crate::table::df_err;
 
@@ -39,9 +39,9 @@ pub struct ScanExec {
     pub(crate) limit: Option<usize>,
     /// Pieces of each partition.
     pub(crate) groups: Vec<Vec<Piece>>,
-    /// Per part cut into pieces, its search result, shared by the
-    /// partitions (each `execute` call) scanning its pieces.
-    shared: SharedSearch,
+    /// Per part cut into pieces, what the partitions scanning them share
+    /// (the search result and the open `.fpc` readers).
+    shared: SharedParts,
     /// Parts scanned (the others pruned by their statistics).
     pub(crate) kept: usize,
     pub(crate) batch_size: usize,
@@ -128,6 +128,13 @@ impl ScanExec {
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
+        let shared: SharedParts = Arc::new(
+            pieces_per_part(&groups, ds_parts)
+                .into_iter()
+                .enumerate()
+                .map(|(p, n)| (n > 1).then(|| SplitPart::new(n, ds.manifest().parts[p].fpc.len())))
+                .collect(),
+        );
         let metrics = ExecutionPlanMetricsSet::new();
         record_pruning(&metrics, ds_parts, kept);
         Ok(Self {
@@ -139,12 +146,7 @@ impl ScanExec {
             out_schema,
             pushed,
             limit,
-            shared: Arc::new(
-                split_parts(&groups, ds_parts)
-                    .into_iter()
-                    .map(|s| s.then(OnceLock::new))
-                    .collect(),
-            ),
+            shared,
             kept,
             groups,
             batch_size,
@@ -380,11 +382,11 @@ fn pieces(ds: &Dataset, kept: &[usize], target_partitions: usize) -> Vec<Piece> 
     out
 }
 
-/// Per part, whether `groups` cut it into several pieces.
-fn split_parts(groups: &[Vec<Piece>], parts: usize) -> Vec<bool> {
+/// Per part, the number of pieces `groups` cut it into.
+fn pieces_per_part(groups: &[Vec<Piece>], parts: usize) -> Vec<usize> {
     let mut n = vec![0usize; parts];
     for piece in groups.iter().flatten() {
         n[piece.part] += 1;
     }
-    n.into_iter().map(|c| c > 1).collect()
+    n
 }

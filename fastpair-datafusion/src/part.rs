@@ -10,7 +10,8 @@
 //! operators above and memory stays bounded by a batch.
 
 use std::fs::File;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use datafusion::arrow::array::{
@@ -40,10 +41,48 @@ use crate::table::df_err;
 /// dozen rows in bulk).
 const DENSE_SELECTION: f64 = 0.05;
 
-/// Per part cut into pieces, its search result once computed (shared by
-/// every partition of one scan, so a part is searched once).
-pub(crate) type SharedSearch =
-    Arc<Vec<Option<OnceLock<std::result::Result<Option<Selection>, String>>>>>;
+/// What the pieces of one part cut into several share (every partition of
+/// one scan): the search result, computed once by the first piece opened,
+/// and the open `.fpc` readers, so that a file's chunks are read and
+/// validated once (by the search or the first piece to decode them), not
+/// once per piece; let go when the part's last piece is done.
+#[derive(Debug)]
+pub(crate) struct SplitPart {
+    search: OnceLock<std::result::Result<Option<Selection>, String>>,
+    readers: Mutex<Vec<Option<Arc<Reader>>>>,
+    /// Pieces not yet done.
+    left: AtomicUsize,
+}
+
+impl SplitPart {
+    /// A part cut into `pieces` pieces, with `files` `.fpc` files.
+    pub fn new(pieces: usize, files: usize) -> Self {
+        Self {
+            search: OnceLock::new(),
+            readers: Mutex::new(vec![None; files]),
+            left: AtomicUsize::new(pieces),
+        }
+    }
+
+    /// One of the part's pieces is done: the last one lets the readers go
+    /// (a later execution of the plan opens them again).
+    fn piece_done(&self) {
+        let prev = self
+            .left
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                Some(n.saturating_sub(1))
+            })
+            .unwrap_or(0);
+        if prev <= 1 {
+            if let Ok(mut r) = self.readers.lock() {
+                r.iter_mut().for_each(|x| *x = None);
+            }
+        }
+    }
+}
+
+/// Per part, its [`SplitPart`] when the scan cut it into several pieces.
+pub(crate) type SharedParts = Arc<Vec<Option<SplitPart>>>;
 
 /// What every part of a scan shares.
 pub(crate) struct PartJob {
@@ -55,10 +94,9 @@ pub(crate) struct PartJob {
     pub out_schema: SchemaRef,
     pub pushed: Vec<Pushed>,
     pub batch_size: usize,
-    /// Per part cut into several pieces, its search result, computed by the
-    /// first piece opened and shared with the others (None for whole parts:
-    /// searched by their one scan).
-    pub shared: SharedSearch,
+    /// Per part cut into several pieces, what they share (None for whole
+    /// parts: searched and read by their one scan).
+    pub shared: SharedParts,
 }
 
 /// A slice of a part's rows scanned as one unit: a whole part, or a piece
@@ -73,26 +111,61 @@ pub(crate) struct Piece {
 }
 
 impl PartJob {
+    /// The reader of `.fpc` file `k` of part `p`: from `readers`, else the
+    /// part's shared ones (split parts), else opened (and kept in both).
+    fn reader(
+        &self,
+        p: usize,
+        k: usize,
+        readers: &mut [Option<Arc<Reader>>],
+        m: &ScanMetrics,
+    ) -> Result<Arc<Reader>> {
+        if let Some(r) = &readers[k] {
+            return Ok(r.clone());
+        }
+        let open = || -> Result<Arc<Reader>> {
+            let r = self.ds.open_fpc(p, k).map_err(df_err)?;
+            m.fpc_file_bytes.add(r.file_bytes() as usize);
+            Ok(Arc::new(r))
+        };
+        let r = match self.shared.get(p).and_then(|s| s.as_ref()) {
+            Some(split) => {
+                let mut shared = split
+                    .readers
+                    .lock()
+                    .map_err(|_| df_err(format!("part {p}: a scan of another piece failed")))?;
+                match &shared[k] {
+                    Some(r) => r.clone(),
+                    None => {
+                        let r = open()?;
+                        shared[k] = Some(r.clone());
+                        r
+                    }
+                }
+            }
+            None => open()?,
+        };
+        readers[k] = Some(r.clone());
+        Ok(r)
+    }
+
     /// The rows of part `p` the pushed predicates select (None: no
     /// predicate), searching the codes of each predicate's column; the
     /// readers opened are kept in `readers`.
     fn search(
         &self,
         p: usize,
-        readers: &mut [Option<Reader>],
+        readers: &mut [Option<Arc<Reader>>],
         m: &ScanMetrics,
     ) -> Result<Option<Selection>> {
         let rows = self.ds.manifest().parts[p].rows;
         let mut sel: Option<Selection> = None;
         for pushed in &self.pushed {
             let k = self.slot[pushed.column];
-            if readers[k].is_none() {
-                let r = self.ds.open_fpc(p, k).map_err(df_err)?;
-                m.fpc_file_bytes.add(r.file_bytes() as usize);
-                readers[k] = Some(r);
-            }
-            let r = readers[k].as_ref().expect("opened above");
-            let s = Searcher::new(r).search(&pushed.predicate).map_err(df_err)?;
+            let r = self.reader(p, k, readers, m)?;
+            let s = Searcher::new(&r)
+                .search(&pushed.predicate)
+                .map_err(df_err)?;
             sel = Some(match sel {
                 None => s,
                 Some(prev) => {
@@ -119,8 +192,9 @@ pub(crate) struct PartScan {
     job: Arc<PartJob>,
     /// The part.
     p: usize,
-    /// Open `.fpc` readers by slot (opened when first needed).
-    readers: Vec<Option<Reader>>,
+    /// Open `.fpc` readers by slot (opened when first needed, or the
+    /// part's shared ones).
+    readers: Vec<Option<Arc<Reader>>>,
     /// The selection over the part's rows, rows outside the piece cleared
     /// (None: the rows `next_row..next_row + n_out`).
     sel: Option<Selection>,
@@ -156,15 +230,16 @@ impl PartScan {
         let (start, mut end) = (piece.start, piece.end.min(rows));
         m.pieces_opened.add(1);
         m.input_rows.add((end - start) as usize);
-        let mut readers: Vec<Option<Reader>> = (0..part.fpc.len()).map(|_| None).collect();
+        let mut readers: Vec<Option<Arc<Reader>>> = vec![None; part.fpc.len()];
         let searched = !job.pushed.is_empty();
         let t0 = Instant::now();
         let mut ran: Option<Duration> = None;
         let mut sel = match job.shared.get(p).and_then(|s| s.as_ref()) {
-            Some(once) => once
+            Some(split) => split
+                .search
                 .get_or_init(|| {
                     let t = Instant::now();
-                    let mut rs: Vec<Option<Reader>> = (0..part.fpc.len()).map(|_| None).collect();
+                    let mut rs: Vec<Option<Arc<Reader>>> = vec![None; part.fpc.len()];
                     let r = job.search(p, &mut rs, &m).map_err(|e| e.to_string());
                     ran = Some(t.elapsed());
                     r
@@ -350,13 +425,8 @@ impl PartScan {
         }
     }
 
-    fn reader(&mut self, k: usize) -> Result<&Reader> {
-        if self.readers[k].is_none() {
-            let r = self.job.ds.open_fpc(self.p, k).map_err(df_err)?;
-            self.m.fpc_file_bytes.add(r.file_bytes() as usize);
-            self.readers[k] = Some(r);
-        }
-        Ok(self.readers[k].as_ref().expect("opened above"))
+    fn reader(&mut self, k: usize) -> Result<Arc<Reader>> {
+        self.job.reader(self.p, k, &mut self.readers, &self.m)
     }
 
     /// The next batch (None after the last).
@@ -409,15 +479,14 @@ impl PartScan {
             let k = job.slot[c];
             let t = job.table_schema.field(c).data_type();
             let (mask, dense) = (self.mask.clone(), self.dense);
-            self.reader(k)?;
+            let r = self.reader(k)?;
             let t_dec = Instant::now();
             let col = if mask.is_none() || dense {
                 self.m.fpc_rows_decoded.add((b - a) as usize);
-                let r = self.readers[k].as_ref().expect("opened above");
                 r.read_range(a..b).map_err(df_err)?
             } else {
                 self.m.fpc_rows_decoded.add(len);
-                self.take(k, a, b, len)?
+                self.take(&r, a, b, len)?
             };
             let t_arrow = Instant::now();
             self.m.fpc_decode_time.add_duration(t_arrow - t_dec);
@@ -440,11 +509,9 @@ impl PartScan {
         )?))
     }
 
-    /// The selected rows of `a..b` (`len` of them) of slot `k`, read one by
+    /// The selected rows of `a..b` (`len` of them) of `r`, read one by
     /// one, nulls kept.
-    fn take(&mut self, k: usize, a: u64, b: u64, len: usize) -> Result<Column> {
-        self.reader(k)?;
-        let r = self.readers[k].as_ref().expect("opened above");
+    fn take(&mut self, r: &Reader, a: u64, b: u64, len: usize) -> Result<Column> {
         let s = self.sel.as_ref().expect("a selection");
         let mut values = Vec::new();
         let mut offsets = Vec::with_capacity(len + 1);
@@ -477,6 +544,14 @@ impl PartScan {
             offsets,
             validity: any_null.then_some(validity),
         })
+    }
+}
+
+impl Drop for PartScan {
+    fn drop(&mut self) {
+        if let Some(split) = self.job.shared.get(self.p).and_then(|s| s.as_ref()) {
+            split.piece_done();
+        }
     }
 }
 

@@ -542,6 +542,18 @@ async fn one_part_tables_split_across_partitions() {
     let (fp, pq) = table_both_ways(dir.path(), batch, 1 << 20, config()).await;
     let p = plan(&fp, "SELECT count(*) FROM t WHERE tag = 'hit'").await;
     assert!(p.contains("parts=1/1, partitions=3"), "{p}");
+    // The three pieces share one search and one reader per `.fpc` file:
+    // each file opened (and its chunks checked) once.
+    let fpc_bytes: u64 = std::fs::read_dir(dir.path().join("t.fpd/part-00000"))
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .filter(|f| f.extension().is_some_and(|e| e == "fpc"))
+        .map(|f| std::fs::metadata(f).unwrap().len())
+        .sum();
+    let (m, line) = scan_metrics(&fp, "SELECT id, s FROM t WHERE tag <> 'hit'").await;
+    assert_eq!(count(&m, "pieces_opened"), 3, "{line}");
+    assert_eq!(count(&m, "parts_searched"), 1, "{line}");
+    assert_eq!(count(&m, "fpc_file_bytes") as u64, fpc_bytes, "{line}");
     for sql in [
         "SELECT count(*), sum(id), count(s) FROM t",
         "SELECT id, s FROM t WHERE tag = 'hit' ORDER BY id",
