@@ -73,14 +73,15 @@ fn main() -> ExitCode {
 }
 
 /// glibc's malloc gives blocks of 128 KiB and more back to the kernel when
-/// they are freed (its threshold grows only up to 32 MiB), so the large
-/// buffers a query allocates and frees again and again (a chunk read from
-/// a file, decoded rows and row boundaries, Arrow batches, Parquet pages)
-/// come back as fresh pages, each zeroed by a page fault: a third of a
-/// substring scan's CPU time in `perf` (bench/SQL.md). Here freed memory
-/// stays with the process (blocks up to 256 MiB from the heap, trimmed
-/// above 1 GiB) and is reused. For both kinds of table, fastpair or
-/// Parquet. `FASTPAIR_SQL_MALLOPT=0` keeps glibc's defaults.
+/// they are freed (its threshold grows only as such blocks are freed), so
+/// the large buffers a query allocates and frees again and again (a chunk
+/// read from a file, decoded rows and row boundaries, Arrow batches,
+/// Parquet pages) come back as fresh pages, each zeroed by a page fault:
+/// about a quarter of a substring scan's CPU time in `perf`
+/// (bench/SQL.md). Here blocks up to 32 MiB (the most glibc accepts on
+/// 64-bit) come from the heap, and freed memory is trimmed only above
+/// 1 GiB, so it is reused. For both kinds of table, fastpair or Parquet.
+/// `FASTPAIR_SQL_MALLOPT=0` keeps glibc's defaults.
 fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
@@ -93,10 +94,13 @@ fn keep_freed_memory() {
         const M_TRIM_THRESHOLD: std::ffi::c_int = -1;
         const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
         // SAFETY: mallopt only sets allocator parameters; called before any
-        // other thread exists. A value glibc refuses leaves its default.
+        // other thread exists. The trim threshold alone (it also stops the
+        // mmap threshold from growing) would make things worse, so it is set
+        // only when glibc took the mmap threshold.
         unsafe {
-            mallopt(M_MMAP_THRESHOLD, 256 << 20);
-            mallopt(M_TRIM_THRESHOLD, 1 << 30);
+            if mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 {
+                mallopt(M_TRIM_THRESHOLD, 1 << 30);
+            }
         }
     }
 }
