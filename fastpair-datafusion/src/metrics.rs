@@ -10,11 +10,11 @@
 //! | `input_rows` | rows of the pieces scanned |
 //! | `rows_selected` | rows of those the pushed predicates keep (all of them without predicates; before `LIMIT`) |
 //! | `fpc_rows_decoded` | `.fpc` rows decoded: the input rows a dense batch spans, or each selected row of a sparse one, per column |
-//! | `fpc_file_bytes` | bytes of the `.fpc` files opened (memory-mapped: at most what is read) |
+//! | `fpc_file_bytes` | sizes of the `.fpc` files opened (a file of a part cut into pieces counts once: its reader is shared); the reader reads the chunks it touches |
 //! | `parquet_bytes_read` | bytes read from the Parquet side files (footers, page indexes, column chunks) |
 //! | `search_time` | in `fastpair::search` (the pushed predicates on the codes) |
 //! | `search_wait_time` | waiting for another partition's search of the same part |
-//! | `fpc_decode_time` | decoding `.fpc` rows (ranges or point reads) |
+//! | `fpc_decode_time` | decoding `.fpc` rows (ranges or point reads; the first read of a chunk also checks it) |
 //! | `fpc_arrow_time` | making Arrow arrays of them (UTF-8 check, cast to the column's type, filter by the selection) |
 //! | `parquet_open_time` | opening the side file: footer, page index, row selection |
 //! | `parquet_decode_time` | reading and decoding its batches |
