@@ -4,7 +4,7 @@
 //! (Parquet, with a row selection), a batch at a time).
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -13,6 +13,7 @@ use datafusion::common::{Result, Statistics};
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricsSet, RecordOutput};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning,
@@ -20,7 +21,8 @@ use datafusion::physical_plan::{
 };
 use fastpair::dataset::Dataset;
 
-use crate::part::{PartJob, PartScan, Piece, SharedSearch};
+use crate::metrics::{record_pruning, ScanMetrics};
+use crate::part::{PartJob, PartScan, Piece, SharedParts, SplitPart};
 use crate::pushdown::Pushed;
 use crate::table::df_err;
 
@@ -37,14 +39,16 @@ pub struct ScanExec {
     pub(crate) limit: Option<usize>,
     /// Pieces of each partition.
     pub(crate) groups: Vec<Vec<Piece>>,
-    /// Per part cut into pieces, its search result, shared by the
-    /// partitions (each `execute` call) scanning its pieces.
-    shared: SharedSearch,
+    /// Per part cut into pieces, what the partitions scanning them share
+    /// (the search result and the open `.fpc` readers).
+    shared: SharedParts,
     /// Parts scanned (the others pruned by their statistics).
     pub(crate) kept: usize,
     pub(crate) batch_size: usize,
     pub(crate) stats: Statistics,
     props: Arc<PlanProperties>,
+    /// What `EXPLAIN ANALYZE` shows ([`crate::metrics`]).
+    metrics: ExecutionPlanMetricsSet,
 }
 
 impl ScanExec {
@@ -124,6 +128,15 @@ impl ScanExec {
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
+        let shared: SharedParts = Arc::new(
+            pieces_per_part(&groups, ds_parts)
+                .into_iter()
+                .enumerate()
+                .map(|(p, n)| (n > 1).then(|| SplitPart::new(n, ds.manifest().parts[p].fpc.len())))
+                .collect(),
+        );
+        let metrics = ExecutionPlanMetricsSet::new();
+        record_pruning(&metrics, ds_parts, kept);
         Ok(Self {
             ds,
             table_schema,
@@ -133,17 +146,13 @@ impl ScanExec {
             out_schema,
             pushed,
             limit,
-            shared: Arc::new(
-                split_parts(&groups, ds_parts)
-                    .into_iter()
-                    .map(|s| s.then(OnceLock::new))
-                    .collect(),
-            ),
+            shared,
             kept,
             groups,
             batch_size,
             stats,
             props: Arc::new(props),
+            metrics,
         })
     }
 }
@@ -224,6 +233,10 @@ impl ExecutionPlan for ScanExec {
         )
     }
 
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
     fn statistics_from_inputs(
         &self,
         _input_stats: &[Arc<Statistics>],
@@ -266,6 +279,7 @@ impl ExecutionPlan for ScanExec {
             cur: None,
             limit: self.limit,
             done: 0,
+            m: ScanMetrics::new(&self.metrics, partition),
         });
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.out_schema.clone(),
@@ -281,12 +295,28 @@ struct PartitionScan {
     cur: Option<PartScan>,
     limit: Option<usize>,
     done: usize,
+    m: ScanMetrics,
 }
 
 impl Iterator for PartitionScan {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Result<RecordBatch>> {
+        let start = std::time::Instant::now();
+        let out = self.next_inner();
+        self.m.baseline.elapsed_compute().add_elapsed(start);
+        match &out {
+            Some(Ok(b)) => {
+                b.record_output(&self.m.baseline);
+            }
+            _ => self.m.baseline.done(),
+        }
+        out
+    }
+}
+
+impl PartitionScan {
+    fn next_inner(&mut self) -> Option<Result<RecordBatch>> {
         loop {
             if self.limit.is_some_and(|l| self.done >= l) {
                 return None;
@@ -307,7 +337,7 @@ impl Iterator for PartitionScan {
             }
             let p = self.parts.next()?;
             let left = self.limit.map(|l| l - self.done);
-            match PartScan::open(self.job.clone(), &p, left) {
+            match PartScan::open(self.job.clone(), &p, left, self.m.clone()) {
                 Ok(s) => self.cur = Some(s),
                 Err(e) => {
                     self.parts = Vec::new().into_iter();
@@ -352,11 +382,11 @@ fn pieces(ds: &Dataset, kept: &[usize], target_partitions: usize) -> Vec<Piece> 
     out
 }
 
-/// Per part, whether `groups` cut it into several pieces.
-fn split_parts(groups: &[Vec<Piece>], parts: usize) -> Vec<bool> {
+/// Per part, the number of pieces `groups` cut it into.
+fn pieces_per_part(groups: &[Vec<Piece>], parts: usize) -> Vec<usize> {
     let mut n = vec![0usize; parts];
     for piece in groups.iter().flatten() {
         n[piece.part] += 1;
     }
-    n.into_iter().map(|c| c > 1).collect()
+    n
 }

@@ -41,6 +41,7 @@
 #[cfg(feature = "proto")]
 pub mod codec;
 mod exec;
+mod metrics;
 mod part;
 mod prune;
 pub mod pushdown;

@@ -10,7 +10,9 @@
 //! operators above and memory stays bounded by a batch.
 
 use std::fs::File;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use datafusion::arrow::array::{
     ArrayRef, BooleanArray, LargeBinaryArray, LargeStringArray, RecordBatch, RecordBatchOptions,
@@ -29,6 +31,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::PageIndexPolicy;
 
+use crate::metrics::{CountingFile, ScanMetrics};
 use crate::pushdown::Pushed;
 use crate::table::df_err;
 
@@ -38,10 +41,48 @@ use crate::table::df_err;
 /// dozen rows in bulk).
 const DENSE_SELECTION: f64 = 0.05;
 
-/// Per part cut into pieces, its search result once computed (shared by
-/// every partition of one scan, so a part is searched once).
-pub(crate) type SharedSearch =
-    Arc<Vec<Option<OnceLock<std::result::Result<Option<Selection>, String>>>>>;
+/// What the pieces of one part cut into several share (every partition of
+/// one scan): the search result, computed once by the first piece opened,
+/// and the open `.fpc` readers, so that a file's chunks are read and
+/// validated once (by the search or the first piece to decode them), not
+/// once per piece; let go when the part's last piece is done.
+#[derive(Debug)]
+pub(crate) struct SplitPart {
+    search: OnceLock<std::result::Result<Option<Selection>, String>>,
+    readers: Mutex<Vec<Option<Arc<Reader>>>>,
+    /// Pieces not yet done.
+    left: AtomicUsize,
+}
+
+impl SplitPart {
+    /// A part cut into `pieces` pieces, with `files` `.fpc` files.
+    pub fn new(pieces: usize, files: usize) -> Self {
+        Self {
+            search: OnceLock::new(),
+            readers: Mutex::new(vec![None; files]),
+            left: AtomicUsize::new(pieces),
+        }
+    }
+
+    /// One of the part's pieces is done: the last one lets the readers go
+    /// (a later execution of the plan opens them again).
+    fn piece_done(&self) {
+        let prev = self
+            .left
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                Some(n.saturating_sub(1))
+            })
+            .unwrap_or(0);
+        if prev <= 1 {
+            if let Ok(mut r) = self.readers.lock() {
+                r.iter_mut().for_each(|x| *x = None);
+            }
+        }
+    }
+}
+
+/// Per part, its [`SplitPart`] when the scan cut it into several pieces.
+pub(crate) type SharedParts = Arc<Vec<Option<SplitPart>>>;
 
 /// What every part of a scan shares.
 pub(crate) struct PartJob {
@@ -53,10 +94,9 @@ pub(crate) struct PartJob {
     pub out_schema: SchemaRef,
     pub pushed: Vec<Pushed>,
     pub batch_size: usize,
-    /// Per part cut into several pieces, its search result, computed by the
-    /// first piece opened and shared with the others (None for whole parts:
-    /// searched by their one scan).
-    pub shared: SharedSearch,
+    /// Per part cut into several pieces, what they share (None for whole
+    /// parts: searched and read by their one scan).
+    pub shared: SharedParts,
 }
 
 /// A slice of a part's rows scanned as one unit: a whole part, or a piece
@@ -71,19 +111,61 @@ pub(crate) struct Piece {
 }
 
 impl PartJob {
+    /// The reader of `.fpc` file `k` of part `p`: from `readers`, else the
+    /// part's shared ones (split parts), else opened (and kept in both).
+    fn reader(
+        &self,
+        p: usize,
+        k: usize,
+        readers: &mut [Option<Arc<Reader>>],
+        m: &ScanMetrics,
+    ) -> Result<Arc<Reader>> {
+        if let Some(r) = &readers[k] {
+            return Ok(r.clone());
+        }
+        let open = || -> Result<Arc<Reader>> {
+            let r = self.ds.open_fpc(p, k).map_err(df_err)?;
+            m.fpc_file_bytes.add(r.file_bytes() as usize);
+            Ok(Arc::new(r))
+        };
+        let r = match self.shared.get(p).and_then(|s| s.as_ref()) {
+            Some(split) => {
+                let mut shared = split
+                    .readers
+                    .lock()
+                    .map_err(|_| df_err(format!("part {p}: a scan of another piece failed")))?;
+                match &shared[k] {
+                    Some(r) => r.clone(),
+                    None => {
+                        let r = open()?;
+                        shared[k] = Some(r.clone());
+                        r
+                    }
+                }
+            }
+            None => open()?,
+        };
+        readers[k] = Some(r.clone());
+        Ok(r)
+    }
+
     /// The rows of part `p` the pushed predicates select (None: no
     /// predicate), searching the codes of each predicate's column; the
     /// readers opened are kept in `readers`.
-    fn search(&self, p: usize, readers: &mut [Option<Reader>]) -> Result<Option<Selection>> {
+    fn search(
+        &self,
+        p: usize,
+        readers: &mut [Option<Arc<Reader>>],
+        m: &ScanMetrics,
+    ) -> Result<Option<Selection>> {
         let rows = self.ds.manifest().parts[p].rows;
         let mut sel: Option<Selection> = None;
         for pushed in &self.pushed {
             let k = self.slot[pushed.column];
-            if readers[k].is_none() {
-                readers[k] = Some(self.ds.open_fpc(p, k).map_err(df_err)?);
-            }
-            let r = readers[k].as_ref().expect("opened above");
-            let s = Searcher::new(r).search(&pushed.predicate).map_err(df_err)?;
+            let r = self.reader(p, k, readers, m)?;
+            let s = Searcher::new(&r)
+                .search(&pushed.predicate)
+                .map_err(df_err)?;
             sel = Some(match sel {
                 None => s,
                 Some(prev) => {
@@ -110,8 +192,9 @@ pub(crate) struct PartScan {
     job: Arc<PartJob>,
     /// The part.
     p: usize,
-    /// Open `.fpc` readers by slot (opened when first needed).
-    readers: Vec<Option<Reader>>,
+    /// Open `.fpc` readers by slot (opened when first needed, or the
+    /// part's shared ones).
+    readers: Vec<Option<Arc<Reader>>>,
     /// The selection over the part's rows, rows outside the piece cleared
     /// (None: the rows `next_row..next_row + n_out`).
     sel: Option<Selection>,
@@ -127,28 +210,57 @@ pub(crate) struct PartScan {
     next_row: u64,
     /// Scratch for point reads.
     row_buf: Vec<u8>,
+    /// The partition's metrics.
+    m: ScanMetrics,
 }
 
 impl PartScan {
     /// Opens `piece`: runs the pushed searches (or takes the part's shared
     /// result), keeps the piece's rows of the selection, cuts it at `limit`
     /// rows, opens the Parquet reader.
-    pub fn open(job: Arc<PartJob>, piece: &Piece, limit: Option<usize>) -> Result<Self> {
+    pub fn open(
+        job: Arc<PartJob>,
+        piece: &Piece,
+        limit: Option<usize>,
+        m: ScanMetrics,
+    ) -> Result<Self> {
         let p = piece.part;
         let part = &job.ds.manifest().parts[p];
         let rows = part.rows;
         let (start, mut end) = (piece.start, piece.end.min(rows));
-        let mut readers: Vec<Option<Reader>> = (0..part.fpc.len()).map(|_| None).collect();
+        m.pieces_opened.add(1);
+        m.input_rows.add((end - start) as usize);
+        let mut readers: Vec<Option<Arc<Reader>>> = vec![None; part.fpc.len()];
+        let searched = !job.pushed.is_empty();
+        let t0 = Instant::now();
+        let mut ran: Option<Duration> = None;
         let mut sel = match job.shared.get(p).and_then(|s| s.as_ref()) {
-            Some(once) => once
+            Some(split) => split
+                .search
                 .get_or_init(|| {
-                    let mut rs: Vec<Option<Reader>> = (0..part.fpc.len()).map(|_| None).collect();
-                    job.search(p, &mut rs).map_err(|e| e.to_string())
+                    let t = Instant::now();
+                    let mut rs: Vec<Option<Arc<Reader>>> = vec![None; part.fpc.len()];
+                    let r = job.search(p, &mut rs, &m).map_err(|e| e.to_string());
+                    ran = Some(t.elapsed());
+                    r
                 })
                 .clone()
                 .map_err(df_err)?,
-            None => job.search(p, &mut readers)?,
+            None => {
+                let r = job.search(p, &mut readers, &m)?;
+                ran = Some(t0.elapsed());
+                r
+            }
         };
+        if searched {
+            let all = t0.elapsed();
+            if let Some(d) = ran {
+                m.parts_searched.add(1);
+                m.search_time.add_duration(d);
+            }
+            m.search_wait_time
+                .add_duration(all.saturating_sub(ran.unwrap_or_default()));
+        }
         if let Some(s) = &mut sel {
             if start > 0 || end < rows {
                 let mut words = s.words().to_vec();
@@ -168,6 +280,10 @@ impl PartScan {
                 *s = Selection::from_bits(rows, words);
             }
         }
+        m.rows_selected.add(match &sel {
+            Some(s) => s.count() as usize,
+            None => (end - start) as usize,
+        });
         if let Some(l) = limit {
             match &mut sel {
                 None => end = end.min(start + l as u64),
@@ -197,9 +313,12 @@ impl PartScan {
             done_out: 0,
             next_row: start,
             row_buf: Vec::new(),
+            m,
         };
         if n_out > 0 {
+            let t = Instant::now();
             scan.pq = scan.open_parquet(p, start..end)?;
+            scan.m.parquet_open_time.add_elapsed(t);
         }
         Ok(scan)
     }
@@ -238,6 +357,7 @@ impl PartScan {
             PageIndexPolicy::Skip
         };
         let opts = ArrowReaderOptions::new().with_page_index_policy(policy);
+        let file = CountingFile::new(file, self.m.parquet_bytes_read.clone());
         let b = ParquetRecordBatchReaderBuilder::try_new_with_options(file, opts)
             .map_err(|e| df_err(format!("{}: {e}", f.path)))?;
         let file_rows = b.metadata().file_metadata().num_rows();
@@ -305,11 +425,8 @@ impl PartScan {
         }
     }
 
-    fn reader(&mut self, k: usize) -> Result<&Reader> {
-        if self.readers[k].is_none() {
-            self.readers[k] = Some(self.job.ds.open_fpc(self.p, k).map_err(df_err)?);
-        }
-        Ok(self.readers[k].as_ref().expect("opened above"))
+    fn reader(&mut self, k: usize) -> Result<Arc<Reader>> {
+        self.job.reader(self.p, k, &mut self.readers, &self.m)
     }
 
     /// The next batch (None after the last).
@@ -323,8 +440,10 @@ impl PartScan {
         // be full under a row selection); the `.fpc` columns follow it.
         let pq_batch = match &mut self.pq {
             Some((r, _)) => {
-                let batch = r
-                    .next()
+                let t = Instant::now();
+                let batch = r.next();
+                self.m.parquet_decode_time.add_elapsed(t);
+                let batch = batch
                     .ok_or_else(|| df_err(format!("part {p}: Parquet file ended early")))?
                     .map_err(|e| df_err(format!("part {p}: {e}")))?;
                 if batch.num_rows() == 0 || batch.num_rows() > left {
@@ -359,18 +478,26 @@ impl PartScan {
             }
             let k = job.slot[c];
             let t = job.table_schema.field(c).data_type();
-            let arr = match self.mask.clone() {
-                None => column_array(self.reader(k)?.read_range(a..b).map_err(df_err)?, t)?,
-                Some(m) if self.dense => {
-                    let col = self.reader(k)?.read_range(a..b).map_err(df_err)?;
+            let (mask, dense) = (self.mask.clone(), self.dense);
+            let r = self.reader(k)?;
+            let t_dec = Instant::now();
+            let col = if mask.is_none() || dense {
+                self.m.fpc_rows_decoded.add((b - a) as usize);
+                r.read_range(a..b).map_err(df_err)?
+            } else {
+                self.m.fpc_rows_decoded.add(len);
+                self.take(&r, a, b, len)?
+            };
+            let t_arrow = Instant::now();
+            self.m.fpc_decode_time.add_duration(t_arrow - t_dec);
+            let arr = match mask {
+                Some(m) if dense => {
                     let keep = BooleanArray::new(m.slice(a as usize, (b - a) as usize), None);
                     filter(column_array(col, t)?.as_ref(), &keep)?
                 }
-                Some(_) => {
-                    let col = self.take(k, a, b, len)?;
-                    column_array(col, t)?
-                }
+                _ => column_array(col, t)?,
             };
+            self.m.fpc_arrow_time.add_elapsed(t_arrow);
             out.push(arr);
         }
         self.next_row = b;
@@ -382,11 +509,9 @@ impl PartScan {
         )?))
     }
 
-    /// The selected rows of `a..b` (`len` of them) of slot `k`, read one by
+    /// The selected rows of `a..b` (`len` of them) of `r`, read one by
     /// one, nulls kept.
-    fn take(&mut self, k: usize, a: u64, b: u64, len: usize) -> Result<Column> {
-        self.reader(k)?;
-        let r = self.readers[k].as_ref().expect("opened above");
+    fn take(&mut self, r: &Reader, a: u64, b: u64, len: usize) -> Result<Column> {
         let s = self.sel.as_ref().expect("a selection");
         let mut values = Vec::new();
         let mut offsets = Vec::with_capacity(len + 1);
@@ -419,6 +544,14 @@ impl PartScan {
             offsets,
             validity: any_null.then_some(validity),
         })
+    }
+}
+
+impl Drop for PartScan {
+    fn drop(&mut self) {
+        if let Some(split) = self.job.shared.get(self.p).and_then(|s| s.as_ref()) {
+            split.piece_done();
+        }
     }
 }
 

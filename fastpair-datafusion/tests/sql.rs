@@ -13,6 +13,8 @@ use datafusion::arrow::array::{
     Array, ArrayRef, BinaryArray, Int64Array, RecordBatch, StringArray,
 };
 use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::physical_plan::metrics::MetricsSet;
+use datafusion::physical_plan::{collect, ExecutionPlan};
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use fastpair_datafusion::{session_context, FastpairTable};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -540,6 +542,18 @@ async fn one_part_tables_split_across_partitions() {
     let (fp, pq) = table_both_ways(dir.path(), batch, 1 << 20, config()).await;
     let p = plan(&fp, "SELECT count(*) FROM t WHERE tag = 'hit'").await;
     assert!(p.contains("parts=1/1, partitions=3"), "{p}");
+    // The three pieces share one search and one reader per `.fpc` file:
+    // each file opened (and its chunks checked) once.
+    let fpc_bytes: u64 = std::fs::read_dir(dir.path().join("t.fpd/part-00000"))
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .filter(|f| f.extension().is_some_and(|e| e == "fpc"))
+        .map(|f| std::fs::metadata(f).unwrap().len())
+        .sum();
+    let (m, line) = scan_metrics(&fp, "SELECT id, s FROM t WHERE tag <> 'hit'").await;
+    assert_eq!(count(&m, "pieces_opened"), 3, "{line}");
+    assert_eq!(count(&m, "parts_searched"), 1, "{line}");
+    assert_eq!(count(&m, "fpc_file_bytes") as u64, fpc_bytes, "{line}");
     for sql in [
         "SELECT count(*), sum(id), count(s) FROM t",
         "SELECT id, s FROM t WHERE tag = 'hit' ORDER BY id",
@@ -550,4 +564,126 @@ async fn one_part_tables_split_across_partitions() {
     ] {
         assert_eq!(rows(&fp, sql).await, rows(&pq, sql).await, "{sql}");
     }
+}
+
+/// The scan node's metrics of `sql` run over `ctx` (summed over its
+/// partitions; one fastpair scan in the plan), and the `FastpairScanExec`
+/// line of `EXPLAIN ANALYZE` of the same query.
+async fn scan_metrics(ctx: &SessionContext, sql: &str) -> (MetricsSet, String) {
+    let df = ctx.sql(sql).await.unwrap();
+    let plan = df.create_physical_plan().await.unwrap();
+    collect(plan.clone(), ctx.task_ctx()).await.unwrap();
+    fn find(p: &Arc<dyn ExecutionPlan>) -> Option<MetricsSet> {
+        if p.name() == "FastpairScanExec" {
+            return p.metrics();
+        }
+        p.children().into_iter().find_map(find)
+    }
+    let m = find(&plan).expect("a FastpairScanExec with metrics");
+    let text = rows(ctx, &format!("EXPLAIN ANALYZE {sql}")).await;
+    let line = text
+        .into_iter()
+        .find(|l| l.contains("FastpairScanExec"))
+        .expect("the scan in EXPLAIN ANALYZE");
+    (m.aggregate_by_name(), line)
+}
+
+fn count(m: &MetricsSet, name: &str) -> usize {
+    let v = match name {
+        "output_rows" => m.output_rows(),
+        "elapsed_compute" => m.elapsed_compute(),
+        _ => m.sum_by_name(name).map(|v| v.as_usize()),
+    };
+    v.unwrap_or_else(|| panic!("no metric {name}"))
+}
+
+/// `EXPLAIN ANALYZE` over a fastpair table shows the scan's metrics, with
+/// the real counts: rows out equal to Parquet's count, rows selected by the
+/// pushed predicate, rows in the files, `.fpc` rows decoded only for
+/// projected string columns, bytes read from the Parquet side files, and
+/// named times inside `elapsed_compute`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_analyze_shows_scan_metrics() {
+    let fp = fastpair_ctx().await;
+    let pq = parquet_ctx().await;
+    let n_rows = |sql: &str| {
+        let pq = &pq;
+        let sql = sql.to_string();
+        async move {
+            let b = pq.sql(&sql).await.unwrap().collect().await.unwrap();
+            let c = b[0]
+                .column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .value(0);
+            c as usize
+        }
+    };
+    let lineitem = n_rows("SELECT count(*) FROM lineitem").await;
+    let hits = n_rows("SELECT count(*) FROM lineitem WHERE l_comment LIKE '%special%'").await;
+    assert!(hits > 0 && hits < lineitem / 10, "{hits} of {lineitem}");
+
+    // Strings and a Parquet column out, one pushed predicate.
+    let sql = "SELECT l_orderkey, l_comment FROM lineitem WHERE l_comment LIKE '%special%'";
+    let (m, line) = scan_metrics(&fp, sql).await;
+    for name in [
+        "output_rows=",
+        "elapsed_compute=",
+        "parts_pruned_statistics=4 total → 4 matched",
+        "input_rows=",
+        "rows_selected=",
+        "fpc_rows_decoded=",
+        "parquet_bytes_read=",
+        "fpc_file_bytes=",
+        "search_time=",
+        "fpc_decode_time=",
+        "fpc_arrow_time=",
+        "parquet_open_time=",
+        "parquet_decode_time=",
+    ] {
+        assert!(line.contains(name), "{name} not in {line}");
+    }
+    assert_eq!(count(&m, "output_rows"), hits);
+    assert_eq!(count(&m, "rows_selected"), hits);
+    assert_eq!(count(&m, "input_rows"), lineitem);
+    assert_eq!(count(&m, "pieces_opened"), 4);
+    assert_eq!(count(&m, "parts_searched"), 4);
+    // Each selected row read, or the rows a dense batch spans.
+    let decoded = count(&m, "fpc_rows_decoded");
+    assert!(decoded >= hits && decoded <= lineitem, "{line}");
+    let pq_bytes = count(&m, "parquet_bytes_read");
+    assert!(pq_bytes > 0, "{line}");
+    assert!(count(&m, "fpc_file_bytes") > 0, "{line}");
+    let times: usize = [
+        "search_time",
+        "search_wait_time",
+        "fpc_decode_time",
+        "fpc_arrow_time",
+        "parquet_open_time",
+        "parquet_decode_time",
+    ]
+    .iter()
+    .map(|t| count(&m, t))
+    .sum();
+    assert!(count(&m, "search_time") > 0, "{line}");
+    assert!(count(&m, "elapsed_compute") >= times, "{line}");
+
+    // count(*): the search alone, no string decoded, no Parquet read.
+    let sql = "SELECT count(*) FROM lineitem WHERE l_comment LIKE '%special%'";
+    let (m, line) = scan_metrics(&fp, sql).await;
+    assert_eq!(count(&m, "rows_selected"), hits, "{line}");
+    assert_eq!(count(&m, "output_rows"), hits, "{line}");
+    assert_eq!(count(&m, "fpc_rows_decoded"), 0, "{line}");
+    assert_eq!(count(&m, "parquet_bytes_read"), 0, "{line}");
+
+    // No predicate: every row selected and out; a dense decode of every row.
+    let sql = "SELECT max(l_shipmode), sum(l_quantity) FROM lineitem";
+    let (m, line) = scan_metrics(&fp, sql).await;
+    assert_eq!(count(&m, "input_rows"), lineitem, "{line}");
+    assert_eq!(count(&m, "rows_selected"), lineitem, "{line}");
+    assert_eq!(count(&m, "output_rows"), lineitem, "{line}");
+    assert_eq!(count(&m, "fpc_rows_decoded"), lineitem, "{line}");
+    assert_eq!(count(&m, "parts_searched"), 0, "{line}");
+    assert!(count(&m, "parquet_bytes_read") > 0, "{line}");
 }

@@ -58,6 +58,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    keep_freed_memory();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -68,6 +69,39 @@ fn main() -> ExitCode {
     match rt.block_on(run(args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(e),
+    }
+}
+
+/// glibc's malloc gives blocks of 128 KiB and more back to the kernel when
+/// they are freed (its threshold grows only as such blocks are freed), so
+/// the large buffers a query allocates and frees again and again (a chunk
+/// read from a file, decoded rows and row boundaries, Arrow batches,
+/// Parquet pages) come back as fresh pages, each zeroed by a page fault:
+/// about a quarter of a substring scan's CPU time in `perf`
+/// (bench/SQL.md). Here blocks up to 32 MiB (the most glibc accepts on
+/// 64-bit) come from the heap, and freed memory is trimmed only above
+/// 1 GiB, so it is reused. For both kinds of table, fastpair or Parquet.
+/// `FASTPAIR_SQL_MALLOPT=0` keeps glibc's defaults.
+fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        if std::env::var_os("FASTPAIR_SQL_MALLOPT").is_some_and(|v| v == "0") {
+            return;
+        }
+        unsafe extern "C" {
+            fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
+        }
+        const M_TRIM_THRESHOLD: std::ffi::c_int = -1;
+        const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
+        // SAFETY: mallopt only sets allocator parameters; called before any
+        // other thread exists. The trim threshold alone (it also stops the
+        // mmap threshold from growing) would make things worse, so it is set
+        // only when glibc took the mmap threshold.
+        unsafe {
+            if mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 {
+                mallopt(M_TRIM_THRESHOLD, 1 << 30);
+            }
+        }
     }
 }
 
