@@ -178,7 +178,8 @@ pub struct PreparedSearch<'r> {
     /// anchor takes).
     index: Vec<ByteIndex>,
     stats: Vec<ChunkStats>,
-    /// The chunk of each piece of the first tile.
+    /// The chunk of each piece of the first tile (for `decoded_fraction`).
+    #[cfg(feature = "test-util")]
     chunks: Vec<usize>,
     aoff_host: Vec<u32>,
     aoff: CudaSlice<u32>,
@@ -332,6 +333,7 @@ impl<'r> PreparedSearch<'r> {
             dict_of,
             index,
             stats,
+            #[cfg(feature = "test-util")]
             chunks: chunk_of[..per_tile].to_vec(),
             aoff_host,
             full: 0,
