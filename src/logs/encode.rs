@@ -224,6 +224,48 @@ pub(super) fn plan_slot(words: Vec<&[u8]>, int: bool) -> (SlotPlan<'_>, f64, Vec
     }
 }
 
+/// `plan_slot(words, int).1` without building the plan: the same
+/// arithmetic in the same order, so the same `f64` (the family search
+/// only needs the estimate).
+pub(super) fn slot_cost(words: &[&[u8]], int: bool) -> f64 {
+    let ints = if int { as_ints(words) } else { None };
+    let mut ids = Vec::with_capacity(words.len());
+    let mut values: Vec<&[u8]> = Vec::new();
+    let mut index: super::bits::FastMap<&[u8], u64> = Default::default();
+    for w in words {
+        let next = values.len() as u64;
+        let id = *index.entry(w).or_insert(next);
+        if id == next {
+            values.push(w);
+        }
+        ids.push(id);
+    }
+    // as_text: a dictionary when there are repeats and it costs less than
+    // free strings.
+    let free_cost = strings_cost(words) + 1.0;
+    let dict_cost = (values.len() != words.len())
+        .then(|| column::size(&ids) as f64 + strings_cost(&values) + 2.0);
+    let text = match dict_cost {
+        Some(d) if d < free_cost => (true, d),
+        _ => (false, free_cost),
+    };
+    match ints {
+        Some((kind, values, width, widths)) => {
+            let int_cost = cost(&SlotPlan::Int {
+                kind,
+                values,
+                width,
+                widths,
+            });
+            match text {
+                (true, c) if c < int_cost => c,
+                _ => int_cost,
+            }
+        }
+        None => text.1,
+    }
+}
+
 /// Rows of a template the grouping decision looks at (evenly spaced).
 const GROUP_SAMPLE: usize = 2048;
 

@@ -16,7 +16,7 @@
 //! cost model: static strings, each slot's plan) are below its members'.
 
 use super::bits::FastMap;
-use super::encode::{plan_slot, strings_cost};
+use super::encode::{slot_cost, strings_cost};
 use super::mine::Pattern;
 use super::tokenize::Tokenized;
 
@@ -158,7 +158,7 @@ fn cost(
         // text (`encode`'s constant groups).
         c += match words.first() {
             Some(w) if words.iter().all(|v| v == w) => w.len() as f64 * 0.5 / scale,
-            _ => plan_slot(words, typed).1,
+            _ => slot_cost(&words, typed),
         };
     }
     base + c * scale
