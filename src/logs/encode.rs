@@ -224,6 +224,48 @@ pub(super) fn plan_slot(words: Vec<&[u8]>, int: bool) -> (SlotPlan<'_>, f64, Vec
     }
 }
 
+/// `plan_slot(words, int).1` without building the plan: the same
+/// arithmetic in the same order, so the same `f64` (the family search
+/// only needs the estimate).
+pub(super) fn slot_cost(words: &[&[u8]], int: bool) -> f64 {
+    let ints = if int { as_ints(words) } else { None };
+    let mut ids = Vec::with_capacity(words.len());
+    let mut values: Vec<&[u8]> = Vec::new();
+    let mut index: super::bits::FastMap<&[u8], u64> = Default::default();
+    for w in words {
+        let next = values.len() as u64;
+        let id = *index.entry(w).or_insert(next);
+        if id == next {
+            values.push(w);
+        }
+        ids.push(id);
+    }
+    // as_text: a dictionary when there are repeats and it costs less than
+    // free strings.
+    let free_cost = strings_cost(words) + 1.0;
+    let dict_cost = (values.len() != words.len())
+        .then(|| column::size(&ids) as f64 + strings_cost(&values) + 2.0);
+    let text = match dict_cost {
+        Some(d) if d < free_cost => (true, d),
+        _ => (false, free_cost),
+    };
+    match ints {
+        Some((kind, values, width, widths)) => {
+            let int_cost = cost(&SlotPlan::Int {
+                kind,
+                values,
+                width,
+                widths,
+            });
+            match text {
+                (true, c) if c < int_cost => c,
+                _ => int_cost,
+            }
+        }
+        None => text.1,
+    }
+}
+
 /// Rows of a template the grouping decision looks at (evenly spaced).
 const GROUP_SAMPLE: usize = 2048;
 
@@ -466,7 +508,10 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     // Laid out with the families found and without them; the smaller is
     // kept (the estimate that proposes a family misses how its rows'
     // columns then pack, so the bytes decide).
-    let plain = || emit(rows, &tok, &kept, &tids, &vec![None; kept.len()], &[], opts);
+    // The templates outside any family are planned once for both layouts
+    // (`cache`).
+    let mut cache: Vec<Option<TPlan>> = (0..kept.len()).map(|_| None).collect();
+    let no_families = vec![None; kept.len()];
     if opts.families && kept.len() > 1 {
         let mut orig_rows: Vec<Vec<u32>> = vec![Vec::new(); kept.len() + 1];
         for (i, &t) in tids.iter().enumerate() {
@@ -475,25 +520,54 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         let (cuts, fam_statics) =
             super::family::families(rows, &tok, &kept, &orig_rows, opts.typed);
         if !fam_statics.is_empty() {
-            let a = emit(rows, &tok, &kept, &tids, &cuts, &fam_statics, opts);
-            let b = plain();
+            let a = emit(
+                rows,
+                &tok,
+                &kept,
+                &tids,
+                &cuts,
+                &fam_statics,
+                &mut cache,
+                opts,
+            );
+            let b = emit(
+                rows,
+                &tok,
+                &kept,
+                &tids,
+                &no_families,
+                &[],
+                &mut cache,
+                opts,
+            );
             return if a.len() < b.len() { a } else { b };
         }
     }
-    plain()
+    emit(
+        rows,
+        &tok,
+        &kept,
+        &tids,
+        &no_families,
+        &[],
+        &mut cache,
+        opts,
+    )
 }
 
 /// Lays out the block: `kept` templates (template `t + 1` is `kept[t]`),
 /// each row's template `tids` (0 = escaped), the families to merge (per
-/// kept template its family and cut, and each family's statics).
+/// kept template its family and cut, and each family's statics); `cache`
+/// holds, per kept template, its plan once a layout has made it.
 #[allow(clippy::too_many_arguments)]
-fn emit(
-    rows: &[&[u8]],
+fn emit<'a>(
+    rows: &[&'a [u8]],
     tok: &Tokenized,
     kept: &[&Pattern],
     tids: &[u32],
     cuts: &[Option<(usize, super::family::Cut)>],
     fam_statics: &[Vec<Vec<u8>>],
+    cache: &mut [Option<TPlan<'a>>],
     opts: &LogOptions,
 ) -> Vec<u8> {
     let mut new_tid = vec![0u32; kept.len() + 1];
@@ -556,73 +630,39 @@ fn emit(
         }
     }
     let tids: Vec<u32> = tids.iter().map(|&t| new_tid[t as usize]).collect();
-    // Each template's slots in groups of adjacent slots (spec/FORMAT.md
-    // §5.8.2 leaves the template's cut into static strings and slots to
-    // the writer): a group renders as one slot whose value is the row's
-    // bytes from its first slot's start to its last slot's end, the static
-    // text between them included. Correlated neighbours (the four numbers of
-    // an IP address, a host name and its address, a date) then cost one
-    // dictionary id instead of one column each.
-    let (groups, mut singles): (Vec<_>, Vec<_>) = spans
-        .iter()
-        .enumerate()
-        .map(|(tid, slots)| {
-            if tid == 0 || !opts.group_slots {
-                ((0..slots.len()).map(|s| (s, s)).collect(), Vec::new())
-            } else {
-                let (g, s, _) = group_slots(rows, &trows[tid], slots, opts.typed);
-                (g, s)
+    // Each template's groups, constant groups and plans ([`plan_template`]):
+    // a mined template outside any family has the same rows and slot
+    // values in every layout of this block, so its plan is computed once
+    // (`cache`, by kept template) and shared by both layouts.
+    let mut own: Vec<Option<TPlan>> = (0..ntemp).map(|_| None).collect();
+    for tid in 0..ntemp {
+        match layout[tid] {
+            Layout::Plain(k) if tid > 0 => {
+                if cache[k].is_none() {
+                    cache[k] = Some(plan_template(rows, &trows[tid], &spans[tid], false, opts));
+                }
             }
-        })
-        .unzip();
-    // A group whose value is the same on every row of its template (a
-    // number that never changes there: `uid=0`, `port 22`, `[0]`) is folded
-    // into the static text: no slot, no checkpoint (§5.8.5: the cut into
-    // statics and slots is the writer's).
-    let constant: Vec<Vec<Option<&[u8]>>> = groups
-        .iter()
-        .enumerate()
-        .map(|(tid, gs)| {
-            gs.iter()
-                .map(|&(f, l)| {
-                    if tid == 0 || !opts.group_slots {
-                        return None;
-                    }
-                    let mut words = trows[tid]
-                        .iter()
-                        .zip(spans[tid][f].iter().zip(&spans[tid][l]))
-                        .map(|(&r, (&(a, _), &(_, b)))| &rows[r as usize][a as usize..b as usize]);
-                    let first = words.next()?;
-                    words.all(|w| w == first).then_some(first)
-                })
-                .collect()
+            _ => {
+                own[tid] = Some(plan_template(
+                    rows,
+                    &trows[tid],
+                    &spans[tid],
+                    tid == 0,
+                    opts,
+                ))
+            }
+        }
+    }
+    let tplans: Vec<&TPlan> = (0..ntemp)
+        .map(|tid| match (layout[tid], &own[tid]) {
+            (_, Some(p)) => p,
+            (Layout::Plain(k), None) => cache[k].as_ref().expect("planned above"),
+            (Layout::Family(_), None) => unreachable!("families are planned above"),
         })
         .collect();
-    // Type every other group (a slot left alone keeps the plan the
-    // grouping made for it, when that looked at all the template's rows).
-    let plans: Vec<Vec<SlotPlan>> = groups
-        .iter()
-        .enumerate()
-        .map(|(tid, gs)| {
-            gs.iter()
-                .zip(&constant[tid])
-                .filter(|(_, c)| c.is_none())
-                .map(|(&(f, l), _)| {
-                    if f == l {
-                        if let Some(p) = singles[tid].get_mut(f).and_then(Option::take) {
-                            return p;
-                        }
-                    }
-                    let words = group_words(rows, &trows[tid], &spans[tid], f, l);
-                    if tid == 0 {
-                        SlotPlan::Free { values: words }
-                    } else {
-                        plan_slot(words, opts.typed && f == l).0
-                    }
-                })
-                .collect()
-        })
-        .collect();
+    let groups: Vec<&[(usize, usize)]> = tplans.iter().map(|p| &p.groups[..]).collect();
+    let constant: Vec<&[Option<&[u8]>]> = tplans.iter().map(|p| &p.constant[..]).collect();
+    let plans: Vec<&[SlotPlan]> = tplans.iter().map(|p| &p.plans[..]).collect();
     // Pool: all statics first, then the text slots' strings.
     // A group drops the static strings inside it; a constant group joins
     // its value and the static after it to the static before it.
@@ -635,7 +675,7 @@ fn emit(
                 Layout::Family(f) => fam_statics[*f].clone(),
             };
             let mut out = vec![st[0].clone()];
-            for (&(_, l), c) in gs.iter().zip(cs) {
+            for (&(_, l), c) in gs.iter().zip(cs.iter()) {
                 match c {
                     Some(v) => {
                         let last = out.last_mut().expect("non-empty");
@@ -659,7 +699,7 @@ fn emit(
         put_varint(&mut meta, counts[tid]);
     }
     for slots in &plans {
-        for plan in slots {
+        for plan in slots.iter() {
             match plan {
                 SlotPlan::Int {
                     kind,
@@ -734,6 +774,82 @@ fn emit(
     }
     out.resize(out.len() + PAD, 0);
     out
+}
+
+/// One template's layout decisions: its slot groups, the groups with one
+/// value on every row (folded into the static text), and the other
+/// groups' plans.
+pub(super) struct TPlan<'a> {
+    groups: Vec<(usize, usize)>,
+    constant: Vec<Option<&'a [u8]>>,
+    plans: Vec<SlotPlan<'a>>,
+}
+
+/// Plans one template (rows `trows`, slot spans `spans`; `escape`: the
+/// escape template 0, whose one slot is the whole row).
+fn plan_template<'a>(
+    rows: &[&'a [u8]],
+    trows: &[u32],
+    spans: &[Vec<(u32, u32)>],
+    escape: bool,
+    opts: &LogOptions,
+) -> TPlan<'a> {
+    // The template's slots in groups of adjacent slots (spec/FORMAT.md
+    // §5.8.2 leaves the template's cut into static strings and slots to
+    // the writer): a group renders as one slot whose value is the row's
+    // bytes from its first slot's start to its last slot's end, the static
+    // text between them included. Correlated neighbours (the four numbers of
+    // an IP address, a host name and its address, a date) then cost one
+    // dictionary id instead of one column each.
+    let (groups, mut singles) = if escape || !opts.group_slots {
+        ((0..spans.len()).map(|s| (s, s)).collect(), Vec::new())
+    } else {
+        let (g, s, _) = group_slots(rows, trows, spans, opts.typed);
+        (g, s)
+    };
+    // A group whose value is the same on every row of its template (a
+    // number that never changes there: `uid=0`, `port 22`, `[0]`) is folded
+    // into the static text: no slot, no checkpoint (§5.8.5: the cut into
+    // statics and slots is the writer's).
+    let constant: Vec<Option<&[u8]>> = groups
+        .iter()
+        .map(|&(f, l)| {
+            if escape || !opts.group_slots {
+                return None;
+            }
+            let mut words = trows
+                .iter()
+                .zip(spans[f].iter().zip(&spans[l]))
+                .map(|(&r, (&(a, _), &(_, b)))| &rows[r as usize][a as usize..b as usize]);
+            let first = words.next()?;
+            words.all(|w| w == first).then_some(first)
+        })
+        .collect();
+    // Type every other group (a slot left alone keeps the plan the
+    // grouping made for it, when that looked at all the template's rows).
+    let plans: Vec<SlotPlan> = groups
+        .iter()
+        .zip(&constant)
+        .filter(|(_, c)| c.is_none())
+        .map(|(&(f, l), _)| {
+            if f == l {
+                if let Some(p) = singles.get_mut(f).and_then(Option::take) {
+                    return p;
+                }
+            }
+            let words = group_words(rows, trows, spans, f, l);
+            if escape {
+                SlotPlan::Free { values: words }
+            } else {
+                plan_slot(words, opts.typed && f == l).0
+            }
+        })
+        .collect();
+    TPlan {
+        groups,
+        constant,
+        plans,
+    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //! cost model: static strings, each slot's plan) are below its members'.
 
 use super::bits::FastMap;
-use super::encode::{plan_slot, strings_cost};
+use super::encode::{slot_cost, strings_cost};
 use super::mine::Pattern;
 use super::tokenize::Tokenized;
 
@@ -158,7 +158,7 @@ fn cost(
         // text (`encode`'s constant groups).
         c += match words.first() {
             Some(w) if words.iter().all(|v| v == w) => w.len() as f64 * 0.5 / scale,
-            _ => plan_slot(words, typed).1,
+            _ => slot_cost(&words, typed),
         };
     }
     base + c * scale
@@ -178,6 +178,9 @@ pub(super) fn families(
 ) -> (Vec<Option<(usize, Cut)>>, Vec<Vec<Vec<u8>>>) {
     let mut of: Vec<Option<(usize, Cut)>> = vec![None; kept.len()];
     let mut statics = Vec::new();
+    // Each kept template's estimated bytes as it is (its cost is the same
+    // in every family it is tried in, retries and both passes included).
+    let mut apart: Vec<Option<f64>> = vec![None; kept.len()];
     // Buckets by the first static string, then (templates left alone) by
     // the last one, in first-appearance order.
     for pass in 0..2 {
@@ -208,6 +211,7 @@ pub(super) fn families(
             buckets,
             &mut of,
             &mut statics,
+            &mut apart,
         );
     }
     (of, statics)
@@ -225,6 +229,7 @@ fn merge_buckets(
     buckets: Vec<Vec<usize>>,
     of: &mut [Option<(usize, Cut)>],
     statics: &mut Vec<Vec<Vec<u8>>>,
+    apart: &mut [Option<f64>],
 ) {
     for members in buckets.into_iter().filter(|b| b.len() > 1) {
         // Greedy: (members, k, m) per family.
@@ -265,7 +270,8 @@ fn merge_buckets(
             // got right can keep the family's small ones from merging),
             // at most `RETRIES` times.
             for _ in 0..=RETRIES {
-                let (apart, together, st, cut) = evaluate(rows, tok, kept, trows, typed, &ms, k, m);
+                let (apart, together, st, cut) =
+                    evaluate(rows, tok, kept, trows, typed, &ms, k, m, apart);
                 if together < apart {
                     let f = statics.len();
                     statics.push(st);
@@ -309,6 +315,7 @@ fn evaluate(
     ms: &[usize],
     k: usize,
     m: usize,
+    memo: &mut [Option<f64>],
 ) -> (f64, f64, Vec<Vec<u8>>, Cut) {
     let cut = Cut { k, m };
     // Separate: each member as it is; merged: the cut template.
@@ -325,16 +332,24 @@ fn evaluate(
             m: 0,
         };
         // Its own slots (the full cut has one more, its last
-        // separator as a middle: left out).
-        let mut sp: Vec<Vec<(u32, u32)>> = vec![Vec::new(); p.slots() + 1];
+        // separator as a middle: left out), when not estimated before.
+        let known = memo[t];
+        let mut sp: Vec<Vec<(u32, u32)>> = match known {
+            Some(_) => Vec::new(),
+            None => vec![Vec::new(); p.slots() + 1],
+        };
         for &r in &rs {
             let (w, len) = (tok.row(r as usize), rows[r as usize].len());
-            cut_spans(p, full, w, len, &mut sp);
+            if known.is_none() {
+                cut_spans(p, full, w, len, &mut sp);
+            }
             cut_spans(p, cut, w, len, &mut merged_spans);
         }
-        sp.pop();
-        let scale = trows[t + 1].len() as f64 / rs.len().max(1) as f64;
-        apart += cost(rows, &rs, &p.statics(), &sp, typed, scale);
+        apart += *memo[t].get_or_insert_with(|| {
+            sp.pop();
+            let scale = trows[t + 1].len() as f64 / rs.len().max(1) as f64;
+            cost(rows, &rs, &p.statics(), &sp, typed, scale)
+        });
         all_rows.extend_from_slice(&rs);
     }
     // The merged rows, in the order their spans were pushed.
