@@ -3,6 +3,7 @@
 //!
 //! `cargo run --release -p fastpair-lab --example search_probe -- COLUMN NEEDLE [KIND] [REPS]`
 //! KIND: contains (default), equals, prefix, like; REPS default 50.
+//! `FASTPAIR_PROBE_LOGS=1` writes the column as log-template chunks.
 
 use std::time::Instant;
 
@@ -15,7 +16,13 @@ fn main() {
     let path = fastpair::testing::corpus::dir().join(format!("{}.txt", a[0]));
     let text = std::fs::read(&path).unwrap();
     let rows = fastpair::testing::corpus::lines(&text);
-    let file = write_to_vec(rows.iter().map(|r| Some(*r)), WriterOptions::default()).unwrap();
+    // FASTPAIR_PROBE_LOGS=1: the column as log-template chunks.
+    let opts = if std::env::var_os("FASTPAIR_PROBE_LOGS").is_some() {
+        WriterOptions::default().with_log_templates(fastpair::LogTemplates::Always)
+    } else {
+        WriterOptions::default()
+    };
+    let file = write_to_vec(rows.iter().map(|r| Some(*r)), opts).unwrap();
     let r = Reader::from_bytes(file).unwrap();
     let lit = a[1].as_bytes().to_vec();
     let p = match a.get(2).map(String::as_str) {

@@ -28,6 +28,7 @@
 //! across the seam is covered.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use memchr::memmem::Finder;
 
@@ -162,6 +163,31 @@ fn bits(mut s: States) -> impl Iterator<Item = usize> {
         })
     })
 }
+
+/// A hasher for template ids, looked up once per row of a split column
+/// (the default SipHash cost more than the rest of a row's verdict; ids
+/// are not attacker-chosen keys: they index the block's own tables).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(26) ^ i).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Ids = BuildHasherDefault<IdHasher>;
 
 const DEC: &[u8] = b"0123456789";
 const HEX_LOWER: &[u8] = b"0123456789abcdef";
@@ -304,8 +330,8 @@ impl LogColumn {
                     (0..b.templates()).map(|t| b.static_holds(f, t)).collect(),
                 );
                 // Per header template, the states its skeleton ends in.
-                let mut heads: HashMap<u32, States> = HashMap::new();
-                let mut pairs: HashMap<(u32, u32), Verdict> = HashMap::new();
+                let mut heads: HashMap<u32, States, Ids> = HashMap::default();
+                let mut pairs: HashMap<(u32, u32), Verdict, Ids> = HashMap::default();
                 h.row_templates()
                     .into_iter()
                     .zip(b.row_templates())
