@@ -11,14 +11,7 @@
 # Env: GB (file size, default 3), MUT (hostile mutations per seed), MEMCHECK=0 to skip.
 set -uo pipefail
 B=.gpu
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" target/corpus
-python3 - <<'PY'
-import glob, lzma, os
-for f in sorted(glob.glob(".gpu/data/corpus/*.xz")):
-    dst = os.path.join("target/corpus", os.path.basename(f)[:-3])
-    if not os.path.exists(dst):
-        with lzma.open(f) as s, open(dst, "wb") as o: o.write(s.read())
-PY
+source bench/gpu-corpus.sh
 export FASTPAIR_REQUIRE_GPU=1 FASTPAIR_REQUIRE_CORPUS=1 RUST_BACKTRACE=1 FASTPAIR_CORPUS=target/corpus
 S="$OUT/summary.txt"
 step() { echo "=== $1 $(date -u +%T)" | tee -a "$S"; }

@@ -336,13 +336,17 @@ mod bench {
         // benchmark's own fresh reader (run 0 below) with the per-code checks
         // on the device (the default).
         if !file.is_empty() {
-            // SAFETY: as above.
-            let map = unsafe { fastpair::read::MmapStorage::open(&file) }.expect("map");
-            let fresh = Reader::from_storage(
-                std::sync::Arc::new(map),
-                fastpair::ReadOptions::default().with_cache_row_index(false),
-            )
-            .expect("open");
+            // A fresh reader of the file, memory-mapped as a user would.
+            let open_fresh = || {
+                // SAFETY: as above.
+                let map = unsafe { fastpair::read::MmapStorage::open(&file) }.expect("map");
+                Reader::from_storage(
+                    std::sync::Arc::new(map),
+                    fastpair::ReadOptions::default().with_cache_row_index(false),
+                )
+                .expect("open")
+            };
+            let fresh = open_fresh();
             let st = gpu::scan_stream(
                 &fresh,
                 0..fresh.rows(),
@@ -359,13 +363,7 @@ mod bench {
             // (`STREAM_FRESH_REPS` of them, default 1: the first allocates
             // the staging, later ones reuse what the GPU kept).
             for k in 0..env("STREAM_FRESH_REPS", 1usize) {
-                // SAFETY: as above.
-                let map = unsafe { fastpair::read::MmapStorage::open(&file) }.expect("map");
-                let fresh = Reader::from_storage(
-                    std::sync::Arc::new(map),
-                    fastpair::ReadOptions::default().with_cache_row_index(false),
-                )
-                .expect("open");
+                let fresh = open_fresh();
                 let st = gpu::scan_stream(
                     &fresh,
                     0..fresh.rows(),

@@ -136,6 +136,32 @@ fn lower(w: u128) -> u128 {
     u128::from_le_bytes(w.to_le_bytes().map(|b| b.to_ascii_lowercase()))
 }
 
+/// Whether a token (`word`, its first `len` bytes; folded when `fold`)
+/// placed with its byte `o` on byte `p` of the literal agrees with it where
+/// they overlap (token bytes `lo..hi`; token byte `i` lines up with literal
+/// byte `i + p - o`). `padded` is the `n`-byte literal (folded when `fold`)
+/// followed by `MAX_TOKEN_LEN` zero bytes.
+#[inline]
+fn token_fits(
+    word: [u8; MAX_TOKEN_LEN],
+    len: usize,
+    o: usize,
+    p: usize,
+    padded: &[u8],
+    n: usize,
+    fold: bool,
+) -> bool {
+    let lo = o.saturating_sub(p);
+    let hi = len.min(o + n - p);
+    let mut tw = u128::from_le_bytes(word) >> (8 * lo);
+    if fold {
+        tw = lower(tw);
+    }
+    let at = lo + p - o;
+    let lw = u128::from_le_bytes(padded[at..at + 16].try_into().expect("16 bytes"));
+    (tw ^ lw) & MASKS[hi - lo] == 0
+}
+
 /// `MASKS[k]`: the low `k` bytes of a `u128` set.
 const MASKS: [u128; 17] = {
     let mut m = [0u128; 17];
@@ -184,7 +210,6 @@ pub(crate) fn plan(
         let n = lit.len();
         let mut padded = lit.clone();
         padded.resize(n + MAX_TOKEN_LEN, 0);
-        let lw = |at: usize| u128::from_le_bytes(padded[at..at + 16].try_into().expect("16 bytes"));
         // The index lists holding byte `b` (both cases when folding).
         let lists = |b: u8| -> [&[u32]; 2] {
             if fold && b.is_ascii_lowercase() {
@@ -224,16 +249,7 @@ pub(crate) fn plan(
                 if freq[c] == 0 || set.last() == Some(&(c as u16)) {
                     continue;
                 }
-                // Token byte i lines up with literal byte i + p - o: compare
-                // the overlap, token bytes lo..hi.
-                let len = lens[c] as usize;
-                let lo = o.saturating_sub(p);
-                let hi = len.min(o + n - p);
-                let mut tw = u128::from_le_bytes(words[c]) >> (8 * lo);
-                if fold {
-                    tw = lower(tw);
-                }
-                if (tw ^ lw(lo + p - o)) & MASKS[hi - lo] == 0 {
+                if token_fits(words[c], lens[c] as usize, o, p, &padded[..], n, fold) {
                     set.push(c as u16);
                     w += freq[c] as u64;
                     if w > max_weight {
@@ -343,7 +359,6 @@ pub(crate) fn gpu_anchor(
     let (words, lens) = (table.words(), table.lens());
     let mut padded = lit.clone();
     padded.resize(n + MAX_TOKEN_LEN, 0);
-    let lw = |at: usize| u128::from_le_bytes(padded[at..at + 16].try_into().expect("16 bytes"));
     let mut flags = vec![0u8; table.len()];
     let mut weight = Vec::with_capacity(pos.len());
     for (bit, &p) in pos.iter().enumerate() {
@@ -359,16 +374,7 @@ pub(crate) fn gpu_anchor(
             if flags[c] >> bit & 1 == 1 {
                 continue;
             }
-            // Token byte i lines up with literal byte i + p - o: compare
-            // the overlap, token bytes lo..hi.
-            let len = lens[c] as usize;
-            let lo = o.saturating_sub(p);
-            let hi = len.min(o + n - p);
-            let mut tw = u128::from_le_bytes(words[c]) >> (8 * lo);
-            if fold {
-                tw = lower(tw);
-            }
-            if (tw ^ lw(lo + p - o)) & MASKS[hi - lo] == 0 {
+            if token_fits(words[c], lens[c] as usize, o, p, &padded[..], n, fold) {
                 flags[c] |= 1 << bit;
                 w += freq.get(c).copied().unwrap_or(0) as u64;
             }
