@@ -346,7 +346,21 @@ fn inspect_shows_log_templates_slot_types_and_parts() {
             .any(|l| l.contains("[hex dec]") && l.contains("kernel: device <hex>")),
         "{text}"
     );
-    // A file without log chunks has no such section.
+    // The default (`--log-templates auto`) finds these lines' templates
+    // too, whatever the codec; `off` keeps every chunk coded, and a file
+    // without log chunks has no such section.
+    let default = dir.path("default.fpc");
+    ok(&[
+        "compress",
+        s(&txt),
+        "-o",
+        s(&default),
+        "--codec",
+        "onpair12",
+        "-q",
+    ]);
+    let text = String::from_utf8(ok(&["inspect", s(&default)]).stdout).unwrap();
+    assert!(text.contains("log templates"), "{text}");
     let plain = dir.path("plain.fpc");
     ok(&[
         "compress",
@@ -355,10 +369,16 @@ fn inspect_shows_log_templates_slot_types_and_parts() {
         s(&plain),
         "--codec",
         "onpair12",
+        "--log-templates",
+        "off",
         "-q",
     ]);
     let text = String::from_utf8(ok(&["inspect", s(&plain)]).stdout).unwrap();
     assert!(!text.contains("log templates"), "{text}");
+    assert!(
+        std::fs::metadata(&plain).unwrap().len() > std::fs::metadata(&default).unwrap().len(),
+        "log templates kept where they are not smaller"
+    );
 }
 
 #[test]

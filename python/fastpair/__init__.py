@@ -78,6 +78,7 @@ def write(
     chunk_bytes: Optional[int] = None,
     per_chunk_dict: bool = False,
     memory: Optional[int] = None,
+    log_templates: str = "auto",
 ) -> dict:
     """Compresses ``values`` into the fastpair file ``path``.
 
@@ -90,12 +91,21 @@ def write(
     ``chunk_rows`` / ``chunk_bytes``: most rows / value bytes per chunk;
     ``per_chunk_dict``: a dictionary per chunk instead of one shared;
     ``memory``: the writer's memory budget in bytes (default 1 GiB; too
-    small for one chunk is a ``ValueError``). The same settings as the CLI's
+    small for one chunk is a ``ValueError``); ``log_templates``: ``"auto"``
+    (a chunk of log lines is stored as templates where that is at least 10%
+    smaller), ``"off"`` or ``"always"``. The same settings as the CLI's
     ``compress``. The file replaces ``path`` only when writing succeeds.
     Returns ``{"rows", "input_bytes", "file_bytes"}``.
     """
     rows, inb, outb = _write(
-        str(path), _parts(values), codec, chunk_rows, chunk_bytes, per_chunk_dict, memory
+        str(path),
+        _parts(values),
+        codec,
+        chunk_rows,
+        chunk_bytes,
+        per_chunk_dict,
+        memory,
+        log_templates,
     )
     return {"rows": rows, "input_bytes": inb, "file_bytes": outb}
 

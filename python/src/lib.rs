@@ -43,11 +43,25 @@ fn py_err(path: Option<&str>, e: fastpair::Error) -> PyErr {
     }
 }
 
-/// The writer's codec and log-template setting for a codec name: the
-/// library's codecs, or `logs` (log templates on every chunk with bytes,
-/// spec/FORMAT.md §5.8; its dictionary chosen as `auto` does), as the CLI's
-/// `--codec` takes them.
-fn codec_of(name: Option<&str>) -> PyResult<(CodecChoice, LogTemplates)> {
+/// The writer's log-template setting for a `log_templates` name, as the
+/// CLI's `--log-templates` takes them.
+fn log_templates_of(name: Option<&str>) -> PyResult<LogTemplates> {
+    match name.unwrap_or("auto") {
+        "auto" => Ok(LogTemplates::Auto),
+        "off" => Ok(LogTemplates::Off),
+        "always" => Ok(LogTemplates::Always),
+        other => Err(PyValueError::new_err(format!(
+            "unknown log_templates '{other}' (expected 'auto', 'off' or 'always')"
+        ))),
+    }
+}
+
+/// The writer's codec and log-template setting for a codec name and a
+/// `log_templates` name: the library's codecs with `logs` as asked, or
+/// `logs` (log templates on every chunk with bytes, spec/FORMAT.md §5.8;
+/// its dictionary chosen as `auto` does), as the CLI's `--codec` takes them.
+fn codec_of(name: Option<&str>, logs: Option<&str>) -> PyResult<(CodecChoice, LogTemplates)> {
+    let logs = log_templates_of(logs)?;
     let name = name.unwrap_or("auto");
     if name == "logs" {
         return Ok((CodecChoice::Auto, LogTemplates::Always));
@@ -57,7 +71,7 @@ fn codec_of(name: Option<&str>) -> PyResult<(CodecChoice, LogTemplates)> {
             "unknown codec '{name}' (expected 'auto', 'fsst12', 'onpair12', 'onpair16' or 'logs')"
         ))
     })?;
-    Ok((c, LogTemplates::Off))
+    Ok((c, logs))
 }
 
 /// Imports an object implementing `__arrow_c_array__` (no copy).
@@ -92,7 +106,7 @@ fn check_name(c: &Bound<'_, PyCapsule>, want: &CStr) -> PyResult<()> {
 /// a list of `str`/`bytes`/`None`) to `path` as one column. Returns
 /// `(rows, input_bytes, file_bytes)`.
 #[pyfunction]
-#[pyo3(signature = (path, parts, codec=None, chunk_rows=None, chunk_bytes=None, per_chunk_dict=false, memory=None))]
+#[pyo3(signature = (path, parts, codec=None, chunk_rows=None, chunk_bytes=None, per_chunk_dict=false, memory=None, log_templates=None))]
 #[allow(clippy::too_many_arguments)]
 fn _write(
     py: Python<'_>,
@@ -103,8 +117,9 @@ fn _write(
     chunk_bytes: Option<usize>,
     per_chunk_dict: bool,
     memory: Option<usize>,
+    log_templates: Option<&str>,
 ) -> PyResult<(u64, u64, u64)> {
-    let (codec, logs) = codec_of(codec)?;
+    let (codec, logs) = codec_of(codec, log_templates)?;
     let mut opts = WriterOptions::default()
         .with_codec(codec)
         .with_log_templates(logs);

@@ -370,7 +370,8 @@ def test_grep_matches_a_naive_scan_on_corpus_columns(tmp_path):
 
 def test_write_logs_codec_and_cli_settings(tmp_path):
     """codec="logs" writes log-template chunks (much smaller on log lines
-    than the token codecs) that read back exactly; the CLI's other compress
+    than the token codecs) that read back exactly, as the default
+    log_templates="auto" does where they are smaller; the CLI's other compress
     settings (chunk_bytes, per_chunk_dict, memory) are accepted, and a
     memory budget below one chunk is a ValueError."""
     lines = [
@@ -382,8 +383,15 @@ def test_write_logs_codec_and_cli_settings(tmp_path):
     plain = tmp_path / "plain.fpc"
     info = fastpair.write(logs, lines, codec="logs")
     assert info["rows"] == len(lines)
-    plain_info = fastpair.write(plain, lines, codec="onpair16")
+    plain_info = fastpair.write(plain, lines, codec="onpair16", log_templates="off")
     assert info["file_bytes"] < plain_info["file_bytes"]
+    # The default (log_templates="auto") finds the templates too, with any
+    # codec; "off" keeps every chunk coded.
+    auto_info = fastpair.write(tmp_path / "auto.fpc", lines, codec="onpair16")
+    assert auto_info["file_bytes"] < plain_info["file_bytes"]
+    assert fastpair.open(tmp_path / "auto.fpc").read().to_pylist() == lines
+    with pytest.raises(ValueError, match="log_templates"):
+        fastpair.write(tmp_path / "z.fpc", ["a"], log_templates="sometimes")
     f = fastpair.open(logs)
     assert f.read().to_pylist() == lines
     assert f[12345] == lines[12345]

@@ -167,7 +167,8 @@ pub(super) fn encode_chunk(
     // exact comparison, so the choice depends on the bytes only).
     // `--codec logs` (`LogTemplates::Always`) keeps a log-template chunk
     // whatever its size; `auto` when it is at least `LOG_MARGIN` smaller
-    // (it has no GPU decoder yet: it must pay for itself).
+    // (the GPU decodes it several times slower than a coded chunk: it must
+    // pay for itself).
     let mut best = coded;
     let mut others = Vec::new();
     if opts.value_dict {

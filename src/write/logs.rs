@@ -7,6 +7,23 @@ use crate::format::layout::{ChunkParts, ChunkSection};
 use crate::format::{ChunkKind, Codec};
 use crate::logs::{encode_column, LogOptions};
 
+/// Rows of the sample `auto` encodes first, as one plain block (one
+/// candidate, no families), to tell log lines from other text; at most
+/// `SCREEN_BYTES` of them.
+const SCREEN_SAMPLE_ROWS: usize = 256;
+
+/// Bytes of that first sample at most (rows are skipped evenly to fit).
+const SCREEN_SAMPLE_BYTES: usize = 32 << 10;
+
+/// `auto` goes on (to the estimate below, or a full encode) only when that
+/// sample's log payload is at least this many times smaller than its text.
+/// Measured (lab/examples/logs_screen.rs, 256 rows / 32 KiB): the 21
+/// Loghub columns 2.16 (Mac) to 12.8, free text at most 1.58 (speeches;
+/// news, reviews, code, names 0.7–1.5); text with short repeated shapes
+/// (uuid, hex, addresses, TPC-H comments) passes and is left to the
+/// estimate or the exact comparison, as before.
+const SCREEN_MIN_RATIO: f64 = 1.8;
+
 /// Rows of the smaller of the two samples `auto` encodes first to estimate
 /// a chunk's log payload (a column of non-log text costs these, not a full
 /// encode); chunks of at most `8·SCREEN_ROWS` rows are encoded whole.
@@ -15,6 +32,35 @@ const SCREEN_ROWS: usize = 1024;
 /// `auto` tries a full encode of a screened chunk only when the estimated
 /// payload is at most this share of the coded chunk (see [`encode`]).
 const SCREEN_SHARE: f64 = 0.6;
+
+/// Whether an evenly spaced sample of `rows` (`SCREEN_SAMPLE_ROWS` rows,
+/// at most about `SCREEN_SAMPLE_BYTES`) encoded as one plain log block
+/// reaches `SCREEN_MIN_RATIO`: a few milliseconds that spare free text the
+/// sample encodes of [`estimate`] or a full log encode (on prose the log
+/// encoder runs at 2–5 MB/s: every line is a template of its own).
+fn looks_like_logs(rows: &[&[u8]]) -> bool {
+    let total: usize = rows.iter().map(|r| r.len()).sum();
+    let by_rows = rows.len().div_ceil(SCREEN_SAMPLE_ROWS);
+    let by_bytes = total.div_ceil(SCREEN_SAMPLE_BYTES);
+    let step = by_rows.max(by_bytes).max(1);
+    let mut sample = Vec::with_capacity(SCREEN_SAMPLE_ROWS + 1);
+    let mut text = 0;
+    for r in rows.iter().step_by(step) {
+        // A long row ends the sample once it holds something (a row of
+        // megabytes is not a log line; its cost stays bounded).
+        if text + r.len() > 2 * SCREEN_SAMPLE_BYTES && !sample.is_empty() {
+            break;
+        }
+        text += r.len();
+        sample.push(*r);
+    }
+    let plain = LogOptions {
+        families: false,
+        ..LogOptions::default()
+    };
+    let payload = crate::logs::encode(&sample, &plain).len();
+    text as f64 >= SCREEN_MIN_RATIO * payload.max(1) as f64
+}
 
 /// Payload bytes of `rows`, extrapolated from evenly spaced samples of
 /// `SCREEN_ROWS` and `4·SCREEN_ROWS` rows by a power law through the two
@@ -72,8 +118,9 @@ pub(super) fn encode(
     // So only clear wins are tried; dbtext uuid, hex, location and c_name
     // (payload 0.68–0.79 of coded, estimates 0.67–0.79) stay coded.
     if opts.log_templates == LogTemplates::Auto
-        && rows.len() > 8 * SCREEN_ROWS
-        && estimate(&rows, &lo) > SCREEN_SHARE * coded_len as f64
+        && (!looks_like_logs(&rows)
+            || rows.len() > 8 * SCREEN_ROWS
+                && estimate(&rows, &lo) > SCREEN_SHARE * coded_len as f64)
     {
         return None;
     }

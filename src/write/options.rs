@@ -73,10 +73,11 @@ pub struct WriterOptions {
     /// distinct values, keeping the smaller layout (default true).
     pub value_dict: bool,
     /// Log-template chunks (spec/FORMAT.md §5.8; default
-    /// [`LogTemplates::Off`]: on the GPU they decode at a fraction of coded
-    /// chunks' rate, bench/LOGS.md; the CLI's
-    /// `--codec logs` sets [`LogTemplates::Always`]). When on, the memory
-    /// estimate counts the log encoder ([`WriterOptions::log_cost`]).
+    /// [`LogTemplates::Auto`]: a chunk of log lines becomes one where it is
+    /// at least 10% smaller; the CLI's `--codec logs` sets
+    /// [`LogTemplates::Always`], `--log-templates off` [`LogTemplates::Off`]).
+    /// When on, the memory estimate counts the log encoder
+    /// ([`WriterOptions::log_cost`]).
     pub log_templates: LogTemplates,
     /// Whether dictionary sections store their planes (spec/FORMAT.md §4.5,
     /// version 5) instead of their front-coded tokens (default
@@ -130,13 +131,17 @@ pub enum DictPlanes {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum LogTemplates {
-    /// Never (default).
-    #[default]
+    /// Never: every chunk coded (or a value dictionary). The GPU scan
+    /// decodes coded chunks several times faster than log-template ones
+    /// (bench/GPU.md), so a column read mostly on the GPU may prefer it.
     Off,
     /// Per chunk, when the log payload is at least 10% smaller than the
-    /// coded chunk (never instead of a value dictionary). Chunks of more
-    /// than 8,192 rows are screened by two sample encodes first, so a
-    /// column that is not logs pays two small trial encodes per chunk.
+    /// coded chunk (never instead of a value dictionary; default). Every
+    /// chunk is screened first by one plain log encode of a sample of at
+    /// most 256 rows and about 32 KiB (free text stops there: a few
+    /// milliseconds a chunk); chunks of more than 8,192 rows then by two
+    /// sample encodes that estimate the payload, before a full encode.
+    #[default]
     Auto,
     /// Every chunk that has bytes (CLI `--codec logs`): chunks whose rows
     /// are all empty or null stay coded.
@@ -215,7 +220,7 @@ impl Default for WriterOptions {
             parallel_chunks: rayon::current_num_threads().max(1),
             memory_budget: 1 << 30,
             value_dict: true,
-            log_templates: LogTemplates::Off,
+            log_templates: LogTemplates::Auto,
             dict_planes: DictPlanes::Auto,
             gpu_encode: GpuEncode::Off,
         }

@@ -115,8 +115,9 @@ pub enum CodecArg {
     Onpair12,
     /// OnPair with 16-bit codes (up to 65,536 tokens; best on large columns).
     Onpair16,
-    /// Log templates on every chunk with bytes (spec/FORMAT.md §5.8: lines
-    /// as templates + typed slots; no GPU decoder yet).
+    /// `auto`'s dictionary, and log templates on every chunk with bytes
+    /// (spec/FORMAT.md §5.8: lines as templates + typed slots), as
+    /// `--log-templates always`.
     Logs,
 }
 
@@ -169,6 +170,13 @@ pub struct CompressArgs {
     /// bytes of the chunks using the dictionary.
     #[arg(long, value_enum, default_value = "auto")]
     pub dict_planes: DictPlanesArg,
+    /// Log-template chunks (spec/FORMAT.md §5.8: lines as templates with
+    /// typed slots). `auto`: a chunk whose lines share templates becomes
+    /// one where it is at least 10% smaller; `off`: never (the GPU scan
+    /// decodes coded chunks faster); `always`: every chunk with bytes (as
+    /// `--codec logs`).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub log_templates: LogTemplatesArg,
     /// Values are separated by NUL bytes instead of newlines.
     #[arg(short = '0', long)]
     pub nul: bool,
@@ -199,6 +207,24 @@ pub struct CompressArgs {
     /// Dataset output (OUT ends in .fpd): rows per part [default: 1048576].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub part_rows: Option<u64>,
+}
+
+/// `--log-templates` (spec/FORMAT.md §5.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogTemplatesArg {
+    Auto,
+    Off,
+    Always,
+}
+
+impl From<LogTemplatesArg> for fastpair::LogTemplates {
+    fn from(a: LogTemplatesArg) -> Self {
+        match a {
+            LogTemplatesArg::Auto => Self::Auto,
+            LogTemplatesArg::Off => Self::Off,
+            LogTemplatesArg::Always => Self::Always,
+        }
+    }
 }
 
 /// `--dict-planes` (spec/FORMAT.md §4.5).

@@ -10,10 +10,11 @@ use crate::io::{display, human_bytes, open_input, thousands, CliError, Output, V
 use crate::progress::Progress;
 
 pub fn run(a: CompressArgs) -> Result<(), CliError> {
-    let mut opts = WriterOptions::default().with_codec(a.codec);
+    let mut opts = WriterOptions::default()
+        .with_codec(a.codec)
+        .with_log_templates(a.log_templates.into());
     // `logs` writes log templates (spec/FORMAT.md §5.8) on every chunk with
-    // bytes. (`auto` does not try them yet: log chunks have no GPU decoder;
-    // `WriterOptions::log_templates`.)
+    // bytes, whatever `--log-templates` says.
     if a.codec == crate::cli::CodecArg::Logs {
         opts = opts.with_log_templates(fastpair::LogTemplates::Always);
     }
