@@ -6,11 +6,12 @@
 //! valgrind --tool=callgrind target/release/examples/compress_once FILE SIDE
 //! # SIDE: fsst12 | onpair12 | onpair16 | auto (ours) | crate12 | crate16 | fsst-rs | read
 //! # COMPRESS_THREADS=N: an N-thread pool (default 1)
+//! # COMPRESS_LOGS=off|auto|always: our sides' log templates (default: the writer's)
 //! ```
 
 use std::hint::black_box;
 
-use fastpair::{CodecChoice, WriterOptions};
+use fastpair::{CodecChoice, LogTemplates, WriterOptions};
 
 fn main() {
     let mut a = std::env::args().skip(1);
@@ -53,6 +54,12 @@ fn main() {
         name => {
             let mut o = WriterOptions::default();
             o.codec = CodecChoice::from_name(name).expect("codec name");
+            match std::env::var("COMPRESS_LOGS").as_deref() {
+                Ok("off") => o.log_templates = LogTemplates::Off,
+                Ok("auto") => o.log_templates = LogTemplates::Auto,
+                Ok("always") => o.log_templates = LogTemplates::Always,
+                _ => {}
+            }
             fastpair::write::write_to_vec(rows.iter().map(|r| Some(*r)), o)
                 .expect("write")
                 .len()
