@@ -31,7 +31,7 @@
 use std::hint::black_box;
 
 use fastpair::write::write_to_vec;
-use fastpair::{Codec, CodecChoice, Reader, WriterOptions};
+use fastpair::{Codec, CodecChoice, LogTemplates, Reader, WriterOptions};
 
 mod harness;
 use harness::{geomean, time_alternately, Args, Column, Timing};
@@ -50,7 +50,11 @@ const MIN_REPS: usize = 3;
 const TARGET_MS: u64 = 200;
 
 fn ours_write(c: &Column, codec: CodecChoice) -> Vec<u8> {
-    let opts = WriterOptions::default().with_codec(codec);
+    // The codec's own layout (what is compared with the peers): no log
+    // templates (bench/LOGS.md measures those).
+    let opts = WriterOptions::default()
+        .with_codec(codec)
+        .with_log_templates(LogTemplates::Off);
     write_to_vec((0..c.rows()).map(|i| Some(c.row(i))), opts).expect("compress")
 }
 

@@ -34,7 +34,7 @@ use std::mem::MaybeUninit;
 use std::path::PathBuf;
 
 use fastpair::write::write_to_vec;
-use fastpair::{Codec, Reader, WriterOptions};
+use fastpair::{Codec, LogTemplates, Reader, WriterOptions};
 use onpair::Dictionary as _;
 use rayon::prelude::*;
 
@@ -118,7 +118,11 @@ fn theirs_get_pass(view: &onpair::ColumnView<'_, u32>, seq: &[usize], buf: &mut 
 }
 
 fn ours_compress(c: &Column, codec: Codec) -> Vec<u8> {
-    let opts = WriterOptions::default().with_codec(codec);
+    // The codec's own layout (what is compared with the peers): no log
+    // templates (bench/LOGS.md measures those).
+    let opts = WriterOptions::default()
+        .with_codec(codec)
+        .with_log_templates(LogTemplates::Off);
     write_to_vec((0..c.rows()).map(|i| Some(c.row(i))), opts).expect("compress")
 }
 

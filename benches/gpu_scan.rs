@@ -40,7 +40,7 @@ mod bench {
 
     use fastpair::gpu::{self, DecoderConfig, Prepared, ScanOptions};
     use fastpair::write::write_to_vec;
-    use fastpair::{Codec, Reader, WriterOptions};
+    use fastpair::{Codec, LogTemplates, Reader, WriterOptions};
 
     /// Codecs measured; FSST-12 has no trainer yet.
     const CODECS: &[Codec] = &[Codec::OnPair12, Codec::OnPair16];
@@ -191,7 +191,9 @@ mod bench {
         let body = data.strip_suffix(b"\n").unwrap_or(&data);
         let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
         let t = std::time::Instant::now();
-        let opts = WriterOptions::default().with_codec(Codec::OnPair16);
+        let opts = WriterOptions::default()
+            .with_codec(Codec::OnPair16)
+            .with_log_templates(LogTemplates::Off);
         let values = (0..rows).map(|i| Some(lines[(i % lines.len() as u64) as usize]));
         let file = write_to_vec(values, opts).expect("write");
         let reader = Reader::from_bytes(file).expect("open");
@@ -281,7 +283,9 @@ mod bench {
             let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
             let reps = ((gb * 1e9) / data.len() as f64).ceil() as usize;
             let values = (0..reps).flat_map(|_| lines.iter().map(|v| Some(*v)));
-            let opts = WriterOptions::default().with_codec(Codec::OnPair16);
+            let opts = WriterOptions::default()
+                .with_codec(Codec::OnPair16)
+                .with_log_templates(LogTemplates::Off);
             let bytes = write_to_vec(values, opts).expect("write");
             (
                 Reader::from_bytes_with(bytes, ropts).expect("open"),
@@ -534,7 +538,7 @@ mod bench {
             .collect();
         let file = write_to_vec(
             vals.iter().map(|v| Some(v.as_slice())),
-            WriterOptions::default(),
+            WriterOptions::default().with_log_templates(LogTemplates::Off),
         )
         .expect("write");
         let r = Reader::from_bytes(file).expect("open");
@@ -620,9 +624,12 @@ mod bench {
                 // the decode launch times coded chunks; value-dictionary chunks,
                 // which the default writer picks for low-cardinality columns,
                 // are gathered by `gpu::scan` instead (spec/DECODER.md §6c).
+                // Coded chunks: log templates have their own bench
+                // (benches/gpu_logs.rs).
                 let opts = WriterOptions::default()
                     .with_codec(codec)
-                    .with_value_dict(env("VALUE_DICT", 0u32) == 1);
+                    .with_value_dict(env("VALUE_DICT", 0u32) == 1)
+                    .with_log_templates(LogTemplates::Off);
                 let file = write_to_vec(vals.iter().map(|v| Some(*v)), opts).expect("write");
                 let reader = Reader::from_bytes(file).expect("open");
                 let bytes = reader.decoded_bytes().max(1);

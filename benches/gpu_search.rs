@@ -39,7 +39,7 @@ mod bench {
     use fastpair::gpu::{self, Prepared, PreparedSearch, ScanOptions};
     use fastpair::search::{Predicate, Searcher};
     use fastpair::write::write_to_vec;
-    use fastpair::{Reader, WriterOptions};
+    use fastpair::{LogTemplates, Reader, WriterOptions};
     use memchr::memmem::Finder;
 
     /// Target selectivities: ≤ 1 % (the target) and higher.
@@ -212,8 +212,13 @@ mod bench {
                 continue;
             };
             let rows = fastpair::testing::corpus::lines(&text);
-            let file = write_to_vec(rows.iter().map(|v| Some(*v)), WriterOptions::default())
-                .expect("write");
+            // Coded chunks: the fused kernel's input (log-template chunks are
+            // searched on the host, benches/search.rs FASTPAIR_BENCH_LOGS=1).
+            let file = write_to_vec(
+                rows.iter().map(|v| Some(*v)),
+                WriterOptions::default().with_log_templates(LogTemplates::Off),
+            )
+            .expect("write");
             let r = Reader::from_bytes(file).expect("open");
             let bytes = r.decoded_bytes();
             let tiles = min_bytes.div_ceil(bytes.max(1)) as usize;
@@ -252,8 +257,11 @@ mod bench {
             };
             let big: Vec<&[u8]> = (0..copies).flat_map(|_| rows.iter().copied()).collect();
             let t = Instant::now();
-            let cfile = write_to_vec(big.iter().map(|v| Some(*v)), WriterOptions::default())
-                .expect("write cpu file");
+            let cfile = write_to_vec(
+                big.iter().map(|v| Some(*v)),
+                WriterOptions::default().with_log_templates(LogTemplates::Off),
+            )
+            .expect("write cpu file");
             let cr = Reader::from_bytes(cfile).expect("open");
             println!(
                 "# {col}: CPU file {copies} copies, {} B decoded, written in {:.1} s",
