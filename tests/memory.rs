@@ -99,6 +99,9 @@ fn f9_peak_memory_is_bounded_by_the_budget() {
             "-q",
             "--chunk-bytes",
             "4M",
+            // A coded file (its log-like lines would become a 9 MB log one).
+            "--log-templates",
+            "off",
             s(&txt),
             "-o",
             s(&fpc),
@@ -230,7 +233,31 @@ fn issue19_every_path_holds_the_budget() {
     write_column(&txt);
     let fpc = dir.0.join("pcd.fpc");
     let base = 24 * MB;
-    // Compress with a dictionary per chunk under 64M.
+    // With log templates tried (the default), the log encoder's estimate
+    // does not fit 64M with these chunks: refused up front, naming the
+    // budget that works without them.
+    let auto = [
+        "compress",
+        "-q",
+        "--per-chunk-dict",
+        "--chunk-bytes",
+        "4M",
+        "--chunk-rows",
+        "65536",
+        "--memory",
+        "64M",
+        s(&txt),
+        "-o",
+        s(&fpc),
+    ];
+    let (rss, code) = peak_rss_status(&auto, 2, None);
+    assert_eq!(code, 1, "a log-template compress over 64M must be refused");
+    assert!(rss < 16 * MB, "refused after {} MB", rss / MB);
+    let o = Command::new(BIN).args(auto).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--log-templates off: about"), "{err}");
+    assert!(!fpc.exists(), "a refused compress wrote {}", fpc.display());
+    // Compress with a dictionary per chunk under 64M, coded chunks.
     let args = [
         "compress",
         "-q",
@@ -239,6 +266,8 @@ fn issue19_every_path_holds_the_budget() {
         "4M",
         "--chunk-rows",
         "65536",
+        "--log-templates",
+        "off",
         "--memory",
         "64M",
         s(&txt),

@@ -4,7 +4,7 @@
 //! columns, empty values and wide (W = 16) planes.
 
 use fastpair::write::write_to_vec;
-use fastpair::{Codec, CodecChoice, DictMode, ReadOptions, Reader, WriterOptions};
+use fastpair::{Codec, CodecChoice, DictMode, LogTemplates, ReadOptions, Reader, WriterOptions};
 #[test]
 fn every_writer_output_passes_every_reader_check() {
     let long: Vec<Vec<u8>> = (0..3000)
@@ -47,8 +47,14 @@ fn every_writer_output_passes_every_reader_check() {
                     .with_chunk_rows(777)
                     .with_dict_mode(mode)
                     // Case 4 (3 distinct long values) is about the wide
-                    // plane: keep every row's codes there.
-                    .with_value_dict(k != 4);
+                    // plane: keep every row's codes there (no value
+                    // dictionary, no log templates).
+                    .with_value_dict(k != 4)
+                    .with_log_templates(if k == 4 {
+                        LogTemplates::Off
+                    } else {
+                        LogTemplates::Auto
+                    });
                 let f = write_to_vec(rows.iter().map(|v| v.as_deref()), opts).unwrap();
                 let r = Reader::from_bytes_with(f.clone(), ReadOptions::default().with_eager(true))
                     .unwrap_or_else(|e| panic!("case {k} {codec:?} {mode:?}: {e}"));

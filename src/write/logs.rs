@@ -62,6 +62,25 @@ fn looks_like_logs(rows: &[&[u8]]) -> bool {
     text as f64 >= SCREEN_MIN_RATIO * payload.max(1) as f64
 }
 
+/// Whether the writer will try chunk `p` as log templates: never with
+/// [`LogTemplates::Off`] or when it has no bytes, always with
+/// [`LogTemplates::Always`], with [`LogTemplates::Auto`] when it passes
+/// [`looks_like_logs`]. Decided once, when the chunk is closed, so that
+/// its memory estimate counts the log encoder only then.
+pub(super) fn tries(opts: &WriterOptions, p: &PendingChunk) -> bool {
+    if p.data.is_empty() {
+        return false;
+    }
+    match opts.log_templates {
+        LogTemplates::Off => false,
+        LogTemplates::Always => true,
+        LogTemplates::Auto => {
+            let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
+            looks_like_logs(&rows)
+        }
+    }
+}
+
 /// Payload bytes of `rows`, extrapolated from evenly spaced samples of
 /// `SCREEN_ROWS` and `4·SCREEN_ROWS` rows by a power law through the two
 /// (`c = a·text^k`): the pool's tokens and the templates grow slower than
@@ -102,7 +121,8 @@ pub(super) fn encode(
     p: &PendingChunk,
     coded_len: usize,
 ) -> Option<EncodedChunk> {
-    if p.data.is_empty() || opts.log_templates == LogTemplates::Off {
+    // Decided when the chunk was closed ([`tries`]).
+    if !p.logs {
         return None;
     }
     let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
@@ -118,9 +138,8 @@ pub(super) fn encode(
     // So only clear wins are tried; dbtext uuid, hex, location and c_name
     // (payload 0.68–0.79 of coded, estimates 0.67–0.79) stay coded.
     if opts.log_templates == LogTemplates::Auto
-        && (!looks_like_logs(&rows)
-            || rows.len() > 8 * SCREEN_ROWS
-                && estimate(&rows, &lo) > SCREEN_SHARE * coded_len as f64)
+        && rows.len() > 8 * SCREEN_ROWS
+        && estimate(&rows, &lo) > SCREEN_SHARE * coded_len as f64
     {
         return None;
     }

@@ -67,6 +67,9 @@ struct PendingChunk {
     ends: Vec<usize>,
     valid: Vec<bool>,
     nulls: usize,
+    /// Whether log templates will be tried on it (set when it is closed,
+    /// [`logs::tries`]): its memory estimate counts the log encoder then.
+    logs: bool,
 }
 
 impl PendingChunk {
@@ -76,6 +79,11 @@ impl PendingChunk {
     fn row(&self, i: usize) -> &[u8] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.data[start..self.ends[i]]
+    }
+    /// Estimated memory of encoding it: [`WriterOptions::encode_cost`],
+    /// with the log encoder only when log templates will be tried on it.
+    fn encode_cost(&self, opts: &WriterOptions) -> usize {
+        opts.encode_cost_with(self.data.len(), self.rows(), self.logs)
     }
 }
 
@@ -222,7 +230,8 @@ impl<S: Sink> Writer<S> {
             });
         }
         self.closed = n;
-        let done = std::mem::take(&mut self.current);
+        let mut done = std::mem::take(&mut self.current);
+        done.logs = logs::tries(&self.opts, &done);
         self.full.push(done);
         if self.opts.dict_mode == DictMode::Shared && self.shared.is_none() {
             // The training window closes on bytes or rows only: never on the
@@ -234,11 +243,7 @@ impl<S: Sink> Writer<S> {
             }
             return Ok(());
         }
-        let cost: usize = self
-            .full
-            .iter()
-            .map(|p| self.opts.encode_cost(p.data.len(), p.rows()))
-            .sum();
+        let cost: usize = self.full.iter().map(|p| p.encode_cost(&self.opts)).sum();
         let next = self
             .opts
             .encode_cost(self.opts.chunk_bytes, self.opts.chunk_rows);
@@ -321,9 +326,7 @@ impl<S: Sink> Writer<S> {
             let mut take = 0;
             let mut cost = 0usize;
             while take < rest.len() && take < self.opts.parallel_chunks {
-                let c = self
-                    .opts
-                    .encode_cost(rest[take].data.len(), rest[take].rows());
+                let c = rest[take].encode_cost(&self.opts);
                 if take > 0 && cost.saturating_add(c) > avail {
                     break;
                 }

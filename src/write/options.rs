@@ -302,21 +302,30 @@ impl WriterOptions {
     /// Estimated memory of encoding one chunk (with a per-chunk dictionary,
     /// training it too; with log templates on, the log encoder, which runs
     /// after the coded layout is built and holds that chunk's section).
+    /// This bounds any chunk the options allow; a closed chunk that log
+    /// templates will not be tried on (the `auto` screen) is counted
+    /// without the log encoder.
     pub fn encode_cost(&self, bytes: usize, rows: usize) -> usize {
+        self.encode_cost_with(bytes, rows, self.log_templates != LogTemplates::Off)
+    }
+
+    /// [`Self::encode_cost`] with the log encoder counted or not.
+    pub(crate) fn encode_cost_with(&self, bytes: usize, rows: usize, logs: bool) -> usize {
         let train = match self.dict_mode {
             DictMode::PerChunk => train_cost(self, bytes),
             DictMode::Shared => 0,
         };
         let coded = chunk_cost(bytes, rows);
-        let logs = match self.log_templates {
-            LogTemplates::Off => 0,
-            // Held while the log encoder runs: the coded section (about
-            // the rows' bytes at most), the rows' slices; after it, the
-            // payload's chunk section (its copy).
-            _ => bytes
+        // Held while the log encoder runs: the coded section (about the
+        // rows' bytes at most), the rows' slices; after it, the payload's
+        // chunk section (its copy).
+        let logs = if logs {
+            bytes
                 .saturating_mul(2)
                 .saturating_add(rows.saturating_mul(16))
-                .saturating_add(Self::log_cost(bytes, rows)),
+                .saturating_add(Self::log_cost(bytes, rows))
+        } else {
+            0
         };
         coded.max(logs).saturating_add(train)
     }

@@ -52,7 +52,7 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
     let need = opts.min_memory_budget() as u64;
     if a.memory < need {
         return Err(CliError::msg(format!(
-            "--memory {} is too small: one chunk of up to {} rows and {}{} needs about {}; raise --memory or lower --chunk-rows/--chunk-bytes",
+            "--memory {} is too small: one chunk of up to {} rows and {}{} needs about {}; raise --memory or lower --chunk-rows/--chunk-bytes{}",
             human_bytes(a.memory),
             thousands(opts.chunk_rows as u64),
             human_bytes(opts.chunk_bytes as u64),
@@ -62,6 +62,18 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
                 " (plus the shared dictionary's training window)"
             },
             human_bytes(need),
+            // The log encoder is counted whenever it may run.
+            match opts.log_templates {
+                fastpair::LogTemplates::Off => String::new(),
+                _ => {
+                    let mut off = opts.clone();
+                    off.log_templates = fastpair::LogTemplates::Off;
+                    format!(
+                        " (with --log-templates off: about {})",
+                        human_bytes(off.min_memory_budget() as u64)
+                    )
+                }
+            },
         )));
     }
     #[cfg(feature = "parquet")]
