@@ -549,7 +549,76 @@ mod bench {
         p.decoded_bytes() as f64 / (ms * 1e6)
     }
 
+    /// CPU seconds (user, system) of this process so far.
+    fn cpu_seconds() -> (f64, f64) {
+        // SAFETY: getrusage fills the struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+        let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+        (t(u.ru_utime), t(u.ru_stime))
+    }
+
+    /// `HOST_STAGE=1` (no GPU needed): the host's share of a fresh reader's
+    /// first streaming scan through pinned staging (`gpu::host_stage_probe`:
+    /// chunk checks on all threads, then every batch planned and copied into
+    /// staging buffers), on the file `STREAM_FILE` (memory-mapped), as main
+    /// ran it (9e41acf: the sequences decoded into fresh buffers per chunk,
+    /// the codes' checksums checked with the chunks, then copied), with the
+    /// sequence buffers kept, and after (the codes' checksums checked by the
+    /// staging copy, issue 23 item 1), alternating, `HOST_STAGE_REPS` rounds
+    /// (default 3), each from a fresh reader.
+    /// Prints wall-clock and CPU seconds and GB/s of file per each.
+    fn host_stage() {
+        let file: String = env("STREAM_FILE", String::new());
+        assert!(!file.is_empty(), "HOST_STAGE=1 needs STREAM_FILE");
+        let so = gpu::StreamOptions::default().with_device_bytes(env("STREAM_DEV", 1usize << 30));
+        let open_fresh = || {
+            // SAFETY: the benchmark's own file, not changed while read.
+            let map = unsafe { fastpair::read::MmapStorage::open(&file) }.expect("map");
+            Reader::from_storage(
+                std::sync::Arc::new(map),
+                fastpair::ReadOptions::default().with_cache_row_index(false),
+            )
+            .expect("open")
+        };
+        let gb = open_fresh().file_bytes() as f64 / 1e9;
+        println!(
+            "host-stage,file {file}: {gb:.2} GB, {} threads, staging {} MiB",
+            rayon::current_num_threads(),
+            so.staging_bytes >> 20
+        );
+        for round in 0..env("HOST_STAGE_REPS", 3usize) {
+            for (label, keep, leave) in [
+                (
+                    "main: checks (fresh sequence buffers), then copy",
+                    false,
+                    false,
+                ),
+                ("checks, then copy", true, false),
+                ("after: checks, copy checks the codes", true, true),
+            ] {
+                Reader::keep_sequence_buffers(keep);
+                let r = open_fresh();
+                let (t, c) = (std::time::Instant::now(), cpu_seconds());
+                let n = gpu::host_stage_probe(&r, &so, leave).expect("host stage");
+                let ((u1, s1), wall) = (cpu_seconds(), t.elapsed().as_secs_f64());
+                let (user, sys) = (u1 - c.0, s1 - c.1);
+                let cpu = user + sys;
+                println!(
+                    "host-stage,round {round},{label}: {:.2} GB copied, wall {wall:.3} s = {:.2} GB/s of file, cpu {cpu:.3} s (user {user:.3}, system {sys:.3}) = {:.2} GB/s of file per CPU second",
+                    n as f64 / 1e9,
+                    gb / wall,
+                    gb / cpu
+                );
+            }
+        }
+    }
+
     pub fn main() {
+        if env("HOST_STAGE", 0u32) == 1 {
+            host_stage();
+            return;
+        }
         if let Err(e) = gpu::available() {
             eprintln!("gpu_scan: skipped, {e}");
             if std::env::var("FASTPAIR_REQUIRE_GPU").as_deref() == Ok("1") {

@@ -687,6 +687,178 @@ fn streaming_scan_reports_a_damaged_chunk() {
     assert!(seen <= 13_000, "no batch past the damaged chunk: {seen}");
 }
 
+/// File offsets of chunk `i`'s codes part (from its header, as the reader
+/// parses it).
+fn codes_range(r: &Reader, file: &[u8], i: usize) -> std::ops::Range<usize> {
+    use fastpair::format::chunk_section::ChunkHeader;
+    use fastpair::format::kind::Part;
+    let e = r.chunk_info(i).entry;
+    let (off, len) = (e.section.offset as usize, e.section.len as usize);
+    let bits = r.dictionary(e.dict as usize).unwrap().code_bits();
+    let h = ChunkHeader::parse(
+        &file[off..off + len],
+        off as u64,
+        i as u32,
+        &e,
+        bits,
+        len as u64,
+        r.format_version(),
+    )
+    .unwrap();
+    let c = h.parts()[Part::Codes.slot()].clone();
+    off + c.start..off + c.end
+}
+
+/// A column of 6,000 rows in 2,000-row coded chunks whose codes span many
+/// checksum blocks (§5.7).
+fn staging_file(codec: Codec) -> Vec<u8> {
+    let vals: Vec<Vec<u8>> = (0..6_000u32)
+        .map(|i| {
+            format!(
+                "{} GET /shop/{}/item/{} {} ms",
+                i * 17 % 10007,
+                i % 61,
+                i * 31 % 4001,
+                i % 900
+            )
+            .into_bytes()
+        })
+        .collect();
+    let opts = WriterOptions::default()
+        .with_codec(codec)
+        .with_chunk_rows(2_000)
+        .with_value_dict(false)
+        .with_log_templates(fastpair::LogTemplates::Off);
+    write_to_vec(vals.iter().map(|v| Some(v.as_slice())), opts).unwrap()
+}
+
+/// The host part of a scan through pinned staging (issue 23 item 1), no
+/// GPU needed: a fresh reader's coded chunks are checked with their codes'
+/// checksum blocks (but the last) left to the staging copy, which checks
+/// each block as it copies it. A damaged block is refused by the copy with
+/// the error whole validation gives (the same block, offset and CRCs),
+/// whatever the staging buffers' size; a chunk checked that way and not
+/// copied yet is still refused by every other use (`device_parts` checks
+/// what is left).
+#[test]
+fn staging_copy_checks_the_codes_left_to_it() {
+    for codec in [Codec::OnPair12, Codec::OnPair16] {
+        let file = staging_file(codec);
+        let r = Reader::from_bytes(file.clone()).unwrap();
+        assert!(r.num_chunks() >= 3);
+        let codes = codes_range(&r, &file, 1);
+        assert!(codes.len() > 4 * 2048, "{codes:?}");
+        let staged = |bytes: &[u8], stage: usize, leave: bool| {
+            let fresh = Reader::from_bytes(bytes.to_vec()).unwrap();
+            let so = gpu::StreamOptions::default()
+                .with_device_bytes(1 << 20)
+                .with_staging_bytes(stage);
+            gpu::host_stage_probe(&fresh, &so, leave)
+        };
+        let stages = [32 << 20, 4096, 3072, 1536, 1000];
+        for &stage in &stages {
+            let a = staged(&file, stage, true).unwrap();
+            assert_eq!(a, staged(&file, stage, false).unwrap(), "{codec:?} {stage}");
+            assert!(a as usize > codes.len());
+        }
+        // A bit flipped in the first, a middle and the second-to-last
+        // block of chunk 1's codes, and in its last block (checked with
+        // the chunk, as step 11's padding check reads it).
+        let last = codes.end - 1;
+        for at in [
+            codes.start,
+            codes.start + codes.len() / 2,
+            last - 2100,
+            last,
+        ] {
+            let mut bad = file.clone();
+            bad[at] ^= 0x10;
+            let want = Reader::from_bytes(bad.clone())
+                .unwrap()
+                .read_all()
+                .expect_err("damaged")
+                .to_string();
+            assert!(want.contains("CRC32 mismatch"), "{want}");
+            let fresh = Reader::from_bytes(bad.clone()).unwrap();
+            let left = fresh.check_chunk_for_staging(1);
+            if at == last {
+                assert_eq!(left.expect_err("last block").to_string(), want);
+            } else {
+                assert!(left.is_ok(), "left to the copy: {left:?}");
+                // Not copied yet: every other use checks what is left.
+                let e = fresh.check_chunk_for_device(1).expect_err("damaged");
+                assert_eq!(e.to_string(), want);
+                assert!(fresh.chunk(1).is_err());
+            }
+            for &stage in &stages {
+                for leave in [true, false] {
+                    let e = staged(&bad, stage, leave).expect_err("damaged");
+                    assert_eq!(e.to_string(), want, "{codec:?} at {at}, staging {stage}");
+                }
+            }
+        }
+    }
+}
+
+/// A fresh reader's first scan through pinned staging checks the codes'
+/// checksum blocks in the staging copy (issue 23 item 1): a valid file
+/// decodes as the CPU reads it (then again from the same reader, the
+/// blocks now recorded as checked), and a damaged codes block stops the
+/// scan with the CPU reader's error before any batch past its chunk.
+#[test]
+fn staged_scan_checks_the_codes_as_it_copies() {
+    if !have_gpu("staged_scan_checks_the_codes_as_it_copies") {
+        return;
+    }
+    for codec in [Codec::OnPair12, Codec::OnPair16] {
+        let file = staging_file(codec);
+        let cpu = Reader::from_bytes(file.clone()).unwrap();
+        let codes = codes_range(&cpu, &file, 1);
+        let first_damaged = cpu.chunk_info(1).first_row;
+        for stage in [32 << 20, 1000] {
+            let so = gpu::StreamOptions::default()
+                .with_device_bytes(256 << 10)
+                .with_page_lock_file(false)
+                .with_staging_bytes(stage);
+            let fresh = Reader::from_bytes(file.clone()).unwrap();
+            for _ in 0..2 {
+                let mut next = 0;
+                let st = gpu::scan_stream(&fresh, 0..fresh.rows(), &so, |b| {
+                    assert_eq!(b.first_row, next);
+                    let rows = b.first_row..b.first_row + b.len() as u64;
+                    assert_eq!(b.to_host()?, cpu.read_range(rows.clone())?, "rows {rows:?}");
+                    next = rows.end;
+                    Ok(())
+                })
+                .unwrap();
+                assert!(!st.registered && st.batches >= 3, "{st:?}");
+                assert_eq!(next, fresh.rows());
+            }
+            for at in [codes.start + 5, codes.start + codes.len() / 2] {
+                let mut bad = file.clone();
+                bad[at] ^= 0x02;
+                let want = Reader::from_bytes(bad.clone())
+                    .unwrap()
+                    .read_all()
+                    .expect_err("damaged")
+                    .to_string();
+                let fresh = Reader::from_bytes(bad).unwrap();
+                let mut seen = 0;
+                let e = gpu::scan_stream(&fresh, 0..fresh.rows(), &so, |b| {
+                    seen = b.first_row + b.len() as u64;
+                    Ok(())
+                })
+                .expect_err("damaged");
+                assert_eq!(e.to_string(), want, "{codec:?} at {at}, staging {stage}");
+                assert!(
+                    seen <= first_damaged,
+                    "no batch of the damaged chunk: {seen}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn page_locked_file_serves_several_streaming_scans() {
     if !have_gpu("page_locked_file_serves_several_streaming_scans") {

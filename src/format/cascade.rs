@@ -395,7 +395,23 @@ impl Sequence {
         section: Section,
         at: u64,
     ) -> Result<Vec<u32>> {
-        let mut values = Vec::with_capacity(self.len);
+        let mut values = Vec::new();
+        self.decode_into(bytes, what, section, at, &mut values)?;
+        Ok(values)
+    }
+
+    /// [`Self::decode_all`] into `values` (cleared first; its capacity is
+    /// reused, so a caller decoding many sequences allocates once).
+    pub fn decode_into(
+        &self,
+        bytes: &[u8],
+        what: &'static str,
+        section: Section,
+        at: u64,
+        values: &mut Vec<u32>,
+    ) -> Result<()> {
+        values.clear();
+        values.reserve(self.len);
         values.push(self.first);
         let mut cur = self.first as u64;
         let mut buf = [0u32; CASCADE_BLOCK];
@@ -447,7 +463,7 @@ impl Sequence {
                 values.push(cur as u32);
             }
         }
-        Ok(values)
+        Ok(())
     }
 
     /// Value `i` (`i < len`), reading only the one block it needs. Correct for

@@ -283,6 +283,37 @@ impl<'a> ChunkSection<'a> {
         code_bits: u8,
         version: u32,
     ) -> Result<Self> {
+        Ok(Self::parse_impl(bytes, base, id, entry, code_bits, version, false)?.0)
+    }
+
+    /// [`Self::parse`], except that the checksum blocks of the codes part
+    /// but its last one are left to the caller, who reads the codes anyway
+    /// (the GPU's streaming scan checks them as it copies them into pinned
+    /// staging, `gpu::stream::stage`). Returns where the codes' checksums
+    /// lie, when the section has a checksum table and the codes have a
+    /// block the caller must check: until the caller has checked every
+    /// block of the codes against it, the section is not validated (no
+    /// byte of the codes may be decoded or trusted).
+    pub(crate) fn parse_leaving_codes(
+        bytes: &'a [u8],
+        base: u64,
+        id: u32,
+        entry: &ChunkEntry,
+        code_bits: u8,
+        version: u32,
+    ) -> Result<(Self, Option<CodesSums>)> {
+        Self::parse_impl(bytes, base, id, entry, code_bits, version, true)
+    }
+
+    fn parse_impl(
+        bytes: &'a [u8],
+        base: u64,
+        id: u32,
+        entry: &ChunkEntry,
+        code_bits: u8,
+        version: u32,
+        leave_codes: bool,
+    ) -> Result<(Self, Option<CodesSums>)> {
         let h = ChunkHeader::parse(
             bytes,
             base,
@@ -293,14 +324,33 @@ impl<'a> ChunkSection<'a> {
             version,
         )?;
         let parts = h.parts();
+        let mut left = None;
         if let Some(sums) = &h.sums {
-            // §9 step 9b: every block of every part against its CRC32.
+            // §9 step 9b: every block of every part against its CRC32 (but
+            // the codes' blocks before their last when they are left to the
+            // caller: the last is read by step 11's padding check).
             let table = &bytes[parts[Part::Checksums.slot()].clone()];
             for &p in h.kind.parts().iter().filter(|&&p| p != Part::Checksums) {
                 let r = parts[p.slot()].clone();
                 let section = Section::Chunk(id, p.chunk_part());
-                for (k, block) in bytes[r.clone()].chunks(sums.block_len(p)).enumerate() {
-                    let at = base + (r.start + k * sums.block_len(p)) as u64;
+                let b = sums.block_len(p);
+                let skip = if leave_codes && p == Part::Codes {
+                    let n = sums.blocks(p);
+                    if n > 1 {
+                        let e = sums.entry(p, 0);
+                        left = Some(CodesSums {
+                            table: parts[Part::Checksums.slot()].start + 4 * e
+                                ..parts[Part::Checksums.slot()].start + 4 * (e + n),
+                            block: b,
+                            at: base + r.start as u64,
+                        });
+                    }
+                    n.saturating_sub(1)
+                } else {
+                    0
+                };
+                for (k, block) in bytes[r.clone()].chunks(b).enumerate().skip(skip) {
+                    let at = base + (r.start + k * b) as u64;
                     let want = checksum::recorded(table, sums.entry(p, k));
                     checksum::check_block(block, want, section, at)?;
                 }
@@ -328,7 +378,7 @@ impl<'a> ChunkSection<'a> {
             let r = parts[p.slot()].clone();
             (&bytes[r.clone()], base + r.start as u64)
         };
-        Ok(Self {
+        let parsed = Self {
             kind: h.kind,
             batch: h.batch,
             codes: at(Part::Codes).0,
@@ -339,8 +389,23 @@ impl<'a> ChunkSection<'a> {
             value_index: h.value_dict.then(|| at(Part::ValueIndex)),
             checksums: h.sums.is_some().then(|| at(Part::Checksums).0),
             log_payload: (h.kind == ChunkKind::LogTemplates).then(|| at(Part::LogPayload)),
-        })
+        };
+        Ok((parsed, left))
     }
+}
+
+/// Where the checksums of a chunk's codes lie (version 4, §5.7), for a
+/// caller that checks the codes' blocks itself
+/// ([`ChunkSection::parse_leaving_codes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CodesSums {
+    /// The codes' entries in the checksum table, as a range of the
+    /// section: block `k`'s CRC32 is at `table.start + 4k`.
+    pub(crate) table: Range<usize>,
+    /// Bytes per block of the codes ([`checksum::block_len`]).
+    pub(crate) block: usize,
+    /// The codes' file offset (block `k` is at `at + k · block`).
+    pub(crate) at: u64,
 }
 
 /// A chunk section's header (§5.0, §5.1), checked against its footer entry:

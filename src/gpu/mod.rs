@@ -74,6 +74,9 @@ pub use encode::{
     set_window_bytes as set_encode_window_bytes, PinnedBytes,
 };
 #[cfg(feature = "gpu")]
+#[doc(hidden)]
+pub use stream::host_stage_probe;
+#[cfg(feature = "gpu")]
 pub use stream::{
     scan_stream, scan_stream_on, DeviceBatch, PageLockedFile, StreamOptions, StreamStats,
 };

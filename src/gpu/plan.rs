@@ -17,7 +17,7 @@ use super::abi::{
 use super::kind::{self, GpuChunk};
 use crate::dict::{Planes, MAX_TOKEN_LEN};
 use crate::error::{Error, Result};
-use crate::read::Reader;
+use crate::read::{CodesCheck, Reader};
 
 /// One validated chunk part that a plan copies into its input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +30,11 @@ pub(crate) struct Segment {
     /// not validated whole.
     pub(crate) device: bool,
 }
+
+/// A segment's bytes and, for the codes of a chunk checked with their
+/// checksum blocks left to the copy (`Plan::leave_codes`), what is left to
+/// check of them ([`Plan::segment_source`]).
+pub(crate) type Source<'a> = (&'a [u8], Option<CodesCheck<'a>>);
 
 /// The chunk parts a plan uploads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,24 +57,39 @@ pub(crate) enum Part {
 
 impl Plan {
     /// Segment `seg`'s bytes: borrowed from the reader's validated chunk
-    /// view, or from the plan.
+    /// view, or from the plan; every check of them passed (codes whose
+    /// checksum blocks were left to the copy are checked here).
     pub(crate) fn segment_bytes<'a>(
         &'a self,
         reader: &'a Reader,
         seg: &Segment,
     ) -> Result<&'a [u8]> {
+        let (bytes, left) = self.segment_source(reader, seg)?;
+        if let Some(check) = left {
+            check.check_all(bytes)?;
+        }
+        Ok(bytes)
+    }
+
+    /// Segment `seg`'s bytes, and, for the codes of a chunk whose checksum
+    /// blocks were left to the copy (a plan with `leave_codes`, not checked
+    /// yet), what is left to check: the caller checks every block before
+    /// any launch over the plan (`stream::stage`).
+    pub(crate) fn segment_source<'a>(
+        &'a self,
+        reader: &'a Reader,
+        seg: &Segment,
+    ) -> Result<Source<'a>> {
         if let Part::Owned { at, len } = seg.part {
-            return Ok(&self.owned[at..at + len]);
+            return Ok((&self.owned[at..at + len], None));
         }
         if seg.device {
-            let c = reader.device_parts(seg.chunk)?.ok_or_else(|| {
-                Error::Gpu(format!("chunk {}: planned as coded, is not", seg.chunk))
-            })?;
+            let c = coded_parts(reader, seg.chunk, true, self.leave_codes)?;
             return Ok(match seg.part {
-                Part::Codes => c.codes,
-                Part::Sidecar => c.sidecar,
-                Part::RowBytes => c.row_bytes,
-                Part::RowCodes => c.row_codes,
+                Part::Codes => (c.codes, c.codes_check),
+                Part::Sidecar => (c.sidecar, None),
+                Part::RowBytes => (c.row_bytes, None),
+                Part::RowCodes => (c.row_codes, None),
                 Part::Values | Part::Owned { .. } => {
                     return Err(Error::Gpu(format!(
                         "chunk {}: a value-dictionary part planned for a coded chunk",
@@ -78,6 +98,11 @@ impl Plan {
                 }
             });
         }
+        Ok((self.validated_bytes(reader, seg)?, None))
+    }
+
+    /// A segment of a chunk validated whole.
+    fn validated_bytes<'a>(&'a self, reader: &'a Reader, seg: &Segment) -> Result<&'a [u8]> {
         let c = reader.chunk(seg.chunk)?;
         Ok(match (seg.part, GpuChunk::of(c)?) {
             (Part::Codes, _) => c.codes_bytes(),
@@ -105,6 +130,10 @@ pub(crate) struct Plan {
     pub(super) input_len: usize,
     /// Bytes built by the plan that `Part::Owned` segments name.
     pub(super) owned: Vec<u8>,
+    /// Coded chunks checked for the device were checked with their codes'
+    /// checksum blocks left to the copy into pinned staging
+    /// (`Reader::device_parts_leaving_codes`; [`Self::segment_source`]).
+    pub(super) leave_codes: bool,
     /// Where each chunk part lands in the input: (part, input offset). A
     /// streaming scan copies these straight from the reader's (page-locked)
     /// chunk views instead of materializing `input`.
@@ -337,7 +366,16 @@ pub(crate) fn build_with(
     tiles: usize,
     materialize: bool,
 ) -> Result<Plan> {
-    build_impl(reader, rows, kb, w, tiles, materialize, false, false)
+    build_impl(
+        reader,
+        rows,
+        kb,
+        w,
+        tiles,
+        materialize,
+        false,
+        (false, false),
+    )
 }
 
 /// The plan of one batch of a streaming scan (not materialized): every
@@ -345,13 +383,26 @@ pub(crate) fn build_with(
 /// on the host for the device only unless validated whole already; its rows
 /// then checked by the launch), the others from chunks validated whole.
 /// (`device_checks = false`: every chunk from its whole validation.)
+/// `leave_codes`: those chunks are checked with their codes' checksum
+/// blocks left to the copy into staging
+/// ([`Reader::device_parts_leaving_codes`], [`Plan::segment_source`]).
 pub(crate) fn build_stream(
     reader: &Reader,
     rows: Range<u64>,
     (kb, w): (u32, u8),
     device_checks: bool,
+    leave_codes: bool,
 ) -> Result<Plan> {
-    build_impl(reader, rows, kb, w, 1, false, false, device_checks)
+    build_impl(
+        reader,
+        rows,
+        kb,
+        w,
+        1,
+        false,
+        false,
+        (device_checks, leave_codes),
+    )
 }
 
 /// Whether a streaming scan takes chunk `i` for `rows` from
@@ -366,16 +417,34 @@ pub(crate) fn on_device_checks(reader: &Reader, i: usize, rows: &Range<u64>) -> 
 /// kinds are searched on the host, `gpu::search`), every row of each; the
 /// pieces' `row_base` then counts only the coded chunks' rows.
 pub(crate) fn build_coded(reader: &Reader, kb: u32, w: u8, tiles: usize) -> Result<Plan> {
-    build_impl(reader, 0..reader.rows(), kb, w, tiles, true, true, false)
+    build_impl(
+        reader,
+        0..reader.rows(),
+        kb,
+        w,
+        tiles,
+        true,
+        true,
+        (false, false),
+    )
 }
 
 /// A selected coded chunk's parts: from [`Reader::device_parts`] when
-/// `device`, else from the chunk validated whole.
-fn coded_parts(reader: &Reader, i: usize, device: bool) -> Result<crate::read::CodedParts<'_>> {
+/// `device` (from [`Reader::device_parts_leaving_codes`] when also
+/// `leave_codes`), else from the chunk validated whole.
+fn coded_parts(
+    reader: &Reader,
+    i: usize,
+    device: bool,
+    leave_codes: bool,
+) -> Result<crate::read::CodedParts<'_>> {
     if device {
-        reader
-            .device_parts(i)?
-            .ok_or_else(|| Error::Gpu(format!("chunk {i}: planned as coded, is not")))
+        let c = if leave_codes {
+            reader.device_parts_leaving_codes(i)?
+        } else {
+            reader.device_parts(i)?
+        };
+        c.ok_or_else(|| Error::Gpu(format!("chunk {i}: planned as coded, is not")))
     } else {
         Ok(reader.chunk(i)?.coded_parts())
     }
@@ -390,7 +459,7 @@ fn build_impl(
     tiles: usize,
     materialize: bool,
     coded_only: bool,
-    stream: bool,
+    (stream, leave_codes): (bool, bool),
 ) -> Result<Plan> {
     if rows.start > rows.end || rows.end > reader.rows() {
         return Err(Error::RowOutOfRange {
@@ -411,7 +480,7 @@ fn build_impl(
         let (rlo, rhi) = ((lo - info.first_row) as u32, (hi - info.first_row) as u32);
         let device = stream && on_device_checks(reader, i, &rows);
         let c = if device {
-            coded_parts(reader, i, true)?
+            coded_parts(reader, i, true, leave_codes)?
         } else {
             match GpuChunk::of(reader.chunk(i)?)? {
                 GpuChunk::Coded(c) => c.coded_parts(),
@@ -452,6 +521,7 @@ fn build_impl(
     }
     let mut plan = Plan {
         bits: file_bits(reader)?,
+        leave_codes: stream && leave_codes,
         ..Plan::default()
     };
     // Dictionaries (only those used), at width w (the file's planes as they
@@ -477,7 +547,7 @@ fn build_impl(
     let mut valid_bits = Vec::new();
     let validity = |s: &Sel| -> Result<Option<&[u8]>> {
         Ok(if s.device {
-            coded_parts(reader, s.chunk, true)?.validity
+            coded_parts(reader, s.chunk, true, leave_codes)?.validity
         } else {
             reader.chunk(s.chunk)?.validity()
         })
@@ -586,7 +656,7 @@ fn build_impl(
                 row_base += n as u64;
                 continue;
             };
-            let c = coded_parts(reader, s.chunk, s.device)?;
+            let c = coded_parts(reader, s.chunk, s.device, leave_codes)?;
             // Codes.
             let codes_off = put(&mut plan, Part::Codes, c.codes);
             let codes_len = (plan.input_len as u64 - codes_off) as u32;

@@ -179,24 +179,89 @@ pub struct StreamStats {
     pub registered: bool,
 }
 
+/// How the host checks a streaming scan's chunks.
+#[derive(Clone, Copy, Debug)]
+struct Checks {
+    /// `StreamOptions::device_checks`.
+    device: bool,
+    /// The scan copies chunk parts into pinned staging: the codes'
+    /// checksum blocks of chunks checked for the device are left to that
+    /// copy (`Reader::device_parts_leaving_codes`, `stage`).
+    leave_codes: bool,
+}
+
 /// Checks chunks `chunks` for `rows` on all host threads: a coded chunk
 /// selected whole only as far as the host must before a launch
-/// (`Reader::device_parts`; the launch checks its codes and rows), any
-/// other validated whole.
+/// (`Reader::device_parts`; the launch checks its codes and rows; with
+/// `leave_codes`, the staging copy its codes' checksum blocks), any other
+/// validated whole.
 fn validate(
     reader: &Reader,
     chunks: Range<usize>,
     rows: &Range<u64>,
-    device_checks: bool,
+    checks: Checks,
 ) -> Result<()> {
     use rayon::prelude::*;
     chunks.into_par_iter().try_for_each(|i| {
-        if device_checks && plan::on_device_checks(reader, i, rows) {
-            reader.device_parts(i).map(|_| ())
+        if checks.device && plan::on_device_checks(reader, i, rows) {
+            if checks.leave_codes {
+                reader.device_parts_leaving_codes(i).map(|_| ())
+            } else {
+                reader.device_parts(i).map(|_| ())
+            }
         } else {
             reader.chunk(i).map(|_| ())
         }
     })
+}
+
+/// The host part of a streaming scan through pinned staging, without a
+/// GPU: every chunk checked as the scan checks it (on all host threads),
+/// then each batch planned and its chunk parts copied into staging buffers
+/// of `opts.staging_bytes` in turn (ordinary memory here), as `stage`
+/// does. `leave_codes`: the codes' checksum blocks checked by the copy, as
+/// a scan through staging does; `false`: checked with the chunks, as before
+/// (issue 23 item 1). Returns the bytes copied. For probes that time the
+/// host's share of a first scan (`benches/gpu_scan.rs`, `HOST_STAGE`); a
+/// fresh reader is needed for each (checks are kept).
+#[doc(hidden)]
+pub fn host_stage_probe(reader: &Reader, opts: &StreamOptions, leave_codes: bool) -> Result<u64> {
+    let rows = 0..reader.rows();
+    let cfg = opts.scan.config;
+    let groups = groups(reader, rows.clone(), opts.device_bytes / opts.ring.max(1))?;
+    let checks = Checks {
+        device: opts.device_checks,
+        leave_codes,
+    };
+    if let (Some(a), Some(b)) = (groups.first(), groups.last()) {
+        validate(reader, a.chunks.start..b.chunks.end, &rows, checks)?;
+    }
+    let cap = opts.staging_bytes.max(1);
+    let mut bufs = vec![vec![0u8; cap]; stage::STAGE_BUFFERS];
+    let (mut next, mut copied) = (0, 0u64);
+    for grp in &groups {
+        let plan = plan::build_stream(
+            reader,
+            grp.rows.clone(),
+            (32 * cfg.k, cfg.w),
+            opts.device_checks,
+            leave_codes,
+        )?;
+        let jobs = stage::jobs(reader, &plan, cap)?;
+        let mut i = 0;
+        while i < jobs.len() {
+            let (mut j, mut used) = (i, 0);
+            while j < jobs.len() && used + jobs[j].len() <= cap {
+                used += jobs[j].len();
+                j += 1;
+            }
+            stage::fill(&jobs[i..j], &mut bufs[next][..used])?;
+            next = (next + 1) % bufs.len();
+            copied += used as u64;
+            i = j;
+        }
+    }
+    Ok(copied)
 }
 
 /// The error for a batch whose launch raised status `st`: the chunks'
@@ -227,7 +292,7 @@ fn validate_ahead(
     groups: &[Group],
     stop: &std::sync::atomic::AtomicBool,
     tx: std::sync::mpsc::Sender<Result<usize>>,
-    device_checks: bool,
+    checks: Checks,
 ) -> f64 {
     let t = Instant::now();
     let window = 4 * rayon::current_num_threads().max(1);
@@ -238,7 +303,7 @@ fn validate_ahead(
     let rows = first.rows.start..last.rows.end;
     while at < end && !stop.load(std::sync::atomic::Ordering::Relaxed) {
         let to = (at + window).min(end);
-        let r = validate(reader, at..to, &rows, device_checks);
+        let r = validate(reader, at..to, &rows, checks);
         let failed = r.is_err();
         if tx.send(r.map(|()| to)).is_err() || failed {
             break;
@@ -488,10 +553,20 @@ where
     // is planned and uploaded only once all its chunks passed.
     let stop = std::sync::atomic::AtomicBool::new(false);
     let (tx, rx) = std::sync::mpsc::channel::<Result<usize>>();
+    // A scan that will not upload from locked file bytes (`pipeline`)
+    // copies chunk parts into staging, which checks the codes' checksum
+    // blocks as it copies them. (Should locking the file then succeed
+    // after all, the uploads check what is left themselves,
+    // `Plan::segment_bytes`.)
+    let staged =
+        locked.is_none() && !(opts.page_lock_file && reader.storage().resident().is_some());
+    let checks = Checks {
+        device: opts.device_checks,
+        leave_codes: staged,
+    };
     std::thread::scope(|scope| -> Result<()> {
         let (gs, st) = (&groups, &stop);
-        let dc = opts.device_checks;
-        let ahead = scope.spawn(move || validate_ahead(reader, gs, st, tx, dc));
+        let ahead = scope.spawn(move || validate_ahead(reader, gs, st, tx, checks));
         let r = pipeline(
             reader,
             &groups,
@@ -652,11 +727,14 @@ where
         let g = lane.gpu;
         let s = &g.stream;
         let slot = &mut lane.slots[k];
+        // Through staging, the codes' checksum blocks left to the copy
+        // (`Stager::upload` checks them before this batch's launches).
         let plan = plan::build_stream(
             reader,
             grp.rows.clone(),
             (32 * cfg.k, cfg.w),
             opts.device_checks,
+            lane.stager.is_some(),
         )?;
         let input = slot.input.take().expect("free ring slot");
         // The descriptors first on the copy stream (their pageable copies

@@ -37,9 +37,9 @@ use crate::error::{Error, Invariant, Result, Section};
 use crate::format::layout::{ChunkEntry, DictSection, Footer, Tail};
 use crate::format::{HEADER_LEN, TAIL_LEN};
 
-pub(crate) use chunk::CodedParts;
 use chunk::{Body, ChunkHead, DeviceChunk, FastGet, ValidChunk};
 pub use chunk::{ChunkKind, ChunkView, ValueDictParts};
+pub(crate) use chunk::{CodedParts, CodesCheck};
 #[cfg(feature = "object_store")]
 pub use object::{ObjectOptions, ObjectStorage};
 pub use storage::{FileStorage, LocalIo, MemoryStorage, MmapStorage, Storage, StorageStats};
@@ -523,6 +523,29 @@ impl Reader {
     /// the device only (once; `chunk/device.rs`), its codes and rows then
     /// checked by the launch. `None` for a chunk of another kind.
     pub(crate) fn device_parts(&self, i: usize) -> Result<Option<CodedParts<'_>>> {
+        let Some(mut c) = self.device_parts_impl(i, false)? else {
+            return Ok(None);
+        };
+        // Checked for a scan through staging before, the codes' blocks
+        // left to its copy, which has not checked them all: check them now.
+        if let Some(check) = c.codes_check.take() {
+            check.check_all(c.codes)?;
+        }
+        Ok(Some(c))
+    }
+
+    /// [`Self::device_parts`] for a streaming scan through pinned staging:
+    /// a chunk not checked yet is checked with its codes' checksum blocks
+    /// (all but the last) left to the caller, who copies every byte of the
+    /// codes anyway: `CodedParts::codes_check` says what is left, and the
+    /// caller must check every block of it before any launch over the
+    /// chunk. The same errors as `device_parts` for a damaged chunk: every
+    /// other check (the other parts' checksums, the structure) runs here.
+    pub(crate) fn device_parts_leaving_codes(&self, i: usize) -> Result<Option<CodedParts<'_>>> {
+        self.device_parts_impl(i, true)
+    }
+
+    fn device_parts_impl(&self, i: usize, leave_codes: bool) -> Result<Option<CodedParts<'_>>> {
         // A dictionary whose histogram check failed fails every use.
         self.check_hist(self.footer.chunks[i].dict as usize)?;
         let slot = &self.slots[i];
@@ -532,7 +555,7 @@ impl Reader {
         if let Some(d) = slot.device.get() {
             return Ok(Some(d.parts()));
         }
-        Ok(match self.check_for_device(i as u32)? {
+        Ok(match self.check_for_device(i as u32, leave_codes)? {
             Some(d) => {
                 let _ = slot.device.set(d);
                 Some(slot.device.get().expect("just set").parts())
@@ -549,6 +572,24 @@ impl Reader {
     #[doc(hidden)]
     pub fn check_chunk_for_device(&self, i: usize) -> Result<bool> {
         Ok(self.device_parts(i)?.is_some())
+    }
+
+    /// Whether the host's checks for the device keep their sequence
+    /// buffers between chunks (on by default; process-wide). Off only for
+    /// probes timing the code before (`benches/gpu_scan.rs`, `HOST_STAGE`).
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)]
+    pub fn keep_sequence_buffers(on: bool) {
+        chunk::validate::KEEP_SEQ_BUFS.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// [`Self::check_chunk_for_device`] as a scan through pinned staging
+    /// runs it: the codes' checksum blocks but the last are left to the
+    /// staging copy (so this checks less). For probes and tests; not a
+    /// validation.
+    #[doc(hidden)]
+    pub fn check_chunk_for_staging(&self, i: usize) -> Result<bool> {
+        Ok(self.device_parts_leaving_codes(i)?.is_some())
     }
 
     /// Reads chunk `i` and checks its checksums, header and parts (§9 steps

@@ -9,13 +9,23 @@
 //! buffer of the batch's size and uploaded it in one copy: the copy into
 //! staging and the upload of a batch ran one after the other, and a first
 //! scan allocated (page-locked) two batch-sized buffers.
+//!
+//! The copy also checks the codes of chunks whose checksum blocks were left
+//! to it (`Reader::device_parts_leaving_codes`; a fresh reader's first
+//! scan): each block's CRC32 right after the block is copied, while its
+//! bytes are in cache, so the host reads the codes (most of the file) once
+//! instead of once to check and once to copy. A block that fails stops the
+//! batch before its launches are queued, with the error whole validation
+//! gives for it.
+
+use std::ops::Range;
 
 use cudarc::driver::{CudaEvent, CudaSlice, PinnedHostSlice};
 
 use crate::error::Result;
 use crate::gpu::device::{gpu_err, Gpu};
 use crate::gpu::plan::Plan;
-use crate::read::Reader;
+use crate::read::{CodesCheck, Reader};
 
 /// Bytes of one staging buffer by default (`StreamOptions::staging_bytes`).
 pub(crate) const STAGE_BYTES: usize = 32 << 20;
@@ -65,22 +75,14 @@ impl Stager {
         plan: &Plan,
         input: &mut CudaSlice<u8>,
     ) -> Result<()> {
-        use rayon::prelude::*;
         let cap = self.bufs[0].len();
-        // (source bytes, input offset), each at most one buffer long.
-        let mut jobs: Vec<(&[u8], usize)> = Vec::new();
-        for (seg, at) in &plan.segments {
-            let src = plan.segment_bytes(reader, seg)?;
-            for (k, piece) in src.chunks(cap).enumerate() {
-                jobs.push((piece, at + k * cap));
-            }
-        }
+        let jobs = jobs(reader, plan, cap)?;
         let mut i = 0;
         while i < jobs.len() {
             // As many whole jobs as fit in one buffer.
             let (mut j, mut used) = (i, 0);
-            while j < jobs.len() && used + jobs[j].0.len() <= cap {
-                used += jobs[j].0.len();
+            while j < jobs.len() && used + jobs[j].len() <= cap {
+                used += jobs[j].len();
                 j += 1;
             }
             let b = self.next;
@@ -94,21 +96,13 @@ impl Stager {
             let host = self.bufs[b]
                 .as_mut_slice()
                 .map_err(|e| gpu_err("pinned", e))?;
-            let mut copies: Vec<(&mut [u8], &[u8])> = Vec::new();
-            let mut rest = &mut host[..used];
-            for (src, _) in &jobs[i..j] {
-                let (here, tail) = std::mem::take(&mut rest).split_at_mut(src.len());
-                rest = tail;
-                copies.extend(here.chunks_mut(COPY_PIECE).zip(src.chunks(COPY_PIECE)));
-            }
-            copies
-                .into_par_iter()
-                .for_each(|(d, s)| d.copy_from_slice(s));
+            // A damaged block stops the batch here, before its launches.
+            fill(&jobs[i..j], &mut host[..used])?;
             let host = self.bufs[b].as_slice().map_err(|e| gpu_err("pinned", e))?;
             let mut off = 0;
-            for (src, at) in &jobs[i..j] {
-                let n = src.len();
-                let mut dst = input.slice_mut(*at..*at + n);
+            for job in &jobs[i..j] {
+                let n = job.range.len();
+                let mut dst = input.slice_mut(job.at..job.at + n);
                 self.gpu
                     .copy
                     .memcpy_htod(&host[off..off + n], &mut dst)
@@ -125,6 +119,13 @@ impl Stager {
             ev.record(&self.gpu.copy).map_err(|e| gpu_err("event", e))?;
             self.pending[b] = Some(ev);
             i = j;
+        }
+        // Every block of every chunk's codes left to this copy passed: later
+        // scans need not check them again.
+        for job in &jobs {
+            if let Some(c) = &job.check {
+                c.done();
+            }
         }
         Ok(())
     }
@@ -159,4 +160,122 @@ impl Drop for Stager {
             let _ = self.gpu.copy.synchronize();
         }
     }
+}
+
+/// One piece of a chunk part to copy into staging: `part[range]`, to input
+/// offset `at`, with what is left to check of the part (codes whose
+/// checksum blocks were left to the copy).
+pub(crate) struct Job<'a> {
+    part: &'a [u8],
+    range: Range<usize>,
+    at: usize,
+    check: Option<CodesCheck<'a>>,
+}
+
+impl Job<'_> {
+    /// Bytes to copy.
+    pub(crate) fn len(&self) -> usize {
+        self.range.len()
+    }
+}
+
+/// `plan`'s chunk parts as pieces of at most `cap` bytes (one staging
+/// buffer); a part whose checksum blocks are left to the copy is cut at
+/// whole blocks where a buffer holds one.
+pub(crate) fn jobs<'a>(reader: &'a Reader, plan: &'a Plan, cap: usize) -> Result<Vec<Job<'a>>> {
+    let mut jobs = Vec::new();
+    for (seg, at) in &plan.segments {
+        let (part, check) = plan.segment_source(reader, seg)?;
+        let step = match &check {
+            Some(c) if cap >= c.block => cap - cap % c.block,
+            _ => cap,
+        };
+        let mut from = 0;
+        while from < part.len() {
+            let to = (from + step).min(part.len());
+            jobs.push(Job {
+                part,
+                range: from..to,
+                at: at + from,
+                check,
+            });
+            from = to;
+        }
+    }
+    Ok(jobs)
+}
+
+/// Copies `jobs`, back to back, into `host` (exactly their length), on all
+/// host threads in pieces of at most [`COPY_PIECE`] bytes (whole checksum
+/// blocks where blocks are checked), checking every block left to the
+/// copy. The first failing block in input order is the error.
+pub(crate) fn fill(jobs: &[Job<'_>], host: &mut [u8]) -> Result<()> {
+    use rayon::prelude::*;
+    let mut copies: Vec<(&mut [u8], &Job<'_>, Range<usize>)> = Vec::new();
+    let mut rest = host;
+    for job in jobs {
+        let (mut here, tail) = std::mem::take(&mut rest).split_at_mut(job.range.len());
+        rest = tail;
+        let piece = match &job.check {
+            Some(c) if COPY_PIECE >= c.block => COPY_PIECE - COPY_PIECE % c.block,
+            _ => COPY_PIECE,
+        };
+        let mut from = job.range.start;
+        while from < job.range.end {
+            let to = (from + piece).min(job.range.end);
+            let (d, t) = std::mem::take(&mut here).split_at_mut(to - from);
+            here = t;
+            copies.push((d, job, from..to));
+            from = to;
+        }
+    }
+    let results: Vec<Result<()>> = copies
+        .into_par_iter()
+        .map(|(d, job, r)| copy_piece(d, job, r))
+        .collect();
+    results.into_iter().collect()
+}
+
+/// Copies `job.part[range]` into `dst`. With a check, block by block,
+/// checking each block that starts in `range` in `dst` right after its copy
+/// (while in cache; the rest of a block that runs past `range`, which only
+/// buffers smaller than a block cut, read from the part): every block of a
+/// part cut into ranges is checked once, by the range it starts in.
+#[inline]
+fn copy_piece(dst: &mut [u8], job: &Job<'_>, range: Range<usize>) -> Result<()> {
+    let part = job.part;
+    let Some(c) = &job.check else {
+        dst.copy_from_slice(&part[range]);
+        return Ok(());
+    };
+    let b = c.block.max(1);
+    let mut at = range.start;
+    while at < range.end {
+        let end = ((at / b + 1) * b).min(range.end);
+        let d = &mut dst[at - range.start..end - range.start];
+        d.copy_from_slice(&part[at..end]);
+        check_blocks(c, part, at..end, d)?;
+        at = end;
+    }
+    Ok(())
+}
+
+/// Checks every block of the codes `part` that starts in `range`, whose
+/// bytes `got` holds; the rest of a block that runs past `range` is read
+/// from `part`.
+fn check_blocks(c: &CodesCheck<'_>, part: &[u8], range: Range<usize>, got: &[u8]) -> Result<()> {
+    let b = c.block.max(1);
+    let mut k = range.start.div_ceil(b);
+    while k * b < range.end {
+        let (s, e) = (k * b, ((k + 1) * b).min(part.len()));
+        if e <= range.end {
+            c.check_block(k, &got[s - range.start..e - range.start])?;
+        } else {
+            let mut whole = got[s - range.start..].to_vec();
+            whole.extend_from_slice(&part[range.end..e]);
+            c.check_block(k, &whole)?;
+        }
+        k += 1;
+    }
+    Ok(())
 }

@@ -23,11 +23,23 @@
 //! A `DeviceChunk` is not a [`super::ChunkView`]: its codes are unchecked,
 //! so nothing on the CPU may decode them; it only hands byte slices to the
 //! GPU plan ([`CodedParts`]).
+//!
+//! Checked for a scan through pinned staging
+//! (`Reader::device_parts_leaving_codes`), a chunk's codes' checksum blocks
+//! (§5.7; all but the last) are left to the staging copy, which reads every
+//! byte of the codes anyway: it checks each block as it copies it
+//! ([`CodesCheck`]), before any launch over the chunk, so the host reads
+//! the codes once. Until then the chunk's [`CodedParts::codes_check`] says
+//! what is left; [`crate::Reader::device_parts`] checks what is left itself.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 
+use crate::error::{ChunkPart, Result, Section};
+use crate::format::checksum;
+use crate::format::chunk_section::CodesSums;
 use crate::format::layout::ChunkEntry;
 
 /// A coded chunk whose host checks for the device passed.
@@ -41,6 +53,60 @@ pub(crate) struct DeviceChunk {
     pub(super) row_codes: Range<usize>,
     pub(super) row_bytes: Range<usize>,
     pub(super) validity: Option<Range<usize>>,
+    /// The chunk's id (for errors).
+    pub(super) id: u32,
+    /// Where the codes' checksums lie when their blocks (but the last) were
+    /// left to the staging copy (`None`: checked with the chunk).
+    pub(super) codes_sums: Option<CodesSums>,
+    /// Every block of the codes checked against `codes_sums` (once true,
+    /// stays true).
+    pub(super) codes_checked: AtomicBool,
+}
+
+/// What is left to check of a coded chunk's codes checked for the device
+/// with their checksum blocks left to the caller: each block of
+/// [`Self::block`] bytes (the last may be shorter), counted from the codes'
+/// first byte, against its CRC32. Nothing may launch over the codes before
+/// every block passed; then [`Self::done`] records it for later scans.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CodesCheck<'a> {
+    id: u32,
+    /// The codes' CRC32s, four bytes each.
+    table: &'a [u8],
+    /// Bytes per block.
+    pub(crate) block: usize,
+    /// The codes' file offset.
+    at: u64,
+    checked: &'a AtomicBool,
+}
+
+impl CodesCheck<'_> {
+    /// Checks block `k` of the codes, whose bytes are `bytes`: the error
+    /// (the block's file offset, the recorded and computed CRC32) is the
+    /// one whole validation reports for it (`ChunkSection::parse`).
+    #[inline]
+    pub(crate) fn check_block(&self, k: usize, bytes: &[u8]) -> Result<()> {
+        checksum::check_block(
+            bytes,
+            checksum::recorded(self.table, k),
+            Section::Chunk(self.id, ChunkPart::Codes),
+            self.at + (k * self.block) as u64,
+        )
+    }
+
+    /// Checks every block of `codes` (the chunk's codes), in order.
+    pub(crate) fn check_all(&self, codes: &[u8]) -> Result<()> {
+        for (k, b) in codes.chunks(self.block).enumerate() {
+            self.check_block(k, b)?;
+        }
+        self.done();
+        Ok(())
+    }
+
+    /// Records that every block of the codes passed.
+    pub(crate) fn done(&self) {
+        self.checked.store(true, Ordering::Release);
+    }
 }
 
 /// A coded chunk's parts as stored, for the GPU plan: from a chunk validated
@@ -60,6 +126,10 @@ pub(crate) struct CodedParts<'a> {
     /// row's code and byte bounds against the codes' lengths (codes and the
     /// sidecar it checks for every chunk).
     pub(crate) rows_on_device: bool,
+    /// The codes' checksum blocks still to check (a chunk checked for a
+    /// scan through staging, `Reader::device_parts_leaving_codes`): the
+    /// caller checks every block before any launch over the codes.
+    pub(crate) codes_check: Option<CodesCheck<'a>>,
 }
 
 impl DeviceChunk {
@@ -74,7 +144,23 @@ impl DeviceChunk {
             row_bytes: &s[self.row_bytes.clone()],
             validity: self.validity.clone().map(|v| &s[v]),
             rows_on_device: true,
+            codes_check: self.codes_check(),
         }
+    }
+
+    /// The codes' checksum blocks still to check, if any.
+    fn codes_check(&self) -> Option<CodesCheck<'_>> {
+        let sums = self.codes_sums.as_ref()?;
+        if self.codes_checked.load(Ordering::Acquire) {
+            return None;
+        }
+        Some(CodesCheck {
+            id: self.id,
+            table: &self.section[sums.table.clone()],
+            block: sums.block,
+            at: sums.at,
+            checked: &self.codes_checked,
+        })
     }
 }
 
@@ -91,6 +177,7 @@ impl super::ValidChunk {
             row_bytes: &s[self.row_bytes.1.clone()],
             validity: self.validity.clone().map(|v| &s[v]),
             rows_on_device: false,
+            codes_check: None,
         }
     }
 }
@@ -147,12 +234,24 @@ mod tests {
                     }
                     recompute_checksums(&mut f);
                 }
-                let (Ok(a), Ok(b)) = (Reader::from_bytes(f.clone()), Reader::from_bytes(f)) else {
+                let (Ok(a), Ok(b), Ok(c)) = (
+                    Reader::from_bytes(f.clone()),
+                    Reader::from_bytes(f.clone()),
+                    Reader::from_bytes(f),
+                ) else {
                     continue;
                 };
                 for i in 0..a.num_chunks() {
                     let whole = a.chunk(i).map(|_| ());
                     let host = b.check_chunk_for_device(i);
+                    // With the codes' checksum blocks left to the staging
+                    // copy (the checksums hold here): the same verdict.
+                    let staged = c.check_chunk_for_staging(i);
+                    assert_eq!(
+                        staged.as_ref().map_err(|e| e.to_string()),
+                        host.as_ref().map_err(|e| e.to_string()),
+                        "chunk {i}"
+                    );
                     match (&whole, &host) {
                         (Ok(()), Ok(_)) | (Err(_), Err(_)) => {}
                         (Ok(()), Err(e)) => panic!("chunk {i} valid, host check refused: {e}"),

@@ -55,7 +55,7 @@ mod device;
 mod head;
 mod logs;
 mod utf8;
-mod validate;
+pub(super) mod validate;
 mod value_dict;
 mod verify;
 mod walk;
@@ -73,7 +73,7 @@ use crate::format::layout::ChunkEntry;
 pub use crate::format::ChunkKind;
 
 pub(super) use coded::FastGet;
-pub(crate) use device::{CodedParts, DeviceChunk};
+pub(crate) use device::{CodedParts, CodesCheck, DeviceChunk};
 pub(super) use head::ChunkHead;
 pub use value_dict::ValueDictParts;
 

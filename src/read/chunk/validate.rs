@@ -80,6 +80,19 @@ thread_local! {
     pub(super) static STEPS_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+thread_local! {
+    /// `check_for_device`'s sequence buffers (sidecar, row codes, row
+    /// bytes), kept between chunks: a fresh allocation per chunk cost page
+    /// faults, zeroing and unmapping of a few MB each (issue 23 item 1).
+    static SEQ_BUFS: std::cell::RefCell<[Vec<u32>; 3]> = const { std::cell::RefCell::new([Vec::new(), Vec::new(), Vec::new()]) };
+}
+
+/// Whether `check_for_device` keeps its sequence buffers between chunks
+/// (always, but for a probe timing the code before this:
+/// `Reader::keep_sequence_buffers`).
+pub(in crate::read) static KEEP_SEQ_BUFS: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(true);
+
 /// Whether validation skips the one-pass walk (only in `walk`'s tests).
 fn steps_only() -> bool {
     #[cfg(test)]
@@ -195,8 +208,14 @@ impl Reader {
     /// The host's part of checking coded chunk `id` for the GPU's streaming
     /// scan (`device.rs`): §9 steps 8–10, the padding code of step 11, the
     /// row length limit of step 12 and step 13. `None` for a chunk of
-    /// another kind (validated whole instead).
-    pub(in crate::read) fn check_for_device(&self, id: u32) -> Result<Option<DeviceChunk>> {
+    /// another kind (validated whole instead). `leave_codes`: the codes'
+    /// checksum blocks but the last are left to the caller
+    /// (`DeviceChunk::codes_sums`; a version-4 file's chunks only).
+    pub(in crate::read) fn check_for_device(
+        &self,
+        id: u32,
+        leave_codes: bool,
+    ) -> Result<Option<DeviceChunk>> {
         let entry = self.footer.chunks[id as usize];
         if ChunkKind::of(&entry) != ChunkKind::Coded {
             return Ok(None);
@@ -205,34 +224,42 @@ impl Reader {
         let section = self.read_chunk_checked(id, &entry)?;
         let s: &[u8] = &section;
         let base = entry.section.offset;
-        let p = ChunkSection::parse(s, base, id, &entry, dict.code_bits(), self.version)?;
+        let (p, codes_sums) = if leave_codes {
+            ChunkSection::parse_leaving_codes(s, base, id, &entry, dict.code_bits(), self.version)?
+        } else {
+            let p = ChunkSection::parse(s, base, id, &entry, dict.code_bits(), self.version)?;
+            (p, None)
+        };
         if p.kind != ChunkKind::Coded {
             return Ok(None);
         }
+        // The three sequences decode into this thread's buffers, kept
+        // between chunks (taken out, so a nested call on this thread, from
+        // a task stolen while it waits, finds none and allocates its own).
+        let reuse = KEEP_SEQ_BUFS.load(std::sync::atomic::Ordering::Relaxed);
+        let bufs = if reuse {
+            SEQ_BUFS.with(|b| std::mem::take(&mut *b.borrow_mut()))
+        } else {
+            Default::default()
+        };
         let Sequences {
+            sidecar,
             row_codes: (_, rc),
             row_bytes: (_, rb),
-            ..
-        } = check_sequences(id, &entry, p.kind, &p)?;
-        let codes_at = base + rel(s, p.codes).start as u64;
-        check_padding(id, &entry, dict, &p, codes_at)?;
-        // Step 12's limit (as `check_rows` reports it); the bounds are
-        // non-decreasing (`decode_all`).
-        if let Some(w) = rb.windows(2).map(|w| (w[1] - w[0]) as u64).max() {
-            if w > limits::MAX_VALUE_LEN {
-                return Err(Error::corrupt(
-                    Section::Chunk(id, ChunkPart::RowBytes),
-                    p.row_bytes.1,
-                    Invariant::LimitExceeded {
-                        what: "value length",
-                        value: w,
-                        limit: limits::MAX_VALUE_LEN,
-                    },
-                ));
+        } = check_sequences_into(id, &entry, p.kind, &p, bufs)?;
+        let r = device_rest(id, (&entry, dict, &p, s), &rc, &rb);
+        // (Buffers over 16 MiB go: one huge chunk does not pin its size.)
+        let keep = |v: Vec<u32>| {
+            if v.capacity() <= 4 << 20 {
+                v
+            } else {
+                Vec::new()
             }
+        };
+        if reuse {
+            SEQ_BUFS.with(|b| *b.borrow_mut() = [keep(sidecar), keep(rc), keep(rb)]);
         }
-        let validity_at = p.validity.map_or(0, |v| base + rel(s, v).start as u64);
-        let validity = check_validity(id, &entry, p.kind, p.validity, &rc, validity_at)?;
+        let validity = r?;
         Ok(Some(DeviceChunk {
             entry,
             batch: p.batch,
@@ -242,6 +269,9 @@ impl Reader {
             row_bytes: rel(s, p.row_bytes.0),
             validity: validity.map(|v| rel(s, v)),
             section: section.clone(),
+            id,
+            codes_sums,
+            codes_checked: false.into(),
         }))
     }
 
@@ -451,6 +481,38 @@ impl Reader {
     }
 }
 
+/// The rest of [`Reader::check_for_device`] after the sequences: the
+/// padding code, the row length limit, the validity. Returns the
+/// validity bitmap.
+fn device_rest<'s>(
+    id: u32,
+    (entry, dict, p, s): (&ChunkEntry, &Dictionary, &ChunkSection<'s>, &[u8]),
+    rc: &[u32],
+    rb: &[u32],
+) -> Result<Option<&'s [u8]>> {
+    let entry = *entry;
+    let base = entry.section.offset;
+    let codes_at = base + rel(s, p.codes).start as u64;
+    check_padding(id, &entry, dict, p, codes_at)?;
+    // Step 12's limit (as `check_rows` reports it); the bounds are
+    // non-decreasing (`decode_all`).
+    if let Some(w) = rb.windows(2).map(|w| (w[1] - w[0]) as u64).max() {
+        if w > limits::MAX_VALUE_LEN {
+            return Err(Error::corrupt(
+                Section::Chunk(id, ChunkPart::RowBytes),
+                p.row_bytes.1,
+                Invariant::LimitExceeded {
+                    what: "value length",
+                    value: w,
+                    limit: limits::MAX_VALUE_LEN,
+                },
+            ));
+        }
+    }
+    let validity_at = p.validity.map_or(0, |v| base + rel(s, v).start as u64);
+    check_validity(id, &entry, p.kind, p.validity, rc, validity_at)
+}
+
 /// §9 step 10: the sidecar, row codes and row bytes of chunk `id`, each
 /// checked whole before the next: length, first value 0, last value (the
 /// sidecar's the entry's `bytes` when the codes are per row; the row codes'
@@ -462,12 +524,26 @@ fn check_sequences(
     kind: ChunkKind,
     p: &ChunkSection<'_>,
 ) -> Result<Sequences> {
+    check_sequences_into(id, entry, kind, p, Default::default())
+}
+
+/// [`check_sequences`], decoding into `bufs` (sidecar, row codes, row
+/// bytes; their capacity reused).
+fn check_sequences_into(
+    id: u32,
+    entry: &ChunkEntry,
+    kind: ChunkKind,
+    p: &ChunkSection<'_>,
+    bufs: [Vec<u32>; 3],
+) -> Result<Sequences> {
     let seq_rows = kind.code_rows(entry);
+    let [b_side, b_rc, b_rb] = bufs;
     let seq = |(b, at): (&[u8], u64),
                part,
                what,
                want_len: usize,
-               want_last: Option<u64>|
+               want_last: Option<u64>,
+               mut v: Vec<u32>|
      -> Result<(Sequence, Vec<u32>)> {
         let section = Section::Chunk(id, part);
         let seq = Sequence::parse(b, at, section)?;
@@ -481,7 +557,7 @@ fn check_sequences(
                 },
             ));
         }
-        let v = seq.decode_all(b, what, section, at)?;
+        seq.decode_into(b, what, section, at, &mut v)?;
         if v[0] != 0 {
             return Err(Error::corrupt(
                 section,
@@ -509,6 +585,7 @@ fn check_sequences(
         "sidecar",
         nb + 1,
         kind.codes_per_row().then_some(entry.bytes),
+        b_side,
     )?;
     let value_bytes = *sidecar.last().expect("non-empty") as u64;
     let (rc_seq, rc) = seq(
@@ -517,6 +594,7 @@ fn check_sequences(
         "row code boundaries",
         seq_rows + 1,
         Some(entry.codes as u64),
+        b_rc,
     )?;
     let (rb_seq, rb) = seq(
         p.row_bytes,
@@ -524,6 +602,7 @@ fn check_sequences(
         "row byte boundaries",
         seq_rows + 1,
         Some(value_bytes),
+        b_rb,
     )?;
     Ok(Sequences {
         sidecar,
