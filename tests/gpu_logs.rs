@@ -226,6 +226,100 @@ fn loghub_columns_stream_through_a_small_ring() {
     }
 }
 
+/// Rows at the edges of the scan kernel's segment list (spec/DECODER.md
+/// §6d): runs of identical rows (a template that is one static string),
+/// empty rows and nulls, rows of 40 integer fields (more segments than a
+/// lane emits per step), a static string longer than a staging window, and
+/// free-text rows of 5–20 KB (tokens crossing windows; a round of one row).
+fn edge_logs(n: usize) -> Vec<Option<Vec<u8>>> {
+    let mut x = 0x1234_5678_9ABC_DEF1u64;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "kernel:",
+        "eth0",
+        "0x1f",
+        "ERR",
+        "/var/log",
+        "connection",
+        "reset",
+        "by",
+        "peer",
+        "=",
+        "[",
+        "]",
+        "timeout",
+    ];
+    let long_static = "S".repeat(4500);
+    (0..n)
+        .map(|i| match i % 31 {
+            0..=5 => Some(b"service heartbeat ok".to_vec()),
+            6 => Some(Vec::new()),
+            7 => None,
+            8..=11 => Some(
+                (0..40)
+                    .map(|k| format!("f{k}={}", (i * 7919 + k * 104729) % 100_000))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .into_bytes(),
+            ),
+            12 | 13 => Some(format!("{long_static} id={i} end").into_bytes()),
+            14 if i % 3 == 0 => {
+                let len = 5000 + (rnd() % 15000) as usize;
+                let mut row = String::new();
+                while row.len() < len {
+                    row.push_str(words[(rnd() % words.len() as u64) as usize]);
+                    row.push(if rnd() % 5 == 0 { ':' } else { ' ' });
+                }
+                Some(row.into_bytes())
+            }
+            k => Some(
+                format!(
+                    "2026-12-03 10:{:02}:{:02} node{} {} pid={} {}",
+                    i / 60 % 60,
+                    i % 60,
+                    k,
+                    words[i % words.len()],
+                    i * 31 % 4099,
+                    words[(i / 7) % words.len()]
+                )
+                .into_bytes(),
+            ),
+        })
+        .collect()
+}
+
+/// The segment list's edges (`edge_logs`) through the scan, the streaming
+/// scan and `DeviceRows`, in one chunk and in chunks of 300 rows, against
+/// the CPU reader.
+#[test]
+fn edge_rows_match_cpu() {
+    let vals = edge_logs(3000);
+    assert!(vals.iter().flatten().any(|v| v.len() > 4096 * 3));
+    if !have_gpu("edge_rows_match_cpu") {
+        return;
+    }
+    let rows: Vec<Option<&[u8]>> = vals.iter().map(|v| v.as_deref()).collect();
+    for chunk_rows in [1 << 20, 300] {
+        let r = write_logs(&rows, chunk_rows);
+        assert!(kinds(&r).contains(&ChunkKind::LogTemplates));
+        let n = r.rows();
+        for range in [0..n, 1..n - 1, 12..14, 127..257, 299..301, 1000..1400] {
+            scan_matches("edges", &r, range);
+        }
+        stream_matches("edges", &r, 0..n);
+        rows_match("edges", &r);
+    }
+}
+
 /// Rows whose chunks the writer (log templates `Auto`, value dictionaries
 /// on) stores as all three kinds: log lines, few distinct values, random
 /// words (coded), and an all-null chunk (coded).

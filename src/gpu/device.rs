@@ -249,6 +249,15 @@ pub(crate) fn compile_logs(
     bits: u8,
     arch: &'static str,
 ) -> Result<cudarc::nvrtc::Ptx> {
+    // Test builds: `FASTPAIR_LOGS_CU` names a file that replaces logs.cu,
+    // so that one device call can time variants of the kernel with the
+    // same binaries (bench/LOGS.md). Never in a library build.
+    #[cfg(feature = "test-util")]
+    if let Some(path) = std::env::var_os("FASTPAIR_LOGS_CU") {
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::io(format!("reading FASTPAIR_LOGS_CU {path:?}"), e))?;
+        return compile_unit(cfg, bits, arch, &[SOURCES[0], ("logs.cu", &text)]);
+    }
     compile_unit(cfg, bits, arch, &LOGS_SOURCES)
 }
 

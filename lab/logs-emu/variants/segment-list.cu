@@ -1,0 +1,700 @@
+// Log-template chunks on the device (spec/FORMAT.md §5.8, spec/DECODER.md
+// §6d). One warp per tile: the selected rows of one 128-row block of a log
+// chunk (the format's row-index block). Rows are placed by the lengths the
+// host recorded when it validated the chunk (LPiece::lens_off; their sum
+// must equal the tile's bytes before anything is written), so no row is
+// rendered to be sized. Then 4 rounds of 32 rows (row 32q + lane); in each,
+// for each of the chunk's blocks (one, or header and body), the warp
+//   1. locates the row: its local template id from the packed row index,
+//      its rank = the local's start rank + the rows of the same local
+//      before it in the block (__match_any_sync within a round, a per-warp
+//      count per local across rounds), its template from the local table;
+//   2. places it: an exclusive warp scan of the round's lengths, the Arrow
+//      offsets written from it;
+//   3. renders it into the warp's shared staging buffer, in windows of
+//      FP_LG_STAGE bytes aligned with the destination (staged byte 0 at the
+//      destination address mod 16): static strings and dictionary values
+//      copied, integers written digit by digit from the right (one
+//      checkpoint and one residual each), free text token by token (each
+//      token one 16-byte load); a row crossing a window is rendered once per
+//      window it touches, keeping that window's bytes;
+//   4. drains each window with 16-byte stores (a byte head and tail).
+// The block descriptors live once per warp in shared memory (each lane a
+// copy in registers spilled to local memory, measured slower: bench/LOGS.md).
+// Follows the prelude and the other kernels in one compilation unit.
+//
+// The host validated every part (logs::LogBlock::open) and built the tables
+// from it; the kernel still checks every table's extent against the input,
+// every index against its table's count and every packed read against its
+// block's bytes, the row lengths against the tile's bytes, and clamps every
+// write to its row's part of the window, so no bytes make it read or write
+// outside its buffers.
+
+static_assert(sizeof(LBlock) % 8 == 0, "LBlock is read as a whole");
+
+struct LgBlk {
+    const u8* raw;
+    const u32* tpl;
+    const u32* slot;
+    const u64* cp;
+    const u32* rb;
+    const u32* loc;
+    const u8* st;
+    const u32* st_end;
+    const u8* words;
+    const u8* lens;
+    LBlock d;
+};
+
+// Whether [off, off + len) lies inside the input.
+__device__ __forceinline__ bool lg_in(u64 off, u64 len, u64 input_len) {
+    return off <= input_len && len <= input_len - off;
+}
+
+__device__ bool lg_resolve(const u8* input, u64 input_len, const LBlock& d, LgBlk& b) {
+    if (!lg_in(d.raw_off, d.raw_len, input_len) || d.raw_len < 16
+        || !lg_in(d.tpl_off, 16ull * d.ntpl, input_len)
+        || !lg_in(d.slot_off, 32ull * d.nslot, input_len)
+        || !lg_in(d.cp_off, 32ull * d.ncp, input_len)
+        || !lg_in(d.rb_off, 16ull * d.nrb, input_len)
+        || !lg_in(d.loc_off, 8ull * d.nloc, input_len)
+        || !lg_in(d.st_off, (u64)d.st_len, input_len)
+        || !lg_in(d.st_end_off, 4ull * d.nstr, input_len)
+        || !lg_in(d.word_off, 16ull * d.ntok, input_len)
+        || !lg_in(d.len_off, (u64)d.ntok, input_len)
+        || (d.tpl_off | d.slot_off | d.cp_off | d.rb_off | d.loc_off | d.st_end_off) & 7)
+        return false;
+    b.d = d;
+    b.raw = input + d.raw_off;
+    b.tpl = (const u32*)(input + d.tpl_off);
+    b.slot = (const u32*)(input + d.slot_off);
+    b.cp = (const u64*)(input + d.cp_off);
+    b.rb = (const u32*)(input + d.rb_off);
+    b.loc = (const u32*)(input + d.loc_off);
+    b.st = input + d.st_off;
+    b.st_end = (const u32*)(input + d.st_end_off);
+    b.words = input + d.word_off;
+    b.lens = input + d.len_off;
+    return true;
+}
+
+// Output cursor: byte n of the row lands at
+// base[rel + n] when lo <= n < hi (the row's part inside the window), and
+// is dropped otherwise.
+struct LgOut {
+    u8* base;
+    i64 rel;
+    u32 n;
+    u32 lo;
+    u32 hi;
+};
+
+__device__ __forceinline__ void lg_put(LgOut& o, u8 c) {
+    if (o.n >= o.lo && o.n < o.hi) o.base[o.rel + o.n] = c;
+    o.n++;
+}
+
+// `len` bytes from `src`, those inside the window.
+__device__ __forceinline__ void lg_copy(LgOut& o, const u8* src, u32 len) {
+    const u32 a = max(o.n, o.lo), e = min(o.n + len, o.hi);
+    u8* d = o.base + o.rel;
+    for (u32 p = a; p < e; p++) d[p] = src[p - o.n];
+    o.n += len;
+}
+
+// Value i of a packed run of `bits`-bit fields starting at block byte
+// `at0` (FORMAT §5.8.1: LSB first, byte aligned at the run's start): two
+// aligned 8-byte loads where the 16 bytes around the field lie inside the
+// block (it starts 16-aligned, checked per tile), else byte loads; a field
+// whose 9-byte window at its first byte leaves the block raises ST_LOGS.
+__device__ __forceinline__ u64 lg_packed(const LgBlk& b, u64 at0, u32 bits, u64 i, u32& bad) {
+    if (bits == 0) return 0;
+    if (bits > 64) { bad = 1; return 0; }
+    const u64 bit = i * bits;
+    const u64 at = at0 + (bit >> 3);
+    if (at + 9 > b.d.raw_len) { bad = 1; return 0; }
+    const u64 a = at & ~7ull;
+    u64 lo = 0, hi = 0;
+    if (a + 16 <= b.d.raw_len) {
+        const u64* p = (const u64*)(b.raw + a);
+        lo = p[0];
+        hi = p[1];
+    } else {
+#pragma unroll
+        for (int k = 0; k < 8; k++) lo |= (u64)b.raw[a + k] << (8 * k);
+        for (u64 k = 8; a + k < b.d.raw_len && k < 16; k++) hi |= (u64)b.raw[a + k] << (8 * (k - 8));
+    }
+    const u32 o = (u32)(bit & 7) + 8 * (u32)(at - a);
+    const u64 v = o ? (lo >> o) | (hi << (64 - o)) : lo;
+    return bits == 64 ? v : v & ((1ull << bits) - 1);
+}
+
+// Value i of an integer column (FORMAT §5.8.3) whose checkpoints start at
+// `first`, whose residuals lie at block byte `data` + each checkpoint's offset.
+__device__ __forceinline__ u64 lg_int(const LgBlk& b, u32 first, u32 len, u64 i, u64 data, u32& bad) {
+    if (i >= len) { bad = 1; return 0; }
+    const u64 c = (u64)first + i / 128;
+    if (c >= b.d.ncp) { bad = 1; return 0; }
+    const u64* cp = b.cp + 4 * c;
+    const u64 j = i % 128;
+    return cp[0] + lg_packed(b, data + cp[2], (u32)cp[3], j, bad) + cp[1] * j;
+}
+
+// Decoded string i (a static string or a dictionary value).
+__device__ __forceinline__ void lg_static(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
+    if (i >= b.d.nstr) { bad = 1; return; }
+    const u32 s = i ? b.st_end[i - 1] : 0, e = b.st_end[i];
+    if (s > e || e > b.d.st_len) { bad = 1; return; }
+    lg_copy(o, b.st + s, e - s);
+}
+
+// As lg_copy, from a 16-byte token word held in registers.
+__device__ __forceinline__ void lg_copy16(LgOut& o, uint4 t, u32 len) {
+    const u32 a = max(o.n, o.lo), e = min(o.n + len, o.hi);
+    u8* d = o.base + o.rel;
+    const u64 lo = ((u64)t.y << 32) | t.x, hi = ((u64)t.w << 32) | t.z;
+    for (u32 p = a; p < e; p++) {
+        const u32 k = p - o.n;
+        d[p] = (u8)((k < 8 ? lo : hi) >> (8 * (k & 7)));
+    }
+    o.n += len;
+}
+
+// Pool string i (FORMAT §5.8.4): codes off[i] .. off[i + 1], 12 bits each.
+__device__ __forceinline__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
+    if (i >= b.d.pool_strings) { bad = 1; return; }
+    const u32 n = b.d.pool_strings + 1;
+    const u64 s = lg_int(b, b.d.pool_cp_first, n, i, b.d.poff_at, bad);
+    const u64 e = lg_int(b, b.d.pool_cp_first, n, i + 1, b.d.poff_at, bad);
+    if (e < s || e - s > b.d.raw_len) { bad = 1; return; }
+    for (u64 c = s; c < e; c++) {
+        const u32 code = (u32)lg_packed(b, b.d.codes_at, 12, c, bad);
+        if (code >= b.d.ntok) { bad = 1; return; }
+        u32 l = b.lens[code];
+        if (l > 16) { bad = 1; l = 16; }
+        lg_copy16(o, *(const uint4*)(b.words + 16 * (u64)code), l);
+    }
+}
+
+// Digits of `v` in decimal (kind 0) or hex (1, 2).
+__device__ __forceinline__ u32 lg_digits(u32 kind, u64 v) {
+    if (kind != 0) return v ? (64 - __clzll((long long)v) + 3) / 4 : 1;
+    if (v < 0x100000000ull) {
+        const u32 x = (u32)v;
+        u32 n = 1;
+        for (u32 p = 10; n < 10 && x >= p; p *= 10) n++;
+        return n;
+    }
+    u32 n = 10;
+    for (u64 p = 10000000000ull; n < 20 && v >= p; p *= 10) n++;
+    return n;
+}
+
+// `v` in decimal (kind 0) or hex (1 lower, 2 upper), zero-padded to `w`
+// digits (never truncated; at most 40), as logs::bits renders it.
+__device__ __forceinline__ void lg_render(LgOut& o, u32 kind, u64 v, u32 w) {
+    const u32 n = lg_digits(kind, v);
+    if (w < n) w = n;
+    if (w > 40) w = 40;
+    for (u32 k = n; k < w; k++) lg_put(o, '0');
+    const u32 end = o.n + n;
+    if (end > o.lo && o.n < o.hi) {
+        u8* d = o.base + o.rel;
+        if (kind == 0 && v < 0x100000000ull) {
+            u32 x = (u32)v;
+            for (u32 at = end; at-- > o.n;) {
+                const u32 q = x / 10;
+                if (at >= o.lo && at < o.hi) d[at] = (u8)('0' + (x - 10 * q));
+                x = q;
+            }
+        } else if (kind == 0) {
+            u64 x = v;
+            for (u32 at = end; at-- > o.n;) {
+                const u64 q = x / 10;
+                if (at >= o.lo && at < o.hi) d[at] = (u8)('0' + (u32)(x - 10 * q));
+                x = q;
+            }
+        } else {
+            const u32 alpha = kind == 2 ? 'A' - 10 : 'a' - 10;
+            u64 x = v;
+            for (u32 at = end; at-- > o.n;) {
+                const u32 g = (u32)(x & 15);
+                if (at >= o.lo && at < o.hi) d[at] = (u8)(g < 10 ? '0' + g : alpha + g);
+                x >>= 4;
+            }
+        }
+    }
+    o.n = end;
+}
+
+// Row `rank` of template `tid` of block `b` into `o` (FORMAT §5.8.2:
+// static₀ value₀ static₁ … value_{k−1} static_k).
+__device__ __forceinline__ void lg_row(const LgBlk& b, u32 tid, u32 rank, LgOut& o, u32& bad) {
+    if (tid >= b.d.ntpl) { bad = 1; return; }
+    const u32* t = b.tpl + 4 * (u64)tid;
+    const u32 first = t[0], slots = t[1], st = t[2];
+    if ((u64)first + slots > b.d.nslot) { bad = 1; return; }
+    const u64 data = b.d.data_at;
+    for (u32 s = 0; s < slots; s++) {
+        lg_static(b, (u64)st + s, o, bad);
+        const uint4* sl = (const uint4*)(b.slot + 8 * ((u64)first + s));
+        const uint4 s0 = sl[0], s1 = sl[1];
+        const u32 kind = s0.x;
+        if (kind <= 2) {
+            const u64 v = lg_int(b, s0.z, s0.w, rank, data, bad);
+            u32 w = s0.y;
+            if (w == FP_LG_PER_ROW) {
+                const u64 x = lg_int(b, s1.x, s1.y, rank, data, bad);
+                w = x > 40 ? 40 : (u32)x;
+            }
+            lg_render(o, kind, v, w);
+        } else if (kind == 3) {
+            const u64 id = lg_int(b, s0.z, s0.w, rank, data, bad);
+            lg_static(b, (u64)s1.z + id, o, bad);
+        } else if (kind == 4) {
+            lg_pool(b, (u64)s1.z + rank, o, bad);
+        } else {
+            bad = 1;
+        }
+    }
+    lg_static(b, (u64)st + slots, o, bad);
+}
+
+// Copies `n` staged bytes (staged byte 0 at stage[shift], shift = dst mod
+// 16) to dst: a byte head up to 16-byte alignment, 16-byte stores, a tail.
+__device__ __forceinline__ void lg_drain(u8* dst, const u8* stage, u32 shift, u32 n, u32 lane) {
+    const u32 head = min(n, (16 - shift) & 15);
+    if (lane < head) dst[lane] = stage[shift + lane];
+    const u32 body = (n - head) / 16;
+    const uint4* s4 = (const uint4*)(stage + shift + head);
+    uint4* d4 = (uint4*)(dst + head);
+    for (u32 k = lane; k < body; k += 32) d4[k] = s4[k];
+    const u32 t0 = head + 16 * body;
+    if (t0 + lane < n) dst[t0 + lane] = stage[shift + t0 + lane];
+}
+
+// The segment list (spec/DECODER.md §6d). A lane walks its row piece by
+// piece (static string, slot value, …) and, instead of copying bytes,
+// appends one segment per piece of at most 16 bytes to its slice of the
+// warp's segment buffer: a run of a decoded string (static string or
+// dictionary value) or a pool token, with its place in the staging window.
+// Integers are written digit by digit into the staging window as they are
+// met. When every lane has emitted up to LG_K segments (or finished), the
+// whole warp copies the buffer, a segment a lane, then the lanes go on
+// where they stopped. So the byte copies run 32 segments at a time, never a
+// lane's row at a time.
+#ifndef LG_K
+#define LG_K 8u
+#endif
+#define LG_SEG_TOKEN (1u << 25)
+#define LG_SEG_BLK1 (1u << 26)
+
+// A lane's place in its row: block k; piece p of the block's template (2s:
+// static string s, 2s + 1: slot s, 2·slots: the last static string); in a
+// string, the bytes done (c) and the string (x); in a pool string, the next
+// code (c) and the end code (x).
+struct LgWalk {
+    u32 k, p, c, x;
+    u32 state;  // 0: at a piece's start, 1: inside a string, 2: inside a pool string
+    u32 tf, ts, tst;  // block k's template: first slot, slots, first static string
+    bool done;
+};
+
+__device__ __forceinline__ bool lg_enter(const LgBlk& b, u32 tid, LgWalk& w) {
+    if (tid >= b.d.ntpl) return false;
+    const u32* t = b.tpl + 4 * (u64)tid;
+    w.tf = t[0];
+    w.ts = t[1];
+    w.tst = t[2];
+    w.p = 0;
+    w.c = 0;
+    w.state = 0;
+    return (u64)w.tf + w.ts <= b.d.nslot;
+}
+
+// A segment: .x = the byte in the block's decoded strings, or the pool
+// code; .y = its place in the window (bits 0–15), bytes (16–20), bytes of
+// the token skipped (21–24), token (25), block 1 (26).
+__device__ __forceinline__ uint2 lg_seg(u32 src, u32 dst, u32 len, u32 skip, u32 flags) {
+    return make_uint2(src, dst | (len << 16) | (skip << 21) | flags);
+}
+
+// Emits up to LG_K segments of the lane's row into `seg`; returns how many.
+// o: the row's cursor (o.n) and its part of the window; `len` its planned
+// bytes. Stops at the end of the window when the row goes on after it.
+__device__ __forceinline__ u32 lg_emit(const LgBlk* B, u32 nb, u32 tid1, u32 rank0, u32 rank1,
+                                       u32 len, LgWalk& w, LgOut& o, uint2* seg, u32& bad) {
+    u32 cnt = 0;
+    while (!w.done && cnt < LG_K) {
+        if (bad || o.n > len) { bad = 1; w.done = true; break; }
+        if (o.hi < len && o.n >= o.hi) { w.done = true; break; }  // a later window goes on
+        if (w.p > 2 * w.ts) {  // the block's template is done
+            if (++w.k >= nb) {
+                if (o.n != len) bad = 1;
+                w.done = true;
+                break;
+            }
+            if (!lg_enter(B[1], tid1, w)) { bad = 1; w.done = true; break; }
+            continue;
+        }
+        const LgBlk& b = B[w.k];
+        const u32 bflag = w.k ? LG_SEG_BLK1 : 0;
+        if (w.state == 2) {  // the next token of a pool string
+            if (w.c >= w.x) { w.state = 0; w.p++; continue; }
+            const u32 code = (u32)lg_packed(b, b.d.codes_at, 12, w.c, bad);
+            if (code >= b.d.ntok) { bad = 1; w.done = true; break; }
+            u32 l = b.lens[code];
+            if (l > 16) { bad = 1; l = 16; }
+            const u32 a = max(o.n, o.lo), e = min(o.n + l, o.hi);
+            if (a < e) seg[cnt++] = lg_seg(code, (u32)(o.rel + a), e - a, a - o.n, LG_SEG_TOKEN | bflag);
+            o.n += l;
+            w.c++;
+            continue;
+        }
+        if (w.state == 0) {
+            if ((w.p & 1) == 0) {
+                w.x = w.tst + w.p / 2;  // a static string (index checked below)
+                if (w.x < w.tst) { bad = 1; w.done = true; break; }
+            } else {
+                const uint4* sl = (const uint4*)(b.slot + 8 * ((u64)w.tf + w.p / 2));
+                const uint4 s0 = sl[0];
+                const u32 rank = w.k ? rank1 : rank0;
+                if (s0.x <= 2) {
+                    const u64 v = lg_int(b, s0.z, s0.w, rank, b.d.data_at, bad);
+                    u32 wd = s0.y;
+                    if (wd == FP_LG_PER_ROW) {
+                        const uint4 s1 = sl[1];
+                        const u64 x = lg_int(b, s1.x, s1.y, rank, b.d.data_at, bad);
+                        wd = x > 40 ? 40 : (u32)x;
+                    }
+                    lg_render(o, s0.x, v, wd);
+                    w.p++;
+                    continue;
+                }
+                const uint4 s1 = sl[1];
+                if (s0.x == 3) {
+                    const u64 id = lg_int(b, s0.z, s0.w, rank, b.d.data_at, bad);
+                    const u64 si = (u64)s1.z + id;
+                    if (si >= b.d.nstr) { bad = 1; w.done = true; break; }
+                    w.x = (u32)si;
+                } else if (s0.x == 4) {
+                    const u64 i = (u64)s1.z + rank;
+                    if (i >= b.d.pool_strings) { bad = 1; w.done = true; break; }
+                    const u32 n = b.d.pool_strings + 1;
+                    const u64 s = lg_int(b, b.d.pool_cp_first, n, i, b.d.poff_at, bad);
+                    const u64 e = lg_int(b, b.d.pool_cp_first, n, i + 1, b.d.poff_at, bad);
+                    if (e < s || e - s > b.d.raw_len || e > 0xffffffffull) { bad = 1; w.done = true; break; }
+                    w.c = (u32)s;
+                    w.x = (u32)e;
+                    w.state = 2;
+                    continue;
+                } else {
+                    bad = 1;
+                    w.done = true;
+                    break;
+                }
+            }
+            w.c = 0;
+            w.state = 1;
+        }
+        // state 1: the next (at most) 16 bytes of decoded string x.
+        if (w.x >= b.d.nstr) { bad = 1; w.done = true; break; }
+        const u32 s = w.x ? b.st_end[w.x - 1] : 0, e = b.st_end[w.x];
+        if (s > e || e > b.d.st_len || w.c > e - s) { bad = 1; w.done = true; break; }
+        const u32 chunk = min(16u, e - s - w.c);
+        const u32 a = max(o.n, o.lo), f = min(o.n + chunk, o.hi);
+        if (a < f) seg[cnt++] = lg_seg(s + w.c + (a - o.n), (u32)(o.rel + a), f - a, 0, bflag);
+        o.n += chunk;
+        w.c += chunk;
+        if (w.c >= e - s) { w.state = 0; w.p++; }
+    }
+    return cnt;
+}
+
+// Copies one segment into the window (`stage` at the window's byte 0).
+__device__ __forceinline__ void lg_put_seg(const LgBlk* B, uint2 s, u8* stage) {
+    const u32 dst = s.y & 0xffffu, len = (s.y >> 16) & 31, skip = (s.y >> 21) & 15;
+    const LgBlk& b = B[(s.y & LG_SEG_BLK1) ? 1 : 0];
+    u8* d = stage + dst;
+    if (s.y & LG_SEG_TOKEN) {
+        const uint4 t = *(const uint4*)(b.words + 16 * (u64)s.x);
+        const u64 lo = ((u64)t.y << 32) | t.x, hi = ((u64)t.w << 32) | t.z;
+#pragma unroll
+        for (u32 k = 0; k < 16; k++) {
+            const u32 q = k + skip;
+            if (k < len) d[k] = (u8)((q < 8 ? lo : hi) >> (8 * (q & 7)));
+        }
+    } else {
+        const u8* p = b.st + s.x;
+#pragma unroll
+        for (u32 k = 0; k < 16; k++)
+            if (k < len) d[k] = p[k];
+    }
+}
+
+__device__ __forceinline__ void lg_tile(
+    const u8* __restrict__ input, u64 input_len,
+    const LBlock* __restrict__ blocks, u32 nblocks,
+    const LPiece* __restrict__ pieces, u32 npieces,
+    const LTile* __restrict__ tiles, u32 ntiles,
+    u8* __restrict__ out, u64 out_len,
+    i64* __restrict__ offsets, u64 offsets_len,
+    u32* __restrict__ status, u8* counts0, u8* counts1, u8* stage, LgBlk* sdesc, uint2* segs)
+{
+    const u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const u32 ti = blockIdx.x * FP_LG_WARPS + w;
+    if (ti >= ntiles) return;  // warp-uniform
+    const LTile tl = tiles[ti];
+    if (tl.piece >= npieces) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+    const LPiece lp = pieces[tl.piece];
+    const u32 nb = lp.b1 == 0xffffffffu ? 1 : 2;
+    // The resolved descriptors: once per warp in shared memory (every lane
+    // reads the same entry).
+    LgBlk* B = sdesc;
+    bool ok = lp.b0 < nblocks && (nb == 1 || lp.b1 < nblocks);
+    if (lane == 0)
+        for (u32 k = 0; ok && k < nb; k++) ok = lg_resolve(input, input_len, blocks[k ? lp.b1 : lp.b0], B[k]);
+    __syncwarp();
+    ok = __shfl_sync(FULL, (u32)ok, 0);
+    const u32 rows = ok ? B[0].d.rows : 0;
+    ok = ok && ((B[0].d.word_off | (nb == 2 ? B[1].d.word_off : 0)) & 15) == 0
+        && (nb == 1 || B[1].d.rows == rows) && lp.row_lo <= lp.row_hi && lp.row_hi <= rows
+        && tl.rb < B[0].d.nrb && (nb == 1 || tl.rb < B[1].d.nrb)
+        && (u64)tl.rb * 128 < lp.row_hi && (u64)tl.rb * 128 + 128 > lp.row_lo
+        && tl.out <= out_len && tl.bytes <= out_len - tl.out
+        && (!offsets_len || lp.row_base + (lp.row_hi - lp.row_lo) + 1 <= offsets_len)
+        && ((B[0].d.raw_off | B[0].d.slot_off | (nb == 2 ? B[1].d.raw_off | B[1].d.slot_off : 0)) & 15) == 0
+        && (lp.lens_off & 3) == 0 && lg_in(lp.lens_off, 4ull * (lp.row_hi - lp.row_lo), input_len);
+    if (!ok) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+    const u32* lens = (const u32*)(input + lp.lens_off);
+
+    for (u32 k = lane; k < 128; k += 32) { counts0[k] = 0; counts1[k] = 0; }
+    __syncwarp();
+    // The rows' lengths must add up to the tile's bytes before anything is
+    // written (a corrupted length table writes nothing).
+    const u32 row0 = tl.rb * 128;
+    u64 sum = 0;
+    u32 bad = 0;
+    for (u32 j = lane; j < 128; j += 32) {
+        const u32 r = row0 + j;
+        if (r >= lp.row_lo && r < lp.row_hi) sum += lens[r - lp.row_lo];
+    }
+#pragma unroll
+    for (u32 o = 16; o; o >>= 1) sum += __shfl_xor_sync(FULL, sum, o);
+    if (sum != tl.bytes) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+
+    // Rounds of up to 32 consecutive rows (row j0 + lane) whose bytes fit
+    // one window, or one longer row alone: locate, place, then per window
+    // emit and copy segments step by step, and drain.
+    u64 round_at = 0;  // the round's first byte in the tile
+    u32 j0 = 0;
+#pragma unroll 1
+    while (j0 < 128 && row0 + j0 < rows) {  // warp-uniform
+        const u32 j = j0 + lane, r = row0 + j;
+        const bool inblk = j < 128 && r < rows;
+        const bool sel0 = inblk && r >= lp.row_lo && r < lp.row_hi;
+        const u32 len0 = sel0 ? lens[r - lp.row_lo] : 0;
+        u64 incl = len0;
+#pragma unroll
+        for (u32 o = 1; o < 32; o <<= 1) {
+            const u64 y = __shfl_up_sync(FULL, incl, o);
+            if (lane >= o) incl += y;
+        }
+        u32 n = __popc(__ballot_sync(FULL, inblk && incl <= FP_LG_STAGE));
+        if (n == 0) n = 1;  // row j0 alone is longer than a window
+        const bool active = lane < n;
+        const bool sel = active && sel0;
+        const u32 len = sel ? len0 : 0;
+        u32 tid[2] = {0, 0}, rank[2] = {0, 0};
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            if (k >= (int)nb) continue;  // warp-uniform
+            const LgBlk& b = B[k];
+            const u32* rbd = b.rb + 4 * (u64)tl.rb;
+            const u32 first_local = rbd[0], nloc = rbd[1], bits = rbd[2], off = rbd[3];
+            u32 l = 0;
+            if (active) {
+                l = (u32)lg_packed(b, (u64)b.d.rowidx_at + off, bits, j, bad);
+                if (l >= nloc || nloc > 128 || (u64)first_local + nloc > b.d.nloc) { bad = 1; l = 0; }
+            }
+            u8* cnt = k ? counts1 : counts0;
+            const u32 same = __match_any_sync(FULL, active ? l : (0x80000000u | lane));
+            if (active) {
+                const u64 li = (u64)first_local + l;
+                if (li < b.d.nloc) {
+                    tid[k] = b.loc[2 * li];
+                    rank[k] = b.loc[2 * li + 1] + cnt[l] + __popc(same & ((1u << lane) - 1));
+                } else {
+                    bad = 1;
+                }
+            }
+            __syncwarp();
+            if (active && lane == (u32)(__ffs(same) - 1)) cnt[l] = (u8)(cnt[l] + __popc(same));
+            __syncwarp();
+        }
+        // Place the round's rows (row order).
+        const u64 incl_r = active ? incl : 0;
+        const u64 rs = incl_r - len;  // the row's start in the round
+        const u64 tot = __shfl_sync(FULL, incl, n - 1);
+        if (sel && offsets_len) {
+            const u64 g = lp.row_base + (r - lp.row_lo);
+            offsets[g + 1] = (i64)(tl.out + round_at + incl);
+            if (g == 0) offsets[0] = 0;
+        }
+        for (u64 w0 = 0; w0 < tot; w0 += FP_LG_STAGE) {
+            u8* dst = out + tl.out + round_at + w0;
+            const u32 shift = (u32)((u64)dst & 15);
+            const u32 wn = (u32)min((u64)FP_LG_STAGE, tot - w0);
+            u8* win = stage + shift;
+            // This row's bytes inside the window [w0, w0 + wn).
+            LgWalk wk;
+            LgOut o;
+            o.base = win;
+            o.rel = (i64)rs - (i64)w0;
+            o.n = 0;
+            o.lo = rs >= w0 ? 0 : (u32)(w0 - rs);
+            o.hi = (u32)min((u64)len, w0 + wn - rs);
+            wk.k = 0;
+            wk.done = !(sel && rs < w0 + wn && rs + len > w0);
+            if (!wk.done && !lg_enter(B[0], tid[0], wk)) { bad = 1; wk.done = true; }
+            do {
+                uint2* mine = segs + LG_K * lane;
+                const u32 c = lg_emit(B, nb, tid[1], rank[0], rank[1], len, wk, o, mine, bad);
+                u32 ex = c;
+#pragma unroll
+                for (u32 s = 1; s < 32; s <<= 1) {
+                    const u32 y = __shfl_up_sync(FULL, ex, s);
+                    if (lane >= s) ex += y;
+                }
+                const u32 total = __shfl_sync(FULL, ex, 31);
+                ex -= c;
+                __syncwarp();
+                // Segment g (in row order) belongs to the last lane whose
+                // first segment is at or before it.
+                for (u32 g0 = 0; g0 < total; g0 += 32) {
+                    const u32 g = g0 + lane;
+                    u32 owner = 0;
+#pragma unroll
+                    for (u32 bt = 16; bt; bt >>= 1) {
+                        const u32 t = __shfl_sync(FULL, ex, owner + bt);
+                        if (t <= g) owner += bt;
+                    }
+                    const u32 first = __shfl_sync(FULL, ex, owner);
+                    if (g < total) lg_put_seg(B, segs[LG_K * owner + (g - first)], win);
+                }
+                __syncwarp();
+            } while (__any_sync(FULL, !wk.done));
+            lg_drain(dst, stage, shift, wn, lane);
+            __syncwarp();
+        }
+        round_at += tot;
+        j0 += n;
+    }
+    if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_LOGS);
+}
+
+extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS, FP_LG_MIN_BLOCKS) fastpair_logs(
+    const u8* __restrict__ input, u64 input_len,
+    const LBlock* __restrict__ blocks, u32 nblocks,
+    const LPiece* __restrict__ pieces, u32 npieces,
+    const LTile* __restrict__ tiles, u32 ntiles,
+    u8* __restrict__ out, u64 out_len,
+    i64* __restrict__ offsets, u64 offsets_len,
+    u32* __restrict__ status)
+{
+    __shared__ __align__(16) u8 stage[FP_LG_WARPS][FP_LG_STAGE + 16];
+    __shared__ uint2 segs[FP_LG_WARPS][32 * LG_K];
+    __shared__ LgBlk sdesc[FP_LG_WARPS][2];
+    __shared__ u8 counts[FP_LG_WARPS][2][128];
+    const u32 w = threadIdx.x >> 5;
+    lg_tile(input, input_len, blocks, nblocks, pieces, npieces, tiles, ntiles, out, out_len,
+            offsets, offsets_len, status, counts[w][0], counts[w][1], stage[w], sdesc[w], segs[w]);
+}
+
+// Random rows of log-template chunks (DeviceRows, spec/DECODER.md §6; the
+// rows were located by fastpair_rows_locate in the main module: loc[t] =
+// (chunk, chunk row, 0, validated length), offsets scanned). One warp per
+// requested row; the warps of rows of other kinds return at once. In each
+// of the chunk's blocks (one, or header and body) the warp reads the row's
+// local template id from the packed row index and counts the rows of the
+// same local before it in its 128-row block (lanes 32 at a time, a warp
+// sum): its rank is the local's start rank plus that count (FORMAT
+// §5.8.2). Then lane 0 renders the row into the warp's shared staging in
+// windows of FP_LG_STAGE bytes (a longer row is rendered once per window,
+// keeping that window's bytes) and the warp drains each window with 16-byte
+// stores. The checks of lg_tile apply: a failure before rendering raises
+// ST_LOGS and writes nothing for the row; one while rendering raises it too
+// (the row's bytes are then unspecified, and no write leaves the row).
+extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_rows_logs(
+    const u8* __restrict__ input, u64 input_len,
+    const RChunk* __restrict__ chunks, u32 nchunks,
+    const LBlock* __restrict__ blocks, u32 nblocks,
+    const uint4* __restrict__ loc, const i64* __restrict__ offsets, u32 n,
+    u8* __restrict__ out, u64 out_len, u32* __restrict__ status)
+{
+    __shared__ __align__(16) u8 stage_all[FP_LG_WARPS][FP_LG_STAGE + 16];
+    __shared__ LgBlk sdesc_all[FP_LG_WARPS][2];
+    const u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const u32 t = blockIdx.x * FP_LG_WARPS + w;
+    if (t >= n) return;  // warp-uniform
+    const uint4 l = loc[t];
+    if (l.x >= nchunks) return;  // locate flagged it
+    const RChunk ch = chunks[l.x];
+    if (ch.kind != RK_LOGS) return;
+    const u32 r = l.y, len = l.w;
+    u8* stage = stage_all[w];
+    LgBlk* B = sdesc_all[w];
+    const u32 nb = ch.nvalues == 0xffffffffu ? 1 : 2;
+    bool ok = ch.dict < nblocks && (nb == 1 || ch.nvalues < nblocks);
+    if (lane == 0)
+        for (u32 k = 0; ok && k < nb; k++) ok = lg_resolve(input, input_len, blocks[k ? ch.nvalues : ch.dict], B[k]);
+    __syncwarp();
+    ok = __shfl_sync(FULL, (u32)ok, 0);
+    const i64 at = offsets[t];
+    const u32 rb = r / 128, j = r % 128;
+    ok = ok && r < ch.rows && r < B[0].d.rows && (nb == 1 || B[1].d.rows == B[0].d.rows)
+        && rb < B[0].d.nrb && (nb == 1 || rb < B[1].d.nrb)
+        && ((B[0].d.word_off | (nb == 2 ? B[1].d.word_off : 0)) & 15) == 0
+        && ((B[0].d.raw_off | B[0].d.slot_off | (nb == 2 ? B[1].d.raw_off | B[1].d.slot_off : 0)) & 15) == 0
+        && at >= 0 && (u64)at <= out_len && len <= out_len - (u64)at;
+    if (!ok) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+    u32 bad = 0;
+    u32 tid[2] = {0, 0}, rank[2] = {0, 0};
+    for (u32 k = 0; k < nb; k++) {
+        const LgBlk& b = B[k];
+        const u32* rbd = b.rb + 4 * (u64)rb;
+        const u32 first_local = rbd[0], nloc = rbd[1], bits = rbd[2], off = rbd[3];
+        const u64 ix = (u64)b.d.rowidx_at + off;
+        // The row's local id (every lane), then the rows of the same local
+        // before it in the block.
+        const u32 lj = (u32)lg_packed(b, ix, bits, j, bad);
+        u32 same = 0;
+        for (u32 i = lane; i < j; i += 32) same += (u32)lg_packed(b, ix, bits, i, bad) == lj;
+#pragma unroll
+        for (u32 o = 16; o; o >>= 1) same += __shfl_xor_sync(FULL, same, o);
+        const u64 li = (u64)first_local + lj;
+        if (lj >= nloc || nloc > 128 || li >= b.d.nloc) { bad = 1; continue; }
+        tid[k] = b.loc[2 * li];
+        rank[k] = b.loc[2 * li + 1] + same;
+    }
+    if (__any_sync(FULL, bad)) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
+    u8* dst = out + at;
+    const u32 shift = (u32)((u64)dst & 15);
+    for (u32 w0 = 0; w0 < len; w0 += FP_LG_STAGE) {
+        const u32 wn = min((u32)FP_LG_STAGE, len - w0);
+        if (lane == 0) {
+            LgOut o;
+            o.base = stage + shift;
+            o.rel = -(i64)w0;
+            o.n = 0;
+            o.lo = w0;
+            o.hi = w0 + wn;
+            for (u32 k = 0; k < nb; k++) lg_row(B[k], tid[k], rank[k], o, bad);
+            if (o.n != len) bad = 1;
+        }
+        __syncwarp();
+        lg_drain(dst + w0, stage, shift, wn, lane);  // w0 is a multiple of 16
+        __syncwarp();
+    }
+    if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_LOGS);
+}
