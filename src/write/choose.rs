@@ -201,7 +201,10 @@ pub struct Choice {
     /// The estimates, in candidate order; under `auto`, a codec screened
     /// out before its full training (FSST-12: module notes of
     /// `write/choose.rs`) comes last, with the estimate of its screening
-    /// dictionary.
+    /// dictionary. Where a single OnPair dictionary trained in full on rows
+    /// larger than the evaluation sample, its estimate is the screen's
+    /// yardstick (on the screen's rows). OnPair dictionaries ruled out by the
+    /// sample before any full training have no estimate here.
     pub estimates: Vec<Estimate>,
 }
 
@@ -671,5 +674,29 @@ mod tests {
             e(Codec::OnPair16, 1000.0 * (1.0 + TIE_MARGIN / 2.0), 8.0),
         ];
         assert_eq!(pick(v.iter().copied()), 2);
+    }
+
+    #[test]
+    fn spread_takes_runs_at_either_phase() {
+        let data: Vec<[u8; 10]> = (0..1000u32).map(|i| [(i % 251) as u8; 10]).collect();
+        let rows: Vec<&[u8]> = data.iter().map(|r| &r[..]).collect();
+        // Small enough: every row.
+        assert_eq!(spread(&rows, 10_000, 4, true).len(), 1000);
+        // 4 runs of 100 bytes (10 rows each), a stride of 250 rows apart.
+        let a = spread(&rows, 400, 4, false);
+        let b = spread(&rows, 400, 4, true);
+        assert_eq!(a.len(), 40);
+        assert_eq!(b.len(), 40);
+        assert_eq!(a[0].as_ptr(), rows[0].as_ptr());
+        assert_eq!(a[10].as_ptr(), rows[250].as_ptr());
+        assert_eq!(b[0].as_ptr(), rows[125].as_ptr());
+        // A long row counts with at most a run's bytes.
+        let long = vec![7u8; 5000];
+        let one: Vec<&[u8]> = vec![&long[..]];
+        let c = spread(&one, 400, 4, false);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].len(), 100);
+        // The evaluation sample is the half-phase spread.
+        assert_eq!(eval_sample(&rows).len(), rows.len());
     }
 }
