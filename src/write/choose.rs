@@ -26,20 +26,39 @@
 //! the few distinct values and how big its dictionary is. The writer then
 //! makes the exact per-chunk choice (both sections, the smaller kept).
 //!
-//! Screening (`auto`): OnPair-12 is trained first. Where its estimate has
-//! at least [`SCREEN_MAX_BYTES_PER_CODE`] value bytes per code, FSST-12 is
-//! left out (no screen, no training: its symbols of at most 8 bytes lost by
-//! 39% or more on every such corpus column). Otherwise, next to it (when no
-//! value-dictionary layout is in play) FSST-12 is trained on a small sample
-//! ([`SCREEN_FSST12`], about a quarter of its full training). The
-//! screening dictionary is estimated on at most [`SCREEN_EVAL_BYTES`] of the
-//! evaluation rows, OnPair-12 on the evaluation rows (the estimate the choice
-//! uses, made once), and the full FSST-12 training runs only when the
-//! screening estimate is within [`SCREEN_MARGIN`] of OnPair-12's. OnPair-16 is trained (rows of at least
-//! [`AUTO_ONPAIR16_MIN_BYTES`]) only when OnPair-12's scan filled all 4096
-//! tokens before pruning: where 4096 were not all created, 65536 only widen
-//! the codes (corpus: OnPair-16 was 1.00–1.33× OnPair-12's file on the four
-//! columns this skips, c_name, c_address, l_shipinstruct, o_clerk). On the 41
+//! OnPair-12 or OnPair-16 (`auto`, rows of at least
+//! [`AUTO_ONPAIR16_MIN_BYTES`] with no value-dictionary layout in play): before
+//! any full training, both are trained on a [`PLAN_TRAIN_BYTES`] sample
+//! (runs of rows spread over the input, each scanned once) and estimated on
+//! [`PLAN_EVAL_BYTES`] of other rows. Where OnPair-16's sample estimate is
+//! below [`PLAN_ONLY16_BELOW`] × OnPair-12's, only OnPair-16 trains in full;
+//! above [`PLAN_ONLY12_ABOVE`], only OnPair-12; between, both (OnPair-16
+//! where OnPair-12's scan filled, as below). Measured on the corpus
+//! (2026-12-03, bench/COMPRESS.md): the 7 columns where OnPair-16's file is
+//! more than 1% smaller than OnPair-12's had sample ratios 0.955–1.082, the
+//! 7 where it is more than 1% larger 1.137–1.321 (the sample underrates
+//! OnPair-16, whose 65536 tokens need more rows than the sample to pay); no
+//! corpus column falls between the bounds, and every corpus file is the same
+//! as when both trained in full. Otherwise (smaller rows, value dictionaries)
+//! OnPair-12 trains first, then OnPair-16 only when OnPair-12's scan filled
+//! all 4096 tokens before pruning: where 4096 were not all created, 65536
+//! only widen the codes (corpus: OnPair-16 was 1.00–1.33× OnPair-12's file on
+//! the four columns this skips, c_name, c_address, l_shipinstruct, o_clerk).
+//!
+//! Screening FSST-12 (`auto`): the OnPair dictionary trained first (OnPair-16
+//! where the sample ruled OnPair-12 out, else OnPair-12) is the yardstick.
+//! Where OnPair-12 has at least [`SCREEN_MAX_BYTES_PER_CODE`] value bytes per
+//! code, FSST-12 is left out (no screen, no training: its symbols of at most
+//! 8 bytes lost by 39% or more on every such corpus column). Otherwise, next
+//! to it (when no value-dictionary layout is in play) FSST-12 is trained on a
+//! small sample ([`SCREEN_FSST12`], about a quarter of its full training).
+//! The screening dictionary is estimated on at most [`SCREEN_EVAL_BYTES`] of
+//! the evaluation rows, the yardstick on the evaluation rows when they are
+//! every row (its trainer's codes: no extra pass) and on the screen's rows
+//! otherwise (its estimate on the whole evaluation sample is made only where
+//! another candidate trains in full, for [`pick`]), and the full FSST-12
+//! training runs only when the screening estimate is within [`SCREEN_MARGIN`]
+//! of the yardstick's. On the 41
 //! corpus columns (2026-12-01, bench/notes/r4-comp.md) the screening ratio
 //! (FSST-12 screen / OnPair-12 estimate) was at most 1.30× the full files'
 //! ratio (loghub_Linux_full: 2.09 against 1.61), and every column whose
@@ -63,6 +82,7 @@ use rayon::prelude::*;
 use super::{train_codec, WriterOptions};
 use crate::dict::fsst12::{self, Fsst12Params};
 use crate::dict::matcher::Matcher;
+use crate::dict::onpair::{self, OnPairParams};
 use crate::dict::planes::stored_section_len;
 use crate::dict::TokenTable;
 use crate::format::Codec;
@@ -73,8 +93,9 @@ use crate::format::Codec;
 pub enum CodecChoice {
     /// Train FSST-12, OnPair-12 and OnPair-16 (on rows of at least
     /// [`AUTO_ONPAIR16_MIN_BYTES`]) on each dictionary's rows and keep the one
-    /// with the smallest estimated size (default). FSST-12 and OnPair-16 are
-    /// skipped where a cheap screen says they cannot win (`write/choose.rs`).
+    /// with the smallest estimated size (default). A codec is not trained in
+    /// full where a cheap estimate on a sample says it cannot win
+    /// (`write/choose.rs`).
     #[default]
     Auto,
     /// Always this codec.
@@ -180,15 +201,20 @@ pub struct Choice {
     /// The estimates, in candidate order; under `auto`, a codec screened
     /// out before its full training (FSST-12: module notes of
     /// `write/choose.rs`) comes last, with the estimate of its screening
-    /// dictionary.
+    /// dictionary. Where a single OnPair dictionary trained in full on rows
+    /// larger than the evaluation sample, its estimate is the screen's
+    /// yardstick (on the screen's rows). OnPair dictionaries ruled out by the
+    /// sample before any full training have no estimate here.
     pub estimates: Vec<Estimate>,
 }
 
 /// Trains the dictionary for `rows` under `opts.codec`. A fixed codec's
-/// single candidate is kept without estimating it. Under `auto`, OnPair-12
-/// and FSST-12's screen train first (in parallel), then FSST-12 and OnPair-16
-/// where the screen and OnPair-12's fill say they may win (module notes);
-/// every candidate trained is estimated on one shared evaluation sample and
+/// single candidate is kept without estimating it. Under `auto`, on large
+/// inputs a sample first says whether OnPair-12, OnPair-16 or both train in
+/// full; the first OnPair dictionary and FSST-12's screen train (in
+/// parallel), then FSST-12 and OnPair-16 where the screen and OnPair-12's
+/// fill say they may win (module notes); where more than one candidate
+/// trained in full, each is estimated on one shared evaluation sample and
 /// the best kept.
 /// Deterministic: the result depends on the rows and options only.
 ///
@@ -241,10 +267,23 @@ pub(super) fn train(
         let (e, codes) = est(codec, &table, pre);
         (codec, table, e, codes)
     };
-    // FSST-12 screened and OnPair-16 gated (module notes): OnPair-12 and
-    // FSST-12's screening dictionary train first (in parallel); OnPair-12's
-    // estimate is the screen's yardstick, then the candidates that may still
-    // win train and are estimated.
+    // Which OnPair dictionaries train in full: from a sample on inputs
+    // where OnPair-16 is a candidate (module notes), both otherwise.
+    let plan = if candidates.contains(&Codec::OnPair16) && distinct.is_none() {
+        onpair_plan(opts, rows, total)
+    } else {
+        OnPairPlan::Both
+    };
+    // The OnPair dictionary trained first: the FSST-12 screen's yardstick.
+    let first = if plan == OnPairPlan::Only16 {
+        Codec::OnPair16
+    } else {
+        Codec::OnPair12
+    };
+    // FSST-12 screened and OnPair-16 gated (module notes): the first OnPair
+    // dictionary and FSST-12's screening dictionary train first (in
+    // parallel); the first's estimate is the screen's yardstick, then the
+    // candidates that may still win train and are estimated.
     // Where OnPair-12 codes at least SCREEN_MAX_BYTES_PER_CODE value bytes
     // per code, FSST-12 is neither screened nor trained. The screen runs
     // next to OnPair-12 and skips its work once OnPair-12's estimate says
@@ -252,12 +291,26 @@ pub(super) fn train(
     // on more, a screen that started anyway is discarded. Either way the
     // choice depends on OnPair-12's estimate only, not on timing.
     let screen = distinct.is_none() && candidates.contains(&Codec::Fsst12);
+    // The rows the screen is estimated on; on inputs larger than the
+    // evaluation sample, the first OnPair dictionary's yardstick is estimated
+    // on the same rows, and its estimate on the evaluation sample is made
+    // only where another candidate trains in full (`lazy`).
+    let screen_eval = screen_rows(&eval);
+    let lazy = !whole && distinct.is_none();
     let long_codes = AtomicBool::new(false);
-    let ((o12, o12_filled, (o12_e, o12_codes)), screened) = rayon::join(
+    let ((o1, o1_filled, (o1_e, o1_codes)), screened) = rayon::join(
         || {
-            let (table, filled, pre) = train_codec(opts, Codec::OnPair12, rows, whole);
-            let e = est(Codec::OnPair12, &table, pre);
-            if screen && e.0.bytes_per_code >= SCREEN_MAX_BYTES_PER_CODE {
+            let (table, filled, pre) = train_codec(opts, first, rows, whole);
+            let e = if lazy {
+                (
+                    estimate(opts, first, &table, &screen_eval, total, false, None).0,
+                    None,
+                )
+            } else {
+                est(first, &table, pre)
+            };
+            if screen && first == Codec::OnPair12 && e.0.bytes_per_code >= SCREEN_MAX_BYTES_PER_CODE
+            {
                 long_codes.store(true, Ordering::Relaxed);
             }
             (table, filled, e)
@@ -265,28 +318,45 @@ pub(super) fn train(
         || {
             (screen && !long_codes.load(Ordering::Relaxed)).then(|| {
                 let small = fsst12::train(rows, &SCREEN_FSST12);
-                screen_fsst12(opts, &eval, total, &small)
+                estimate(
+                    opts,
+                    Codec::Fsst12,
+                    &small,
+                    &screen_eval,
+                    total,
+                    false,
+                    None,
+                )
+                .0
             })
         },
     );
     // The same rule where a value-dictionary layout is in play (no screen):
     // the three such corpus columns code 5.4–15 bytes per code with
-    // OnPair-12, and the full FSST-12 lost on each.
-    let skip_fsst = o12_e.bytes_per_code >= SCREEN_MAX_BYTES_PER_CODE;
+    // OnPair-12, and the full FSST-12 lost on each. The rule is OnPair-12's
+    // (where OnPair-16 trains first, only the screen's margin applies).
+    let skip_fsst = first == Codec::OnPair12 && o1_e.bytes_per_code >= SCREEN_MAX_BYTES_PER_CODE;
     let screened = screened.filter(|_| !skip_fsst);
     let want_fsst = candidates.contains(&Codec::Fsst12)
         && !skip_fsst
-        && screened.map_or(true, |f| f.bytes <= o12_e.bytes * (1.0 + SCREEN_MARGIN));
-    let want16 = candidates.contains(&Codec::OnPair16) && o12_filled;
+        && screened.map_or(true, |f| f.bytes <= o1_e.bytes * (1.0 + SCREEN_MARGIN));
+    let want16 = plan == OnPairPlan::Both && candidates.contains(&Codec::OnPair16) && o1_filled;
     let (fsst, o16) = rayon::join(
         || want_fsst.then(|| train_est(Codec::Fsst12)),
         || want16.then(|| train_est(Codec::OnPair16)),
     );
+    // Another candidate to pick against: the first's estimate on the
+    // evaluation sample (the yardstick's rows are a subset of it).
+    let o1_e = if lazy && (fsst.is_some() || o16.is_some()) {
+        est(first, &o1, None).0
+    } else {
+        o1_e
+    };
     // Candidate order (FSST-12, OnPair-12, OnPair-16): `pick` breaks exact
     // ties by it.
     let mut all: Vec<(Codec, TokenTable, Estimate, Option<RowCodes>)> = fsst
         .into_iter()
-        .chain([(Codec::OnPair12, o12, o12_e, o12_codes)])
+        .chain([(first, o1, o1_e, o1_codes)])
         .chain(o16)
         .collect();
     let mut estimates: Vec<Estimate> = all.iter().map(|c| c.2).collect();
@@ -297,6 +367,75 @@ pub(super) fn train(
     }
     let (codec, table, _, codes) = all.swap_remove(best);
     (codec, table, Choice { codec, estimates }, codes)
+}
+
+/// Which OnPair dictionaries `auto` trains in full (module notes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OnPairPlan {
+    /// OnPair-12 only (OnPair-16 ruled out by the sample).
+    Only12,
+    /// OnPair-16 only (OnPair-12 ruled out by the sample).
+    Only16,
+    /// OnPair-12, then OnPair-16 where OnPair-12's scan filled.
+    Both,
+}
+
+/// Bytes of rows OnPair-12 and OnPair-16 train on to decide between them.
+const PLAN_TRAIN_BYTES: usize = 512 << 10;
+
+/// Runs of consecutive rows in that training sample.
+const PLAN_TRAIN_RUNS: usize = 256;
+
+/// Bytes of rows the two sample dictionaries are estimated on (held out:
+/// half a stride off the training sample's runs).
+const PLAN_EVAL_BYTES: usize = 128 << 10;
+
+/// Runs of consecutive rows in that evaluation sample.
+const PLAN_EVAL_RUNS: usize = 128;
+
+/// OnPair-16 alone trains where its sample estimate is below this share of
+/// OnPair-12's. Measured on the corpus (2026-12-03, bench/COMPRESS.md): the
+/// 7 columns whose OnPair-16 file is smaller than OnPair-12's by more than
+/// 1% had sample ratios 0.955–1.082, those where it is larger by more than
+/// 1% 1.137–1.32 (the sample underrates OnPair-16: its 65536 tokens need
+/// more rows than 512 KiB to pay).
+const PLAN_ONLY16_BELOW: f64 = 1.09;
+
+/// OnPair-12 alone trains where OnPair-16's sample estimate is above this
+/// share of OnPair-12's; between the two bounds both train (as before the
+/// sample: OnPair-16 where OnPair-12's scan filled).
+const PLAN_ONLY12_ABOVE: f64 = 1.13;
+
+/// The plan for rows of `total` bytes: OnPair-12 and OnPair-16 trained on
+/// [`PLAN_TRAIN_BYTES`] of rows spread over the input (each sample row
+/// scanned once), both estimated on [`PLAN_EVAL_BYTES`] of other rows, and
+/// the ratio of the two estimates compared with the bounds.
+fn onpair_plan(opts: &WriterOptions, rows: &[&[u8]], total: usize) -> OnPairPlan {
+    let train = spread(rows, PLAN_TRAIN_BYTES, PLAN_TRAIN_RUNS, false);
+    let eval = spread(rows, PLAN_EVAL_BYTES, PLAN_EVAL_RUNS, true);
+    let est = |codec: Codec| {
+        let mut p = if codec == Codec::OnPair12 {
+            OnPairParams::onpair12()
+        } else {
+            OnPairParams::onpair16()
+        };
+        p.seed = opts.seed;
+        p.budget_fraction = 0.0;
+        p.min_budget_bytes = PLAN_TRAIN_BYTES;
+        let (table, _, _) = onpair::train_codes(&train, &p, false);
+        estimate(opts, codec, &table, &eval, total, false, None)
+            .0
+            .bytes
+    };
+    let (e12, e16) = rayon::join(|| est(Codec::OnPair12), || est(Codec::OnPair16));
+    let r = e16 / e12;
+    if r < PLAN_ONLY16_BELOW {
+        OnPairPlan::Only16
+    } else if r > PLAN_ONLY12_ABOVE {
+        OnPairPlan::Only12
+    } else {
+        OnPairPlan::Both
+    }
 }
 
 /// FSST-12 screening dictionary: a 64 KiB sample and 3 rounds (about a
@@ -338,18 +477,12 @@ const SCREEN_EVAL_BYTES: usize = 128 << 10;
 /// no choice (auto's file digests identical on every column).
 pub const SCREEN_MARGIN: f64 = 0.12;
 
-/// FSST-12's screening estimate with the dictionary `small`, on at most
-/// [`SCREEN_EVAL_BYTES`] of the evaluation rows `eval`, scaled to `total`.
-fn screen_fsst12(
-    opts: &WriterOptions,
-    eval: &[&[u8]],
-    total: usize,
-    small: &TokenTable,
-) -> Estimate {
+/// The rows of the evaluation sample `eval` the screen is estimated on: at
+/// most about [`SCREEN_EVAL_BYTES`], evenly spaced.
+fn screen_rows<'a>(eval: &[&'a [u8]]) -> Vec<&'a [u8]> {
     let eval_bytes: usize = eval.iter().map(|r| r.len()).sum();
     let step = eval_bytes.div_ceil(SCREEN_EVAL_BYTES).max(1);
-    let screen: Vec<&[u8]> = eval.iter().step_by(step).copied().collect();
-    estimate(opts, Codec::Fsst12, small, &screen, total, false, None).0
+    eval.iter().step_by(step).copied().collect()
 }
 
 /// The codes of every row of a dictionary's rows, as the writer's greedy
@@ -361,15 +494,22 @@ pub(super) use crate::dict::onpair::RowCodes;
 /// [`EVAL_BYTES`], else runs of consecutive rows spread over the input,
 /// starting half a stride in (the OnPair training sample starts at row 0).
 fn eval_sample<'a>(rows: &[&'a [u8]]) -> Vec<&'a [u8]> {
+    spread(rows, EVAL_BYTES, EVAL_RUNS, true)
+}
+
+/// `runs` runs of consecutive rows of about `bytes / runs` bytes each (a
+/// long row counts with at most a run's bytes), one every `rows.len() / runs`
+/// rows, starting at row 0 or, with `half`, half a stride in; every row when
+/// the rows hold at most `bytes`.
+fn spread<'a>(rows: &[&'a [u8]], bytes: usize, runs: usize, half: bool) -> Vec<&'a [u8]> {
     let total: usize = rows.iter().map(|r| r.len()).sum();
-    if total <= EVAL_BYTES {
+    if total <= bytes {
         return rows.to_vec();
     }
-    let runs = EVAL_RUNS;
-    let run_bytes = EVAL_BYTES / runs;
+    let run_bytes = (bytes / runs).max(1);
     let stride = rows.len().div_ceil(runs).max(1);
     let mut out = Vec::new();
-    let mut i = stride / 2;
+    let mut i = if half { stride / 2 } else { 0 };
     while i < rows.len() {
         let mut got = 0usize;
         let mut j = i;
@@ -534,5 +674,29 @@ mod tests {
             e(Codec::OnPair16, 1000.0 * (1.0 + TIE_MARGIN / 2.0), 8.0),
         ];
         assert_eq!(pick(v.iter().copied()), 2);
+    }
+
+    #[test]
+    fn spread_takes_runs_at_either_phase() {
+        let data: Vec<[u8; 10]> = (0..1000u32).map(|i| [(i % 251) as u8; 10]).collect();
+        let rows: Vec<&[u8]> = data.iter().map(|r| &r[..]).collect();
+        // Small enough: every row.
+        assert_eq!(spread(&rows, 10_000, 4, true).len(), 1000);
+        // 4 runs of 100 bytes (10 rows each), a stride of 250 rows apart.
+        let a = spread(&rows, 400, 4, false);
+        let b = spread(&rows, 400, 4, true);
+        assert_eq!(a.len(), 40);
+        assert_eq!(b.len(), 40);
+        assert_eq!(a[0].as_ptr(), rows[0].as_ptr());
+        assert_eq!(a[10].as_ptr(), rows[250].as_ptr());
+        assert_eq!(b[0].as_ptr(), rows[125].as_ptr());
+        // A long row counts with at most a run's bytes.
+        let long = vec![7u8; 5000];
+        let one: Vec<&[u8]> = vec![&long[..]];
+        let c = spread(&one, 400, 4, false);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].len(), 100);
+        // The evaluation sample is the half-phase spread.
+        assert_eq!(eval_sample(&rows).len(), rows.len());
     }
 }
