@@ -7,7 +7,7 @@
 
 use fastpair::gpu::{self, DecoderConfig, Prepared, ScanOptions};
 use fastpair::write::write_to_vec;
-use fastpair::{Codec, DictMode, Error, Reader, WriterOptions};
+use fastpair::{Codec, DictMode, Error, LogTemplates, Reader, WriterOptions};
 use proptest::prelude::*;
 
 #[path = "support/gpu.rs"]
@@ -477,10 +477,13 @@ fn streaming_scan_matches_cpu() {
         .collect();
     for codec in [Codec::OnPair12, Codec::OnPair16] {
         for mode in [DictMode::Shared, DictMode::PerChunk] {
+            // Coded chunks, cut into batches by rows (log-template chunks,
+            // which these rows would become, stream in tests/gpu_logs.rs).
             let opts = WriterOptions::default()
                 .with_codec(codec)
                 .with_chunk_rows(1500)
-                .with_dict_mode(mode);
+                .with_dict_mode(mode)
+                .with_log_templates(LogTemplates::Off);
             let file = write_to_vec(vals.iter().map(|v| v.as_deref()), opts).unwrap();
             let r = Reader::from_bytes(file).unwrap();
             let n = r.rows();
@@ -609,7 +612,8 @@ fn streaming_scan_on_two_gpus() {
         .collect();
     let opts = WriterOptions::default()
         .with_codec(Codec::OnPair16)
-        .with_chunk_rows(1500);
+        .with_chunk_rows(1500)
+        .with_log_templates(LogTemplates::Off);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("two.fpc");
     std::fs::write(
@@ -664,7 +668,8 @@ fn streaming_scan_reports_a_damaged_chunk() {
         .collect();
     let opts = WriterOptions::default()
         .with_codec(Codec::OnPair16)
-        .with_chunk_rows(1000);
+        .with_chunk_rows(1000)
+        .with_log_templates(LogTemplates::Off);
     let mut file = write_to_vec(vals.iter().map(|v| Some(v.as_slice())), opts).unwrap();
     let probe = Reader::from_bytes(file.clone()).unwrap();
     let e = probe.chunk_info(13).entry;
@@ -877,7 +882,8 @@ fn page_locked_file_serves_several_streaming_scans() {
         .collect();
     let opts = WriterOptions::default()
         .with_codec(Codec::OnPair12)
-        .with_chunk_rows(2000);
+        .with_chunk_rows(2000)
+        .with_log_templates(LogTemplates::Off);
     let file = write_to_vec(vals.iter().map(|v| Some(v.as_slice())), opts).unwrap();
     let r = Reader::from_bytes(file).unwrap();
     let n = r.rows();
