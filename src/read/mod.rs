@@ -37,9 +37,12 @@ use crate::error::{Error, Invariant, Result, Section};
 use crate::format::layout::{ChunkEntry, DictSection, Footer, Tail};
 use crate::format::{HEADER_LEN, TAIL_LEN};
 
+pub(crate) use chunk::CodedParts;
 use chunk::{Body, ChunkHead, DeviceChunk, FastGet, ValidChunk};
 pub use chunk::{ChunkKind, ChunkView, ValueDictParts};
-pub(crate) use chunk::{CodedParts, CodesCheck};
+// The staging copy's checks of the codes (gpu/stream/stage.rs).
+#[cfg(feature = "gpu")]
+pub(crate) use chunk::CodesCheck;
 #[cfg(feature = "object_store")]
 pub use object::{ObjectOptions, ObjectStorage};
 pub use storage::{FileStorage, LocalIo, MemoryStorage, MmapStorage, Storage, StorageStats};

@@ -73,7 +73,9 @@ use crate::format::layout::ChunkEntry;
 pub use crate::format::ChunkKind;
 
 pub(super) use coded::FastGet;
-pub(crate) use device::{CodedParts, CodesCheck, DeviceChunk};
+#[cfg(feature = "gpu")]
+pub(crate) use device::CodesCheck;
+pub(crate) use device::{CodedParts, DeviceChunk};
 pub(super) use head::ChunkHead;
 pub use value_dict::ValueDictParts;
 
