@@ -58,6 +58,14 @@ mod bench {
             .unwrap_or(d)
     }
 
+    /// A reader of `file` memory-mapped, as a user would open it (so a
+    /// streaming scan page-locks it in place).
+    fn map_reader(file: &str, ropts: fastpair::ReadOptions) -> Reader {
+        // SAFETY: the benchmark's own file, not changed while read.
+        let map = unsafe { fastpair::read::MmapStorage::open(file) }.expect("map");
+        Reader::from_storage(std::sync::Arc::new(map), ropts).expect("open")
+    }
+
     fn stats(ms: &[f32], bytes: u64) -> (f64, f64) {
         let mut v: Vec<f64> = ms.iter().map(|&m| m as f64).collect();
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -293,12 +301,7 @@ mod bench {
             )
         } else {
             (
-                {
-                    // SAFETY: the benchmark's own file, not changed while read;
-                    // mapped so the streaming scan page-locks it in place.
-                    let map = unsafe { fastpair::read::MmapStorage::open(&file) }.expect("map");
-                    Reader::from_storage(std::sync::Arc::new(map), ropts).expect("open")
-                },
+                map_reader(&file, ropts),
                 format!("file {file} (memory-mapped)"),
             )
         };
@@ -342,13 +345,10 @@ mod bench {
         if !file.is_empty() {
             // A fresh reader of the file, memory-mapped as a user would.
             let open_fresh = || {
-                // SAFETY: as above.
-                let map = unsafe { fastpair::read::MmapStorage::open(&file) }.expect("map");
-                Reader::from_storage(
-                    std::sync::Arc::new(map),
+                map_reader(
+                    &file,
                     fastpair::ReadOptions::default().with_cache_row_index(false),
                 )
-                .expect("open")
             };
             let fresh = open_fresh();
             let st = gpu::scan_stream(
@@ -573,13 +573,10 @@ mod bench {
         assert!(!file.is_empty(), "HOST_STAGE=1 needs STREAM_FILE");
         let so = gpu::StreamOptions::default().with_device_bytes(env("STREAM_DEV", 1usize << 30));
         let open_fresh = || {
-            // SAFETY: the benchmark's own file, not changed while read.
-            let map = unsafe { fastpair::read::MmapStorage::open(&file) }.expect("map");
-            Reader::from_storage(
-                std::sync::Arc::new(map),
+            map_reader(
+                &file,
                 fastpair::ReadOptions::default().with_cache_row_index(false),
             )
-            .expect("open")
         };
         let gb = open_fresh().file_bytes() as f64 / 1e9;
         println!(

@@ -250,11 +250,7 @@ pub fn host_stage_probe(reader: &Reader, opts: &StreamOptions, leave_codes: bool
         let jobs = stage::jobs(reader, &plan, cap)?;
         let mut i = 0;
         while i < jobs.len() {
-            let (mut j, mut used) = (i, 0);
-            while j < jobs.len() && used + jobs[j].len() <= cap {
-                used += jobs[j].len();
-                j += 1;
-            }
+            let (j, used) = stage::fitting(&jobs, i, cap);
             stage::fill(&jobs[i..j], &mut bufs[next][..used])?;
             next = (next + 1) % bufs.len();
             copied += used as u64;

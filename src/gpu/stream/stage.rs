@@ -79,12 +79,7 @@ impl Stager {
         let jobs = jobs(reader, plan, cap)?;
         let mut i = 0;
         while i < jobs.len() {
-            // As many whole jobs as fit in one buffer.
-            let (mut j, mut used) = (i, 0);
-            while j < jobs.len() && used + jobs[j].len() <= cap {
-                used += jobs[j].len();
-                j += 1;
-            }
+            let (j, used) = fitting(&jobs, i, cap);
             let b = self.next;
             self.next = (b + 1) % self.bufs.len();
             if let Some(ev) = self.pending[b].take() {
@@ -203,6 +198,18 @@ pub(crate) fn jobs<'a>(reader: &'a Reader, plan: &'a Plan, cap: usize) -> Result
         }
     }
     Ok(jobs)
+}
+
+/// The jobs from `i` on that fill one staging buffer of `cap` bytes: as
+/// many whole jobs as fit (`jobs` cuts none larger than `cap`), as the end
+/// index and their bytes.
+pub(crate) fn fitting(jobs: &[Job<'_>], i: usize, cap: usize) -> (usize, usize) {
+    let (mut j, mut used) = (i, 0);
+    while j < jobs.len() && used + jobs[j].len() <= cap {
+        used += jobs[j].len();
+        j += 1;
+    }
+    (j, used)
 }
 
 /// Copies `jobs`, back to back, into `host` (exactly their length), on all
