@@ -33,26 +33,25 @@ const SCREEN_ROWS: usize = 1024;
 /// payload is at most this share of the coded chunk (see [`encode`]).
 const SCREEN_SHARE: f64 = 0.6;
 
-/// Whether an evenly spaced sample of `rows` (`SCREEN_SAMPLE_ROWS` rows,
+/// Whether an evenly spaced sample of `p`'s rows (`SCREEN_SAMPLE_ROWS` rows,
 /// at most about `SCREEN_SAMPLE_BYTES`) encoded as one plain log block
 /// reaches `SCREEN_MIN_RATIO`: a few milliseconds that spare free text the
 /// sample encodes of [`estimate`] or a full log encode (on prose the log
 /// encoder runs at 2–5 MB/s: every line is a template of its own).
-fn looks_like_logs(rows: &[&[u8]]) -> bool {
-    let total: usize = rows.iter().map(|r| r.len()).sum();
-    let by_rows = rows.len().div_ceil(SCREEN_SAMPLE_ROWS);
-    let by_bytes = total.div_ceil(SCREEN_SAMPLE_BYTES);
+fn looks_like_logs(p: &PendingChunk) -> bool {
+    let by_rows = p.rows().div_ceil(SCREEN_SAMPLE_ROWS);
+    let by_bytes = p.data.len().div_ceil(SCREEN_SAMPLE_BYTES);
     let step = by_rows.max(by_bytes).max(1);
     let mut sample = Vec::with_capacity(SCREEN_SAMPLE_ROWS + 1);
     let mut text = 0;
-    for r in rows.iter().step_by(step) {
+    for r in (0..p.rows()).step_by(step).map(|i| p.row(i)) {
         // A long row ends the sample once it holds something (a row of
         // megabytes is not a log line; its cost stays bounded).
         if text + r.len() > 2 * SCREEN_SAMPLE_BYTES && !sample.is_empty() {
             break;
         }
         text += r.len();
-        sample.push(*r);
+        sample.push(r);
     }
     let plain = LogOptions {
         families: false,
@@ -74,10 +73,7 @@ pub(super) fn tries(opts: &WriterOptions, p: &PendingChunk) -> bool {
     match opts.log_templates {
         LogTemplates::Off => false,
         LogTemplates::Always => true,
-        LogTemplates::Auto => {
-            let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
-            looks_like_logs(&rows)
-        }
+        LogTemplates::Auto => looks_like_logs(p),
     }
 }
 
