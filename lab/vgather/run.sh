@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Device run of the value-gather lab: build, time every variant on every set,
+# then Nsight Compute (full set) on main's kernel and one variant for two sets.
+# Usage (on the H200, from the repo root): bash lab/vgather/run.sh [ncu variants]
+set -u
+OUT=${OUT:-/tmp/vgout}; mkdir -p "$OUT"
+nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -o /tmp/vg lab/vgather/vgather.cu > "$OUT/build.txt" 2>&1 \
+  || { cat "$OUT/build.txt"; exit 1; }
+grep -E "registers|Compiling entry" "$OUT/build.txt" | sed 's/ptxas info *: //' | paste - - | cut -c1-220
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+/tmp/vg --reps 20 | tee "$OUT/vg1.csv"
+/tmp/vg --reps 20 --variants 21,11,01,20,10,00 | tee "$OUT/vg2.csv"
+NV=${1:-00,21}
+timeout 300 ncu --clock-control none -k regex:gather --set full --import-source no \
+  /tmp/vg --sets syn_7,syn_1000 --variants "$NV" --reps 1 > "$OUT/ncu.txt" 2>&1
+echo "ncu rc=$?"
+grep -E "gather<|Duration|DRAM Throughput|L1/TEX Hit|L2 Hit|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Issue Slots Busy|Mem Pipes Busy|L1/TEX Cache Throughput|Shared Memory|Bank" "$OUT/ncu.txt" | head -120
