@@ -1,6 +1,7 @@
 // Value-dictionary chunks on the device (spec/FORMAT.md §5.6,
 // spec/DECODER.md §6c): a chunk's distinct values, decoded once, lie in the
-// launch input with their D + 1 byte starts and each selected row's value
+// launch input with their D + 1 byte starts (with a fixed-stride table, D
+// length bytes after the table instead) and each selected row's value
 // number (FP_VT's `iw` bytes per row; number D names the empty value of a
 // null row). One block per tile of at most FP_VT_ROWS consecutive rows
 // (tiles cut on the host from the validated row offsets): each thread takes
@@ -72,7 +73,8 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
     if (tl.rows == 0 || tl.rows > FP_VT_ROWS || (u64)tl.row + tl.rows > vp.rows
         || ix_end > input_len || vp.vals_off + vp.vals_len > input_len
         || vp.starts_off + 4 * ((u64)vp.nvalues + 1) > input_len
-        || (vp.stride && ((vp.stride & 15) || (u64)vp.nvalues * vp.stride > vp.vals_len))
+        || (vp.stride && ((vp.stride & 15) || (u64)vp.nvalues * vp.stride > vp.vals_len
+                          || vp.vals_off + vp.vals_len + vp.nvalues > input_len))
         || tl.out + tl.bytes > out_len
         || (offsets_len && vp.row_base + tl.row + tl.rows + 1 > offsets_len)) {
         if (t == 0) atomicOr(status, ST_VALUES);
@@ -81,6 +83,9 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
     const u8* ix = input + vp.index_off;
     const u32* starts = (const u32*)(input + vp.starts_off);
     const u8* vals = input + vp.vals_off;
+    // With a stride, value k's length is byte k after the table (one byte
+    // load a row, beside the value's own loads, instead of two starts).
+    const u8* lens = vals + vp.vals_len;
     const bool staged = tl.bytes <= FP_VT_STAGE;
     const u32 shift = (u32)(tl.out & 15);
     if (staged && vp.stride) {
@@ -88,7 +93,9 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
         const u32 zn = (shift + tl.bytes + 20 + 15) / 16;
         for (u32 i = t; i < zn; i += VT_THREADS) ((uint4*)stage)[i] = make_uint4(0, 0, 0, 0);
     }
-    // Each thread's rows: value start and length.
+    // Each thread's rows: value start and length. (Loading the values'
+    // first chunks here, to overlap the scan, doubled the registers and
+    // lost 10-25%: lab/vgather, variant PF.)
     u32 a[FP_VT_RPT], len[FP_VT_RPT];
     u32 sum = 0, bad = 0;
 #pragma unroll
@@ -99,11 +106,16 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
         if (i < tl.rows) {
             const u32 k = vt_index(ix, vp.iw, tl.row + i);
             if (k < vp.nvalues) {
-                const u32 s0 = starts[k], s1 = starts[k + 1];
-                // a[q]: the value's first byte in `vals` (its table slot with a stride).
-                const u32 at = vp.stride ? k * vp.stride : s0;
-                if (s0 > s1 || (vp.stride ? s1 - s0 > vp.stride : s1 > vp.vals_len)) bad = 1;
-                else { a[q] = at; len[q] = s1 - s0; }
+                if (vp.stride) {
+                    // a[q]: the value's table slot.
+                    const u32 l = lens[k];
+                    if (l > vp.stride) bad = 1;
+                    else { a[q] = k * vp.stride; len[q] = l; }
+                } else {
+                    const u32 s0 = starts[k], s1 = starts[k + 1];
+                    if (s0 > s1 || s1 > vp.vals_len) bad = 1;
+                    else { a[q] = s0; len[q] = s1 - s0; }
+                }
             } else if (k > vp.nvalues) {
                 bad = 1;  // k == nvalues: a null row, empty
             }
@@ -142,16 +154,27 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
     for (int q = 0; q < FP_VT_RPT; q++) {
         p[q] = pos;
         pos += len[q];
-        const u32 i = t * FP_VT_RPT + q;
-        if (i < tl.rows) ends[i] = pos;
     }
-    __syncthreads();
     if (offsets_len) {
-        // Row i's end, one coalesced store per row; the column's first row
+        // Each thread its rows' ends, straight from registers (a warp's
+        // stores cover consecutive whole sectors); the column's first row
         // also writes offsets[0].
         i64* dst = offsets + vp.row_base + tl.row + 1;
-        for (u32 i = t; i < tl.rows; i += VT_THREADS) dst[i] = (i64)(tl.out + ends[i]);
+#pragma unroll
+        for (int q = 0; q < FP_VT_RPT; q++) {
+            const u32 i = t * FP_VT_RPT + q;
+            if (i < tl.rows) dst[i] = (i64)(tl.out + p[q] + len[q]);
+        }
         if (t == 0 && vp.row_base + tl.row == 0) offsets[0] = 0;
+    }
+    if (!staged) {
+        // Long rows (below) need every row's end: through shared memory.
+#pragma unroll
+        for (int q = 0; q < FP_VT_RPT; q++) {
+            const u32 i = t * FP_VT_RPT + q;
+            if (i < tl.rows) ends[i] = p[q] + len[q];
+        }
+        __syncthreads();
     }
     if (staged) {
         // Stage at the output's alignment, then byte head, 16-byte body, byte tail.

@@ -28,8 +28,6 @@ typedef uint32_t u32;
 typedef uint64_t u64;
 #define FULL 0xffffffffu
 #define ROWS 1024
-#define RPT 4
-#define THREADS (ROWS / RPT)
 #define STAGE (16 << 10)
 #define MARGIN 16
 #define STAGE_ALLOC (STAGE + 64 + MARGIN)
@@ -57,7 +55,7 @@ __device__ __forceinline__ void st_word(u32 at, u32 x) {
 }
 
 // Main's vt_put: `len` bytes from 16-aligned `src` OR-ed in at stage byte `pos`.
-__device__ __forceinline__ void put_or(u32 sbase, u32 pos, const uint4* __restrict__ src, u32 len, uint4 first, bool have_first, u32 skip) {
+__device__ __forceinline__ void put_or(u32 sbase, u32 pos, const uint4* __restrict__ src, u32 len, uint4 c0, uint4 c1, u32 have, u32 skip) {
     // `skip` bytes of the source (0 or 1) precede the value; they are zero
     // (masked) and land at pos - skip.
     pos -= skip;
@@ -66,7 +64,7 @@ __device__ __forceinline__ void put_or(u32 sbase, u32 pos, const uint4* __restri
     const u32 at = sbase + (pos & ~3u);
     u32 prev = 0;
     for (u32 c = 0; 16 * c < len; c++) {
-        uint4 v = (c == 0 && have_first) ? first : src[c];
+        uint4 v = c < have ? (c == 0 ? c0 : c1) : src[c];
         if (c == 0 && skip) v.x &= 0xFFFFFF00u;
         const u32 w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -135,10 +133,12 @@ __device__ __forceinline__ void push_value(Stream& st, const uint4* __restrict__
     }
 }
 
-template <int LEN, int WRITER>
-__global__ void __launch_bounds__(THREADS) gather(const Piece pc, const Tile* __restrict__ tiles, u32 ntiles,
+// R rows a thread (ROWS / R threads a block).
+template <int LEN, int WRITER, int PF, int R>
+__global__ void __launch_bounds__(ROWS / R) gather(const Piece pc, const Tile* __restrict__ tiles, u32 ntiles,
                                                  u8* __restrict__ out, u64 out_len, u32* __restrict__ status) {
     __shared__ __align__(16) u8 stage[STAGE_ALLOC];
+    constexpr u32 RPT = R, THREADS = ROWS / R;
     __shared__ u32 wsum[THREADS / 32];
     __shared__ u32 flag;
     const u32 t = threadIdx.x, lane = t & 31, w = t >> 5;
@@ -154,7 +154,11 @@ __global__ void __launch_bounds__(THREADS) gather(const Piece pc, const Tile* __
         for (u32 i = t; i < zn; i += THREADS) ((uint4*)stage)[i] = make_uint4(0, 0, 0, 0);
     }
     u32 kk[RPT], len[RPT];
-    uint4 h[RPT];
+    uint4 h[RPT], h1[RPT];
+    // PF: a row's first two 16-byte chunks are loaded here, before the
+    // block's scan, so their latency overlaps it (the stride's chunks: one
+    // at stride 16, two at 32 or more).
+    const u32 nreg = PF ? (pc.stride >= 32 ? 2u : 1u) : (LEN == 2 ? 1u : 0u);
     u32 sum = 0, bad = 0;
 #pragma unroll
     for (int q = 0; q < RPT; q++) {
@@ -162,10 +166,16 @@ __global__ void __launch_bounds__(THREADS) gather(const Piece pc, const Tile* __
         kk[q] = 0;
         len[q] = 0;
         h[q] = make_uint4(0, 0, 0, 0);
+        h1[q] = make_uint4(0, 0, 0, 0);
         if (i < tl.rows) {
             const u32 k = vt_index(pc.ix, pc.iw, tl.row + i);
             if (k < pc.nvalues) {
                 kk[q] = k;
+                if (PF) {
+                    const uint4* slot = (const uint4*)((LEN == 2 ? pc.slots : pc.vals) + (u64)k * pc.stride);
+                    h[q] = slot[0];
+                    if (nreg > 1) h1[q] = slot[1];
+                }
                 u32 l;
                 if (LEN == 0) {
                     const u32 s0 = pc.starts[k], s1 = pc.starts[k + 1];
@@ -175,7 +185,7 @@ __global__ void __launch_bounds__(THREADS) gather(const Piece pc, const Tile* __
                     l = pc.lens[k];
                     if (l > pc.stride) bad = 1;
                 } else {
-                    h[q] = *(const uint4*)(pc.slots + (u64)k * pc.stride);
+                    if (!PF) h[q] = *(const uint4*)(pc.slots + (u64)k * pc.stride);
                     l = h[q].x & 0xFF;
                     if (l + 1 > pc.stride) bad = 1;
                 }
@@ -217,7 +227,7 @@ __global__ void __launch_bounds__(THREADS) gather(const Piece pc, const Tile* __
     if (WRITER == 0) {
 #pragma unroll
         for (int q = 0; q < RPT; q++) {
-            if (len[q]) put_or(sbase, pos, (const uint4*)(table + (u64)kk[q] * pc.stride), len[q], h[q], LEN == 2, LEN == 2 ? 1 : 0);
+            if (len[q]) put_or(sbase, pos, (const uint4*)(table + (u64)kk[q] * pc.stride), len[q], h[q], h1[q], nreg, LEN == 2 ? 1 : 0);
             pos += len[q];
         }
     } else if (sum) {
@@ -225,7 +235,7 @@ __global__ void __launch_bounds__(THREADS) gather(const Piece pc, const Tile* __
         st.start(sbase, pos);
 #pragma unroll
         for (int q = 0; q < RPT; q++)
-            if (len[q]) push_value(st, (const uint4*)(table + (u64)kk[q] * pc.stride), len[q], h[q], LEN == 2, LEN == 2 ? 1 : 0);
+            if (len[q]) push_value(st, (const uint4*)(table + (u64)kk[q] * pc.stride), len[q], h[q], nreg > 0, LEN == 2 ? 1 : 0);
         st.finish();
     }
     __syncthreads();
@@ -289,17 +299,24 @@ int main(int argc, char** argv) {
     std::string sets = "shipinstruct,clerk,syn_7,syn_1000,syn_65536";
     std::string variants = "00,01,10,11,20,21";
     int reps = 20;
+    int carveout = -1;  // -1: the driver's choice
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sets")) sets = argv[i + 1];
         else if (!strcmp(argv[i], "--variants")) variants = argv[i + 1];
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--carveout")) carveout = atoi(argv[i + 1]);
     }
-    struct V { const char* id; Kernel k; } all[] = {
-        {"00", gather<0, 0>}, {"01", gather<0, 1>}, {"10", gather<1, 0>},
-        {"11", gather<1, 1>}, {"20", gather<2, 0>}, {"21", gather<2, 1>},
+    struct V { const char* id; Kernel k; u32 threads; } all[] = {
+        {"00", gather<0, 0, 0, 4>, 256}, {"01", gather<0, 1, 0, 4>, 256}, {"10", gather<1, 0, 0, 4>, 256},
+        {"11", gather<1, 1, 0, 4>, 256}, {"20", gather<2, 0, 0, 4>, 256}, {"21", gather<2, 1, 0, 4>, 256},
+        {"00p", gather<0, 0, 1, 4>, 256}, {"10p", gather<1, 0, 1, 4>, 256}, {"20p", gather<2, 0, 1, 4>, 256},
+        {"10p2", gather<1, 0, 1, 2>, 512}, {"20p2", gather<2, 0, 1, 2>, 512},
+        {"10p1", gather<1, 0, 1, 1>, 1024}, {"20p1", gather<2, 0, 1, 1>, 1024},
+        {"20_2", gather<2, 0, 0, 2>, 512}, {"10_2", gather<1, 0, 0, 2>, 512},
     };
-    for (auto& v : all) CK(cudaFuncSetAttribute(v.k, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-    printf("set,distinct,rows,bytes,iw,stride,variant,median_GBps,best_GBps,fill_GBps,ok\n");
+    if (carveout >= 0)
+        for (auto& v : all) CK(cudaFuncSetAttribute(v.k, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
+    printf("carveout,set,distinct,rows,bytes,iw,stride,variant,median_GBps,best_GBps,fill_GBps,ok\n");
     size_t p = 0;
     while (p <= sets.size()) {
         size_t q = sets.find(',', p);
@@ -385,14 +402,15 @@ int main(int argc, char** argv) {
             const std::string id = variants.substr(vp, vq - vp);
             vp = vq + 1;
             Kernel k = nullptr;
-            for (auto& v : all) if (id == v.id) k = v.k;
+            u32 threads = 0;
+            for (auto& v : all) if (id == v.id) { k = v.k; threads = v.threads; }
             if (!k) continue;
             std::vector<float> ts;
             for (int r = 0; r < reps; r++) {
                 CK(cudaMemset(d_out, 0, total));
                 CK(cudaMemset(d_status, 0, 4));
                 CK(cudaEventRecord(e0));
-                k<<<(u32)tiles.size(), THREADS>>>(pc, d_tiles, (u32)tiles.size(), d_out, total, d_status);
+                k<<<(u32)tiles.size(), threads>>>(pc, d_tiles, (u32)tiles.size(), d_out, total, d_status);
                 CK(cudaEventRecord(e1));
                 CK(cudaEventSynchronize(e1));
                 CK(cudaGetLastError());
@@ -405,7 +423,7 @@ int main(int argc, char** argv) {
             CK(cudaMemcpy(got.data(), d_out, total, cudaMemcpyDeviceToHost));
             const bool ok = st == 0 && got == expect;
             std::sort(ts.begin(), ts.end());
-            printf("%s,%u,%llu,%llu,%u,%u,%s,%.1f,%.1f,%.1f,%s\n", name.c_str(), d, (unsigned long long)n,
+            printf("%d,%s,%u,%llu,%llu,%u,%u,%s,%.1f,%.1f,%.1f,%s\n", carveout, name.c_str(), d, (unsigned long long)n,
                    (unsigned long long)total, iw, stride, id.c_str(), total / (ts[ts.size() / 2] * 1e6),
                    total / (ts[0] * 1e6), fill_gbps, ok ? "ok" : "WRONG");
             fflush(stdout);

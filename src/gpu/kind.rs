@@ -29,11 +29,11 @@ pub(crate) fn device_bytes(e: &ChunkEntry, rows: u64) -> usize {
         }
         // Distinct values (each is used by a row, so at most the rows'
         // bytes, plus the reader's padding; or a table of at most 64 bytes
-        // per value), their starts, up to 4 bytes of value number per row,
-        // three 16-byte alignments.
+        // per value and a length byte each), their starts, up to 4 bytes of
+        // value number per row, three 16-byte alignments.
         ChunkKind::ValueDict => {
             let d = e.values as usize;
-            let input = values.max(64 * d) + 64 + 4 * (d + 1) + 4 * rows as usize + 48;
+            let input = values.max(64 * d) + d + 64 + 4 * (d + 1) + 4 * rows as usize + 48;
             input + values + offsets
         }
         // Its blocks' bytes (at most the section) and the tables laid out

@@ -634,8 +634,10 @@ fn build_impl(
                 // straight from the reader's validated view.
                 let stride = v.table_stride();
                 let (vals_off, vals_len) = if stride > 0 {
+                    // The table, then its length bytes (read past `vals_len`).
                     let t = v.table(stride);
-                    (put(&mut plan, owned, &t), t.len())
+                    let table_len = v.nvalues() as usize * stride as usize;
+                    (put(&mut plan, owned, &t), table_len)
                 } else {
                     (put(&mut plan, Part::Values, v.values), v.values.len())
                 };

@@ -75,13 +75,19 @@ impl<'r> ValueChunk<'r> {
     }
 
     /// The values at a fixed `stride` (value `k` at `k · stride`, zero
-    /// padded), so that a lane loads a value with 16-byte loads.
+    /// padded), so that a lane loads a value with 16-byte loads, followed by
+    /// one length byte per value (byte `D · stride + k`: the gather reads a
+    /// row's length with one byte load instead of two starts). The table
+    /// proper is the first `D · stride` bytes.
     pub(crate) fn table(&self, stride: u32) -> Vec<u8> {
+        debug_assert!(stride <= 255, "a length byte holds every value of a stride table");
         let s = stride as usize;
-        let mut t = vec![0u8; self.nvalues() as usize * s];
+        let d = self.nvalues() as usize;
+        let mut t = vec![0u8; d * s + d];
         for (k, w) in self.starts.windows(2).enumerate() {
             let v = &self.values[w[0] as usize..w[1] as usize];
             t[k * s..k * s + v.len()].copy_from_slice(v);
+            t[d * s + k] = v.len() as u8;
         }
         t
     }
