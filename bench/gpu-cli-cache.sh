@@ -10,7 +10,8 @@
 # then the GPU tests with FASTPAIR_REQUIRE_GPU=1 while nothing is timed.
 # Build here:
 #   /work/gpu-bundle-helper --features cli,test-util --test gpu_logs --test gpu \
-#     --test gpu_hostile --bin fastpair --example log_column --data <folder of loghub *.txt.xz>
+#     --test gpu_hostile --test gpu_encode --bin fastpair --example log_column \
+#     --data <folder `corpus` of the loghub *.txt.xz columns>
 #   plus main's `fastpair` (same features) as .gpu/bin/fastpair-main
 # Run on the device from the repository root with the bundle in .gpu:
 #   bash bench/gpu-cli-cache.sh        (results in $OUT)
@@ -45,6 +46,9 @@ export FASTPAIR_REQUIRE_GPU=1 RUST_BACKTRACE=1 FASTPAIR_CORPUS=target/corpus
   echo "gpu_logs-test rc=$?"
   timeout 120 $B/gpu_hostile-test --test-threads 1 > "$OUT/gpu_hostile-test.log" 2>&1
   echo "gpu_hostile-test rc=$?"
+  # The GPU encoder's kernels now come through the same cache.
+  timeout 60 $B/gpu_encode-test --test-threads 1 several_chunks_and_per_chunk_dicts_identical > "$OUT/gpu_encode-test.log" 2>&1
+  echo "gpu_encode-test rc=$?"
   timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $B/gpu_logs-test --test-threads 1 mixed_chunks_match_cpu > "$OUT/memcheck-logs.log" 2>&1
   echo "memcheck gpu_logs mixed_chunks_match_cpu rc=$?"
 ) 2>&1 | tee -a "$S"

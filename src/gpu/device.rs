@@ -1,6 +1,7 @@
 //! cudarc glue: availability probe, one context per process, NVRTC
 //! compilation of the kernels (kernels/*.cu, one unit) per configuration
-//! (cached), launches.
+//! (kept per process, and on disk across processes: `kcache`, a CUBIN for
+//! the device by default), launches.
 //! Crate-private: the launches trust a [`Plan`] built by `plan::build` from
 //! validated chunks, so no code outside the crate can reach them.
 
