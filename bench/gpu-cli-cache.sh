@@ -7,7 +7,8 @@
 # this tree's binary with an empty kernel cache (first process: NVRTC, kept)
 # and again (second process: loaded from the cache), CUBIN (default) and PTX
 # (`FASTPAIR_KERNEL_IMAGE=ptx`, the driver's own JIT cache off for both);
-# then the GPU tests with FASTPAIR_REQUIRE_GPU=1 while nothing is timed.
+# the GPU tests with FASTPAIR_REQUIRE_GPU=1 first, while the files are made
+# and nothing is timed (TESTS=0 skips them).
 # Build here:
 #   /work/gpu-bundle-helper --features cli,test-util --test gpu_logs --test gpu \
 #     --test gpu_hostile --test gpu_encode --bin fastpair --example log_column \
@@ -36,6 +37,7 @@ step "lines and files"
 ) > "$OUT/files.txt" 2>&1 &
 files=$!
 
+if [ "${TESTS:-1}" = 1 ]; then
 step "GPU tests"
 export FASTPAIR_REQUIRE_GPU=1 RUST_BACKTRACE=1 FASTPAIR_CORPUS=target/corpus
 (
@@ -54,32 +56,46 @@ export FASTPAIR_REQUIRE_GPU=1 RUST_BACKTRACE=1 FASTPAIR_CORPUS=target/corpus
 ) 2>&1 | tee -a "$S"
 grep -hE "test result|FAILED|panicked|ERROR SUMMARY|compiled, from cache" "$OUT"/gpu*-test.log "$OUT/memcheck-logs.log" | tee -a "$S"
 unset FASTPAIR_REQUIRE_GPU
+fi
 
 wait $files
 cat "$OUT/files.txt" >> "$S"
 
-# One fresh process: LABEL BINARY FILE [VAR=VALUE...]; --no-check unless CHECK=1.
+# One fresh process: LABEL BINARY FILE [VAR=VALUE...]; --no-check unless
+# CHECK=1. Its whole output is appended to $OUT/scans.txt (few files come
+# back from the device).
 scan() {
   local label=$1 bin=$2 file=$3
   shift 3
   local t0 t1 rc
   t0=$(date +%s.%N)
-  env "$@" "$bin" scan "$W/$file" --gpu --iters 3 --device-memory 512M $([ "${CHECK:-0}" = 1 ] || echo --no-check) > "$OUT/scan-$label.txt" 2>&1
+  env "$@" "$bin" scan "$W/$file" --gpu --iters 3 --device-memory 512M $([ "${CHECK:-0}" = 1 ] || echo --no-check) > "$W/scan.txt" 2>&1
   rc=$?
   t1=$(date +%s.%N)
-  echo "--- $label rc=$rc process wall $(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s" | tee -a "$S"
-  grep -E "first scan|kernels|already validated|identical|median|error" "$OUT/scan-$label.txt" | sed 's/^/    /' | tee -a "$S"
+  echo "--- $label ($*) rc=$rc process wall $(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s" | tee -a "$S" >> "$OUT/scans.txt"
+  cat "$W/scan.txt" >> "$OUT/scans.txt"
+  grep -E "first scan|kernels|already validated|identical|error" "$W/scan.txt" | sed 's/^/    /' >> "$S"
 }
-step "scans, fresh processes"
-for f in coded.fpc logs.fpc; do
-  scan "main-$f-1" $B/fastpair-main $f
-  scan "main-$f-2" $B/fastpair-main $f
-  rm -rf "$W/cache-$f"
-  scan "new-$f-1" $B/fastpair $f FASTPAIR_KERNEL_CACHE="$W/cache-$f"
-  CHECK=1 scan "new-$f-2" $B/fastpair $f FASTPAIR_KERNEL_CACHE="$W/cache-$f"
-  scan "new-$f-off" $B/fastpair $f FASTPAIR_KERNEL_CACHE=off
+# Per file: main's binary twice, this tree's with an empty kernel cache and
+# again; first as a user runs it (CUDA's own compute cache in ~/.nv on: it
+# keeps the driver's compile of PTX and, as the first call showed, NVRTC's
+# CUBINs too), then with it off (CUDA_CACHE_DISABLE=1: a machine where it is
+# cold, evicted or not writable).
+for cuda in on off; do
+  step "scans, fresh processes, CUDA compute cache $cuda"
+  rm -rf ~/.nv/ComputeCache
+  c=()
+  [ $cuda = off ] && c=(CUDA_CACHE_DISABLE=1)
+  for f in coded.fpc logs.fpc; do
+    scan "main-$f-1" $B/fastpair-main $f "${c[@]}"
+    scan "main-$f-2" $B/fastpair-main $f "${c[@]}"
+    rm -rf "$W/cache-$f"
+    scan "new-$f-1" $B/fastpair $f FASTPAIR_KERNEL_CACHE="$W/cache-$f" "${c[@]}"
+    CHECK=1 scan "new-$f-2" $B/fastpair $f FASTPAIR_KERNEL_CACHE="$W/cache-$f" "${c[@]}"
+  done
+  du -sh ~/.nv/ComputeCache >> "$S" 2>&1
 done
-step "CUBIN vs PTX from the cache (driver JIT cache off)"
+step "CUBIN vs PTX from the kernel cache (CUDA compute cache off)"
 for img in cubin ptx; do
   rm -rf "$W/cache-$img"
   for i in 1 2 3; do

@@ -158,9 +158,17 @@ pub(crate) fn decode<'a>(key: &Key, file: &'a [u8]) -> Option<&'a [u8]> {
     (crc.finalize() == u32_at(32) && !image.is_empty()).then_some(image)
 }
 
+/// Files larger than this are not read (a kernel unit's image is a few
+/// hundred KB to a few MB).
+const MAX_FILE: u64 = 256 << 20;
+
 /// The cached image for `key` in `dir`, if an intact one is there.
 pub(crate) fn load(dir: &Path, key: &Key) -> Option<Vec<u8>> {
-    let file = std::fs::read(dir.join(key.file_name())).ok()?;
+    let path = dir.join(key.file_name());
+    if std::fs::metadata(&path).ok()?.len() > MAX_FILE {
+        return None;
+    }
+    let file = std::fs::read(path).ok()?;
     decode(key, &file).map(<[u8]>::to_vec)
 }
 
