@@ -972,3 +972,129 @@ fn stored_planes_match_cpu() {
         }
     }
 }
+
+/// The two small files of the kernel cache test: coded chunks, and
+/// log-template chunks (their decoder is a unit of its own).
+fn cache_test_files() -> [Reader; 2] {
+    let rows: Vec<Vec<u8>> = (0..6000u32)
+        .map(|i| {
+            format!(
+                "2026-12-03 16:{:02}:{:02} INFO worker{} GET /api/item/{} 200 {}ms",
+                i / 60 % 60,
+                i % 60,
+                i % 7,
+                i * 31 % 1000,
+                i % 97
+            )
+            .into_bytes()
+        })
+        .collect();
+    [LogTemplates::Off, LogTemplates::Always].map(|lt| {
+        let opts = WriterOptions::default()
+            .with_chunk_rows(2000)
+            .with_log_templates(lt);
+        let file = write_to_vec(rows.iter().map(|r| Some(&r[..])), opts).unwrap();
+        Reader::from_bytes(file).unwrap()
+    })
+}
+
+/// Child half of `kernel_cache_serves_a_second_process`, which runs it in
+/// fresh processes (`FASTPAIR_KERNEL_CACHE_CHILD` = `coded` or `both`):
+/// streams the files on the GPU, checks every row against the CPU decoder
+/// and prints how the kernels were obtained.
+#[test]
+#[ignore = "run in a child process by kernel_cache_serves_a_second_process"]
+fn kernel_cache_child() {
+    let which = std::env::var("FASTPAIR_KERNEL_CACHE_CHILD")
+        .expect("run by kernel_cache_serves_a_second_process");
+    let files = cache_test_files();
+    let n = if which == "both" { 2 } else { 1 };
+    for r in &files[..n] {
+        let cpu = r.read_range(0..r.rows()).unwrap();
+        let (mut values, mut offsets) = (Vec::new(), vec![0i64]);
+        let so = gpu::StreamOptions::default().with_device_bytes(64 << 20);
+        gpu::scan_stream(r, 0..r.rows(), &so, |b| {
+            let c = b.to_host()?;
+            let base = values.len() as i64;
+            values.extend_from_slice(&c.values);
+            offsets.extend(c.offsets[1..].iter().map(|o| o + base));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(offsets, cpu.offsets);
+        assert!(values == cpu.values, "the GPU's rows differ from the CPU's");
+    }
+    let k = gpu::kernel_stats();
+    println!("KERNEL-STATS {} {} {}", k.compiled, k.from_cache, k.stored);
+}
+
+/// The kernel cache on disk across processes: a first process compiles the
+/// units it needs and keeps them, a second loads them all from the cache
+/// (no NVRTC) and decodes the same rows; damaged files (cut, one byte
+/// changed) are ignored and compiled again; `off`, and a folder that cannot
+/// be made, only skip the cache; PTX images are kept apart and round-trip
+/// too. Each process checks its rows against the CPU decoder.
+#[test]
+fn kernel_cache_serves_a_second_process() {
+    if !have_gpu("kernel_cache_serves_a_second_process") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |which: &str, cache: &std::path::Path, image: &str| -> [u32; 3] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "kernel_cache_child", "--ignored", "--nocapture"])
+            .env("FASTPAIR_KERNEL_CACHE_CHILD", which)
+            .env("FASTPAIR_KERNEL_CACHE", cache)
+            .env("FASTPAIR_KERNEL_IMAGE", image)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "child failed: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("KERNEL-STATS "))
+            .unwrap_or_else(|| panic!("no stats from the child: {text}"));
+        let v: Vec<u32> = line.split(' ').map(|x| x.parse().unwrap()).collect();
+        eprintln!("{which} {cache:?} {image}: compiled, from cache, stored = {v:?}");
+        [v[0], v[1], v[2]]
+    };
+    let cache = dir.path().join("kernels");
+    let [c, h, s] = run("both", &cache, "cubin");
+    assert!(c >= 2, "the log decoder is a unit of its own: {c}");
+    assert_eq!((h, s), (0, c), "a fresh cache");
+    assert_eq!(run("both", &cache, "cubin"), [0, c, 0], "second process");
+    // Damage every file: cut the first, change one byte of the others.
+    let mut files: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), c as usize, "{files:?}");
+    for (i, f) in files.iter().enumerate() {
+        let mut b = std::fs::read(f).unwrap();
+        if i == 0 {
+            b.truncate(b.len() / 2);
+        } else {
+            let at = b.len() / 3 * (i % 3);
+            b[at] ^= 0x10;
+        }
+        std::fs::write(f, b).unwrap();
+    }
+    assert_eq!(run("both", &cache, "cubin"), [c, 0, c], "damaged files");
+    assert_eq!(run("both", &cache, "cubin"), [0, c, 0], "replaced files");
+    // PTX images are other keys: compiled once, then loaded.
+    let [pc, ph, ps] = run("coded", &cache, "ptx");
+    assert!(pc >= 1 && ph == 0 && ps == pc, "{pc} {ph} {ps}");
+    assert_eq!(run("coded", &cache, "ptx"), [0, pc, 0]);
+    // Off, and a folder under a file: compiled, nothing kept, no error.
+    let [oc, oh, os] = run("coded", std::path::Path::new("off"), "cubin");
+    assert!(oc >= 1 && oh == 0 && os == 0);
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, b"x").unwrap();
+    let [uc, uh, us] = run("coded", &blocker.join("kernels"), "cubin");
+    assert!(uc >= 1 && uh == 0 && us == 0);
+}

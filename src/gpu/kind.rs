@@ -83,6 +83,21 @@ pub(crate) struct LogChunkParts<'r> {
     pub(crate) col: &'r LogColumn,
     /// The rows' `rows + 1` byte offsets, from validation.
     pub(crate) ends: &'r [u64],
+    /// The validated chunk (its kept device tables, [`Self::image`]).
+    view: ChunkView<'r>,
+}
+
+impl<'r> LogChunkParts<'r> {
+    /// The chunk's tables for the decoder, laid out on the chunk's first
+    /// GPU use and kept with the validated chunk (`logs::DeviceImage`).
+    pub(crate) fn image(&self) -> Result<&'r crate::logs::DeviceImage> {
+        self.view.log_device_image().ok_or_else(|| {
+            Error::Gpu(format!(
+                "chunk {}: a log-template chunk without its opened payload",
+                self.view.id()
+            ))
+        })
+    }
 }
 
 impl<'r> GpuChunk<'r> {
@@ -105,7 +120,7 @@ impl<'r> GpuChunk<'r> {
                         view.id()
                     ))
                 })?;
-                GpuChunk::Logs(LogChunkParts { col, ends })
+                GpuChunk::Logs(LogChunkParts { col, ends, view })
             }
         })
     }

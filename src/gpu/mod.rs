@@ -45,6 +45,11 @@ mod plan;
 #[cfg(feature = "gpu")]
 mod device;
 #[cfg(feature = "gpu")]
+pub use device::{kernel_stats, KernelStats};
+// The kernels' cache on disk (NVRTC's output kept across processes).
+#[cfg(feature = "gpu")]
+mod kcache;
+#[cfg(feature = "gpu")]
 mod rows;
 #[cfg(feature = "gpu")]
 pub use rows::DeviceRows;

@@ -53,6 +53,18 @@ pub(crate) enum Part {
     /// Bytes the plan built from a validated chunk (a value-dictionary
     /// chunk's starts and row value numbers): `Plan::owned[at..at + len]`.
     Owned { at: usize, len: usize },
+    /// A log-template chunk's block `k` (0, or 1 for a split chunk's body):
+    /// its bytes as stored, read in place by the decoder.
+    LogRaw(u8),
+    /// A log-template chunk's block `k`: its static strings and dictionary
+    /// values, decoded when the chunk was validated.
+    LogStatics(u8),
+    /// A log-template chunk's tables (`logs::DeviceImage::tables`, laid out
+    /// once per validated chunk).
+    LogTables,
+    /// A log-template chunk's rows `lo..hi`: their lengths
+    /// (`logs::DeviceImage::lens`).
+    LogLens { lo: u32, hi: u32 },
 }
 
 impl Plan {
@@ -90,9 +102,14 @@ impl Plan {
                 Part::Sidecar => (c.sidecar, None),
                 Part::RowBytes => (c.row_bytes, None),
                 Part::RowCodes => (c.row_codes, None),
-                Part::Values | Part::Owned { .. } => {
+                Part::Values
+                | Part::Owned { .. }
+                | Part::LogRaw(_)
+                | Part::LogStatics(_)
+                | Part::LogTables
+                | Part::LogLens { .. } => {
                     return Err(Error::Gpu(format!(
-                        "chunk {}: a value-dictionary part planned for a coded chunk",
+                        "chunk {}: a part of another kind planned for a coded chunk",
                         seg.chunk
                     )))
                 }
@@ -110,14 +127,41 @@ impl Plan {
             (Part::RowBytes, _) => c.row_bytes_bytes(),
             (Part::RowCodes, _) => c.row_codes_bytes(),
             (Part::Values, GpuChunk::ValueDict(v)) => v.values,
-            (Part::Values, GpuChunk::Coded(_) | GpuChunk::Logs(_)) | (Part::Owned { .. }, _) => {
+            (Part::LogRaw(k), GpuChunk::Logs(l)) => log_in_place(seg.chunk, l, k)?.0,
+            (Part::LogStatics(k), GpuChunk::Logs(l)) => log_in_place(seg.chunk, l, k)?.1,
+            (Part::LogTables, GpuChunk::Logs(l)) => &l.image()?.tables,
+            (Part::LogLens { lo, hi }, GpuChunk::Logs(l)) => l
+                .image()?
+                .lens
+                .get(4 * lo as usize..4 * hi as usize)
+                .ok_or_else(|| {
+                    Error::Gpu(format!("chunk {}: rows {lo}..{hi} outside it", seg.chunk))
+                })?,
+            (Part::Values, GpuChunk::Coded(_) | GpuChunk::Logs(_))
+            | (
+                Part::LogRaw(_) | Part::LogStatics(_) | Part::LogTables | Part::LogLens { .. },
+                GpuChunk::Coded(_) | GpuChunk::ValueDict(_),
+            )
+            | (Part::Owned { .. }, _) => {
                 return Err(Error::Gpu(format!(
-                    "chunk {}: a value-dictionary part planned for a coded chunk",
+                    "chunk {}: a part planned for a chunk of another kind",
                     seg.chunk
                 )))
             }
         })
     }
+}
+
+/// Block `k` of log-template chunk `l` (chunk `i`): its bytes and its
+/// decoded static strings, read in place by the decoder.
+fn log_in_place<'a>(
+    i: usize,
+    l: super::kind::LogChunkParts<'a>,
+    k: u8,
+) -> Result<(&'a [u8], &'a [u8])> {
+    l.col
+        .device_in_place(k as usize)
+        .ok_or_else(|| Error::Gpu(format!("chunk {i}: no log block {k}")))
 }
 
 /// Everything one launch (or one pipelined group of launches) needs.
@@ -609,7 +653,7 @@ fn build_impl(
                     // A log-template chunk: its blocks' bytes and tables,
                     // its piece and tiles (`gpu::logs`).
                     GpuChunk::Logs(l) => {
-                        let mut up = |p: &mut Plan, b: &[u8]| put(p, owned, b);
+                        let mut up = |p: &mut Plan, part: Part, b: &[u8]| put(p, part, b);
                         out_base += super::logs::put_piece(
                             &mut plan,
                             &mut up,
@@ -617,7 +661,7 @@ fn build_impl(
                             s.rows.clone(),
                             row_base,
                             out_base,
-                        );
+                        )?;
                         row_base += (s.rows.end - s.rows.start) as u64;
                         continue;
                     }

@@ -149,6 +149,117 @@ impl LogBlock {
     }
 }
 
+/// A validated log-template chunk's tables for the GPU decoder, laid out
+/// once (the first GPU use of the chunk) and kept with the validated chunk,
+/// so that the streaming scan's batches and later scans upload them as they
+/// are instead of building them again (`gpu::logs`). What the device reads
+/// in place — each block's bytes and decoded static strings — is not copied
+/// here: the plan uploads it from the block. Host memory: the tables below
+/// (a few words per template, slot, checkpoint, row block and local id, 17
+/// bytes per pool token: at most the kernel's device bound of the chunk,
+/// `gpu::kind::device_bytes`) plus 4 bytes per row (half the row offsets
+/// that validation keeps); released with the validated chunk.
+pub(crate) struct DeviceImage {
+    /// Every block's tables, back to back, each 16-aligned in here.
+    pub(crate) tables: Vec<u8>,
+    /// Per block (one, or header and body): where its tables are.
+    pub(crate) blocks: Vec<ImageBlock>,
+    /// Each row's length in bytes, little-endian u32 (the decoder places
+    /// rows with them).
+    pub(crate) lens: Vec<u8>,
+}
+
+/// One block of a [`DeviceImage`]: the block's scalars as
+/// [`DeviceBlock`] gives them, and its tables' offsets in
+/// [`DeviceImage::tables`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ImageBlock {
+    pub(crate) rows: u32,
+    pub(crate) raw_len: u32,
+    pub(crate) rowidx_at: u32,
+    pub(crate) data_at: u32,
+    pub(crate) poff_at: u32,
+    pub(crate) codes_at: u32,
+    pub(crate) pool_cp_first: u32,
+    pub(crate) pool_strings: u32,
+    pub(crate) ntpl: u32,
+    pub(crate) nslot: u32,
+    pub(crate) ncp: u32,
+    pub(crate) nrb: u32,
+    pub(crate) nloc: u32,
+    pub(crate) nstr: u32,
+    /// Bytes of the decoded strings the device reads (16 zero bytes follow
+    /// them in the block's `statics`).
+    pub(crate) st_len: u32,
+    pub(crate) ntok: u32,
+    pub(crate) tpl: u64,
+    pub(crate) slot: u64,
+    pub(crate) cp: u64,
+    pub(crate) rb: u64,
+    pub(crate) loc: u64,
+    pub(crate) st_end: u64,
+    pub(crate) word: u64,
+    pub(crate) len: u64,
+}
+
+impl DeviceImage {
+    /// The tables of `col`, whose rows' byte offsets are `ends`
+    /// (`rows + 1`, from validation).
+    pub(crate) fn new(col: &super::LogColumn, ends: &[u64]) -> Self {
+        let mut tables = Vec::new();
+        let mut put = |bytes: &[u8]| -> u64 {
+            let at = tables.len() as u64;
+            tables.extend_from_slice(bytes);
+            tables.resize(tables.len().next_multiple_of(16), 0);
+            at
+        };
+        let w32 = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let w64 = |v: &[u64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let blocks = col
+            .device_blocks()
+            .iter()
+            .map(|b| {
+                let st_len = b.statics_end.last().copied().unwrap_or(0);
+                ImageBlock {
+                    rows: b.rows,
+                    raw_len: b.raw.len() as u32,
+                    rowidx_at: b.rowidx_at,
+                    data_at: b.data_at,
+                    poff_at: b.poff_at,
+                    codes_at: b.codes_at,
+                    pool_cp_first: b.pool_cp_first,
+                    pool_strings: b.pool_strings,
+                    ntpl: (b.templates.len() / TEMPLATE_WORDS) as u32,
+                    nslot: (b.slots.len() / SLOT_WORDS) as u32,
+                    ncp: (b.cps.len() / CP_WORDS) as u32,
+                    nrb: (b.row_blocks.len() / ROW_BLOCK_WORDS) as u32,
+                    nloc: (b.locals.len() / 2) as u32,
+                    nstr: b.statics_end.len() as u32,
+                    st_len: st_len.min(b.statics.len() as u32),
+                    ntok: b.lens.len() as u32,
+                    tpl: put(&w32(&b.templates)),
+                    slot: put(&w32(&b.slots)),
+                    cp: put(&w64(&b.cps)),
+                    rb: put(&w32(&b.row_blocks)),
+                    loc: put(&w32(&b.locals)),
+                    st_end: put(&w32(b.statics_end)),
+                    word: put(&b.words),
+                    len: put(&b.lens),
+                }
+            })
+            .collect();
+        let lens = ends
+            .windows(2)
+            .flat_map(|w| ((w[1] - w[0]) as u32).to_le_bytes())
+            .collect();
+        DeviceImage {
+            tables,
+            blocks,
+            lens,
+        }
+    }
+}
+
 impl super::LogColumn {
     /// The column's blocks for the GPU decoder: one, or header and body
     /// (row `r` is header row `r` followed by body row `r`).
@@ -157,6 +268,18 @@ impl super::LogColumn {
             super::LogColumn::Single(b) => vec![b.device_block()],
             super::LogColumn::Split(hb) => vec![hb.0.device_block(), hb.1.device_block()],
         }
+    }
+
+    /// Block `k`'s bytes as stored and its decoded static strings (16 zero
+    /// bytes after): what the device reads in place ([`DeviceImage`]).
+    pub(crate) fn device_in_place(&self, k: usize) -> Option<(&[u8], &[u8])> {
+        let b = match (self, k) {
+            (super::LogColumn::Single(b), 0) => b,
+            (super::LogColumn::Split(hb), 0) => &hb.0,
+            (super::LogColumn::Split(hb), 1) => &hb.1,
+            _ => return None,
+        };
+        Some((&b.bytes, &b.statics))
     }
 }
 

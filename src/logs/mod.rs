@@ -135,7 +135,8 @@ mod tokenize;
 pub use decode::LogBlock;
 #[cfg(feature = "gpu")]
 pub(crate) use device::{
-    DeviceBlock, CP_WORDS, ROW_BLOCK_WORDS, SLOT_WORDS, TEMPLATE_WORDS, WIDTH_PER_ROW,
+    DeviceBlock, DeviceImage, ImageBlock, CP_WORDS, ROW_BLOCK_WORDS, SLOT_WORDS, TEMPLATE_WORDS,
+    WIDTH_PER_ROW,
 };
 pub(crate) use encode::LEARN_BATCH;
 pub use encode::{encode, LogOptions};

@@ -183,6 +183,17 @@ fn scan_stream(
         st.validate_seconds, st.validate_wait_seconds, st.lock_seconds, st.issue_seconds, st.device_wait_seconds
     ))
     .map_err(stdout_err)?;
+    let k = gpu::kernel_stats();
+    say(&format!(
+        "gpu kernels ({}): {} module(s) compiled by NVRTC in {:.3} s, {} loaded from the kernel cache, {} stored there; loading {:.3} s",
+        if k.cubin { "CUBIN" } else { "PTX" },
+        k.compiled,
+        k.compile_seconds,
+        k.from_cache,
+        k.stored,
+        k.load_seconds,
+    ))
+    .map_err(stdout_err)?;
     if a.iters > 1 {
         let mut times = Vec::new();
         let mut kernel = f64::MAX;

@@ -33,7 +33,6 @@ use std::time::Instant;
 use cudarc::driver::{
     CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
 mod host;
 mod stage2;
@@ -190,18 +189,8 @@ fn encoder() -> Result<&'static Mutex<Encoder>> {
 }
 
 fn compile(g: &Gpu) -> Result<Kernels> {
-    let opts = CompileOptions {
-        arch: Some(g.arch),
-        options: vec!["--std=c++17".into(), "-lineinfo".into()],
-        name: Some("encode.cu".into()),
-        ..Default::default()
-    };
-    let ptx = compile_ptx_with_opts(SOURCE, opts)
-        .map_err(|e| Error::Gpu(format!("NVRTC (encode.cu): {e}")))?;
-    let module = g
-        .ctx
-        .load_module(ptx)
-        .map_err(|e| gpu_err("loading the encoder's module", e))?;
+    // From the kernel cache on disk when it holds this unit (`device::load_unit`).
+    let module = super::device::load_unit(&g.ctx, g.cc, SOURCE)?;
     let f = |n: &str| module.load_function(n).map_err(|e| gpu_err(n, e));
     Ok(Kernels {
         bounds: f("fp_enc_bounds")?,

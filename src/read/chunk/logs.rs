@@ -24,6 +24,10 @@ pub(in crate::read) struct LogChunk {
     /// Rows that are not valid UTF-8 (bit `r % 64` of word `r / 64`), when
     /// any is.
     not_utf8: Option<Vec<u64>>,
+    /// The GPU decoder's tables, laid out on the chunk's first GPU use and
+    /// kept with it (`logs::DeviceImage`).
+    #[cfg(feature = "gpu")]
+    device: std::sync::OnceLock<crate::logs::DeviceImage>,
 }
 
 impl std::fmt::Debug for LogChunk {
@@ -127,6 +131,8 @@ impl LogChunk {
             col,
             ends,
             not_utf8: (!all_utf8).then_some(not_utf8),
+            #[cfg(feature = "gpu")]
+            device: std::sync::OnceLock::new(),
         };
         Ok((chunk, all_utf8))
     }
@@ -158,6 +164,14 @@ impl LogChunk {
     #[cfg(feature = "gpu")]
     pub(in crate::read) fn parts(&self) -> (&LogColumn, &[u64]) {
         (&self.col, &self.ends)
+    }
+
+    /// The GPU decoder's tables of the chunk, laid out on first use and
+    /// kept (`logs::DeviceImage`).
+    #[cfg(feature = "gpu")]
+    pub(in crate::read) fn device_image(&self) -> &crate::logs::DeviceImage {
+        self.device
+            .get_or_init(|| crate::logs::DeviceImage::new(&self.col, &self.ends))
     }
 }
 

@@ -386,6 +386,17 @@ impl<'a> ChunkView<'a> {
             Body::Coded(_) | Body::ValueDict(_) => None,
         }
     }
+
+    /// A log-template chunk's tables for the GPU decoder, laid out on the
+    /// chunk's first GPU use and kept with the validated chunk (the
+    /// streaming scan's batches and later scans reuse them).
+    #[cfg(feature = "gpu")]
+    pub(crate) fn log_device_image(&self) -> Option<&'a crate::logs::DeviceImage> {
+        match &self.chunk.body {
+            Body::LogTemplates(l) => Some(l.device_image()),
+            Body::Coded(_) | Body::ValueDict(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]
