@@ -10,10 +10,11 @@
 # the GPU tests with FASTPAIR_REQUIRE_GPU=1 first, while the files are made
 # and nothing is timed (TESTS=0 skips them).
 # Build here:
-#   /work/gpu-bundle-helper --features cli,test-util --test gpu_logs --test gpu \
+#   ../shared/tools/gpu-bundle --features cli,test-util --test gpu_logs --test gpu \
 #     --test gpu_hostile --test gpu_encode --bin fastpair --example log_column \
 #     --data <folder `corpus` of the loghub *.txt.xz columns>
-#   plus main's `fastpair` (same features) as .gpu/bin/fastpair-main
+#   optionally main's `fastpair` (same features) as .gpu/bin/fastpair-main
+#   (else this tree's with FASTPAIR_KERNEL_CACHE=off stands in for it)
 # Run on the device from the repository root with the bundle in .gpu:
 #   bash bench/gpu-cli-cache.sh        (results in $OUT)
 set -uo pipefail
@@ -25,6 +26,10 @@ S="$OUT/summary.txt"
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$OUT/gpu-info.txt" 2>&1
 step() { echo "=== $1 $(date -u +%T)" | tee -a "$S"; }
 
+# PHASE=prep stops after the files and tests, PHASE=scan starts at the
+# scans (files from an earlier prep in the same $W), default both.
+PHASE=${PHASE:-all}
+if [ "$PHASE" != scan ]; then
 step "lines and files"
 (
   $B/log_column-example "$W/lines.txt" 9000000 > /dev/null
@@ -60,6 +65,8 @@ fi
 
 wait $files
 cat "$OUT/files.txt" >> "$S"
+fi
+[ "$PHASE" = prep ] && exit 0
 
 # One fresh process: LABEL BINARY FILE [VAR=VALUE...]; --no-check unless
 # CHECK=1. Its whole output is appended to $OUT/scans.txt (few files come
@@ -81,14 +88,18 @@ scan() {
 # keeps the driver's compile of PTX and, as the first call showed, NVRTC's
 # CUBINs too), then with it off (CUDA_CACHE_DISABLE=1: a machine where it is
 # cold, evicted or not writable).
+# Without main's binary in the bundle, this tree's with the cache off
+# stands in for it (the same path as main's: NVRTC in every process).
+MAIN=$B/fastpair-main MAINENV=()
+[ -x "$MAIN" ] || { MAIN=$B/fastpair; MAINENV=(FASTPAIR_KERNEL_CACHE=off); }
 for cuda in on off; do
   step "scans, fresh processes, CUDA compute cache $cuda"
   rm -rf ~/.nv/ComputeCache
   c=()
   [ $cuda = off ] && c=(CUDA_CACHE_DISABLE=1)
   for f in coded.fpc logs.fpc; do
-    scan "main-$f-1" $B/fastpair-main $f "${c[@]}"
-    scan "main-$f-2" $B/fastpair-main $f "${c[@]}"
+    scan "main-$f-1" "$MAIN" $f "${MAINENV[@]}" "${c[@]}"
+    scan "main-$f-2" "$MAIN" $f "${MAINENV[@]}" "${c[@]}"
     rm -rf "$W/cache-$f"
     scan "new-$f-1" $B/fastpair $f FASTPAIR_KERNEL_CACHE="$W/cache-$f" "${c[@]}"
     CHECK=1 scan "new-$f-2" $B/fastpair $f FASTPAIR_KERNEL_CACHE="$W/cache-$f" "${c[@]}"

@@ -21,6 +21,10 @@ S="$OUT/summary.txt"
 step() { echo "=== $1 $(date -u +%T)" | tee -a "$S"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$S" 2>&1
 T1=${T1:-250}
+# PHASE=tests runs phase 1 only, PHASE=bench phase 2 only (it needs the
+# compressed columns of an earlier phase 1), default both.
+PHASE=${PHASE:-all}
+if [ "$PHASE" != bench ]; then
 step "phase 1"
 (timeout "$T1" .gpu/bin/gpu_values-test --test-threads 1 --nocapture > "$OUT/values.log" 2>&1; echo "rc=$?" >> "$OUT/values.log") &
 (timeout "$T1" .gpu/bin/gpu_hostile-test --test-threads 1 --nocapture > "$OUT/hostile.log" 2>&1; echo "rc=$?" >> "$OUT/hostile.log") &
@@ -54,6 +58,8 @@ wait
 for f in values hostile gpu memcheck; do
   grep -E "^test result|FAILED|panicked|ERROR SUMMARY|^rc=" "$OUT/$f.log" | sed "s/^/$f: /" | tee -a "$S"
 done
+fi
+[ "$PHASE" = tests ] && exit 0
 step "phase 2: benchmark"
 VDICT_ONLY=1 REPS=${REPS:-30} timeout 120 .gpu/bin/gpu_scan-bench > "$OUT/bench.log" 2>&1
 echo "bench rc=$?" | tee -a "$S"

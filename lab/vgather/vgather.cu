@@ -2,7 +2,10 @@
 // side by side on the same synthetic value-dictionary columns, each checked
 // against the host's expansion. Standalone (nvcc), not part of the crate.
 //
-// Two independent choices, a template parameter each:
+// Independent choices, a template parameter each (and R, rows a thread):
+//   PF:     0 = each row's value loaded as it is OR-ed in; 1 = its first
+//           chunks loaded before the block's scan; 2 = all R rows' first
+//           chunks loaded after the scan, before the first OR
 //   LEN:    where a row's length comes from
 //           0 = the D + 1 u32 starts (main's kernel: two loads a row)
 //           1 = a u8 length per value (one byte load a row)
@@ -224,10 +227,25 @@ __global__ void __launch_bounds__(ROWS / R) gather(const Piece pc, const Tile* _
     const u32 sbase = (u32)__cvta_generic_to_shared(stage);
     u32 pos = shift + incl - sum + (w > 0 ? wsum[w - 1] : 0u);
     const u8* table = LEN == 2 ? pc.slots : pc.vals;
+    u32 have = nreg;
+    if (PF == 2) {
+        // PF 2: every row's first chunks loaded here, after the scan (whose
+        // registers are free again) and before the first shared OR (the
+        // ORs' asm orders the loads after them otherwise), so the R rows'
+        // loads are in flight together.
+        have = pc.stride >= 32 ? 2u : 1u;
+#pragma unroll
+        for (int q = 0; q < RPT; q++) {
+            if (!len[q]) continue;
+            const uint4* slot = (const uint4*)(table + (u64)kk[q] * pc.stride);
+            if (LEN != 2) h[q] = slot[0];
+            if (have > 1 && len[q] + (LEN == 2) > 16) h1[q] = slot[1];
+        }
+    }
     if (WRITER == 0) {
 #pragma unroll
         for (int q = 0; q < RPT; q++) {
-            if (len[q]) put_or(sbase, pos, (const uint4*)(table + (u64)kk[q] * pc.stride), len[q], h[q], h1[q], nreg, LEN == 2 ? 1 : 0);
+            if (len[q]) put_or(sbase, pos, (const uint4*)(table + (u64)kk[q] * pc.stride), len[q], h[q], h1[q], have, LEN == 2 ? 1 : 0);
             pos += len[q];
         }
     } else if (sum) {
@@ -313,6 +331,8 @@ int main(int argc, char** argv) {
         {"10p2", gather<1, 0, 1, 2>, 512}, {"20p2", gather<2, 0, 1, 2>, 512},
         {"10p1", gather<1, 0, 1, 1>, 1024}, {"20p1", gather<2, 0, 1, 1>, 1024},
         {"20_2", gather<2, 0, 0, 2>, 512}, {"10_2", gather<1, 0, 0, 2>, 512},
+        {"00b", gather<0, 0, 2, 4>, 256}, {"10b", gather<1, 0, 2, 4>, 256}, {"20b", gather<2, 0, 2, 4>, 256},
+        {"10b2", gather<1, 0, 2, 2>, 512}, {"20b2", gather<2, 0, 2, 2>, 512}, {"10b8", gather<1, 0, 2, 8>, 128},
     };
     if (carveout >= 0)
         for (auto& v : all) CK(cudaFuncSetAttribute(v.k, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
