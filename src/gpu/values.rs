@@ -80,7 +80,10 @@ impl<'r> ValueChunk<'r> {
     /// row's length with one byte load instead of two starts). The table
     /// proper is the first `D · stride` bytes.
     pub(crate) fn table(&self, stride: u32) -> Vec<u8> {
-        debug_assert!(stride <= 255, "a length byte holds every value of a stride table");
+        debug_assert!(
+            stride <= 255,
+            "a length byte holds every value of a stride table"
+        );
         let s = stride as usize;
         let d = self.nvalues() as usize;
         let mut t = vec![0u8; d * s + d];
