@@ -77,7 +77,7 @@ device_struct! {
 device_struct! {
     /// One dictionary's planes in `dictblob`.
     Dict {
-        /// `len - 1` of each token, one byte per token (`plan::byte_lengths`).
+        /// `len - 1` of each token, one byte per token (`dicts::byte_lengths`).
         lens_off: u64,
         /// Low plane, `FP_W` bytes per token (16-aligned).
         lo_off: u64,

@@ -3,9 +3,9 @@
 //! timed, and the log decoder's launch written out for the CPU emulation of
 //! kernels/logs.cu (`lab/logs-emu`). None of them is part of a scan.
 
+use super::DecoderConfig;
 #[cfg(feature = "test-util")]
-use super::{abi, encode, plan, EncodeTimes};
-use super::{device, DecoderConfig};
+use super::{abi, encode, plan, units, EncodeTimes};
 use crate::error::{Error, Result};
 
 /// Writes `ptx` to `FASTPAIR_PTX_DUMP/name` when that variable names a
@@ -49,7 +49,7 @@ pub fn time_pinned_upload(bytes: usize, reps: usize) -> Result<Vec<f64>> {
 #[doc(hidden)]
 pub fn compile_check(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<()> {
     cfg.check()?;
-    device::compile(cfg, bits, arch).map(|_| ())
+    units::compile(cfg, bits, arch).map(|_| ())
 }
 
 /// As [`compile_check`] for the log-template decoder's unit (kernels/logs.cu).
@@ -58,7 +58,7 @@ pub fn compile_check(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Resul
 #[doc(hidden)]
 pub fn compile_check_logs(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<()> {
     cfg.check()?;
-    let ptx = device::compile_logs(cfg, bits, arch)?;
+    let ptx = units::compile_logs(cfg, bits, arch)?;
     dump_ptx(&format!("logs-b{bits}.ptx"), &ptx)
 }
 
@@ -68,7 +68,7 @@ pub fn compile_check_logs(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> 
 #[doc(hidden)]
 pub fn compile_check_search(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<()> {
     cfg.check()?;
-    let ptx = device::compile_search(cfg, bits, arch)?;
+    let ptx = units::compile_search(cfg, bits, arch)?;
     dump_ptx(&format!("search-k{}-w{}-b{bits}.ptx", cfg.k, cfg.w), &ptx)
 }
 

@@ -41,11 +41,17 @@
 mod abi;
 #[cfg(feature = "gpu")]
 mod plan;
+// A launch's dictionary tables (planes at the scan's width, lengths, descriptors).
+#[cfg(feature = "gpu")]
+mod dicts;
 
 #[cfg(feature = "gpu")]
 mod device;
+// Kernel units: sources, NVRTC, modules from the kernel cache.
 #[cfg(feature = "gpu")]
-pub use device::{kernel_stats, KernelStats};
+mod units;
+#[cfg(feature = "gpu")]
+pub use units::{kernel_stats, KernelStats};
 // The kernels' cache on disk (NVRTC's output kept across processes).
 #[cfg(feature = "gpu")]
 mod kcache;
@@ -254,7 +260,7 @@ pub fn available() -> Result<()> {
 /// every chunk ([`Reader::dictionary`]).
 #[cfg(feature = "gpu")]
 pub fn scan_width(reader: &Reader) -> Result<u8> {
-    plan::file_width(reader, 0..reader.rows())
+    dicts::file_width(reader, 0..reader.rows())
 }
 
 /// The ordinals of every CUDA device visible to this process (honours
@@ -449,7 +455,7 @@ mod gpu_impl {
             let g = gpu()?;
             let mut cfg = opts.config;
             if !opts.force_width {
-                cfg.w = plan::file_width(reader, rows.clone())?;
+                cfg.w = super::dicts::file_width(reader, rows.clone())?;
             }
             let plan = plan::build(reader, rows, 32 * cfg.k, cfg.w, tiles.max(1))?;
             let kernels = g.kernels(&cfg, plan.bits)?;

@@ -48,8 +48,8 @@ impl<'r> DeviceRows<'r> {
     /// 8 bytes of row offset a row).
     pub fn new(reader: &'r Reader) -> Result<Self> {
         let g = gpu()?;
-        let w = plan::file_width(reader, 0..reader.rows())?;
-        let bits = plan::file_bits(reader)?;
+        let w = super::dicts::file_width(reader, 0..reader.rows())?;
+        let bits = super::dicts::file_bits(reader)?;
         let cfg = DecoderConfig {
             w,
             ..DecoderConfig::default()
@@ -59,7 +59,7 @@ impl<'r> DeviceRows<'r> {
             .map(|i| reader.chunk_info(i).entry)
             .filter(kind::uses_dictionary_planes)
             .map(|e| e.dict);
-        let (dicts, blob, index) = plan::dict_table(reader, used, w, bits)?;
+        let (dicts, blob, index) = super::dicts::dict_table(reader, used, w, bits)?;
         let mut input = Vec::new();
         let mut chunks = Vec::with_capacity(reader.num_chunks());
         let mut first_rows = Vec::with_capacity(reader.num_chunks());

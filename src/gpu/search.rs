@@ -203,7 +203,8 @@ impl<'r> PreparedSearch<'r> {
     pub fn new(reader: &'r Reader, tiles: usize) -> Result<Self> {
         let g = gpu()?;
         let tiles = tiles.max(1);
-        let cfg = DecoderConfig::default().with_w(plan::file_width(reader, 0..reader.rows())?);
+        let cfg =
+            DecoderConfig::default().with_w(super::dicts::file_width(reader, 0..reader.rows())?);
         let mut plan = plan::build_coded(reader, 32 * cfg.k, cfg.w, tiles)?;
         let kernels = g.kernels(&cfg, plan.bits)?;
         let np = plan.pieces.len();

@@ -535,9 +535,9 @@ where
     }
     let mut cfg = opts.scan.config;
     if !opts.scan.force_width {
-        cfg.w = plan::file_width(reader, rows.clone())?;
+        cfg.w = super::dicts::file_width(reader, rows.clone())?;
     }
-    let bits = plan::file_bits(reader)?;
+    let bits = super::dicts::file_bits(reader)?;
     let t0 = Instant::now();
     let groups = groups(reader, rows, opts.device_bytes / opts.ring)?;
     let mut stats = StreamStats::default();

@@ -189,8 +189,8 @@ fn encoder() -> Result<&'static Mutex<Encoder>> {
 }
 
 fn compile(g: &Gpu) -> Result<Kernels> {
-    // From the kernel cache on disk when it holds this unit (`device::load_unit`).
-    let module = super::device::load_unit(&g.ctx, g.cc, SOURCE)?;
+    // From the kernel cache on disk when it holds this unit (`units::load_unit`).
+    let module = super::units::load_unit(&g.ctx, g.cc, SOURCE)?;
     let f = |n: &str| module.load_function(n).map_err(|e| gpu_err(n, e));
     Ok(Kernels {
         bounds: f("fp_enc_bounds")?,
