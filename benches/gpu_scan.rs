@@ -14,7 +14,10 @@
 //! default 1), SWEEP_COLS (comma-separated substrings), GROUPS (pipelined
 //! end-to-end groups, default 16), VDICT (0 = skip the value-dictionary
 //! columns, default 1), VDICT_ONLY (1 = only them), VDICT_COLS
-//! (comma-separated corpus columns for them). Needs `--features test-util`.
+//! (comma-separated corpus columns for them), TABLE_ONLY (1 = skip the random-row
+//! and streaming parts before the table), PEER_DUMP (a folder: each table column's
+//! codes, dictionary and values written there for lab/vortex-peer's harness, which
+//! times the peer's kernels on the same codes). Needs `--features test-util`.
 
 #[cfg(feature = "test-util")]
 fn main() {
@@ -611,6 +614,77 @@ mod bench {
         }
     }
 
+    /// Writes `c`'s codes for lab/vortex-peer/peer.cu (its header has the
+    /// layout): every code widened to a u16, each token's length and its 16
+    /// bytes zero padded, the values the CPU decodes, and the tiles this
+    /// bench times, so that the peer's kernels run on exactly these codes at
+    /// the same decoded size. Coded chunks of one dictionary only (what one
+    /// launch of the peer's kernels takes); others are skipped with a line.
+    fn peer_dump(c: &Col, dir: &std::path::Path) {
+        let r = &c.reader;
+        let tag = format!("{}.{}", c.name, c.codec.name());
+        let dicts: std::collections::BTreeSet<u32> = (0..r.num_chunks())
+            .map(|i| r.chunk_info(i).entry.dict)
+            .collect();
+        let coded = (0..r.num_chunks()).all(|i| {
+            r.chunk(i)
+                .is_ok_and(|v| v.kind() == fastpair::format::ChunkKind::Coded)
+        });
+        if dicts.len() != 1 || !coded {
+            println!(
+                "peer-dump,{tag},skipped: {} dictionaries, coded {coded}",
+                dicts.len()
+            );
+            return;
+        }
+        let dict = r
+            .dictionary(dicts.into_iter().next().unwrap() as usize)
+            .expect("dictionary");
+        let ntok = dict.num_tokens() as usize;
+        let mut codes: Vec<u16> = Vec::new();
+        for i in 0..r.num_chunks() {
+            let v = r.chunk(i).expect("chunk");
+            let n = r.chunk_info(i).entry.codes as usize;
+            let b = v.codes_bytes();
+            // spec/FORMAT.md §5.2: 16-bit codes one u16 each; 12-bit codes
+            // in pairs of 3 little-endian bytes (`a | b << 12`).
+            if dict.code_bits() == 16 {
+                codes.extend(
+                    b.chunks_exact(2)
+                        .take(n)
+                        .map(|x| u16::from_le_bytes([x[0], x[1]])),
+                );
+            } else {
+                let start = codes.len();
+                for x in b.chunks_exact(3) {
+                    let v = x[0] as u32 | (x[1] as u32) << 8 | (x[2] as u32) << 16;
+                    codes.extend([(v & 0xfff) as u16, (v >> 12) as u16]);
+                }
+                codes.truncate(start + n);
+            }
+        }
+        let values = r.read_all().expect("cpu").values;
+        let mut out = Vec::with_capacity(40 + 17 * ntok + 2 * codes.len() + values.len());
+        out.extend_from_slice(b"FPPEER1\0");
+        out.extend_from_slice(&(dict.code_bits() as u32).to_le_bytes());
+        out.extend_from_slice(&(ntok as u32).to_le_bytes());
+        out.extend_from_slice(&(codes.len() as u64).to_le_bytes());
+        out.extend_from_slice(&(values.len() as u64).to_le_bytes());
+        out.extend_from_slice(&(c.tiles as u64).to_le_bytes());
+        out.extend((0..ntok).map(|k| dict.word(k).1 as u8));
+        for k in 0..ntok {
+            out.extend_from_slice(&dict.word(k).0);
+        }
+        for &x in &codes {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out.extend_from_slice(&values);
+        let path = dir.join(format!("{tag}.peer"));
+        std::fs::create_dir_all(dir).expect("peer dump folder");
+        std::fs::write(&path, out).expect("peer dump");
+        println!("peer-dump,{tag},{} codes,{ntok} tokens", codes.len());
+    }
+
     pub fn main() {
         if env("HOST_STAGE", 0u32) == 1 {
             host_stage();
@@ -659,11 +733,14 @@ mod bench {
         if env("VDICT_ONLY", 0u32) == 1 {
             return;
         }
-        random_rows(&dir);
-        streaming(&dir);
-        if env("RANDOM_ONLY", 0u32) == 1 {
-            return;
+        if env("TABLE_ONLY", 0u32) == 0 {
+            random_rows(&dir);
+            streaming(&dir);
+            if env("RANDOM_ONLY", 0u32) == 1 {
+                return;
+            }
         }
+        let peer_dir = env("PEER_DUMP", String::new());
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
             .map(|e| e.unwrap().path())
@@ -757,6 +834,9 @@ mod bench {
                 .fold(f64::MAX, f64::min);
             let w = p.config().w;
             drop(p);
+            if !peer_dir.is_empty() {
+                peer_dump(c, std::path::Path::new(&peer_dir));
+            }
             // Other variants (ALT_EMITS, ALT_M): decode and scan of the same
             // column, checked against the CPU first.
             for (tag, cfg) in alts.iter() {
