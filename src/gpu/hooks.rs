@@ -3,9 +3,9 @@
 //! timed, and the log decoder's launch written out for the CPU emulation of
 //! kernels/logs.cu (`lab/logs-emu`). None of them is part of a scan.
 
-use super::{units, DecoderConfig};
 #[cfg(feature = "test-util")]
 use super::{abi, encode, plan, EncodeTimes};
+use super::{units, DecoderConfig};
 use crate::error::{Error, Result};
 
 /// Writes `ptx` to `FASTPAIR_PTX_DUMP/name` when that variable names a
