@@ -14,7 +14,8 @@
 //! cargo run --release -p fastpair-lab --example logs_ratio -- [FILTER...]   (default: loghub)
 //! ```
 //! `LOGS_MIN_COUNT` and `LOGS_SIMILARITY` override those `LogOptions` (sweeps);
-//! `LOGS_NO_FAMILY=1` turns template families off.
+//! `LOGS_NO_FAMILY=1` turns template families off, `LOGS_NO_PRUNE=1` the pool
+//! pruning (`LogOptions::prune_pool`).
 
 fn main() {
     probe::main()
@@ -111,6 +112,8 @@ mod probe {
             }
             // `LOGS_NO_FAMILY=1`: without template families (round 6's A/B).
             a_opts.families = std::env::var_os("LOGS_NO_FAMILY").is_none();
+            // `LOGS_NO_PRUNE=1`: the pool's table as trained (before round 7).
+            a_opts.prune_pool = std::env::var_os("LOGS_NO_PRUNE").is_none();
             let b_opts = LogOptions {
                 typed: false,
                 ..Default::default()

@@ -295,10 +295,12 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     // column is larger (then one full encode), else by encoding them all.
     // On a sample, the cut first (with `opts.mixed`), then mixed runs kept
     // or split at that cut: 2 + cuts encodes of the sample, not 2 × cuts.
-    // Candidates are compared without template families (`family.rs`);
-    // the one kept is then laid out with them when that is smaller.
+    // Candidates are compared without template families (`family.rs`) or
+    // pool pruning (`text.rs`); the one kept is then laid out with them
+    // when that is smaller.
     let plain = LogOptions {
         families: false,
+        prune_pool: false,
         ..opts.clone()
     };
     let pick: Vec<(bool, Cut)> = if rows.len() > 2 * DECIDE_ROWS {
@@ -330,9 +332,10 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         .map(|&(mixed, c)| (encode_as(rows, &plain, mixed, c), (mixed, c)))
         .min_by_key(|e| e.0.len())
         .expect("at least one candidate");
-    if !opts.families {
+    if !opts.families && !opts.prune_pool {
         return best;
     }
+    // The kept candidate laid out with families and/or a pruned pool.
     let fam = encode_as(rows, opts, mixed, c);
     if fam.len() < best.len() {
         fam

@@ -34,10 +34,12 @@ const CODE_BITS: u8 = 12;
 /// are then an *optimal* parse of each string under it (fewest codes, a
 /// shortest path over the string's positions) rather than the greedy
 /// longest-prefix parse, and learned tokens that no string's parse uses are
-/// left out of the stored table. Both are the writer's free choice
-/// (spec/FORMAT.md §5.8.5: the pool's tokens and the code spelling of each
-/// string), so readers are unchanged.
-pub(crate) fn write(strings: &[&[u8]], out: &mut Vec<u8>) {
+/// left out of the stored table. With `prune`, tokens whose table bytes
+/// exceed what their uses save are dropped too ([`paying_tokens`], the
+/// smaller pool kept). All are the writer's free choice (spec/FORMAT.md
+/// §5.8.5: the pool's tokens and the code spelling of each string), so
+/// readers are unchanged.
+pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
     let trained = if strings.iter().all(|s| s.is_empty()) {
         TokenTable::single_bytes()
     } else {
@@ -45,16 +47,49 @@ pub(crate) fn write(strings: &[&[u8]], out: &mut Vec<u8>) {
     };
     debug_assert!((0..256).all(|b| trained.token(b) == [b as u8]));
     debug_assert!(trained.len() <= 1 << CODE_BITS);
-    let m = Matcher::new(&trained);
+    let mut parse = Parse::default();
+    let (mut table, mut codes, offs) = encode_strings(&trained, strings, &mut parse);
+    let mut best = Vec::new();
+    put_pool(&table, &codes, &offs, &mut best);
+    // Tokens that do not pay for their own bytes in the table (a small
+    // pool's trained table is a large share of it: 18% of Linux_2k's
+    // payload) are dropped, the strings parsed again, and the smaller pool
+    // kept; a few rounds, since each drop changes the others' uses.
+    for _ in 0..if prune { PRUNE_ROUNDS } else { 0 } {
+        let keep = paying_tokens(&table, &codes, &mut parse);
+        if keep.len() == table.len() {
+            break;
+        }
+        let (t, c, o) = encode_strings(&keep, strings, &mut parse);
+        let mut cand = Vec::new();
+        put_pool(&t, &c, &o, &mut cand);
+        if cand.len() >= best.len() {
+            break;
+        }
+        (table, codes, best) = (t, c, cand);
+    }
+    out.extend_from_slice(&best);
+}
+
+/// Rounds of [`paying_tokens`] a pool is tried with.
+const PRUNE_ROUNDS: usize = 3;
+
+/// Every string of `strings` as an optimal parse under `trained`, the
+/// learned tokens no code uses left out of the table and the rest
+/// renumbered in order: (table, codes, code offsets of the strings).
+fn encode_strings(
+    trained: &TokenTable,
+    strings: &[&[u8]],
+    parse: &mut Parse,
+) -> (TokenTable, Vec<u16>, Vec<u32>) {
+    let m = Matcher::new(trained);
     let mut codes: Vec<u16> = Vec::new();
     let mut offs = Vec::with_capacity(strings.len() + 1);
     offs.push(0u32);
-    let mut parse = Parse::default();
     for s in strings {
         parse.encode_into(&m, s, &mut codes);
         offs.push(u32::try_from(codes.len()).expect("pool under 2^32 codes"));
     }
-    // Drop the learned tokens no code uses; renumber the rest in order.
     let mut new_code = vec![u16::MAX; trained.len()];
     for &c in &codes {
         new_code[c as usize] = 0;
@@ -71,6 +106,36 @@ pub(crate) fn write(strings: &[&[u8]], out: &mut Vec<u8>) {
     for c in &mut codes {
         *c = new_code[*c as usize];
     }
+    (table, codes, offs)
+}
+
+/// `table` without the learned tokens that cost more to store than they
+/// save: token `t` of `L` bytes, used `u` times, takes `8L + 4` bits in the
+/// table (its bytes and length nibble), and without it each use is spelled
+/// by `p ≥ 2` codes of the others (`p`: the fewest, an optimal parse of its
+/// bytes that does not use `t` itself), `12 (p − 1)` bits more each.
+fn paying_tokens(table: &TokenTable, codes: &[u16], parse: &mut Parse) -> TokenTable {
+    let mut uses = vec![0u64; table.len()];
+    for &c in codes {
+        uses[c as usize] += 1;
+    }
+    let m = Matcher::new(table);
+    let mut keep = TokenTable::single_bytes();
+    for (c, &u) in uses.iter().enumerate().skip(256) {
+        let tok = table.token(c);
+        let p = parse.fewest_without_whole(&m, tok) as u64;
+        let saved = u * 12 * (p.max(2) - 1);
+        let stored = 8 * tok.len() as u64 + 4;
+        if saved >= stored {
+            keep.push(tok);
+        }
+    }
+    keep
+}
+
+/// The pool bytes of `table`, `codes` and the strings' code offsets `offs`
+/// (the layout in this module's header).
+fn put_pool(table: &TokenTable, codes: &[u16], offs: &[u32], out: &mut Vec<u8>) {
     let learned = table.len() - 256;
     put_varint(out, learned as u64);
     let lens: Vec<u8> = (256..table.len())
@@ -82,7 +147,7 @@ pub(crate) fn write(strings: &[&[u8]], out: &mut Vec<u8>) {
     for c in 256..table.len() {
         out.extend_from_slice(table.token(c));
     }
-    put_varint(out, strings.len() as u64);
+    put_varint(out, (offs.len() - 1) as u64);
     let (mut meta, mut data) = (Vec::new(), Vec::new());
     column::write(
         &offs.iter().map(|&o| o as u64).collect::<Vec<_>>(),
@@ -138,6 +203,35 @@ impl Parse {
             out.push(code);
             i += len as usize;
         }
+    }
+}
+
+impl Parse {
+    /// The fewest codes of `m`'s table that spell `s` without using a
+    /// token equal to all of `s` (so at least 2 when `s` is longer than a
+    /// byte): what a learned token's uses would cost without it.
+    fn fewest_without_whole(&mut self, m: &Matcher, s: &[u8]) -> u32 {
+        let n = s.len();
+        if n < 2 {
+            return 1;
+        }
+        self.padded.clear();
+        self.padded.extend_from_slice(s);
+        self.padded.resize(n + MAX_TOKEN_LEN, 0);
+        self.best.clear();
+        self.best.resize(n + 1, (0, 0, 0));
+        for i in (0..n).rev() {
+            let (_, longest) = m.longest_match_padded(&self.padded, i, n - i);
+            let top = if i == 0 { longest.min(n - 1) } else { longest };
+            let mut b = self.best[i + 1].0 + 1;
+            for l in 2..=top {
+                if l == longest || m.get(&s[i..i + l]).is_some() {
+                    b = b.min(self.best[i + l].0 + 1);
+                }
+            }
+            self.best[i].0 = b;
+        }
+        self.best[0].0
     }
 }
 
@@ -313,9 +407,15 @@ mod tests {
 
     #[test]
     fn pool_round_trip() {
+        for prune in [false, true] {
+            pool_round_trip_with(prune);
+        }
+    }
+
+    fn pool_round_trip_with(prune: bool) {
         let strings: Vec<&[u8]> = vec![b"", b"hello world", b"hello there", b"\xff\x00x", b""];
         let mut out = Vec::new();
-        write(&strings, &mut out);
+        write(&strings, prune, &mut out);
         let n = out.len();
         out.resize(n + 16, 0);
         let p = Pool::parse(&out[..n], 0).unwrap();
@@ -336,6 +436,70 @@ mod tests {
         for cut in 0..n {
             assert!(Pool::parse(&out[..cut], 0).is_err());
         }
+    }
+
+    /// Pruning the pool's table never makes the pool larger, and the pool
+    /// still spells every string: pools of log-like lines, repeated
+    /// strings, and many one-off strings (whose trained tokens mostly do
+    /// not pay for their bytes).
+    #[test]
+    fn pruned_pools_are_never_larger_and_exact() {
+        let lines: Vec<Vec<u8>> = (0..600u32)
+            .map(|i| match i % 3 {
+                0 => format!(
+                    "session opened for user u{} by (uid={})",
+                    i % 17,
+                    i * 7 % 1000
+                ),
+                1 => format!(
+                    "{:08x}-{:04x}",
+                    i.wrapping_mul(2_654_435_761),
+                    i * 31 % 65536
+                ),
+                _ => format!("GET /static/{}/img{}.png HTTP/1.1", i % 5, i),
+            })
+            .map(String::into_bytes)
+            .collect();
+        let one_offs: Vec<Vec<u8>> = (0..300u32)
+            .map(|i| format!("{:x}", i.wrapping_mul(0x9E37_79B9) ^ 0x5bd1_e995).into_bytes())
+            .collect();
+        for set in [&lines, &one_offs] {
+            let strings: Vec<&[u8]> = set.iter().map(Vec::as_slice).collect();
+            let (mut plain, mut pruned) = (Vec::new(), Vec::new());
+            write(&strings, false, &mut plain);
+            write(&strings, true, &mut pruned);
+            assert!(
+                pruned.len() <= plain.len(),
+                "{} > {}",
+                pruned.len(),
+                plain.len()
+            );
+            let n = pruned.len();
+            pruned.resize(n + 16, 0);
+            let p = Pool::parse(&pruned[..n], 0).unwrap();
+            let mut o = Vec::new();
+            for (i, s) in strings.iter().enumerate() {
+                o.clear();
+                p.get(&pruned, i, &mut o);
+                assert_eq!(&o, s, "string {i}");
+            }
+        }
+    }
+
+    /// A token's cost without itself: its bytes' fewest codes with every
+    /// other token, never the token itself.
+    #[test]
+    fn fewest_without_whole_skips_the_token_itself() {
+        let mut t = TokenTable::single_bytes();
+        for tok in [&b"abcd"[..], b"ab", b"cd", b"abc"] {
+            t.push(tok);
+        }
+        let m = Matcher::new(&t);
+        let mut parse = Parse::default();
+        assert_eq!(parse.fewest_without_whole(&m, b"abcd"), 2); // ab + cd
+        assert_eq!(parse.fewest_without_whole(&m, b"abc"), 2); // ab + c
+        assert_eq!(parse.fewest_without_whole(&m, b"ab"), 2); // a + b
+        assert_eq!(parse.fewest_without_whole(&m, b"x"), 1);
     }
 
     /// The optimal parse spells every string exactly, never with more codes

@@ -55,6 +55,7 @@ fn looks_like_logs(p: &PendingChunk) -> bool {
     }
     let plain = LogOptions {
         families: false,
+        prune_pool: false,
         ..LogOptions::default()
     };
     let payload = crate::logs::encode(&sample, &plain).len();
@@ -87,6 +88,7 @@ fn estimate(rows: &[&[u8]], lo: &LogOptions) -> f64 {
     // percent: not what decides whether to try).
     let lo = &LogOptions {
         families: false,
+        prune_pool: false,
         ..lo.clone()
     };
     let total: usize = rows.iter().map(|r| r.len()).sum();
