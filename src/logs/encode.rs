@@ -5,7 +5,7 @@ use super::bits::{dec_digits, hex_digits, pack, put_varint, PAD};
 use super::column;
 use super::mine::{Miner, Pattern};
 use super::tokenize::{parse_dec, parse_hex, Tokenized, Tokens};
-use super::{text, Kind, Width, BLOCK_MAGIC, ROW_BLOCK};
+use super::{text, Kind, LogOptions, Width, BLOCK_MAGIC, ROW_BLOCK};
 
 /// Rows of unmatched text the miner learns from at once (pass 2 of
 /// [`encode`]); a block with fewer unmatched rows is mined in one go.
@@ -13,64 +13,12 @@ pub(crate) const LEARN_BATCH: usize = 1 << 15;
 /// Bytes of unmatched rows the miner learns from at once (see [`LEARN_BATCH`]).
 pub(crate) const LEARN_BYTES: usize = 1 << 20;
 
-/// Knobs of the encoder.
-#[derive(Clone, Debug)]
-pub struct LogOptions {
-    /// Design A (true): integer and hex slots are typed sub-columns. Design
-    /// B (false): every slot is token-coded text (dictionary or free).
-    pub typed: bool,
-    /// Rows the first mining pass looks at (evenly spaced over the block).
-    pub sample_rows: usize,
-    /// A template is kept only when at least this many rows use it.
-    pub min_count: usize,
-    /// Share of static word positions two skeletons must share to merge
-    /// (Drain's similarity threshold).
-    pub similarity: f64,
-    /// Tokenize with alphanumeric runs that mix letters and digits split
-    /// into their letter and digit runs (`cn615` → `cn` `615`).
-    pub mixed: bool,
-    /// `encode_column`: `Some(true)` forces the header/body split (when
-    /// a header is found), `Some(false)` one block; `None` keeps the
-    /// smaller.
-    pub split: Option<bool>,
-    /// Store adjacent slots whose values repeat together (an IP address,
-    /// a date) as one slot when that is estimated smaller.
-    pub group_slots: bool,
-    /// Merge templates that differ only between a common prefix and
-    /// suffix into one template with a slot there (`family.rs`) when that
-    /// is estimated smaller.
-    pub families: bool,
-    /// Drop the pool's learned tokens that cost more table bytes than they
-    /// save, in up to three rounds, keeping the smaller pool (`text.rs`):
-    /// about 1% smaller payloads for about a fifth more encode time. Off
-    /// in the encodes that only compare candidates (the column's sample
-    /// decisions, the writer's screen and estimate), whose choices then
-    /// stay what they were.
-    pub prune_pool: bool,
-}
-
 /// What an encoded template is: a mined one (index into the kept
 /// patterns) or a family of them (index into the families' statics).
 #[derive(Clone, Copy, Debug)]
 enum Layout {
     Plain(usize),
     Family(usize),
-}
-
-impl Default for LogOptions {
-    fn default() -> Self {
-        Self {
-            typed: true,
-            sample_rows: 4096,
-            min_count: 2,
-            similarity: 0.5,
-            mixed: false,
-            split: None,
-            group_slots: true,
-            families: true,
-            prune_pool: true,
-        }
-    }
 }
 
 /// How one slot's values will be stored.

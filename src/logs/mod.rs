@@ -125,6 +125,7 @@ mod device;
 mod encode;
 mod family;
 mod mine;
+mod options;
 mod render;
 mod search;
 mod split;
@@ -138,8 +139,9 @@ pub(crate) use device::{
     DeviceBlock, DeviceImage, ImageBlock, CP_WORDS, ROW_BLOCK_WORDS, SLOT_WORDS, TEMPLATE_WORDS,
     WIDTH_PER_ROW,
 };
+pub use encode::encode;
 pub(crate) use encode::LEARN_BATCH;
-pub use encode::{encode, LogOptions};
+pub use options::LogOptions;
 pub use split::{encode_column, LogColumn};
 pub use summary::{LogSummary, SlotCost, SlotTypeSummary, TemplateSummary, BREAKDOWN_PARTS};
 

@@ -33,9 +33,10 @@ use bytes::Bytes;
 
 use super::bits::{FastMap as HashMap, FoldHasher, VarReader};
 use super::decode::LogBlock;
-use super::encode::{encode, LogOptions};
+use super::encode::encode;
 use super::render::Bulk;
 use super::tokenize::Tokens;
+use super::LogOptions;
 use crate::error::{Error, Invariant, Result};
 
 const SPLIT_MAGIC: &[u8; 4] = b"FPS1";

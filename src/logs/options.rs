@@ -1,0 +1,54 @@
+//! The log encoder's knobs ([`LogOptions`]): what the writer and the
+//! experiments (lab/examples/logs_*) choose per column.
+
+/// Knobs of the encoder.
+#[derive(Clone, Debug)]
+pub struct LogOptions {
+    /// Design A (true): integer and hex slots are typed sub-columns. Design
+    /// B (false): every slot is token-coded text (dictionary or free).
+    pub typed: bool,
+    /// Rows the first mining pass looks at (evenly spaced over the block).
+    pub sample_rows: usize,
+    /// A template is kept only when at least this many rows use it.
+    pub min_count: usize,
+    /// Share of static word positions two skeletons must share to merge
+    /// (Drain's similarity threshold).
+    pub similarity: f64,
+    /// Tokenize with alphanumeric runs that mix letters and digits split
+    /// into their letter and digit runs (`cn615` → `cn` `615`).
+    pub mixed: bool,
+    /// `encode_column`: `Some(true)` forces the header/body split (when
+    /// a header is found), `Some(false)` one block; `None` keeps the
+    /// smaller.
+    pub split: Option<bool>,
+    /// Store adjacent slots whose values repeat together (an IP address,
+    /// a date) as one slot when that is estimated smaller.
+    pub group_slots: bool,
+    /// Merge templates that differ only between a common prefix and
+    /// suffix into one template with a slot there (`family.rs`) when that
+    /// is estimated smaller.
+    pub families: bool,
+    /// Drop the pool's learned tokens that cost more table bytes than they
+    /// save, in up to three rounds, keeping the smaller pool (`text.rs`):
+    /// about 1% smaller payloads for about 7% more compress time
+    /// (bench/LOGS.md, round 7). Off in the encodes that only compare
+    /// candidates (the column's sample decisions, the writer's screen and
+    /// estimate), whose choices then stay what they were.
+    pub prune_pool: bool,
+}
+
+impl Default for LogOptions {
+    fn default() -> Self {
+        Self {
+            typed: true,
+            sample_rows: 4096,
+            min_count: 2,
+            similarity: 0.5,
+            mixed: false,
+            split: None,
+            group_slots: true,
+            families: true,
+            prune_pool: true,
+        }
+    }
+}
