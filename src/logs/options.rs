@@ -30,7 +30,7 @@ pub struct LogOptions {
     pub families: bool,
     /// Drop the pool's learned tokens that cost more table bytes than they
     /// save, in up to three rounds, keeping the smaller pool (`text.rs`):
-    /// about 1% smaller payloads for about 7% more compress time
+    /// about 1% smaller payloads for about 5% more compress time
     /// (bench/LOGS.md, round 7). Off in the encodes that only compare
     /// candidates (the column's sample decisions, the writer's screen and
     /// estimate), whose choices then stay what they were.

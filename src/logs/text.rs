@@ -48,25 +48,29 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
     debug_assert!((0..256).all(|b| trained.token(b) == [b as u8]));
     debug_assert!(trained.len() <= 1 << CODE_BITS);
     let mut parse = Parse::default();
-    let (mut table, mut codes, offs) = encode_strings(&trained, strings, &mut parse);
+    let m = Matcher::new(&trained);
+    let (mut codes, mut offs) = parse_strings(&m, strings, &mut parse);
+    let mut table = compact(&trained, &mut codes);
     let mut best = Vec::new();
     put_pool(&table, &codes, &offs, &mut best);
     // Tokens that do not pay for their own bytes in the table (a small
     // pool's trained table is a large share of it: 18% of Linux_2k's
-    // payload) are dropped, the strings parsed again, and the smaller pool
-    // kept; a few rounds, since each drop changes the others' uses.
+    // payload) are dropped, the strings that used them parsed again, and
+    // the smaller pool kept; a few rounds, since each drop changes the
+    // others' uses.
     for _ in 0..if prune { PRUNE_ROUNDS } else { 0 } {
-        let keep = paying_tokens(&table, &codes, &mut parse);
+        let (keep, map) = paying_tokens(&table, &codes, &mut parse);
         if keep.len() == table.len() {
             break;
         }
-        let (t, c, o) = encode_strings(&keep, strings, &mut parse);
+        let (mut c, o) = reparse_dropped(&keep, &map, &codes, &offs, strings, &mut parse);
+        let t = compact(&keep, &mut c);
         let mut cand = Vec::new();
         put_pool(&t, &c, &o, &mut cand);
         if cand.len() >= best.len() {
             break;
         }
-        (table, codes, best) = (t, c, cand);
+        (table, codes, offs, best) = (t, c, o, cand);
     }
     out.extend_from_slice(&best);
 }
@@ -74,39 +78,72 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
 /// Rounds of [`paying_tokens`] a pool is tried with.
 const PRUNE_ROUNDS: usize = 3;
 
-/// Every string of `strings` as an optimal parse under `trained`, the
-/// learned tokens no code uses left out of the table and the rest
-/// renumbered in order: (table, codes, code offsets of the strings).
-fn encode_strings(
-    trained: &TokenTable,
-    strings: &[&[u8]],
-    parse: &mut Parse,
-) -> (TokenTable, Vec<u16>, Vec<u32>) {
-    let m = Matcher::new(trained);
+/// Every string of `strings` as an optimal parse under `m`'s table: the
+/// codes and each string's code offsets.
+fn parse_strings(m: &Matcher, strings: &[&[u8]], parse: &mut Parse) -> (Vec<u16>, Vec<u32>) {
     let mut codes: Vec<u16> = Vec::new();
     let mut offs = Vec::with_capacity(strings.len() + 1);
     offs.push(0u32);
     for s in strings {
-        parse.encode_into(&m, s, &mut codes);
+        parse.encode_into(m, s, &mut codes);
         offs.push(u32::try_from(codes.len()).expect("pool under 2^32 codes"));
     }
-    let mut new_code = vec![u16::MAX; trained.len()];
-    for &c in &codes {
+    (codes, offs)
+}
+
+/// `table` without the learned tokens no code of `codes` uses, and `codes`
+/// renumbered to it (kept tokens in their order).
+fn compact(table: &TokenTable, codes: &mut [u16]) -> TokenTable {
+    let mut new_code = vec![u16::MAX; table.len()];
+    for &c in codes.iter() {
         new_code[c as usize] = 0;
     }
-    let mut table = TokenTable::single_bytes();
+    let mut out = TokenTable::single_bytes();
     for (c, n) in new_code.iter_mut().enumerate() {
         if c < 256 {
             *n = c as u16;
         } else if *n == 0 {
-            *n = table.len() as u16;
-            table.push(trained.token(c));
+            *n = out.len() as u16;
+            out.push(table.token(c));
         }
     }
-    for c in &mut codes {
+    for c in codes.iter_mut() {
         *c = new_code[*c as usize];
     }
-    (table, codes, offs)
+    out
+}
+
+/// The strings' optimal parses under `keep`, a subset of the table of
+/// `codes` (`map`: old code → code in `keep`, `u32::MAX` if dropped). A
+/// string whose parse used no dropped token keeps it, renumbered: dropping
+/// tokens off the fewest-codes path changes neither that path's count nor,
+/// among equal counts, its longer-token choice at any of its positions
+/// ([`Parse::encode_into`]), so parsing it again would give the same codes.
+/// Only the others are parsed again. Returns the codes and the strings'
+/// code offsets.
+fn reparse_dropped(
+    keep: &TokenTable,
+    map: &[u32],
+    codes: &[u16],
+    offs: &[u32],
+    strings: &[&[u8]],
+    parse: &mut Parse,
+) -> (Vec<u16>, Vec<u32>) {
+    let mut m: Option<Matcher> = None;
+    let mut out = Vec::with_capacity(codes.len());
+    let mut new_offs = Vec::with_capacity(offs.len());
+    new_offs.push(0u32);
+    for (i, s) in strings.iter().enumerate() {
+        let old = &codes[offs[i] as usize..offs[i + 1] as usize];
+        if old.iter().all(|&c| map[c as usize] != u32::MAX) {
+            out.extend(old.iter().map(|&c| map[c as usize] as u16));
+        } else {
+            let m = m.get_or_insert_with(|| Matcher::new(keep));
+            parse.encode_into(m, s, &mut out);
+        }
+        new_offs.push(u32::try_from(out.len()).expect("pool under 2^32 codes"));
+    }
+    (out, new_offs)
 }
 
 /// `table` without the learned tokens that cost more to store than they
@@ -114,23 +151,29 @@ fn encode_strings(
 /// table (its bytes and length nibble), and without it each use is spelled
 /// by `p ≥ 2` codes of the others (`p`: the fewest, an optimal parse of its
 /// bytes that does not use `t` itself), `12 (p − 1)` bits more each.
-fn paying_tokens(table: &TokenTable, codes: &[u16], parse: &mut Parse) -> TokenTable {
+/// Also returns each old code's code in the kept table (`u32::MAX`:
+/// dropped).
+fn paying_tokens(table: &TokenTable, codes: &[u16], parse: &mut Parse) -> (TokenTable, Vec<u32>) {
     let mut uses = vec![0u64; table.len()];
     for &c in codes {
         uses[c as usize] += 1;
     }
     let m = Matcher::new(table);
     let mut keep = TokenTable::single_bytes();
+    let mut map: Vec<u32> = (0..256)
+        .chain((256..table.len()).map(|_| u32::MAX))
+        .collect();
     for (c, &u) in uses.iter().enumerate().skip(256) {
         let tok = table.token(c);
         let p = parse.fewest_without_whole(&m, tok) as u64;
         let saved = u * 12 * (p.max(2) - 1);
         let stored = 8 * tok.len() as u64 + 4;
         if saved >= stored {
+            map[c] = keep.len() as u32;
             keep.push(tok);
         }
     }
-    keep
+    (keep, map)
 }
 
 /// The pool bytes of `table`, `codes` and the strings' code offsets `offs`
@@ -483,6 +526,45 @@ mod tests {
                 p.get(&pruned, i, &mut o);
                 assert_eq!(&o, s, "string {i}");
             }
+        }
+    }
+
+    /// Parsing again only the strings that used a dropped token gives the
+    /// codes a parse of every string under the kept table gives.
+    #[test]
+    fn reparsing_the_affected_strings_equals_parsing_all() {
+        let rows: Vec<Vec<u8>> = (0..400u32)
+            .map(|i| {
+                format!("user{} GET /a/{}/b{} ok {}", i % 13, i % 7, i * 37 % 101, i).into_bytes()
+            })
+            .collect();
+        let strings: Vec<&[u8]> = rows.iter().map(Vec::as_slice).collect();
+        let trained = onpair::train(&strings, &OnPairParams::onpair12());
+        let mut parse = Parse::default();
+        let (mut codes, offs) = parse_strings(&Matcher::new(&trained), &strings, &mut parse);
+        let table = compact(&trained, &mut codes);
+        // Every third learned token dropped, and what paying_tokens drops.
+        let (paying, _) = paying_tokens(&table, &codes, &mut parse);
+        let paid: std::collections::HashSet<&[u8]> =
+            (256..paying.len()).map(|k| paying.token(k)).collect();
+        let third = |c: usize| c % 3 != 0;
+        let pays = |c: usize| paid.contains(table.token(c));
+        for keep_it in [&third as &dyn Fn(usize) -> bool, &pays] {
+            let mut keep = TokenTable::single_bytes();
+            let mut map: Vec<u32> = (0..256).collect();
+            for c in 256..table.len() {
+                if keep_it(c) {
+                    map.push(keep.len() as u32);
+                    keep.push(table.token(c));
+                } else {
+                    map.push(u32::MAX);
+                }
+            }
+            let (fast, fast_offs) =
+                reparse_dropped(&keep, &map, &codes, &offs, &strings, &mut parse);
+            let (all, all_offs) = parse_strings(&Matcher::new(&keep), &strings, &mut parse);
+            assert_eq!(fast, all);
+            assert_eq!(fast_offs, all_offs);
         }
     }
 
