@@ -51,6 +51,10 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
     let m = Matcher::new(&trained);
     let (mut codes, mut offs) = parse_strings(&m, strings, &mut parse);
     let mut table = compact(&trained, &mut codes);
+    if !prune {
+        put_pool(&table, &codes, &offs, out);
+        return;
+    }
     let mut best = Vec::new();
     put_pool(&table, &codes, &offs, &mut best);
     // Tokens that do not pay for their own bytes in the table (a small
@@ -58,7 +62,7 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
     // payload) are dropped, the strings that used them parsed again, and
     // the smaller pool kept; a few rounds, since each drop changes the
     // others' uses.
-    for _ in 0..if prune { PRUNE_ROUNDS } else { 0 } {
+    for _ in 0..PRUNE_ROUNDS {
         let (keep, map) = paying_tokens(&table, &codes, &mut parse);
         if keep.len() == table.len() {
             break;
@@ -213,17 +217,23 @@ struct Parse {
 }
 
 impl Parse {
+    /// `s` zero padded (every match loads its 16-byte window directly) and
+    /// the DP table sized for it.
+    fn start(&mut self, s: &[u8]) {
+        self.padded.clear();
+        self.padded.extend_from_slice(s);
+        self.padded.resize(s.len() + MAX_TOKEN_LEN, 0);
+        self.best.clear();
+        self.best.resize(s.len() + 1, (0, 0, 0));
+    }
+
     /// Appends the fewest codes of `m`'s table that spell `s`. Every token
     /// matching at a position is a prefix of the longest match there, so
     /// the candidates are the longest match and its prefixes that are
     /// tokens; ties keep the longer token (the greedy choice).
     fn encode_into(&mut self, m: &Matcher, s: &[u8], out: &mut Vec<u16>) {
         let n = s.len();
-        self.padded.clear();
-        self.padded.extend_from_slice(s);
-        self.padded.resize(n + MAX_TOKEN_LEN, 0);
-        self.best.clear();
-        self.best.resize(n + 1, (0, 0, 0));
+        self.start(s);
         for i in (0..n).rev() {
             let (code, len) = m.longest_match_padded(&self.padded, i, n - i);
             let mut b = (self.best[i + len].0 + 1, code, len as u8);
@@ -247,9 +257,7 @@ impl Parse {
             i += len as usize;
         }
     }
-}
 
-impl Parse {
     /// The fewest codes of `m`'s table that spell `s` without using a
     /// token equal to all of `s` (so at least 2 when `s` is longer than a
     /// byte): what a learned token's uses would cost without it.
@@ -258,11 +266,7 @@ impl Parse {
         if n < 2 {
             return 1;
         }
-        self.padded.clear();
-        self.padded.extend_from_slice(s);
-        self.padded.resize(n + MAX_TOKEN_LEN, 0);
-        self.best.clear();
-        self.best.resize(n + 1, (0, 0, 0));
+        self.start(s);
         for i in (0..n).rev() {
             let (_, longest) = m.longest_match_padded(&self.padded, i, n - i);
             let top = if i == 0 { longest.min(n - 1) } else { longest };
