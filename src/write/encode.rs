@@ -18,10 +18,58 @@ use crate::format::ChunkKind;
 use crate::format::{cascade, codes, Codec};
 
 /// `auto` keeps a log-template chunk (spec/FORMAT.md §5.8) only when it is
-/// at least this share smaller than the coded chunk (and never replaces a
-/// value dictionary): log chunks have no GPU decoder yet, so they must pay
-/// for themselves.
+/// at least this share smaller than the coded chunk, both with their
+/// [`DictShare`] (and never replaces a value dictionary): the GPU decodes a
+/// log chunk several times slower than a coded one (bench/LOGS.md), so it
+/// must pay for itself.
 pub(super) const LOG_MARGIN: f64 = 0.10;
+
+/// `auto` does not try log templates on a chunk kept as a value dictionary
+/// whose distinct values are at most `1/VDICT_KEEP_SHARE` of its rows.
+const VDICT_KEEP_SHARE: usize = 8;
+
+/// The dictionary bytes a chunk's layout brings into the file, for the
+/// choice between layouts. A log-template chunk names a dictionary but uses
+/// none of its tokens (§5.8), and a dictionary no code uses is written as
+/// the 256 single bytes (write/dicts.rs): so a log chunk saves the trained
+/// tokens where it is the dictionary's only user. Comparing chunk bytes
+/// alone charged the coded layout nothing for them, and on small log files
+/// the dictionary is a large share of the file (e.g. /var/log/dpkg.log,
+/// 5,273 rows: 13,440 of the coded file's 75,296 bytes; the log file was
+/// 17% smaller, yet the coded chunk was kept).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct DictShare {
+    /// Charged to the coded and value-dictionary layouts: the trained
+    /// dictionary's section (or the chunk's share of it).
+    pub(super) coded: usize,
+    /// Charged to a log-template layout: the single-byte section (or the
+    /// chunk's share of it).
+    pub(super) logs: usize,
+}
+
+/// The dictionary a chunk is encoded with: its own (trained on its rows,
+/// and how it was chosen), or the file's shared one, with the chunk's share
+/// of its bytes.
+pub(super) enum DictUse {
+    Own(TokenTable, Choice),
+    Shared(DictShare),
+}
+
+impl DictShare {
+    /// The whole dictionary of `table` for one chunk (a chunk's own
+    /// dictionary), or `1/users` of it for each of the `users` chunks of a
+    /// shared dictionary's training window (the chunks known to share it
+    /// when it is trained; later chunks are charged nothing, as the
+    /// dictionary stays for the window's coded chunks). Sizes are the
+    /// front-coded sections' (§4), which depend on the tokens only.
+    pub(super) fn of(table: &TokenTable, users: usize) -> Self {
+        let users = users.max(1);
+        Self {
+            coded: crate::dict::planes::stored_section_len(table) / users,
+            logs: crate::dict::planes::stored_section_len(&TokenTable::single_bytes()) / users,
+        }
+    }
+}
 
 /// Bytes of rows per parallel encoding task.
 const ENCODE_SEGMENT: usize = 1 << 16;
@@ -136,7 +184,7 @@ pub(super) fn encode_with_own_dict(opts: &WriterOptions, p: &PendingChunk) -> Re
         ends: &w.ends,
         base: 0,
     });
-    let own = Some((table.clone(), choice));
+    let own = DictUse::Own(table.clone(), choice);
     let (encoded, plain_codes) = encode_chunk(opts, codec, p, &table, &matcher, own, pre)?;
     Ok(OwnDict {
         codec,
@@ -147,28 +195,34 @@ pub(super) fn encode_with_own_dict(opts: &WriterOptions, p: &PendingChunk) -> Re
     })
 }
 
-/// Encodes one chunk with `table` of `codec` (whose matcher is `m`); `own`
-/// is the chunk's private dictionary, if it has one, and how it was chosen;
-/// `pre` its codes when they are known already (the same codes `m` gives).
-/// Also returns the number of codes of the plain layout (its rows encoded
-/// with `table`), whichever layout was kept.
+/// Encodes one chunk with `table` of `codec` (whose matcher is `m`); `dict`
+/// says whether `table` is the chunk's private dictionary (and how it was
+/// chosen) or the shared one; `pre` its codes when they are known already
+/// (the same codes `m` gives). Also returns the number of codes of the
+/// plain layout (its rows encoded with `table`), whichever layout was kept.
 pub(super) fn encode_chunk(
     opts: &WriterOptions,
     codec: Codec,
     p: &PendingChunk,
     table: &TokenTable,
     m: &Matcher,
-    own: Option<(TokenTable, Choice)>,
+    dict: DictUse,
     pre: Option<Precoded<'_>>,
 ) -> Result<(EncodedChunk, usize)> {
     let coded = encode_coded(opts, codec, p, table, m, pre)?;
     let plain_codes = coded.codes as usize;
+    let (own, share) = match dict {
+        DictUse::Own(t, choice) => {
+            let share = DictShare::of(&t, 1);
+            (Some((t, choice)), share)
+        }
+        DictUse::Shared(share) => (None, share),
+    };
     // Every other layout the options allow, kept when strictly smaller (an
     // exact comparison, so the choice depends on the bytes only).
     // `--codec logs` (`LogTemplates::Always`) keeps a log-template chunk
-    // whatever its size; `auto` when it is at least `LOG_MARGIN` smaller
-    // (the GPU decodes it several times slower than a coded chunk: it must
-    // pay for itself).
+    // whatever its size; `auto` when, with the dictionary bytes each brings
+    // (`DictShare`), it is at least `LOG_MARGIN` smaller.
     let mut best = coded;
     let mut others = Vec::new();
     if opts.value_dict {
@@ -178,21 +232,38 @@ pub(super) fn encode_chunk(
         others.push(ChunkKind::LogTemplates);
     }
     for kind in others {
-        // `auto` leaves a value-dictionary chunk as it is (GPU-readable, and
-        // within a few percent of the templates on few distinct values).
+        // `auto` leaves a value-dictionary chunk of few distinct values as it
+        // is (GPU-readable at the write rate, and within a few percent of the
+        // templates there); one of many distinct values (apt's eipp.log:
+        // 2,646 of 5,869 rows) meets the log layout under the same margin.
         let auto = opts.log_templates == LogTemplates::Auto;
-        if kind == ChunkKind::LogTemplates && auto && best.values > 0 {
+        if kind == ChunkKind::LogTemplates
+            && auto
+            && best.values > 0
+            && (best.values as usize) * VDICT_KEEP_SHARE <= p.rows()
+        {
             continue;
         }
-        if let Some(e) = encode_as(kind, opts, codec, p, table, m, best.bytes.len()) {
-            let logs = kind == ChunkKind::LogTemplates;
+        let logs = kind == ChunkKind::LogTemplates;
+        // What the best layout so far costs the file, as the log layout's
+        // bytes would be counted (so `logs::encode`'s estimate compares the
+        // payload with it).
+        let best_len = if logs {
+            (best.bytes.len() + share.coded).saturating_sub(share.logs)
+        } else {
+            best.bytes.len()
+        };
+        if let Some(e) = encode_as(kind, opts, codec, p, table, m, best_len) {
             let forced = logs && opts.log_templates == LogTemplates::Always;
-            let want = if logs {
-                (best.bytes.len() as f64 * (1.0 - LOG_MARGIN)) as usize
+            let (have, want) = if logs {
+                (
+                    e.bytes.len() + share.logs,
+                    ((best.bytes.len() + share.coded) as f64 * (1.0 - LOG_MARGIN)) as usize,
+                )
             } else {
-                best.bytes.len()
+                (e.bytes.len(), best.bytes.len())
             };
-            if forced || e.bytes.len() < want {
+            if forced || have < want {
                 best = e;
             }
         }

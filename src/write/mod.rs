@@ -57,7 +57,7 @@ use crate::dict::TokenTable;
 use crate::error::{Error, Result};
 use crate::format::layout::{self, ChunkEntry, Footer, SectionRef};
 use crate::format::{limits, Codec, SECTION_ALIGN};
-use encode::{encode_chunk, encode_with_own_dict, train_codec, Precoded};
+use encode::{encode_chunk, encode_with_own_dict, train_codec, DictShare, DictUse, Precoded};
 use sink::VecSink;
 
 /// Rows buffered for one chunk, flat.
@@ -338,6 +338,14 @@ impl<S: Sink> Writer<S> {
             // The window's codes are the window dictionary's: stale once a
             // chunk retrained it.
             let window_live = self.shared_dict == 0;
+            // The training window's chunks share the dictionary's bytes in
+            // the choice of layout (`DictShare`); later chunks are charged
+            // nothing. Decided by the window, which closes on bytes and rows
+            // only, so the bytes do not depend on the grouping.
+            let window_share = match shared {
+                Some((_, t, _)) if window_live && done < window => DictShare::of(t, window),
+                _ => DictShare::default(),
+            };
             let encoded: Vec<Result<(EncodedChunk, usize)>> = group
                 .par_iter()
                 .enumerate()
@@ -348,7 +356,12 @@ impl<S: Sink> Writer<S> {
                         } else {
                             None
                         };
-                        encode_chunk(opts, *codec, p, t, m, None, pre)
+                        let share = if done + j < window {
+                            window_share
+                        } else {
+                            DictShare::default()
+                        };
+                        encode_chunk(opts, *codec, p, t, m, DictUse::Shared(share), pre)
                     }
                     None => encode_with_own_dict(opts, p).map(|own| (own.encoded, own.plain_codes)),
                 })
