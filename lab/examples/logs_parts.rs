@@ -122,6 +122,32 @@ fn main() {
             assert_eq!(b.iter().sum::<u64>(), a.len() as u64, "{name}");
             fine_rows.push((name.clone(), a.len(), z, b));
         }
+        // `LOGS_DELTA=1`: what a delta-FoR block mode would save (an
+        // estimate, not in the format: `LogColumn::delta_estimate`), and the
+        // payload ratio if it were saved.
+        if std::env::var_os("LOGS_DELTA").is_some() {
+            let col = fastpair::logs::LogColumn::open(&a).unwrap();
+            let (now, then, joined) = col.delta_estimate();
+            let a_len = a.len() as u64;
+            eprintln!(
+                "delta,{name},{a_len},{now},{then},{joined},{:.2},{:.2},{:.2}",
+                text as f64 / a_len as f64,
+                text as f64 / (a_len - (now - then)) as f64,
+                text as f64 / (a_len - (now - joined)) as f64
+            );
+        }
+        // `LOGS_SHARED=1`: the dictionary values' codes if shared by the
+        // block's slots (`LogColumn::shared_dict_estimate`).
+        if std::env::var_os("LOGS_SHARED").is_some() {
+            let col = fastpair::logs::LogColumn::open(&a).unwrap();
+            let (v, d, now, shared) = col.shared_dict_estimate();
+            eprintln!(
+                "shared,{name},{},{v},{d},{now},{shared},{},{:.1}%",
+                a.len(),
+                (now - shared) * 3 / 2,
+                100.0 * ((now - shared) * 3 / 2) as f64 / a.len() as f64
+            );
+        }
         // `LOGS_SHOW=NAME`: that column's templates and slot types too.
         if std::env::var("LOGS_SHOW").is_ok_and(|v| name.contains(&v)) {
             let s = fastpair::logs::LogColumn::open(&a).unwrap().summary();

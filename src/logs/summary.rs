@@ -353,6 +353,12 @@ impl LogColumn {
     /// Returns (bytes of the chains' columns now, bytes as one column each,
     /// chains).
     pub fn mixed_radix_estimate(&self) -> (u64, u64, u64) {
+        self.mixed_radix_estimate_with(super::column::size)
+    }
+
+    /// [`Self::mixed_radix_estimate`] with the fields and the joined
+    /// columns sized by `size` (e.g. [`super::column::size_with_delta`]).
+    pub(crate) fn mixed_radix_estimate_with(&self, size: fn(&[u64]) -> usize) -> (u64, u64, u64) {
         use super::decode::Slot;
         use super::Width;
         let blocks: Vec<&LogBlock> = match self {
@@ -406,14 +412,100 @@ impl LogColumn {
                             }
                         }
                         for d in dec[k..=e].iter().flatten() {
-                            now += super::column::size(&d.0) as u64;
+                            now += size(&d.0) as u64;
                         }
-                        then += super::column::size(&comb) as u64;
+                        then += size(&comb) as u64;
                     }
                     k = e + 1;
                 }
             }
         }
         (now, then, chains)
+    }
+}
+
+impl LogColumn {
+    /// What a *delta-FoR* block mode ([`super::column::size_with_delta`],
+    /// not in the format) would save over every integer column of the
+    /// payload (slot values, per-row widths, dictionary ids, pool offsets),
+    /// and over the mixed-radix chains of [`Self::mixed_radix_estimate`]
+    /// stored delta-FoR. Returns (bytes now, bytes with delta-FoR, bytes
+    /// with delta-FoR and the chains joined).
+    pub fn delta_estimate(&self) -> (u64, u64, u64) {
+        use super::column::{size, size_with_delta, IntCol};
+        use super::decode::Slot;
+        let blocks: Vec<&LogBlock> = match self {
+            LogColumn::Single(b) => vec![b],
+            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
+        };
+        let (mut now, mut then) = (0u64, 0u64);
+        let mut add = |v: &[u64]| {
+            now += size(v) as u64;
+            then += size_with_delta(v) as u64;
+        };
+        for b in blocks {
+            let data = &b.bytes[b.data_at..];
+            let mut cols: Vec<IntCol> = Vec::new();
+            for s in &b.slots {
+                match *s {
+                    Slot::Int { values, widths, .. } => cols.extend([values, widths]),
+                    Slot::Dict { ids, .. } => cols.push(ids),
+                    Slot::Free { .. } => {}
+                }
+            }
+            for c in cols.into_iter().filter(|c| c.len > 0) {
+                let mut v = Vec::new();
+                c.decode_all(&b.cps, data, &mut v);
+                add(&v);
+            }
+            let pool = &b.pool;
+            let pdata = &b.bytes[b.pool_at + pool.offs_at..];
+            let mut v = Vec::new();
+            pool.offs.decode_all(&pool.cps, pdata, &mut v);
+            add(&v);
+        }
+        // The chains joined as well: their saving over the fields, both
+        // stored delta-FoR.
+        let (fields, joined, _) = self.mixed_radix_estimate_with(size_with_delta);
+        (now, then, then - (fields - joined.min(fields)))
+    }
+}
+
+impl LogColumn {
+    /// How many pool codes the dictionary slots' values take (an estimate
+    /// for the next format version): in total, and if every distinct value
+    /// of the block were stored once, shared by all the slots that use it.
+    /// Returns (values, distinct values, codes now, codes if shared).
+    pub fn shared_dict_estimate(&self) -> (u64, u64, u64, u64) {
+        use super::decode::Slot;
+        let blocks: Vec<&LogBlock> = match self {
+            LogColumn::Single(b) => vec![b],
+            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
+        };
+        let (mut values, mut distinct, mut now, mut shared) = (0u64, 0u64, 0u64, 0u64);
+        for b in blocks {
+            let pool_bytes = &b.bytes[b.pool_at..];
+            let mut offs = Vec::new();
+            b.pool
+                .offs
+                .decode_all(&b.pool.cps, &pool_bytes[b.pool.offs_at..], &mut offs);
+            let mut seen: std::collections::HashSet<Vec<u8>> = Default::default();
+            for s in &b.slots {
+                if let Slot::Dict { pool_base, n, .. } = *s {
+                    for i in pool_base as usize..pool_base as usize + n as usize {
+                        let codes = offs[i + 1] - offs[i];
+                        let mut v = Vec::new();
+                        b.pool.get(pool_bytes, i, &mut v);
+                        values += 1;
+                        now += codes;
+                        if seen.insert(v) {
+                            distinct += 1;
+                            shared += codes;
+                        }
+                    }
+                }
+            }
+        }
+        (values, distinct, now, shared)
     }
 }
