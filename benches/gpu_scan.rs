@@ -11,7 +11,7 @@
 //! Environment: CORPUS (dir, default target/corpus), ONLY (comma-separated substrings),
 //! CODEC (onpair12 or onpair16: only that codec),
 //! REPS, MIN_BYTES (tile target, default 256 MiB), SWEEP (1 = run the sweep,
-//! default 1), SWEEP_COLS (comma-separated substrings), GROUPS (pipelined
+//! default 1), SWEEP_COLS (comma-separated substrings), SWEEP_CODEC (the codec swept, default onpair16), GROUPS (pipelined
 //! end-to-end groups, default 16), VDICT (0 = skip the value-dictionary
 //! columns, default 1), VDICT_ONLY (1 = only them), VDICT_COLS
 //! (comma-separated corpus columns for them), TABLE_ONLY (1 = skip the random-row
@@ -707,6 +707,9 @@ mod bench {
             "SWEEP_COLS",
             "loghub_Linux_full,tpch_sf1_l_comment,dbtext_hex,code_python".to_string(),
         );
+        // The codec whose columns the sweep runs on (SWEEP_CODEC, default
+        // onpair16; onpair12 sweeps the short-token 12-bit dictionaries).
+        let sweep_codec = env("SWEEP_CODEC", "onpair16".to_string());
         let groups: usize = env("GROUPS", 16);
         // Variants A/B-ed in the same process: ALT_EMITS=2,3 (staging writes),
         // ALT_M=1,2,8 (row blocks per offsets warp).
@@ -793,7 +796,7 @@ mod bench {
             println!("sweep,column,codec,K,H,T,B,W,min_GBps,median_GBps");
             let mut tally: std::collections::HashMap<DecoderConfig, f64> = Default::default();
             for c in cols.iter().filter(|c| {
-                c.codec == Codec::OnPair16 && sweep_cols.split(',').any(|s| c.name.contains(s))
+                c.codec.name() == sweep_codec && sweep_cols.split(',').any(|s| c.name.contains(s))
             }) {
                 let (b, gb) = sweep(c, 20);
                 *tally.entry(b.with_w(8)).or_default() += gb;
