@@ -712,7 +712,8 @@ mod bench {
         let sweep_codec = env("SWEEP_CODEC", "onpair16".to_string());
         let groups: usize = env("GROUPS", 16);
         // Variants A/B-ed in the same process: ALT_EMITS=2,3 (staging writes),
-        // ALT_M=1,2,8 (row blocks per offsets warp).
+        // ALT_M=1,2,8 (row blocks per offsets warp), ALT_B=3,5 (blocks an SM in
+        // the launch bounds: registers against occupancy).
         let alt_list = |name: &str| -> Vec<u32> {
             env(name, String::new())
                 .split(',')
@@ -726,6 +727,11 @@ mod bench {
                 alt_list("ALT_M")
                     .into_iter()
                     .map(|m| (format!("m{m}"), DecoderConfig::default().with_m(m))),
+            )
+            .chain(
+                alt_list("ALT_B")
+                    .into_iter()
+                    .map(|b| (format!("b{b}"), DecoderConfig::default().with_b(b))),
             )
             .collect();
         let (name, sms) = gpu::device_info().expect("gpu");
@@ -840,7 +846,7 @@ mod bench {
             if !peer_dir.is_empty() {
                 peer_dump(c, std::path::Path::new(&peer_dir));
             }
-            // Other variants (ALT_EMITS, ALT_M): decode and scan of the same
+            // Other variants (ALT_EMITS, ALT_M, ALT_B): decode and scan of the same
             // column, checked against the CPU first.
             for (tag, cfg) in alts.iter() {
                 match prepare(c, *cfg, false) {
