@@ -12,8 +12,7 @@
 static_assert(FP_K % 2 == 0 && FP_K >= 2 && FP_K <= 8, "K must be even, 2..8");
 static_assert(FP_T % 32 == 0 && FP_T <= 1024, "T must be a multiple of 32");
 static_assert(FP_W == 8 || FP_W == 16, "W must be 8 or 16");
-static_assert(FP_EMIT == 2 || FP_EMIT == 3 || FP_EMIT == 5,
-              "emit is 2 (OR every word), 3 (untouched words to a private word) or 5 (carry: whole words, plain stores)");
+static_assert(FP_EMIT == 2 || FP_EMIT == 3, "emit is 2 (OR every word) or 3 (untouched words to a private word)");
 static_assert(FP_BITS == 12 || FP_BITS == 16, "codes are 12 or 16 bits");
 static_assert(FP_M >= 1 && FP_M <= 8, "offsets warps take 1..8 row blocks");
 static_assert(FP_CASCADE_BLOCK == 128, "a cascade block is 128 values: one per lane and SIMD lane (4 x 32)");

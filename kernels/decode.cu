@@ -196,74 +196,6 @@ __device__ __forceinline__ void lo_words(const LoWord& w, u32 (&v)[2]) { v[0] = 
 #define LO_NW 2
 #endif
 
-// The carry emit (FP_EMIT == 5): whole staging words built in registers and
-// written with plain stores, no atomics and no zeroing. Tokens are in lane
-// order within a round and rounds follow each other, so token j's low-plane
-// bytes (min(len, W)) at staging byte P = shift + pos cover words
-// a = P / 4 .. e, and the next token starts in word nxt = (P + len) / 4.
-// Lane j *owns* words [a, nxt) (the batch's last token also nxt when it is
-// partial) and writes each whole: its own bytes there (c[], the low words
-// funnel-shifted by P mod 4), zero where its high-plane bytes go (OR-ed in
-// afterwards), and in word a the bytes of the tokens before it that end in
-// it (cin). Those reach it by a carry: x = the bytes of tokens <= j in word
-// nxt, when j's low bytes end there (e == nxt), through j's own cin when j
-// lies inside one word; at most three tokens end in a word another starts
-// in, so two shuffle rounds settle every x and a third gives cin (checked
-// against byte-by-byte placement on random lengths, shifts and rounds:
-// lab/emit5/model.py). Lane 0 takes the previous round's lane 31's x.
-__device__ __forceinline__ void carry_emit(u32* __restrict__ st, u32 lane, u32 n, u32 shift,
-                                           const u32 (&pos)[FP_K], const u32 (&len)[FP_K],
-                                           const LoWord (&word)[FP_K]) {
-    u32 carry = 0;
-#pragma unroll
-    for (int k = 0; k < FP_K; k++) {
-        const u32 L = len[k];
-        const u32 llo = min(L, (u32)FP_W);
-        const u32 P = shift + pos[k];
-        const u32 a = P >> 2, s8 = 8 * (P & 3);
-        u32 v[LO_NW];
-        lo_words(word[k], v);
-        u32 c[LO_NW + 1];
-        u32 prev = 0;
-#pragma unroll
-        for (int i = 0; i <= LO_NW; i++) {
-            const u32 cur = i < LO_NW ? v[i] : 0u;
-            c[i] = __funnelshift_l(prev, cur, s8);
-            prev = cur;
-        }
-        const u32 nxt = (P + L) >> 2;
-        const u32 e = llo ? (P + llo - 1) >> 2 : a;
-        const u32 tw = e - a;  // c's index of the word the low bytes end in
-        u32 t = c[0];
-#pragma unroll
-        for (int i = 1; i <= LO_NW; i++) t = (u32)i == tw ? c[i] : t;
-        const bool carries = L != 0 && e == nxt;
-        u32 x = carries ? t : 0u;
-#pragma unroll
-        for (int it = 0; it < 2; it++) {
-            u32 up = __shfl_up_sync(FULL, x, 1);
-            if (lane == 0) up = carry;
-            const u32 cin = s8 ? up : 0u;
-            x = carries ? (t | (tw == 0 ? cin : 0u)) : 0u;
-        }
-        u32 up = __shfl_up_sync(FULL, x, 1);
-        if (lane == 0) up = carry;
-        const u32 cin = s8 ? up : 0u;
-        carry = __shfl_sync(FULL, x, 31);
-        if (L) {
-            const u32 j = lane + 32 * k;
-            const u32 end = nxt + ((j + 1 == n && ((P + L) & 3)) ? 1u : 0u);
-            for (u32 w = a; w < end; w++) {
-                const u32 r = w - a;
-                u32 val = r == 0 ? (c[0] | cin) : 0u;
-#pragma unroll
-                for (int i = 1; i <= LO_NW; i++) val = (u32)i == r ? c[i] : val;
-                st[w] = val;
-            }
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Decode: one warp per batch of KB codes of one piece.
 extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
@@ -433,14 +365,11 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     const u32 shift = (u32)(((dst0 % 16) + 16) % 16);
     const i64 abase = dst0 - shift;  // 16-aligned global byte of staging byte 0
 
-#if FP_EMIT != 5
-    // Zero the staging bytes this batch will touch (the OR-ing emit needs it;
-    // the carry emit writes every word it covers).
+    // Zero the staging bytes this batch will touch (the OR-ing emit needs it).
     {
         const u32 zn = (shift + total_len + 4 + 15) / 16;
         for (u32 i = lane; i < zn; i += 32) ((uint4*)stage)[i] = make_uint4(0, 0, 0, 0);
     }
-#endif
 
 #if QUEUE_LEN > 0
     // -- queue: tokens longer than W, compacted with ballot + popc.
@@ -480,10 +409,6 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
     // zero is OR-ed in there.
     const u32 dummy = (u32)__cvta_generic_to_shared(codes_sm) + 4 * lane;
     __syncwarp();
-#if FP_EMIT == 5
-    carry_emit(st, lane, n, shift, pos, len, word);
-    (void)dummy;
-#else
 #pragma unroll
     for (int k = 0; k < FP_K; k++) {
         if (len[k]) {
@@ -492,7 +417,6 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_decode(
             PUT(LO_NW, st, shift + pos[k], v, min(len[k], (u32)FP_W));
         }
     }
-#endif
 
 #if QUEUE_LEN > 0
     // -- high-plane bytes: hoisted rounds first, then the rest of the queue.

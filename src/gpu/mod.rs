@@ -147,11 +147,7 @@ pub struct DecoderConfig {
     /// words sent to a private word per lane; 4 (the default) = chosen by
     /// the plane width: 3 at `W = 16`, 2 at `W = 8` (bench/GPU.md,
     /// 2026-12-01 round 3: 3 is faster on long-token columns, 2 on
-    /// short-token ones); 5 = the carry emit: whole staging words built in
-    /// registers (a token's bytes and those of the tokens before it that
-    /// end in its first word, passed by warp shuffles) and written with
-    /// plain stores, no atomics and no zeroing (kernels/decode.cu
-    /// `carry_emit`). Variants 0 and 1 (atomics at a span's edges, exact
+    /// short-token ones). Variants 0 and 1 (atomics at a span's edges, exact
     /// byte stores) were measured slower and removed.
     pub emit: u32,
     /// 128-row blocks of Arrow offsets de-cascaded per offsets warp of a
@@ -204,7 +200,7 @@ impl DecoderConfig {
             && (32..=1024).contains(&self.t)
             && (1..=32).contains(&self.b)
             && (self.w == 8 || self.w == 16)
-            && (2..=5).contains(&self.emit)
+            && (2..=4).contains(&self.emit)
             && (1..=8).contains(&self.m);
         if ok {
             Ok(())
