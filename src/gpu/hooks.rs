@@ -45,11 +45,20 @@ pub fn time_pinned_upload(bytes: usize, reps: usize) -> Result<Vec<f64>> {
 
 /// Compiles the kernels for `cfg` at code width `bits` with NVRTC for
 /// `arch` (e.g. `"compute_90"`) without loading them: needs NVRTC only, no
-/// device. For tests.
+/// device. For tests. With `FASTPAIR_PTX_DUMP` set to a folder, the PTX is
+/// written there too (`decode-k{K}-h{H}-w{W}-b{bits}-e{emit}.ptx`: for
+/// `ptxas -v`, registers and spills of the decode kernel).
 #[doc(hidden)]
 pub fn compile_check(cfg: &DecoderConfig, bits: u8, arch: &'static str) -> Result<()> {
     cfg.check()?;
-    units::compile(cfg, bits, arch).map(|_| ())
+    let ptx = units::compile(cfg, bits, arch)?;
+    dump_ptx(
+        &format!(
+            "decode-k{}-h{}-w{}-b{bits}-e{}.ptx",
+            cfg.k, cfg.h, cfg.w, cfg.emit
+        ),
+        &ptx,
+    )
 }
 
 /// As [`compile_check`] for the log-template decoder's unit (kernels/logs.cu).
