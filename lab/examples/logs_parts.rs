@@ -83,6 +83,7 @@ fn main() {
         let opts = LogOptions {
             group_slots: std::env::var_os("LOGS_NO_GROUP").is_none(),
             families: std::env::var_os("LOGS_NO_FAMILY").is_none(),
+            try_coarse: std::env::var_os("LOGS_NO_COARSE").is_none(),
             ..Default::default()
         };
         let a = encode_column(&vals, &opts);

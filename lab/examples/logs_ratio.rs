@@ -14,7 +14,8 @@
 //! cargo run --release -p fastpair-lab --example logs_ratio -- [FILTER...]   (default: loghub)
 //! ```
 //! `LOGS_MIN_COUNT` and `LOGS_SIMILARITY` override those `LogOptions` (sweeps);
-//! `LOGS_NO_FAMILY=1` turns template families off, `LOGS_NO_PRUNE=1` the pool
+//! `LOGS_NO_FAMILY=1` turns template families off, `LOGS_NO_COARSE=1` the
+//! coarse-split candidate (`LogOptions::try_coarse`), `LOGS_NO_PRUNE=1` the pool
 //! pruning (`LogOptions::prune_pool`).
 
 fn main() {
@@ -114,6 +115,8 @@ mod probe {
             a_opts.families = std::env::var_os("LOGS_NO_FAMILY").is_none();
             // `LOGS_NO_PRUNE=1`: the pool's table as trained (before round 7).
             a_opts.prune_pool = std::env::var_os("LOGS_NO_PRUNE").is_none();
+            // `LOGS_NO_COARSE=1`: no coarse-split candidate (before its round).
+            a_opts.try_coarse = std::env::var_os("LOGS_NO_COARSE").is_none();
             let b_opts = LogOptions {
                 typed: false,
                 ..Default::default()

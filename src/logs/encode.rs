@@ -383,6 +383,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     let min_count = opts.min_count.max(1);
     let mut t = Tokens {
         mixed: opts.mixed,
+        coarse: opts.coarse,
         ..Default::default()
     };
     // Every row tokenized once: for mining, matching and gathering the

@@ -17,6 +17,15 @@ pub struct LogOptions {
     /// Tokenize with alphanumeric runs that mix letters and digits split
     /// into their letter and digit runs (`cn615` → `cn` `615`).
     pub mixed: bool,
+    /// Tokenize at spaces and tabs only, whole fields as words
+    /// (`tokenize.rs`, `Tokens::coarse`): what [`super::encode`] does with
+    /// one block; [`super::encode_column`] sets it per candidate.
+    pub coarse: bool,
+    /// [`super::encode_column`] tries the coarse split of the whole block as
+    /// a candidate (one more encode of its decision sample; bench/LOGS.md:
+    /// `/var/log/dpkg.log` 31% smaller, no Loghub column changed, ~8% of
+    /// the compress speed).
+    pub try_coarse: bool,
     /// `encode_column`: `Some(true)` forces the header/body split (when
     /// a header is found), `Some(false)` one block; `None` keeps the
     /// smaller.
@@ -45,6 +54,8 @@ impl Default for LogOptions {
             min_count: 2,
             similarity: 0.5,
             mixed: false,
+            coarse: false,
+            try_coarse: true,
             split: None,
             group_slots: true,
             families: true,

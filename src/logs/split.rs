@@ -271,7 +271,8 @@ fn header_fields(sample: &[&[u8]]) -> usize {
 }
 
 /// Encodes a column of log rows: split into header and body when that is
-/// smaller, else one block.
+/// smaller, else one block; tokenized at every non-alphanumeric byte or,
+/// when smaller, at blanks only (`LogOptions::try_coarse`).
 pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
     let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
@@ -279,7 +280,7 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     let k = header_fields(&sample);
     // The candidates: whole or split (at a word or a field header, when
     // found), each with mixed letter/digit runs kept or split
-    // (`Tokens::mixed`).
+    // (`Tokens::mixed`), or split at blanks only (`Tokens::coarse`).
     let mut cuts = Vec::new();
     if opts.split != Some(true) || (h == 0 && k == 0) {
         cuts.push(Cut::Whole);
@@ -295,49 +296,90 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     // Decided on an evenly spaced sample of `DECIDE_ROWS` rows when the
     // column is larger (then one full encode), else by encoding them all.
     // On a sample, the cut first (with `opts.mixed`), then mixed runs kept
-    // or split at that cut: 2 + cuts encodes of the sample, not 2 × cuts.
-    // Candidates are compared without template families (`family.rs`) or
-    // pool pruning (`text.rs`); the one kept is then laid out with them
-    // when that is smaller.
+    // or split at that cut, then the coarse split (`Tokens::coarse`) of
+    // the whole block: 2 + cuts encodes of the sample, not 3 × cuts; when
+    // the coarse candidate and the best fine one are close (`CLOSE_CALL`),
+    // both are encoded in full.
+    // Candidates are compared without
+    // template families (`family.rs`) or pool pruning (`text.rs`); the one
+    // kept is then laid out with them when that is smaller.
+    //
+    // The coarse split is what line logs whose fields carry punctuation
+    // need (a package `libc-bin:amd64`, a version `2.36-9+deb12u10`: at
+    // every non-alphanumeric byte each field's shape is a template of its
+    // own): `/var/log/dpkg.log` 61,380 → 42,307 bytes, apt's `term.log`
+    // 44,110 → 38,529 (bench/LOGS.md); on the Loghub columns the fine split
+    // stays smaller but for a few bodies.
     let plain = LogOptions {
         families: false,
         prune_pool: false,
         ..opts.clone()
     };
-    let pick: Vec<(bool, Cut)> = if rows.len() > 2 * DECIDE_ROWS {
+    let fine = |mixed| Tok {
+        mixed,
+        coarse: false,
+    };
+    let coarse = Tok {
+        mixed: false,
+        coarse: true,
+    };
+    let pick: Vec<(Tok, Cut)> = if rows.len() > 2 * DECIDE_ROWS {
         let step = rows.len().div_ceil(DECIDE_ROWS);
         let small: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
-        let size = |mixed: bool, c: Cut| encode_as(&small, &plain, mixed, c).len();
+        let size = |tok: Tok, c: Cut| encode_as(&small, &plain, tok, c).len();
         let (cut, n) = cuts
             .iter()
-            .map(|&c| (c, size(opts.mixed, c)))
+            .map(|&c| (c, size(fine(opts.mixed), c)))
             .min_by_key(|&(_, n)| n)
             .unwrap_or((Cut::Whole, 0));
-        let mixed = if size(!opts.mixed, cut) < n {
-            !opts.mixed
+        let flipped = size(fine(!opts.mixed), cut);
+        let fine_best = if flipped < n {
+            (fine(!opts.mixed), cut, flipped)
         } else {
-            opts.mixed
+            (fine(opts.mixed), cut, n)
         };
-        vec![(mixed, cut)]
+        // The coarse split of the whole block: one more sample encode (its
+        // body under a cut lost to it on the real logs measured, and a
+        // second coarse candidate cost ~10% of the compress speed).
+        if !opts.try_coarse {
+            return encode_as(rows, opts, fine_best.0, fine_best.1);
+        }
+        let c0 = (coarse, Cut::Whole, size(coarse, Cut::Whole));
+        // When the two kinds are within `CLOSE_CALL`, both are encoded on
+        // all the rows: a sample of spread rows can misjudge what depends
+        // on neighbouring rows (dictionary ids framed per 128 rows, a
+        // second block's row index; dpkg.log: two coarse layouts 1% apart
+        // on the sample, 19% on the column).
+        let close = |a: usize, b: usize| a as f64 <= b as f64 * (1.0 + CLOSE_CALL);
+        let mut finalists = Vec::new();
+        if close(fine_best.2, c0.2) {
+            finalists.push((fine_best.0, fine_best.1));
+        }
+        if close(c0.2, fine_best.2) {
+            finalists.push((c0.0, c0.1));
+        }
+        finalists
     } else {
-        [opts.mixed, !opts.mixed]
+        let coarse_whole = opts.try_coarse.then_some((coarse, Cut::Whole));
+        [fine(opts.mixed), fine(!opts.mixed)]
             .iter()
-            .flat_map(|&m| cuts.iter().map(move |&c| (m, c)))
+            .flat_map(|&t| cuts.iter().map(move |&c| (t, c)))
+            .chain(coarse_whole)
             .collect()
     };
-    if let [(mixed, c)] = pick[..] {
-        return encode_as(rows, opts, mixed, c);
+    if let [(tok, c)] = pick[..] {
+        return encode_as(rows, opts, tok, c);
     }
-    let (best, (mixed, c)) = pick
+    let (best, (tok, c)) = pick
         .iter()
-        .map(|&(mixed, c)| (encode_as(rows, &plain, mixed, c), (mixed, c)))
+        .map(|&(tok, c)| (encode_as(rows, &plain, tok, c), (tok, c)))
         .min_by_key(|e| e.0.len())
         .expect("at least one candidate");
     if !opts.families && !opts.prune_pool {
         return best;
     }
     // The kept candidate laid out with families and/or a pruned pool.
-    let fam = encode_as(rows, opts, mixed, c);
+    let fam = encode_as(rows, opts, tok, c);
     if fam.len() < best.len() {
         fam
     } else {
@@ -345,13 +387,27 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     }
 }
 
+/// A coarse candidate whose sample encoding is within this share of the
+/// best fine one (or the reverse) is settled on all the rows.
+const CLOSE_CALL: f64 = 0.03;
+
 /// Rows of the sample that decides how a large column is encoded.
 const DECIDE_ROWS: usize = 512;
 
-/// One candidate encoding: whole or split at `c`.
-fn encode_as(rows: &[&[u8]], opts: &LogOptions, mixed: bool, c: Cut) -> Vec<u8> {
+/// How a candidate tokenizes: mixed letter/digit runs split or not
+/// (`Tokens::mixed`), and the body (or the whole block) split at blanks
+/// only (`Tokens::coarse`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Tok {
+    mixed: bool,
+    coarse: bool,
+}
+
+/// One candidate encoding: whole or split at `c`, tokenized as `tok`.
+fn encode_as(rows: &[&[u8]], opts: &LogOptions, tok: Tok, c: Cut) -> Vec<u8> {
     let opts = LogOptions {
-        mixed,
+        mixed: tok.mixed,
+        coarse: tok.coarse,
         ..opts.clone()
     };
     if c == Cut::Whole {
@@ -361,7 +417,13 @@ fn encode_as(rows: &[&[u8]], opts: &LogOptions, mixed: bool, c: Cut) -> Vec<u8> 
     let cuts: Vec<usize> = rows.iter().map(|r| cut(r, &mut t, c)).collect();
     let heads: Vec<&[u8]> = rows.iter().zip(&cuts).map(|(r, &c)| &r[..c]).collect();
     let bodies: Vec<&[u8]> = rows.iter().zip(&cuts).map(|(r, &c)| &r[c..]).collect();
-    let head = encode(&heads, &opts);
+    // The header keeps the fine split (its fields are numbers and words);
+    // `coarse` applies to the body.
+    let hopts = LogOptions {
+        coarse: false,
+        ..opts.clone()
+    };
+    let head = encode(&heads, &hopts);
     let body = encode(&bodies, &opts);
     let mut out = Vec::with_capacity(8 + head.len() + body.len());
     out.extend_from_slice(SPLIT_MAGIC);
@@ -525,14 +587,58 @@ mod tests {
         let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
         assert_eq!(header_fields(&refs), 4);
         let opts = LogOptions::default();
-        let split = encode_as(&refs, &opts, false, Cut::Fields(4));
-        assert!(split.len() < encode_as(&refs, &opts, false, Cut::Whole).len());
+        let fine = Tok {
+            mixed: false,
+            coarse: false,
+        };
+        let split = encode_as(&refs, &opts, fine, Cut::Fields(4));
+        assert!(split.len() < encode_as(&refs, &opts, fine, Cut::Whole).len());
         let col = LogColumn::open(&split).unwrap();
         assert!(col.is_split());
         let (mut values, mut offsets) = (Vec::new(), Vec::new());
         col.decode_all(&mut values, &mut offsets);
         for (r, w) in rows.iter().zip(offsets.windows(2)) {
             assert_eq!(&values[w[0] as usize..w[1] as usize], r.as_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod coarse_tests {
+    use super::*;
+
+    /// Real dpkg lines (testdata/logs/dpkg_2k.log): the coarse candidate is
+    /// kept, the payload is much smaller than the fine split's, and it
+    /// reads back row for row.
+    #[test]
+    fn coarse_split_wins_on_dpkg_lines_and_reads_back() {
+        let text = include_bytes!("../../testdata/logs/dpkg_2k.log");
+        let rows: Vec<&[u8]> = text
+            .strip_suffix(b"\n")
+            .unwrap()
+            .split(|&b| b == b'\n')
+            .collect();
+        let with = encode_column(&rows, &LogOptions::default());
+        let without = encode_column(
+            &rows,
+            &LogOptions {
+                try_coarse: false,
+                ..LogOptions::default()
+            },
+        );
+        assert!(
+            (with.len() as f64) < 0.85 * without.len() as f64,
+            "coarse {} vs fine {}",
+            with.len(),
+            without.len()
+        );
+        let col = LogColumn::open(&with).unwrap();
+        assert_eq!(col.rows(), rows.len());
+        let mut out = Vec::new();
+        for (i, r) in rows.iter().enumerate() {
+            out.clear();
+            col.get_into(i, &mut out).unwrap();
+            assert_eq!(&out[..], *r, "row {i}");
         }
     }
 }

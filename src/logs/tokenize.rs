@@ -22,6 +22,15 @@ const WORD: [bool; 256] = {
     t
 };
 
+/// Byte classes of the coarse split ([`Tokens::coarse`]): true for every
+/// byte but space and tab.
+const WORD_COARSE: [bool; 256] = {
+    let mut t = [true; 256];
+    t[b' ' as usize] = false;
+    t[b'\t' as usize] = false;
+    t
+};
+
 /// Letter/digit classes for [`Tokens::push_run`].
 const CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
@@ -49,6 +58,10 @@ pub(crate) struct Tokens {
     /// Split alphanumeric runs that mix letters and digits (see
     /// [`Tokens::split`]).
     pub(crate) mixed: bool,
+    /// Split at spaces and tabs only: a word is a whole field (`libc-bin:amd64`,
+    /// `2.36-9+deb12u10`), so values whose inner punctuation varies from row
+    /// to row share one template and one slot.
+    pub(crate) coarse: bool,
 }
 
 impl Tokens {
@@ -57,10 +70,11 @@ impl Tokens {
         self.words.clear();
         self.seps.clear();
         let n = line.len();
+        let word = if self.coarse { &WORD_COARSE } else { &WORD };
         let mut i = 0;
         loop {
             let s = i;
-            while i < n && !WORD[line[i] as usize] {
+            while i < n && !word[line[i] as usize] {
                 i += 1;
             }
             self.seps.push((s as u32, i as u32));
@@ -68,10 +82,10 @@ impl Tokens {
                 break;
             }
             let w = i;
-            while i < n && WORD[line[i] as usize] {
+            while i < n && word[line[i] as usize] {
                 i += 1;
             }
-            if self.mixed {
+            if self.mixed && !self.coarse {
                 self.push_run(line, w, i);
             } else {
                 self.words.push((w as u32, i as u32));
