@@ -18,8 +18,8 @@ pub struct LogOptions {
     /// into their letter and digit runs (`cn615` → `cn` `615`).
     pub mixed: bool,
     /// Tokenize at spaces and tabs only, whole fields as words
-    /// (`tokenize.rs`, `Tokens::coarse`): what [`super::encode`] does with
-    /// one block; [`super::encode_column`] sets it per candidate.
+    /// (`tokenize.rs`, `Tokens::coarse`): what [`encode`](fn@crate::logs::encode)
+    /// does with one block; [`super::encode_column`] sets it per candidate.
     pub coarse: bool,
     /// [`super::encode_column`] tries the coarse split of the whole block as
     /// a candidate (one more encode of its decision sample; bench/LOGS.md:
