@@ -330,6 +330,12 @@ fn inspect_shows_log_templates_slot_types_and_parts() {
     })
     .sum();
     assert_eq!(parts, payload, "{text}");
+    // The file's breakdown names the payloads (they are not "other", the
+    // header, footer, section headers and padding: a few hundred bytes for
+    // one chunk; the payload alone is 3.6 KB here).
+    assert_eq!(num(&line("log payloads"), 2), payload, "{text}");
+    let other = num(&line("other"), 1);
+    assert!(other < 512, "other {other}, payload {payload}: {text}");
     // Slot types: decimals and hex numbers are typed columns.
     let dec = line("dec ");
     assert!(num(&dec, 2) >= 3000, "{dec}");

@@ -30,6 +30,10 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         sidecar: u64,
         bounds: u64,
         validity: u64,
+        /// A value-dictionary chunk's value index (§5.6).
+        index: u64,
+        /// A log-template chunk's payload (§5.8).
+        logs: u64,
         batch: u32,
     }
     let mut parts = Vec::with_capacity(reader.num_chunks());
@@ -44,6 +48,14 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
             sidecar: c.sidecar_bytes().len() as u64,
             bounds: (c.row_bytes_bytes().len() + c.row_codes_bytes().len()) as u64,
             validity: c.validity().map_or(0, |v| v.len() as u64),
+            index: match c.kind() {
+                ChunkKind::ValueDict => c.kind_part_bytes().len() as u64,
+                _ => 0,
+            },
+            logs: match c.kind() {
+                ChunkKind::LogTemplates => c.kind_part_bytes().len() as u64,
+                _ => 0,
+            },
             batch: c.batch(),
         });
         reader.release_chunk(i);
@@ -79,11 +91,13 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
     let reader = reader;
     let footer = reader.footer();
     let sum = |f: fn(&Parts) -> u64| parts.iter().map(f).sum::<u64>();
-    let (codes, sidecar, bounds, validity) = (
+    let (codes, sidecar, bounds, validity, index, log_payload) = (
         sum(|p| p.codes),
         sum(|p| p.sidecar),
         sum(|p| p.bounds),
         sum(|p| p.validity),
+        sum(|p| p.index),
+        sum(|p| p.logs),
     );
     let dict_bytes: u64 = footer.dicts.iter().map(|d| d.len).sum();
     let nulls: u64 = footer.chunks.iter().map(|c| c.nulls as u64).sum();
@@ -131,6 +145,8 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         ("sidecar", sidecar),
         ("row boundaries", bounds),
         ("validity", validity),
+        ("value index", index),
+        ("log payloads", log_payload),
         ("dictionaries", dict_bytes),
     ] {
         let _ = writeln!(
@@ -140,7 +156,8 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
             pct(bytes)
         );
     }
-    let other = file_bytes.saturating_sub(codes + sidecar + bounds + validity + dict_bytes);
+    let other = file_bytes
+        .saturating_sub(codes + sidecar + bounds + validity + index + log_payload + dict_bytes);
     let _ = writeln!(
         w,
         "  other            {:>14}  {:5.1}%  (header, footer, section headers, padding)",

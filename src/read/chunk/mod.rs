@@ -106,6 +106,9 @@ pub(super) struct ValidChunk {
     pub(super) row_codes: (Sequence, Range<usize>),
     pub(super) row_bytes: (Sequence, Range<usize>),
     pub(super) validity: Option<Range<usize>>,
+    /// The part only this kind has (a value-dictionary chunk's value index,
+    /// §5.6; a log-template chunk's payload, §5.8); empty for a coded chunk.
+    pub(super) kind_part: Range<usize>,
     /// The kind and what it keeps for reads.
     pub(super) body: Body,
     /// Every token the chunk's codes use is valid UTF-8 on its own
@@ -355,6 +358,12 @@ impl<'a> ChunkView<'a> {
     /// The cascaded row byte boundaries as stored (§6).
     pub fn row_bytes_bytes(&self) -> &'a [u8] {
         self.chunk.row_bytes_bytes()
+    }
+    /// The part only this chunk's kind has, as stored: a value-dictionary
+    /// chunk's value index (§5.6), a log-template chunk's payload (§5.8);
+    /// empty for a coded chunk.
+    pub fn kind_part_bytes(&self) -> &'a [u8] {
+        &self.chunk.section[self.chunk.kind_part.clone()]
     }
     /// The decoded side of a value-dictionary chunk (§5.6): the distinct
     /// values back to back, their `D + 1` byte offsets, each row's value

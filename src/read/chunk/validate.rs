@@ -57,6 +57,7 @@ fn log_chunk(
         row_codes: (empty.clone(), 0..0),
         row_bytes: (empty, 0..0),
         validity: validity.map(|v| rel(s, v)),
+        kind_part: rel(s, payload),
         tokens_utf8: utf8,
     };
     Ok((chunk, [0; 16]))
@@ -188,6 +189,7 @@ impl Reader {
             row_codes: (rc_seq, rel(s, p.row_codes.0)),
             row_bytes: (rb_seq, rel(s, p.row_bytes.0)),
             validity,
+            kind_part: p.value_index.map_or(0..0, |(v, _)| rel(s, v)),
             tokens_utf8,
         };
         Ok((chunk, hist))
