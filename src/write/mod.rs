@@ -116,6 +116,14 @@ pub struct WriteSummary {
     /// Per dictionary (in file order): the codec chosen and the size
     /// estimates behind the choice.
     pub choices: Vec<Choice>,
+    /// Per dictionary (in file order): its section's bytes as stored.
+    pub dict_bytes: Vec<u64>,
+    /// Per dictionary (in file order): whether any chunk's codes use its
+    /// tokens. When none does (every chunk naming it is a log-template
+    /// chunk, spec/FORMAT.md §5.8), it is stored as the 256 single bytes,
+    /// whatever was trained, and its `choices` estimates are of a layout
+    /// the file does not use.
+    pub dict_used: Vec<bool>,
 }
 
 /// A streaming writer of fastpair files.
@@ -528,6 +536,15 @@ impl<S: Sink> Writer<S> {
             chunks: self.footer.chunks.len() as u32,
             dicts: self.footer.dicts.len() as u32,
             choices: std::mem::take(&mut self.choices),
+            dict_bytes: self.footer.dicts.iter().map(|d| d.len).collect(),
+            dict_used: (0..self.footer.dicts.len())
+                .map(|d| {
+                    self.footer
+                        .chunks
+                        .iter()
+                        .any(|c| c.dict as usize == d && c.codes > 0)
+                })
+                .collect(),
         })
     }
 }

@@ -180,7 +180,7 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
             human_bytes((s.input_bytes as f64 / secs.max(1e-9)) as u64),
             out_name,
         );
-        let lines = choice_lines(&s.choices);
+        let lines = choice_lines(&s.choices, &s.dict_used, &s.dict_bytes);
         if !lines.is_empty() {
             crate::io::eprint_line!("{}", lines.trim_end_matches('\n'));
         }
@@ -195,10 +195,20 @@ const VALUE_MEMORY_FACTOR: u64 = 4;
 /// Dictionaries whose codec choice is printed one by one; the rest are counted.
 const MAX_LISTED_CHOICES: usize = 4;
 
-/// The codec of each dictionary and the estimates behind it.
-fn choice_lines(choices: &[fastpair::write::Choice]) -> String {
+/// The codec of each dictionary and the estimates behind it; a dictionary
+/// no chunk's codes use (`used`) says so instead, since its estimates are
+/// those of a layout the file does not use.
+fn choice_lines(choices: &[fastpair::write::Choice], used: &[bool], bytes: &[u64]) -> String {
     let mut out = String::new();
     for (i, c) in choices.iter().enumerate().take(MAX_LISTED_CHOICES) {
+        if used.get(i) == Some(&false) {
+            out.push_str(&format!(
+                "dictionary {i}: {}, unused (every chunk naming it is log templates): stored as the 256 single bytes ({} bytes)\n",
+                c.codec.name(),
+                bytes.get(i).copied().unwrap_or(0)
+            ));
+            continue;
+        }
         let mut est: Vec<String> = c
             .estimates
             .iter()
