@@ -345,6 +345,14 @@ impl LogColumn {
 }
 
 impl LogColumn {
+    /// The column's blocks: the one block, or header and body.
+    fn blocks(&self) -> Vec<&LogBlock> {
+        match self {
+            LogColumn::Single(b) => vec![b],
+            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
+        }
+    }
+
     /// What a *mixed-radix* integer slot (not in the format: an estimate
     /// for the next format version) would save: per template, each chain of
     /// adjacent decimal slots joined by `:` (radix 60) or followed by `.` /
@@ -361,10 +369,7 @@ impl LogColumn {
     pub(crate) fn mixed_radix_estimate_with(&self, size: fn(&[u64]) -> usize) -> (u64, u64, u64) {
         use super::decode::Slot;
         use super::Width;
-        let blocks: Vec<&LogBlock> = match self {
-            LogColumn::Single(b) => vec![b],
-            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
-        };
+        let blocks = self.blocks();
         let (mut now, mut then, mut chains) = (0u64, 0u64, 0u64);
         for b in blocks {
             let data = &b.bytes[b.data_at..];
@@ -422,9 +427,7 @@ impl LogColumn {
         }
         (now, then, chains)
     }
-}
 
-impl LogColumn {
     /// What a *delta-FoR* block mode ([`super::column::size_with_delta`],
     /// not in the format) would save over every integer column of the
     /// payload (slot values, per-row widths, dictionary ids, pool offsets),
@@ -434,10 +437,7 @@ impl LogColumn {
     pub fn delta_estimate(&self) -> (u64, u64, u64) {
         use super::column::{size, size_with_delta, IntCol};
         use super::decode::Slot;
-        let blocks: Vec<&LogBlock> = match self {
-            LogColumn::Single(b) => vec![b],
-            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
-        };
+        let blocks = self.blocks();
         let (mut now, mut then) = (0u64, 0u64);
         let mut add = |v: &[u64]| {
             now += size(v) as u64;
@@ -469,19 +469,14 @@ impl LogColumn {
         let (fields, joined, _) = self.mixed_radix_estimate_with(size_with_delta);
         (now, then, then - (fields - joined.min(fields)))
     }
-}
 
-impl LogColumn {
     /// How many pool codes the dictionary slots' values take (an estimate
     /// for the next format version): in total, and if every distinct value
     /// of the block were stored once, shared by all the slots that use it.
     /// Returns (values, distinct values, codes now, codes if shared).
     pub fn shared_dict_estimate(&self) -> (u64, u64, u64, u64) {
         use super::decode::Slot;
-        let blocks: Vec<&LogBlock> = match self {
-            LogColumn::Single(b) => vec![b],
-            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
-        };
+        let blocks = self.blocks();
         let (mut values, mut distinct, mut now, mut shared) = (0u64, 0u64, 0u64, 0u64);
         for b in blocks {
             let pool_bytes = &b.bytes[b.pool_at..];
@@ -508,19 +503,14 @@ impl LogColumn {
         }
         (values, distinct, now, shared)
     }
-}
 
-impl LogColumn {
     /// The pools' token tables as stored (nibble lengths and token bytes)
     /// and front-coded as a dictionary section is (§4: a nibble of shared
     /// prefix with the previous token, then the rest), in the order stored
     /// and sorted — an estimate for the next format version. Returns (bytes
     /// now, front-coded as stored, front-coded sorted).
     pub fn pool_table_estimate(&self) -> (u64, u64, u64) {
-        let blocks: Vec<&LogBlock> = match self {
-            LogColumn::Single(b) => vec![b],
-            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
-        };
+        let blocks = self.blocks();
         let front = |toks: &[&[u8]]| -> u64 {
             let mut prev: &[u8] = &[];
             let mut n = 0u64;

@@ -278,6 +278,11 @@ impl<S: Sink> Writer<S> {
         // Chunks `..window` of `pending` are the shared dictionary's
         // training rows: their bytes per code are its baseline.
         let mut window = 0;
+        // Their share of its bytes in the choice of layout (`DictShare`);
+        // later chunks are charged nothing. Decided by the window, which
+        // closes on bytes and rows only, so the bytes do not depend on the
+        // grouping.
+        let mut window_share = DictShare::default();
         if self.opts.dict_mode == DictMode::Shared && self.shared.is_none() {
             window = pending.len();
             let rows: Vec<&[u8]> = pending
@@ -286,6 +291,7 @@ impl<S: Sink> Writer<S> {
                 .collect();
             let (codec, table, choice, codes) = choose::train(&self.opts, &rows);
             let matcher = Matcher::new(&table);
+            window_share = DictShare::of(&table, window);
             self.dicts.push(codec, table.clone());
             self.choices.push(choice);
             self.shared = Some((codec, table, matcher));
@@ -346,14 +352,6 @@ impl<S: Sink> Writer<S> {
             // The window's codes are the window dictionary's: stale once a
             // chunk retrained it.
             let window_live = self.shared_dict == 0;
-            // The training window's chunks share the dictionary's bytes in
-            // the choice of layout (`DictShare`); later chunks are charged
-            // nothing. Decided by the window, which closes on bytes and rows
-            // only, so the bytes do not depend on the grouping.
-            let window_share = match shared {
-                Some((_, t, _)) if window_live && done < window => DictShare::of(t, window),
-                _ => DictShare::default(),
-            };
             let encoded: Vec<Result<(EncodedChunk, usize)>> = group
                 .par_iter()
                 .enumerate()
