@@ -160,7 +160,8 @@ __device__ __forceinline__ void lg_copy16(LgOut& o, uint4 t, u32 len) {
     o.n += len;
 }
 
-// Pool string i (FORMAT §5.8.4): codes off[i] .. off[i + 1], 12 bits each.
+// Pool string i (FORMAT §5.8.4): codes off[i] .. off[i + 1], `code_bits`
+// each (12 in a version-4–5 payload, 8..12 in version 6).
 __device__ __forceinline__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
     if (i >= b.d.pool_strings) { bad = 1; return; }
     const u32 n = b.d.pool_strings + 1;
@@ -168,7 +169,7 @@ __device__ __forceinline__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& ba
     const u64 e = lg_int(b, b.d.pool_cp_first, n, i + 1, b.d.poff_at, bad);
     if (e < s || e - s > b.d.raw_len) { bad = 1; return; }
     for (u64 c = s; c < e; c++) {
-        const u32 code = (u32)lg_packed(b, b.d.codes_at, 12, c, bad);
+        const u32 code = (u32)lg_packed(b, b.d.codes_at, b.d.code_bits, c, bad);
         if (code >= b.d.ntok) { bad = 1; return; }
         u32 l = b.lens[code];
         if (l > 16) { bad = 1; l = 16; }

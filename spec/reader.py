@@ -36,7 +36,7 @@ from typing import List, Optional, Sequence
 # ---------------------------------------------------------------- constants (§1, §2, §3, §8)
 
 MAGIC = b"FASTPAIR"
-VERSIONS = (1, 2, 3, 4, 5)
+VERSIONS = (1, 2, 3, 4, 5, 6)
 HEADER_LEN = 16
 TAIL_LEN = 24
 FOOTER_PREFIX_LEN = 32
@@ -402,6 +402,9 @@ class Reader:
             check(flags & ~3 == 0 and flags != 1, sec, base + 3, "BadField", f"dictionary {i}: flags {flags:#x}")
         if self.version >= 5 and flags & 2:
             tokens = self._plane_tokens(i, s, base, n, width, flags & 1, max_len)
+        elif self.version >= 6:
+            # §4: the 256 single bytes are codes 0-255, not stored.
+            tokens = [bytes([b]) for b in range(256)] + self._front_coded_tokens(i, s, base, n - 256, max_len)
         elif self.version >= 3:
             check(flags == 0, sec, base + 3, "BadField", f"dictionary {i}: flags {flags:#x} (zero in versions 3-4)")
             tokens = self._front_coded_tokens(i, s, base, n, max_len)
@@ -412,14 +415,17 @@ class Reader:
         check(len(singles) == 256, "§4.1", base, "MissingSingleByte",
               f"dictionary {i}: single bytes missing: {sorted(set(range(256)) - singles)[:8]}...")
         if self.version >= 4:  # §4.4, one spelling (§10.1)
+            # Error offsets: token c's length nibble (version 6 front coding
+            # stores the learned tokens only).
+            first = 256 if self.version >= 6 and not flags & 2 else 0
             total, long = sum(hist), sum(hist[8:])
             derived = 16 if 10 * long > total else 8  # §4.3, in integers
             check(width == derived, "§4.3", base + 2, "WidthNotDerived", f"dictionary {i}: W = {width}, histogram gives {derived}")
             for c in range(256):
                 check(tokens[c] == bytes([c]), "§4.4", base + 136 + c // 2, "SingleByteOrder", f"dictionary {i}: code {c} is {tokens[c]!r}")
             for c in range(256, n):
-                check(len(tokens[c]) > 1, "§4.4", base + 136 + c // 2, "DuplicateToken", f"dictionary {i}: token {c} is a single byte")
-                check(c == 256 or tokens[c - 1] < tokens[c], "§4.4", base + 136 + c // 2, "TokenOrder",
+                check(len(tokens[c]) > 1, "§4.4", base + 136 + (c - first) // 2, "DuplicateToken", f"dictionary {i}: token {c} is a single byte")
+                check(c == 256 or tokens[c - 1] < tokens[c], "§4.4", base + 136 + (c - first) // 2, "TokenOrder",
                       f"dictionary {i}: token {c} not after token {c - 1}")
         return Dictionary(i, base, codec, code_bits, width, n, hist, tokens)
 
@@ -437,7 +443,9 @@ class Reader:
         return out
 
     def _front_coded_tokens(self, i: int, s: bytes, base: int, n: int, max_len: int) -> List[bytes]:
-        """Version 3 (§4): lengths, shared prefixes, suffixes, zero padding."""
+        """Versions 3-6 (§4): lengths, shared prefixes, suffixes, zero padding,
+        of the ``n`` tokens stored (version 6: the learned ones, the first
+        of them coded against nothing)."""
         sec = "§4"
         half = (n + 1) // 2
         lengths_at = DICT_HEADER_LEN
@@ -454,7 +462,8 @@ class Reader:
         check(end <= len(s), sec, base + suffixes_at, "LengthPastEnd", f"dictionary {i}: token suffixes ({suffix_total} B)")
         check(len(s) == align16(end), sec, base, "SizeMismatch", f"dictionary {i}: section {len(s)} B, parts imply {align16(end)}")
         check_zero(s, end, len(s), sec, base, f"dictionary {i} padding")
-        check(prefs[0] == 0, "§4.4", base + prefixes_at, "TokenPrefix", f"dictionary {i}: prefix(0) = {prefs[0]}")
+        if n:
+            check(prefs[0] == 0, "§4.4", base + prefixes_at, "TokenPrefix", f"dictionary {i}: prefix(0) = {prefs[0]}")
         for c in range(1, n):
             check(prefs[c] <= lens[c] and prefs[c] <= lens[c - 1], "§4.4", base + prefixes_at + c // 2, "TokenPrefix",
                   f"dictionary {i}: prefix({c}) = {prefs[c]} exceeds len({c}) = {lens[c]} or len({c - 1}) = {lens[c - 1]}")
@@ -615,6 +624,9 @@ class Reader:
             valid = [bool((bits >> r) & 1) for r in range(e.rows)]
             nulls = valid.count(False)
             check(nulls == e.nulls, "§5.5", base + val_at, "NullCount", f"chunk {i}: {nulls} zero bits, footer says {e.nulls} nulls")
+        want = 2 if self.version >= 6 else 1
+        check(log_payload_form(payload) == want, LOG_SECTION, base + pay_at, "BadField",
+              f"chunk {i}: log payload magic {payload[:4]!r} (FPL2/FPS2 in format version 6, FPL1/FPS1 in 4-5)")
         items = decode_log_payload(payload, base + pay_at)
         check(len(items) == e.rows, LOG_SECTION, base + pay_at, "SizeMismatch", f"chunk {i}: log payload rows {len(items)}, want {e.rows}")
         for r, v in enumerate(items):
@@ -756,8 +768,9 @@ class Reader:
 
 # ---------------------------------------------------------------- log templates (§5.8)
 
-LOG_BLOCK_MAGIC = b"FPL1"
-LOG_SPLIT_MAGIC = b"FPS1"
+# Pool form 1 (format versions 4-5) and form 2 (version 6), §5.8.1 / §5.8.4.
+LOG_BLOCK_MAGICS = {b"FPL1": 1, b"FPL2": 2}
+LOG_SPLIT_MAGICS = {b"FPS1": 1, b"FPS2": 2}
 LOG_ROW_BLOCK = 128
 LOG_COLUMN_BLOCK = 128
 LOG_PAD = 16
@@ -854,15 +867,40 @@ def _int_values(cps: List[tuple], data: bytes) -> List[int]:
     return out
 
 
-def _log_pool(buf: bytes, base: int) -> List[bytes]:
-    """Every string of a block's pool (§5.8.4), checked."""
+def _log_pool(buf: bytes, base: int, form: int) -> List[bytes]:
+    """Every string of a block's pool (§5.8.4) of pool form 1 or 2, checked."""
     c = _LogCursor(buf, base)
     learned = c.bounded("pool learned tokens", LOG_MAX_LEARNED)
-    nib = c.take((learned + 1) // 2, "pool token lengths")
+    half = (learned + 1) // 2
+    nib = c.take(half, "pool token lengths")
+    lens = [((nib[i // 2] >> (4 * (i % 2))) & 15) + 1 for i in range(learned)]
     tokens = [bytes([b]) for b in range(256)]
-    for i in range(learned):
-        n = ((nib[i // 2] >> (4 * (i % 2))) & 15) + 1
-        tokens.append(c.take(n, "pool token bytes"))
+    if form == 1:
+        for i in range(learned):
+            tokens.append(c.take(lens[i], "pool token bytes"))
+        code_bits = 12
+    else:
+        pre_buf = c.take(half, "pool token prefixes")
+        pre = [(pre_buf[i // 2] >> (4 * (i % 2))) & 15 for i in range(learned)]
+        if learned % 2 and (nib[-1] >> 4 or pre_buf[-1] >> 4):
+            c.fail("NonZeroReserved", "pool token padding nibble")
+        prev = b""
+        for i in range(learned):
+            if lens[i] == 1:
+                c.fail("DuplicateToken", f"pool token {256 + i} is a single byte")
+            if pre[i] > lens[i] or pre[i] > len(prev):
+                c.fail("TokenPrefix", f"pool token {256 + i}: prefix {pre[i]}")
+            tok = prev[:pre[i]] + c.take(lens[i] - pre[i], "pool token bytes")
+            lcp = 0
+            while lcp < min(len(prev), len(tok)) and prev[lcp] == tok[lcp]:
+                lcp += 1
+            if pre[i] != min(lcp, 15):
+                c.fail("TokenPrefix", f"pool token {256 + i}: prefix {pre[i]}, longest shared {min(lcp, 15)}")
+            if i > 0 and not prev < tok:
+                c.fail("TokenOrder", f"pool token {256 + i} not after the one before")
+            tokens.append(tok)
+            prev = tok
+        code_bits = (256 + learned - 1).bit_length()  # ceil(log2(256 + learned))
     strings = c.bounded("pool strings", U32_MAX - 1)
     meta_len = c.bounded("pool offsets meta length", len(buf))
     meta = _LogCursor(c.take(meta_len, "pool offsets meta"), base + c.pos - meta_len)
@@ -876,22 +914,25 @@ def _log_pool(buf: bytes, base: int) -> List[bytes]:
     if offs[0] != 0 or any(b < a for a, b in zip(offs, offs[1:])) or offs[-1] > U32_MAX:
         c.fail("BadField", "pool offsets (not from 0, non-decreasing, < 2^32)")
     ncodes = offs[-1]
-    codes = c.take(_packed_len(ncodes, 12), "pool codes")
+    codes = c.take(_packed_len(ncodes, code_bits), "pool codes")
     if not c.at_end():
         c.fail("SizeMismatch", "pool")
     codes = codes + bytes(16)
-    code_list = [_packed(codes, 0, 12, i) for i in range(ncodes)]
+    code_list = [_packed(codes, 0, code_bits, i) for i in range(ncodes)]
     bad = next((i for i, x in enumerate(code_list) if x >= len(tokens)), None)
     if bad is not None:
         c.fail("BadField", f"pool code {bad} past the token table")
     return [b"".join(tokens[x] for x in code_list[offs[i]:offs[i + 1]]) for i in range(strings)]
 
 
-def decode_log_block(buf: bytes, base: int = 0) -> List[bytes]:
-    """The rows of one log block (§5.8.2), every check run first."""
+def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> List[bytes]:
+    """The rows of one log block (§5.8.2), every check run first; ``form``,
+    when given, the pool form its magic must name."""
     c = _LogCursor(buf, base)
-    if c.take(4, "block magic") != LOG_BLOCK_MAGIC:
+    magic = c.take(4, "block magic")
+    if magic not in LOG_BLOCK_MAGICS or form not in (None, LOG_BLOCK_MAGICS[magic]):
         raise FormatError(LOG_SECTION, base, "BadMagic", "log block magic")
+    form = LOG_BLOCK_MAGICS[magic]
     lens = [c.u32(w) for w in ("meta length", "row index length", "column data length", "pool length")]
     meta_at = c.pos
     meta = c.take(lens[0], "meta")
@@ -904,7 +945,7 @@ def decode_log_block(buf: bytes, base: int = 0) -> List[bytes]:
     pad = c.take(LOG_PAD, "padding")
     if not c.at_end() or any(pad):
         c.fail("NonZeroReserved", "block padding")
-    pool = _log_pool(pool_bytes, base + pool_at)
+    pool = _log_pool(pool_bytes, base + pool_at, form)
 
     m = _LogCursor(meta, base + meta_at)
     rows = m.bounded("rows", U32_MAX)
@@ -1033,16 +1074,23 @@ def decode_log_block(buf: bytes, base: int = 0) -> List[bytes]:
     return out
 
 
+def log_payload_form(buf: bytes) -> int:
+    """The pool form a payload's magic names (§5.8.1): 1 for "FPL1"/"FPS1"
+    (format versions 4-5), 2 for "FPL2"/"FPS2" (version 6), 0 otherwise."""
+    return LOG_SPLIT_MAGICS.get(buf[:4], LOG_BLOCK_MAGICS.get(buf[:4], 0))
+
+
 def decode_log_payload(buf: bytes, base: int = 0) -> List[bytes]:
     """The rows of a log payload (§5.8.1): one block, or a header and a body
-    block whose rows are concatenated."""
-    if buf[:4] != LOG_SPLIT_MAGIC:
+    block (both of the split's pool form) whose rows are concatenated."""
+    if buf[:4] not in LOG_SPLIT_MAGICS:
         return decode_log_block(buf, base)
+    form = LOG_SPLIT_MAGICS[buf[:4]]
     c = _LogCursor(buf, base)
     c.take(4, "split magic")
     h = c.u32("header block length")
-    head = decode_log_block(c.take(h, "header block"), base + 8)
-    body = decode_log_block(buf[8 + h:], base + 8 + h)
+    head = decode_log_block(c.take(h, "header block"), base + 8, form)
+    body = decode_log_block(buf[8 + h:], base + 8 + h, form)
     if len(head) != len(body):
         raise FormatError(LOG_SECTION, base + 8 + h, "SizeMismatch", "body rows")
     return [a + b for a, b in zip(head, body)]

@@ -430,7 +430,10 @@ impl fmt::Display for Invariant {
         use Invariant::*;
         match self {
             FileTooSmall { len } => write!(f, "file of {len} bytes is smaller than header + tail"),
-            BadMagic => write!(f, "magic bytes are not FASTPAIR"),
+            BadMagic => write!(
+                f,
+                "magic bytes are not the section's (FASTPAIR for a file; FPL2 or FPS2 for a log payload, FPL1 or FPS1 in format versions 4-5)"
+            ),
             LengthPastEnd {
                 what,
                 end,

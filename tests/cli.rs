@@ -303,7 +303,7 @@ fn inspect_shows_log_templates_slot_types_and_parts() {
     assert!(
         report.contains("dictionary 0: ")
             && report.contains("unused")
-            && report.contains("(656 bytes)"),
+            && report.contains("(144 bytes)"),
         "{report}"
     );
     let text = String::from_utf8(ok(&["inspect", s(&fpc)]).stdout).unwrap();

@@ -582,10 +582,10 @@ cases! {
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
     truncated_by_one: |b, _| b.file[..b.file.len() - 1].to_vec()
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
-    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 6) })
-        => Error::UnsupportedVersion { found: 6, supported: 5 },
-    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 7))
-        => Error::UnsupportedVersion { found: 7, supported: 5 },
+    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 7) })
+        => Error::UnsupportedVersion { found: 7, supported: 6 },
+    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 8))
+        => Error::UnsupportedVersion { found: 8, supported: 6 },
     // A version-1 file whose tail says 2 (both known, they disagree).
     version_mismatch: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 2) })
         => Error::Corrupt { section: Section::Header, offset: 8, invariant: I::VersionMismatch { header: 1, tail: 2 } },
@@ -1061,6 +1061,32 @@ cases! {
     /// payload row must be empty (§5.8).
     v4_log_null_with_value: |_, _| v4log().edit_chunk(0, |p, f| { p.validity.as_mut().unwrap()[0] &= !1; f.chunks[0].nulls += 1 })
         => Error::Corrupt { section: Section::Chunk(0, P::Validity), invariant: I::NullWithValue { row: 0 }, .. },
+    // --- Version 6 (§10): implicit single bytes, pool form 2 ---
+    /// A version-6 file relabelled 5: its front-coded dictionary, read as
+    /// version 5's, stores 256 tokens fewer than `N` says.
+    v6_file_as_version_5: |_, _| Base::load("v6_nulls_multichunk").patch(|v| set_version(v, 5))
+        => Error::Corrupt { section: Section::Dictionary(0), .. },
+    /// A version-5 file relabelled 6: its dictionary, read as version 6's,
+    /// holds 256 tokens more than its `N` leaves room for.
+    v5_file_as_version_6: |_, _| Base::load("v5_nulls_multichunk").patch(|v| set_version(v, 6))
+        => Error::Corrupt { section: Section::Dictionary(0), .. },
+    /// A version-6 file whose first log chunk holds the version-5 payload of
+    /// the same rows ("FPS1", pool form 1): valid in itself, the wrong
+    /// spelling for the file's version (§5.8.1).
+    v6_log_payload_of_version_5: |_, _| {
+        let old = Base::load("v5_log_templates").chunks[0].log_payload.clone();
+        v6log().edit_chunk(0, |p, _| p.log_payload = old)
+    }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { .. }, .. },
+    /// A version-6 split payload relabelled "FPS1": its blocks are "FPL2"
+    /// (a split's blocks are of its own form, §5.8.1).
+    v6_log_split_form_mismatch: |_, _| v6log().edit_chunk(0, |p, _| { let l = p.log_payload.as_mut().unwrap(); assert_eq!(&l[..4], b"FPS2"); l[3] = b'1' })
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadMagic, .. },
+}
+
+/// The version-6 golden file of log-template chunks.
+fn v6log() -> Base {
+    Base::load("v6_log_templates")
 }
 
 /// The version-4 golden file of log-template chunks.

@@ -51,26 +51,26 @@ fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> Wri
         .with_log_templates(LogTemplates::Off)
 }
 
-/// Each golden file of the current format (version 5): name, writer
+/// Each golden file of the current format (version 6): name, writer
 /// options, and the generator of its values. The same columns as the
-/// version 1–2 files of [`columns`], named `v5_*`, and the same columns
-/// again with stored planes (§4.5), named `v5_planes_*`.
+/// version 1–2 files of [`columns`], named `v6_*`, and the same columns
+/// again with stored planes (§4.5), named `v6_planes_*`.
 #[allow(clippy::type_complexity)]
 fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
     let mut v: Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> = columns()
         .into_iter()
-        .map(|(name, o, gen)| (format!("v5_{name}"), o, gen))
+        .map(|(name, o, gen)| (format!("v6_{name}"), o, gen))
         .collect();
     // Log-template chunks (§5.8): nulls, empty values, three chunks, the
     // last of them all null (so it stays coded: no bytes, §5.8).
     v.push((
-        "v5_log_templates".into(),
+        "v6_log_templates".into(),
         opts(Codec::OnPair12, 130, 64, DictMode::Shared).with_log_templates(LogTemplates::Always),
         log_template_rows,
     ));
     v.extend(columns().into_iter().map(|(name, o, gen)| {
         (
-            format!("v5_planes_{name}"),
+            format!("v6_planes_{name}"),
             o.with_dict_planes(DictPlanes::Always),
             gen,
         )
@@ -78,7 +78,7 @@ fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
     // Stored planes with a high plane: W = 8 (few long codes), some tokens
     // longer than 8 bytes (flags 0x03, §4.5).
     v.push((
-        "v5_planes_high_plane".into(),
+        "v6_planes_high_plane".into(),
         opts(Codec::OnPair12, 1 << 20, 64, DictMode::Shared).with_dict_planes(DictPlanes::Always),
         movie_titles,
     ));
@@ -116,9 +116,10 @@ fn log_template_rows() -> Vec<Option<String>> {
         .collect()
 }
 
-/// The golden files of format versions 1 to 3 (never regenerated: they pin
+/// The golden files of format versions 1 to 5 (never regenerated: they pin
 /// how old files read): the version 1–2 files of [`columns`] and the same
-/// columns as version 3, named `v3_*`.
+/// columns as version 3, 4 and 5, named `v3_*`, `v4_*`, `v5_*` (and
+/// `v5_planes_*`).
 fn legacy() -> Vec<String> {
     let base: Vec<String> = columns().iter().map(|c| c.0.to_string()).collect();
     let v3 = base.iter().map(|n| format!("v3_{n}")).collect::<Vec<_>>();
@@ -127,7 +128,15 @@ fn legacy() -> Vec<String> {
         .map(|n| format!("v4_{n}"))
         .chain(["v4_log_templates".to_string()])
         .collect::<Vec<_>>();
-    base.into_iter().chain(v3).chain(v4).collect()
+    let v5 = base
+        .iter()
+        .flat_map(|n| [format!("v5_{n}"), format!("v5_planes_{n}")])
+        .chain([
+            "v5_log_templates".to_string(),
+            "v5_planes_high_plane".to_string(),
+        ])
+        .collect::<Vec<_>>();
+    base.into_iter().chain(v3).chain(v4).chain(v5).collect()
 }
 
 /// The golden columns, with the options and values an older writer wrote
@@ -177,7 +186,9 @@ fn columns() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> 
 
 /// The format version of golden file `name`.
 fn version_of(name: &str) -> u32 {
-    if name.starts_with("v5_") {
+    if name.starts_with("v6_") {
+        6
+    } else if name.starts_with("v5_") {
         5
     } else if name.starts_with("v4_") {
         4
@@ -473,7 +484,7 @@ fn golden_files_rewrite_byte_for_byte() {
 
 #[test]
 fn golden_files_have_what_they_claim() {
-    for p in ["", "v3_", "v4_", "v5_", "v5_planes_"] {
+    for p in ["", "v3_", "v4_", "v5_", "v5_planes_", "v6_", "v6_planes_"] {
         let load = |name: &str| load(&format!("{p}{name}"));
         let r = Reader::from_bytes(load("nulls_multichunk").0).unwrap();
         assert_eq!(r.num_chunks(), 3);
@@ -487,12 +498,12 @@ fn golden_files_have_what_they_claim() {
             .iter()
             .any(|&l| l > 8));
         let stored = r.dictionaries().unwrap()[0].planes_stored();
-        if p == "v5_planes_" {
+        if p.ends_with("planes_") {
             let r = Reader::from_bytes(load("high_plane").0).unwrap();
             let d = r.dictionary(0).unwrap();
             assert!(d.planes_stored() && d.planes().width == 8 && !d.planes().hi.is_empty());
         }
-        assert_eq!(stored, p.is_empty() || p == "v5_planes_", "{p}");
+        assert_eq!(stored, p.is_empty() || p.ends_with("planes_"), "{p}");
         if p.is_empty() {
             let planes = r.dictionaries().unwrap()[0].planes();
             assert!(!planes.hi.is_empty() && planes.width == 8, "a high plane");
@@ -522,7 +533,7 @@ fn golden_files_have_what_they_claim() {
     }
     // A version-3 dictionary section is smaller than the planes it
     // materializes (the point of §4's front coding).
-    for g in golden().iter().filter(|g| !g.0.starts_with("v5_planes_")) {
+    for g in golden().iter().filter(|g| !g.0.starts_with("v6_planes_")) {
         let file = load(&g.0).0;
         let r = Reader::from_bytes(file).unwrap();
         for (d, s) in r.dictionaries().unwrap().iter().zip(&r.footer().dicts) {
@@ -686,6 +697,80 @@ fn version_5_files_hold_what_version_4_files_hold() {
             let at = r.offset as usize;
             assert_eq!(p[at + 3] & 2, 2, "{name}: flag bit 1");
             assert_eq!(r.len as usize, y.planes().section_len(), "{name}");
+        }
+    }
+}
+
+/// Version 6 changed two spellings: a front-coded dictionary section leaves
+/// the 256 single bytes implicit (§4), and a log-template payload's pool is
+/// front-coded with codes at its own width (§5.8.4, magic "FPL2"/"FPS2").
+/// Each `v6_*` file holds its `v5_*` file's rows; their dictionaries hold
+/// the same tokens, planes and histograms (the trainer did not change), a
+/// front-coded section exactly 512 bytes smaller before padding (the 256
+/// single bytes' two nibbles and byte each), a stored-planes section the
+/// same bytes; their coded chunks are the same bytes; a log chunk's payload
+/// is smaller.
+#[test]
+fn version_6_files_hold_what_version_5_files_hold() {
+    let names = columns()
+        .iter()
+        .flat_map(|c| [c.0.to_string(), format!("planes_{}", c.0)])
+        .chain(["log_templates".to_string(), "planes_high_plane".to_string()])
+        .collect::<Vec<_>>();
+    for name in names {
+        let (f5, _) = load(&format!("v5_{name}"));
+        let (f6, _) = load(&format!("v6_{name}"));
+        let (a, b) = (
+            Reader::from_bytes(f5.clone()).unwrap(),
+            Reader::from_bytes(f6.clone()).unwrap(),
+        );
+        assert_eq!(a.read_all().unwrap(), b.read_all().unwrap(), "{name}");
+        let (da, db) = (a.dictionaries().unwrap(), b.dictionaries().unwrap());
+        assert_eq!(da.len(), db.len(), "{name}");
+        for (i, (x, y)) in da.iter().zip(db).enumerate() {
+            assert_eq!(
+                (x.table(), x.planes(), x.hist()),
+                (y.table(), y.planes(), y.hist()),
+                "{name} dictionary {i}"
+            );
+            let (ra, rb) = (a.footer().dicts[i], b.footer().dicts[i]);
+            let sa = &f5[ra.offset as usize..(ra.offset + ra.len) as usize];
+            let sb = &f6[rb.offset as usize..(rb.offset + rb.len) as usize];
+            if y.planes_stored() {
+                assert_eq!(sa, sb, "{name}: stored planes are spelled as in version 5");
+            } else {
+                let mut v5 = Vec::new();
+                y.write_section(5, &mut v5);
+                assert_eq!(v5, sa, "{name}: the version-5 spelling of the same tokens");
+                let suffixes = |s: &[u8], n: usize| s.len() - 136 - 2 * n.div_ceil(2);
+                let n = y.num_tokens() as usize;
+                assert!(
+                    suffixes(sa, n) >= 256 && sb.len() + 512 <= sa.len() + 15,
+                    "{name}: {} vs {} bytes",
+                    sb.len(),
+                    sa.len()
+                );
+            }
+        }
+        assert_eq!(a.num_chunks(), b.num_chunks(), "{name}");
+        for i in 0..a.num_chunks() {
+            let (ea, eb) = (a.footer().chunks[i], b.footer().chunks[i]);
+            assert_eq!((ea.rows, ea.codes, ea.bytes), (eb.rows, eb.codes, eb.bytes));
+            let ca = &f5[ea.section.offset as usize..][..ea.section.len as usize];
+            let cb = &f6[eb.section.offset as usize..][..eb.section.len as usize];
+            if a.chunk(i).unwrap().kind() == fastpair::format::ChunkKind::LogTemplates {
+                assert!(
+                    cb.len() < ca.len(),
+                    "{name} chunk {i}: {} vs {}",
+                    cb.len(),
+                    ca.len()
+                );
+            } else {
+                assert_eq!(
+                    ca, cb,
+                    "{name} chunk {i}: coded chunks are version 5's bytes"
+                );
+            }
         }
     }
 }

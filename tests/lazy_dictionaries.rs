@@ -261,7 +261,7 @@ fn dictionary_load_cost() {
             let v = Dictionary::validate(&p, id as u32, e.offset).unwrap();
             validate = validate.min(t.elapsed().as_secs_f64());
             let t = Instant::now();
-            fastpair::dict::canonical::check(&v, id as u32, e.offset).unwrap();
+            fastpair::dict::canonical::check(&v, id as u32, e.offset, r.format_version()).unwrap();
             canon = canon.min(t.elapsed().as_secs_f64());
         }
         steps.push([crc, parse, validate, canon]);

@@ -224,8 +224,11 @@ fn golden_rows() -> Vec<String> {
 }
 
 /// A log payload as `encode_column` writes it, byte for byte: the golden
-/// file `spec/reader.py` decodes (python/tests/test_spec_logs.py).
-/// `FASTPAIR_BLESS_LOGS=1` rewrites it after an intended change.
+/// file `spec/reader.py` decodes (python/tests/test_spec_logs.py), of
+/// format version 6 ("FPS2": front-coded pools, codes at the pool's width).
+/// `FASTPAIR_BLESS_LOGS=1` rewrites it after an intended change. The
+/// version-5 payload of the same rows (`logs_payload.fpl`, "FPS1", never
+/// rewritten) still decodes to them.
 #[test]
 fn golden_payload_is_stable_and_decodes() {
     let rows = golden_rows();
@@ -236,7 +239,10 @@ fn golden_payload_is_stable_and_decodes() {
     };
     let bytes = encode_column(&refs, &opts);
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
-    let (fpl, txt) = (dir.join("logs_payload.fpl"), dir.join("logs_payload.rows"));
+    let (fpl, txt) = (
+        dir.join("logs_payload_v6.fpl"),
+        dir.join("logs_payload.rows"),
+    );
     if std::env::var_os("FASTPAIR_BLESS_LOGS").is_some() {
         std::fs::write(&fpl, &bytes).unwrap();
         std::fs::write(&txt, rows.join("\n") + "\n").unwrap();
@@ -253,5 +259,22 @@ fn golden_payload_is_stable_and_decodes() {
     let col = LogColumn::open(&bytes).unwrap();
     assert!(col.is_split(), "the golden payload covers the split form");
     assert!(col.escaped_rows() > 0, "and escaped rows");
+    assert_eq!(col.form(), fastpair::logs::PoolForm::Front);
     check_column(&refs, &opts);
+    let old = LogColumn::open(&std::fs::read(dir.join("logs_payload.fpl")).unwrap()).unwrap();
+    assert_eq!(old.form(), fastpair::logs::PoolForm::Plain12);
+    assert_eq!(old.rows(), rows.len());
+    let (mut buf, mut offs) = (Vec::new(), Vec::new());
+    old.decode_all(&mut buf, &mut offs);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(
+            &buf[offs[i] as usize..offs[i + 1] as usize],
+            r.as_bytes(),
+            "v5 row {i}"
+        );
+    }
+    let v5 = std::fs::metadata(dir.join("logs_payload.fpl"))
+        .unwrap()
+        .len();
+    assert!((bytes.len() as u64) < v5, "{} vs {v5} bytes", bytes.len());
 }

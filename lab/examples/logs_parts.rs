@@ -26,15 +26,18 @@ fn varint(b: &[u8], at: &mut usize) -> u64 {
     }
 }
 
-/// (token table, offsets, codes) bytes of the pool `p` (spec/FORMAT.md §5.8.4).
+/// (token table, offsets, codes) bytes of the form-2 pool `p` (spec/FORMAT.md §5.8.4).
 fn pool_parts(p: &[u8]) -> [usize; 3] {
     let mut at = 0;
     let l = varint(p, &mut at) as usize;
     let nib = &p[at..at + l.div_ceil(2)];
     at += l.div_ceil(2);
-    let bytes: usize = (0..l)
-        .map(|i| ((nib[i / 2] >> (4 * (i % 2))) & 15) as usize + 1)
-        .sum();
+    // Form 2 (format version 6): a nibble of shared prefix per token, then
+    // each token's bytes after it.
+    let pre = &p[at..at + l.div_ceil(2)];
+    at += l.div_ceil(2);
+    let nibble = |t: &[u8], i: usize| ((t[i / 2] >> (4 * (i % 2))) & 15) as usize;
+    let bytes: usize = (0..l).map(|i| nibble(nib, i) + 1 - nibble(pre, i)).sum();
     at += bytes;
     let table = at;
     varint(p, &mut at);
@@ -89,7 +92,7 @@ fn main() {
         let a = encode_column(&vals, &opts);
         let secs = t.elapsed().as_secs_f64();
         let mut acc = [0usize; 7];
-        if a.starts_with(b"FPS1") {
+        if a.starts_with(b"FPS2") {
             let h = u32::from_le_bytes(a[4..8].try_into().unwrap()) as usize;
             acc[0] += 8;
             block_parts(&a[8..8 + h], &mut acc);

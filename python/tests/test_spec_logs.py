@@ -22,16 +22,38 @@ _spec.loader.exec_module(reader)
 GOLDEN = REPO / "testdata" / "golden"
 
 
-def golden():
-    payload = (GOLDEN / "logs_payload.fpl").read_bytes()
+def golden(name="logs_payload_v6.fpl"):
+    payload = (GOLDEN / name).read_bytes()
     rows = (GOLDEN / "logs_payload.rows").read_bytes().split(b"\n")[:-1]
     return payload, rows
 
 
 def test_golden_payload_decodes_to_its_rows():
     payload, rows = golden()
-    assert payload[:4] == b"FPS1", "the golden covers the split form"
+    assert payload[:4] == b"FPS2", "the golden covers the split form, pool form 2"
     assert reader.decode_log_payload(payload) == rows
+    assert reader.log_payload_form(payload) == 2
+
+
+def test_version_5_payload_still_decodes():
+    payload, rows = golden("logs_payload.fpl")
+    assert payload[:4] == b"FPS1"
+    assert reader.log_payload_form(payload) == 1
+    assert reader.decode_log_payload(payload) == rows
+
+
+def test_split_blocks_of_the_other_form_are_rejected():
+    """An "FPS2" split whose blocks are "FPL1" (or the reverse) is refused."""
+    for name in ("logs_payload_v6.fpl", "logs_payload.fpl"):
+        payload, _ = golden(name)
+        b = bytearray(payload)
+        b[3] = ord("1") if b[3] == ord("2") else ord("2")
+        try:
+            reader.decode_log_payload(bytes(b))
+        except reader.FormatError as e:
+            assert e.invariant == "BadMagic", e
+            continue
+        raise AssertionError(f"{name}: mixed forms accepted")
 
 
 def test_each_block_decodes_on_its_own():
@@ -86,7 +108,7 @@ def test_named_invariants():
         raise AssertionError(f"accepted, expected {invariant}")
 
     bad = bytearray(body)
-    bad[0:4] = b"FPL2"
+    bad[0:4] = b"FPL9"
     fails(bad, "BadMagic")
     bad = bytearray(body)
     bad[-1] = 1

@@ -7,10 +7,14 @@
 use super::planes::choose_width;
 use super::Dictionary;
 use crate::error::{Error, Invariant, Result, Section};
-use crate::format::DICT_HEADER_LEN;
+use crate::format::{DICT_HEADER_LEN, VERSION_6};
 
 /// Checks dictionary `id` (section at `base`) against version 4's rules.
-pub fn check(d: &Dictionary, id: u32, base: u64) -> Result<()> {
+///
+/// Error positions point at the token's length nibble in a front-coded
+/// section of `version` (version 6 stores no single bytes: token `c` at
+/// nibble `c − 256`; a version-6 section's single bytes cannot fail).
+pub fn check(d: &Dictionary, id: u32, base: u64, version: u32) -> Result<()> {
     let section = Section::Dictionary(id);
     // The header's `W` (byte 2) against §4.3's rule.
     let derived = choose_width(d.hist());
@@ -30,12 +34,18 @@ pub fn check(d: &Dictionary, id: u32, base: u64) -> Result<()> {
         (w, l)
     };
     let lens_at = base + DICT_HEADER_LEN as u64;
+    let stored_from = if version >= VERSION_6 && !d.planes_stored() {
+        256
+    } else {
+        0
+    };
+    let nib_at = |c: usize| lens_at + (c.saturating_sub(stored_from) / 2) as u64;
     for c in 0..256usize {
         let (w, l) = token(c);
         if l != 1 || w[0] != c as u8 {
             return Err(Error::corrupt(
                 section,
-                lens_at + (c / 2) as u64,
+                nib_at(c),
                 Invariant::SingleByteOrder { token: c as u32 },
             ));
         }
@@ -47,14 +57,14 @@ pub fn check(d: &Dictionary, id: u32, base: u64) -> Result<()> {
         if l == 1 {
             return Err(Error::corrupt(
                 section,
-                lens_at + (c / 2) as u64,
+                nib_at(c),
                 Invariant::DuplicateToken { token: c as u32 },
             ));
         }
         if c > 256 && prev.0[..prev.1] >= w[..l] {
             return Err(Error::corrupt(
                 section,
-                lens_at + (c / 2) as u64,
+                nib_at(c),
                 Invariant::TokenOrder { token: c as u32 },
             ));
         }

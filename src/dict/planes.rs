@@ -8,7 +8,7 @@ use bytes::Bytes;
 use super::{TokenTable, MAX_TOKEN_LEN};
 use crate::error::{Error, Invariant, Result, Section};
 use crate::format::layout::{nibble, DictBody, DictSection};
-use crate::format::{Codec, VERSION_3, VERSION_5};
+use crate::format::{Codec, VERSION_3, VERSION_5, VERSION_6};
 
 /// Bytes one token of `len` bytes costs in a stored dictionary section
 /// (format version 3, spec/FORMAT.md §4): its length and shared-prefix
@@ -38,14 +38,16 @@ fn shared_prefix(prev: &[u8], t: &[u8]) -> usize {
         .min(MAX_SHARED_PREFIX)
 }
 
-/// Exact length of the version-3 section that stores `table` (§4): header,
-/// two nibbles per token, the bytes after each shared prefix, padding.
-/// `auto` estimates dictionaries with it.
+/// Exact length of the front-coded section that stores `table` in a file
+/// of the current version (§4; version 6: the learned tokens only): header,
+/// two nibbles per stored token, the bytes after each shared prefix,
+/// padding. `auto` estimates dictionaries with it.
 pub fn stored_section_len(table: &TokenTable) -> usize {
-    let n = table.len();
+    let first = 256.min(table.len());
+    let n = table.len() - first;
     let mut prev: &[u8] = &[];
     let mut suffixes = 0;
-    for t in table.iter() {
+    for t in table.iter().skip(first) {
         suffixes += t.len() - shared_prefix(prev, t);
         prev = t;
     }
@@ -225,9 +227,11 @@ impl Dictionary {
                 };
                 Self::validate_planes(s, planes, id, base)
             }
-            DictBody::Packed { prefixes, suffixes } => {
-                Self::validate_packed(s, prefixes, suffixes, id, base)
-            }
+            DictBody::Packed {
+                prefixes,
+                suffixes,
+                singles_implicit,
+            } => Self::validate_packed(s, prefixes, suffixes, singles_implicit, id, base),
         }
     }
 
@@ -235,11 +239,15 @@ impl Dictionary {
         s: &DictSection<'_>,
         prefixes: &[u8],
         suffixes: &[u8],
+        singles_implicit: bool,
         id: u32,
         base: u64,
     ) -> Result<Self> {
         let section = Section::Dictionary(id);
-        let n = s.num_tokens as usize;
+        // Version 6 (§4): codes 0–255 are the single bytes, not stored;
+        // stored token `i` is code `first + i`.
+        let first = if singles_implicit { 256 } else { 0 };
+        let n = s.num_tokens as usize - first;
         let lens_at = base + crate::format::DICT_HEADER_LEN as u64;
         let prefixes_at = lens_at + s.lens.len() as u64;
         let suffixes_at = prefixes_at + prefixes.len() as u64;
@@ -258,28 +266,33 @@ impl Dictionary {
             }
         }
         let max_len = s.codec.max_token_len();
-        let mut table = TokenTable::new();
-        let mut seen_single = [false; 256];
+        let mut table = if singles_implicit {
+            TokenTable::single_bytes()
+        } else {
+            TokenTable::new()
+        };
+        let mut seen_single = [singles_implicit; 256];
         let mut prev = [0u8; MAX_TOKEN_LEN];
         let mut prev_len = 0usize;
         let mut pos = 0usize;
-        for c in 0..n {
-            let l = nibble(s.lens, c) + 1;
+        for i in 0..n {
+            let c = first + i;
+            let l = nibble(s.lens, i) + 1;
             if l > max_len {
                 return Err(Error::corrupt(
                     section,
-                    lens_at + (c / 2) as u64,
+                    lens_at + (i / 2) as u64,
                     Invariant::BadTokenLength {
                         token: c as u32,
                         len: l as u32,
                     },
                 ));
             }
-            let p = nibble(prefixes, c);
+            let p = nibble(prefixes, i);
             let bad_prefix = || {
                 Error::corrupt(
                     section,
-                    prefixes_at + (c / 2) as u64,
+                    prefixes_at + (i / 2) as u64,
                     Invariant::TokenPrefix {
                         token: c as u32,
                         prefix: p as u32,
@@ -520,13 +533,18 @@ impl Dictionary {
             return;
         }
         let table = self.table();
-        let n = table.len();
+        // Version 6 leaves the 256 single bytes (codes 0–255, §4.4)
+        // implicit; 256 is even, so the learned tokens' length nibbles are
+        // the planes' from byte 128 on.
+        let singles_implicit = version >= VERSION_6;
+        let first = if singles_implicit { 256 } else { 0 };
+        let n = table.len() - first;
         let mut prefixes = vec![0u8; n.div_ceil(2)];
         let mut suffixes = Vec::new();
         let mut prev: &[u8] = &[];
-        for (c, t) in table.iter().enumerate() {
+        for (i, t) in table.iter().skip(first).enumerate() {
             let p = shared_prefix(prev, t);
-            prefixes[c / 2] |= (p as u8) << ((c & 1) * 4);
+            prefixes[i / 2] |= (p as u8) << ((i & 1) * 4);
             suffixes.extend_from_slice(&t[p..]);
             prev = t;
         }
@@ -536,10 +554,11 @@ impl Dictionary {
             width: self.planes.width,
             num_tokens: self.planes.num_tokens,
             hist: self.hist,
-            lens: &self.planes.lens,
+            lens: &self.planes.lens[first / 2..],
             body: DictBody::Packed {
                 prefixes: &prefixes,
                 suffixes: &suffixes,
+                singles_implicit,
             },
         }
         .write(version, out);
@@ -634,26 +653,31 @@ mod tests {
             let mut hist = [0u64; 16];
             hist[(next() % 16) as usize] = 1;
             let d = Dictionary::from_table(codec, t.clone(), hist);
-            let mut bytes = Vec::new();
-            d.write_section(VERSION_3, &mut bytes);
-            assert_eq!(bytes.len(), stored_section_len(&t));
-            let s = DictSection::parse_version(&bytes, 0, 0, VERSION_3).unwrap();
-            let v = Dictionary::validate(&s, 0, 0).unwrap();
-            assert_eq!(v.table(), &t);
-            assert_eq!(v.planes(), d.planes());
-            for _ in 0..200 {
-                let mut bad = bytes.clone();
-                let at = (next() as usize) % bad.len();
-                bad[at] ^= 1 << (next() % 8);
-                if let Ok(s) = DictSection::parse_version(&bad, 0, 0, VERSION_3) {
-                    if let Ok(v) = Dictionary::validate(&s, 0, 0) {
-                        // Accepted: then it is a canonical spelling of its tokens.
-                        let mut again = Vec::new();
-                        v.write_section(VERSION_3, &mut again);
-                        assert!(
-                            again == bad,
-                            "round {round}: byte {at} accepted but not canonical"
-                        );
+            // Version 3 stores the single bytes, version 6 leaves them implicit.
+            for version in [VERSION_3, VERSION_6] {
+                let mut bytes = Vec::new();
+                d.write_section(version, &mut bytes);
+                if version == VERSION_6 {
+                    assert_eq!(bytes.len(), stored_section_len(&t));
+                }
+                let s = DictSection::parse_version(&bytes, 0, 0, version).unwrap();
+                let v = Dictionary::validate(&s, 0, 0).unwrap();
+                assert_eq!(v.table(), &t);
+                assert_eq!(v.planes(), d.planes());
+                for _ in 0..200 {
+                    let mut bad = bytes.clone();
+                    let at = (next() as usize) % bad.len();
+                    bad[at] ^= 1 << (next() % 8);
+                    if let Ok(s) = DictSection::parse_version(&bad, 0, 0, version) {
+                        if let Ok(v) = Dictionary::validate(&s, 0, 0) {
+                            // Accepted: then it is a canonical spelling of its tokens.
+                            let mut again = Vec::new();
+                            v.write_section(version, &mut again);
+                            assert!(
+                                again == bad,
+                                "round {round} v{version}: byte {at} accepted but not canonical"
+                            );
+                        }
                     }
                 }
             }
@@ -670,14 +694,14 @@ mod tests {
             hist[if width == 16 { 15 } else { 2 }] = 1;
             let d = Dictionary::from_table(Codec::OnPair16, t.clone(), hist);
             assert_eq!(d.planes().width, width);
-            for version in [2, VERSION_3] {
+            for version in [2, VERSION_3, VERSION_6] {
                 let mut bytes = Vec::new();
                 d.write_section(version, &mut bytes);
                 let s = DictSection::parse_version(&bytes, 0, 0, version).unwrap();
                 let v = Dictionary::validate(&s, 0, 0).unwrap();
                 assert_eq!(v.table(), &t);
                 assert_eq!(v.planes(), d.planes());
-                if version == VERSION_3 {
+                if version == VERSION_6 {
                     assert_eq!(bytes.len(), stored_section_len(&t));
                 }
             }

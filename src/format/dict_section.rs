@@ -100,10 +100,12 @@ pub struct DictSection<'a> {
     pub num_tokens: u32,
     /// Encoded-token length histogram: `hist[i]` = tokens of length `i+1` emitted.
     pub hist: [u64; 16],
-    /// Nibble-packed `len - 1`, token `c` in byte `c / 2`, low nibble for even `c`.
+    /// Nibble-packed `len - 1`, token `c` in byte `c / 2`, low nibble for
+    /// even `c` (with [`DictBody::Packed::singles_implicit`], the learned
+    /// tokens only: token `256 + i` at nibble `i`).
     pub lens: &'a [u8],
-    /// The tokens' bytes: fixed-stride planes (versions 1–2, and 5 with flag
-    /// bit 1) or front-coded (versions 3–5).
+    /// The tokens' bytes: fixed-stride planes (versions 1–2, and 5–6 with
+    /// flag bit 1) or front-coded (versions 3–6).
     pub body: DictBody<'a>,
 }
 
@@ -118,12 +120,16 @@ pub enum DictBody<'a> {
         /// High plane: `16 - W` bytes per token, empty when absent.
         hi: &'a [u8],
     },
-    /// Versions 3–5 (§4): front-coded tokens; the reader materializes the planes.
+    /// Versions 3–6 (§4): front-coded tokens; the reader materializes the planes.
     Packed {
         /// Nibble-packed shared-prefix lengths (0..=15), laid out as `lens`.
         prefixes: &'a [u8],
         /// Each token's bytes after its shared prefix, in code order.
         suffixes: &'a [u8],
+        /// Version 6: the 256 single bytes are codes 0–255, not stored;
+        /// `lens`, `prefixes` and `suffixes` hold the learned tokens only
+        /// (code 256 first, its prefix counted from nothing).
+        singles_implicit: bool,
     },
 }
 
@@ -173,7 +179,16 @@ impl<'a> DictSection<'a> {
                 out.extend_from_slice(hi);
                 pad_from(out, start);
             }
-            DictBody::Packed { prefixes, suffixes } => {
+            DictBody::Packed {
+                prefixes,
+                suffixes,
+                singles_implicit,
+            } => {
+                assert_eq!(
+                    singles_implicit,
+                    version >= VERSION_6,
+                    "format version {version} spells the single bytes the other way"
+                );
                 out.extend_from_slice(self.lens);
                 out.extend_from_slice(prefixes);
                 out.extend_from_slice(suffixes);
@@ -204,7 +219,10 @@ impl<'a> DictSection<'a> {
             ..
         } = h;
         let packed = version >= VERSION_3 && flags & DICT_FLAG_PLANES == 0;
-        let n = num_tokens as usize;
+        // Version 6 stores a front-coded section's learned tokens only
+        // (`validate` checked `num_tokens ≥ 256`).
+        let singles_implicit = packed && version >= VERSION_6;
+        let n = num_tokens as usize - if singles_implicit { 256 } else { 0 };
         let lens = c.take(n.div_ceil(2), "token lengths")?;
         let body = if packed {
             let prefixes = c.take(n.div_ceil(2), "token prefixes")?;
@@ -216,7 +234,11 @@ impl<'a> DictSection<'a> {
                 .sum();
             let suffixes = c.take(suffix_len, "token suffixes")?;
             c.align16("dictionary padding")?;
-            DictBody::Packed { prefixes, suffixes }
+            DictBody::Packed {
+                prefixes,
+                suffixes,
+                singles_implicit,
+            }
         } else {
             c.align16("token lengths padding")?;
             let lo = c.take(n * width as usize, "low plane")?;

@@ -58,8 +58,8 @@ pub use kind::ChunkKind;
 /// Magic bytes at the start (header) and at the very end (tail) of a file (§2).
 pub const MAGIC: [u8; 8] = *b"FASTPAIR";
 /// The format version this crate writes (§2, §10). It also reads
-/// [`VERSION_1`] to [`VERSION_4`] files.
-pub const VERSION: u32 = VERSION_5;
+/// [`VERSION_1`] to [`VERSION_5`] files.
+pub const VERSION: u32 = VERSION_6;
 /// The first format version: no value dictionaries (§10). Still read.
 pub const VERSION_1: u32 = 1;
 /// Version 2: value dictionaries (§5.6), dictionaries as planes (§4.5). Still read.
@@ -72,6 +72,11 @@ pub const VERSION_4: u32 = 4;
 /// Version 5: a dictionary may store its planes instead of its front-coded
 /// tokens (dictionary flag bit 1, §4.5).
 pub const VERSION_5: u32 = 5;
+/// Version 6: a front-coded dictionary section leaves its 256 single bytes
+/// implicit (§4), and a log-template payload's pool stores its learned
+/// tokens front-coded and its codes at the pool's own width (§5.8.4,
+/// payload magics "FPL2" / "FPS2").
+pub const VERSION_6: u32 = 6;
 /// Size of the header: magic, version, reserved (§2).
 pub const HEADER_LEN: usize = 16;
 /// Size of the tail: footer length, footer CRC32, version, reserved, magic (§2).
@@ -320,16 +325,16 @@ mod tests {
         let t = tail::Tail {
             footer_len: 0x0403_0201,
             footer_crc: 0x0807_0605,
-            version: 5,
+            version: 6,
             reserved: 0,
             magic: MAGIC,
         };
-        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 5, 0, 0, 0, 0, 0, 0, 0];
+        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 6, 0, 0, 0, 0, 0, 0, 0];
         want.extend_from_slice(b"FASTPAIR");
         assert_eq!(t.to_bytes(), want);
         assert_eq!(&layout::tail_bytes(0x0403_0201, 0x0807_0605)[..], &want[..]);
         let mut h = b"FASTPAIR".to_vec();
-        h.extend_from_slice(&[5, 0, 0, 0, 0, 0, 0, 0]);
+        h.extend_from_slice(&[6, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(&layout::header_bytes()[..], &h[..]);
         let e = footer::ChunkEntry {
             section: footer::SectionRef {

@@ -229,6 +229,11 @@ device_struct! {
         pool_strings: u32,
         /// Rows of the block.
         rows: u32,
+        /// Bits of a pool code (FORMAT §5.8.4: 12 in a version-4–5 payload,
+        /// ⌈log2(256 + learned)⌉ in version 6).
+        code_bits: u32,
+        /// Zero (keeps the struct a whole number of u64 words, no padding).
+        reserved: u32,
     }
 }
 

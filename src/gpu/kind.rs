@@ -39,7 +39,9 @@ pub(crate) fn device_bytes(e: &ChunkEntry, rows: u64) -> usize {
         // Its blocks' bytes (at most the section) and the tables laid out
         // from their meta and pool (`logs::DeviceBlock`): each table entry
         // comes from at least one meta byte and is at most 32 bytes, the
-        // decoded static strings at most 16 bytes per 12-bit code, the pool
+        // decoded static strings at most 16 bytes per code (a code takes at
+        // least 8 bits of the section, FORMAT §5.8.4), so 48 bytes per
+        // section byte covers both; the pool
         // tokens at most 17 bytes per token of each of the (at most two)
         // blocks, one tile per 128 rows, the piece and its rows' lengths
         // (4 bytes each); plus each region's alignment.

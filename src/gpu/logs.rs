@@ -69,6 +69,8 @@ pub(crate) fn put_block(put: &mut dyn FnMut(&[u8]) -> u64, b: &DeviceBlock<'_>) 
         pool_cp_first: b.pool_cp_first,
         pool_strings: b.pool_strings,
         rows: b.rows,
+        code_bits: b.code_bits,
+        reserved: 0,
     }
 }
 
@@ -181,6 +183,8 @@ fn lblock(ib: &ImageBlock, (raw, statics): (u64, u64), tables: u64) -> LBlock {
         pool_cp_first: ib.pool_cp_first,
         pool_strings: ib.pool_strings,
         rows: ib.rows,
+        code_bits: ib.code_bits,
+        reserved: 0,
     }
 }
 

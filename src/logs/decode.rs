@@ -3,9 +3,9 @@
 
 use super::bits::{get_packed, packed_len, render_dec, render_hex, VarReader, PAD};
 use super::column::{self, Checkpoint, IntCol};
+use super::pool::{Pool, PoolForm};
 use super::render::Bulk;
-use super::text::Pool;
-use super::{Kind, Width, BLOCK_MAGIC, ROW_BLOCK};
+use super::{Kind, Width, BLOCK_MAGIC, BLOCK_MAGIC_1, ROW_BLOCK};
 use crate::error::{Error, Invariant, Result};
 use bytes::Bytes;
 
@@ -84,13 +84,24 @@ impl LogBlock {
         Self::open_shared(Bytes::copy_from_slice(bytes))
     }
 
+    /// The pool form its magic names (spec/FORMAT.md §5.8.1).
+    pub fn form(&self) -> PoolForm {
+        if self.bytes.starts_with(BLOCK_MAGIC) {
+            PoolForm::Front
+        } else {
+            PoolForm::Plain12
+        }
+    }
+
     /// [`Self::open`] without a copy.
     pub fn open_shared(shared: Bytes) -> Result<Self> {
         let bytes: &[u8] = &shared;
         let mut r = VarReader::new(bytes, 0);
-        if r.take(4, "block magic")? != BLOCK_MAGIC {
-            return Err(corrupt(0, Invariant::BadMagic));
-        }
+        let form = match r.take(4, "block magic")? {
+            m if m == BLOCK_MAGIC => PoolForm::Front,
+            m if m == BLOCK_MAGIC_1 => PoolForm::Plain12,
+            _ => return Err(corrupt(0, Invariant::BadMagic)),
+        };
         let mut lens = [0usize; 4];
         for (l, what) in lens.iter_mut().zip([
             "meta length",
@@ -117,7 +128,7 @@ impl LogBlock {
                 },
             ));
         }
-        let pool = Pool::parse(pool_bytes, pool_at)?;
+        let pool = Pool::parse(pool_bytes, pool_at, form)?;
 
         let mut m = VarReader::new(meta, meta_at);
         let rows = m.bounded("rows", u32::MAX as u64)? as usize;

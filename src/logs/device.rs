@@ -35,6 +35,8 @@ pub(crate) struct DeviceBlock<'a> {
     pub(crate) data_at: u32,
     pub(crate) poff_at: u32,
     pub(crate) codes_at: u32,
+    /// Bits a pool code (spec/FORMAT.md §5.8.4).
+    pub(crate) code_bits: u32,
     /// Per template: first slot, slots, first static string, 0.
     pub(crate) templates: Vec<u32>,
     /// Per slot: kind (0–4, FORMAT §5.8.2), width (0 natural, `w` fixed,
@@ -134,6 +136,7 @@ impl LogBlock {
             data_at: self.data_at as u32,
             poff_at: (self.pool_at + self.pool.offs_at) as u32,
             codes_at: (self.pool_at + self.pool.codes_at) as u32,
+            code_bits: self.pool.code_bits as u32,
             templates,
             slots,
             cps,
@@ -180,6 +183,7 @@ pub(crate) struct ImageBlock {
     pub(crate) data_at: u32,
     pub(crate) poff_at: u32,
     pub(crate) codes_at: u32,
+    pub(crate) code_bits: u32,
     pub(crate) pool_cp_first: u32,
     pub(crate) pool_strings: u32,
     pub(crate) ntpl: u32,
@@ -227,6 +231,7 @@ impl DeviceImage {
                     data_at: b.data_at,
                     poff_at: b.poff_at,
                     codes_at: b.codes_at,
+                    code_bits: b.code_bits,
                     pool_cp_first: b.pool_cp_first,
                     pool_strings: b.pool_strings,
                     ntpl: (b.templates.len() / TEMPLATE_WORDS) as u32,
@@ -358,7 +363,7 @@ mod tests {
                     let s = int(b, b.pool_cp_first, n, i, b.poff_at as u64);
                     let e = int(b, b.pool_cp_first, n, i + 1, b.poff_at as u64);
                     for c in s..e {
-                        let code = packed(b.raw, b.codes_at as u64, 12, c) as usize;
+                        let code = packed(b.raw, b.codes_at as u64, b.code_bits, c) as usize;
                         let l = b.lens[code] as usize;
                         out.extend_from_slice(&b.words[16 * code..16 * code + l]);
                     }

@@ -63,7 +63,8 @@
 //!
 //! # Bytes of a block
 //! ```text
-//! "FPL1" | u32 meta_len | u32 rowidx_len | u32 data_len | u32 pool_len
+//! "FPL2" | u32 meta_len | u32 rowidx_len | u32 data_len | u32 pool_len
+//!         ("FPL1" in versions 4–5: the pool's form 1, `text.rs`)
 //! meta:   varint rows, varint templates (≥ 1)
 //!         per template: varint slots, varint rows using it
 //!         per slot (templates in order): u8 kind | width rule << 3, then
@@ -126,6 +127,7 @@ mod encode;
 mod family;
 mod mine;
 mod options;
+mod pool;
 mod render;
 mod search;
 mod split;
@@ -142,11 +144,15 @@ pub(crate) use device::{
 pub use encode::encode;
 pub(crate) use encode::LEARN_BATCH;
 pub use options::LogOptions;
+pub use pool::PoolForm;
 pub use split::{encode_column, LogColumn};
 pub use summary::{LogSummary, SlotCost, SlotTypeSummary, TemplateSummary, BREAKDOWN_PARTS};
 
-/// First bytes of a log block.
-const BLOCK_MAGIC: &[u8; 4] = b"FPL1";
+/// First bytes of a log block whose pool is of form 1 (format versions
+/// 4–5, spec/FORMAT.md §5.8.1); read, no longer written.
+const BLOCK_MAGIC_1: &[u8; 4] = b"FPL1";
+/// First bytes of a log block whose pool is of form 2 (version 6).
+const BLOCK_MAGIC: &[u8; 4] = b"FPL2";
 
 /// Rows per row-index block.
 const ROW_BLOCK: usize = 128;

@@ -1,31 +1,44 @@
 //! The text pool of a log block: every variable-length string of the block
 //! (template static text, value-dictionary entries, free-text slot values,
 //! escaped rows) as codes of one OnPair-12 token dictionary, trained on the
-//! pool by the crate's trainer and encoded with its matcher.
+//! pool by the crate's trainer and encoded with its matcher
+//! (spec/FORMAT.md §5.8.4).
 //!
 //! ```text
 //! varint learned            tokens after the 256 single bytes (implicit)
 //! ⌈learned/2⌉ bytes          token lengths − 1, 4 bits each, low nibble first
-//! Σ lengths bytes            token bytes
+//! [⌈learned/2⌉ bytes         shared prefixes, 4 bits each (form 2 only)]
+//! token bytes                form 1: every token whole; form 2: each token's
+//!                            bytes after the prefix it shares with the one
+//!                            before (front coding, as a dictionary section)
 //! varint strings
 //! varint meta_len, meta     code offsets of the strings (strings + 1
 //! varint data_len, data     values) as an integer column (`column.rs`)
-//! ⌈codes·12/8⌉ bytes         codes, 12 bits each, LSB first
+//! codes                     form 1: 12 bits each; form 2: ⌈log2(256 +
+//!                            learned)⌉ bits each (8..=12), LSB first
 //! ```
 //! String `i` is codes `off[i] .. off[i+1]`. The offsets are an integer
 //! column, not the format's cascade (spec/FORMAT.md §6): a cascade read sums
 //! up to 128 deltas, a linear-FoR read is one residual (measured: the
 //! cascade's unpack + sum was the largest cost of a point read on rows with
 //! several free-text slots), at a similar size for steadily growing offsets.
+//!
+//! Form 1 is the pool of format versions 4–5 (payload magics "FPL1" /
+//! "FPS1"), form 2 that of version 6 ("FPL2" / "FPS2"): its learned tokens
+//! are strictly increasing, at least 2 bytes long, front-coded with the
+//! longest shared prefix (capped at 15), so a pool has one spelling; a pool
+//! of few tokens no longer pays 12 bits a code (bench/LOGS.md, format 6).
 
-use super::bits::{get_packed, pack, packed_len, put_varint, VarReader};
-use super::column::{self, Checkpoint, IntCol};
+use super::bits::{pack, put_varint};
+use super::column;
+use super::pool::{front_code_bits, shared_prefix};
+#[cfg(test)]
+use super::pool::{Pool, PoolForm};
 use crate::dict::matcher::Matcher;
 use crate::dict::onpair::{self, OnPairParams};
 use crate::dict::{TokenTable, MAX_TOKEN_LEN};
-use crate::error::{Invariant, Result};
 
-/// Code width of the pool.
+/// Code width of a form-1 pool, and the widest of a form-2 pool.
 const CODE_BITS: u8 = 12;
 
 /// Appends the pool of `strings` to `out`.
@@ -76,8 +89,32 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
         }
         (table, codes, offs, best) = (t, c, o, cand);
     }
+    // A pool's code width is ⌈log2(256 + L)⌉ (form 2): a table just past a
+    // power of two pays a bit on every code. Try keeping only the tokens
+    // worth most at one bit fewer, up to twice, and keep what is smaller.
+    for _ in 0..NARROW_STEPS {
+        let learned = table.len() - 256;
+        let bits = front_code_bits(learned);
+        if learned == 0 || bits <= 8 {
+            break;
+        }
+        let cap = (1usize << (bits - 1)) - 256;
+        let worth = token_worth(&table, &codes, &mut parse);
+        let (keep, map) = narrowed(&table, &worth, cap);
+        let (mut c, o) = reparse_dropped(&keep, &map, &codes, &offs, strings, &mut parse);
+        let t = compact(&keep, &mut c);
+        let mut cand = Vec::new();
+        put_pool(&t, &c, &o, &mut cand);
+        if cand.len() >= best.len() {
+            break;
+        }
+        (table, codes, offs, best) = (t, c, o, cand);
+    }
     out.extend_from_slice(&best);
 }
+
+/// Times [`write`] tries a pool one code bit narrower.
+const NARROW_STEPS: usize = 2;
 
 /// Rounds of [`paying_tokens`] a pool is tried with.
 const PRUNE_ROUNDS: usize = 3;
@@ -151,48 +188,100 @@ fn reparse_dropped(
 }
 
 /// `table` without the learned tokens that cost more to store than they
-/// save: token `t` of `L` bytes, used `u` times, takes `8L + 4` bits in the
-/// table (its bytes and length nibble), and without it each use is spelled
-/// by `p ≥ 2` codes of the others (`p`: the fewest, an optimal parse of its
-/// bytes that does not use `t` itself), `12 (p − 1)` bits more each.
+/// save: token `t` of `L` bytes, used `u` times, takes `8L + 8` bits in the
+/// table (its bytes and two nibbles; front coding usually stores fewer
+/// bytes, an upper bound), and without it each use is spelled by `p ≥ 2`
+/// codes of the others (`p`: the fewest, an optimal parse of its bytes that
+/// does not use `t` itself), `b (p − 1)` bits more each at the pool's code
+/// width `b`.
 /// Also returns each old code's code in the kept table (`u32::MAX`:
 /// dropped).
 fn paying_tokens(table: &TokenTable, codes: &[u16], parse: &mut Parse) -> (TokenTable, Vec<u32>) {
+    let worth = token_worth(table, codes, parse);
+    keep_tokens(table, |c| worth[c - 256] >= 0)
+}
+
+/// Per learned token of `table` (code `256 + i` at `i`): the bits its uses
+/// in `codes` save minus the bits it takes in the table ([`paying_tokens`]'
+/// estimate, at the table's current code width).
+fn token_worth(table: &TokenTable, codes: &[u16], parse: &mut Parse) -> Vec<i64> {
     let mut uses = vec![0u64; table.len()];
     for &c in codes {
         uses[c as usize] += 1;
     }
     let m = Matcher::new(table);
-    let mut keep = TokenTable::single_bytes();
+    let bits = front_code_bits(table.len() - 256) as u64;
+    (256..table.len())
+        .map(|c| {
+            let tok = table.token(c);
+            let p = parse.fewest_without_whole(&m, tok) as u64;
+            let saved = uses[c] * bits * (p.max(2) - 1);
+            saved as i64 - (8 * tok.len() as i64 + 8)
+        })
+        .collect()
+}
+
+/// The learned tokens of `table` that `keep(code)` accepts, in their
+/// order, and each old code's code in the result (`u32::MAX`: dropped).
+fn keep_tokens(table: &TokenTable, keep: impl Fn(usize) -> bool) -> (TokenTable, Vec<u32>) {
+    let mut out = TokenTable::single_bytes();
     let mut map: Vec<u32> = (0..256)
         .chain((256..table.len()).map(|_| u32::MAX))
         .collect();
-    for (c, &u) in uses.iter().enumerate().skip(256) {
-        let tok = table.token(c);
-        let p = parse.fewest_without_whole(&m, tok) as u64;
-        let saved = u * 12 * (p.max(2) - 1);
-        let stored = 8 * tok.len() as u64 + 4;
-        if saved >= stored {
-            map[c] = keep.len() as u32;
-            keep.push(tok);
+    for (c, m) in map.iter_mut().enumerate().skip(256) {
+        if keep(c) {
+            *m = out.len() as u32;
+            out.push(table.token(c));
         }
     }
-    (keep, map)
+    (out, map)
 }
 
-/// The pool bytes of `table`, `codes` and the strings' code offsets `offs`
-/// (the layout in this module's header).
+/// `table` cut to its `cap` most worth-while learned tokens (ties: the
+/// earlier code), so that its codes fit one bit fewer ([`front_code_bits`]).
+fn narrowed(table: &TokenTable, worth: &[i64], cap: usize) -> (TokenTable, Vec<u32>) {
+    let mut order: Vec<usize> = (0..worth.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(worth[i]), i));
+    let mut kept = vec![false; worth.len()];
+    for &i in order.iter().take(cap) {
+        kept[i] = true;
+    }
+    keep_tokens(table, |c| kept[c - 256])
+}
+
+/// The form-2 pool bytes of `table`, `codes` and the strings' code offsets
+/// `offs` (the layout in this module's header). `table`'s learned tokens are
+/// the trainer's, sorted and distinct, none a single byte (debug-checked:
+/// form 2 requires it).
 fn put_pool(table: &TokenTable, codes: &[u16], offs: &[u32], out: &mut Vec<u8>) {
     let learned = table.len() - 256;
     put_varint(out, learned as u64);
+    let nibbles = |v: &[u8], out: &mut Vec<u8>| {
+        for pair in v.chunks(2) {
+            out.push(pair[0] | pair.get(1).map_or(0, |h| h << 4));
+        }
+    };
     let lens: Vec<u8> = (256..table.len())
         .map(|c| table.token_len(c) as u8 - 1)
         .collect();
-    for pair in lens.chunks(2) {
-        out.push(pair[0] | pair.get(1).map_or(0, |h| h << 4));
-    }
+    nibbles(&lens, out);
+    let mut prefixes = Vec::with_capacity(learned);
+    let mut prev: &[u8] = &[];
     for c in 256..table.len() {
-        out.extend_from_slice(table.token(c));
+        let t = table.token(c);
+        debug_assert!(
+            t.len() >= 2 && prev < t,
+            "pool tokens sorted, distinct, not bytes"
+        );
+        prefixes.push(shared_prefix(prev, t) as u8);
+        prev = t;
+    }
+    nibbles(&prefixes, out);
+    prev = &[];
+    for c in 256..table.len() {
+        let t = table.token(c);
+        out.extend_from_slice(&t[shared_prefix(prev, t)..]);
+        prev = t;
     }
     put_varint(out, (offs.len() - 1) as u64);
     let (mut meta, mut data) = (Vec::new(), Vec::new());
@@ -205,7 +294,11 @@ fn put_pool(table: &TokenTable, codes: &[u16], offs: &[u32], out: &mut Vec<u8>) 
         put_varint(out, part.len() as u64);
         out.extend_from_slice(part);
     }
-    pack(codes.iter().map(|&c| c as u64), CODE_BITS, out);
+    pack(
+        codes.iter().map(|&c| c as u64),
+        front_code_bits(learned),
+        out,
+    );
 }
 
 /// Buffers of an optimal (fewest codes) parse.
@@ -282,172 +375,6 @@ impl Parse {
     }
 }
 
-/// A parsed, validated pool. The byte ranges index the block's bytes.
-pub(crate) struct Pool {
-    pub(super) words: Vec<[u8; MAX_TOKEN_LEN]>,
-    pub(super) lens: Vec<u8>,
-    pub(super) strings: usize,
-    pub(super) cps: Vec<Checkpoint>,
-    pub(super) offs: IntCol,
-    pub(super) offs_at: usize,
-    pub(super) codes_at: usize,
-}
-
-impl Pool {
-    /// Parses the pool occupying all of `r`'s remaining bytes (block offsets
-    /// `base..`), checking every token length, the offsets and every code.
-    pub(crate) fn parse(bytes: &[u8], base: usize) -> Result<Self> {
-        let mut r = VarReader::new(bytes, base);
-        let learned = r.bounded("pool learned tokens", (1 << CODE_BITS) - 256)? as usize;
-        let nib = r.take(learned.div_ceil(2), "pool token lengths")?;
-        let mut words = Vec::with_capacity(256 + learned);
-        let mut lens = Vec::with_capacity(256 + learned);
-        for b in 0..=255u8 {
-            let mut w = [0u8; MAX_TOKEN_LEN];
-            w[0] = b;
-            words.push(w);
-            lens.push(1);
-        }
-        for i in 0..learned {
-            let l = (nib[i / 2] >> (4 * (i % 2))) & 15;
-            let tok = r.take(l as usize + 1, "pool token bytes")?;
-            let mut w = [0u8; MAX_TOKEN_LEN];
-            w[..tok.len()].copy_from_slice(tok);
-            words.push(w);
-            lens.push(l + 1);
-        }
-        let strings = r.bounded("pool strings", u32::MAX as u64 - 1)? as usize;
-        let meta_len = r.bounded("pool offsets meta length", bytes.len() as u64)? as usize;
-        let meta_at = base + r.pos();
-        let meta = r.take(meta_len, "pool offsets meta")?;
-        let data_len = r.bounded("pool offsets data length", bytes.len() as u64)? as usize;
-        let offs_at = r.pos();
-        let data = r.take(data_len, "pool offsets data")?;
-        let mut m = VarReader::new(meta, meta_at);
-        let (mut cps, mut used) = (Vec::new(), 0u64);
-        let offs = column::parse(&mut m, strings as u32 + 1, &mut cps, &mut used)?;
-        if !m.at_end() || used != data_len as u64 {
-            return Err(m.err(Invariant::SizeMismatch {
-                what: "pool offsets",
-                expected: used,
-                found: data_len as u64,
-            }));
-        }
-        let mut padded = data.to_vec();
-        padded.resize(data.len() + 16, 0);
-        let mut all = Vec::with_capacity(strings + 1);
-        offs.decode_all(&cps, &padded, &mut all);
-        if all[0] != 0 || all.windows(2).any(|w| w[1] < w[0]) || all[strings] > u32::MAX as u64 {
-            return Err(r.err(Invariant::BadField {
-                what: "pool offsets (not from 0, non-decreasing, < 2^32)",
-                value: all[strings],
-            }));
-        }
-        let ncodes = all[strings] as usize;
-        let codes_at = r.pos();
-        let codes = r.take(packed_len(ncodes, CODE_BITS), "pool codes")?;
-        if !r.at_end() {
-            return Err(r.err(Invariant::SizeMismatch {
-                what: "pool",
-                expected: r.pos() as u64,
-                found: bytes.len() as u64,
-            }));
-        }
-        let mut padded = codes.to_vec();
-        padded.resize(codes.len() + 16, 0);
-        let ntok = words.len() as u64;
-        if let Some(i) = (0..ncodes).find(|&i| get_packed(&padded, CODE_BITS, i) >= ntok) {
-            return Err(r.err(Invariant::BadField {
-                what: "pool code (past the token table)",
-                value: i as u64,
-            }));
-        }
-        Ok(Pool {
-            words,
-            lens,
-            strings,
-            cps,
-            offs,
-            offs_at,
-            codes_at,
-        })
-    }
-
-    /// Number of strings.
-    pub(crate) fn len(&self) -> usize {
-        self.strings
-    }
-
-    /// Appends string `i` (`i < len`) to `out`. `pool` is the pool's bytes
-    /// followed by at least 16 bytes (the block padding).
-    #[inline]
-    pub(crate) fn get(&self, pool: &[u8], i: usize, out: &mut Vec<u8>) {
-        let d = &pool[self.offs_at..];
-        let s = self.offs.get(&self.cps, d, i) as usize;
-        let e = self.offs.get(&self.cps, d, i + 1) as usize;
-        let codes = &pool[self.codes_at..];
-        for c in s..e {
-            let code = get_packed(codes, CODE_BITS, c) as usize;
-            let l = self.lens[code] as usize;
-            out.extend_from_slice(&self.words[code][..l]);
-        }
-    }
-
-    /// Every string, concatenated into `buf`, with `ends[i]` = end of string
-    /// `i`; `buf` keeps room for `spare` more bytes after them.
-    pub(crate) fn decode_all(
-        &self,
-        pool: &[u8],
-        buf: &mut Vec<u8>,
-        ends: &mut Vec<u32>,
-        spare: usize,
-    ) {
-        let mut offs = Vec::with_capacity(self.strings + 1);
-        self.offs
-            .decode_all(&self.cps, &pool[self.offs_at..], &mut offs);
-        let codes = &pool[self.codes_at..];
-        let total = *offs.last().unwrap_or(&0) as usize;
-        // Every code unpacked first, two from each 3 bytes (was: a 16-byte
-        // window read per code, twice).
-        let pairs = total.div_ceil(2);
-        let mut cs: Vec<u16> = Vec::with_capacity(2 * pairs);
-        match codes.get(..3 * pairs) {
-            Some(b) => {
-                for t in b.chunks_exact(3) {
-                    cs.push(t[0] as u16 | (t[1] as u16 & 15) << 8);
-                    cs.push((t[1] >> 4) as u16 | (t[2] as u16) << 4);
-                }
-                cs.truncate(total);
-            }
-            None => cs.extend((0..total).map(|c| get_packed(codes, CODE_BITS, c) as u16)),
-        }
-        let len = |c: u16| self.lens.get(c as usize).map_or(0, |&l| l as usize);
-        // Exact output size first, then every token as one 16-byte store
-        // into a buffer with 16 bytes of slack (advancing by its length).
-        let out_len: usize = cs.iter().map(|&c| len(c)).sum();
-        let base = buf.len();
-        buf.reserve((out_len + MAX_TOKEN_LEN).saturating_add(spare));
-        buf.resize(base + out_len + MAX_TOKEN_LEN, 0);
-        ends.reserve(self.strings);
-        let (mut c, mut at) = (0usize, base);
-        for w in offs.windows(2) {
-            let e = (w[1] as usize).min(total);
-            for &code in cs.get(c..e).unwrap_or(&[]) {
-                if let (Some(d), Some(word)) = (
-                    buf.get_mut(at..at + MAX_TOKEN_LEN),
-                    self.words.get(code as usize),
-                ) {
-                    d.copy_from_slice(word);
-                }
-                at += len(code);
-            }
-            c = c.max(e);
-            ends.push((at - base) as u32);
-        }
-        buf.truncate(at);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -465,7 +392,7 @@ mod tests {
         write(&strings, prune, &mut out);
         let n = out.len();
         out.resize(n + 16, 0);
-        let p = Pool::parse(&out[..n], 0).unwrap();
+        let p = Pool::parse(&out[..n], 0, PoolForm::Front).unwrap();
         assert_eq!(p.len(), strings.len());
         for (i, s) in strings.iter().enumerate() {
             let mut o = Vec::new();
@@ -477,11 +404,13 @@ mod tests {
         assert_eq!(buf, strings.concat());
         assert_eq!(ends.len(), strings.len());
         // Unused learned tokens are not stored.
-        let learned = VarReader::new(&out, 0).varint("learned").unwrap();
+        let learned = super::super::bits::VarReader::new(&out, 0)
+            .varint("learned")
+            .unwrap();
         assert!(learned <= 8, "{learned} tokens for 3 strings");
         // Truncations are errors, never panics.
         for cut in 0..n {
-            assert!(Pool::parse(&out[..cut], 0).is_err());
+            assert!(Pool::parse(&out[..cut], 0, PoolForm::Front).is_err());
         }
     }
 
@@ -523,7 +452,7 @@ mod tests {
             );
             let n = pruned.len();
             pruned.resize(n + 16, 0);
-            let p = Pool::parse(&pruned[..n], 0).unwrap();
+            let p = Pool::parse(&pruned[..n], 0, PoolForm::Front).unwrap();
             let mut o = Vec::new();
             for (i, s) in strings.iter().enumerate() {
                 o.clear();

@@ -483,7 +483,7 @@ impl Reader {
         if self.version >= crate::format::VERSION_4 {
             // One spelling (§4.4): single bytes first, learned tokens
             // sorted and distinct, `W` derived from the histogram.
-            crate::dict::canonical::check(&d, id as u32, r.offset)?;
+            crate::dict::canonical::check(&d, id as u32, r.offset, self.version)?;
         }
         if self.dict_uses[id] == 0 {
             // A dictionary no chunk uses encodes no token (versions 1–3;

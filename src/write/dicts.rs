@@ -194,7 +194,7 @@ fn section(
     d.write_section_as(crate::format::VERSION, stored, &mut bytes);
     layout::DictSection::parse(&bytes, at, id)
         .and_then(|p| Dictionary::validate(&p, id, at))
-        .and_then(|d| crate::dict::canonical::check(&d, id, at))
+        .and_then(|d| crate::dict::canonical::check(&d, id, at, crate::format::VERSION))
         .map_err(super::unreadable)?;
     Ok(bytes)
 }

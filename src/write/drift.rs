@@ -46,6 +46,16 @@ impl<S: Sink> Writer<S> {
         if bpc >= base * (1.0 - DRIFT_MARGIN) {
             return Ok(None);
         }
+        // A chunk that left the shared dictionary for a layout of its own
+        // (log templates: `codes` 0; a value dictionary) is not what a
+        // retrained dictionary competes with: the baseline stays, so the
+        // next chunk coded with the drifted dictionary is checked against
+        // it. (Comparing here, a log chunk half the size of the drifted
+        // coded one blocked the retrain and then lowered the baseline, and
+        // the coded chunks after it stayed at twice their size.)
+        if e.codes == 0 || e.values > 0 {
+            return Ok(None);
+        }
         let OwnDict {
             codec,
             table,

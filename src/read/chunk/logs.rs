@@ -14,7 +14,7 @@ use super::{ChunkView, KindRows, SubCheck, ValidChunk};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::layout::ChunkEntry;
 use crate::format::limits;
-use crate::logs::LogColumn;
+use crate::logs::{LogColumn, PoolForm};
 
 /// A validated log-template chunk.
 pub(in crate::read) struct LogChunk {
@@ -60,19 +60,40 @@ impl LogChunk {
         &self.col
     }
 
-    /// §9 step 13c: opens the payload (every check of §5.8.1–§5.8.4), then
-    /// renders every row: `rows` rows, null rows empty, each row at most
-    /// `MAX_VALUE_LEN`, their total the entry's `bytes`. Returns the chunk
-    /// and whether every row is valid UTF-8.
+    /// §9 step 13c: opens the payload (every check of §5.8.1–§5.8.4; its
+    /// magic the one of the file's `version`: "FPL2"/"FPS2" in version 6,
+    /// "FPL1"/"FPS1" in versions 4–5), then renders every row: `rows` rows,
+    /// null rows empty, each row at most `MAX_VALUE_LEN`, their total the
+    /// entry's `bytes`. Returns the chunk and whether every row is valid
+    /// UTF-8.
     pub(super) fn validate(
         id: u32,
         entry: &ChunkEntry,
         payload: Bytes,
         at: u64,
         validity: Option<&[u8]>,
+        version: u32,
     ) -> Result<(Self, bool)> {
         let section = Section::Chunk(id, ChunkPart::LogPayload);
+        let magic = payload
+            .get(..4)
+            .map_or(0, |m| u32::from_le_bytes(m.try_into().expect("4 bytes")));
         let col = LogColumn::open_shared(payload).map_err(|e| in_payload(e, id, at))?;
+        let form = if version >= crate::format::VERSION_6 {
+            PoolForm::Front
+        } else {
+            PoolForm::Plain12
+        };
+        if col.form() != form {
+            return Err(Error::corrupt(
+                section,
+                at,
+                Invariant::BadField {
+                    what: "log payload magic (FPL2/FPS2 in format version 6, FPL1/FPS1 in 4-5)",
+                    value: magic as u64,
+                },
+            ));
+        }
         let rows = entry.rows as usize;
         if col.rows() != rows {
             return Err(Error::corrupt(

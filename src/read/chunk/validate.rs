@@ -29,6 +29,7 @@ fn log_chunk(
     entry: ChunkEntry,
     section: &Bytes,
     p: &ChunkSection<'_>,
+    version: u32,
 ) -> Result<(ValidChunk, [u64; 16])> {
     let s: &[u8] = section;
     let base = entry.section.offset;
@@ -38,8 +39,14 @@ fn log_chunk(
     let (payload, at) = p
         .log_payload
         .expect("a log-template chunk has its payload part");
-    let (body, utf8) =
-        LogChunk::validate(id, &entry, section.slice(rel(s, payload)), at, validity)?;
+    let (body, utf8) = LogChunk::validate(
+        id,
+        &entry,
+        section.slice(rel(s, payload)),
+        at,
+        validity,
+        version,
+    )?;
     // No codes and no sequences: empty parts, and sequences of one value
     // (0), which is what they would be for a chunk without codes.
     let mut one = Vec::new();
@@ -121,7 +128,7 @@ impl Reader {
         let p = ChunkSection::parse(s, base, id, &entry, dict.code_bits(), self.version)?;
         let kind = p.kind;
         if kind == ChunkKind::LogTemplates {
-            return log_chunk(id, entry, &section, &p);
+            return log_chunk(id, entry, &section, &p, self.version);
         }
         let Sequences {
             sidecar,
