@@ -430,15 +430,16 @@ class Reader:
         return Dictionary(i, base, codec, code_bits, width, n, hist, tokens)
 
     @staticmethod
-    def _nibbles(s: bytes, start: int, n: int, base: int, what: str, sec: str) -> List[int]:
+    def _nibbles(s: bytes, start: int, n: int, base: int, what: str, sec: str, padding: bool = True) -> List[int]:
         """A nibble table of ``n`` entries at ``s[start:]``: entry c in the low
         nibble of byte c/2 when c is even, the high one when odd. An odd
-        ``n`` leaves the last high nibble unused and zero."""
+        ``n`` leaves the last high nibble unused and zero (checked here
+        unless ``padding`` is false: the caller checks it after sizes)."""
         out = []
         for c in range(n):
             b = s[start + c // 2]
             out.append(b & 15 if c % 2 == 0 else b >> 4)
-        if n % 2:
+        if n % 2 and padding:
             check(s[start + n // 2] >> 4 == 0, sec, base + start + n // 2, "NonZeroReserved", f"{what}: padding nibble")
         return out
 
@@ -452,8 +453,10 @@ class Reader:
         prefixes_at = lengths_at + half
         suffixes_at = prefixes_at + half
         check(suffixes_at <= len(s), sec, base, "LengthPastEnd", f"dictionary {i}: token lengths / shared prefixes")
-        lens = [x + 1 for x in self._nibbles(s, lengths_at, n, base, f"dictionary {i} token lengths", sec)]
-        prefs = self._nibbles(s, prefixes_at, n, base, f"dictionary {i} shared prefixes", "§4")
+        # §9 step 7: every size first (from the nibbles), then the padding
+        # nibbles and the tokens.
+        lens = [x + 1 for x in self._nibbles(s, lengths_at, n, base, f"dictionary {i} token lengths", sec, False)]
+        prefs = self._nibbles(s, prefixes_at, n, base, f"dictionary {i} shared prefixes", "§4", False)
         # Size everything from the nibbles before touching the token bytes. A
         # prefix longer than its token counts 0 bytes here (§4); it is
         # rejected as TokenPrefix below, after the size checks (§9 step 7).
@@ -462,6 +465,10 @@ class Reader:
         check(end <= len(s), sec, base + suffixes_at, "LengthPastEnd", f"dictionary {i}: token suffixes ({suffix_total} B)")
         check(len(s) == align16(end), sec, base, "SizeMismatch", f"dictionary {i}: section {len(s)} B, parts imply {align16(end)}")
         check_zero(s, end, len(s), sec, base, f"dictionary {i} padding")
+        if n % 2:
+            for at, what in ((lengths_at, "token lengths"), (prefixes_at, "shared prefixes")):
+                check(s[at + n // 2] >> 4 == 0, sec, base + at + n // 2, "NonZeroReserved",
+                      f"dictionary {i} {what}: padding nibble")
         if n:
             check(prefs[0] == 0, "§4.4", base + prefixes_at, "TokenPrefix", f"dictionary {i}: prefix(0) = {prefs[0]}")
         for c in range(1, n):
@@ -624,10 +631,10 @@ class Reader:
             valid = [bool((bits >> r) & 1) for r in range(e.rows)]
             nulls = valid.count(False)
             check(nulls == e.nulls, "§5.5", base + val_at, "NullCount", f"chunk {i}: {nulls} zero bits, footer says {e.nulls} nulls")
+        items = decode_log_payload(payload, base + pay_at)
         want = 2 if self.version >= 6 else 1
         check(log_payload_form(payload) == want, LOG_SECTION, base + pay_at, "BadField",
               f"chunk {i}: log payload magic {payload[:4]!r} (FPL2/FPS2 in format version 6, FPL1/FPS1 in 4-5)")
-        items = decode_log_payload(payload, base + pay_at)
         check(len(items) == e.rows, LOG_SECTION, base + pay_at, "SizeMismatch", f"chunk {i}: log payload rows {len(items)}, want {e.rows}")
         for r, v in enumerate(items):
             check(len(v) <= MAX_VALUE_LEN, "§8", base + pay_at, "LimitExceeded", f"chunk {i}: row {r} longer than MAX_VALUE_LEN")

@@ -1065,11 +1065,11 @@ cases! {
     /// A version-6 file relabelled 5: its front-coded dictionary, read as
     /// version 5's, stores 256 tokens fewer than `N` says.
     v6_file_as_version_5: |_, _| Base::load("v6_nulls_multichunk").patch(|v| set_version(v, 5))
-        => Error::Corrupt { section: Section::Dictionary(0), .. },
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::LengthPastEnd { .. }, .. },
     /// A version-5 file relabelled 6: its dictionary, read as version 6's,
     /// holds 256 tokens more than its `N` leaves room for.
     v5_file_as_version_6: |_, _| Base::load("v5_nulls_multichunk").patch(|v| set_version(v, 6))
-        => Error::Corrupt { section: Section::Dictionary(0), .. },
+        => Error::Corrupt { section: Section::Dictionary(0), invariant: I::SizeMismatch { .. }, .. },
     /// A version-6 file whose first log chunk holds the version-5 payload of
     /// the same rows ("FPS1", pool form 1): valid in itself, the wrong
     /// spelling for the file's version (§5.8.1).
