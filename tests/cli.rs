@@ -339,6 +339,12 @@ fn inspect_shows_log_templates_slot_types_and_parts() {
     })
     .sum();
     assert_eq!(parts, payload, "{text}");
+    // The pools' size and code width (format 6: the pool's own, at most 12 bits).
+    let pool = line("text pool");
+    assert!(
+        pool.contains("learned tokens") && pool.contains("-bit codes"),
+        "{pool}"
+    );
     // The file's breakdown names the payloads (they are not "other", the
     // header, footer, section headers and padding: a few hundred bytes for
     // one chunk; the payload alone is 3.6 KB here).

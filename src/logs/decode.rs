@@ -578,6 +578,12 @@ impl LogBlock {
             s.column_data += p[3] as u64;
             s.pool += p[4] as u64;
         }
+        s.pool_learned += (self.pool.words.len() - 256) as u64;
+        let b = self.pool.code_bits;
+        s.pool_code_bits = match s.pool_code_bits {
+            (0, 0) => (b, b),
+            (lo, hi) => (lo.min(b), hi.max(b)),
+        };
         s.templates += self.templates.len();
         let cps = &self.cps;
         for (id, t) in self.templates.iter().enumerate() {

@@ -59,6 +59,11 @@ pub struct LogSummary {
     pub column_data: u64,
     /// See [`LogSummary::framing`].
     pub pool: u64,
+    /// Learned tokens of the blocks' pools (after the 256 single bytes).
+    pub pool_learned: u64,
+    /// The narrowest and widest code of the blocks' pools, in bits (12 in
+    /// format versions 4–5; 8 to 12 in version 6, spec/FORMAT.md §5.8.4).
+    pub pool_code_bits: (u8, u8),
 }
 
 impl LogColumn {

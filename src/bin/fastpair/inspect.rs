@@ -308,6 +308,9 @@ struct LogTotals {
     templates: u64,
     escaped: u64,
     parts: [u64; 5],
+    /// Learned pool tokens, and the narrowest and widest pool code (bits).
+    pool_learned: u64,
+    pool_code_bits: Option<(u8, u8)>,
     slot_types: Vec<fastpair::logs::SlotTypeSummary>,
     top: std::collections::HashMap<(&'static str, String), (u64, Vec<&'static str>)>,
 }
@@ -317,6 +320,14 @@ impl LogTotals {
         self.chunks += 1;
         self.split += l.split as u64;
         self.templates += l.templates as u64;
+        self.pool_learned += l.pool_learned;
+        let (lo, hi) = l.pool_code_bits;
+        if hi > 0 {
+            self.pool_code_bits = Some(match self.pool_code_bits {
+                None => (lo, hi),
+                Some((a, b)) => (a.min(lo), b.max(hi)),
+            });
+        }
         for (t, x) in
             self.parts
                 .iter_mut()
@@ -362,6 +373,17 @@ impl LogTotals {
             thousands(self.escaped),
             thousands(self.split)
         );
+        // The pools' codes: 12 bits in format 4–5 files, the pool's own
+        // width (8–12) in format 6 (spec/FORMAT.md §5.8.4).
+        let codes = match self.pool_code_bits {
+            Some((lo, hi)) if lo == hi => format!("{lo}-bit codes"),
+            Some((lo, hi)) => format!("{lo}- to {hi}-bit codes"),
+            None => "no codes".to_string(),
+        };
+        let pool_what = format!(
+            "static text, dictionary values, free text, escaped rows; {} learned tokens, {codes}",
+            thousands(self.pool_learned)
+        );
         for (label, bytes, what) in [
             (
                 "meta",
@@ -378,11 +400,7 @@ impl LogTotals {
                 self.parts[2],
                 "numbers and dictionary ids, bit-packed",
             ),
-            (
-                "text pool",
-                self.parts[3],
-                "static text, dictionary values, free text, escaped rows",
-            ),
+            ("text pool", self.parts[3], pool_what.as_str()),
             ("framing", self.parts[4], "magics, lengths, padding"),
         ] {
             let _ = writeln!(
