@@ -344,9 +344,6 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         // The coarse split of the whole block: one more sample encode (its
         // body under a cut lost to it on the real logs measured, and a
         // second coarse candidate cost ~10% of the compress speed).
-        // The coarse split of the whole block: one more sample encode (its
-        // body under a cut lost to it on the real logs measured, and a
-        // second coarse candidate cost ~10% of the compress speed).
         if !opts.try_coarse {
             return encode_as(rows, opts, fine_best.0, fine_best.1);
         }

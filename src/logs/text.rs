@@ -56,9 +56,8 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
     let trained = if strings.iter().all(|s| s.is_empty()) {
         TokenTable::single_bytes()
     } else {
-        onpair::train(strings, &OnPairParams::onpair12())
+        form2_table(&onpair::train(strings, &OnPairParams::onpair12()))
     };
-    debug_assert!((0..256).all(|b| trained.token(b) == [b as u8]));
     debug_assert!(trained.len() <= 1 << CODE_BITS);
     let mut parse = Parse::default();
     let m = Matcher::new(&trained);
@@ -115,6 +114,26 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
 
 /// Times [`write`] tries a pool one code bit narrower.
 const NARROW_STEPS: usize = 2;
+
+/// `trained` as form 2 requires it (spec/FORMAT.md §5.8.4): the 256 single
+/// bytes at codes 0–255, then the learned tokens of two bytes or more,
+/// sorted and distinct. The trainer already gives that (its dictionaries
+/// pass version 4's same rules, `dict::canonical`); rebuilding it here makes
+/// a pool the reader would reject unwritable, whatever the trainer does,
+/// and the tokens kept later (`compact`, pruning) keep this order.
+fn form2_table(trained: &TokenTable) -> TokenTable {
+    let mut learned: Vec<&[u8]> = (256..trained.len())
+        .map(|c| trained.token(c))
+        .filter(|t| t.len() >= 2)
+        .collect();
+    learned.sort_unstable();
+    learned.dedup();
+    let mut table = TokenTable::single_bytes();
+    for t in learned {
+        table.push(t);
+    }
+    table
+}
 
 /// Rounds of [`paying_tokens`] a pool is tried with.
 const PRUNE_ROUNDS: usize = 3;
@@ -378,6 +397,34 @@ impl Parse {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whatever order the trainer gives, the written table is form 2's:
+    /// sorted, distinct, no learned single byte (and the pool reads back).
+    #[test]
+    fn form2_table_sorts_dedups_and_drops_single_bytes() {
+        let mut t = TokenTable::single_bytes();
+        for tok in [&b"zz"[..], b"ab", b"q", b"ab", b"abc"] {
+            t.push(tok);
+        }
+        let f = form2_table(&t);
+        let learned: Vec<&[u8]> = (256..f.len()).map(|c| f.token(c)).collect();
+        assert_eq!(learned, [&b"ab"[..], b"abc", b"zz"]);
+        let strings: Vec<&[u8]> = vec![b"abczz", b"ab", b""];
+        let m = Matcher::new(&f);
+        let mut parse = Parse::default();
+        let (mut codes, offs) = parse_strings(&m, &strings, &mut parse);
+        let table = compact(&f, &mut codes);
+        let mut out = Vec::new();
+        put_pool(&table, &codes, &offs, &mut out);
+        let n = out.len();
+        out.extend_from_slice(&[0; 16]);
+        let p = Pool::parse(&out[..n], 0, PoolForm::Front).unwrap();
+        for (i, s) in strings.iter().enumerate() {
+            let mut got = Vec::new();
+            p.get(&out, i, &mut got);
+            assert_eq!(&got[..], *s);
+        }
+    }
 
     #[test]
     fn pool_round_trip() {
