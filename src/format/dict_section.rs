@@ -21,7 +21,7 @@ pub struct DictHeader {
     /// `W`, the low-plane width (8 or 16).
     pub width: u8,
     /// Flags: zero in versions 3–4; bit 0 = high plane present in versions
-    /// 1–2 and 5; bit 1 = planes stored (version 5).
+    /// 1–2 and 5–6; bit 1 = planes stored (versions 5–6).
     pub flags: u8,
     /// `N`, the number of tokens.
     pub num_tokens: u32,
@@ -133,10 +133,10 @@ pub enum DictBody<'a> {
     },
 }
 
-/// Flag bit: the high plane is present (§4.5, versions 1–2 and 5).
+/// Flag bit: the high plane is present (§4.5, versions 1–2 and 5–6).
 pub const DICT_FLAG_HI_PLANE: u8 = 1;
 /// Flag bit: the section stores the planes (§4.5), not front-coded tokens
-/// (version 5).
+/// (versions 5–6).
 pub const DICT_FLAG_PLANES: u8 = 2;
 
 /// Nibble `c` of a nibble-packed table (low nibble of byte `c / 2` for even `c`).
