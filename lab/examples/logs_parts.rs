@@ -152,13 +152,6 @@ fn main() {
                 100.0 * ((now - shared) * 3 / 2) as f64 / a.len() as f64
             );
         }
-        // `LOGS_POOL=1`: the pools' token tables front-coded
-        // (`LogColumn::pool_table_estimate`).
-        if std::env::var_os("LOGS_POOL").is_some() {
-            let col = fastpair::logs::LogColumn::open(&a).unwrap();
-            let (now, stored, sorted) = col.pool_table_estimate();
-            eprintln!("pool,{name},{},{now},{stored},{sorted}", a.len());
-        }
         // `LOGS_SHOW=NAME`: that column's templates and slot types too.
         if std::env::var("LOGS_SHOW").is_ok_and(|v| name.contains(&v)) {
             let s = fastpair::logs::LogColumn::open(&a).unwrap().summary();

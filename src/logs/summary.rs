@@ -508,41 +508,4 @@ impl LogColumn {
         }
         (values, distinct, now, shared)
     }
-
-    /// The pools' token tables as stored (nibble lengths and token bytes)
-    /// and front-coded as a dictionary section is (§4: a nibble of shared
-    /// prefix with the previous token, then the rest), in the order stored
-    /// and sorted — an estimate for the next format version. Returns (bytes
-    /// now, front-coded as stored, front-coded sorted).
-    pub fn pool_table_estimate(&self) -> (u64, u64, u64) {
-        let blocks = self.blocks();
-        let front = |toks: &[&[u8]]| -> u64 {
-            let mut prev: &[u8] = &[];
-            let mut n = 0u64;
-            for t in toks {
-                let lcp = prev
-                    .iter()
-                    .zip(t.iter())
-                    .take_while(|(a, b)| a == b)
-                    .count()
-                    .min(15);
-                n += (t.len() - lcp) as u64;
-                prev = t;
-            }
-            n + 2 * toks.len().div_ceil(2) as u64
-        };
-        let (mut now, mut stored, mut sorted) = (0u64, 0u64, 0u64);
-        for b in blocks {
-            let p = &b.pool;
-            let toks: Vec<&[u8]> = (256..p.words.len())
-                .map(|i| &p.words[i][..p.lens[i] as usize])
-                .collect();
-            now += toks.len().div_ceil(2) as u64 + toks.iter().map(|t| t.len() as u64).sum::<u64>();
-            stored += front(&toks);
-            let mut s = toks.clone();
-            s.sort_unstable();
-            sorted += front(&s);
-        }
-        (now, stored, sorted)
-    }
 }
