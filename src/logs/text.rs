@@ -79,10 +79,7 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
         if keep.len() == table.len() {
             break;
         }
-        let (mut c, o) = reparse_dropped(&keep, &map, &codes, &offs, strings, &mut parse);
-        let t = compact(&keep, &mut c);
-        let mut cand = Vec::new();
-        put_pool(&t, &c, &o, &mut cand);
+        let (t, c, o, cand) = reduced(&keep, &map, &codes, &offs, strings, &mut parse);
         if cand.len() >= best.len() {
             break;
         }
@@ -100,16 +97,33 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
         let cap = (1usize << (bits - 1)) - 256;
         let worth = token_worth(&table, &codes, &mut parse);
         let (keep, map) = narrowed(&table, &worth, cap);
-        let (mut c, o) = reparse_dropped(&keep, &map, &codes, &offs, strings, &mut parse);
-        let t = compact(&keep, &mut c);
-        let mut cand = Vec::new();
-        put_pool(&t, &c, &o, &mut cand);
+        let (t, c, o, cand) = reduced(&keep, &map, &codes, &offs, strings, &mut parse);
         if cand.len() >= best.len() {
             break;
         }
         (table, codes, offs, best) = (t, c, o, cand);
     }
     out.extend_from_slice(&best);
+}
+
+/// The pool of `keep`, a subset of the table of `codes` (`map`: old code →
+/// code in `keep`, `u32::MAX` if dropped): the strings that used a dropped
+/// token parsed again ([`reparse_dropped`]), unused tokens left out
+/// ([`compact`]). Returns its table, codes, code offsets and bytes, for
+/// [`write`] to keep when smaller.
+fn reduced(
+    keep: &TokenTable,
+    map: &[u32],
+    codes: &[u16],
+    offs: &[u32],
+    strings: &[&[u8]],
+    parse: &mut Parse,
+) -> (TokenTable, Vec<u16>, Vec<u32>, Vec<u8>) {
+    let (mut c, o) = reparse_dropped(keep, map, codes, offs, strings, parse);
+    let t = compact(keep, &mut c);
+    let mut bytes = Vec::new();
+    put_pool(&t, &c, &o, &mut bytes);
+    (t, c, o, bytes)
 }
 
 /// Times [`write`] tries a pool one code bit narrower.
