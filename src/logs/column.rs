@@ -47,7 +47,8 @@ fn plan(block: &[u64]) -> BlockPlan {
         base: min,
         bits: for_bits,
     };
-    if n < 2 {
+    // A constant block: every candidate slope below is 0 (FoR's own case).
+    if n < 2 || for_bits == 0 {
         return fallback;
     }
     // Candidate slopes: through the end points, the median step, and the

@@ -60,7 +60,7 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
     };
     debug_assert!(trained.len() <= 1 << CODE_BITS);
     let mut parse = Parse::default();
-    let m = Matcher::new(&trained);
+    let m = PoolMatcher::new(&trained);
     let (mut codes, mut offs) = parse_strings(&m, strings, &mut parse);
     let mut table = compact(&trained, &mut codes);
     if !prune {
@@ -154,7 +154,7 @@ const PRUNE_ROUNDS: usize = 3;
 
 /// Every string of `strings` as an optimal parse under `m`'s table: the
 /// codes and each string's code offsets.
-fn parse_strings(m: &Matcher, strings: &[&[u8]], parse: &mut Parse) -> (Vec<u16>, Vec<u32>) {
+fn parse_strings(m: &PoolMatcher, strings: &[&[u8]], parse: &mut Parse) -> (Vec<u16>, Vec<u32>) {
     let mut codes: Vec<u16> = Vec::new();
     let mut offs = Vec::with_capacity(strings.len() + 1);
     offs.push(0u32);
@@ -203,7 +203,7 @@ fn reparse_dropped(
     strings: &[&[u8]],
     parse: &mut Parse,
 ) -> (Vec<u16>, Vec<u32>) {
-    let mut m: Option<Matcher> = None;
+    let mut m: Option<PoolMatcher> = None;
     let mut out = Vec::with_capacity(codes.len());
     let mut new_offs = Vec::with_capacity(offs.len());
     new_offs.push(0u32);
@@ -212,7 +212,7 @@ fn reparse_dropped(
         if old.iter().all(|&c| map[c as usize] != u32::MAX) {
             out.extend(old.iter().map(|&c| map[c as usize] as u16));
         } else {
-            let m = m.get_or_insert_with(|| Matcher::new(keep));
+            let m = m.get_or_insert_with(|| PoolMatcher::new(keep));
             parse.encode_into(m, s, &mut out);
         }
         new_offs.push(u32::try_from(out.len()).expect("pool under 2^32 codes"));
@@ -242,7 +242,7 @@ fn token_worth(table: &TokenTable, codes: &[u16], parse: &mut Parse) -> Vec<i64>
     for &c in codes {
         uses[c as usize] += 1;
     }
-    let m = Matcher::new(table);
+    let m = PoolMatcher::new(table);
     let bits = front_code_bits(table.len() - 256) as u64;
     (256..table.len())
         .map(|c| {
@@ -334,6 +334,49 @@ fn put_pool(table: &TokenTable, codes: &[u16], offs: &[u32], out: &mut Vec<u8>) 
     );
 }
 
+/// A pool table's matcher and, per code, the code of its longest proper
+/// prefix that is a learned token (`NO_LINK`: none of 2 bytes or more). The
+/// tokens matching at a position are the longest match and its prefixes
+/// that are tokens, so following the links from the longest match visits
+/// exactly them, longest first: the optimal parse then costs a few steps
+/// per position instead of a hash lookup per shorter length (14 at most).
+struct PoolMatcher {
+    m: Matcher,
+    links: Vec<u16>,
+    lens: Vec<u8>,
+}
+
+/// A code without a learned proper prefix ([`PoolMatcher`]).
+const NO_LINK: u16 = u16::MAX;
+
+impl PoolMatcher {
+    fn new(table: &TokenTable) -> Self {
+        let m = Matcher::new(table);
+        let links = (0..table.len())
+            .map(|c| {
+                let t = table.token(c);
+                (2..t.len())
+                    .rev()
+                    .find_map(|l| m.get(&t[..l]))
+                    .unwrap_or(NO_LINK)
+            })
+            .collect();
+        Self {
+            m,
+            links,
+            lens: table.lens().to_vec(),
+        }
+    }
+
+    /// The learned tokens that are proper prefixes of token `code`, longest
+    /// first, as (code, length).
+    fn prefixes(&self, code: u16) -> impl Iterator<Item = (u16, usize)> + '_ {
+        let link = |c: u16| Some(self.links[c as usize]).filter(|&l| l != NO_LINK);
+        std::iter::successors(link(code), move |&c| link(c))
+            .map(|c| (c, self.lens[c as usize] as usize))
+    }
+}
+
 /// Buffers of an optimal (fewest codes) parse.
 #[derive(Default)]
 struct Parse {
@@ -353,21 +396,22 @@ impl Parse {
         self.best.resize(s.len() + 1, (0, 0, 0));
     }
 
-    /// Appends the fewest codes of `m`'s table that spell `s`. Every token
+    /// Appends the fewest codes of `pm`'s table that spell `s`. Every token
     /// matching at a position is a prefix of the longest match there, so
     /// the candidates are the longest match and its prefixes that are
-    /// tokens; ties keep the longer token (the greedy choice).
-    fn encode_into(&mut self, m: &Matcher, s: &[u8], out: &mut Vec<u16>) {
+    /// tokens ([`PoolMatcher::prefixes`]); ties keep the longer token (the
+    /// greedy choice).
+    fn encode_into(&mut self, pm: &PoolMatcher, s: &[u8], out: &mut Vec<u16>) {
         let n = s.len();
         self.start(s);
         for i in (0..n).rev() {
-            let (code, len) = m.longest_match_padded(&self.padded, i, n - i);
+            let (code, len) = pm.m.longest_match_padded(&self.padded, i, n - i);
             let mut b = (self.best[i + len].0 + 1, code, len as u8);
-            for l in (2..len).rev() {
-                let c = self.best[i + l].0 + 1;
-                if c < b.0 {
-                    if let Some(code) = m.get(&s[i..i + l]) {
-                        b = (c, code, l as u8);
+            if len > 2 {
+                for (c, l) in pm.prefixes(code) {
+                    let cost = self.best[i + l].0 + 1;
+                    if cost < b.0 {
+                        b = (cost, c, l as u8);
                     }
                 }
             }
@@ -384,21 +428,24 @@ impl Parse {
         }
     }
 
-    /// The fewest codes of `m`'s table that spell `s` without using a
+    /// The fewest codes of `pm`'s table that spell `s` without using a
     /// token equal to all of `s` (so at least 2 when `s` is longer than a
     /// byte): what a learned token's uses would cost without it.
-    fn fewest_without_whole(&mut self, m: &Matcher, s: &[u8]) -> u32 {
+    fn fewest_without_whole(&mut self, pm: &PoolMatcher, s: &[u8]) -> u32 {
         let n = s.len();
         if n < 2 {
             return 1;
         }
         self.start(s);
         for i in (0..n).rev() {
-            let (_, longest) = m.longest_match_padded(&self.padded, i, n - i);
+            let (code, longest) = pm.m.longest_match_padded(&self.padded, i, n - i);
             let top = if i == 0 { longest.min(n - 1) } else { longest };
             let mut b = self.best[i + 1].0 + 1;
-            for l in 2..=top {
-                if l == longest || m.get(&s[i..i + l]).is_some() {
+            if longest >= 2 && longest <= top {
+                b = b.min(self.best[i + longest].0 + 1);
+            }
+            if longest > 2 {
+                for (_, l) in pm.prefixes(code) {
                     b = b.min(self.best[i + l].0 + 1);
                 }
             }
@@ -424,7 +471,7 @@ mod tests {
         let learned: Vec<&[u8]> = (256..f.len()).map(|c| f.token(c)).collect();
         assert_eq!(learned, [&b"ab"[..], b"abc", b"zz"]);
         let strings: Vec<&[u8]> = vec![b"abczz", b"ab", b""];
-        let m = Matcher::new(&f);
+        let m = PoolMatcher::new(&f);
         let mut parse = Parse::default();
         let (mut codes, offs) = parse_strings(&m, &strings, &mut parse);
         let table = compact(&f, &mut codes);
@@ -535,7 +582,7 @@ mod tests {
         let strings: Vec<&[u8]> = rows.iter().map(Vec::as_slice).collect();
         let trained = onpair::train(&strings, &OnPairParams::onpair12());
         let mut parse = Parse::default();
-        let (mut codes, offs) = parse_strings(&Matcher::new(&trained), &strings, &mut parse);
+        let (mut codes, offs) = parse_strings(&PoolMatcher::new(&trained), &strings, &mut parse);
         let table = compact(&trained, &mut codes);
         // Every third learned token dropped, and what paying_tokens drops.
         let (paying, _) = paying_tokens(&table, &codes, &mut parse);
@@ -556,7 +603,7 @@ mod tests {
             }
             let (fast, fast_offs) =
                 reparse_dropped(&keep, &map, &codes, &offs, &strings, &mut parse);
-            let (all, all_offs) = parse_strings(&Matcher::new(&keep), &strings, &mut parse);
+            let (all, all_offs) = parse_strings(&PoolMatcher::new(&keep), &strings, &mut parse);
             assert_eq!(fast, all);
             assert_eq!(fast_offs, all_offs);
         }
@@ -570,7 +617,7 @@ mod tests {
         for tok in [&b"abcd"[..], b"ab", b"cd", b"abc"] {
             t.push(tok);
         }
-        let m = Matcher::new(&t);
+        let m = PoolMatcher::new(&t);
         let mut parse = Parse::default();
         assert_eq!(parse.fewest_without_whole(&m, b"abcd"), 2); // ab + cd
         assert_eq!(parse.fewest_without_whole(&m, b"abc"), 2); // ab + c
@@ -587,7 +634,7 @@ mod tests {
         for tok in [&b"abcd"[..], b"ab", b"cdef", b"ef", b"xyzxyz"] {
             t.push(tok);
         }
-        let m = Matcher::new(&t);
+        let m = PoolMatcher::new(&t);
         let mut p = Parse::default();
         let mut rng = 0x1234_5678_9ABC_DEF1u64;
         for k in 0..2000 {
@@ -602,7 +649,7 @@ mod tests {
                 .collect();
             let (mut opt, mut greedy) = (Vec::new(), Vec::new());
             p.encode_into(&m, &s, &mut opt);
-            m.encode_into(&s, &mut greedy);
+            m.m.encode_into(&s, &mut greedy);
             assert!(opt.len() <= greedy.len());
             let spelled: Vec<u8> = opt
                 .iter()
@@ -614,5 +661,87 @@ mod tests {
         let mut opt = Vec::new();
         p.encode_into(&m, b"abcdef", &mut opt);
         assert_eq!(opt.len(), 2);
+    }
+
+    /// The optimal parse through prefix links equals the plain dynamic
+    /// program that asks the matcher for every shorter length (the parse
+    /// before the links), and so does the cost without the whole token:
+    /// random tables rich in nested prefixes, random strings over their
+    /// bytes.
+    #[test]
+    fn prefix_links_parse_as_every_length_lookup() {
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move |k: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % k
+        };
+        for _ in 0..40 {
+            let mut t = TokenTable::single_bytes();
+            for _ in 0..(1 + next(300)) {
+                let len = 2 + next(15) as usize;
+                let tok: Vec<u8> = (0..len).map(|_| b"abcab"[next(5) as usize]).collect();
+                t.push(&tok);
+            }
+            let t = form2_table(&t);
+            let pm = PoolMatcher::new(&t);
+            let mut p = Parse::default();
+            for _ in 0..50 {
+                let s: Vec<u8> = (0..next(60)).map(|_| b"abcx"[next(4) as usize]).collect();
+                let mut got = Vec::new();
+                p.encode_into(&pm, &s, &mut got);
+                assert_eq!(got, reference_parse(&pm.m, &s), "{s:?}");
+                if s.len() >= 2 {
+                    assert_eq!(
+                        p.fewest_without_whole(&pm, &s),
+                        reference_without_whole(&pm.m, &s)
+                    );
+                }
+            }
+        }
+    }
+
+    /// The optimal parse as a lookup per candidate length.
+    fn reference_parse(m: &Matcher, s: &[u8]) -> Vec<u16> {
+        let n = s.len();
+        let mut best = vec![(0u32, 0u16, 0usize); n + 1];
+        for i in (0..n).rev() {
+            let (code, len) = m.longest_match(&s[i..]);
+            let mut b = (best[i + len].0 + 1, code, len);
+            for l in (2..len).rev() {
+                if let Some(c) = m.get(&s[i..i + l]) {
+                    if best[i + l].0 + 1 < b.0 {
+                        b = (best[i + l].0 + 1, c, l);
+                    }
+                }
+            }
+            if len > 1 && best[i + 1].0 + 1 < b.0 {
+                b = (best[i + 1].0 + 1, s[i] as u16, 1);
+            }
+            best[i] = b;
+        }
+        let (mut out, mut i) = (Vec::new(), 0);
+        while i < n {
+            out.push(best[i].1);
+            i += best[i].2;
+        }
+        out
+    }
+
+    /// The fewest codes spelling `s` without a token equal to all of it.
+    fn reference_without_whole(m: &Matcher, s: &[u8]) -> u32 {
+        let n = s.len();
+        let mut best = vec![0u32; n + 1];
+        for i in (0..n).rev() {
+            let mut b = best[i + 1] + 1;
+            for l in 2..=(n - i) {
+                if (i, l) != (0, n) && m.get(&s[i..i + l]).is_some() {
+                    b = b.min(best[i + l] + 1);
+                }
+            }
+            best[i] = b;
+        }
+        best[0]
     }
 }
