@@ -29,7 +29,9 @@
 use super::{TokenTable, MAX_TOKEN_LEN};
 
 mod buckets;
+mod prefix2;
 use buckets::{Buckets, BUCKET_MAX_LEN};
+use prefix2::Prefix2;
 
 /// Number of two-byte prefixes.
 const PREFIX2_COUNT: usize = 1 << 16;
@@ -61,7 +63,7 @@ pub struct Matcher {
     /// Two-byte prefix → (bitmask of token lengths 2..=16 starting with it, bit
     /// `len - 1`) |
     /// (code of the two-byte token << 16).
-    prefix2: Box<[u32; PREFIX2_COUNT]>,
+    prefix2: Prefix2,
     /// Open-addressing table of tokens of 3..=16 bytes; its length is a power of two.
     slots: Vec<Slot>,
     /// `64 - log2(slots.len())`: the hash keeps its top bits.
@@ -215,10 +217,7 @@ impl Matcher {
         let filter_bits = Self::filter_bits(slots);
         Self {
             single: [0; 256],
-            prefix2: vec![0u32; PREFIX2_COUNT]
-                .into_boxed_slice()
-                .try_into()
-                .expect("65536 entries"),
+            prefix2: Prefix2::new(),
             slots: vec![Slot::default(); slots],
             shift: 64 - slots.trailing_zeros(),
             filters: vec![0; FILTER_PREFIXES.len() << filter_bits],
@@ -257,12 +256,12 @@ impl Matcher {
             self.tokens += 1;
             return true;
         }
-        let p = u16::from_le_bytes([token[0], token[1]]) as usize;
+        let p = u16::from_le_bytes([token[0], token[1]]);
         if len == 2 {
-            if self.prefix2[p] & 0b10 != 0 {
+            if self.prefix2[p as usize] & 0b10 != 0 {
                 return false;
             }
-            self.prefix2[p] |= 0b10 | (u32::from(code) << 16);
+            self.prefix2.or(p, 0b10 | (u32::from(code) << 16));
             self.tokens += 1;
             return true;
         }
@@ -279,7 +278,7 @@ impl Matcher {
             return false;
         }
         self.occupied += 1;
-        self.prefix2[p] |= 1 << (len - 1);
+        self.prefix2.or(p, 1 << (len - 1));
         self.set_filters(lo, hi, len);
         self.tokens += 1;
         true

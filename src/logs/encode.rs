@@ -85,7 +85,10 @@ fn as_text<'a>(words: &[&'a [u8]]) -> (SlotPlan<'a>, f64, Vec<u32>) {
     // Sized for the rows up front (ids follow first appearance, not the
     // map's order): growing it rehashed every slot's words several times.
     let mut index: super::bits::FastMap<&[u8], u64> =
-        super::bits::FastMap::with_capacity_and_hasher(words.len().min(1 << 12), Default::default());
+        super::bits::FastMap::with_capacity_and_hasher(
+            words.len().min(1 << 12),
+            Default::default(),
+        );
     for w in words {
         let next = values.len() as u64;
         let id = *index.entry(w).or_insert(next);
@@ -193,7 +196,10 @@ pub(super) fn slot_cost(words: &[&[u8]], int: bool) -> f64 {
     // Sized for the rows up front (ids follow first appearance, not the
     // map's order): growing it rehashed every slot's words several times.
     let mut index: super::bits::FastMap<&[u8], u64> =
-        super::bits::FastMap::with_capacity_and_hasher(words.len().min(1 << 12), Default::default());
+        super::bits::FastMap::with_capacity_and_hasher(
+            words.len().min(1 << 12),
+            Default::default(),
+        );
     for w in words {
         let next = values.len() as u64;
         let id = *index.entry(w).or_insert(next);

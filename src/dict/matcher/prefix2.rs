@@ -1,0 +1,139 @@
+//! The matcher's two-byte index (65,536 entries, 256 KiB), recycled per
+//! thread.
+//!
+//! A matcher is built for every dictionary a writer tries, and the log
+//! codec builds several per text pool (training, the parse, each pruning
+//! round): zeroing a fresh 256 KiB table each time was 41% of the
+//! instructions of encoding a 16-row log column and 4% of the 21 Loghub
+//! columns (callgrind, bench/LOGS.md), whatever the dictionary's size. A
+//! table remembers the entries it set; when its matcher is dropped those
+//! are cleared and the table is kept for the thread's next matcher, so a
+//! matcher costs what its tokens touch.
+
+use std::cell::RefCell;
+use std::ops::Index;
+
+use super::PREFIX2_COUNT;
+
+/// Zeroed tables each thread keeps for its next matchers.
+const KEPT_PER_THREAD: usize = 4;
+
+type Table = Box<[u32; PREFIX2_COUNT]>;
+
+thread_local! {
+    /// All-zero tables, ready for a new matcher.
+    static ZEROED: RefCell<Vec<Table>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A two-byte index: entry `p` for the prefix `u16::from_le_bytes([a, b])`.
+/// Entries are only ever OR-ed into ([`Prefix2::or`]), which records the
+/// ones that leave zero, so that dropping the index can restore an all-zero
+/// table.
+pub(super) struct Prefix2 {
+    /// `None` only while the index is dropped (its table goes back to the
+    /// thread).
+    table: Option<Table>,
+    /// Entries that are not zero, each once.
+    touched: Vec<u16>,
+}
+
+impl Prefix2 {
+    /// An all-zero index: a table the thread kept, or a fresh one.
+    pub(super) fn new() -> Self {
+        let kept = ZEROED.try_with(|z| z.borrow_mut().pop()).ok().flatten();
+        let table = kept.unwrap_or_else(|| {
+            vec![0u32; PREFIX2_COUNT]
+                .into_boxed_slice()
+                .try_into()
+                .expect("65536 entries")
+        });
+        debug_assert!(table.iter().all(|&e| e == 0), "a kept table is zero");
+        Self {
+            table: Some(table),
+            touched: Vec::new(),
+        }
+    }
+
+    /// ORs `bits` into entry `p`.
+    #[inline]
+    pub(super) fn or(&mut self, p: u16, bits: u32) {
+        let e = &mut self.table.as_mut().expect("live index")[p as usize];
+        if *e == 0 && bits != 0 {
+            self.touched.push(p);
+        }
+        *e |= bits;
+    }
+}
+
+impl Index<usize> for Prefix2 {
+    type Output = u32;
+
+    #[inline(always)]
+    fn index(&self, p: usize) -> &u32 {
+        &self.table.as_ref().expect("live index")[p]
+    }
+}
+
+impl Clone for Prefix2 {
+    fn clone(&self) -> Self {
+        let mut out = Self::new();
+        for &p in &self.touched {
+            out.or(p, self[p as usize]);
+        }
+        out
+    }
+}
+
+impl Drop for Prefix2 {
+    fn drop(&mut self) {
+        let Some(mut table) = self.table.take() else {
+            return;
+        };
+        for &p in &self.touched {
+            table[p as usize] = 0;
+        }
+        let _ = ZEROED.try_with(|z| {
+            let mut z = z.borrow_mut();
+            if z.len() < KEPT_PER_THREAD {
+                z.push(table);
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Matcher;
+    use super::*;
+    use crate::dict::TokenTable;
+
+    fn table(tokens: &[&[u8]]) -> TokenTable {
+        let mut t = TokenTable::single_bytes();
+        for tok in tokens {
+            t.push(tok);
+        }
+        t
+    }
+
+    /// A matcher built on a recycled table knows only its own tokens: the
+    /// entries an earlier matcher set are gone (clones recycle too).
+    #[test]
+    fn recycled_tables_start_empty() {
+        let a = Matcher::new(&table(&[b"ab", b"abcd", b"xyz", b"q\x00"]));
+        let a2 = a.clone();
+        assert_eq!(a2.get(b"abcd"), a.get(b"abcd"));
+        drop(a);
+        drop(a2);
+        let b = Matcher::new(&table(&[b"xy"]));
+        assert_eq!(b.get(b"ab"), None);
+        assert_eq!(b.get(b"abcd"), None);
+        assert_eq!(b.get(b"q\x00"), None);
+        assert_eq!(b.longest_match(b"abcd"), (u16::from(b'a'), 1));
+        assert_eq!(b.longest_match(b"xyz"), (256, 2));
+        drop(b);
+        for _ in 0..KEPT_PER_THREAD + 2 {
+            let p = Prefix2::new();
+            assert!(p.table.as_ref().unwrap().iter().all(|&e| e == 0));
+        }
+    }
+}
