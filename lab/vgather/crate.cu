@@ -1,13 +1,13 @@
 // Value-gather lab, round 5 (issue 26): the crate's own gather kernels —
 // main's (a copy, gather_main.cu) and the working tree's kernels/gather.cu
-// at several warp-staging sizes — on the bench's layout: a column cut into
+// (its block and warp gathers; kernels.cuh) — on the bench's layout: a column cut into
 // pieces, each with its own copy of the value table, its lengths, starts and
 // value numbers in one input buffer, tiles cut as src/gpu/values.rs cuts
 // them. Each kernel is timed without offsets (gather) and with them (scan),
 // and checked (values, offsets, status) against the host's expansion.
 // Standalone (nvcc), not part of the crate.
 // Build: nvcc -O3 -arch=sm_90 -std=c++17 -o crate lab/vgather/crate.cu
-// Run:   ./crate [--sets a,b] [--variants main,w1024] [--reps N]
+// Run:   ./crate [--sets a,b] [--variants main,new,neww] [--reps N]
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdint>
@@ -108,7 +108,7 @@ static float median(std::vector<float> v) {
 
 int main(int argc, char** argv) {
     std::string sets = "shipinstruct,clerk,syn_7,syn_1000,syn_65536";
-    std::string variants = "main,w512,w1024,w2048,w1024b1,w1024b6,w1024b8,w1024np,w1024nt,main";
+    std::string variants = "main,new,neww,main,new";
     int reps = 20;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sets")) sets = argv[i + 1];
@@ -117,9 +117,7 @@ int main(int argc, char** argv) {
     }
     struct V { const char* id; Kernel k; } all[] = {
 #ifdef __CUDACC__
-        {"main", km::k_main}, {"w512", w512::k_w512}, {"w1024", w1024::k_w1024}, {"w2048", w2048::k_w2048},
-        {"w1024b1", w1024b1::k_w1024b1}, {"w1024b6", w1024b6::k_w1024b6}, {"w1024b8", w1024b8::k_w1024b8},
-        {"w1024np", w1024np::k_w1024np}, {"w1024nt", w1024nt::k_w1024nt},
+        {"main", km::k_main}, {"new", kn::k_new}, {"neww", kn::k_neww},
 #endif
         {"none", nullptr},
     };

@@ -7,7 +7,7 @@
 #   B. side by side: gpu_values-test, gpu_hostile-test, gpu-test with
 #      FASTPAIR_REQUIRE_GPU=1, compute-sanitizer memcheck on the
 #      value-dictionary hostile files and tests;
-#   C. Nsight Compute sections on main's and this gather at 1,000 values.
+#   C. Nsight Compute sections on main's and this block gather at 1,000 values.
 # Bundle first: ../shared/tools/gpu-bundle --features cli,test-util --test gpu_values
 #   --test gpu_hostile --test gpu --bench gpu_scan --data ../shared/corpus
 # and main's bench binary copied to .gpu/old/gpu_scan-bench.
@@ -21,9 +21,9 @@ nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -o /tmp/crate lab/vgather/c
   || { tail -30 "$OUT/lab_build.txt"; }
 grep -E "registers|Compiling entry" "$OUT/lab_build.txt" | sed 's/ptxas info *: //' | paste - - | cut -c1-160 | tee -a "$S"
 step "A: lab"
-[ -x /tmp/crate ] && timeout 150 /tmp/crate --reps ${REPS:-20} --variants ${VARIANTS:-main,w512,w1024,w2048,w1024b1,w1024b6,w1024b8,w1024np,w1024nt,main} \
+[ -x /tmp/crate ] && timeout 150 /tmp/crate --reps ${REPS:-20} --variants ${VARIANTS:-main,new,neww,main,new} \
   > "$OUT/lab.csv" 2> "$OUT/lab.err"
-column -t -s, "$OUT/lab.csv" | tee -a "$S"
+cat "$OUT/lab.csv" | tee -a "$S"  # (no `column` on the device)
 tail -3 "$OUT/lab.err"
 step "A: bench, main's binary then this tree's (twice when quick)"
 t0=$SECONDS
@@ -48,17 +48,19 @@ T1=${T1:-170}
    compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_values-test --test-threads 1 \
    corpus_columns mixed_chunk_kinds long_values value_dict_only >> "$OUT/memcheck.log" 2>&1
  echo "rc=$?" >> "$OUT/memcheck.log") &
+(timeout 100 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_values-test --test-threads 1 \
+   synthetic > "$OUT/memcheck2.log" 2>&1; echo "rc=$?" >> "$OUT/memcheck2.log") &
 wait
-for f in values hostile gpu memcheck; do
+for f in values hostile gpu memcheck memcheck2; do
   grep -E "^test result|FAILED|panicked|ERROR SUMMARY|^rc=" "$OUT/$f.log" | sed "s/^/$f: /" | tee -a "$S"
 done
 step "C: ncu"
 if [ "${NCU:-1}" = 1 ] && [ -x /tmp/crate ]; then
   timeout 80 ncu --clock-control none -k regex:k_ --section SpeedOfLight --section Occupancy --section LaunchStats \
     --section MemoryWorkloadAnalysis --section WarpStateStats \
-    /tmp/crate --sets syn_1000 --variants main,w1024 --reps 1 > "$OUT/ncu.txt" 2>&1
+    /tmp/crate --sets syn_1000 --variants main,new --reps 1 > "$OUT/ncu.txt" 2>&1
   echo "ncu rc=$?" | tee -a "$S"
-  grep -E "k_main|k_w1024|Duration|L1/TEX Hit|L2 Hit|Achieved Occupancy|Registers Per|Shared Memory Configuration|Warp Cycles Per Issued|Mem Pipes Busy|L1/TEX Cache Throughput|Block Limit" \
+  grep -E "k_main|k_new|Duration|L1/TEX Hit|L2 Hit|Achieved Occupancy|Registers Per|Shared Memory Configuration|Warp Cycles Per Issued|Mem Pipes Busy|L1/TEX Cache Throughput|Block Limit" \
     "$OUT/ncu.txt" | cut -c1-110 > "$OUT/ncu_short.txt"
 fi
 step "done"

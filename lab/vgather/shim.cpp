@@ -4,7 +4,10 @@
 // (stride tables and back-to-back values, nulls, long rows, unaligned tiles)
 // against the host's expansion, then corrupted tiles, which must raise the
 // status and stay in bounds (build with -fsanitize=address).
-// Build: g++ -std=c++20 -O1 -g -fsanitize=address -pthread -I. lab/vgather/shim.cpp -o /tmp/shim
+// Build (after writing /tmp/shim_gather.cu: kernels/gather.cu with its
+// `asm volatile("red.shared.or.b32 ...")` lines as `shim_red_or(at, x);`):
+//   g++ -std=c++20 -O1 -g -fsanitize=address -pthread lab/vgather/shim.cpp -o /tmp/shim
+// (-DSHIM_ENTRY=fastpair_values_w for the warp gather).
 #include <algorithm>
 #include <atomic>
 #include <barrier>
@@ -32,6 +35,7 @@ struct VPiece { u64 vals_off, starts_off, index_off, row_base; u32 nvalues, vals
 struct VTile { u64 out; u32 piece, row, rows, bytes; };
 
 struct uint4 { u32 x, y, z, w; };
+struct longlong2 { i64 x, y; };
 static inline uint4 make_uint4(u32 a, u32 b, u32 c, u32 d) { return uint4{a, b, c, d}; }
 struct Dim { u32 x; };
 static thread_local Dim threadIdx, blockIdx;
@@ -111,6 +115,9 @@ using std::min;
 #define __align__(n) __attribute__((aligned(n)))
 
 #include "/tmp/shim_gather.cu"  // kernels/gather.cu, its asm OR replaced by shim_red_or
+#ifndef SHIM_ENTRY
+#define SHIM_ENTRY fastpair_values
+#endif
 
 static void launch(u32 ntiles, const u8* input, u64 input_len, const VPiece* vp, u32 nvp, const VTile* tiles,
                    u8* out, u64 out_len, i64* offsets, u64 offsets_len, u32* status) {
@@ -124,7 +131,7 @@ static void launch(u32 ntiles, const u8* input, u64 input_len, const VPiece* vp,
             th.emplace_back([=] {
                 threadIdx.x = t;
                 blockIdx.x = b;
-                fastpair_values(input, input_len, vp, nvp, tiles, ntiles, out, out_len, offsets, offsets_len, status);
+                SHIM_ENTRY(input, input_len, vp, nvp, tiles, ntiles, out, out_len, offsets, offsets_len, status);
             });
         for (auto& x : th) x.join();
     }

@@ -302,6 +302,15 @@ pub(crate) const VT_STAGE: u32 = 16 << 10;
 /// multiple of 16 and at least the longest row of a stride table, 64); a
 /// row longer than this is copied straight by the warp.
 pub(crate) const VT_WB: u32 = 1024;
+/// Value tables (`D · stride` bytes) above this and up to
+/// [`VT_WARP_TABLE_MAX`] are gathered by the warp kernel
+/// (`fastpair_values_w`), whose small shared memory leaves the L1 to them;
+/// the others by the block kernel (bench/GPU.md, "Value gather, fifth round":
+/// 16 KiB tables (o_clerk) ran 32% slower through the warp kernel, 32 KiB
+/// (1,000 values) 17% faster, 2 MiB (65,536, L2-resident) 2% slower).
+pub(crate) const VT_WARP_TABLE: u64 = 16 << 10;
+/// See [`VT_WARP_TABLE`].
+pub(crate) const VT_WARP_TABLE_MAX: u64 = 256 << 10;
 /// Values per cascade block (FORMAT §6): one warp de-cascades one block.
 pub(crate) const CASCADE_BLOCK: usize = 128;
 
