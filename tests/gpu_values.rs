@@ -338,8 +338,9 @@ fn value_dict_only_end_to_end() {
     assert!(p.to_host().unwrap() == r.read_all().unwrap());
 }
 
-/// Rows longer than a gather tile's staging (16 KiB) are copied straight,
-/// next to short ones in the same chunk.
+/// Rows longer than a gather tile (16 KiB) are copied straight by the block,
+/// and rows longer than a warp's pass (1 KiB) straight by the warp, next to
+/// short ones in the same chunk.
 #[test]
 fn long_values_bypass_the_staging() {
     if !have_gpu("long_values_bypass_the_staging") {
@@ -352,10 +353,12 @@ fn long_values_bypass_the_staging() {
                 .collect()
         })
         .collect();
+    let mid: Vec<u8> = (0..2_500).map(|i| (i * 7 + 1) as u8).collect();
     let vals: Vec<Option<Vec<u8>>> = (0..6_000usize)
         .map(|i| match i % 40 {
             3 => Some(long[i % 3].clone()),
             9 => None,
+            13 | 14 => Some(mid.clone()),
             k => Some(format!("short {}", k % 4).into_bytes()),
         })
         .collect();

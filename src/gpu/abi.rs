@@ -294,9 +294,23 @@ pub(crate) const RK_LOGS: u32 = 2;
 pub(crate) const VT_ROWS: u32 = 1024;
 /// Rows per thread of the value gather (`VT_ROWS / VT_RPT` threads a block).
 pub(crate) const VT_RPT: u32 = 4;
-/// Bytes of a value-gather tile staged in shared memory before its 16-byte
-/// stores; a tile with more (one row longer than this) is copied straight.
+/// Bytes of a value-gather tile of several rows (below 65,536: the block's
+/// scan packs a round's bytes into 16 bits); a tile with more is one row
+/// longer than this, copied straight by the block.
 pub(crate) const VT_STAGE: u32 = 16 << 10;
+/// Bytes a value-gather warp stages in one pass (its own shared buffer, a
+/// multiple of 16 and at least the longest row of a stride table, 64); a
+/// row longer than this is copied straight by the warp.
+pub(crate) const VT_WB: u32 = 1024;
+/// Value tables (`D · stride` bytes) above this and up to
+/// [`VT_WARP_TABLE_MAX`] are gathered by the warp kernel
+/// (`fastpair_values_w`), whose small shared memory leaves the L1 to them;
+/// the others by the block kernel (bench/GPU.md, "Value gather, fifth round":
+/// 16 KiB tables (o_clerk) ran 32% slower through the warp kernel, 32 KiB
+/// (1,000 values) 17% faster, 2 MiB (65,536, L2-resident) 2% slower).
+pub(crate) const VT_WARP_TABLE: u64 = 16 << 10;
+/// See [`VT_WARP_TABLE`].
+pub(crate) const VT_WARP_TABLE_MAX: u64 = 256 << 10;
 /// Values per cascade block (FORMAT §6): one warp de-cascades one block.
 pub(crate) const CASCADE_BLOCK: usize = 128;
 
@@ -360,7 +374,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         "#define FP_K {}\n#define FP_H {}\n#define FP_T {}\n#define FP_B {}\n#define FP_W {}\n\
          #define FP_EMIT {}\n#define FP_M {}\n#define FP_BITS {bits}\n\
          #define FP_WARP_SMEM {}\n#define FP_SEARCH_SMEM {}\n#define FP_CASCADE_BLOCK {CASCADE_BLOCK}\n\
-         #define FP_VT_ROWS {VT_ROWS}\n#define FP_VT_RPT {VT_RPT}\n#define FP_VT_STAGE {VT_STAGE}\n\
+         #define FP_VT_ROWS {VT_ROWS}\n#define FP_VT_RPT {VT_RPT}\n#define FP_VT_STAGE {VT_STAGE}\n#define FP_VT_WB {VT_WB}\n\
          #define RK_CODED {RK_CODED}u\n#define RK_VALUES {RK_VALUES}u\n#define RK_LOGS {RK_LOGS}u\n\
          #define FP_LG_WARPS {LG_WARPS}u\n#define FP_LG_STAGE {LG_STAGE}u\n#define FP_LG_MIN_BLOCKS {LG_MIN_BLOCKS}\n#define FP_LG_PER_ROW {}u",
         cfg.k,

@@ -86,6 +86,7 @@ impl Gpu {
 pub(crate) struct Kernels {
     pub(crate) decode: CudaFunction,
     pub(crate) values: CudaFunction,
+    pub(crate) values_w: CudaFunction,
     /// The log-template decoder (kernels/logs.cu: the scan's and random
     /// rows'), its own module, compiled on first use ([`Kernels::logs`]).
     logs: OnceLock<std::result::Result<[CudaFunction; 2], String>>,
@@ -296,6 +297,7 @@ impl Gpu {
             ],
             rows_decode: f("fastpair_rows_decode")?,
             values: f("fastpair_values")?,
+            values_w: f("fastpair_values_w")?,
             logs: OnceLock::new(),
             ctx: self.ctx.clone(),
             cc: self.cc,
@@ -553,43 +555,52 @@ pub(crate) fn launch_values(
     plan: &Plan,
     d: &mut DevicePlan,
     out: &mut CudaViewMut<u8>,
-    offsets: Option<&mut CudaSlice<i64>>,
+    mut offsets: Option<&mut CudaSlice<i64>>,
 ) -> Result<()> {
-    let ntiles = plan.vtiles.len() as u32;
-    if ntiles == 0 {
-        return Ok(());
+    // The block kernel's tiles, then the warp kernel's (plan::build_impl).
+    let n = plan.vtiles.len();
+    for (f, tiles) in [
+        (&k.values, 0..plan.vtiles_block),
+        (&k.values_w, plan.vtiles_block..n),
+    ] {
+        let ntiles = tiles.len() as u32;
+        if ntiles == 0 {
+            continue;
+        }
+        let nvp = plan.vpieces.len() as u32;
+        let (input_len, out_len) = (d.input.len() as u64, out.len() as u64);
+        let cfg = LaunchConfig {
+            grid_dim: (ntiles, 1, 1),
+            block_dim: (abi::VT_ROWS / abi::VT_RPT, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let vt: CudaView<VTile> = d.vtiles.slice(tiles);
+        let mut b = s.launch_builder(f);
+        b.arg(&d.input)
+            .arg(&input_len)
+            .arg(&d.vpieces)
+            .arg(&nvp)
+            .arg(&vt)
+            .arg(&ntiles)
+            .arg(&mut *out);
+        b.arg(&out_len);
+        // Without offsets, a length of 0 tells the kernel to write none (the
+        // placeholder is never written).
+        let offsets_len = offsets.as_ref().map_or(0, |o| o.len() as u64);
+        match offsets.as_deref_mut() {
+            Some(o) => b.arg(o),
+            None => b.arg(&mut d.no_offsets),
+        };
+        b.arg(&offsets_len).arg(&mut d.status);
+        // SAFETY: argument list matches `fastpair_values` and
+        // `fastpair_values_w` (the same); every descriptor was built by
+        // `plan::build` from validated value-dictionary chunks (value numbers
+        // below D + 1, starts inside the values, tiles summing to the rows'
+        // validated bytes), and the kernels re-check each tile's reads
+        // against `input_len` and its writes against `out_len` and
+        // `offsets_len` before touching memory.
+        unsafe { b.launch(cfg) }.map_err(|e| gpu_err("values launch", e))?;
     }
-    let nvp = plan.vpieces.len() as u32;
-    let (input_len, out_len) = (d.input.len() as u64, out.len() as u64);
-    let cfg = LaunchConfig {
-        grid_dim: (ntiles, 1, 1),
-        block_dim: (abi::VT_ROWS / abi::VT_RPT, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let mut b = s.launch_builder(&k.values);
-    b.arg(&d.input)
-        .arg(&input_len)
-        .arg(&d.vpieces)
-        .arg(&nvp)
-        .arg(&d.vtiles)
-        .arg(&ntiles)
-        .arg(out);
-    b.arg(&out_len);
-    // Without offsets, a length of 0 tells the kernel to write none (the
-    // placeholder is never written).
-    let offsets_len = offsets.as_ref().map_or(0, |o| o.len() as u64);
-    match offsets {
-        Some(o) => b.arg(o),
-        None => b.arg(&mut d.no_offsets),
-    };
-    b.arg(&offsets_len).arg(&mut d.status);
-    // SAFETY: argument list matches `fastpair_values`; every descriptor was
-    // built by `plan::build` from validated value-dictionary chunks (value
-    // numbers below D + 1, starts inside the values, tiles summing to the
-    // rows' validated bytes), and the kernel re-checks each tile's reads
-    // against `input_len` and its writes against `out_len` and
-    // `offsets_len` before touching memory.
-    unsafe { b.launch(cfg) }.map_err(|e| gpu_err("values launch", e))?;
     Ok(())
 }
 

@@ -210,8 +210,11 @@ pub(crate) struct Plan {
     pub(super) seq_values: usize,
     /// Value-dictionary pieces (kernels/gather.cu).
     pub(super) vpieces: Vec<VPiece>,
-    /// Their gather tiles, one block each.
+    /// Their gather tiles, one block each: the first `vtiles_block` for the
+    /// block kernel, the rest (pieces with a table the warp kernel suits,
+    /// `abi::VT_WARP_TABLE`) for the warp kernel.
     pub(super) vtiles: Vec<VTile>,
+    pub(super) vtiles_block: usize,
     /// Log-template blocks (kernels/logs.cu): one per single-block chunk,
     /// two (header, body) per split one.
     pub(super) lblocks: Vec<LBlock>,
@@ -664,6 +667,17 @@ fn build_impl(
     plan.seq_values = seq_off as usize;
     plan.rows = row_base;
     plan.bytes = out_base;
+    // Tiles of large value tables last, for the warp gather (tiles are
+    // independent, so their order is free).
+    let warp = |t: &VTile| {
+        let p = &plan.vpieces[t.piece as usize];
+        let table = p.nvalues as u64 * p.stride as u64;
+        p.stride > 0 && table > super::abi::VT_WARP_TABLE && table <= super::abi::VT_WARP_TABLE_MAX
+    };
+    let (block, warps): (Vec<VTile>, Vec<VTile>) = plan.vtiles.iter().partition(|t| !warp(t));
+    plan.vtiles_block = block.len();
+    plan.vtiles = block;
+    plan.vtiles.extend(warps);
     if any_null {
         let n = valid_bits.len() * tiles;
         let mut bits = vec![0u8; n.div_ceil(8)];
