@@ -10,7 +10,8 @@
 #   C. Nsight Compute sections on main's and this block gather at 1,000 values.
 # Bundle first: ../shared/tools/gpu-bundle --features cli,test-util --test gpu_values
 #   --test gpu_hostile --test gpu --bench gpu_scan --data ../shared/corpus
-# and main's bench binary copied to .gpu/old/gpu_scan-bench.
+# and main's bench binary copied to .gpu/old/gpu_scan-bench; `bash lab/vgather/base-kernel.sh`
+# writes main's kernel for the lab (carry lab/vgather/gather_main.cu too).
 set -u
 source bench/gpu-corpus.sh
 S="$OUT/summary.txt"

@@ -1,7 +1,8 @@
-// The kernels the lab times (included by crate.cu): main's gather (a copy,
-// gather_main.cu) and the working tree's kernels/gather.cu, both of its entry
-// points (the block gather and the warp gather), each in a namespace of its
-// own with its entry points renamed.
+// The kernels the lab times (included by crate.cu): main's gather
+// (gather_main.cu, written by base-kernel.sh from git) and the working
+// tree's kernels/gather.cu, both of its entry points (the block gather and
+// the warp gather), each in a namespace of its own with its entry points
+// renamed.
 #define fastpair_values k_main
 namespace km {
 #include "gather_main.cu"
