@@ -1,5 +1,5 @@
 // Value-gather lab, round 5 (issue 26): the crate's own gather kernels —
-// main's (a copy, gather_main.cu) and the working tree's kernels/gather.cu
+// main's (gather_main.cu, from git: base-kernel.sh) and the working tree's kernels/gather.cu
 // (its block and warp gathers; kernels.cuh) — on the bench's layout: a column cut into
 // pieces, each with its own copy of the value table, its lengths, starts and
 // value numbers in one input buffer, tiles cut as src/gpu/values.rs cuts
