@@ -76,10 +76,9 @@ fn as_ints(words: &[&[u8]]) -> Option<(Kind, Vec<u64>, Width, Vec<u64>)> {
     Some((kind, values, width, widths))
 }
 
-/// Text typing: a value dictionary when its estimated bytes are smaller
-/// than one string per row, else free; with its [`cost`] and the words as
-/// first-appearance ids.
-fn as_text<'a>(words: &[&'a [u8]]) -> (SlotPlan<'a>, f64, Vec<u32>) {
+/// Each word's value id (ids in order of first appearance) and the
+/// distinct values in that order.
+fn value_ids<'a>(words: &[&'a [u8]]) -> (Vec<u64>, Vec<&'a [u8]>) {
     let mut ids = Vec::with_capacity(words.len());
     let mut values: Vec<&[u8]> = Vec::new();
     // Sized for the rows up front (ids follow first appearance, not the
@@ -97,6 +96,14 @@ fn as_text<'a>(words: &[&'a [u8]]) -> (SlotPlan<'a>, f64, Vec<u32>) {
         }
         ids.push(id);
     }
+    (ids, values)
+}
+
+/// Text typing: a value dictionary when its estimated bytes are smaller
+/// than one string per row, else free; with its [`cost`] and the words as
+/// first-appearance ids.
+fn as_text<'a>(words: &[&'a [u8]]) -> (SlotPlan<'a>, f64, Vec<u32>) {
+    let (ids, values) = value_ids(words);
     let free = || SlotPlan::Free {
         values: words.to_vec(),
     };
@@ -191,23 +198,7 @@ pub(super) fn plan_slot(words: Vec<&[u8]>, int: bool) -> (SlotPlan<'_>, f64, Vec
 /// only needs the estimate).
 pub(super) fn slot_cost(words: &[&[u8]], int: bool) -> f64 {
     let ints = if int { as_ints(words) } else { None };
-    let mut ids = Vec::with_capacity(words.len());
-    let mut values: Vec<&[u8]> = Vec::new();
-    // Sized for the rows up front (ids follow first appearance, not the
-    // map's order): growing it rehashed every slot's words several times.
-    let mut index: super::bits::FastMap<&[u8], u64> =
-        super::bits::FastMap::with_capacity_and_hasher(
-            words.len().min(1 << 12),
-            Default::default(),
-        );
-    for w in words {
-        let next = values.len() as u64;
-        let id = *index.entry(w).or_insert(next);
-        if id == next {
-            values.push(w);
-        }
-        ids.push(id);
-    }
+    let (ids, values) = value_ids(words);
     // as_text: a dictionary when there are repeats and it costs less than
     // free strings.
     let free_cost = strings_cost(words) + 1.0;
