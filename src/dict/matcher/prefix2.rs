@@ -141,4 +141,37 @@ mod tests {
             assert!(p.table.iter().all(|&e| e == 0));
         }
     }
+
+    /// The one `unsafe` here (taking the table in `drop`) against what a
+    /// caller can do with matchers through safe calls: clone them, drop
+    /// them on other threads than the one that built them, and drop them
+    /// while a thread exits, after its kept tables may be gone (then the
+    /// table is freed, not kept). Each matcher still answers for its own
+    /// tokens only.
+    #[test]
+    fn matchers_dropped_anywhere_free_or_keep_their_table_once() {
+        thread_local! {
+            static HELD: std::cell::RefCell<Option<Matcher>> = const { std::cell::RefCell::new(None) };
+        }
+        let built: Vec<Matcher> = (0..8)
+            .map(|i| Matcher::new(&table(&[&[b'a', b'0' + i as u8][..], b"zz9"])))
+            .collect();
+        std::thread::scope(|s| {
+            for (i, m) in built.into_iter().enumerate() {
+                s.spawn(move || {
+                    let c = m.clone();
+                    drop(m);
+                    assert_eq!(c.get(&[b'a', b'0' + i as u8]), Some(256));
+                    // Dropped at thread exit, in any order with ZEROED.
+                    HELD.with(|h| *h.borrow_mut() = Some(c));
+                    let fresh = Matcher::new(&table(&[b"q1"]));
+                    assert_eq!(fresh.get(b"zz9"), None);
+                    assert_eq!(fresh.get(&[b'a', b'0' + i as u8]), None);
+                });
+            }
+        });
+        let after = Matcher::new(&table(&[b"b2"]));
+        assert_eq!(after.get(b"a0"), None);
+        assert_eq!(after.get(b"b2"), Some(256));
+    }
 }
