@@ -51,12 +51,13 @@ __device__ __forceinline__ void vt_put(u8* stage, u32 pos, const uint4* __restri
 }
 
 // Block-uniform checks of a tile's and its piece's descriptors against the
-// buffers, shared by both gathers.
+// buffers, shared by both gathers. `one_row`: the tile must hold one row (the
+// warp gather's rule for a tile too long to stage).
 __device__ __forceinline__ bool vt_tile_ok(const VTile& tl, const VPiece& vp, u64 input_len,
-                                           u64 out_len, u64 offsets_len) {
+                                           u64 out_len, u64 offsets_len, bool one_row) {
     const u64 ix_end = vp.index_off + (u64)vp.rows * vp.iw;
     return !(tl.rows == 0 || tl.rows > FP_VT_ROWS || (u64)tl.row + tl.rows > vp.rows
-             || ix_end > input_len || vp.vals_off + vp.vals_len > input_len
+             || (one_row && tl.rows != 1) || ix_end > input_len || vp.vals_off + vp.vals_len > input_len
              || vp.starts_off + 4 * ((u64)vp.nvalues + 1) > input_len
              || (vp.stride && ((vp.stride & 15) || (u64)vp.nvalues * vp.stride > vp.vals_len
                                || vp.vals_off + vp.vals_len + vp.nvalues > input_len))
@@ -109,7 +110,7 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS) fastpair_values(
     const VTile tl = tiles[blockIdx.x];
     if (tl.piece >= nvp) { if (t == 0) atomicOr(status, ST_VALUES); return; }
     const VPiece vp = vpieces[tl.piece];
-    if (!vt_tile_ok(tl, vp, input_len, out_len, offsets_len)) {
+    if (!vt_tile_ok(tl, vp, input_len, out_len, offsets_len, false)) {
         if (t == 0) atomicOr(status, ST_VALUES);
         return;
     }
@@ -330,7 +331,7 @@ extern "C" __global__ void __launch_bounds__(VT_THREADS, FP_VT_MINB) fastpair_va
     const VPiece vp = vpieces[tl.piece];
     const bool staged = tl.bytes <= FP_VT_STAGE;
     // A tile too long to stage is one row (the warps' packed sums below).
-    if (!vt_tile_ok(tl, vp, input_len, out_len, offsets_len) || (!staged && tl.rows != 1)) {
+    if (!vt_tile_ok(tl, vp, input_len, out_len, offsets_len, !staged)) {
         if (t == 0) atomicOr(status, ST_VALUES);
         return;
     }
