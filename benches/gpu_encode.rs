@@ -20,7 +20,7 @@
 //! Environment: CORPUS (dir, default target/corpus), ONLY (comma-separated
 //! substrings of column names, default all), MIN_BYTES (default 256 MiB),
 //! REPS (default 3), THREADS (default 16), SAMPLE (training bytes, default
-//! 4 MiB).
+//! 4 MiB), GPU_ONLY (1: no CPU timings), WIN (parse window bytes).
 
 #[cfg(feature = "test-util")]
 fn main() {
@@ -122,6 +122,12 @@ mod bench {
         let reps: usize = env("REPS", 3);
         let threads: usize = env("THREADS", 16);
         let sample: usize = env("SAMPLE", 4 << 20);
+        // GPU_ONLY=1: no CPU timings (their columns print 0), for sweeps of
+        // kernel variants (FASTPAIR_ENCODE_CU) and windows (WIN, bytes).
+        let gpu_only = env("GPU_ONLY", 0u32) == 1;
+        if let Ok(w) = std::env::var("WIN") {
+            gpu::set_encode_window_bytes(w.parse().expect("WIN: bytes"));
+        }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
@@ -176,20 +182,25 @@ mod bench {
                     got == want_packed,
                     "{col} {codec:?}: GPU codes differ from the CPU's"
                 );
-                let cpu1 = best(
-                    || {
-                        std::hint::black_box(cpu_encode(&m, &rows));
-                    },
-                    0.3,
-                );
-                let cpun = pool.install(|| {
-                    best(
+                let (cpu1, cpun) = if gpu_only {
+                    (f64::INFINITY, f64::INFINITY)
+                } else {
+                    let one = best(
                         || {
-                            std::hint::black_box(cpu_encode_par(&m, &rows));
+                            std::hint::black_box(cpu_encode(&m, &rows));
                         },
                         0.3,
-                    )
-                });
+                    );
+                    let all = pool.install(|| {
+                        best(
+                            || {
+                                std::hint::black_box(cpu_encode_par(&m, &rows));
+                            },
+                            0.3,
+                        )
+                    });
+                    (one, all)
+                };
                 let (mut kern, mut e2e, mut e2e_page) = (f64::MAX, f64::MAX, f64::MAX);
                 let pdata = pinned.as_slice().expect("pinned");
                 // Kernel: slices one at a time (overlapping slices' events

@@ -47,7 +47,8 @@ typedef unsigned char u8;
 // The matcher's tables (host-built in src/gpu/encode/tables.rs).
 struct EncTables {
     const u16* single;    // byte -> code of its single-byte token (shared memory)
-    const u32* prefix2;   // 2-byte prefix -> lengths mask (bit len-1) | code of the 2-byte token << 16
+    const u32* prefix2;   // 2-byte prefix -> lengths mask (bit len-1) | code of the 2-byte token << 16;
+                          // then the 3-byte filter (enc_f3)
     const ulonglong2* slots; // hash slots of tokens of 3..16 bytes, 32 bytes each:
                           // {first 8 bytes, len << 16 | code (0 = empty)} then {next 8 bytes, 0}:
                           // a token of up to 8 bytes is one 16-byte load
@@ -110,15 +111,30 @@ __device__ __forceinline__ void enc_window(const u8* in, u32 pos, u32 e, u64& lo
     }
 }
 
+// The lengths of tokens of 3..16 bytes whose first three bytes hash like
+// those of `lo` (bit len - 1): a superset of the lengths that can match at
+// lo, so the greedy parse probes only lengths this and the two-byte mask
+// both allow (src/gpu/encode/tables.rs `f3_mask`; 2^16 entries of 16 bits
+// after the 2^16 two-byte words of `prefix2`).
+__device__ __forceinline__ u32 enc_f3(const EncTables& t, u64 lo) {
+#ifdef ENC_NO_F3
+    return 0xffffu;
+#else
+    u32 h = ((u32)lo & 0xffffffu) * 0x9E3779B1u >> 16;
+    return (__ldg(&t.prefix2[65536u + (h >> 1)]) >> ((h & 1u) * 16u)) & 0xffffu;
+#endif
+}
+
 // The greedy token at the window (lo, hi) with `rem` bytes left in the row
 // (≥ 1): its code; its length to `len`.
 __device__ __forceinline__ u32 enc_token(const EncTables& t, const u16* single, u64 lo, u64 hi,
                                          u32 rem, u32& len) {
     u32 p2 = __ldg(&t.prefix2[(u32)(lo & 0xffffu)]);
+    u32 f3 = enc_f3(t, lo);
     u32 one = single[(u32)(lo & 0xffu)];
     u32 mask = p2 & 0xffffu;
     if (rem < 16) mask &= (1u << rem) - 1u;
-    u32 m3 = mask & ~3u;
+    u32 m3 = mask & f3 & ~3u;
     while (m3) {
         u32 b = 31 - __clz(m3);
         u32 l = b + 1;
@@ -167,8 +183,8 @@ extern "C" __global__ void fp_enc_bounds(const u32* __restrict__ offs, const u32
 // row; the row still open at b: `exitp` = where its last token in the window
 // ends (≥ b; NONE: none open).
 //
-// One loop iteration is one step of one memory round trip (the 2-byte
-// table of a new token, or one hash slot) for every lane, whatever token,
+// One loop iteration is at most one hash probe and one new token's setup
+// (the 2-byte table and the 3-byte filter) for every lane, whatever token,
 // candidate length or row each lane is at: the lanes of a warp stay
 // together (nested token / length / probe loops let them drift apart: 4 of
 // 32 lanes active on average, Nsight Compute, 2026-12-03). The row's bytes
@@ -203,77 +219,16 @@ fp_enc_parse(const u8* __restrict__ in, const u32* __restrict__ starts, u32 nrow
     u32 p2 = 0, one = 0, m3 = 0, l = 0, si = 0;
     u64 klo = 0, khi = 0, wlo = 0, whi = 0;
     for (;;) {
-        if (!row_ready) {
-            if (i >= nrows) break;
-            s = starts[i];
-            e = starts[i + 1];
-            open = e > b || (e == b && !last);
-            stop = open ? b : e;
-            row_ready = true;
-        }
-        if (pos >= stop) {
-            if (s < a && a < e) {
-                in_flag = n + 1;
-                in_row = i;
-            }
-            if (open) {
-                ex = pos;
-                break;
-            }
-            row_local[i] = n;
-            ++i;
-            row_ready = false;
-            continue;
-        }
-        u32 emit_len = 0, emit_code = 0;
-        if (!tok) {
-            // A new token at pos: its 16-byte window and candidate lengths.
-            while (pos - base >= 16) {
-                base += 16;
-                w0 = w2;
-                w1 = w3;
-                ulonglong2 q = __ldg(&in16[(base >> 4) + 1]);
-                w2 = q.x;
-                w3 = q.y;
-            }
-            u32 off = pos - base;
-            u64 x0 = off < 8 ? w0 : w1, x1 = off < 8 ? w1 : w2, x2 = off < 8 ? w2 : w3;
-            u32 sh = (off & 7u) * 8u;
-            if (sh) {
-                wlo = (x0 >> sh) | (x1 << (64u - sh));
-                whi = (x1 >> sh) | (x2 << (64u - sh));
-            } else {
-                wlo = x0;
-                whi = x1;
-            }
-            u32 rem = e - pos;
-            if (rem < 16) {
-                if (rem <= 8) {
-                    wlo &= enc_low_mask(rem);
-                    whi = 0;
-                } else {
-                    whi &= enc_low_mask(rem - 8);
-                }
-            }
-            p2 = __ldg(&t.prefix2[(u32)(wlo & 0xffffu)]);
-            one = single[(u32)(wlo & 0xffu)];
-            u32 mask = p2 & 0xffffu;
-            if (rem < 16) mask &= (1u << rem) - 1u;
-            m3 = mask & ~3u;
-            if (m3 == 0) {
-                emit_len = (mask & 2u) ? 2u : 1u;
-                emit_code = (mask & 2u) ? (p2 >> 16) : one;
-            } else {
-                l = 32 - __clz(m3);
-                enc_key(wlo, whi, l, klo, khi);
-                si = (u32)(enc_hash(klo, khi, l) >> t.shift);
-                tok = true;
-            }
-        } else {
-            // One hash slot of the current candidate length.
+        // One hash slot of the current candidate length (lanes with a token
+        // under way), then, for every lane without one, the rows' ends and
+        // the next token's setup in the same iteration: a token whose first
+        // probe hits costs one iteration, a short one (no candidate) none
+        // of its own.
+        if (tok) {
             ulonglong2 k = __ldg(&t.slots[2 * si]);
             u64 h = l > 8 ? __ldg(&t.slots[2 * si + 1]).x : 0ull;
             u32 meta = (u32)k.y;
+            u32 emit_len = 0, emit_code = 0;
             if (meta == 0) {
                 m3 &= ~(1u << (l - 1));
                 if (m3 == 0) {
@@ -292,10 +247,81 @@ fp_enc_parse(const u8* __restrict__ in, const u32* __restrict__ starts, u32 nrow
             } else {
                 si = (si + 1) & t.slot_mask;
             }
-        }
-        if (emit_len) {
+            if (tok) continue;
             out[n++] = (u16)emit_code;
             pos += emit_len;
+        }
+        // The row of pos: rows ended (their local code ends), or the window's.
+        bool done = false;
+        for (;;) {
+            if (!row_ready) {
+                if (i >= nrows) {
+                    done = true;
+                    break;
+                }
+                s = starts[i];
+                e = starts[i + 1];
+                open = e > b || (e == b && !last);
+                stop = open ? b : e;
+                row_ready = true;
+            }
+            if (pos < stop) break;
+            if (s < a && a < e) {
+                in_flag = n + 1;
+                in_row = i;
+            }
+            if (open) {
+                ex = pos;
+                done = true;
+                break;
+            }
+            row_local[i] = n;
+            ++i;
+            row_ready = false;
+        }
+        if (done) break;
+        // A new token at pos: its 16-byte window and candidate lengths.
+        while (pos - base >= 16) {
+            base += 16;
+            w0 = w2;
+            w1 = w3;
+            ulonglong2 q = __ldg(&in16[(base >> 4) + 1]);
+            w2 = q.x;
+            w3 = q.y;
+        }
+        u32 off = pos - base;
+        u64 x0 = off < 8 ? w0 : w1, x1 = off < 8 ? w1 : w2, x2 = off < 8 ? w2 : w3;
+        u32 sh = (off & 7u) * 8u;
+        if (sh) {
+            wlo = (x0 >> sh) | (x1 << (64u - sh));
+            whi = (x1 >> sh) | (x2 << (64u - sh));
+        } else {
+            wlo = x0;
+            whi = x1;
+        }
+        u32 rem = e - pos;
+        if (rem < 16) {
+            if (rem <= 8) {
+                wlo &= enc_low_mask(rem);
+                whi = 0;
+            } else {
+                whi &= enc_low_mask(rem - 8);
+            }
+        }
+        p2 = __ldg(&t.prefix2[(u32)(wlo & 0xffffu)]);
+        u32 f3 = enc_f3(t, wlo);
+        one = single[(u32)(wlo & 0xffu)];
+        u32 mask = p2 & 0xffffu;
+        if (rem < 16) mask &= (1u << rem) - 1u;
+        m3 = mask & f3 & ~3u;
+        if (m3 == 0) {
+            out[n++] = (u16)((mask & 2u) ? (p2 >> 16) : one);
+            pos += (mask & 2u) ? 2u : 1u;
+        } else {
+            l = 32 - __clz(m3);
+            enc_key(wlo, whi, l, klo, khi);
+            si = (u32)(enc_hash(klo, khi, l) >> t.shift);
+            tok = true;
         }
     }
     cnt[j] = n;

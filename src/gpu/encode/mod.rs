@@ -189,8 +189,20 @@ fn encoder() -> Result<&'static Mutex<Encoder>> {
 }
 
 fn compile(g: &Gpu) -> Result<Kernels> {
+    // Test builds: `FASTPAIR_ENCODE_CU` names a file that replaces
+    // kernels/encode.cu (same arguments), so that one device call times
+    // variants of the kernels with the same binaries. Never in a library build.
+    #[cfg(feature = "test-util")]
+    if let Some(path) = std::env::var_os("FASTPAIR_ENCODE_CU") {
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::io(format!("reading FASTPAIR_ENCODE_CU {path:?}"), e))?;
+        return kernels_of(super::units::load_unit(&g.ctx, g.cc, &text)?);
+    }
     // From the kernel cache on disk when it holds this unit (`units::load_unit`).
-    let module = super::units::load_unit(&g.ctx, g.cc, SOURCE)?;
+    kernels_of(super::units::load_unit(&g.ctx, g.cc, SOURCE)?)
+}
+
+fn kernels_of(module: Arc<cudarc::driver::CudaModule>) -> Result<Kernels> {
     let f = |n: &str| module.load_function(n).map_err(|e| gpu_err(n, e));
     Ok(Kernels {
         bounds: f("fp_enc_bounds")?,

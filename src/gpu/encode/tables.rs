@@ -10,6 +10,9 @@ use crate::dict::TokenTable;
 /// its own (the CPU matcher's internals may change without the device's).
 pub(crate) struct HostTables {
     pub(super) single: Vec<u16>,
+    /// Per two-byte prefix: the lengths mask of its tokens of 3–16 bytes
+    /// (bit `len - 1`), bit 1 and the code of its two-byte token in the high
+    /// half; then the three-byte filter ([`f3_mask`]).
     pub(super) prefix2: Vec<u32>,
     pub(super) slot_lo: Vec<u64>,
     pub(super) slot_hi: Vec<u64>,
@@ -37,6 +40,30 @@ impl HostTables {
     }
 }
 
+/// Words of `prefix2` before the three-byte filter (one per two-byte prefix).
+pub(super) const PREFIX2_WORDS: usize = 1 << 16;
+/// Entries of the three-byte filter (16 bits each, two to a `prefix2` word
+/// after the first [`PREFIX2_WORDS`]).
+const F3_ENTRIES: usize = 1 << 16;
+
+/// The three-byte filter's entry of a position whose first bytes are the
+/// low bytes of `lo` (kernels/encode.cu `enc_f3`).
+pub(super) fn f3_index(lo: u64) -> usize {
+    ((lo as u32 & 0x00ff_ffff).wrapping_mul(0x9E37_79B1) >> 16) as usize
+}
+
+/// The lengths (bit `len - 1`) of the tokens of 3 to 16 bytes whose first
+/// three bytes hash to the entry of `lo` (a superset of the lengths of the
+/// tokens that start with `lo`'s first three bytes: the greedy parse probes
+/// only the candidate lengths both this and the two-byte mask allow, and
+/// the lengths it drops belong to no token that matches). The host mirror
+/// of the parse reads it (tests.rs).
+#[cfg(test)]
+pub(super) fn f3_mask(prefix2: &[u32], lo: u64) -> u32 {
+    let h = f3_index(lo);
+    (prefix2[PREFIX2_WORDS + h / 2] >> (16 * (h % 2))) & 0xffff
+}
+
 /// The slot hash (kernels/encode.cu `enc_hash`; the same formula as the CPU
 /// matcher's, which neither side relies on).
 pub(super) fn hash(lo: u64, hi: u64, len: usize) -> u64 {
@@ -51,7 +78,7 @@ impl HostTables {
         let slots = (long.max(16) * 2).next_power_of_two();
         let mut t = HostTables {
             single: vec![0; 256],
-            prefix2: vec![0; 1 << 16],
+            prefix2: vec![0; PREFIX2_WORDS + F3_ENTRIES / 2],
             slot_lo: vec![0; slots],
             slot_hi: vec![0; slots],
             slot_meta: vec![0; slots],
@@ -88,6 +115,8 @@ impl HostTables {
                             t.slot_hi[i] = hi;
                             t.slot_meta[i] = (len as u32) << 16 | code;
                             t.prefix2[p] |= 1 << (len - 1);
+                            let h = f3_index(lo);
+                            t.prefix2[PREFIX2_WORDS + h / 2] |= 1 << (len - 1 + 16 * (h % 2));
                             break;
                         }
                         if (meta >> 16) as usize == len && t.slot_lo[i] == lo && t.slot_hi[i] == hi

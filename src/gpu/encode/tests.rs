@@ -2,7 +2,7 @@
 //! host over [`HostTables`], against the CPU matcher: checks the tables
 //! and the window arithmetic without a device.
 use super::host::PAR_COPY;
-use super::tables::hash;
+use super::tables::{f3_mask, hash};
 use super::*;
 use crate::dict::matcher::Matcher;
 
@@ -47,7 +47,7 @@ fn token(t: &HostTables, data: &[u8], pos: usize, e: usize) -> (u16, usize) {
     if rem < 16 {
         mask &= (1u32 << rem) - 1;
     }
-    let mut m3 = mask & !3;
+    let mut m3 = mask & f3_mask(&t.prefix2, lo) & !3;
     while m3 != 0 {
         let b = 31 - m3.leading_zeros();
         let l = b + 1;
@@ -157,84 +157,13 @@ fn flat_parse(
         }
     };
     loop {
-        if !row_ready {
-            if i >= nrows {
-                break;
-            }
-            s = starts[i];
-            e = starts[i + 1];
-            open = e > b || (e == b && !last);
-            stop = if open { b } else { e };
-            row_ready = true;
-        }
-        if pos >= stop {
-            if s < a && a < e {
-                in_flag = out.len() + 1;
-                in_row = i;
-            }
-            if open {
-                ex = pos;
-                break;
-            }
-            locals.push((i, out.len()));
-            i += 1;
-            row_ready = false;
-            continue;
-        }
-        let (mut emit_len, mut emit_code) = (0usize, 0u16);
-        if !tok {
-            while pos - base >= 16 {
-                base += 16;
-                w0 = w2;
-                w1 = w3;
-                w2 = ld(base + 16);
-                w3 = ld(base + 24);
-            }
-            let off = pos - base;
-            let (x0, x1, x2) = if off < 8 { (w0, w1, w2) } else { (w1, w2, w3) };
-            let sh = (off & 7) * 8;
-            if sh != 0 {
-                wlo = (x0 >> sh) | (x1 << (64 - sh));
-                whi = (x1 >> sh) | (x2 << (64 - sh));
-            } else {
-                wlo = x0;
-                whi = x1;
-            }
-            let rem = (e - pos) as u32;
-            if rem < 16 {
-                if rem <= 8 {
-                    wlo &= low_mask(rem);
-                    whi = 0;
-                } else {
-                    whi &= low_mask(rem - 8);
-                }
-            }
-            p2 = t.prefix2[(wlo & 0xffff) as usize];
-            one = t.single[(wlo & 0xff) as usize];
-            let mut mask = p2 & 0xffff;
-            if rem < 16 {
-                mask &= (1u32 << rem) - 1;
-            }
-            m3 = mask & !3;
-            if m3 == 0 {
-                emit_len = if mask & 2 != 0 { 2 } else { 1 };
-                emit_code = if mask & 2 != 0 {
-                    (p2 >> 16) as u16
-                } else {
-                    one
-                };
-            } else {
-                l = 32 - m3.leading_zeros();
-                (klo, khi) = key(wlo, whi, l);
-                si = (hash(klo, khi, l as usize) >> t.shift) as usize;
-                tok = true;
-            }
-        } else {
+        if tok {
             let (k0, meta, h) = (
                 slots[4 * si],
                 slots[4 * si + 1] as u32,
                 if l > 8 { slots[4 * si + 2] } else { 0 },
             );
+            let (mut emit_len, mut emit_code) = (0usize, 0u16);
             if meta == 0 {
                 m3 &= !(1 << (l - 1));
                 if m3 == 0 {
@@ -253,10 +182,89 @@ fn flat_parse(
             } else {
                 si = (si + 1) & mask_slots;
             }
-        }
-        if emit_len != 0 {
+            if tok {
+                continue;
+            }
             out.push(emit_code);
             pos += emit_len;
+        }
+        let mut done = false;
+        loop {
+            if !row_ready {
+                if i >= nrows {
+                    done = true;
+                    break;
+                }
+                s = starts[i];
+                e = starts[i + 1];
+                open = e > b || (e == b && !last);
+                stop = if open { b } else { e };
+                row_ready = true;
+            }
+            if pos < stop {
+                break;
+            }
+            if s < a && a < e {
+                in_flag = out.len() + 1;
+                in_row = i;
+            }
+            if open {
+                ex = pos;
+                done = true;
+                break;
+            }
+            locals.push((i, out.len()));
+            i += 1;
+            row_ready = false;
+        }
+        if done {
+            break;
+        }
+        while pos - base >= 16 {
+            base += 16;
+            w0 = w2;
+            w1 = w3;
+            w2 = ld(base + 16);
+            w3 = ld(base + 24);
+        }
+        let off = pos - base;
+        let (x0, x1, x2) = if off < 8 { (w0, w1, w2) } else { (w1, w2, w3) };
+        let sh = (off & 7) * 8;
+        if sh != 0 {
+            wlo = (x0 >> sh) | (x1 << (64 - sh));
+            whi = (x1 >> sh) | (x2 << (64 - sh));
+        } else {
+            wlo = x0;
+            whi = x1;
+        }
+        let rem = (e - pos) as u32;
+        if rem < 16 {
+            if rem <= 8 {
+                wlo &= low_mask(rem);
+                whi = 0;
+            } else {
+                whi &= low_mask(rem - 8);
+            }
+        }
+        p2 = t.prefix2[(wlo & 0xffff) as usize];
+        one = t.single[(wlo & 0xff) as usize];
+        let mut mask = p2 & 0xffff;
+        if rem < 16 {
+            mask &= (1u32 << rem) - 1;
+        }
+        m3 = mask & f3_mask(&t.prefix2, wlo) & !3;
+        if m3 == 0 {
+            out.push(if mask & 2 != 0 {
+                (p2 >> 16) as u16
+            } else {
+                one
+            });
+            pos += if mask & 2 != 0 { 2 } else { 1 };
+        } else {
+            l = 32 - m3.leading_zeros();
+            (klo, khi) = key(wlo, whi, l);
+            si = (hash(klo, khi, l as usize) >> t.shift) as usize;
+            tok = true;
         }
     }
     (out, locals, in_flag, in_row, ex)
