@@ -48,7 +48,7 @@ typedef unsigned char u8;
 struct EncTables {
     const u16* single;    // byte -> code of its single-byte token (shared memory)
     const u32* prefix2;   // 2-byte prefix -> lengths mask (bit len-1) | code of the 2-byte token << 16;
-                          // then the 3-byte filter (enc_f3)
+                          // then the filters (enc_filter)
     const ulonglong2* slots; // hash slots of tokens of 3..16 bytes, 32 bytes each:
                           // {first 8 bytes, len << 16 | code (0 = empty)} then {next 8 bytes, 0}:
                           // a token of up to 8 bytes is one 16-byte load
@@ -111,18 +111,22 @@ __device__ __forceinline__ void enc_window(const u8* in, u32 pos, u32 e, u64& lo
     }
 }
 
-// The lengths of tokens of 3..16 bytes whose first three bytes hash like
-// those of `lo` (bit len - 1): a superset of the lengths that can match at
-// lo, so the greedy parse probes only lengths this and the two-byte mask
-// both allow (src/gpu/encode/tables.rs `f3_mask`; 2^16 entries of 16 bits
-// after the 2^16 two-byte words of `prefix2`).
-__device__ __forceinline__ u32 enc_f3(const EncTables& t, u64 lo) {
-#ifdef ENC_NO_F3
-    return 0xffffu;
-#else
-    u32 h = ((u32)lo & 0xffffffu) * 0x9E3779B1u >> 16;
-    return (__ldg(&t.prefix2[65536u + (h >> 1)]) >> ((h & 1u) * 16u)) & 0xffffu;
-#endif
+// The candidate lengths (bit len - 1) three filters allow at a position
+// whose first bytes are lo's low bytes: per filter, the lengths of the
+// tokens whose first 3, 4 or 6 bytes hash like the position's, and every
+// length shorter than that key. A superset of the lengths that can match
+// there, so the greedy parse probes only lengths this and the two-byte mask
+// both allow (src/gpu/encode/tables.rs `filter_mask`; each filter 2^16
+// entries of 16 bits, two to a word, after the 2^16 words of `prefix2`).
+__device__ __forceinline__ u32 enc_filter(const EncTables& t, u64 lo) {
+    const u32* f = t.prefix2 + 65536u;
+    u32 h3 = ((u32)lo & 0xffffffu) * 0x9E3779B1u >> 16;
+    u32 h4 = (u32)lo * 0x85EBCA6Bu >> 16;
+    u32 h6 = (u32)(((lo & 0xffffffffffffull) * 0x9E3779B97F4A7C15ull) >> 48);
+    u32 w3 = __ldg(&f[h3 >> 1]), w4 = __ldg(&f[32768u + (h4 >> 1)]),
+        w6 = __ldg(&f[65536u + (h6 >> 1)]);
+    return ((w3 >> ((h3 & 1u) * 16u)) | 0xffff0003u) & ((w4 >> ((h4 & 1u) * 16u)) | 0xffff0007u)
+           & ((w6 >> ((h6 & 1u) * 16u)) | 0xffff001fu);
 }
 
 // The greedy token at the window (lo, hi) with `rem` bytes left in the row
@@ -130,11 +134,11 @@ __device__ __forceinline__ u32 enc_f3(const EncTables& t, u64 lo) {
 __device__ __forceinline__ u32 enc_token(const EncTables& t, const u16* single, u64 lo, u64 hi,
                                          u32 rem, u32& len) {
     u32 p2 = __ldg(&t.prefix2[(u32)(lo & 0xffffu)]);
-    u32 f3 = enc_f3(t, lo);
+    u32 filt = enc_filter(t, lo);
     u32 one = single[(u32)(lo & 0xffu)];
     u32 mask = p2 & 0xffffu;
     if (rem < 16) mask &= (1u << rem) - 1u;
-    u32 m3 = mask & f3 & ~3u;
+    u32 m3 = mask & filt & ~3u;
     while (m3) {
         u32 b = 31 - __clz(m3);
         u32 l = b + 1;
@@ -184,7 +188,7 @@ extern "C" __global__ void fp_enc_bounds(const u32* __restrict__ offs, const u32
 // ends (≥ b; NONE: none open).
 //
 // One loop iteration is at most one hash probe and one new token's setup
-// (the 2-byte table and the 3-byte filter) for every lane, whatever token,
+// (the 2-byte table and the filters) for every lane, whatever token,
 // candidate length or row each lane is at: the lanes of a warp stay
 // together (nested token / length / probe loops let them drift apart: 4 of
 // 32 lanes active on average, Nsight Compute, 2026-12-03). The row's bytes
@@ -309,11 +313,11 @@ fp_enc_parse(const u8* __restrict__ in, const u32* __restrict__ starts, u32 nrow
             }
         }
         p2 = __ldg(&t.prefix2[(u32)(wlo & 0xffffu)]);
-        u32 f3 = enc_f3(t, wlo);
+        u32 filt = enc_filter(t, wlo);
         one = single[(u32)(wlo & 0xffu)];
         u32 mask = p2 & 0xffffu;
         if (rem < 16) mask &= (1u << rem) - 1u;
-        m3 = mask & f3 & ~3u;
+        m3 = mask & filt & ~3u;
         if (m3 == 0) {
             out[n++] = (u16)((mask & 2u) ? (p2 >> 16) : one);
             pos += (mask & 2u) ? 2u : 1u;

@@ -12,7 +12,7 @@ pub(crate) struct HostTables {
     pub(super) single: Vec<u16>,
     /// Per two-byte prefix: the lengths mask of its tokens of 3–16 bytes
     /// (bit `len - 1`), bit 1 and the code of its two-byte token in the high
-    /// half; then the three-byte filter ([`f3_mask`]).
+    /// half; then the three filters (`filter_mask`).
     pub(super) prefix2: Vec<u32>,
     pub(super) slot_lo: Vec<u64>,
     pub(super) slot_hi: Vec<u64>,
@@ -40,28 +40,42 @@ impl HostTables {
     }
 }
 
-/// Words of `prefix2` before the three-byte filter (one per two-byte prefix).
+/// Words of `prefix2` before the filters (one per two-byte prefix).
 pub(super) const PREFIX2_WORDS: usize = 1 << 16;
-/// Entries of the three-byte filter (16 bits each, two to a `prefix2` word
-/// after the first [`PREFIX2_WORDS`]).
-const F3_ENTRIES: usize = 1 << 16;
+/// Entries of each filter (16 bits each, two to a `prefix2` word).
+const FILTER_ENTRIES: usize = 1 << 16;
+/// The filters' key lengths: the first 3, 4 and 6 bytes of a position.
+const FILTER_KEYS: [usize; 3] = [3, 4, 6];
+/// The lengths each filter leaves alone: those shorter than its key.
+#[cfg(test)]
+const FILTER_KEEP: [u32; 3] = [0b11, 0b111, 0b1_1111];
 
-/// The three-byte filter's entry of a position whose first bytes are the
-/// low bytes of `lo` (kernels/encode.cu `enc_f3`).
-pub(super) fn f3_index(lo: u64) -> usize {
-    ((lo as u32 & 0x00ff_ffff).wrapping_mul(0x9E37_79B1) >> 16) as usize
+/// The entry of filter `f` (kernels/encode.cu `enc_filter`) of a position
+/// whose bytes are the low bytes of `lo` (its key: the first
+/// `FILTER_KEYS[f]` of them, hashed to 16 bits).
+fn filter_index(f: usize, lo: u64) -> usize {
+    match f {
+        0 => ((lo as u32 & 0x00ff_ffff).wrapping_mul(0x9E37_79B1) >> 16) as usize,
+        1 => ((lo as u32).wrapping_mul(0x85EB_CA6B) >> 16) as usize,
+        _ => ((lo & 0xffff_ffff_ffff).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48) as usize,
+    }
 }
 
-/// The lengths (bit `len - 1`) of the tokens of 3 to 16 bytes whose first
-/// three bytes hash to the entry of `lo` (a superset of the lengths of the
-/// tokens that start with `lo`'s first three bytes: the greedy parse probes
-/// only the candidate lengths both this and the two-byte mask allow, and
-/// the lengths it drops belong to no token that matches). The host mirror
-/// of the parse reads it (tests.rs).
+/// The candidate lengths (bit `len - 1`) the three filters allow at a
+/// position whose first bytes are the low bytes of `lo`: for each filter,
+/// the lengths of the tokens whose key hashes like the position's, and
+/// every length shorter than its key. A superset of the lengths of the
+/// tokens that match there (a token that matches shares each key with the
+/// position), so the greedy parse, probing only the lengths both this and
+/// the two-byte mask allow, finds the same longest token with fewer probes.
+/// The host mirror of the parse reads it (tests.rs).
 #[cfg(test)]
-pub(super) fn f3_mask(prefix2: &[u32], lo: u64) -> u32 {
-    let h = f3_index(lo);
-    (prefix2[PREFIX2_WORDS + h / 2] >> (16 * (h % 2))) & 0xffff
+pub(super) fn filter_mask(prefix2: &[u32], lo: u64) -> u32 {
+    (0..3).fold(!0, |m, f| {
+        let h = filter_index(f, lo);
+        let w = prefix2[PREFIX2_WORDS + f * FILTER_ENTRIES / 2 + h / 2];
+        m & ((w >> (16 * (h % 2))) & 0xffff | FILTER_KEEP[f])
+    })
 }
 
 /// The slot hash (kernels/encode.cu `enc_hash`; the same formula as the CPU
@@ -78,7 +92,7 @@ impl HostTables {
         let slots = (long.max(16) * 2).next_power_of_two();
         let mut t = HostTables {
             single: vec![0; 256],
-            prefix2: vec![0; PREFIX2_WORDS + F3_ENTRIES / 2],
+            prefix2: vec![0; PREFIX2_WORDS + 3 * FILTER_ENTRIES / 2],
             slot_lo: vec![0; slots],
             slot_hi: vec![0; slots],
             slot_meta: vec![0; slots],
@@ -115,8 +129,13 @@ impl HostTables {
                             t.slot_hi[i] = hi;
                             t.slot_meta[i] = (len as u32) << 16 | code;
                             t.prefix2[p] |= 1 << (len - 1);
-                            let h = f3_index(lo);
-                            t.prefix2[PREFIX2_WORDS + h / 2] |= 1 << (len - 1 + 16 * (h % 2));
+                            for (f, &key) in FILTER_KEYS.iter().enumerate() {
+                                if len >= key {
+                                    let h = filter_index(f, lo);
+                                    let w = PREFIX2_WORDS + f * FILTER_ENTRIES / 2 + h / 2;
+                                    t.prefix2[w] |= 1 << (len - 1 + 16 * (h % 2));
+                                }
+                            }
                             break;
                         }
                         if (meta >> 16) as usize == len && t.slot_lo[i] == lo && t.slot_hi[i] == hi

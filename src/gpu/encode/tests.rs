@@ -2,7 +2,7 @@
 //! host over [`HostTables`], against the CPU matcher: checks the tables
 //! and the window arithmetic without a device.
 use super::host::PAR_COPY;
-use super::tables::{f3_mask, hash};
+use super::tables::{filter_mask, hash};
 use super::*;
 use crate::dict::matcher::Matcher;
 
@@ -47,7 +47,7 @@ fn token(t: &HostTables, data: &[u8], pos: usize, e: usize) -> (u16, usize) {
     if rem < 16 {
         mask &= (1u32 << rem) - 1;
     }
-    let mut m3 = mask & f3_mask(&t.prefix2, lo) & !3;
+    let mut m3 = mask & filter_mask(&t.prefix2, lo) & !3;
     while m3 != 0 {
         let b = 31 - m3.leading_zeros();
         let l = b + 1;
@@ -252,7 +252,7 @@ fn flat_parse(
         if rem < 16 {
             mask &= (1u32 << rem) - 1;
         }
-        m3 = mask & f3_mask(&t.prefix2, wlo) & !3;
+        m3 = mask & filter_mask(&t.prefix2, wlo) & !3;
         if m3 == 0 {
             out.push(if mask & 2 != 0 {
                 (p2 >> 16) as u16
