@@ -111,22 +111,19 @@ __device__ __forceinline__ void enc_window(const u8* in, u32 pos, u32 e, u64& lo
     }
 }
 
-// The candidate lengths (bit len - 1) three filters allow at a position
+// The candidate lengths (bit len - 1) two filters allow at a position
 // whose first bytes are lo's low bytes: per filter, the lengths of the
-// tokens whose first 3, 4 or 6 bytes hash like the position's, and every
+// tokens whose first 4 or 6 bytes hash like the position's, and every
 // length shorter than that key. A superset of the lengths that can match
 // there, so the greedy parse probes only lengths this and the two-byte mask
 // both allow (src/gpu/encode/tables.rs `filter_mask`; each filter 2^16
 // entries of 16 bits, two to a word, after the 2^16 words of `prefix2`).
 __device__ __forceinline__ u32 enc_filter(const EncTables& t, u64 lo) {
     const u32* f = t.prefix2 + 65536u;
-    u32 h3 = ((u32)lo & 0xffffffu) * 0x9E3779B1u >> 16;
     u32 h4 = (u32)lo * 0x85EBCA6Bu >> 16;
     u32 h6 = (u32)(((lo & 0xffffffffffffull) * 0x9E3779B97F4A7C15ull) >> 48);
-    u32 w3 = __ldg(&f[h3 >> 1]), w4 = __ldg(&f[32768u + (h4 >> 1)]),
-        w6 = __ldg(&f[65536u + (h6 >> 1)]);
-    return ((w3 >> ((h3 & 1u) * 16u)) | 0xffff0003u) & ((w4 >> ((h4 & 1u) * 16u)) | 0xffff0007u)
-           & ((w6 >> ((h6 & 1u) * 16u)) | 0xffff001fu);
+    u32 w4 = __ldg(&f[h4 >> 1]), w6 = __ldg(&f[32768u + (h6 >> 1)]);
+    return ((w4 >> ((h4 & 1u) * 16u)) | 0xffff0007u) & ((w6 >> ((h6 & 1u) * 16u)) | 0xffff001fu);
 }
 
 // The greedy token at the window (lo, hi) with `rem` bytes left in the row

@@ -12,7 +12,7 @@ pub(crate) struct HostTables {
     pub(super) single: Vec<u16>,
     /// Per two-byte prefix: the lengths mask of its tokens of 3–16 bytes
     /// (bit `len - 1`), bit 1 and the code of its two-byte token in the high
-    /// half; then the three filters (`filter_mask`).
+    /// half; then the two filters (`filter_mask`).
     pub(super) prefix2: Vec<u32>,
     pub(super) slot_lo: Vec<u64>,
     pub(super) slot_hi: Vec<u64>,
@@ -44,24 +44,25 @@ impl HostTables {
 pub(super) const PREFIX2_WORDS: usize = 1 << 16;
 /// Entries of each filter (16 bits each, two to a `prefix2` word).
 const FILTER_ENTRIES: usize = 1 << 16;
-/// The filters' key lengths: the first 3, 4 and 6 bytes of a position.
-const FILTER_KEYS: [usize; 3] = [3, 4, 6];
+/// The filters' key lengths: the first 4 and 6 bytes of a position (a
+/// third filter on 3 bytes measured no faster: bench/COMPRESS.md, GPU
+/// encoder round 3).
+const FILTER_KEYS: [usize; 2] = [4, 6];
 /// The lengths each filter leaves alone: those shorter than its key.
 #[cfg(test)]
-const FILTER_KEEP: [u32; 3] = [0b11, 0b111, 0b1_1111];
+const FILTER_KEEP: [u32; 2] = [0b111, 0b1_1111];
 
 /// The entry of filter `f` (kernels/encode.cu `enc_filter`) of a position
 /// whose bytes are the low bytes of `lo` (its key: the first
 /// `FILTER_KEYS[f]` of them, hashed to 16 bits).
 fn filter_index(f: usize, lo: u64) -> usize {
     match f {
-        0 => ((lo as u32 & 0x00ff_ffff).wrapping_mul(0x9E37_79B1) >> 16) as usize,
-        1 => ((lo as u32).wrapping_mul(0x85EB_CA6B) >> 16) as usize,
+        0 => ((lo as u32).wrapping_mul(0x85EB_CA6B) >> 16) as usize,
         _ => ((lo & 0xffff_ffff_ffff).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48) as usize,
     }
 }
 
-/// The candidate lengths (bit `len - 1`) the three filters allow at a
+/// The candidate lengths (bit `len - 1`) the two filters allow at a
 /// position whose first bytes are the low bytes of `lo`: for each filter,
 /// the lengths of the tokens whose key hashes like the position's, and
 /// every length shorter than its key. A superset of the lengths of the
@@ -71,7 +72,7 @@ fn filter_index(f: usize, lo: u64) -> usize {
 /// The host mirror of the parse reads it (tests.rs).
 #[cfg(test)]
 pub(super) fn filter_mask(prefix2: &[u32], lo: u64) -> u32 {
-    (0..3).fold(!0, |m, f| {
+    (0..2).fold(!0, |m, f| {
         let h = filter_index(f, lo);
         let w = prefix2[PREFIX2_WORDS + f * FILTER_ENTRIES / 2 + h / 2];
         m & ((w >> (16 * (h % 2))) & 0xffff | FILTER_KEEP[f])
@@ -92,7 +93,7 @@ impl HostTables {
         let slots = (long.max(16) * 2).next_power_of_two();
         let mut t = HostTables {
             single: vec![0; 256],
-            prefix2: vec![0; PREFIX2_WORDS + 3 * FILTER_ENTRIES / 2],
+            prefix2: vec![0; PREFIX2_WORDS + 2 * FILTER_ENTRIES / 2],
             slot_lo: vec![0; slots],
             slot_hi: vec![0; slots],
             slot_meta: vec![0; slots],

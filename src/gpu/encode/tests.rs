@@ -589,3 +589,35 @@ fn host_emulated_parse_matches_matcher() {
     let rows: [&[u8]; 4] = [b"abcdefghijklmnopabcab", b"", b"a", b"abcdefghijklmno"];
     check(&rows, &t);
 }
+
+/// The filters never drop a length that can match: at a position that
+/// starts with a token (whatever follows it), the token's length is a
+/// candidate.
+#[test]
+fn filters_keep_every_token_that_starts_a_position() {
+    let text = std::fs::read("testdata/dbtext_movies_20k.txt").expect("bundled column");
+    let rows: Vec<&[u8]> = text.split(|&b| b == b'\n').take(3000).collect();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for table in [
+        crate::dict::onpair::train(&rows, &crate::dict::onpair::OnPairParams::onpair16()),
+        crate::dict::onpair::train(&rows, &crate::dict::onpair::OnPairParams::onpair12()),
+        crate::dict::fsst12::train(&rows, &Default::default()),
+    ] {
+        let t = HostTables::new(&table);
+        for tok in table.iter() {
+            // The token, then random bytes, as a position's first 8 bytes.
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let mut w = seed.to_le_bytes();
+            let n = tok.len().min(8);
+            w[..n].copy_from_slice(&tok[..n]);
+            let lo = u64::from_le_bytes(w);
+            assert_ne!(
+                filter_mask(&t.prefix2, lo) & 1 << (tok.len() - 1),
+                0,
+                "token {tok:?}"
+            );
+        }
+    }
+}
