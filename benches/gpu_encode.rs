@@ -20,7 +20,8 @@
 //! Environment: CORPUS (dir, default target/corpus), ONLY (comma-separated
 //! substrings of column names, default all), MIN_BYTES (default 256 MiB),
 //! REPS (default 3), THREADS (default 16), SAMPLE (training bytes, default
-//! 4 MiB), GPU_ONLY (1: no CPU timings), WIN (parse window bytes).
+//! 4 MiB), GPU_ONLY (1: no CPU timings), WIN (parse window bytes), SLICE
+//! (the ring's slice bytes).
 
 #[cfg(feature = "test-util")]
 fn main() {
@@ -127,6 +128,9 @@ mod bench {
         let gpu_only = env("GPU_ONLY", 0u32) == 1;
         if let Ok(w) = std::env::var("WIN") {
             gpu::set_encode_window_bytes(w.parse().expect("WIN: bytes"));
+        }
+        if let Ok(b) = std::env::var("SLICE") {
+            gpu::set_encode_slice_bytes(b.parse().expect("SLICE: bytes"));
         }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
