@@ -3,7 +3,7 @@
 
 use super::bits::{dec_digits, hex_digits, pack, put_varint, PAD};
 use super::column;
-use super::mine::{Miner, Pattern};
+use super::mine::{Keys, Miner, Pattern};
 use super::tokenize::{parse_dec, parse_hex, Tokenized, Tokens};
 use super::{text, Kind, LogOptions, Width, BLOCK_MAGIC, ROW_BLOCK};
 
@@ -382,8 +382,6 @@ pub(super) type Groups<'a> = (Vec<(usize, usize)>, Vec<Option<SlotPlan<'a>>>, f6
 /// Encodes `rows` into one log block (the bytes as they would be stored,
 /// padding included).
 pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
-    let mut miner = Miner::default();
-    let min_count = opts.min_count.max(1);
     let mut t = Tokens {
         mixed: opts.mixed,
         coarse: opts.coarse,
@@ -391,15 +389,32 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     };
     // Every row tokenized once: for mining, matching and gathering the
     // slot values below.
-    let tok = Tokenized::of(rows, &mut t);
+    encode_tokenized(rows, &Tokenized::of(rows, &mut t), opts)
+}
+
+/// [`encode`] of `rows` tokenized as `tok` (what `opts.mixed` and
+/// `opts.coarse` give; the tokenizer settings are read nowhere else, so
+/// two settings that tokenize `rows` alike encode them to the same bytes:
+/// `layouts.rs` relies on that).
+pub(super) fn encode_tokenized(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions) -> Vec<u8> {
+    let mut miner = Miner::default();
+    let min_count = opts.min_count.max(1);
+    let keys = Keys::of(rows, tok);
+    let key = |i: usize| keys.key(i);
     // Pass 1: mine a sample.
     let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
     let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
-    miner.learn_tokenized(&sample, |r| tok.row(r * step), min_count, opts.similarity);
+    miner.learn_tokenized(
+        &sample,
+        |r| tok.row(r * step),
+        |r| key(r * step),
+        min_count,
+        opts.similarity,
+    );
     let mut assign: Vec<Option<u32>> = rows
         .iter()
         .enumerate()
-        .map(|(i, r)| miner.find(r, tok.row(i)))
+        .map(|(i, r)| miner.find_keyed(r, tok.row(i), key(i)))
         .collect();
     // Pass 2: mine what the sample's templates missed, at most
     // `LEARN_BATCH` rows and `LEARN_BYTES` bytes at a time: the miner holds
@@ -424,7 +439,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     for batch in batches.into_iter().map(|b| &missed[b]) {
         if miner.patterns.len() > mined {
             for &i in batch {
-                assign[i] = miner.find(rows[i], tok.row(i));
+                assign[i] = miner.find_keyed(rows[i], tok.row(i), key(i));
             }
         }
         let left: Vec<usize> = batch
@@ -437,10 +452,16 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         }
         let before = miner.patterns.len();
         let miss_rows: Vec<&[u8]> = left.iter().map(|&i| rows[i]).collect();
-        miner.learn_tokenized(&miss_rows, |r| tok.row(left[r]), min_count, opts.similarity);
+        miner.learn_tokenized(
+            &miss_rows,
+            |r| tok.row(left[r]),
+            |r| key(left[r]),
+            min_count,
+            opts.similarity,
+        );
         if miner.patterns.len() > before {
             for &i in &left {
-                assign[i] = miner.find(rows[i], tok.row(i));
+                assign[i] = miner.find_keyed(rows[i], tok.row(i), key(i));
             }
         }
     }
@@ -478,11 +499,11 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
             orig_rows[t as usize].push(i as u32);
         }
         let (cuts, fam_statics) =
-            super::family::families(rows, &tok, &kept, &orig_rows, opts.typed);
+            super::family::families(rows, tok, &kept, &orig_rows, opts.typed);
         if !fam_statics.is_empty() {
             let a = emit(
                 rows,
-                &tok,
+                tok,
                 &kept,
                 &tids,
                 &cuts,
@@ -492,7 +513,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
             );
             let b = emit(
                 rows,
-                &tok,
+                tok,
                 &kept,
                 &tids,
                 &no_families,
@@ -505,7 +526,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     }
     emit(
         rows,
-        &tok,
+        tok,
         &kept,
         &tids,
         &no_families,

@@ -125,6 +125,7 @@ mod decode;
 mod device;
 mod encode;
 mod family;
+mod layouts;
 mod mine;
 mod options;
 mod pool;

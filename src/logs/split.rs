@@ -34,14 +34,14 @@ use bytes::Bytes;
 
 use super::bits::{FastMap as HashMap, FoldHasher, VarReader};
 use super::decode::LogBlock;
-use super::encode::encode;
+use super::layouts::Layouts;
 use super::pool::PoolForm;
 use super::render::Bulk;
 use super::tokenize::Tokens;
 use super::LogOptions;
 use crate::error::{Error, Invariant, Result};
 
-const SPLIT_MAGIC: &[u8; 4] = b"FPS2";
+pub(super) const SPLIT_MAGIC: &[u8; 4] = b"FPS2";
 /// The split form's magic in format versions 4–5 (its blocks "FPL1").
 const SPLIT_MAGIC_1: &[u8; 4] = b"FPS1";
 
@@ -124,7 +124,7 @@ fn header_words(sample: &[&[u8]]) -> usize {
 /// Where a row is cut into header and body (encoder-side only: the format
 /// stores the two blocks, whatever the rule).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cut {
+pub(super) enum Cut {
     /// One block, no cut.
     Whole,
     /// After the separator that follows word `h` (words as `tokenize.rs`).
@@ -155,7 +155,7 @@ fn cut(r: &[u8], t: &mut Tokens, c: Cut) -> usize {
 
 /// End of the blanks after the `k`-th field of `r` (fields: maximal runs of
 /// bytes other than space and tab); `r.len()` when `r` has fewer.
-fn field_cut(r: &[u8], k: usize) -> usize {
+pub(super) fn field_cut(r: &[u8], k: usize) -> usize {
     let blank = |b: u8| b == b' ' || b == b'\t';
     let mut i = 0;
     for _ in 0..k {
@@ -329,7 +329,11 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     };
     let pick: Vec<(Tok, Cut)> = if rows.len() > 2 * DECIDE_ROWS {
         let small = decision_sample(rows);
-        let size = |tok: Tok, c: Cut| encode_as(&small, &plain, tok, c).len();
+        // The candidates share the sample's tokenizations and cuts, and a
+        // part tokenized as one before it is not encoded again
+        // (`layouts.rs`).
+        let mut sample = Layouts::new(&small, &plain);
+        let mut size = |tok: Tok, c: Cut| sample.size(tok, c);
         let (cut, n) = cuts
             .iter()
             .map(|&c| (c, size(fine(opts.mixed), c)))
@@ -384,17 +388,20 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
 /// with `opts`, kept if smaller still.
 fn settle(rows: &[&[u8]], opts: &LogOptions, plain: &LogOptions, pick: &[(Tok, Cut)]) -> Vec<u8> {
     if pick.len() <= 2 {
+        let mut all = Layouts::new(rows, opts);
         return pick
             .iter()
-            .map(|&(tok, c)| encode_as(rows, opts, tok, c))
+            .map(|&(tok, c)| all.bytes(tok, c))
             .min_by_key(Vec::len)
             .expect("at least one candidate");
     }
-    let (best, (tok, c)) = pick
+    let mut all = Layouts::new(rows, plain);
+    let (_, (tok, c)) = pick
         .iter()
-        .map(|&(tok, c)| (encode_as(rows, plain, tok, c), (tok, c)))
-        .min_by_key(|e| e.0.len())
+        .map(|&(tok, c)| (all.size(tok, c), (tok, c)))
+        .min_by_key(|e| e.0)
         .expect("at least one candidate");
+    let best = all.bytes(tok, c);
     if !opts.families && !opts.prune_pool {
         return best;
     }
@@ -439,39 +446,14 @@ const ROW_RUN: usize = 64;
 /// (`Tokens::mixed`), and the body (or the whole block) split at blanks
 /// only (`Tokens::coarse`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Tok {
-    mixed: bool,
-    coarse: bool,
+pub(super) struct Tok {
+    pub(super) mixed: bool,
+    pub(super) coarse: bool,
 }
 
 /// One candidate encoding: whole or split at `c`, tokenized as `tok`.
 fn encode_as(rows: &[&[u8]], opts: &LogOptions, tok: Tok, c: Cut) -> Vec<u8> {
-    let opts = LogOptions {
-        mixed: tok.mixed,
-        coarse: tok.coarse,
-        ..opts.clone()
-    };
-    if c == Cut::Whole {
-        return encode(rows, &opts);
-    }
-    let mut t = Tokens::default();
-    let cuts: Vec<usize> = rows.iter().map(|r| cut(r, &mut t, c)).collect();
-    let heads: Vec<&[u8]> = rows.iter().zip(&cuts).map(|(r, &c)| &r[..c]).collect();
-    let bodies: Vec<&[u8]> = rows.iter().zip(&cuts).map(|(r, &c)| &r[c..]).collect();
-    // The header keeps the fine split (its fields are numbers and words);
-    // `coarse` applies to the body.
-    let hopts = LogOptions {
-        coarse: false,
-        ..opts.clone()
-    };
-    let head = encode(&heads, &hopts);
-    let body = encode(&bodies, &opts);
-    let mut out = Vec::with_capacity(8 + head.len() + body.len());
-    out.extend_from_slice(SPLIT_MAGIC);
-    out.extend_from_slice(&(head.len() as u32).to_le_bytes());
-    out.extend_from_slice(&head);
-    out.extend_from_slice(&body);
-    out
+    Layouts::new(rows, opts).bytes(tok, c)
 }
 
 /// An opened column: one block, or a header and a body block of equal rows.

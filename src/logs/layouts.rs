@@ -1,0 +1,213 @@
+//! One set of rows encoded under several candidate layouts (whole or cut
+//! into header and body, tokenized one way or another: `split.rs`), with
+//! the work the candidates share done once.
+//!
+//! The column decision encodes its 512-row sample under up to five layouts
+//! and keeps the smallest; that was about half of a 2,000-row log column's
+//! compress time (bench/LOGS.md, round 9). The candidates repeat work:
+//! - each cut tokenized every row to find the cut, then each part again:
+//!   here a setting tokenizes the rows once, and the cuts and the parts'
+//!   tokenizations are read off it ([`Tokenized::cut_at`]: a cut never
+//!   falls inside a word);
+//! - the candidate with mixed runs flipped often tokenizes a part exactly
+//!   as the one before it (headers of dates and levels have no mixed run,
+//!   some bodies neither): [`encode_tokenized`] reads the tokenizer setting
+//!   only through the tokenization, so such a part's bytes are the ones
+//!   already made and it is not encoded again.
+//!
+//! Every candidate's bytes are the ones `encode` gives it on its own, so
+//! no decision changes.
+
+use super::encode::encode_tokenized;
+use super::split::{field_cut, Cut, Tok, SPLIT_MAGIC};
+use super::tokenize::{Tokenized, Tokens};
+use super::LogOptions;
+
+/// A part of a layout: the whole rows, or their heads or bodies at a cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Whole,
+    Head(Cut),
+    Body(Cut),
+}
+
+/// The candidates of `rows` under one set of options (the tokenizer
+/// settings aside, which each candidate sets).
+pub(super) struct Layouts<'r, 'a> {
+    rows: &'r [&'a [u8]],
+    opts: LogOptions,
+    /// Whole-row tokenizations, by setting.
+    whole: Vec<(Tok, Tokenized)>,
+    /// Each cut's per-row cut positions.
+    cuts: Vec<(Cut, Vec<usize>)>,
+    /// Parts encoded: which, tokenized how, their bytes.
+    encoded: Vec<(Part, Tokenized, Vec<u8>)>,
+    /// Which of `encoded` a part under a setting is.
+    seen: Vec<(Part, Tok, usize)>,
+}
+
+impl<'r, 'a> Layouts<'r, 'a> {
+    pub(super) fn new(rows: &'r [&'a [u8]], opts: &LogOptions) -> Self {
+        Layouts {
+            rows,
+            opts: opts.clone(),
+            whole: Vec::new(),
+            cuts: Vec::new(),
+            encoded: Vec::new(),
+            seen: Vec::new(),
+        }
+    }
+
+    /// Bytes of the rows laid out as `c`, tokenized as `tok`.
+    pub(super) fn size(&mut self, tok: Tok, c: Cut) -> usize {
+        match c {
+            Cut::Whole => self.part(Part::Whole, tok).len(),
+            _ => {
+                SPLIT_MAGIC.len()
+                    + 4
+                    + self.part(Part::Head(c), head_tok(tok)).len()
+                    + self.part(Part::Body(c), tok).len()
+            }
+        }
+    }
+
+    /// The rows laid out as `c`, tokenized as `tok` (what [`Self::size`]
+    /// counts): one log block, or the split form of a header and a body.
+    pub(super) fn bytes(&mut self, tok: Tok, c: Cut) -> Vec<u8> {
+        if c == Cut::Whole {
+            return self.part(Part::Whole, tok).to_vec();
+        }
+        let head = self.part(Part::Head(c), head_tok(tok)).len();
+        let body = self.part(Part::Body(c), tok).len();
+        let mut out = Vec::with_capacity(SPLIT_MAGIC.len() + 4 + head + body);
+        out.extend_from_slice(SPLIT_MAGIC);
+        out.extend_from_slice(&(head as u32).to_le_bytes());
+        out.extend_from_slice(self.part(Part::Head(c), head_tok(tok)));
+        out.extend_from_slice(self.part(Part::Body(c), tok));
+        out
+    }
+
+    /// The encoded bytes of part `p` tokenized as `tok`: encoded once per
+    /// distinct tokenization of the part.
+    fn part(&mut self, p: Part, tok: Tok) -> &[u8] {
+        let i = match self.seen.iter().find(|s| s.0 == p && s.1 == tok) {
+            Some(s) => s.2,
+            None => {
+                let (rows, t) = self.tokenized(p, tok);
+                let i = match self.encoded.iter().position(|e| e.0 == p && e.1 == t) {
+                    Some(i) => i,
+                    None => {
+                        let opts = LogOptions {
+                            mixed: tok.mixed,
+                            coarse: tok.coarse,
+                            ..self.opts.clone()
+                        };
+                        let bytes = encode_tokenized(&rows, &t, &opts);
+                        self.encoded.push((p, t, bytes));
+                        self.encoded.len() - 1
+                    }
+                };
+                self.seen.push((p, tok, i));
+                i
+            }
+        };
+        &self.encoded[i].2
+    }
+
+    /// The rows of part `p` and their tokenization as `tok`.
+    fn tokenized(&mut self, p: Part, tok: Tok) -> (Vec<&'a [u8]>, Tokenized) {
+        let c = match p {
+            Part::Whole => {
+                let w = self.whole_of(tok);
+                return (self.rows.to_vec(), self.whole[w].1.clone());
+            }
+            Part::Head(c) | Part::Body(c) => c,
+        };
+        let k = self.cuts_of(c);
+        let cuts = &self.cuts[k].1;
+        let head = matches!(p, Part::Head(_));
+        let rows: Vec<&[u8]> = self
+            .rows
+            .iter()
+            .zip(cuts)
+            .map(|(r, &at)| if head { &r[..at] } else { &r[at..] })
+            .collect();
+        // A word cut falls where a fine word starts, which a coarse word
+        // (split at blanks only) may span: those parts are split apart.
+        if tok.coarse && !matches!(c, Cut::Fields(_)) {
+            let mut t = Tokens {
+                mixed: tok.mixed,
+                coarse: tok.coarse,
+                ..Default::default()
+            };
+            let t = Tokenized::of(&rows, &mut t);
+            return (rows, t);
+        }
+        let cuts = std::mem::take(&mut self.cuts[k].1);
+        let w = self.whole_of(tok);
+        let t = self.whole[w].1.cut_at(&cuts, head);
+        self.cuts[k].1 = cuts;
+        debug_assert_eq!(
+            t,
+            Tokenized::of(
+                &rows,
+                &mut Tokens {
+                    mixed: tok.mixed,
+                    coarse: tok.coarse,
+                    ..Default::default()
+                }
+            )
+        );
+        (rows, t)
+    }
+
+    /// Index in `self.whole` of the rows tokenized as `tok`.
+    fn whole_of(&mut self, tok: Tok) -> usize {
+        if let Some(i) = self.whole.iter().position(|w| w.0 == tok) {
+            return i;
+        }
+        let mut t = Tokens {
+            mixed: tok.mixed,
+            coarse: tok.coarse,
+            ..Default::default()
+        };
+        self.whole.push((tok, Tokenized::of(self.rows, &mut t)));
+        self.whole.len() - 1
+    }
+
+    /// Index in `self.cuts` of the cut positions of `c`: a word cut is the
+    /// start of word `h` as the default setting splits the row (its end
+    /// when it has no more words), a field cut [`field_cut`]'s.
+    fn cuts_of(&mut self, c: Cut) -> usize {
+        if let Some(i) = self.cuts.iter().position(|x| x.0 == c) {
+            return i;
+        }
+        let at: Vec<usize> = match c {
+            Cut::Whole => vec![0; self.rows.len()],
+            Cut::Fields(k) => self.rows.iter().map(|r| field_cut(r, k)).collect(),
+            Cut::Words(h) => {
+                let w = self.whole_of(Tok {
+                    mixed: false,
+                    coarse: false,
+                });
+                let t = &self.whole[w].1;
+                self.rows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| t.row(i).get(h).map_or(r.len(), |w| w.0 as usize))
+                    .collect()
+            }
+        };
+        self.cuts.push((c, at));
+        self.cuts.len() - 1
+    }
+}
+
+/// The header keeps the fine split (its fields are numbers and words);
+/// `coarse` applies to the body.
+fn head_tok(tok: Tok) -> Tok {
+    Tok {
+        coarse: false,
+        ..tok
+    }
+}
