@@ -19,7 +19,8 @@
 //! no decision changes.
 
 use super::encode::encode_tokenized;
-use super::split::{field_cut, Cut, Tok, SPLIT_MAGIC};
+use super::header::{field_cut, Cut};
+use super::split::{Tok, SPLIT_MAGIC};
 use super::tokenize::{Tokenized, Tokens};
 use super::LogOptions;
 
@@ -56,6 +57,22 @@ impl<'r, 'a> Layouts<'r, 'a> {
             encoded: Vec::new(),
             seen: Vec::new(),
         }
+    }
+
+    /// With the rows' tokenization under the default setting (no mixed
+    /// runs split, not coarse), when the caller has it already.
+    pub(super) fn seeded(mut self, words: Option<Tokenized>) -> Self {
+        if let Some(w) = words {
+            debug_assert_eq!(w, Tokenized::of(self.rows, &mut Tokens::default()));
+            self.whole.push((
+                Tok {
+                    mixed: false,
+                    coarse: false,
+                },
+                w,
+            ));
+        }
+        self
     }
 
     /// Bytes of the rows laid out as `c`, tokenized as `tok`.

@@ -125,6 +125,7 @@ mod decode;
 mod device;
 mod encode;
 mod family;
+mod header;
 mod layouts;
 mod mine;
 mod options;

@@ -155,6 +155,21 @@ impl Tokenized {
         &self.words[self.at[i]..self.at[i + 1]]
     }
 
+    /// The tokenization of rows `picked` (indexes of these rows), in that
+    /// order.
+    pub(crate) fn select(&self, picked: &[usize]) -> Tokenized {
+        let mut out = Tokenized {
+            words: Vec::new(),
+            at: Vec::with_capacity(picked.len() + 1),
+        };
+        out.at.push(0);
+        for &i in picked {
+            out.words.extend_from_slice(self.row(i));
+            out.at.push(out.words.len());
+        }
+        out
+    }
+
     /// The tokenization of each row's head `row[..cuts[i]]` (`head`) or
     /// body `row[cuts[i]..]` (ranges counted from the cut), read off this
     /// one instead of splitting the parts again. Exact when no word spans
