@@ -228,3 +228,19 @@ pub(super) fn header_fields(sample: &[&[u8]], tok: &Tokenized) -> usize {
     best
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_cut_ends_after_the_blanks_of_field_k() {
+        assert_eq!(field_cut(b"Jul  1 09:00:55 host msg", 0), 0);
+        assert_eq!(field_cut(b"  Jul  1 x", 0), 2);
+        assert_eq!(field_cut(b"Jul  1 09:00:55 host msg", 2), 7);
+        assert_eq!(field_cut(b"Jul\t 1\t09:00:55 host msg", 3), 16);
+        assert_eq!(field_cut(b"Jul 1", 3), 5);
+        assert_eq!(field_cut(b"Jul 1 ", 2), 6);
+        assert_eq!(field_cut(b"", 1), 0);
+    }
+}

@@ -228,3 +228,83 @@ fn head_tok(tok: Tok) -> Tok {
         ..tok
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logs::encode::encode;
+    use crate::logs::header::cut;
+
+    /// What each candidate was before this module: its parts cut and
+    /// tokenized on their own, each encoded apart.
+    fn alone(rows: &[&[u8]], opts: &LogOptions, tok: Tok, c: Cut) -> Vec<u8> {
+        let opts = LogOptions {
+            mixed: tok.mixed,
+            coarse: tok.coarse,
+            ..opts.clone()
+        };
+        if c == Cut::Whole {
+            return encode(rows, &opts);
+        }
+        let mut t = Tokens::default();
+        let at: Vec<usize> = rows.iter().map(|r| cut(r, &mut t, c)).collect();
+        let heads: Vec<&[u8]> = rows.iter().zip(&at).map(|(r, &c)| &r[..c]).collect();
+        let bodies: Vec<&[u8]> = rows.iter().zip(&at).map(|(r, &c)| &r[c..]).collect();
+        let head = encode(
+            &heads,
+            &LogOptions {
+                coarse: false,
+                ..opts.clone()
+            },
+        );
+        let body = encode(&bodies, &opts);
+        let mut out = SPLIT_MAGIC.to_vec();
+        out.extend_from_slice(&(head.len() as u32).to_le_bytes());
+        out.extend_from_slice(&head);
+        out.extend_from_slice(&body);
+        out
+    }
+
+    /// Every candidate, asked in an order that reuses parts (the mixed
+    /// setting flipped on headers without mixed runs, bodies with them),
+    /// has the bytes it has encoded alone; sizes agree with the bytes.
+    #[test]
+    fn shared_candidates_have_the_bytes_of_lone_encodes() {
+        let text = include_bytes!("../../testdata/logs/dpkg_2k.log");
+        let mut rows: Vec<&[u8]> = text
+            .strip_suffix(b"\n")
+            .unwrap()
+            .split(|&b| b == b'\n')
+            .take(300)
+            .collect();
+        // Rows with mixed runs (`cn615`, `io80211Family`), one shorter
+        // than any header, one empty.
+        let extra: Vec<String> = (0..40)
+            .map(|i| format!("Jul {} 10:00:{i:02} host{i} kernel: cn{i}15 io80211Family up", 1 + i % 3))
+            .collect();
+        rows.extend(extra.iter().map(|r| r.as_bytes()));
+        rows.push(b"Jul");
+        rows.push(b"");
+        let opts = LogOptions::default();
+        let toks = [(false, false), (true, false), (false, true), (true, true)]
+            .map(|(mixed, coarse)| Tok { mixed, coarse });
+        let cuts = [
+            Cut::Whole,
+            Cut::Words(1),
+            Cut::Words(3),
+            Cut::Fields(2),
+            Cut::Fields(3),
+        ];
+        for seed in [false, true] {
+            let words = seed.then(|| Tokenized::of(&rows, &mut Tokens::default()));
+            let mut l = Layouts::new(&rows, &opts).seeded(words);
+            for &c in &cuts {
+                for &tok in &toks {
+                    let want = alone(&rows, &opts, tok, c);
+                    assert_eq!(l.size(tok, c), want.len(), "{tok:?} {c:?}");
+                    assert_eq!(l.bytes(tok, c), want, "{tok:?} {c:?}");
+                }
+            }
+        }
+    }
+}
