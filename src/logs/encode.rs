@@ -88,13 +88,23 @@ fn value_ids<'a>(words: &[&'a [u8]]) -> (Vec<u64>, Vec<&'a [u8]>) {
             words.len().min(1 << 12),
             Default::default(),
         );
+    // A word equal to the one before it has its id (no hash): slot values
+    // run in rows of one template (levels, hosts, repeated keys).
+    let mut last: Option<(&[u8], u64)> = None;
     for w in words {
+        if let Some((l, id)) = last {
+            if l == *w {
+                ids.push(id);
+                continue;
+            }
+        }
         let next = values.len() as u64;
         let id = *index.entry(w).or_insert(next);
         if id == next {
             values.push(w);
         }
         ids.push(id);
+        last = Some((w, id));
     }
     (ids, values)
 }
