@@ -76,7 +76,10 @@ fn plan(block: &[u64]) -> BlockPlan {
     };
     // Σj and Σj² are whole numbers far below 2^53, so their closed forms
     // are the f64 sums exactly.
-    let (sx, sxx) = ((n * (n - 1) / 2) as f64, ((n - 1) * n * (2 * n - 1) / 6) as f64);
+    let (sx, sxx) = (
+        (n * (n - 1) / 2) as f64,
+        ((n - 1) * n * (2 * n - 1) / 6) as f64,
+    );
     let (mut sy, mut sxy) = (0f64, 0f64);
     for (j, &v) in block.iter().enumerate() {
         let (x, y) = (j as f64, v as f64);

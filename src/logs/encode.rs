@@ -1,17 +1,12 @@
 //! Encoding a block of rows: mining, matching, typing the slots and laying
 //! out the bytes described in the module documentation.
 
+use super::assign::mine_and_match;
 use super::bits::{dec_digits, hex_digits, pack, put_varint, PAD};
 use super::column;
-use super::mine::{Keys, Miner, Pattern};
+use super::mine::Pattern;
 use super::tokenize::{parse_dec, parse_hex, Tokenized, Tokens};
 use super::{text, Kind, LogOptions, Width, BLOCK_MAGIC, ROW_BLOCK};
-
-/// Rows of unmatched text the miner learns from at once (pass 2 of
-/// [`encode`]); a block with fewer unmatched rows is mined in one go.
-pub(crate) const LEARN_BATCH: usize = 1 << 15;
-/// Bytes of unmatched rows the miner learns from at once (see [`LEARN_BATCH`]).
-pub(crate) const LEARN_BYTES: usize = 1 << 20;
 
 /// What an encoded template is: a mined one (index into the kept
 /// patterns) or a family of them (index into the families' statics).
@@ -407,74 +402,8 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
 /// two settings that tokenize `rows` alike encode them to the same bytes:
 /// `layouts.rs` relies on that).
 pub(super) fn encode_tokenized(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions) -> Vec<u8> {
-    let mut miner = Miner::default();
+    let (miner, assign) = mine_and_match(rows, tok, opts);
     let min_count = opts.min_count.max(1);
-    let keys = Keys::of(rows, tok);
-    let key = |i: usize| keys.key(i);
-    // Pass 1: mine a sample.
-    let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
-    let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
-    miner.learn_tokenized(
-        &sample,
-        |r| tok.row(r * step),
-        |r| key(r * step),
-        min_count,
-        opts.similarity,
-    );
-    let mut assign: Vec<Option<u32>> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| miner.find_keyed(r, tok.row(i), key(i)))
-        .collect();
-    // Pass 2: mine what the sample's templates missed, at most
-    // `LEARN_BATCH` rows and `LEARN_BYTES` bytes at a time: the miner holds
-    // every distinct skeleton it is shown (two small vectors per word:
-    // ~15 bytes per byte of unrelated text), so a batch bounds its memory
-    // whatever the chunk's size (writer's estimate: `WriterOptions::log_cost`).
-    // A batch's rows are matched first against what earlier batches mined.
-    let missed: Vec<usize> = (0..rows.len()).filter(|&i| assign[i].is_none()).collect();
-    let mined = miner.patterns.len();
-    let mut batches = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (k, &i) in missed.iter().enumerate() {
-        if k > start && (k - start == LEARN_BATCH || bytes + rows[i].len() > LEARN_BYTES) {
-            batches.push(start..k);
-            (start, bytes) = (k, 0);
-        }
-        bytes += rows[i].len();
-    }
-    if start < missed.len() {
-        batches.push(start..missed.len());
-    }
-    for batch in batches.into_iter().map(|b| &missed[b]) {
-        if miner.patterns.len() > mined {
-            for &i in batch {
-                assign[i] = miner.find_keyed(rows[i], tok.row(i), key(i));
-            }
-        }
-        let left: Vec<usize> = batch
-            .iter()
-            .copied()
-            .filter(|&i| assign[i].is_none())
-            .collect();
-        if left.is_empty() {
-            continue;
-        }
-        let before = miner.patterns.len();
-        let miss_rows: Vec<&[u8]> = left.iter().map(|&i| rows[i]).collect();
-        miner.learn_tokenized(
-            &miss_rows,
-            |r| tok.row(left[r]),
-            |r| key(left[r]),
-            min_count,
-            opts.similarity,
-        );
-        if miner.patterns.len() > before {
-            for &i in &left {
-                assign[i] = miner.find_keyed(rows[i], tok.row(i), key(i));
-            }
-        }
-    }
     // Keep templates used by at least `min_count` rows; number them 1.. in
     // pattern order (0 is the escape template).
     let mut uses = vec![0usize; miner.patterns.len()];
@@ -508,8 +437,7 @@ pub(super) fn encode_tokenized(rows: &[&[u8]], tok: &Tokenized, opts: &LogOption
         for (i, &t) in tids.iter().enumerate() {
             orig_rows[t as usize].push(i as u32);
         }
-        let (cuts, fam_statics) =
-            super::family::families(rows, tok, &kept, &orig_rows, opts.typed);
+        let (cuts, fam_statics) = super::family::families(rows, tok, &kept, &orig_rows, opts.typed);
         if !fam_statics.is_empty() {
             let a = emit(
                 rows,
@@ -521,29 +449,11 @@ pub(super) fn encode_tokenized(rows: &[&[u8]], tok: &Tokenized, opts: &LogOption
                 &mut cache,
                 opts,
             );
-            let b = emit(
-                rows,
-                tok,
-                &kept,
-                &tids,
-                &no_families,
-                &[],
-                &mut cache,
-                opts,
-            );
+            let b = emit(rows, tok, &kept, &tids, &no_families, &[], &mut cache, opts);
             return if a.len() < b.len() { a } else { b };
         }
     }
-    emit(
-        rows,
-        tok,
-        &kept,
-        &tids,
-        &no_families,
-        &[],
-        &mut cache,
-        opts,
-    )
+    emit(rows, tok, &kept, &tids, &no_families, &[], &mut cache, opts)
 }
 
 /// Lays out the block: `kept` templates (template `t + 1` is `kept[t]`),

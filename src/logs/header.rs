@@ -9,9 +9,9 @@
 use std::hash::Hasher;
 
 use super::bits::{FastMap as HashMap, FoldHasher};
+use super::tokenize::Tokenized;
 #[cfg(test)]
 use super::tokenize::Tokens;
-use super::tokenize::Tokenized;
 
 /// Longest header, in words.
 const MAX_HEADER_WORDS: usize = 48;
@@ -227,7 +227,6 @@ pub(super) fn header_fields(sample: &[&[u8]], tok: &Tokenized) -> usize {
     }
     best
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -45,6 +45,9 @@ pub(super) struct Layouts<'r, 'a> {
     encoded: Vec<(Part, Tokenized, Vec<u8>)>,
     /// Which of `encoded` a part under a setting is.
     seen: Vec<(Part, Tok, usize)>,
+    /// One layout only ([`Self::into_bytes`]): no whole-row tokenization
+    /// made just to read parts off.
+    lean: bool,
 }
 
 impl<'r, 'a> Layouts<'r, 'a> {
@@ -56,6 +59,7 @@ impl<'r, 'a> Layouts<'r, 'a> {
             cuts: Vec::new(),
             encoded: Vec::new(),
             seen: Vec::new(),
+            lean: false,
         }
     }
 
@@ -104,6 +108,43 @@ impl<'r, 'a> Layouts<'r, 'a> {
         out
     }
 
+    /// [`Self::bytes`] of one layout, the only one asked for (the final
+    /// encode of a column): nothing kept for reuse, and the rows' own
+    /// tokenization dropped once the parts' are read off it, so the
+    /// encoder holds no more than when it split the parts itself
+    /// (tests/memory_model.rs).
+    pub(super) fn into_bytes(mut self, tok: Tok, c: Cut) -> Vec<u8> {
+        let base = self.opts.clone();
+        let opts = |tok: Tok| tok_opts(&base, tok);
+        if c == Cut::Whole {
+            let w = self.whole_of(tok);
+            let t = self.whole.swap_remove(w).1;
+            self.whole.clear();
+            return encode_tokenized(self.rows, &t, &opts(tok));
+        }
+        // Parts are read off the rows' tokenization only when the caller
+        // had it (`seeded`), else split apart as encoding them alone does;
+        // the head first, then the body, each tokenization dropped when
+        // done with (the encoder's peak is the body's encode).
+        self.lean = true;
+        let (heads, head_t) = self.tokenized(Part::Head(c), head_tok(tok));
+        if !self.whole.iter().any(|w| w.0 == tok) {
+            self.whole.clear();
+        }
+        let head = encode_tokenized(&heads, &head_t, &opts(head_tok(tok)));
+        drop((heads, head_t));
+        let (bodies, body_t) = self.tokenized(Part::Body(c), tok);
+        self.whole.clear();
+        self.cuts.clear();
+        let body = encode_tokenized(&bodies, &body_t, &opts(tok));
+        let mut out = Vec::with_capacity(SPLIT_MAGIC.len() + 4 + head.len() + body.len());
+        out.extend_from_slice(SPLIT_MAGIC);
+        out.extend_from_slice(&(head.len() as u32).to_le_bytes());
+        out.extend_from_slice(&head);
+        out.extend_from_slice(&body);
+        out
+    }
+
     /// The encoded bytes of part `p` tokenized as `tok`: encoded once per
     /// distinct tokenization of the part.
     fn part(&mut self, p: Part, tok: Tok) -> &[u8] {
@@ -114,12 +155,7 @@ impl<'r, 'a> Layouts<'r, 'a> {
                 let i = match self.encoded.iter().position(|e| e.0 == p && e.1 == t) {
                     Some(i) => i,
                     None => {
-                        let opts = LogOptions {
-                            mixed: tok.mixed,
-                            coarse: tok.coarse,
-                            ..self.opts.clone()
-                        };
-                        let bytes = encode_tokenized(&rows, &t, &opts);
+                        let bytes = encode_tokenized(&rows, &t, &tok_opts(&self.opts, tok));
                         self.encoded.push((p, t, bytes));
                         self.encoded.len() - 1
                     }
@@ -150,8 +186,11 @@ impl<'r, 'a> Layouts<'r, 'a> {
             .map(|(r, &at)| if head { &r[..at] } else { &r[at..] })
             .collect();
         // A word cut falls where a fine word starts, which a coarse word
-        // (split at blanks only) may span: those parts are split apart.
-        if tok.coarse && !matches!(c, Cut::Fields(_)) {
+        // (split at blanks only) may span: those parts are split apart; so
+        // are a lean layout's parts when the rows' own tokenization is not
+        // at hand.
+        let at_hand = self.whole.iter().any(|w| w.0 == tok);
+        if (tok.coarse && !matches!(c, Cut::Fields(_))) || (self.lean && !at_hand) {
             let mut t = Tokens {
                 mixed: tok.mixed,
                 coarse: tok.coarse,
@@ -199,14 +238,27 @@ impl<'r, 'a> Layouts<'r, 'a> {
         if let Some(i) = self.cuts.iter().position(|x| x.0 == c) {
             return i;
         }
+        let fine = Tok {
+            mixed: false,
+            coarse: false,
+        };
         let at: Vec<usize> = match c {
             Cut::Whole => vec![0; self.rows.len()],
             Cut::Fields(k) => self.rows.iter().map(|r| field_cut(r, k)).collect(),
+            // A lean layout splits row by row rather than hold the rows'
+            // tokenization.
+            Cut::Words(h) if self.lean && !self.whole.iter().any(|w| w.0 == fine) => {
+                let mut t = Tokens::default();
+                self.rows
+                    .iter()
+                    .map(|r| {
+                        t.split(r);
+                        t.words.get(h).map_or(r.len(), |w| w.0 as usize)
+                    })
+                    .collect()
+            }
             Cut::Words(h) => {
-                let w = self.whole_of(Tok {
-                    mixed: false,
-                    coarse: false,
-                });
+                let w = self.whole_of(fine);
                 let t = &self.whole[w].1;
                 self.rows
                     .iter()
@@ -217,6 +269,15 @@ impl<'r, 'a> Layouts<'r, 'a> {
         };
         self.cuts.push((c, at));
         self.cuts.len() - 1
+    }
+}
+
+/// `opts` with the tokenizer setting `tok`.
+fn tok_opts(opts: &LogOptions, tok: Tok) -> LogOptions {
+    LogOptions {
+        mixed: tok.mixed,
+        coarse: tok.coarse,
+        ..opts.clone()
     }
 }
 
@@ -280,7 +341,12 @@ mod tests {
         // Rows with mixed runs (`cn615`, `io80211Family`), one shorter
         // than any header, one empty.
         let extra: Vec<String> = (0..40)
-            .map(|i| format!("Jul {} 10:00:{i:02} host{i} kernel: cn{i}15 io80211Family up", 1 + i % 3))
+            .map(|i| {
+                format!(
+                    "Jul {} 10:00:{i:02} host{i} kernel: cn{i}15 io80211Family up",
+                    1 + i % 3
+                )
+            })
             .collect();
         rows.extend(extra.iter().map(|r| r.as_bytes()));
         rows.push(b"Jul");
@@ -303,6 +369,9 @@ mod tests {
                     let want = alone(&rows, &opts, tok, c);
                     assert_eq!(l.size(tok, c), want.len(), "{tok:?} {c:?}");
                     assert_eq!(l.bytes(tok, c), want, "{tok:?} {c:?}");
+                    let words = seed.then(|| Tokenized::of(&rows, &mut Tokens::default()));
+                    let once = Layouts::new(&rows, &opts).seeded(words).into_bytes(tok, c);
+                    assert_eq!(once, want, "{tok:?} {c:?}");
                 }
             }
         }

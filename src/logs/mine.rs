@@ -17,9 +17,9 @@
 //! mined templates depend only on the input.
 
 use super::bits::{put_varint, FastMap as HashMap};
+use super::tokenize::{has_digit, seps};
 #[cfg(test)]
-use super::tokenize::Tokens;
-use super::tokenize::{has_digit, seps, Tokenized};
+use super::tokenize::{Tokenized, Tokens};
 
 /// Templates of one shape a skeleton is compared with when merging.
 const MERGE_CANDIDATES: usize = 64;
@@ -102,17 +102,16 @@ pub(crate) struct Keys {
 }
 
 impl Keys {
-    /// The keys of `rows`, whose words are `tok`'s.
-    pub(crate) fn of(rows: &[&[u8]], tok: &Tokenized) -> Self {
+    /// The keys of `rows`, whose words are `words(i)`.
+    pub(crate) fn of<'t>(rows: &[&[u8]], words: impl Fn(usize) -> &'t [(u32, u32)]) -> Self {
         let mut k = Keys {
             buf: Vec::with_capacity(rows.iter().map(|r| r.len() + 8).sum()),
             at: Vec::with_capacity(rows.len() + 1),
         };
         for (i, r) in rows.iter().enumerate() {
             let start = k.buf.len();
-            shape_key(r, tok.row(i), &mut k.buf);
-            k.at.push((start, k.buf.len()));
-            words_key(r, tok.row(i), &mut k.buf);
+            let shape = key_into(r, words(i), &mut k.buf);
+            k.at.push((start, start + shape));
         }
         k.at.push((k.buf.len(), k.buf.len()));
         k
@@ -124,6 +123,16 @@ impl Keys {
         let (a, s) = self.at[i];
         (&self.buf[a..self.at[i + 1].0], s - a)
     }
+}
+
+/// Appends the skeleton key of `line` (words `words`) to `key`: its shape
+/// key, then its words key; returns the shape key's length.
+pub(crate) fn key_into(line: &[u8], words: &[(u32, u32)], key: &mut Vec<u8>) -> usize {
+    let start = key.len();
+    shape_key(line, words, key);
+    let shape = key.len() - start;
+    words_key(line, words, key);
+    shape
 }
 
 /// A distinct skeleton of the rows being learned, as ranges: its shape
@@ -163,7 +172,7 @@ impl Miner {
     #[cfg(test)]
     pub(crate) fn learn(&mut self, rows: &[&[u8]], min_count: usize, threshold: f64) {
         let tok = Tokenized::of(rows, &mut Tokens::default());
-        let keys = Keys::of(rows, &tok);
+        let keys = Keys::of(rows, |i| tok.row(i));
         self.learn_tokenized(rows, |r| tok.row(r), |r| keys.key(r), min_count, threshold);
     }
 
@@ -323,9 +332,7 @@ impl Miner {
     #[cfg(test)]
     pub(crate) fn find(&mut self, line: &[u8], words: &[(u32, u32)]) -> Option<u32> {
         let mut key = Vec::new();
-        shape_key(line, words, &mut key);
-        let shape_len = key.len();
-        words_key(line, words, &mut key);
+        let shape_len = key_into(line, words, &mut key);
         self.find_keyed(line, words, (&key, shape_len))
     }
 

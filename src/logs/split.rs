@@ -128,8 +128,8 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         // The candidates share the sample's tokenizations and cuts, and a
         // part tokenized as one before it is not encoded again
         // (`layouts.rs`).
-        let mut sample = Layouts::new(&small, &plain)
-            .seeded(words.as_ref().map(|w| w.select(&picked)));
+        let mut sample =
+            Layouts::new(&small, &plain).seeded(words.as_ref().map(|w| w.select(&picked)));
         let mut size = |tok: Tok, c: Cut| sample.size(tok, c);
         let (cut, n) = cuts
             .iter()
@@ -148,7 +148,7 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         if !opts.try_coarse {
             return Layouts::new(rows, opts)
                 .seeded(words)
-                .bytes(fine_best.0, fine_best.1);
+                .into_bytes(fine_best.0, fine_best.1);
         }
         let c0 = (coarse, Cut::Whole, size(coarse, Cut::Whole));
         // When the two kinds are within `CLOSE_CALL`, both are encoded on
@@ -174,7 +174,7 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
             .collect()
     };
     if let [(tok, c)] = pick[..] {
-        return Layouts::new(rows, opts).seeded(words).bytes(tok, c);
+        return Layouts::new(rows, opts).seeded(words).into_bytes(tok, c);
     }
     settle(rows, opts, &plain, &pick, words)
 }
@@ -194,10 +194,12 @@ fn settle(
     words: Option<Tokenized>,
 ) -> Vec<u8> {
     if pick.len() <= 2 {
-        let mut all = Layouts::new(rows, opts).seeded(words);
+        // Each on its own (a full encode of a large column: nothing held
+        // for reuse between them).
+        drop(words);
         return pick
             .iter()
-            .map(|&(tok, c)| all.bytes(tok, c))
+            .map(|&(tok, c)| Layouts::new(rows, opts).into_bytes(tok, c))
             .min_by_key(Vec::len)
             .expect("at least one candidate");
     }
@@ -211,7 +213,7 @@ fn settle(
     if !opts.families && !opts.prune_pool {
         return best;
     }
-    let fam = Layouts::new(rows, opts).seeded(words).bytes(tok, c);
+    let fam = Layouts::new(rows, opts).seeded(words).into_bytes(tok, c);
     if fam.len() < best.len() {
         fam
     } else {
@@ -242,9 +244,7 @@ const DECIDE_ROWS: usize = 512;
 fn decision_sample(rows: usize) -> Vec<usize> {
     let runs = DECIDE_ROWS / ROW_RUN;
     let gap = (rows - ROW_RUN) / (runs - 1);
-    (0..runs)
-        .flat_map(|k| k * gap..k * gap + ROW_RUN)
-        .collect()
+    (0..runs).flat_map(|k| k * gap..k * gap + ROW_RUN).collect()
 }
 
 /// Rows of each run of [`decision_sample`] (half a row block).
@@ -262,7 +262,7 @@ pub(super) struct Tok {
 /// One candidate encoding: whole or split at `c`, tokenized as `tok`.
 #[cfg(test)]
 fn encode_as(rows: &[&[u8]], opts: &LogOptions, tok: Tok, c: Cut) -> Vec<u8> {
-    Layouts::new(rows, opts).bytes(tok, c)
+    Layouts::new(rows, opts).into_bytes(tok, c)
 }
 
 /// An opened column: one block, or a header and a body block of equal rows.
