@@ -74,12 +74,16 @@ fn plan(block: &[u64]) -> BlockPlan {
         }
         (*steps.select_nth_unstable(mid).1).clamp(i64::MIN as i128, i64::MAX as i128) as i64
     };
-    let (mut sx, mut sy, mut sxx, mut sxy) = (0f64, 0f64, 0f64, 0f64);
+    // Σj and Σj² are whole numbers far below 2^53, so their closed forms
+    // are the f64 sums exactly.
+    let (sx, sxx) = (
+        (n * (n - 1) / 2) as f64,
+        ((n - 1) * n * (2 * n - 1) / 6) as f64,
+    );
+    let (mut sy, mut sxy) = (0f64, 0f64);
     for (j, &v) in block.iter().enumerate() {
         let (x, y) = (j as f64, v as f64);
-        sx += x;
         sy += y;
-        sxx += x * x;
         sxy += x * y;
     }
     let nf = n as f64;

@@ -1,17 +1,12 @@
 //! Encoding a block of rows: mining, matching, typing the slots and laying
 //! out the bytes described in the module documentation.
 
+use super::assign::mine_and_match;
 use super::bits::{dec_digits, hex_digits, pack, put_varint, PAD};
 use super::column;
-use super::mine::{Miner, Pattern};
+use super::mine::Pattern;
 use super::tokenize::{parse_dec, parse_hex, Tokenized, Tokens};
 use super::{text, Kind, LogOptions, Width, BLOCK_MAGIC, ROW_BLOCK};
-
-/// Rows of unmatched text the miner learns from at once (pass 2 of
-/// [`encode`]); a block with fewer unmatched rows is mined in one go.
-pub(crate) const LEARN_BATCH: usize = 1 << 15;
-/// Bytes of unmatched rows the miner learns from at once (see [`LEARN_BATCH`]).
-pub(crate) const LEARN_BYTES: usize = 1 << 20;
 
 /// What an encoded template is: a mined one (index into the kept
 /// patterns) or a family of them (index into the families' statics).
@@ -88,13 +83,23 @@ fn value_ids<'a>(words: &[&'a [u8]]) -> (Vec<u64>, Vec<&'a [u8]>) {
             words.len().min(1 << 12),
             Default::default(),
         );
+    // A word equal to the one before it has its id (no hash): slot values
+    // run in rows of one template (levels, hosts, repeated keys).
+    let mut last: Option<(&[u8], u64)> = None;
     for w in words {
+        if let Some((l, id)) = last {
+            if l == *w {
+                ids.push(id);
+                continue;
+            }
+        }
         let next = values.len() as u64;
         let id = *index.entry(w).or_insert(next);
         if id == next {
             values.push(w);
         }
         ids.push(id);
+        last = Some((w, id));
     }
     (ids, values)
 }
@@ -382,8 +387,6 @@ pub(super) type Groups<'a> = (Vec<(usize, usize)>, Vec<Option<SlotPlan<'a>>>, f6
 /// Encodes `rows` into one log block (the bytes as they would be stored,
 /// padding included).
 pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
-    let mut miner = Miner::default();
-    let min_count = opts.min_count.max(1);
     let mut t = Tokens {
         mixed: opts.mixed,
         coarse: opts.coarse,
@@ -391,59 +394,16 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     };
     // Every row tokenized once: for mining, matching and gathering the
     // slot values below.
-    let tok = Tokenized::of(rows, &mut t);
-    // Pass 1: mine a sample.
-    let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
-    let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
-    miner.learn_tokenized(&sample, |r| tok.row(r * step), min_count, opts.similarity);
-    let mut assign: Vec<Option<u32>> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| miner.find(r, tok.row(i)))
-        .collect();
-    // Pass 2: mine what the sample's templates missed, at most
-    // `LEARN_BATCH` rows and `LEARN_BYTES` bytes at a time: the miner holds
-    // every distinct skeleton it is shown (two small vectors per word:
-    // ~15 bytes per byte of unrelated text), so a batch bounds its memory
-    // whatever the chunk's size (writer's estimate: `WriterOptions::log_cost`).
-    // A batch's rows are matched first against what earlier batches mined.
-    let missed: Vec<usize> = (0..rows.len()).filter(|&i| assign[i].is_none()).collect();
-    let mined = miner.patterns.len();
-    let mut batches = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (k, &i) in missed.iter().enumerate() {
-        if k > start && (k - start == LEARN_BATCH || bytes + rows[i].len() > LEARN_BYTES) {
-            batches.push(start..k);
-            (start, bytes) = (k, 0);
-        }
-        bytes += rows[i].len();
-    }
-    if start < missed.len() {
-        batches.push(start..missed.len());
-    }
-    for batch in batches.into_iter().map(|b| &missed[b]) {
-        if miner.patterns.len() > mined {
-            for &i in batch {
-                assign[i] = miner.find(rows[i], tok.row(i));
-            }
-        }
-        let left: Vec<usize> = batch
-            .iter()
-            .copied()
-            .filter(|&i| assign[i].is_none())
-            .collect();
-        if left.is_empty() {
-            continue;
-        }
-        let before = miner.patterns.len();
-        let miss_rows: Vec<&[u8]> = left.iter().map(|&i| rows[i]).collect();
-        miner.learn_tokenized(&miss_rows, |r| tok.row(left[r]), min_count, opts.similarity);
-        if miner.patterns.len() > before {
-            for &i in &left {
-                assign[i] = miner.find(rows[i], tok.row(i));
-            }
-        }
-    }
+    encode_tokenized(rows, &Tokenized::of(rows, &mut t), opts)
+}
+
+/// [`encode`] of `rows` tokenized as `tok` (what `opts.mixed` and
+/// `opts.coarse` give; the tokenizer settings are read nowhere else, so
+/// two settings that tokenize `rows` alike encode them to the same bytes:
+/// `layouts.rs` relies on that).
+pub(super) fn encode_tokenized(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions) -> Vec<u8> {
+    let (miner, assign) = mine_and_match(rows, tok, opts);
+    let min_count = opts.min_count.max(1);
     // Keep templates used by at least `min_count` rows; number them 1.. in
     // pattern order (0 is the escape template).
     let mut uses = vec![0usize; miner.patterns.len()];
@@ -477,12 +437,11 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         for (i, &t) in tids.iter().enumerate() {
             orig_rows[t as usize].push(i as u32);
         }
-        let (cuts, fam_statics) =
-            super::family::families(rows, &tok, &kept, &orig_rows, opts.typed);
+        let (cuts, fam_statics) = super::family::families(rows, tok, &kept, &orig_rows, opts.typed);
         if !fam_statics.is_empty() {
             let a = emit(
                 rows,
-                &tok,
+                tok,
                 &kept,
                 &tids,
                 &cuts,
@@ -490,29 +449,11 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
                 &mut cache,
                 opts,
             );
-            let b = emit(
-                rows,
-                &tok,
-                &kept,
-                &tids,
-                &no_families,
-                &[],
-                &mut cache,
-                opts,
-            );
+            let b = emit(rows, tok, &kept, &tids, &no_families, &[], &mut cache, opts);
             return if a.len() < b.len() { a } else { b };
         }
     }
-    emit(
-        rows,
-        &tok,
-        &kept,
-        &tids,
-        &no_families,
-        &[],
-        &mut cache,
-        opts,
-    )
+    emit(rows, tok, &kept, &tids, &no_families, &[], &mut cache, opts)
 }
 
 /// Lays out the block: `kept` templates (template `t + 1` is `kept[t]`),

@@ -17,9 +17,9 @@
 //! mined templates depend only on the input.
 
 use super::bits::{put_varint, FastMap as HashMap};
-#[cfg(test)]
-use super::tokenize::Tokens;
 use super::tokenize::{has_digit, seps};
+#[cfg(test)]
+use super::tokenize::{Tokenized, Tokens};
 
 /// Templates of one shape a skeleton is compared with when merging.
 const MERGE_CANDIDATES: usize = 64;
@@ -89,6 +89,52 @@ fn words_key(line: &[u8], words: &[(u32, u32)], key: &mut Vec<u8>) {
     }
 }
 
+/// Every row's skeleton key ([`shape_key`] then [`words_key`]), made once
+/// per row: mining and matching both key each row, and building the keys
+/// twice was 8% of the encoder's instructions (callgrind, the 21 Loghub
+/// encodes; bench/LOGS.md round 10). About a byte per byte of the rows.
+#[derive(Default)]
+pub(crate) struct Keys {
+    buf: Vec<u8>,
+    /// Row `i`'s key is `buf[at[i].0..at[i + 1].0]`, its shape key the
+    /// part before `at[i].1`.
+    at: Vec<(usize, usize)>,
+}
+
+impl Keys {
+    /// The keys of `rows`, whose words are `words(i)`.
+    pub(crate) fn of<'t>(rows: &[&[u8]], words: impl Fn(usize) -> &'t [(u32, u32)]) -> Self {
+        let mut k = Keys {
+            buf: Vec::with_capacity(rows.iter().map(|r| r.len() + 8).sum()),
+            at: Vec::with_capacity(rows.len() + 1),
+        };
+        for (i, r) in rows.iter().enumerate() {
+            let start = k.buf.len();
+            let shape = key_into(r, words(i), &mut k.buf);
+            k.at.push((start, start + shape));
+        }
+        k.at.push((k.buf.len(), k.buf.len()));
+        k
+    }
+
+    /// Row `i`'s key and the length of its shape key.
+    #[inline]
+    pub(crate) fn key(&self, i: usize) -> (&[u8], usize) {
+        let (a, s) = self.at[i];
+        (&self.buf[a..self.at[i + 1].0], s - a)
+    }
+}
+
+/// Appends the skeleton key of `line` (words `words`) to `key`: its shape
+/// key, then its words key; returns the shape key's length.
+pub(crate) fn key_into(line: &[u8], words: &[(u32, u32)], key: &mut Vec<u8>) -> usize {
+    let start = key.len();
+    shape_key(line, words, key);
+    let shape = key.len() - start;
+    words_key(line, words, key);
+    shape
+}
+
 /// A distinct skeleton of the rows being learned, as ranges: its shape
 /// key `shapes[shape.0..shape.1]`, its words `spans[words.0..words.1]`
 /// (byte ranges of row `row`; [`SLOT`] for a word holding a digit).
@@ -113,7 +159,6 @@ pub(crate) struct Miner {
     pub(crate) cache: HashMap<Vec<u8>, u32>,
     /// Bytes of the cache's keys.
     pub(crate) cache_bytes: usize,
-    pub(crate) key: Vec<u8>,
 }
 
 /// No template matches (cached as this value).
@@ -126,35 +171,34 @@ impl Miner {
     /// two skeletons to merge.
     #[cfg(test)]
     pub(crate) fn learn(&mut self, rows: &[&[u8]], min_count: usize, threshold: f64) {
-        let tok = super::tokenize::Tokenized::of(rows, &mut Tokens::default());
-        self.learn_tokenized(rows, |r| tok.row(r), min_count, threshold);
+        let tok = Tokenized::of(rows, &mut Tokens::default());
+        let keys = Keys::of(rows, |i| tok.row(i));
+        self.learn_tokenized(rows, |r| tok.row(r), |r| keys.key(r), min_count, threshold);
     }
 
-    /// [`Miner::learn`] of rows already tokenized: `words(i)` are the words
-    /// of `rows[i]` (split as the rows are matched).
+    /// [`Miner::learn`] of rows already tokenized and keyed: `words(i)` are
+    /// the words of `rows[i]` (split as the rows are matched), `keys(i)`
+    /// its key and shape key length ([`Keys`]).
     pub(crate) fn learn_tokenized<'t>(
         &mut self,
         rows: &[&[u8]],
         words: impl Fn(usize) -> &'t [(u32, u32)],
+        keys: impl Fn(usize) -> (&'t [u8], usize),
         min_count: usize,
         threshold: f64,
     ) {
         let tok_words = words;
-        let mut key = Vec::new();
         // Skeleton → index in `skels` (first-appearance order).
-        let mut index: HashMap<Vec<u8>, usize> = HashMap::default();
+        let mut index: HashMap<&[u8], usize> = HashMap::default();
         let mut skels: Vec<Skel> = Vec::new();
         let (mut shapes, mut spans) = (Vec::new(), Vec::new());
         for (r, &row) in rows.iter().enumerate() {
             let words = tok_words(r);
-            key.clear();
-            shape_key(row, words, &mut key);
-            let shape_len = key.len();
-            words_key(row, words, &mut key);
-            match index.get(&key) {
+            let (key, shape_len) = keys(r);
+            match index.get(key) {
                 Some(&i) => skels[i].count += 1,
                 None => {
-                    index.insert(key.clone(), skels.len());
+                    index.insert(key, skels.len());
                     let (s0, w0) = (shapes.len(), spans.len());
                     shapes.extend_from_slice(&key[..shape_len]);
                     spans.extend(words.iter().map(|&(a, b)| {
@@ -285,17 +329,26 @@ impl Miner {
 
     /// The template `line` (split into `words` and `seps`) renders from, if
     /// any: the first template of its shape whose static words it shares.
+    #[cfg(test)]
     pub(crate) fn find(&mut self, line: &[u8], words: &[(u32, u32)]) -> Option<u32> {
-        self.key.clear();
-        shape_key(line, words, &mut self.key);
-        let shape_len = self.key.len();
-        words_key(line, words, &mut self.key);
-        if let Some(&id) = self.cache.get(&self.key) {
+        let mut key = Vec::new();
+        let shape_len = key_into(line, words, &mut key);
+        self.find_keyed(line, words, (&key, shape_len))
+    }
+
+    /// [`Miner::find`] of a line already keyed (`key`: its [`Keys`] entry).
+    pub(crate) fn find_keyed(
+        &mut self,
+        line: &[u8],
+        words: &[(u32, u32)],
+        (key, shape_len): (&[u8], usize),
+    ) -> Option<u32> {
+        if let Some(&id) = self.cache.get(key) {
             return (id != NONE).then_some(id);
         }
         let found = self
             .by_shape
-            .get(&self.key[..shape_len])
+            .get(&key[..shape_len])
             .and_then(|ids| {
                 ids.iter()
                     .copied()
@@ -303,8 +356,8 @@ impl Miner {
             })
             .unwrap_or(NONE);
         if self.cache.len() < CACHE_LIMIT && self.cache_bytes < CACHE_BYTES {
-            self.cache_bytes += self.key.len();
-            self.cache.insert(self.key.clone(), found);
+            self.cache_bytes += key.len();
+            self.cache.insert(key.to_vec(), found);
         }
         (found != NONE).then_some(found)
     }

@@ -117,6 +117,7 @@
 //!    existing kernel does. Long escaped rows (whole rows in the pool) are
 //!    best decoded by the existing code-batch kernel as a second work list.
 
+mod assign;
 mod bits;
 mod column;
 mod decode;
@@ -125,6 +126,8 @@ mod decode;
 mod device;
 mod encode;
 mod family;
+mod header;
+mod layouts;
 mod mine;
 mod options;
 mod pool;
@@ -135,6 +138,7 @@ mod summary;
 mod text;
 mod tokenize;
 
+pub(crate) use assign::LEARN_BATCH;
 pub use decode::LogBlock;
 #[cfg(feature = "gpu")]
 pub(crate) use device::{
@@ -142,7 +146,6 @@ pub(crate) use device::{
     WIDTH_PER_ROW,
 };
 pub use encode::encode;
-pub(crate) use encode::LEARN_BATCH;
 pub use options::LogOptions;
 pub use pool::PoolForm;
 pub use split::{encode_column, LogColumn};

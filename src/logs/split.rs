@@ -28,20 +28,20 @@
 //! or a single log block ("FPL2"; "FPS1" / "FPL1" in format versions 4–5).
 //! Row `r` = header row `r` ++ body row `r`.
 
-use std::hash::Hasher;
-
 use bytes::Bytes;
 
-use super::bits::{FastMap as HashMap, FoldHasher, VarReader};
+use super::bits::VarReader;
 use super::decode::LogBlock;
-use super::encode::encode;
+use super::header::Cut;
+use super::header::{header_fields, header_words};
+use super::layouts::Layouts;
 use super::pool::PoolForm;
 use super::render::Bulk;
-use super::tokenize::Tokens;
+use super::tokenize::{Tokenized, Tokens};
 use super::LogOptions;
 use crate::error::{Error, Invariant, Result};
 
-const SPLIT_MAGIC: &[u8; 4] = b"FPS2";
+pub(super) const SPLIT_MAGIC: &[u8; 4] = b"FPS2";
 /// The split form's magic in format versions 4–5 (its blocks "FPL1").
 const SPLIT_MAGIC_1: &[u8; 4] = b"FPS1";
 
@@ -62,226 +62,21 @@ fn relocate(e: Error, by: u64) -> Error {
     }
 }
 
-/// Longest header, in words.
-const MAX_HEADER_WORDS: usize = 48;
-
-/// Share of the rows the most common header shape must cover.
-const COVERAGE: f64 = 0.9;
-
-/// The header length (in words) for `sample`; 0 = no split: the largest
-/// `h` for which one header shape (the separators of the first `h` words)
-/// covers ≥ [`COVERAGE`] of the rows.
-///
-/// A shape of `h` words covers no more rows than its `h − 1`-word prefix,
-/// and more than half of the rows can share only one shape, so level by
-/// level only the rows of the previous level's covering shape are looked
-/// at, and the one separator that could cover them is their majority
-/// (Boyer–Moore vote, then counted): a pass of byte comparisons per level
-/// instead of a hash-map entry per word per row.
-fn header_words(sample: &[&[u8]]) -> usize {
-    let mut t = Tokens::default();
-    // Per row, the separators of its first MAX_HEADER_WORDS words.
-    let mut seps: Vec<(u32, u32)> = Vec::new();
-    let mut at: Vec<(usize, usize)> = Vec::with_capacity(sample.len());
-    for r in sample {
-        t.split(r);
-        let n = MAX_HEADER_WORDS.min(t.words.len());
-        at.push((seps.len(), n));
-        seps.extend_from_slice(&t.seps[..n]);
-    }
-    let need = ((sample.len() as f64 * COVERAGE).ceil() as usize).max(1);
-    let sep = |i: usize, j: usize| {
-        let (a, b) = seps[at[i].0 + j];
-        &sample[i][a as usize..b as usize]
-    };
-    let mut alive: Vec<usize> = (0..sample.len()).collect();
-    for h in 1..=MAX_HEADER_WORDS {
-        let j = h - 1;
-        alive.retain(|&i| at[i].1 >= h);
-        if alive.len() < need {
-            return h - 1;
-        }
-        let (mut cand, mut votes) = (alive[0], 0usize);
-        for &i in &alive {
-            if votes == 0 {
-                cand = i;
-                votes = 1;
-            } else if sep(i, j) == sep(cand, j) {
-                votes += 1;
-            } else {
-                votes -= 1;
-            }
-        }
-        let c = sep(cand, j);
-        alive.retain(|&i| sep(i, j) == c);
-        if alive.len() < need {
-            return h - 1;
-        }
-    }
-    MAX_HEADER_WORDS
-}
-
-/// Where a row is cut into header and body (encoder-side only: the format
-/// stores the two blocks, whatever the rule).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cut {
-    /// One block, no cut.
-    Whole,
-    /// After the separator that follows word `h` (words as `tokenize.rs`).
-    Words(usize),
-    /// After the `k`-th whitespace-delimited field and the blanks after it:
-    /// syslog-style headers (`Jun 14 15:16:01 combo `) whose fields change
-    /// word count or padding between rows (`Jul  1` / `Jun 14`, a hostname
-    /// `calvisitor-10-105-160-95` / `authorMacBook-Pro`), which no single
-    /// word shape covers.
-    Fields(usize),
-}
-
-/// Where row `r` is cut for `c` (`r.len()` when it is shorter).
-fn cut(r: &[u8], t: &mut Tokens, c: Cut) -> usize {
-    match c {
-        Cut::Whole => 0,
-        Cut::Words(h) => {
-            t.split(r);
-            if t.words.len() <= h {
-                r.len()
-            } else {
-                t.seps[h].1 as usize
-            }
-        }
-        Cut::Fields(k) => field_cut(r, k),
-    }
-}
-
-/// End of the blanks after the `k`-th field of `r` (fields: maximal runs of
-/// bytes other than space and tab); `r.len()` when `r` has fewer.
-fn field_cut(r: &[u8], k: usize) -> usize {
-    let blank = |b: u8| b == b' ' || b == b'\t';
-    let mut i = 0;
-    for _ in 0..k {
-        while i < r.len() && blank(r[i]) {
-            i += 1;
-        }
-        if i == r.len() {
-            return i;
-        }
-        while i < r.len() && !blank(r[i]) {
-            i += 1;
-        }
-    }
-    while i < r.len() && blank(r[i]) {
-        i += 1;
-    }
-    i
-}
-
-/// Longest field header.
-const MAX_HEADER_FIELDS: usize = 8;
-
-/// Shapes (word separators) a field header may take.
-const FIELD_SHAPES: usize = 4;
-
-/// The field-header length for `sample`; 0 = none: the largest `k` whose
-/// headers' [`FIELD_SHAPES`] most common shapes (separators and the words
-/// without digits) cover ≥ [`COVERAGE`]
-/// of the rows (a few header templates, each with its typed slots).
-///
-/// One pass per row for every `k`: the row is tokenized once up to its
-/// longest cut, and the key of each shorter header is the running hash of
-/// its separators and words, snapshotted where that header's last
-/// separator begins (the same keys as hashing each header apart: a header
-/// ends in blanks, so its words are the row's and its last separator is
-/// the row's, cut at the header's end).
-fn header_fields(sample: &[&[u8]]) -> usize {
-    let mut t = Tokens::default();
-    let need = (sample.len() as f64 * COVERAGE).ceil() as usize;
-    let mut counts: Vec<HashMap<u128, usize>> = vec![HashMap::default(); MAX_HEADER_FIELDS];
-    let mut ended = [0usize; MAX_HEADER_FIELDS];
-    let mut cuts = [0usize; MAX_HEADER_FIELDS];
-    for r in sample {
-        // Cuts after fields 1..=MAX_HEADER_FIELDS (non-decreasing; each
-        // `field_cut(r, k + 1)`, found in one scan).
-        let blank = |b: u8| b == b' ' || b == b'\t';
-        let mut i = 0;
-        for c in cuts.iter_mut() {
-            while i < r.len() && blank(r[i]) {
-                i += 1;
-            }
-            while i < r.len() && !blank(r[i]) {
-                i += 1;
-            }
-            while i < r.len() && blank(r[i]) {
-                i += 1;
-            }
-            *c = i;
-        }
-        debug_assert!(cuts
-            .iter()
-            .enumerate()
-            .all(|(k, &c)| c == field_cut(r, k + 1)));
-        let longest = cuts[MAX_HEADER_FIELDS - 1];
-        t.split(&r[..longest]);
-        let (mut h1, mut h2) = (FoldHasher::default(), FoldHasher::default());
-        h2.write_u64(0x5bd1_e995);
-        // Separator `i` of the longest header and the word after it.
-        let mut i = 0;
-        for (k, &c) in cuts.iter().enumerate() {
-            if c == r.len() {
-                ended[k] += 1;
-            }
-            // Add the (separator, word) pairs that lie inside this header.
-            while i < t.words.len() && t.words[i].1 as usize <= c {
-                let (a, b) = t.seps[i];
-                let sep = &r[a as usize..b as usize];
-                h1.write(sep);
-                h2.write(sep);
-                h2.write_u64(b as u64 - a as u64);
-                let (a, b) = t.words[i];
-                let w = &r[a as usize..b as usize];
-                let w: &[u8] = if w.iter().any(u8::is_ascii_digit) {
-                    b"#"
-                } else {
-                    w
-                };
-                h1.write(w);
-                h2.write(w);
-                h2.write_u64(w.len() as u64);
-                i += 1;
-            }
-            // The header's last separator: the row's separator `i`, cut at `c`.
-            let a = t.seps[i].0;
-            let sep = &r[a as usize..c];
-            let (mut e1, mut e2) = (h1, h2);
-            e1.write(sep);
-            e2.write(sep);
-            e2.write_u64(c as u64 - a as u64);
-            let key = (e1.finish() as u128) << 64 | e2.finish() as u128;
-            *counts[k].entry(key).or_default() += 1;
-        }
-    }
-    let mut best = 0;
-    for (k, counts) in counts.into_iter().enumerate() {
-        // A header that swallows whole rows is no header.
-        if ended[k] * 4 > sample.len() {
-            break;
-        }
-        let mut c: Vec<usize> = counts.into_values().collect();
-        c.sort_unstable_by(|a, b| b.cmp(a));
-        if c.iter().take(FIELD_SHAPES).sum::<usize>() >= need.max(1) {
-            best = k + 1;
-        }
-    }
-    best
-}
-
 /// Encodes a column of log rows: split into header and body when that is
 /// smaller, else one block; tokenized at every non-alphanumeric byte or,
 /// when smaller, at blanks only (`LogOptions::try_coarse`).
 pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
     let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
-    let h = header_words(&sample);
-    let k = header_fields(&sample);
+    // The sample's words as the default setting splits them: read by both
+    // header rules and, when the sample is every row, by the encodes below
+    // (the decision sample's rows and the final encode's: `layouts.rs`),
+    // which would otherwise split the same rows again.
+    let words = Tokenized::of(&sample, &mut Tokens::default());
+    let h = header_words(&sample, &words);
+    let k = header_fields(&sample, &words);
+    let words = (step == 1).then_some(words);
+    drop(sample);
     // The candidates: whole or split (at a word or a field header, when
     // found), each with mixed letter/digit runs kept or split
     // (`Tokens::mixed`), or split at blanks only (`Tokens::coarse`).
@@ -328,8 +123,14 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         coarse: true,
     };
     let pick: Vec<(Tok, Cut)> = if rows.len() > 2 * DECIDE_ROWS {
-        let small = decision_sample(rows);
-        let size = |tok: Tok, c: Cut| encode_as(&small, &plain, tok, c).len();
+        let picked = decision_sample(rows.len());
+        let small: Vec<&[u8]> = picked.iter().map(|&i| rows[i]).collect();
+        // The candidates share the sample's tokenizations and cuts, and a
+        // part tokenized as one before it is not encoded again
+        // (`layouts.rs`).
+        let mut sample =
+            Layouts::new(&small, &plain).seeded(words.as_ref().map(|w| w.select(&picked)));
+        let mut size = |tok: Tok, c: Cut| sample.size(tok, c);
         let (cut, n) = cuts
             .iter()
             .map(|&c| (c, size(fine(opts.mixed), c)))
@@ -345,7 +146,9 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         // body under a cut lost to it on the real logs measured, and a
         // second coarse candidate cost ~10% of the compress speed).
         if !opts.try_coarse {
-            return encode_as(rows, opts, fine_best.0, fine_best.1);
+            return Layouts::new(rows, opts)
+                .seeded(words)
+                .into_bytes(fine_best.0, fine_best.1);
         }
         let c0 = (coarse, Cut::Whole, size(coarse, Cut::Whole));
         // When the two kinds are within `CLOSE_CALL`, both are encoded on
@@ -371,9 +174,9 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
             .collect()
     };
     if let [(tok, c)] = pick[..] {
-        return encode_as(rows, opts, tok, c);
+        return Layouts::new(rows, opts).seeded(words).into_bytes(tok, c);
     }
-    settle(rows, opts, &plain, &pick)
+    settle(rows, opts, &plain, &pick, words)
 }
 
 /// The smallest of the candidates `pick` (at least two) on all the rows.
@@ -382,23 +185,35 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
 /// compared as stored. More (a small column, every layout tried) are
 /// encoded with `plain` options, the cheaper encode, and the smallest again
 /// with `opts`, kept if smaller still.
-fn settle(rows: &[&[u8]], opts: &LogOptions, plain: &LogOptions, pick: &[(Tok, Cut)]) -> Vec<u8> {
+/// `words`: the rows' default tokenization, when made already.
+fn settle(
+    rows: &[&[u8]],
+    opts: &LogOptions,
+    plain: &LogOptions,
+    pick: &[(Tok, Cut)],
+    words: Option<Tokenized>,
+) -> Vec<u8> {
     if pick.len() <= 2 {
+        // Each on its own (a full encode of a large column: nothing held
+        // for reuse between them).
+        drop(words);
         return pick
             .iter()
-            .map(|&(tok, c)| encode_as(rows, opts, tok, c))
+            .map(|&(tok, c)| Layouts::new(rows, opts).into_bytes(tok, c))
             .min_by_key(Vec::len)
             .expect("at least one candidate");
     }
-    let (best, (tok, c)) = pick
+    let mut all = Layouts::new(rows, plain).seeded(words.clone());
+    let (_, (tok, c)) = pick
         .iter()
-        .map(|&(tok, c)| (encode_as(rows, plain, tok, c), (tok, c)))
-        .min_by_key(|e| e.0.len())
+        .map(|&(tok, c)| (all.size(tok, c), (tok, c)))
+        .min_by_key(|e| e.0)
         .expect("at least one candidate");
+    let best = all.bytes(tok, c);
     if !opts.families && !opts.prune_pool {
         return best;
     }
-    let fam = encode_as(rows, opts, tok, c);
+    let fam = Layouts::new(rows, opts).seeded(words).into_bytes(tok, c);
     if fam.len() < best.len() {
         fam
     } else {
@@ -424,12 +239,12 @@ const DECIDE_ROWS: usize = 512;
 /// Loghub columns (bench/LOGS.md, format 6): runs of 64 rows, geomean ratio
 /// 14.36 → 14.75, same compress speed; runs of 128 lost 4% on
 /// loghub_Linux_full (fewer places of a long column seen).
-fn decision_sample<'a>(rows: &[&'a [u8]]) -> Vec<&'a [u8]> {
+///
+/// Returns the indexes of its rows among the column's `rows` rows.
+fn decision_sample(rows: usize) -> Vec<usize> {
     let runs = DECIDE_ROWS / ROW_RUN;
-    let gap = (rows.len() - ROW_RUN) / (runs - 1);
-    (0..runs)
-        .flat_map(|k| rows[k * gap..k * gap + ROW_RUN].iter().copied())
-        .collect()
+    let gap = (rows - ROW_RUN) / (runs - 1);
+    (0..runs).flat_map(|k| k * gap..k * gap + ROW_RUN).collect()
 }
 
 /// Rows of each run of [`decision_sample`] (half a row block).
@@ -439,39 +254,15 @@ const ROW_RUN: usize = 64;
 /// (`Tokens::mixed`), and the body (or the whole block) split at blanks
 /// only (`Tokens::coarse`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Tok {
-    mixed: bool,
-    coarse: bool,
+pub(super) struct Tok {
+    pub(super) mixed: bool,
+    pub(super) coarse: bool,
 }
 
 /// One candidate encoding: whole or split at `c`, tokenized as `tok`.
+#[cfg(test)]
 fn encode_as(rows: &[&[u8]], opts: &LogOptions, tok: Tok, c: Cut) -> Vec<u8> {
-    let opts = LogOptions {
-        mixed: tok.mixed,
-        coarse: tok.coarse,
-        ..opts.clone()
-    };
-    if c == Cut::Whole {
-        return encode(rows, &opts);
-    }
-    let mut t = Tokens::default();
-    let cuts: Vec<usize> = rows.iter().map(|r| cut(r, &mut t, c)).collect();
-    let heads: Vec<&[u8]> = rows.iter().zip(&cuts).map(|(r, &c)| &r[..c]).collect();
-    let bodies: Vec<&[u8]> = rows.iter().zip(&cuts).map(|(r, &c)| &r[c..]).collect();
-    // The header keeps the fine split (its fields are numbers and words);
-    // `coarse` applies to the body.
-    let hopts = LogOptions {
-        coarse: false,
-        ..opts.clone()
-    };
-    let head = encode(&heads, &hopts);
-    let body = encode(&bodies, &opts);
-    let mut out = Vec::with_capacity(8 + head.len() + body.len());
-    out.extend_from_slice(SPLIT_MAGIC);
-    out.extend_from_slice(&(head.len() as u32).to_le_bytes());
-    out.extend_from_slice(&head);
-    out.extend_from_slice(&body);
-    out
+    Layouts::new(rows, opts).into_bytes(tok, c)
 }
 
 /// An opened column: one block, or a header and a body block of equal rows.
@@ -611,17 +402,6 @@ impl LogColumn {
 mod tests {
     use super::*;
 
-    #[test]
-    fn field_cut_ends_after_the_blanks_of_field_k() {
-        assert_eq!(field_cut(b"Jul  1 09:00:55 host msg", 0), 0);
-        assert_eq!(field_cut(b"  Jul  1 x", 0), 2);
-        assert_eq!(field_cut(b"Jul  1 09:00:55 host msg", 2), 7);
-        assert_eq!(field_cut(b"Jul\t 1\t09:00:55 host msg", 3), 16);
-        assert_eq!(field_cut(b"Jul 1", 3), 5);
-        assert_eq!(field_cut(b"Jul 1 ", 2), 6);
-        assert_eq!(field_cut(b"", 1), 0);
-    }
-
     /// Day padding (`Jul  1` / `Jun 14`) and hostnames of different word
     /// counts change the word shape of a syslog header; the field header
     /// covers them, stops before the program name, and the column is
@@ -649,7 +429,8 @@ mod tests {
             })
             .collect();
         let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
-        assert_eq!(header_fields(&refs), 4);
+        let words = Tokenized::of(&refs, &mut Tokens::default());
+        assert_eq!(header_fields(&refs, &words), 4);
         let opts = LogOptions::default();
         let fine = Tok {
             mixed: false,

@@ -126,7 +126,7 @@ impl Tokens {
 /// Many rows' words in one flat buffer (byte ranges of their row), so a
 /// row is tokenized once however often it is mined and matched. Its
 /// separators are the gaps around its words ([`seps`]).
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug, PartialEq, Eq)]
 pub(crate) struct Tokenized {
     words: Vec<(u32, u32)>,
     /// Row `i`'s words are `words[at[i]..at[i + 1]]`.
@@ -153,6 +153,50 @@ impl Tokenized {
     #[inline]
     pub(crate) fn row(&self, i: usize) -> &[(u32, u32)] {
         &self.words[self.at[i]..self.at[i + 1]]
+    }
+
+    /// The tokenization of rows `picked` (indexes of these rows), in that
+    /// order.
+    pub(crate) fn select(&self, picked: &[usize]) -> Tokenized {
+        let mut out = Tokenized {
+            words: Vec::new(),
+            at: Vec::with_capacity(picked.len() + 1),
+        };
+        out.at.push(0);
+        for &i in picked {
+            out.words.extend_from_slice(self.row(i));
+            out.at.push(out.words.len());
+        }
+        out
+    }
+
+    /// The tokenization of each row's head `row[..cuts[i]]` (`head`) or
+    /// body `row[cuts[i]..]` (ranges counted from the cut), read off this
+    /// one instead of splitting the parts again. Exact when no word spans
+    /// a cut, i.e. every cut is 0, the row's end or a position whose byte
+    /// before is a separator byte of the setting these rows were split
+    /// with (the header cuts of `split.rs`: the start of a word, after the
+    /// blanks of a field): the parts' runs are then the row's runs.
+    pub(crate) fn cut_at(&self, cuts: &[usize], head: bool) -> Tokenized {
+        let mut out = Tokenized {
+            words: Vec::with_capacity(self.words.len()),
+            at: Vec::with_capacity(cuts.len() + 1),
+        };
+        out.at.push(0);
+        for (i, &c) in cuts.iter().enumerate() {
+            let words = self.row(i);
+            let c = c as u32;
+            let k = words.partition_point(|w| w.1 <= c);
+            debug_assert!(words[k..].iter().all(|w| w.0 >= c), "a word spans cut {c}");
+            if head {
+                out.words.extend_from_slice(&words[..k]);
+            } else {
+                out.words
+                    .extend(words[k..].iter().map(|&(a, b)| (a - c, b - c)));
+            }
+            out.at.push(out.words.len());
+        }
+        out
     }
 }
 
