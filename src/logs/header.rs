@@ -149,24 +149,26 @@ const FIELD_SHAPES: usize = 4;
 /// at blanks, kept verbatim in the separators), so the shapes of level
 /// `k + 1` split those of level `k` and cover no more rows with as many:
 /// the first level that fails ends the search, and the longer headers'
-/// words are never hashed. `tok`: the sample's words as the default
+/// words are never hashed. A key is one 64-bit hash of the separators and
+/// words with their lengths (two hashes made 128-bit keys before: twice
+/// the hashing, for a collision among a few thousand shapes that 64 bits
+/// already make negligible). `tok`: the sample's words as the default
 /// setting splits them.
 pub(super) fn header_fields(sample: &[&[u8]], tok: &Tokenized) -> usize {
     let need = (sample.len() as f64 * COVERAGE).ceil() as usize;
     let blank = |b: u8| b == b' ' || b == b'\t';
-    // Per row: the running hashes of its header so far, the next word to
+    // Per row: the running hash of its header so far, the next word to
     // add, and the end of its header so far.
-    let mut h2 = FoldHasher::default();
-    h2.write_u64(0x5bd1_e995);
-    let mut rows: Vec<(FoldHasher, FoldHasher, usize, usize)> =
-        vec![(FoldHasher::default(), h2, 0, 0); sample.len()];
-    let mut counts: HashMap<u128, usize> = HashMap::default();
+    let mut h = FoldHasher::default();
+    h.write_u64(0x5bd1_e995);
+    let mut rows: Vec<(FoldHasher, usize, usize)> = vec![(h, 0, 0); sample.len()];
+    let mut counts: HashMap<u64, usize> = HashMap::default();
     let mut shares: Vec<usize> = Vec::new();
     let mut best = 0;
     for k in 0..MAX_HEADER_FIELDS {
         counts.clear();
         let mut ended = 0;
-        for (row, (r, (h1, h2, i, at))) in sample.iter().zip(rows.iter_mut()).enumerate() {
+        for (row, (r, (h, i, at))) in sample.iter().zip(rows.iter_mut()).enumerate() {
             // The cut after field k + 1 (`field_cut(r, k + 1)`), from the
             // cut after field k.
             let mut c = *at;
@@ -191,9 +193,8 @@ pub(super) fn header_fields(sample: &[&[u8]], tok: &Tokenized) -> usize {
             while *i < words.len() && words[*i].1 as usize <= c {
                 let (a, b) = (sep_start(*i), words[*i].0);
                 let sep = &r[a as usize..b as usize];
-                h1.write(sep);
-                h2.write(sep);
-                h2.write_u64(b as u64 - a as u64);
+                h.write(sep);
+                h.write_u64(b as u64 - a as u64);
                 let (a, b) = words[*i];
                 let w = &r[a as usize..b as usize];
                 let w: &[u8] = if w.iter().any(u8::is_ascii_digit) {
@@ -201,19 +202,17 @@ pub(super) fn header_fields(sample: &[&[u8]], tok: &Tokenized) -> usize {
                 } else {
                     w
                 };
-                h1.write(w);
-                h2.write(w);
-                h2.write_u64(w.len() as u64);
+                h.write(w);
+                h.write_u64(w.len() as u64);
                 *i += 1;
             }
             // The header's last separator: the row's separator `i`, cut at `c`.
             let a = sep_start(*i);
             let sep = &r[a as usize..c];
-            let (mut e1, mut e2) = (*h1, *h2);
-            e1.write(sep);
-            e2.write(sep);
-            e2.write_u64(c as u64 - a as u64);
-            let key = (e1.finish() as u128) << 64 | e2.finish() as u128;
+            let mut e = *h;
+            e.write(sep);
+            e.write_u64(c as u64 - a as u64);
+            let key = e.finish();
             *counts.entry(key).or_default() += 1;
         }
         // A header that swallows whole rows is no header.
