@@ -17,6 +17,11 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// Bytes [`put_varint`] writes for `v`.
+pub(crate) fn varint_len(v: u64) -> usize {
+    (bits_for(v) as usize).div_ceil(7).max(1)
+}
+
 /// Zigzag: small magnitudes of either sign become small unsigned values.
 pub(crate) fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64

@@ -15,7 +15,7 @@
 //! is opened); residuals in the column data, byte-aligned per block.
 
 use super::bits::{
-    bits_for, get_packed, pack, packed_len, put_varint, unzigzag, zigzag, VarReader,
+    bits_for, get_packed, pack, packed_len, put_varint, unzigzag, varint_len, zigzag, VarReader,
 };
 use crate::error::{Invariant, Result};
 
@@ -135,50 +135,99 @@ fn plan(block: &[u64]) -> BlockPlan {
     best
 }
 
-fn varint_len(v: u64) -> usize {
-    (bits_for(v) as usize).div_ceil(7).max(1)
-}
-
 /// Appends the checkpoints of `values` to `meta` and the packed residuals to
 /// `data`.
 pub(crate) fn write(values: &[u64], meta: &mut Vec<u8>, data: &mut Vec<u8>) {
     for block in values.chunks(BLOCK) {
-        let p = plan(block);
-        match p.slope {
-            Some(slope) => {
-                meta.push(LINEAR_FLAG | p.bits);
-                put_varint(meta, p.base);
-                put_varint(meta, zigzag(slope));
-                let s = slope as u64;
-                pack(
-                    block.iter().enumerate().map(|(j, &v)| {
-                        v.wrapping_sub((j as u64).wrapping_mul(s))
-                            .wrapping_sub(p.base)
-                    }),
-                    p.bits,
-                    data,
-                );
-            }
-            None => {
-                meta.push(p.bits);
-                put_varint(meta, p.base);
-                pack(block.iter().map(|&v| v - p.base), p.bits, data);
-            }
+        put_block(block, &plan(block), meta, data);
+    }
+}
+
+/// A column's block plans, made once for both its size (a slot's cost)
+/// and its write ([`Planned::write`]).
+pub(crate) struct Planned {
+    blocks: Vec<BlockPlan>,
+    meta: usize,
+    data: usize,
+}
+
+impl Planned {
+    /// The plans of `values`' blocks.
+    pub(crate) fn of(values: &[u64]) -> Self {
+        let (mut meta, mut data) = (0, 0);
+        let blocks = values
+            .chunks(BLOCK)
+            .map(|block| {
+                let p = plan(block);
+                meta += p.meta_len();
+                data += packed_len(block.len(), p.bits);
+                p
+            })
+            .collect();
+        Planned { blocks, meta, data }
+    }
+
+    /// What [`write`] appends to `meta` and to `data`.
+    pub(crate) fn sizes(&self) -> (usize, usize) {
+        (self.meta, self.data)
+    }
+
+    /// [`write`] of `values`, the values these plans were made of.
+    pub(crate) fn write(&self, values: &[u64], meta: &mut Vec<u8>, data: &mut Vec<u8>) {
+        debug_assert_eq!(self.blocks.len(), values.len().div_ceil(BLOCK));
+        for (block, p) in values.chunks(BLOCK).zip(&self.blocks) {
+            put_block(block, p, meta, data);
+        }
+    }
+}
+
+impl BlockPlan {
+    /// Checkpoint bytes: the mode byte, the base, the slope if any.
+    fn meta_len(&self) -> usize {
+        1 + varint_len(self.base) + self.slope.map_or(0, |s| varint_len(zigzag(s)))
+    }
+}
+
+/// Appends one block's checkpoint to `meta` and residuals to `data`.
+fn put_block(block: &[u64], p: &BlockPlan, meta: &mut Vec<u8>, data: &mut Vec<u8>) {
+    match p.slope {
+        Some(slope) => {
+            meta.push(LINEAR_FLAG | p.bits);
+            put_varint(meta, p.base);
+            put_varint(meta, zigzag(slope));
+            let s = slope as u64;
+            pack(
+                block.iter().enumerate().map(|(j, &v)| {
+                    v.wrapping_sub((j as u64).wrapping_mul(s))
+                        .wrapping_sub(p.base)
+                }),
+                p.bits,
+                data,
+            );
+        }
+        None => {
+            meta.push(p.bits);
+            put_varint(meta, p.base);
+            pack(block.iter().map(|&v| v - p.base), p.bits, data);
         }
     }
 }
 
 /// Bytes [`write`] would append for `values` (metadata and residuals).
 pub(crate) fn size(values: &[u64]) -> usize {
-    values
-        .chunks(BLOCK)
-        .map(|block| {
-            let p = plan(block);
-            1 + varint_len(p.base)
-                + p.slope.map_or(0, |s| varint_len(zigzag(s)))
-                + packed_len(block.len(), p.bits)
-        })
-        .sum()
+    let (meta, data) = sizes(values);
+    meta + data
+}
+
+/// Bytes [`write`] would append to `meta` and to `data` for `values`.
+pub(crate) fn sizes(values: &[u64]) -> (usize, usize) {
+    let (mut meta, mut data) = (0, 0);
+    for block in values.chunks(BLOCK) {
+        let p = plan(block);
+        meta += p.meta_len();
+        data += packed_len(block.len(), p.bits);
+    }
+    (meta, data)
 }
 
 /// Bytes of `values` if each block could also be stored *delta-FoR* (not

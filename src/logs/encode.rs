@@ -2,8 +2,8 @@
 //! out the bytes described in the module documentation.
 
 use super::assign::mine_and_match;
-use super::bits::{dec_digits, hex_digits, pack, put_varint, PAD};
-use super::column;
+use super::bits::{dec_digits, hex_digits, pack, packed_len, put_varint, PAD};
+use super::column::{self, Planned};
 use super::mine::Pattern;
 use super::tokenize::{parse_dec, parse_hex, Tokenized, Tokens};
 use super::{text, Kind, LogOptions, Width, BLOCK_MAGIC, ROW_BLOCK};
@@ -16,17 +16,22 @@ enum Layout {
     Family(usize),
 }
 
-/// How one slot's values will be stored.
+/// How one slot's values will be stored. An integer column's block plans
+/// (`cols`) are made once, for its cost and its write.
 pub(super) enum SlotPlan<'a> {
     Int {
         kind: Kind,
         values: Vec<u64>,
         width: Width,
         widths: Vec<u64>,
+        /// Plans of `values`, and of `widths` when per row.
+        cols: Box<(Planned, Option<Planned>)>,
     },
     Dict {
         ids: Vec<u64>,
         values: Vec<&'a [u8]>,
+        /// Plans of `ids`.
+        cols: Planned,
     },
     Free {
         values: Vec<&'a [u8]>,
@@ -117,7 +122,8 @@ fn as_text<'a>(words: &[&'a [u8]]) -> (SlotPlan<'a>, f64, Vec<u32>) {
     if values.len() == words.len() {
         return (free(), free_cost, ids32);
     }
-    let dict = SlotPlan::Dict { ids, values };
+    let cols = Planned::of(&ids);
+    let dict = SlotPlan::Dict { ids, values, cols };
     let dict_cost = cost(&dict);
     if dict_cost < free_cost {
         (dict, dict_cost, ids32)
@@ -136,25 +142,35 @@ pub(super) fn strings_cost(v: &[&[u8]]) -> f64 {
 /// residuals) plus, for pool strings, ~half their bytes in codes and 1.5
 /// bytes of offset each (what the OnPair-12 pool measured on Loghub).
 fn cost(plan: &SlotPlan) -> f64 {
-    let col = |v: &[u64]| column::size(v) as f64;
-    let strings = strings_cost;
+    let col = |c: &Planned| {
+        let (meta, data) = c.sizes();
+        (meta + data) as f64
+    };
     match plan {
-        SlotPlan::Int {
-            values,
-            widths,
-            width,
-            ..
-        } => {
-            col(values)
-                + if *width == Width::PerRow {
-                    col(widths)
-                } else {
-                    0.0
-                }
-                + 1.0
-        }
-        SlotPlan::Dict { ids, values } => col(ids) + strings(values) + 2.0,
-        SlotPlan::Free { values } => strings(values) + 1.0,
+        SlotPlan::Int { cols, .. } => int_cost(col(&cols.0), cols.1.as_ref().map(col)),
+        SlotPlan::Dict { values, cols, .. } => col(cols) + strings_cost(values) + 2.0,
+        SlotPlan::Free { values } => strings_cost(values) + 1.0,
+    }
+}
+
+/// [`cost`] of an integer slot whose values take `values` column bytes and
+/// its per-row widths `widths` (when stored).
+fn int_cost(values: f64, widths: Option<f64>) -> f64 {
+    values + widths.unwrap_or(0.0) + 1.0
+}
+
+/// An integer slot's plan.
+fn int_plan<'a>(kind: Kind, values: Vec<u64>, width: Width, widths: Vec<u64>) -> SlotPlan<'a> {
+    let cols = Box::new((
+        Planned::of(&values),
+        (width == Width::PerRow).then(|| Planned::of(&widths)),
+    ));
+    SlotPlan::Int {
+        kind,
+        values,
+        width,
+        widths,
+        cols,
     }
 }
 
@@ -182,12 +198,7 @@ fn group_words<'a>(
 pub(super) fn plan_slot(words: Vec<&[u8]>, int: bool) -> (SlotPlan<'_>, f64, Vec<u32>) {
     match if int { as_ints(&words) } else { None } {
         Some((kind, values, width, widths)) => {
-            let int = SlotPlan::Int {
-                kind,
-                values,
-                width,
-                widths,
-            };
+            let int = int_plan(kind, values, width, widths);
             let int_cost = cost(&int);
             match as_text(&words) {
                 (text @ SlotPlan::Dict { .. }, c, ids) if c < int_cost => (text, c, ids),
@@ -214,13 +225,9 @@ pub(super) fn slot_cost(words: &[&[u8]], int: bool) -> f64 {
         _ => (false, free_cost),
     };
     match ints {
-        Some((kind, values, width, widths)) => {
-            let int_cost = cost(&SlotPlan::Int {
-                kind,
-                values,
-                width,
-                widths,
-            });
+        Some((_, values, width, widths)) => {
+            let col = |v: &[u64]| column::size(v) as f64;
+            let int_cost = int_cost(col(&values), (width == Width::PerRow).then(|| col(&widths)));
             match text {
                 (true, c) if c < int_cost => c,
                 _ => int_cost,
@@ -402,6 +409,42 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
 /// two settings that tokenize `rows` alike encode them to the same bytes:
 /// `layouts.rs` relies on that).
 pub(super) fn encode_tokenized(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions) -> Vec<u8> {
+    match encode_as(rows, tok, opts, Make::Bytes) {
+        Emitted::Bytes(b) => b,
+        Emitted::Len(_) => unreachable!("bytes asked for"),
+    }
+}
+
+/// The length of [`encode_tokenized`]'s bytes, counted without packing the
+/// columns, the row index and the pool (the column's decision encodes
+/// compare sizes only: `layouts.rs`).
+pub(super) fn encoded_len(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions) -> usize {
+    encode_as(rows, tok, opts, Make::Len).len()
+}
+
+/// What [`emit`] makes of a block.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Make {
+    Bytes,
+    Len,
+}
+
+/// A block [`emit`] laid out: its bytes, or only their count.
+enum Emitted {
+    Bytes(Vec<u8>),
+    Len(usize),
+}
+
+impl Emitted {
+    fn len(&self) -> usize {
+        match self {
+            Emitted::Bytes(b) => b.len(),
+            Emitted::Len(n) => *n,
+        }
+    }
+}
+
+fn encode_as(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions, make: Make) -> Emitted {
     let (miner, assign) = mine_and_match(rows, tok, opts);
     let min_count = opts.min_count.max(1);
     // Keep templates used by at least `min_count` rows; number them 1.. in
@@ -448,18 +491,40 @@ pub(super) fn encode_tokenized(rows: &[&[u8]], tok: &Tokenized, opts: &LogOption
                 &fam_statics,
                 &mut cache,
                 opts,
+                make,
             );
-            let b = emit(rows, tok, &kept, &tids, &no_families, &[], &mut cache, opts);
+            let b = emit(
+                rows,
+                tok,
+                &kept,
+                &tids,
+                &no_families,
+                &[],
+                &mut cache,
+                opts,
+                make,
+            );
             return if a.len() < b.len() { a } else { b };
         }
     }
-    emit(rows, tok, &kept, &tids, &no_families, &[], &mut cache, opts)
+    emit(
+        rows,
+        tok,
+        &kept,
+        &tids,
+        &no_families,
+        &[],
+        &mut cache,
+        opts,
+        make,
+    )
 }
 
 /// Lays out the block: `kept` templates (template `t + 1` is `kept[t]`),
 /// each row's template `tids` (0 = escaped), the families to merge (per
 /// kept template its family and cut, and each family's statics); `cache`
-/// holds, per kept template, its plan once a layout has made it.
+/// holds, per kept template, its plan once a layout has made it; `make`:
+/// the bytes, or only their count.
 #[allow(clippy::too_many_arguments)]
 fn emit<'a>(
     rows: &[&'a [u8]],
@@ -470,7 +535,8 @@ fn emit<'a>(
     fam_statics: &[Vec<Vec<u8>>],
     cache: &mut [Option<TPlan<'a>>],
     opts: &LogOptions,
-) -> Vec<u8> {
+    make: Make,
+) -> Emitted {
     let mut new_tid = vec![0u32; kept.len() + 1];
     let mut fam_tid = vec![0u32; fam_statics.len()];
     let mut layout: Vec<Layout> = vec![Layout::Plain(0)];
@@ -593,6 +659,18 @@ fn emit<'a>(
     pool.extend(statics.iter().map(|s| &s[..]));
     let mut meta = Vec::new();
     let mut data = Vec::new();
+    // Counted instead of written (`Make::Len`): column checkpoints and
+    // residuals, row index and pool bytes.
+    let (mut meta_more, mut data_len, mut rowidx_len) = (0, 0, 0);
+    let mut put_column =
+        |values: &[u64], c: &Planned, meta: &mut Vec<u8>, data: &mut Vec<u8>| match make {
+            Make::Bytes => c.write(values, meta, data),
+            Make::Len => {
+                let (m, d) = c.sizes();
+                meta_more += m;
+                data_len += d;
+            }
+        };
     put_varint(&mut meta, rows.len() as u64);
     put_varint(&mut meta, ntemp as u64);
     for (tid, slots) in plans.iter().enumerate() {
@@ -607,6 +685,7 @@ fn emit<'a>(
                     values,
                     width,
                     widths,
+                    cols,
                 } => {
                     match width {
                         Width::Natural => meta.push(*kind as u8),
@@ -616,16 +695,16 @@ fn emit<'a>(
                             meta.push(*w);
                         }
                     }
-                    column::write(values, &mut meta, &mut data);
-                    if *width == Width::PerRow {
-                        column::write(widths, &mut meta, &mut data);
+                    put_column(values, &cols.0, &mut meta, &mut data);
+                    if let Some(w) = &cols.1 {
+                        put_column(widths, w, &mut meta, &mut data);
                     }
                 }
-                SlotPlan::Dict { ids, values } => {
+                SlotPlan::Dict { ids, values, cols } => {
                     meta.push(Kind::Dict as u8);
                     put_varint(&mut meta, values.len() as u64);
                     pool.extend(values.iter().copied());
-                    column::write(ids, &mut meta, &mut data);
+                    put_column(ids, cols, &mut meta, &mut data);
                 }
                 SlotPlan::Free { values } => {
                     meta.push(Kind::Free as u8);
@@ -658,7 +737,16 @@ fn emit<'a>(
         for &tid in block {
             running[tid as usize] += 1;
         }
-        pack(ids, super::bits::local_id_bits(local.len()), &mut rowidx);
+        let bits = super::bits::local_id_bits(local.len());
+        match make {
+            Make::Bytes => pack(ids, bits, &mut rowidx),
+            Make::Len => rowidx_len += packed_len(ids.len(), bits),
+        }
+    }
+    if make == Make::Len {
+        let pool_len = text::size(&pool, opts.prune_pool);
+        let body = meta.len() + meta_more + rowidx_len + data_len + pool_len;
+        return Emitted::Len(BLOCK_MAGIC.len() + 16 + body + PAD);
     }
     let mut pool_bytes = Vec::new();
     text::write(&pool, opts.prune_pool, &mut pool_bytes);
@@ -674,7 +762,7 @@ fn emit<'a>(
         out.extend_from_slice(part);
     }
     out.resize(out.len() + PAD, 0);
-    out
+    Emitted::Bytes(out)
 }
 
 /// One template's layout decisions: its slot groups, the groups with one

@@ -140,90 +140,92 @@ const FIELD_SHAPES: usize = 4;
 /// without digits) cover ≥ [`COVERAGE`]
 /// of the rows (a few header templates, each with its typed slots).
 ///
-/// One pass per row for every `k`: the key of each header is the running
-/// hash of its separators and words, snapshotted where that header's last
-/// separator begins (the same keys as hashing each header apart: a header
-/// ends in blanks, so its words are the row's words that end inside it and
-/// its last separator is the row's, cut at the header's end). `tok`: the
-/// sample's words as the default setting splits them.
+/// Level by level (`k` = 1, 2, …), each row's key extends the one before:
+/// the running hash of its header's separators and words, snapshotted where
+/// the header's last separator begins (the same keys as hashing each header
+/// apart: a header ends in blanks, so its words are the row's words that
+/// end inside it and its last separator is the row's, cut at the header's
+/// end). A header of `k + 1` fields determines the one of `k` (fields end
+/// at blanks, kept verbatim in the separators), so the shapes of level
+/// `k + 1` split those of level `k` and cover no more rows with as many:
+/// the first level that fails ends the search, and the longer headers'
+/// words are never hashed. A key is one 64-bit hash of the separators and
+/// words with their lengths (two hashes made 128-bit keys before: twice
+/// the hashing, for a collision among a few thousand shapes that 64 bits
+/// already make negligible). `tok`: the sample's words as the default
+/// setting splits them.
 pub(super) fn header_fields(sample: &[&[u8]], tok: &Tokenized) -> usize {
     let need = (sample.len() as f64 * COVERAGE).ceil() as usize;
-    let mut counts: Vec<HashMap<u128, usize>> = vec![HashMap::default(); MAX_HEADER_FIELDS];
-    let mut ended = [0usize; MAX_HEADER_FIELDS];
-    let mut cuts = [0usize; MAX_HEADER_FIELDS];
-    for (row, r) in sample.iter().enumerate() {
-        // Cuts after fields 1..=MAX_HEADER_FIELDS (non-decreasing; each
-        // `field_cut(r, k + 1)`, found in one scan).
-        let blank = |b: u8| b == b' ' || b == b'\t';
-        let mut i = 0;
-        for c in cuts.iter_mut() {
-            while i < r.len() && blank(r[i]) {
-                i += 1;
+    let blank = |b: u8| b == b' ' || b == b'\t';
+    // Per row: the running hash of its header so far, the next word to
+    // add, and the end of its header so far.
+    let mut h = FoldHasher::default();
+    h.write_u64(0x5bd1_e995);
+    let mut rows: Vec<(FoldHasher, usize, usize)> = vec![(h, 0, 0); sample.len()];
+    let mut counts: HashMap<u64, usize> = HashMap::default();
+    let mut shares: Vec<usize> = Vec::new();
+    let mut best = 0;
+    for k in 0..MAX_HEADER_FIELDS {
+        counts.clear();
+        let mut ended = 0;
+        for (row, (r, (h, i, at))) in sample.iter().zip(rows.iter_mut()).enumerate() {
+            // The cut after field k + 1 (`field_cut(r, k + 1)`), from the
+            // cut after field k.
+            let mut c = *at;
+            while c < r.len() && blank(r[c]) {
+                c += 1;
             }
-            while i < r.len() && !blank(r[i]) {
-                i += 1;
+            while c < r.len() && !blank(r[c]) {
+                c += 1;
             }
-            while i < r.len() && blank(r[i]) {
-                i += 1;
+            while c < r.len() && blank(r[c]) {
+                c += 1;
             }
-            *c = i;
-        }
-        debug_assert!(cuts
-            .iter()
-            .enumerate()
-            .all(|(k, &c)| c == field_cut(r, k + 1)));
-        let words = tok.row(row);
-        // Start of the separator before word `i` (or after the last word).
-        let sep_start = |i: usize| if i == 0 { 0 } else { words[i - 1].1 };
-        let (mut h1, mut h2) = (FoldHasher::default(), FoldHasher::default());
-        h2.write_u64(0x5bd1_e995);
-        // Separator `i` of the longest header and the word after it.
-        let mut i = 0;
-        for (k, &c) in cuts.iter().enumerate() {
+            debug_assert_eq!(c, field_cut(r, k + 1));
+            *at = c;
             if c == r.len() {
-                ended[k] += 1;
+                ended += 1;
             }
+            let words = tok.row(row);
+            // Start of the separator before word `i` (or after the last word).
+            let sep_start = |i: usize| if i == 0 { 0 } else { words[i - 1].1 };
             // Add the (separator, word) pairs that lie inside this header.
-            while i < words.len() && words[i].1 as usize <= c {
-                let (a, b) = (sep_start(i), words[i].0);
+            while *i < words.len() && words[*i].1 as usize <= c {
+                let (a, b) = (sep_start(*i), words[*i].0);
                 let sep = &r[a as usize..b as usize];
-                h1.write(sep);
-                h2.write(sep);
-                h2.write_u64(b as u64 - a as u64);
-                let (a, b) = words[i];
+                h.write(sep);
+                h.write_u64(b as u64 - a as u64);
+                let (a, b) = words[*i];
                 let w = &r[a as usize..b as usize];
                 let w: &[u8] = if w.iter().any(u8::is_ascii_digit) {
                     b"#"
                 } else {
                     w
                 };
-                h1.write(w);
-                h2.write(w);
-                h2.write_u64(w.len() as u64);
-                i += 1;
+                h.write(w);
+                h.write_u64(w.len() as u64);
+                *i += 1;
             }
             // The header's last separator: the row's separator `i`, cut at `c`.
-            let a = sep_start(i);
+            let a = sep_start(*i);
             let sep = &r[a as usize..c];
-            let (mut e1, mut e2) = (h1, h2);
-            e1.write(sep);
-            e2.write(sep);
-            e2.write_u64(c as u64 - a as u64);
-            let key = (e1.finish() as u128) << 64 | e2.finish() as u128;
-            *counts[k].entry(key).or_default() += 1;
+            let mut e = *h;
+            e.write(sep);
+            e.write_u64(c as u64 - a as u64);
+            let key = e.finish();
+            *counts.entry(key).or_default() += 1;
         }
-    }
-    let mut best = 0;
-    for (k, counts) in counts.into_iter().enumerate() {
         // A header that swallows whole rows is no header.
-        if ended[k] * 4 > sample.len() {
+        if ended * 4 > sample.len() {
             break;
         }
-        let mut c: Vec<usize> = counts.into_values().collect();
-        c.sort_unstable_by(|a, b| b.cmp(a));
-        if c.iter().take(FIELD_SHAPES).sum::<usize>() >= need.max(1) {
-            best = k + 1;
+        shares.clear();
+        shares.extend(counts.values());
+        shares.sort_unstable_by(|a, b| b.cmp(a));
+        if shares.iter().take(FIELD_SHAPES).sum::<usize>() < need.max(1) {
+            break;
         }
+        best = k + 1;
     }
     best
 }
@@ -231,6 +233,140 @@ pub(super) fn header_fields(sample: &[&[u8]], tok: &Tokenized) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `header_fields` was before it stopped at the first level that
+    /// fails: every level counted in one pass per row.
+    fn every_level(sample: &[&[u8]], tok: &Tokenized) -> usize {
+        let need = (sample.len() as f64 * COVERAGE).ceil() as usize;
+        let mut counts: Vec<HashMap<u128, usize>> = vec![HashMap::default(); MAX_HEADER_FIELDS];
+        let mut ended = [0usize; MAX_HEADER_FIELDS];
+        let mut cuts = [0usize; MAX_HEADER_FIELDS];
+        for (row, r) in sample.iter().enumerate() {
+            // Cuts after fields 1..=MAX_HEADER_FIELDS (non-decreasing; each
+            // `field_cut(r, k + 1)`, found in one scan).
+            let blank = |b: u8| b == b' ' || b == b'\t';
+            let mut i = 0;
+            for c in cuts.iter_mut() {
+                while i < r.len() && blank(r[i]) {
+                    i += 1;
+                }
+                while i < r.len() && !blank(r[i]) {
+                    i += 1;
+                }
+                while i < r.len() && blank(r[i]) {
+                    i += 1;
+                }
+                *c = i;
+            }
+            debug_assert!(cuts
+                .iter()
+                .enumerate()
+                .all(|(k, &c)| c == field_cut(r, k + 1)));
+            let words = tok.row(row);
+            // Start of the separator before word `i` (or after the last word).
+            let sep_start = |i: usize| if i == 0 { 0 } else { words[i - 1].1 };
+            let (mut h1, mut h2) = (FoldHasher::default(), FoldHasher::default());
+            h2.write_u64(0x5bd1_e995);
+            // Separator `i` of the longest header and the word after it.
+            let mut i = 0;
+            for (k, &c) in cuts.iter().enumerate() {
+                if c == r.len() {
+                    ended[k] += 1;
+                }
+                // Add the (separator, word) pairs that lie inside this header.
+                while i < words.len() && words[i].1 as usize <= c {
+                    let (a, b) = (sep_start(i), words[i].0);
+                    let sep = &r[a as usize..b as usize];
+                    h1.write(sep);
+                    h2.write(sep);
+                    h2.write_u64(b as u64 - a as u64);
+                    let (a, b) = words[i];
+                    let w = &r[a as usize..b as usize];
+                    let w: &[u8] = if w.iter().any(u8::is_ascii_digit) {
+                        b"#"
+                    } else {
+                        w
+                    };
+                    h1.write(w);
+                    h2.write(w);
+                    h2.write_u64(w.len() as u64);
+                    i += 1;
+                }
+                // The header's last separator: the row's separator `i`, cut at `c`.
+                let a = sep_start(i);
+                let sep = &r[a as usize..c];
+                let (mut e1, mut e2) = (h1, h2);
+                e1.write(sep);
+                e2.write(sep);
+                e2.write_u64(c as u64 - a as u64);
+                let key = (e1.finish() as u128) << 64 | e2.finish() as u128;
+                *counts[k].entry(key).or_default() += 1;
+            }
+        }
+        let mut best = 0;
+        for (k, counts) in counts.into_iter().enumerate() {
+            // A header that swallows whole rows is no header.
+            if ended[k] * 4 > sample.len() {
+                break;
+            }
+            let mut c: Vec<usize> = counts.into_values().collect();
+            c.sort_unstable_by(|a, b| b.cmp(a));
+            if c.iter().take(FIELD_SHAPES).sum::<usize>() >= need.max(1) {
+                best = k + 1;
+            }
+        }
+        best
+    }
+
+    /// Stopping at the first failing level gives what counting every
+    /// level gave: syslog, dpkg and JSON-like rows, mixed and cut short.
+    #[test]
+    fn header_fields_stops_where_every_level_agrees() {
+        let dpkg = include_bytes!("../../testdata/logs/dpkg_2k.log");
+        let dpkg: Vec<&[u8]> = dpkg.split(|&b| b == b'\n').take(500).collect();
+        let syslog: Vec<String> = (0..300)
+            .map(|i| match i % 7 {
+                0 => format!(
+                    "Jul {:2} 10:0{}:00 host{} kernel: eth{} up",
+                    1 + i % 30,
+                    i % 10,
+                    i % 3,
+                    i % 2
+                ),
+                1 => "short".to_string(),
+                _ => format!(
+                    "Jul {:2} 10:00:{:02} host sshd[{}]: session {} opened",
+                    1 + i % 9,
+                    i % 60,
+                    i * 7,
+                    i
+                ),
+            })
+            .collect();
+        let json: Vec<String> = (0..200)
+            .map(|i| {
+                format!(
+                    "{{\"t\": {i}, \"level\": \"{}\", \"msg\": \"x y z {}\"}}",
+                    ["INFO", "WARN"][i % 2],
+                    i % 5
+                )
+            })
+            .collect();
+        let sets: Vec<Vec<&[u8]>> = vec![
+            dpkg.clone(),
+            syslog.iter().map(|s| s.as_bytes()).collect(),
+            json.iter().map(|s| s.as_bytes()).collect(),
+            dpkg.iter()
+                .copied()
+                .chain(syslog.iter().map(|s| s.as_bytes()))
+                .collect(),
+            Vec::new(),
+        ];
+        for rows in &sets {
+            let tok = Tokenized::of(rows, &mut Tokens::default());
+            assert_eq!(header_fields(rows, &tok), every_level(rows, &tok));
+        }
+    }
 
     #[test]
     fn field_cut_ends_after_the_blanks_of_field_k() {

@@ -18,7 +18,7 @@
 //! Every candidate's bytes are the ones `encode` gives it on its own, so
 //! no decision changes.
 
-use super::encode::encode_tokenized;
+use super::encode::{encode_tokenized, encoded_len};
 use super::header::{field_cut, Cut};
 use super::split::{Tok, SPLIT_MAGIC};
 use super::tokenize::{Tokenized, Tokens};
@@ -41,13 +41,16 @@ pub(super) struct Layouts<'r, 'a> {
     whole: Vec<(Tok, Tokenized)>,
     /// Each cut's per-row cut positions.
     cuts: Vec<(Cut, Vec<usize>)>,
-    /// Parts encoded: which, tokenized how, their bytes.
-    encoded: Vec<(Part, Tokenized, Vec<u8>)>,
+    /// Parts encoded: which, tokenized how, their bytes (none when
+    /// `sizes_only`) and length.
+    encoded: Vec<(Part, Tokenized, Vec<u8>, usize)>,
     /// Which of `encoded` a part under a setting is.
     seen: Vec<(Part, Tok, usize)>,
     /// One layout only ([`Self::into_bytes`]): no whole-row tokenization
     /// made just to read parts off.
     lean: bool,
+    /// Only sizes are asked for ([`Self::sizes_only`]).
+    sizes_only: bool,
 }
 
 impl<'r, 'a> Layouts<'r, 'a> {
@@ -60,7 +63,16 @@ impl<'r, 'a> Layouts<'r, 'a> {
             encoded: Vec::new(),
             seen: Vec::new(),
             lean: false,
+            sizes_only: false,
         }
+    }
+
+    /// For [`Self::size`] only (the column's decision sample): the parts
+    /// are counted, not packed (`encode::encoded_len`), and
+    /// [`Self::bytes`] may not be asked.
+    pub(super) fn sizes_only(mut self) -> Self {
+        self.sizes_only = true;
+        self
     }
 
     /// With the rows' tokenization under the default setting (no mixed
@@ -82,12 +94,14 @@ impl<'r, 'a> Layouts<'r, 'a> {
     /// Bytes of the rows laid out as `c`, tokenized as `tok`.
     pub(super) fn size(&mut self, tok: Tok, c: Cut) -> usize {
         match c {
-            Cut::Whole => self.part(Part::Whole, tok).len(),
+            Cut::Whole => {
+                let i = self.part(Part::Whole, tok);
+                self.encoded[i].3
+            }
             _ => {
-                SPLIT_MAGIC.len()
-                    + 4
-                    + self.part(Part::Head(c), head_tok(tok)).len()
-                    + self.part(Part::Body(c), tok).len()
+                let head = self.part(Part::Head(c), head_tok(tok));
+                let body = self.part(Part::Body(c), tok);
+                SPLIT_MAGIC.len() + 4 + self.encoded[head].3 + self.encoded[body].3
             }
         }
     }
@@ -95,16 +109,21 @@ impl<'r, 'a> Layouts<'r, 'a> {
     /// The rows laid out as `c`, tokenized as `tok` (what [`Self::size`]
     /// counts): one log block, or the split form of a header and a body.
     pub(super) fn bytes(&mut self, tok: Tok, c: Cut) -> Vec<u8> {
+        assert!(!self.sizes_only, "bytes of a layout sized only");
         if c == Cut::Whole {
-            return self.part(Part::Whole, tok).to_vec();
+            let i = self.part(Part::Whole, tok);
+            return self.encoded[i].2.clone();
         }
-        let head = self.part(Part::Head(c), head_tok(tok)).len();
-        let body = self.part(Part::Body(c), tok).len();
-        let mut out = Vec::with_capacity(SPLIT_MAGIC.len() + 4 + head + body);
+        let (h, b) = (
+            self.part(Part::Head(c), head_tok(tok)),
+            self.part(Part::Body(c), tok),
+        );
+        let (head, body) = (&self.encoded[h].2, &self.encoded[b].2);
+        let mut out = Vec::with_capacity(SPLIT_MAGIC.len() + 4 + head.len() + body.len());
         out.extend_from_slice(SPLIT_MAGIC);
-        out.extend_from_slice(&(head as u32).to_le_bytes());
-        out.extend_from_slice(self.part(Part::Head(c), head_tok(tok)));
-        out.extend_from_slice(self.part(Part::Body(c), tok));
+        out.extend_from_slice(&(head.len() as u32).to_le_bytes());
+        out.extend_from_slice(head);
+        out.extend_from_slice(body);
         out
     }
 
@@ -145,9 +164,9 @@ impl<'r, 'a> Layouts<'r, 'a> {
         out
     }
 
-    /// The encoded bytes of part `p` tokenized as `tok`: encoded once per
-    /// distinct tokenization of the part.
-    fn part(&mut self, p: Part, tok: Tok) -> &[u8] {
+    /// Index in `self.encoded` of part `p` tokenized as `tok`: encoded
+    /// once per distinct tokenization of the part.
+    fn part(&mut self, p: Part, tok: Tok) -> usize {
         let i = match self.seen.iter().find(|s| s.0 == p && s.1 == tok) {
             Some(s) => s.2,
             None => {
@@ -155,8 +174,15 @@ impl<'r, 'a> Layouts<'r, 'a> {
                 let i = match self.encoded.iter().position(|e| e.0 == p && e.1 == t) {
                     Some(i) => i,
                     None => {
-                        let bytes = encode_tokenized(&rows, &t, &tok_opts(&self.opts, tok));
-                        self.encoded.push((p, t, bytes));
+                        let opts = tok_opts(&self.opts, tok);
+                        let (bytes, len) = if self.sizes_only {
+                            (Vec::new(), encoded_len(&rows, &t, &opts))
+                        } else {
+                            let bytes = encode_tokenized(&rows, &t, &opts);
+                            let len = bytes.len();
+                            (bytes, len)
+                        };
+                        self.encoded.push((p, t, bytes, len));
                         self.encoded.len() - 1
                     }
                 };
@@ -164,7 +190,7 @@ impl<'r, 'a> Layouts<'r, 'a> {
                 i
             }
         };
-        &self.encoded[i].2
+        i
     }
 
     /// The rows of part `p` and their tokenization as `tok`.
@@ -364,10 +390,13 @@ mod tests {
         for seed in [false, true] {
             let words = seed.then(|| Tokenized::of(&rows, &mut Tokens::default()));
             let mut l = Layouts::new(&rows, &opts).seeded(words);
+            let words = seed.then(|| Tokenized::of(&rows, &mut Tokens::default()));
+            let mut sized = Layouts::new(&rows, &opts).seeded(words).sizes_only();
             for &c in &cuts {
                 for &tok in &toks {
                     let want = alone(&rows, &opts, tok, c);
                     assert_eq!(l.size(tok, c), want.len(), "{tok:?} {c:?}");
+                    assert_eq!(sized.size(tok, c), want.len(), "{tok:?} {c:?}");
                     assert_eq!(l.bytes(tok, c), want, "{tok:?} {c:?}");
                     let words = seed.then(|| Tokenized::of(&rows, &mut Tokens::default()));
                     let once = Layouts::new(&rows, &opts).seeded(words).into_bytes(tok, c);

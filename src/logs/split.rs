@@ -128,8 +128,9 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
         // The candidates share the sample's tokenizations and cuts, and a
         // part tokenized as one before it is not encoded again
         // (`layouts.rs`).
-        let mut sample =
-            Layouts::new(&small, &plain).seeded(words.as_ref().map(|w| w.select(&picked)));
+        let mut sample = Layouts::new(&small, &plain)
+            .seeded(words.as_ref().map(|w| w.select(&picked)))
+            .sizes_only();
         let mut size = |tok: Tok, c: Cut| sample.size(tok, c);
         let (cut, n) = cuts
             .iter()

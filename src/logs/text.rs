@@ -29,7 +29,7 @@
 //! longest shared prefix (capped at 15), so a pool has one spelling; a pool
 //! of few tokens no longer pays 12 bits a code (bench/LOGS.md, format 6).
 
-use super::bits::{pack, put_varint};
+use super::bits::{pack, packed_len, put_varint, varint_len};
 use super::column;
 use super::pool::{front_code_bits, shared_prefix};
 #[cfg(test)]
@@ -53,6 +53,23 @@ const CODE_BITS: u8 = 12;
 /// §5.8.5: the pool's tokens and the code spelling of each string), so
 /// readers are unchanged.
 pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
+    let (table, codes, offs) = chosen(strings, prune);
+    let at = out.len();
+    put_pool(&table, &codes, &offs, out);
+    debug_assert_eq!(out.len() - at, pool_len(&table, &codes, &offs));
+}
+
+/// Bytes [`write`] appends for `strings`, without packing them (what the
+/// column's decision encodes need: `encode.rs`).
+pub(crate) fn size(strings: &[&[u8]], prune: bool) -> usize {
+    let (table, codes, offs) = chosen(strings, prune);
+    pool_len(&table, &codes, &offs)
+}
+
+/// The pool [`write`] stores for `strings`: its table, codes and the
+/// strings' code offsets. Candidates are compared by [`pool_len`], so only
+/// the kept one is packed.
+fn chosen(strings: &[&[u8]], prune: bool) -> (TokenTable, Vec<u16>, Vec<u32>) {
     let trained = if strings.iter().all(|s| s.is_empty()) {
         TokenTable::single_bytes()
     } else {
@@ -64,11 +81,9 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
     let (mut codes, mut offs) = parse_strings(&m, strings, &mut parse);
     let mut table = compact(&trained, &mut codes);
     if !prune {
-        put_pool(&table, &codes, &offs, out);
-        return;
+        return (table, codes, offs);
     }
-    let mut best = Vec::new();
-    put_pool(&table, &codes, &offs, &mut best);
+    let mut best = pool_len(&table, &codes, &offs);
     // Tokens that do not pay for their own bytes in the table (a small
     // pool's trained table is a large share of it: 18% of Linux_2k's
     // payload) are dropped, the strings that used them parsed again, and
@@ -80,7 +95,7 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
             break;
         }
         let (t, c, o, cand) = reduced(&keep, &map, &codes, &offs, strings, &mut parse);
-        if cand.len() >= best.len() {
+        if cand >= best {
             break;
         }
         (table, codes, offs, best) = (t, c, o, cand);
@@ -98,19 +113,19 @@ pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
         let worth = token_worth(&table, &codes, &mut parse);
         let (keep, map) = narrowed(&table, &worth, cap);
         let (t, c, o, cand) = reduced(&keep, &map, &codes, &offs, strings, &mut parse);
-        if cand.len() >= best.len() {
+        if cand >= best {
             break;
         }
         (table, codes, offs, best) = (t, c, o, cand);
     }
-    out.extend_from_slice(&best);
+    (table, codes, offs)
 }
 
 /// The pool of `keep`, a subset of the table of `codes` (`map`: old code →
 /// code in `keep`, `u32::MAX` if dropped): the strings that used a dropped
 /// token parsed again ([`reparse_dropped`]), unused tokens left out
-/// ([`compact`]). Returns its table, codes, code offsets and bytes, for
-/// [`write`] to keep when smaller.
+/// ([`compact`]). Returns its table, codes, code offsets and size in bytes
+/// ([`pool_len`]), for [`chosen`] to keep when smaller.
 fn reduced(
     keep: &TokenTable,
     map: &[u32],
@@ -118,12 +133,11 @@ fn reduced(
     offs: &[u32],
     strings: &[&[u8]],
     parse: &mut Parse,
-) -> (TokenTable, Vec<u16>, Vec<u32>, Vec<u8>) {
+) -> (TokenTable, Vec<u16>, Vec<u32>, usize) {
     let (mut c, o) = reparse_dropped(keep, map, codes, offs, strings, parse);
     let t = compact(keep, &mut c);
-    let mut bytes = Vec::new();
-    put_pool(&t, &c, &o, &mut bytes);
-    (t, c, o, bytes)
+    let len = pool_len(&t, &c, &o);
+    (t, c, o, len)
 }
 
 /// Times [`write`] tries a pool one code bit narrower.
@@ -334,6 +348,31 @@ fn put_pool(table: &TokenTable, codes: &[u16], offs: &[u32], out: &mut Vec<u8>) 
     );
 }
 
+/// Bytes [`put_pool`] appends for `table`, `codes` and `offs`, counted
+/// without packing (the pruning rounds and the decision encodes compare
+/// sizes only).
+fn pool_len(table: &TokenTable, codes: &[u16], offs: &[u32]) -> usize {
+    let learned = table.len() - 256;
+    let mut tokens = 0;
+    let mut prev: &[u8] = &[];
+    for c in 256..table.len() {
+        let t = table.token(c);
+        tokens += t.len() - shared_prefix(prev, t);
+        prev = t;
+    }
+    let offs: Vec<u64> = offs.iter().map(|&o| o as u64).collect();
+    let (meta, data) = column::sizes(&offs);
+    varint_len(learned as u64)
+        + 2 * learned.div_ceil(2)
+        + tokens
+        + varint_len((offs.len() - 1) as u64)
+        + varint_len(meta as u64)
+        + meta
+        + varint_len(data as u64)
+        + data
+        + packed_len(codes.len(), front_code_bits(learned))
+}
+
 /// A pool table's matcher and, per code, the code of its longest proper
 /// prefix that is a learned token (`NO_LINK`: none of 2 bytes or more). The
 /// tokens matching at a position are the longest match and its prefixes
@@ -499,6 +538,7 @@ mod tests {
         let mut out = Vec::new();
         write(&strings, prune, &mut out);
         let n = out.len();
+        assert_eq!(size(&strings, prune), n);
         out.resize(n + 16, 0);
         let p = Pool::parse(&out[..n], 0, PoolForm::Front).unwrap();
         assert_eq!(p.len(), strings.len());
@@ -552,6 +592,9 @@ mod tests {
             let (mut plain, mut pruned) = (Vec::new(), Vec::new());
             write(&strings, false, &mut plain);
             write(&strings, true, &mut pruned);
+            // `size` counts exactly what `write` packs.
+            assert_eq!(size(&strings, false), plain.len());
+            assert_eq!(size(&strings, true), pruned.len());
             assert!(
                 pruned.len() <= plain.len(),
                 "{} > {}",
