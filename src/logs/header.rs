@@ -110,23 +110,28 @@ pub(super) fn cut(r: &[u8], t: &mut Tokens, c: Cut) -> usize {
 /// End of the blanks after the `k`-th field of `r` (fields: maximal runs of
 /// bytes other than space and tab); `r.len()` when `r` has fewer.
 pub(super) fn field_cut(r: &[u8], k: usize) -> usize {
-    let blank = |b: u8| b == b' ' || b == b'\t';
-    let mut i = 0;
-    for _ in 0..k {
-        while i < r.len() && blank(r[i]) {
-            i += 1;
-        }
-        if i == r.len() {
-            return i;
-        }
-        while i < r.len() && !blank(r[i]) {
-            i += 1;
-        }
+    (0..k).fold(skip_blanks(r, 0), |at, _| next_field_cut(r, at))
+}
+
+/// The cut after the field following `at` (a cut: `field_cut(r, k + 1)`
+/// from `at = field_cut(r, k)`).
+fn next_field_cut(r: &[u8], at: usize) -> usize {
+    let mut i = skip_blanks(r, at);
+    while i < r.len() && !is_blank(r[i]) {
+        i += 1;
     }
-    while i < r.len() && blank(r[i]) {
+    skip_blanks(r, i)
+}
+
+fn skip_blanks(r: &[u8], mut i: usize) -> usize {
+    while i < r.len() && is_blank(r[i]) {
         i += 1;
     }
     i
+}
+
+fn is_blank(b: u8) -> bool {
+    b == b' ' || b == b'\t'
 }
 
 /// Longest field header.
@@ -156,7 +161,6 @@ const FIELD_SHAPES: usize = 4;
 /// setting splits them.
 pub(super) fn header_fields(sample: &[&[u8]], tok: &Tokenized) -> usize {
     let need = (sample.len() as f64 * COVERAGE).ceil() as usize;
-    let blank = |b: u8| b == b' ' || b == b'\t';
     // Per row: the running hash of its header so far, the next word to
     // add, and the end of its header so far.
     let mut h = FoldHasher::default();
@@ -169,18 +173,8 @@ pub(super) fn header_fields(sample: &[&[u8]], tok: &Tokenized) -> usize {
         counts.clear();
         let mut ended = 0;
         for (row, (r, (h, i, at))) in sample.iter().zip(rows.iter_mut()).enumerate() {
-            // The cut after field k + 1 (`field_cut(r, k + 1)`), from the
-            // cut after field k.
-            let mut c = *at;
-            while c < r.len() && blank(r[c]) {
-                c += 1;
-            }
-            while c < r.len() && !blank(r[c]) {
-                c += 1;
-            }
-            while c < r.len() && blank(r[c]) {
-                c += 1;
-            }
+            // The cut after field k + 1, from the cut after field k.
+            let c = next_field_cut(r, *at);
             debug_assert_eq!(c, field_cut(r, k + 1));
             *at = c;
             if c == r.len() {
