@@ -41,16 +41,13 @@ impl HostTables {
 }
 
 /// Words of `prefix2` before the filters (one per two-byte prefix).
-pub(super) const PREFIX2_WORDS: usize = 1 << 16;
+const PREFIX2_WORDS: usize = 1 << 16;
 /// Entries of each filter (16 bits each, two to a `prefix2` word).
 const FILTER_ENTRIES: usize = 1 << 16;
 /// The filters' key lengths: the first 4 and 6 bytes of a position (a
 /// third filter on 3 bytes measured no faster: bench/COMPRESS.md, GPU
 /// encoder round 3).
 const FILTER_KEYS: [usize; 2] = [4, 6];
-/// The lengths each filter leaves alone: those shorter than its key.
-#[cfg(test)]
-const FILTER_KEEP: [u32; 2] = [0b111, 0b1_1111];
 
 /// The entry of filter `f` (kernels/encode.cu `enc_filter`) of a position
 /// whose bytes are the low bytes of `lo` (its key: the first
@@ -72,10 +69,11 @@ fn filter_index(f: usize, lo: u64) -> usize {
 /// The host mirror of the parse reads it (tests.rs).
 #[cfg(test)]
 pub(super) fn filter_mask(prefix2: &[u32], lo: u64) -> u32 {
-    (0..2).fold(!0, |m, f| {
+    FILTER_KEYS.iter().enumerate().fold(!0, |m, (f, &key)| {
         let h = filter_index(f, lo);
         let w = prefix2[PREFIX2_WORDS + f * FILTER_ENTRIES / 2 + h / 2];
-        m & ((w >> (16 * (h % 2))) & 0xffff | FILTER_KEEP[f])
+        // Lengths shorter than the key pass.
+        m & ((w >> (16 * (h % 2))) & 0xffff | ((1 << (key - 1)) - 1))
     })
 }
 
@@ -93,7 +91,7 @@ impl HostTables {
         let slots = (long.max(16) * 2).next_power_of_two();
         let mut t = HostTables {
             single: vec![0; 256],
-            prefix2: vec![0; PREFIX2_WORDS + 2 * FILTER_ENTRIES / 2],
+            prefix2: vec![0; PREFIX2_WORDS + FILTER_KEYS.len() * FILTER_ENTRIES / 2],
             slot_lo: vec![0; slots],
             slot_hi: vec![0; slots],
             slot_meta: vec![0; slots],
