@@ -131,13 +131,24 @@ __device__ __forceinline__ u64 lg_packed(const LgBlk& b, u64 at0, u32 bits, u64 
 
 // Value i of an integer column (FORMAT §5.8.3) whose checkpoints start at
 // `first`, whose residuals lie at block byte `data` + each checkpoint's offset.
+// A delta block (FP_LG_CP_DELTA in the width word) sums its first j
+// residuals, the steps above the smallest one; any other reads one.
 __device__ __forceinline__ u64 lg_int(const LgBlk& b, u32 first, u32 len, u64 i, u64 data, u32& bad) {
     if (i >= len) { bad = 1; return 0; }
     const u64 c = (u64)first + i / 128;
     if (c >= b.d.ncp) { bad = 1; return 0; }
     const u64* cp = b.cp + 4 * c;
     const u64 j = i % 128;
-    return cp[0] + lg_packed(b, data + cp[2], (u32)cp[3], j, bad) + cp[1] * j;
+    const u64 line = cp[0] + cp[1] * j;
+    const u64 mode = cp[3];
+    if (mode & FP_LG_CP_DELTA) {
+        const u32 bits = (u32)(mode & 0xff);
+        const u64 at0 = data + cp[2];
+        u64 sum = 0;
+        for (u64 k = 0; k < j; k++) sum += lg_packed(b, at0, bits, k, bad);
+        return line + sum;
+    }
+    return line + lg_packed(b, data + cp[2], (u32)mode, j, bad);
 }
 
 // Decoded string i (a static string or a dictionary value).

@@ -36,7 +36,7 @@ from typing import List, Optional, Sequence
 # ---------------------------------------------------------------- constants (§1, §2, §3, §8)
 
 MAGIC = b"FASTPAIR"
-VERSIONS = (1, 2, 3, 4, 5, 6)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 HEADER_LEN = 16
 TAIL_LEN = 24
 FOOTER_PREFIX_LEN = 32
@@ -632,9 +632,9 @@ class Reader:
             nulls = valid.count(False)
             check(nulls == e.nulls, "§5.5", base + val_at, "NullCount", f"chunk {i}: {nulls} zero bits, footer says {e.nulls} nulls")
         items = decode_log_payload(payload, base + pay_at)
-        want = 2 if self.version >= 6 else 1
+        want = 3 if self.version >= 7 else 2 if self.version >= 6 else 1
         check(log_payload_form(payload) == want, LOG_SECTION, base + pay_at, "BadField",
-              f"chunk {i}: log payload magic {payload[:4]!r} (FPL2/FPS2 in format version 6, FPL1/FPS1 in 4-5)")
+              f"chunk {i}: log payload magic {payload[:4]!r} (FPL3/FPS3 in format version 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)")
         check(len(items) == e.rows, LOG_SECTION, base + pay_at, "SizeMismatch", f"chunk {i}: log payload rows {len(items)}, want {e.rows}")
         for r, v in enumerate(items):
             check(len(v) <= MAX_VALUE_LEN, "§8", base + pay_at, "LimitExceeded", f"chunk {i}: row {r} longer than MAX_VALUE_LEN")
@@ -775,9 +775,10 @@ class Reader:
 
 # ---------------------------------------------------------------- log templates (§5.8)
 
-# Pool form 1 (format versions 4-5) and form 2 (version 6), §5.8.1 / §5.8.4.
-LOG_BLOCK_MAGICS = {b"FPL1": 1, b"FPL2": 2}
-LOG_SPLIT_MAGICS = {b"FPS1": 1, b"FPS2": 2}
+# Payload forms, §5.8.1: 1 (format versions 4-5: pool form 1), 2 (version 6:
+# pool form 2), 3 (version 7: pool form 2, delta integer blocks, §5.8.3).
+LOG_BLOCK_MAGICS = {b"FPL1": 1, b"FPL2": 2, b"FPL3": 3}
+LOG_SPLIT_MAGICS = {b"FPS1": 1, b"FPS2": 2, b"FPS3": 3}
 LOG_ROW_BLOCK = 128
 LOG_COLUMN_BLOCK = 128
 LOG_PAD = 16
@@ -844,16 +845,25 @@ def _packed_len(n: int, bits: int) -> int:
     return (n * bits + 7) // 8
 
 
-def _int_column(c: "_LogCursor", n: int, used: List[int]) -> List[tuple]:
-    """Checkpoints of an integer column of ``n`` values (§5.8.3): a list of
-    (data offset, bits, base, slope, values in the block)."""
+def _int_column(c: "_LogCursor", n: int, used: List[int], form: int) -> List[tuple]:
+    """Checkpoints of an integer column of ``n`` values (§5.8.3) in a block
+    of payload form ``form``: a list of (data offset, bits, base, slope,
+    values in the block, delta)."""
     cps = []
     left = n
     while left > 0:
         m = min(left, LOG_COLUMN_BLOCK)
         left -= m
         mode = c.u8("integer block mode")
-        bits, linear = mode & 0x7F, mode & 0x80
+        delta = mode > 192
+        if delta:
+            bits, linear = mode - 192, True
+            if form != 3:
+                c.fail("BadField", f"integer block mode {mode} (delta blocks are format version 7's)")
+            if m < 2:
+                c.fail("BadField", f"integer block mode {mode} (a delta block of one value)")
+        else:
+            bits, linear = mode & 0x7F, mode & 0x80
         if bits > 64:
             c.fail("BadField", f"integer block bit width {bits}")
         base = c.varint("integer block base")
@@ -861,21 +871,29 @@ def _int_column(c: "_LogCursor", n: int, used: List[int]) -> List[tuple]:
         if linear:
             z = c.varint("integer block slope")
             slope = ((z >> 1) ^ -(z & 1)) & ((1 << 64) - 1)
-        cps.append((used[0], bits, base, slope, m))
-        used[0] += _packed_len(m, bits)
+        cps.append((used[0], bits, base, slope, m, delta))
+        used[0] += _packed_len(m - 1 if delta else m, bits)
     return cps
 
 
 def _int_values(cps: List[tuple], data: bytes) -> List[int]:
     out = []
-    for off, bits, base, slope, m in cps:
-        for j in range(m):
-            out.append((base + _packed(data, off, bits, j) + j * slope) & ((1 << 64) - 1))
+    mask = (1 << 64) - 1
+    for off, bits, base, slope, m, delta in cps:
+        if delta:
+            v = base
+            out.append(v)
+            for j in range(m - 1):
+                v = (v + slope + _packed(data, off, bits, j)) & mask
+                out.append(v)
+        else:
+            for j in range(m):
+                out.append((base + _packed(data, off, bits, j) + j * slope) & mask)
     return out
 
 
 def _log_pool(buf: bytes, base: int, form: int) -> List[bytes]:
-    """Every string of a block's pool (§5.8.4) of pool form 1 or 2, checked."""
+    """Every string of a block's pool (§5.8.4) of payload form 1 (pool form 1), 2 or 3 (pool form 2), checked."""
     c = _LogCursor(buf, base)
     learned = c.bounded("pool learned tokens", LOG_MAX_LEARNED)
     half = (learned + 1) // 2
@@ -914,7 +932,7 @@ def _log_pool(buf: bytes, base: int, form: int) -> List[bytes]:
     data_len = c.bounded("pool offsets data length", len(buf))
     data = c.take(data_len, "pool offsets data")
     used = [0]
-    cps = _int_column(meta, strings + 1, used)
+    cps = _int_column(meta, strings + 1, used, form)
     if not meta.at_end() or used[0] != data_len:
         meta.fail("SizeMismatch", "pool offsets")
     offs = _int_values(cps, data + bytes(16))
@@ -934,7 +952,7 @@ def _log_pool(buf: bytes, base: int, form: int) -> List[bytes]:
 
 def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> List[bytes]:
     """The rows of one log block (§5.8.2), every check run first; ``form``,
-    when given, the pool form its magic must name."""
+    when given, the payload form its magic must name."""
     c = _LogCursor(buf, base)
     magic = c.take(4, "block magic")
     if magic not in LOG_BLOCK_MAGICS or form not in (None, LOG_BLOCK_MAGICS[magic]):
@@ -985,12 +1003,12 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
                 if rule > 2:
                     m.fail("BadField", "slot width rule")
                 width = m.u8("slot width") if rule == 2 else 0
-                vals = _int_column(m, count, used)
-                wids = _int_column(m, count, used) if rule == 1 else None
+                vals = _int_column(m, count, used, form)
+                wids = _int_column(m, count, used, form) if rule == 1 else None
                 desc.append(("int", kind, rule, width, vals, wids))
             elif kind == 3 and tid != 0 and rule == 0:
                 n = m.bounded("dictionary values", len(pool) - next_pool)
-                ids = _int_column(m, count, used)
+                ids = _int_column(m, count, used, form)
                 desc.append(("dict", next_pool, n, ids))
                 next_pool += n
             elif kind == 4 and rule == 0:
@@ -1082,8 +1100,9 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
 
 
 def log_payload_form(buf: bytes) -> int:
-    """The pool form a payload's magic names (§5.8.1): 1 for "FPL1"/"FPS1"
-    (format versions 4-5), 2 for "FPL2"/"FPS2" (version 6), 0 otherwise."""
+    """The payload form a payload's magic names (§5.8.1): 1 for "FPL1"/"FPS1"
+    (format versions 4-5), 2 for "FPL2"/"FPS2" (version 6), 3 for
+    "FPL3"/"FPS3" (version 7), 0 otherwise."""
     return LOG_SPLIT_MAGICS.get(buf[:4], LOG_BLOCK_MAGICS.get(buf[:4], 0))
 
 

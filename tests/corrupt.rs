@@ -582,10 +582,10 @@ cases! {
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
     truncated_by_one: |b, _| b.file[..b.file.len() - 1].to_vec()
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
-    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 7) })
-        => Error::UnsupportedVersion { found: 7, supported: 6 },
-    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 8))
-        => Error::UnsupportedVersion { found: 8, supported: 6 },
+    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 8) })
+        => Error::UnsupportedVersion { found: 8, supported: 7 },
+    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 9))
+        => Error::UnsupportedVersion { found: 9, supported: 7 },
     // A version-1 file whose tail says 2 (both known, they disagree).
     version_mismatch: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 2) })
         => Error::Corrupt { section: Section::Header, offset: 8, invariant: I::VersionMismatch { header: 1, tail: 2 } },
@@ -1082,11 +1082,48 @@ cases! {
     /// (a split's blocks are of its own form, §5.8.1).
     v6_log_split_form_mismatch: |_, _| v6log().edit_chunk(0, |p, _| { let l = p.log_payload.as_mut().unwrap(); assert_eq!(&l[..4], b"FPS2"); l[3] = b'1' })
         => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadMagic, .. },
+    // --- Version 7 (§10): delta integer blocks, payload magics "FPL3"/"FPS3" ---
+    /// A version-7 file relabelled 6: its dictionaries read the same, its
+    /// first log payload ("FPS3") is not version 6's.
+    v7_file_as_version_6: |_, _| v7log().patch(|v| set_version(v, 6))
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { .. }, .. },
+    /// A version-7 file whose first log chunk holds the version-6 payload
+    /// of the same rows ("FPS2"): valid in itself, the wrong spelling for
+    /// the file's version (§5.8.1).
+    v6_log_payload_in_version_7: |_, _| {
+        let old = Base::load("v6_log_templates").chunks[0].log_payload.clone();
+        v7log().edit_chunk(0, |p, _| p.log_payload = old)
+    }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { .. }, .. },
+    /// A version-6 file whose first log chunk holds the version-7 payload
+    /// relabelled "FPS2" / "FPL2": its delta blocks are version 7's
+    /// (§5.8.3).
+    v6_log_delta_block: |_, _| {
+        let mut new = v7log().chunks[0].log_payload.clone().unwrap();
+        relabel_split(&mut new, b'2');
+        v6log().edit_chunk(0, |p, _| p.log_payload = Some(new))
+    }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { what: "integer block mode (delta blocks are format version 7's)", .. }, .. },
 }
 
 /// The version-6 golden file of log-template chunks.
 fn v6log() -> Base {
     Base::load("v6_log_templates")
+}
+
+/// The version-7 golden file of log-template chunks.
+fn v7log() -> Base {
+    Base::load("v7_log_templates")
+}
+
+/// Sets the form digit of a split payload's magic and of both its blocks'
+/// ("FPS3" with "FPL3" blocks → `form` '2': "FPS2", "FPL2").
+fn relabel_split(l: &mut [u8], form: u8) {
+    assert_eq!(&l[..3], b"FPS");
+    let h = u32::from_le_bytes(l[4..8].try_into().unwrap()) as usize;
+    for at in [0, 8, 8 + h] {
+        l[at + 3] = form;
+    }
 }
 
 /// The version-4 golden file of log-template chunks.

@@ -51,26 +51,26 @@ fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> Wri
         .with_log_templates(LogTemplates::Off)
 }
 
-/// Each golden file of the current format (version 6): name, writer
+/// Each golden file of the current format (version 7): name, writer
 /// options, and the generator of its values. The same columns as the
-/// version 1–2 files of [`columns`], named `v6_*`, and the same columns
-/// again with stored planes (§4.5), named `v6_planes_*`.
+/// version 1–2 files of [`columns`], named `v7_*`, and the same columns
+/// again with stored planes (§4.5), named `v7_planes_*`.
 #[allow(clippy::type_complexity)]
 fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
     let mut v: Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> = columns()
         .into_iter()
-        .map(|(name, o, gen)| (format!("v6_{name}"), o, gen))
+        .map(|(name, o, gen)| (format!("v7_{name}"), o, gen))
         .collect();
     // Log-template chunks (§5.8): nulls, empty values, three chunks, the
     // last of them all null (so it stays coded: no bytes, §5.8).
     v.push((
-        "v6_log_templates".into(),
+        "v7_log_templates".into(),
         opts(Codec::OnPair12, 130, 64, DictMode::Shared).with_log_templates(LogTemplates::Always),
         log_template_rows,
     ));
     v.extend(columns().into_iter().map(|(name, o, gen)| {
         (
-            format!("v6_planes_{name}"),
+            format!("v7_planes_{name}"),
             o.with_dict_planes(DictPlanes::Always),
             gen,
         )
@@ -78,7 +78,7 @@ fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
     // Stored planes with a high plane: W = 8 (few long codes), some tokens
     // longer than 8 bytes (flags 0x03, §4.5).
     v.push((
-        "v6_planes_high_plane".into(),
+        "v7_planes_high_plane".into(),
         opts(Codec::OnPair12, 1 << 20, 64, DictMode::Shared).with_dict_planes(DictPlanes::Always),
         movie_titles,
     ));
@@ -116,10 +116,10 @@ fn log_template_rows() -> Vec<Option<String>> {
         .collect()
 }
 
-/// The golden files of format versions 1 to 5 (never regenerated: they pin
+/// The golden files of format versions 1 to 6 (never regenerated: they pin
 /// how old files read): the version 1–2 files of [`columns`] and the same
-/// columns as version 3, 4 and 5, named `v3_*`, `v4_*`, `v5_*` (and
-/// `v5_planes_*`).
+/// columns as version 3, 4, 5 and 6, named `v3_*`, `v4_*`, `v5_*`, `v6_*`
+/// (and `v5_planes_*`, `v6_planes_*`).
 fn legacy() -> Vec<String> {
     let base: Vec<String> = columns().iter().map(|c| c.0.to_string()).collect();
     let v3 = base.iter().map(|n| format!("v3_{n}")).collect::<Vec<_>>();
@@ -136,7 +136,13 @@ fn legacy() -> Vec<String> {
             "v5_planes_high_plane".to_string(),
         ])
         .collect::<Vec<_>>();
-    base.into_iter().chain(v3).chain(v4).chain(v5).collect()
+    let v6 = v5.iter().map(|n| n.replacen("v5_", "v6_", 1));
+    base.into_iter()
+        .chain(v3)
+        .chain(v4)
+        .chain(v5.clone())
+        .chain(v6)
+        .collect()
 }
 
 /// The golden columns, with the options and values an older writer wrote
@@ -186,7 +192,9 @@ fn columns() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> 
 
 /// The format version of golden file `name`.
 fn version_of(name: &str) -> u32 {
-    if name.starts_with("v6_") {
+    if name.starts_with("v7_") {
+        7
+    } else if name.starts_with("v6_") {
         6
     } else if name.starts_with("v5_") {
         5
@@ -484,7 +492,17 @@ fn golden_files_rewrite_byte_for_byte() {
 
 #[test]
 fn golden_files_have_what_they_claim() {
-    for p in ["", "v3_", "v4_", "v5_", "v5_planes_", "v6_", "v6_planes_"] {
+    for p in [
+        "",
+        "v3_",
+        "v4_",
+        "v5_",
+        "v5_planes_",
+        "v6_",
+        "v6_planes_",
+        "v7_",
+        "v7_planes_",
+    ] {
         let load = |name: &str| load(&format!("{p}{name}"));
         let r = Reader::from_bytes(load("nulls_multichunk").0).unwrap();
         assert_eq!(r.num_chunks(), 3);
@@ -533,7 +551,7 @@ fn golden_files_have_what_they_claim() {
     }
     // A version-3 dictionary section is smaller than the planes it
     // materializes (the point of §4's front coding).
-    for g in golden().iter().filter(|g| !g.0.starts_with("v6_planes_")) {
+    for g in golden().iter().filter(|g| !g.0.starts_with("v7_planes_")) {
         let file = load(&g.0).0;
         let r = Reader::from_bytes(file).unwrap();
         for (d, s) in r.dictionaries().unwrap().iter().zip(&r.footer().dicts) {
@@ -773,4 +791,63 @@ fn version_6_files_hold_what_version_5_files_hold() {
             }
         }
     }
+}
+
+/// Version 7 added the delta integer block (§5.8.3, payload magics
+/// "FPL3"/"FPS3") and nothing else: each `v7_*` file holds its `v6_*`
+/// file's rows, its dictionary sections and coded chunks are version 6's
+/// bytes, and its log-template chunks hold a version-7 payload (delta
+/// blocks where they are smaller) that is not larger than version 6's.
+#[test]
+fn version_7_files_hold_what_version_6_files_hold() {
+    use fastpair::logs::{LogColumn, LogForm};
+    let names = columns()
+        .iter()
+        .flat_map(|c| [c.0.to_string(), format!("planes_{}", c.0)])
+        .chain(["log_templates".to_string(), "planes_high_plane".to_string()])
+        .collect::<Vec<_>>();
+    let mut delta_blocks = 0;
+    for name in names {
+        let (f6, _) = load(&format!("v6_{name}"));
+        let (f7, _) = load(&format!("v7_{name}"));
+        let (a, b) = (
+            Reader::from_bytes(f6.clone()).unwrap(),
+            Reader::from_bytes(f7.clone()).unwrap(),
+        );
+        assert_eq!(a.read_all().unwrap(), b.read_all().unwrap(), "{name}");
+        assert_eq!(a.footer().dicts.len(), b.footer().dicts.len(), "{name}");
+        for (ra, rb) in a.footer().dicts.iter().zip(&b.footer().dicts) {
+            assert_eq!(
+                &f6[ra.offset as usize..(ra.offset + ra.len) as usize],
+                &f7[rb.offset as usize..(rb.offset + rb.len) as usize],
+                "{name}: dictionary sections are version 6's bytes"
+            );
+        }
+        assert_eq!(a.num_chunks(), b.num_chunks(), "{name}");
+        for i in 0..a.num_chunks() {
+            let (ea, eb) = (a.footer().chunks[i], b.footer().chunks[i]);
+            assert_eq!((ea.rows, ea.codes, ea.bytes), (eb.rows, eb.codes, eb.bytes));
+            let ca = &f6[ea.section.offset as usize..][..ea.section.len as usize];
+            let cb = &f7[eb.section.offset as usize..][..eb.section.len as usize];
+            if a.chunk(i).unwrap().kind() == fastpair::format::ChunkKind::LogTemplates {
+                let payload = |r: &Reader, s: &[u8], e: &layout::ChunkEntry, v| {
+                    let bits = r.dictionaries().unwrap()[e.dict as usize].code_bits();
+                    let p = ChunkSection::parse(s, e.section.offset, i as u32, e, bits, v).unwrap();
+                    p.log_payload.unwrap().0.to_vec()
+                };
+                let (pa, pb) = (payload(&a, ca, &ea, 6), payload(&b, cb, &eb, 7));
+                let (la, lb) = (LogColumn::open(&pa).unwrap(), LogColumn::open(&pb).unwrap());
+                assert_eq!((la.form(), lb.form()), (LogForm::V6, LogForm::V7));
+                assert_eq!(la.integer_block_modes()[2], 0);
+                delta_blocks += lb.integer_block_modes()[2];
+                assert!(pb.len() <= pa.len(), "{name} chunk {i}");
+            } else {
+                assert_eq!(
+                    ca, cb,
+                    "{name} chunk {i}: coded chunks are version 6's bytes"
+                );
+            }
+        }
+    }
+    assert!(delta_blocks > 0, "the golden log chunks hold delta blocks");
 }

@@ -2,7 +2,7 @@
 //! arbitrary bytes come back byte-exact through the serialized block, by
 //! point reads and by bulk decode.
 
-use fastpair::logs::{encode, encode_column, LogBlock, LogColumn, LogOptions};
+use fastpair::logs::{encode, encode_column, LogBlock, LogColumn, LogForm, LogOptions};
 use proptest::prelude::*;
 
 fn check(rows: &[&[u8]], opts: &LogOptions) -> (usize, LogBlock) {
@@ -225,10 +225,11 @@ fn golden_rows() -> Vec<String> {
 
 /// A log payload as `encode_column` writes it, byte for byte: the golden
 /// file `spec/reader.py` decodes (python/tests/test_spec_logs.py), of
-/// format version 6 ("FPS2": front-coded pools, codes at the pool's width).
-/// `FASTPAIR_BLESS_LOGS=1` rewrites it after an intended change. The
-/// version-5 payload of the same rows (`logs_payload.fpl`, "FPS1", never
-/// rewritten) still decodes to them.
+/// format version 7 ("FPS3": front-coded pools, codes at the pool's width,
+/// delta integer blocks). `FASTPAIR_BLESS_LOGS=1` rewrites it after an
+/// intended change. The version-5 and version-6 payloads of the same rows
+/// (`logs_payload.fpl`, "FPS1", and `logs_payload_v6.fpl`, "FPS2", never
+/// rewritten) still decode to them.
 #[test]
 fn golden_payload_is_stable_and_decodes() {
     let rows = golden_rows();
@@ -240,7 +241,7 @@ fn golden_payload_is_stable_and_decodes() {
     let bytes = encode_column(&refs, &opts);
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
     let (fpl, txt) = (
-        dir.join("logs_payload_v6.fpl"),
+        dir.join("logs_payload_v7.fpl"),
         dir.join("logs_payload.rows"),
     );
     if std::env::var_os("FASTPAIR_BLESS_LOGS").is_some() {
@@ -259,22 +260,33 @@ fn golden_payload_is_stable_and_decodes() {
     let col = LogColumn::open(&bytes).unwrap();
     assert!(col.is_split(), "the golden payload covers the split form");
     assert!(col.escaped_rows() > 0, "and escaped rows");
-    assert_eq!(col.form(), fastpair::logs::PoolForm::Front);
+    assert_eq!(col.form(), LogForm::V7);
+    let [_, _, delta] = col.integer_block_modes();
+    assert!(delta > 0, "and delta integer blocks");
     check_column(&refs, &opts);
-    let old = LogColumn::open(&std::fs::read(dir.join("logs_payload.fpl")).unwrap()).unwrap();
-    assert_eq!(old.form(), fastpair::logs::PoolForm::Plain12);
-    assert_eq!(old.rows(), rows.len());
-    let (mut buf, mut offs) = (Vec::new(), Vec::new());
-    old.decode_all(&mut buf, &mut offs);
-    for (i, r) in rows.iter().enumerate() {
-        assert_eq!(
-            &buf[offs[i] as usize..offs[i + 1] as usize],
-            r.as_bytes(),
-            "v5 row {i}"
-        );
+    let mut older = u64::MAX;
+    for (file, form) in [
+        ("logs_payload.fpl", LogForm::V4),
+        ("logs_payload_v6.fpl", LogForm::V6),
+    ] {
+        let old = LogColumn::open(&std::fs::read(dir.join(file)).unwrap()).unwrap();
+        assert_eq!(old.form(), form);
+        assert_eq!(old.integer_block_modes()[2], 0, "{file}: no delta blocks");
+        assert_eq!(old.rows(), rows.len());
+        let (mut buf, mut offs) = (Vec::new(), Vec::new());
+        old.decode_all(&mut buf, &mut offs);
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(
+                &buf[offs[i] as usize..offs[i + 1] as usize],
+                r.as_bytes(),
+                "{file} row {i}"
+            );
+        }
+        older = older.min(std::fs::metadata(dir.join(file)).unwrap().len());
     }
-    let v5 = std::fs::metadata(dir.join("logs_payload.fpl"))
-        .unwrap()
-        .len();
-    assert!((bytes.len() as u64) < v5, "{} vs {v5} bytes", bytes.len());
+    assert!(
+        (bytes.len() as u64) < older,
+        "{} vs {older} bytes",
+        bytes.len()
+    );
 }

@@ -92,7 +92,7 @@ fn main() {
         let a = encode_column(&vals, &opts);
         let secs = t.elapsed().as_secs_f64();
         let mut acc = [0usize; 7];
-        if a.starts_with(b"FPS2") {
+        if a.starts_with(b"FPS3") {
             let h = u32::from_le_bytes(a[4..8].try_into().unwrap()) as usize;
             acc[0] += 8;
             block_parts(&a[8..8 + h], &mut acc);
@@ -125,20 +125,6 @@ fn main() {
             eprintln!("{name}: mixed-radix time chains {chains}: {now} B as fields, {then} B as one integer (saves {} B, {:.1}% of A)", now as i64 - then as i64, 100.0 * (now as f64 - then as f64) / a.len() as f64);
             assert_eq!(b.iter().sum::<u64>(), a.len() as u64, "{name}");
             fine_rows.push((name.clone(), a.len(), z, b));
-        }
-        // `LOGS_DELTA=1`: what a delta-FoR block mode would save (an
-        // estimate, not in the format: `LogColumn::delta_estimate`), and the
-        // payload ratio if it were saved.
-        if std::env::var_os("LOGS_DELTA").is_some() {
-            let col = fastpair::logs::LogColumn::open(&a).unwrap();
-            let (now, then, joined) = col.delta_estimate();
-            let a_len = a.len() as u64;
-            eprintln!(
-                "delta,{name},{a_len},{now},{then},{joined},{:.2},{:.2},{:.2}",
-                text as f64 / a_len as f64,
-                text as f64 / (a_len - (now - then)) as f64,
-                text as f64 / (a_len - (now - joined)) as f64
-            );
         }
         // `LOGS_SHARED=1`: the dictionary values' codes if shared by the
         // block's slots (`LogColumn::shared_dict_estimate`).

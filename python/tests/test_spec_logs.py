@@ -1,7 +1,8 @@
 """spec/reader.py's decoder of the log-template payload (spec/FORMAT.md
 §5.8) against the Rust encoder's output: the golden payload
-testdata/golden/logs_payload.fpl (written by `fastpair::logs::encode_column`,
-pinned by tests/logs.rs) decodes to testdata/golden/logs_payload.rows, and
+testdata/golden/logs_payload_v7.fpl (written by
+`fastpair::logs::encode_column`, pinned by tests/logs.rs; the version-5 and
+-6 payloads of the same rows beside it) decodes to testdata/golden/logs_payload.rows, and
 damaged copies are rejected with a FormatError, never another exception.
 
 Needs no built package: `python3 python/tests/test_spec_logs.py` runs the
@@ -22,7 +23,7 @@ _spec.loader.exec_module(reader)
 GOLDEN = REPO / "testdata" / "golden"
 
 
-def golden(name="logs_payload_v6.fpl"):
+def golden(name="logs_payload_v7.fpl"):
     payload = (GOLDEN / name).read_bytes()
     rows = (GOLDEN / "logs_payload.rows").read_bytes().split(b"\n")[:-1]
     return payload, rows
@@ -30,30 +31,75 @@ def golden(name="logs_payload_v6.fpl"):
 
 def test_golden_payload_decodes_to_its_rows():
     payload, rows = golden()
-    assert payload[:4] == b"FPS2", "the golden covers the split form, pool form 2"
+    assert payload[:4] == b"FPS3", "the golden covers the split form, payload form 3"
     assert reader.decode_log_payload(payload) == rows
-    assert reader.log_payload_form(payload) == 2
+    assert reader.log_payload_form(payload) == 3
 
 
-def test_version_5_payload_still_decodes():
-    payload, rows = golden("logs_payload.fpl")
-    assert payload[:4] == b"FPS1"
-    assert reader.log_payload_form(payload) == 1
-    assert reader.decode_log_payload(payload) == rows
+def test_older_payloads_still_decode():
+    for name, magic, form in (("logs_payload.fpl", b"FPS1", 1), ("logs_payload_v6.fpl", b"FPS2", 2)):
+        payload, rows = golden(name)
+        assert payload[:4] == magic
+        assert reader.log_payload_form(payload) == form
+        assert reader.decode_log_payload(payload) == rows
 
 
 def test_split_blocks_of_the_other_form_are_rejected():
-    """An "FPS2" split whose blocks are "FPL1" (or the reverse) is refused."""
-    for name in ("logs_payload_v6.fpl", "logs_payload.fpl"):
+    """A split whose blocks are of another form than its own is refused."""
+    for name in ("logs_payload_v7.fpl", "logs_payload_v6.fpl", "logs_payload.fpl"):
         payload, _ = golden(name)
-        b = bytearray(payload)
-        b[3] = ord("1") if b[3] == ord("2") else ord("2")
+        for other in b"123":
+            if other == payload[3]:
+                continue
+            b = bytearray(payload)
+            b[3] = other
+            try:
+                reader.decode_log_payload(bytes(b))
+            except reader.FormatError as e:
+                assert e.invariant == "BadMagic", e
+                continue
+            raise AssertionError(f"{name}: mixed forms accepted")
+
+
+def test_golden_payload_holds_delta_blocks():
+    """The version-7 golden stores some integer blocks as delta blocks
+    (§5.8.3), so the decoder's delta path is what the rows above checked."""
+    modes = []
+    real = reader._int_column
+
+    def spy(c, n, used, form):
+        cps = real(c, n, used, form)
+        modes.extend(cp[5] for cp in cps)
+        return cps
+
+    reader._int_column = spy
+    try:
+        payload, rows = golden()
+        assert reader.decode_log_payload(payload) == rows
+    finally:
+        reader._int_column = real
+    assert any(modes) and not all(modes)
+
+
+def test_delta_modes_are_checked():
+    """Modes 193-255 are delta blocks of 1-63 bits, only in payload form 3
+    and only for a block of two values or more; 192 is linear at 64 bits."""
+    def column(mode, n, form):
+        c = reader._LogCursor(bytes([mode, 5, 2]), 0)
+        return reader._int_column(c, n, [0], form)
+
+    (off, bits, base, slope, m, delta), = column(195, 10, 3)
+    assert (bits, base, slope, m, delta) == (3, 5, 1, 10, True)
+    assert reader._int_values([(0, 3, 5, 1, 3, True)], bytes([0b010_001, 0])) == [5, 7, 10]
+    (_, bits, _, _, _, delta), = column(192, 10, 3)
+    assert (bits, delta) == (64, False)
+    for mode, n, form in ((195, 10, 2), (195, 10, 1), (195, 1, 3)):
         try:
-            reader.decode_log_payload(bytes(b))
+            column(mode, n, form)
         except reader.FormatError as e:
-            assert e.invariant == "BadMagic", e
+            assert e.invariant == "BadField", e
             continue
-        raise AssertionError(f"{name}: mixed forms accepted")
+        raise AssertionError(f"mode {mode}, {n} values, form {form} accepted")
 
 
 def test_each_block_decodes_on_its_own():

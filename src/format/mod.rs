@@ -58,8 +58,8 @@ pub use kind::ChunkKind;
 /// Magic bytes at the start (header) and at the very end (tail) of a file (§2).
 pub const MAGIC: [u8; 8] = *b"FASTPAIR";
 /// The format version this crate writes (§2, §10). It also reads
-/// [`VERSION_1`] to [`VERSION_5`] files.
-pub const VERSION: u32 = VERSION_6;
+/// [`VERSION_1`] to [`VERSION_6`] files.
+pub const VERSION: u32 = VERSION_7;
 /// The first format version: no value dictionaries (§10). Still read.
 pub const VERSION_1: u32 = 1;
 /// Version 2: value dictionaries (§5.6), dictionaries as planes (§4.5). Still read.
@@ -77,6 +77,10 @@ pub const VERSION_5: u32 = 5;
 /// tokens front-coded and its codes at the pool's own width (§5.8.4,
 /// payload magics "FPL2" / "FPS2").
 pub const VERSION_6: u32 = 6;
+/// Version 7: a log-template payload's integer blocks may be *delta*
+/// blocks (the steps above the smallest one, §5.8.3; payload magics
+/// "FPL3" / "FPS3"); nothing else changes.
+pub const VERSION_7: u32 = 7;
 /// Size of the header: magic, version, reserved (§2).
 pub const HEADER_LEN: usize = 16;
 /// Size of the tail: footer length, footer CRC32, version, reserved, magic (§2).

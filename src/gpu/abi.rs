@@ -192,7 +192,8 @@ device_struct! {
         tpl_off: u64,
         /// Slots, 8 u32 each (`logs::DeviceBlock::slots`).
         slot_off: u64,
-        /// Checkpoints, 4 u64 each (base, slope, residuals offset, bits).
+        /// Checkpoints, 4 u64 each (base, slope, residuals offset, bits
+        /// with `logs::CP_DELTA` set for a delta block).
         cp_off: u64,
         /// Row blocks, 4 u32 each (first local, locals, bits, row-index offset).
         rb_off: u64,
@@ -376,7 +377,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
          #define FP_WARP_SMEM {}\n#define FP_SEARCH_SMEM {}\n#define FP_CASCADE_BLOCK {CASCADE_BLOCK}\n\
          #define FP_VT_ROWS {VT_ROWS}\n#define FP_VT_RPT {VT_RPT}\n#define FP_VT_STAGE {VT_STAGE}\n#define FP_VT_WB {VT_WB}\n\
          #define RK_CODED {RK_CODED}u\n#define RK_VALUES {RK_VALUES}u\n#define RK_LOGS {RK_LOGS}u\n\
-         #define FP_LG_WARPS {LG_WARPS}u\n#define FP_LG_STAGE {LG_STAGE}u\n#define FP_LG_MIN_BLOCKS {LG_MIN_BLOCKS}\n#define FP_LG_PER_ROW {}u",
+         #define FP_LG_WARPS {LG_WARPS}u\n#define FP_LG_STAGE {LG_STAGE}u\n#define FP_LG_MIN_BLOCKS {LG_MIN_BLOCKS}\n#define FP_LG_PER_ROW {}u\n#define FP_LG_CP_DELTA {}ull",
         cfg.k,
         cfg.h,
         cfg.t,
@@ -387,6 +388,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         warp_smem(cfg),
         search_warp_smem(cfg),
         crate::logs::WIDTH_PER_ROW,
+        crate::logs::CP_DELTA,
     );
     s.push_str(
         "typedef unsigned char u8;\ntypedef unsigned int u32;\ntypedef unsigned long long u64;\n\

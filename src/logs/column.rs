@@ -1,15 +1,20 @@
 //! Integer sub-columns: blocks of 128 values, each bit-packed against a
 //! checkpoint (mode, width, base, slope) so that any value is read from its
-//! block alone with one unpack: O(1).
+//! block alone (spec/FORMAT.md §5.8.3).
 //!
-//! Per block the writer picks the smaller of
+//! Per block the writer picks the smallest of
 //! - **FoR**: `base` = minimum, residuals `r[j] = v[j] − base`;
-//! - **linear FoR** (frame of reference around a line, the delta coder that
-//!   keeps O(1) reads): `slope` = `(v[n−1] − v[0]) / (n − 1)` (signed,
-//!   truncated), residuals `r[j] = v[j] − j·slope − base` with `base` their
-//!   minimum; `v[j] = base + r[j] + j·slope` (all arithmetic mod 2^64).
-//!   Counters, timestamps and offsets that grow at a steady rate need a few
-//!   bits, as delta coding would, without summing the deltas on a read.
+//! - **linear FoR** (frame of reference around a line): `slope` = one of a
+//!   few candidate slopes, residuals `r[j] = v[j] − j·slope − base` with
+//!   `base` their minimum; `v[j] = base + r[j] + j·slope` (all arithmetic
+//!   mod 2^64). Counters and offsets that grow at a steady rate need a few
+//!   bits without summing anything on a read: one unpack, O(1);
+//! - **delta** (format version 7 payloads, "FPL3"): `base = v[0]`, `slope`
+//!   the smallest step, and the `n − 1` residuals `r[j] = v[j+1] − v[j] −
+//!   slope`; `v[j] = base + j·slope + Σ_{i<j} r[i]`. Timestamps that grow
+//!   by irregular small steps need the bits of a step, not of the drift
+//!   from a line; a read sums at most 127 residuals (still bounded by the
+//!   block, so O(1) per row).
 //!
 //! Checkpoints live in the block's metadata (varints, parsed when the block
 //! is opened); residuals in the column data, byte-aligned per block.
@@ -22,16 +27,26 @@ use crate::error::{Invariant, Result};
 /// Values per block.
 pub(crate) const BLOCK: usize = 128;
 
-/// Flag in a block's mode byte: linear FoR (else FoR).
+/// Flag in a block's mode byte: linear FoR (modes 128–192), or delta
+/// with `DELTA_MODE` (modes 193–255, b = mode − 192 ≥ 1); else FoR (0–64).
 const LINEAR_FLAG: u8 = 0x80;
+/// Mode of a delta block of `b` bits: `DELTA_MODE + b` (1 ≤ b ≤ 63). Mode
+/// 192 itself is linear FoR at 64 bits.
+const DELTA_MODE: u8 = 0xC0;
 
 /// How one block is stored: linear FoR (`Some(slope)`) or FoR, the base
-/// and the residual width.
+/// and the residual width; `delta` (with `Some(slope)`, the smallest step):
+/// the residuals are the steps, `base` the first value.
 struct BlockPlan {
     slope: Option<i64>,
     base: u64,
     bits: u8,
+    delta: bool,
 }
+
+/// Payloads whose integer blocks may be delta (spec/FORMAT.md §5.8.3: the
+/// "FPL3"/"FPS3" payloads of format version 7); the writer writes these.
+pub(crate) const WRITE_DELTA: bool = true;
 
 /// The smaller of FoR and linear FoR for one block (see the module doc).
 fn plan(block: &[u64]) -> BlockPlan {
@@ -46,6 +61,7 @@ fn plan(block: &[u64]) -> BlockPlan {
         slope: None,
         base: min,
         bits: for_bits,
+        delta: false,
     };
     // A constant block: every candidate slope below is 0 (FoR's own case).
     if n < 2 || for_bits == 0 {
@@ -129,10 +145,44 @@ fn plan(block: &[u64]) -> BlockPlan {
                 slope: Some(slope),
                 base: lmin as u64,
                 bits,
+                delta: false,
             };
         }
     }
+    if WRITE_DELTA {
+        if let Some(d) = delta_plan(block) {
+            // `best_len` leaves out the mode byte, as this does.
+            if d.meta_len() - 1 + d.data_len(n) < best_len {
+                return d;
+            }
+        }
+    }
     best
+}
+
+/// The delta plan of a block of at least 2 values (see the module doc):
+/// `None` when its steps span 2^63 or more (63 bits at most), or are all
+/// equal (linear FoR at 0 bits spells that).
+fn delta_plan(block: &[u64]) -> Option<BlockPlan> {
+    if block.len() < 2 {
+        return None;
+    }
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    for w in block.windows(2) {
+        let d = w[1].wrapping_sub(w[0]) as i64;
+        lo = lo.min(d);
+        hi = hi.max(d);
+    }
+    let range = (hi as i128 - lo as i128) as u128;
+    if range == 0 || range >= 1 << 63 {
+        return None;
+    }
+    Some(BlockPlan {
+        slope: Some(lo),
+        base: block[0],
+        bits: bits_for(range as u64),
+        delta: true,
+    })
 }
 
 /// Appends the checkpoints of `values` to `meta` and the packed residuals to
@@ -160,7 +210,7 @@ impl Planned {
             .map(|block| {
                 let p = plan(block);
                 meta += p.meta_len();
-                data += packed_len(block.len(), p.bits);
+                data += p.data_len(block.len());
                 p
             })
             .collect();
@@ -186,11 +236,39 @@ impl BlockPlan {
     fn meta_len(&self) -> usize {
         1 + varint_len(self.base) + self.slope.map_or(0, |s| varint_len(zigzag(s)))
     }
+
+    /// Residual bytes for a block of `n` values.
+    fn data_len(&self, n: usize) -> usize {
+        packed_len(residuals(n, self.delta), self.bits)
+    }
+}
+
+/// Residuals a block of `n` values stores: one per value, one per step
+/// when delta.
+fn residuals(n: usize, delta: bool) -> usize {
+    if delta {
+        n - 1
+    } else {
+        n
+    }
 }
 
 /// Appends one block's checkpoint to `meta` and residuals to `data`.
 fn put_block(block: &[u64], p: &BlockPlan, meta: &mut Vec<u8>, data: &mut Vec<u8>) {
     match p.slope {
+        Some(slope) if p.delta => {
+            meta.push(DELTA_MODE + p.bits);
+            put_varint(meta, p.base);
+            put_varint(meta, zigzag(slope));
+            let s = slope as u64;
+            pack(
+                block
+                    .windows(2)
+                    .map(|w| w[1].wrapping_sub(w[0]).wrapping_sub(s)),
+                p.bits,
+                data,
+            );
+        }
         Some(slope) => {
             meta.push(LINEAR_FLAG | p.bits);
             put_varint(meta, p.base);
@@ -225,41 +303,9 @@ pub(crate) fn sizes(values: &[u64]) -> (usize, usize) {
     for block in values.chunks(BLOCK) {
         let p = plan(block);
         meta += p.meta_len();
-        data += packed_len(block.len(), p.bits);
+        data += p.data_len(block.len());
     }
     (meta, data)
-}
-
-/// Bytes of `values` if each block could also be stored *delta-FoR* (not
-/// in the format: an estimate for the next version): the first value as the
-/// base, then the block's `n − 1` steps `v[j] − v[j−1]` framed around their
-/// minimum (a varint, zigzag) at the bits their range needs; a read sums up
-/// to 127 residuals. Per block the smaller of [`size`]'s plan and that.
-pub(crate) fn size_with_delta(values: &[u64]) -> usize {
-    values
-        .chunks(BLOCK)
-        .map(|block| {
-            let p = plan(block);
-            let now = 1
-                + varint_len(p.base)
-                + p.slope.map_or(0, |s| varint_len(zigzag(s)))
-                + packed_len(block.len(), p.bits);
-            if block.len() < 2 {
-                return now;
-            }
-            let steps = block.windows(2).map(|w| w[1].wrapping_sub(w[0]) as i64);
-            let (lo, hi) = steps.fold((i64::MAX, i64::MIN), |(lo, hi), d| (lo.min(d), hi.max(d)));
-            let range = (hi as i128 - lo as i128) as u128;
-            if range > u64::MAX as u128 {
-                return now;
-            }
-            let delta = 1
-                + varint_len(block[0])
-                + varint_len(zigzag(lo))
-                + packed_len(block.len() - 1, bits_for(range as u64));
-            now.min(delta)
-        })
-        .sum()
 }
 
 /// One parsed checkpoint.
@@ -270,6 +316,23 @@ pub(crate) struct Checkpoint {
     /// Byte offset of the block's residuals inside the column data section.
     pub(super) off: u32,
     pub(super) bits: u8,
+    /// A delta block: `slope` is the smallest step, the residuals the
+    /// steps above it (one fewer than the values).
+    pub(super) delta: bool,
+}
+
+impl Checkpoint {
+    /// Its bytes in the meta: the mode byte, the base, the slope when it
+    /// has one (a linear block written with slope 0 counts as FoR here).
+    pub(super) fn meta_len(&self) -> u64 {
+        let stepped = self.delta || self.slope != 0;
+        (1 + varint_len(self.base)
+            + if stepped {
+                varint_len(zigzag(self.slope as i64))
+            } else {
+                0
+            }) as u64
+    }
 }
 
 /// A parsed integer column: `first` indexes its checkpoints in a shared list.
@@ -281,12 +344,14 @@ pub(crate) struct IntCol {
 
 /// Parses the checkpoints of a column of `len` values from `meta`, appending
 /// them to `cps`; `data_used` is the running size of the column data, which
-/// the caller checks against the section at the end.
+/// the caller checks against the section at the end. `delta`: whether the
+/// payload's form allows delta blocks (format version 7, §5.8.3).
 pub(crate) fn parse(
     r: &mut VarReader<'_>,
     len: u32,
     cps: &mut Vec<Checkpoint>,
     data_used: &mut u64,
+    delta: bool,
 ) -> Result<IntCol> {
     let first = cps.len() as u32;
     let mut left = len as usize;
@@ -294,12 +359,30 @@ pub(crate) fn parse(
         let n = left.min(BLOCK);
         left -= n;
         let mode = r.u8("integer block mode")?;
-        let bits = mode & !LINEAR_FLAG;
-        let linear = mode & LINEAR_FLAG != 0;
+        let is_delta = mode > DELTA_MODE;
+        let (bits, linear) = if is_delta {
+            (mode - DELTA_MODE, true)
+        } else {
+            (mode & !LINEAR_FLAG, mode & LINEAR_FLAG != 0)
+        };
         if bits > 64 {
             return Err(r.err(Invariant::BadField {
                 what: "integer block bit width",
                 value: bits as u64,
+            }));
+        }
+        // Delta modes: only in a version-7 payload, and only for a block of
+        // two values or more (one value is FoR's at 0 bits).
+        if is_delta && !delta {
+            return Err(r.err(Invariant::BadField {
+                what: "integer block mode (delta blocks are format version 7's)",
+                value: mode as u64,
+            }));
+        }
+        if is_delta && n < 2 {
+            return Err(r.err(Invariant::BadField {
+                what: "integer block mode (a delta block of one value)",
+                value: mode as u64,
             }));
         }
         let base = r.varint("integer block base")?;
@@ -320,8 +403,9 @@ pub(crate) fn parse(
             slope,
             off: *data_used as u32,
             bits,
+            delta: is_delta,
         });
-        *data_used += packed_len(n, bits) as u64;
+        *data_used += packed_len(residuals(n, is_delta), bits) as u64;
     }
     Ok(IntCol { first, len })
 }
@@ -336,9 +420,12 @@ impl IntCol {
         };
         let d = data.get(cp.off as usize..).unwrap_or(&[]);
         let j = i % BLOCK;
-        cp.base
-            .wrapping_add(get_packed(d, cp.bits, j))
-            .wrapping_add(cp.slope.wrapping_mul(j as u64))
+        let line = cp.base.wrapping_add(cp.slope.wrapping_mul(j as u64));
+        if cp.delta {
+            line.wrapping_add(sum_packed(d, cp.bits, j))
+        } else {
+            line.wrapping_add(get_packed(d, cp.bits, j))
+        }
     }
 
     /// Bytes of the column's residuals in the column data.
@@ -350,7 +437,7 @@ impl IntCol {
         for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
             let n = left.min(BLOCK);
             left -= n;
-            sum += packed_len(n, cp.bits) as u64;
+            sum += packed_len(residuals(n, cp.delta), cp.bits) as u64;
         }
         sum
     }
@@ -365,7 +452,18 @@ impl IntCol {
             left -= n;
             let d = data.get(cp.off as usize..).unwrap_or(&[]);
             let (base, slope, bits) = (cp.base, cp.slope, cp.bits as usize);
-            if bits == 0 {
+            if cp.delta {
+                // v[0] = base; each next value adds the smallest step and
+                // its residual.
+                let mut v = base;
+                out.push(v);
+                out.extend((0..n - 1).map(|k| {
+                    v = v
+                        .wrapping_add(slope)
+                        .wrapping_add(get_packed(d, cp.bits, k));
+                    v
+                }));
+            } else if bits == 0 {
                 out.extend((0..n).map(|k| base.wrapping_add(slope.wrapping_mul(k as u64))));
             } else if bits <= 56 && d.len() >= packed_len(n, cp.bits) + 8 {
                 // Block unpack: one 8-byte load per value at a running bit
@@ -398,6 +496,29 @@ impl IntCol {
     }
 }
 
+/// Σ of the first `n` values of a packed run of `bits`-bit values (mod
+/// 2^64): a delta block's value `n` less its line.
+#[inline]
+fn sum_packed(data: &[u8], bits: u8, n: usize) -> u64 {
+    let b = bits as usize;
+    if b == 0 || n == 0 {
+        return 0;
+    }
+    if b <= 56 && data.len() >= packed_len(n, bits) + 8 {
+        let mask = (1u64 << b) - 1;
+        let p = data.as_ptr();
+        // SAFETY: value `k < n` starts at byte `k·b/8 ≤ packed_len(n, b) −
+        // 1`, and `data` has 8 bytes past `packed_len` (checked above), so
+        // each 8-byte read is inside `data`; a value of ≤ 56 bits starting
+        // at bit `k·b % 8` lies inside its 8 bytes.
+        let word = |k: usize| unsafe {
+            p.add(k * b / 8).cast::<u64>().read_unaligned().to_le() >> (k * b % 8)
+        };
+        return (0..n).fold(0u64, |s, k| s.wrapping_add(word(k) & mask));
+    }
+    (0..n).fold(0u64, |s, k| s.wrapping_add(get_packed(data, bits, k)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::bits::PAD;
@@ -411,7 +532,7 @@ mod tests {
         data.resize(data.len() + PAD, 0);
         let mut r = VarReader::new(&meta, 0);
         let (mut cps, mut used) = (Vec::new(), 0u64);
-        let col = parse(&mut r, values.len() as u32, &mut cps, &mut used).unwrap();
+        let col = parse(&mut r, values.len() as u32, &mut cps, &mut used, true).unwrap();
         assert!(r.at_end());
         assert_eq!(used as usize + PAD, data.len());
         for (i, &v) in values.iter().enumerate() {
@@ -444,5 +565,71 @@ mod tests {
         let mut last: Vec<u64> = (0..128u64).map(|i| 5000 + 7 * i + i % 3).collect();
         last[127] = last[126];
         assert!(round_trip(&last) <= 128 * 4 / 8 + 8);
+    }
+
+    /// Timestamps growing by irregular small steps drift from any line (a
+    /// random walk): linear FoR needs the drift's bits, a delta block the
+    /// steps' (0–3 here: 2 bits). Values near 2^64 wrap like the rest.
+    #[test]
+    fn delta_blocks_take_irregular_steps() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut t = 1_733_000_000_000u64;
+        let ts: Vec<u64> = (0..1000)
+            .map(|_| {
+                t += 1000 + rnd() % 4;
+                t
+            })
+            .collect();
+        let blocks = ts.len().div_ceil(BLOCK);
+        let size = round_trip(&ts);
+        assert!(size <= 1000 * 2 / 8 + blocks * 12, "{size} bytes");
+        let p = Planned::of(&ts);
+        assert!(p.blocks.iter().all(|b| b.delta && b.bits == 2));
+        // Steps of both signs, and values that wrap around 2^64.
+        let mut v = u64::MAX - 300;
+        let wrap: Vec<u64> = (0..400)
+            .map(|_| {
+                v = v.wrapping_add(rnd() % 9).wrapping_sub(3);
+                v
+            })
+            .collect();
+        round_trip(&wrap);
+        // Steps spanning 2^63 or more: never delta.
+        let wide = [0, u64::MAX / 2 + 7, 1, u64::MAX];
+        assert!(Planned::of(&wide).blocks.iter().all(|b| !b.delta));
+        round_trip(&wide);
+        // A last block of one value after delta blocks.
+        round_trip(&ts[..129]);
+    }
+
+    /// Delta modes (193–255) only where the payload allows them, and never
+    /// for a block of one value; mode 192 is linear FoR at 64 bits.
+    #[test]
+    fn delta_modes_are_checked() {
+        let meta_of = |mode: u8| vec![mode, 5, 2];
+        let parse_with = |meta: &[u8], len: u32, delta: bool| {
+            let mut r = VarReader::new(meta, 0);
+            let (mut cps, mut used) = (Vec::new(), 0u64);
+            parse(&mut r, len, &mut cps, &mut used, delta).map(|_| (cps, used))
+        };
+        let (cps, used) = parse_with(&meta_of(DELTA_MODE + 3), 10, true).unwrap();
+        assert!(cps[0].delta && cps[0].bits == 3 && used == packed_len(9, 3) as u64);
+        let (cps, _) = parse_with(&meta_of(DELTA_MODE), 10, true).unwrap();
+        assert!(!cps[0].delta && cps[0].bits == 64);
+        for (mode, len, delta) in [(DELTA_MODE + 3, 10, false), (DELTA_MODE + 3, 1, true)] {
+            match parse_with(&meta_of(mode), len, delta) {
+                Err(crate::Error::Corrupt {
+                    invariant: Invariant::BadField { value, .. },
+                    ..
+                }) => assert_eq!(value, mode as u64),
+                other => panic!("mode {mode} len {len} delta {delta}: {:?}", other.err()),
+            }
+        }
     }
 }

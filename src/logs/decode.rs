@@ -3,9 +3,9 @@
 
 use super::bits::{get_packed, packed_len, render_dec, render_hex, VarReader, PAD};
 use super::column::{self, Checkpoint, IntCol};
-use super::pool::{Pool, PoolForm};
+use super::pool::Pool;
 use super::render::Bulk;
-use super::{Kind, Width, BLOCK_MAGIC, BLOCK_MAGIC_1, ROW_BLOCK};
+use super::{Kind, LogForm, Width, ROW_BLOCK};
 use crate::error::{Error, Invariant, Result};
 use bytes::Bytes;
 
@@ -84,24 +84,19 @@ impl LogBlock {
         Self::open_shared(Bytes::copy_from_slice(bytes))
     }
 
-    /// The pool form its magic names (spec/FORMAT.md §5.8.1).
-    pub fn form(&self) -> PoolForm {
-        if self.bytes.starts_with(BLOCK_MAGIC) {
-            PoolForm::Front
-        } else {
-            PoolForm::Plain12
-        }
+    /// The payload form its magic names (spec/FORMAT.md §5.8.1).
+    pub fn form(&self) -> LogForm {
+        LogForm::of_block_magic(&self.bytes[..4]).expect("checked at open")
     }
 
     /// [`Self::open`] without a copy.
     pub fn open_shared(shared: Bytes) -> Result<Self> {
         let bytes: &[u8] = &shared;
         let mut r = VarReader::new(bytes, 0);
-        let form = match r.take(4, "block magic")? {
-            m if m == BLOCK_MAGIC => PoolForm::Front,
-            m if m == BLOCK_MAGIC_1 => PoolForm::Plain12,
-            _ => return Err(corrupt(0, Invariant::BadMagic)),
+        let Some(form) = LogForm::of_block_magic(r.take(4, "block magic")?) else {
+            return Err(corrupt(0, Invariant::BadMagic));
         };
+        let delta = form.delta_blocks();
         let mut lens = [0usize; 4];
         for (l, what) in lens.iter_mut().zip([
             "meta length",
@@ -198,9 +193,9 @@ impl LogBlock {
                                 }))
                             }
                         };
-                        let values = column::parse(&mut m, t.count, &mut cps, &mut used)?;
+                        let values = column::parse(&mut m, t.count, &mut cps, &mut used, delta)?;
                         let widths = if width == Width::PerRow {
-                            column::parse(&mut m, t.count, &mut cps, &mut used)?
+                            column::parse(&mut m, t.count, &mut cps, &mut used, delta)?
                         } else {
                             none
                         };
@@ -213,7 +208,7 @@ impl LogBlock {
                     }
                     3 if tid != 0 && rule == 0 => {
                         let n = m.bounded("dictionary values", pool.len() as u64 - next_pool)?;
-                        let ids = column::parse(&mut m, t.count, &mut cps, &mut used)?;
+                        let ids = column::parse(&mut m, t.count, &mut cps, &mut used, delta)?;
                         let base = next_pool;
                         next_pool += n;
                         Slot::Dict {

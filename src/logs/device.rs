@@ -13,6 +13,10 @@ use super::{Kind, Width, ROW_BLOCK};
 /// integer column holds each value's digit count).
 pub(crate) const WIDTH_PER_ROW: u32 = 0xffff;
 
+/// Flag in a checkpoint's bit-width word: a delta block (FORMAT §5.8.3; the
+/// width itself is in the low 8 bits).
+pub(crate) const CP_DELTA: u64 = 1 << 8;
+
 /// Words per entry of each table (kernels/logs.cu reads them at these strides).
 pub(crate) const TEMPLATE_WORDS: usize = 4;
 /// See [`TEMPLATE_WORDS`].
@@ -45,7 +49,8 @@ pub(crate) struct DeviceBlock<'a> {
     /// value 0 in `statics_end`; a free slot: pool string of rank 0), 0.
     pub(crate) slots: Vec<u32>,
     /// Per checkpoint: base, slope, residuals' offset in the column data (or
-    /// in the pool offsets' data for the pool's own), bit width. The pool
+    /// in the pool offsets' data for the pool's own), bit width (with
+    /// [`CP_DELTA`] for a delta block). The pool
     /// offsets' checkpoints come last, from `pool_cp_first`.
     pub(crate) cps: Vec<u64>,
     pub(crate) pool_cp_first: u32,
@@ -108,12 +113,10 @@ impl LogBlock {
         }
         let pool_cp_first = self.cps.len() as u32;
         let mut cps = Vec::with_capacity(CP_WORDS * (self.cps.len() + self.pool.cps.len()));
-        for cp in &self.cps {
-            cps.extend([cp.base, cp.slope, cp.off as u64, cp.bits as u64]);
-        }
-        // The pool's offsets column: its checkpoints index its own data.
-        for cp in &self.pool.cps {
-            cps.extend([cp.base, cp.slope, cp.off as u64, cp.bits as u64]);
+        // The pool's offsets column last: its checkpoints index its own data.
+        for cp in self.cps.iter().chain(&self.pool.cps) {
+            let mode = if cp.delta { CP_DELTA } else { 0 };
+            cps.extend([cp.base, cp.slope, cp.off as u64, cp.bits as u64 | mode]);
         }
         let mut row_blocks = Vec::with_capacity(ROW_BLOCK_WORDS * self.row_blocks.len());
         for (b, rb) in self.row_blocks.iter().enumerate() {
@@ -320,9 +323,15 @@ mod tests {
         let c = first as usize + (i / 128) as usize;
         let cp = &b.cps[4 * c..4 * c + 4];
         let j = i % 128;
-        cp[0]
-            .wrapping_add(packed(b.raw, data + cp[2], cp[3] as u32, j))
-            .wrapping_add(cp[1].wrapping_mul(j))
+        let line = cp[0].wrapping_add(cp[1].wrapping_mul(j));
+        let bits = (cp[3] & 0xff) as u32;
+        if cp[3] & CP_DELTA != 0 {
+            (0..j).fold(line, |v, k| {
+                v.wrapping_add(packed(b.raw, data + cp[2], bits, k))
+            })
+        } else {
+            line.wrapping_add(packed(b.raw, data + cp[2], bits, j))
+        }
     }
 
     fn static_str(b: &DeviceBlock<'_>, i: usize, out: &mut Vec<u8>) {

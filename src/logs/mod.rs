@@ -142,8 +142,8 @@ pub(crate) use assign::LEARN_BATCH;
 pub use decode::LogBlock;
 #[cfg(feature = "gpu")]
 pub(crate) use device::{
-    DeviceBlock, DeviceImage, ImageBlock, CP_WORDS, ROW_BLOCK_WORDS, SLOT_WORDS, TEMPLATE_WORDS,
-    WIDTH_PER_ROW,
+    DeviceBlock, DeviceImage, ImageBlock, CP_DELTA, CP_WORDS, ROW_BLOCK_WORDS, SLOT_WORDS,
+    TEMPLATE_WORDS, WIDTH_PER_ROW,
 };
 pub use encode::encode;
 pub use options::LogOptions;
@@ -151,11 +151,64 @@ pub use pool::PoolForm;
 pub use split::{encode_column, LogColumn};
 pub use summary::{LogSummary, SlotCost, SlotTypeSummary, TemplateSummary, BREAKDOWN_PARTS};
 
-/// First bytes of a log block whose pool is of form 1 (format versions
-/// 4–5, spec/FORMAT.md §5.8.1); read, no longer written.
+/// First bytes of a log block of format versions 4–5 (pool form 1,
+/// spec/FORMAT.md §5.8.1); read, no longer written.
 const BLOCK_MAGIC_1: &[u8; 4] = b"FPL1";
-/// First bytes of a log block whose pool is of form 2 (version 6).
-const BLOCK_MAGIC: &[u8; 4] = b"FPL2";
+/// First bytes of a log block of version 6 (pool form 2); read, no longer
+/// written.
+const BLOCK_MAGIC_2: &[u8; 4] = b"FPL2";
+/// First bytes of a log block of version 7 (pool form 2, integer blocks
+/// FoR, linear or delta, §5.8.3): what the writer writes.
+const BLOCK_MAGIC: &[u8; 4] = b"FPL3";
+
+/// The spelling of a log payload its magic names (spec/FORMAT.md §5.8.1),
+/// one per range of format versions; a file's payloads are its version's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogForm {
+    /// Versions 4–5 ("FPL1"/"FPS1"): pool form 1.
+    V4,
+    /// Version 6 ("FPL2"/"FPS2"): pool form 2.
+    V6,
+    /// Version 7 ("FPL3"/"FPS3"): pool form 2, and integer blocks may be
+    /// delta blocks (§5.8.3).
+    V7,
+}
+
+impl LogForm {
+    /// The form a file of format `version` (4 or later) holds.
+    pub fn of_version(version: u32) -> Self {
+        if version >= crate::format::VERSION_7 {
+            LogForm::V7
+        } else if version >= crate::format::VERSION_6 {
+            LogForm::V6
+        } else {
+            LogForm::V4
+        }
+    }
+
+    /// Its pool's layout (§5.8.4).
+    pub fn pool(self) -> PoolForm {
+        match self {
+            LogForm::V4 => PoolForm::Plain12,
+            LogForm::V6 | LogForm::V7 => PoolForm::Front,
+        }
+    }
+
+    /// Whether its integer blocks may be delta blocks (§5.8.3).
+    pub(crate) fn delta_blocks(self) -> bool {
+        self == LogForm::V7
+    }
+
+    /// The form a block's first four bytes name.
+    fn of_block_magic(m: &[u8]) -> Option<Self> {
+        match m {
+            m if m == BLOCK_MAGIC => Some(LogForm::V7),
+            m if m == BLOCK_MAGIC_2 => Some(LogForm::V6),
+            m if m == BLOCK_MAGIC_1 => Some(LogForm::V4),
+            _ => None,
+        }
+    }
+}
 
 /// Rows per row-index block.
 const ROW_BLOCK: usize = 128;

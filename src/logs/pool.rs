@@ -6,6 +6,7 @@
 
 use super::bits::{get_packed, packed_len, VarReader};
 use super::column::{self, Checkpoint, IntCol};
+use super::LogForm;
 use crate::dict::MAX_TOKEN_LEN;
 use crate::error::{Error, Invariant, Result};
 
@@ -62,7 +63,7 @@ impl Pool {
     /// Parses the pool of `form` occupying all of `bytes` (block offsets
     /// `base..`), checking every token length (form 2: prefixes, order,
     /// padding nibbles), the offsets and every code.
-    pub(crate) fn parse(bytes: &[u8], base: usize, form: PoolForm) -> Result<Self> {
+    pub(crate) fn parse(bytes: &[u8], base: usize, form: LogForm) -> Result<Self> {
         let mut r = VarReader::new(bytes, base);
         let learned = r.bounded("pool learned tokens", (1 << CODE_BITS) - 256)? as usize;
         let nib_at = base + r.pos();
@@ -76,7 +77,7 @@ impl Pool {
             words.push(w);
             lens.push(1);
         }
-        let code_bits = match form {
+        let code_bits = match form.pool() {
             PoolForm::Plain12 => {
                 for i in 0..learned {
                     let l = nibble(nib, i);
@@ -145,7 +146,13 @@ impl Pool {
         let data = r.take(data_len, "pool offsets data")?;
         let mut m = VarReader::new(meta, meta_at);
         let (mut cps, mut used) = (Vec::new(), 0u64);
-        let offs = column::parse(&mut m, strings as u32 + 1, &mut cps, &mut used)?;
+        let offs = column::parse(
+            &mut m,
+            strings as u32 + 1,
+            &mut cps,
+            &mut used,
+            form.delta_blocks(),
+        )?;
         if !m.at_end() || used != data_len as u64 {
             return Err(m.err(Invariant::SizeMismatch {
                 what: "pool offsets",
@@ -329,7 +336,7 @@ mod tests {
     /// prefix other than the longest shared one; and code widths by size.
     #[test]
     fn front_pools_have_one_spelling() {
-        let parse = |b: &[u8]| Pool::parse(b, 0, PoolForm::Front);
+        let parse = |b: &[u8]| Pool::parse(b, 0, LogForm::V7);
         let ok = raw_front_pool(&[b"ab", b"abc", b"b:"], &[0, 2, 0]);
         let p = parse(&ok).unwrap();
         assert_eq!((p.words.len(), p.code_bits), (259, 9));

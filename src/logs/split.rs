@@ -35,13 +35,16 @@ use super::decode::LogBlock;
 use super::header::Cut;
 use super::header::{header_fields, header_words};
 use super::layouts::Layouts;
-use super::pool::PoolForm;
 use super::render::Bulk;
 use super::tokenize::{Tokenized, Tokens};
+use super::LogForm;
 use super::LogOptions;
 use crate::error::{Error, Invariant, Result};
 
-pub(super) const SPLIT_MAGIC: &[u8; 4] = b"FPS2";
+/// The split form's magic (format version 7: its blocks "FPL3").
+pub(super) const SPLIT_MAGIC: &[u8; 4] = b"FPS3";
+/// The split form's magic in format version 6 (its blocks "FPL2").
+const SPLIT_MAGIC_2: &[u8; 4] = b"FPS2";
 /// The split form's magic in format versions 4–5 (its blocks "FPL1").
 const SPLIT_MAGIC_1: &[u8; 4] = b"FPS1";
 
@@ -284,9 +287,11 @@ impl LogColumn {
     /// payload's first byte.
     pub fn open_shared(bytes: Bytes) -> Result<Self> {
         let form = if bytes.starts_with(SPLIT_MAGIC) {
-            PoolForm::Front
+            LogForm::V7
+        } else if bytes.starts_with(SPLIT_MAGIC_2) {
+            LogForm::V6
         } else if bytes.starts_with(SPLIT_MAGIC_1) {
-            PoolForm::Plain12
+            LogForm::V4
         } else {
             return Ok(LogColumn::Single(Box::new(LogBlock::open_shared(bytes)?)));
         };
@@ -297,7 +302,7 @@ impl LogColumn {
         let head = LogBlock::open_shared(bytes.slice(8..8 + n)).map_err(|e| relocate(e, 8))?;
         let body =
             LogBlock::open_shared(bytes.slice(8 + n..)).map_err(|e| relocate(e, 8 + n as u64))?;
-        // Both blocks of the split's own form ("FPS2": "FPL2" blocks).
+        // Both blocks of the split's own form ("FPS3": "FPL3" blocks).
         for (b, at) in [(&head, 8), (&body, 8 + n as u64)] {
             if b.form() != form {
                 return Err(Error::corrupt(
@@ -321,9 +326,9 @@ impl LogColumn {
         Ok(LogColumn::Split(Box::new((head, body))))
     }
 
-    /// The pool form of its blocks: [`PoolForm::Front`] in format version
-    /// 6, [`PoolForm::Plain12`] in versions 4–5 (spec/FORMAT.md §5.8.1).
-    pub fn form(&self) -> PoolForm {
+    /// The payload form its magic names (spec/FORMAT.md §5.8.1): that of
+    /// the file version that may hold it.
+    pub fn form(&self) -> LogForm {
         match self {
             LogColumn::Single(b) => b.form(),
             LogColumn::Split(p) => p.0.form(),

@@ -153,20 +153,13 @@ impl LogBlock {
             return;
         };
         s[0] += (p[0] + p[5]) as u64;
-        // Checkpoint bytes of a column: mode, base, slope when linear.
+        // Checkpoint bytes of a column: mode, base, slope when it has one.
         let cp_bytes = |col: &super::column::IntCol| -> u64 {
             let first = col.first as usize;
             let n = col.len.div_ceil(super::column::BLOCK as u32) as usize;
             self.cps[first..first + n]
                 .iter()
-                .map(|c| {
-                    1 + varint_len(c.base)
-                        + if c.slope != 0 {
-                            varint_len(super::bits::zigzag(c.slope as i64))
-                        } else {
-                            0
-                        }
-                })
+                .map(|c| c.meta_len())
                 .sum()
         };
         // Template table and slot descriptors.
@@ -323,13 +316,7 @@ impl LogColumn {
                         bytes += c.data_bytes(&b.cps);
                         let n = c.len.div_ceil(super::column::BLOCK as u32) as usize;
                         for cp in &b.cps[c.first as usize..c.first as usize + n] {
-                            bytes += 1
-                                + varint_len(cp.base)
-                                + if cp.slope != 0 {
-                                    varint_len(super::bits::zigzag(cp.slope as i64))
-                                } else {
-                                    0
-                                };
+                            bytes += cp.meta_len();
                             bits.push(cp.bits);
                         }
                     }
@@ -358,6 +345,24 @@ impl LogColumn {
         }
     }
 
+    /// How many integer blocks (§5.8.3) of its columns, the pool offsets'
+    /// included, are stored FoR, linear and delta.
+    pub fn integer_block_modes(&self) -> [usize; 3] {
+        let mut n = [0; 3];
+        for b in self.blocks() {
+            for cp in b.cps.iter().chain(&b.pool.cps) {
+                n[if cp.delta {
+                    2
+                } else if cp.slope != 0 {
+                    1
+                } else {
+                    0
+                }] += 1;
+            }
+        }
+        n
+    }
+
     /// What a *mixed-radix* integer slot (not in the format: an estimate
     /// for the next format version) would save: per template, each chain of
     /// adjacent decimal slots joined by `:` (radix 60) or followed by `.` /
@@ -365,13 +370,10 @@ impl LogColumn {
     /// `mm:ss,mmm` — stored as one integer column instead of one per field.
     /// Returns (bytes of the chains' columns now, bytes as one column each,
     /// chains).
+    /// Both sides are sized as the writer stores them (FoR, linear or
+    /// delta blocks, §5.8.3).
     pub fn mixed_radix_estimate(&self) -> (u64, u64, u64) {
-        self.mixed_radix_estimate_with(super::column::size)
-    }
-
-    /// [`Self::mixed_radix_estimate`] with the fields and the joined
-    /// columns sized by `size` (e.g. [`super::column::size_with_delta`]).
-    pub(crate) fn mixed_radix_estimate_with(&self, size: fn(&[u64]) -> usize) -> (u64, u64, u64) {
+        use super::column::size;
         use super::decode::Slot;
         use super::Width;
         let blocks = self.blocks();
@@ -431,48 +433,6 @@ impl LogColumn {
             }
         }
         (now, then, chains)
-    }
-
-    /// What a *delta-FoR* block mode ([`super::column::size_with_delta`],
-    /// not in the format) would save over every integer column of the
-    /// payload (slot values, per-row widths, dictionary ids, pool offsets),
-    /// and over the mixed-radix chains of [`Self::mixed_radix_estimate`]
-    /// stored delta-FoR. Returns (bytes now, bytes with delta-FoR, bytes
-    /// with delta-FoR and the chains joined).
-    pub fn delta_estimate(&self) -> (u64, u64, u64) {
-        use super::column::{size, size_with_delta, IntCol};
-        use super::decode::Slot;
-        let blocks = self.blocks();
-        let (mut now, mut then) = (0u64, 0u64);
-        let mut add = |v: &[u64]| {
-            now += size(v) as u64;
-            then += size_with_delta(v) as u64;
-        };
-        for b in blocks {
-            let data = &b.bytes[b.data_at..];
-            let mut cols: Vec<IntCol> = Vec::new();
-            for s in &b.slots {
-                match *s {
-                    Slot::Int { values, widths, .. } => cols.extend([values, widths]),
-                    Slot::Dict { ids, .. } => cols.push(ids),
-                    Slot::Free { .. } => {}
-                }
-            }
-            for c in cols.into_iter().filter(|c| c.len > 0) {
-                let mut v = Vec::new();
-                c.decode_all(&b.cps, data, &mut v);
-                add(&v);
-            }
-            let pool = &b.pool;
-            let pdata = &b.bytes[b.pool_at + pool.offs_at..];
-            let mut v = Vec::new();
-            pool.offs.decode_all(&pool.cps, pdata, &mut v);
-            add(&v);
-        }
-        // The chains joined as well: their saving over the fields, both
-        // stored delta-FoR.
-        let (fields, joined, _) = self.mixed_radix_estimate_with(size_with_delta);
-        (now, then, then - (fields - joined.min(fields)))
     }
 
     /// How many pool codes the dictionary slots' values take (an estimate

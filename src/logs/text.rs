@@ -31,9 +31,11 @@
 
 use super::bits::{pack, packed_len, put_varint, varint_len};
 use super::column;
+#[cfg(test)]
+use super::pool::Pool;
 use super::pool::{front_code_bits, shared_prefix};
 #[cfg(test)]
-use super::pool::{Pool, PoolForm};
+use super::LogForm;
 use crate::dict::matcher::Matcher;
 use crate::dict::onpair::{self, OnPairParams};
 use crate::dict::{TokenTable, MAX_TOKEN_LEN};
@@ -518,7 +520,7 @@ mod tests {
         put_pool(&table, &codes, &offs, &mut out);
         let n = out.len();
         out.extend_from_slice(&[0; 16]);
-        let p = Pool::parse(&out[..n], 0, PoolForm::Front).unwrap();
+        let p = Pool::parse(&out[..n], 0, LogForm::V7).unwrap();
         for (i, s) in strings.iter().enumerate() {
             let mut got = Vec::new();
             p.get(&out, i, &mut got);
@@ -540,7 +542,7 @@ mod tests {
         let n = out.len();
         assert_eq!(size(&strings, prune), n);
         out.resize(n + 16, 0);
-        let p = Pool::parse(&out[..n], 0, PoolForm::Front).unwrap();
+        let p = Pool::parse(&out[..n], 0, LogForm::V7).unwrap();
         assert_eq!(p.len(), strings.len());
         for (i, s) in strings.iter().enumerate() {
             let mut o = Vec::new();
@@ -558,7 +560,7 @@ mod tests {
         assert!(learned <= 8, "{learned} tokens for 3 strings");
         // Truncations are errors, never panics.
         for cut in 0..n {
-            assert!(Pool::parse(&out[..cut], 0, PoolForm::Front).is_err());
+            assert!(Pool::parse(&out[..cut], 0, LogForm::V7).is_err());
         }
     }
 
@@ -603,7 +605,7 @@ mod tests {
             );
             let n = pruned.len();
             pruned.resize(n + 16, 0);
-            let p = Pool::parse(&pruned[..n], 0, PoolForm::Front).unwrap();
+            let p = Pool::parse(&pruned[..n], 0, LogForm::V7).unwrap();
             let mut o = Vec::new();
             for (i, s) in strings.iter().enumerate() {
                 o.clear();

@@ -14,7 +14,7 @@ use super::{ChunkView, KindRows, SubCheck, ValidChunk};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::layout::ChunkEntry;
 use crate::format::limits;
-use crate::logs::{LogColumn, PoolForm};
+use crate::logs::{LogColumn, LogForm};
 
 /// A validated log-template chunk.
 pub(in crate::read) struct LogChunk {
@@ -61,7 +61,8 @@ impl LogChunk {
     }
 
     /// §9 step 13c: opens the payload (every check of §5.8.1–§5.8.4; its
-    /// magic the one of the file's `version`: "FPL2"/"FPS2" in version 6,
+    /// magic the one of the file's `version`: "FPL3"/"FPS3" in version 7,
+    /// "FPL2"/"FPS2" in version 6,
     /// "FPL1"/"FPS1" in versions 4–5), then renders every row: `rows` rows,
     /// null rows empty, each row at most `MAX_VALUE_LEN`, their total the
     /// entry's `bytes`. Returns the chunk and whether every row is valid
@@ -79,17 +80,12 @@ impl LogChunk {
             .get(..4)
             .map_or(0, |m| u32::from_le_bytes(m.try_into().expect("4 bytes")));
         let col = LogColumn::open_shared(payload).map_err(|e| in_payload(e, id, at))?;
-        let form = if version >= crate::format::VERSION_6 {
-            PoolForm::Front
-        } else {
-            PoolForm::Plain12
-        };
-        if col.form() != form {
+        if col.form() != LogForm::of_version(version) {
             return Err(Error::corrupt(
                 section,
                 at,
                 Invariant::BadField {
-                    what: "log payload magic (FPL2/FPS2 in format version 6, FPL1/FPS1 in 4-5)",
+                    what: "log payload magic (FPL3/FPS3 in format version 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)",
                     value: magic as u64,
                 },
             ));
