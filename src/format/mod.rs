@@ -329,16 +329,16 @@ mod tests {
         let t = tail::Tail {
             footer_len: 0x0403_0201,
             footer_crc: 0x0807_0605,
-            version: 6,
+            version: 7,
             reserved: 0,
             magic: MAGIC,
         };
-        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 6, 0, 0, 0, 0, 0, 0, 0];
+        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 7, 0, 0, 0, 0, 0, 0, 0];
         want.extend_from_slice(b"FASTPAIR");
         assert_eq!(t.to_bytes(), want);
         assert_eq!(&layout::tail_bytes(0x0403_0201, 0x0807_0605)[..], &want[..]);
         let mut h = b"FASTPAIR".to_vec();
-        h.extend_from_slice(&[6, 0, 0, 0, 0, 0, 0, 0]);
+        h.extend_from_slice(&[7, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(&layout::header_bytes()[..], &h[..]);
         let e = footer::ChunkEntry {
             section: footer::SectionRef {

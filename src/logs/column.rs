@@ -44,9 +44,21 @@ struct BlockPlan {
     delta: bool,
 }
 
-/// Payloads whose integer blocks may be delta (spec/FORMAT.md §5.8.3: the
-/// "FPL3"/"FPS3" payloads of format version 7); the writer writes these.
-pub(crate) const WRITE_DELTA: bool = true;
+/// Whether the writer takes delta blocks where they are smallest (it
+/// writes the "FPL3"/"FPS3" payloads of format version 7, which allow
+/// them, spec/FORMAT.md §5.8.3): always, except that under the `test-util`
+/// feature `FASTPAIR_LOGS_NO_DELTA` set turns them off, so that one
+/// benchmark binary measures the GPU's delta path against the same
+/// payloads without it.
+fn write_delta() -> bool {
+    #[cfg(feature = "test-util")]
+    {
+        static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        !*OFF.get_or_init(|| std::env::var_os("FASTPAIR_LOGS_NO_DELTA").is_some())
+    }
+    #[cfg(not(feature = "test-util"))]
+    true
+}
 
 /// The smaller of FoR and linear FoR for one block (see the module doc).
 fn plan(block: &[u64]) -> BlockPlan {
@@ -149,7 +161,7 @@ fn plan(block: &[u64]) -> BlockPlan {
             };
         }
     }
-    if WRITE_DELTA {
+    if write_delta() {
         if let Some(d) = delta_plan(block) {
             // `best_len` leaves out the mode byte, as this does.
             if d.meta_len() - 1 + d.data_len(n) < best_len {
