@@ -7,11 +7,13 @@
 #     --test gpu_hostile --test gpu_logs --test gpu_search --bench gpu_logs \
 #     --bench gpu_scan --bin fastpair --data ../shared/corpus
 # then on the device, carrying .gpu and testdata:
-#   PHASE=tests bash bench/gpu-format7.sh    every harness, FASTPAIR_REQUIRE_GPU=1,
-#                                            memcheck of the log kernel
-#   PHASE=bench bash bench/gpu-format7.sh    log decode with delta blocks and
-#                                            without (FASTPAIR_LOGS_NO_DELTA, same
-#                                            binary), alternating; the value-
+#   PHASE=tests bash bench/gpu-format7.sh    every harness, FASTPAIR_REQUIRE_GPU=1
+#   PHASE=memcheck bash bench/gpu-format7.sh compute-sanitizer memcheck of the log
+#                                            kernel and of the value gathers
+#   PHASE=bench bash bench/gpu-format7.sh    log decode with delta blocks, without
+#                                            (FASTPAIR_LOGS_NO_DELTA) and without
+#                                            in pool offsets (..._NO_POOL_DELTA),
+#                                            same binary; the value-
 #                                            dictionary bench; `fastpair scan
 #                                            --gpu` of two value-dictionary
 #                                            columns tiled past 256 MB
@@ -31,6 +33,8 @@ if [ "$PHASE" = tests ]; then
     timeout 300 ".gpu/bin/$t" --test-threads 1 > "$OUT/$t.log" 2>&1 || status=1
     grep -E "test result|FAILED|panicked" "$OUT/$t.log" | sed "s/^/$t: /" | tee -a "$S"
   done
+fi
+if [ "$PHASE" = memcheck ]; then
   step "memcheck"
   timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/gpu_logs-test \
     --test-threads 1 mixed mutated corrupted > "$OUT/memcheck-logs.log" 2>&1 || status=1
@@ -40,15 +44,17 @@ if [ "$PHASE" = tests ]; then
   grep -E "test result|ERROR SUMMARY|FAILED" "$OUT/memcheck-values.log" | sed 's/^/memcheck gpu_hostile vdict: /' | tee -a "$S"
 fi
 if [ "$PHASE" = bench ]; then
-  step "log decode: delta blocks on / off (same binary)"
-  for round in $(seq 1 "${BENCH_REPS:-2}"); do
-    for side in on off; do
-      if [ $side = off ]; then export FASTPAIR_LOGS_NO_DELTA=1; else unset FASTPAIR_LOGS_NO_DELTA; fi
+  step "log decode: delta blocks on / off / on but not in pool offsets (same binary)"
+  for round in $(seq 1 "${BENCH_REPS:-1}"); do
+    for side in ${SIDES:-on off nopool}; do
+      unset FASTPAIR_LOGS_NO_DELTA FASTPAIR_LOGS_NO_POOL_DELTA
+      [ $side = off ] && export FASTPAIR_LOGS_NO_DELTA=1
+      [ $side = nopool ] && export FASTPAIR_LOGS_NO_POOL_DELTA=1
       CODED=0 REPS=${REPS:-10} timeout 200 .gpu/bin/gpu_logs-bench > "$OUT/logs-$side-$round.md" 2> "$OUT/logs-$side-$round.log" || status=1
-      echo "gpu_logs-bench delta $side round $round rc=$?" | tee -a "$S"
+      echo "gpu_logs-bench delta $side round $round rc=$?: $(grep geomean "$OUT/logs-$side-$round.md")" | tee -a "$S"
     done
   done
-  unset FASTPAIR_LOGS_NO_DELTA
+  unset FASTPAIR_LOGS_NO_DELTA FASTPAIR_LOGS_NO_POOL_DELTA
   step "value dictionaries: bench"
   VDICT_ONLY=1 REPS=${VREPS:-20} timeout 120 .gpu/bin/gpu_scan-bench > "$OUT/vdict-bench.log" 2>&1 || status=1
   grep -E "^vdict|^device|^\|" "$OUT/vdict-bench.log" | tee -a "$S"

@@ -107,10 +107,16 @@ __device__ __forceinline__ void lg_copy(LgOut& o, const u8* src, u32 len) {
 // aligned 8-byte loads where the 16 bytes around the field lie inside the
 // block (it starts 16-aligned, checked per tile), else byte loads; a field
 // whose 9-byte window at its first byte leaves the block raises ST_LOGS.
+__device__ __forceinline__ u64 lg_bits(const LgBlk& b, u64 at0, u64 bit, u32 bits, u32& bad);
 __device__ __forceinline__ u64 lg_packed(const LgBlk& b, u64 at0, u32 bits, u64 i, u32& bad) {
+    return lg_bits(b, at0, i * bits, bits, bad);
+}
+
+// The `bits`-wide field at stream bit `bit` of the packed run at block byte
+// at0 (lg_packed's reads and checks).
+__device__ __forceinline__ u64 lg_bits(const LgBlk& b, u64 at0, u64 bit, u32 bits, u32& bad) {
     if (bits == 0) return 0;
     if (bits > 64) { bad = 1; return 0; }
-    const u64 bit = i * bits;
     const u64 at = at0 + (bit >> 3);
     if (at + 9 > b.d.raw_len) { bad = 1; return 0; }
     const u64 a = at & ~7ull;
@@ -129,6 +135,40 @@ __device__ __forceinline__ u64 lg_packed(const LgBlk& b, u64 at0, u32 bits, u64 
     return bits == 64 ? v : v & ((1ull << bits) - 1);
 }
 
+// Σ of fields first .. first + n (n ≤ 31) of the `bits`-wide packed run
+// at block byte at0 (part of a delta block's value less its line, FORMAT
+// §5.8.3): one pass over the run's aligned 8-byte words, two held in
+// registers, a shift, a mask and an add a field. Where the words (and the
+// one after them) would leave the block, field by field through lg_packed's
+// checked reads instead.
+__device__ __forceinline__ u64 lg_sum(const LgBlk& b, u64 at0, u32 bits, u64 first, u64 n, u32& bad) {
+    if (n == 0 || bits == 0) return 0;
+    if (bits > 63) { bad = 1; return 0; }
+    const u64 bit0 = at0 * 8 + first * bits;
+    const u64 a = (bit0 >> 3) & ~7ull;
+    u32 off = (u32)(bit0 - a * 8);
+    const u64 words = (off + n * bits + 63) / 64;
+    if (a + 8 * (words + 1) > b.d.raw_len) {
+        u64 s = 0;
+        for (u64 k = first; k < first + n; k++) s += lg_packed(b, at0, bits, k, bad);
+        return s;
+    }
+    const u64* w = (const u64*)(b.raw + a);
+    const u64 mask = (1ull << bits) - 1;
+    u64 cur = w[0], nxt = w[1], s = 0, wi = 1;
+    for (u64 k = 0; k < n; k++) {
+        const u64 v = off ? (cur >> off) | (nxt << (64 - off)) : cur;
+        s += v & mask;
+        off += bits;
+        if (off >= 64) {
+            off -= 64;
+            cur = nxt;
+            nxt = w[++wi];
+        }
+    }
+    return s;
+}
+
 // Value i of an integer column (FORMAT §5.8.3) whose checkpoints start at
 // `first`, whose residuals lie at block byte `data` + each checkpoint's offset.
 // A delta block (FP_LG_CP_DELTA in the width word) sums its first j
@@ -142,13 +182,33 @@ __device__ __forceinline__ u64 lg_int(const LgBlk& b, u32 first, u32 len, u64 i,
     const u64 line = cp[0] + cp[1] * j;
     const u64 mode = cp[3];
     if (mode & FP_LG_CP_DELTA) {
+        // The sums of the 32-residual groups before j's (stored after the
+        // block's n − 1 residuals at bits + 5 bits), then its group's
+        // residuals: at most 3 + 31 fields.
         const u32 bits = (u32)(mode & 0xff);
-        const u64 at0 = data + cp[2];
-        u64 sum = 0;
-        for (u64 k = 0; k < j; k++) sum += lg_packed(b, at0, bits, k, bad);
-        return line + sum;
+        const u64 n = min((u64)128, (u64)len - (i - j));
+        const u64 at0 = data + cp[2], g = j / 32;
+        u64 s = 0;
+        for (u64 k = 0; k < g; k++) s += lg_bits(b, at0, (n - 1) * bits + k * (bits + 5), bits + 5, bad);
+        return line + s + lg_sum(b, at0, bits, 32 * g, j - 32 * g, bad);
     }
     return line + lg_packed(b, data + cp[2], (u32)mode, j, bad);
+}
+
+// Values i and i + 1 of an integer column: inside one delta block the
+// second is the first plus the slope and one residual, not a second sum.
+__device__ __forceinline__ void lg_int2(const LgBlk& b, u32 first, u32 len, u64 i, u64 data,
+                                        u64& v0, u64& v1, u32& bad) {
+    v0 = lg_int(b, first, len, i, data, bad);
+    const u64 c = (u64)first + i / 128;
+    if (i + 1 < len && (i + 1) % 128 != 0 && c < b.d.ncp) {
+        const u64* cp = b.cp + 4 * c;
+        if (cp[3] & FP_LG_CP_DELTA) {
+            v1 = v0 + cp[1] + lg_packed(b, data + cp[2], (u32)(cp[3] & 0xff), i % 128, bad);
+            return;
+        }
+    }
+    v1 = lg_int(b, first, len, i + 1, data, bad);
 }
 
 // Decoded string i (a static string or a dictionary value).
@@ -176,8 +236,8 @@ __device__ __forceinline__ void lg_copy16(LgOut& o, uint4 t, u32 len) {
 __device__ __forceinline__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
     if (i >= b.d.pool_strings) { bad = 1; return; }
     const u32 n = b.d.pool_strings + 1;
-    const u64 s = lg_int(b, b.d.pool_cp_first, n, i, b.d.poff_at, bad);
-    const u64 e = lg_int(b, b.d.pool_cp_first, n, i + 1, b.d.poff_at, bad);
+    u64 s, e;
+    lg_int2(b, b.d.pool_cp_first, n, i, b.d.poff_at, s, e, bad);
     if (e < s || e - s > b.d.raw_len) { bad = 1; return; }
     for (u64 c = s; c < e; c++) {
         const u32 code = (u32)lg_packed(b, b.d.codes_at, b.d.code_bits, c, bad);

@@ -781,6 +781,7 @@ LOG_BLOCK_MAGICS = {b"FPL1": 1, b"FPL2": 2, b"FPL3": 3}
 LOG_SPLIT_MAGICS = {b"FPS1": 1, b"FPS2": 2, b"FPS3": 3}
 LOG_ROW_BLOCK = 128
 LOG_COLUMN_BLOCK = 128
+LOG_DELTA_GROUP = 32
 LOG_PAD = 16
 LOG_MAX_LEARNED = 4096 - 256
 LOG_MAX_WIDTH = 40
@@ -872,7 +873,10 @@ def _int_column(c: "_LogCursor", n: int, used: List[int], form: int) -> List[tup
             z = c.varint("integer block slope")
             slope = ((z >> 1) ^ -(z & 1)) & ((1 << 64) - 1)
         cps.append((used[0], bits, base, slope, m, delta))
-        used[0] += _packed_len(m - 1 if delta else m, bits)
+        if delta:  # m - 1 residuals, then a (bits + 5)-bit sum per full group of 32
+            used[0] += ((m - 1) * bits + (m - 1) // LOG_DELTA_GROUP * (bits + 5) + 7) // 8
+        else:
+            used[0] += _packed_len(m, bits)
     return cps
 
 
@@ -881,10 +885,17 @@ def _int_values(cps: List[tuple], data: bytes) -> List[int]:
     mask = (1 << 64) - 1
     for off, bits, base, slope, m, delta in cps:
         if delta:
+            r = [_packed(data, off, bits, j) for j in range(m - 1)]
+            for k in range((m - 1) // LOG_DELTA_GROUP):
+                at = (m - 1) * bits + k * (bits + 5)
+                w = int.from_bytes(data[off + at // 8:off + at // 8 + 16], "little")
+                got = (w >> (at % 8)) & ((1 << (bits + 5)) - 1)
+                if got != sum(r[LOG_DELTA_GROUP * k:LOG_DELTA_GROUP * (k + 1)]):
+                    raise FormatError(LOG_SECTION, off, "BadField", f"delta block group sum {got}")
             v = base
             out.append(v)
-            for j in range(m - 1):
-                v = (v + slope + _packed(data, off, bits, j)) & mask
+            for x in r:
+                v = (v + slope + x) & mask
                 out.append(v)
         else:
             for j in range(m):

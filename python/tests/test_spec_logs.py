@@ -91,6 +91,16 @@ def test_delta_modes_are_checked():
     (off, bits, base, slope, m, delta), = column(195, 10, 3)
     assert (bits, base, slope, m, delta) == (3, 5, 1, 10, True)
     assert reader._int_values([(0, 3, 5, 1, 3, True)], bytes([0b010_001, 0])) == [5, 7, 10]
+    # 33 values: 32 residuals of 1 bit (all 1), then their group sum at 6 bits.
+    stream = (1 << 32) - 1 | 32 << 32
+    good = stream.to_bytes(5, "little") + bytes(16)
+    assert reader._int_values([(0, 1, 0, 0, 33, True)], good) == list(range(33))
+    bad = (stream ^ 1 << 33).to_bytes(5, "little") + bytes(16)
+    try:
+        reader._int_values([(0, 1, 0, 0, 33, True)], bad)
+        raise AssertionError("a wrong group sum accepted")
+    except reader.FormatError as e:
+        assert e.invariant == "BadField" and "group sum" in str(e), e
     (_, bits, _, _, _, delta), = column(192, 10, 3)
     assert (bits, delta) == (64, False)
     for mode, n, form in ((195, 10, 2), (195, 10, 1), (195, 1, 3)):

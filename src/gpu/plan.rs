@@ -49,6 +49,9 @@ pub(crate) enum Part {
     RowCodes,
     /// A value-dictionary chunk's decoded distinct values (from validation).
     Values,
+    /// A value-dictionary chunk's rows `lo..hi`: their value numbers as the
+    /// gather reads them (kept with the validated chunk).
+    ValueIndex { lo: u32, hi: u32 },
     /// Bytes the plan built from a validated chunk (a value-dictionary
     /// chunk's starts and row value numbers): `Plan::owned[at..at + len]`.
     Owned { at: usize, len: usize },
@@ -102,6 +105,7 @@ impl Plan {
                 Part::RowBytes => (c.row_bytes, None),
                 Part::RowCodes => (c.row_codes, None),
                 Part::Values
+                | Part::ValueIndex { .. }
                 | Part::Owned { .. }
                 | Part::LogRaw(_)
                 | Part::LogStatics(_)
@@ -126,6 +130,15 @@ impl Plan {
             (Part::RowBytes, _) => c.row_bytes_bytes(),
             (Part::RowCodes, _) => c.row_codes_bytes(),
             (Part::Values, GpuChunk::ValueDict(v)) => v.values,
+            (Part::ValueIndex { lo, hi }, GpuChunk::ValueDict(v)) => {
+                if lo > hi || hi as u64 > c.entry().rows as u64 {
+                    return Err(Error::Gpu(format!(
+                        "chunk {}: rows {lo}..{hi} outside it",
+                        seg.chunk
+                    )));
+                }
+                v.index_bytes(lo..hi)
+            }
             (Part::LogRaw(k), GpuChunk::Logs(l)) => log_in_place(seg.chunk, l, k)?.0,
             (Part::LogStatics(k), GpuChunk::Logs(l)) => log_in_place(seg.chunk, l, k)?.1,
             (Part::LogTables, GpuChunk::Logs(l)) => &l.image()?.tables,
@@ -136,7 +149,7 @@ impl Plan {
                 .ok_or_else(|| {
                     Error::Gpu(format!("chunk {}: rows {lo}..{hi} outside it", seg.chunk))
                 })?,
-            (Part::Values, GpuChunk::Coded(_) | GpuChunk::Logs(_))
+            (Part::Values | Part::ValueIndex { .. }, GpuChunk::Coded(_) | GpuChunk::Logs(_))
             | (
                 Part::LogRaw(_) | Part::LogStatics(_) | Part::LogTables | Part::LogLens { .. },
                 GpuChunk::Coded(_) | GpuChunk::ValueDict(_),
@@ -560,9 +573,12 @@ fn build_impl(
                     (put(&mut plan, Part::Values, v.values), v.values.len())
                 };
                 let starts_off = put(&mut plan, owned, &v.starts_bytes());
-                let mut ix = Vec::new();
-                v.put_index(s.rows.clone(), &mut ix);
-                let index_off = put(&mut plan, owned, &ix);
+                let (lo, hi) = (s.rows.start, s.rows.end);
+                let index_off = put(
+                    &mut plan,
+                    Part::ValueIndex { lo, hi },
+                    v.index_bytes(s.rows.clone()),
+                );
                 let n = s.rows.end - s.rows.start;
                 let pi = plan.vpieces.len() as u32;
                 plan.vpieces.push(v.piece(

@@ -107,9 +107,7 @@ impl<'r> DeviceRows<'r> {
                     rc.kind = RK_VALUES;
                     rc.codes_off = part(v.values);
                     rc.rc_off = part(&v.starts_bytes());
-                    let mut ix = Vec::new();
-                    v.put_index(0..info.entry.rows, &mut ix);
-                    rc.rb_off = part(&ix);
+                    rc.rb_off = part(v.index_bytes(0..info.entry.rows));
                     rc.iw = v.index_width();
                     rc.nvalues = v.nvalues();
                     rc.vals_len = v.values.len() as u32;

@@ -5,8 +5,10 @@
 //! What crosses the bus for such a chunk is its distinct values (decoded
 //! once, when the chunk was validated), their `D + 1` starts and one value
 //! number per selected row in the fewest bytes that hold `D` (1, 2 or 4:
-//! `D` itself names a null row's empty value). No row is expanded on the
-//! host: the gather places each row by a block scan of its value's length.
+//! `D` itself names a null row's empty value; laid out on the chunk's first
+//! GPU use and kept with it, then copied as it is). No row is expanded on
+//! the host: the gather places each row by a block scan of its value's
+//! length.
 
 use super::abi::{VPiece, VTile, VT_ROWS, VT_STAGE};
 use crate::read::ChunkView;
@@ -18,8 +20,9 @@ pub(crate) struct ValueChunk<'r> {
     pub(crate) values: &'r [u8],
     /// Their `D + 1` byte starts.
     pub(crate) starts: &'r [u32],
-    /// Each row's value number (`u32::MAX` for a null row).
-    index: &'r [u32],
+    /// Each row's value number as the gather reads it ([`Self::index_width`]
+    /// bytes, `D` for a null row), kept with the validated chunk.
+    device_index: &'r [u8],
     /// The rows' `rows + 1` byte offsets in the expanded chunk.
     pub(crate) row_starts: &'r [u32],
 }
@@ -27,11 +30,11 @@ pub(crate) struct ValueChunk<'r> {
 impl<'r> ValueChunk<'r> {
     /// `None` for a chunk that stores every row's codes.
     pub(crate) fn new(view: ChunkView<'r>) -> Option<Self> {
-        let (values, starts, index, row_starts) = view.value_dict_parts()?;
+        let (values, starts, _, row_starts) = view.value_dict_parts()?;
         Some(Self {
             values,
             starts,
-            index,
+            device_index: view.value_device_index()?,
             row_starts,
         })
     }
@@ -43,11 +46,7 @@ impl<'r> ValueChunk<'r> {
 
     /// Bytes per uploaded value number: the fewest that hold `0..=D`.
     pub(crate) fn index_width(&self) -> u32 {
-        match self.nvalues() {
-            0..=255 => 1,
-            256..=65535 => 2,
-            _ => 4,
-        }
+        crate::read::device_index_width(self.nvalues()) as u32
     }
 
     /// Bytes that chunk-local rows `rows` expand to.
@@ -100,27 +99,12 @@ impl<'r> ValueChunk<'r> {
         self.starts.iter().flat_map(|s| s.to_le_bytes()).collect()
     }
 
-    /// Appends the value numbers of chunk-local rows `rows` to `out`, each
-    /// [`Self::index_width`] bytes little-endian, a null row as `D`.
-    pub(crate) fn put_index(&self, rows: std::ops::Range<u32>, out: &mut Vec<u8>) {
-        let d = self.nvalues();
-        let ix = &self.index[rows.start as usize..rows.end as usize];
-        let k = |v: u32| if v == u32::MAX { d } else { v };
-        match self.index_width() {
-            1 => out.extend(ix.iter().map(|&v| k(v) as u8)),
-            2 => {
-                out.reserve(2 * ix.len());
-                for &v in ix {
-                    out.extend_from_slice(&(k(v) as u16).to_le_bytes());
-                }
-            }
-            _ => {
-                out.reserve(4 * ix.len());
-                for &v in ix {
-                    out.extend_from_slice(&k(v).to_le_bytes());
-                }
-            }
-        }
+    /// The value numbers of chunk-local rows `rows` (below the chunk's
+    /// rows), each [`Self::index_width`] bytes little-endian, a null row as
+    /// `D`: a slice of the kept device index, copied as it is.
+    pub(crate) fn index_bytes(&self, rows: std::ops::Range<u32>) -> &'r [u8] {
+        let w = self.index_width() as usize;
+        &self.device_index[w * rows.start as usize..w * rows.end as usize]
     }
 
     /// The gather's tiles of chunk-local rows `rows` (piece `piece`, whose
@@ -224,8 +208,7 @@ mod tests {
         // A value longer than 64 bytes: no fixed-stride table.
         assert_eq!(v.table_stride(), 0);
         // Value numbers: one byte each here, a null row as D.
-        let mut ix = Vec::new();
-        v.put_index(5..10, &mut ix);
+        let ix = v.index_bytes(5..10);
         assert_eq!(v.index_width(), 1);
         assert_eq!(ix.len(), 5);
         assert_eq!(ix[2], v.nvalues() as u8, "row 7 is null");

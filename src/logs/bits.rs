@@ -214,9 +214,15 @@ pub(crate) fn pack(values: impl IntoIterator<Item = u64>, bits: u8, out: &mut Ve
     if bits == 0 {
         return;
     }
+    pack_fields(values.into_iter().map(|v| (v, bits)), out);
+}
+
+/// Appends `(value, bits)` fields (0..=64 bits each) as one LSB-first bit
+/// stream, byte-aligned at the end: [`pack`] with a width per field.
+pub(crate) fn pack_fields(fields: impl IntoIterator<Item = (u64, u8)>, out: &mut Vec<u8>) {
     let mut acc: u128 = 0;
     let mut have = 0u32;
-    for v in values {
+    for (v, bits) in fields {
         debug_assert!(bits == 64 || v >> bits == 0);
         acc |= (v as u128) << have;
         have += bits as u32;
@@ -238,10 +244,16 @@ pub(crate) fn pack(values: impl IntoIterator<Item = u64>, bits: u8, out: &mut Ve
 /// returns 0 instead of panicking.
 #[inline(always)]
 pub(crate) fn get_packed(data: &[u8], bits: u8, i: usize) -> u64 {
+    get_bits(data, i * bits as usize, bits)
+}
+
+/// The `bits`-wide field at stream bit `bit` of a packed run starting at
+/// `data[0]` (the guarantees and the fallback of [`get_packed`]).
+#[inline]
+pub(crate) fn get_bits(data: &[u8], bit: usize, bits: u8) -> u64 {
     if bits == 0 {
         return 0;
     }
-    let bit = i * bits as usize;
     let at = bit / 8;
     let shift = bit % 8;
     match data.get(at..at + 16) {

@@ -11,21 +11,49 @@
 //!   bits without summing anything on a read: one unpack, O(1);
 //! - **delta** (format version 7 payloads, "FPL3"): `base = v[0]`, `slope`
 //!   the smallest step, and the `n − 1` residuals `r[j] = v[j+1] − v[j] −
-//!   slope`; `v[j] = base + j·slope + Σ_{i<j} r[i]`. Timestamps that grow
-//!   by irregular small steps need the bits of a step, not of the drift
-//!   from a line; a read sums at most 127 residuals (still bounded by the
-//!   block, so O(1) per row).
+//!   slope`, then the sum of each full group of 32 residuals;
+//!   `v[j] = base + j·slope + Σ_{i<j} r[i]`, read as at most 3 group sums
+//!   and at most 31 residuals. Timestamps that grow by irregular small
+//!   steps need the bits of a step, not of the drift from a line.
 //!
 //! Checkpoints live in the block's metadata (varints, parsed when the block
 //! is opened); residuals in the column data, byte-aligned per block.
 
 use super::bits::{
-    bits_for, get_packed, pack, packed_len, put_varint, unzigzag, varint_len, zigzag, VarReader,
+    bits_for, get_bits, get_packed, pack, pack_fields, packed_len, put_varint, unzigzag,
+    varint_len, zigzag, VarReader,
 };
 use crate::error::{Invariant, Result};
 
 /// Values per block.
 pub(crate) const BLOCK: usize = 128;
+
+/// Residuals per group of a delta block: after its residuals a delta block
+/// stores each full group's sum at `b + 5` bits (spec/FORMAT.md §5.8.3), so
+/// that a read adds at most 3 sums and 31 residuals.
+pub(crate) const DELTA_GROUP: usize = 32;
+
+/// Bits of a delta block's group sum at residual width `bits`: 32 residuals
+/// below `2^bits` sum below `2^(bits + 5)`.
+fn group_bits(bits: u8) -> u8 {
+    bits + 5
+}
+
+/// Group sums of a delta block of `n` values: one per full group of its
+/// `n − 1` residuals.
+fn groups(n: usize) -> usize {
+    (n - 1) / DELTA_GROUP
+}
+
+/// Bytes of a block's residuals (and, delta, its group sums) in the column
+/// data.
+fn block_data_len(n: usize, bits: u8, delta: bool) -> usize {
+    if delta {
+        ((n - 1) * bits as usize + groups(n) * group_bits(bits) as usize).div_ceil(8)
+    } else {
+        packed_len(n, bits)
+    }
+}
 
 /// Flag in a block's mode byte: linear FoR (modes 128–192), or delta
 /// with `DELTA_MODE` (modes 193–255, b = mode − 192 ≥ 1); else FoR (0–64).
@@ -60,8 +88,40 @@ fn write_delta() -> bool {
     true
 }
 
-/// The smaller of FoR and linear FoR for one block (see the module doc).
-fn plan(block: &[u64]) -> BlockPlan {
+/// Which columns may take delta blocks: slot columns, and a pool's offsets
+/// (whose read on the GPU is the start and end of every pool string, two
+/// values a string).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Use {
+    Slot,
+    PoolOffsets,
+}
+
+impl Use {
+    fn delta(self) -> bool {
+        match self {
+            Use::Slot => write_delta(),
+            Use::PoolOffsets => write_delta() && pool_delta(),
+        }
+    }
+}
+
+/// Whether a pool's offsets may be delta blocks: yes, except under the
+/// `test-util` feature with `FASTPAIR_LOGS_NO_POOL_DELTA` set (measured on
+/// the GPU, bench/LOGS.md "Format 7").
+fn pool_delta() -> bool {
+    #[cfg(feature = "test-util")]
+    {
+        static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        !*OFF.get_or_init(|| std::env::var_os("FASTPAIR_LOGS_NO_POOL_DELTA").is_some())
+    }
+    #[cfg(not(feature = "test-util"))]
+    true
+}
+
+/// The smallest of FoR, linear FoR and (when `delta`) delta for one block
+/// (see the module doc).
+fn plan(block: &[u64], delta: bool) -> BlockPlan {
     let (mut min, mut max) = (u64::MAX, 0u64);
     for &v in block {
         min = min.min(v);
@@ -161,7 +221,7 @@ fn plan(block: &[u64]) -> BlockPlan {
             };
         }
     }
-    if write_delta() {
+    if delta {
         if let Some(d) = delta_plan(block) {
             // `best_len` leaves out the mode byte, as this does.
             if d.meta_len() - 1 + d.data_len(n) < best_len {
@@ -199,9 +259,9 @@ fn delta_plan(block: &[u64]) -> Option<BlockPlan> {
 
 /// Appends the checkpoints of `values` to `meta` and the packed residuals to
 /// `data`.
-pub(crate) fn write(values: &[u64], meta: &mut Vec<u8>, data: &mut Vec<u8>) {
+pub(crate) fn write(values: &[u64], meta: &mut Vec<u8>, data: &mut Vec<u8>, to: Use) {
     for block in values.chunks(BLOCK) {
-        put_block(block, &plan(block), meta, data);
+        put_block(block, &plan(block, to.delta()), meta, data);
     }
 }
 
@@ -217,10 +277,11 @@ impl Planned {
     /// The plans of `values`' blocks.
     pub(crate) fn of(values: &[u64]) -> Self {
         let (mut meta, mut data) = (0, 0);
+        let delta = Use::Slot.delta();
         let blocks = values
             .chunks(BLOCK)
             .map(|block| {
-                let p = plan(block);
+                let p = plan(block, delta);
                 meta += p.meta_len();
                 data += p.data_len(block.len());
                 p
@@ -251,17 +312,7 @@ impl BlockPlan {
 
     /// Residual bytes for a block of `n` values.
     fn data_len(&self, n: usize) -> usize {
-        packed_len(residuals(n, self.delta), self.bits)
-    }
-}
-
-/// Residuals a block of `n` values stores: one per value, one per step
-/// when delta.
-fn residuals(n: usize, delta: bool) -> usize {
-    if delta {
-        n - 1
-    } else {
-        n
+        block_data_len(n, self.bits, self.delta)
     }
 }
 
@@ -273,13 +324,14 @@ fn put_block(block: &[u64], p: &BlockPlan, meta: &mut Vec<u8>, data: &mut Vec<u8
             put_varint(meta, p.base);
             put_varint(meta, zigzag(slope));
             let s = slope as u64;
-            pack(
-                block
-                    .windows(2)
-                    .map(|w| w[1].wrapping_sub(w[0]).wrapping_sub(s)),
-                p.bits,
-                data,
-            );
+            let r: Vec<u64> = block
+                .windows(2)
+                .map(|w| w[1].wrapping_sub(w[0]).wrapping_sub(s))
+                .collect();
+            let sums = r
+                .chunks_exact(DELTA_GROUP)
+                .map(|g| (g.iter().sum::<u64>(), group_bits(p.bits)));
+            pack_fields(r.iter().map(|&v| (v, p.bits)).chain(sums), data);
         }
         Some(slope) => {
             meta.push(LINEAR_FLAG | p.bits);
@@ -303,17 +355,19 @@ fn put_block(block: &[u64], p: &BlockPlan, meta: &mut Vec<u8>, data: &mut Vec<u8
     }
 }
 
-/// Bytes [`write`] would append for `values` (metadata and residuals).
+/// Bytes [`write`] would append for `values` of a slot column (metadata
+/// and residuals).
 pub(crate) fn size(values: &[u64]) -> usize {
-    let (meta, data) = sizes(values);
+    let (meta, data) = sizes(values, Use::Slot);
     meta + data
 }
 
 /// Bytes [`write`] would append to `meta` and to `data` for `values`.
-pub(crate) fn sizes(values: &[u64]) -> (usize, usize) {
+pub(crate) fn sizes(values: &[u64], to: Use) -> (usize, usize) {
     let (mut meta, mut data) = (0, 0);
+    let delta = to.delta();
     for block in values.chunks(BLOCK) {
-        let p = plan(block);
+        let p = plan(block, delta);
         meta += p.meta_len();
         data += p.data_len(block.len());
     }
@@ -417,7 +471,7 @@ pub(crate) fn parse(
             bits,
             delta: is_delta,
         });
-        *data_used += packed_len(residuals(n, is_delta), bits) as u64;
+        *data_used += block_data_len(n, bits, is_delta) as u64;
     }
     Ok(IntCol { first, len })
 }
@@ -434,7 +488,15 @@ impl IntCol {
         let j = i % BLOCK;
         let line = cp.base.wrapping_add(cp.slope.wrapping_mul(j as u64));
         if cp.delta {
-            line.wrapping_add(sum_packed(d, cp.bits, j))
+            // The sums of the groups before j's, then its group's residuals.
+            let n = (self.len as usize - (i - j)).min(BLOCK);
+            let (g, b) = (j / DELTA_GROUP, cp.bits as usize);
+            let sums = (0..g).fold(0u64, |s, k| {
+                s.wrapping_add(get_bits(d, (n - 1) * b + k * (b + 5), group_bits(cp.bits)))
+            });
+            let first = g * DELTA_GROUP;
+            line.wrapping_add(sums)
+                .wrapping_add(sum_packed(d, cp.bits, first, j - first))
         } else {
             line.wrapping_add(get_packed(d, cp.bits, j))
         }
@@ -449,7 +511,7 @@ impl IntCol {
         for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
             let n = left.min(BLOCK);
             left -= n;
-            sum += packed_len(residuals(n, cp.delta), cp.bits) as u64;
+            sum += block_data_len(n, cp.bits, cp.delta) as u64;
         }
         sum
     }
@@ -508,27 +570,65 @@ impl IntCol {
     }
 }
 
-/// Σ of the first `n` values of a packed run of `bits`-bit values (mod
-/// 2^64): a delta block's value `n` less its line.
+/// Σ of values `first .. first + n` of a packed run of `bits`-bit values
+/// (mod 2^64): part of a delta block's value less its line.
 #[inline]
-fn sum_packed(data: &[u8], bits: u8, n: usize) -> u64 {
+fn sum_packed(data: &[u8], bits: u8, first: usize, n: usize) -> u64 {
     let b = bits as usize;
     if b == 0 || n == 0 {
         return 0;
     }
-    if b <= 56 && data.len() >= packed_len(n, bits) + 8 {
+    let end = first + n;
+    if b <= 56 && data.len() >= packed_len(end, bits) + 8 {
         let mask = (1u64 << b) - 1;
         let p = data.as_ptr();
-        // SAFETY: value `k < n` starts at byte `k·b/8 ≤ packed_len(n, b) −
-        // 1`, and `data` has 8 bytes past `packed_len` (checked above), so
-        // each 8-byte read is inside `data`; a value of ≤ 56 bits starting
-        // at bit `k·b % 8` lies inside its 8 bytes.
+        // SAFETY: value `k < end` starts at byte `k·b/8 ≤ packed_len(end,
+        // b) − 1`, and `data` has 8 bytes past `packed_len` (checked above),
+        // so each 8-byte read is inside `data`; a value of ≤ 56 bits
+        // starting at bit `k·b % 8` lies inside its 8 bytes.
         let word = |k: usize| unsafe {
             p.add(k * b / 8).cast::<u64>().read_unaligned().to_le() >> (k * b % 8)
         };
-        return (0..n).fold(0u64, |s, k| s.wrapping_add(word(k) & mask));
+        return (first..end).fold(0u64, |s, k| s.wrapping_add(word(k) & mask));
     }
-    (0..n).fold(0u64, |s, k| s.wrapping_add(get_packed(data, bits, k)))
+    (first..end).fold(0u64, |s, k| s.wrapping_add(get_packed(data, bits, k)))
+}
+
+impl IntCol {
+    /// Checks that every delta block's group sums are the sums of its
+    /// residual groups (spec/FORMAT.md §5.8.3: one spelling, and a read
+    /// through the sums equals a read through the residuals). `data` is the
+    /// column data followed by readable bytes (the block's padding); `at`
+    /// the block offset of `data`, for errors.
+    pub(crate) fn check_groups(&self, cps: &[Checkpoint], data: &[u8], at: usize) -> Result<()> {
+        let mut left = self.len as usize;
+        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
+        let start = self.first as usize;
+        for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
+            let n = left.min(BLOCK);
+            left -= n;
+            if !cp.delta {
+                continue;
+            }
+            let d = data.get(cp.off as usize..).unwrap_or(&[]);
+            let b = cp.bits as usize;
+            for k in 0..groups(n) {
+                let want = sum_packed(d, cp.bits, k * DELTA_GROUP, DELTA_GROUP);
+                let got = get_bits(d, (n - 1) * b + k * (b + 5), group_bits(cp.bits));
+                if got != want {
+                    return Err(crate::Error::corrupt(
+                        super::bits::SECTION,
+                        (at + cp.off as usize) as u64,
+                        Invariant::BadField {
+                            what: "delta block group sum",
+                            value: got,
+                        },
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -538,7 +638,7 @@ mod tests {
 
     fn round_trip(values: &[u64]) -> usize {
         let (mut meta, mut data) = (Vec::new(), Vec::new());
-        write(values, &mut meta, &mut data);
+        write(values, &mut meta, &mut data, Use::Slot);
         let size = meta.len() + data.len();
         assert_eq!(size, super::size(values));
         data.resize(data.len() + PAD, 0);
@@ -618,6 +718,17 @@ mod tests {
         round_trip(&wide);
         // A last block of one value after delta blocks.
         round_trip(&ts[..129]);
+        // The group sums: checked, and a changed one is an error.
+        let (mut meta, mut data) = (Vec::new(), Vec::new());
+        write(&ts[..128], &mut meta, &mut data, Use::Slot);
+        assert_eq!(data.len(), (127 * 2 + 3 * 7usize).div_ceil(8));
+        data.resize(data.len() + PAD, 0);
+        let mut r = VarReader::new(&meta, 0);
+        let (mut cps, mut used) = (Vec::new(), 0u64);
+        let col = parse(&mut r, 128, &mut cps, &mut used, true).unwrap();
+        col.check_groups(&cps, &data, 0).unwrap();
+        data[127 * 2 / 8 + 1] ^= 0x10;
+        assert!(col.check_groups(&cps, &data, 0).is_err());
     }
 
     /// Delta modes (193–255) only where the payload allows them, and never

@@ -381,9 +381,20 @@ impl LogBlock {
     }
 
     /// Dictionary ids are below their dictionary's size and widths are at
-    /// most 40 digits (what the renderer writes).
+    /// most 40 digits (what the renderer writes); every delta block's group
+    /// sums are its residuals' (§5.8.3).
     fn check_values(&self) -> Result<()> {
         let data = &self.bytes[self.data_at..];
+        for s in &self.slots {
+            let cols = match *s {
+                Slot::Int { values, widths, .. } => [Some(values), Some(widths)],
+                Slot::Dict { ids, .. } => [Some(ids), None],
+                Slot::Free { .. } => [None, None],
+            };
+            for c in cols.into_iter().flatten() {
+                c.check_groups(&self.cps, data, self.data_at)?;
+            }
+        }
         let mut v = Vec::new();
         for t in &self.templates {
             for s in &self.slots[t.first_slot as usize..][..t.slots as usize] {

@@ -299,10 +299,14 @@ mod tests {
     /// kernels/logs.cu's reading of the tables, step for step on the host:
     /// a packed field as a 9-byte window at its first byte.
     fn packed(raw: &[u8], at0: u64, bits: u32, i: u64) -> u64 {
+        field(raw, at0, i * bits as u64, bits)
+    }
+
+    /// The field at stream bit `bit` (kernels/logs.cu `lg_bits`).
+    fn field(raw: &[u8], at0: u64, bit: u64, bits: u32) -> u64 {
         if bits == 0 {
             return 0;
         }
-        let bit = i * bits as u64;
         let at = (at0 + (bit >> 3)) as usize;
         let sh = (bit & 7) as u32;
         assert!(at + 9 <= raw.len(), "window past the block");
@@ -325,12 +329,18 @@ mod tests {
         let j = i % 128;
         let line = cp[0].wrapping_add(cp[1].wrapping_mul(j));
         let bits = (cp[3] & 0xff) as u32;
+        let at0 = data + cp[2];
         if cp[3] & CP_DELTA != 0 {
-            (0..j).fold(line, |v, k| {
-                v.wrapping_add(packed(b.raw, data + cp[2], bits, k))
-            })
+            // The group sums before j's group, then its residuals.
+            let n = (len as u64 - (i - j)).min(128);
+            let g = j / 32;
+            let sums = (0..g).fold(line, |v, k| {
+                let bit = (n - 1) * bits as u64 + k * (bits as u64 + 5);
+                v.wrapping_add(field(b.raw, at0, bit, bits + 5))
+            });
+            (32 * g..j).fold(sums, |v, k| v.wrapping_add(packed(b.raw, at0, bits, k)))
         } else {
-            line.wrapping_add(packed(b.raw, data + cp[2], bits, j))
+            line.wrapping_add(packed(b.raw, at0, bits, j))
         }
     }
 

@@ -162,6 +162,7 @@ impl Pool {
         }
         let mut padded = data.to_vec();
         padded.resize(data.len() + 16, 0);
+        offs.check_groups(&cps, &padded, base + offs_at)?;
         let mut all = Vec::with_capacity(strings + 1);
         offs.decode_all(&cps, &padded, &mut all);
         if all[0] != 0 || all.windows(2).any(|w| w[1] < w[0]) || all[strings] > u32::MAX as u64 {
@@ -323,7 +324,7 @@ mod tests {
         }
         put_varint(&mut out, 0);
         let (mut meta, mut data) = (Vec::new(), Vec::new());
-        column::write(&[0], &mut meta, &mut data);
+        column::write(&[0], &mut meta, &mut data, column::Use::PoolOffsets);
         for part in [&meta, &data] {
             put_varint(&mut out, part.len() as u64);
             out.extend_from_slice(part);

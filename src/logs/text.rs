@@ -338,6 +338,7 @@ fn put_pool(table: &TokenTable, codes: &[u16], offs: &[u32], out: &mut Vec<u8>) 
         &offs.iter().map(|&o| o as u64).collect::<Vec<_>>(),
         &mut meta,
         &mut data,
+        column::Use::PoolOffsets,
     );
     for part in [&meta, &data] {
         put_varint(out, part.len() as u64);
@@ -363,7 +364,7 @@ fn pool_len(table: &TokenTable, codes: &[u16], offs: &[u32]) -> usize {
         prev = t;
     }
     let offs: Vec<u64> = offs.iter().map(|&o| o as u64).collect();
-    let (meta, data) = column::sizes(&offs);
+    let (meta, data) = column::sizes(&offs, column::Use::PoolOffsets);
     varint_len(learned as u64)
         + 2 * learned.div_ceil(2)
         + tokens

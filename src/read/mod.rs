@@ -42,6 +42,8 @@ use chunk::{Body, ChunkHead, DeviceChunk, FastGet, ValidChunk};
 pub use chunk::{ChunkKind, ChunkView, ValueDictParts};
 // The staging copy's checks of the codes (gpu/stream/stage.rs).
 #[cfg(feature = "gpu")]
+pub(crate) use chunk::device_index_width;
+#[cfg(feature = "gpu")]
 pub(crate) use chunk::CodesCheck;
 #[cfg(feature = "object_store")]
 pub use object::{ObjectOptions, ObjectStorage};

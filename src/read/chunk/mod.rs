@@ -77,6 +77,8 @@ pub(super) use coded::FastGet;
 pub(crate) use device::CodesCheck;
 pub(crate) use device::{CodedParts, DeviceChunk};
 pub(super) use head::ChunkHead;
+#[cfg(feature = "gpu")]
+pub(crate) use value_dict::device_index_width;
 pub use value_dict::ValueDictParts;
 
 /// The parts of a chunk section by name: their slots in
@@ -373,6 +375,16 @@ impl<'a> ChunkView<'a> {
     pub fn value_dict_parts(&self) -> Option<ValueDictParts<'a>> {
         match &self.chunk.body {
             Body::ValueDict(v) => Some(v.parts()),
+            Body::Coded(_) | Body::LogTemplates(_) => None,
+        }
+    }
+    /// A value-dictionary chunk's row value numbers as the GPU gather reads
+    /// them (`ValueDict::device_index`: laid out on first use and kept).
+    /// `None` for a chunk of another kind.
+    #[cfg(feature = "gpu")]
+    pub(crate) fn value_device_index(&self) -> Option<&'a [u8]> {
+        match &self.chunk.body {
+            Body::ValueDict(v) => Some(v.device_index()),
             Body::Coded(_) | Body::LogTemplates(_) => None,
         }
     }

@@ -35,6 +35,17 @@ pub(in crate::read) enum IndexHead {
 /// The index kept for a null row (whose stored index is 0).
 const NULL_ROW: u32 = u32::MAX;
 
+/// Bytes per value number in [`ValueDict::device_index`] for `d` distinct
+/// values: the fewest that hold `0..=d`.
+#[cfg(feature = "gpu")]
+pub(crate) fn device_index_width(d: u32) -> usize {
+    match d {
+        0..=255 => 1,
+        256..=65535 => 2,
+        _ => 4,
+    }
+}
+
 /// Zero bytes kept after the decoded values: a bulk gather copies values of
 /// up to 32 bytes as one 32-byte block, which must lie in `values`.
 const VALUE_PAD: usize = 2 * MAX_TOKEN_LEN;
@@ -61,6 +72,11 @@ pub(in crate::read) struct ValueDict {
     /// Whether the chunk has a validity bitmap (else no row is null, every
     /// index is below the value count, and the gather skips the clamp).
     nulls: bool,
+    /// The rows' value numbers as the GPU gather reads them
+    /// ([`Self::device_index`]), laid out on the chunk's first GPU use and
+    /// kept, so that later scans copy them as they are.
+    #[cfg(feature = "gpu")]
+    device_index: std::sync::OnceLock<Vec<u8>>,
 }
 
 impl ValueDict {
@@ -238,6 +254,27 @@ impl ValueDict {
             spans,
             width,
             nulls: validity.is_some(),
+            #[cfg(feature = "gpu")]
+            device_index: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Each row's value number in the fewest little-endian bytes that hold
+    /// `0..=D` (1, 2 or 4; `D`, the value count, for a null row): the GPU
+    /// gather's input (spec/DECODER.md §6c), made on first use and kept.
+    #[cfg(feature = "gpu")]
+    pub(in crate::read) fn device_index(&self) -> &[u8] {
+        self.device_index.get_or_init(|| {
+            let d = (self.starts.len() - 1) as u32;
+            let k = |v: u32| if v == NULL_ROW { d } else { v };
+            let width = device_index_width(d);
+            let mut out = Vec::with_capacity(width * self.index.len());
+            match width {
+                1 => out.extend(self.index.iter().map(|&v| k(v) as u8)),
+                2 => out.extend(self.index.iter().flat_map(|&v| (k(v) as u16).to_le_bytes())),
+                _ => out.extend(self.index.iter().flat_map(|&v| k(v).to_le_bytes())),
+            }
+            out
         })
     }
 
