@@ -77,6 +77,14 @@ PY
     done
     grep -E "gpu|rc=" "$OUT/cli-$c.log" | sed "s/^/$c: /" | tee -a "$S"
   done
+  # Where a later scan's host time goes (NVTX-free: the CUDA API and OS
+  # runtime summaries of one process scanning three times).
+  if [ "${NSYS:-1}" = 1 ] && command -v nsys > /dev/null; then
+    step "nsys: fastpair scan --gpu of l_shipinstruct"
+    timeout 120 nsys profile -t cuda,osrt -s none --stats=true -o /tmp/vd-scan -f true \
+      .gpu/bin/fastpair scan --gpu --iters 3 /tmp/tpch_sf1_l_shipinstruct.fpc > "$OUT/nsys-vdict.txt" 2>&1
+    echo "nsys rc=$?" | tee -a "$S"
+  fi
 fi
 echo "status=$status" | tee -a "$S"
 exit $status

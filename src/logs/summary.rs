@@ -61,6 +61,9 @@ pub struct LogSummary {
     pub pool: u64,
     /// Learned tokens of the blocks' pools (after the 256 single bytes).
     pub pool_learned: u64,
+    /// Integer blocks (§5.8.3) stored frame of reference, linear and delta
+    /// ([`LogColumn::integer_block_modes`]).
+    pub int_blocks: [usize; 3],
     /// The narrowest and widest code of the blocks' pools, in bits (12 in
     /// format versions 4–5; 8 to 12 in version 6, spec/FORMAT.md §5.8.4).
     pub pool_code_bits: (u8, u8),
@@ -81,6 +84,7 @@ impl LogColumn {
         for (name, b) in blocks {
             b.summarize(name, &mut s);
         }
+        s.int_blocks = self.integer_block_modes();
         s.top
             .sort_by(|a, b| b.rows.cmp(&a.rows).then(a.id.cmp(&b.id)));
         s

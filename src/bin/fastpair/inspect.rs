@@ -311,6 +311,8 @@ struct LogTotals {
     /// Learned pool tokens, and the narrowest and widest pool code (bits).
     pool_learned: u64,
     pool_code_bits: Option<(u8, u8)>,
+    /// Integer blocks stored FoR, linear and delta (spec/FORMAT.md §5.8.3).
+    int_blocks: [usize; 3],
     slot_types: Vec<fastpair::logs::SlotTypeSummary>,
     top: std::collections::HashMap<(&'static str, String), (u64, Vec<&'static str>)>,
 }
@@ -321,6 +323,9 @@ impl LogTotals {
         self.split += l.split as u64;
         self.templates += l.templates as u64;
         self.pool_learned += l.pool_learned;
+        for (t, x) in self.int_blocks.iter_mut().zip(l.int_blocks) {
+            *t += x;
+        }
         let (lo, hi) = l.pool_code_bits;
         if hi > 0 {
             self.pool_code_bits = Some(match self.pool_code_bits {
@@ -380,6 +385,13 @@ impl LogTotals {
             Some((lo, hi)) => format!("{lo}- to {hi}-bit codes"),
             None => "no codes".to_string(),
         };
+        let [f, l, d] = self.int_blocks;
+        let int_what = format!(
+            "numbers and dictionary ids, bit-packed in blocks of 128: {} frame of reference, {} linear, {} delta",
+            thousands(f as u64),
+            thousands(l as u64),
+            thousands(d as u64)
+        );
         let pool_what = format!(
             "static text, dictionary values, free text, escaped rows; {} learned tokens, {codes}",
             thousands(self.pool_learned)
@@ -395,11 +407,7 @@ impl LogTotals {
                 self.parts[1],
                 "each row's template, as a block-local id",
             ),
-            (
-                "integer columns",
-                self.parts[2],
-                "numbers and dictionary ids, bit-packed",
-            ),
+            ("integer columns", self.parts[2], int_what.as_str()),
             ("text pool", self.parts[3], pool_what.as_str()),
             ("framing", self.parts[4], "magics, lengths, padding"),
         ] {
