@@ -17,6 +17,8 @@
 #                                            dictionary bench; `fastpair scan
 #                                            --gpu` of two value-dictionary
 #                                            columns tiled past 256 MB
+#   PHASE=cli bash bench/gpu-format7.sh      that last part alone (CLI_COLS: the
+#                                            columns, default the two above)
 # Logs land in $OUT; summary.txt collects the lines that matter.
 set -uo pipefail
 source bench/gpu-corpus.sh
@@ -58,17 +60,20 @@ if [ "$PHASE" = bench ]; then
   step "value dictionaries: bench"
   VDICT_ONLY=1 REPS=${VREPS:-20} timeout 120 .gpu/bin/gpu_scan-bench > "$OUT/vdict-bench.log" 2>&1 || status=1
   grep -E "^vdict|^device|^\|" "$OUT/vdict-bench.log" | tee -a "$S"
-  step "value dictionaries: fastpair scan --gpu, end to end"
-  python3 - <<'PY'
+fi
+if [ "$PHASE" = bench ] || [ "$PHASE" = cli ]; then
+  step "fastpair scan --gpu, end to end (value dictionaries; l_comment: coded)"
+  CLI_COLS=${CLI_COLS:-tpch_sf1_l_shipinstruct tpch_sf1_o_clerk}
+  CLI_COLS="$CLI_COLS" python3 - <<'PY'
 import os
-for name in ["tpch_sf1_l_shipinstruct", "tpch_sf1_o_clerk"]:
+for name in os.environ["CLI_COLS"].split():
     src = open(f"target/corpus/{name}.txt", "rb").read()
     reps = -(-(256 << 20) // len(src))
     with open(f"/tmp/{name}_big.txt", "wb") as f:
         for _ in range(reps):
             f.write(src)
 PY
-  for c in tpch_sf1_l_shipinstruct tpch_sf1_o_clerk; do
+  for c in $CLI_COLS; do
     .gpu/bin/fastpair compress /tmp/${c}_big.txt -o /tmp/$c.fpc >> "$OUT/cli.log" 2>&1
     .gpu/bin/fastpair inspect /tmp/$c.fpc 2>&1 | head -8 >> "$OUT/cli.log"
     for k in 1 2; do

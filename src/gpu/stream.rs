@@ -155,6 +155,10 @@ pub struct StreamStats {
     pub seconds: f64,
     /// Of `seconds`: page-locking the file.
     pub lock_seconds: f64,
+    /// Of `seconds`: setting up the pipeline before its first batch (the
+    /// ring's device buffers, pinned staging, the kernels' lookup), the
+    /// page lock included.
+    pub setup_seconds: f64,
     /// Of `seconds`: the host waiting for chunk validation that had not
     /// finished in the background (validation starts with the call, beside
     /// the page lock and the ring's allocation, and runs ahead of the
@@ -608,6 +612,7 @@ where
         .unwrap_or(1)
         .max(1);
     debug_assert_eq!(imax + vmax + 8 * omax, slot_bytes(groups));
+    let t_setup = Instant::now();
     let nlanes = gpus.len().min(groups.len());
     let nslots = opts.ring.min(groups.len().div_ceil(nlanes)).max(1);
     // The whole file when the storage holds it resident or mapped: chunk
@@ -665,6 +670,7 @@ where
         });
     }
     stats.ring_bytes = nlanes * nslots * (imax + vmax + 8 * omax);
+    stats.setup_seconds = t_setup.elapsed().as_secs_f64();
     let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
     let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
     let mut inflight: VecDeque<InFlight> = VecDeque::new();

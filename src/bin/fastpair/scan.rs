@@ -197,10 +197,32 @@ fn scan_stream(
     if a.iters > 1 {
         let mut times = Vec::new();
         let mut kernel = f64::MAX;
+        let mut best: Option<gpu::StreamStats> = None;
         for _ in 1..a.iters {
             let st = run()?;
             times.push(Duration::from_secs_f64(st.seconds));
             kernel = kernel.min(st.kernel_seconds);
+            if best.as_ref().is_none_or(|b| st.seconds < b.seconds) {
+                best = Some(st);
+            }
+        }
+        if let Some(b) = &best {
+            let parts = b.setup_seconds
+                + b.validate_wait_seconds
+                + b.issue_seconds
+                + b.device_wait_seconds
+                + b.callback_seconds;
+            say(&format!(
+                "gpu stream, fastest later scan {:.3} ms: setup {:.3} ms (ring, staging, kernels), validation wait {:.3} ms, issue {:.3} ms (planning, staging copies, launches), device wait {:.3} ms, callback {:.3} ms, the rest {:.3} ms (grouping, teardown)",
+                b.seconds * 1e3,
+                b.setup_seconds * 1e3,
+                b.validate_wait_seconds * 1e3,
+                b.issue_seconds * 1e3,
+                b.device_wait_seconds * 1e3,
+                b.callback_seconds * 1e3,
+                (b.seconds - parts) * 1e3,
+            ))
+            .map_err(stdout_err)?;
         }
         report(
             &format!(
