@@ -202,7 +202,7 @@ fn scan_stream(
             let st = run()?;
             times.push(Duration::from_secs_f64(st.seconds));
             kernel = kernel.min(st.kernel_seconds);
-            if best.as_ref().is_none_or(|b| st.seconds < b.seconds) {
+            if best.as_ref().map_or(true, |b| st.seconds < b.seconds) {
                 best = Some(st);
             }
         }
