@@ -174,6 +174,11 @@ pub struct StreamStats {
     /// Of `seconds`: planning and issuing each batch (copies into pinned
     /// staging included).
     pub issue_seconds: f64,
+    /// Of `issue_seconds`: planning the batches (`plan::build_stream`).
+    pub plan_seconds: f64,
+    /// Of `issue_seconds`: queueing the uploads of the batches' parts (the
+    /// copies into pinned staging included) and their descriptors.
+    pub upload_seconds: f64,
     /// Of `seconds`: waiting for the device to finish a batch.
     pub device_wait_seconds: f64,
     /// Of `seconds`: in the caller's callback.
@@ -738,6 +743,8 @@ where
             opts.device_checks,
             lane.stager.is_some(),
         )?;
+        stats.plan_seconds += t.elapsed().as_secs_f64();
+        let t_up = Instant::now();
         let input = slot.input.take().expect("free ring slot");
         // The descriptors first on the copy stream (their pageable copies
         // wait for the previous batch's upload only, never for a decode),
@@ -764,6 +771,7 @@ where
                 }
             }
         }
+        stats.upload_seconds += t_up.elapsed().as_secs_f64();
         let ev = g.ctx.new_event(flags).map_err(|e| gpu_err("event", e))?;
         ev.record(&g.copy).map_err(|e| gpu_err("event", e))?;
         s.wait(&ev).map_err(|e| gpu_err("event", e))?;

@@ -213,11 +213,13 @@ fn scan_stream(
                 + b.device_wait_seconds
                 + b.callback_seconds;
             say(&format!(
-                "gpu stream, fastest later scan {:.3} ms: setup {:.3} ms (ring, staging, kernels), validation wait {:.3} ms, issue {:.3} ms (planning, staging copies, launches), device wait {:.3} ms, callback {:.3} ms, the rest {:.3} ms (grouping, teardown)",
+                "gpu stream, fastest later scan {:.3} ms: setup {:.3} ms (ring, staging, kernels), validation wait {:.3} ms, issue {:.3} ms (planning {:.3}, uploads queued {:.3}, launches), device wait {:.3} ms, callback {:.3} ms, the rest {:.3} ms (grouping, teardown)",
                 b.seconds * 1e3,
                 b.setup_seconds * 1e3,
                 b.validate_wait_seconds * 1e3,
                 b.issue_seconds * 1e3,
+                b.plan_seconds * 1e3,
+                b.upload_seconds * 1e3,
                 b.device_wait_seconds * 1e3,
                 b.callback_seconds * 1e3,
                 (b.seconds - parts) * 1e3,
