@@ -861,6 +861,8 @@ def _int_column(c: "_LogCursor", n: int, used: List[int], form: int) -> List[tup
             bits, linear = mode - 192, True
             if form != 3:
                 c.fail("BadField", f"integer block mode {mode} (delta blocks are format version 7's)")
+            if bits > 59:
+                c.fail("BadField", f"integer block bit width {bits} (a delta block's is at most 59)")
             if m < 2:
                 c.fail("BadField", f"integer block mode {mode} (a delta block of one value)")
         else:

@@ -1,9 +1,10 @@
 //! Writes the seed inputs of the `logs_open` fuzz target (fuzz/seeds/logs_open/):
 //! the first rows of a few log columns (text and JSON lines) encoded by the
 //! template codec, small enough for the fuzzer to mutate. They are payloads
-//! of the current format (version 6: pools of form 2); the `v5-*` seeds
-//! beside them are the same rows as version 5 wrote them (form 1), kept so
-//! that the form-1 parser is fuzzed too.
+//! of the current format (version 7: pools of form 2, delta integer
+//! blocks); the `v6-*` and `v5-*` seeds beside them are the same rows as
+//! versions 6 and 5 wrote them (no delta blocks; form 1 in version 5), kept
+//! so that the older forms' parsers are fuzzed too.
 //!
 //!   cargo run --release -p fastpair-lab --example logs_seeds   (corpus in target/corpus)
 

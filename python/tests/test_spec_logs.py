@@ -82,7 +82,7 @@ def test_golden_payload_holds_delta_blocks():
 
 
 def test_delta_modes_are_checked():
-    """Modes 193-255 are delta blocks of 1-63 bits, only in payload form 3
+    """Modes 193-251 are delta blocks of 1-59 bits, only in payload form 3
     and only for a block of two values or more; 192 is linear at 64 bits."""
     def column(mode, n, form):
         c = reader._LogCursor(bytes([mode, 5, 2]), 0)
@@ -103,7 +103,7 @@ def test_delta_modes_are_checked():
         assert e.invariant == "BadField" and "group sum" in str(e), e
     (_, bits, _, _, _, delta), = column(192, 10, 3)
     assert (bits, delta) == (64, False)
-    for mode, n, form in ((195, 10, 2), (195, 10, 1), (195, 1, 3)):
+    for mode, n, form in ((195, 10, 2), (195, 10, 1), (195, 1, 3), (252, 10, 3), (255, 10, 3)):
         try:
             column(mode, n, form)
         except reader.FormatError as e:
