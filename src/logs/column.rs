@@ -83,13 +83,30 @@ struct BlockPlan {
 /// benchmark binary measures the GPU's delta path against the same
 /// payloads without it.
 fn write_delta() -> bool {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    !hook_set(&OFF, "FASTPAIR_LOGS_NO_DELTA")
+}
+
+/// Whether a pool's offsets may be delta blocks: yes, except under the
+/// `test-util` feature with `FASTPAIR_LOGS_NO_POOL_DELTA` set (measured on
+/// the GPU, bench/LOGS.md "Format 7").
+fn pool_delta() -> bool {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    !hook_set(&OFF, "FASTPAIR_LOGS_NO_POOL_DELTA")
+}
+
+/// Whether the test-util hook `var` is set in the environment (read once
+/// into `cell`); never without the `test-util` feature.
+fn hook_set(cell: &std::sync::OnceLock<bool>, var: &str) -> bool {
     #[cfg(feature = "test-util")]
     {
-        static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        !*OFF.get_or_init(|| std::env::var_os("FASTPAIR_LOGS_NO_DELTA").is_some())
+        *cell.get_or_init(|| std::env::var_os(var).is_some())
     }
     #[cfg(not(feature = "test-util"))]
-    true
+    {
+        let _ = (cell, var);
+        false
+    }
 }
 
 /// Which columns may take delta blocks: slot columns, and a pool's offsets
@@ -108,19 +125,6 @@ impl Use {
             Use::PoolOffsets => write_delta() && pool_delta(),
         }
     }
-}
-
-/// Whether a pool's offsets may be delta blocks: yes, except under the
-/// `test-util` feature with `FASTPAIR_LOGS_NO_POOL_DELTA` set (measured on
-/// the GPU, bench/LOGS.md "Format 7").
-fn pool_delta() -> bool {
-    #[cfg(feature = "test-util")]
-    {
-        static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        !*OFF.get_or_init(|| std::env::var_os("FASTPAIR_LOGS_NO_POOL_DELTA").is_some())
-    }
-    #[cfg(not(feature = "test-util"))]
-    true
 }
 
 /// The smallest of FoR, linear FoR and (when `delta`) delta for one block
@@ -757,6 +761,28 @@ mod tests {
         col.check_groups(&cps, &data, 0).unwrap();
         data[127 * 2 / 8 + 1] ^= 0x10;
         assert!(col.check_groups(&cps, &data, 0).is_err());
+    }
+
+    /// `sum_packed` over a run that its data does not hold (a damaged
+    /// column a safe `LogColumn::get` may reach): no read outside `data`,
+    /// the fields past its end read as 0.
+    #[test]
+    fn sums_never_read_past_their_data() {
+        let data = [0xffu8; 5];
+        for bits in [1u8, 3, 8, 17, 56, 59] {
+            for n in [0usize, 1, 7, 31, 200] {
+                let s = sum_packed(&data, bits, 3, n);
+                let whole = (40 / bits as usize).saturating_sub(3).min(n) as u64;
+                assert!(s <= whole.max(1) * ((1u64 << bits) - 1), "{bits} {n}");
+            }
+        }
+        assert_eq!(sum_packed(&[], 7, 0, 31), 0);
+        // The fast path at its edge: exactly 8 bytes past the run.
+        for bits in [1u8, 5, 13, 56] {
+            let data = vec![0xffu8; packed_len(34, bits) + 8];
+            let all = (1u64 << bits) - 1;
+            assert_eq!(sum_packed(&data, bits, 3, 31), 31 * all);
+        }
     }
 
     proptest::proptest! {
