@@ -15,7 +15,8 @@
 //      FP_LG_STAGE bytes aligned with the destination (staged byte 0 at the
 //      destination address mod 16): static strings and dictionary values
 //      copied, integers written digit by digit from the right (one
-//      checkpoint and one residual each), free text token by token (each
+//      checkpoint and one packed field each: a residual, or a delta
+//      block's running sum from the host's sums table), free text token by token (each
 //      token one 16-byte load); a row crossing a window is rendered once per
 //      window it touches, keeping that window's bytes;
 //   4. drains each window with 16-byte stores (a byte head and tail).
@@ -43,6 +44,7 @@ struct LgBlk {
     const u32* st_end;
     const u8* words;
     const u8* lens;
+    const u8* sums;
     LBlock d;
 };
 
@@ -62,7 +64,8 @@ __device__ bool lg_resolve(const u8* input, u64 input_len, const LBlock& d, LgBl
         || !lg_in(d.st_end_off, 4ull * d.nstr, input_len)
         || !lg_in(d.word_off, 16ull * d.ntok, input_len)
         || !lg_in(d.len_off, (u64)d.ntok, input_len)
-        || (d.tpl_off | d.slot_off | d.cp_off | d.rb_off | d.loc_off | d.st_end_off) & 7)
+        || !lg_in(d.sum_off, (u64)d.sum_len, input_len) || d.sum_len < 16
+        || (d.tpl_off | d.slot_off | d.cp_off | d.rb_off | d.loc_off | d.st_end_off | d.sum_off) & 7)
         return false;
     b.d = d;
     b.raw = input + d.raw_off;
@@ -75,6 +78,7 @@ __device__ bool lg_resolve(const u8* input, u64 input_len, const LBlock& d, LgBl
     b.st_end = (const u32*)(input + d.st_end_off);
     b.words = input + d.word_off;
     b.lens = input + d.len_off;
+    b.sums = input + d.sum_off;
     return true;
 }
 
@@ -102,77 +106,43 @@ __device__ __forceinline__ void lg_copy(LgOut& o, const u8* src, u32 len) {
     o.n += len;
 }
 
-// Value i of a packed run of `bits`-bit fields starting at block byte
-// `at0` (FORMAT §5.8.1: LSB first, byte aligned at the run's start): two
-// aligned 8-byte loads where the 16 bytes around the field lie inside the
-// block (it starts 16-aligned, checked per tile), else byte loads; a field
-// whose 9-byte window at its first byte leaves the block raises ST_LOGS.
-__device__ __forceinline__ u64 lg_bits(const LgBlk& b, u64 at0, u64 bit, u32 bits, u32& bad);
-__device__ __forceinline__ u64 lg_packed(const LgBlk& b, u64 at0, u32 bits, u64 i, u32& bad) {
-    return lg_bits(b, at0, i * bits, bits, bad);
-}
-
-// The `bits`-wide field at stream bit `bit` of the packed run at block byte
-// at0 (lg_packed's reads and checks).
-__device__ __forceinline__ u64 lg_bits(const LgBlk& b, u64 at0, u64 bit, u32 bits, u32& bad) {
+// The `bits`-wide field at stream bit `bit` of the packed run at byte at0
+// of `base` (`len` bytes, 8-aligned; FORMAT §5.8.1: LSB first, byte aligned
+// at the run's start): two aligned 8-byte loads where the 16 bytes around
+// the field lie inside, else byte loads; a field whose 9-byte window at its
+// first byte leaves the buffer raises ST_LOGS.
+__device__ __forceinline__ u64 lg_bits_in(const u8* base, u64 len, u64 at0, u64 bit, u32 bits, u32& bad) {
     if (bits == 0) return 0;
     if (bits > 64) { bad = 1; return 0; }
     const u64 at = at0 + (bit >> 3);
-    if (at + 9 > b.d.raw_len) { bad = 1; return 0; }
+    if (at + 9 > len) { bad = 1; return 0; }
     const u64 a = at & ~7ull;
     u64 lo = 0, hi = 0;
-    if (a + 16 <= b.d.raw_len) {
-        const u64* p = (const u64*)(b.raw + a);
+    if (a + 16 <= len) {
+        const u64* p = (const u64*)(base + a);
         lo = p[0];
         hi = p[1];
     } else {
 #pragma unroll
-        for (int k = 0; k < 8; k++) lo |= (u64)b.raw[a + k] << (8 * k);
-        for (u64 k = 8; a + k < b.d.raw_len && k < 16; k++) hi |= (u64)b.raw[a + k] << (8 * (k - 8));
+        for (int k = 0; k < 8; k++) lo |= (u64)base[a + k] << (8 * k);
+        for (u64 k = 8; a + k < len && k < 16; k++) hi |= (u64)base[a + k] << (8 * (k - 8));
     }
     const u32 o = (u32)(bit & 7) + 8 * (u32)(at - a);
     const u64 v = o ? (lo >> o) | (hi << (64 - o)) : lo;
     return bits == 64 ? v : v & ((1ull << bits) - 1);
 }
 
-// Σ of fields first .. first + n (n ≤ 31) of the `bits`-wide packed run
-// at block byte at0 (part of a delta block's value less its line, FORMAT
-// §5.8.3): one pass over the run's aligned 8-byte words, two held in
-// registers, a shift, a mask and an add a field. Where the words (and the
-// one after them) would leave the block, field by field through lg_packed's
-// checked reads instead.
-__device__ __forceinline__ u64 lg_sum(const LgBlk& b, u64 at0, u32 bits, u64 first, u64 n, u32& bad) {
-    if (n == 0 || bits == 0) return 0;
-    if (bits > 63) { bad = 1; return 0; }
-    const u64 bit0 = at0 * 8 + first * bits;
-    const u64 a = (bit0 >> 3) & ~7ull;
-    u32 off = (u32)(bit0 - a * 8);
-    const u64 words = (off + n * bits + 63) / 64;
-    if (a + 8 * (words + 1) > b.d.raw_len) {
-        u64 s = 0;
-        for (u64 k = first; k < first + n; k++) s += lg_packed(b, at0, bits, k, bad);
-        return s;
-    }
-    const u64* w = (const u64*)(b.raw + a);
-    const u64 mask = (1ull << bits) - 1;
-    u64 cur = w[0], nxt = w[1], s = 0, wi = 1;
-    for (u64 k = 0; k < n; k++) {
-        const u64 v = off ? (cur >> off) | (nxt << (64 - off)) : cur;
-        s += v & mask;
-        off += bits;
-        if (off >= 64) {
-            off -= 64;
-            cur = nxt;
-            nxt = w[++wi];
-        }
-    }
-    return s;
+// Value i of a packed run of `bits`-bit fields starting at block byte at0.
+__device__ __forceinline__ u64 lg_packed(const LgBlk& b, u64 at0, u32 bits, u64 i, u32& bad) {
+    return lg_bits_in(b.raw, b.d.raw_len, at0, i * bits, bits, bad);
 }
 
 // Value i of an integer column (FORMAT §5.8.3) whose checkpoints start at
-// `first`, whose residuals lie at block byte `data` + each checkpoint's offset.
-// A delta block (FP_LG_CP_DELTA in the width word) sums its first j
-// residuals, the steps above the smallest one; any other reads one.
+// `first`, whose residuals lie at block byte `data` + each checkpoint's
+// offset: its line plus one field. A delta block's field is its running
+// sum from the block's sums table (FP_LG_CP_SUMS in the width word, the
+// offset word indexing the table; logs::DeviceBlock::sums), laid out by
+// the host, so no lane walks residuals.
 __device__ __forceinline__ u64 lg_int(const LgBlk& b, u32 first, u32 len, u64 i, u64 data, u32& bad) {
     if (i >= len) { bad = 1; return 0; }
     const u64 c = (u64)first + i / 128;
@@ -181,34 +151,9 @@ __device__ __forceinline__ u64 lg_int(const LgBlk& b, u32 first, u32 len, u64 i,
     const u64 j = i % 128;
     const u64 line = cp[0] + cp[1] * j;
     const u64 mode = cp[3];
-    if (mode & FP_LG_CP_DELTA) {
-        // The sums of the 32-residual groups before j's (stored after the
-        // block's n − 1 residuals at bits + 5 bits), then its group's
-        // residuals: at most 3 + 31 fields.
-        const u32 bits = (u32)(mode & 0xff);
-        const u64 n = min((u64)128, (u64)len - (i - j));
-        const u64 at0 = data + cp[2], g = j / 32;
-        u64 s = 0;
-        for (u64 k = 0; k < g; k++) s += lg_bits(b, at0, (n - 1) * bits + k * (bits + 5), bits + 5, bad);
-        return line + s + lg_sum(b, at0, bits, 32 * g, j - 32 * g, bad);
-    }
+    if (mode & FP_LG_CP_SUMS)
+        return line + lg_bits_in(b.sums, b.d.sum_len, cp[2], j * (mode & 0xff), (u32)(mode & 0xff), bad);
     return line + lg_packed(b, data + cp[2], (u32)mode, j, bad);
-}
-
-// Values i and i + 1 of an integer column: inside one delta block the
-// second is the first plus the slope and one residual, not a second sum.
-__device__ __forceinline__ void lg_int2(const LgBlk& b, u32 first, u32 len, u64 i, u64 data,
-                                        u64& v0, u64& v1, u32& bad) {
-    v0 = lg_int(b, first, len, i, data, bad);
-    const u64 c = (u64)first + i / 128;
-    if (i + 1 < len && (i + 1) % 128 != 0 && c < b.d.ncp) {
-        const u64* cp = b.cp + 4 * c;
-        if (cp[3] & FP_LG_CP_DELTA) {
-            v1 = v0 + cp[1] + lg_packed(b, data + cp[2], (u32)(cp[3] & 0xff), i % 128, bad);
-            return;
-        }
-    }
-    v1 = lg_int(b, first, len, i + 1, data, bad);
 }
 
 // Decoded string i (a static string or a dictionary value).
@@ -237,7 +182,8 @@ __device__ __forceinline__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& ba
     if (i >= b.d.pool_strings) { bad = 1; return; }
     const u32 n = b.d.pool_strings + 1;
     u64 s, e;
-    lg_int2(b, b.d.pool_cp_first, n, i, b.d.poff_at, s, e, bad);
+    s = lg_int(b, b.d.pool_cp_first, n, i, b.d.poff_at, bad);
+    e = lg_int(b, b.d.pool_cp_first, n, i + 1, b.d.poff_at, bad);
     if (e < s || e - s > b.d.raw_len) { bad = 1; return; }
     for (u64 c = s; c < e; c++) {
         const u32 code = (u32)lg_packed(b, b.d.codes_at, b.d.code_bits, c, bad);

@@ -192,8 +192,9 @@ device_struct! {
         tpl_off: u64,
         /// Slots, 8 u32 each (`logs::DeviceBlock::slots`).
         slot_off: u64,
-        /// Checkpoints, 4 u64 each (base, slope, residuals offset, bits
-        /// with `logs::CP_DELTA` set for a delta block).
+        /// Checkpoints, 4 u64 each (base, slope, residuals offset, bits;
+        /// a delta block's: its sums' offset in `sum_off`, their bits with
+        /// `logs::CP_SUMS` set).
         cp_off: u64,
         /// Row blocks, 4 u32 each (first local, locals, bits, row-index offset).
         rb_off: u64,
@@ -207,6 +208,8 @@ device_struct! {
         word_off: u64,
         /// Pool token lengths, one byte each.
         len_off: u64,
+        /// The delta blocks' running sums (`logs::DeviceBlock::sums`).
+        sum_off: u64,
         /// Bytes of the block (its last 16 are zero).
         raw_len: u32,
         /// Offsets in the block's bytes of the row index, the column data,
@@ -233,8 +236,8 @@ device_struct! {
         /// Bits of a pool code (FORMAT §5.8.4: 12 in a version-4–5 payload,
         /// ⌈log2(256 + learned)⌉ in version 6).
         code_bits: u32,
-        /// Zero (keeps the struct a whole number of u64 words, no padding).
-        reserved: u32,
+        /// Bytes of the sums (their last 16 are zero).
+        sum_len: u32,
     }
 }
 
@@ -377,7 +380,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
          #define FP_WARP_SMEM {}\n#define FP_SEARCH_SMEM {}\n#define FP_CASCADE_BLOCK {CASCADE_BLOCK}\n\
          #define FP_VT_ROWS {VT_ROWS}\n#define FP_VT_RPT {VT_RPT}\n#define FP_VT_STAGE {VT_STAGE}\n#define FP_VT_WB {VT_WB}\n\
          #define RK_CODED {RK_CODED}u\n#define RK_VALUES {RK_VALUES}u\n#define RK_LOGS {RK_LOGS}u\n\
-         #define FP_LG_WARPS {LG_WARPS}u\n#define FP_LG_STAGE {LG_STAGE}u\n#define FP_LG_MIN_BLOCKS {LG_MIN_BLOCKS}\n#define FP_LG_PER_ROW {}u\n#define FP_LG_CP_DELTA {}ull",
+         #define FP_LG_WARPS {LG_WARPS}u\n#define FP_LG_STAGE {LG_STAGE}u\n#define FP_LG_MIN_BLOCKS {LG_MIN_BLOCKS}\n#define FP_LG_PER_ROW {}u\n#define FP_LG_CP_SUMS {}ull",
         cfg.k,
         cfg.h,
         cfg.t,
@@ -388,7 +391,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
         warp_smem(cfg),
         search_warp_smem(cfg),
         crate::logs::WIDTH_PER_ROW,
-        crate::logs::CP_DELTA,
+        crate::logs::CP_SUMS,
     );
     s.push_str(
         "typedef unsigned char u8;\ntypedef unsigned int u32;\ntypedef unsigned long long u64;\n\

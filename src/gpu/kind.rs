@@ -40,8 +40,10 @@ pub(crate) fn device_bytes(e: &ChunkEntry, rows: u64) -> usize {
         // from their meta and pool (`logs::DeviceBlock`): each table entry
         // comes from at least one meta byte and is at most 32 bytes, the
         // decoded static strings at most 16 bytes per code (a code takes at
-        // least 8 bits of the section, FORMAT §5.8.4), so 48 bytes per
-        // section byte covers both; the pool
+        // least 8 bits of the section, FORMAT §5.8.4), a delta block's
+        // running sums at most 8 bytes per byte of its residuals and group
+        // sums (`logs::DeviceBlock::sums`), so 48 bytes per section byte
+        // covers every kind of byte and its own copy; the pool
         // tokens at most 17 bytes per token of each of the (at most two)
         // blocks, one tile per 128 rows, the piece and its rows' lengths
         // (4 bytes each); plus each region's alignment.
@@ -50,7 +52,7 @@ pub(crate) fn device_bytes(e: &ChunkEntry, rows: u64) -> usize {
             let tokens = 2 * 17 * 4096;
             let tiles = 24 * (rows as usize / 128 + 2) + 32;
             let lens = 4 * rows as usize + 16;
-            let input = s.saturating_mul(48) + tokens + tiles + lens + 2 * 12 * 32;
+            let input = s.saturating_mul(48) + tokens + tiles + lens + 2 * 14 * 32;
             input + values + offsets
         }
     }

@@ -51,6 +51,7 @@ pub(crate) fn put_block(put: &mut dyn FnMut(&[u8]) -> u64, b: &DeviceBlock<'_>) 
         st_end_off: put(&words32(&statics_end)),
         word_off: put(&b.words),
         len_off: put(&b.lens),
+        sum_off: put(&b.sums),
         raw_len: b.raw.len() as u32,
         rowidx_at: b.rowidx_at,
         data_at: b.data_at,
@@ -70,7 +71,7 @@ pub(crate) fn put_block(put: &mut dyn FnMut(&[u8]) -> u64, b: &DeviceBlock<'_>) 
         pool_strings: b.pool_strings,
         rows: b.rows,
         code_bits: b.code_bits,
-        reserved: 0,
+        sum_len: b.sums.len() as u32,
     }
 }
 
@@ -167,6 +168,7 @@ fn lblock(ib: &ImageBlock, (raw, statics): (u64, u64), tables: u64) -> LBlock {
         st_end_off: tables + ib.st_end,
         word_off: tables + ib.word,
         len_off: tables + ib.len,
+        sum_off: tables + ib.sum,
         raw_len: ib.raw_len,
         rowidx_at: ib.rowidx_at,
         data_at: ib.data_at,
@@ -184,7 +186,7 @@ fn lblock(ib: &ImageBlock, (raw, statics): (u64, u64), tables: u64) -> LBlock {
         pool_strings: ib.pool_strings,
         rows: ib.rows,
         code_bits: ib.code_bits,
-        reserved: 0,
+        sum_len: ib.sum_len,
     }
 }
 

@@ -609,6 +609,41 @@ fn sum_packed(data: &[u8], bits: u8, first: usize, n: usize) -> u64 {
 }
 
 impl IntCol {
+    /// Calls `f` for every delta block of the column with the index of its
+    /// checkpoint in `cps` and the running sums of its residuals: entry `k`
+    /// (`k < n`, the block's values) is value `k` less its line
+    /// (`base + slope·k`), mod 2^64, so entry 0 is 0. A reader holding them
+    /// reads a delta value with one field, as a FoR value (the GPU
+    /// decoder's tables, `logs::device`). `data` as [`IntCol::get`]'s.
+    #[cfg(feature = "gpu")]
+    pub(crate) fn delta_sums(
+        &self,
+        cps: &[Checkpoint],
+        data: &[u8],
+        mut f: impl FnMut(usize, &[u64]),
+    ) {
+        let mut left = self.len as usize;
+        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
+        let start = self.first as usize;
+        let mut sums = Vec::with_capacity(BLOCK);
+        for (c, cp) in cps.iter().enumerate().skip(start).take(blocks) {
+            let n = left.min(BLOCK);
+            left -= n;
+            if !cp.delta {
+                continue;
+            }
+            let d = data.get(cp.off as usize..).unwrap_or(&[]);
+            let mut s = 0u64;
+            sums.clear();
+            sums.push(0);
+            sums.extend((0..n - 1).map(|k| {
+                s = s.wrapping_add(get_packed(d, cp.bits, k));
+                s
+            }));
+            f(c, &sums);
+        }
+    }
+
     /// Checks that every delta block's group sums are the sums of its
     /// residual groups (spec/FORMAT.md §5.8.3: one spelling, and a read
     /// through the sums equals a read through the residuals). `data` is the

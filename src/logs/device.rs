@@ -13,9 +13,13 @@ use super::{Kind, Width, ROW_BLOCK};
 /// integer column holds each value's digit count).
 pub(crate) const WIDTH_PER_ROW: u32 = 0xffff;
 
-/// Flag in a checkpoint's bit-width word: a delta block (FORMAT §5.8.3; the
-/// width itself is in the low 8 bits).
-pub(crate) const CP_DELTA: u64 = 1 << 8;
+/// Flag in a checkpoint's bit-width word: a delta block (FORMAT §5.8.3),
+/// whose values the device reads from [`DeviceBlock::sums`]: its
+/// residuals' running sums, packed at the width in the low 8 bits from the
+/// byte offset in the checkpoint's offset word. The device never walks a
+/// delta block's residuals (a lane summing up to 34 fields made the log
+/// kernel 32% slower: bench/LOGS.md "Format 7").
+pub(crate) const CP_SUMS: u64 = 1 << 9;
 
 /// Words per entry of each table (kernels/logs.cu reads them at these strides).
 pub(crate) const TEMPLATE_WORDS: usize = 4;
@@ -49,10 +53,19 @@ pub(crate) struct DeviceBlock<'a> {
     /// value 0 in `statics_end`; a free slot: pool string of rank 0), 0.
     pub(crate) slots: Vec<u32>,
     /// Per checkpoint: base, slope, residuals' offset in the column data (or
-    /// in the pool offsets' data for the pool's own), bit width (with
-    /// [`CP_DELTA`] for a delta block). The pool
-    /// offsets' checkpoints come last, from `pool_cp_first`.
+    /// in the pool offsets' data for the pool's own), bit width; for a
+    /// delta block instead the offset of its running sums in `sums` and
+    /// their width with [`CP_SUMS`]. The pool offsets' checkpoints come
+    /// last, from `pool_cp_first`.
     pub(crate) cps: Vec<u64>,
+    /// Every delta block's running sums (`IntCol::delta_sums`), each packed
+    /// LSB first at the width of its largest from a byte boundary, then 16
+    /// zero bytes (a packed read's window stays inside). Empty but for
+    /// the zeros when the block has no delta block (format versions 4–6).
+    /// At most 8 bytes per byte of residuals and group sums they come
+    /// from (a width ≤ b + 7 for n − 1 residuals of b ≥ 1 bits), so the
+    /// chunk's device bound (`gpu::kind::device_bytes`) holds.
+    pub(crate) sums: Vec<u8>,
     pub(crate) pool_cp_first: u32,
     /// Strings of the pool (its offsets column holds one more value).
     pub(crate) pool_strings: u32,
@@ -115,9 +128,9 @@ impl LogBlock {
         let mut cps = Vec::with_capacity(CP_WORDS * (self.cps.len() + self.pool.cps.len()));
         // The pool's offsets column last: its checkpoints index its own data.
         for cp in self.cps.iter().chain(&self.pool.cps) {
-            let mode = if cp.delta { CP_DELTA } else { 0 };
-            cps.extend([cp.base, cp.slope, cp.off as u64, cp.bits as u64 | mode]);
+            cps.extend([cp.base, cp.slope, cp.off as u64, cp.bits as u64]);
         }
+        let sums = self.delta_sums_table(&mut cps, pool_cp_first as usize);
         let mut row_blocks = Vec::with_capacity(ROW_BLOCK_WORDS * self.row_blocks.len());
         for (b, rb) in self.row_blocks.iter().enumerate() {
             let end = self
@@ -143,6 +156,7 @@ impl LogBlock {
             templates,
             slots,
             cps,
+            sums,
             pool_cp_first,
             pool_strings: self.pool.strings as u32,
             row_blocks,
@@ -152,6 +166,42 @@ impl LogBlock {
             words,
             lens: self.pool.lens.clone(),
         }
+    }
+}
+
+impl LogBlock {
+    /// [`DeviceBlock::sums`] of the block, pointing each delta block's
+    /// checkpoint in `cps` (the pool's from `pool_first`) at its sums.
+    fn delta_sums_table(&self, cps: &mut [u64], pool_first: usize) -> Vec<u8> {
+        let mut sums = Vec::new();
+        let mut done = vec![false; cps.len() / CP_WORDS];
+        let mut put = |c: usize, pre: &[u64]| {
+            if std::mem::replace(&mut done[c], true) {
+                return; // a column two slots share
+            }
+            let bits = super::bits::bits_for(pre.iter().copied().max().unwrap_or(0));
+            let cp = &mut cps[CP_WORDS * c..CP_WORDS * (c + 1)];
+            cp[2] = sums.len() as u64;
+            cp[3] = bits as u64 | CP_SUMS;
+            super::bits::pack(pre.iter().copied(), bits, &mut sums);
+        };
+        let data = &self.bytes[self.data_at..];
+        for s in &self.slots {
+            let cols = match *s {
+                Slot::Int { values, widths, .. } => [Some(values), Some(widths)],
+                Slot::Dict { ids, .. } => [Some(ids), None],
+                Slot::Free { .. } => [None, None],
+            };
+            for c in cols.into_iter().flatten() {
+                c.delta_sums(&self.cps, data, &mut put);
+            }
+        }
+        let pool = &self.bytes[self.pool_at + self.pool.offs_at..];
+        self.pool
+            .offs
+            .delta_sums(&self.pool.cps, pool, |c, pre| put(pool_first + c, pre));
+        sums.extend([0u8; 16]);
+        sums
     }
 }
 
@@ -199,6 +249,8 @@ pub(crate) struct ImageBlock {
     /// them in the block's `statics`).
     pub(crate) st_len: u32,
     pub(crate) ntok: u32,
+    /// Bytes of the delta blocks' sums (their 16 zero bytes included).
+    pub(crate) sum_len: u32,
     pub(crate) tpl: u64,
     pub(crate) slot: u64,
     pub(crate) cp: u64,
@@ -207,6 +259,7 @@ pub(crate) struct ImageBlock {
     pub(crate) st_end: u64,
     pub(crate) word: u64,
     pub(crate) len: u64,
+    pub(crate) sum: u64,
 }
 
 impl DeviceImage {
@@ -245,6 +298,7 @@ impl DeviceImage {
                     nstr: b.statics_end.len() as u32,
                     st_len: st_len.min(b.statics.len() as u32),
                     ntok: b.lens.len() as u32,
+                    sum_len: b.sums.len() as u32,
                     tpl: put(&w32(&b.templates)),
                     slot: put(&w32(&b.slots)),
                     cp: put(&w64(&b.cps)),
@@ -253,6 +307,7 @@ impl DeviceImage {
                     st_end: put(&w32(b.statics_end)),
                     word: put(&b.words),
                     len: put(&b.lens),
+                    sum: put(&b.sums),
                 }
             })
             .collect();
@@ -329,18 +384,11 @@ mod tests {
         let j = i % 128;
         let line = cp[0].wrapping_add(cp[1].wrapping_mul(j));
         let bits = (cp[3] & 0xff) as u32;
-        let at0 = data + cp[2];
-        if cp[3] & CP_DELTA != 0 {
-            // The group sums before j's group, then its residuals.
-            let n = (len as u64 - (i - j)).min(128);
-            let g = j / 32;
-            let sums = (0..g).fold(line, |v, k| {
-                let bit = (n - 1) * bits as u64 + k * (bits as u64 + 5);
-                v.wrapping_add(field(b.raw, at0, bit, bits + 5))
-            });
-            (32 * g..j).fold(sums, |v, k| v.wrapping_add(packed(b.raw, at0, bits, k)))
+        if cp[3] & CP_SUMS != 0 {
+            // A delta block: its running sums, one field.
+            line.wrapping_add(packed(&b.sums, cp[2], bits, j))
         } else {
-            line.wrapping_add(packed(b.raw, at0, bits, j))
+            line.wrapping_add(packed(b.raw, data + cp[2], bits, j))
         }
     }
 
@@ -443,28 +491,82 @@ mod tests {
                 .into_bytes(),
             })
             .collect();
-        let refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
         for split in [Some(false), Some(true)] {
-            let opts = LogOptions {
-                split,
-                ..LogOptions::default()
-            };
-            let bytes = encode_column(&refs, &opts);
-            let col = LogColumn::open(&bytes).unwrap();
-            let blocks = col.device_blocks();
-            assert_eq!(blocks.len(), if col.is_split() { 2 } else { 1 });
-            for rb in 0..rows.len().div_ceil(128) {
-                let parts: Vec<Vec<Vec<u8>>> = blocks.iter().map(|b| block_rows(b, rb)).collect();
-                for j in 0..parts[0].len() {
-                    let got: Vec<u8> = parts.iter().flat_map(|p| p[j].clone()).collect();
-                    assert_eq!(
-                        got,
-                        rows[128 * rb + j],
-                        "split {split:?} row {}",
-                        128 * rb + j
-                    );
+            renders_every_row(&rows, split);
+        }
+    }
+
+    /// Renders every row through the device tables and compares; returns
+    /// how many delta blocks the tables read through their sums, and the
+    /// widest sums.
+    fn renders_every_row(rows: &[Vec<u8>], split: Option<bool>) -> (usize, u64) {
+        let refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let opts = LogOptions {
+            split,
+            ..LogOptions::default()
+        };
+        let bytes = encode_column(&refs, &opts);
+        let col = LogColumn::open(&bytes).unwrap();
+        let blocks = col.device_blocks();
+        assert_eq!(blocks.len(), if col.is_split() { 2 } else { 1 });
+        for rb in 0..rows.len().div_ceil(128) {
+            let parts: Vec<Vec<Vec<u8>>> = blocks.iter().map(|b| block_rows(b, rb)).collect();
+            for j in 0..parts[0].len() {
+                let got: Vec<u8> = parts.iter().flat_map(|p| p[j].clone()).collect();
+                assert_eq!(
+                    got,
+                    rows[128 * rb + j],
+                    "split {split:?} row {}",
+                    128 * rb + j
+                );
+            }
+        }
+        let (mut delta, mut widest) = (0, 0);
+        for b in &blocks {
+            assert!(b.sums.len() >= 16 && b.sums.ends_with(&[0; 16]));
+            for cp in b.cps.chunks(CP_WORDS) {
+                if cp[3] & CP_SUMS != 0 {
+                    delta += 1;
+                    widest = widest.max(cp[3] & 0xff);
+                    assert!(cp[3] & 0xff <= 64 && cp[2] < b.sums.len() as u64);
                 }
             }
+        }
+        (delta, widest)
+    }
+
+    /// Delta blocks of residuals 1 to 56 bits wide, whose running sums
+    /// need up to 63 bits, in slot columns and in the
+    /// pool's offsets, read through the sums table as the kernel reads
+    /// them.
+    #[test]
+    fn delta_blocks_render_through_their_sums() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut v = 0u64;
+        let rows: Vec<Vec<u8>> = (0..128 * 57usize)
+            .map(|i| {
+                // Block k of 128 rows starts again near 0 and steps by up to
+                // 2^k: its residuals are about k bits wide, its sums up to
+                // k + 7 (below 10^19, the longest integer a slot holds).
+                let b = i / 128;
+                let step = if b == 0 { 1 } else { next() >> (64 - b) };
+                v = if i % 128 == 0 { i as u64 } else { v + step };
+                let words = "w".repeat((next() % 7) as usize);
+                format!("t={v} job {} {words}", i % 3).into_bytes()
+            })
+            .collect();
+        for split in [Some(false), Some(true)] {
+            let (delta, widest) = renders_every_row(&rows, split);
+            assert!(
+                delta > 40 && widest >= 60,
+                "{delta} delta blocks, sums of {widest} bits"
+            );
         }
     }
 }

@@ -142,7 +142,7 @@ pub(crate) use assign::LEARN_BATCH;
 pub use decode::LogBlock;
 #[cfg(feature = "gpu")]
 pub(crate) use device::{
-    DeviceBlock, DeviceImage, ImageBlock, CP_DELTA, CP_WORDS, ROW_BLOCK_WORDS, SLOT_WORDS,
+    DeviceBlock, DeviceImage, ImageBlock, CP_SUMS, CP_WORDS, ROW_BLOCK_WORDS, SLOT_WORDS,
     TEMPLATE_WORDS, WIDTH_PER_ROW,
 };
 pub use encode::encode;
