@@ -3,23 +3,28 @@
 // chunk (the format's row-index block). Rows are placed by the lengths the
 // host recorded when it validated the chunk (LPiece::lens_off; their sum
 // must equal the tile's bytes before anything is written), so no row is
-// rendered to be sized. Then 4 rounds of 32 rows (row 32q + lane); in each,
-// for each of the chunk's blocks (one, or header and body), the warp
-//   1. locates the row: its local template id from the packed row index,
-//      its rank = the local's start rank + the rows of the same local
-//      before it in the block (__match_any_sync within a round, a per-warp
-//      count per local across rounds), its template from the local table;
-//   2. places it: an exclusive warp scan of the round's lengths, the Arrow
-//      offsets written from it;
-//   3. renders it into the warp's shared staging buffer, in windows of
-//      FP_LG_STAGE bytes aligned with the destination (staged byte 0 at the
-//      destination address mod 16): static strings and dictionary values
-//      copied, integers written digit by digit from the right (one
+// rendered to be sized. The warp
+//   1. locates and places the rows in row order, 32 at a time (row 32q +
+//      lane), for each of the chunk's blocks (one, or header and body):
+//      each row's local template id from the packed row index and its
+//      rank among the block's rows of that local (__match_any_sync within
+//      32 rows, a per-warp count per local across them); each row's first
+//      byte (an exclusive warp scan of the lengths), the Arrow offsets;
+//   2. orders the rows by the last block's local id, then length (a
+//      bitonic sort of 128 keys in registers): rows of one template render
+//      side by side, so the lanes of a warp take the same path through a
+//      template's pieces (lanes rendering rows of different templates in
+//      row order left ~9 of 32 active: bench/LOGS.md);
+//   3. renders 32 ordered rows a round into the warp's shared staging
+//      buffer, each row at a staging byte congruent to its destination mod
+//      16, in windows of FP_LG_STAGE bytes: static strings and dictionary
+//      values copied, integers written digit by digit from the right (one
 //      checkpoint and one packed field each: a residual, or a delta
-//      block's running sum from the host's sums table), free text token by token (each
-//      token one 16-byte load); a row crossing a window is rendered once per
-//      window it touches, keeping that window's bytes;
-//   4. drains each window with 16-byte stores (a byte head and tail).
+//      block's running sum from the host's sums table), free text token by
+//      token (each token one 16-byte load); a row crossing a window is
+//      rendered once per window it touches, keeping that window's bytes;
+//   4. drains each window, each lane its own row's part: stores of 1–8
+//      bytes up to 16-byte alignment, 16-byte stores, the tail.
 // The block descriptors live once per warp in shared memory (each lane a
 // copy in registers spilled to local memory, measured slower: bench/LOGS.md).
 // Follows the prelude and the other kernels in one compilation unit.
@@ -291,6 +296,32 @@ __device__ __forceinline__ void lg_drain(u8* dst, const u8* stage, u32 shift, u3
     if (t0 + lane < n) dst[t0 + lane] = stage[shift + t0 + lane];
 }
 
+// Copies n staged bytes at s to d, where s ≡ d (mod 16): stores of 1, 2,
+// 4 and 8 bytes up to d's 16-byte alignment, 16-byte stores, then 8, 4, 2
+// and 1 for the tail (one lane, its own row).
+__device__ __forceinline__ void lg_drain_row(u8* d, const u8* s, u32 n) {
+    if (n && ((u64)d & 1)) { *d = *s; d++; s++; n--; }
+    if (n >= 2 && ((u64)d & 2)) { *(unsigned short*)d = *(const unsigned short*)s; d += 2; s += 2; n -= 2; }
+    if (n >= 4 && ((u64)d & 4)) { *(u32*)d = *(const u32*)s; d += 4; s += 4; n -= 4; }
+    if (n >= 8 && ((u64)d & 8)) { *(u64*)d = *(const u64*)s; d += 8; s += 8; n -= 8; }
+    for (; n >= 16; d += 16, s += 16, n -= 16) *(uint4*)d = *(const uint4*)s;
+    if (n >= 8) { *(u64*)d = *(const u64*)s; d += 8; s += 8; n -= 8; }
+    if (n >= 4) { *(u32*)d = *(const u32*)s; d += 4; s += 4; n -= 4; }
+    if (n >= 2) { *(unsigned short*)d = *(const unsigned short*)s; d += 2; s += 2; n -= 2; }
+    if (n) *d = *s;
+}
+
+// Per-warp shared scratch of the tile decoder (1,408 bytes; with the
+// staging buffers and descriptors 48,384 bytes a block of 8 warps, under
+// the 48 KiB of static shared memory).
+struct LgScratch {
+    u8 counts[2][128];   // rows of each local id so far
+    u8 loc[2][128];      // each row's local id, per block
+    u8 occ[2][128];      // rows of the same local before it in the 128-row block
+    u8 perm[128];        // sorted position -> row
+    u32 start[128];      // each row's first byte in the tile
+};
+
 __device__ __forceinline__ void lg_tile(
     const u8* __restrict__ input, u64 input_len,
     const LBlock* __restrict__ blocks, u32 nblocks,
@@ -298,7 +329,7 @@ __device__ __forceinline__ void lg_tile(
     const LTile* __restrict__ tiles, u32 ntiles,
     u8* __restrict__ out, u64 out_len,
     i64* __restrict__ offsets, u64 offsets_len,
-    u32* __restrict__ status, u32* counts0, u32* counts1, u8* stage, LgBlk* sdesc)
+    u32* __restrict__ status, LgScratch& S, u8* stage, LgBlk* sdesc)
 {
     const u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const u32 ti = blockIdx.x * FP_LG_WARPS + w;
@@ -327,7 +358,7 @@ __device__ __forceinline__ void lg_tile(
     if (!ok) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
     const u32* lens = (const u32*)(input + lp.lens_off);
 
-    for (u32 k = lane; k < 128; k += 32) { counts0[k] = 0; counts1[k] = 0; }
+    for (u32 k = lane; k < 128; k += 32) { S.counts[0][k] = 0; S.counts[1][k] = 0; }
     __syncwarp();
     // The rows' lengths must add up to the tile's bytes before anything is
     // written (a corrupted length table writes nothing).
@@ -342,75 +373,147 @@ __device__ __forceinline__ void lg_tile(
     for (u32 o = 16; o; o >>= 1) sum += __shfl_xor_sync(FULL, sum, o);
     if (sum != tl.bytes) { if (lane == 0) atomicOr(status, ST_LOGS); return; }
 
-    // Round by round (rows 32q + lane): locate, place, render, drain.
-    u64 round_at = 0;  // the round's first byte in the tile
+    // 1. Locate and place, in row order (rows 32q + lane): each row's local
+    // id and its rank among the block's rows of that local, per block; its
+    // first byte (an exclusive scan of the lengths); the Arrow offsets.
+    const u32 active_rows = rows - row0 < 128 ? rows - row0 : 128;
+    u64 round_at = 0;
 #pragma unroll 1
     for (int q = 0; q < 4; q++) {
         const u32 j = 32 * q + lane, r = row0 + j;
         const bool active = r < rows;
         const bool sel = r >= lp.row_lo && r < lp.row_hi;
         const u32 len = sel ? lens[r - lp.row_lo] : 0;
-        u32 tid[2] = {0, 0}, rank[2] = {0, 0};
 #pragma unroll
         for (int k = 0; k < 2; k++) {
             if (k >= (int)nb) continue;  // warp-uniform
             const LgBlk& b = B[k];
             const u32* rbd = b.rb + 4 * (u64)tl.rb;
-            const u32 first_local = rbd[0], nloc = rbd[1], bits = rbd[2], off = rbd[3];
+            const u32 nloc = rbd[1], bits = rbd[2], off = rbd[3];
             u32 l = 0;
             if (active) {
                 l = (u32)lg_packed(b, (u64)b.d.rowidx_at + off, bits, j, bad);
-                if (l >= nloc || nloc > 128 || (u64)first_local + nloc > b.d.nloc) { bad = 1; l = 0; }
+                if (l >= nloc || nloc > 128) { bad = 1; l = 0; }
             }
-            u32* cnt = k ? counts1 : counts0;
             const u32 same = __match_any_sync(FULL, active ? l : (0x80000000u | lane));
             if (active) {
-                const u64 li = (u64)first_local + l;
-                if (li < b.d.nloc) {
-                    tid[k] = b.loc[2 * li];
-                    rank[k] = b.loc[2 * li + 1] + cnt[l] + __popc(same & ((1u << lane) - 1));
-                } else {
-                    bad = 1;
-                }
+                S.loc[k][j] = (u8)l;
+                S.occ[k][j] = (u8)(S.counts[k][l] + __popc(same & ((1u << lane) - 1)));
             }
             __syncwarp();
-            if (active && lane == (u32)(__ffs(same) - 1)) cnt[l] += __popc(same);
+            if (active && lane == (u32)(__ffs(same) - 1)) S.counts[k][l] += (u8)__popc(same);
             __syncwarp();
         }
-        // Place the round's rows: exclusive warp scan (row order).
         u64 incl = len;
 #pragma unroll
         for (u32 o = 1; o < 32; o <<= 1) {
             const u64 y = __shfl_up_sync(FULL, incl, o);
             if (lane >= o) incl += y;
         }
-        const u64 rs = incl - len;  // the row's start in the round
-        const u64 tot = __shfl_sync(FULL, incl, 31);
+        S.start[j] = (u32)(round_at + incl - len);
         if (sel && offsets_len) {
             const u64 g = lp.row_base + (r - lp.row_lo);
             offsets[g + 1] = (i64)(tl.out + round_at + incl);
             if (g == 0) offsets[0] = 0;
         }
+        round_at += __shfl_sync(FULL, incl, 31);
+    }
+    __syncwarp();
+    // 2. Order the rows by the last block's local id (the body of a split
+    // payload), then their length (clamped to 17 bits), then row number;
+    // rows not selected last: a bitonic sort of 128 keys, 4 a lane, then
+    // perm[position] = row. Any order renders the same bytes (each row is
+    // placed by its own start); this one keeps a warp's lanes together.
+    {
+        const u32 kk = nb - 1;
+        u32 key[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const u32 j = 4 * lane + i, r = row0 + j;
+            const bool sel = j < active_rows && r >= lp.row_lo && r < lp.row_hi;
+            const u32 len = sel ? min(lens[r - lp.row_lo], (1u << 17) - 1) : 0;
+            const u32 l = S.loc[kk][j] & 127;
+            key[i] = sel ? (l << 17 | len) << 7 | j : 0x80000000u | j;
+        }
+#pragma unroll
+        for (u32 k = 2; k <= 128; k <<= 1) {
+#pragma unroll
+            for (u32 h = k >> 1; h > 0; h >>= 1) {
+                u32 n[4];
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const u32 e = 4 * lane + i;
+                    const u32 other = h >= 4 ? __shfl_xor_sync(FULL, key[i], h >> 2) : key[i ^ h];
+                    const bool keep_min = ((e & h) == 0) == ((e & k) == 0);
+                    n[i] = keep_min ? min(key[i], other) : max(key[i], other);
+                }
+#pragma unroll
+                for (int i = 0; i < 4; i++) key[i] = n[i];
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++) S.perm[4 * lane + i] = (u8)(key[i] & 127);
+        __syncwarp();
+    }
+
+    // 3. Render, 32 sorted rows a round, into the staging buffer: each row
+    // at a staging byte congruent to its destination mod 16 (its reserved
+    // length + 15 bytes, an exclusive scan), in windows of FP_LG_STAGE bytes
+    // (a row crossing a window is rendered once per window it touches,
+    // keeping that window's bytes); then each row's part of the window is
+    // drained to its own destination, the warp together, row after row.
+    u8* tile_out = out + tl.out;
+#pragma unroll 1
+    for (int q = 0; q < 4; q++) {
+        const u32 j = S.perm[32 * q + lane] & 127, r = row0 + j;
+        const bool sel = r >= lp.row_lo && r < lp.row_hi && r < rows;
+        const u32 len = sel ? lens[r - lp.row_lo] : 0;
+        const u32 start = S.start[j];
+        u32 tid[2] = {0, 0}, rank[2] = {0, 0};
+        if (sel) {
+            for (u32 k = 0; k < nb; k++) {
+                const LgBlk& b = B[k];
+                const u64 li = (u64)b.rb[4 * (u64)tl.rb] + S.loc[k][j];
+                if (li < b.d.nloc) {
+                    tid[k] = b.loc[2 * li];
+                    rank[k] = b.loc[2 * li + 1] + S.occ[k][j];
+                } else {
+                    bad = 1;
+                }
+            }
+        }
+        const u64 res = sel ? (u64)len + 15 : 0;
+        u64 incl = res;
+#pragma unroll
+        for (u32 o = 1; o < 32; o <<= 1) {
+            const u64 y = __shfl_up_sync(FULL, incl, o);
+            if (lane >= o) incl += y;
+        }
+        const u64 v = incl - res;
+        const u64 st = v + ((((u64)(tile_out + start)) - v) & 15);  // ≡ destination mod 16
+        const u64 tot = __shfl_sync(FULL, incl, 31);
         for (u64 w0 = 0; w0 < tot; w0 += FP_LG_STAGE) {
-            u8* dst = out + tl.out + round_at + w0;
-            const u32 shift = (u32)((u64)dst & 15);
-            const u32 wn = (u32)min((u64)FP_LG_STAGE, tot - w0);
-            // This row's bytes inside the window [w0, w0 + wn).
-            if (sel && rs < w0 + wn && rs + len > w0) {
+            if (sel && st < w0 + FP_LG_STAGE && st + len > w0) {
                 LgOut o;
-                o.base = stage + shift;
-                o.rel = (i64)rs - (i64)w0;
+                o.base = stage;
+                o.rel = (i64)st - (i64)w0;
                 o.n = 0;
-                o.lo = rs >= w0 ? 0 : (u32)(w0 - rs);
-                o.hi = (u32)min((u64)len, w0 + wn - rs);
+                o.lo = st >= w0 ? 0 : (u32)(w0 - st);
+                o.hi = (u32)min((u64)len, w0 + FP_LG_STAGE - st);
                 for (u32 k = 0; k < nb; k++) lg_row(B[k], tid[k], rank[k], o, bad);
                 if (o.n != len) bad = 1;
             }
             __syncwarp();
-            lg_drain(dst, stage, shift, wn, lane);
+            // Each lane drains its own row's part of the window: the staged
+            // bytes sit at the destination's alignment, so 1-, 2-, 4- and
+            // 8-byte stores up to 16-byte alignment, 16-byte stores, then
+            // the tail the same way down.
+            if (sel) {
+                const u64 a = max(st, w0), e = min(st + len, w0 + FP_LG_STAGE);
+                if (a < e) lg_drain_row(tile_out + start + (a - st), stage + (a - w0), (u32)(e - a));
+            }
             __syncwarp();
         }
-        round_at += tot;
     }
     if (__any_sync(FULL, bad) && lane == 0) atomicOr(status, ST_LOGS);
 }
@@ -424,12 +527,12 @@ extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS, FP_LG_MIN_BLOCKS)
     i64* __restrict__ offsets, u64 offsets_len,
     u32* __restrict__ status)
 {
-    __shared__ u32 counts[FP_LG_WARPS][2][128];
+    __shared__ LgScratch scratch[FP_LG_WARPS];
     __shared__ __align__(16) u8 stage[FP_LG_WARPS][FP_LG_STAGE + 16];
     __shared__ LgBlk sdesc[FP_LG_WARPS][2];
     const u32 w = threadIdx.x >> 5;
     lg_tile(input, input_len, blocks, nblocks, pieces, npieces, tiles, ntiles, out, out_len,
-            offsets, offsets_len, status, counts[w][0], counts[w][1], stage[w], sdesc[w]);
+            offsets, offsets_len, status, scratch[w], stage[w], sdesc[w]);
 }
 
 // Random rows of log-template chunks (DeviceRows, spec/DECODER.md §6; the
