@@ -7,7 +7,8 @@
 #   bash lab/logs-emu/run.sh [COLUMN.txt ...]   (default: the Loghub columns
 #   of target/corpus, in one chunk and in chunks of 300 rows)
 # LOGS_CU=path/to/variant.cu: emulate that kernel instead of kernels/logs.cu
-# (e.g. the designs measured in bench/LOGS.md, in git: `git show 7e92a92:lab/logs-emu/variants/NAME.cu`).
+# (e.g. the designs measured in bench/LOGS.md, in git: `git show 7e92a92:lab/logs-emu/variants/NAME.cu`,
+# `git show 541c07e:lab/logs-emu/variants/NAME.cu`).
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
