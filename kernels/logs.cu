@@ -182,7 +182,9 @@ __device__ __forceinline__ void lg_copy16(LgOut& o, uint4 t, u32 len) {
 }
 
 // Pool string i (FORMAT §5.8.4): codes off[i] .. off[i + 1], `code_bits`
-// each (12 in a version-4–5 payload, 8..12 in version 6).
+// each (12 in a version-4–5 payload, 8..12 in version 6), read in sequence
+// from two 8-byte words held in registers when the block holds the words
+// they span and one more (else each through lg_packed's checked read).
 __device__ __forceinline__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
     if (i >= b.d.pool_strings) { bad = 1; return; }
     const u32 n = b.d.pool_strings + 1;
@@ -190,6 +192,27 @@ __device__ __forceinline__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& ba
     s = lg_int(b, b.d.pool_cp_first, n, i, b.d.poff_at, bad);
     e = lg_int(b, b.d.pool_cp_first, n, i + 1, b.d.poff_at, bad);
     if (e < s || e - s > b.d.raw_len) { bad = 1; return; }
+    const u32 cb = b.d.code_bits;
+    const u64 bit0 = 8ull * b.d.codes_at + s * cb, bend = 8ull * b.d.codes_at + e * cb;
+    if (cb >= 1 && cb <= 16 && ((bend >> 6) + 2) * 8 <= b.d.raw_len) {
+        // The codes in sequence from the aligned 8-byte words that hold
+        // them (the block is 16-aligned; the word after the last inside it).
+        const u64* wp = (const u64*)b.raw;
+        u64 wi = bit0 >> 6;
+        u32 off = (u32)(bit0 & 63);
+        u64 cur = wp[wi], nxt = wp[wi + 1];
+        const u32 mask = (1u << cb) - 1;
+        for (u64 c = s; c < e; c++) {
+            const u32 code = (u32)(off ? (cur >> off) | (nxt << (64 - off)) : cur) & mask;
+            off += cb;
+            if (off >= 64) { off -= 64; cur = nxt; nxt = wp[++wi + 1]; }
+            if (code >= b.d.ntok) { bad = 1; return; }
+            u32 l = b.lens[code];
+            if (l > 16) { bad = 1; l = 16; }
+            lg_copy16(o, *(const uint4*)(b.words + 16 * (u64)code), l);
+        }
+        return;
+    }
     for (u64 c = s; c < e; c++) {
         const u32 code = (u32)lg_packed(b, b.d.codes_at, b.d.code_bits, c, bad);
         if (code >= b.d.ntok) { bad = 1; return; }
