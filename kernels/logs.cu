@@ -119,8 +119,10 @@ __device__ __forceinline__ void lg_copy(LgOut& o, const u8* src, u32 len) {
 __device__ __forceinline__ u64 lg_bits_in(const u8* base, u64 len, u64 at0, u64 bit, u32 bits, u32& bad) {
     if (bits == 0) return 0;
     if (bits > 64) { bad = 1; return 0; }
+    // In that order, so that no sum wraps (offsets come from tables the
+    // kernel does not trust).
+    if (at0 > len || (bit >> 3) > len - at0 || len - at0 - (bit >> 3) < 9) { bad = 1; return 0; }
     const u64 at = at0 + (bit >> 3);
-    if (at + 9 > len) { bad = 1; return 0; }
     const u64 a = at & ~7ull;
     u64 lo = 0, hi = 0;
     if (a + 16 <= len) {
@@ -193,8 +195,11 @@ __device__ __forceinline__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& ba
     e = lg_int(b, b.d.pool_cp_first, n, i + 1, b.d.poff_at, bad);
     if (e < s || e - s > b.d.raw_len) { bad = 1; return; }
     const u32 cb = b.d.code_bits;
-    const u64 bit0 = 8ull * b.d.codes_at + s * cb, bend = 8ull * b.d.codes_at + e * cb;
-    if (cb >= 1 && cb <= 16 && ((bend >> 6) + 2) * 8 <= b.d.raw_len) {
+    // The string's codes lie inside the block (e bounded first, so that no
+    // bit position below wraps), and so does the word after them.
+    const bool seq = cb >= 1 && cb <= 16 && e <= 8ull * b.d.raw_len / cb;
+    const u64 bit0 = seq ? 8ull * b.d.codes_at + s * cb : 0, bend = seq ? 8ull * b.d.codes_at + e * cb : 0;
+    if (seq && ((bend >> 6) + 2) * 8 <= b.d.raw_len) {
         // The codes in sequence from the aligned 8-byte words that hold
         // them (the block is 16-aligned; the word after the last inside it).
         const u64* wp = (const u64*)b.raw;
