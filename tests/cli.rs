@@ -1646,3 +1646,53 @@ fn a_late_signal_reports_what_happened() {
     }
     println!("{replaced} runs finished, {interrupted} were interrupted");
 }
+
+/// `compress` says when the memory budget, not the threads, kept its chunks
+/// from being encoded together (and says nothing with room enough).
+#[test]
+fn compress_notes_chunks_held_back_by_memory() {
+    let dir = Scratch::new("cli", "held-back");
+    let input = dir.path("in.txt");
+    let lines: String = (0..20_000u32)
+        .map(|i| {
+            format!(
+                "row {i} of a column long enough to fill several chunks {}\n",
+                i % 97
+            )
+        })
+        .collect();
+    std::fs::write(&input, lines).unwrap();
+    let opts = fastpair::WriterOptions::default()
+        .with_chunk_rows(1000)
+        .with_dict_mode(fastpair::DictMode::PerChunk)
+        .with_log_templates(fastpair::LogTemplates::Off);
+    let tight = format!("{}", opts.min_memory_budget());
+    let fpc = dir.path("out.fpc");
+    for (budget, noted) in [(tight.as_str(), true), ("1G", false)] {
+        let o = Command::new(BIN)
+            .env("RAYON_NUM_THREADS", "4")
+            .args([
+                "compress",
+                s(&input),
+                "-o",
+                s(&fpc),
+                "--force",
+                "--chunk-rows",
+                "1000",
+                "--per-chunk-dict",
+                "--log-templates",
+                "off",
+                "--memory",
+                budget,
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "--memory {budget}: {err}");
+        assert_eq!(
+            err.contains("note: chunks were encoded at most 1 at a time on 4 thread(s)"),
+            noted,
+            "--memory {budget}: {err}"
+        );
+    }
+}

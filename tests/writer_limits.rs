@@ -191,3 +191,40 @@ proptest! {
         }
     }
 }
+
+/// The summary says when the memory budget, not the thread count, kept
+/// chunks from being encoded together: at the smallest budget chunks go one
+/// at a time and it counts the points where more were waiting; with room
+/// for every group, `parallel_chunks` of them go at once and it counts none.
+/// The bytes are the same either way.
+#[test]
+fn summary_reports_chunks_held_back_by_memory() {
+    let rows: Vec<Vec<u8>> = (0..20_000u32)
+        .map(|i| {
+            format!(
+                "row {i} of a column long enough to fill several chunks {}",
+                i % 97
+            )
+            .into_bytes()
+        })
+        .collect();
+    let opts = |budget: Option<usize>| {
+        let mut o = WriterOptions::default()
+            .with_codec(CodecChoice::Fixed(Codec::OnPair12))
+            .with_chunk_rows(1000)
+            .with_dict_mode(DictMode::PerChunk)
+            .with_parallel_chunks(4);
+        o.memory_budget = budget.unwrap_or_else(|| o.min_memory_budget());
+        o
+    };
+    let values = || rows.iter().map(|r| Some(&r[..]));
+    let (tight, s1) = fastpair::write::write_to_vec_with_summary(values(), opts(None)).unwrap();
+    let (roomy, s2) =
+        fastpair::write::write_to_vec_with_summary(values(), opts(Some(1 << 30))).unwrap();
+    assert_eq!(tight, roomy, "the budget changed the bytes");
+    assert_eq!(s1.chunks, 20);
+    assert_eq!(s1.most_chunks_at_once, 1, "{s1:?}");
+    assert!(s1.held_back_by_memory > 0, "{s1:?}");
+    assert_eq!(s2.most_chunks_at_once, 4, "{s2:?}");
+    assert_eq!(s2.held_back_by_memory, 0, "{s2:?}");
+}

@@ -124,6 +124,13 @@ pub struct WriteSummary {
     /// whatever was trained, and its `choices` estimates are of a layout
     /// the file does not use.
     pub dict_used: Vec<bool>,
+    /// The most chunks encoded at once.
+    pub most_chunks_at_once: u32,
+    /// Times chunks waiting to be encoded were encoded fewer at once than
+    /// [`WriterOptions::parallel_chunks`] allows because
+    /// [`WriterOptions::memory_budget`] did not cover more (a larger budget
+    /// would have used more threads there; the bytes would be the same).
+    pub held_back_by_memory: u32,
 }
 
 /// A streaming writer of fastpair files.
@@ -147,6 +154,13 @@ pub struct Writer<S: Sink> {
     dicts: dicts::Dicts,
     choices: Vec<Choice>,
     footer: Footer,
+    /// [`WriteSummary::most_chunks_at_once`].
+    most_at_once: u32,
+    /// [`WriteSummary::held_back_by_memory`].
+    held_back: u32,
+    /// The queued chunks are being flushed because the budget would not
+    /// hold one more (not because `parallel_chunks` are queued).
+    flush_for_memory: bool,
 }
 
 impl Writer<AtomicFile> {
@@ -176,6 +190,9 @@ impl<S: Sink> Writer<S> {
             dicts: dicts::Dicts::default(),
             choices: Vec::new(),
             footer: Footer::default(),
+            most_at_once: 0,
+            held_back: 0,
+            flush_for_memory: false,
         })
     }
 
@@ -256,9 +273,10 @@ impl<S: Sink> Writer<S> {
             .opts
             .encode_cost(self.opts.chunk_bytes, self.opts.chunk_rows);
         // Final dictionary sections held in memory count too (write/dicts.rs).
-        if self.full.len() >= self.opts.parallel_chunks
-            || cost.saturating_add(next).saturating_add(self.dicts.held()) > self.opts.memory_budget
-        {
+        let over =
+            cost.saturating_add(next).saturating_add(self.dicts.held()) > self.opts.memory_budget;
+        if self.full.len() >= self.opts.parallel_chunks || over {
+            self.flush_for_memory = self.full.len() < self.opts.parallel_chunks;
             self.flush_full()?;
         }
         Ok(())
@@ -269,6 +287,7 @@ impl<S: Sink> Writer<S> {
     /// memory budget.
     fn flush_full(&mut self) -> Result<()> {
         let pending = std::mem::take(&mut self.full);
+        let for_memory = std::mem::take(&mut self.flush_for_memory);
         if pending.is_empty() {
             return Ok(());
         }
@@ -347,6 +366,13 @@ impl<S: Sink> Writer<S> {
                 cost = cost.saturating_add(c);
                 take += 1;
             }
+            // Fewer than the threads allow, with chunks left to encode (or
+            // queued short of a full group because the budget was reached).
+            let cut = take < self.opts.parallel_chunks && (take < rest.len() || for_memory);
+            if cut {
+                self.held_back += 1;
+            }
+            self.most_at_once = self.most_at_once.max(take as u32);
             let group = &rest[..take];
             let (opts, shared) = (&self.opts, &self.shared);
             // The window's codes are the window dictionary's: stale once a
@@ -543,6 +569,8 @@ impl<S: Sink> Writer<S> {
                         .any(|c| c.dict as usize == d && c.codes > 0)
                 })
                 .collect(),
+            most_chunks_at_once: self.most_at_once,
+            held_back_by_memory: self.held_back,
         })
     }
 }

@@ -184,8 +184,23 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
         if !lines.is_empty() {
             crate::io::eprint_line!("{}", lines.trim_end_matches('\n'));
         }
+        if s.held_back_by_memory > 0 {
+            crate::io::eprint_line!(
+                "note: chunks were encoded at most {} at a time on {} thread(s): --memory {} did not cover more at {} point(s); a larger --memory uses more threads (same bytes)",
+                s.most_chunks_at_once,
+                opts_threads(),
+                human_bytes(a.memory),
+                s.held_back_by_memory,
+            );
+        }
     }
     Ok(())
+}
+
+/// Threads the writer may encode chunks on (`WriterOptions::parallel_chunks`'
+/// default).
+fn opts_threads() -> usize {
+    fastpair::WriterOptions::default().parallel_chunks
 }
 
 /// Memory one value needs while it is compressed, as a multiple of its size
