@@ -30,6 +30,21 @@ pub(super) enum Slot {
     },
 }
 
+impl Slot {
+    /// The integer columns the slot reads: an integer slot's values and
+    /// per-row widths (a column of length 0 when it has none), a dictionary
+    /// slot's ids; a free slot none.
+    pub(super) fn int_cols(&self) -> impl Iterator<Item = IntCol> {
+        match *self {
+            Slot::Int { values, widths, .. } => [Some(values), Some(widths)],
+            Slot::Dict { ids, .. } => [Some(ids), None],
+            Slot::Free { .. } => [None, None],
+        }
+        .into_iter()
+        .flatten()
+    }
+}
+
 /// One parsed template.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Template {
@@ -385,15 +400,8 @@ impl LogBlock {
     /// sums are its residuals' (§5.8.3).
     fn check_values(&self) -> Result<()> {
         let data = &self.bytes[self.data_at..];
-        for s in &self.slots {
-            let cols = match *s {
-                Slot::Int { values, widths, .. } => [Some(values), Some(widths)],
-                Slot::Dict { ids, .. } => [Some(ids), None],
-                Slot::Free { .. } => [None, None],
-            };
-            for c in cols.into_iter().flatten() {
-                c.check_groups(&self.cps, data, self.data_at)?;
-            }
+        for c in self.slots.iter().flat_map(Slot::int_cols) {
+            c.check_groups(&self.cps, data, self.data_at)?;
         }
         let mut v = Vec::new();
         for t in &self.templates {

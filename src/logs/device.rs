@@ -186,15 +186,8 @@ impl LogBlock {
             super::bits::pack(pre.iter().copied(), bits, &mut sums);
         };
         let data = &self.bytes[self.data_at..];
-        for s in &self.slots {
-            let cols = match *s {
-                Slot::Int { values, widths, .. } => [Some(values), Some(widths)],
-                Slot::Dict { ids, .. } => [Some(ids), None],
-                Slot::Free { .. } => [None, None],
-            };
-            for c in cols.into_iter().flatten() {
-                c.delta_sums(&self.cps, data, &mut put);
-            }
+        for c in self.slots.iter().flat_map(Slot::int_cols) {
+            c.delta_sums(&self.cps, data, &mut put);
         }
         let pool = &self.bytes[self.pool_at + self.pool.offs_at..];
         self.pool

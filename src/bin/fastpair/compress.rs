@@ -142,6 +142,7 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
             human_bytes(a.memory)
         ),
     );
+    let threads = opts.parallel_chunks;
     let mut w = Writer::new(out, opts)?;
     let mut progress = Progress::new("compress");
     let limit = |e: fastpair::Error| match e {
@@ -188,19 +189,13 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
             crate::io::eprint_line!(
                 "note: chunks were encoded at most {} at a time on {} thread(s): --memory {} did not cover more at {} point(s); a larger --memory uses more threads (same bytes)",
                 s.most_chunks_at_once,
-                opts_threads(),
+                threads,
                 human_bytes(a.memory),
                 s.held_back_by_memory,
             );
         }
     }
     Ok(())
-}
-
-/// Threads the writer may encode chunks on (`WriterOptions::parallel_chunks`'
-/// default).
-fn opts_threads() -> usize {
-    fastpair::WriterOptions::default().parallel_chunks
 }
 
 /// Memory one value needs while it is compressed, as a multiple of its size
