@@ -6,7 +6,7 @@
 use std::process::Command;
 
 use fastpair::write::write_to_vec;
-use fastpair::{Codec, DictMode, Reader, WriterOptions};
+use fastpair::{Codec, DictMode, LogTemplates, Reader, WriterOptions};
 
 const BIN: &str = env!("CARGO_BIN_EXE_fastpair");
 const THREADS: [usize; 3] = [1, 2, 8];
@@ -115,6 +115,68 @@ fn bytes_do_not_depend_on_thread_count_or_memory_budget() {
         }
     }
     assert!(compared >= 2 * variants.len());
+}
+
+/// A log-template chunk encodes its rows in parallel inside the chunk
+/// (tokenizing and matching runs of rows, typing a large template's slots,
+/// searching template families by bucket, the header and the body at
+/// once): large chunks of the Loghub columns, mixed and tiled to more rows
+/// than those paths start at, write the same bytes on 1, 2 and 8 threads,
+/// and read back.
+#[test]
+fn log_chunks_do_not_depend_on_thread_count() {
+    let loghub = corpus::columns(&["loghub"]);
+    if loghub.is_empty() {
+        eprintln!("notice: no Loghub columns in the corpus; log-chunk determinism not checked");
+        return;
+    }
+    // Each column alone, tiled past 40,000 rows; and all of them
+    // interleaved in runs of 50 rows (many templates, families, escapes).
+    let mut inputs: Vec<(String, Vec<Vec<u8>>)> = Vec::new();
+    for c in loghub.iter().filter(|c| c.name.contains("_full")) {
+        let rows = lines(c);
+        let tiled: Vec<Vec<u8>> = rows
+            .iter()
+            .cycle()
+            .take(40_000.max(rows.len()))
+            .cloned()
+            .collect();
+        inputs.push((c.name.clone(), tiled));
+    }
+    let all: Vec<Vec<Vec<u8>>> = loghub.iter().map(lines).collect();
+    let mut mixed = Vec::new();
+    for k in 0.. {
+        let before = mixed.len();
+        for rows in &all {
+            mixed.extend(rows.iter().skip(50 * k).take(50).cloned());
+        }
+        if mixed.len() == before || mixed.len() >= 120_000 {
+            break;
+        }
+    }
+    inputs.push(("loghub interleaved".into(), mixed));
+    let opts = || WriterOptions::default().with_log_templates(LogTemplates::Always);
+    for (name, rows) in &inputs {
+        let reference = write_with_threads(rows, THREADS[0], &opts);
+        let r = Reader::from_bytes(reference.clone()).unwrap();
+        assert_eq!(r.rows(), rows.len() as u64, "{name}");
+        for i in (0..rows.len()).step_by(997) {
+            assert_eq!(
+                r.get(i as u64).unwrap().as_deref(),
+                Some(&rows[i][..]),
+                "{name}: row {i}"
+            );
+        }
+        for &t in &THREADS[1..] {
+            let other = write_with_threads(rows, t, &opts);
+            assert!(
+                other == reference,
+                "{name}: {t} threads wrote {} bytes, 1 thread {} bytes",
+                other.len(),
+                reference.len()
+            );
+        }
+    }
 }
 
 /// The CLI with `RAYON_NUM_THREADS` = 1, 2 and 8 writes identical files (the

@@ -61,7 +61,15 @@ pub(super) fn mine_and_match(
             opts.similarity,
         );
     }
-    let mut assign: Vec<Option<u32>> = (0..rows.len()).map(|i| find(&mut miner, i)).collect();
+    // A block keyed row by row (many rows) matches them in parallel
+    // (`Miner::find_all`: the same answers as `find`).
+    let par = all.is_none();
+    let mut assign: Vec<Option<u32>> = if par {
+        let every: Vec<usize> = (0..rows.len()).collect();
+        miner.find_all(rows, |i| tok.row(i), &every)
+    } else {
+        (0..rows.len()).map(|i| find(&mut miner, i)).collect()
+    };
     // Pass 2: mine what the sample's templates missed, at most
     // `LEARN_BATCH` rows and `LEARN_BYTES` bytes at a time: the miner holds
     // every distinct skeleton it is shown (two small vectors per word:
@@ -84,8 +92,15 @@ pub(super) fn mine_and_match(
     }
     for batch in batches.into_iter().map(|b| &missed[b]) {
         if miner.patterns.len() > mined {
-            for &i in batch {
-                assign[i] = find(&mut miner, i);
+            if par {
+                let found = miner.find_all(rows, |i| tok.row(i), batch);
+                for (&i, f) in batch.iter().zip(found) {
+                    assign[i] = f;
+                }
+            } else {
+                for &i in batch {
+                    assign[i] = find(&mut miner, i);
+                }
             }
         }
         let left: Vec<usize> = batch
@@ -114,8 +129,15 @@ pub(super) fn mine_and_match(
             opts.similarity,
         );
         if miner.patterns.len() > before {
-            for &i in &left {
-                assign[i] = find(&mut miner, i);
+            if par {
+                let found = miner.find_all(rows, |i| tok.row(i), &left);
+                for (&i, f) in left.iter().zip(found) {
+                    assign[i] = f;
+                }
+            } else {
+                for &i in &left {
+                    assign[i] = find(&mut miner, i);
+                }
             }
         }
     }

@@ -7,6 +7,7 @@ use super::column::{self, Planned};
 use super::mine::Pattern;
 use super::tokenize::{parse_dec, parse_hex, Tokenized, Tokens};
 use super::{text, Kind, LogOptions, Width, BLOCK_MAGIC, ROW_BLOCK};
+use rayon::prelude::*;
 
 /// What an encoded template is: a mined one (index into the kept
 /// patterns) or a family of them (index into the families' statics).
@@ -236,6 +237,10 @@ pub(super) fn slot_cost(words: &[&[u8]], int: bool) -> f64 {
         None => text.1,
     }
 }
+
+/// Rows of a template from which its slots are typed in parallel (fewer
+/// are typed on one thread: a task costs more than their work).
+const PAR_ROWS: usize = 1 << 13;
 
 /// Rows of a template the grouping decision looks at (evenly spaced).
 const GROUP_SAMPLE: usize = 2048;
@@ -601,23 +606,30 @@ fn emit<'a>(
     // a mined template outside any family has the same rows and slot
     // values in every layout of this block, so its plan is computed once
     // (`cache`, by kept template) and shared by both layouts.
+    // The templates are planned in parallel (each plan reads only its own
+    // rows and spans, so the plans, and the bytes, are those of a serial
+    // loop whatever the thread count), in order of their rows, largest
+    // first, so that one large template does not start last.
+    let mut todo: Vec<usize> = (0..ntemp)
+        .filter(|&tid| match layout[tid] {
+            Layout::Plain(k) if tid > 0 => cache[k].is_none(),
+            _ => true,
+        })
+        .collect();
+    todo.sort_by_key(|&tid| std::cmp::Reverse(counts[tid]));
+    let planned: Vec<(usize, TPlan)> = todo
+        .into_par_iter()
+        .map(|tid| {
+            let escape = tid == 0;
+            let plan = plan_template(rows, &trows[tid], &spans[tid], escape, opts);
+            (tid, plan)
+        })
+        .collect();
     let mut own: Vec<Option<TPlan>> = (0..ntemp).map(|_| None).collect();
-    for tid in 0..ntemp {
+    for (tid, plan) in planned {
         match layout[tid] {
-            Layout::Plain(k) if tid > 0 => {
-                if cache[k].is_none() {
-                    cache[k] = Some(plan_template(rows, &trows[tid], &spans[tid], false, opts));
-                }
-            }
-            _ => {
-                own[tid] = Some(plan_template(
-                    rows,
-                    &trows[tid],
-                    &spans[tid],
-                    tid == 0,
-                    opts,
-                ))
-            }
+            Layout::Plain(k) if tid > 0 => cache[k] = Some(plan),
+            _ => own[tid] = Some(plan),
         }
     }
     let tplans: Vec<&TPlan> = (0..ntemp)
@@ -816,24 +828,37 @@ fn plan_template<'a>(
         .collect();
     // Type every other group (a slot left alone keeps the plan the
     // grouping made for it, when that looked at all the template's rows).
-    let plans: Vec<SlotPlan> = groups
+    let todo: Vec<((usize, usize), Option<SlotPlan>)> = groups
         .iter()
         .zip(&constant)
         .filter(|(_, c)| c.is_none())
         .map(|(&(f, l), _)| {
-            if f == l {
-                if let Some(p) = singles.get_mut(f).and_then(Option::take) {
-                    return p;
-                }
-            }
-            let words = group_words(rows, trows, spans, f, l);
-            if escape {
-                SlotPlan::Free { values: words }
+            let single = if f == l {
+                singles.get_mut(f).and_then(Option::take)
             } else {
-                plan_slot(words, opts.typed && f == l).0
-            }
+                None
+            };
+            ((f, l), single)
         })
         .collect();
+    let plan = |((f, l), single): ((usize, usize), Option<SlotPlan<'a>>)| {
+        if let Some(p) = single {
+            return p;
+        }
+        let words = group_words(rows, trows, spans, f, l);
+        if escape {
+            SlotPlan::Free { values: words }
+        } else {
+            plan_slot(words, opts.typed && f == l).0
+        }
+    };
+    // A template of many rows types its groups in parallel (each group's
+    // plan is its own; the order of `plans` is the groups').
+    let plans: Vec<SlotPlan> = if trows.len() >= PAR_ROWS {
+        todo.into_par_iter().map(plan).collect()
+    } else {
+        todo.into_iter().map(plan).collect()
+    };
     TPlan {
         groups,
         constant,

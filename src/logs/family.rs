@@ -19,6 +19,7 @@ use super::bits::FastMap;
 use super::encode::{slot_cost, strings_cost};
 use super::mine::Pattern;
 use super::tokenize::Tokenized;
+use rayon::prelude::*;
 
 /// Templates of one bucket a template is compared with.
 const CANDIDATES: usize = 32;
@@ -231,74 +232,114 @@ fn merge_buckets(
     statics: &mut Vec<Vec<Vec<u8>>>,
     apart: &mut [Option<f64>],
 ) {
-    for members in buckets.into_iter().filter(|b| b.len() > 1) {
-        // Greedy: (members, k, m) per family.
-        let mut fams: Vec<(Vec<usize>, usize, usize)> = Vec::new();
-        for &t in &members {
-            let p = kept[t];
-            let sb = static_bytes(p) as f64;
-            let mut joined = false;
-            for (ms, k, m) in fams.iter_mut().take(CANDIDATES) {
-                let q = kept[ms[0]];
-                let nk = lcp(p, q).min(*k);
-                let nm = lcs(p, q).min(*m);
-                let minn = ms
-                    .iter()
-                    .map(|&u| kept[u].words.len())
-                    .min()
-                    .unwrap_or(0)
-                    .min(p.words.len());
-                let nm = nm.min(minn.saturating_sub(nk));
-                let ok = |u: &Pattern| covered(u, nk, nm) as f64 >= COVER * static_bytes(u) as f64;
-                if nk + nm > 0
-                    && covered(p, nk, nm) as f64 >= COVER * sb
-                    && ms.iter().all(|&u| ok(kept[u]))
-                {
-                    ms.push(t);
-                    (*k, *m) = (nk, nm);
-                    joined = true;
-                    break;
-                }
-            }
-            if !joined {
-                fams.push((vec![t], p.words.len(), p.words.len()));
+    // Buckets are searched in parallel, each with the estimates of its own
+    // members (a template is in one bucket per pass), and their families
+    // applied in bucket order: the same families as one pass in order.
+    let found: Vec<(Vec<Family>, FastMap<usize, f64>)> = buckets
+        .into_par_iter()
+        .filter(|b| b.len() > 1)
+        .map(|members| {
+            let mut memo: FastMap<usize, f64> = members
+                .iter()
+                .filter_map(|&t| apart[t].map(|v| (t, v)))
+                .collect();
+            let fams = bucket_families(rows, tok, kept, trows, typed, &members, &mut memo);
+            (fams, memo)
+        })
+        .collect();
+    for (fams, memo) in found {
+        for (ms, st, cut) in fams {
+            let f = statics.len();
+            statics.push(st);
+            for &t in &ms {
+                of[t] = Some((f, cut));
             }
         }
-        for (mut ms, mut k, mut m) in fams.into_iter().filter(|f| f.0.len() > 1) {
-            // A family estimated larger merged is tried again without its
-            // largest member (a template of many rows that mining already
-            // got right can keep the family's small ones from merging),
-            // at most `RETRIES` times.
-            for _ in 0..=RETRIES {
-                let (apart, together, st, cut) =
-                    evaluate(rows, tok, kept, trows, typed, &ms, k, m, apart);
-                if together < apart {
-                    let f = statics.len();
-                    statics.push(st);
-                    for &t in &ms {
-                        of[t] = Some((f, cut));
-                    }
-                    break;
-                }
-                if ms.len() < 3 {
-                    break;
-                }
-                let big = (0..ms.len())
-                    .max_by_key(|&i| (trows[ms[i] + 1].len(), std::cmp::Reverse(i)))
-                    .expect("members");
-                ms.remove(big);
-                let q = kept[ms[0]];
-                k = ms.iter().map(|&u| lcp(q, kept[u])).min().unwrap_or(0);
-                m = ms.iter().map(|&u| lcs(q, kept[u])).min().unwrap_or(0);
-                let minn = ms.iter().map(|&u| kept[u].words.len()).min().unwrap_or(0);
-                m = m.min(minn.saturating_sub(k));
-                let ok = |u: &Pattern| covered(u, k, m) as f64 >= COVER * static_bytes(u) as f64;
-                if k + m == 0 || !ms.iter().all(|&u| ok(kept[u])) {
-                    break;
-                }
+        for (t, v) in memo {
+            apart[t] = Some(v);
+        }
+    }
+}
+
+/// A family found: its members (kept templates), static strings and cut.
+type Family = (Vec<usize>, Vec<Vec<u8>>, Cut);
+
+/// The families of one bucket of templates (`members`) estimated smaller
+/// merged: each with its members, statics and cut. `memo`: the estimated
+/// bytes of a template apart, by template, filled as they are computed.
+fn bucket_families(
+    rows: &[&[u8]],
+    tok: &Tokenized,
+    kept: &[&Pattern],
+    trows: &[Vec<u32>],
+    typed: bool,
+    members: &[usize],
+    memo: &mut FastMap<usize, f64>,
+) -> Vec<Family> {
+    let mut out = Vec::new();
+    // Greedy: (members, k, m) per family.
+    let mut fams: Vec<(Vec<usize>, usize, usize)> = Vec::new();
+    for &t in members {
+        let p = kept[t];
+        let sb = static_bytes(p) as f64;
+        let mut joined = false;
+        for (ms, k, m) in fams.iter_mut().take(CANDIDATES) {
+            let q = kept[ms[0]];
+            let nk = lcp(p, q).min(*k);
+            let nm = lcs(p, q).min(*m);
+            let minn = ms
+                .iter()
+                .map(|&u| kept[u].words.len())
+                .min()
+                .unwrap_or(0)
+                .min(p.words.len());
+            let nm = nm.min(minn.saturating_sub(nk));
+            let ok = |u: &Pattern| covered(u, nk, nm) as f64 >= COVER * static_bytes(u) as f64;
+            if nk + nm > 0
+                && covered(p, nk, nm) as f64 >= COVER * sb
+                && ms.iter().all(|&u| ok(kept[u]))
+            {
+                ms.push(t);
+                (*k, *m) = (nk, nm);
+                joined = true;
+                break;
+            }
+        }
+        if !joined {
+            fams.push((vec![t], p.words.len(), p.words.len()));
+        }
+    }
+    for (mut ms, mut k, mut m) in fams.into_iter().filter(|f| f.0.len() > 1) {
+        // A family estimated larger merged is tried again without its
+        // largest member (a template of many rows that mining already
+        // got right can keep the family's small ones from merging),
+        // at most `RETRIES` times.
+        for _ in 0..=RETRIES {
+            let (apart, together, st, cut) =
+                evaluate(rows, tok, kept, trows, typed, &ms, k, m, memo);
+            if together < apart {
+                out.push((ms, st, cut));
+                break;
+            }
+            if ms.len() < 3 {
+                break;
+            }
+            let big = (0..ms.len())
+                .max_by_key(|&i| (trows[ms[i] + 1].len(), std::cmp::Reverse(i)))
+                .expect("members");
+            ms.remove(big);
+            let q = kept[ms[0]];
+            k = ms.iter().map(|&u| lcp(q, kept[u])).min().unwrap_or(0);
+            m = ms.iter().map(|&u| lcs(q, kept[u])).min().unwrap_or(0);
+            let minn = ms.iter().map(|&u| kept[u].words.len()).min().unwrap_or(0);
+            m = m.min(minn.saturating_sub(k));
+            let ok = |u: &Pattern| covered(u, k, m) as f64 >= COVER * static_bytes(u) as f64;
+            if k + m == 0 || !ms.iter().all(|&u| ok(kept[u])) {
+                break;
             }
         }
     }
+    out
 }
 
 /// Retries of a family estimated larger merged (see [`merge_buckets`]).
@@ -315,7 +356,7 @@ fn evaluate(
     ms: &[usize],
     k: usize,
     m: usize,
-    memo: &mut [Option<f64>],
+    memo: &mut FastMap<usize, f64>,
 ) -> (f64, f64, Vec<Vec<u8>>, Cut) {
     let cut = Cut { k, m };
     // Separate: each member as it is; merged: the cut template.
@@ -333,7 +374,7 @@ fn evaluate(
         };
         // Its own slots (the full cut has one more, its last
         // separator as a middle: left out), when not estimated before.
-        let known = memo[t];
+        let known = memo.get(&t).copied();
         let mut sp: Vec<Vec<(u32, u32)>> = match known {
             Some(_) => Vec::new(),
             None => vec![Vec::new(); p.slots() + 1],
@@ -345,7 +386,7 @@ fn evaluate(
             }
             cut_spans(p, cut, w, len, &mut merged_spans);
         }
-        apart += *memo[t].get_or_insert_with(|| {
+        apart += *memo.entry(t).or_insert_with(|| {
             sp.pop();
             let scale = trows[t + 1].len() as f64 / rs.len().max(1) as f64;
             cost(rows, &rs, &p.statics(), &sp, typed, scale)

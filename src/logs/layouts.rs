@@ -143,19 +143,21 @@ impl<'r, 'a> Layouts<'r, 'a> {
         }
         // Parts are read off the rows' tokenization only when the caller
         // had it (`seeded`), else split apart as encoding them alone does;
-        // the head first, then the body, each tokenization dropped when
-        // done with (the encoder's peak is the body's encode).
+        // the rows' own tokenization is dropped once both parts' are made,
+        // and the head and the body are encoded at once (two independent
+        // encodes: the bytes are those of one after the other).
         self.lean = true;
         let (heads, head_t) = self.tokenized(Part::Head(c), head_tok(tok));
         if !self.whole.iter().any(|w| w.0 == tok) {
             self.whole.clear();
         }
-        let head = encode_tokenized(&heads, &head_t, &opts(head_tok(tok)));
-        drop((heads, head_t));
         let (bodies, body_t) = self.tokenized(Part::Body(c), tok);
         self.whole.clear();
         self.cuts.clear();
-        let body = encode_tokenized(&bodies, &body_t, &opts(tok));
+        let (head, body) = rayon::join(
+            || encode_tokenized(&heads, &head_t, &opts(head_tok(tok))),
+            || encode_tokenized(&bodies, &body_t, &opts(tok)),
+        );
         let mut out = Vec::with_capacity(SPLIT_MAGIC.len() + 4 + head.len() + body.len());
         out.extend_from_slice(SPLIT_MAGIC);
         out.extend_from_slice(&(head.len() as u32).to_le_bytes());

@@ -30,6 +30,12 @@ const MERGE_CANDIDATES: usize = 64;
 const CACHE_LIMIT: usize = 1 << 18;
 const CACHE_BYTES: usize = 4 << 20;
 
+/// Rows a task of [`Miner::find_all`] matches (its cache holds at most
+/// this many keys).
+const FIND_RUN: usize = 1 << 13;
+/// Most bytes of keys each task of [`Miner::find_all`] caches.
+const FIND_CACHE_BYTES: usize = 512 << 10;
+
 /// A mined template: the separators and, per word position, the static word
 /// or `None` for a slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -336,6 +342,58 @@ impl Miner {
         self.find_keyed(line, words, (&key, shape_len))
     }
 
+    /// The template `line` matches (`NONE` for none), looked up without
+    /// the cache: what [`Miner::find_keyed`] gives and caches.
+    fn lookup(&self, line: &[u8], words: &[(u32, u32)], shape: &[u8]) -> u32 {
+        self.by_shape
+            .get(shape)
+            .and_then(|ids| {
+                ids.iter()
+                    .copied()
+                    .find(|&id| self.patterns[id as usize].matches(line, words))
+            })
+            .unwrap_or(NONE)
+    }
+
+    /// [`Miner::find`] of rows `pick` (`words(i)`: row `i`'s words), in
+    /// parallel, runs of rows each with a cache of its own (the cache is a
+    /// memo of a skeleton's match, so the answers are those of a serial
+    /// pass; this miner's cache is left as it is).
+    pub(crate) fn find_all<'w>(
+        &self,
+        rows: &[&[u8]],
+        words: impl Fn(usize) -> &'w [(u32, u32)] + Sync,
+        pick: &[usize],
+    ) -> Vec<Option<u32>> {
+        use rayon::prelude::*;
+        pick.par_chunks(FIND_RUN)
+            .flat_map_iter(|run| {
+                let mut cache: HashMap<Vec<u8>, u32> = HashMap::default();
+                let (mut key, mut cached) = (Vec::new(), 0);
+                let words = &words;
+                run.iter()
+                    .map(move |&i| {
+                        key.clear();
+                        let w = words(i);
+                        let shape = key_into(rows[i], w, &mut key);
+                        let found = match cache.get(&key) {
+                            Some(&id) => id,
+                            None => {
+                                let id = self.lookup(rows[i], w, &key[..shape]);
+                                if cached + key.len() <= FIND_CACHE_BYTES {
+                                    cached += key.len();
+                                    cache.insert(key.clone(), id);
+                                }
+                                id
+                            }
+                        };
+                        (found != NONE).then_some(found)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
     /// [`Miner::find`] of a line already keyed (`key`: its [`Keys`] entry).
     pub(crate) fn find_keyed(
         &mut self,
@@ -346,15 +404,7 @@ impl Miner {
         if let Some(&id) = self.cache.get(key) {
             return (id != NONE).then_some(id);
         }
-        let found = self
-            .by_shape
-            .get(&key[..shape_len])
-            .and_then(|ids| {
-                ids.iter()
-                    .copied()
-                    .find(|&id| self.patterns[id as usize].matches(line, words))
-            })
-            .unwrap_or(NONE);
+        let found = self.lookup(line, words, &key[..shape_len]);
         if self.cache.len() < CACHE_LIMIT && self.cache_bytes < CACHE_BYTES {
             self.cache_bytes += key.len();
             self.cache.insert(key.to_vec(), found);

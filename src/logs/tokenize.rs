@@ -123,6 +123,9 @@ impl Tokens {
     }
 }
 
+/// Rows a task of [`Tokenized::of`] splits.
+const PAR_RUN: usize = 1 << 14;
+
 /// Many rows' words in one flat buffer (byte ranges of their row), so a
 /// row is tokenized once however often it is mined and matched. Its
 /// separators are the gaps around its words ([`seps`]).
@@ -135,7 +138,43 @@ pub(crate) struct Tokenized {
 
 impl Tokenized {
     /// Tokenizes `rows` with `t`'s setting.
+    ///
+    /// Many rows are split in parallel, in runs of [`PAR_RUN`] rows joined
+    /// in order (the same words as one pass; the runs' buffers are let go
+    /// as they are copied, so the peak is about twice the words for a
+    /// moment, while nothing else of the encoder is held yet).
     pub(crate) fn of(rows: &[&[u8]], t: &mut Tokens) -> Self {
+        if rows.len() < 2 * PAR_RUN {
+            return Self::of_serial(rows, t);
+        }
+        use rayon::prelude::*;
+        let (mixed, coarse) = (t.mixed, t.coarse);
+        let runs: Vec<Tokenized> = rows
+            .par_chunks(PAR_RUN)
+            .map(|run| {
+                let mut t = Tokens {
+                    mixed,
+                    coarse,
+                    ..Default::default()
+                };
+                Self::of_serial(run, &mut t)
+            })
+            .collect();
+        let mut out = Self {
+            words: Vec::with_capacity(runs.iter().map(|r| r.words.len()).sum()),
+            at: Vec::with_capacity(rows.len() + 1),
+        };
+        out.at.push(0);
+        for run in runs {
+            let base = out.words.len();
+            out.words.extend_from_slice(&run.words);
+            out.at.extend(run.at[1..].iter().map(|&a| base + a));
+        }
+        out
+    }
+
+    /// [`Self::of`] on this thread.
+    fn of_serial(rows: &[&[u8]], t: &mut Tokens) -> Self {
         let mut out = Self {
             words: Vec::new(),
             at: Vec::with_capacity(rows.len() + 1),

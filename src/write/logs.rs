@@ -98,8 +98,8 @@ fn estimate(rows: &[&[u8]], lo: &LogOptions) -> f64 {
         let text: usize = s.iter().map(|r| r.len()).sum();
         (text.max(1) as f64, encode_column(&s, lo).len() as f64)
     };
-    let (t1, c1) = point(SCREEN_ROWS);
-    let (t2, c2) = point(4 * SCREEN_ROWS);
+    // The two samples are encoded at once (each its own work).
+    let ((t1, c1), (t2, c2)) = rayon::join(|| point(SCREEN_ROWS), || point(4 * SCREEN_ROWS));
     let k = if t2 > t1 && c1 > 0.0 {
         ((c2 / c1).ln() / (t2 / t1).ln()).clamp(0.5, 1.0)
     } else {
