@@ -7,7 +7,6 @@ use super::column::{self, Planned};
 use super::mine::Pattern;
 use super::tokenize::{parse_dec, parse_hex, Tokenized, Tokens};
 use super::{text, Kind, LogOptions, Width, BLOCK_MAGIC, ROW_BLOCK};
-use rayon::prelude::*;
 
 /// What an encoded template is: a mined one (index into the kept
 /// patterns) or a family of them (index into the families' statics).
@@ -617,14 +616,12 @@ fn emit<'a>(
         })
         .collect();
     todo.sort_by_key(|&tid| std::cmp::Reverse(counts[tid]));
-    let planned: Vec<(usize, TPlan)> = todo
-        .into_par_iter()
-        .map(|tid| {
+    let planned: Vec<(usize, TPlan)> =
+        super::map_maybe_par(todo, rows.len() >= super::PAR_MIN_ROWS, |tid| {
             let escape = tid == 0;
             let plan = plan_template(rows, &trows[tid], &spans[tid], escape, opts);
             (tid, plan)
-        })
-        .collect();
+        });
     let mut own: Vec<Option<TPlan>> = (0..ntemp).map(|_| None).collect();
     for (tid, plan) in planned {
         match layout[tid] {
@@ -854,11 +851,7 @@ fn plan_template<'a>(
     };
     // A template of many rows types its groups in parallel (each group's
     // plan is its own; the order of `plans` is the groups').
-    let plans: Vec<SlotPlan> = if trows.len() >= PAR_ROWS {
-        todo.into_par_iter().map(plan).collect()
-    } else {
-        todo.into_iter().map(plan).collect()
-    };
+    let plans: Vec<SlotPlan> = super::map_maybe_par(todo, trows.len() >= PAR_ROWS, plan);
     TPlan {
         groups,
         constant,

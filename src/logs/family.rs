@@ -19,7 +19,6 @@ use super::bits::FastMap;
 use super::encode::{slot_cost, strings_cost};
 use super::mine::Pattern;
 use super::tokenize::Tokenized;
-use rayon::prelude::*;
 
 /// Templates of one bucket a template is compared with.
 const CANDIDATES: usize = 32;
@@ -235,18 +234,17 @@ fn merge_buckets(
     // Buckets are searched in parallel, each with the estimates of its own
     // members (a template is in one bucket per pass), and their families
     // applied in bucket order: the same families as one pass in order.
-    let found: Vec<(Vec<Family>, FastMap<usize, f64>)> = buckets
-        .into_par_iter()
-        .filter(|b| b.len() > 1)
-        .map(|members| {
+    let buckets: Vec<Vec<usize>> = buckets.into_iter().filter(|b| b.len() > 1).collect();
+    let par = rows.len() >= super::PAR_MIN_ROWS;
+    let found: Vec<(Vec<Family>, FastMap<usize, f64>)> =
+        super::map_maybe_par(buckets, par, |members| {
             let mut memo: FastMap<usize, f64> = members
                 .iter()
                 .filter_map(|&t| apart[t].map(|v| (t, v)))
                 .collect();
             let fams = bucket_families(rows, tok, kept, trows, typed, &members, &mut memo);
             (fams, memo)
-        })
-        .collect();
+        });
     for (fams, memo) in found {
         for (ms, st, cut) in fams {
             let f = statics.len();

@@ -154,7 +154,8 @@ impl<'r, 'a> Layouts<'r, 'a> {
         let (bodies, body_t) = self.tokenized(Part::Body(c), tok);
         self.whole.clear();
         self.cuts.clear();
-        let (head, body) = rayon::join(
+        let (head, body) = super::join_maybe(
+            self.rows.len() >= super::PAR_MIN_ROWS,
             || encode_tokenized(&heads, &head_t, &opts(head_tok(tok))),
             || encode_tokenized(&bodies, &body_t, &opts(tok)),
         );
