@@ -63,7 +63,7 @@ pub(super) fn mine_and_match(
     }
     // A block keyed row by row (many rows) matches them in parallel
     // (`Miner::find_all`: the same answers as `find`).
-    let par = all.is_none();
+    let par = all.is_none() && opts.threads;
     let mut assign: Vec<Option<u32>> = if par {
         let every: Vec<usize> = (0..rows.len()).collect();
         miner.find_all(rows, |i| tok.row(i), &every)

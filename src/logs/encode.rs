@@ -405,7 +405,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     };
     // Every row tokenized once: for mining, matching and gathering the
     // slot values below.
-    encode_tokenized(rows, &Tokenized::of(rows, &mut t), opts)
+    encode_tokenized(rows, &Tokenized::of_par(rows, &mut t, opts.threads), opts)
 }
 
 /// [`encode`] of `rows` tokenized as `tok` (what `opts.mixed` and
@@ -484,7 +484,8 @@ fn encode_as(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions, make: Make) -> 
         for (i, &t) in tids.iter().enumerate() {
             orig_rows[t as usize].push(i as u32);
         }
-        let (cuts, fam_statics) = super::family::families(rows, tok, &kept, &orig_rows, opts.typed);
+        let (cuts, fam_statics) =
+            super::family::families(rows, tok, &kept, &orig_rows, opts.typed, opts.threads);
         if !fam_statics.is_empty() {
             let a = emit(
                 rows,
@@ -616,12 +617,15 @@ fn emit<'a>(
         })
         .collect();
     todo.sort_by_key(|&tid| std::cmp::Reverse(counts[tid]));
-    let planned: Vec<(usize, TPlan)> =
-        super::map_maybe_par(todo, rows.len() >= super::PAR_MIN_ROWS, |tid| {
+    let planned: Vec<(usize, TPlan)> = super::map_maybe_par(
+        todo,
+        opts.threads && rows.len() >= super::PAR_MIN_ROWS,
+        |tid| {
             let escape = tid == 0;
             let plan = plan_template(rows, &trows[tid], &spans[tid], escape, opts);
             (tid, plan)
-        });
+        },
+    );
     let mut own: Vec<Option<TPlan>> = (0..ntemp).map(|_| None).collect();
     for (tid, plan) in planned {
         match layout[tid] {
@@ -851,7 +855,8 @@ fn plan_template<'a>(
     };
     // A template of many rows types its groups in parallel (each group's
     // plan is its own; the order of `plans` is the groups').
-    let plans: Vec<SlotPlan> = super::map_maybe_par(todo, trows.len() >= PAR_ROWS, plan);
+    let plans: Vec<SlotPlan> =
+        super::map_maybe_par(todo, opts.threads && trows.len() >= PAR_ROWS, plan);
     TPlan {
         groups,
         constant,

@@ -175,6 +175,7 @@ pub(super) fn families(
     kept: &[&Pattern],
     trows: &[Vec<u32>],
     typed: bool,
+    threads: bool,
 ) -> (Vec<Option<(usize, Cut)>>, Vec<Vec<Vec<u8>>>) {
     let mut of: Vec<Option<(usize, Cut)>> = vec![None; kept.len()];
     let mut statics = Vec::new();
@@ -208,6 +209,7 @@ pub(super) fn families(
             kept,
             trows,
             typed,
+            threads,
             buckets,
             &mut of,
             &mut statics,
@@ -226,6 +228,7 @@ fn merge_buckets(
     kept: &[&Pattern],
     trows: &[Vec<u32>],
     typed: bool,
+    threads: bool,
     buckets: Vec<Vec<usize>>,
     of: &mut [Option<(usize, Cut)>],
     statics: &mut Vec<Vec<Vec<u8>>>,
@@ -235,7 +238,7 @@ fn merge_buckets(
     // members (a template is in one bucket per pass), and their families
     // applied in bucket order: the same families as one pass in order.
     let buckets: Vec<Vec<usize>> = buckets.into_iter().filter(|b| b.len() > 1).collect();
-    let par = rows.len() >= super::PAR_MIN_ROWS;
+    let par = threads && rows.len() >= super::PAR_MIN_ROWS;
     let found: Vec<(Vec<Family>, FastMap<usize, f64>)> =
         super::map_maybe_par(buckets, par, |members| {
             let mut memo: FastMap<usize, f64> = members

@@ -155,7 +155,7 @@ impl<'r, 'a> Layouts<'r, 'a> {
         self.whole.clear();
         self.cuts.clear();
         let (head, body) = super::join_maybe(
-            self.rows.len() >= super::PAR_MIN_ROWS,
+            self.opts.threads && self.rows.len() >= super::PAR_MIN_ROWS,
             || encode_tokenized(&heads, &head_t, &opts(head_tok(tok))),
             || encode_tokenized(&bodies, &body_t, &opts(tok)),
         );
@@ -225,7 +225,7 @@ impl<'r, 'a> Layouts<'r, 'a> {
                 coarse: tok.coarse,
                 ..Default::default()
             };
-            let t = Tokenized::of(&rows, &mut t);
+            let t = Tokenized::of_par(&rows, &mut t, self.opts.threads);
             return (rows, t);
         }
         let cuts = std::mem::take(&mut self.cuts[k].1);
@@ -256,7 +256,8 @@ impl<'r, 'a> Layouts<'r, 'a> {
             coarse: tok.coarse,
             ..Default::default()
         };
-        self.whole.push((tok, Tokenized::of(self.rows, &mut t)));
+        self.whole
+            .push((tok, Tokenized::of_par(self.rows, &mut t, self.opts.threads)));
         self.whole.len() - 1
     }
 

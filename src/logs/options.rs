@@ -44,6 +44,12 @@ pub struct LogOptions {
     /// candidates (the column's sample decisions, the writer's screen and
     /// estimate), whose choices then stay what they were.
     pub prune_pool: bool,
+    /// Encode a large block with rayon's threads inside it (tokenizing and
+    /// matching runs of rows, typing templates and slots, searching family
+    /// buckets, header and body at once: `mod.rs`, `PAR_MIN_ROWS`). The
+    /// bytes are the same either way; the writer turns it off while it
+    /// encodes several chunks at once, whose own tasks keep the threads busy.
+    pub threads: bool,
 }
 
 impl Default for LogOptions {
@@ -60,6 +66,7 @@ impl Default for LogOptions {
             group_slots: true,
             families: true,
             prune_pool: true,
+            threads: true,
         }
     }
 }

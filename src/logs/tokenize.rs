@@ -138,13 +138,17 @@ pub(crate) struct Tokenized {
 
 impl Tokenized {
     /// Tokenizes `rows` with `t`'s setting.
-    ///
-    /// Many rows are split in parallel, in runs of [`PAR_RUN`] rows joined
-    /// in order (the same words as one pass; the runs' buffers are let go
-    /// as they are copied, so the peak is about twice the words for a
-    /// moment, while nothing else of the encoder is held yet).
     pub(crate) fn of(rows: &[&[u8]], t: &mut Tokens) -> Self {
-        if rows.len() < 2 * PAR_RUN {
+        Self::of_par(rows, t, false)
+    }
+
+    /// [`Self::of`], with many rows split in parallel when `threads`: runs
+    /// of [`PAR_RUN`] rows joined in order (the same words as one pass; the
+    /// runs' buffers are let go as they are copied, so the peak is about
+    /// twice the words for a moment, while nothing else of the encoder is
+    /// held yet).
+    pub(crate) fn of_par(rows: &[&[u8]], t: &mut Tokens, threads: bool) -> Self {
+        if !threads || rows.len() < 2 * PAR_RUN {
             return Self::of_serial(rows, t);
         }
         use rayon::prelude::*;

@@ -175,7 +175,13 @@ pub(super) struct OwnDict {
 
 /// Trains a dictionary on chunk `p`'s rows and encodes `p` with it: the
 /// per-chunk mode, and a shared-dictionary chunk that drifted.
-pub(super) fn encode_with_own_dict(opts: &WriterOptions, p: &PendingChunk) -> Result<OwnDict> {
+///
+/// `alone`: no other chunk is encoded meanwhile ([`encode_chunk`]).
+pub(super) fn encode_with_own_dict(
+    opts: &WriterOptions,
+    p: &PendingChunk,
+    alone: bool,
+) -> Result<OwnDict> {
     let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
     let (codec, table, choice, codes) = choose::train(opts, &rows);
     let matcher = Matcher::new(&table);
@@ -185,7 +191,7 @@ pub(super) fn encode_with_own_dict(opts: &WriterOptions, p: &PendingChunk) -> Re
         base: 0,
     });
     let own = DictUse::Own(table.clone(), choice);
-    let (encoded, plain_codes) = encode_chunk(opts, codec, p, &table, &matcher, own, pre)?;
+    let (encoded, plain_codes) = encode_chunk(opts, codec, p, &table, &matcher, own, pre, alone)?;
     Ok(OwnDict {
         codec,
         table,
@@ -200,6 +206,9 @@ pub(super) fn encode_with_own_dict(opts: &WriterOptions, p: &PendingChunk) -> Re
 /// chosen) or the shared one; `pre` its codes when they are known already
 /// (the same codes `m` gives). Also returns the number of codes of the
 /// plain layout (its rows encoded with `table`), whichever layout was kept.
+/// `alone`: no other chunk is being encoded meanwhile, so a log-template
+/// layout is encoded with threads inside the chunk (same bytes).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn encode_chunk(
     opts: &WriterOptions,
     codec: Codec,
@@ -208,6 +217,7 @@ pub(super) fn encode_chunk(
     m: &Matcher,
     dict: DictUse,
     pre: Option<Precoded<'_>>,
+    alone: bool,
 ) -> Result<(EncodedChunk, usize)> {
     let coded = encode_coded(opts, codec, p, table, m, pre)?;
     let plain_codes = coded.codes as usize;
@@ -253,7 +263,7 @@ pub(super) fn encode_chunk(
         } else {
             best.bytes.len()
         };
-        if let Some(e) = encode_as(kind, opts, codec, p, table, m, best_len) {
+        if let Some(e) = encode_as(kind, opts, codec, p, table, m, best_len, alone) {
             let forced = logs && opts.log_templates == LogTemplates::Always;
             let (have, want) = if logs {
                 (
@@ -275,7 +285,9 @@ pub(super) fn encode_chunk(
 /// Chunk `p` in the layout of `kind` other than [`ChunkKind::Coded`]
 /// (which every chunk has, [`encode_coded`]), or `None` where the kind does
 /// not apply to its rows (or, for log templates, will not beat `best`
-/// bytes): the one dispatch on the chunk kind in the writer.
+/// bytes): the one dispatch on the chunk kind in the writer. `alone`: as
+/// [`encode_chunk`]'s.
+#[allow(clippy::too_many_arguments)]
 fn encode_as(
     kind: ChunkKind,
     opts: &WriterOptions,
@@ -284,6 +296,7 @@ fn encode_as(
     table: &TokenTable,
     m: &Matcher,
     best: usize,
+    alone: bool,
 ) -> Option<EncodedChunk> {
     match kind {
         ChunkKind::Coded => None,
@@ -292,7 +305,7 @@ fn encode_as(
             values::distinct(p).map(|d| values::encode(opts, codec, p, &d, table, m))
         }
         // write/logs.rs.
-        ChunkKind::LogTemplates => logs::encode(opts, codec, p, best),
+        ChunkKind::LogTemplates => logs::encode(opts, codec, p, best, alone),
     }
 }
 

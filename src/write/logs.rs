@@ -106,7 +106,7 @@ fn estimate(rows: &[&[u8]], lo: &LogOptions) -> f64 {
     // a chunk of 20,000 rows, 4.3 MB, the second thread's first
     // allocations cost more than the sample it took: 0.26 s against 0.23
     // for the whole compress on 2 threads).
-    let ((t1, c1), (t2, c2)) = if rows.len() >= ESTIMATE_PAR_ROWS {
+    let ((t1, c1), (t2, c2)) = if lo.threads && rows.len() >= ESTIMATE_PAR_ROWS {
         rayon::join(|| point(SCREEN_ROWS), || point(4 * SCREEN_ROWS))
     } else {
         (point(SCREEN_ROWS), point(4 * SCREEN_ROWS))
@@ -123,19 +123,25 @@ fn estimate(rows: &[&[u8]], lo: &LogOptions) -> f64 {
 /// bytes: the footer tells the kind by `bytes > 0`, §5.8) or, under
 /// [`LogTemplates::Auto`], where a sample says it will not beat
 /// `coded_len` bytes. `codec` is the dictionary the chunk names (whose
-/// tokens it does not use).
+/// tokens it does not use). `alone`: no other chunk is being encoded
+/// meanwhile, so the log encoder may use rayon's threads inside this one
+/// (`LogOptions::threads`; the same bytes either way).
 pub(super) fn encode(
     opts: &WriterOptions,
     codec: Codec,
     p: &PendingChunk,
     coded_len: usize,
+    alone: bool,
 ) -> Option<EncodedChunk> {
     // Decided when the chunk was closed ([`tries`]).
     if !p.logs {
         return None;
     }
     let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
-    let lo = LogOptions::default();
+    let lo = LogOptions {
+        threads: alone,
+        ..LogOptions::default()
+    };
     // The estimate decides only whether to try (the kept layout is then
     // the smaller by exact bytes, by `LOG_MARGIN`): tried when it predicts
     // at most `SCREEN_SHARE` of the coded chunk. Measured on the corpus's
