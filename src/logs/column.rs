@@ -282,6 +282,28 @@ pub(crate) struct Planned {
 }
 
 impl Planned {
+    /// [`Self::of`], in parallel runs of blocks when `threads` and there
+    /// are many (each block's plan is its own).
+    pub(crate) fn of_par(values: &[u64], threads: bool) -> Self {
+        const RUN: usize = BLOCK << 7;
+        if !threads || values.len() < 2 * RUN {
+            return Self::of(values);
+        }
+        use rayon::prelude::*;
+        let runs: Vec<Planned> = values.par_chunks(RUN).map(Self::of).collect();
+        let mut all = Planned {
+            blocks: Vec::with_capacity(values.len().div_ceil(BLOCK)),
+            meta: 0,
+            data: 0,
+        };
+        for r in runs {
+            all.blocks.extend(r.blocks);
+            all.meta += r.meta;
+            all.data += r.data;
+        }
+        all
+    }
+
     /// The plans of `values`' blocks.
     pub(crate) fn of(values: &[u64]) -> Self {
         let (mut meta, mut data) = (0, 0);
@@ -726,6 +748,38 @@ mod tests {
         let mut last: Vec<u64> = (0..128u64).map(|i| 5000 + 7 * i + i % 3).collect();
         last[127] = last[126];
         assert!(round_trip(&last) <= 128 * 4 / 8 + 8);
+    }
+
+    /// Block plans made in parallel runs are the plans of one pass: the
+    /// same sizes and the same bytes written, on columns long enough to be
+    /// split (steady, noisy, a random walk, a last partial block).
+    #[test]
+    fn plans_in_parallel_runs_are_the_serial_plans() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut walk = 1_700_000_000_000u64;
+        let values: Vec<u64> = (0..100_003u64)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                walk += x % 5;
+                match (i / 20_000) % 3 {
+                    0 => 5000 + 7 * i,
+                    1 => x >> (i % 60),
+                    _ => walk,
+                }
+            })
+            .collect();
+        let serial = Planned::of(&values);
+        let par = Planned::of_par(&values, true);
+        assert_eq!(serial.sizes(), par.sizes());
+        let write = |p: &Planned| {
+            let (mut meta, mut data) = (Vec::new(), Vec::new());
+            p.write(&values, &mut meta, &mut data);
+            (meta, data)
+        };
+        assert!(write(&serial) == write(&par));
+        assert_eq!(Planned::of_par(&values, false).sizes(), serial.sizes());
     }
 
     /// Timestamps growing by irregular small steps drift from any line (a

@@ -112,7 +112,8 @@ fn value_ids<'a>(words: &[&'a [u8]]) -> (Vec<u64>, Vec<&'a [u8]>) {
 /// Text typing: a value dictionary when its estimated bytes are smaller
 /// than one string per row, else free; with its [`cost`] and the words as
 /// first-appearance ids.
-fn as_text<'a>(words: &[&'a [u8]]) -> (SlotPlan<'a>, f64, Vec<u32>) {
+/// `threads`: the ids' block plans made in parallel ([`Planned::of_par`]).
+fn as_text<'a>(words: &[&'a [u8]], threads: bool) -> (SlotPlan<'a>, f64, Vec<u32>) {
     let (ids, values) = value_ids(words);
     let free = || SlotPlan::Free {
         values: words.to_vec(),
@@ -122,7 +123,7 @@ fn as_text<'a>(words: &[&'a [u8]]) -> (SlotPlan<'a>, f64, Vec<u32>) {
     if values.len() == words.len() {
         return (free(), free_cost, ids32);
     }
-    let cols = Planned::of(&ids);
+    let cols = Planned::of_par(&ids, threads);
     let dict = SlotPlan::Dict { ids, values, cols };
     let dict_cost = cost(&dict);
     if dict_cost < free_cost {
@@ -159,11 +160,17 @@ fn int_cost(values: f64, widths: Option<f64>) -> f64 {
     values + widths.unwrap_or(0.0) + 1.0
 }
 
-/// An integer slot's plan.
-fn int_plan<'a>(kind: Kind, values: Vec<u64>, width: Width, widths: Vec<u64>) -> SlotPlan<'a> {
+/// An integer slot's plan (`threads`: its block plans made in parallel).
+fn int_plan<'a>(
+    kind: Kind,
+    values: Vec<u64>,
+    width: Width,
+    widths: Vec<u64>,
+    threads: bool,
+) -> SlotPlan<'a> {
     let cols = Box::new((
-        Planned::of(&values),
-        (width == Width::PerRow).then(|| Planned::of(&widths)),
+        Planned::of_par(&values, threads),
+        (width == Width::PerRow).then(|| Planned::of_par(&widths, threads)),
     ));
     SlotPlan::Int {
         kind,
@@ -196,16 +203,27 @@ fn group_words<'a>(
 /// else text (dictionary or free). With its [`cost`] and the words as
 /// first-appearance ids.
 pub(super) fn plan_slot(words: Vec<&[u8]>, int: bool) -> (SlotPlan<'_>, f64, Vec<u32>) {
-    match if int { as_ints(&words) } else { None } {
-        Some((kind, values, width, widths)) => {
-            let int = int_plan(kind, values, width, widths);
-            let int_cost = cost(&int);
-            match as_text(&words) {
-                (text @ SlotPlan::Dict { .. }, c, ids) if c < int_cost => (text, c, ids),
-                (_, _, ids) => (int, int_cost, ids),
-            }
+    plan_slot_with(words, int, false)
+}
+
+/// [`plan_slot`], with rayon's threads when `threads` (a slot of many
+/// rows): the integer and the text typing at once, each column's block
+/// plans in parallel; the same plan.
+fn plan_slot_with(words: Vec<&[u8]>, int: bool, threads: bool) -> (SlotPlan<'_>, f64, Vec<u32>) {
+    let ints = || {
+        let (kind, values, width, widths) = if int { as_ints(&words) } else { None }?;
+        let int = int_plan(kind, values, width, widths, threads);
+        let c = cost(&int);
+        Some((int, c))
+    };
+    let (int, text) = super::join_maybe(threads, ints, || as_text(&words, threads));
+    // A value dictionary wins over the integer column only when cheaper.
+    match (int, text) {
+        (Some((_, int_cost)), (text @ SlotPlan::Dict { .. }, c, ids)) if c < int_cost => {
+            (text, c, ids)
         }
-        None => as_text(&words),
+        (Some((int, int_cost)), (_, _, ids)) => (int, int_cost, ids),
+        (None, text) => text,
     }
 }
 
@@ -842,6 +860,7 @@ fn plan_template<'a>(
             ((f, l), single)
         })
         .collect();
+    let par = opts.threads && trows.len() >= PAR_ROWS;
     let plan = |((f, l), single): ((usize, usize), Option<SlotPlan<'a>>)| {
         if let Some(p) = single {
             return p;
@@ -850,13 +869,12 @@ fn plan_template<'a>(
         if escape {
             SlotPlan::Free { values: words }
         } else {
-            plan_slot(words, opts.typed && f == l).0
+            plan_slot_with(words, opts.typed && f == l, par).0
         }
     };
     // A template of many rows types its groups in parallel (each group's
     // plan is its own; the order of `plans` is the groups').
-    let plans: Vec<SlotPlan> =
-        super::map_maybe_par(todo, opts.threads && trows.len() >= PAR_ROWS, plan);
+    let plans: Vec<SlotPlan> = super::map_maybe_par(todo, par, plan);
     TPlan {
         groups,
         constant,
@@ -868,6 +886,33 @@ fn plan_template<'a>(
 mod tests {
     use super::super::LogBlock;
     use super::*;
+
+    /// A slot typed with threads (the integer and text typings at once,
+    /// block plans in parallel runs) is typed as on one thread: same kind,
+    /// cost and first-appearance ids, on integer, dictionary and free slots
+    /// long enough to be split.
+    #[test]
+    fn slots_typed_with_threads_are_typed_alike() {
+        let n = 70_000u64;
+        let ints: Vec<String> = (0..n)
+            .map(|i| (1_000_000 + i * 3 + i % 7).to_string())
+            .collect();
+        let few: Vec<String> = (0..n)
+            .map(|i| ["GET", "POST", "PUT"][(i % 3) as usize].to_string())
+            .collect();
+        let ports: Vec<String> = (0..n).map(|i| (8000 + i % 4).to_string()).collect();
+        let free: Vec<String> = (0..n)
+            .map(|i| format!("user{}x{}", i * 7919 % 100_003, i))
+            .collect();
+        for col in [&ints, &few, &ports, &free] {
+            let words: Vec<&[u8]> = col.iter().map(|w| w.as_bytes()).collect();
+            let (a, ca, ia) = plan_slot(words.clone(), true);
+            let (b, cb, ib) = plan_slot_with(words, true, true);
+            assert_eq!(std::mem::discriminant(&a), std::mem::discriminant(&b));
+            assert_eq!(ca.to_bits(), cb.to_bits());
+            assert_eq!(ia, ib);
+        }
+    }
 
     /// Client addresses that repeat (a few clients, each for a run of rows)
     /// are one dictionary slot, not four integer columns: the template

@@ -24,6 +24,9 @@ use super::split::{Tok, SPLIT_MAGIC};
 use super::tokenize::{Tokenized, Tokens};
 use super::LogOptions;
 
+/// Rows a task cuts when a large block's rows are cut in parallel.
+const CUT_RUN: usize = 1 << 14;
+
 /// A part of a layout: the whole rows, or their heads or bodies at a cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Part {
@@ -272,20 +275,32 @@ impl<'r, 'a> Layouts<'r, 'a> {
             mixed: false,
             coarse: false,
         };
+        // Rows cut one by one are cut in parallel runs when the block is
+        // large (`LogOptions::threads`; each row's cut is its own).
+        let threads = self.opts.threads && self.rows.len() >= super::PAR_MIN_ROWS;
+        let runs = |cut: &(dyn Fn(&mut Tokens, &[u8]) -> usize + Sync)| -> Vec<usize> {
+            let run = |rows: &[&[u8]]| -> Vec<usize> {
+                let mut t = Tokens::default();
+                rows.iter().map(|r| cut(&mut t, r)).collect()
+            };
+            if threads {
+                use rayon::prelude::*;
+                let parts: Vec<Vec<usize>> = self.rows.par_chunks(CUT_RUN).map(run).collect();
+                parts.concat()
+            } else {
+                run(self.rows)
+            }
+        };
         let at: Vec<usize> = match c {
             Cut::Whole => vec![0; self.rows.len()],
-            Cut::Fields(k) => self.rows.iter().map(|r| field_cut(r, k)).collect(),
+            Cut::Fields(k) => runs(&|_, r| field_cut(r, k)),
             // A lean layout splits row by row rather than hold the rows'
             // tokenization.
             Cut::Words(h) if self.lean && !self.whole.iter().any(|w| w.0 == fine) => {
-                let mut t = Tokens::default();
-                self.rows
-                    .iter()
-                    .map(|r| {
-                        t.split(r);
-                        t.words.get(h).map_or(r.len(), |w| w.0 as usize)
-                    })
-                    .collect()
+                runs(&|t, r| {
+                    t.split(r);
+                    t.words.get(h).map_or(r.len(), |w| w.0 as usize)
+                })
             }
             Cut::Words(h) => {
                 let w = self.whole_of(fine);
