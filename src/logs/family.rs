@@ -16,9 +16,10 @@
 //! cost model: static strings, each slot's plan) are below its members'.
 
 use super::bits::FastMap;
-use super::encode::{slot_cost, strings_cost};
 use super::mine::Pattern;
 use super::tokenize::Tokenized;
+use super::typing::{slot_cost, strings_cost};
+use rayon::prelude::*;
 
 /// Templates of one bucket a template is compared with.
 const CANDIDATES: usize = 32;
@@ -245,7 +246,7 @@ fn merge_buckets(
                 .iter()
                 .filter_map(|&t| apart[t].map(|v| (t, v)))
                 .collect();
-            let fams = bucket_families(rows, tok, kept, trows, typed, &members, &mut memo);
+            let fams = bucket_families(rows, tok, kept, trows, typed, &members, &mut memo, par);
             (fams, memo)
         });
     for (fams, memo) in found {
@@ -268,6 +269,8 @@ type Family = (Vec<usize>, Vec<Vec<u8>>, Cut);
 /// The families of one bucket of templates (`members`) estimated smaller
 /// merged: each with its members, statics and cut. `memo`: the estimated
 /// bytes of a template apart, by template, filled as they are computed.
+/// `threads`: the candidate families are settled at once.
+#[allow(clippy::too_many_arguments)]
 fn bucket_families(
     rows: &[&[u8]],
     tok: &Tokenized,
@@ -276,6 +279,7 @@ fn bucket_families(
     typed: bool,
     members: &[usize],
     memo: &mut FastMap<usize, f64>,
+    threads: bool,
 ) -> Vec<Family> {
     let mut out = Vec::new();
     // Greedy: (members, k, m) per family.
@@ -310,37 +314,76 @@ fn bucket_families(
             fams.push((vec![t], p.words.len(), p.words.len()));
         }
     }
-    for (mut ms, mut k, mut m) in fams.into_iter().filter(|f| f.0.len() > 1) {
-        // A family estimated larger merged is tried again without its
-        // largest member (a template of many rows that mining already
-        // got right can keep the family's small ones from merging),
-        // at most `RETRIES` times.
-        for _ in 0..=RETRIES {
-            let (apart, together, st, cut) =
-                evaluate(rows, tok, kept, trows, typed, &ms, k, m, memo);
-            if together < apart {
-                out.push((ms, st, cut));
-                break;
-            }
-            if ms.len() < 3 {
-                break;
-            }
-            let big = (0..ms.len())
-                .max_by_key(|&i| (trows[ms[i] + 1].len(), std::cmp::Reverse(i)))
-                .expect("members");
-            ms.remove(big);
-            let q = kept[ms[0]];
-            k = ms.iter().map(|&u| lcp(q, kept[u])).min().unwrap_or(0);
-            m = ms.iter().map(|&u| lcs(q, kept[u])).min().unwrap_or(0);
-            let minn = ms.iter().map(|&u| kept[u].words.len()).min().unwrap_or(0);
-            m = m.min(minn.saturating_sub(k));
-            let ok = |u: &Pattern| covered(u, k, m) as f64 >= COVER * static_bytes(u) as f64;
-            if k + m == 0 || !ms.iter().all(|&u| ok(kept[u])) {
-                break;
-            }
+    // Each candidate family is settled on its own members (disjoint from
+    // the others'), so they are settled at once when `threads`, each with
+    // its members' estimates, kept in order: the families of one pass.
+    let fams: Vec<(Vec<usize>, usize, usize)> =
+        fams.into_iter().filter(|f| f.0.len() > 1).collect();
+    let settle = |fam, memo: &mut FastMap<usize, f64>| {
+        settle_family(rows, tok, kept, trows, typed, fam, memo)
+    };
+    if threads && fams.len() > 1 {
+        let seen: &FastMap<usize, f64> = memo;
+        let settled: Vec<(Option<Family>, FastMap<usize, f64>)> = fams
+            .into_par_iter()
+            .map(|fam| {
+                let mut own: FastMap<usize, f64> = fam
+                    .0
+                    .iter()
+                    .filter_map(|t| seen.get(t).map(|&v| (*t, v)))
+                    .collect();
+                (settle(fam, &mut own), own)
+            })
+            .collect();
+        for (f, own) in settled {
+            out.extend(f);
+            memo.extend(own);
+        }
+    } else {
+        for fam in fams {
+            out.extend(settle(fam, memo));
         }
     }
     out
+}
+
+/// One candidate family (members `ms`, cut `k`, `m`) settled: kept when
+/// estimated smaller merged; else tried again without its largest member
+/// (a template of many rows that mining already got right can keep the
+/// family's small ones from merging), at most `RETRIES` times.
+#[allow(clippy::too_many_arguments)]
+fn settle_family(
+    rows: &[&[u8]],
+    tok: &Tokenized,
+    kept: &[&Pattern],
+    trows: &[Vec<u32>],
+    typed: bool,
+    (mut ms, mut k, mut m): (Vec<usize>, usize, usize),
+    memo: &mut FastMap<usize, f64>,
+) -> Option<Family> {
+    for _ in 0..=RETRIES {
+        let (apart, together, st, cut) = evaluate(rows, tok, kept, trows, typed, &ms, k, m, memo);
+        if together < apart {
+            return Some((ms, st, cut));
+        }
+        if ms.len() < 3 {
+            break;
+        }
+        let big = (0..ms.len())
+            .max_by_key(|&i| (trows[ms[i] + 1].len(), std::cmp::Reverse(i)))
+            .expect("members");
+        ms.remove(big);
+        let q = kept[ms[0]];
+        k = ms.iter().map(|&u| lcp(q, kept[u])).min().unwrap_or(0);
+        m = ms.iter().map(|&u| lcs(q, kept[u])).min().unwrap_or(0);
+        let minn = ms.iter().map(|&u| kept[u].words.len()).min().unwrap_or(0);
+        m = m.min(minn.saturating_sub(k));
+        let ok = |u: &Pattern| covered(u, k, m) as f64 >= COVER * static_bytes(u) as f64;
+        if k + m == 0 || !ms.iter().all(|&u| ok(kept[u])) {
+            break;
+        }
+    }
+    None
 }
 
 /// Retries of a family estimated larger merged (see [`merge_buckets`]).

@@ -137,6 +137,7 @@ mod split;
 mod summary;
 mod text;
 mod tokenize;
+mod typing;
 
 pub(crate) use assign::LEARN_BATCH;
 pub use decode::LogBlock;
