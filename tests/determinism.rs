@@ -155,6 +155,26 @@ fn log_chunks_do_not_depend_on_thread_count() {
         }
     }
     inputs.push(("loghub interleaved".into(), mixed));
+    // The log encoder with threads inside the block and without: the
+    // same payload (every parallel path against its serial one).
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    for (name, rows) in &inputs {
+        let refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let encode = |threads| {
+            let o = fastpair::logs::LogOptions {
+                threads,
+                ..Default::default()
+            };
+            pool.install(|| fastpair::logs::encode_column(&refs, &o))
+        };
+        assert!(
+            encode(true) == encode(false),
+            "{name}: threads inside the block changed the payload"
+        );
+    }
     let opts = || WriterOptions::default().with_log_templates(LogTemplates::Always);
     for (name, rows) in &inputs {
         let reference = write_with_threads(rows, THREADS[0], &opts);
