@@ -59,7 +59,6 @@ pub(super) fn mine_and_match(
             |r| keys.key(r),
             min_count,
             opts.similarity,
-            all.is_none() && opts.threads,
         );
     }
     // A block keyed row by row (many rows) matches them in parallel
@@ -128,7 +127,6 @@ pub(super) fn mine_and_match(
             |r| keys.key(if whole { left[r] } else { r }),
             min_count,
             opts.similarity,
-            par,
         );
         if miner.patterns.len() > before {
             if par {

@@ -19,7 +19,6 @@ use super::bits::FastMap;
 use super::mine::Pattern;
 use super::tokenize::Tokenized;
 use super::typing::{slot_cost, strings_cost};
-use rayon::prelude::*;
 
 /// Templates of one bucket a template is compared with.
 const CANDIDATES: usize = 32;
@@ -246,7 +245,7 @@ fn merge_buckets(
                 .iter()
                 .filter_map(|&t| apart[t].map(|v| (t, v)))
                 .collect();
-            let fams = bucket_families(rows, tok, kept, trows, typed, &members, &mut memo, par);
+            let fams = bucket_families(rows, tok, kept, trows, typed, &members, &mut memo);
             (fams, memo)
         });
     for (fams, memo) in found {
@@ -269,8 +268,6 @@ type Family = (Vec<usize>, Vec<Vec<u8>>, Cut);
 /// The families of one bucket of templates (`members`) estimated smaller
 /// merged: each with its members, statics and cut. `memo`: the estimated
 /// bytes of a template apart, by template, filled as they are computed.
-/// `threads`: the candidate families are settled at once.
-#[allow(clippy::too_many_arguments)]
 fn bucket_families(
     rows: &[&[u8]],
     tok: &Tokenized,
@@ -279,7 +276,6 @@ fn bucket_families(
     typed: bool,
     members: &[usize],
     memo: &mut FastMap<usize, f64>,
-    threads: bool,
 ) -> Vec<Family> {
     let mut out = Vec::new();
     // Greedy: (members, k, m) per family.
@@ -314,35 +310,8 @@ fn bucket_families(
             fams.push((vec![t], p.words.len(), p.words.len()));
         }
     }
-    // Each candidate family is settled on its own members (disjoint from
-    // the others'), so they are settled at once when `threads`, each with
-    // its members' estimates, kept in order: the families of one pass.
-    let fams: Vec<(Vec<usize>, usize, usize)> =
-        fams.into_iter().filter(|f| f.0.len() > 1).collect();
-    let settle = |fam, memo: &mut FastMap<usize, f64>| {
-        settle_family(rows, tok, kept, trows, typed, fam, memo)
-    };
-    if threads && fams.len() > 1 {
-        let seen: &FastMap<usize, f64> = memo;
-        let settled: Vec<(Option<Family>, FastMap<usize, f64>)> = fams
-            .into_par_iter()
-            .map(|fam| {
-                let mut own: FastMap<usize, f64> = fam
-                    .0
-                    .iter()
-                    .filter_map(|t| seen.get(t).map(|&v| (*t, v)))
-                    .collect();
-                (settle(fam, &mut own), own)
-            })
-            .collect();
-        for (f, own) in settled {
-            out.extend(f);
-            memo.extend(own);
-        }
-    } else {
-        for fam in fams {
-            out.extend(settle(fam, memo));
-        }
+    for fam in fams.into_iter().filter(|f| f.0.len() > 1) {
+        out.extend(settle_family(rows, tok, kept, trows, typed, fam, memo));
     }
     out
 }

@@ -179,29 +179,19 @@ impl Miner {
     pub(crate) fn learn(&mut self, rows: &[&[u8]], min_count: usize, threshold: f64) {
         let tok = Tokenized::of(rows, &mut Tokens::default());
         let keys = Keys::of(rows, |i| tok.row(i));
-        self.learn_tokenized(
-            rows,
-            |r| tok.row(r),
-            |r| keys.key(r),
-            min_count,
-            threshold,
-            false,
-        );
+        self.learn_tokenized(rows, |r| tok.row(r), |r| keys.key(r), min_count, threshold);
     }
 
     /// [`Miner::learn`] of rows already tokenized and keyed: `words(i)` are
     /// the words of `rows[i]` (split as the rows are matched), `keys(i)`
-    /// its key and shape key length ([`Keys`]). `threads`: the shapes'
-    /// skeletons are merged at once (each shape on its own; the templates
-    /// are added in the shapes' order, as one pass adds them).
+    /// its key and shape key length ([`Keys`]).
     pub(crate) fn learn_tokenized<'t>(
         &mut self,
         rows: &[&[u8]],
-        words: impl Fn(usize) -> &'t [(u32, u32)] + Sync,
+        words: impl Fn(usize) -> &'t [(u32, u32)],
         keys: impl Fn(usize) -> (&'t [u8], usize),
         min_count: usize,
         threshold: f64,
-        threads: bool,
     ) {
         let tok_words = words;
         // Skeleton → index in `skels` (first-appearance order).
@@ -251,9 +241,8 @@ impl Miner {
         }
         // A merged template: its first skeleton, which of that skeleton's
         // static words stayed static (`statics[m·n..][..n]`), its rows.
-        let merge = |members: Vec<usize>| -> Vec<Pattern> {
-            let mut out = Vec::new();
-            let mut statics: Vec<bool> = Vec::new();
+        let mut statics: Vec<bool> = Vec::new();
+        for members in groups {
             let mut order = members.clone();
             order.sort_by_key(|&i| (std::cmp::Reverse(skels[i].count), i));
             let n = skels[members[0]].words.1 - skels[members[0]].words.0;
@@ -329,21 +318,8 @@ impl Miner {
                             })
                             .collect(),
                     };
-                    out.push(p);
+                    self.add(p, shape(&skels[members[0]]));
                 }
-            }
-            out
-        };
-        let shapes_of: Vec<usize> = groups.iter().map(|g| g[0]).collect();
-        let found: Vec<Vec<Pattern>> = if threads && groups.len() > 1 {
-            use rayon::prelude::*;
-            groups.into_par_iter().map(merge).collect()
-        } else {
-            groups.into_iter().map(merge).collect()
-        };
-        for (ps, first) in found.into_iter().zip(shapes_of) {
-            for p in ps {
-                self.add(p, shape(&skels[first]));
             }
         }
         // New templates may match rows that were cached as unmatched.
