@@ -61,15 +61,26 @@ pub(super) fn mine_and_match(
             opts.similarity,
         );
     }
-    // A block keyed row by row (many rows) matches them in parallel
+    // Rows `pick` (matched again) get their template in `assign`. A block
+    // keyed row by row (many rows) matches them in parallel
     // (`Miner::find_all`: the same answers as `find`).
     let par = all.is_none() && opts.threads;
-    let mut assign: Vec<Option<u32>> = if par {
-        let every: Vec<usize> = (0..rows.len()).collect();
-        miner.find_all(rows, |i| tok.row(i), &every)
-    } else {
-        (0..rows.len()).map(|i| find(&mut miner, i)).collect()
+    let mut rematch = |miner: &mut Miner, assign: &mut [Option<u32>], pick: &[usize]| {
+        if par {
+            let found = miner.find_all(rows, |i| tok.row(i), pick);
+            for (&i, f) in pick.iter().zip(found) {
+                assign[i] = f;
+            }
+        } else {
+            for &i in pick {
+                assign[i] = find(miner, i);
+            }
+        }
     };
+    let mut assign: Vec<Option<u32>> = vec![None; rows.len()];
+    let every: Vec<usize> = (0..rows.len()).collect();
+    rematch(&mut miner, &mut assign, &every);
+    drop(every);
     // Pass 2: mine what the sample's templates missed, at most
     // `LEARN_BATCH` rows and `LEARN_BYTES` bytes at a time: the miner holds
     // every distinct skeleton it is shown (two small vectors per word:
@@ -92,16 +103,7 @@ pub(super) fn mine_and_match(
     }
     for batch in batches.into_iter().map(|b| &missed[b]) {
         if miner.patterns.len() > mined {
-            if par {
-                let found = miner.find_all(rows, |i| tok.row(i), batch);
-                for (&i, f) in batch.iter().zip(found) {
-                    assign[i] = f;
-                }
-            } else {
-                for &i in batch {
-                    assign[i] = find(&mut miner, i);
-                }
-            }
+            rematch(&mut miner, &mut assign, batch);
         }
         let left: Vec<usize> = batch
             .iter()
@@ -129,16 +131,7 @@ pub(super) fn mine_and_match(
             opts.similarity,
         );
         if miner.patterns.len() > before {
-            if par {
-                let found = miner.find_all(rows, |i| tok.row(i), &left);
-                for (&i, f) in left.iter().zip(found) {
-                    assign[i] = f;
-                }
-            } else {
-                for &i in &left {
-                    assign[i] = find(&mut miner, i);
-                }
-            }
+            rematch(&mut miner, &mut assign, &left);
         }
     }
     (miner, assign)

@@ -158,7 +158,7 @@ impl<'r, 'a> Layouts<'r, 'a> {
         self.whole.clear();
         self.cuts.clear();
         let (head, body) = super::join_maybe(
-            self.opts.threads && self.rows.len() >= super::PAR_MIN_ROWS,
+            self.threads(),
             || encode_tokenized(&heads, &head_t, &opts(head_tok(tok))),
             || encode_tokenized(&bodies, &body_t, &opts(tok)),
         );
@@ -168,6 +168,12 @@ impl<'r, 'a> Layouts<'r, 'a> {
         out.extend_from_slice(&head);
         out.extend_from_slice(&body);
         out
+    }
+
+    /// Whether these rows are encoded with threads inside them
+    /// (`LogOptions::threads`, a block of at least `PAR_MIN_ROWS` rows).
+    fn threads(&self) -> bool {
+        self.opts.threads && self.rows.len() >= super::PAR_MIN_ROWS
     }
 
     /// Index in `self.encoded` of part `p` tokenized as `tok`: encoded
@@ -277,7 +283,7 @@ impl<'r, 'a> Layouts<'r, 'a> {
         };
         // Rows cut one by one are cut in parallel runs when the block is
         // large (`LogOptions::threads`; each row's cut is its own).
-        let threads = self.opts.threads && self.rows.len() >= super::PAR_MIN_ROWS;
+        let threads = self.threads();
         let runs = |cut: &(dyn Fn(&mut Tokens, &[u8]) -> usize + Sync)| -> Vec<usize> {
             let run = |rows: &[&[u8]]| -> Vec<usize> {
                 let mut t = Tokens::default();

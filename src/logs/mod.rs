@@ -241,7 +241,7 @@ fn map_maybe_par<T: Send, R: Send>(
 }
 
 /// `rayon::join` of `a` and `b` when `par`, else one after the other.
-fn join_maybe<A: Send, B: Send>(
+pub(crate) fn join_maybe<A: Send, B: Send>(
     par: bool,
     a: impl FnOnce() -> A + Send,
     b: impl FnOnce() -> B + Send,

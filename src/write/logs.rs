@@ -106,11 +106,11 @@ fn estimate(rows: &[&[u8]], lo: &LogOptions) -> f64 {
     // a chunk of 20,000 rows, 4.3 MB, the second thread's first
     // allocations cost more than the sample it took: 0.26 s against 0.23
     // for the whole compress on 2 threads).
-    let ((t1, c1), (t2, c2)) = if lo.threads && rows.len() >= ESTIMATE_PAR_ROWS {
-        rayon::join(|| point(SCREEN_ROWS), || point(4 * SCREEN_ROWS))
-    } else {
-        (point(SCREEN_ROWS), point(4 * SCREEN_ROWS))
-    };
+    let ((t1, c1), (t2, c2)) = crate::logs::join_maybe(
+        lo.threads && rows.len() >= ESTIMATE_PAR_ROWS,
+        || point(SCREEN_ROWS),
+        || point(4 * SCREEN_ROWS),
+    );
     let k = if t2 > t1 && c1 > 0.0 {
         ((c2 / c1).ln() / (t2 / t1).ln()).clamp(0.5, 1.0)
     } else {
