@@ -414,7 +414,7 @@ fn log_row() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
     #[test]
-    fn random_log_columns_and_substrings(
+    fn random_log_columns_and_patterns(
         rows in prop::collection::vec(prop::option::weighted(0.95, log_row()), 1..300),
         lit in prop::collection::vec(prop::sample::select(b"aAb %_=t0123456789 INFOWARNms[]".to_vec()), 0..6),
         from_row in any::<prop::sample::Index>(),
@@ -430,10 +430,38 @@ proptest! {
             let a = cut.0.min(r.len());
             r[a..(a + cut.1).min(r.len())].to_vec()
         };
-        let preds: Vec<Predicate> = [lit, cut_lit]
+        let mut preds: Vec<Predicate> = [lit.clone(), cut_lit.clone()]
             .into_iter()
-            .map(|l| { let mut p = Predicate::contains(l); p.negated = neg; p })
+            .map(Predicate::contains)
             .collect();
+        // Patterns matched through the templates' skeletons (equality,
+        // prefix, suffix, LIKE, case-insensitive): a whole row, its start,
+        // its end, the cut with one byte as `_`, and the literal.
+        let whole = vals.get(from_row.index(vals.len().max(1))).map_or(Vec::new(), |r| r.to_vec());
+        let start = whole[..cut.1.min(whole.len())].to_vec();
+        let end = whole[whole.len().saturating_sub(cut.1)..].to_vec();
+        let mut like: Vec<u8> = b"%".to_vec();
+        for (i, &b) in cut_lit.iter().enumerate() {
+            like.extend(match b {
+                b'%' | b'_' | b'\\' => vec![b'\\', b],
+                _ if i == 1 => vec![b'_'],
+                _ => vec![b],
+            });
+        }
+        like.push(b'%');
+        preds.extend([
+            Predicate::equals(whole.clone()),
+            Predicate::equals(lit.clone()),
+            Predicate::prefix(start.clone()),
+            Predicate::suffix(end),
+            Predicate::like_escape(like, b'\\'),
+            Predicate::equals(whole.to_ascii_uppercase()).ignore_case(),
+            Predicate::prefix(start.to_ascii_lowercase()).ignore_case(),
+            Predicate::contains_all([start, cut_lit]),
+        ]);
+        for p in &mut preds {
+            p.negated = neg;
+        }
         let opts = WriterOptions::default()
             .with_chunk_rows(chunk)
             .with_log_templates(LogTemplates::Always);

@@ -48,18 +48,23 @@ fn main() {
     );
     // Both strategies alternately, one run each in turn; the minimum of
     // each (the machine is shared and noisy).
-    let strategies = [Strategy::Auto, Strategy::Decode];
-    let mut best = [f64::MAX; 2];
-    let mut counts = [0u64; 2];
+    let strategies = [Strategy::Auto, Strategy::Decode, Strategy::Tokens];
+    let mut best = [f64::MAX; 3];
+    let mut counts = [0u64; 3];
     for _ in 0..reps {
+        // `FASTPAIR_PROBE_AUTO=1`: Auto only (profiles of its path alone).
+        let only_auto = std::env::var_os("FASTPAIR_PROBE_AUTO").is_some();
         for (k, &strategy) in strategies.iter().enumerate() {
+            if only_auto && k > 0 {
+                continue;
+            }
             let o = SearchOptions { strategy };
             let t = Instant::now();
             counts[k] = one.install(|| searcher.search_with(&p, o).unwrap().count());
             best[k] = best[k].min(t.elapsed().as_secs_f64());
         }
     }
-    for k in 0..2 {
+    for k in 0..3 {
         println!(
             "{:?}: {} rows, min {:.3} ms",
             strategies[k],

@@ -652,7 +652,7 @@ impl LogBlock {
 }
 
 #[inline]
-fn render(out: &mut Vec<u8>, kind: Kind, v: u64, w: usize) {
+pub(super) fn render(out: &mut Vec<u8>, kind: Kind, v: u64, w: usize) {
     match kind {
         Kind::Dec => render_dec(out, v, w),
         Kind::HexLower => render_hex(out, v, w, false),

@@ -133,6 +133,7 @@ mod options;
 mod pool;
 mod render;
 mod search;
+mod skeleton;
 mod split;
 mod summary;
 mod text;

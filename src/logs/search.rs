@@ -34,17 +34,11 @@ use memchr::memmem::Finder;
 
 use super::decode::{LogBlock, Slot};
 use super::render::Bulk;
+use super::skeleton::{self, Plan, SetAutomaton, Verdict};
 use super::split::LogColumn;
 use super::Kind;
 use crate::error::Result;
-
-/// What a template's rows hold of the literal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Verdict {
-    All,
-    None,
-    Check,
-}
+use crate::search::dfa::Dfa;
 
 /// Rows rendered and searched, of rows in the column (for the caller's
 /// cost accounting and tests).
@@ -253,6 +247,10 @@ impl LogBlock {
     }
 }
 
+/// Most header × body template pairs whose plans are indexed by a dense
+/// table (4 MiB) rather than a map.
+const DENSE_PAIRS: usize = 1 << 20;
+
 /// Rows to render per row of the column above which a search renders with
 /// the bulk decoder (its columns unpacked and its pool decoded once, then
 /// each row rendered in sequence, the others passed over) instead of one
@@ -311,8 +309,6 @@ impl LogColumn {
         f: &Finder<'_>,
         bits: &mut [u64],
     ) -> Result<LogSearchStats> {
-        let rows = self.rows();
-        // Each row's verdict, and its templates (header, body).
         let kmp = Kmp::new(f.needle());
         // Each row's verdict, and its templates (header, body).
         let (verdict, templates): (Vec<Verdict>, Vec<(u32, u32)>) = match self {
@@ -357,20 +353,180 @@ impl LogColumn {
                     .unzip()
             }
         };
-        let checks = verdict.iter().filter(|&&v| v == Verdict::Check).count();
-        let mut stats = LogSearchStats {
-            rows,
-            rendered: checks,
+        self.render_checks(&verdict, templates, bits, |row| f.find(row).is_some())
+    }
+
+    /// Sets bit `r % 64` of `bits[r / 64]` for every row `r` that every
+    /// automaton of `dfas` accepts, `test` being the same test on a
+    /// rendered row (`skeleton.rs`: templates matched once). `None` when an
+    /// automaton is too large for its skeleton to be run (the caller then
+    /// renders every row). Null rows render empty: the caller clears them.
+    pub(crate) fn rows_matching(
+        &self,
+        dfas: &[Dfa],
+        test: impl Fn(&[u8]) -> bool,
+        bits: &mut [u64],
+    ) -> Option<Result<LogSearchStats>> {
+        let automata: Vec<SetAutomaton<'_>> =
+            dfas.iter().map(SetAutomaton::new).collect::<Option<_>>()?;
+        let a = automata.first()?;
+        let starts: Vec<skeleton::States> = automata.iter().map(|a| a.start()).collect();
+        // Each row's plan (by template, or by pair of templates met) and
+        // its templates (header, body).
+        let (blocks, n, plans, row_plan, templates) = match self {
+            LogColumn::Single(b) => {
+                let plans: Vec<Plan> = (0..b.templates() as u32)
+                    .map(|t| {
+                        let parts = skeleton::parts_of(&[(b, t)]);
+                        let v = skeleton::verdict(
+                            &automata,
+                            &skeleton::ends(&automata, &starts, &parts),
+                        );
+                        skeleton::plan(&automata, &parts, v)
+                    })
+                    .collect();
+                let row_plan = b.row_templates();
+                let templates: Vec<(u32, u32)> = row_plan.iter().map(|&t| (t, 0)).collect();
+                ([&**b, &**b], 1usize, plans, row_plan, templates)
+            }
+            LogColumn::Split(hb) => {
+                let (h, b): (&LogBlock, &LogBlock) = (&hb.0, &hb.1);
+                // Per header template, the sets its skeleton ends in; per
+                // pair of templates met, its plan (the filters only for
+                // pairs whose rows are checked).
+                let mut heads: Vec<Option<Vec<skeleton::States>>> = vec![None; h.templates()];
+                // Pair → plan: a dense table when the pairs are few enough
+                // (a lookup per row), else a map.
+                let tb = b.templates();
+                let mut dense = vec![
+                    u32::MAX;
+                    if h.templates() * tb <= DENSE_PAIRS {
+                        h.templates() * tb
+                    } else {
+                        0
+                    }
+                ];
+                let mut index: HashMap<(u32, u32), u32, Ids> = HashMap::default();
+                let mut plans = Vec::new();
+                let mut make = |ht: u32, bt: u32| {
+                    let mid = heads[ht as usize].get_or_insert_with(|| {
+                        skeleton::ends(&automata, &starts, &skeleton::parts_of(&[(h, ht)]))
+                    });
+                    // A header that leaves only the absorbing states
+                    // decides the row whatever its body.
+                    let v = if mid.iter().all(|m| SetAutomaton::settled(m)) {
+                        skeleton::verdict(&automata, mid)
+                    } else {
+                        let body = skeleton::parts_of(&[(b, bt)]);
+                        skeleton::verdict(&automata, &skeleton::ends(&automata, mid, &body))
+                    };
+                    let p = match v {
+                        Verdict::Check => {
+                            skeleton::plan(&automata, &skeleton::parts_of(&[(h, ht), (b, bt)]), v)
+                        }
+                        _ => skeleton::plan(&automata, &[], v),
+                    };
+                    plans.push(p);
+                    (plans.len() - 1) as u32
+                };
+                let templates: Vec<(u32, u32)> = h
+                    .row_templates()
+                    .into_iter()
+                    .zip(b.row_templates())
+                    .collect();
+                let row_plan: Vec<u32> = templates
+                    .iter()
+                    .map(|&(ht, bt)| {
+                        if dense.is_empty() {
+                            *index.entry((ht, bt)).or_insert_with(|| make(ht, bt))
+                        } else {
+                            let e = &mut dense[ht as usize * tb + bt as usize];
+                            if *e == u32::MAX {
+                                *e = make(ht, bt);
+                            }
+                            *e
+                        }
+                    })
+                    .collect();
+                ([h, b], 2usize, plans, row_plan, templates)
+            }
         };
-        for (r, v) in verdict.iter().enumerate() {
-            if *v == Verdict::All {
-                bits[r / 64] |= 1 << (r % 64);
+        let verdict: Vec<Verdict> = row_plan
+            .iter()
+            .map(|&p| plans[p as usize].verdict)
+            .collect();
+        // Each row's rank in its template, per block, for the filters.
+        let mut next_rank: [Vec<usize>; 2] = [
+            vec![0; blocks[0].templates()],
+            vec![0; if n == 2 { blocks[1].templates() } else { 0 }],
+        ];
+        let mut buf = Vec::new();
+        // Only the filters need ranks: without any, `pre` does nothing.
+        let filtered = plans.iter().any(|p| !p.filters.is_empty());
+        let pre = |r: usize, (ht, bt): (u32, u32), v: Verdict| {
+            if !filtered {
+                return true;
+            }
+            let ranks = [
+                next_rank[0][ht as usize],
+                next_rank[1].get(bt as usize).copied().unwrap_or(0),
+            ];
+            next_rank[0][ht as usize] += 1;
+            if n == 2 {
+                next_rank[1][bt as usize] += 1;
+            }
+            v == Verdict::Check
+                && plans[row_plan[r] as usize]
+                    .filters
+                    .iter()
+                    .all(|f| f.passes(a, blocks, ranks, &mut buf))
+        };
+        Some(self.render_checks_with(&verdict, templates, bits, test, pre))
+    }
+
+    /// Selects the rows whose verdict is [`Verdict::All`], renders those
+    /// whose verdict is [`Verdict::Check`] and selects the ones `test`
+    /// accepts.
+    fn render_checks(
+        &self,
+        verdict: &[Verdict],
+        templates: Vec<(u32, u32)>,
+        bits: &mut [u64],
+        test: impl Fn(&[u8]) -> bool,
+    ) -> Result<LogSearchStats> {
+        self.render_checks_with(verdict, templates, bits, test, |_, _, _| true)
+    }
+
+    /// [`Self::render_checks`], rendering a [`Verdict::Check`] row only when
+    /// `pre(row, its templates, its verdict)` holds (`pre` is called for
+    /// every row, in order).
+    fn render_checks_with(
+        &self,
+        verdict: &[Verdict],
+        templates: Vec<(u32, u32)>,
+        bits: &mut [u64],
+        test: impl Fn(&[u8]) -> bool,
+        mut pre: impl FnMut(usize, (u32, u32), Verdict) -> bool,
+    ) -> Result<LogSearchStats> {
+        let rows = self.rows();
+        // The rows to render: those checked that `pre` keeps.
+        let mut todo: Vec<usize> = Vec::new();
+        for (r, (&v, &t)) in verdict.iter().zip(&templates).enumerate() {
+            let keep = pre(r, t, v);
+            match v {
+                Verdict::All => bits[r / 64] |= 1 << (r % 64),
+                Verdict::Check if keep => todo.push(r),
+                _ => {}
             }
         }
-        if checks == 0 {
+        let stats = LogSearchStats {
+            rows,
+            rendered: todo.len(),
+        };
+        if todo.is_empty() {
             return Ok(stats);
         }
-        let bulk = checks * BULK_SHARE >= rows;
+        let bulk = todo.len() * BULK_SHARE >= rows;
         let mut renderer = match self {
             LogColumn::Single(b) if bulk => Bulk::new(b).map(Renderer::Single),
             LogColumn::Split(hb) if bulk => match (Bulk::new(&hb.0), Bulk::new(&hb.1)) {
@@ -381,14 +537,26 @@ impl LogColumn {
         }
         .unwrap_or(Renderer::Rows(self));
         let mut buf = Vec::new();
-        for (r, (v, t)) in verdict.iter().zip(templates).enumerate() {
-            let render = *v == Verdict::Check;
+        if let Renderer::Rows(col) = renderer {
+            // One O(1) read per row to render.
+            for r in todo {
+                buf.clear();
+                col.get_into(r, &mut buf)?;
+                if test(&buf) {
+                    bits[r / 64] |= 1 << (r % 64);
+                }
+            }
+            return Ok(stats);
+        }
+        // In sequence: every row passed over or rendered.
+        let mut next = todo.iter().copied().peekable();
+        for (r, t) in templates.into_iter().enumerate() {
+            let render = next.next_if_eq(&r).is_some();
             renderer.row(r, t, render, &mut buf)?;
-            if render && f.find(&buf).is_some() {
+            if render && test(&buf) {
                 bits[r / 64] |= 1 << (r % 64);
             }
         }
-        stats.rendered = checks;
         Ok(stats)
     }
 }
@@ -415,6 +583,141 @@ mod tests {
                 st
             })
             .collect()
+    }
+
+    /// Every pattern's rows (templates matched once through its automata,
+    /// `rows_matching`) equal the compiled predicate's test of every row;
+    /// returns what each rendered (`None`: the automata were too large).
+    fn check_patterns(
+        rows: &[&[u8]],
+        preds: &[crate::search::Predicate],
+    ) -> Vec<Option<LogSearchStats>> {
+        let col = LogColumn::open(&encode_column(rows, &LogOptions::default())).unwrap();
+        preds
+            .iter()
+            .map(|p| {
+                let c = crate::search::Compiled::new(p).unwrap();
+                let mut bits = vec![0u64; rows.len().div_ceil(64)];
+                let st = col
+                    .rows_matching(c.dfas(), |r| c.pattern_matches(r), &mut bits)?
+                    .unwrap();
+                for (r, row) in rows.iter().enumerate() {
+                    let want = c.pattern_matches(row);
+                    let got = bits[r / 64] >> (r % 64) & 1 == 1;
+                    assert_eq!(
+                        got,
+                        want,
+                        "row {r} {:?}, {p:?}",
+                        String::from_utf8_lossy(row)
+                    );
+                }
+                Some(st)
+            })
+            .collect()
+    }
+
+    /// Rows of a few templates with integer, dictionary and free slots.
+    fn sample_rows() -> Vec<Vec<u8>> {
+        (0..600)
+            .map(|i| {
+                match i % 4 {
+                    0 => format!(
+                        "2026-12-03 10:{:02}:{:02} INFO conn {} opened from 10.0.{}.{}",
+                        i % 60,
+                        i % 17,
+                        i,
+                        i % 7,
+                        i % 250
+                    ),
+                    1 => format!(
+                        "2026-12-03 10:{:02}:{:02} WARN slow query took {} ms",
+                        i % 60,
+                        i % 13,
+                        i * 7
+                    ),
+                    2 => format!(
+                        "2026-12-03 10:{:02}:{:02} ERROR user {} failed: {}",
+                        i % 60,
+                        i % 11,
+                        ["alice", "bob", "carol"][i % 3],
+                        ["timeout", "refused", "reset by peer"][i % 3]
+                    ),
+                    _ => format!(
+                        "kernel: unique boot line {} with ~free~ text {}",
+                        i,
+                        "x".repeat(i % 9)
+                    ),
+                }
+                .into_bytes()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn patterns_match_through_skeletons_and_filters() {
+        use crate::search::Predicate;
+        let owned = sample_rows();
+        let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
+        let preds = vec![
+            Predicate::equals(owned[5].clone()),
+            Predicate::equals(owned[8].clone()),
+            Predicate::equals(owned[10].clone()),
+            Predicate::equals(owned[3].clone()),
+            Predicate::equals(b"2026-12-03 10:05:05 WARN slow query took 35 m".to_vec()),
+            Predicate::equals(b"".to_vec()),
+            Predicate::prefix(b"2026-12-03 10:1".to_vec()),
+            Predicate::prefix(b"kernel: unique boot line 1".to_vec()),
+            Predicate::prefix(b"2026".to_vec()),
+            Predicate::suffix(b"by peer".to_vec()),
+            Predicate::suffix(b"0 ms".to_vec()),
+            Predicate::like(b"2026-12-03 10:__:0_ ERROR user bob%".to_vec()),
+            Predicate::like(b"%took 7_ ms".to_vec()),
+            Predicate::like(b"%user%failed%".to_vec()),
+            Predicate::like(b"_".to_vec()),
+            Predicate::contains(b"WARN".to_vec()).ignore_case(),
+            Predicate::equals(owned[6].to_ascii_uppercase()).ignore_case(),
+            Predicate::contains_all([&b"ERROR"[..], b"carol"]),
+            Predicate::contains_any([&b"slow"[..], b"~free~ text xxxxxxxx"]),
+        ];
+        let stats = check_patterns(&rows, &preds);
+        // An equality of one row with integer and dictionary slots renders
+        // only the rows whose slot values can match.
+        for k in [0, 1, 2] {
+            let st = stats[k].expect("small automata");
+            assert!(st.rendered <= 2, "{:?} {st:?}", preds[k]);
+        }
+        // A prefix inside static text renders nothing.
+        assert_eq!(stats[8].expect("small").rendered, 0, "{stats:?}");
+    }
+
+    #[test]
+    fn patterns_across_the_header_body_seam() {
+        use crate::search::Predicate;
+        let owned: Vec<Vec<u8>> = (0..400)
+            .map(|i| {
+                let user = ["", "ab", "", "cd"][i % 4];
+                format!(
+                    "[{}] host{}: user={} op=read size={}",
+                    i % 3,
+                    i % 5,
+                    user,
+                    i * 3
+                )
+                .into_bytes()
+            })
+            .collect();
+        let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
+        let preds = vec![
+            Predicate::equals(owned[7].clone()),
+            Predicate::equals(owned[0].clone()),
+            Predicate::prefix(b"[1] host".to_vec()),
+            Predicate::prefix(b"[2] host3: user= op".to_vec()),
+            Predicate::suffix(b"size=3".to_vec()),
+            Predicate::like(b"[_] host_: user=__ op=read size=_%".to_vec()),
+            Predicate::like(b"%: user= op%".to_vec()).ignore_case(),
+        ];
+        let stats = check_patterns(&rows, &preds);
+        assert!(stats[0].expect("small").rendered <= 2, "{stats:?}");
     }
 
     #[test]

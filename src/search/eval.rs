@@ -180,12 +180,17 @@ impl<'a> Search<'a> {
         match view.kind() {
             ChunkKind::ValueDict => self.value_dict(view, &mut bits),
             ChunkKind::Coded => self.coded(view, &mut bits)?,
-            ChunkKind::LogTemplates => match (view.log_column(), self.c.block_finder()) {
-                (Some(col), Some(f)) if self.strategy != Strategy::Decode => {
-                    self.templates(col, view, f, &mut bits)?
+            ChunkKind::LogTemplates => {
+                let matched = match view.log_column() {
+                    Some(col) if self.strategy != Strategy::Decode => {
+                        self.templates(col, view, &mut bits)?
+                    }
+                    _ => false,
+                };
+                if !matched {
+                    self.decoded(i, &mut bits)?;
                 }
-                _ => self.decoded(i, &mut bits)?,
-            },
+            }
         }
         Ok(bits)
     }

@@ -116,8 +116,17 @@
 //!   in a row (not in its static text, and no slot whose values could
 //!   overlap it: integers when the literal has no digit, dictionary values
 //!   without its bytes) selects none, and only the rows of the others are
-//!   rendered (O(1) each) and searched. Other patterns on such chunks (and
-//!   [`Strategy::Decode`]): every row rendered and matched.
+//!   rendered (O(1) each) and searched. **Other patterns** whose automata
+//!   have at most 4,096 states (equality, prefix, suffix, LIKE, ASCII
+//!   case-insensitive, several needles; `logs::skeleton`): each template's
+//!   skeleton run through the automata on sets of states gives the same
+//!   all / none / check verdicts, and for a checked template with one
+//!   automaton, each dictionary and integer slot whose values cannot all
+//!   lead to a match becomes a filter (a dictionary id's answer computed
+//!   once, an integer rendered alone), so only the rows whose slot values
+//!   pass are rendered (an equality renders about the rows equal to it).
+//!   IN lists, larger automata and [`Strategy::Decode`]: every row
+//!   rendered and matched.
 //!
 //! The token path is exact for any tokenization, so it needs none of the
 //! dictionary properties (sorted, distinct, complete, canonical spelling)
@@ -141,7 +150,7 @@
 
 pub(crate) mod anchor;
 mod compiled;
-mod dfa;
+pub(crate) mod dfa;
 pub(crate) mod eval;
 pub(crate) mod index;
 mod literal;

@@ -8,20 +8,38 @@ use rayon::prelude::*;
 use super::Search;
 use crate::error::Result;
 use crate::read::ChunkView;
+use crate::search::compiled::Test;
 
 impl Search<'_> {
-    /// A log-template chunk searched for one plain substring: each
-    /// template's static text matched once, only the rows whose template
-    /// leaves the answer open rendered (`logs::search`); then negation,
-    /// and nulls never selected.
+    /// A log-template chunk searched with its templates matched once: one
+    /// plain substring through the templates' static text and skeletons
+    /// (`logs::search`), another pattern whose automata are small enough
+    /// through the skeletons (`logs::skeleton`); only the rows whose
+    /// template leaves the answer open are rendered; then negation, and
+    /// nulls never selected. `false` (nothing written) when the pattern
+    /// takes neither: the caller renders every row.
     pub(super) fn templates(
         &self,
         col: &crate::logs::LogColumn,
         view: ChunkView<'_>,
-        f: &memchr::memmem::Finder<'_>,
         bits: &mut [u64],
-    ) -> Result<()> {
-        col.rows_containing(f, bits)?;
+    ) -> Result<bool> {
+        if let Some(f) = self.c.block_finder() {
+            col.rows_containing(f, bits)?;
+        } else if let Test::Automata { .. } = self.c.test {
+            match col.rows_matching(self.c.dfas(), |row| self.c.pattern_matches(row), bits) {
+                Some(r) => r?,
+                None => return Ok(false),
+            };
+        } else {
+            return Ok(false);
+        }
+        self.negate_and_mask(view, bits);
+        Ok(true)
+    }
+
+    /// Negation, then nulls cleared, over a chunk's selected rows.
+    fn negate_and_mask(&self, view: ChunkView<'_>, bits: &mut [u64]) {
         let rows = view.entry().rows as usize;
         if self.c.negated {
             for w in bits.iter_mut() {
@@ -45,7 +63,6 @@ impl Search<'_> {
                 *w &= m;
             }
         }
-        Ok(())
     }
 
     /// A chunk without codes of the file's dictionaries (log templates,

@@ -1,0 +1,410 @@
+//! A template's *skeleton* run through a byte automaton on sets of states
+//! (issue 21: "template chunks match the templates once"), for any pattern
+//! the search compiles to automata (equality, prefix, suffix, `LIKE`, ASCII
+//! case-insensitive, several needles). `search.rs` does the same for one
+//! plain substring with its KMP automaton; this is the general case.
+//!
+//! Row `r` of template `t` renders as `static₀ slot₀ static₁ … staticₖ`
+//! (spec/FORMAT.md §5.8.2). The skeleton replaces each slot by the language
+//! its values belong to: an integer slot any run of one or more digits of
+//! its kind (`render_dec`/`render_hex` write at least one digit, and widths
+//! only add leading zeros), a dictionary slot any one of its values, a free
+//! slot any string. Reading the skeleton from a set of states gives a set
+//! that holds the state every row of the template ends in. So, per
+//! automaton of the pattern (a row must be accepted by all of them):
+//!
+//! * no state of the set accepts at the end of a row: **none** of the
+//!   template's rows match;
+//! * every state of every automaton's set accepts: **all** of them match;
+//! * otherwise its rows are rendered and tested (**check**).
+//!
+//! Both verdicts are exact because the set is a superset of the states the
+//! rows end in. A header/body column runs the body's skeleton from the set
+//! the header's ends in.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use super::column::IntCol;
+use super::decode::{render, LogBlock, Slot};
+use super::{Kind, Width};
+use crate::search::dfa::Dfa;
+
+/// Most states an automaton may have for its skeleton to be run (more, and
+/// the caller renders every row): the closures below are memoized per
+/// state, each up to the automaton's size.
+pub(crate) const MAX_STATES: usize = 4096;
+
+/// A set of automaton states, sorted and distinct.
+pub(crate) type States = Vec<u32>;
+
+/// What a template's rows hold of a pattern (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    All,
+    None,
+    Check,
+}
+
+/// One automaton with the closures a skeleton needs, memoized per state.
+pub(crate) struct SetAutomaton<'d> {
+    dfa: &'d Dfa,
+    /// Per integer kind (decimal, hex lower, hex upper), per state: the
+    /// states one or more digits of that kind reach.
+    digits: [RefCell<HashMap<u32, States>>; 3],
+    /// Per set of states: the states any string reaches from it.
+    any: RefCell<HashMap<States, States>>,
+}
+
+const DEC: &[u8] = b"0123456789";
+const HEX_LOWER: &[u8] = b"0123456789abcdef";
+const HEX_UPPER: &[u8] = b"0123456789ABCDEF";
+
+/// `a ∪ b`, sorted and distinct.
+fn union_into(a: &mut States, b: &[u32]) {
+    if b.is_empty() {
+        return;
+    }
+    a.extend_from_slice(b);
+    a.sort_unstable();
+    a.dedup();
+}
+
+impl<'d> SetAutomaton<'d> {
+    /// `None` when `dfa` has more than [`MAX_STATES`] states.
+    pub(crate) fn new(dfa: &'d Dfa) -> Option<Self> {
+        (dfa.states() <= MAX_STATES).then(|| Self {
+            dfa,
+            digits: Default::default(),
+            any: Default::default(),
+        })
+    }
+
+    /// The set a row starts in.
+    pub(crate) fn start(&self) -> States {
+        vec![self.dfa.start()]
+    }
+
+    /// The states after reading `s` from each state of `from`.
+    pub(crate) fn read(&self, from: &[u32], s: &[u8]) -> States {
+        let mut out: States = from.iter().map(|&k| self.dfa.run(k, s)).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Whether a row ending in some state of `s` matches.
+    pub(crate) fn some_accepts(&self, s: &[u32]) -> bool {
+        s.iter().any(|&k| self.dfa.accepts_at_end(k))
+    }
+
+    /// Whether a row ending in any state of `s` matches.
+    pub(crate) fn all_accept(&self, s: &[u32]) -> bool {
+        s.iter().all(|&k| self.dfa.accepts_at_end(k))
+    }
+
+    /// Whether reading more can change nothing: only the two absorbing
+    /// states (dead, accept) are left.
+    pub(super) fn settled(s: &[u32]) -> bool {
+        s.iter().all(|&k| k < 2)
+    }
+
+    /// The states reached from the states of `from` by reading one or more
+    /// bytes of `alphabet` (or zero or more, when `zero`): a breadth-first
+    /// search over the automaton.
+    fn closure(&self, from: &[u32], alphabet: &[u8], zero: bool) -> States {
+        let mut seen = vec![false; self.dfa.states()];
+        let mut out: States = Vec::new();
+        let mut todo: Vec<u32> = Vec::new();
+        for &k in from {
+            if zero {
+                todo.push(k);
+            }
+            todo.extend(alphabet.iter().map(|&c| self.dfa.step(k, c)));
+        }
+        while let Some(s) = todo.pop() {
+            if !std::mem::replace(&mut seen[s as usize], true) {
+                out.push(s);
+                // The absorbing states loop on every byte.
+                if s >= 2 {
+                    todo.extend(alphabet.iter().map(|&c| self.dfa.step(s, c)));
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// The states one or more digits of `kind` reach from `from` (memoized
+    /// per state: integer slots are many, their closures small).
+    fn digit_run(&self, from: &[u32], kind: Kind) -> States {
+        // An integer slot is one of the three digit kinds (checked at open).
+        let (i, alphabet) = match kind {
+            Kind::HexLower => (1, HEX_LOWER),
+            Kind::HexUpper => (2, HEX_UPPER),
+            _ => (0, DEC),
+        };
+        let mut memo = self.digits[i].borrow_mut();
+        let mut out = Vec::new();
+        for &k in from {
+            let c = memo
+                .entry(k)
+                .or_insert_with(|| self.closure(&[k], alphabet, false));
+            union_into(&mut out, c);
+        }
+        out
+    }
+
+    /// The states any string reaches from `from` (`from` itself included):
+    /// one search from the whole set.
+    fn any_string(&self, from: &[u32]) -> States {
+        if let Some(s) = self.any.borrow().get(from) {
+            return s.clone();
+        }
+        let s = self.closure(from, &ALL_BYTES, true);
+        self.any.borrow_mut().insert(from.to_vec(), s.clone());
+        s
+    }
+}
+
+/// Every byte, in order.
+const ALL_BYTES: [u8; 256] = {
+    let mut a = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        a[i] = i as u8;
+        i += 1;
+    }
+    a
+};
+
+/// One part of a row's skeleton: a static string, or a slot of one of the
+/// row's blocks (`which`: 0 the single or header block, 1 the body block).
+#[derive(Clone, Copy)]
+pub(super) enum Part<'b> {
+    Static(&'b [u8]),
+    Slot(&'b LogBlock, Slot, u8),
+}
+
+impl LogBlock {
+    /// Template `t`'s skeleton, appended to `out` (`which`: as [`Part`]).
+    pub(super) fn parts<'b>(&'b self, t: usize, which: u8, out: &mut Vec<Part<'b>>) {
+        let t = self.templates[t];
+        let st = t.first_static as usize;
+        out.push(Part::Static(self.static_str(st)));
+        for k in 0..t.slots as usize {
+            out.push(Part::Slot(
+                self,
+                self.slots[t.first_slot as usize + k],
+                which,
+            ));
+            out.push(Part::Static(self.static_str(st + k + 1)));
+        }
+    }
+}
+
+/// The skeleton of a row of templates `blocks` (template `t` of block `b`,
+/// in row order: the single or header block, then the body block).
+pub(super) fn parts_of<'b>(blocks: &[(&'b LogBlock, u32)]) -> Vec<Part<'b>> {
+    let mut parts = Vec::new();
+    for (which, &(b, t)) in blocks.iter().enumerate() {
+        b.parts(t as usize, which as u8, &mut parts);
+    }
+    parts
+}
+
+impl SetAutomaton<'_> {
+    /// The states after part `p` from `s`.
+    fn step_part(&self, s: &[u32], p: &Part<'_>) -> States {
+        match *p {
+            Part::Static(b) => self.read(s, b),
+            Part::Slot(_, Slot::Int { kind, .. }, _) => self.digit_run(s, kind),
+            Part::Slot(b, Slot::Dict { warm, n, .. }, _) => {
+                let mut u = Vec::new();
+                for i in 0..n as usize {
+                    union_into(&mut u, &self.read(s, b.static_str(warm as usize + i)));
+                }
+                u
+            }
+            Part::Slot(_, Slot::Free { .. }, _) => self.any_string(s),
+        }
+    }
+
+    /// The states after `parts` from `s`.
+    fn run_parts(&self, mut s: States, parts: &[Part<'_>]) -> States {
+        for p in parts {
+            if Self::settled(&s) {
+                break;
+            }
+            s = self.step_part(&s, p);
+        }
+        s
+    }
+}
+
+/// A necessary condition on one slot's value for a row to match: the
+/// states the value can lead to must include one from which the rest of
+/// the skeleton can still end in an accepting state.
+pub(super) enum Filter {
+    /// Per dictionary id, whether that value can.
+    Dict {
+        which: u8,
+        ids: IntCol,
+        ok: Vec<bool>,
+    },
+    /// The value rendered and read from `from`; it can when it ends in
+    /// one of `ok`.
+    Int {
+        which: u8,
+        kind: Kind,
+        values: IntCol,
+        width: Width,
+        widths: IntCol,
+        from: States,
+        ok: States,
+    },
+}
+
+impl Filter {
+    /// Whether the row of ranks `ranks` (in its header or single block,
+    /// and in its body block) in `blocks` passes (`buf`: scratch).
+    pub(super) fn passes(
+        &self,
+        a: &SetAutomaton<'_>,
+        blocks: [&LogBlock; 2],
+        ranks: [usize; 2],
+        buf: &mut Vec<u8>,
+    ) -> bool {
+        let at = |which: u8| {
+            let b = blocks[which as usize];
+            (b, &b.bytes[b.data_at..], ranks[which as usize])
+        };
+        match self {
+            Filter::Dict { which, ids, ok } => {
+                let (b, data, rank) = at(*which);
+                let id = ids.get(&b.cps, data, rank) as usize;
+                ok.get(id).copied().unwrap_or(true)
+            }
+            Filter::Int {
+                which,
+                kind,
+                values,
+                width,
+                widths,
+                from,
+                ok,
+            } => {
+                let (b, data, rank) = at(*which);
+                let v = values.get(&b.cps, data, rank);
+                let w = match width {
+                    Width::Natural => 0,
+                    Width::Fixed(w) => *w as usize,
+                    Width::PerRow => widths.get(&b.cps, data, rank) as usize,
+                };
+                buf.clear();
+                render(buf, *kind, v, w);
+                from.iter()
+                    .any(|&k| ok.binary_search(&a.dfa.run(k, buf)).is_ok())
+            }
+        }
+    }
+}
+
+/// What the rows of one skeleton hold of the pattern: the verdict and, for
+/// [`Verdict::Check`] with one automaton, the filters of its dictionary and
+/// integer slots that can rule rows out (those whose every value can match
+/// are left out).
+pub(super) struct Plan {
+    pub(super) verdict: Verdict,
+    pub(super) filters: Vec<Filter>,
+}
+
+/// The states each automaton ends in after `parts`, from `from` (one set
+/// per automaton).
+pub(super) fn ends(
+    automata: &[SetAutomaton<'_>],
+    from: &[States],
+    parts: &[Part<'_>],
+) -> Vec<States> {
+    automata
+        .iter()
+        .zip(from)
+        .map(|(a, s)| a.run_parts(s.clone(), parts))
+        .collect()
+}
+
+/// The [`Plan`] of the rows whose skeleton is `parts` and whose verdict is
+/// `verdict` (from [`ends`] and [`verdict`]).
+pub(super) fn plan(automata: &[SetAutomaton<'_>], parts: &[Part<'_>], verdict: Verdict) -> Plan {
+    let mut filters = Vec::new();
+    let [a] = automata else {
+        return Plan { verdict, filters };
+    };
+    if verdict != Verdict::Check {
+        return Plan { verdict, filters };
+    }
+    let mut s = a.start();
+    for (j, p) in parts.iter().enumerate() {
+        let after = a.step_part(&s, p);
+        if let Part::Slot(b, slot, which) = *p {
+            // The states after this slot from which the rest can still end
+            // in an accepting state.
+            let ok = || -> States {
+                after
+                    .iter()
+                    .copied()
+                    .filter(|&q| a.some_accepts(&a.run_parts(vec![q], &parts[j + 1..])))
+                    .collect()
+            };
+            let filter = match slot {
+                Slot::Dict { ids, warm, n, .. } => {
+                    let ok = ok();
+                    (ok.len() < after.len()).then(|| Filter::Dict {
+                        which,
+                        ids,
+                        ok: (0..n as usize)
+                            .map(|i| {
+                                a.read(&s, b.static_str(warm as usize + i))
+                                    .iter()
+                                    .any(|q| ok.binary_search(q).is_ok())
+                            })
+                            .collect(),
+                    })
+                }
+                Slot::Int {
+                    kind,
+                    values,
+                    width,
+                    widths,
+                } => {
+                    let ok = ok();
+                    (ok.len() < after.len()).then(|| Filter::Int {
+                        which,
+                        kind,
+                        values,
+                        width,
+                        widths,
+                        from: s.clone(),
+                        ok,
+                    })
+                }
+                // A free slot's value costs as much to read as the row.
+                Slot::Free { .. } => None,
+            };
+            filters.extend(filter);
+        }
+        s = after;
+    }
+    Plan { verdict, filters }
+}
+
+/// The verdict of rows that end in `ends[i]` under automaton `i`.
+pub(crate) fn verdict(automata: &[SetAutomaton<'_>], ends: &[States]) -> Verdict {
+    if automata.iter().zip(ends).any(|(a, e)| !a.some_accepts(e)) {
+        Verdict::None
+    } else if automata.iter().zip(ends).all(|(a, e)| a.all_accept(e)) {
+        Verdict::All
+    } else {
+        Verdict::Check
+    }
+}
