@@ -34,7 +34,7 @@ use memchr::memmem::Finder;
 
 use super::decode::{LogBlock, Slot};
 use super::render::Bulk;
-use super::skeleton::{self, Plan, SetAutomaton, Verdict};
+use super::skeleton::{self, Filter, SetAutomaton, Verdict};
 use super::split::LogColumn;
 use super::Kind;
 use crate::error::Result;
@@ -247,6 +247,29 @@ impl LogBlock {
     }
 }
 
+/// Work (about a byte read from one automaton state, `SetAutomaton`) the
+/// verdicts may take per row of the column before the search gives up on
+/// them and renders every row, and after which no more slot filters are
+/// worked out: rendering a row costs about as much as reading 100 bytes
+/// from a state (measured on Loghub columns; `Mac_2k`'s 174 templates and
+/// large dictionaries took 6x a render of every row without a bound).
+const PLAN_WORK_PER_ROW: usize = 64;
+
+/// Work a checked plan's filters may take per row of the plan (beyond it,
+/// no filters): a filter pays by sparing renders, and most are worked out
+/// in far less (an equality's: a few states a slot).
+const FILTER_WORK_PER_ROW: usize = 16;
+
+/// Fewest rows of a checked template (or pair of templates) for which its
+/// slot filters are worked out: for fewer, rendering them costs less than
+/// the filters' closures over its dictionaries (measured on `Mac_2k`, 174
+/// templates: every pair filtered took 6x the render of every row).
+const FILTER_MIN_ROWS: usize = 32;
+
+/// Rows of a plan its filters are tried on before they are dropped for
+/// passing more than half of them.
+const FILTER_TRIAL: u32 = 64;
+
 /// Most header × body template pairs whose plans are indexed by a dense
 /// table (4 MiB) rather than a map.
 const DENSE_PAIRS: usize = 1 << 20;
@@ -371,30 +394,36 @@ impl LogColumn {
             dfas.iter().map(SetAutomaton::new).collect::<Option<_>>()?;
         let a = automata.first()?;
         let starts: Vec<skeleton::States> = automata.iter().map(|a| a.start()).collect();
+        // Work beyond the budget: rendering every row costs less. Checked
+        // as each verdict is worked out (a verdict past it is a dummy, and
+        // the search gives up after the pass).
+        let budget = self.rows().saturating_mul(PLAN_WORK_PER_ROW);
+        let over = || automata.iter().map(|a| a.spent()).sum::<usize>() > budget;
         // Each row's plan (by template, or by pair of templates met) and
-        // its templates (header, body).
-        let (blocks, n, plans, row_plan, templates) = match self {
+        // its templates (header, body); a plan's verdict, then the filters
+        // of checked plans with enough rows to pay for them.
+        let (blocks, n, keys, verdicts, row_plan, templates) = match self {
             LogColumn::Single(b) => {
-                let plans: Vec<Plan> = (0..b.templates() as u32)
+                let verdicts: Vec<Verdict> = (0..b.templates() as u32)
                     .map(|t| {
+                        if over() {
+                            return Verdict::Check;
+                        }
                         let parts = skeleton::parts_of(&[(b, t)]);
-                        let v = skeleton::verdict(
-                            &automata,
-                            &skeleton::ends(&automata, &starts, &parts),
-                        );
-                        skeleton::plan(&automata, &parts, v)
+                        skeleton::verdict(&automata, &skeleton::ends(&automata, &starts, &parts))
                     })
                     .collect();
+                let keys: Vec<(u32, u32)> = (0..b.templates() as u32).map(|t| (t, 0)).collect();
                 let row_plan = b.row_templates();
                 let templates: Vec<(u32, u32)> = row_plan.iter().map(|&t| (t, 0)).collect();
-                ([&**b, &**b], 1usize, plans, row_plan, templates)
+                ([&**b, &**b], 1usize, keys, verdicts, row_plan, templates)
             }
             LogColumn::Split(hb) => {
                 let (h, b): (&LogBlock, &LogBlock) = (&hb.0, &hb.1);
                 // Per header template, the sets its skeleton ends in; per
-                // pair of templates met, its plan (the filters only for
-                // pairs whose rows are checked).
+                // body template and set it starts from, the verdict.
                 let mut heads: Vec<Option<Vec<skeleton::States>>> = vec![None; h.templates()];
+                let mut bodies: HashMap<(u32, Vec<skeleton::States>), Verdict> = HashMap::new();
                 // Pair → plan: a dense table when the pairs are few enough
                 // (a lookup per row), else a map.
                 let tb = b.templates();
@@ -407,8 +436,13 @@ impl LogColumn {
                     }
                 ];
                 let mut index: HashMap<(u32, u32), u32, Ids> = HashMap::default();
-                let mut plans = Vec::new();
+                let (mut keys, mut verdicts) = (Vec::new(), Vec::new());
                 let mut make = |ht: u32, bt: u32| {
+                    if over() {
+                        keys.push((ht, bt));
+                        verdicts.push(Verdict::Check);
+                        return (verdicts.len() - 1) as u32;
+                    }
                     let mid = heads[ht as usize].get_or_insert_with(|| {
                         skeleton::ends(&automata, &starts, &skeleton::parts_of(&[(h, ht)]))
                     });
@@ -417,17 +451,14 @@ impl LogColumn {
                     let v = if mid.iter().all(|m| SetAutomaton::settled(m)) {
                         skeleton::verdict(&automata, mid)
                     } else {
-                        let body = skeleton::parts_of(&[(b, bt)]);
-                        skeleton::verdict(&automata, &skeleton::ends(&automata, mid, &body))
+                        *bodies.entry((bt, mid.clone())).or_insert_with(|| {
+                            let body = skeleton::parts_of(&[(b, bt)]);
+                            skeleton::verdict(&automata, &skeleton::ends(&automata, mid, &body))
+                        })
                     };
-                    let p = match v {
-                        Verdict::Check => {
-                            skeleton::plan(&automata, &skeleton::parts_of(&[(h, ht), (b, bt)]), v)
-                        }
-                        _ => skeleton::plan(&automata, &[], v),
-                    };
-                    plans.push(p);
-                    (plans.len() - 1) as u32
+                    keys.push((ht, bt));
+                    verdicts.push(v);
+                    (verdicts.len() - 1) as u32
                 };
                 let templates: Vec<(u32, u32)> = h
                     .row_templates()
@@ -448,13 +479,35 @@ impl LogColumn {
                         }
                     })
                     .collect();
-                ([h, b], 2usize, plans, row_plan, templates)
+                ([h, b], 2usize, keys, verdicts, row_plan, templates)
             }
         };
-        let verdict: Vec<Verdict> = row_plan
+        if over() {
+            return None;
+        }
+        let mut rows_of = vec![0usize; verdicts.len()];
+        for &p in &row_plan {
+            rows_of[p as usize] += 1;
+        }
+        let filters: Vec<Vec<Filter>> = keys
             .iter()
-            .map(|&p| plans[p as usize].verdict)
+            .zip(&verdicts)
+            .zip(&rows_of)
+            .map(|((&(t0, t1), &v), &count)| {
+                if v != Verdict::Check || count < FILTER_MIN_ROWS {
+                    return Vec::new();
+                }
+                let parts = if n == 1 {
+                    skeleton::parts_of(&[(blocks[0], t0)])
+                } else {
+                    skeleton::parts_of(&[(blocks[0], t0), (blocks[1], t1)])
+                };
+                // At most its rows' share of the budget.
+                let limit = a.spent() + count * FILTER_WORK_PER_ROW;
+                skeleton::filters(&automata, &parts, limit)
+            })
             .collect();
+        let verdict: Vec<Verdict> = row_plan.iter().map(|&p| verdicts[p as usize]).collect();
         // Each row's rank in its template, per block, for the filters.
         let mut next_rank: [Vec<usize>; 2] = [
             vec![0; blocks[0].templates()],
@@ -462,7 +515,11 @@ impl LogColumn {
         ];
         let mut buf = Vec::new();
         // Only the filters need ranks: without any, `pre` does nothing.
-        let filtered = plans.iter().any(|p| !p.filters.is_empty());
+        let filtered = filters.iter().any(|f| !f.is_empty());
+        // Per plan, rows its filters tested and passed: filters that pass
+        // most rows only cost, so a plan's filters stop after
+        // `FILTER_TRIAL` rows when more than half passed.
+        let mut tried = vec![(0u32, 0u32); filters.len()];
         let pre = |r: usize, (ht, bt): (u32, u32), v: Verdict| {
             if !filtered {
                 return true;
@@ -475,11 +532,17 @@ impl LogColumn {
             if n == 2 {
                 next_rank[1][bt as usize] += 1;
             }
-            v == Verdict::Check
-                && plans[row_plan[r] as usize]
-                    .filters
-                    .iter()
-                    .all(|f| f.passes(a, blocks, ranks, &mut buf))
+            let p = row_plan[r] as usize;
+            let (t, k) = &mut tried[p];
+            if v != Verdict::Check || (*t >= FILTER_TRIAL && *k * 2 > *t) {
+                return true;
+            }
+            let pass = filters[p]
+                .iter()
+                .all(|f| f.passes(a, blocks, ranks, &mut buf));
+            *t += 1;
+            *k += pass as u32;
+            pass
         };
         Some(self.render_checks_with(&verdict, templates, bits, test, pre))
     }
@@ -688,6 +751,39 @@ mod tests {
         }
         // A prefix inside static text renders nothing.
         assert_eq!(stats[8].expect("small").rendered, 0, "{stats:?}");
+    }
+
+    /// A pattern whose verdicts would cost more than rendering the rows
+    /// gives up (the caller renders every row); a cheap one does not.
+    #[test]
+    fn work_past_the_budget_gives_up() {
+        use crate::search::{Compiled, Predicate};
+        // Few rows, each a distinct template with long static text.
+        let owned: Vec<Vec<u8>> = (0..6)
+            .map(|i| {
+                format!(
+                    "{}{}",
+                    "static text of a long template ".repeat(8),
+                    "x".repeat(i)
+                )
+                .into_bytes()
+            })
+            .collect();
+        let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
+        let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
+        let mut bits = vec![0u64; 1];
+        let long = Compiled::new(&Predicate::like(b"%s%t%a%t%i%c%".to_vec())).unwrap();
+        let got = col.rows_matching(long.dfas(), |r| long.pattern_matches(r), &mut bits);
+        assert!(got.is_none(), "{got:?}");
+        // The same kind of rows, but many per template: within budget.
+        let owned = sample_rows();
+        let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
+        let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
+        let mut bits = vec![0u64; rows.len().div_ceil(64)];
+        let cheap = Compiled::new(&Predicate::prefix(b"nothing".to_vec())).unwrap();
+        let got = col.rows_matching(cheap.dfas(), |r| cheap.pattern_matches(r), &mut bits);
+        assert_eq!(got.map(|r| r.unwrap().rendered), Some(0));
+        assert!(bits.iter().all(|&w| w == 0));
     }
 
     #[test]

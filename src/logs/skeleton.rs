@@ -54,6 +54,10 @@ pub(crate) struct SetAutomaton<'d> {
     digits: [RefCell<HashMap<u32, States>>; 3],
     /// Per set of states: the states any string reaches from it.
     any: RefCell<HashMap<States, States>>,
+    /// Work spent (see [`Self::spent`]).
+    spent: std::cell::Cell<usize>,
+    /// Per state, its distinct successors (for [`Self::any_string`]).
+    successors: std::sync::OnceLock<Vec<Vec<u32>>>,
 }
 
 const DEC: &[u8] = b"0123456789";
@@ -77,6 +81,8 @@ impl<'d> SetAutomaton<'d> {
             dfa,
             digits: Default::default(),
             any: Default::default(),
+            spent: Default::default(),
+            successors: Default::default(),
         })
     }
 
@@ -87,10 +93,36 @@ impl<'d> SetAutomaton<'d> {
 
     /// The states after reading `s` from each state of `from`.
     pub(crate) fn read(&self, from: &[u32], s: &[u8]) -> States {
-        let mut out: States = from.iter().map(|&k| self.dfa.run(k, s)).collect();
+        let mut out: States = from.iter().map(|&k| self.run(k, s)).collect();
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// The state after `s` from `k` (stops in an absorbing state), its
+    /// bytes read counted as work.
+    fn run(&self, k: u32, s: &[u8]) -> u32 {
+        let mut q = k;
+        let mut used = 1;
+        for &c in s {
+            if q < 2 {
+                break;
+            }
+            q = self.dfa.step(q, c);
+            used += 1;
+        }
+        self.spend(used);
+        q
+    }
+
+    /// Counts `n` units of work (about a byte read from a state).
+    fn spend(&self, n: usize) {
+        self.spent.set(self.spent.get() + n);
+    }
+
+    /// Work units spent so far (the caller's budget).
+    pub(crate) fn spent(&self) -> usize {
+        self.spent.get()
     }
 
     /// Whether a row ending in some state of `s` matches.
@@ -124,6 +156,7 @@ impl<'d> SetAutomaton<'d> {
         }
         while let Some(s) = todo.pop() {
             if !std::mem::replace(&mut seen[s as usize], true) {
+                self.spend(alphabet.len());
                 out.push(s);
                 // The absorbing states loop on every byte.
                 if s >= 2 {
@@ -156,14 +189,36 @@ impl<'d> SetAutomaton<'d> {
     }
 
     /// The states any string reaches from `from` (`from` itself included):
-    /// one search from the whole set.
+    /// a search over the automaton's graph (each state's distinct
+    /// successors, worked out once), memoized per set.
     fn any_string(&self, from: &[u32]) -> States {
         if let Some(s) = self.any.borrow().get(from) {
             return s.clone();
         }
-        let s = self.closure(from, &ALL_BYTES, true);
-        self.any.borrow_mut().insert(from.to_vec(), s.clone());
-        s
+        let succ = self.successors.get_or_init(|| {
+            self.spend(self.dfa.states() * 256);
+            (0..self.dfa.states() as u32)
+                .map(|k| {
+                    let mut v: Vec<u32> = ALL_BYTES.iter().map(|&c| self.dfa.step(k, c)).collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                })
+                .collect()
+        });
+        let mut seen = vec![false; self.dfa.states()];
+        let mut out: States = Vec::new();
+        let mut todo: Vec<u32> = from.to_vec();
+        while let Some(k) = todo.pop() {
+            if !std::mem::replace(&mut seen[k as usize], true) {
+                out.push(k);
+                self.spend(succ[k as usize].len());
+                todo.extend_from_slice(&succ[k as usize]);
+            }
+        }
+        out.sort_unstable();
+        self.any.borrow_mut().insert(from.to_vec(), out.clone());
+        out
     }
 }
 
@@ -220,10 +275,14 @@ impl SetAutomaton<'_> {
             Part::Static(b) => self.read(s, b),
             Part::Slot(_, Slot::Int { kind, .. }, _) => self.digit_run(s, kind),
             Part::Slot(b, Slot::Dict { warm, n, .. }, _) => {
-                let mut u = Vec::new();
+                // Every value read from every state, then one sort.
+                let mut u = Vec::with_capacity(n as usize * s.len());
                 for i in 0..n as usize {
-                    union_into(&mut u, &self.read(s, b.static_str(warm as usize + i)));
+                    let v = b.static_str(warm as usize + i);
+                    u.extend(s.iter().map(|&k| self.run(k, v)));
                 }
+                u.sort_unstable();
+                u.dedup();
                 u
             }
             Part::Slot(_, Slot::Free { .. }, _) => self.any_string(s),
@@ -310,15 +369,6 @@ impl Filter {
     }
 }
 
-/// What the rows of one skeleton hold of the pattern: the verdict and, for
-/// [`Verdict::Check`] with one automaton, the filters of its dictionary and
-/// integer slots that can rule rows out (those whose every value can match
-/// are left out).
-pub(super) struct Plan {
-    pub(super) verdict: Verdict,
-    pub(super) filters: Vec<Filter>,
-}
-
 /// The states each automaton ends in after `parts`, from `from` (one set
 /// per automaton).
 pub(super) fn ends(
@@ -333,69 +383,95 @@ pub(super) fn ends(
         .collect()
 }
 
-/// The [`Plan`] of the rows whose skeleton is `parts` and whose verdict is
-/// `verdict` (from [`ends`] and [`verdict`]).
-pub(super) fn plan(automata: &[SetAutomaton<'_>], parts: &[Part<'_>], verdict: Verdict) -> Plan {
+/// The filters of the dictionary and integer slots of `parts` (the
+/// skeleton of rows whose verdict is [`Verdict::Check`]) that can rule rows
+/// out: those whose every value can match are left out. Only for one
+/// automaton (a conjunction's slots could be asked for by different
+/// automata).
+///
+/// Gives up (no filters) once the automaton's spent work passes `limit`.
+pub(super) fn filters(
+    automata: &[SetAutomaton<'_>],
+    parts: &[Part<'_>],
+    limit: usize,
+) -> Vec<Filter> {
     let mut filters = Vec::new();
     let [a] = automata else {
-        return Plan { verdict, filters };
+        return filters;
     };
-    if verdict != Verdict::Check {
-        return Plan { verdict, filters };
-    }
-    let mut s = a.start();
-    for (j, p) in parts.iter().enumerate() {
-        let after = a.step_part(&s, p);
-        if let Part::Slot(b, slot, which) = *p {
-            // The states after this slot from which the rest can still end
-            // in an accepting state.
-            let ok = || -> States {
-                after
-                    .iter()
-                    .copied()
-                    .filter(|&q| a.some_accepts(&a.run_parts(vec![q], &parts[j + 1..])))
-                    .collect()
-            };
-            let filter = match slot {
-                Slot::Dict { ids, warm, n, .. } => {
-                    let ok = ok();
-                    (ok.len() < after.len()).then(|| Filter::Dict {
-                        which,
-                        ids,
-                        ok: (0..n as usize)
-                            .map(|i| {
-                                a.read(&s, b.static_str(warm as usize + i))
-                                    .iter()
-                                    .any(|q| ok.binary_search(q).is_ok())
-                            })
-                            .collect(),
-                    })
-                }
-                Slot::Int {
-                    kind,
-                    values,
-                    width,
-                    widths,
-                } => {
-                    let ok = ok();
-                    (ok.len() < after.len()).then(|| Filter::Int {
-                        which,
-                        kind,
-                        values,
-                        width,
-                        widths,
-                        from: s.clone(),
-                        ok,
-                    })
-                }
-                // A free slot's value costs as much to read as the row.
-                Slot::Free { .. } => None,
-            };
-            filters.extend(filter);
+    // Forward: the states before each part (a superset of where the rows
+    // are there). Backward: of those, the ones from which the rest of the
+    // skeleton can still end in an accepting state.
+    let mut fwd: Vec<States> = Vec::with_capacity(parts.len() + 1);
+    fwd.push(a.start());
+    for p in parts {
+        if a.spent() > limit {
+            return filters;
         }
-        s = after;
+        let next = a.step_part(&fwd[fwd.len() - 1], p);
+        fwd.push(next);
     }
-    Plan { verdict, filters }
+    let mut live: Vec<States> = vec![Vec::new(); parts.len() + 1];
+    live[parts.len()] = fwd[parts.len()]
+        .iter()
+        .copied()
+        .filter(|&q| a.some_accepts(&[q]))
+        .collect();
+    for j in (0..parts.len()).rev() {
+        if a.spent() > limit {
+            return filters;
+        }
+        let after = &live[j + 1];
+        live[j] = fwd[j]
+            .iter()
+            .copied()
+            .filter(|&q| {
+                a.step_part(&[q], &parts[j])
+                    .iter()
+                    .any(|x| after.binary_search(x).is_ok())
+            })
+            .collect();
+    }
+    for (j, p) in parts.iter().enumerate() {
+        let Part::Slot(b, slot, which) = *p else {
+            continue;
+        };
+        // The states after this slot that can still lead to a match.
+        let (from, after, ok) = (&fwd[j], &fwd[j + 1], &live[j + 1]);
+        if ok.len() == after.len() {
+            continue;
+        }
+        match slot {
+            Slot::Dict { ids, warm, n, .. } => filters.push(Filter::Dict {
+                which,
+                ids,
+                ok: (0..n as usize)
+                    .map(|i| {
+                        a.read(from, b.static_str(warm as usize + i))
+                            .iter()
+                            .any(|q| ok.binary_search(q).is_ok())
+                    })
+                    .collect(),
+            }),
+            Slot::Int {
+                kind,
+                values,
+                width,
+                widths,
+            } => filters.push(Filter::Int {
+                which,
+                kind,
+                values,
+                width,
+                widths,
+                from: from.clone(),
+                ok: ok.clone(),
+            }),
+            // A free slot's value costs as much to read as the row.
+            Slot::Free { .. } => {}
+        }
+    }
+    filters
 }
 
 /// The verdict of rows that end in `ends[i]` under automaton `i`.
