@@ -247,18 +247,12 @@ impl LogBlock {
     }
 }
 
-/// Work (about a byte read from one automaton state, `SetAutomaton`) the
-/// verdicts may take per row of the column before the search gives up on
-/// them and renders every row, and after which no more slot filters are
-/// worked out: rendering a row costs about as much as reading 100 bytes
-/// from a state (measured on Loghub columns; `Mac_2k`'s 174 templates and
-/// large dictionaries took 6x a render of every row without a bound).
-const PLAN_WORK_PER_ROW: usize = 64;
-
-/// Work a checked plan's filters may take per row of the plan (beyond it,
-/// no filters): a filter pays by sparing renders, and most are worked out
-/// in far less (an equality's: a few states a slot).
-const FILTER_WORK_PER_ROW: usize = 16;
+/// Time the verdicts and filters of a search of a log column may take per
+/// row before it gives up on them and renders every row (about a fifth of
+/// a row's render and test on the Loghub columns, so a search that gives up
+/// costs at most about 1.2x rendering every row). `Mac_2k`'s 174 templates
+/// and large dictionaries took 6x a render of every row without a bound.
+pub(crate) const PLAN_NS_PER_ROW: u64 = 20;
 
 /// Fewest rows of a checked template (or pair of templates) for which its
 /// slot filters are worked out: for fewer, rendering them costs less than
@@ -267,8 +261,13 @@ const FILTER_WORK_PER_ROW: usize = 16;
 const FILTER_MIN_ROWS: usize = 32;
 
 /// Rows of a plan its filters are tried on before they are dropped for
-/// passing more than half of them.
+/// passing more than one in [`FILTER_PASS_SHARE`] of them: a row's filters
+/// cost about half its render and test, so filters that pass many rows
+/// spare less than they cost.
 const FILTER_TRIAL: u32 = 64;
+
+/// See [`FILTER_TRIAL`].
+const FILTER_PASS_SHARE: u32 = 8;
 
 /// Most header × body template pairs whose plans are indexed by a dense
 /// table (4 MiB) rather than a map.
@@ -381,12 +380,18 @@ impl LogColumn {
 
     /// Sets bit `r % 64` of `bits[r / 64]` for every row `r` that every
     /// automaton of `dfas` accepts, `test` being the same test on a
-    /// rendered row (`skeleton.rs`: templates matched once). `None` when an
+    /// rendered row (`skeleton.rs`: templates matched once). With
+    /// `with_filters`, checked templates' slots filter rows before they are
+    /// rendered: for patterns that pin the whole row (`Compiled::end_anchored`:
+    /// equality, suffix); measured, on prefixes whose slots pass a third to a
+    /// half of the rows they cost 1.2–2x rendering every row. `None` when an
     /// automaton is too large for its skeleton to be run (the caller then
     /// renders every row). Null rows render empty: the caller clears them.
     pub(crate) fn rows_matching(
         &self,
         dfas: &[Dfa],
+        with_filters: bool,
+        budget: Option<std::time::Duration>,
         test: impl Fn(&[u8]) -> bool,
         bits: &mut [u64],
     ) -> Option<Result<LogSearchStats>> {
@@ -394,11 +399,13 @@ impl LogColumn {
             dfas.iter().map(SetAutomaton::new).collect::<Option<_>>()?;
         let a = automata.first()?;
         let starts: Vec<skeleton::States> = automata.iter().map(|a| a.start()).collect();
-        // Work beyond the budget: rendering every row costs less. Checked
-        // as each verdict is worked out (a verdict past it is a dummy, and
-        // the search gives up after the pass).
-        let budget = self.rows().saturating_mul(PLAN_WORK_PER_ROW);
-        let over = || automata.iter().map(|a| a.spent()).sum::<usize>() > budget;
+        // Time past the budget: rendering every row would have cost less.
+        // Checked as each verdict is worked out (a verdict past it is a
+        // dummy, and the search gives up after the pass) and between the
+        // parts of a plan's filters (which are then left out). Only the
+        // path depends on it, never the rows selected.
+        let deadline = budget.map(|b| std::time::Instant::now() + b);
+        let over = || deadline.is_some_and(|d| std::time::Instant::now() > d);
         // Each row's plan (by template, or by pair of templates met) and
         // its templates (header, body); a plan's verdict, then the filters
         // of checked plans with enough rows to pay for them.
@@ -494,7 +501,7 @@ impl LogColumn {
             .zip(&verdicts)
             .zip(&rows_of)
             .map(|((&(t0, t1), &v), &count)| {
-                if v != Verdict::Check || count < FILTER_MIN_ROWS {
+                if !with_filters || v != Verdict::Check || count < FILTER_MIN_ROWS {
                     return Vec::new();
                 }
                 let parts = if n == 1 {
@@ -502,9 +509,7 @@ impl LogColumn {
                 } else {
                     skeleton::parts_of(&[(blocks[0], t0), (blocks[1], t1)])
                 };
-                // At most its rows' share of the budget.
-                let limit = a.spent() + count * FILTER_WORK_PER_ROW;
-                skeleton::filters(&automata, &parts, limit)
+                skeleton::filters(&automata, &parts, &over)
             })
             .collect();
         let verdict: Vec<Verdict> = row_plan.iter().map(|&p| verdicts[p as usize]).collect();
@@ -517,8 +522,9 @@ impl LogColumn {
         // Only the filters need ranks: without any, `pre` does nothing.
         let filtered = filters.iter().any(|f| !f.is_empty());
         // Per plan, rows its filters tested and passed: filters that pass
-        // most rows only cost, so a plan's filters stop after
-        // `FILTER_TRIAL` rows when more than half passed.
+        // many rows only cost, so a plan's filters stop after
+        // `FILTER_TRIAL` rows when more than one in `FILTER_PASS_SHARE`
+        // passed.
         let mut tried = vec![(0u32, 0u32); filters.len()];
         let pre = |r: usize, (ht, bt): (u32, u32), v: Verdict| {
             if !filtered {
@@ -534,7 +540,7 @@ impl LogColumn {
             }
             let p = row_plan[r] as usize;
             let (t, k) = &mut tried[p];
-            if v != Verdict::Check || (*t >= FILTER_TRIAL && *k * 2 > *t) {
+            if v != Verdict::Check || (*t >= FILTER_TRIAL && *k * FILTER_PASS_SHARE > *t) {
                 return true;
             }
             let pass = filters[p]
@@ -662,7 +668,7 @@ mod tests {
                 let c = crate::search::Compiled::new(p).unwrap();
                 let mut bits = vec![0u64; rows.len().div_ceil(64)];
                 let st = col
-                    .rows_matching(c.dfas(), |r| c.pattern_matches(r), &mut bits)?
+                    .rows_matching(c.dfas(), true, None, |r| c.pattern_matches(r), &mut bits)?
                     .unwrap();
                 for (r, row) in rows.iter().enumerate() {
                     let want = c.pattern_matches(row);
@@ -773,7 +779,13 @@ mod tests {
         let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
         let mut bits = vec![0u64; 1];
         let long = Compiled::new(&Predicate::like(b"%s%t%a%t%i%c%".to_vec())).unwrap();
-        let got = col.rows_matching(long.dfas(), |r| long.pattern_matches(r), &mut bits);
+        let got = col.rows_matching(
+            long.dfas(),
+            true,
+            Some(std::time::Duration::ZERO),
+            |r| long.pattern_matches(r),
+            &mut bits,
+        );
         assert!(got.is_none(), "{got:?}");
         // The same kind of rows, but many per template: within budget.
         let owned = sample_rows();
@@ -781,7 +793,13 @@ mod tests {
         let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
         let mut bits = vec![0u64; rows.len().div_ceil(64)];
         let cheap = Compiled::new(&Predicate::prefix(b"nothing".to_vec())).unwrap();
-        let got = col.rows_matching(cheap.dfas(), |r| cheap.pattern_matches(r), &mut bits);
+        let got = col.rows_matching(
+            cheap.dfas(),
+            true,
+            None,
+            |r| cheap.pattern_matches(r),
+            &mut bits,
+        );
         assert_eq!(got.map(|r| r.unwrap().rendered), Some(0));
         assert!(bits.iter().all(|&w| w == 0));
     }

@@ -54,8 +54,6 @@ pub(crate) struct SetAutomaton<'d> {
     digits: [RefCell<HashMap<u32, States>>; 3],
     /// Per set of states: the states any string reaches from it.
     any: RefCell<HashMap<States, States>>,
-    /// Work spent (see [`Self::spent`]).
-    spent: std::cell::Cell<usize>,
     /// Per state, its distinct successors (for [`Self::any_string`]).
     successors: std::sync::OnceLock<Vec<Vec<u32>>>,
 }
@@ -81,7 +79,6 @@ impl<'d> SetAutomaton<'d> {
             dfa,
             digits: Default::default(),
             any: Default::default(),
-            spent: Default::default(),
             successors: Default::default(),
         })
     }
@@ -99,30 +96,9 @@ impl<'d> SetAutomaton<'d> {
         out
     }
 
-    /// The state after `s` from `k` (stops in an absorbing state), its
-    /// bytes read counted as work.
+    /// The state after `s` from `k` (stops in an absorbing state).
     fn run(&self, k: u32, s: &[u8]) -> u32 {
-        let mut q = k;
-        let mut used = 1;
-        for &c in s {
-            if q < 2 {
-                break;
-            }
-            q = self.dfa.step(q, c);
-            used += 1;
-        }
-        self.spend(used);
-        q
-    }
-
-    /// Counts `n` units of work (about a byte read from a state).
-    fn spend(&self, n: usize) {
-        self.spent.set(self.spent.get() + n);
-    }
-
-    /// Work units spent so far (the caller's budget).
-    pub(crate) fn spent(&self) -> usize {
-        self.spent.get()
+        self.dfa.run(k, s)
     }
 
     /// Whether a row ending in some state of `s` matches.
@@ -156,7 +132,6 @@ impl<'d> SetAutomaton<'d> {
         }
         while let Some(s) = todo.pop() {
             if !std::mem::replace(&mut seen[s as usize], true) {
-                self.spend(alphabet.len());
                 out.push(s);
                 // The absorbing states loop on every byte.
                 if s >= 2 {
@@ -196,7 +171,6 @@ impl<'d> SetAutomaton<'d> {
             return s.clone();
         }
         let succ = self.successors.get_or_init(|| {
-            self.spend(self.dfa.states() * 256);
             (0..self.dfa.states() as u32)
                 .map(|k| {
                     let mut v: Vec<u32> = ALL_BYTES.iter().map(|&c| self.dfa.step(k, c)).collect();
@@ -212,7 +186,6 @@ impl<'d> SetAutomaton<'d> {
         while let Some(k) = todo.pop() {
             if !std::mem::replace(&mut seen[k as usize], true) {
                 out.push(k);
-                self.spend(succ[k as usize].len());
                 todo.extend_from_slice(&succ[k as usize]);
             }
         }
@@ -389,11 +362,11 @@ pub(super) fn ends(
 /// automaton (a conjunction's slots could be asked for by different
 /// automata).
 ///
-/// Gives up (no filters) once the automaton's spent work passes `limit`.
+/// Gives up (no filters) as soon as `over()` says the time is spent.
 pub(super) fn filters(
     automata: &[SetAutomaton<'_>],
     parts: &[Part<'_>],
-    limit: usize,
+    over: &dyn Fn() -> bool,
 ) -> Vec<Filter> {
     let mut filters = Vec::new();
     let [a] = automata else {
@@ -405,7 +378,7 @@ pub(super) fn filters(
     let mut fwd: Vec<States> = Vec::with_capacity(parts.len() + 1);
     fwd.push(a.start());
     for p in parts {
-        if a.spent() > limit {
+        if over() {
             return filters;
         }
         let next = a.step_part(&fwd[fwd.len() - 1], p);
@@ -418,7 +391,7 @@ pub(super) fn filters(
         .filter(|&q| a.some_accepts(&[q]))
         .collect();
     for j in (0..parts.len()).rev() {
-        if a.spent() > limit {
+        if over() {
             return filters;
         }
         let after = &live[j + 1];

@@ -310,6 +310,20 @@ impl Compiled {
         }
     }
 
+    /// Whether every alternative of every automaton ends in a byte or `_`
+    /// (equality, suffix, LIKE not ending in `%`): a matching row is then
+    /// spelled to its end by the pattern, so each part of it is pinned
+    /// (log templates filter rows by their slot values only then).
+    pub(crate) fn end_anchored(&self) -> bool {
+        match &self.test {
+            Test::Automata { conj, .. } => conj.iter().all(|alts| {
+                alts.iter()
+                    .all(|a| matches!(a.last(), Some(Item::Byte(_) | Item::AnyChar)))
+            }),
+            _ => false,
+        }
+    }
+
     /// The automata (built on first use for literals).
     pub(crate) fn dfas(&self) -> &[Dfa] {
         match &self.test {

@@ -181,8 +181,9 @@ pub enum Strategy {
     Decode,
     /// The sparse path wherever the pattern has an anchor whose plan fits
     /// the scan, whatever the chunk's size and the candidates' cost (no
-    /// fallback to decoding a block); elsewhere as [`Strategy::Auto`]
-    /// (tests and benchmarks).
+    /// fallback to decoding a block), and log-template chunks matched
+    /// through their templates whatever the time it takes (no budget);
+    /// elsewhere as [`Strategy::Auto`] (tests and benchmarks).
     Sparse,
 }
 

@@ -9,6 +9,7 @@ use super::Search;
 use crate::error::Result;
 use crate::read::ChunkView;
 use crate::search::compiled::Test;
+use crate::search::Strategy;
 
 impl Search<'_> {
     /// A log-template chunk searched with its templates matched once: one
@@ -27,7 +28,25 @@ impl Search<'_> {
         if let Some(f) = self.c.block_finder() {
             col.rows_containing(f, bits)?;
         } else if let Test::Automata { .. } = self.c.test {
-            match col.rows_matching(self.c.dfas(), |row| self.c.pattern_matches(row), bits) {
+            // The time the verdicts may take (`logs::PLAN_NS_PER_ROW`),
+            // building the automata included: one whose dense table alone
+            // (at least a state per byte of the shortest match, 256
+            // transitions each, about 4 ns apiece to determinize: an 80-byte
+            // equality took 70 µs) would pass it is not built, and every row
+            // is rendered instead.
+            // `Strategy::Sparse` (tests) takes this path without a budget.
+            let forced = self.strategy == Strategy::Sparse;
+            let budget = col.rows() as u64 * crate::logs::PLAN_NS_PER_ROW;
+            if !forced && self.c.min_len as u64 * 256 * 4 > budget {
+                return Ok(false);
+            }
+            let start = std::time::Instant::now();
+            let dfas = self.c.dfas();
+            let left = (!forced)
+                .then(|| std::time::Duration::from_nanos(budget).saturating_sub(start.elapsed()));
+            let filters = self.c.end_anchored();
+            let test = |row: &[u8]| self.c.pattern_matches(row);
+            match col.rows_matching(dfas, filters, left, test, bits) {
                 Some(r) => r?,
                 None => return Ok(false),
             };
