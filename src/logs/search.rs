@@ -34,11 +34,10 @@ use memchr::memmem::Finder;
 
 use super::decode::{LogBlock, Slot};
 use super::render::Bulk;
-use super::skeleton::{self, Filter, SetAutomaton, Verdict};
+use super::skeleton::Verdict;
 use super::split::LogColumn;
 use super::Kind;
 use crate::error::Result;
-use crate::search::dfa::Dfa;
 
 /// Rows rendered and searched, of rows in the column (for the caller's
 /// cost accounting and tests).
@@ -162,7 +161,7 @@ fn bits(mut s: States) -> impl Iterator<Item = usize> {
 /// (the default SipHash cost more than the rest of a row's verdict; ids
 /// are not attacker-chosen keys: they index the block's own tables).
 #[derive(Default)]
-struct IdHasher(u64);
+pub(super) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -181,7 +180,7 @@ impl Hasher for IdHasher {
     }
 }
 
-type Ids = BuildHasherDefault<IdHasher>;
+pub(super) type Ids = BuildHasherDefault<IdHasher>;
 
 const DEC: &[u8] = b"0123456789";
 const HEX_LOWER: &[u8] = b"0123456789abcdef";
@@ -246,32 +245,6 @@ impl LogBlock {
             .collect()
     }
 }
-
-/// Time the verdicts and filters of a search of a log column may take per
-/// row before it gives up on them and renders every row (about a fifth of
-/// a row's render and test on the Loghub columns, so a search that gives up
-/// costs at most about 1.2x rendering every row). `Mac_2k`'s 174 templates
-/// and large dictionaries took 6x a render of every row without a bound.
-pub(crate) const PLAN_NS_PER_ROW: u64 = 20;
-
-/// Fewest rows of a checked template (or pair of templates) for which its
-/// slot filters are worked out: for fewer, rendering them costs less than
-/// the filters' closures over its dictionaries (measured on `Mac_2k`, 174
-/// templates: every pair filtered took 6x the render of every row).
-const FILTER_MIN_ROWS: usize = 32;
-
-/// Rows of a plan its filters are tried on before they are dropped for
-/// passing more than one in [`FILTER_PASS_SHARE`] of them: a row's filters
-/// cost about half its render and test, so filters that pass many rows
-/// spare less than they cost.
-const FILTER_TRIAL: u32 = 64;
-
-/// See [`FILTER_TRIAL`].
-const FILTER_PASS_SHARE: u32 = 8;
-
-/// Most header × body template pairs whose plans are indexed by a dense
-/// table (4 MiB) rather than a map.
-const DENSE_PAIRS: usize = 1 << 20;
 
 /// Rows to render per row of the column above which a search renders with
 /// the bulk decoder (its columns unpacked and its pool decoded once, then
@@ -378,181 +351,6 @@ impl LogColumn {
         self.render_checks(&verdict, templates, bits, |row| f.find(row).is_some())
     }
 
-    /// Sets bit `r % 64` of `bits[r / 64]` for every row `r` that every
-    /// automaton of `dfas` accepts, `test` being the same test on a
-    /// rendered row (`skeleton.rs`: templates matched once). With
-    /// `with_filters`, checked templates' slots filter rows before they are
-    /// rendered: for patterns that pin the whole row (`Compiled::end_anchored`:
-    /// equality, suffix); measured, on prefixes whose slots pass a third to a
-    /// half of the rows they cost 1.2–2x rendering every row. `None` when an
-    /// automaton is too large for its skeleton to be run (the caller then
-    /// renders every row). Null rows render empty: the caller clears them.
-    pub(crate) fn rows_matching(
-        &self,
-        dfas: &[Dfa],
-        with_filters: bool,
-        budget: Option<std::time::Duration>,
-        test: impl Fn(&[u8]) -> bool,
-        bits: &mut [u64],
-    ) -> Option<Result<LogSearchStats>> {
-        let automata: Vec<SetAutomaton<'_>> =
-            dfas.iter().map(SetAutomaton::new).collect::<Option<_>>()?;
-        let a = automata.first()?;
-        let starts: Vec<skeleton::States> = automata.iter().map(|a| a.start()).collect();
-        // Time past the budget: rendering every row would have cost less.
-        // Checked as each verdict is worked out (a verdict past it is a
-        // dummy, and the search gives up after the pass) and between the
-        // parts of a plan's filters (which are then left out). Only the
-        // path depends on it, never the rows selected.
-        let deadline = budget.map(|b| std::time::Instant::now() + b);
-        let over = || deadline.is_some_and(|d| std::time::Instant::now() > d);
-        // Each row's plan (by template, or by pair of templates met) and
-        // its templates (header, body); a plan's verdict, then the filters
-        // of checked plans with enough rows to pay for them.
-        let (blocks, n, keys, verdicts, row_plan, templates) = match self {
-            LogColumn::Single(b) => {
-                let verdicts: Vec<Verdict> = (0..b.templates() as u32)
-                    .map(|t| {
-                        if over() {
-                            return Verdict::Check;
-                        }
-                        let parts = skeleton::parts_of(&[(b, t)]);
-                        skeleton::verdict(&automata, &skeleton::ends(&automata, &starts, &parts))
-                    })
-                    .collect();
-                let keys: Vec<(u32, u32)> = (0..b.templates() as u32).map(|t| (t, 0)).collect();
-                let row_plan = b.row_templates();
-                let templates: Vec<(u32, u32)> = row_plan.iter().map(|&t| (t, 0)).collect();
-                ([&**b, &**b], 1usize, keys, verdicts, row_plan, templates)
-            }
-            LogColumn::Split(hb) => {
-                let (h, b): (&LogBlock, &LogBlock) = (&hb.0, &hb.1);
-                // Per header template, the sets its skeleton ends in; per
-                // body template and set it starts from, the verdict.
-                let mut heads: Vec<Option<Vec<skeleton::States>>> = vec![None; h.templates()];
-                let mut bodies: HashMap<(u32, Vec<skeleton::States>), Verdict> = HashMap::new();
-                // Pair → plan: a dense table when the pairs are few enough
-                // (a lookup per row), else a map.
-                let tb = b.templates();
-                let mut dense = vec![
-                    u32::MAX;
-                    if h.templates() * tb <= DENSE_PAIRS {
-                        h.templates() * tb
-                    } else {
-                        0
-                    }
-                ];
-                let mut index: HashMap<(u32, u32), u32, Ids> = HashMap::default();
-                let (mut keys, mut verdicts) = (Vec::new(), Vec::new());
-                let mut make = |ht: u32, bt: u32| {
-                    if over() {
-                        keys.push((ht, bt));
-                        verdicts.push(Verdict::Check);
-                        return (verdicts.len() - 1) as u32;
-                    }
-                    let mid = heads[ht as usize].get_or_insert_with(|| {
-                        skeleton::ends(&automata, &starts, &skeleton::parts_of(&[(h, ht)]))
-                    });
-                    // A header that leaves only the absorbing states
-                    // decides the row whatever its body.
-                    let v = if mid.iter().all(|m| SetAutomaton::settled(m)) {
-                        skeleton::verdict(&automata, mid)
-                    } else {
-                        *bodies.entry((bt, mid.clone())).or_insert_with(|| {
-                            let body = skeleton::parts_of(&[(b, bt)]);
-                            skeleton::verdict(&automata, &skeleton::ends(&automata, mid, &body))
-                        })
-                    };
-                    keys.push((ht, bt));
-                    verdicts.push(v);
-                    (verdicts.len() - 1) as u32
-                };
-                let templates: Vec<(u32, u32)> = h
-                    .row_templates()
-                    .into_iter()
-                    .zip(b.row_templates())
-                    .collect();
-                let row_plan: Vec<u32> = templates
-                    .iter()
-                    .map(|&(ht, bt)| {
-                        if dense.is_empty() {
-                            *index.entry((ht, bt)).or_insert_with(|| make(ht, bt))
-                        } else {
-                            let e = &mut dense[ht as usize * tb + bt as usize];
-                            if *e == u32::MAX {
-                                *e = make(ht, bt);
-                            }
-                            *e
-                        }
-                    })
-                    .collect();
-                ([h, b], 2usize, keys, verdicts, row_plan, templates)
-            }
-        };
-        if over() {
-            return None;
-        }
-        let mut rows_of = vec![0usize; verdicts.len()];
-        for &p in &row_plan {
-            rows_of[p as usize] += 1;
-        }
-        let filters: Vec<Vec<Filter>> = keys
-            .iter()
-            .zip(&verdicts)
-            .zip(&rows_of)
-            .map(|((&(t0, t1), &v), &count)| {
-                if !with_filters || v != Verdict::Check || count < FILTER_MIN_ROWS {
-                    return Vec::new();
-                }
-                let parts = if n == 1 {
-                    skeleton::parts_of(&[(blocks[0], t0)])
-                } else {
-                    skeleton::parts_of(&[(blocks[0], t0), (blocks[1], t1)])
-                };
-                skeleton::filters(&automata, &parts, &over)
-            })
-            .collect();
-        let verdict: Vec<Verdict> = row_plan.iter().map(|&p| verdicts[p as usize]).collect();
-        // Each row's rank in its template, per block, for the filters.
-        let mut next_rank: [Vec<usize>; 2] = [
-            vec![0; blocks[0].templates()],
-            vec![0; if n == 2 { blocks[1].templates() } else { 0 }],
-        ];
-        let mut buf = Vec::new();
-        // Only the filters need ranks: without any, `pre` does nothing.
-        let filtered = filters.iter().any(|f| !f.is_empty());
-        // Per plan, rows its filters tested and passed: filters that pass
-        // many rows only cost, so a plan's filters stop after
-        // `FILTER_TRIAL` rows when more than one in `FILTER_PASS_SHARE`
-        // passed.
-        let mut tried = vec![(0u32, 0u32); filters.len()];
-        let pre = |r: usize, (ht, bt): (u32, u32), v: Verdict| {
-            if !filtered {
-                return true;
-            }
-            let ranks = [
-                next_rank[0][ht as usize],
-                next_rank[1].get(bt as usize).copied().unwrap_or(0),
-            ];
-            next_rank[0][ht as usize] += 1;
-            if n == 2 {
-                next_rank[1][bt as usize] += 1;
-            }
-            let p = row_plan[r] as usize;
-            let (t, k) = &mut tried[p];
-            if v != Verdict::Check || (*t >= FILTER_TRIAL && *k * FILTER_PASS_SHARE > *t) {
-                return true;
-            }
-            let pass = filters[p]
-                .iter()
-                .all(|f| f.passes(a, blocks, ranks, &mut buf));
-            *t += 1;
-            *k += pass as u32;
-            pass
-        };
-        Some(self.render_checks_with(&verdict, templates, bits, test, pre))
-    }
-
     /// Selects the rows whose verdict is [`Verdict::All`], renders those
     /// whose verdict is [`Verdict::Check`] and selects the ones `test`
     /// accepts.
@@ -569,7 +367,7 @@ impl LogColumn {
     /// [`Self::render_checks`], rendering a [`Verdict::Check`] row only when
     /// `pre(row, its templates, its verdict)` holds (`pre` is called for
     /// every row, in order).
-    fn render_checks_with(
+    pub(super) fn render_checks_with(
         &self,
         verdict: &[Verdict],
         templates: Vec<(u32, u32)>,

@@ -21,13 +21,26 @@
 //! Both verdicts are exact because the set is a superset of the states the
 //! rows end in. A header/body column runs the body's skeleton from the set
 //! the header's ends in.
+//!
+//! A checked template's rows can further be ruled out one slot at a time
+//! ([`filters`]): with the states before each part of the skeleton (a
+//! forward pass) and those from which the rest can still end in an
+//! accepting state (a backward pass), a dictionary id or an integer value
+//! whose reading leads to none of the latter cannot be in a matching row.
+//! Only rows that pass every filter are rendered and tested, so results
+//! stay exact. [`LogColumn::rows_matching`] puts it together for a column,
+//! within a time budget ([`PLAN_NS_PER_ROW`]); `search.rs` renders the rows
+//! left to check.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::column::IntCol;
 use super::decode::{render, LogBlock, Slot};
+use super::search::{Ids, LogSearchStats};
+use super::split::LogColumn;
 use super::{Kind, Width};
+use crate::error::Result;
 use crate::search::dfa::Dfa;
 
 /// Most states an automaton may have for its skeleton to be run (more, and
@@ -55,7 +68,7 @@ pub(crate) struct SetAutomaton<'d> {
     /// Per set of states: the states any string reaches from it.
     any: RefCell<HashMap<States, States>>,
     /// Per state, its distinct successors (for [`Self::any_string`]).
-    successors: std::sync::OnceLock<Vec<Vec<u32>>>,
+    successors: std::cell::OnceCell<Vec<Vec<u32>>>,
 }
 
 const DEC: &[u8] = b"0123456789";
@@ -90,15 +103,10 @@ impl<'d> SetAutomaton<'d> {
 
     /// The states after reading `s` from each state of `from`.
     pub(crate) fn read(&self, from: &[u32], s: &[u8]) -> States {
-        let mut out: States = from.iter().map(|&k| self.run(k, s)).collect();
+        let mut out: States = from.iter().map(|&k| self.dfa.run(k, s)).collect();
         out.sort_unstable();
         out.dedup();
         out
-    }
-
-    /// The state after `s` from `k` (stops in an absorbing state).
-    fn run(&self, k: u32, s: &[u8]) -> u32 {
-        self.dfa.run(k, s)
     }
 
     /// Whether a row ending in some state of `s` matches.
@@ -252,7 +260,7 @@ impl SetAutomaton<'_> {
                 let mut u = Vec::with_capacity(n as usize * s.len());
                 for i in 0..n as usize {
                     let v = b.static_str(warm as usize + i);
-                    u.extend(s.iter().map(|&k| self.run(k, v)));
+                    u.extend(s.iter().map(|&k| self.dfa.run(k, v)));
                 }
                 u.sort_unstable();
                 u.dedup();
@@ -455,5 +463,252 @@ pub(crate) fn verdict(automata: &[SetAutomaton<'_>], ends: &[States]) -> Verdict
         Verdict::All
     } else {
         Verdict::Check
+    }
+}
+
+/// Time the verdicts and filters of a search of a log column may take per
+/// row before it gives up on them and renders every row (about a fifth of
+/// a row's render and test on the Loghub columns, so a search that gives up
+/// costs at most about 1.2x rendering every row). `Mac_2k`'s 174 templates
+/// and large dictionaries took 6x a render of every row without a bound.
+pub(crate) const PLAN_NS_PER_ROW: u64 = 20;
+
+/// Fewest rows of a checked template (or pair of templates) for which its
+/// slot filters are worked out: for fewer, rendering them costs less than
+/// the filters' closures over its dictionaries (measured on `Mac_2k`, 174
+/// templates: every pair filtered took 6x the render of every row).
+const FILTER_MIN_ROWS: usize = 32;
+
+/// Rows of a plan its filters are tried on before they are dropped for
+/// passing more than one in [`FILTER_PASS_SHARE`] of them: a row's filters
+/// cost about half its render and test, so filters that pass many rows
+/// spare less than they cost.
+const FILTER_TRIAL: u32 = 64;
+
+/// See [`FILTER_TRIAL`].
+const FILTER_PASS_SHARE: u32 = 8;
+
+/// Most header × body template pairs whose plans are indexed by a dense
+/// table (4 MiB) rather than a map.
+const DENSE_PAIRS: usize = 1 << 20;
+
+/// The plans of a column's rows ([`LogColumn::row_plans`]).
+struct RowPlans<'b> {
+    /// The single block (twice), or the header and the body block.
+    blocks: [&'b LogBlock; 2],
+    /// How many of `blocks` a row reads (1 or 2).
+    n: usize,
+    /// Per plan, its template (single) or templates (header, body).
+    keys: Vec<(u32, u32)>,
+    /// Per plan, its verdict.
+    verdicts: Vec<Verdict>,
+    /// Per row, its plan.
+    row_plan: Vec<u32>,
+    /// Per row, its templates (header, body; the body 0 when single).
+    templates: Vec<(u32, u32)>,
+}
+
+impl LogColumn {
+    /// Sets bit `r % 64` of `bits[r / 64]` for every row `r` that every
+    /// automaton of `dfas` accepts, `test` being the same test on a
+    /// rendered row (`skeleton.rs`: templates matched once). With
+    /// `with_filters`, checked templates' slots filter rows before they are
+    /// rendered: for patterns that pin the whole row (`Compiled::end_anchored`:
+    /// equality, suffix); measured, on prefixes whose slots pass a third to a
+    /// half of the rows they cost 1.2–2x rendering every row. `None` when an
+    /// automaton is too large for its skeleton to be run (the caller then
+    /// renders every row). Null rows render empty: the caller clears them.
+    pub(crate) fn rows_matching(
+        &self,
+        dfas: &[Dfa],
+        with_filters: bool,
+        budget: Option<std::time::Duration>,
+        test: impl Fn(&[u8]) -> bool,
+        bits: &mut [u64],
+    ) -> Option<Result<LogSearchStats>> {
+        let automata: Vec<SetAutomaton<'_>> =
+            dfas.iter().map(SetAutomaton::new).collect::<Option<_>>()?;
+        let a = automata.first()?;
+        // Time past the budget: rendering every row would have cost less.
+        // Checked as each verdict is worked out (a verdict past it is a
+        // dummy, and the search gives up after the pass) and between the
+        // parts of a plan's filters (which are then left out). Only the
+        // path depends on it, never the rows selected.
+        let deadline = budget.map(|b| std::time::Instant::now() + b);
+        let over = || deadline.is_some_and(|d| std::time::Instant::now() > d);
+        let RowPlans {
+            blocks,
+            n,
+            keys,
+            verdicts,
+            row_plan,
+            templates,
+        } = self.row_plans(&automata, &over);
+        if over() {
+            return None;
+        }
+        let mut rows_of = vec![0usize; verdicts.len()];
+        for &p in &row_plan {
+            rows_of[p as usize] += 1;
+        }
+        let filters: Vec<Vec<Filter>> = keys
+            .iter()
+            .zip(&verdicts)
+            .zip(&rows_of)
+            .map(|((&(t0, t1), &v), &count)| {
+                if !with_filters || v != Verdict::Check || count < FILTER_MIN_ROWS {
+                    return Vec::new();
+                }
+                let parts = if n == 1 {
+                    parts_of(&[(blocks[0], t0)])
+                } else {
+                    parts_of(&[(blocks[0], t0), (blocks[1], t1)])
+                };
+                filters(&automata, &parts, &over)
+            })
+            .collect();
+        let verdict: Vec<Verdict> = row_plan.iter().map(|&p| verdicts[p as usize]).collect();
+        // Each row's rank in its template, per block, for the filters.
+        let mut next_rank: [Vec<usize>; 2] = [
+            vec![0; blocks[0].templates()],
+            vec![0; if n == 2 { blocks[1].templates() } else { 0 }],
+        ];
+        let mut buf = Vec::new();
+        // Only the filters need ranks: without any, `pre` does nothing.
+        let filtered = filters.iter().any(|f| !f.is_empty());
+        // Per plan, rows its filters tested and passed: filters that pass
+        // many rows only cost, so a plan's filters stop after
+        // `FILTER_TRIAL` rows when more than one in `FILTER_PASS_SHARE`
+        // passed.
+        let mut tried = vec![(0u32, 0u32); filters.len()];
+        let pre = |r: usize, (ht, bt): (u32, u32), v: Verdict| {
+            if !filtered {
+                return true;
+            }
+            let ranks = [
+                next_rank[0][ht as usize],
+                next_rank[1].get(bt as usize).copied().unwrap_or(0),
+            ];
+            next_rank[0][ht as usize] += 1;
+            if n == 2 {
+                next_rank[1][bt as usize] += 1;
+            }
+            let p = row_plan[r] as usize;
+            let (t, k) = &mut tried[p];
+            if v != Verdict::Check || (*t >= FILTER_TRIAL && *k * FILTER_PASS_SHARE > *t) {
+                return true;
+            }
+            let pass = filters[p]
+                .iter()
+                .all(|f| f.passes(a, blocks, ranks, &mut buf));
+            *t += 1;
+            *k += pass as u32;
+            pass
+        };
+        Some(self.render_checks_with(&verdict, templates, bits, test, pre))
+    }
+
+    /// Each row's plan and its templates (header, body): per template (a
+    /// single block) or per pair of templates met (a split column), the
+    /// verdict of `automata` (a dummy [`Verdict::Check`] once `over()`).
+    fn row_plans<'b>(
+        &'b self,
+        automata: &[SetAutomaton<'_>],
+        over: &dyn Fn() -> bool,
+    ) -> RowPlans<'b> {
+        let starts: Vec<States> = automata.iter().map(|a| a.start()).collect();
+        match self {
+            LogColumn::Single(b) => {
+                let verdicts: Vec<Verdict> = (0..b.templates() as u32)
+                    .map(|t| {
+                        if over() {
+                            return Verdict::Check;
+                        }
+                        let parts = parts_of(&[(b, t)]);
+                        verdict(automata, &ends(automata, &starts, &parts))
+                    })
+                    .collect();
+                let keys: Vec<(u32, u32)> = (0..b.templates() as u32).map(|t| (t, 0)).collect();
+                let row_plan = b.row_templates();
+                let templates: Vec<(u32, u32)> = row_plan.iter().map(|&t| (t, 0)).collect();
+                RowPlans {
+                    blocks: [&**b, &**b],
+                    n: 1,
+                    keys,
+                    verdicts,
+                    row_plan,
+                    templates,
+                }
+            }
+            LogColumn::Split(hb) => {
+                let (h, b): (&LogBlock, &LogBlock) = (&hb.0, &hb.1);
+                // Per header template, the sets its skeleton ends in; per
+                // body template and set it starts from, the verdict.
+                let mut heads: Vec<Option<Vec<States>>> = vec![None; h.templates()];
+                let mut bodies: HashMap<(u32, Vec<States>), Verdict> = HashMap::new();
+                // Pair → plan: a dense table when the pairs are few enough
+                // (a lookup per row), else a map.
+                let tb = b.templates();
+                let mut dense = vec![
+                    u32::MAX;
+                    if h.templates() * tb <= DENSE_PAIRS {
+                        h.templates() * tb
+                    } else {
+                        0
+                    }
+                ];
+                let mut index: HashMap<(u32, u32), u32, Ids> = HashMap::default();
+                let (mut keys, mut verdicts) = (Vec::new(), Vec::new());
+                let mut make = |ht: u32, bt: u32| {
+                    if over() {
+                        keys.push((ht, bt));
+                        verdicts.push(Verdict::Check);
+                        return (verdicts.len() - 1) as u32;
+                    }
+                    let mid = heads[ht as usize]
+                        .get_or_insert_with(|| ends(automata, &starts, &parts_of(&[(h, ht)])));
+                    // A header that leaves only the absorbing states
+                    // decides the row whatever its body.
+                    let v = if mid.iter().all(|m| SetAutomaton::settled(m)) {
+                        verdict(automata, mid)
+                    } else {
+                        *bodies.entry((bt, mid.clone())).or_insert_with(|| {
+                            let body = parts_of(&[(b, bt)]);
+                            verdict(automata, &ends(automata, mid, &body))
+                        })
+                    };
+                    keys.push((ht, bt));
+                    verdicts.push(v);
+                    (verdicts.len() - 1) as u32
+                };
+                let templates: Vec<(u32, u32)> = h
+                    .row_templates()
+                    .into_iter()
+                    .zip(b.row_templates())
+                    .collect();
+                let row_plan: Vec<u32> = templates
+                    .iter()
+                    .map(|&(ht, bt)| {
+                        if dense.is_empty() {
+                            *index.entry((ht, bt)).or_insert_with(|| make(ht, bt))
+                        } else {
+                            let e = &mut dense[ht as usize * tb + bt as usize];
+                            if *e == u32::MAX {
+                                *e = make(ht, bt);
+                            }
+                            *e
+                        }
+                    })
+                    .collect();
+                RowPlans {
+                    blocks: [h, b],
+                    n: 2,
+                    keys,
+                    verdicts,
+                    row_plan,
+                    templates,
+                }
+            }
+        }
     }
 }
