@@ -8,8 +8,10 @@
 //! (spec/FORMAT.md §5.8.2). The skeleton replaces each slot by the language
 //! its values belong to: an integer slot any run of one or more digits of
 //! its kind (`render_dec`/`render_hex` write at least one digit, and widths
-//! only add leading zeros), a dictionary slot any one of its values, a free
-//! slot any string. Reading the skeleton from a set of states gives a set
+//! only add leading zeros) — narrowed, where its blocks' checkpoints bound
+//! its values ([`int_range`]), to the digits those bounds share and then
+//! any digits, or to each value of a narrow range —, a dictionary slot any
+//! one of its values, a free slot any string. Reading the skeleton from a set of states gives a set
 //! that holds the state every row of the template ends in. So, per
 //! automaton of the pattern (a row must be accepted by all of them):
 //!
@@ -239,6 +241,42 @@ impl LogBlock {
     }
 }
 
+/// Integer slots whose values span fewer than this many integers are read
+/// value by value ([`int_range`]) instead of as any run of digits.
+const NARROW_VALUES: u64 = 16;
+
+/// Bounds that hold every value of integer column `col` of block `b`,
+/// from its blocks' checkpoints alone (spec/FORMAT.md §5.8.3): a block of
+/// `m` values at `bits` bits and slope `s` holds values within
+/// `base + min(0, (m−1)·s) ..= base + 2^bits − 1 + max(0, (m−1)·s)`
+/// (frame of reference, linear), or `base + (m−1)·min(0, s) ..=
+/// base + (m−1)·max(0, s + 2^bits − 1)` (delta: each step is `s` plus a
+/// residual). Worked out without wrapping; bounds outside `0 .. 2^64`
+/// give none (the spec's arithmetic is modulo 2^64, so a value there could
+/// have wrapped). A superset of the values, so the skeleton stays exact.
+fn int_range(b: &LogBlock, col: IntCol) -> Option<(u64, u64)> {
+    let block = super::column::BLOCK;
+    let blocks = (col.len as usize).div_ceil(block);
+    let cps = b.cps.get(col.first as usize..col.first as usize + blocks)?;
+    let mut range: Option<(u64, u64)> = None;
+    for (i, cp) in cps.iter().enumerate() {
+        let m = (col.len as usize - i * block).min(block) as i128 - 1;
+        let (base, slope) = (cp.base as i128, cp.slope as i64 as i128);
+        let top = (1i128 << cp.bits.min(64)) - 1;
+        let (lo, hi) = if cp.delta {
+            (base + m * slope.min(0), base + m * (slope + top).max(0))
+        } else {
+            (base + (m * slope).min(0), base + top + (m * slope).max(0))
+        };
+        if lo < 0 || hi > u64::MAX as i128 {
+            return None;
+        }
+        let (lo, hi) = (lo as u64, hi as u64);
+        range = Some(range.map_or((lo, hi), |(a, z)| (a.min(lo), z.max(hi))));
+    }
+    range
+}
+
 /// The skeleton of a row of templates `blocks` (template `t` of block `b`,
 /// in row order: the single or header block, then the body block).
 pub(super) fn parts_of<'b>(blocks: &[(&'b LogBlock, u32)]) -> Vec<Part<'b>> {
@@ -254,7 +292,57 @@ impl SetAutomaton<'_> {
     fn step_part(&self, s: &[u32], p: &Part<'_>) -> States {
         match *p {
             Part::Static(b) => self.read(s, b),
-            Part::Slot(_, Slot::Int { kind, .. }, _) => self.digit_run(s, kind),
+            Part::Slot(
+                b,
+                Slot::Int {
+                    kind,
+                    values,
+                    width,
+                    ..
+                },
+                _,
+            ) => {
+                // A narrow range of values read one by one (exact), else
+                // any run of digits.
+                let w = match width {
+                    Width::Natural => Some(0),
+                    Width::Fixed(w) => Some(w as usize),
+                    Width::PerRow => None,
+                };
+                match (w, int_range(b, values)) {
+                    (Some(w), Some((lo, hi))) if hi - lo < NARROW_VALUES => {
+                        let mut u = Vec::new();
+                        let mut buf = Vec::new();
+                        for v in lo..=hi {
+                            buf.clear();
+                            render(&mut buf, kind, v, w);
+                            u.extend(s.iter().map(|&k| self.dfa.run(k, &buf)));
+                        }
+                        u.sort_unstable();
+                        u.dedup();
+                        u
+                    }
+                    // Values of one rendered length share the digits that
+                    // their bounds share (order of such strings is numeric
+                    // order): those read exactly, the rest as digits.
+                    (Some(w), Some((lo, hi))) => {
+                        let (mut a, mut z) = (Vec::new(), Vec::new());
+                        render(&mut a, kind, lo, w);
+                        render(&mut z, kind, hi, w);
+                        if a.len() != z.len() {
+                            return self.digit_run(s, kind);
+                        }
+                        let p = a.iter().zip(&z).take_while(|(x, y)| x == y).count();
+                        let head = self.read(s, &a[..p]);
+                        if p == a.len() {
+                            head
+                        } else {
+                            self.digit_run(&head, kind)
+                        }
+                    }
+                    _ => self.digit_run(s, kind),
+                }
+            }
             Part::Slot(b, Slot::Dict { warm, n, .. }, _) => {
                 // Every value read from every state, then one sort.
                 let mut u = Vec::with_capacity(n as usize * s.len());
@@ -710,5 +798,67 @@ impl LogColumn {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logs::{encode_column, LogOptions};
+
+    /// Every integer column's values lie within [`int_range`]'s bounds,
+    /// whichever block modes the writer chose (timestamps and counters as
+    /// delta blocks, constants, ids at random, a sawtooth).
+    #[test]
+    fn integer_ranges_hold_every_value() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // A timestamp walking by irregular steps (delta blocks), a counter,
+        // a falling counter (a negative slope), random ids.
+        let mut t = 1_700_000_000u64;
+        let owned: Vec<Vec<u8>> = (0..3_000u64)
+            .map(|i| {
+                t += next() % 40;
+                format!(
+                    "{} tick {} down {} id {} k=7 hex {:x} end",
+                    t,
+                    i,
+                    10_000_000 - i * 7,
+                    next() % 100_000,
+                    next() % 4096
+                )
+                .into_bytes()
+            })
+            .collect();
+        let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
+        let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
+        let blocks: Vec<&LogBlock> = match &col {
+            LogColumn::Single(b) => vec![b],
+            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
+        };
+        let (mut checked, mut deltas) = (0, 0);
+        for b in blocks {
+            let data = &b.bytes[b.data_at..];
+            for slot in &b.slots {
+                if let Slot::Int { values, .. } = *slot {
+                    let first = values.first as usize;
+                    let n = (values.len as usize).div_ceil(super::super::column::BLOCK);
+                    deltas += b.cps[first..first + n].iter().filter(|c| c.delta).count();
+                    let mut v = Vec::new();
+                    values.decode_all(&b.cps, data, &mut v);
+                    if let Some((lo, hi)) = int_range(b, values) {
+                        assert!(v.iter().all(|&x| lo <= x && x <= hi), "{lo}..={hi}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked >= 4, "{checked}");
+        assert!(deltas > 0, "no delta block among the columns");
     }
 }
