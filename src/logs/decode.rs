@@ -502,11 +502,7 @@ impl LogBlock {
                     widths,
                 } => {
                     let v = values.get(&self.cps, data, rank);
-                    let w = match width {
-                        Width::Natural => 0,
-                        Width::Fixed(w) => w as usize,
-                        Width::PerRow => widths.get(&self.cps, data, rank) as usize,
-                    };
+                    let w = self.width_at(width, widths, data, rank);
                     render(out, kind, v, w);
                 }
                 Slot::Dict { ids, warm, .. } => {
@@ -525,6 +521,17 @@ impl LogBlock {
         let mut v = Vec::new();
         self.get_into(row, &mut v)?;
         Ok(v)
+    }
+
+    /// The digit count an integer slot of width rule `width` (per-row
+    /// widths in `widths`) pads its value at rank `rank` to (0: natural).
+    #[inline]
+    pub(super) fn width_at(&self, width: Width, widths: IntCol, data: &[u8], rank: usize) -> usize {
+        match width {
+            Width::Natural => 0,
+            Width::Fixed(w) => w as usize,
+            Width::PerRow => widths.get(&self.cps, data, rank) as usize,
+        }
     }
 
     #[inline]

@@ -634,39 +634,7 @@ mod tests {
 
     #[test]
     fn verdicts_are_exact_and_spare_renders() {
-        let rows: Vec<Vec<u8>> = (0..600)
-            .map(|i| {
-                match i % 4 {
-                    0 => format!(
-                        "2026-12-03 10:{:02}:{:02} INFO conn {} opened from 10.0.{}.{}",
-                        i % 60,
-                        i % 17,
-                        i,
-                        i % 7,
-                        i % 250
-                    ),
-                    1 => format!(
-                        "2026-12-03 10:{:02}:{:02} WARN slow query took {} ms",
-                        i % 60,
-                        i % 13,
-                        i * 7
-                    ),
-                    2 => format!(
-                        "2026-12-03 10:{:02}:{:02} ERROR user {} failed: {}",
-                        i % 60,
-                        i % 11,
-                        ["alice", "bob", "carol"][i % 3],
-                        ["timeout", "refused", "reset by peer"][i % 3]
-                    ),
-                    _ => format!(
-                        "kernel: unique boot line {} with ~free~ text {}",
-                        i,
-                        "x".repeat(i % 9)
-                    ),
-                }
-                .into_bytes()
-            })
-            .collect();
+        let rows = sample_rows();
         let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
         let stats = check(
             &refs,

@@ -424,11 +424,7 @@ impl Filter {
             } => {
                 let (b, data, rank) = at(*which);
                 let v = values.get(&b.cps, data, rank);
-                let w = match width {
-                    Width::Natural => 0,
-                    Width::Fixed(w) => *w as usize,
-                    Width::PerRow => widths.get(&b.cps, data, rank) as usize,
-                };
+                let w = b.width_at(*width, *widths, data, rank);
                 buf.clear();
                 render(buf, *kind, v, w);
                 from.iter()
