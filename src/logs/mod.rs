@@ -126,6 +126,7 @@ mod decode;
 mod device;
 mod encode;
 mod family;
+mod filters;
 mod header;
 mod layouts;
 mod mine;

@@ -39,11 +39,12 @@ use std::collections::HashMap;
 
 use super::column::IntCol;
 use super::decode::{render, LogBlock, Slot};
+use super::filters::{filters, passes, Passes};
 use super::search::{Ids, LogSearchStats};
 use super::split::LogColumn;
 use super::{Kind, Width};
 use crate::error::Result;
-use crate::search::dfa::Dfa;
+use crate::search::dfa::{Chain, Dfa, ACCEPT, DEAD};
 
 /// Most states an automaton may have for its skeleton to be run (more, and
 /// the caller renders every row): the closures below are memoized per
@@ -63,7 +64,7 @@ pub(crate) enum Verdict {
 
 /// One automaton with the closures a skeleton needs, memoized per state.
 pub(crate) struct SetAutomaton<'d> {
-    dfa: &'d Dfa,
+    pub(super) dfa: &'d Dfa,
     /// Per integer kind (decimal, hex lower, hex upper), per state: the
     /// states one or more digits of that kind reach.
     digits: [RefCell<HashMap<u32, States>>; 3],
@@ -73,9 +74,9 @@ pub(crate) struct SetAutomaton<'d> {
     successors: std::cell::OnceCell<Vec<Vec<u32>>>,
 }
 
-const DEC: &[u8] = b"0123456789";
-const HEX_LOWER: &[u8] = b"0123456789abcdef";
-const HEX_UPPER: &[u8] = b"0123456789ABCDEF";
+pub(super) const DEC: &[u8] = b"0123456789";
+pub(super) const HEX_LOWER: &[u8] = b"0123456789abcdef";
+pub(super) const HEX_UPPER: &[u8] = b"0123456789ABCDEF";
 
 /// `a ∪ b`, sorted and distinct.
 fn union_into(a: &mut States, b: &[u32]) {
@@ -103,9 +104,40 @@ impl<'d> SetAutomaton<'d> {
         vec![self.dfa.start()]
     }
 
+    /// The state after reading `s` from state `k`: a literal's chain
+    /// compares `s` with the literal where `k` stands (one `memcmp`, not a
+    /// transition per byte).
+    #[inline]
+    pub(crate) fn run(&self, k: u32, s: &[u8]) -> u32 {
+        let Some(c) = self.dfa.chain() else {
+            return self.dfa.run(k, s);
+        };
+        if k < 2 || s.is_empty() {
+            return k;
+        }
+        let (p, m) = (k as usize - 2, c.lit.len());
+        let eq = |a: &[u8], b: &[u8]| {
+            if c.fold {
+                a.eq_ignore_ascii_case(b)
+            } else {
+                a == b
+            }
+        };
+        let q = p + s.len();
+        if c.prefix && q >= m {
+            // Read to the literal's end: every continuation matches.
+            if eq(&c.lit[p..], &s[..m - p]) {
+                return ACCEPT;
+            }
+        } else if q <= m && eq(&c.lit[p..q], s) {
+            return 2 + q as u32;
+        }
+        DEAD
+    }
+
     /// The states after reading `s` from each state of `from`.
     pub(crate) fn read(&self, from: &[u32], s: &[u8]) -> States {
-        let mut out: States = from.iter().map(|&k| self.dfa.run(k, s)).collect();
+        let mut out: States = from.iter().map(|&k| self.run(k, s)).collect();
         out.sort_unstable();
         out.dedup();
         out
@@ -162,6 +194,9 @@ impl<'d> SetAutomaton<'d> {
             Kind::HexUpper => (2, HEX_UPPER),
             _ => (0, DEC),
         };
+        if let Some(c) = self.dfa.chain() {
+            return chain_digit_run(c, from, alphabet);
+        }
         let mut memo = self.digits[i].borrow_mut();
         let mut out = Vec::new();
         for &k in from {
@@ -177,15 +212,32 @@ impl<'d> SetAutomaton<'d> {
     /// a search over the automaton's graph (each state's distinct
     /// successors, worked out once), memoized per set.
     fn any_string(&self, from: &[u32]) -> States {
+        if let Some(c) = self.dfa.chain() {
+            return chain_any_string(c, self.dfa.states(), from);
+        }
+        self.reachable(from)
+    }
+
+    /// The states any string reaches from `from`, by a search of the
+    /// automaton's graph (each state's distinct successors, worked out
+    /// once), memoized per set.
+    fn reachable(&self, from: &[u32]) -> States {
         if let Some(s) = self.any.borrow().get(from) {
             return s.clone();
         }
         let succ = self.successors.get_or_init(|| {
+            // Distinct targets marked per state (`mark[t] == k`): one pass
+            // over a state's 256 transitions, no sort of all of them.
+            let mut mark = vec![u32::MAX; self.dfa.states()];
             (0..self.dfa.states() as u32)
                 .map(|k| {
-                    let mut v: Vec<u32> = ALL_BYTES.iter().map(|&c| self.dfa.step(k, c)).collect();
-                    v.sort_unstable();
-                    v.dedup();
+                    let mut v: Vec<u32> = Vec::new();
+                    for c in ALL_BYTES {
+                        let t = self.dfa.step(k, c);
+                        if std::mem::replace(&mut mark[t as usize], k) != k {
+                            v.push(t);
+                        }
+                    }
                     v
                 })
                 .collect()
@@ -203,6 +255,58 @@ impl<'d> SetAutomaton<'d> {
         self.any.borrow_mut().insert(from.to_vec(), out.clone());
         out
     }
+}
+
+/// [`SetAutomaton::any_string`] on a literal's chain of `states` states:
+/// from `2 + i`, every later state and the absorbing ones (a prefix's
+/// accept, once read to its end); the absorbing states stay.
+fn chain_any_string(c: &Chain, states: usize, from: &[u32]) -> States {
+    let Some(&first) = from.iter().find(|&&k| k >= 2) else {
+        return from.to_vec();
+    };
+    let mut out: States = vec![DEAD];
+    if c.prefix || from.contains(&ACCEPT) {
+        out.push(ACCEPT);
+    }
+    // A prefix's chain never stands at its last state (`2 + m`): reading
+    // the literal's last byte leads to accept.
+    let end = states as u32 - c.prefix as u32;
+    out.extend(first..end);
+    out
+}
+
+/// [`SetAutomaton::digit_run`] on a literal's chain: from `2 + p`, each
+/// longer prefix of the run of `alphabet`'s digits in the literal at `p`
+/// (the whole literal read: accept, for a prefix), and [`DEAD`] (some digit
+/// always differs); the absorbing states stay.
+fn chain_digit_run(c: &Chain, from: &[u32], alphabet: &[u8]) -> States {
+    let m = c.lit.len();
+    let mut out: States = Vec::new();
+    let is_digit = |b: u8| {
+        alphabet.contains(&b)
+            || (c.fold && alphabet.contains(&b.to_ascii_lowercase()))
+            || (c.fold && alphabet.contains(&b.to_ascii_uppercase()))
+    };
+    for &k in from {
+        if k < 2 {
+            out.push(k);
+            continue;
+        }
+        out.push(DEAD);
+        let p = k as usize - 2;
+        let mut q = p;
+        while q < m && is_digit(c.lit[q]) {
+            q += 1;
+            out.push(if c.prefix && q == m {
+                ACCEPT
+            } else {
+                2 + q as u32
+            });
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Every byte, in order.
@@ -289,7 +393,7 @@ pub(super) fn parts_of<'b>(blocks: &[(&'b LogBlock, u32)]) -> Vec<Part<'b>> {
 
 impl SetAutomaton<'_> {
     /// The states after part `p` from `s`.
-    fn step_part(&self, s: &[u32], p: &Part<'_>) -> States {
+    pub(super) fn step_part(&self, s: &[u32], p: &Part<'_>) -> States {
         match *p {
             Part::Static(b) => self.read(s, b),
             Part::Slot(
@@ -316,7 +420,7 @@ impl SetAutomaton<'_> {
                         for v in lo..=hi {
                             buf.clear();
                             render(&mut buf, kind, v, w);
-                            u.extend(s.iter().map(|&k| self.dfa.run(k, &buf)));
+                            u.extend(s.iter().map(|&k| self.run(k, &buf)));
                         }
                         u.sort_unstable();
                         u.dedup();
@@ -348,7 +452,7 @@ impl SetAutomaton<'_> {
                 let mut u = Vec::with_capacity(n as usize * s.len());
                 for i in 0..n as usize {
                     let v = b.static_str(warm as usize + i);
-                    u.extend(s.iter().map(|&k| self.dfa.run(k, v)));
+                    u.extend(s.iter().map(|&k| self.run(k, v)));
                 }
                 u.sort_unstable();
                 u.dedup();
@@ -370,70 +474,6 @@ impl SetAutomaton<'_> {
     }
 }
 
-/// A necessary condition on one slot's value for a row to match: the
-/// states the value can lead to must include one from which the rest of
-/// the skeleton can still end in an accepting state.
-pub(super) enum Filter {
-    /// Per dictionary id, whether that value can.
-    Dict {
-        which: u8,
-        ids: IntCol,
-        ok: Vec<bool>,
-    },
-    /// The value rendered and read from `from`; it can when it ends in
-    /// one of `ok`.
-    Int {
-        which: u8,
-        kind: Kind,
-        values: IntCol,
-        width: Width,
-        widths: IntCol,
-        from: States,
-        ok: States,
-    },
-}
-
-impl Filter {
-    /// Whether the row of ranks `ranks` (in its header or single block,
-    /// and in its body block) in `blocks` passes (`buf`: scratch).
-    pub(super) fn passes(
-        &self,
-        a: &SetAutomaton<'_>,
-        blocks: [&LogBlock; 2],
-        ranks: [usize; 2],
-        buf: &mut Vec<u8>,
-    ) -> bool {
-        let at = |which: u8| {
-            let b = blocks[which as usize];
-            (b, &b.bytes[b.data_at..], ranks[which as usize])
-        };
-        match self {
-            Filter::Dict { which, ids, ok } => {
-                let (b, data, rank) = at(*which);
-                let id = ids.get(&b.cps, data, rank) as usize;
-                ok.get(id).copied().unwrap_or(true)
-            }
-            Filter::Int {
-                which,
-                kind,
-                values,
-                width,
-                widths,
-                from,
-                ok,
-            } => {
-                let (b, data, rank) = at(*which);
-                let v = values.get(&b.cps, data, rank);
-                let w = b.width_at(*width, *widths, data, rank);
-                buf.clear();
-                render(buf, *kind, v, w);
-                from.iter()
-                    .any(|&k| ok.binary_search(&a.dfa.run(k, buf)).is_ok())
-            }
-        }
-    }
-}
-
 /// The states each automaton ends in after `parts`, from `from` (one set
 /// per automaton).
 pub(super) fn ends(
@@ -448,97 +488,6 @@ pub(super) fn ends(
         .collect()
 }
 
-/// The filters of the dictionary and integer slots of `parts` (the
-/// skeleton of rows whose verdict is [`Verdict::Check`]) that can rule rows
-/// out: those whose every value can match are left out. Only for one
-/// automaton (a conjunction's slots could be asked for by different
-/// automata).
-///
-/// Gives up (no filters) as soon as `over()` says the time is spent.
-pub(super) fn filters(
-    automata: &[SetAutomaton<'_>],
-    parts: &[Part<'_>],
-    over: &dyn Fn() -> bool,
-) -> Vec<Filter> {
-    let mut filters = Vec::new();
-    let [a] = automata else {
-        return filters;
-    };
-    // Forward: the states before each part (a superset of where the rows
-    // are there). Backward: of those, the ones from which the rest of the
-    // skeleton can still end in an accepting state.
-    let mut fwd: Vec<States> = Vec::with_capacity(parts.len() + 1);
-    fwd.push(a.start());
-    for p in parts {
-        if over() {
-            return filters;
-        }
-        let next = a.step_part(&fwd[fwd.len() - 1], p);
-        fwd.push(next);
-    }
-    let mut live: Vec<States> = vec![Vec::new(); parts.len() + 1];
-    live[parts.len()] = fwd[parts.len()]
-        .iter()
-        .copied()
-        .filter(|&q| a.some_accepts(&[q]))
-        .collect();
-    for j in (0..parts.len()).rev() {
-        if over() {
-            return filters;
-        }
-        let after = &live[j + 1];
-        live[j] = fwd[j]
-            .iter()
-            .copied()
-            .filter(|&q| {
-                a.step_part(&[q], &parts[j])
-                    .iter()
-                    .any(|x| after.binary_search(x).is_ok())
-            })
-            .collect();
-    }
-    for (j, p) in parts.iter().enumerate() {
-        let Part::Slot(b, slot, which) = *p else {
-            continue;
-        };
-        // The states after this slot that can still lead to a match.
-        let (from, after, ok) = (&fwd[j], &fwd[j + 1], &live[j + 1]);
-        if ok.len() == after.len() {
-            continue;
-        }
-        match slot {
-            Slot::Dict { ids, warm, n, .. } => filters.push(Filter::Dict {
-                which,
-                ids,
-                ok: (0..n as usize)
-                    .map(|i| {
-                        a.read(from, b.static_str(warm as usize + i))
-                            .iter()
-                            .any(|q| ok.binary_search(q).is_ok())
-                    })
-                    .collect(),
-            }),
-            Slot::Int {
-                kind,
-                values,
-                width,
-                widths,
-            } => filters.push(Filter::Int {
-                which,
-                kind,
-                values,
-                width,
-                widths,
-                from: from.clone(),
-                ok: ok.clone(),
-            }),
-            // A free slot's value costs as much to read as the row.
-            Slot::Free { .. } => {}
-        }
-    }
-    filters
-}
-
 /// The verdict of rows that end in `ends[i]` under automaton `i`.
 pub(crate) fn verdict(automata: &[SetAutomaton<'_>], ends: &[States]) -> Verdict {
     if automata.iter().zip(ends).any(|(a, e)| !a.some_accepts(e)) {
@@ -551,26 +500,19 @@ pub(crate) fn verdict(automata: &[SetAutomaton<'_>], ends: &[States]) -> Verdict
 }
 
 /// Time the verdicts and filters of a search of a log column may take per
-/// row before it gives up on them and renders every row (about a fifth of
-/// a row's render and test on the Loghub columns, so a search that gives up
-/// costs at most about 1.2x rendering every row). `Mac_2k`'s 174 templates
-/// and large dictionaries took 6x a render of every row without a bound.
-pub(crate) const PLAN_NS_PER_ROW: u64 = 20;
+/// row before it gives up on them and renders every row (about two fifths
+/// of a row's render and test on the Loghub columns, so a search that gives
+/// up costs at most about 1.4x rendering every row). `Mac_2k`'s 174
+/// templates and large dictionaries took 6x a render of every row without
+/// a bound; at 20 ns, equalities whose plans would have spared four fifths
+/// of the render (`BGL_2k`, `Mac_2k`: 60–100 µs of 2,000 rows) gave up.
+pub(crate) const PLAN_NS_PER_ROW: u64 = 40;
 
 /// Fewest rows of a checked template (or pair of templates) for which its
 /// slot filters are worked out: for fewer, rendering them costs less than
 /// the filters' closures over its dictionaries (measured on `Mac_2k`, 174
 /// templates: every pair filtered took 6x the render of every row).
 const FILTER_MIN_ROWS: usize = 32;
-
-/// Rows of a plan its filters are tried on before they are dropped for
-/// passing more than one in [`FILTER_PASS_SHARE`] of them: a row's filters
-/// cost about half its render and test, so filters that pass many rows
-/// spare less than they cost.
-const FILTER_TRIAL: u32 = 64;
-
-/// See [`FILTER_TRIAL`].
-const FILTER_PASS_SHARE: u32 = 8;
 
 /// Most header × body template pairs whose plans are indexed by a dense
 /// table (4 MiB) rather than a map.
@@ -635,36 +577,30 @@ impl LogColumn {
         for &p in &row_plan {
             rows_of[p as usize] += 1;
         }
-        let filters: Vec<Vec<Filter>> = keys
+        let passes: Vec<Passes> = keys
             .iter()
             .zip(&verdicts)
             .zip(&rows_of)
             .map(|((&(t0, t1), &v), &count)| {
                 if !with_filters || v != Verdict::Check || count < FILTER_MIN_ROWS {
-                    return Vec::new();
+                    return [None, None];
                 }
                 let parts = if n == 1 {
                     parts_of(&[(blocks[0], t0)])
                 } else {
                     parts_of(&[(blocks[0], t0), (blocks[1], t1)])
                 };
-                filters(&automata, &parts, &over)
+                passes(a, blocks, (t0, t1), filters(&automata, &parts, &over))
             })
             .collect();
         let verdict: Vec<Verdict> = row_plan.iter().map(|&p| verdicts[p as usize]).collect();
-        // Each row's rank in its template, per block, for the filters.
+        // Each row's rank in its template, per block, for the passes.
         let mut next_rank: [Vec<usize>; 2] = [
             vec![0; blocks[0].templates()],
             vec![0; if n == 2 { blocks[1].templates() } else { 0 }],
         ];
-        let mut buf = Vec::new();
-        // Only the filters need ranks: without any, `pre` does nothing.
-        let filtered = filters.iter().any(|f| !f.is_empty());
-        // Per plan, rows its filters tested and passed: filters that pass
-        // many rows only cost, so a plan's filters stop after
-        // `FILTER_TRIAL` rows when more than one in `FILTER_PASS_SHARE`
-        // passed.
-        let mut tried = vec![(0u32, 0u32); filters.len()];
+        // Only the passes need ranks: without any, `pre` does nothing.
+        let filtered = passes.iter().any(|p| p.iter().any(Option::is_some));
         let pre = |r: usize, (ht, bt): (u32, u32), v: Verdict| {
             if !filtered {
                 return true;
@@ -677,17 +613,14 @@ impl LogColumn {
             if n == 2 {
                 next_rank[1][bt as usize] += 1;
             }
-            let p = row_plan[r] as usize;
-            let (t, k) = &mut tried[p];
-            if v != Verdict::Check || (*t >= FILTER_TRIAL && *k * FILTER_PASS_SHARE > *t) {
-                return true;
-            }
-            let pass = filters[p]
-                .iter()
-                .all(|f| f.passes(a, blocks, ranks, &mut buf));
-            *t += 1;
-            *k += pass as u32;
-            pass
+            v != Verdict::Check
+                || passes[row_plan[r] as usize]
+                    .iter()
+                    .zip(ranks)
+                    .all(|(p, k)| {
+                        p.as_ref()
+                            .map_or(true, |p| p.get(k).copied().unwrap_or(true))
+                    })
         };
         Some(self.render_checks_with(&verdict, templates, bits, test, pre))
     }
@@ -728,8 +661,13 @@ impl LogColumn {
                 let (h, b): (&LogBlock, &LogBlock) = (&hb.0, &hb.1);
                 // Per header template, the sets its skeleton ends in; per
                 // body template and set it starts from, the verdict.
-                let mut heads: Vec<Option<Vec<States>>> = vec![None; h.templates()];
-                let mut bodies: HashMap<(u32, Vec<States>), Verdict> = HashMap::new();
+                // Per header template, the id of the sets its skeleton ends
+                // in (equal sets share one id); per body template and id, the
+                // verdict.
+                let mut heads: Vec<Option<u32>> = vec![None; h.templates()];
+                let mut mids: Vec<Vec<States>> = Vec::new();
+                let mut mid_ids: HashMap<Vec<States>, u32> = HashMap::new();
+                let mut bodies: HashMap<(u32, u32), Verdict, Ids> = HashMap::default();
                 // Pair → plan: a dense table when the pairs are few enough
                 // (a lookup per row), else a map.
                 let tb = b.templates();
@@ -743,22 +681,32 @@ impl LogColumn {
                 ];
                 let mut index: HashMap<(u32, u32), u32, Ids> = HashMap::default();
                 let (mut keys, mut verdicts) = (Vec::new(), Vec::new());
+                let mut parts = Vec::new();
                 let mut make = |ht: u32, bt: u32| {
                     if over() {
                         keys.push((ht, bt));
                         verdicts.push(Verdict::Check);
                         return (verdicts.len() - 1) as u32;
                     }
-                    let mid = heads[ht as usize]
-                        .get_or_insert_with(|| ends(automata, &starts, &parts_of(&[(h, ht)])));
+                    let id = *heads[ht as usize].get_or_insert_with(|| {
+                        parts.clear();
+                        h.parts(ht as usize, 0, &mut parts);
+                        let mid = ends(automata, &starts, &parts);
+                        *mid_ids.entry(mid).or_insert_with_key(|mid| {
+                            mids.push(mid.clone());
+                            (mids.len() - 1) as u32
+                        })
+                    });
+                    let mid = &mids[id as usize];
                     // A header that leaves only the absorbing states
                     // decides the row whatever its body.
                     let v = if mid.iter().all(|m| SetAutomaton::settled(m)) {
                         verdict(automata, mid)
                     } else {
-                        *bodies.entry((bt, mid.clone())).or_insert_with(|| {
-                            let body = parts_of(&[(b, bt)]);
-                            verdict(automata, &ends(automata, mid, &body))
+                        *bodies.entry((id, bt)).or_insert_with(|| {
+                            parts.clear();
+                            b.parts(bt as usize, 1, &mut parts);
+                            verdict(automata, &ends(automata, mid, &parts))
                         })
                     };
                     keys.push((ht, bt));
@@ -801,6 +749,59 @@ impl LogColumn {
 mod tests {
     use super::*;
     use crate::logs::{encode_column, LogOptions};
+    use crate::search::predicate::literal_items;
+
+    /// A literal's chain shortcuts (the literal compared where a state
+    /// stands) give what the automaton's table gives: every reachable
+    /// state, strings cut from the literal and beside it, digit runs of
+    /// each kind, any string; equality and prefix, folded or not.
+    #[test]
+    fn chain_shortcuts_agree_with_the_table() {
+        for lit in [&b"ab12c"[..], b"0x1Fe", b"", b"7", b"a-b-c", b"9F9f"] {
+            for (prefix, fold) in [(false, false), (false, true), (true, false), (true, true)] {
+                let dfa = Dfa::new(&[literal_items(lit, false, prefix)], fold).unwrap();
+                let c = dfa.chain().expect("a literal's chain");
+                let a = SetAutomaton::new(&dfa).unwrap();
+                // A prefix never stands at its last state (reading the
+                // literal's last byte accepts), so its row is not kept.
+                let states: Vec<u32> = (0..dfa.states() as u32 - prefix as u32).collect();
+                let mut strings: Vec<Vec<u8>> = Vec::new();
+                for i in 0..=lit.len() {
+                    for j in i..=lit.len() {
+                        strings.push(lit[i..j].to_vec());
+                        strings.push([&lit[i..j], b"x"].concat());
+                        strings.push(lit[i..j].to_ascii_uppercase());
+                    }
+                }
+                for &k in &states {
+                    for s in &strings {
+                        assert_eq!(
+                            a.run(k, s),
+                            dfa.run(k, s),
+                            "{lit:?} {prefix} {fold} {k} {s:?}"
+                        );
+                    }
+                    for alphabet in [DEC, HEX_LOWER, HEX_UPPER] {
+                        assert_eq!(
+                            chain_digit_run(c, &[k], alphabet),
+                            a.closure(&[k], alphabet, false),
+                            "{lit:?} {prefix} {fold} {k} {alphabet:?}"
+                        );
+                    }
+                    for from in [vec![k], vec![DEAD, k], vec![ACCEPT, k]] {
+                        let mut from = from;
+                        from.sort_unstable();
+                        from.dedup();
+                        assert_eq!(
+                            a.any_string(&from),
+                            a.reachable(&from),
+                            "{lit:?} {prefix} {fold} {from:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     /// Every integer column's values lie within [`int_range`]'s bounds,
     /// whichever block modes the writer chose (timestamps and counters as

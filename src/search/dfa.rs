@@ -155,6 +155,21 @@ pub(crate) struct Dfa {
     /// Per state: a row ending here matches.
     accept_end: Vec<bool>,
     start: u32,
+    /// Set when built by [`Self::anchored_literal`].
+    chain: Option<Chain>,
+}
+
+/// An equality or prefix literal's automaton is a chain: state `2 + i`
+/// has read `i` bytes of the literal, and its only other successor is
+/// [`DEAD`] (or [`ACCEPT`] after the last byte of a prefix).
+#[derive(Clone, Debug)]
+pub(crate) struct Chain {
+    /// `lit%` rather than `lit`.
+    pub(crate) prefix: bool,
+    /// The literal.
+    pub(crate) lit: Vec<u8>,
+    /// ASCII letters match either case.
+    pub(crate) fold: bool,
 }
 
 impl Dfa {
@@ -252,6 +267,7 @@ impl Dfa {
             trans,
             accept_end,
             start,
+            chain: None,
         })
     }
 
@@ -298,6 +314,7 @@ impl Dfa {
             trans,
             accept_end,
             start,
+            chain: Some(Chain { prefix, lit, fold }),
         })
     }
 
@@ -363,7 +380,13 @@ impl Dfa {
             trans,
             accept_end,
             start: 2,
+            chain: None,
         })
+    }
+
+    /// The chain of an equality or prefix literal, when this is one.
+    pub(crate) fn chain(&self) -> Option<&Chain> {
+        self.chain.as_ref()
     }
 
     /// Number of states (with the two absorbing ones).

@@ -29,15 +29,17 @@ impl Search<'_> {
             col.rows_containing(f, bits)?;
         } else if let Test::Automata { .. } = self.c.test {
             // The time the verdicts may take (`logs::PLAN_NS_PER_ROW`),
-            // building the automata included: one whose dense table alone
-            // (at least a state per byte of the shortest match, 256
-            // transitions each, about 4 ns apiece to determinize: an 80-byte
-            // equality took 70 µs) would pass it is not built, and every row
-            // is rendered instead.
+            // building the automata included: one whose determinization
+            // alone (at least a state per byte of the shortest match, 256
+            // transitions each, about 4 ns apiece) would pass it is not
+            // built, and every row is rendered instead. A literal's chain
+            // or KMP automaton is a fill of the same table (a 130-byte
+            // equality: ~5 µs), so it always is.
             // `Strategy::Sparse` (tests) takes this path without a budget.
             let forced = self.strategy == Strategy::Sparse;
             let budget = col.rows() as u64 * crate::logs::PLAN_NS_PER_ROW;
-            if !forced && self.c.min_len as u64 * 256 * 4 > budget {
+            let cost = self.c.min_len as u64 * 256 * 4;
+            if !forced && !self.c.direct_automata() && cost > budget {
                 return Ok(false);
             }
             let start = std::time::Instant::now();
