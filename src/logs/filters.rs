@@ -12,10 +12,13 @@
 //! whole column at once ([`passes`]), so a row then costs one lookup per
 //! block. Results stay exact: filtered rows are still rendered and tested.
 
+use std::collections::HashMap;
+
 use super::column::IntCol;
 use super::decode::{render, LogBlock, Slot};
-use super::skeleton::{Part, SetAutomaton, States, DEC, HEX_LOWER, HEX_UPPER};
+use super::skeleton::{Part, SetAutomaton, States, Verdict, DEC, HEX_LOWER, HEX_UPPER};
 use super::{Kind, Width};
+use crate::search::dfa::{ACCEPT, DEAD};
 
 /// A necessary condition on one slot's value for a row to match: the
 /// states the value can lead to must include one from which the rest of
@@ -318,4 +321,129 @@ fn chain_values(a: &SetAutomaton<'_>, kind: Kind, from: &[u32], ok: &[u32]) -> O
     out.sort_unstable();
     out.dedup();
     Some(out)
+}
+
+/// A plan's rows settled by their first slot (for a single automaton):
+/// the slot's block (`which`) and, per rank of its template there, the
+/// verdict of the row once that slot's value and the static text after it
+/// are read from the states before it — [`Verdict::All`] when only the
+/// accepting absorbing state is left (a prefix or `LIKE 'a%'` read to its
+/// end), [`Verdict::None`] when only the dead one is (or, the skeleton
+/// read to its end, none accepts), else [`Verdict::Check`]. Exact for the
+/// same reason as the template verdicts: the states before the slot are a
+/// superset of where the row stands.
+pub(super) struct Decider {
+    pub(super) which: u8,
+    pub(super) verdicts: Vec<Verdict>,
+}
+
+/// The deciders of a column's plans, each worked out once per first slot
+/// and states before it (plans of a header template share it).
+#[derive(Default)]
+pub(super) struct Deciders {
+    all: Vec<Decider>,
+    index: HashMap<(u8, u32, States), usize>,
+}
+
+impl Deciders {
+    /// The decider of a plan whose skeleton is `parts` (templates `keys`),
+    /// or `None` when its first slot is free text (as costly to read as the
+    /// row) or it has none.
+    pub(super) fn of(
+        &mut self,
+        a: &SetAutomaton<'_>,
+        keys: (u32, u32),
+        parts: &[Part<'_>],
+    ) -> Option<usize> {
+        let j = parts.iter().position(|p| matches!(p, Part::Slot(..)))?;
+        let Part::Slot(_, slot, which) = parts[j] else {
+            return None;
+        };
+        if let Slot::Free { .. } = slot {
+            return None;
+        }
+        let mut before = a.start();
+        for p in &parts[..j] {
+            before = a.step_part(&before, p);
+        }
+        let t = if which == 0 { keys.0 } else { keys.1 };
+        // What follows the slot lies in its own template (a header ends
+        // in static text, maybe empty), so the key holds all it depends on.
+        let key = (which, t, before);
+        if let Some(&i) = self.index.get(&key) {
+            return Some(i);
+        }
+        let d = decider(a, t as usize, &key.2, &parts[j..]);
+        self.all.push(d);
+        self.index.insert(key, self.all.len() - 1);
+        Some(self.all.len() - 1)
+    }
+
+    /// Decider `i`'s verdict for the row whose ranks are `ranks`.
+    pub(super) fn verdict(&self, i: usize, ranks: [usize; 2]) -> Verdict {
+        let d = &self.all[i];
+        d.verdicts
+            .get(ranks[d.which as usize])
+            .copied()
+            .unwrap_or(Verdict::Check)
+    }
+}
+
+/// The decider of template `t`'s rows whose skeleton from its first slot
+/// on is `rest`, read from the states `before` (see [`Decider`]).
+fn decider(a: &SetAutomaton<'_>, t: usize, before: &[u32], rest: &[Part<'_>]) -> Decider {
+    let Part::Slot(b, slot, which) = rest[0] else {
+        unreachable!("a decider starts at a slot")
+    };
+    // The static text after the slot, and whether the skeleton ends there.
+    let (after, last): (&[u8], bool) = match rest.get(1) {
+        Some(Part::Static(t)) => (t, rest.len() == 2),
+        Some(_) => (b"", false),
+        None => (b"", true),
+    };
+    let settle = |s: &[u32]| -> Verdict {
+        let s = a.read(s, after);
+        if last {
+            super::skeleton::verdict(std::slice::from_ref(a), &[s])
+        } else if s.iter().all(|&k| k == ACCEPT) {
+            Verdict::All
+        } else if s.iter().all(|&k| k == DEAD) {
+            Verdict::None
+        } else {
+            Verdict::Check
+        }
+    };
+    let rows = b.templates.get(t).map_or(0, |t| t.count as usize);
+    let data = &b.bytes[b.data_at..];
+    let mut vals = Vec::with_capacity(rows);
+    let verdicts: Vec<Verdict> = match slot {
+        Slot::Dict { ids, warm, n, .. } => {
+            let per_id: Vec<Verdict> = (0..n as usize)
+                .map(|i| settle(&a.read(before, b.static_str(warm as usize + i))))
+                .collect();
+            ids.decode_all(&b.cps, data, &mut vals);
+            vals.iter()
+                .map(|&id| per_id.get(id as usize).copied().unwrap_or(Verdict::Check))
+                .collect()
+        }
+        Slot::Int {
+            kind,
+            values,
+            width,
+            widths,
+        } => {
+            values.decode_all(&b.cps, data, &mut vals);
+            let mut buf = Vec::new();
+            vals.iter()
+                .enumerate()
+                .map(|(rank, &v)| {
+                    buf.clear();
+                    render(&mut buf, kind, v, b.width_at(width, widths, data, rank));
+                    settle(&a.read(before, &buf))
+                })
+                .collect()
+        }
+        Slot::Free { .. } => vec![Verdict::Check; rows],
+    };
+    Decider { which, verdicts }
 }

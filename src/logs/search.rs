@@ -361,28 +361,27 @@ impl LogColumn {
         bits: &mut [u64],
         test: impl Fn(&[u8]) -> bool,
     ) -> Result<LogSearchStats> {
-        self.render_checks_with(verdict, templates, bits, test, |_, _, _| true)
+        self.render_checks_with(verdict, templates, bits, test, |_, _, v| v)
     }
 
-    /// [`Self::render_checks`], rendering a [`Verdict::Check`] row only when
-    /// `pre(row, its templates, its verdict)` holds (`pre` is called for
-    /// every row, in order).
+    /// [`Self::render_checks`] with each row's verdict refined by `pre(row,
+    /// its templates, its template's verdict)` (called for every row, in
+    /// order; it may only settle a [`Verdict::Check`]).
     pub(super) fn render_checks_with(
         &self,
         verdict: &[Verdict],
         templates: Vec<(u32, u32)>,
         bits: &mut [u64],
         test: impl Fn(&[u8]) -> bool,
-        mut pre: impl FnMut(usize, (u32, u32), Verdict) -> bool,
+        mut pre: impl FnMut(usize, (u32, u32), Verdict) -> Verdict,
     ) -> Result<LogSearchStats> {
         let rows = self.rows();
         // The rows to render: those checked that `pre` keeps.
         let mut todo: Vec<usize> = Vec::new();
         for (r, (&v, &t)) in verdict.iter().zip(&templates).enumerate() {
-            let keep = pre(r, t, v);
-            match v {
+            match pre(r, t, v) {
                 Verdict::All => bits[r / 64] |= 1 << (r % 64),
-                Verdict::Check if keep => todo.push(r),
+                Verdict::Check => todo.push(r),
                 _ => {}
             }
         }
@@ -466,7 +465,13 @@ mod tests {
                 let c = crate::search::Compiled::new(p).unwrap();
                 let mut bits = vec![0u64; rows.len().div_ceil(64)];
                 let st = col
-                    .rows_matching(c.dfas(), true, None, |r| c.pattern_matches(r), &mut bits)?
+                    .rows_matching(
+                        c.dfas(),
+                        c.end_anchored(),
+                        None,
+                        |r| c.pattern_matches(r),
+                        &mut bits,
+                    )?
                     .unwrap();
                 for (r, row) in rows.iter().enumerate() {
                     let want = c.pattern_matches(row);
@@ -553,8 +558,10 @@ mod tests {
             let st = stats[k].expect("small automata");
             assert!(st.rendered <= 2, "{:?} {st:?}", preds[k]);
         }
-        // A prefix inside static text renders nothing.
+        // A prefix inside static text renders nothing, nor one that ends
+        // in a row's first slot (its rows decided by the slot's value).
         assert_eq!(stats[8].expect("small").rendered, 0, "{stats:?}");
+        assert_eq!(stats[6].expect("small").rendered, 0, "{stats:?}");
     }
 
     /// A pattern whose verdicts would cost more than rendering the rows

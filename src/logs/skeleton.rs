@@ -39,7 +39,7 @@ use std::collections::HashMap;
 
 use super::column::IntCol;
 use super::decode::{render, LogBlock, Slot};
-use super::filters::{filters, passes, Passes};
+use super::filters::{filters, passes, Deciders, Passes};
 use super::search::{Ids, LogSearchStats};
 use super::split::LogColumn;
 use super::{Kind, Width};
@@ -577,33 +577,48 @@ impl LogColumn {
         for &p in &row_plan {
             rows_of[p as usize] += 1;
         }
-        let passes: Vec<Passes> = keys
+        // Per plan: filters (patterns that spell the row to its end) or a
+        // decider (others: a prefix, `LIKE 'a%b%'`), for checked plans with
+        // enough rows.
+        let single = automata.len() == 1;
+        let mut deciders = Deciders::default();
+        let (passes, decided): (Vec<Passes>, Vec<Option<usize>>) = keys
             .iter()
             .zip(&verdicts)
             .zip(&rows_of)
             .map(|((&(t0, t1), &v), &count)| {
-                if !with_filters || v != Verdict::Check || count < FILTER_MIN_ROWS {
-                    return [None, None];
+                if v != Verdict::Check || count < FILTER_MIN_ROWS || over() {
+                    return ([None, None], None);
                 }
                 let parts = if n == 1 {
                     parts_of(&[(blocks[0], t0)])
                 } else {
                     parts_of(&[(blocks[0], t0), (blocks[1], t1)])
                 };
-                passes(a, blocks, (t0, t1), filters(&automata, &parts, &over))
+                if with_filters {
+                    let f = filters(&automata, &parts, &over);
+                    (passes(a, blocks, (t0, t1), f), None)
+                } else if single {
+                    ([None, None], deciders.of(a, (t0, t1), &parts))
+                } else {
+                    ([None, None], None)
+                }
             })
-            .collect();
+            .unzip();
         let verdict: Vec<Verdict> = row_plan.iter().map(|&p| verdicts[p as usize]).collect();
-        // Each row's rank in its template, per block, for the passes.
+        // Each row's rank in its template, per block, for the passes and
+        // deciders.
         let mut next_rank: [Vec<usize>; 2] = [
             vec![0; blocks[0].templates()],
             vec![0; if n == 2 { blocks[1].templates() } else { 0 }],
         ];
-        // Only the passes need ranks: without any, `pre` does nothing.
-        let filtered = passes.iter().any(|p| p.iter().any(Option::is_some));
+        // Only passes and deciders need ranks: without any, `pre` does
+        // nothing.
+        let filtered = passes.iter().any(|p| p.iter().any(Option::is_some))
+            || decided.iter().any(Option::is_some);
         let pre = |r: usize, (ht, bt): (u32, u32), v: Verdict| {
             if !filtered {
-                return true;
+                return v;
             }
             let ranks = [
                 next_rank[0][ht as usize],
@@ -613,14 +628,22 @@ impl LogColumn {
             if n == 2 {
                 next_rank[1][bt as usize] += 1;
             }
-            v != Verdict::Check
-                || passes[row_plan[r] as usize]
-                    .iter()
-                    .zip(ranks)
-                    .all(|(p, k)| {
-                        p.as_ref()
-                            .map_or(true, |p| p.get(k).copied().unwrap_or(true))
-                    })
+            if v != Verdict::Check {
+                return v;
+            }
+            let p = row_plan[r] as usize;
+            if let Some(d) = decided[p] {
+                return deciders.verdict(d, ranks);
+            }
+            let pass = passes[p].iter().zip(ranks).all(|(p, k)| {
+                p.as_ref()
+                    .map_or(true, |p| p.get(k).copied().unwrap_or(true))
+            });
+            if pass {
+                Verdict::Check
+            } else {
+                Verdict::None
+            }
         };
         Some(self.render_checks_with(&verdict, templates, bits, test, pre))
     }
