@@ -65,10 +65,14 @@ fn main() {
     let mut best = [f64::MAX; 3];
     let mut counts = [0u64; 3];
     for _ in 0..reps {
-        // `FASTPAIR_PROBE_AUTO=1`: Auto only (profiles of its path alone).
-        let only_auto = std::env::var_os("FASTPAIR_PROBE_AUTO").is_some();
+        // `FASTPAIR_PROBE_AUTO=1`: Auto only (profiles of its path alone);
+        // `FASTPAIR_PROBE_ONLY=K`: strategy K of the three only.
+        let only: Option<usize> = match std::env::var("FASTPAIR_PROBE_ONLY") {
+            Ok(k) => k.parse().ok(),
+            Err(_) => std::env::var_os("FASTPAIR_PROBE_AUTO").map(|_| 0),
+        };
         for (k, &strategy) in strategies.iter().enumerate() {
-            if only_auto && k > 0 {
+            if only.is_some_and(|o| o != k) {
                 continue;
             }
             let o = SearchOptions { strategy };

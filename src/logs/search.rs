@@ -320,9 +320,25 @@ impl LogColumn {
                     (0..h.templates()).map(|t| h.static_holds(f, t)).collect(),
                     (0..b.templates()).map(|t| b.static_holds(f, t)).collect(),
                 );
-                // Per header template, the states its skeleton ends in.
-                let mut heads: HashMap<u32, States, Ids> = HashMap::default();
+                // Per header template, the states its skeleton ends in; per
+                // pair met, its verdict (a dense table when the pairs are
+                // few enough: a map lookup per row cost as much as the rest
+                // of the search on `HDFS_2k`).
+                let mut heads: Vec<Option<States>> = vec![None; h.templates()];
+                let tb = b.templates();
+                let dense = h.templates() * tb <= super::skeleton::DENSE_PAIRS;
+                let mut table: Vec<Option<Verdict>> =
+                    vec![None; if dense { h.templates() * tb } else { 0 }];
                 let mut pairs: HashMap<(u32, u32), Verdict, Ids> = HashMap::default();
+                let mut pair = |ht: u32, bt: u32, k: &Kmp| {
+                    let end =
+                        *heads[ht as usize].get_or_insert_with(|| h.skeleton(k, ht as usize, 1));
+                    if k.matched(end) || k.matched(b.skeleton(k, bt as usize, end)) {
+                        Verdict::Check
+                    } else {
+                        Verdict::None
+                    }
+                };
                 h.row_templates()
                     .into_iter()
                     .zip(b.row_templates())
@@ -330,16 +346,12 @@ impl LogColumn {
                         let v = if sh[ht as usize] || sb[bt as usize] {
                             Verdict::All
                         } else if let Some(k) = &kmp {
-                            *pairs.entry((ht, bt)).or_insert_with(|| {
-                                let end = *heads
-                                    .entry(ht)
-                                    .or_insert_with(|| h.skeleton(k, ht as usize, 1));
-                                if k.matched(end) || k.matched(b.skeleton(k, bt as usize, end)) {
-                                    Verdict::Check
-                                } else {
-                                    Verdict::None
-                                }
-                            })
+                            if dense {
+                                *table[ht as usize * tb + bt as usize]
+                                    .get_or_insert_with(|| pair(ht, bt, k))
+                            } else {
+                                *pairs.entry((ht, bt)).or_insert_with(|| pair(ht, bt, k))
+                            }
                         } else {
                             Verdict::Check
                         };

@@ -516,7 +516,7 @@ const FILTER_MIN_ROWS: usize = 32;
 
 /// Most header × body template pairs whose plans are indexed by a dense
 /// table (4 MiB) rather than a map.
-const DENSE_PAIRS: usize = 1 << 20;
+pub(super) const DENSE_PAIRS: usize = 1 << 20;
 
 /// The plans of a column's rows ([`LogColumn::row_plans`]).
 struct RowPlans<'b> {

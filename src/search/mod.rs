@@ -156,12 +156,14 @@ pub(crate) mod index;
 mod literal;
 pub mod predicate;
 mod selection;
+mod spans;
 mod sparse;
 mod tokens;
 
 pub use compiled::Compiled;
 pub use predicate::{Pattern, Predicate};
 pub use selection::Selection;
+pub(crate) use spans::values_containing;
 
 use crate::error::Result;
 use crate::read::Reader;
