@@ -11,7 +11,7 @@ use super::anchor::{self, AnchorFlags};
 use super::compiled::{Compiled, Test};
 use super::dfa::Dfa;
 use super::index::{self, ByteIndex, ChunkStats};
-use super::literal::Literal;
+use super::literal::{Literal, FIRST_NO, FIRST_YES};
 use super::sparse;
 use super::tokens::TokenDfa;
 use super::{Selection, Strategy};
@@ -341,6 +341,18 @@ impl<'a> Search<'a> {
         // whose length filter skips rows too long or too short to match).
         let bb = &self.caches.bb[view.id() as usize];
         let validity = view.validity();
+        // An equality or prefix: what each code says as a row's first code
+        // (most rows decided by one lookup), when the chunk has rows enough
+        // to pay for a pass over its dictionary.
+        let first = match path {
+            // (An empty literal is decided at a row's first code anyway.)
+            Path::Literal(l) if l.n > 0 => {
+                let table = view.dictionary().table();
+                (rows * FIRST_CODES_ROWS >= table.lens().len())
+                    .then(|| l.first_codes(table.words(), table.lens()))
+            }
+            _ => None,
+        };
         bits.par_chunks_mut(BLOCK / 64)
             .enumerate()
             .try_for_each(|(k, words)| {
@@ -352,6 +364,7 @@ impl<'a> Search<'a> {
                     forced: self.strategy == Strategy::Sparse,
                     cb,
                     bb,
+                    first: first.as_deref(),
                     validity,
                     lo,
                     hi,
@@ -361,6 +374,13 @@ impl<'a> Search<'a> {
     }
 }
 
+/// A chunk's first-code table for an equality or prefix is built when it
+/// has at least this many rows per code of its dictionary: an entry costs
+/// about a row's first-token compare, and it spares about a fifth of a
+/// row's (100,000-row columns: 20–25 % less; 9,000 rows with 4,096 codes,
+/// built at 2 rows a code, 5–20 % more).
+const FIRST_CODES_ROWS: usize = 8;
+
 /// One block of rows of a coded chunk.
 struct Block<'b, 'v> {
     view: &'b ChunkView<'v>,
@@ -369,6 +389,9 @@ struct Block<'b, 'v> {
     forced: bool,
     cb: &'b [u32],
     bb: &'b OnceLock<Vec<u32>>,
+    /// [`Path::Literal`]: per code, what it says as a row's first code
+    /// (`Literal::first_codes`).
+    first: Option<&'b [u8]>,
     validity: Option<&'b [u8]>,
     lo: usize,
     hi: usize,
@@ -550,15 +573,42 @@ impl Block<'_, '_> {
                 // Equality: only rows of the literal's length are compared.
                 let bb = if l.prefix { None } else { Some(self.bb()?) };
                 let mut hits = Vec::new();
-                for r in lo..hi {
-                    if let Some(bb) = bb {
-                        if (bb[r + 1] - bb[r]) as usize != l.n {
-                            continue;
+                let length_ok =
+                    |r: usize| bb.map_or(true, |bb| (bb[r + 1] - bb[r]) as usize == l.n);
+                match self.first {
+                    // The first code decides most rows; the others are
+                    // compared token by token.
+                    Some(first) => {
+                        for r in lo..hi {
+                            if !length_ok(r) {
+                                continue;
+                            }
+                            let (a, b) = (self.cb[r] as usize, self.cb[r + 1] as usize);
+                            let says = if a < b {
+                                first.get(codes.get(a) as usize).copied()
+                            } else {
+                                None
+                            };
+                            let hit = match says {
+                                Some(FIRST_NO) => false,
+                                Some(FIRST_YES) => true,
+                                _ => l.matches(tw, tl, (a..b).map(|i| codes.get(i))),
+                            };
+                            if hit {
+                                hits.push(r);
+                            }
                         }
                     }
-                    let (a, b) = (self.cb[r] as usize, self.cb[r + 1] as usize);
-                    if l.matches(tw, tl, (a..b).map(|i| codes.get(i))) {
-                        hits.push(r);
+                    None => {
+                        for r in lo..hi {
+                            if !length_ok(r) {
+                                continue;
+                            }
+                            let (a, b) = (self.cb[r] as usize, self.cb[r + 1] as usize);
+                            if l.matches(tw, tl, (a..b).map(|i| codes.get(i))) {
+                                hits.push(r);
+                            }
+                        }
                     }
                 }
                 self.finish(words, &hits, false);

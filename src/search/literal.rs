@@ -110,6 +110,46 @@ impl Literal {
     }
 }
 
+/// What a row's first code says of an equality or prefix literal
+/// ([`Literal::first_codes`]).
+pub(crate) const FIRST_NO: u8 = 0;
+/// The row matches whatever follows (a prefix its first token covers).
+pub(crate) const FIRST_YES: u8 = 1;
+/// The first token agrees with the literal's start: compare the rest.
+pub(crate) const FIRST_MAYBE: u8 = 2;
+
+impl Literal {
+    /// Per code of a dictionary (`words`, `lens`), what a row whose first
+    /// code it is can be: [`FIRST_NO`] when its token disagrees with the
+    /// literal (or, for an equality, runs past it), [`FIRST_YES`] when a
+    /// prefix lies within it, [`FIRST_MAYBE`] otherwise. An equality whose
+    /// first token is the whole literal is a yes only for a row of the
+    /// literal's length (the caller checks lengths first), so it is a
+    /// maybe here. A row's bytes are its tokens' whatever the codes, so the
+    /// answer holds for any tokenization.
+    pub(crate) fn first_codes(&self, words: &[[u8; MAX_TOKEN_LEN]], lens: &[u8]) -> Vec<u8> {
+        words
+            .iter()
+            .zip(lens)
+            .map(|(w, &len)| {
+                let len = len as usize;
+                let k = len.min(self.n);
+                if (u128::from_le_bytes(*w) ^ self.head) & MASKS[k] != 0 {
+                    FIRST_NO
+                } else if len >= self.n {
+                    match (self.prefix, len == self.n) {
+                        (true, _) => FIRST_YES,
+                        (false, true) => FIRST_MAYBE,
+                        (false, false) => FIRST_NO,
+                    }
+                } else {
+                    FIRST_MAYBE
+                }
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Literal;
@@ -146,6 +186,18 @@ mod tests {
                     };
                     let got = l.matches(t.words(), t.lens(), row.iter().copied());
                     assert_eq!(got, want, "{bytes:?} {lit:?} {prefix}");
+                    // The first code's answer never contradicts the row's
+                    // (a yes matches, a no does not), for a row of the
+                    // literal's length when an equality.
+                    if let Some(&c) = row.first() {
+                        if prefix || bytes.len() == lit.len() {
+                            match l.first_codes(t.words(), t.lens())[c as usize] {
+                                super::FIRST_YES => assert!(want, "{bytes:?} {lit:?}"),
+                                super::FIRST_NO => assert!(!want, "{bytes:?} {lit:?}"),
+                                _ => {}
+                            }
+                        }
+                    }
                 }
             }
         }
