@@ -348,19 +348,23 @@ pub(super) struct Deciders {
 impl Deciders {
     /// The decider of a plan whose skeleton is `parts` (templates `keys`),
     /// or `None` when its first slot is free text (as costly to read as the
-    /// row) or it has none.
+    /// row) or it has none, or when the plan has `few` rows and its first
+    /// slot is a dictionary (whose every value would be read for them).
     pub(super) fn of(
         &mut self,
         a: &SetAutomaton<'_>,
         keys: (u32, u32),
         parts: &[Part<'_>],
+        few: bool,
     ) -> Option<usize> {
         let j = parts.iter().position(|p| matches!(p, Part::Slot(..)))?;
         let Part::Slot(_, slot, which) = parts[j] else {
             return None;
         };
-        if let Slot::Free { .. } = slot {
-            return None;
+        match slot {
+            Slot::Free { .. } => return None,
+            Slot::Dict { .. } if few => return None,
+            _ => {}
         }
         let mut before = a.start();
         for p in &parts[..j] {

@@ -587,7 +587,7 @@ impl LogColumn {
             .zip(&verdicts)
             .zip(&rows_of)
             .map(|((&(t0, t1), &v), &count)| {
-                if v != Verdict::Check || count < FILTER_MIN_ROWS || over() {
+                if v != Verdict::Check || over() {
                     return ([None, None], None);
                 }
                 let parts = if n == 1 {
@@ -595,11 +595,14 @@ impl LogColumn {
                 } else {
                     parts_of(&[(blocks[0], t0), (blocks[1], t1)])
                 };
-                if with_filters {
+                if with_filters && count >= FILTER_MIN_ROWS {
                     let f = filters(&automata, &parts, &over);
                     (passes(a, blocks, (t0, t1), f), None)
-                } else if single {
-                    ([None, None], deciders.of(a, (t0, t1), &parts))
+                } else if !with_filters && single {
+                    // An integer first slot costs a value's render per row,
+                    // less than the row's: deciders for few rows too.
+                    let few = count < FILTER_MIN_ROWS;
+                    ([None, None], deciders.of(a, (t0, t1), &parts, few))
                 } else {
                     ([None, None], None)
                 }
