@@ -256,25 +256,26 @@ pub(super) fn filters(
                     })
                     .collect(),
             }),
-            Slot::Int { kind, values, .. } if chain_values(a, kind, from, ok).is_some() => filters
-                .push(Filter::IntIn {
-                    which,
-                    values,
-                    allowed: chain_values(a, kind, from, ok).unwrap_or_default(),
-                }),
             Slot::Int {
                 kind,
                 values,
                 width,
                 widths,
-            } => filters.push(Filter::Int {
-                which,
-                kind,
-                values,
-                width,
-                widths,
-                from: from.clone(),
-                ok: ok.clone(),
+            } => filters.push(match chain_values(a, kind, from, ok) {
+                Some(allowed) => Filter::IntIn {
+                    which,
+                    values,
+                    allowed,
+                },
+                None => Filter::Int {
+                    which,
+                    kind,
+                    values,
+                    width,
+                    widths,
+                    from: from.clone(),
+                    ok: ok.clone(),
+                },
             }),
             // A free slot's value costs as much to read as the row.
             Slot::Free { .. } => {}
@@ -294,7 +295,7 @@ pub(super) fn filters(
 fn chain_values(a: &SetAutomaton<'_>, kind: Kind, from: &[u32], ok: &[u32]) -> Option<Vec<u64>> {
     let c = a.dfa.chain()?;
     let lit = &c.lit[..];
-    if c.fold || ok.contains(&1) {
+    if c.fold || ok.contains(&ACCEPT) {
         return None;
     }
     let (radix, alphabet) = match kind {
