@@ -36,7 +36,7 @@ from typing import List, Optional, Sequence
 # ---------------------------------------------------------------- constants (§1, §2, §3, §8)
 
 MAGIC = b"FASTPAIR"
-VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 HEADER_LEN = 16
 TAIL_LEN = 24
 FOOTER_PREFIX_LEN = 32
@@ -632,9 +632,9 @@ class Reader:
             nulls = valid.count(False)
             check(nulls == e.nulls, "§5.5", base + val_at, "NullCount", f"chunk {i}: {nulls} zero bits, footer says {e.nulls} nulls")
         items = decode_log_payload(payload, base + pay_at)
-        want = 3 if self.version >= 7 else 2 if self.version >= 6 else 1
+        want = 4 if self.version >= 8 else 3 if self.version >= 7 else 2 if self.version >= 6 else 1
         check(log_payload_form(payload) == want, LOG_SECTION, base + pay_at, "BadField",
-              f"chunk {i}: log payload magic {payload[:4]!r} (FPL3/FPS3 in format version 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)")
+              f"chunk {i}: log payload magic {payload[:4]!r} (FPL4/FPS4 in format version 8, FPL3/FPS3 in 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)")
         check(len(items) == e.rows, LOG_SECTION, base + pay_at, "SizeMismatch", f"chunk {i}: log payload rows {len(items)}, want {e.rows}")
         for r, v in enumerate(items):
             check(len(v) <= MAX_VALUE_LEN, "§8", base + pay_at, "LimitExceeded", f"chunk {i}: row {r} longer than MAX_VALUE_LEN")
@@ -776,9 +776,11 @@ class Reader:
 # ---------------------------------------------------------------- log templates (§5.8)
 
 # Payload forms, §5.8.1: 1 (format versions 4-5: pool form 1), 2 (version 6:
-# pool form 2), 3 (version 7: pool form 2, delta integer blocks, §5.8.3).
-LOG_BLOCK_MAGICS = {b"FPL1": 1, b"FPL2": 2, b"FPL3": 3}
-LOG_SPLIT_MAGICS = {b"FPS1": 1, b"FPS2": 2, b"FPS3": 3}
+# pool form 2), 3 (version 7: pool form 2, delta integer blocks, §5.8.3),
+# 4 (version 8: as 3, and runs blocks in slot columns, §5.8.3).
+LOG_BLOCK_MAGICS = {b"FPL1": 1, b"FPL2": 2, b"FPL3": 3, b"FPL4": 4}
+LOG_SPLIT_MAGICS = {b"FPS1": 1, b"FPS2": 2, b"FPS3": 3, b"FPS4": 4}
+LOG_RUNS_MODE = 252
 LOG_ROW_BLOCK = 128
 LOG_COLUMN_BLOCK = 128
 LOG_DELTA_GROUP = 32
@@ -846,24 +848,38 @@ def _packed_len(n: int, bits: int) -> int:
     return (n * bits + 7) // 8
 
 
-def _int_column(c: "_LogCursor", n: int, used: List[int], form: int) -> List[tuple]:
+def _int_column(c: "_LogCursor", n: int, used: List[int], form: int, slot: bool = True) -> List[tuple]:
     """Checkpoints of an integer column of ``n`` values (§5.8.3) in a block
-    of payload form ``form``: a list of (data offset, bits, base, slope,
-    values in the block, delta)."""
+    of payload form ``form``; ``slot``: a slot's column (runs blocks allowed
+    in form 4), not the pool's offsets. A list of (data offset, bits, base,
+    slope, values in the block, delta, heads): ``heads`` > 0 for a runs
+    block, whose bitmap is at the data offset and whose other fields
+    describe its heads."""
     cps = []
     left = n
     while left > 0:
         m = min(left, LOG_COLUMN_BLOCK)
         left -= m
         mode = c.u8("integer block mode")
+        heads = 0
+        if mode == LOG_RUNS_MODE:
+            if form != 4 or not slot:
+                c.fail("BadField", f"integer block mode {mode} (runs blocks are format version 8's, in slot columns)")
+            heads = c.varint("runs block heads")
+            if heads < 2 or heads > m:
+                c.fail("BadField", f"runs block heads {heads} (2 to the block's values)")
+            mode = c.u8("runs block heads' mode")
+            if mode == LOG_RUNS_MODE:
+                c.fail("BadField", f"runs block heads' mode {mode} (a runs block's heads are not runs)")
+        own = heads if heads else m
         delta = mode > 192
         if delta:
             bits, linear = mode - 192, True
-            if form != 3:
+            if form < 3:
                 c.fail("BadField", f"integer block mode {mode} (delta blocks are format version 7's)")
             if bits > 59:
                 c.fail("BadField", f"integer block bit width {bits} (a delta block's is at most 59)")
-            if m < 2:
+            if own < 2:
                 c.fail("BadField", f"integer block mode {mode} (a delta block of one value)")
         else:
             bits, linear = mode & 0x7F, mode & 0x80
@@ -874,34 +890,53 @@ def _int_column(c: "_LogCursor", n: int, used: List[int], form: int) -> List[tup
         if linear:
             z = c.varint("integer block slope")
             slope = ((z >> 1) ^ -(z & 1)) & ((1 << 64) - 1)
-        cps.append((used[0], bits, base, slope, m, delta))
-        if delta:  # m - 1 residuals, then a (bits + 5)-bit sum per full group of 32
-            used[0] += ((m - 1) * bits + (m - 1) // LOG_DELTA_GROUP * (bits + 5) + 7) // 8
+        cps.append((used[0], bits, base, slope, m, delta, heads))
+        if heads:  # the bitmap, then the heads as a block
+            used[0] += (m + 7) // 8
+        if delta:  # own - 1 residuals, then a (bits + 5)-bit sum per full group of 32
+            used[0] += ((own - 1) * bits + (own - 1) // LOG_DELTA_GROUP * (bits + 5) + 7) // 8
         else:
-            used[0] += _packed_len(m, bits)
+            used[0] += _packed_len(own, bits)
     return cps
+
+
+def _block_values(data: bytes, off: int, bits: int, base: int, slope: int, m: int, delta: bool) -> List[int]:
+    """The ``m`` values of a FoR, linear or delta block whose residuals
+    start at ``data[off:]`` (§5.8.3), a delta block's group sums checked."""
+    mask = (1 << 64) - 1
+    if not delta:
+        return [(base + _packed(data, off, bits, j) + j * slope) & mask for j in range(m)]
+    r = [_packed(data, off, bits, j) for j in range(m - 1)]
+    for k in range((m - 1) // LOG_DELTA_GROUP):
+        at = (m - 1) * bits + k * (bits + 5)
+        w = int.from_bytes(data[off + at // 8:off + at // 8 + 16], "little")
+        got = (w >> (at % 8)) & ((1 << (bits + 5)) - 1)
+        if got != sum(r[LOG_DELTA_GROUP * k:LOG_DELTA_GROUP * (k + 1)]):
+            raise FormatError(LOG_SECTION, off, "BadField", f"delta block group sum {got}")
+    out = [base]
+    for x in r:
+        out.append((out[-1] + slope + x) & mask)
+    return out
 
 
 def _int_values(cps: List[tuple], data: bytes) -> List[int]:
     out = []
-    mask = (1 << 64) - 1
-    for off, bits, base, slope, m, delta in cps:
-        if delta:
-            r = [_packed(data, off, bits, j) for j in range(m - 1)]
-            for k in range((m - 1) // LOG_DELTA_GROUP):
-                at = (m - 1) * bits + k * (bits + 5)
-                w = int.from_bytes(data[off + at // 8:off + at // 8 + 16], "little")
-                got = (w >> (at % 8)) & ((1 << (bits + 5)) - 1)
-                if got != sum(r[LOG_DELTA_GROUP * k:LOG_DELTA_GROUP * (k + 1)]):
-                    raise FormatError(LOG_SECTION, off, "BadField", f"delta block group sum {got}")
-            v = base
-            out.append(v)
-            for x in r:
-                v = (v + slope + x) & mask
-                out.append(v)
-        else:
-            for j in range(m):
-                out.append((base + _packed(data, off, bits, j) + j * slope) & mask)
+    for off, bits, base, slope, m, delta, heads in cps:
+        if not heads:
+            out.extend(_block_values(data, off, bits, base, slope, m, delta))
+            continue
+        # A runs block: bit j of the bitmap starts a run at value j; value 0
+        # starts one, exactly `heads` do, and no bit lies past the values.
+        nb = (m + 7) // 8
+        bitmap = int.from_bytes(data[off:off + nb], "little")
+        if bitmap & 1 == 0 or bin(bitmap).count("1") != heads or bitmap >> m:
+            raise FormatError(LOG_SECTION, off, "BadField",
+                              "runs block bitmap (a run at value 0, one per head, none past the values)")
+        hv = _block_values(data, off + nb, bits, base, slope, heads, delta)
+        k = -1
+        for j in range(m):
+            k += (bitmap >> j) & 1
+            out.append(hv[k])
     return out
 
 
@@ -945,7 +980,7 @@ def _log_pool(buf: bytes, base: int, form: int) -> List[bytes]:
     data_len = c.bounded("pool offsets data length", len(buf))
     data = c.take(data_len, "pool offsets data")
     used = [0]
-    cps = _int_column(meta, strings + 1, used, form)
+    cps = _int_column(meta, strings + 1, used, form, slot=False)
     if not meta.at_end() or used[0] != data_len:
         meta.fail("SizeMismatch", "pool offsets")
     offs = _int_values(cps, data + bytes(16))
@@ -1115,7 +1150,7 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
 def log_payload_form(buf: bytes) -> int:
     """The payload form a payload's magic names (§5.8.1): 1 for "FPL1"/"FPS1"
     (format versions 4-5), 2 for "FPL2"/"FPS2" (version 6), 3 for
-    "FPL3"/"FPS3" (version 7), 0 otherwise."""
+    "FPL3"/"FPS3" (version 7), 4 for "FPL4"/"FPS4" (version 8), 0 otherwise."""
     return LOG_SPLIT_MAGICS.get(buf[:4], LOG_BLOCK_MAGICS.get(buf[:4], 0))
 
 

@@ -582,10 +582,10 @@ cases! {
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
     truncated_by_one: |b, _| b.file[..b.file.len() - 1].to_vec()
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
-    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 8) })
-        => Error::UnsupportedVersion { found: 8, supported: 7 },
-    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 9))
-        => Error::UnsupportedVersion { found: 9, supported: 7 },
+    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 9) })
+        => Error::UnsupportedVersion { found: 9, supported: 8 },
+    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 10))
+        => Error::UnsupportedVersion { found: 10, supported: 8 },
     // A version-1 file whose tail says 2 (both known, they disagree).
     version_mismatch: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 2) })
         => Error::Corrupt { section: Section::Header, offset: 8, invariant: I::VersionMismatch { header: 1, tail: 2 } },
@@ -1104,6 +1104,34 @@ cases! {
         v6log().edit_chunk(0, |p, _| p.log_payload = Some(new))
     }
         => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { what: "integer block mode (delta blocks are format version 7's)", .. }, .. },
+
+    // --- Version 8 (§10): runs integer blocks, payload magics "FPL4"/"FPS4" ---
+    /// A version-8 file relabelled 7: its dictionaries read the same, its
+    /// first log payload ("FPS4") is not version 7's.
+    v8_file_as_version_7: |_, _| v8log().patch(|v| set_version(v, 7))
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { .. }, .. },
+    /// A version-8 file whose first log chunk holds the version-7 payload
+    /// of the same rows ("FPS3"): valid in itself, the wrong spelling for
+    /// the file's version (§5.8.1).
+    v7_log_payload_in_version_8: |_, _| {
+        let old = v7log().chunks[0].log_payload.clone();
+        v8log().edit_chunk(0, |p, _| p.log_payload = old)
+    }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { .. }, .. },
+    /// A version-7 file whose first log chunk holds the version-8 payload
+    /// relabelled "FPS3" / "FPL3": its runs blocks are version 8's
+    /// (§5.8.3).
+    v7_log_runs_block: |_, _| {
+        let mut new = v8log().chunks[0].log_payload.clone().unwrap();
+        relabel_split(&mut new, b'3');
+        v7log().edit_chunk(0, |p, _| p.log_payload = Some(new))
+    }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { what: "integer block mode (runs blocks are format version 8's, in slot columns)", .. }, .. },
+}
+
+/// The version-8 golden file of log-template chunks.
+fn v8log() -> Base {
+    Base::load("v8_log_templates")
 }
 
 /// The version-6 golden file of log-template chunks.

@@ -3,17 +3,19 @@
 //! the same bytes; and writing the values with the same options must reproduce
 //! each file byte for byte as long as the trainer picks the same dictionary.
 //!
-//! Four generations: the files named `v5_*` pin format version 5 (a
-//! dictionary may store its planes, §4.5: the `v5_planes_*` files) and are
-//! what the writer gives today; regenerate them (`cargo test --test golden
-//! -- --ignored regenerate`) only on a deliberate format change. The `v4_*`
-//! files pin version 4 (chunk kind and parts table in the chunk header, a
-//! checksum per block, §5.0, §5.7), the `v3_*` files version 3
-//! (front-coded dictionaries, §4), the others versions 1 and 2 (planes on
-//! disk, §4.5): they were written by older writers, are never regenerated,
-//! and must keep reading (and re-serializing, with the format's writers of
-//! their version) exactly as before. The writer writes version 5 only: the
-//! byte-for-byte rewrite test compares it with the `v5_*` files.
+//! Generations: the files named `v8_*` pin format version 8 (the current
+//! one; `v8_planes_*` store their dictionaries' planes, §4.5) and are what
+//! the writer gives today; regenerate them (`cargo test --test golden --
+//! --ignored regenerate`) only on a deliberate format change. The `v7_*`,
+//! `v6_*`, `v5_*` files pin versions 7 (delta integer blocks, §5.8.3), 6
+//! and 5, the `v4_*` files version 4 (chunk kind and parts table in the
+//! chunk header, a checksum per block, §5.0, §5.7), the `v3_*` files
+//! version 3 (front-coded dictionaries, §4), the others versions 1 and 2
+//! (planes on disk, §4.5): they were written by older writers, are never
+//! regenerated, and must keep reading (and re-serializing, with the
+//! format's writers of their version) exactly as before. The writer writes
+//! version 8 only: the byte-for-byte rewrite test compares it with the
+//! `v8_*` files.
 //! testdata/corrupt/ is derived from nulls_multichunk.fpc,
 //! v3_nulls_multichunk.fpc, v4_nulls_multichunk.fpc and
 //! v5_planes_nulls_multichunk.fpc and its recipes name offsets in them:
@@ -51,26 +53,26 @@ fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> Wri
         .with_log_templates(LogTemplates::Off)
 }
 
-/// Each golden file of the current format (version 7): name, writer
+/// Each golden file of the current format (version 8): name, writer
 /// options, and the generator of its values. The same columns as the
-/// version 1–2 files of [`columns`], named `v7_*`, and the same columns
-/// again with stored planes (§4.5), named `v7_planes_*`.
+/// version 1–2 files of [`columns`], named `v8_*`, and the same columns
+/// again with stored planes (§4.5), named `v8_planes_*`.
 #[allow(clippy::type_complexity)]
 fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
     let mut v: Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> = columns()
         .into_iter()
-        .map(|(name, o, gen)| (format!("v7_{name}"), o, gen))
+        .map(|(name, o, gen)| (format!("v8_{name}"), o, gen))
         .collect();
     // Log-template chunks (§5.8): nulls, empty values, three chunks, the
     // last of them all null (so it stays coded: no bytes, §5.8).
     v.push((
-        "v7_log_templates".into(),
+        "v8_log_templates".into(),
         opts(Codec::OnPair12, 130, 64, DictMode::Shared).with_log_templates(LogTemplates::Always),
         log_template_rows,
     ));
     v.extend(columns().into_iter().map(|(name, o, gen)| {
         (
-            format!("v7_planes_{name}"),
+            format!("v8_planes_{name}"),
             o.with_dict_planes(DictPlanes::Always),
             gen,
         )
@@ -78,7 +80,7 @@ fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
     // Stored planes with a high plane: W = 8 (few long codes), some tokens
     // longer than 8 bytes (flags 0x03, §4.5).
     v.push((
-        "v7_planes_high_plane".into(),
+        "v8_planes_high_plane".into(),
         opts(Codec::OnPair12, 1 << 20, 64, DictMode::Shared).with_dict_planes(DictPlanes::Always),
         movie_titles,
     ));
@@ -137,11 +139,13 @@ fn legacy() -> Vec<String> {
         ])
         .collect::<Vec<_>>();
     let v6 = v5.iter().map(|n| n.replacen("v5_", "v6_", 1));
+    let v7 = v5.iter().map(|n| n.replacen("v5_", "v7_", 1));
     base.into_iter()
         .chain(v3)
         .chain(v4)
         .chain(v5.clone())
         .chain(v6)
+        .chain(v7)
         .collect()
 }
 
@@ -192,7 +196,9 @@ fn columns() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> 
 
 /// The format version of golden file `name`.
 fn version_of(name: &str) -> u32 {
-    if name.starts_with("v7_") {
+    if name.starts_with("v8_") {
+        8
+    } else if name.starts_with("v7_") {
         7
     } else if name.starts_with("v6_") {
         6
@@ -502,6 +508,8 @@ fn golden_files_have_what_they_claim() {
         "v6_planes_",
         "v7_",
         "v7_planes_",
+        "v8_",
+        "v8_planes_",
     ] {
         let load = |name: &str| load(&format!("{p}{name}"));
         let r = Reader::from_bytes(load("nulls_multichunk").0).unwrap();
@@ -551,7 +559,7 @@ fn golden_files_have_what_they_claim() {
     }
     // A version-3 dictionary section is smaller than the planes it
     // materializes (the point of §4's front coding).
-    for g in golden().iter().filter(|g| !g.0.starts_with("v7_planes_")) {
+    for g in golden().iter().filter(|g| !g.0.starts_with("v8_planes_")) {
         let file = load(&g.0).0;
         let r = Reader::from_bytes(file).unwrap();
         for (d, s) in r.dictionaries().unwrap().iter().zip(&r.footer().dicts) {
@@ -800,16 +808,44 @@ fn version_6_files_hold_what_version_5_files_hold() {
 /// blocks where they are smaller) that is not larger than version 6's.
 #[test]
 fn version_7_files_hold_what_version_6_files_hold() {
-    use fastpair::logs::{LogColumn, LogForm};
+    use fastpair::logs::LogForm;
+    let added = next_version_holds_the_same(6, (LogForm::V6, LogForm::V7), 2);
+    assert!(added > 0, "the golden log chunks hold delta blocks");
+}
+
+/// Version 8 added the runs integer block (§5.8.3, payload magics
+/// "FPL4"/"FPS4") and nothing else: each `v8_*` file holds its `v7_*`
+/// file's rows, its dictionary sections and coded chunks are version 7's
+/// bytes, and its log-template chunks hold a version-8 payload (runs
+/// blocks where they are smaller) that is not larger than version 7's.
+#[test]
+fn version_8_files_hold_what_version_7_files_hold() {
+    use fastpair::logs::LogForm;
+    let added = next_version_holds_the_same(7, (LogForm::V7, LogForm::V8), 3);
+    assert!(added > 0, "the golden log chunks hold runs blocks");
+}
+
+/// Checks that each golden file of version `old + 1` holds its version
+/// `old` file's rows, dictionary sections and coded chunks byte for byte,
+/// and log payloads of `forms` no larger, the new version's with blocks of
+/// mode `mode` (`LogColumn::integer_block_modes`) the old one lacks.
+/// Returns how many such blocks the new files' log payloads hold.
+fn next_version_holds_the_same(
+    old: u32,
+    forms: (fastpair::logs::LogForm, fastpair::logs::LogForm),
+    mode: usize,
+) -> usize {
+    use fastpair::logs::LogColumn;
+    let new = old + 1;
     let names = columns()
         .iter()
         .flat_map(|c| [c.0.to_string(), format!("planes_{}", c.0)])
         .chain(["log_templates".to_string(), "planes_high_plane".to_string()])
         .collect::<Vec<_>>();
-    let mut delta_blocks = 0;
+    let mut added = 0;
     for name in names {
-        let (f6, _) = load(&format!("v6_{name}"));
-        let (f7, _) = load(&format!("v7_{name}"));
+        let (f6, _) = load(&format!("v{old}_{name}"));
+        let (f7, _) = load(&format!("v{new}_{name}"));
         let (a, b) = (
             Reader::from_bytes(f6.clone()).unwrap(),
             Reader::from_bytes(f7.clone()).unwrap(),
@@ -820,7 +856,7 @@ fn version_7_files_hold_what_version_6_files_hold() {
             assert_eq!(
                 &f6[ra.offset as usize..(ra.offset + ra.len) as usize],
                 &f7[rb.offset as usize..(rb.offset + rb.len) as usize],
-                "{name}: dictionary sections are version 6's bytes"
+                "{name}: dictionary sections are version {old}'s bytes"
             );
         }
         assert_eq!(a.num_chunks(), b.num_chunks(), "{name}");
@@ -835,19 +871,19 @@ fn version_7_files_hold_what_version_6_files_hold() {
                     let p = ChunkSection::parse(s, e.section.offset, i as u32, e, bits, v).unwrap();
                     p.log_payload.unwrap().0.to_vec()
                 };
-                let (pa, pb) = (payload(&a, ca, &ea, 6), payload(&b, cb, &eb, 7));
+                let (pa, pb) = (payload(&a, ca, &ea, old), payload(&b, cb, &eb, new));
                 let (la, lb) = (LogColumn::open(&pa).unwrap(), LogColumn::open(&pb).unwrap());
-                assert_eq!((la.form(), lb.form()), (LogForm::V6, LogForm::V7));
-                assert_eq!(la.integer_block_modes()[2], 0);
-                delta_blocks += lb.integer_block_modes()[2];
+                assert_eq!((la.form(), lb.form()), forms);
+                assert_eq!(la.integer_block_modes()[mode], 0);
+                added += lb.integer_block_modes()[mode];
                 assert!(pb.len() <= pa.len(), "{name} chunk {i}");
             } else {
                 assert_eq!(
                     ca, cb,
-                    "{name} chunk {i}: coded chunks are version 6's bytes"
+                    "{name} chunk {i}: coded chunks are version {old}'s bytes"
                 );
             }
         }
     }
-    assert!(delta_blocks > 0, "the golden log chunks hold delta blocks");
+    added
 }

@@ -92,7 +92,7 @@ fn main() {
         let a = encode_column(&vals, &opts);
         let secs = t.elapsed().as_secs_f64();
         let mut acc = [0usize; 7];
-        if a.starts_with(b"FPS3") {
+        if a.starts_with(b"FPS4") {
             let h = u32::from_le_bytes(a[4..8].try_into().unwrap()) as usize;
             acc[0] += 8;
             block_parts(&a[8..8 + h], &mut acc);
@@ -136,6 +136,16 @@ fn main() {
                 a.len(),
                 (now - shared) * 3 / 2,
                 100.0 * ((now - shared) * 3 / 2) as f64 / a.len() as f64
+            );
+        }
+        // `LOGS_RUNS=1`: integer blocks stored as runs (`runs_estimate`).
+        if std::env::var_os("LOGS_RUNS").is_some() {
+            let col = fastpair::logs::LogColumn::open(&a).unwrap();
+            let (now, then, t, n) = col.runs_estimate();
+            eprintln!(
+                "runs,{name},{},{now},{then},{t}/{n},{:.1}%",
+                a.len(),
+                100.0 * (now - then) as f64 / a.len() as f64
             );
         }
         // `LOGS_SHOW=NAME`: that column's templates and slot types too.

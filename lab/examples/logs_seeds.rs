@@ -1,10 +1,11 @@
 //! Writes the seed inputs of the `logs_open` fuzz target (fuzz/seeds/logs_open/):
 //! the first rows of a few log columns (text and JSON lines) encoded by the
 //! template codec, small enough for the fuzzer to mutate. They are payloads
-//! of the current format (version 7: pools of form 2, delta integer
-//! blocks); the `v6-*` and `v5-*` seeds beside them are the same rows as
-//! versions 6 and 5 wrote them (no delta blocks; form 1 in version 5), kept
-//! so that the older forms' parsers are fuzzed too.
+//! of the current format (version 8: pools of form 2, delta and runs
+//! integer blocks); the `v7-*`, `v6-*` and `v5-*` seeds beside them are the
+//! same rows as versions 7, 6 and 5 wrote them (no runs blocks; no delta
+//! blocks before 7; form 1 in version 5), kept so that the older forms'
+//! parsers are fuzzed too.
 //!
 //!   cargo run --release -p fastpair-lab --example logs_seeds   (corpus in target/corpus)
 

@@ -1,8 +1,8 @@
 """spec/reader.py's decoder of the log-template payload (spec/FORMAT.md
 §5.8) against the Rust encoder's output: the golden payload
-testdata/golden/logs_payload_v7.fpl (written by
-`fastpair::logs::encode_column`, pinned by tests/logs.rs; the version-5 and
--6 payloads of the same rows beside it) decodes to testdata/golden/logs_payload.rows, and
+testdata/golden/logs_payload_v8.fpl (written by
+`fastpair::logs::encode_column`, pinned by tests/logs.rs; the version-5, -6
+and -7 payloads of the same rows beside it) decodes to testdata/golden/logs_payload.rows, and
 damaged copies are rejected with a FormatError, never another exception.
 
 Needs no built package: `python3 python/tests/test_spec_logs.py` runs the
@@ -23,7 +23,7 @@ _spec.loader.exec_module(reader)
 GOLDEN = REPO / "testdata" / "golden"
 
 
-def golden(name="logs_payload_v7.fpl"):
+def golden(name="logs_payload_v8.fpl"):
     payload = (GOLDEN / name).read_bytes()
     rows = (GOLDEN / "logs_payload.rows").read_bytes().split(b"\n")[:-1]
     return payload, rows
@@ -31,13 +31,17 @@ def golden(name="logs_payload_v7.fpl"):
 
 def test_golden_payload_decodes_to_its_rows():
     payload, rows = golden()
-    assert payload[:4] == b"FPS3", "the golden covers the split form, payload form 3"
+    assert payload[:4] == b"FPS4", "the golden covers the split form, payload form 4"
     assert reader.decode_log_payload(payload) == rows
-    assert reader.log_payload_form(payload) == 3
+    assert reader.log_payload_form(payload) == 4
 
 
 def test_older_payloads_still_decode():
-    for name, magic, form in (("logs_payload.fpl", b"FPS1", 1), ("logs_payload_v6.fpl", b"FPS2", 2)):
+    for name, magic, form in (
+        ("logs_payload.fpl", b"FPS1", 1),
+        ("logs_payload_v6.fpl", b"FPS2", 2),
+        ("logs_payload_v7.fpl", b"FPS3", 3),
+    ):
         payload, rows = golden(name)
         assert payload[:4] == magic
         assert reader.log_payload_form(payload) == form
@@ -46,9 +50,9 @@ def test_older_payloads_still_decode():
 
 def test_split_blocks_of_the_other_form_are_rejected():
     """A split whose blocks are of another form than its own is refused."""
-    for name in ("logs_payload_v7.fpl", "logs_payload_v6.fpl", "logs_payload.fpl"):
+    for name in ("logs_payload_v8.fpl", "logs_payload_v7.fpl", "logs_payload_v6.fpl", "logs_payload.fpl"):
         payload, _ = golden(name)
-        for other in b"123":
+        for other in b"1234":
             if other == payload[3]:
                 continue
             b = bytearray(payload)
@@ -61,15 +65,16 @@ def test_split_blocks_of_the_other_form_are_rejected():
             raise AssertionError(f"{name}: mixed forms accepted")
 
 
-def test_golden_payload_holds_delta_blocks():
-    """The version-7 golden stores some integer blocks as delta blocks
-    (§5.8.3), so the decoder's delta path is what the rows above checked."""
+def test_golden_payload_holds_delta_and_runs_blocks():
+    """The version-8 golden stores some integer blocks as delta blocks and
+    some as runs blocks (§5.8.3), so the decoder's delta and runs paths are
+    what the rows above checked."""
     modes = []
     real = reader._int_column
 
-    def spy(c, n, used, form):
-        cps = real(c, n, used, form)
-        modes.extend(cp[5] for cp in cps)
+    def spy(c, n, used, form, slot=True):
+        cps = real(c, n, used, form, slot)
+        modes.extend((cp[5], cp[6] > 0) for cp in cps)
         return cps
 
     reader._int_column = spy
@@ -78,7 +83,10 @@ def test_golden_payload_holds_delta_blocks():
         assert reader.decode_log_payload(payload) == rows
     finally:
         reader._int_column = real
-    assert any(modes) and not all(modes)
+    delta = [d for d, _ in modes]
+    runs = [r for _, r in modes]
+    assert any(delta) and not all(delta)
+    assert any(runs) and not all(runs)
 
 
 def test_delta_modes_are_checked():
@@ -88,28 +96,67 @@ def test_delta_modes_are_checked():
         c = reader._LogCursor(bytes([mode, 5, 2]), 0)
         return reader._int_column(c, n, [0], form)
 
-    (off, bits, base, slope, m, delta), = column(195, 10, 3)
-    assert (bits, base, slope, m, delta) == (3, 5, 1, 10, True)
-    assert reader._int_values([(0, 3, 5, 1, 3, True)], bytes([0b010_001, 0])) == [5, 7, 10]
+    (off, bits, base, slope, m, delta, heads), = column(195, 10, 3)
+    assert (bits, base, slope, m, delta, heads) == (3, 5, 1, 10, True, 0)
+    assert reader._int_values([(0, 3, 5, 1, 3, True, 0)], bytes([0b010_001, 0])) == [5, 7, 10]
     # 33 values: 32 residuals of 1 bit (all 1), then their group sum at 6 bits.
     stream = (1 << 32) - 1 | 32 << 32
     good = stream.to_bytes(5, "little") + bytes(16)
-    assert reader._int_values([(0, 1, 0, 0, 33, True)], good) == list(range(33))
+    assert reader._int_values([(0, 1, 0, 0, 33, True, 0)], good) == list(range(33))
     bad = (stream ^ 1 << 33).to_bytes(5, "little") + bytes(16)
     try:
-        reader._int_values([(0, 1, 0, 0, 33, True)], bad)
+        reader._int_values([(0, 1, 0, 0, 33, True, 0)], bad)
         raise AssertionError("a wrong group sum accepted")
     except reader.FormatError as e:
         assert e.invariant == "BadField" and "group sum" in str(e), e
-    (_, bits, _, _, _, delta), = column(192, 10, 3)
+    (_, bits, _, _, _, delta, _), = column(192, 10, 3)
     assert (bits, delta) == (64, False)
-    for mode, n, form in ((195, 10, 2), (195, 10, 1), (195, 1, 3), (252, 10, 3), (255, 10, 3)):
+    for mode, n, form in ((195, 10, 2), (195, 10, 1), (195, 1, 3), (252, 10, 3), (253, 10, 4), (255, 10, 3)):
         try:
             column(mode, n, form)
         except reader.FormatError as e:
             assert e.invariant == "BadField", e
             continue
         raise AssertionError(f"mode {mode}, {n} values, form {form} accepted")
+
+
+def test_runs_modes_are_checked():
+    """Mode 252 is a runs block: only in payload form 4 and a slot's
+    column, 2 to m heads whose own mode is not 252; its bitmap starts a
+    run at value 0, one per head, none past the values."""
+    def column(meta, n, form, slot=True):
+        return reader._int_column(reader._LogCursor(bytes(meta), 0), n, [0], form, slot)
+
+    used = [0]
+    (off, bits, base, slope, m, delta, heads), = reader._int_column(
+        reader._LogCursor(bytes([252, 3, 2, 7]), 0), 10, used, 4)
+    assert (off, bits, base, slope, m, delta, heads) == (0, 2, 7, 0, 10, False, 3)
+    assert used == [2 + 1]  # the bitmap, then 3 heads of 2 bits
+    # Runs start at values 0, 4 and 9; heads 7 + 0, 7 + 2, 7 + 1.
+    data = bytes([0b0001_0001, 0b10, 0b01_10_00]) + bytes(16)
+    cps = [(0, 2, 7, 0, 10, False, 3)]
+    assert reader._int_values(cps, data) == [7] * 4 + [9] * 5 + [8]
+    for bad in (bytes([0b0001_0000, 0b10]), bytes([0b0001_0011, 0b10]), bytes([0b0001_0001, 0b110])):
+        try:
+            reader._int_values(cps, bad + data[2:])
+        except reader.FormatError as e:
+            assert e.invariant == "BadField" and "bitmap" in str(e), e
+            continue
+        raise AssertionError(f"bitmap {bad!r} accepted")
+    for meta, n, form, slot in (
+        ([252, 3, 2, 7], 10, 3, True),
+        ([252, 3, 2, 7], 10, 4, False),
+        ([252, 1, 2, 7], 10, 4, True),
+        ([252, 11, 2, 7], 10, 4, True),
+        ([252, 2, 2, 7], 1, 4, True),
+        ([252, 3, 252, 3, 2, 7], 10, 4, True),
+    ):
+        try:
+            column(meta, n, form, slot)
+        except reader.FormatError as e:
+            assert e.invariant == "BadField", e
+            continue
+        raise AssertionError(f"{meta}, {n} values, form {form}, slot {slot} accepted")
 
 
 def test_each_block_decodes_on_its_own():

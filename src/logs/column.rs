@@ -14,14 +14,20 @@
 //!   slope`, then the sum of each full group of 32 residuals;
 //!   `v[j] = base + j·slope + Σ_{i<j} r[i]`, read as at most 3 group sums
 //!   and at most 31 residuals. Timestamps that grow by irregular small
-//!   steps need the bits of a step, not of the drift from a line.
+//!   steps need the bits of a step, not of the drift from a line;
+//! - **runs** (format version 8 payloads, "FPL4", slot columns only): a
+//!   bitmap of the positions where the value changes, then only the `h`
+//!   values there (the run heads) as a block of its own under one of the
+//!   three modes above; value `j` is head `rank(j)`, one popcount away.
+//!   A log's slot values repeat from one row of a template to the next (a
+//!   second's timestamp, a pid, a host, a dictionary id): a bit a value
+//!   instead of a residual a value.
 //!
 //! Checkpoints live in the block's metadata (varints, parsed when the block
 //! is opened); residuals in the column data, byte-aligned per block.
 
 use super::bits::{
-    bits_for, get_bits, get_packed, pack, pack_fields, packed_len, put_varint, unzigzag,
-    varint_len, zigzag, VarReader,
+    bits_for, pack, pack_fields, packed_len, put_varint, unzigzag, varint_len, zigzag, VarReader,
 };
 use crate::error::{Invariant, Result};
 
@@ -62,6 +68,24 @@ fn block_data_len(n: usize, bits: u8, delta: bool) -> usize {
 /// Flag in a block's mode byte: linear FoR (modes 128–192), or delta
 /// with `DELTA_MODE` (modes 193–251, b = mode − 192, 1 ≤ b ≤ 59); else FoR (0–64).
 const LINEAR_FLAG: u8 = 0x80;
+/// Mode of a runs block (format version 8): then the number of run heads
+/// and the heads' own checkpoint (spec/FORMAT.md §5.8.3).
+const RUNS_MODE: u8 = 252;
+
+/// Bytes of a runs block's bitmap for a block of `n` values (bit `j`, of
+/// byte `j / 8` at `j % 8`, set where a run starts).
+fn bitmap_len(n: usize) -> usize {
+    n.div_ceil(8)
+}
+
+/// Which block modes a column may hold (spec/FORMAT.md §5.8.3): delta
+/// blocks in format version 7 payloads and later, runs blocks in a slot's
+/// columns of format version 8 payloads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Modes {
+    pub(crate) delta: bool,
+    pub(crate) runs: bool,
+}
 /// Mode of a delta block of `b` bits: `DELTA_MODE + b` (1 ≤ b ≤ 59). Mode
 /// 192 itself is linear FoR at 64 bits.
 const DELTA_MODE: u8 = 0xC0;
@@ -69,11 +93,15 @@ const DELTA_MODE: u8 = 0xC0;
 /// How one block is stored: linear FoR (`Some(slope)`) or FoR, the base
 /// and the residual width; `delta` (with `Some(slope)`, the smallest step):
 /// the residuals are the steps, `base` the first value.
+#[derive(Clone, Copy)]
 struct BlockPlan {
     slope: Option<i64>,
     base: u64,
     bits: u8,
     delta: bool,
+    /// A runs block: its run heads (2 ≤ heads ≤ 128), which the plan
+    /// above stores; 0 otherwise.
+    heads: u8,
 }
 
 /// Whether the writer takes delta blocks where they are smallest (it
@@ -85,6 +113,14 @@ struct BlockPlan {
 fn write_delta() -> bool {
     static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     !hook_set(&OFF, "FASTPAIR_LOGS_NO_DELTA")
+}
+
+/// Whether the writer takes runs blocks where they are smallest (format
+/// version 8): always, except under the `test-util` feature with
+/// `FASTPAIR_LOGS_NO_RUNS` set (one binary measures both).
+fn write_runs() -> bool {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    !hook_set(&OFF, "FASTPAIR_LOGS_NO_RUNS")
 }
 
 /// Whether a pool's offsets may be delta blocks: yes, except under the
@@ -125,11 +161,52 @@ impl Use {
             Use::PoolOffsets => write_delta() && pool_delta(),
         }
     }
+
+    /// The modes the writer may take for such a column.
+    fn modes(self) -> Modes {
+        Modes {
+            delta: self.delta(),
+            runs: self == Use::Slot && write_runs(),
+        }
+    }
 }
 
-/// The smallest of FoR, linear FoR and (when `delta`) delta for one block
-/// (see the module doc).
-fn plan(block: &[u64], delta: bool) -> BlockPlan {
+/// The smallest of FoR, linear FoR, delta and runs (those `modes` allow)
+/// for one block (see the module doc).
+fn plan(block: &[u64], modes: Modes) -> BlockPlan {
+    let best = plan_plain(block, modes.delta);
+    if !modes.runs || block.len() < 2 || best.bits == 0 {
+        return best;
+    }
+    // Runs pay a bit a value for the bitmap, plus a few bytes of
+    // checkpoint; they save at most `bits` a repeated value (fewer when
+    // the heads are wider than the block's steps).
+    let n = block.len();
+    let heads = 1 + block.windows(2).filter(|w| w[1] != w[0]).count();
+    if (n - heads) * best.bits as usize <= n + 16 {
+        return best;
+    }
+    let mut buf = [0u64; BLOCK];
+    let mut h = 0;
+    buf[0] = block[0];
+    for w in block.windows(2) {
+        if w[1] != w[0] {
+            h += 1;
+            buf[h] = w[1];
+        }
+    }
+    let mut inner = plan_plain(&buf[..heads], modes.delta);
+    let plain = best.meta_len() + best.data_len(n);
+    inner.heads = heads as u8;
+    if inner.meta_len() + inner.data_len(n) < plain {
+        inner
+    } else {
+        best
+    }
+}
+
+/// The smallest of FoR, linear FoR and (when `delta`) delta for one block.
+fn plan_plain(block: &[u64], delta: bool) -> BlockPlan {
     let (mut min, mut max) = (u64::MAX, 0u64);
     for &v in block {
         min = min.min(v);
@@ -142,6 +219,7 @@ fn plan(block: &[u64], delta: bool) -> BlockPlan {
         base: min,
         bits: for_bits,
         delta: false,
+        heads: 0,
     };
     // A constant block: every candidate slope below is 0 (FoR's own case).
     if n < 2 || for_bits == 0 {
@@ -226,6 +304,7 @@ fn plan(block: &[u64], delta: bool) -> BlockPlan {
                 base: lmin as u64,
                 bits,
                 delta: false,
+                heads: 0,
             };
         }
     }
@@ -262,14 +341,16 @@ fn delta_plan(block: &[u64]) -> Option<BlockPlan> {
         base: block[0],
         bits: bits_for(range as u64),
         delta: true,
+        heads: 0,
     })
 }
 
 /// Appends the checkpoints of `values` to `meta` and the packed residuals to
 /// `data`.
 pub(crate) fn write(values: &[u64], meta: &mut Vec<u8>, data: &mut Vec<u8>, to: Use) {
+    let modes = to.modes();
     for block in values.chunks(BLOCK) {
-        put_block(block, &plan(block, to.delta()), meta, data);
+        put_block(block, &plan(block, modes), meta, data);
     }
 }
 
@@ -307,11 +388,11 @@ impl Planned {
     /// The plans of `values`' blocks.
     pub(crate) fn of(values: &[u64]) -> Self {
         let (mut meta, mut data) = (0, 0);
-        let delta = Use::Slot.delta();
+        let modes = Use::Slot.modes();
         let blocks = values
             .chunks(BLOCK)
             .map(|block| {
-                let p = plan(block, delta);
+                let p = plan(block, modes);
                 meta += p.meta_len();
                 data += p.data_len(block.len());
                 p
@@ -335,19 +416,46 @@ impl Planned {
 }
 
 impl BlockPlan {
-    /// Checkpoint bytes: the mode byte, the base, the slope if any.
+    /// Checkpoint bytes: the mode byte, the base, the slope if any (a runs
+    /// block: its mode byte and heads before the heads' checkpoint).
     fn meta_len(&self) -> usize {
-        1 + varint_len(self.base) + self.slope.map_or(0, |s| varint_len(zigzag(s)))
+        let own = 1 + varint_len(self.base) + self.slope.map_or(0, |s| varint_len(zigzag(s)));
+        if self.heads > 0 {
+            own + 1 + varint_len(self.heads as u64)
+        } else {
+            own
+        }
     }
 
     /// Residual bytes for a block of `n` values.
     fn data_len(&self, n: usize) -> usize {
-        block_data_len(n, self.bits, self.delta)
+        if self.heads > 0 {
+            bitmap_len(n) + block_data_len(self.heads as usize, self.bits, self.delta)
+        } else {
+            block_data_len(n, self.bits, self.delta)
+        }
     }
 }
 
 /// Appends one block's checkpoint to `meta` and residuals to `data`.
 fn put_block(block: &[u64], p: &BlockPlan, meta: &mut Vec<u8>, data: &mut Vec<u8>) {
+    if p.heads > 0 {
+        // The mode, the heads, then the bitmap and the heads as a block.
+        meta.push(RUNS_MODE);
+        put_varint(meta, p.heads as u64);
+        let mut bitmap = [0u8; BLOCK / 8];
+        let mut heads = Vec::with_capacity(p.heads as usize);
+        for (j, &v) in block.iter().enumerate() {
+            if j == 0 || v != block[j - 1] {
+                bitmap[j / 8] |= 1 << (j % 8);
+                heads.push(v);
+            }
+        }
+        debug_assert_eq!(heads.len(), p.heads as usize);
+        data.extend_from_slice(&bitmap[..bitmap_len(block.len())]);
+        let inner = BlockPlan { heads: 0, ..*p };
+        return put_block(&heads, &inner, meta, data);
+    }
     match p.slope {
         Some(slope) if p.delta => {
             meta.push(DELTA_MODE + p.bits);
@@ -395,9 +503,9 @@ pub(crate) fn size(values: &[u64]) -> usize {
 /// Bytes [`write`] would append to `meta` and to `data` for `values`.
 pub(crate) fn sizes(values: &[u64], to: Use) -> (usize, usize) {
     let (mut meta, mut data) = (0, 0);
-    let delta = to.delta();
+    let modes = to.modes();
     for block in values.chunks(BLOCK) {
-        let p = plan(block, delta);
+        let p = plan(block, modes);
         meta += p.meta_len();
         data += p.data_len(block.len());
     }
@@ -415,6 +523,10 @@ pub(crate) struct Checkpoint {
     /// A delta block: `slope` is the smallest step, the residuals the
     /// steps above it (one fewer than the values).
     pub(super) delta: bool,
+    /// A runs block: its run heads (2 or more), which the fields above
+    /// describe as a block of their own; `off` is the bitmap's, the heads'
+    /// residuals follow it. 0: not a runs block.
+    pub(super) runs: u8,
 }
 
 impl Checkpoint {
@@ -422,12 +534,38 @@ impl Checkpoint {
     /// has one (a linear block written with slope 0 counts as FoR here).
     pub(super) fn meta_len(&self) -> u64 {
         let stepped = self.delta || self.slope != 0;
-        (1 + varint_len(self.base)
+        let runs = if self.runs > 0 {
+            1 + varint_len(self.runs as u64)
+        } else {
+            0
+        };
+        (runs
+            + 1
+            + varint_len(self.base)
             + if stepped {
                 varint_len(zigzag(self.slope as i64))
             } else {
                 0
             }) as u64
+    }
+
+    /// Bytes of its block of `n` values in the column data.
+    fn data_len(&self, n: usize) -> usize {
+        if self.runs > 0 {
+            bitmap_len(n) + block_data_len(self.runs as usize, self.bits, self.delta)
+        } else {
+            block_data_len(n, self.bits, self.delta)
+        }
+    }
+
+    /// The values it stores as a block of their own (the heads of a runs
+    /// block) and where their residuals start in `d`, the block's data.
+    fn own<'d>(&self, d: &'d [u8], n: usize) -> (usize, &'d [u8]) {
+        if self.runs > 0 {
+            (self.runs as usize, d.get(bitmap_len(n)..).unwrap_or(&[]))
+        } else {
+            (n, d)
+        }
     }
 }
 
@@ -440,21 +578,51 @@ pub(crate) struct IntCol {
 
 /// Parses the checkpoints of a column of `len` values from `meta`, appending
 /// them to `cps`; `data_used` is the running size of the column data, which
-/// the caller checks against the section at the end. `delta`: whether the
-/// payload's form allows delta blocks (format version 7, §5.8.3).
+/// the caller checks against the section at the end. `modes`: which block
+/// modes the payload's form allows the column (§5.8.3).
 pub(crate) fn parse(
     r: &mut VarReader<'_>,
     len: u32,
     cps: &mut Vec<Checkpoint>,
     data_used: &mut u64,
-    delta: bool,
+    modes: Modes,
 ) -> Result<IntCol> {
     let first = cps.len() as u32;
+    let delta = modes.delta;
     let mut left = len as usize;
     while left > 0 {
         let n = left.min(BLOCK);
         left -= n;
-        let mode = r.u8("integer block mode")?;
+        let mut mode = r.u8("integer block mode")?;
+        // A runs block: its heads, then their own checkpoint (any mode
+        // but runs), which the fields below read.
+        let mut runs = 0u8;
+        if mode == RUNS_MODE {
+            if !modes.runs {
+                return Err(r.err(Invariant::BadField {
+                    what:
+                        "integer block mode (runs blocks are format version 8's, in slot columns)",
+                    value: mode as u64,
+                }));
+            }
+            let h = r.varint("runs block heads")?;
+            if h < 2 || h > n as u64 {
+                return Err(r.err(Invariant::BadField {
+                    what: "runs block heads (2 to the block's values)",
+                    value: h,
+                }));
+            }
+            runs = h as u8;
+            mode = r.u8("runs block heads' mode")?;
+            if mode == RUNS_MODE {
+                return Err(r.err(Invariant::BadField {
+                    what: "runs block heads' mode (a runs block's heads are not runs)",
+                    value: mode as u64,
+                }));
+            }
+        }
+        // The values the mode below stores: the block's, or its heads.
+        let own = if runs > 0 { runs as usize } else { n };
         let is_delta = mode > DELTA_MODE;
         let (bits, linear) = if is_delta {
             (mode - DELTA_MODE, true)
@@ -481,7 +649,7 @@ pub(crate) fn parse(
                 value: bits as u64,
             }));
         }
-        if is_delta && n < 2 {
+        if is_delta && own < 2 {
             return Err(r.err(Invariant::BadField {
                 what: "integer block mode (a delta block of one value)",
                 value: mode as u64,
@@ -500,207 +668,21 @@ pub(crate) fn parse(
                 limit: u32::MAX as u64,
             }));
         }
-        cps.push(Checkpoint {
+        let cp = Checkpoint {
             base,
             slope,
             off: *data_used as u32,
             bits,
             delta: is_delta,
-        });
-        *data_used += block_data_len(n, bits, is_delta) as u64;
+            runs,
+        };
+        *data_used += cp.data_len(n) as u64;
+        cps.push(cp);
     }
     Ok(IntCol { first, len })
 }
 
-impl IntCol {
-    /// Value `i` (`i < len`), reading only its block. `data` is the column
-    /// data section followed by its padding.
-    #[inline]
-    pub(crate) fn get(&self, cps: &[Checkpoint], data: &[u8], i: usize) -> u64 {
-        let Some(cp) = cps.get(self.first as usize + i / BLOCK) else {
-            return 0;
-        };
-        let d = data.get(cp.off as usize..).unwrap_or(&[]);
-        let j = i % BLOCK;
-        let line = cp.base.wrapping_add(cp.slope.wrapping_mul(j as u64));
-        if cp.delta {
-            // The sums of the groups before j's, then its group's residuals.
-            let n = (self.len as usize - (i - j)).min(BLOCK);
-            let (g, b) = (j / DELTA_GROUP, cp.bits as usize);
-            let sums = (0..g).fold(0u64, |s, k| {
-                s.wrapping_add(get_bits(d, (n - 1) * b + k * (b + 5), group_bits(cp.bits)))
-            });
-            let first = g * DELTA_GROUP;
-            line.wrapping_add(sums)
-                .wrapping_add(sum_packed(d, cp.bits, first, j - first))
-        } else {
-            line.wrapping_add(get_packed(d, cp.bits, j))
-        }
-    }
-
-    /// Bytes of the column's residuals in the column data.
-    pub(crate) fn data_bytes(&self, cps: &[Checkpoint]) -> u64 {
-        let start = self.first as usize;
-        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
-        let mut left = self.len as usize;
-        let mut sum = 0u64;
-        for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
-            let n = left.min(BLOCK);
-            left -= n;
-            sum += block_data_len(n, cp.bits, cp.delta) as u64;
-        }
-        sum
-    }
-
-    /// Appends all values to `out`.
-    pub(crate) fn decode_all(&self, cps: &[Checkpoint], data: &[u8], out: &mut Vec<u64>) {
-        let mut left = self.len as usize;
-        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
-        let start = self.first as usize;
-        for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
-            let n = left.min(BLOCK);
-            left -= n;
-            let d = data.get(cp.off as usize..).unwrap_or(&[]);
-            let (base, slope, bits) = (cp.base, cp.slope, cp.bits as usize);
-            if cp.delta {
-                // v[0] = base; each next value adds the smallest step and
-                // its residual.
-                let mut v = base;
-                out.push(v);
-                out.extend((0..n - 1).map(|k| {
-                    v = v
-                        .wrapping_add(slope)
-                        .wrapping_add(get_packed(d, cp.bits, k));
-                    v
-                }));
-            } else if bits == 0 {
-                out.extend((0..n).map(|k| base.wrapping_add(slope.wrapping_mul(k as u64))));
-            } else if bits <= 56 && d.len() >= packed_len(n, cp.bits) + 8 {
-                // Block unpack: one 8-byte load per value at a running bit
-                // offset (a residual of ≤ 56 bits starting at bit `b % 8`
-                // fits in it), no per-value width dispatch.
-                let mask = (1u64 << bits) - 1;
-                let p = d.as_ptr();
-                // SAFETY: value `k < n` starts at byte `k·bits/8 ≤
-                // packed_len(n, bits) − 1`, and `d` has 8 bytes past
-                // `packed_len` (checked above), so each 8-byte read is
-                // inside `d`.
-                let word = |k: usize| unsafe {
-                    p.add(k * bits / 8).cast::<u64>().read_unaligned().to_le() >> (k * bits % 8)
-                };
-                if slope == 0 {
-                    out.extend((0..n).map(|k| base.wrapping_add(word(k) & mask)));
-                } else {
-                    out.extend((0..n).map(|k| {
-                        base.wrapping_add(word(k) & mask)
-                            .wrapping_add(slope.wrapping_mul(k as u64))
-                    }));
-                }
-            } else {
-                out.extend((0..n).map(|k| {
-                    base.wrapping_add(get_packed(d, cp.bits, k))
-                        .wrapping_add(slope.wrapping_mul(k as u64))
-                }));
-            }
-        }
-    }
-}
-
-/// Σ of values `first .. first + n` of a packed run of `bits`-bit values
-/// (mod 2^64): part of a delta block's value less its line.
-#[inline]
-fn sum_packed(data: &[u8], bits: u8, first: usize, n: usize) -> u64 {
-    let b = bits as usize;
-    if b == 0 || n == 0 {
-        return 0;
-    }
-    let end = first + n;
-    if b <= 56 && data.len() >= packed_len(end, bits) + 8 {
-        let mask = (1u64 << b) - 1;
-        let p = data.as_ptr();
-        // SAFETY: value `k < end` starts at byte `k·b/8 ≤ packed_len(end,
-        // b) − 1`, and `data` has 8 bytes past `packed_len` (checked above),
-        // so each 8-byte read is inside `data`; a value of ≤ 56 bits
-        // starting at bit `k·b % 8` lies inside its 8 bytes.
-        let word = |k: usize| unsafe {
-            p.add(k * b / 8).cast::<u64>().read_unaligned().to_le() >> (k * b % 8)
-        };
-        return (first..end).fold(0u64, |s, k| s.wrapping_add(word(k) & mask));
-    }
-    (first..end).fold(0u64, |s, k| s.wrapping_add(get_packed(data, bits, k)))
-}
-
-impl IntCol {
-    /// Calls `f` for every delta block of the column with the index of its
-    /// checkpoint in `cps` and the running sums of its residuals: entry `k`
-    /// (`k < n`, the block's values) is value `k` less its line
-    /// (`base + slope·k`), mod 2^64, so entry 0 is 0. A reader holding them
-    /// reads a delta value with one field, as a FoR value (the GPU
-    /// decoder's tables, `logs::device`). `data` as [`IntCol::get`]'s.
-    #[cfg(feature = "gpu")]
-    pub(crate) fn delta_sums(
-        &self,
-        cps: &[Checkpoint],
-        data: &[u8],
-        mut f: impl FnMut(usize, &[u64]),
-    ) {
-        let mut left = self.len as usize;
-        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
-        let start = self.first as usize;
-        let mut sums = Vec::with_capacity(BLOCK);
-        for (c, cp) in cps.iter().enumerate().skip(start).take(blocks) {
-            let n = left.min(BLOCK);
-            left -= n;
-            if !cp.delta {
-                continue;
-            }
-            let d = data.get(cp.off as usize..).unwrap_or(&[]);
-            let mut s = 0u64;
-            sums.clear();
-            sums.push(0);
-            sums.extend((0..n - 1).map(|k| {
-                s = s.wrapping_add(get_packed(d, cp.bits, k));
-                s
-            }));
-            f(c, &sums);
-        }
-    }
-
-    /// Checks that every delta block's group sums are the sums of its
-    /// residual groups (spec/FORMAT.md §5.8.3: one spelling, and a read
-    /// through the sums equals a read through the residuals). `data` is the
-    /// column data followed by readable bytes (the block's padding); `at`
-    /// the block offset of `data`, for errors.
-    pub(crate) fn check_groups(&self, cps: &[Checkpoint], data: &[u8], at: usize) -> Result<()> {
-        let mut left = self.len as usize;
-        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
-        let start = self.first as usize;
-        for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
-            let n = left.min(BLOCK);
-            left -= n;
-            if !cp.delta {
-                continue;
-            }
-            let d = data.get(cp.off as usize..).unwrap_or(&[]);
-            let b = cp.bits as usize;
-            for k in 0..groups(n) {
-                let want = sum_packed(d, cp.bits, k * DELTA_GROUP, DELTA_GROUP);
-                let got = get_bits(d, (n - 1) * b + k * (b + 5), group_bits(cp.bits));
-                if got != want {
-                    return Err(crate::Error::corrupt(
-                        super::bits::SECTION,
-                        (at + cp.off as usize) as u64,
-                        Invariant::BadField {
-                            what: "delta block group sum",
-                            value: got,
-                        },
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-}
+mod read;
 
 #[cfg(test)]
 mod tests;

@@ -111,7 +111,12 @@ impl LogBlock {
         let Some(form) = LogForm::of_block_magic(r.take(4, "block magic")?) else {
             return Err(corrupt(0, Invariant::BadMagic));
         };
-        let delta = form.delta_blocks();
+        // A slot's columns may hold delta blocks (version 7 on) and runs
+        // blocks (version 8), §5.8.3.
+        let delta = column::Modes {
+            delta: form.delta_blocks(),
+            runs: form.runs_blocks(),
+        };
         let mut lens = [0usize; 4];
         for (l, what) in lens.iter_mut().zip([
             "meta length",
@@ -401,7 +406,7 @@ impl LogBlock {
     fn check_values(&self) -> Result<()> {
         let data = &self.bytes[self.data_at..];
         for c in self.slots.iter().flat_map(Slot::int_cols) {
-            c.check_groups(&self.cps, data, self.data_at)?;
+            c.check_blocks(&self.cps, data, self.data_at)?;
         }
         let mut v = Vec::new();
         for t in &self.templates {

@@ -13,12 +13,13 @@ use super::{Kind, Width, ROW_BLOCK};
 /// integer column holds each value's digit count).
 pub(crate) const WIDTH_PER_ROW: u32 = 0xffff;
 
-/// Flag in a checkpoint's bit-width word: a delta block (FORMAT §5.8.3),
-/// whose values the device reads from [`DeviceBlock::sums`]: its
-/// residuals' running sums, packed at the width in the low 8 bits from the
-/// byte offset in the checkpoint's offset word. The device never walks a
-/// delta block's residuals (a lane summing up to 34 fields made the log
-/// kernel 32% slower: bench/LOGS.md "Format 7").
+/// Flag in a checkpoint's bit-width word: a delta or runs block (FORMAT
+/// §5.8.3), whose values the device reads from [`DeviceBlock::sums`]: a
+/// delta block's residuals' running sums, a runs block's values less
+/// their smallest, packed at the width in the low 8 bits from the byte
+/// offset in the checkpoint's offset word. The device never walks a delta
+/// block's residuals (a lane summing up to 34 fields made the log kernel
+/// 32% slower: bench/LOGS.md "Format 7") nor ranks a runs block's bitmap.
 pub(crate) const CP_SUMS: u64 = 1 << 9;
 
 /// Words per entry of each table (kernels/logs.cu reads them at these strides).
@@ -54,17 +55,23 @@ pub(crate) struct DeviceBlock<'a> {
     pub(crate) slots: Vec<u32>,
     /// Per checkpoint: base, slope, residuals' offset in the column data (or
     /// in the pool offsets' data for the pool's own), bit width; for a
-    /// delta block instead the offset of its running sums in `sums` and
-    /// their width with [`CP_SUMS`]. The pool offsets' checkpoints come
+    /// delta or runs block instead the offset of its entries in `sums` and
+    /// their width with [`CP_SUMS`] (a runs block's base its smallest
+    /// value, its slope 0). The pool offsets' checkpoints come
     /// last, from `pool_cp_first`.
     pub(crate) cps: Vec<u64>,
-    /// Every delta block's running sums (`IntCol::delta_sums`), each packed
-    /// LSB first at the width of its largest from a byte boundary, then 16
-    /// zero bytes (a packed read's window stays inside). Empty but for
-    /// the zeros when the block has no delta block (format versions 4–6).
-    /// At most 8 bytes per byte of residuals and group sums they come
-    /// from (a width ≤ b + 7 for n − 1 residuals of b ≥ 1 bits), so the
-    /// chunk's device bound (`gpu::kind::device_bytes`) holds.
+    /// Every delta block's running sums and every runs block's values less
+    /// their smallest (`IntCol::device_sums`), each packed LSB first at the
+    /// width of its largest from a byte boundary, then 16 zero bytes (a
+    /// packed read's window stays inside). Empty but for the zeros when the
+    /// block has neither (format versions 4–6). A delta block's: at most 8
+    /// bytes per byte of residuals and group sums they come from (a width
+    /// ≤ b + 7 for n − 1 residuals of b ≥ 1 bits); a runs block's: at most
+    /// 1,024 bytes (128 values of ≤ 64 bits), from at least 29 bytes when
+    /// they need 64 bits (a 16-byte bitmap, its meta, and heads spanning
+    /// 2^63 take 63-bit residuals or a 9-byte slope), at most 36 bytes per
+    /// byte. So the chunk's device bound (`gpu::kind::device_bytes`, 48
+    /// bytes per section byte) holds.
     pub(crate) sums: Vec<u8>,
     pub(crate) pool_cp_first: u32,
     /// Strings of the pool (its offsets column holds one more value).
@@ -170,29 +177,37 @@ impl LogBlock {
 }
 
 impl LogBlock {
-    /// [`DeviceBlock::sums`] of the block, pointing each delta block's
-    /// checkpoint in `cps` (the pool's from `pool_first`) at its sums.
+    /// [`DeviceBlock::sums`] of the block, pointing each delta or runs
+    /// block's checkpoint in `cps` (the pool's from `pool_first`) at its
+    /// entries.
     fn delta_sums_table(&self, cps: &mut [u64], pool_first: usize) -> Vec<u8> {
         let mut sums = Vec::new();
         let mut done = vec![false; cps.len() / CP_WORDS];
-        let mut put = |c: usize, pre: &[u64]| {
+        let mut put = |c: usize, base: Option<u64>, pre: &[u64]| {
             if std::mem::replace(&mut done[c], true) {
                 return; // a column two slots share
             }
             let bits = super::bits::bits_for(pre.iter().copied().max().unwrap_or(0));
             let cp = &mut cps[CP_WORDS * c..CP_WORDS * (c + 1)];
+            if let Some(base) = base {
+                // A runs block: its values less their smallest, on no line.
+                cp[0] = base;
+                cp[1] = 0;
+            }
             cp[2] = sums.len() as u64;
             cp[3] = bits as u64 | CP_SUMS;
             super::bits::pack(pre.iter().copied(), bits, &mut sums);
         };
         let data = &self.bytes[self.data_at..];
         for c in self.slots.iter().flat_map(Slot::int_cols) {
-            c.delta_sums(&self.cps, data, &mut put);
+            c.device_sums(&self.cps, data, &mut put);
         }
         let pool = &self.bytes[self.pool_at + self.pool.offs_at..];
         self.pool
             .offs
-            .delta_sums(&self.pool.cps, pool, |c, pre| put(pool_first + c, pre));
+            .device_sums(&self.pool.cps, pool, |c, m, pre| {
+                put(pool_first + c, m, pre)
+            });
         sums.extend([0u8; 16]);
         sums
     }

@@ -162,8 +162,11 @@ const BLOCK_MAGIC_1: &[u8; 4] = b"FPL1";
 /// written.
 const BLOCK_MAGIC_2: &[u8; 4] = b"FPL2";
 /// First bytes of a log block of version 7 (pool form 2, integer blocks
-/// FoR, linear or delta, §5.8.3): what the writer writes.
-const BLOCK_MAGIC: &[u8; 4] = b"FPL3";
+/// FoR, linear or delta, §5.8.3); read, no longer written.
+const BLOCK_MAGIC_3: &[u8; 4] = b"FPL3";
+/// First bytes of a log block of version 8 (pool form 2, integer blocks
+/// FoR, linear, delta or runs, §5.8.3): what the writer writes.
+const BLOCK_MAGIC: &[u8; 4] = b"FPL4";
 
 /// The spelling of a log payload its magic names (spec/FORMAT.md §5.8.1),
 /// one per range of format versions; a file's payloads are its version's.
@@ -176,12 +179,17 @@ pub enum LogForm {
     /// Version 7 ("FPL3"/"FPS3"): pool form 2, and integer blocks may be
     /// delta blocks (§5.8.3).
     V7,
+    /// Version 8 ("FPL4"/"FPS4"): as version 7, and a slot's integer
+    /// blocks may be runs blocks (§5.8.3).
+    V8,
 }
 
 impl LogForm {
     /// The form a file of format `version` (4 or later) holds.
     pub fn of_version(version: u32) -> Self {
-        if version >= crate::format::VERSION_7 {
+        if version >= crate::format::VERSION_8 {
+            LogForm::V8
+        } else if version >= crate::format::VERSION_7 {
             LogForm::V7
         } else if version >= crate::format::VERSION_6 {
             LogForm::V6
@@ -194,19 +202,25 @@ impl LogForm {
     pub fn pool(self) -> PoolForm {
         match self {
             LogForm::V4 => PoolForm::Plain12,
-            LogForm::V6 | LogForm::V7 => PoolForm::Front,
+            LogForm::V6 | LogForm::V7 | LogForm::V8 => PoolForm::Front,
         }
     }
 
     /// Whether its integer blocks may be delta blocks (§5.8.3).
     pub(crate) fn delta_blocks(self) -> bool {
-        self == LogForm::V7
+        matches!(self, LogForm::V7 | LogForm::V8)
+    }
+
+    /// Whether a slot's integer blocks may be runs blocks (§5.8.3).
+    pub(crate) fn runs_blocks(self) -> bool {
+        self == LogForm::V8
     }
 
     /// The form a block's first four bytes name.
     fn of_block_magic(m: &[u8]) -> Option<Self> {
         match m {
-            m if m == BLOCK_MAGIC => Some(LogForm::V7),
+            m if m == BLOCK_MAGIC => Some(LogForm::V8),
+            m if m == BLOCK_MAGIC_3 => Some(LogForm::V7),
             m if m == BLOCK_MAGIC_2 => Some(LogForm::V6),
             m if m == BLOCK_MAGIC_1 => Some(LogForm::V4),
             _ => None,

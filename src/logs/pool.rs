@@ -151,7 +151,10 @@ impl Pool {
             strings as u32 + 1,
             &mut cps,
             &mut used,
-            form.delta_blocks(),
+            column::Modes {
+                delta: form.delta_blocks(),
+                runs: false,
+            },
         )?;
         if !m.at_end() || used != data_len as u64 {
             return Err(m.err(Invariant::SizeMismatch {
@@ -162,7 +165,7 @@ impl Pool {
         }
         let mut padded = data.to_vec();
         padded.resize(data.len() + 16, 0);
-        offs.check_groups(&cps, &padded, base + offs_at)?;
+        offs.check_blocks(&cps, &padded, base + offs_at)?;
         let mut all = Vec::with_capacity(strings + 1);
         offs.decode_all(&cps, &padded, &mut all);
         if all[0] != 0 || all.windows(2).any(|w| w[1] < w[0]) || all[strings] > u32::MAX as u64 {
@@ -337,7 +340,7 @@ mod tests {
     /// prefix other than the longest shared one; and code widths by size.
     #[test]
     fn front_pools_have_one_spelling() {
-        let parse = |b: &[u8]| Pool::parse(b, 0, LogForm::V7);
+        let parse = |b: &[u8]| Pool::parse(b, 0, LogForm::V8);
         let ok = raw_front_pool(&[b"ab", b"abc", b"b:"], &[0, 2, 0]);
         let p = parse(&ok).unwrap();
         assert_eq!((p.words.len(), p.code_bits), (259, 9));

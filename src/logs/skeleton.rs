@@ -357,14 +357,21 @@ const NARROW_VALUES: u64 = 16;
 /// base + (m−1)·max(0, s + 2^bits − 1)` (delta: each step is `s` plus a
 /// residual). Worked out without wrapping; bounds outside `0 .. 2^64`
 /// give none (the spec's arithmetic is modulo 2^64, so a value there could
-/// have wrapped). A superset of the values, so the skeleton stays exact.
+/// have wrapped). A runs block holds its heads' values, bounded as a block
+/// of its heads. A superset of the values, so the skeleton stays exact.
 fn int_range(b: &LogBlock, col: IntCol) -> Option<(u64, u64)> {
     let block = super::column::BLOCK;
     let blocks = (col.len as usize).div_ceil(block);
     let cps = b.cps.get(col.first as usize..col.first as usize + blocks)?;
     let mut range: Option<(u64, u64)> = None;
     for (i, cp) in cps.iter().enumerate() {
-        let m = (col.len as usize - i * block).min(block) as i128 - 1;
+        // A runs block's values are its heads, a block of their own.
+        let own = if cp.runs > 0 {
+            cp.runs as usize
+        } else {
+            (col.len as usize - i * block).min(block)
+        };
+        let m = own as i128 - 1;
         let (base, slope) = (cp.base as i128, cp.slope as i64 as i128);
         let top = (1i128 << cp.bits.min(64)) - 1;
         let (lo, hi) = if cp.delta {

@@ -61,9 +61,9 @@ pub struct LogSummary {
     pub pool: u64,
     /// Learned tokens of the blocks' pools (after the 256 single bytes).
     pub pool_learned: u64,
-    /// Integer blocks (§5.8.3) stored frame of reference, linear and delta
-    /// ([`LogColumn::integer_block_modes`]).
-    pub int_blocks: [usize; 3],
+    /// Integer blocks (§5.8.3) stored frame of reference, linear, delta
+    /// and runs ([`LogColumn::integer_block_modes`]).
+    pub int_blocks: [usize; 4],
     /// The narrowest and widest code of the blocks' pools, in bits (12 in
     /// format versions 4–5; 8 to 12 in version 6, spec/FORMAT.md §5.8.4).
     pub pool_code_bits: (u8, u8),
@@ -350,12 +350,15 @@ impl LogColumn {
     }
 
     /// How many integer blocks (§5.8.3) of its columns, the pool offsets'
-    /// included, are stored FoR, linear and delta.
-    pub fn integer_block_modes(&self) -> [usize; 3] {
-        let mut n = [0; 3];
+    /// included, are stored FoR, linear, delta and runs (a runs block
+    /// counted as runs only, whatever its heads' mode).
+    pub fn integer_block_modes(&self) -> [usize; 4] {
+        let mut n = [0; 4];
         for b in self.blocks() {
             for cp in b.cps.iter().chain(&b.pool.cps) {
-                n[if cp.delta {
+                n[if cp.runs > 0 {
+                    3
+                } else if cp.delta {
                     2
                 } else if cp.slope != 0 {
                     1
@@ -471,5 +474,56 @@ impl LogColumn {
             }
         }
         (values, distinct, now, shared)
+    }
+}
+
+impl LogColumn {
+    /// What a *runs* integer block (not in the format: an estimate for the
+    /// next format version) would save: a block stored as a bitmap of the
+    /// positions where its value changes (⌈n/8⌉ bytes) and only the run
+    /// heads packed as the writer packs a block, taken where smaller.
+    /// Over every integer column of the slots (values, widths, dictionary
+    /// ids). Returns (bytes now, bytes with runs blocks, blocks that would
+    /// take it, blocks).
+    pub fn runs_estimate(&self) -> (u64, u64, u64, u64) {
+        use super::column::{size, BLOCK};
+        use super::decode::Slot;
+        let (mut now, mut then, mut taken, mut all) = (0u64, 0u64, 0u64, 0u64);
+        for b in self.blocks() {
+            let data = &b.bytes[b.data_at..];
+            for s in &b.slots {
+                let cols = match *s {
+                    Slot::Int { values, widths, .. } => vec![values, widths],
+                    Slot::Dict { ids, .. } => vec![ids],
+                    Slot::Free { .. } => vec![],
+                };
+                for c in cols {
+                    if c.len == 0 {
+                        continue;
+                    }
+                    let mut v = Vec::new();
+                    c.decode_all(&b.cps, data, &mut v);
+                    for block in v.chunks(BLOCK) {
+                        all += 1;
+                        let cur = size(block) as u64;
+                        let mut heads = vec![block[0]];
+                        for w in block.windows(2) {
+                            if w[1] != w[0] {
+                                heads.push(w[1]);
+                            }
+                        }
+                        let alt = block.len().div_ceil(8) as u64 + size(&heads) as u64;
+                        now += cur;
+                        if alt < cur {
+                            taken += 1;
+                            then += alt;
+                        } else {
+                            then += cur;
+                        }
+                    }
+                }
+            }
+        }
+        (now, then, taken, all)
     }
 }

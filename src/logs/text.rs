@@ -521,7 +521,7 @@ mod tests {
         put_pool(&table, &codes, &offs, &mut out);
         let n = out.len();
         out.extend_from_slice(&[0; 16]);
-        let p = Pool::parse(&out[..n], 0, LogForm::V7).unwrap();
+        let p = Pool::parse(&out[..n], 0, LogForm::V8).unwrap();
         for (i, s) in strings.iter().enumerate() {
             let mut got = Vec::new();
             p.get(&out, i, &mut got);
@@ -543,7 +543,7 @@ mod tests {
         let n = out.len();
         assert_eq!(size(&strings, prune), n);
         out.resize(n + 16, 0);
-        let p = Pool::parse(&out[..n], 0, LogForm::V7).unwrap();
+        let p = Pool::parse(&out[..n], 0, LogForm::V8).unwrap();
         assert_eq!(p.len(), strings.len());
         for (i, s) in strings.iter().enumerate() {
             let mut o = Vec::new();
@@ -561,7 +561,7 @@ mod tests {
         assert!(learned <= 8, "{learned} tokens for 3 strings");
         // Truncations are errors, never panics.
         for cut in 0..n {
-            assert!(Pool::parse(&out[..cut], 0, LogForm::V7).is_err());
+            assert!(Pool::parse(&out[..cut], 0, LogForm::V8).is_err());
         }
     }
 
@@ -606,7 +606,7 @@ mod tests {
             );
             let n = pruned.len();
             pruned.resize(n + 16, 0);
-            let p = Pool::parse(&pruned[..n], 0, LogForm::V7).unwrap();
+            let p = Pool::parse(&pruned[..n], 0, LogForm::V8).unwrap();
             let mut o = Vec::new();
             for (i, s) in strings.iter().enumerate() {
                 o.clear();

@@ -1,8 +1,16 @@
 //! Tests of `column.rs`: round trips of every block mode, the plans and
-//! their sizes, delta reads kept inside their data, delta modes checked.
+//! their sizes, delta reads kept inside their data, delta and runs modes
+//! checked.
 
 use super::super::bits::PAD;
+use super::read::sum_packed;
 use super::*;
+
+/// Every mode a slot's column may hold (format version 8).
+const ALL: Modes = Modes {
+    delta: true,
+    runs: true,
+};
 
 fn round_trip(values: &[u64]) -> usize {
     let (mut meta, mut data) = (Vec::new(), Vec::new());
@@ -12,7 +20,7 @@ fn round_trip(values: &[u64]) -> usize {
     data.resize(data.len() + PAD, 0);
     let mut r = VarReader::new(&meta, 0);
     let (mut cps, mut used) = (Vec::new(), 0u64);
-    let col = parse(&mut r, values.len() as u32, &mut cps, &mut used, true).unwrap();
+    let col = parse(&mut r, values.len() as u32, &mut cps, &mut used, ALL).unwrap();
     assert!(r.at_end());
     assert_eq!(used as usize + PAD, data.len());
     for (i, &v) in values.iter().enumerate() {
@@ -143,10 +151,10 @@ fn delta_blocks_take_irregular_steps() {
     data.resize(data.len() + PAD, 0);
     let mut r = VarReader::new(&meta, 0);
     let (mut cps, mut used) = (Vec::new(), 0u64);
-    let col = parse(&mut r, 128, &mut cps, &mut used, true).unwrap();
-    col.check_groups(&cps, &data, 0).unwrap();
+    let col = parse(&mut r, 128, &mut cps, &mut used, ALL).unwrap();
+    col.check_blocks(&cps, &data, 0).unwrap();
     data[127 * 2 / 8 + 1] ^= 0x10;
-    assert!(col.check_groups(&cps, &data, 0).is_err());
+    assert!(col.check_blocks(&cps, &data, 0).is_err());
 }
 
 /// `sum_packed` over a run that its data does not hold (a damaged
@@ -182,13 +190,16 @@ proptest::proptest! {
         slope in 0u64..5000,
         steps in proptest::collection::vec(0u64..300, 0..700),
         wild in proptest::collection::vec((0usize..700, proptest::prelude::any::<u64>()), 0..4),
+        repeats in proptest::collection::vec(0usize..12, 0..700),
     ) {
         let mut v = start;
         let mut values: Vec<u64> = steps
             .iter()
-            .map(|&d| {
+            .zip(repeats.iter().chain(std::iter::repeat(&0)))
+            .flat_map(|(&d, &r)| {
                 v = v.wrapping_add(slope).wrapping_add(d).wrapping_sub(100);
-                v
+                // Runs: a value repeated (a log's second, pid or host).
+                std::iter::repeat(v).take(1 + r % 4 * (r / 4))
             })
             .collect();
         for (at, x) in wild {
@@ -202,8 +213,8 @@ proptest::proptest! {
         data.resize(data.len() + PAD, 0);
         let mut r = VarReader::new(&meta, 0);
         let (mut cps, mut used) = (Vec::new(), 0u64);
-        let col = parse(&mut r, values.len() as u32, &mut cps, &mut used, true).unwrap();
-        proptest::prop_assert!(col.check_groups(&cps, &data, 0).is_ok());
+        let col = parse(&mut r, values.len() as u32, &mut cps, &mut used, ALL).unwrap();
+        proptest::prop_assert!(col.check_blocks(&cps, &data, 0).is_ok());
     }
 }
 
@@ -215,7 +226,8 @@ fn delta_modes_are_checked() {
     let parse_with = |meta: &[u8], len: u32, delta: bool| {
         let mut r = VarReader::new(meta, 0);
         let (mut cps, mut used) = (Vec::new(), 0u64);
-        parse(&mut r, len, &mut cps, &mut used, delta).map(|_| (cps, used))
+        let modes = Modes { delta, runs: delta };
+        parse(&mut r, len, &mut cps, &mut used, modes).map(|_| (cps, used))
     };
     let (cps, used) = parse_with(&meta_of(DELTA_MODE + 3), 10, true).unwrap();
     assert!(cps[0].delta && cps[0].bits == 3 && used == packed_len(9, 3) as u64);
@@ -224,7 +236,8 @@ fn delta_modes_are_checked() {
     for (mode, len, delta) in [
         (DELTA_MODE + 3, 10, false),
         (DELTA_MODE + 3, 1, true),
-        (DELTA_MODE + 60, 10, true),
+        (DELTA_MODE + 61, 10, true),
+        (RUNS_MODE, 10, false),
         (255, 10, true),
     ] {
         match parse_with(&meta_of(mode), len, delta) {
@@ -233,6 +246,110 @@ fn delta_modes_are_checked() {
                 ..
             }) => assert!(value == mode as u64 || value == (mode - DELTA_MODE) as u64),
             other => panic!("mode {mode} len {len} delta {delta}: {:?}", other.err()),
+        }
+    }
+}
+
+/// The bytes and checkpoints of `values` written as a slot's column.
+fn written(values: &[u64]) -> (Vec<u8>, Vec<u8>, Vec<Checkpoint>, IntCol) {
+    let (mut meta, mut data) = (Vec::new(), Vec::new());
+    write(values, &mut meta, &mut data, Use::Slot);
+    data.resize(data.len() + PAD, 0);
+    let mut r = VarReader::new(&meta, 0);
+    let (mut cps, mut used) = (Vec::new(), 0u64);
+    let col = parse(&mut r, values.len() as u32, &mut cps, &mut used, ALL).unwrap();
+    (meta, data, cps, col)
+}
+
+/// Values that repeat (a second's timestamps, a pid) take runs blocks,
+/// whose heads take any mode, and read back; a runs block is smaller than
+/// the block it replaces.
+#[test]
+fn runs_blocks() {
+    // Timestamps: each second repeated 1–5 times, the seconds in delta.
+    let mut ts = Vec::new();
+    let mut t = 1_700_000_000u64;
+    for k in 0..600u64 {
+        t += k * 7 % 3;
+        ts.extend(std::iter::repeat(t).take(1 + (k * 13 % 5) as usize));
+    }
+    let size = round_trip(&ts);
+    let (_, _, cps, _) = written(&ts);
+    let runs: Vec<u8> = cps.iter().map(|c| c.runs).collect();
+    // (The last block, 8 values, is smaller without a bitmap.)
+    assert!(
+        runs[..14].iter().all(|&h| h > 0),
+        "every block runs: {runs:?}"
+    );
+    assert!(cps.iter().any(|c| c.delta), "heads in delta");
+    let plain = Modes {
+        delta: true,
+        runs: false,
+    };
+    let plain_size: usize = ts
+        .chunks(BLOCK)
+        .map(|b| {
+            let p = plan(b, plain);
+            p.meta_len() + p.data_len(b.len())
+        })
+        .sum();
+    assert!(size < plain_size, "{size} against {plain_size}");
+    // Dictionary ids in runs, heads FoR; a last block of two values.
+    let ids: Vec<u64> = (0..258u64).map(|i| (i / 9) * 37 % 11).collect();
+    round_trip(&ids);
+    assert!(written(&ids)
+        .2
+        .iter()
+        .take(2)
+        .all(|c| c.runs > 0 && !c.delta));
+    round_trip(&[4, 4, 4, 9, 9]);
+    // Values that never repeat never take runs.
+    let (_, _, cps, _) = written(&(0..300u64).map(|i| i * i).collect::<Vec<_>>());
+    assert!(cps.iter().all(|c| c.runs == 0));
+}
+
+/// A runs block's bitmap: a run at value 0, as many runs as heads, no bit
+/// past the values (checked at open), and its mode only where allowed,
+/// with 2 to `n` heads whose own mode is not runs.
+#[test]
+fn runs_modes_are_checked() {
+    let values: Vec<u64> = (0..100u64).map(|i| 1000 + i / 10 * 3).collect();
+    let (meta, data, cps, col) = written(&values);
+    assert!(cps[0].runs == 10 && meta[0] == RUNS_MODE);
+    col.check_blocks(&cps, &data, 0).unwrap();
+    for (byte, bit) in [(0usize, 0u8), (0, 3), (12, 5), (1, 2)] {
+        let mut bad = data.clone();
+        bad[byte] ^= 1 << bit;
+        assert!(
+            col.check_blocks(&cps, &bad, 0).is_err(),
+            "bitmap byte {byte} bit {bit}"
+        );
+    }
+    let parse_with = |meta: &[u8], len: u32, modes: Modes| {
+        let mut r = VarReader::new(meta, 0);
+        let (mut cps, mut used) = (Vec::new(), 0u64);
+        parse(&mut r, len, &mut cps, &mut used, modes).map(|_| (cps, used))
+    };
+    let (cps, used) = parse_with(&[RUNS_MODE, 3, 2, 7], 10, ALL).unwrap();
+    assert!(cps[0].runs == 3 && cps[0].bits == 2 && cps[0].base == 7);
+    assert_eq!(used, 2 + 1);
+    let v7 = Modes {
+        delta: true,
+        runs: false,
+    };
+    for (meta, len, modes) in [
+        (vec![RUNS_MODE, 3, 2, 7], 10, v7),
+        (vec![RUNS_MODE, 1, 2, 7], 10, ALL),
+        (vec![RUNS_MODE, 11, 2, 7], 10, ALL),
+        (vec![RUNS_MODE, 2, 2, 7], 1, ALL),
+        (vec![RUNS_MODE, 3, RUNS_MODE, 3, 2, 7], 10, ALL),
+    ] {
+        match parse_with(&meta, len, modes) {
+            Err(crate::Error::Corrupt {
+                invariant: Invariant::BadField { .. },
+                ..
+            }) => {}
+            other => panic!("{meta:?} len {len}: {:?}", other.err()),
         }
     }
 }

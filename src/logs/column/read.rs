@@ -1,0 +1,288 @@
+//! Reading integer sub-columns (spec/FORMAT.md §5.8.3): one value from its
+//! block alone ([`IntCol::get`]), every value ([`IntCol::decode_all`]),
+//! what a block's residuals must hold beyond their size
+//! ([`IntCol::check_blocks`]), and the tables the GPU decoder reads a delta
+//! or runs block through ([`IntCol::device_sums`]).
+
+use super::super::bits::{get_bits, get_packed, packed_len};
+use super::{bitmap_len, group_bits, groups, Checkpoint, IntCol, BLOCK, DELTA_GROUP};
+use crate::error::{Invariant, Result};
+
+/// Value `j`'s run in a runs block whose bitmap starts `d` (bit 0 set):
+/// the runs starting at or before `j`, less one.
+#[inline]
+fn run_rank(d: &[u8], j: usize) -> usize {
+    let mut w = [0u8; 16];
+    let n = d.len().min(16).min(j / 8 + 1);
+    w[..n].copy_from_slice(&d[..n]);
+    let bits = u128::from_le_bytes(w);
+    let mask = if j >= 127 {
+        u128::MAX
+    } else {
+        (1u128 << (j + 1)) - 1
+    };
+    ((bits & mask).count_ones() as usize).saturating_sub(1)
+}
+
+impl IntCol {
+    /// Value `i` (`i < len`), reading only its block. `data` is the column
+    /// data section followed by its padding.
+    #[inline]
+    pub(crate) fn get(&self, cps: &[Checkpoint], data: &[u8], i: usize) -> u64 {
+        let Some(cp) = cps.get(self.first as usize + i / BLOCK) else {
+            return 0;
+        };
+        let d = data.get(cp.off as usize..).unwrap_or(&[]);
+        let j = i % BLOCK;
+        let n = (self.len as usize).saturating_sub(i - j).min(BLOCK);
+        if cp.runs > 0 {
+            // Value j is the head of its run.
+            let (h, heads) = cp.own(d, n);
+            return read_value(cp, heads, h, run_rank(d, j).min(h - 1));
+        }
+        read_value(cp, d, n, j)
+    }
+}
+
+/// Value `j` of a block of `n` values stored FoR, linear or delta as `cp`
+/// says, its residuals at the start of `d` (a runs block's heads: the
+/// heads' block).
+#[inline]
+fn read_value(cp: &Checkpoint, d: &[u8], n: usize, j: usize) -> u64 {
+    let line = cp.base.wrapping_add(cp.slope.wrapping_mul(j as u64));
+    if cp.delta {
+        // The sums of the groups before j's, then its group's residuals.
+        let (g, b) = (j / DELTA_GROUP, cp.bits as usize);
+        let sums = (0..g).fold(0u64, |s, k| {
+            s.wrapping_add(get_bits(d, (n - 1) * b + k * (b + 5), group_bits(cp.bits)))
+        });
+        let first = g * DELTA_GROUP;
+        line.wrapping_add(sums)
+            .wrapping_add(sum_packed(d, cp.bits, first, j - first))
+    } else {
+        line.wrapping_add(get_packed(d, cp.bits, j))
+    }
+}
+
+impl IntCol {
+    /// Bytes of the column's residuals in the column data.
+    pub(crate) fn data_bytes(&self, cps: &[Checkpoint]) -> u64 {
+        let start = self.first as usize;
+        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
+        let mut left = self.len as usize;
+        let mut sum = 0u64;
+        for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
+            let n = left.min(BLOCK);
+            left -= n;
+            sum += cp.data_len(n) as u64;
+        }
+        sum
+    }
+
+    /// Appends all values to `out`.
+    pub(crate) fn decode_all(&self, cps: &[Checkpoint], data: &[u8], out: &mut Vec<u64>) {
+        let mut left = self.len as usize;
+        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
+        let start = self.first as usize;
+        for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
+            let n = left.min(BLOCK);
+            left -= n;
+            let d = data.get(cp.off as usize..).unwrap_or(&[]);
+            if cp.runs > 0 {
+                // The heads, then each value from its run's head.
+                let (h, heads) = cp.own(d, n);
+                let at = out.len();
+                decode_block(cp, heads, h, out);
+                let mut buf = [0u64; BLOCK];
+                buf[..h].copy_from_slice(&out[at..at + h]);
+                out.truncate(at);
+                let mut k = 0usize;
+                out.extend((0..n).map(|j| {
+                    if j > 0 && d.get(j / 8).is_some_and(|b| b >> (j % 8) & 1 == 1) {
+                        k = (k + 1).min(h - 1);
+                    }
+                    buf[k]
+                }));
+            } else {
+                decode_block(cp, d, n, out);
+            }
+        }
+    }
+}
+
+/// Appends the `n` values of a block stored FoR, linear or delta as `cp`
+/// says, its residuals at the start of `d`.
+fn decode_block(cp: &Checkpoint, d: &[u8], n: usize, out: &mut Vec<u64>) {
+    let (base, slope, bits) = (cp.base, cp.slope, cp.bits as usize);
+    if cp.delta {
+        // v[0] = base; each next value adds the smallest step and
+        // its residual.
+        let mut v = base;
+        out.push(v);
+        out.extend((0..n - 1).map(|k| {
+            v = v
+                .wrapping_add(slope)
+                .wrapping_add(get_packed(d, cp.bits, k));
+            v
+        }));
+    } else if bits == 0 {
+        out.extend((0..n).map(|k| base.wrapping_add(slope.wrapping_mul(k as u64))));
+    } else if bits <= 56 && d.len() >= packed_len(n, cp.bits) + 8 {
+        // Block unpack: one 8-byte load per value at a running bit
+        // offset (a residual of ≤ 56 bits starting at bit `b % 8`
+        // fits in it), no per-value width dispatch.
+        let mask = (1u64 << bits) - 1;
+        let p = d.as_ptr();
+        // SAFETY: value `k < n` starts at byte `k·bits/8 ≤
+        // packed_len(n, bits) − 1`, and `d` has 8 bytes past
+        // `packed_len` (checked above), so each 8-byte read is
+        // inside `d`.
+        let word = |k: usize| unsafe {
+            p.add(k * bits / 8).cast::<u64>().read_unaligned().to_le() >> (k * bits % 8)
+        };
+        if slope == 0 {
+            out.extend((0..n).map(|k| base.wrapping_add(word(k) & mask)));
+        } else {
+            out.extend((0..n).map(|k| {
+                base.wrapping_add(word(k) & mask)
+                    .wrapping_add(slope.wrapping_mul(k as u64))
+            }));
+        }
+    } else {
+        out.extend((0..n).map(|k| {
+            base.wrapping_add(get_packed(d, cp.bits, k))
+                .wrapping_add(slope.wrapping_mul(k as u64))
+        }));
+    }
+}
+
+/// Σ of values `first .. first + n` of a packed run of `bits`-bit values
+/// (mod 2^64): part of a delta block's value less its line.
+#[inline]
+pub(super) fn sum_packed(data: &[u8], bits: u8, first: usize, n: usize) -> u64 {
+    let b = bits as usize;
+    if b == 0 || n == 0 {
+        return 0;
+    }
+    let end = first + n;
+    if b <= 56 && data.len() >= packed_len(end, bits) + 8 {
+        let mask = (1u64 << b) - 1;
+        let p = data.as_ptr();
+        // SAFETY: value `k < end` starts at byte `k·b/8 ≤ packed_len(end,
+        // b) − 1`, and `data` has 8 bytes past `packed_len` (checked above),
+        // so each 8-byte read is inside `data`; a value of ≤ 56 bits
+        // starting at bit `k·b % 8` lies inside its 8 bytes.
+        let word = |k: usize| unsafe {
+            p.add(k * b / 8).cast::<u64>().read_unaligned().to_le() >> (k * b % 8)
+        };
+        return (first..end).fold(0u64, |s, k| s.wrapping_add(word(k) & mask));
+    }
+    (first..end).fold(0u64, |s, k| s.wrapping_add(get_packed(data, bits, k)))
+}
+
+impl IntCol {
+    /// Calls `f` for every delta or runs block of the column with the
+    /// index of its checkpoint in `cps`, a base, and one entry per value,
+    /// so that a reader holding them reads any value with one field, as a
+    /// FoR value (the GPU decoder's tables, `logs::device`). A delta block:
+    /// base `None` (its own line, `base + slope·k`), entry `k` the running
+    /// sum of its residuals (value `k` less its line, mod 2^64, so entry 0
+    /// is 0). A runs block: base `Some(m)`, its smallest value (slope 0),
+    /// entry `k` value `k` less `m`. `data` as [`IntCol::get`]'s.
+    #[cfg(feature = "gpu")]
+    pub(crate) fn device_sums(
+        &self,
+        cps: &[Checkpoint],
+        data: &[u8],
+        mut f: impl FnMut(usize, Option<u64>, &[u64]),
+    ) {
+        let mut left = self.len as usize;
+        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
+        let start = self.first as usize;
+        let mut sums = Vec::with_capacity(BLOCK);
+        for (c, cp) in cps.iter().enumerate().skip(start).take(blocks) {
+            let n = left.min(BLOCK);
+            left -= n;
+            if cp.runs > 0 {
+                sums.clear();
+                let one = IntCol {
+                    first: c as u32,
+                    len: n as u32,
+                };
+                one.decode_all(cps, data, &mut sums);
+                let m = sums.iter().copied().min().unwrap_or(0);
+                for v in &mut sums {
+                    *v -= m;
+                }
+                f(c, Some(m), &sums);
+                continue;
+            }
+            if !cp.delta {
+                continue;
+            }
+            let d = data.get(cp.off as usize..).unwrap_or(&[]);
+            let mut s = 0u64;
+            sums.clear();
+            sums.push(0);
+            sums.extend((0..n - 1).map(|k| {
+                s = s.wrapping_add(get_packed(d, cp.bits, k));
+                s
+            }));
+            f(c, None, &sums);
+        }
+    }
+
+    /// Checks what a block's residuals must hold beyond their size
+    /// (spec/FORMAT.md §5.8.3): a runs block's bitmap starts a run at
+    /// value 0, starts as many runs as it has heads, and sets no bit past
+    /// its values; every delta block's (or runs block heads') group sums
+    /// are the sums of its residual groups (one spelling, and a read
+    /// through the sums equals a read through the residuals). `data` is the
+    /// column data followed by readable bytes (the block's padding); `at`
+    /// the block offset of `data`, for errors.
+    pub(crate) fn check_blocks(&self, cps: &[Checkpoint], data: &[u8], at: usize) -> Result<()> {
+        let mut left = self.len as usize;
+        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
+        let start = self.first as usize;
+        for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
+            let n = left.min(BLOCK);
+            left -= n;
+            let d = data.get(cp.off as usize..).unwrap_or(&[]);
+            if cp.runs > 0 {
+                let map = d.get(..bitmap_len(n)).unwrap_or(&[]);
+                let set: u32 = map.iter().map(|b| b.count_ones()).sum();
+                let past = n % 8 != 0 && map.last().is_some_and(|&b| b >> (n % 8) != 0);
+                if map.first().map_or(true, |&b| b & 1 == 0) || set != cp.runs as u32 || past {
+                    return Err(crate::Error::corrupt(
+                        super::super::bits::SECTION,
+                        (at + cp.off as usize) as u64,
+                        Invariant::BadField {
+                            what: "runs block bitmap (a run at value 0, one per head, none past the values)",
+                            value: set as u64,
+                        },
+                    ));
+                }
+            }
+            if !cp.delta {
+                continue;
+            }
+            let (n, d) = cp.own(d, n);
+            let b = cp.bits as usize;
+            for k in 0..groups(n) {
+                let want = sum_packed(d, cp.bits, k * DELTA_GROUP, DELTA_GROUP);
+                let got = get_bits(d, (n - 1) * b + k * (b + 5), group_bits(cp.bits));
+                if got != want {
+                    return Err(crate::Error::corrupt(
+                        super::super::bits::SECTION,
+                        (at + cp.off as usize) as u64,
+                        Invariant::BadField {
+                            what: "delta block group sum",
+                            value: got,
+                        },
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
