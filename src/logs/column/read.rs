@@ -12,16 +12,22 @@ use crate::error::{Invariant, Result};
 /// the runs starting at or before `j`, less one.
 #[inline]
 fn run_rank(d: &[u8], j: usize) -> usize {
-    let mut w = [0u8; 16];
-    let n = d.len().min(16).min(j / 8 + 1);
-    w[..n].copy_from_slice(&d[..n]);
-    let bits = u128::from_le_bytes(w);
     let mask = if j >= 127 {
         u128::MAX
     } else {
         (1u128 << (j + 1)) - 1
     };
-    ((bits & mask).count_ones() as usize).saturating_sub(1)
+    ((bitmap(d, j + 1) & mask).count_ones() as usize).saturating_sub(1)
+}
+
+/// The first `n ≤ 128` bits of a runs block's bitmap at the start of `d`
+/// (bytes past `d` read as 0).
+#[inline]
+fn bitmap(d: &[u8], n: usize) -> u128 {
+    let mut w = [0u8; 16];
+    let len = d.len().min(bitmap_len(n));
+    w[..len].copy_from_slice(&d[..len]);
+    u128::from_le_bytes(w)
 }
 
 impl IntCol {
@@ -89,20 +95,21 @@ impl IntCol {
             left -= n;
             let d = data.get(cp.off as usize..).unwrap_or(&[]);
             if cp.runs > 0 {
-                // The heads, then each value from its run's head.
+                // The heads, then spread in place from the last value to
+                // the first: value j is head `rank(j) ≤ j`, so a head is
+                // read before any write reaches it (`k` counts the runs
+                // starting at or before j; checked at open to end at `h`).
                 let (h, heads) = cp.own(d, n);
                 let at = out.len();
                 decode_block(cp, heads, h, out);
-                let mut buf = [0u64; BLOCK];
-                buf[..h].copy_from_slice(&out[at..at + h]);
-                out.truncate(at);
-                let mut k = 0usize;
-                out.extend((0..n).map(|j| {
-                    if j > 0 && d.get(j / 8).is_some_and(|b| b >> (j % 8) & 1 == 1) {
-                        k = (k + 1).min(h - 1);
-                    }
-                    buf[k]
-                }));
+                out.resize(at + n, 0);
+                let v = &mut out[at..];
+                let map = bitmap(d, n);
+                let mut k = h;
+                for j in (0..n).rev() {
+                    v[j] = v[k.saturating_sub(1)];
+                    k -= (map >> j) as usize & 1;
+                }
             } else {
                 decode_block(cp, d, n, out);
             }
