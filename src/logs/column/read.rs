@@ -98,7 +98,8 @@ impl IntCol {
                 // The heads, then spread in place from the last value to
                 // the first: value j is head `rank(j) ≤ j`, so a head is
                 // read before any write reaches it (`k` counts the runs
-                // starting at or before j; checked at open to end at `h`).
+                // starting at or before j; checked at open to end at `h`,
+                // and kept within the heads whatever the bitmap holds).
                 let (h, heads) = cp.own(d, n);
                 let at = out.len();
                 decode_block(cp, heads, h, out);
@@ -108,7 +109,7 @@ impl IntCol {
                 let mut k = h;
                 for j in (0..n).rev() {
                     v[j] = v[k.saturating_sub(1)];
-                    k -= (map >> j) as usize & 1;
+                    k = k.saturating_sub((map >> j) as usize & 1);
                 }
             } else {
                 decode_block(cp, d, n, out);
