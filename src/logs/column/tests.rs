@@ -333,8 +333,8 @@ fn runs_modes_are_checked() {
         let mut all = Vec::new();
         col.decode_all(&cps, &bad, &mut all);
         assert_eq!(all.len(), values.len());
-        for i in 0..values.len() {
-            assert!(all[i] >= 1000 && col.get(&cps, &bad, i) >= 1000);
+        for (i, &v) in all.iter().enumerate() {
+            assert!(v >= 1000 && col.get(&cps, &bad, i) >= 1000);
         }
     }
     let parse_with = |meta: &[u8], len: u32, modes: Modes| {
