@@ -147,6 +147,12 @@ fn main() {
                 a.len(),
                 100.0 * (now - then) as f64 / a.len() as f64
             );
+            let (now, then, t, n) = col.row_runs_estimate();
+            eprintln!(
+                "rowruns,{name},{},{now},{then},{t}/{n},{:.1}%",
+                a.len(),
+                100.0 * (now - then) as f64 / a.len() as f64
+            );
         }
         // `LOGS_SHOW=NAME`: that column's templates and slot types too.
         if std::env::var("LOGS_SHOW").is_ok_and(|v| name.contains(&v)) {
