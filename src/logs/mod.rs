@@ -49,7 +49,12 @@
 //! FoR (mode bit 7): `v[j] = base + r[j] + j·slope` (mod 2^64), which takes
 //! steadily growing values (timestamps, counters) to a few bits like delta
 //! coding but reads one residual, not a prefix sum. Value `i` reads
-//! checkpoint `i/128` and one residual: O(1).
+//! checkpoint `i/128` and one residual: O(1). Since format 7 a block may be
+//! *delta* (the steps above the smallest, with a sum per 32 of them: at
+//! most 3 sums and 31 residuals a read), since format 8 a slot's block may
+//! be *runs* (a bitmap of where the value changes, then the changed values
+//! as a block of their own: one popcount more a read); spec/FORMAT.md
+//! §5.8.3 and `column.rs`.
 //!
 //! # Row index: template id and rank of a row in O(1)
 //! A slot value of row `r` sits at `r`'s *rank* (its index among the rows of
@@ -63,8 +68,10 @@
 //!
 //! # Bytes of a block
 //! ```text
-//! "FPL2" | u32 meta_len | u32 rowidx_len | u32 data_len | u32 pool_len
-//!         ("FPL1" in versions 4–5: the pool's form 1, `text.rs`)
+//! "FPL4" | u32 meta_len | u32 rowidx_len | u32 data_len | u32 pool_len
+//!         ("FPL3" in version 7: no runs blocks; "FPL2" in version 6: no
+//!         delta blocks either; "FPL1" in versions 4–5: the pool's form 1,
+//!         `text.rs`)
 //! meta:   varint rows, varint templates (≥ 1)
 //!         per template: varint slots, varint rows using it
 //!         per slot (templates in order): u8 kind | width rule << 3, then
