@@ -543,6 +543,38 @@ mod tests {
         (delta, widest)
     }
 
+    /// Runs blocks (format 8) — values repeated from row to row, their
+    /// heads in each mode, some spanning 2^50 and more in a block — read
+    /// through the sums table as the kernel reads them (a runs block's
+    /// entries: its values less their smallest, on no line).
+    #[test]
+    fn runs_blocks_render_through_the_sums_table() {
+        let rows: Vec<Vec<u8>> = (0..128 * 12usize)
+            .map(|i| {
+                let second = 1_700_000_000 + i / 5;
+                let pid = 9_000_000_000_000_000_000u64 + (i / 9 % 4) as u64 * 977;
+                let wide = (i as u64 / 4).pow(2) * 4_000_000_000_000;
+                let host = ["alpha", "beta", "gamma"][i / 11 % 3];
+                format!("t={second} pid={pid} v={wide} host={host} ok").into_bytes()
+            })
+            .collect();
+        for split in [Some(false), Some(true)] {
+            let refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+            let opts = LogOptions {
+                split,
+                ..LogOptions::default()
+            };
+            let col = LogColumn::open(&encode_column(&refs, &opts)).unwrap();
+            let runs = col.integer_block_modes()[3];
+            assert!(runs >= 24, "{split:?}: {runs} runs blocks");
+            let (tabled, widest) = renders_every_row(&rows, split);
+            assert!(
+                tabled >= runs && widest >= 50,
+                "{tabled} tabled, {runs} runs, {widest} bits"
+            );
+        }
+    }
+
     /// Delta blocks of residuals 1 to 56 bits wide, whose running sums
     /// need up to 63 bits, in slot columns and in the
     /// pool's offsets, read through the sums table as the kernel reads
