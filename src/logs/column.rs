@@ -182,18 +182,17 @@ fn plan(block: &[u64], modes: Modes) -> BlockPlan {
     // checkpoint; they save at most `bits` a repeated value (fewer when
     // the heads are wider than the block's steps).
     let n = block.len();
-    let heads = 1 + block.windows(2).filter(|w| w[1] != w[0]).count();
-    if (n - heads) * best.bits as usize <= n + 16 {
-        return best;
-    }
     let mut buf = [0u64; BLOCK];
-    let mut h = 0;
+    let mut heads = 1;
     buf[0] = block[0];
     for w in block.windows(2) {
         if w[1] != w[0] {
-            h += 1;
-            buf[h] = w[1];
+            buf[heads] = w[1];
+            heads += 1;
         }
+    }
+    if (n - heads) * best.bits as usize <= n + 16 {
+        return best;
     }
     let mut inner = plan_plain(&buf[..heads], modes.delta);
     let plain = best.meta_len() + best.data_len(n);

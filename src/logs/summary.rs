@@ -488,7 +488,7 @@ impl LogColumn {
     pub fn runs_estimate(&self) -> (u64, u64, u64, u64) {
         use super::column::{size, BLOCK};
         use super::decode::Slot;
-        let (mut now, mut then, mut taken, mut all) = (0u64, 0u64, 0u64, 0u64);
+        let mut acc = (0, 0, 0, 0);
         for b in self.blocks() {
             let data = &b.bytes[b.data_at..];
             for s in &b.slots {
@@ -504,27 +504,19 @@ impl LogColumn {
                     let mut v = Vec::new();
                     c.decode_all(&b.cps, data, &mut v);
                     for block in v.chunks(BLOCK) {
-                        all += 1;
-                        let cur = size(block) as u64;
                         let mut heads = vec![block[0]];
                         for w in block.windows(2) {
                             if w[1] != w[0] {
                                 heads.push(w[1]);
                             }
                         }
-                        let alt = block.len().div_ceil(8) as u64 + size(&heads) as u64;
-                        now += cur;
-                        if alt < cur {
-                            taken += 1;
-                            then += alt;
-                        } else {
-                            then += cur;
-                        }
+                        let alt = block.len().div_ceil(8) + size(&heads);
+                        tally(&mut acc, size(block), alt);
                     }
                 }
             }
         }
-        (now, then, taken, all)
+        acc
     }
 }
 
@@ -536,7 +528,7 @@ impl LogColumn {
     /// row blocks).
     pub fn row_runs_estimate(&self) -> (u64, u64, u64, u64) {
         use super::bits::{get_packed, packed_len};
-        let (mut now, mut then, mut taken, mut all) = (0u64, 0u64, 0u64, 0u64);
+        let mut acc = (0, 0, 0, 0);
         for b in self.blocks() {
             let idx = &b.bytes[b.rowidx_at..];
             for (k, rb) in b.row_blocks.iter().enumerate() {
@@ -544,18 +536,20 @@ impl LogColumn {
                 let d = &idx[rb.off as usize..];
                 let ids: Vec<u64> = (0..n).map(|j| get_packed(d, rb.bits, j)).collect();
                 let heads = 1 + ids.windows(2).filter(|w| w[1] != w[0]).count();
-                let cur = packed_len(n, rb.bits) as u64;
-                let alt = (n.div_ceil(8) + packed_len(heads, rb.bits)) as u64;
-                all += 1;
-                now += cur;
-                if alt < cur {
-                    taken += 1;
-                    then += alt;
-                } else {
-                    then += cur;
-                }
+                let alt = n.div_ceil(8) + packed_len(heads, rb.bits);
+                tally(&mut acc, packed_len(n, rb.bits), alt);
             }
         }
-        (now, then, taken, all)
+        acc
     }
+}
+
+/// Adds a block of `cur` bytes, `alt` in an estimated form taken where
+/// smaller, to `acc` = (bytes now, bytes so, blocks taking it, blocks).
+fn tally(acc: &mut (u64, u64, u64, u64), cur: usize, alt: usize) {
+    let (cur, alt) = (cur as u64, alt as u64);
+    acc.0 += cur;
+    acc.1 += cur.min(alt);
+    acc.2 += (alt < cur) as u64;
+    acc.3 += 1;
 }

@@ -31,6 +31,21 @@ fn bitmap(d: &[u8], n: usize) -> u128 {
 }
 
 impl IntCol {
+    /// The column's blocks in order: each one's index in `cps`, its
+    /// checkpoint and its number of values (none when `cps` lacks them).
+    fn blocks<'c>(
+        &self,
+        cps: &'c [Checkpoint],
+    ) -> impl Iterator<Item = (usize, &'c Checkpoint, usize)> + 'c {
+        let (start, len) = (self.first as usize, self.len as usize);
+        let blocks = len.div_ceil(BLOCK);
+        cps.get(start..start + blocks)
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+            .map(move |(k, cp)| (start + k, cp, (len - k * BLOCK).min(BLOCK)))
+    }
+
     /// Value `i` (`i < len`), reading only its block. `data` is the column
     /// data section followed by its padding.
     #[inline]
@@ -73,26 +88,14 @@ fn read_value(cp: &Checkpoint, d: &[u8], n: usize, j: usize) -> u64 {
 impl IntCol {
     /// Bytes of the column's residuals in the column data.
     pub(crate) fn data_bytes(&self, cps: &[Checkpoint]) -> u64 {
-        let start = self.first as usize;
-        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
-        let mut left = self.len as usize;
-        let mut sum = 0u64;
-        for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
-            let n = left.min(BLOCK);
-            left -= n;
-            sum += cp.data_len(n) as u64;
-        }
-        sum
+        self.blocks(cps)
+            .map(|(_, cp, n)| cp.data_len(n) as u64)
+            .sum()
     }
 
     /// Appends all values to `out`.
     pub(crate) fn decode_all(&self, cps: &[Checkpoint], data: &[u8], out: &mut Vec<u64>) {
-        let mut left = self.len as usize;
-        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
-        let start = self.first as usize;
-        for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
-            let n = left.min(BLOCK);
-            left -= n;
+        for (_, cp, n) in self.blocks(cps) {
             let d = data.get(cp.off as usize..).unwrap_or(&[]);
             if cp.runs > 0 {
                 // The heads, then spread in place from the last value to
@@ -204,13 +207,8 @@ impl IntCol {
         data: &[u8],
         mut f: impl FnMut(usize, Option<u64>, &[u64]),
     ) {
-        let mut left = self.len as usize;
-        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
-        let start = self.first as usize;
         let mut sums = Vec::with_capacity(BLOCK);
-        for (c, cp) in cps.iter().enumerate().skip(start).take(blocks) {
-            let n = left.min(BLOCK);
-            left -= n;
+        for (c, cp, n) in self.blocks(cps) {
             if cp.runs > 0 {
                 sums.clear();
                 let one = IntCol {
@@ -249,12 +247,7 @@ impl IntCol {
     /// column data followed by readable bytes (the block's padding); `at`
     /// the block offset of `data`, for errors.
     pub(crate) fn check_blocks(&self, cps: &[Checkpoint], data: &[u8], at: usize) -> Result<()> {
-        let mut left = self.len as usize;
-        let blocks = self.len.div_ceil(BLOCK as u32) as usize;
-        let start = self.first as usize;
-        for cp in cps.get(start..start + blocks).unwrap_or(&[]) {
-            let n = left.min(BLOCK);
-            left -= n;
+        for (_, cp, n) in self.blocks(cps) {
             let d = data.get(cp.off as usize..).unwrap_or(&[]);
             if cp.runs > 0 {
                 let map = d.get(..bitmap_len(n)).unwrap_or(&[]);
