@@ -36,7 +36,7 @@ from typing import List, Optional, Sequence
 # ---------------------------------------------------------------- constants (§1, §2, §3, §8)
 
 MAGIC = b"FASTPAIR"
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 HEADER_LEN = 16
 TAIL_LEN = 24
 FOOTER_PREFIX_LEN = 32
@@ -632,9 +632,9 @@ class Reader:
             nulls = valid.count(False)
             check(nulls == e.nulls, "§5.5", base + val_at, "NullCount", f"chunk {i}: {nulls} zero bits, footer says {e.nulls} nulls")
         items = decode_log_payload(payload, base + pay_at)
-        want = 4 if self.version >= 8 else 3 if self.version >= 7 else 2 if self.version >= 6 else 1
+        want = 5 if self.version >= 9 else 4 if self.version >= 8 else 3 if self.version >= 7 else 2 if self.version >= 6 else 1
         check(log_payload_form(payload) == want, LOG_SECTION, base + pay_at, "BadField",
-              f"chunk {i}: log payload magic {payload[:4]!r} (FPL4/FPS4 in format version 8, FPL3/FPS3 in 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)")
+              f"chunk {i}: log payload magic {payload[:4]!r} (FPL5/FPS5 in format version 9, FPL4/FPS4 in 8, FPL3/FPS3 in 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)")
         check(len(items) == e.rows, LOG_SECTION, base + pay_at, "SizeMismatch", f"chunk {i}: log payload rows {len(items)}, want {e.rows}")
         for r, v in enumerate(items):
             check(len(v) <= MAX_VALUE_LEN, "§8", base + pay_at, "LimitExceeded", f"chunk {i}: row {r} longer than MAX_VALUE_LEN")
@@ -777,10 +777,12 @@ class Reader:
 
 # Payload forms, §5.8.1: 1 (format versions 4-5: pool form 1), 2 (version 6:
 # pool form 2), 3 (version 7: pool form 2, delta integer blocks, §5.8.3),
-# 4 (version 8: as 3, and runs blocks in slot columns, §5.8.3).
-LOG_BLOCK_MAGICS = {b"FPL1": 1, b"FPL2": 2, b"FPL3": 3, b"FPL4": 4}
-LOG_SPLIT_MAGICS = {b"FPS1": 1, b"FPS2": 2, b"FPS3": 3, b"FPS4": 4}
+# 4 (version 8: as 3, and runs blocks in slot columns, §5.8.3), 5 (version 9:
+# as 4, and runs blocks may step).
+LOG_BLOCK_MAGICS = {b"FPL1": 1, b"FPL2": 2, b"FPL3": 3, b"FPL4": 4, b"FPL5": 5}
+LOG_SPLIT_MAGICS = {b"FPS1": 1, b"FPS2": 2, b"FPS3": 3, b"FPS4": 4, b"FPS5": 5}
 LOG_RUNS_MODE = 252
+LOG_STEP_RUNS_MODE = 253
 LOG_ROW_BLOCK = 128
 LOG_COLUMN_BLOCK = 128
 LOG_DELTA_GROUP = 32
@@ -851,25 +853,31 @@ def _packed_len(n: int, bits: int) -> int:
 def _int_column(c: "_LogCursor", n: int, used: List[int], form: int, slot: bool = True) -> List[tuple]:
     """Checkpoints of an integer column of ``n`` values (§5.8.3) in a block
     of payload form ``form``; ``slot``: a slot's column (runs blocks allowed
-    in form 4), not the pool's offsets. A list of (data offset, bits, base,
-    slope, values in the block, delta, heads): ``heads`` > 0 for a runs
-    block, whose bitmap is at the data offset and whose other fields
-    describe its heads."""
+    in forms 4-5, stepped ones in form 5), not the pool's offsets. A list of
+    (data offset, bits, base, slope, values in the block, delta, heads,
+    step): ``heads`` > 0 for a runs block, whose bitmap is at the data
+    offset, whose other fields describe its heads, and whose ``step`` each
+    value of a run adds to the one before it (mod 2^64)."""
     cps = []
     left = n
     while left > 0:
         m = min(left, LOG_COLUMN_BLOCK)
         left -= m
         mode = c.u8("integer block mode")
-        heads = 0
-        if mode == LOG_RUNS_MODE:
-            if form != 4 or not slot:
-                c.fail("BadField", f"integer block mode {mode} (runs blocks are format version 8's, in slot columns)")
+        heads, step = 0, 0
+        if mode in (LOG_RUNS_MODE, LOG_STEP_RUNS_MODE):
+            if form < 4 or not slot or (mode == LOG_STEP_RUNS_MODE and form < 5):
+                c.fail("BadField", f"integer block mode {mode} (runs blocks are format version 8's, stepped ones 9's, in slot columns)")
             heads = c.varint("runs block heads")
             if heads < 2 or heads > m:
                 c.fail("BadField", f"runs block heads {heads} (2 to the block's values)")
+            if mode == LOG_STEP_RUNS_MODE:
+                z = c.varint("runs block step")
+                step = ((z >> 1) ^ -(z & 1)) & ((1 << 64) - 1)
+                if step == 0:
+                    c.fail("BadField", "runs block step 0 (a stepped runs block's is not 0)")
             mode = c.u8("runs block heads' mode")
-            if mode == LOG_RUNS_MODE:
+            if mode in (LOG_RUNS_MODE, LOG_STEP_RUNS_MODE):
                 c.fail("BadField", f"runs block heads' mode {mode} (a runs block's heads are not runs)")
         own = heads if heads else m
         delta = mode > 192
@@ -890,7 +898,7 @@ def _int_column(c: "_LogCursor", n: int, used: List[int], form: int, slot: bool 
         if linear:
             z = c.varint("integer block slope")
             slope = ((z >> 1) ^ -(z & 1)) & ((1 << 64) - 1)
-        cps.append((used[0], bits, base, slope, m, delta, heads))
+        cps.append((used[0], bits, base, slope, m, delta, heads, step))
         if heads:  # the bitmap, then the heads as a block
             used[0] += (m + 7) // 8
         if delta:  # own - 1 residuals, then a (bits + 5)-bit sum per full group of 32
@@ -921,7 +929,7 @@ def _block_values(data: bytes, off: int, bits: int, base: int, slope: int, m: in
 
 def _int_values(cps: List[tuple], data: bytes) -> List[int]:
     out = []
-    for off, bits, base, slope, m, delta, heads in cps:
+    for off, bits, base, slope, m, delta, heads, step in cps:
         if not heads:
             out.extend(_block_values(data, off, bits, base, slope, m, delta))
             continue
@@ -933,10 +941,11 @@ def _int_values(cps: List[tuple], data: bytes) -> List[int]:
             raise FormatError(LOG_SECTION, off, "BadField",
                               "runs block bitmap (a run at value 0, one per head, none past the values)")
         hv = _block_values(data, off + nb, bits, base, slope, heads, delta)
-        k = -1
+        k, start = -1, 0
         for j in range(m):
-            k += (bitmap >> j) & 1
-            out.append(hv[k])
+            if (bitmap >> j) & 1:
+                k, start = k + 1, j
+            out.append((hv[k] + (j - start) * step) & ((1 << 64) - 1))
     return out
 
 
@@ -1150,7 +1159,8 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
 def log_payload_form(buf: bytes) -> int:
     """The payload form a payload's magic names (§5.8.1): 1 for "FPL1"/"FPS1"
     (format versions 4-5), 2 for "FPL2"/"FPS2" (version 6), 3 for
-    "FPL3"/"FPS3" (version 7), 4 for "FPL4"/"FPS4" (version 8), 0 otherwise."""
+    "FPL3"/"FPS3" (version 7), 4 for "FPL4"/"FPS4" (version 8), 5 for
+    "FPL5"/"FPS5" (version 9), 0 otherwise."""
     return LOG_SPLIT_MAGICS.get(buf[:4], LOG_BLOCK_MAGICS.get(buf[:4], 0))
 
 

@@ -432,7 +432,7 @@ impl fmt::Display for Invariant {
             FileTooSmall { len } => write!(f, "file of {len} bytes is smaller than header + tail"),
             BadMagic => write!(
                 f,
-                "magic bytes are not the section's (FASTPAIR for a file; FPL4 or FPS4 for a log payload, FPL3 or FPS3 in format version 7, FPL2 or FPS2 in 6, FPL1 or FPS1 in 4-5)"
+                "magic bytes are not the section's (FASTPAIR for a file; FPL5 or FPS5 for a log payload, FPL4 or FPS4 in format version 8, FPL3 or FPS3 in 7, FPL2 or FPS2 in 6, FPL1 or FPS1 in 4-5)"
             ),
             LengthPastEnd {
                 what,

@@ -582,10 +582,10 @@ cases! {
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
     truncated_by_one: |b, _| b.file[..b.file.len() - 1].to_vec()
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
-    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 9) })
-        => Error::UnsupportedVersion { found: 9, supported: 8 },
-    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 10))
-        => Error::UnsupportedVersion { found: 10, supported: 8 },
+    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 10) })
+        => Error::UnsupportedVersion { found: 10, supported: 9 },
+    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 11))
+        => Error::UnsupportedVersion { found: 11, supported: 9 },
     // A version-1 file whose tail says 2 (both known, they disagree).
     version_mismatch: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 2) })
         => Error::Corrupt { section: Section::Header, offset: 8, invariant: I::VersionMismatch { header: 1, tail: 2 } },
@@ -1126,7 +1126,35 @@ cases! {
         relabel_split(&mut new, b'3');
         v7log().edit_chunk(0, |p, _| p.log_payload = Some(new))
     }
-        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { what: "integer block mode (runs blocks are format version 8's, in slot columns)", .. }, .. },
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { what: "integer block mode (runs blocks are format version 8's, stepped ones 9's, in slot columns)", value: 252 }, .. },
+
+    // --- Version 9 (§10): stepped runs blocks, payload magics "FPL5"/"FPS5" ---
+    /// A version-9 file relabelled 8: its dictionaries read the same, its
+    /// first log payload ("FPS5") is not version 8's.
+    v9_file_as_version_8: |_, _| v9log().patch(|v| set_version(v, 8))
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { .. }, .. },
+    /// A version-9 file whose first log chunk holds the version-8 payload
+    /// of the same rows ("FPS4"): valid in itself, the wrong spelling for
+    /// the file's version (§5.8.1).
+    v8_log_payload_in_version_9: |_, _| {
+        let old = v8log().chunks[0].log_payload.clone();
+        v9log().edit_chunk(0, |p, _| p.log_payload = old)
+    }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { .. }, .. },
+    /// A version-8 file whose first log chunk holds the version-9 payload
+    /// relabelled "FPS4" / "FPL4": its stepped runs blocks are version 9's
+    /// (§5.8.3).
+    v8_log_stepped_runs_block: |_, _| {
+        let mut new = v9log().chunks[0].log_payload.clone().unwrap();
+        relabel_split(&mut new, b'4');
+        v8log().edit_chunk(0, |p, _| p.log_payload = Some(new))
+    }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { what: "integer block mode (runs blocks are format version 8's, stepped ones 9's, in slot columns)", value: 253 }, .. },
+}
+
+/// The version-9 golden file of log-template chunks.
+fn v9log() -> Base {
+    Base::load("v9_log_templates")
 }
 
 /// The version-8 golden file of log-template chunks.

@@ -3,10 +3,11 @@
 //! the same bytes; and writing the values with the same options must reproduce
 //! each file byte for byte as long as the trainer picks the same dictionary.
 //!
-//! Generations: the files named `v8_*` pin format version 8 (the current
-//! one; `v8_planes_*` store their dictionaries' planes, §4.5) and are what
+//! Generations: the files named `v9_*` pin format version 9 (the current
+//! one; `v9_planes_*` store their dictionaries' planes, §4.5) and are what
 //! the writer gives today; regenerate them (`cargo test --test golden --
-//! --ignored regenerate`) only on a deliberate format change. The `v7_*`,
+//! --ignored regenerate`) only on a deliberate format change. The `v8_*`
+//! files pin version 8 (runs integer blocks, §5.8.3), the `v7_*`,
 //! `v6_*`, `v5_*` files pin versions 7 (delta integer blocks, §5.8.3), 6
 //! and 5, the `v4_*` files version 4 (chunk kind and parts table in the
 //! chunk header, a checksum per block, §5.0, §5.7), the `v3_*` files
@@ -14,8 +15,8 @@
 //! (planes on disk, §4.5): they were written by older writers, are never
 //! regenerated, and must keep reading (and re-serializing, with the
 //! format's writers of their version) exactly as before. The writer writes
-//! version 8 only: the byte-for-byte rewrite test compares it with the
-//! `v8_*` files.
+//! version 9 only: the byte-for-byte rewrite test compares it with the
+//! `v9_*` files.
 //! testdata/corrupt/ is derived from nulls_multichunk.fpc,
 //! v3_nulls_multichunk.fpc, v4_nulls_multichunk.fpc and
 //! v5_planes_nulls_multichunk.fpc and its recipes name offsets in them:
@@ -53,26 +54,26 @@ fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> Wri
         .with_log_templates(LogTemplates::Off)
 }
 
-/// Each golden file of the current format (version 8): name, writer
+/// Each golden file of the current format (version 9): name, writer
 /// options, and the generator of its values. The same columns as the
-/// version 1–2 files of [`columns`], named `v8_*`, and the same columns
-/// again with stored planes (§4.5), named `v8_planes_*`.
+/// version 1–2 files of [`columns`], named `v9_*`, and the same columns
+/// again with stored planes (§4.5), named `v9_planes_*`.
 #[allow(clippy::type_complexity)]
 fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
     let mut v: Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> = columns()
         .into_iter()
-        .map(|(name, o, gen)| (format!("v8_{name}"), o, gen))
+        .map(|(name, o, gen)| (format!("v9_{name}"), o, gen))
         .collect();
     // Log-template chunks (§5.8): nulls, empty values, three chunks, the
     // last of them all null (so it stays coded: no bytes, §5.8).
     v.push((
-        "v8_log_templates".into(),
+        "v9_log_templates".into(),
         opts(Codec::OnPair12, 130, 64, DictMode::Shared).with_log_templates(LogTemplates::Always),
         log_template_rows,
     ));
     v.extend(columns().into_iter().map(|(name, o, gen)| {
         (
-            format!("v8_planes_{name}"),
+            format!("v9_planes_{name}"),
             o.with_dict_planes(DictPlanes::Always),
             gen,
         )
@@ -80,7 +81,7 @@ fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
     // Stored planes with a high plane: W = 8 (few long codes), some tokens
     // longer than 8 bytes (flags 0x03, §4.5).
     v.push((
-        "v8_planes_high_plane".into(),
+        "v9_planes_high_plane".into(),
         opts(Codec::OnPair12, 1 << 20, 64, DictMode::Shared).with_dict_planes(DictPlanes::Always),
         movie_titles,
     ));
@@ -118,7 +119,7 @@ fn log_template_rows() -> Vec<Option<String>> {
         .collect()
 }
 
-/// The golden files of format versions 1 to 6 (never regenerated: they pin
+/// The golden files of format versions 1 to 8 (never regenerated: they pin
 /// how old files read): the version 1–2 files of [`columns`] and the same
 /// columns as version 3, 4, 5 and 6, named `v3_*`, `v4_*`, `v5_*`, `v6_*`
 /// (and `v5_planes_*`, `v6_planes_*`).
@@ -140,12 +141,14 @@ fn legacy() -> Vec<String> {
         .collect::<Vec<_>>();
     let v6 = v5.iter().map(|n| n.replacen("v5_", "v6_", 1));
     let v7 = v5.iter().map(|n| n.replacen("v5_", "v7_", 1));
+    let v8 = v5.iter().map(|n| n.replacen("v5_", "v8_", 1));
     base.into_iter()
         .chain(v3)
         .chain(v4)
         .chain(v5.clone())
         .chain(v6)
         .chain(v7)
+        .chain(v8)
         .collect()
 }
 
@@ -196,7 +199,9 @@ fn columns() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> 
 
 /// The format version of golden file `name`.
 fn version_of(name: &str) -> u32 {
-    if name.starts_with("v8_") {
+    if name.starts_with("v9_") {
+        9
+    } else if name.starts_with("v8_") {
         8
     } else if name.starts_with("v7_") {
         7
@@ -510,6 +515,8 @@ fn golden_files_have_what_they_claim() {
         "v7_planes_",
         "v8_",
         "v8_planes_",
+        "v9_",
+        "v9_planes_",
     ] {
         let load = |name: &str| load(&format!("{p}{name}"));
         let r = Reader::from_bytes(load("nulls_multichunk").0).unwrap();
@@ -559,7 +566,7 @@ fn golden_files_have_what_they_claim() {
     }
     // A version-3 dictionary section is smaller than the planes it
     // materializes (the point of §4's front coding).
-    for g in golden().iter().filter(|g| !g.0.starts_with("v8_planes_")) {
+    for g in golden().iter().filter(|g| !g.0.starts_with("v9_planes_")) {
         let file = load(&g.0).0;
         let r = Reader::from_bytes(file).unwrap();
         for (d, s) in r.dictionaries().unwrap().iter().zip(&r.footer().dicts) {
@@ -823,6 +830,18 @@ fn version_8_files_hold_what_version_7_files_hold() {
     use fastpair::logs::LogForm;
     let added = next_version_holds_the_same(7, (LogForm::V7, LogForm::V8), 3);
     assert!(added > 0, "the golden log chunks hold runs blocks");
+}
+
+/// Version 9 let a runs block step (§5.8.3, payload magics "FPL5"/"FPS5")
+/// and nothing else: each `v9_*` file holds its `v8_*` file's rows, its
+/// dictionary sections and coded chunks are version 8's bytes, and its
+/// log-template chunks hold a version-9 payload (stepped runs blocks
+/// where they are smaller) that is not larger than version 8's.
+#[test]
+fn version_9_files_hold_what_version_8_files_hold() {
+    use fastpair::logs::LogForm;
+    let added = next_version_holds_the_same(8, (LogForm::V8, LogForm::V9), 4);
+    assert!(added > 0, "the golden log chunks hold stepped runs blocks");
 }
 
 /// Checks that each golden file of version `old + 1` holds its version

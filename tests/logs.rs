@@ -225,11 +225,12 @@ fn golden_rows() -> Vec<String> {
 
 /// A log payload as `encode_column` writes it, byte for byte: the golden
 /// file `spec/reader.py` decodes (python/tests/test_spec_logs.py), of
-/// format version 8 ("FPS4": front-coded pools, codes at the pool's width,
-/// delta and runs integer blocks). `FASTPAIR_BLESS_LOGS=1` rewrites it
-/// after an intended change. The version-5, -6 and -7 payloads of the same
-/// rows (`logs_payload.fpl`, "FPS1", `logs_payload_v6.fpl`, "FPS2", and
-/// `logs_payload_v7.fpl`, "FPS3", never rewritten) still decode to them.
+/// format version 9 ("FPS5": front-coded pools, codes at the pool's width,
+/// delta, runs and stepped runs integer blocks). `FASTPAIR_BLESS_LOGS=1`
+/// rewrites it after an intended change. The version-5 to -8 payloads of
+/// the same rows (`logs_payload.fpl`, "FPS1", `logs_payload_v6.fpl`,
+/// "FPS2", `logs_payload_v7.fpl`, "FPS3", and `logs_payload_v8.fpl`,
+/// "FPS4", never rewritten) still decode to them.
 #[test]
 fn golden_payload_is_stable_and_decodes() {
     let rows = golden_rows();
@@ -241,7 +242,7 @@ fn golden_payload_is_stable_and_decodes() {
     let bytes = encode_column(&refs, &opts);
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
     let (fpl, txt) = (
-        dir.join("logs_payload_v8.fpl"),
+        dir.join("logs_payload_v9.fpl"),
         dir.join("logs_payload.rows"),
     );
     if std::env::var_os("FASTPAIR_BLESS_LOGS").is_some() {
@@ -260,22 +261,27 @@ fn golden_payload_is_stable_and_decodes() {
     let col = LogColumn::open(&bytes).unwrap();
     assert!(col.is_split(), "the golden payload covers the split form");
     assert!(col.escaped_rows() > 0, "and escaped rows");
-    assert_eq!(col.form(), LogForm::V8);
-    let [_, _, delta, runs] = col.integer_block_modes();
+    assert_eq!(col.form(), LogForm::V9);
+    let [_, _, delta, runs, stepped] = col.integer_block_modes();
     assert!(delta > 0, "and delta integer blocks");
     assert!(runs > 0, "and runs integer blocks");
+    assert!(stepped > 0, "and stepped runs integer blocks");
     check_column(&refs, &opts);
     let mut older = u64::MAX;
     for (file, form) in [
         ("logs_payload.fpl", LogForm::V4),
         ("logs_payload_v6.fpl", LogForm::V6),
         ("logs_payload_v7.fpl", LogForm::V7),
+        ("logs_payload_v8.fpl", LogForm::V8),
     ] {
         let old = LogColumn::open(&std::fs::read(dir.join(file)).unwrap()).unwrap();
         assert_eq!(old.form(), form);
         let modes = old.integer_block_modes();
-        assert_eq!(modes[3], 0, "{file}: no runs blocks");
-        if form != LogForm::V7 {
+        assert_eq!(modes[4], 0, "{file}: no stepped runs blocks");
+        if form != LogForm::V8 {
+            assert_eq!(modes[3], 0, "{file}: no runs blocks");
+        }
+        if form == LogForm::V4 || form == LogForm::V6 {
             assert_eq!(modes[2], 0, "{file}: no delta blocks");
         }
         assert_eq!(old.rows(), rows.len());

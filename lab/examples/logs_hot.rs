@@ -39,7 +39,7 @@ fn main() {
         let enc = encode_column(&rows, &opts);
         let col = LogColumn::open(&enc).unwrap();
         if mode == "parts" {
-            let blocks: Vec<&[u8]> = if enc.starts_with(b"FPS4") {
+            let blocks: Vec<&[u8]> = if enc.starts_with(b"FPS5") {
                 let n = u32::from_le_bytes(enc[4..8].try_into().unwrap()) as usize;
                 vec![&enc[8..8 + n], &enc[8 + n..]]
             } else {

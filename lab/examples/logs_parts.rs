@@ -92,7 +92,7 @@ fn main() {
         let a = encode_column(&vals, &opts);
         let secs = t.elapsed().as_secs_f64();
         let mut acc = [0usize; 7];
-        if a.starts_with(b"FPS4") {
+        if a.starts_with(b"FPS5") {
             let h = u32::from_le_bytes(a[4..8].try_into().unwrap()) as usize;
             acc[0] += 8;
             block_parts(&a[8..8 + h], &mut acc);

@@ -1,8 +1,8 @@
 """spec/reader.py's decoder of the log-template payload (spec/FORMAT.md
 §5.8) against the Rust encoder's output: the golden payload
-testdata/golden/logs_payload_v8.fpl (written by
-`fastpair::logs::encode_column`, pinned by tests/logs.rs; the version-5, -6
-and -7 payloads of the same rows beside it) decodes to testdata/golden/logs_payload.rows, and
+testdata/golden/logs_payload_v9.fpl (written by
+`fastpair::logs::encode_column`, pinned by tests/logs.rs; the version-5 to
+-8 payloads of the same rows beside it) decodes to testdata/golden/logs_payload.rows, and
 damaged copies are rejected with a FormatError, never another exception.
 
 Needs no built package: `python3 python/tests/test_spec_logs.py` runs the
@@ -23,7 +23,7 @@ _spec.loader.exec_module(reader)
 GOLDEN = REPO / "testdata" / "golden"
 
 
-def golden(name="logs_payload_v8.fpl"):
+def golden(name="logs_payload_v9.fpl"):
     payload = (GOLDEN / name).read_bytes()
     rows = (GOLDEN / "logs_payload.rows").read_bytes().split(b"\n")[:-1]
     return payload, rows
@@ -31,9 +31,9 @@ def golden(name="logs_payload_v8.fpl"):
 
 def test_golden_payload_decodes_to_its_rows():
     payload, rows = golden()
-    assert payload[:4] == b"FPS4", "the golden covers the split form, payload form 4"
+    assert payload[:4] == b"FPS5", "the golden covers the split form, payload form 5"
     assert reader.decode_log_payload(payload) == rows
-    assert reader.log_payload_form(payload) == 4
+    assert reader.log_payload_form(payload) == 5
 
 
 def test_older_payloads_still_decode():
@@ -41,6 +41,7 @@ def test_older_payloads_still_decode():
         ("logs_payload.fpl", b"FPS1", 1),
         ("logs_payload_v6.fpl", b"FPS2", 2),
         ("logs_payload_v7.fpl", b"FPS3", 3),
+        ("logs_payload_v8.fpl", b"FPS4", 4),
     ):
         payload, rows = golden(name)
         assert payload[:4] == magic
@@ -50,9 +51,9 @@ def test_older_payloads_still_decode():
 
 def test_split_blocks_of_the_other_form_are_rejected():
     """A split whose blocks are of another form than its own is refused."""
-    for name in ("logs_payload_v8.fpl", "logs_payload_v7.fpl", "logs_payload_v6.fpl", "logs_payload.fpl"):
+    for name in ("logs_payload_v9.fpl", "logs_payload_v8.fpl", "logs_payload_v7.fpl", "logs_payload_v6.fpl", "logs_payload.fpl"):
         payload, _ = golden(name)
-        for other in b"1234":
+        for other in b"12345":
             if other == payload[3]:
                 continue
             b = bytearray(payload)
@@ -66,15 +67,15 @@ def test_split_blocks_of_the_other_form_are_rejected():
 
 
 def test_golden_payload_holds_delta_and_runs_blocks():
-    """The version-8 golden stores some integer blocks as delta blocks and
-    some as runs blocks (§5.8.3), so the decoder's delta and runs paths are
-    what the rows above checked."""
+    """The version-9 golden stores some integer blocks as delta blocks,
+    some as runs blocks and some as stepped runs blocks (§5.8.3), so the
+    decoder's delta, runs and step paths are what the rows above checked."""
     modes = []
     real = reader._int_column
 
     def spy(c, n, used, form, slot=True):
         cps = real(c, n, used, form, slot)
-        modes.extend((cp[5], cp[6] > 0) for cp in cps)
+        modes.extend((cp[5], cp[6] > 0, cp[7] != 0) for cp in cps)
         return cps
 
     reader._int_column = spy
@@ -83,10 +84,12 @@ def test_golden_payload_holds_delta_and_runs_blocks():
         assert reader.decode_log_payload(payload) == rows
     finally:
         reader._int_column = real
-    delta = [d for d, _ in modes]
-    runs = [r for _, r in modes]
+    delta = [d for d, _, _ in modes]
+    runs = [r and not s for _, r, s in modes]
+    stepped = [s for _, _, s in modes]
     assert any(delta) and not all(delta)
     assert any(runs) and not all(runs)
+    assert any(stepped) and not all(stepped)
 
 
 def test_delta_modes_are_checked():
@@ -96,22 +99,22 @@ def test_delta_modes_are_checked():
         c = reader._LogCursor(bytes([mode, 5, 2]), 0)
         return reader._int_column(c, n, [0], form)
 
-    (off, bits, base, slope, m, delta, heads), = column(195, 10, 3)
-    assert (bits, base, slope, m, delta, heads) == (3, 5, 1, 10, True, 0)
-    assert reader._int_values([(0, 3, 5, 1, 3, True, 0)], bytes([0b010_001, 0])) == [5, 7, 10]
+    (off, bits, base, slope, m, delta, heads, step), = column(195, 10, 3)
+    assert (bits, base, slope, m, delta, heads, step) == (3, 5, 1, 10, True, 0, 0)
+    assert reader._int_values([(0, 3, 5, 1, 3, True, 0, 0)], bytes([0b010_001, 0])) == [5, 7, 10]
     # 33 values: 32 residuals of 1 bit (all 1), then their group sum at 6 bits.
     stream = (1 << 32) - 1 | 32 << 32
     good = stream.to_bytes(5, "little") + bytes(16)
-    assert reader._int_values([(0, 1, 0, 0, 33, True, 0)], good) == list(range(33))
+    assert reader._int_values([(0, 1, 0, 0, 33, True, 0, 0)], good) == list(range(33))
     bad = (stream ^ 1 << 33).to_bytes(5, "little") + bytes(16)
     try:
-        reader._int_values([(0, 1, 0, 0, 33, True, 0)], bad)
+        reader._int_values([(0, 1, 0, 0, 33, True, 0, 0)], bad)
         raise AssertionError("a wrong group sum accepted")
     except reader.FormatError as e:
         assert e.invariant == "BadField" and "group sum" in str(e), e
-    (_, bits, _, _, _, delta, _), = column(192, 10, 3)
+    (_, bits, _, _, _, delta, _, _), = column(192, 10, 3)
     assert (bits, delta) == (64, False)
-    for mode, n, form in ((195, 10, 2), (195, 10, 1), (195, 1, 3), (252, 10, 3), (253, 10, 4), (255, 10, 3)):
+    for mode, n, form in ((195, 10, 2), (195, 10, 1), (195, 1, 3), (252, 10, 3), (253, 10, 4), (254, 10, 5), (255, 10, 3)):
         try:
             column(mode, n, form)
         except reader.FormatError as e:
@@ -128,13 +131,13 @@ def test_runs_modes_are_checked():
         return reader._int_column(reader._LogCursor(bytes(meta), 0), n, [0], form, slot)
 
     used = [0]
-    (off, bits, base, slope, m, delta, heads), = reader._int_column(
+    (off, bits, base, slope, m, delta, heads, step), = reader._int_column(
         reader._LogCursor(bytes([252, 3, 2, 7]), 0), 10, used, 4)
-    assert (off, bits, base, slope, m, delta, heads) == (0, 2, 7, 0, 10, False, 3)
+    assert (off, bits, base, slope, m, delta, heads, step) == (0, 2, 7, 0, 10, False, 3, 0)
     assert used == [2 + 1]  # the bitmap, then 3 heads of 2 bits
     # Runs start at values 0, 4 and 9; heads 7 + 0, 7 + 2, 7 + 1.
     data = bytes([0b0001_0001, 0b10, 0b01_10_00]) + bytes(16)
-    cps = [(0, 2, 7, 0, 10, False, 3)]
+    cps = [(0, 2, 7, 0, 10, False, 3, 0)]
     assert reader._int_values(cps, data) == [7] * 4 + [9] * 5 + [8]
     for bad in (bytes([0b0001_0000, 0b10]), bytes([0b0001_0011, 0b10]), bytes([0b0001_0001, 0b110])):
         try:
@@ -150,6 +153,11 @@ def test_runs_modes_are_checked():
         ([252, 11, 2, 7], 10, 4, True),
         ([252, 2, 2, 7], 1, 4, True),
         ([252, 3, 252, 3, 2, 7], 10, 4, True),
+        ([253, 3, 2, 2, 7], 10, 4, True),
+        ([253, 3, 2, 2, 7], 10, 5, False),
+        ([253, 3, 0, 2, 7], 10, 5, True),
+        ([253, 3, 2, 253, 3, 2, 2, 7], 10, 5, True),
+        ([253, 3, 2, 252, 3, 2, 7], 10, 5, True),
     ):
         try:
             column(meta, n, form, slot)
@@ -157,6 +165,23 @@ def test_runs_modes_are_checked():
             assert e.invariant == "BadField", e
             continue
         raise AssertionError(f"{meta}, {n} values, form {form}, slot {slot} accepted")
+
+
+def test_stepped_runs_blocks():
+    """Mode 253 is a runs block whose runs step (payload form 5): each value
+    of a run adds the step to the one before it, mod 2^64."""
+    used = [0]
+    (off, bits, base, slope, m, delta, heads, step), = reader._int_column(
+        reader._LogCursor(bytes([253, 3, 2, 2, 7]), 0), 10, used, 5)
+    assert (bits, base, m, heads, step) == (2, 7, 10, 3, 1)
+    assert used == [2 + 1]
+    data = bytes([0b0001_0001, 0b10, 0b01_10_00]) + bytes(16)
+    assert reader._int_values([(0, 2, 7, 0, 10, False, 3, 1)], data) == [7, 8, 9, 10, 9, 10, 11, 12, 13, 8]
+    # A step of -1 (zigzag 1) wraps below 0.
+    (_, _, _, _, _, _, _, down), = reader._int_column(
+        reader._LogCursor(bytes([253, 2, 1, 0, 0]), 0), 4, [0], 5)
+    assert down == (1 << 64) - 1
+    assert reader._int_values([(0, 0, 0, 0, 4, False, 2, down)], bytes([0b0101]) + bytes(16)) == [0, (1 << 64) - 1, 0, (1 << 64) - 1]
 
 
 def test_each_block_decodes_on_its_own():

@@ -58,8 +58,8 @@ pub use kind::ChunkKind;
 /// Magic bytes at the start (header) and at the very end (tail) of a file (§2).
 pub const MAGIC: [u8; 8] = *b"FASTPAIR";
 /// The format version this crate writes (§2, §10). It also reads
-/// [`VERSION_1`] to [`VERSION_7`] files.
-pub const VERSION: u32 = VERSION_8;
+/// [`VERSION_1`] to [`VERSION_8`] files.
+pub const VERSION: u32 = VERSION_9;
 /// The first format version: no value dictionaries (§10). Still read.
 pub const VERSION_1: u32 = 1;
 /// Version 2: value dictionaries (§5.6), dictionaries as planes (§4.5). Still read.
@@ -86,6 +86,11 @@ pub const VERSION_7: u32 = 7;
 /// changed values as a block of their own, §5.8.3; payload magics "FPL4" /
 /// "FPS4"); nothing else changes.
 pub const VERSION_8: u32 = 8;
+/// Version 9: a runs block may *step*: each value of a run adds a step to
+/// the one before it, so ids counting up by one (a stack trace's frames
+/// seen again) are one run (§5.8.3; payload magics "FPL5" / "FPS5");
+/// nothing else changes.
+pub const VERSION_9: u32 = 9;
 /// Size of the header: magic, version, reserved (§2).
 pub const HEADER_LEN: usize = 16;
 /// Size of the tail: footer length, footer CRC32, version, reserved, magic (§2).
@@ -334,16 +339,16 @@ mod tests {
         let t = tail::Tail {
             footer_len: 0x0403_0201,
             footer_crc: 0x0807_0605,
-            version: 8,
+            version: 9,
             reserved: 0,
             magic: MAGIC,
         };
-        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 8, 0, 0, 0, 0, 0, 0, 0];
+        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0, 0, 0, 0];
         want.extend_from_slice(b"FASTPAIR");
         assert_eq!(t.to_bytes(), want);
         assert_eq!(&layout::tail_bytes(0x0403_0201, 0x0807_0605)[..], &want[..]);
         let mut h = b"FASTPAIR".to_vec();
-        h.extend_from_slice(&[8, 0, 0, 0, 0, 0, 0, 0]);
+        h.extend_from_slice(&[9, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(&layout::header_bytes()[..], &h[..]);
         let e = footer::ChunkEntry {
             section: footer::SectionRef {

@@ -21,7 +21,12 @@
 //!   three modes above; value `j` is head `rank(j)`, one popcount away.
 //!   A log's slot values repeat from one row of a template to the next (a
 //!   second's timestamp, a pid, a host, a dictionary id): a bit a value
-//!   instead of a residual a value.
+//!   instead of a residual a value;
+//! - **stepped runs** (format version 9 payloads, "FPL5"): runs whose
+//!   values count on by the block's step `t` from their head (value `j` of
+//!   a run starting at `s`: head + `(j − s)·t`, `s` the highest set bit of
+//!   the bitmap at or below `j`). A stack trace logged again repeats its
+//!   frames, whose dictionary ids (first-appearance order) count up by one.
 //!
 //! Checkpoints live in the block's metadata (varints, parsed when the block
 //! is opened); residuals in the column data, byte-aligned per block.
@@ -71,6 +76,9 @@ const LINEAR_FLAG: u8 = 0x80;
 /// Mode of a runs block (format version 8): then the number of run heads
 /// and the heads' own checkpoint (spec/FORMAT.md §5.8.3).
 const RUNS_MODE: u8 = 252;
+/// Mode of a stepped runs block (format version 9): the heads, then the
+/// step (zigzag, not 0), then the heads' own checkpoint (§5.8.3).
+const STEP_RUNS_MODE: u8 = 253;
 
 /// Bytes of a runs block's bitmap for a block of `n` values (bit `j`, of
 /// byte `j / 8` at `j % 8`, set where a run starts).
@@ -85,6 +93,8 @@ fn bitmap_len(n: usize) -> usize {
 pub(crate) struct Modes {
     pub(crate) delta: bool,
     pub(crate) runs: bool,
+    /// Runs blocks with a step (format version 9; only with `runs`).
+    pub(crate) stepped: bool,
 }
 /// Mode of a delta block of `b` bits: `DELTA_MODE + b` (1 ≤ b ≤ 59). Mode
 /// 192 itself is linear FoR at 64 bits.
@@ -102,6 +112,9 @@ struct BlockPlan {
     /// A runs block: its run heads (2 ≤ heads ≤ 128), which the plan
     /// above stores; 0 otherwise.
     heads: u8,
+    /// A runs block's step (mod 2^64): value `j` of a run starting at `s`
+    /// is its head plus `(j − s)·step`; 0 repeats the head (format 8's runs).
+    step: u64,
 }
 
 /// Whether the writer takes delta blocks where they are smallest (it
@@ -121,6 +134,14 @@ fn write_delta() -> bool {
 fn write_runs() -> bool {
     static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     !hook_set(&OFF, "FASTPAIR_LOGS_NO_RUNS")
+}
+
+/// Whether the writer's runs blocks may step (format version 9): always,
+/// except under the `test-util` feature with `FASTPAIR_LOGS_NO_STEPS` set
+/// (one binary measures both).
+fn write_steps() -> bool {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    !hook_set(&OFF, "FASTPAIR_LOGS_NO_STEPS")
 }
 
 /// Whether a pool's offsets may be delta blocks: yes, except under the
@@ -164,9 +185,11 @@ impl Use {
 
     /// The modes the writer may take for such a column.
     fn modes(self) -> Modes {
+        let runs = self == Use::Slot && write_runs();
         Modes {
             delta: self.delta(),
-            runs: self == Use::Slot && write_runs(),
+            runs,
+            stepped: runs && write_steps(),
         }
     }
 }
@@ -179,24 +202,57 @@ fn plan(block: &[u64], modes: Modes) -> BlockPlan {
         return best;
     }
     // Runs pay a bit a value for the bitmap, plus a few bytes of
-    // checkpoint; they save at most `bits` a repeated value (fewer when
-    // the heads are wider than the block's steps).
+    // checkpoint; they save at most `bits` a value that continues its run
+    // (fewer when the heads are wider than the block's steps). A run
+    // repeats its head (step 0) or, in format version 9, adds a step per
+    // value: a stack trace's frames numbered in order of first appearance
+    // come back as ids counting up by one. Steps tried: 0, 1 and the
+    // block's first non-zero step, in one pass.
     let n = block.len();
-    let mut buf = [0u64; BLOCK];
-    let mut heads = 1;
-    buf[0] = block[0];
+    let first = block
+        .windows(2)
+        .map(|w| w[1].wrapping_sub(w[0]))
+        .find(|&d| d != 0)
+        .unwrap_or(0);
+    let steps: &[u64] = match (modes.stepped, first) {
+        (false, _) | (true, 0) => &[0],
+        (true, 1) => &[0, 1],
+        (true, _) => &[0, 1, first],
+    };
+    let mut counts = [1usize; 3];
     for w in block.windows(2) {
-        if w[1] != w[0] {
-            buf[heads] = w[1];
-            heads += 1;
+        let d = w[1].wrapping_sub(w[0]);
+        for (c, &s) in counts.iter_mut().zip(steps) {
+            *c += (d != s) as usize;
         }
     }
+    // A block that is one stepped run (a progression that wraps past
+    // 2^64, which no linear slope above caught) has one head: a runs block
+    // holds 2 or more, so that step is not taken (step 0 has 2 or more
+    // here, the block not being constant).
+    let (k, &heads) = counts[..steps.len()]
+        .iter()
+        .enumerate()
+        .filter(|&(_, &c)| c >= 2)
+        .min_by_key(|&(_, c)| *c)
+        .expect("step 0 starts 2 runs or more");
+    let step = steps[k];
     if (n - heads) * best.bits as usize <= n + 16 {
         return best;
     }
+    let mut buf = [0u64; BLOCK];
+    let mut h = 0;
+    for (j, &v) in block.iter().enumerate() {
+        if j == 0 || v != block[j - 1].wrapping_add(step) {
+            buf[h] = v;
+            h += 1;
+        }
+    }
+    debug_assert_eq!(h, heads);
     let mut inner = plan_plain(&buf[..heads], modes.delta);
     let plain = best.meta_len() + best.data_len(n);
     inner.heads = heads as u8;
+    inner.step = step;
     if inner.meta_len() + inner.data_len(n) < plain {
         inner
     } else {
@@ -219,6 +275,7 @@ fn plan_plain(block: &[u64], delta: bool) -> BlockPlan {
         bits: for_bits,
         delta: false,
         heads: 0,
+        step: 0,
     };
     // A constant block: every candidate slope below is 0 (FoR's own case).
     if n < 2 || for_bits == 0 {
@@ -304,6 +361,7 @@ fn plan_plain(block: &[u64], delta: bool) -> BlockPlan {
                 bits,
                 delta: false,
                 heads: 0,
+                step: 0,
             };
         }
     }
@@ -341,6 +399,7 @@ fn delta_plan(block: &[u64]) -> Option<BlockPlan> {
         bits: bits_for(range as u64),
         delta: true,
         heads: 0,
+        step: 0,
     })
 }
 
@@ -420,7 +479,12 @@ impl BlockPlan {
     fn meta_len(&self) -> usize {
         let own = 1 + varint_len(self.base) + self.slope.map_or(0, |s| varint_len(zigzag(s)));
         if self.heads > 0 {
-            own + 1 + varint_len(self.heads as u64)
+            let step = if self.step != 0 {
+                varint_len(zigzag(self.step as i64))
+            } else {
+                0
+            };
+            own + 1 + varint_len(self.heads as u64) + step
         } else {
             own
         }
@@ -440,19 +504,29 @@ impl BlockPlan {
 fn put_block(block: &[u64], p: &BlockPlan, meta: &mut Vec<u8>, data: &mut Vec<u8>) {
     if p.heads > 0 {
         // The mode, the heads, then the bitmap and the heads as a block.
-        meta.push(RUNS_MODE);
-        put_varint(meta, p.heads as u64);
+        if p.step == 0 {
+            meta.push(RUNS_MODE);
+            put_varint(meta, p.heads as u64);
+        } else {
+            meta.push(STEP_RUNS_MODE);
+            put_varint(meta, p.heads as u64);
+            put_varint(meta, zigzag(p.step as i64));
+        }
         let mut bitmap = [0u8; BLOCK / 8];
         let mut heads = Vec::with_capacity(p.heads as usize);
         for (j, &v) in block.iter().enumerate() {
-            if j == 0 || v != block[j - 1] {
+            if j == 0 || v != block[j - 1].wrapping_add(p.step) {
                 bitmap[j / 8] |= 1 << (j % 8);
                 heads.push(v);
             }
         }
         debug_assert_eq!(heads.len(), p.heads as usize);
         data.extend_from_slice(&bitmap[..bitmap_len(block.len())]);
-        let inner = BlockPlan { heads: 0, ..*p };
+        let inner = BlockPlan {
+            heads: 0,
+            step: 0,
+            ..*p
+        };
         return put_block(&heads, &inner, meta, data);
     }
     match p.slope {
@@ -526,6 +600,10 @@ pub(crate) struct Checkpoint {
     /// describe as a block of their own; `off` is the bitmap's, the heads'
     /// residuals follow it. 0: not a runs block.
     pub(super) runs: u8,
+    /// A runs block's step (format version 9; mod 2^64): value `j` of a
+    /// run starting at `s` is its head plus `(j − s)·step`. 0: each run
+    /// repeats its head.
+    pub(super) step: u64,
 }
 
 impl Checkpoint {
@@ -534,7 +612,12 @@ impl Checkpoint {
     pub(super) fn meta_len(&self) -> u64 {
         let stepped = self.delta || self.slope != 0;
         let runs = if self.runs > 0 {
-            1 + varint_len(self.runs as u64)
+            let step = if self.step != 0 {
+                varint_len(zigzag(self.step as i64))
+            } else {
+                0
+            };
+            1 + varint_len(self.runs as u64) + step
         } else {
             0
         };
@@ -596,11 +679,12 @@ pub(crate) fn parse(
         // A runs block: its heads, then their own checkpoint (any mode
         // but runs), which the fields below read.
         let mut runs = 0u8;
-        if mode == RUNS_MODE {
-            if !modes.runs {
+        let mut step = 0u64;
+        if mode == RUNS_MODE || mode == STEP_RUNS_MODE {
+            if !modes.runs || (mode == STEP_RUNS_MODE && !modes.stepped) {
                 return Err(r.err(Invariant::BadField {
                     what:
-                        "integer block mode (runs blocks are format version 8's, in slot columns)",
+                        "integer block mode (runs blocks are format version 8's, stepped ones 9's, in slot columns)",
                     value: mode as u64,
                 }));
             }
@@ -612,8 +696,18 @@ pub(crate) fn parse(
                 }));
             }
             runs = h as u8;
+            if mode == STEP_RUNS_MODE {
+                // One spelling: a step of 0 is mode 252's.
+                step = unzigzag(r.varint("runs block step")?) as u64;
+                if step == 0 {
+                    return Err(r.err(Invariant::BadField {
+                        what: "runs block step (a stepped runs block's is not 0)",
+                        value: 0,
+                    }));
+                }
+            }
             mode = r.u8("runs block heads' mode")?;
-            if mode == RUNS_MODE {
+            if mode == RUNS_MODE || mode == STEP_RUNS_MODE {
                 return Err(r.err(Invariant::BadField {
                     what: "runs block heads' mode (a runs block's heads are not runs)",
                     value: mode as u64,
@@ -674,6 +768,7 @@ pub(crate) fn parse(
             bits,
             delta: is_delta,
             runs,
+            step,
         };
         *data_used += cp.data_len(n) as u64;
         cps.push(cp);

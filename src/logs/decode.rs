@@ -111,11 +111,12 @@ impl LogBlock {
         let Some(form) = LogForm::of_block_magic(r.take(4, "block magic")?) else {
             return Err(corrupt(0, Invariant::BadMagic));
         };
-        // A slot's columns may hold delta blocks (version 7 on) and runs
-        // blocks (version 8), §5.8.3.
+        // A slot's columns may hold delta blocks (version 7 on), runs
+        // blocks (version 8 on) and stepped runs blocks (version 9), §5.8.3.
         let delta = column::Modes {
             delta: form.delta_blocks(),
             runs: form.runs_blocks(),
+            stepped: form.stepped_runs(),
         };
         let mut lens = [0usize; 4];
         for (l, what) in lens.iter_mut().zip([

@@ -61,17 +61,21 @@ pub(crate) struct DeviceBlock<'a> {
     /// last, from `pool_cp_first`.
     pub(crate) cps: Vec<u64>,
     /// Every delta block's running sums and every runs block's values less
-    /// their smallest (`IntCol::device_sums`), each packed LSB first at the
+    /// its own line (`IntCol::device_sums`), each packed LSB first at the
     /// width of its largest from a byte boundary, then 16 zero bytes (a
     /// packed read's window stays inside). Empty but for the zeros when the
     /// block has neither (format versions 4–6). A delta block's: at most 8
     /// bytes per byte of residuals and group sums they come from (a width
     /// ≤ b + 7 for n − 1 residuals of b ≥ 1 bits); a runs block's: at most
-    /// 1,024 bytes (128 values of ≤ 64 bits), from at least 29 bytes when
-    /// they need 64 bits (a 16-byte bitmap, its meta, and heads spanning
-    /// 2^63 take 63-bit residuals or a 9-byte slope), at most 36 bytes per
-    /// byte. So the chunk's device bound (`gpu::kind::device_bytes`, 48
-    /// bytes per section byte) holds.
+    /// 1,024 bytes (128 values of ≤ 64 bits). Its entries are each run's
+    /// head less `s·t` (`s` where the run starts, `t` its step), on the
+    /// shortest arc mod 2^64 that holds them, which spans at most the
+    /// heads' arc (≤ 2^b + 127·|slope|, 127·(2^b + |slope|) for delta
+    /// heads) plus 127·|t|; 64-bit entries need one of these above 2^61,
+    /// so heads' residuals of ≥ 55 bits (≥ 7 bytes) or a slope or step
+    /// varint of ≥ 8 bytes: a block of at least 27 bytes (16 of bitmap, 4
+    /// of meta), at most 38 bytes per byte. So the chunk's device bound
+    /// (`gpu::kind::device_bytes`, 48 bytes per section byte) holds.
     pub(crate) sums: Vec<u8>,
     pub(crate) pool_cp_first: u32,
     /// Strings of the pool (its offsets column holds one more value).
@@ -183,16 +187,17 @@ impl LogBlock {
     fn delta_sums_table(&self, cps: &mut [u64], pool_first: usize) -> Vec<u8> {
         let mut sums = Vec::new();
         let mut done = vec![false; cps.len() / CP_WORDS];
-        let mut put = |c: usize, base: Option<u64>, pre: &[u64]| {
+        let mut put = |c: usize, line: Option<(u64, u64)>, pre: &[u64]| {
             if std::mem::replace(&mut done[c], true) {
                 return; // a column two slots share
             }
             let bits = super::bits::bits_for(pre.iter().copied().max().unwrap_or(0));
             let cp = &mut cps[CP_WORDS * c..CP_WORDS * (c + 1)];
-            if let Some(base) = base {
-                // A runs block: its values less their smallest, on no line.
+            if let Some((base, slope)) = line {
+                // A runs block: its values less its own line (a stepped
+                // run's step), `IntCol::device_sums`.
                 cp[0] = base;
-                cp[1] = 0;
+                cp[1] = slope;
             }
             cp[2] = sums.len() as u64;
             cp[3] = bits as u64 | CP_SUMS;
@@ -544,9 +549,10 @@ mod tests {
     }
 
     /// Runs blocks (format 8) — values repeated from row to row, their
-    /// heads in each mode, some spanning 2^50 and more in a block — read
-    /// through the sums table as the kernel reads them (a runs block's
-    /// entries: its values less their smallest, on no line).
+    /// heads in each mode, some spanning 2^50 and more in a block — and
+    /// stepped runs (format 9: a frame number counting up by one in runs
+    /// of 20) read through the sums table as the kernel reads them (a runs
+    /// block's entries: its values less their smallest, on no line).
     #[test]
     fn runs_blocks_render_through_the_sums_table() {
         let rows: Vec<Vec<u8>> = (0..128 * 12usize)
@@ -555,7 +561,8 @@ mod tests {
                 let pid = 9_000_000_000_000_000_000u64 + (i / 9 % 4) as u64 * 977;
                 let wide = (i as u64 / 4).pow(2) * 4_000_000_000_000;
                 let host = ["alpha", "beta", "gamma"][i / 11 % 3];
-                format!("t={second} pid={pid} v={wide} host={host} ok").into_bytes()
+                let frame = i / 20 % 3 * 100 + i % 20;
+                format!("t={second} pid={pid} v={wide} host={host} f={frame} ok").into_bytes()
             })
             .collect();
         for split in [Some(false), Some(true)] {
@@ -565,12 +572,13 @@ mod tests {
                 ..LogOptions::default()
             };
             let col = LogColumn::open(&encode_column(&refs, &opts)).unwrap();
-            let runs = col.integer_block_modes()[3];
+            let [.., runs, stepped] = col.integer_block_modes();
             assert!(runs >= 24, "{split:?}: {runs} runs blocks");
+            assert!(stepped >= 12, "{split:?}: {stepped} stepped runs blocks");
             let (tabled, widest) = renders_every_row(&rows, split);
             assert!(
-                tabled >= runs && widest >= 50,
-                "{tabled} tabled, {runs} runs, {widest} bits"
+                tabled >= runs + stepped && widest >= 50,
+                "{tabled} tabled, {runs} runs, {stepped} stepped, {widest} bits"
             );
         }
     }

@@ -53,7 +53,9 @@
 //! *delta* (the steps above the smallest, with a sum per 32 of them: at
 //! most 3 sums and 31 residuals a read), since format 8 a slot's block may
 //! be *runs* (a bitmap of where the value changes, then the changed values
-//! as a block of their own: one popcount more a read); spec/FORMAT.md
+//! as a block of their own: one popcount more a read), and since format 9
+//! its runs may *step* (each value of a run its head plus a step per value
+//! before it: a stack trace's frame ids counting up); spec/FORMAT.md
 //! §5.8.3 and `column.rs`.
 //!
 //! # Row index: template id and rank of a row in O(1)
@@ -68,8 +70,9 @@
 //!
 //! # Bytes of a block
 //! ```text
-//! "FPL4" | u32 meta_len | u32 rowidx_len | u32 data_len | u32 pool_len
-//!         ("FPL3" in version 7: no runs blocks; "FPL2" in version 6: no
+//! "FPL5" | u32 meta_len | u32 rowidx_len | u32 data_len | u32 pool_len
+//!         ("FPL4" in version 8: no stepped runs blocks; "FPL3" in
+//!         version 7: no runs blocks; "FPL2" in version 6: no
 //!         delta blocks either; "FPL1" in versions 4–5: the pool's form 1,
 //!         `text.rs`)
 //! meta:   varint rows, varint templates (≥ 1)
@@ -172,8 +175,11 @@ const BLOCK_MAGIC_2: &[u8; 4] = b"FPL2";
 /// FoR, linear or delta, §5.8.3); read, no longer written.
 const BLOCK_MAGIC_3: &[u8; 4] = b"FPL3";
 /// First bytes of a log block of version 8 (pool form 2, integer blocks
-/// FoR, linear, delta or runs, §5.8.3): what the writer writes.
-const BLOCK_MAGIC: &[u8; 4] = b"FPL4";
+/// FoR, linear, delta or runs, §5.8.3); read, no longer written.
+const BLOCK_MAGIC_4: &[u8; 4] = b"FPL4";
+/// First bytes of a log block of version 9 (as version 8, runs blocks may
+/// step, §5.8.3): what the writer writes.
+const BLOCK_MAGIC: &[u8; 4] = b"FPL5";
 
 /// The spelling of a log payload its magic names (spec/FORMAT.md §5.8.1),
 /// one per range of format versions; a file's payloads are its version's.
@@ -189,12 +195,17 @@ pub enum LogForm {
     /// Version 8 ("FPL4"/"FPS4"): as version 7, and a slot's integer
     /// blocks may be runs blocks (§5.8.3).
     V8,
+    /// Version 9 ("FPL5"/"FPS5"): as version 8, and a runs block may
+    /// step (§5.8.3).
+    V9,
 }
 
 impl LogForm {
     /// The form a file of format `version` (4 or later) holds.
     pub fn of_version(version: u32) -> Self {
-        if version >= crate::format::VERSION_8 {
+        if version >= crate::format::VERSION_9 {
+            LogForm::V9
+        } else if version >= crate::format::VERSION_8 {
             LogForm::V8
         } else if version >= crate::format::VERSION_7 {
             LogForm::V7
@@ -209,24 +220,30 @@ impl LogForm {
     pub fn pool(self) -> PoolForm {
         match self {
             LogForm::V4 => PoolForm::Plain12,
-            LogForm::V6 | LogForm::V7 | LogForm::V8 => PoolForm::Front,
+            LogForm::V6 | LogForm::V7 | LogForm::V8 | LogForm::V9 => PoolForm::Front,
         }
     }
 
     /// Whether its integer blocks may be delta blocks (§5.8.3).
     pub(crate) fn delta_blocks(self) -> bool {
-        matches!(self, LogForm::V7 | LogForm::V8)
+        matches!(self, LogForm::V7 | LogForm::V8 | LogForm::V9)
     }
 
     /// Whether a slot's integer blocks may be runs blocks (§5.8.3).
     pub(crate) fn runs_blocks(self) -> bool {
-        self == LogForm::V8
+        matches!(self, LogForm::V8 | LogForm::V9)
+    }
+
+    /// Whether a runs block may step (§5.8.3).
+    pub(crate) fn stepped_runs(self) -> bool {
+        self == LogForm::V9
     }
 
     /// The form a block's first four bytes name.
     fn of_block_magic(m: &[u8]) -> Option<Self> {
         match m {
-            m if m == BLOCK_MAGIC => Some(LogForm::V8),
+            m if m == BLOCK_MAGIC => Some(LogForm::V9),
+            m if m == BLOCK_MAGIC_4 => Some(LogForm::V8),
             m if m == BLOCK_MAGIC_3 => Some(LogForm::V7),
             m if m == BLOCK_MAGIC_2 => Some(LogForm::V6),
             m if m == BLOCK_MAGIC_1 => Some(LogForm::V4),

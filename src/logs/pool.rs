@@ -154,6 +154,7 @@ impl Pool {
             column::Modes {
                 delta: form.delta_blocks(),
                 runs: false,
+                stepped: false,
             },
         )?;
         if !m.at_end() || used != data_len as u64 {

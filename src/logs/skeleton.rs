@@ -358,7 +358,10 @@ const NARROW_VALUES: u64 = 16;
 /// residual). Worked out without wrapping; bounds outside `0 .. 2^64`
 /// give none (the spec's arithmetic is modulo 2^64, so a value there could
 /// have wrapped). A runs block holds its heads' values, bounded as a block
-/// of its heads. A superset of the values, so the skeleton stays exact.
+/// of its heads, each moved by at most `(m−1)` steps `t` (a stepped run's
+/// value is its head plus `k·t`, `k < m`, `t` signed): within `lo +
+/// min(0, (m−1)·t) ..= hi + max(0, (m−1)·t)`. A superset of the values,
+/// so the skeleton stays exact.
 fn int_range(b: &LogBlock, col: IntCol) -> Option<(u64, u64)> {
     let block = super::column::BLOCK;
     let blocks = (col.len as usize).div_ceil(block);
@@ -378,6 +381,15 @@ fn int_range(b: &LogBlock, col: IntCol) -> Option<(u64, u64)> {
             (base + m * slope.min(0), base + m * (slope + top).max(0))
         } else {
             (base + (m * slope).min(0), base + top + (m * slope).max(0))
+        };
+        // A stepped runs block: its values reach up to m − 1 steps past
+        // their heads (m its values, not its heads).
+        let (lo, hi) = if cp.runs > 0 && cp.step != 0 {
+            let n = (col.len as usize - i * block).min(block) as i128 - 1;
+            let t = n * cp.step as i64 as i128;
+            (lo + t.min(0), hi + t.max(0))
+        } else {
+            (lo, hi)
         };
         if lo < 0 || hi > u64::MAX as i128 {
             return None;

@@ -61,9 +61,9 @@ pub struct LogSummary {
     pub pool: u64,
     /// Learned tokens of the blocks' pools (after the 256 single bytes).
     pub pool_learned: u64,
-    /// Integer blocks (§5.8.3) stored frame of reference, linear, delta
-    /// and runs ([`LogColumn::integer_block_modes`]).
-    pub int_blocks: [usize; 4],
+    /// Integer blocks (§5.8.3) stored frame of reference, linear, delta,
+    /// runs and stepped runs ([`LogColumn::integer_block_modes`]).
+    pub int_blocks: [usize; 5],
     /// The narrowest and widest code of the blocks' pools, in bits (12 in
     /// format versions 4–5; 8 to 12 in version 6, spec/FORMAT.md §5.8.4).
     pub pool_code_bits: (u8, u8),
@@ -350,13 +350,15 @@ impl LogColumn {
     }
 
     /// How many integer blocks (§5.8.3) of its columns, the pool offsets'
-    /// included, are stored FoR, linear, delta and runs (a runs block
-    /// counted as runs only, whatever its heads' mode).
-    pub fn integer_block_modes(&self) -> [usize; 4] {
-        let mut n = [0; 4];
+    /// included, are stored FoR, linear, delta, runs and stepped runs (a
+    /// runs block counted as runs only, whatever its heads' mode).
+    pub fn integer_block_modes(&self) -> [usize; 5] {
+        let mut n = [0; 5];
         for b in self.blocks() {
             for cp in b.cps.iter().chain(&b.pool.cps) {
-                n[if cp.runs > 0 {
+                n[if cp.runs > 0 && cp.step != 0 {
+                    4
+                } else if cp.runs > 0 {
                     3
                 } else if cp.delta {
                     2

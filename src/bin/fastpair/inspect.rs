@@ -312,7 +312,7 @@ struct LogTotals {
     pool_learned: u64,
     pool_code_bits: Option<(u8, u8)>,
     /// Integer blocks stored FoR, linear and delta (spec/FORMAT.md §5.8.3).
-    int_blocks: [usize; 4],
+    int_blocks: [usize; 5],
     slot_types: Vec<fastpair::logs::SlotTypeSummary>,
     top: std::collections::HashMap<(&'static str, String), (u64, Vec<&'static str>)>,
 }
@@ -385,13 +385,14 @@ impl LogTotals {
             Some((lo, hi)) => format!("{lo}- to {hi}-bit codes"),
             None => "no codes".to_string(),
         };
-        let [f, l, d, r] = self.int_blocks;
+        let [f, l, d, r, s] = self.int_blocks;
         let int_what = format!(
-            "numbers and dictionary ids, bit-packed in blocks of 128: {} frame of reference, {} linear, {} delta, {} runs",
+            "numbers and dictionary ids, bit-packed in blocks of 128: {} frame of reference, {} linear, {} delta, {} runs, {} stepped runs",
             thousands(f as u64),
             thousands(l as u64),
             thousands(d as u64),
-            thousands(r as u64)
+            thousands(r as u64),
+            thousands(s as u64)
         );
         let pool_what = format!(
             "static text, dictionary values, free text, escaped rows; {} learned tokens, {codes}",

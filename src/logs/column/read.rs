@@ -9,15 +9,18 @@ use super::{bitmap_len, group_bits, groups, Checkpoint, IntCol, BLOCK, DELTA_GRO
 use crate::error::{Invariant, Result};
 
 /// Value `j`'s run in a runs block whose bitmap starts `d` (bit 0 set):
-/// the runs starting at or before `j`, less one.
+/// the runs starting at or before `j`, less one, and where that run
+/// starts (0 when none does).
 #[inline]
-fn run_rank(d: &[u8], j: usize) -> usize {
+fn run_of(d: &[u8], j: usize) -> (usize, usize) {
     let mask = if j >= 127 {
         u128::MAX
     } else {
         (1u128 << (j + 1)) - 1
     };
-    ((bitmap(d, j + 1) & mask).count_ones() as usize).saturating_sub(1)
+    let upto = bitmap(d, j + 1) & mask;
+    let start = 127usize.saturating_sub(upto.leading_zeros() as usize);
+    ((upto.count_ones() as usize).saturating_sub(1), start)
 }
 
 /// The first `n ≤ 128` bits of a runs block's bitmap at the start of `d`
@@ -57,9 +60,12 @@ impl IntCol {
         let j = i % BLOCK;
         let n = (self.len as usize).saturating_sub(i - j).min(BLOCK);
         if cp.runs > 0 {
-            // Value j is the head of its run.
+            // Value j is the head of its run plus a step for each value
+            // of the run before it.
             let (h, heads) = cp.own(d, n);
-            return read_value(cp, heads, h, run_rank(d, j).min(h - 1));
+            let (k, start) = run_of(d, j);
+            let head = read_value(cp, heads, h, k.min(h - 1));
+            return head.wrapping_add(cp.step.wrapping_mul((j - start.min(j)) as u64));
         }
         read_value(cp, d, n, j)
     }
@@ -113,6 +119,17 @@ impl IntCol {
                 for j in (0..n).rev() {
                     v[j] = v[k.saturating_sub(1)];
                     k = k.saturating_sub((map >> j) as usize & 1);
+                }
+                if cp.step != 0 {
+                    // A stepped run: each value adds the step to the one
+                    // before it, restarting at its head.
+                    let mut start = 0;
+                    for (j, x) in v.iter_mut().enumerate() {
+                        if (map >> j) & 1 != 0 {
+                            start = j;
+                        }
+                        *x = x.wrapping_add(cp.step.wrapping_mul((j - start) as u64));
+                    }
                 }
             } else {
                 decode_block(cp, d, n, out);
@@ -198,14 +215,19 @@ impl IntCol {
     /// FoR value (the GPU decoder's tables, `logs::device`). A delta block:
     /// base `None` (its own line, `base + slope·k`), entry `k` the running
     /// sum of its residuals (value `k` less its line, mod 2^64, so entry 0
-    /// is 0). A runs block: base `Some(m)`, its smallest value (slope 0),
-    /// entry `k` value `k` less `m`. `data` as [`IntCol::get`]'s.
+    /// is 0). A runs block: its own line `Some((base, step))` and entry `k`
+    /// value `k` less `base + k·step` (mod 2^64): constant along a run (a
+    /// stepped run's values lie on the line moved by its head), the base
+    /// where the shortest arc of the circle mod 2^64 holding every entry
+    /// starts, so the entries are as narrow as the heads' spread and `127`
+    /// steps allow (a run stepping down past 0 does not make them 64 bits
+    /// wide). `data` as [`IntCol::get`]'s.
     #[cfg(feature = "gpu")]
     pub(crate) fn device_sums(
         &self,
         cps: &[Checkpoint],
         data: &[u8],
-        mut f: impl FnMut(usize, Option<u64>, &[u64]),
+        mut f: impl FnMut(usize, Option<(u64, u64)>, &[u64]),
     ) {
         let mut sums = Vec::with_capacity(BLOCK);
         for (c, cp, n) in self.blocks(cps) {
@@ -216,11 +238,14 @@ impl IntCol {
                     len: n as u32,
                 };
                 one.decode_all(cps, data, &mut sums);
-                let m = sums.iter().copied().min().unwrap_or(0);
-                for v in &mut sums {
-                    *v -= m;
+                for (k, v) in sums.iter_mut().enumerate() {
+                    *v = v.wrapping_sub(cp.step.wrapping_mul(k as u64));
                 }
-                f(c, Some(m), &sums);
+                let base = arc_start(&sums);
+                for v in &mut sums {
+                    *v = v.wrapping_sub(base);
+                }
+                f(c, Some((base, cp.step)), &sums);
                 continue;
             }
             if !cp.delta {
@@ -286,4 +311,27 @@ impl IntCol {
         }
         Ok(())
     }
+}
+
+/// Where the shortest arc of the circle of integers mod 2^64 that holds
+/// every value of `v` starts: the value after the widest gap between
+/// neighbours in sorted order (the gap from the largest back round to the
+/// smallest included). 0 for no values.
+#[cfg(feature = "gpu")]
+fn arc_start(v: &[u64]) -> u64 {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    let (Some(&lo), Some(&hi)) = (s.first(), s.last()) else {
+        return 0;
+    };
+    // The wrap-round gap first: with no wider gap inside, the arc starts
+    // at the smallest value (values that do not wrap keep their minimum).
+    let (mut start, mut widest) = (lo, lo.wrapping_sub(hi));
+    for w in s.windows(2) {
+        let gap = w[1] - w[0];
+        if gap > widest {
+            (start, widest) = (w[1], gap);
+        }
+    }
+    start
 }

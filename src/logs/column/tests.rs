@@ -6,10 +6,11 @@ use super::super::bits::PAD;
 use super::read::sum_packed;
 use super::*;
 
-/// Every mode a slot's column may hold (format version 8).
+/// Every mode a slot's column may hold (format version 9).
 const ALL: Modes = Modes {
     delta: true,
     runs: true,
+    stepped: true,
 };
 
 fn round_trip(values: &[u64]) -> usize {
@@ -123,8 +124,13 @@ fn delta_blocks_take_irregular_steps() {
     // Steps spanning 2^59 or more: never delta (a group sum of 32 wider
     // residuals would not fit 64 bits; the proptest below found the
     // wrong reads that gave before the bound).
+    // (A runs block's heads here, 0, 1 and 2^64 − 1, step by 1 and −2
+    // mod 2^64: delta at 2 bits is theirs to take.)
     let wide = [0, u64::MAX / 2 + 7, 1, u64::MAX];
-    assert!(Planned::of(&wide).blocks.iter().all(|b| !b.delta));
+    assert!(Planned::of(&wide)
+        .blocks
+        .iter()
+        .all(|b| !b.delta || (b.heads > 0 && b.bits <= DELTA_MAX_BITS)));
     round_trip(&wide);
     let mut walk = 0u64;
     let steep: Vec<u64> = (0..128u64)
@@ -191,6 +197,7 @@ proptest::proptest! {
         steps in proptest::collection::vec(0u64..300, 0..700),
         wild in proptest::collection::vec((0usize..700, proptest::prelude::any::<u64>()), 0..4),
         repeats in proptest::collection::vec(0usize..12, 0..700),
+        step in proptest::prop_oneof![proptest::strategy::Just(0u64), proptest::strategy::Just(1), proptest::prelude::any::<u64>()],
     ) {
         let mut v = start;
         let mut values: Vec<u64> = steps
@@ -198,8 +205,10 @@ proptest::proptest! {
             .zip(repeats.iter().chain(std::iter::repeat(&0)))
             .flat_map(|(&d, &r)| {
                 v = v.wrapping_add(slope).wrapping_add(d).wrapping_sub(100);
-                // Runs: a value repeated (a log's second, pid or host).
-                std::iter::repeat(v).take(1 + r % 4 * (r / 4))
+                // Runs: a value repeated (a log's second, pid or host), or
+                // counting on by a step (frames of a trace seen again).
+                let head = v;
+                (0..1 + r % 4 * (r / 4)).map(move |k| head.wrapping_add(step.wrapping_mul(k as u64)))
             })
             .collect();
         for (at, x) in wild {
@@ -226,7 +235,11 @@ fn delta_modes_are_checked() {
     let parse_with = |meta: &[u8], len: u32, delta: bool| {
         let mut r = VarReader::new(meta, 0);
         let (mut cps, mut used) = (Vec::new(), 0u64);
-        let modes = Modes { delta, runs: delta };
+        let modes = Modes {
+            delta,
+            runs: delta,
+            stepped: delta,
+        };
         parse(&mut r, len, &mut cps, &mut used, modes).map(|_| (cps, used))
     };
     let (cps, used) = parse_with(&meta_of(DELTA_MODE + 3), 10, true).unwrap();
@@ -236,8 +249,9 @@ fn delta_modes_are_checked() {
     for (mode, len, delta) in [
         (DELTA_MODE + 3, 10, false),
         (DELTA_MODE + 3, 1, true),
-        (DELTA_MODE + 61, 10, true),
         (RUNS_MODE, 10, false),
+        (STEP_RUNS_MODE, 10, false),
+        (254, 10, true),
         (255, 10, true),
     ] {
         match parse_with(&meta_of(mode), len, delta) {
@@ -285,6 +299,7 @@ fn runs_blocks() {
     let plain = Modes {
         delta: true,
         runs: false,
+        stepped: false,
     };
     let plain_size: usize = ts
         .chunks(BLOCK)
@@ -348,6 +363,7 @@ fn runs_modes_are_checked() {
     let v7 = Modes {
         delta: true,
         runs: false,
+        stepped: false,
     };
     for (meta, len, modes) in [
         (vec![RUNS_MODE, 3, 2, 7], 10, v7),
@@ -355,6 +371,17 @@ fn runs_modes_are_checked() {
         (vec![RUNS_MODE, 11, 2, 7], 10, ALL),
         (vec![RUNS_MODE, 2, 2, 7], 1, ALL),
         (vec![RUNS_MODE, 3, RUNS_MODE, 3, 2, 7], 10, ALL),
+        // Stepped runs: only in format 9, a step of 0 is mode 252's, the
+        // heads' mode not runs of either kind.
+        (vec![STEP_RUNS_MODE, 3, 2, 2, 7], 10, V8),
+        (vec![STEP_RUNS_MODE, 3, 0, 2, 7], 10, ALL),
+        (
+            vec![STEP_RUNS_MODE, 3, 2, STEP_RUNS_MODE, 3, 2, 2, 7],
+            10,
+            ALL,
+        ),
+        (vec![RUNS_MODE, 3, STEP_RUNS_MODE, 3, 2, 2, 7], 10, ALL),
+        (vec![STEP_RUNS_MODE, 1, 2, 2, 7], 10, ALL),
     ] {
         match parse_with(&meta, len, modes) {
             Err(crate::Error::Corrupt {
@@ -362,6 +389,104 @@ fn runs_modes_are_checked() {
                 ..
             }) => {}
             other => panic!("{meta:?} len {len}: {:?}", other.err()),
+        }
+    }
+}
+
+/// The GPU's table of a runs block (`IntCol::device_sums`): its values
+/// less the block's own line (base, step), constant along each run, the
+/// base where the shortest arc holding them starts. Runs stepping down by
+/// one past 0 (values wrapping to 2^64 − 1) and runs around 2^63 take
+/// entries of a few bits, not 64; every value is its base + k·step + entry.
+#[cfg(feature = "gpu")]
+#[test]
+fn runs_device_tables_stay_narrow() {
+    let down: Vec<u64> = (0..128u64)
+        .map(|j| (j / 16 * 3).wrapping_sub(j % 16))
+        .collect();
+    let around: Vec<u64> = (0..128u64)
+        .map(|j| (1u64 << 63).wrapping_add(j / 8 % 3).wrapping_sub(1))
+        .collect();
+    for (values, step, most) in [(&down, u64::MAX, 8), (&around, 0, 2)] {
+        let (_, data, cps, col) = written(values);
+        assert_eq!((cps[0].runs > 0, cps[0].step), (true, step), "{cps:?}");
+        let mut seen = 0;
+        col.device_sums(&cps, &data, |_, line, entries| {
+            let (base, slope) = line.expect("a runs block's line");
+            assert_eq!(slope, step);
+            for (k, &e) in entries.iter().enumerate() {
+                let v = base
+                    .wrapping_add(slope.wrapping_mul(k as u64))
+                    .wrapping_add(e);
+                assert_eq!(v, values[k], "value {k}");
+            }
+            let widest = entries.iter().copied().max().unwrap_or(0);
+            assert!(widest < 1 << most, "entries up to {widest}");
+            seen += 1;
+        });
+        assert_eq!(seen, 1);
+    }
+}
+
+/// Modes of a format-8 slot column: runs that repeat their heads only.
+const V8: Modes = Modes {
+    delta: true,
+    runs: true,
+    stepped: false,
+};
+
+/// Runs that count on by a step (format version 9): a stack trace's
+/// frames, numbered in order of first appearance, come back as ids
+/// counting up by one; each run is one head and a bit a value. Every
+/// value reads back by `get` and `decode_all` (steps of either sign,
+/// wrapping past 2^64), the block is smaller than format 8's best, and its
+/// bitmap is checked as a runs block's.
+#[test]
+fn stepped_runs_blocks() {
+    // 40 traces of 7 to 30 frames, ids from first appearance.
+    let mut ids = Vec::new();
+    for t in 0..40u64 {
+        let (first, len) = (t % 5 * 30, 7 + t * 11 % 24);
+        ids.extend(first..first + len);
+    }
+    let size = round_trip(&ids);
+    let (meta, data, cps, col) = written(&ids);
+    assert!(cps.iter().all(|c| c.runs > 0 && c.step == 1), "{cps:?}");
+    assert_eq!(meta[0], STEP_RUNS_MODE);
+    col.check_blocks(&cps, &data, 0).unwrap();
+    let v8: usize = ids
+        .chunks(BLOCK)
+        .map(|b| {
+            let p = plan(b, V8);
+            p.meta_len() + p.data_len(b.len())
+        })
+        .sum();
+    assert!(size * 2 < v8, "{size} against format 8's {v8}");
+    // Steps down, and steps that wrap.
+    for step in [u64::MAX, 3u64 << 62, 977] {
+        let v: Vec<u64> = (0..300u64)
+            .map(|i| (i / 13 * 5).wrapping_add(step.wrapping_mul(i % 13)))
+            .collect();
+        round_trip(&v);
+        let (_, _, cps, _) = written(&v);
+        assert!(cps.iter().any(|c| c.step == step), "step {step}: {cps:?}");
+    }
+    // One progression that wraps past 2^64 (no linear slope catches it):
+    // a single stepped run would have one head, so another mode stores it.
+    let wrapping: Vec<u64> = (0..300u64)
+        .map(|j| 5u64.wrapping_add(j.wrapping_mul(0xdead_beef_0000_0001)))
+        .collect();
+    round_trip(&wrapping);
+    // A damaged bitmap is refused at open; read anyway, no panic.
+    for (byte, bit) in [(0usize, 0u8), (3, 1), (15, 7)] {
+        let mut bad = data.clone();
+        bad[cps[0].off as usize + byte] ^= 1 << bit;
+        assert!(col.check_blocks(&cps, &bad, 0).is_err());
+        let mut all = Vec::new();
+        col.decode_all(&cps, &bad, &mut all);
+        assert_eq!(all.len(), ids.len());
+        for i in 0..ids.len() {
+            col.get(&cps, &bad, i);
         }
     }
 }

@@ -61,7 +61,8 @@ impl LogChunk {
     }
 
     /// §9 step 13c: opens the payload (every check of §5.8.1–§5.8.4; its
-    /// magic the one of the file's `version`: "FPL4"/"FPS4" in version 8,
+    /// magic the one of the file's `version`: "FPL5"/"FPS5" in version 9,
+    /// "FPL4"/"FPS4" in version 8,
     /// "FPL3"/"FPS3" in version 7,
     /// "FPL2"/"FPS2" in version 6,
     /// "FPL1"/"FPS1" in versions 4–5), then renders every row: `rows` rows,
@@ -86,7 +87,7 @@ impl LogChunk {
                 section,
                 at,
                 Invariant::BadField {
-                    what: "log payload magic (FPL4/FPS4 in format version 8, FPL3/FPS3 in 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)",
+                    what: "log payload magic (FPL5/FPS5 in format version 9, FPL4/FPS4 in 8, FPL3/FPS3 in 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)",
                     value: magic as u64,
                 },
             ));
