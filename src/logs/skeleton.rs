@@ -349,55 +349,10 @@ impl LogBlock {
 /// value by value ([`int_range`]) instead of as any run of digits.
 const NARROW_VALUES: u64 = 16;
 
-/// Bounds that hold every value of integer column `col` of block `b`,
-/// from its blocks' checkpoints alone (spec/FORMAT.md §5.8.3): a block of
-/// `m` values at `bits` bits and slope `s` holds values within
-/// `base + min(0, (m−1)·s) ..= base + 2^bits − 1 + max(0, (m−1)·s)`
-/// (frame of reference, linear), or `base + (m−1)·min(0, s) ..=
-/// base + (m−1)·max(0, s + 2^bits − 1)` (delta: each step is `s` plus a
-/// residual). Worked out without wrapping; bounds outside `0 .. 2^64`
-/// give none (the spec's arithmetic is modulo 2^64, so a value there could
-/// have wrapped). A runs block holds its heads' values, bounded as a block
-/// of its heads, each moved by at most `(m−1)` steps `t` (a stepped run's
-/// value is its head plus `k·t`, `k < m`, `t` signed): within `lo +
-/// min(0, (m−1)·t) ..= hi + max(0, (m−1)·t)`. A superset of the values,
-/// so the skeleton stays exact.
+/// Bounds that hold every value of integer column `col` of block `b`
+/// ([`IntCol::bounds`]).
 fn int_range(b: &LogBlock, col: IntCol) -> Option<(u64, u64)> {
-    let block = super::column::BLOCK;
-    let blocks = (col.len as usize).div_ceil(block);
-    let cps = b.cps.get(col.first as usize..col.first as usize + blocks)?;
-    let mut range: Option<(u64, u64)> = None;
-    for (i, cp) in cps.iter().enumerate() {
-        // A runs block's values are its heads, a block of their own.
-        let own = if cp.runs > 0 {
-            cp.runs as usize
-        } else {
-            (col.len as usize - i * block).min(block)
-        };
-        let m = own as i128 - 1;
-        let (base, slope) = (cp.base as i128, cp.slope as i64 as i128);
-        let top = (1i128 << cp.bits.min(64)) - 1;
-        let (lo, hi) = if cp.delta {
-            (base + m * slope.min(0), base + m * (slope + top).max(0))
-        } else {
-            (base + (m * slope).min(0), base + top + (m * slope).max(0))
-        };
-        // A stepped runs block: its values reach up to m − 1 steps past
-        // their heads (m its values, not its heads).
-        let (lo, hi) = if cp.runs > 0 && cp.step != 0 {
-            let n = (col.len as usize - i * block).min(block) as i128 - 1;
-            let t = n * cp.step as i64 as i128;
-            (lo + t.min(0), hi + t.max(0))
-        } else {
-            (lo, hi)
-        };
-        if lo < 0 || hi > u64::MAX as i128 {
-            return None;
-        }
-        let (lo, hi) = (lo as u64, hi as u64);
-        range = Some(range.map_or((lo, hi), |(a, z)| (a.min(lo), z.max(hi))));
-    }
-    range
+    col.bounds(&b.cps)
 }
 
 /// The skeleton of a row of templates `blocks` (template `t` of block `b`,

@@ -92,6 +92,52 @@ fn read_value(cp: &Checkpoint, d: &[u8], n: usize, j: usize) -> u64 {
 }
 
 impl IntCol {
+    /// Bounds that hold every value of the column, from its blocks'
+    /// checkpoints in `cps` alone (spec/FORMAT.md §5.8.3; the search's
+    /// skeleton narrows an integer slot by them): a block of `m` values at
+    /// `bits` bits and slope `s` holds values within `base + min(0,
+    /// (m−1)·s) ..= base + 2^bits − 1 + max(0, (m−1)·s)` (frame of
+    /// reference, linear), or `base + (m−1)·min(0, s) ..= base +
+    /// (m−1)·max(0, s + 2^bits − 1)` (delta: each step is `s` plus a
+    /// residual). A runs block holds its heads' values, bounded as a block
+    /// of its heads, each moved by at most `m − 1` steps `t` (a stepped
+    /// run's value is its head plus `k·t`, `k < m`, `t` signed): within
+    /// `lo + min(0, (m−1)·t) ..= hi + max(0, (m−1)·t)`. Worked out without
+    /// wrapping; bounds outside `0 .. 2^64` give none (the spec's
+    /// arithmetic is modulo 2^64, so a value there could have wrapped). A
+    /// superset of the values, so what is ruled out by them is exact.
+    pub(crate) fn bounds(&self, cps: &[Checkpoint]) -> Option<(u64, u64)> {
+        let blocks = (self.len as usize).div_ceil(BLOCK);
+        let cps = cps.get(self.first as usize..self.first as usize + blocks)?;
+        let mut range: Option<(u64, u64)> = None;
+        for (i, cp) in cps.iter().enumerate() {
+            let n = (self.len as usize - i * BLOCK).min(BLOCK);
+            // A runs block's heads are a block of their own.
+            let own = if cp.runs > 0 { cp.runs as usize } else { n };
+            let m = own as i128 - 1;
+            let (base, slope) = (cp.base as i128, cp.slope as i64 as i128);
+            let top = (1i128 << cp.bits.min(64)) - 1;
+            let (lo, hi) = if cp.delta {
+                (base + m * slope.min(0), base + m * (slope + top).max(0))
+            } else {
+                (base + (m * slope).min(0), base + top + (m * slope).max(0))
+            };
+            // A stepped run's values reach up to n − 1 steps past its head.
+            let t = if cp.runs > 0 {
+                (n as i128 - 1) * cp.step as i64 as i128
+            } else {
+                0
+            };
+            let (lo, hi) = (lo + t.min(0), hi + t.max(0));
+            if lo < 0 || hi > u64::MAX as i128 {
+                return None;
+            }
+            let (lo, hi) = (lo as u64, hi as u64);
+            range = Some(range.map_or((lo, hi), |(a, z)| (a.min(lo), z.max(hi))));
+        }
+        range
+    }
+
     /// Bytes of the column's residuals in the column data.
     pub(crate) fn data_bytes(&self, cps: &[Checkpoint]) -> u64 {
         self.blocks(cps)
