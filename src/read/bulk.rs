@@ -217,7 +217,11 @@ impl Reader {
         }
         let (first, _) = self.locate(rows.start)?;
         let (last, _) = self.locate(rows.end - 1)?;
-        (first..=last)
+        // Every chunk's result, then the first error in chunk order: a
+        // short-circuiting parallel collect returns whichever error a
+        // thread met first, so a file damaged in two chunks named either
+        // from run to run (and not the one eager validation names).
+        let all: Vec<Result<Piece>> = (first..=last)
             .into_par_iter()
             .map(|i| {
                 let c = self.valid_chunk(i)?;
@@ -232,7 +236,8 @@ impl Reader {
                     bytes,
                 })
             })
-            .collect()
+            .collect();
+        all.into_iter().collect()
     }
 }
 
