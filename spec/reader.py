@@ -31,7 +31,7 @@ import struct
 import sys
 import zlib
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 # ---------------------------------------------------------------- constants (§1, §2, §3, §8)
 
@@ -949,8 +949,9 @@ def _int_values(cps: List[tuple], data: bytes) -> List[int]:
     return out
 
 
-def _log_pool(buf: bytes, base: int, form: int) -> List[bytes]:
-    """Every string of a block's pool (§5.8.4) of payload form 1 (pool form 1), 2 or 3 (pool form 2), checked."""
+def _log_pool(buf: bytes, base: int, form: int) -> Tuple[List[bytes], List[int]]:
+    """Every string of a block's pool (§5.8.4) of payload form 1 (pool form
+    1) or later (pool form 2), checked, and each string's number of codes."""
     c = _LogCursor(buf, base)
     learned = c.bounded("pool learned tokens", LOG_MAX_LEARNED)
     half = (learned + 1) // 2
@@ -1004,7 +1005,23 @@ def _log_pool(buf: bytes, base: int, form: int) -> List[bytes]:
     bad = next((i for i, x in enumerate(code_list) if x >= len(tokens)), None)
     if bad is not None:
         c.fail("BadField", f"pool code {bad} past the token table")
-    return [b"".join(tokens[x] for x in code_list[offs[i]:offs[i + 1]]) for i in range(strings)]
+    return ([b"".join(tokens[x] for x in code_list[offs[i]:offs[i + 1]]) for i in range(strings)],
+            [offs[i + 1] - offs[i] for i in range(strings)])
+
+
+def _front_coded_values(strings: List[bytes], codes: List[int], prefixes: List[int], at: int) -> List[bytes]:
+    """A front-coded dictionary's values (§5.8.2, rule 1): value i is the
+    first ``prefixes[i]`` bytes of value i - 1 (none before value 0), then
+    its pool string ``strings[i]`` of ``codes[i]`` codes; each prefix at most
+    the value before's length and 16 bytes a code of its own string."""
+    out, prev = [], b""
+    for s, c, p in zip(strings, codes, prefixes):
+        if p > len(prev) or p > 16 * c:
+            raise FormatError(LOG_SECTION, at, "BadField",
+                              f"dictionary value prefix {p} (at most the value before, and 16 bytes a code of its own)")
+        prev = prev[:p] + s
+        out.append(prev)
+    return out
 
 
 def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> List[bytes]:
@@ -1027,7 +1044,7 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
     pad = c.take(LOG_PAD, "padding")
     if not c.at_end() or any(pad):
         c.fail("NonZeroReserved", "block padding")
-    pool = _log_pool(pool_bytes, base + pool_at, form)
+    pool, pool_codes = _log_pool(pool_bytes, base + pool_at, form)
 
     m = _LogCursor(meta, base + meta_at)
     rows = m.bounded("rows", U32_MAX)
@@ -1063,11 +1080,16 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
                 vals = _int_column(m, count, used, form)
                 wids = _int_column(m, count, used, form) if rule == 1 else None
                 desc.append(("int", kind, rule, width, vals, wids))
-            elif kind == 3 and tid != 0 and rule == 0:
+            elif kind == 3 and tid != 0 and (rule == 0 or (rule == 1 and form >= 5)):
+                # Rule 1 (payload form 5): front-coded, the values' prefix
+                # lengths before the ids.
                 n = m.bounded("dictionary values", len(pool) - next_pool)
+                pre = _int_column(m, n, used, form) if rule == 1 else None
                 ids = _int_column(m, count, used, form)
-                desc.append(("dict", next_pool, n, ids))
+                desc.append(("dict", next_pool, n, ids, pre))
                 next_pool += n
+            elif kind == 3 and tid != 0 and rule == 1:
+                m.fail("BadField", "slot width rule (front-coded dictionaries are format version 9's)")
             elif kind == 4 and rule == 0:
                 desc.append(("free", next_pool))
                 next_pool += count
@@ -1121,10 +1143,14 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
                     raise FormatError(LOG_SECTION, base + data_at, "BadField", "slot width")
                 vs.append((d, _int_values(cps, data), wids))
             elif d[0] == "dict":
+                dict_values = pool[d[1]:d[1] + d[2]]
+                if d[4] is not None:
+                    dict_values = _front_coded_values(dict_values, pool_codes[d[1]:d[1] + d[2]],
+                                                      _int_values(d[4], data), base + data_at)
                 ids = _int_values(d[3], data)
                 if any(i >= d[2] for i in ids):
                     raise FormatError(LOG_SECTION, base + data_at, "BadField", "dictionary id")
-                vs.append((d, ids, None))
+                vs.append((d, ids, dict_values))
             else:
                 vs.append((d, None, None))
         values.append(vs)
@@ -1136,7 +1162,8 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
         cursor[tid] += 1
         first = temps[tid][2]
         parts = [pool[first]]
-        for s, (d, vals, wids) in enumerate(values[tid]):
+        # `more`: an integer slot's per-row widths, a dictionary's values.
+        for s, (d, vals, more) in enumerate(values[tid]):
             if d[0] == "int":
                 _, kind, rule, width, _, _ = d
                 v, radix, text = vals[rank], (10 if kind == 0 else 16), ""
@@ -1145,10 +1172,10 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
                     v //= radix
                     if v == 0:
                         break
-                w = width if rule == 2 else (wids[rank] if rule == 1 else 0)
+                w = width if rule == 2 else (more[rank] if rule == 1 else 0)
                 parts.append(text.rjust(w, "0").encode())
             elif d[0] == "dict":
-                parts.append(pool[d[1] + vals[rank]])
+                parts.append(more[vals[rank]])
             else:
                 parts.append(pool[d[1] + rank])
             parts.append(pool[first + s + 1])

@@ -302,3 +302,155 @@ fn golden_payload_is_stable_and_decodes() {
         bytes.len()
     );
 }
+
+/// Access-log lines (combined format): clients, request paths of one to
+/// four words under a site, referrers and user agents, drawn from pools
+/// of values whose sorted neighbours share long prefixes.
+fn access_rows(n: usize) -> Vec<String> {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let words = [
+        "presentations",
+        "logstash",
+        "images",
+        "blog",
+        "geekery",
+        "files",
+        "xdotool",
+        "docs",
+        "html",
+        "projects",
+        "reviews",
+        "articles",
+        "2013",
+        "kibana",
+        "search",
+        "dashboard",
+    ];
+    let exts = ["png", "html", "js", "css", "jpg", "xml"];
+    let paths: Vec<String> = (0..150)
+        .map(|_| {
+            let depth = 1 + rnd() % 4;
+            let p: Vec<&str> = (0..depth).map(|_| words[(rnd() % 16) as usize]).collect();
+            format!("/{}.{}", p.join("/"), exts[(rnd() % 6) as usize])
+        })
+        .collect();
+    let agents = [
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_9_1) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/32.0.1700.",
+        "Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/32.0.1700.",
+        "Mozilla/5.0 (X11; Linux x86_64; rv:27.0) Gecko/20100101 Firefox/27.",
+    ];
+    (0..n)
+        .map(|i| {
+            let (p, r) = (rnd() % 150, rnd() % 150);
+            format!(
+                "{}.{}.{}.{} - - [17/May/2015:10:{:02}:{:02} +0000] \"GET {} HTTP/1.1\" 200 {} \"http://semicomplete.com{}\" \"{}{}\"",
+                rnd() % 200,
+                rnd() % 256,
+                rnd() % 256,
+                rnd() % 256,
+                i / 60 % 60,
+                i % 60,
+                paths[p as usize],
+                rnd() % 90000,
+                paths[r as usize],
+                agents[(rnd() % 3) as usize],
+                rnd() % 120
+            )
+        })
+        .collect()
+}
+
+/// Access-log lines as one block with its words cut at blanks only (the
+/// coarse candidate `encode_column` tries): whole request paths,
+/// referrers and user agents as dictionary values.
+fn access_block(rows: &[&[u8]]) -> Vec<u8> {
+    let opts = LogOptions {
+        coarse: true,
+        ..LogOptions::default()
+    };
+    encode(rows, &opts)
+}
+
+/// A log payload of access-log lines as `encode_column` writes it, byte
+/// for byte: front-coded dictionaries (format version 9, spec/FORMAT.md
+/// §5.8.2 rule 1), pinned for `spec/reader.py`
+/// (python/tests/test_spec_logs.py). `FASTPAIR_BLESS_LOGS=1` rewrites it.
+#[test]
+fn golden_access_payload_is_stable_and_decodes() {
+    let rows = access_rows(400);
+    let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
+    let bytes = access_block(&refs);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
+    let (fpl, txt) = (
+        dir.join("logs_payload_access_v9.fpl"),
+        dir.join("logs_payload_access.rows"),
+    );
+    if std::env::var_os("FASTPAIR_BLESS_LOGS").is_some() {
+        std::fs::write(&fpl, &bytes).unwrap();
+        std::fs::write(&txt, rows.join("\n") + "\n").unwrap();
+    }
+    assert_eq!(
+        std::fs::read(&txt).unwrap(),
+        (rows.join("\n") + "\n").into_bytes()
+    );
+    assert_eq!(
+        std::fs::read(&fpl).unwrap(),
+        bytes,
+        "log payload bytes changed"
+    );
+    let col = LogColumn::open(&bytes).unwrap();
+    assert_eq!(col.form(), LogForm::V9);
+    assert!(
+        col.front_coded_dictionaries() >= 2,
+        "front-coded dictionaries"
+    );
+    // Rule 1 is format 9's: the same block labelled "FPL4" is refused.
+    let mut v8 = bytes.clone();
+    v8[3] = b'4';
+    assert!(LogColumn::open(&v8).is_err());
+    let (mut values, mut offsets) = (Vec::new(), Vec::new());
+    col.decode_all(&mut values, &mut offsets);
+    let mut one = Vec::new();
+    for (i, r) in refs.iter().enumerate() {
+        assert_eq!(&values[offsets[i] as usize..offsets[i + 1] as usize], *r);
+        one.clear();
+        col.get_into(i, &mut one).unwrap();
+        assert_eq!(one, *r, "get row {i}");
+    }
+}
+
+/// Flipped bits in a payload with front-coded dictionaries: an error or
+/// rows, never a panic, and no row longer than the prefixes' bound allows
+/// (32 bytes a pool code).
+#[test]
+fn damaged_front_coded_payloads_error_or_read() {
+    let rows = access_rows(400);
+    let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
+    let bytes = access_block(&refs);
+    let mut x = 0x51ed_270b_7a3c_9e11u64;
+    let (mut rejected, mut read) = (0, 0);
+    for _ in 0..3000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut bad = bytes.clone();
+        let at = (x >> 8) as usize % bad.len();
+        bad[at] ^= 1 << (x % 8);
+        match LogColumn::open(&bad) {
+            Err(_) => rejected += 1,
+            Ok(col) => {
+                read += 1;
+                let (mut v, mut o) = (Vec::new(), Vec::new());
+                col.decode_all(&mut v, &mut o);
+                assert!(v.len() <= 32 * 16 * bytes.len());
+            }
+        }
+    }
+    assert!(rejected > 0 && read > 0, "{rejected} rejected, {read} read");
+}

@@ -2,8 +2,10 @@
 //! the first rows of a few log columns (text and JSON lines) encoded by the
 //! template codec, small enough for the fuzzer to mutate. They are payloads
 //! of the current format (version 9: pools of form 2, delta, runs and
-//! stepped runs integer blocks), and one generated column of stack traces
-//! (frames whose dictionary ids count up by one: stepped runs blocks); the
+//! stepped runs integer blocks), one generated column of stack traces
+//! (frames whose dictionary ids count up by one: stepped runs blocks), and
+//! one block of access-log lines cut at blanks (testdata/golden/
+//! logs_payload_access.rows: front-coded dictionaries); the
 //! `v8-*`, `v7-*`, `v6-*` and `v5-*` seeds beside them are the same rows as
 //! versions 8, 7, 6 and 5 wrote them (no stepped runs; no runs blocks
 //! before 8; no delta blocks before 7; form 1 in version 5), kept so that
@@ -11,7 +13,7 @@
 //!
 //!   cargo run --release -p fastpair-lab --example logs_seeds   (corpus in target/corpus)
 
-use fastpair::logs::{encode_column, LogOptions};
+use fastpair::logs::{encode, encode_column, LogOptions};
 use fastpair::testing::corpus;
 
 const COLUMNS: &[(&str, usize)] = &[
@@ -47,6 +49,16 @@ fn traces() -> Vec<u8> {
 fn main() {
     let out = std::path::Path::new("fuzz/seeds/logs_open");
     std::fs::create_dir_all(out).expect("seed folder");
+    let access = std::fs::read("testdata/golden/logs_payload_access.rows").expect("access rows");
+    let lines: Vec<&[u8]> = corpus::lines(&access).into_iter().take(150).collect();
+    let coarse = LogOptions {
+        coarse: true,
+        ..Default::default()
+    };
+    let bytes = encode(&lines, &coarse);
+    let file = out.join("access-150-coarse");
+    std::fs::write(&file, &bytes).expect("write seed");
+    println!("{}: {} bytes", file.display(), bytes.len());
     let generated = traces();
     for &(name, rows) in COLUMNS.iter().chain(&[("traces", 400)]) {
         let text = if name == "traces" {

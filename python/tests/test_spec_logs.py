@@ -184,6 +184,52 @@ def test_stepped_runs_blocks():
     assert reader._int_values([(0, 0, 0, 0, 4, False, 2, down)], bytes([0b0101]) + bytes(16)) == [0, (1 << 64) - 1, 0, (1 << 64) - 1]
 
 
+def test_front_coded_dictionaries_decode():
+    """testdata/golden/logs_payload_access_v9.fpl (tests/logs.rs pins it):
+    one block of access-log lines whose request paths, referrers and user
+    agents are front-coded dictionaries (rule 1, payload form 5); it
+    decodes to its rows, and damaged copies are FormatErrors or rows."""
+    payload = (GOLDEN / "logs_payload_access_v9.fpl").read_bytes()
+    rows = (GOLDEN / "logs_payload_access.rows").read_bytes().split(b"\n")[:-1]
+    assert payload[:4] == b"FPL5"
+    assert reader.decode_log_payload(payload) == rows
+    rng = random.Random(9)
+    for _ in range(200):
+        b = bytearray(payload)
+        b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+        try:
+            got = reader.decode_log_payload(bytes(b))
+            assert all(isinstance(r, bytes) for r in got)
+        except reader.FormatError as e:
+            assert e.section == "§5.8"
+
+
+def test_front_coded_prefix_rule():
+    """A front-coded value's prefix is at most the value before it and at
+    most 16 bytes a code of its own pool string; rule 1 only in form 5."""
+    payload = (GOLDEN / "logs_payload_access_v9.fpl").read_bytes()
+    relabelled = b"FPL4" + payload[4:]
+    try:
+        reader.decode_log_payload(relabelled)
+        raise AssertionError("a front-coded dictionary accepted in form 4")
+    except reader.FormatError as e:
+        assert e.invariant == "BadField", e
+    values = reader._front_coded_values([b"/blog/a", b"b", b"/c", b"x"], [3, 1, 2, 1], [0, 6, 5, 0], 0)
+    assert values == [b"/blog/a", b"/blog/b", b"/blog/c", b"x"]
+    for strings, codes, prefixes in (
+        ([b"a", b"b"], [1, 1], [1, 0]),  # value 0 has no value before it
+        ([b"abc", b"d"], [1, 1], [0, 4]),  # past the value before
+        ([b"a" * 40, b"d"], [3, 1], [0, 17]),  # past 16 bytes a code
+        ([b"a" * 40, b""], [3, 0], [0, 1]),  # an empty string copies nothing
+    ):
+        try:
+            reader._front_coded_values(strings, codes, prefixes, 0)
+        except reader.FormatError as e:
+            assert e.invariant == "BadField" and "prefix" in str(e), e
+            continue
+        raise AssertionError(f"{prefixes} accepted")
+
+
 def test_each_block_decodes_on_its_own():
     payload, rows = golden()
     h = struct.unpack_from("<I", payload, 4)[0]

@@ -39,8 +39,10 @@ pub(crate) fn device_bytes(e: &ChunkEntry, rows: u64) -> usize {
         // Its blocks' bytes (at most the section) and the tables laid out
         // from their meta and pool (`logs::DeviceBlock`): each table entry
         // comes from at least one meta byte and is at most 32 bytes, the
-        // decoded static strings at most 16 bytes per code (a code takes at
-        // least 8 bits of the section, FORMAT §5.8.4), a delta block's
+        // decoded static strings and dictionary values at most 32 bytes per
+        // code (16 for its tokens, 16 for a front-coded value's copied
+        // prefix, FORMAT §5.8.2; a code takes at least 8 bits of the
+        // section, §5.8.4), a delta block's
         // running sums at most 8 bytes per byte of its residuals and group
         // sums (`logs::DeviceBlock::sums`), so 48 bytes per section byte
         // covers every kind of byte and its own copy; the pool

@@ -154,7 +154,7 @@ fn pool_delta() -> bool {
 
 /// Whether the test-util hook `var` is set in the environment (read once
 /// into `cell`); never without the `test-util` feature.
-fn hook_set(cell: &std::sync::OnceLock<bool>, var: &str) -> bool {
+pub(super) fn hook_set(cell: &std::sync::OnceLock<bool>, var: &str) -> bool {
     #[cfg(feature = "test-util")]
     {
         *cell.get_or_init(|| std::env::var_os(var).is_some())

@@ -20,6 +20,9 @@ pub(super) enum Slot {
     },
     Dict {
         ids: IntCol,
+        /// A front-coded dictionary's prefix lengths (format 9, §5.8.2
+        /// rule 1; `front.rs`), one per value; length 0 when plain.
+        prefixes: IntCol,
         pool_base: u32,
         n: u32,
         /// Index of value 0 among the strings decoded at open.
@@ -227,13 +230,21 @@ impl LogBlock {
                             widths,
                         }
                     }
-                    3 if tid != 0 && rule == 0 => {
+                    3 if tid != 0 && (rule == 0 || rule == 1 && form.front_dictionaries()) => {
                         let n = m.bounded("dictionary values", pool.len() as u64 - next_pool)?;
+                        // Front-coded (rule 1): the values' prefix lengths
+                        // before the ids.
+                        let prefixes = if rule == 1 {
+                            column::parse(&mut m, n as u32, &mut cps, &mut used, delta)?
+                        } else {
+                            none
+                        };
                         let ids = column::parse(&mut m, t.count, &mut cps, &mut used, delta)?;
                         let base = next_pool;
                         next_pool += n;
                         Slot::Dict {
                             ids,
+                            prefixes,
                             pool_base: base as u32,
                             n: n as u32,
                             warm: 0,
@@ -252,6 +263,13 @@ impl LogBlock {
                         Slot::Free {
                             pool_base: base as u32,
                         }
+                    }
+                    3 if tid != 0 && rule == 1 => {
+                        return Err(m.err(Invariant::BadField {
+                            what:
+                                "slot width rule (front-coded dictionaries are format version 9's)",
+                            value: rule as u64,
+                        }))
                     }
                     k => {
                         return Err(m.err(Invariant::BadField {
@@ -329,20 +347,42 @@ impl LogBlock {
             block.pool.get(&bytes[pool_at..], i, &mut st);
             block.statics_end.push(st.len() as u32);
         }
+        let mut prefixes = Vec::new();
         for k in 0..block.slots.len() {
             if let Slot::Dict {
                 pool_base,
                 n,
+                prefixes: front,
                 ref mut warm,
                 ..
             } = block.slots[k]
             {
                 *warm = block.statics_end.len() as u32;
+                prefixes.clear();
+                front.decode_all(&block.cps, &bytes[data_at..], &mut prefixes);
+                // The value before (empty before value 0) is `prev..`.
+                let mut prev = st.len();
                 for i in 0..n as usize {
-                    block
-                        .pool
-                        .get(&bytes[pool_at..], pool_base as usize + i, &mut st);
+                    let s = pool_base as usize + i;
+                    let start = st.len();
+                    // Front-coded: the prefix of the value before, checked
+                    // (`front::prefix_allowed`) before it is copied.
+                    if let Some(&p) = prefixes.get(i) {
+                        let codes = block.pool.codes(&bytes[pool_at..], s);
+                        if !super::front::prefix_allowed(p, (start - prev) as u64, codes) {
+                            return Err(corrupt(
+                                data_at,
+                                Invariant::BadField {
+                                    what: "dictionary value prefix (at most the value before, and 16 bytes a code of its own)",
+                                    value: p,
+                                },
+                            ));
+                        }
+                        st.extend_from_within(prev..prev + p as usize);
+                    }
+                    block.pool.get(&bytes[pool_at..], s, &mut st);
                     block.statics_end.push(st.len() as u32);
+                    prev = start;
                 }
             }
         }
@@ -408,6 +448,12 @@ impl LogBlock {
         let data = &self.bytes[self.data_at..];
         for c in self.slots.iter().flat_map(Slot::int_cols) {
             c.check_blocks(&self.cps, data, self.data_at)?;
+        }
+        // A front-coded dictionary's prefix lengths (read at open only).
+        for s in &self.slots {
+            if let Slot::Dict { prefixes, .. } = s {
+                prefixes.check_blocks(&self.cps, data, self.data_at)?;
+            }
         }
         let mut v = Vec::new();
         for t in &self.templates {

@@ -335,7 +335,19 @@ fn emit<'a>(
                         put_column(widths, w, &mut meta, &mut data);
                     }
                 }
-                SlotPlan::Dict { ids, values, cols } => {
+                SlotPlan::Dict { front: Some(f), .. } => {
+                    // Front-coded (§5.8.2, rule 1): the prefix lengths'
+                    // column, then the ids'; the values' pool strings are
+                    // their bytes after their prefixes.
+                    meta.push(Kind::Dict as u8 | 1 << 3);
+                    put_varint(&mut meta, f.prefixes.len() as u64);
+                    pool.extend(f.suffixes.iter().copied());
+                    put_column(&f.prefixes, &f.prefixes_plan, &mut meta, &mut data);
+                    put_column(&f.ids, &f.ids_plan, &mut meta, &mut data);
+                }
+                SlotPlan::Dict {
+                    ids, values, cols, ..
+                } => {
                     meta.push(Kind::Dict as u8);
                     put_varint(&mut meta, values.len() as u64);
                     pool.extend(values.iter().copied());

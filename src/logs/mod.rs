@@ -137,6 +137,7 @@ mod device;
 mod encode;
 mod family;
 mod filters;
+mod front;
 mod header;
 mod layouts;
 mod mine;
@@ -236,6 +237,11 @@ impl LogForm {
 
     /// Whether a runs block may step (§5.8.3).
     pub(crate) fn stepped_runs(self) -> bool {
+        self == LogForm::V9
+    }
+
+    /// Whether a dictionary slot may be front-coded (§5.8.2, rule 1).
+    pub(crate) fn front_dictionaries(self) -> bool {
         self == LogForm::V9
     }
 

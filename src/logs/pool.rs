@@ -211,6 +211,14 @@ impl Pool {
         self.strings
     }
 
+    /// Codes of string `i` (`i < len`); `pool` as [`Pool::get`]'s.
+    pub(crate) fn codes(&self, pool: &[u8], i: usize) -> u64 {
+        let d = &pool[self.offs_at..];
+        let s = self.offs.get(&self.cps, d, i);
+        let e = self.offs.get(&self.cps, d, i + 1);
+        e.wrapping_sub(s)
+    }
+
     /// Appends string `i` (`i < len`) to `out`. `pool` is the pool's bytes
     /// followed by at least 16 bytes (the block padding).
     #[inline]

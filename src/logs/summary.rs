@@ -196,12 +196,16 @@ impl LogBlock {
                             s[4] += c + widths.data_bytes(&self.cps);
                         }
                     }
-                    Slot::Dict { ids, n, .. } => {
+                    Slot::Dict {
+                        ids, prefixes, n, ..
+                    } => {
+                        // A front-coded dictionary's prefix lengths count
+                        // with its ids.
                         tm += 1 + varint_len(n as u64);
-                        let c = cp_bytes(&ids);
+                        let c = cp_bytes(&ids) + cp_bytes(&prefixes);
                         cps += c;
                         s[5] += c;
-                        s[6] += ids.data_bytes(&self.cps);
+                        s[6] += ids.data_bytes(&self.cps) + prefixes.data_bytes(&self.cps);
                         for c in cat.iter_mut().skip(at).take(n as usize) {
                             *c = 1;
                         }
@@ -298,7 +302,7 @@ impl LogColumn {
                     let cols: Vec<super::column::IntCol> = match b.slots[t.first_slot as usize + k]
                     {
                         Slot::Int { values, widths, .. } => vec![values, widths],
-                        Slot::Dict { ids, .. } => vec![ids],
+                        Slot::Dict { ids, prefixes, .. } => vec![ids, prefixes],
                         Slot::Free { .. } => vec![],
                     };
                     let kind = match b.slots[t.first_slot as usize + k] {
@@ -370,6 +374,17 @@ impl LogColumn {
             }
         }
         n
+    }
+
+    /// How many of its dictionary slots are front-coded (format version 9,
+    /// spec/FORMAT.md §5.8.2 rule 1).
+    pub fn front_coded_dictionaries(&self) -> usize {
+        use super::decode::Slot;
+        self.blocks()
+            .iter()
+            .flat_map(|b| &b.slots)
+            .filter(|s| matches!(s, Slot::Dict { prefixes, .. } if prefixes.len > 0))
+            .count()
     }
 
     /// What a *mixed-radix* integer slot (not in the format: an estimate

@@ -25,6 +25,9 @@ pub(super) enum SlotPlan<'a> {
         values: Vec<&'a [u8]>,
         /// Plans of `ids`.
         cols: Planned,
+        /// The same dictionary front-coded, when that is estimated smaller
+        /// (`front.rs`; the slot's [`cost`] is the plain form's).
+        front: Option<Box<super::front::Front<'a>>>,
     },
     Free {
         values: Vec<&'a [u8]>,
@@ -117,9 +120,23 @@ pub(super) fn as_text<'a>(words: &[&'a [u8]], threads: bool) -> (SlotPlan<'a>, f
         return (free(), free_cost, ids32);
     }
     let cols = Planned::of_par(&ids, threads);
-    let dict = SlotPlan::Dict { ids, values, cols };
+    let mut dict = SlotPlan::Dict {
+        ids,
+        values,
+        cols,
+        front: None,
+    };
     let dict_cost = cost(&dict);
     if dict_cost < free_cost {
+        if let SlotPlan::Dict {
+            ids,
+            values,
+            cols,
+            front,
+        } = &mut dict
+        {
+            *front = super::front::plan(values, ids, cols, threads);
+        }
         (dict, dict_cost, ids32)
     } else {
         (free(), free_cost, ids32)
