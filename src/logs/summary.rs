@@ -64,6 +64,9 @@ pub struct LogSummary {
     /// Integer blocks (§5.8.3) stored frame of reference, linear, delta,
     /// runs and stepped runs ([`LogColumn::integer_block_modes`]).
     pub int_blocks: [usize; 5],
+    /// Value dictionaries stored front-coded (format version 9,
+    /// [`LogColumn::front_coded_dictionaries`]).
+    pub front_dictionaries: usize,
     /// The narrowest and widest code of the blocks' pools, in bits (12 in
     /// format versions 4–5; 8 to 12 in version 6, spec/FORMAT.md §5.8.4).
     pub pool_code_bits: (u8, u8),
@@ -85,6 +88,7 @@ impl LogColumn {
             b.summarize(name, &mut s);
         }
         s.int_blocks = self.integer_block_modes();
+        s.front_dictionaries = self.front_coded_dictionaries();
         s.top
             .sort_by(|a, b| b.rows.cmp(&a.rows).then(a.id.cmp(&b.id)));
         s

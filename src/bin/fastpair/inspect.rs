@@ -311,8 +311,11 @@ struct LogTotals {
     /// Learned pool tokens, and the narrowest and widest pool code (bits).
     pool_learned: u64,
     pool_code_bits: Option<(u8, u8)>,
-    /// Integer blocks stored FoR, linear and delta (spec/FORMAT.md §5.8.3).
+    /// Integer blocks stored FoR, linear, delta, runs and stepped runs
+    /// (spec/FORMAT.md §5.8.3).
     int_blocks: [usize; 5],
+    /// Front-coded value dictionaries (§5.8.2).
+    front_dictionaries: usize,
     slot_types: Vec<fastpair::logs::SlotTypeSummary>,
     top: std::collections::HashMap<(&'static str, String), (u64, Vec<&'static str>)>,
 }
@@ -323,6 +326,7 @@ impl LogTotals {
         self.split += l.split as u64;
         self.templates += l.templates as u64;
         self.pool_learned += l.pool_learned;
+        self.front_dictionaries += l.front_dictionaries;
         for (t, x) in self.int_blocks.iter_mut().zip(l.int_blocks) {
             *t += x;
         }
@@ -395,7 +399,8 @@ impl LogTotals {
             thousands(s as u64)
         );
         let pool_what = format!(
-            "static text, dictionary values, free text, escaped rows; {} learned tokens, {codes}",
+            "static text, dictionary values ({} dictionaries front-coded), free text, escaped rows; {} learned tokens, {codes}",
+            thousands(self.front_dictionaries as u64),
             thousands(self.pool_learned)
         );
         for (label, bytes, what) in [
