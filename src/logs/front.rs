@@ -56,10 +56,10 @@ fn longest_allowed(shared: usize, len: usize) -> usize {
 
 /// The front-coded form of a dictionary slot whose rows take `ids` of
 /// `values` (first-appearance order), when estimated smaller than the
-/// plain form (`plain`: its ids' plan): the pool strings a quarter of
-/// their bytes shorter per copied byte at ~half a byte a byte
-/// ([`strings_cost`]), against the sorted ids' and the prefixes' columns.
-/// `threads`: the ids' block plans made in parallel.
+/// plain form (`plain`: its ids' plan): the sorted ids' and the prefixes'
+/// columns (exact) and the values' pool strings less the copied bytes (at
+/// ~half a byte a byte, [`strings_cost`]), against the plain ids and whole
+/// values. `threads`: the ids' block plans made in parallel.
 pub(super) fn plan<'a>(
     values: &[&'a [u8]],
     ids: &[u64],
