@@ -137,7 +137,7 @@ impl LogColumn {
     /// Where the payload's bytes go, finer than [`LogSummary`]'s parts
     /// (`lab/examples/logs_parts`): [`BREAKDOWN_PARTS`] in order, summing
     /// to the payload's length. Pool codes are attributed to the strings
-    /// that use them (12 bits a code; the rounding of the packed run goes
+    /// that use them (at the pool's code width; the rounding of the packed run goes
     /// to the escaped rows); "meta other" is what is left of the meta.
     pub fn breakdown(&self) -> [u64; 16] {
         let mut s = [0u64; 16];
@@ -246,10 +246,21 @@ impl LogBlock {
         s[15] += (p[1] as u64).saturating_sub(tm + rb + cps);
         // Pool.
         let pool = &self.bytes[self.pool_at..];
+        // The token table (§5.8.4): form 1 stores every learned token
+        // whole after its length nibbles; form 2 adds prefix nibbles and
+        // stores each token after the prefix it shares with the one before.
         let learned = self.pool.lens.len() as u64 - 256;
-        let table = varint_len(learned)
-            + learned.div_ceil(2)
-            + self.pool.lens[256..].iter().map(|&l| l as u64).sum::<u64>();
+        let token = |c: usize| &self.pool.words[c][..self.pool.lens[c] as usize];
+        let front = self.form().pool() == super::PoolForm::Front;
+        let mut table = varint_len(learned) + learned.div_ceil(2) * (1 + front as u64);
+        for c in 256..self.pool.lens.len() {
+            let shared = if front && c > 256 {
+                super::pool::shared_prefix(token(c - 1), token(c))
+            } else {
+                0
+            };
+            table += (token(c).len() - shared) as u64;
+        }
         s[9] += table;
         s[10] += self.pool.codes_at as u64 - table;
         let mut codes = [0u64; 4];
@@ -261,12 +272,13 @@ impl LogBlock {
             prev = e;
         }
         let code_bytes = p[4] as u64 - self.pool.codes_at as u64;
+        let bits = self.pool.code_bits as u64;
         let mut given = 0;
         for (k, &c) in codes.iter().enumerate().take(3) {
-            s[11 + k] += c * 3 / 2;
-            given += c * 3 / 2;
+            s[11 + k] += c * bits / 8;
+            given += c * bits / 8;
         }
-        s[14] += code_bytes - given;
+        s[14] += code_bytes.saturating_sub(given);
     }
 }
 
