@@ -454,3 +454,26 @@ fn damaged_front_coded_payloads_error_or_read() {
     }
     assert!(rejected > 0 && read > 0, "{rejected} rejected, {read} read");
 }
+
+/// `LogColumn::breakdown` parts (where a payload's bytes go) add up to the
+/// payload and none exceeds it, for every payload form the golden files
+/// hold (pool form 1 and form 2 at their code widths; it once counted 12
+/// bits a code and whole tokens, and a part wrapped below zero).
+#[test]
+fn breakdown_parts_add_up() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
+    for file in [
+        "logs_payload.fpl",
+        "logs_payload_v6.fpl",
+        "logs_payload_v7.fpl",
+        "logs_payload_v8.fpl",
+        "logs_payload_v9.fpl",
+        "logs_payload_access_v9.fpl",
+    ] {
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        let parts = LogColumn::open(&bytes).unwrap().breakdown();
+        let len = bytes.len() as u64;
+        assert!(parts.iter().all(|&p| p <= len), "{file}: {parts:?}");
+        assert_eq!(parts.iter().sum::<u64>(), len, "{file}");
+    }
+}
