@@ -25,6 +25,13 @@ fn check(rows: &[&[u8]], opts: &LogOptions) -> (usize, LogBlock) {
 fn check_column(rows: &[&[u8]], opts: &LogOptions) -> usize {
     let bytes = encode_column(rows, opts);
     let col = LogColumn::open(&bytes).expect("own output opens");
+    assert_serves(&col, rows);
+    bytes.len()
+}
+
+/// `col` holds `rows`: each by the bulk decode and by `get`, and no row
+/// past them.
+fn assert_serves(col: &LogColumn, rows: &[&[u8]]) {
     assert_eq!(col.rows(), rows.len());
     let (mut values, mut offsets) = (Vec::new(), Vec::new());
     col.decode_all(&mut values, &mut offsets);
@@ -41,7 +48,27 @@ fn check_column(rows: &[&[u8]], opts: &LogOptions) -> usize {
         assert_eq!(one, *r, "get row {i}");
     }
     assert!(col.get_into(rows.len(), &mut one).is_err());
-    bytes.len()
+}
+
+/// Pins a golden payload (testdata/golden/`fpl`) and its rows (`txt`, one
+/// a line): `FASTPAIR_BLESS_LOGS=1` rewrites both after an intended
+/// change; otherwise `bytes` and `rows` must be what the files hold.
+fn pinned(fpl: &str, txt: &str, bytes: &[u8], rows: &[String]) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
+    let (fpl, txt) = (dir.join(fpl), dir.join(txt));
+    if std::env::var_os("FASTPAIR_BLESS_LOGS").is_some() {
+        std::fs::write(&fpl, bytes).unwrap();
+        std::fs::write(&txt, rows.join("\n") + "\n").unwrap();
+    }
+    assert_eq!(
+        std::fs::read(&txt).unwrap(),
+        (rows.join("\n") + "\n").into_bytes()
+    );
+    assert_eq!(
+        std::fs::read(&fpl).unwrap(),
+        bytes,
+        "log payload bytes changed"
+    );
 }
 
 #[path = "support/corpus.rs"]
@@ -240,24 +267,8 @@ fn golden_payload_is_stable_and_decodes() {
         ..Default::default()
     };
     let bytes = encode_column(&refs, &opts);
+    pinned("logs_payload_v9.fpl", "logs_payload.rows", &bytes, &rows);
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
-    let (fpl, txt) = (
-        dir.join("logs_payload_v9.fpl"),
-        dir.join("logs_payload.rows"),
-    );
-    if std::env::var_os("FASTPAIR_BLESS_LOGS").is_some() {
-        std::fs::write(&fpl, &bytes).unwrap();
-        std::fs::write(&txt, rows.join("\n") + "\n").unwrap();
-    }
-    assert_eq!(
-        std::fs::read(&txt).unwrap(),
-        (rows.join("\n") + "\n").into_bytes()
-    );
-    assert_eq!(
-        std::fs::read(&fpl).unwrap(),
-        bytes,
-        "log payload bytes changed"
-    );
     let col = LogColumn::open(&bytes).unwrap();
     assert!(col.is_split(), "the golden payload covers the split form");
     assert!(col.escaped_rows() > 0, "and escaped rows");
@@ -386,23 +397,11 @@ fn golden_access_payload_is_stable_and_decodes() {
     let rows = access_rows(400);
     let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
     let bytes = access_block(&refs);
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
-    let (fpl, txt) = (
-        dir.join("logs_payload_access_v9.fpl"),
-        dir.join("logs_payload_access.rows"),
-    );
-    if std::env::var_os("FASTPAIR_BLESS_LOGS").is_some() {
-        std::fs::write(&fpl, &bytes).unwrap();
-        std::fs::write(&txt, rows.join("\n") + "\n").unwrap();
-    }
-    assert_eq!(
-        std::fs::read(&txt).unwrap(),
-        (rows.join("\n") + "\n").into_bytes()
-    );
-    assert_eq!(
-        std::fs::read(&fpl).unwrap(),
-        bytes,
-        "log payload bytes changed"
+    pinned(
+        "logs_payload_access_v9.fpl",
+        "logs_payload_access.rows",
+        &bytes,
+        &rows,
     );
     let col = LogColumn::open(&bytes).unwrap();
     assert_eq!(col.form(), LogForm::V9);
@@ -414,15 +413,7 @@ fn golden_access_payload_is_stable_and_decodes() {
     let mut v8 = bytes.clone();
     v8[3] = b'4';
     assert!(LogColumn::open(&v8).is_err());
-    let (mut values, mut offsets) = (Vec::new(), Vec::new());
-    col.decode_all(&mut values, &mut offsets);
-    let mut one = Vec::new();
-    for (i, r) in refs.iter().enumerate() {
-        assert_eq!(&values[offsets[i] as usize..offsets[i + 1] as usize], *r);
-        one.clear();
-        col.get_into(i, &mut one).unwrap();
-        assert_eq!(one, *r, "get row {i}");
-    }
+    assert_serves(&col, &refs);
 }
 
 /// Flipped bits in a payload with front-coded dictionaries: an error or

@@ -209,23 +209,23 @@ fn plan(block: &[u64], modes: Modes) -> BlockPlan {
     // come back as ids counting up by one. Steps tried: 0, 1 and the
     // block's first non-zero step, in one pass.
     let n = block.len();
-    let first = block
-        .windows(2)
-        .map(|w| w[1].wrapping_sub(w[0]))
-        .find(|&d| d != 0)
-        .unwrap_or(0);
+    // Runs each step starts; the first non-zero step is known once met,
+    // and every step before it is 0, so it starts a run of that step too.
+    let (mut counts, mut first) = ([1usize; 3], 0u64);
+    for w in block.windows(2) {
+        let d = w[1].wrapping_sub(w[0]);
+        if first == 0 {
+            first = d;
+        }
+        counts[0] += (d != 0) as usize;
+        counts[1] += (d != 1) as usize;
+        counts[2] += (d != first || d == 0) as usize;
+    }
     let steps: &[u64] = match (modes.stepped, first) {
         (false, _) | (true, 0) => &[0],
         (true, 1) => &[0, 1],
         (true, _) => &[0, 1, first],
     };
-    let mut counts = [1usize; 3];
-    for w in block.windows(2) {
-        let d = w[1].wrapping_sub(w[0]);
-        for (c, &s) in counts.iter_mut().zip(steps) {
-            *c += (d != s) as usize;
-        }
-    }
     // A block that is one stepped run (a progression that wraps past
     // 2^64, which no linear slope above caught) has one head: a runs block
     // holds 2 or more, so that step is not taken (step 0 has 2 or more

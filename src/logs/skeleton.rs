@@ -9,7 +9,7 @@
 //! its values belong to: an integer slot any run of one or more digits of
 //! its kind (`render_dec`/`render_hex` write at least one digit, and widths
 //! only add leading zeros) — narrowed, where its blocks' checkpoints bound
-//! its values ([`int_range`]), to the digits those bounds share and then
+//! its values ([`super::column::IntCol::bounds`]), to the digits those bounds share and then
 //! any digits, or to each value of a narrow range —, a dictionary slot any
 //! one of its values, a free slot any string. Reading the skeleton from a set of states gives a set
 //! that holds the state every row of the template ends in. So, per
@@ -37,7 +37,6 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use super::column::IntCol;
 use super::decode::{render, LogBlock, Slot};
 use super::filters::{filters, passes, Deciders, Passes};
 use super::search::{Ids, LogSearchStats};
@@ -346,14 +345,8 @@ impl LogBlock {
 }
 
 /// Integer slots whose values span fewer than this many integers are read
-/// value by value ([`int_range`]) instead of as any run of digits.
+/// value by value ([`super::column::IntCol::bounds`]) instead of as any run of digits.
 const NARROW_VALUES: u64 = 16;
-
-/// Bounds that hold every value of integer column `col` of block `b`
-/// ([`IntCol::bounds`]).
-fn int_range(b: &LogBlock, col: IntCol) -> Option<(u64, u64)> {
-    col.bounds(&b.cps)
-}
 
 /// The skeleton of a row of templates `blocks` (template `t` of block `b`,
 /// in row order: the single or header block, then the body block).
@@ -387,7 +380,7 @@ impl SetAutomaton<'_> {
                     Width::Fixed(w) => Some(w as usize),
                     Width::PerRow => None,
                 };
-                match (w, int_range(b, values)) {
+                match (w, values.bounds(&b.cps)) {
                     (Some(w), Some((lo, hi))) if hi - lo < NARROW_VALUES => {
                         let mut u = Vec::new();
                         let mut buf = Vec::new();
@@ -803,7 +796,7 @@ mod tests {
         }
     }
 
-    /// Every integer column's values lie within [`int_range`]'s bounds,
+    /// Every integer column's values lie within [`super::column::IntCol::bounds`]'s bounds,
     /// whichever block modes the writer chose (timestamps and counters as
     /// delta blocks, constants, ids at random, a sawtooth).
     #[test]
@@ -848,7 +841,7 @@ mod tests {
                     deltas += b.cps[first..first + n].iter().filter(|c| c.delta).count();
                     let mut v = Vec::new();
                     values.decode_all(&b.cps, data, &mut v);
-                    if let Some((lo, hi)) = int_range(b, values) {
+                    if let Some((lo, hi)) = values.bounds(&b.cps) {
                         assert!(v.iter().all(|&x| lo <= x && x <= hi), "{lo}..={hi}");
                         checked += 1;
                     }

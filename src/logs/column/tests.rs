@@ -13,6 +13,31 @@ const ALL: Modes = Modes {
     stepped: true,
 };
 
+/// Modes of a format-8 slot column: runs that repeat their heads only.
+const V8: Modes = Modes {
+    delta: true,
+    runs: true,
+    stepped: false,
+};
+
+/// Modes of a format-7 column: FoR, linear and delta.
+const V7: Modes = Modes {
+    delta: true,
+    runs: false,
+    stepped: false,
+};
+
+/// Bytes the writer's block plans under `modes` take for `values`.
+fn planned_size(values: &[u64], modes: Modes) -> usize {
+    values
+        .chunks(BLOCK)
+        .map(|b| {
+            let p = plan(b, modes);
+            p.meta_len() + p.data_len(b.len())
+        })
+        .sum()
+}
+
 fn round_trip(values: &[u64]) -> usize {
     let (mut meta, mut data) = (Vec::new(), Vec::new());
     write(values, &mut meta, &mut data, Use::Slot);
@@ -296,18 +321,7 @@ fn runs_blocks() {
         "every block runs: {runs:?}"
     );
     assert!(cps.iter().any(|c| c.delta), "heads in delta");
-    let plain = Modes {
-        delta: true,
-        runs: false,
-        stepped: false,
-    };
-    let plain_size: usize = ts
-        .chunks(BLOCK)
-        .map(|b| {
-            let p = plan(b, plain);
-            p.meta_len() + p.data_len(b.len())
-        })
-        .sum();
+    let plain_size = planned_size(&ts, V7);
     assert!(size < plain_size, "{size} against {plain_size}");
     // Dictionary ids in runs, heads FoR; a last block of two values.
     let ids: Vec<u64> = (0..258u64).map(|i| (i / 9) * 37 % 11).collect();
@@ -360,13 +374,8 @@ fn runs_modes_are_checked() {
     let (cps, used) = parse_with(&[RUNS_MODE, 3, 2, 7], 10, ALL).unwrap();
     assert!(cps[0].runs == 3 && cps[0].bits == 2 && cps[0].base == 7);
     assert_eq!(used, 2 + 1);
-    let v7 = Modes {
-        delta: true,
-        runs: false,
-        stepped: false,
-    };
     for (meta, len, modes) in [
-        (vec![RUNS_MODE, 3, 2, 7], 10, v7),
+        (vec![RUNS_MODE, 3, 2, 7], 10, V7),
         (vec![RUNS_MODE, 1, 2, 7], 10, ALL),
         (vec![RUNS_MODE, 11, 2, 7], 10, ALL),
         (vec![RUNS_MODE, 2, 2, 7], 1, ALL),
@@ -428,13 +437,6 @@ fn runs_device_tables_stay_narrow() {
     }
 }
 
-/// Modes of a format-8 slot column: runs that repeat their heads only.
-const V8: Modes = Modes {
-    delta: true,
-    runs: true,
-    stepped: false,
-};
-
 /// Runs that count on by a step (format version 9): a stack trace's
 /// frames, numbered in order of first appearance, come back as ids
 /// counting up by one; each run is one head and a bit a value. Every
@@ -454,13 +456,7 @@ fn stepped_runs_blocks() {
     assert!(cps.iter().all(|c| c.runs > 0 && c.step == 1), "{cps:?}");
     assert_eq!(meta[0], STEP_RUNS_MODE);
     col.check_blocks(&cps, &data, 0).unwrap();
-    let v8: usize = ids
-        .chunks(BLOCK)
-        .map(|b| {
-            let p = plan(b, V8);
-            p.meta_len() + p.data_len(b.len())
-        })
-        .sum();
+    let v8 = planned_size(&ids, V8);
     assert!(size * 2 < v8, "{size} against format 8's {v8}");
     // Steps down, and steps that wrap.
     for step in [u64::MAX, 3u64 << 62, 977] {
