@@ -280,6 +280,19 @@ fn continuation_lines_share_templates() {
     // 80 keys and 12 frames, split at every punctuation byte: 37 templates
     // (families merge some keys); at blanks: 5.
     assert!(col.templates() < 10, "{} templates", col.templates());
+    // The header the other rows share is found, though 38% of the rows
+    // are continuation lines (which get an empty header): a split asked
+    // for is made, and serves every row.
+    let split = encode_column(
+        &refs,
+        &LogOptions {
+            split: Some(true),
+            ..opts
+        },
+    );
+    let split = LogColumn::open(&split).expect("own output opens");
+    assert!(split.is_split());
+    assert_serves(&split, &refs);
 }
 
 /// The rows of `testdata/golden/logs_payload.{rows,fpl}`: syslog-like lines

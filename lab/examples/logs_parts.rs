@@ -83,10 +83,12 @@ fn main() {
         let text: usize = vals.iter().map(|r| r.len()).sum();
         let t = std::time::Instant::now();
         // `LOGS_NO_GROUP=1`: slots never grouped (what the grouping costs).
+        // `LOGS_SPLIT=1` / `=0`: the header/body split forced on / off.
         let opts = LogOptions {
             group_slots: std::env::var_os("LOGS_NO_GROUP").is_none(),
             families: std::env::var_os("LOGS_NO_FAMILY").is_none(),
             try_coarse: std::env::var_os("LOGS_NO_COARSE").is_none(),
+            split: std::env::var("LOGS_SPLIT").ok().map(|v| v == "1"),
             ..Default::default()
         };
         let a = encode_column(&vals, &opts);

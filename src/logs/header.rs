@@ -9,9 +9,9 @@
 use std::hash::Hasher;
 
 use super::bits::{FastMap as HashMap, FoldHasher};
-use super::tokenize::Tokenized;
 #[cfg(test)]
 use super::tokenize::Tokens;
+use super::tokenize::{continuation, Tokenized};
 
 /// Longest header, in words.
 const MAX_HEADER_WORDS: usize = 48;
@@ -41,12 +41,17 @@ pub(super) fn header_words(sample: &[&[u8]], tok: &Tokenized) -> usize {
         at.push((seps.len(), n));
         seps.extend(super::tokenize::seps(&words[..n], 0).take(n));
     }
-    let need = ((sample.len() as f64 * COVERAGE).ceil() as usize).max(1);
+    // Continuation lines (a tab first) carry no header: their record's
+    // first line did.
+    let heads = sample.iter().filter(|r| !continuation(r)).count();
+    let need = ((heads as f64 * COVERAGE).ceil() as usize).max(1);
     let sep = |i: usize, j: usize| {
         let (a, b) = seps[at[i].0 + j];
         &sample[i][a as usize..b as usize]
     };
-    let mut alive: Vec<usize> = (0..sample.len()).collect();
+    let mut alive: Vec<usize> = (0..sample.len())
+        .filter(|&i| !continuation(sample[i]))
+        .collect();
     for h in 1..=MAX_HEADER_WORDS {
         let j = h - 1;
         alive.retain(|&i| at[i].1 >= h);
@@ -160,7 +165,8 @@ const FIELD_SHAPES: usize = 4;
 /// already make negligible). `tok`: the sample's words as the default
 /// setting splits them.
 pub(super) fn header_fields(sample: &[&[u8]], tok: &Tokenized) -> usize {
-    let need = (sample.len() as f64 * COVERAGE).ceil() as usize;
+    let heads = sample.iter().filter(|r| !continuation(r)).count();
+    let need = (heads as f64 * COVERAGE).ceil() as usize;
     // Per row: the running hash of its header so far, the next word to
     // add, and the end of its header so far.
     let mut h = FoldHasher::default();
@@ -173,6 +179,9 @@ pub(super) fn header_fields(sample: &[&[u8]], tok: &Tokenized) -> usize {
         counts.clear();
         let mut ended = 0;
         for (row, (r, (h, i, at))) in sample.iter().zip(rows.iter_mut()).enumerate() {
+            if continuation(r) {
+                continue;
+            }
             // The cut after field k + 1, from the cut after field k.
             let c = next_field_cut(r, *at);
             debug_assert_eq!(c, field_cut(r, k + 1));
@@ -210,7 +219,7 @@ pub(super) fn header_fields(sample: &[&[u8]], tok: &Tokenized) -> usize {
             *counts.entry(key).or_default() += 1;
         }
         // A header that swallows whole rows is no header.
-        if ended * 4 > sample.len() {
+        if ended * 4 > heads {
             break;
         }
         shares.clear();
@@ -231,11 +240,15 @@ mod tests {
     /// What `header_fields` was before it stopped at the first level that
     /// fails: every level counted in one pass per row.
     fn every_level(sample: &[&[u8]], tok: &Tokenized) -> usize {
-        let need = (sample.len() as f64 * COVERAGE).ceil() as usize;
+        let heads = sample.iter().filter(|r| !continuation(r)).count();
+        let need = (heads as f64 * COVERAGE).ceil() as usize;
         let mut counts: Vec<HashMap<u128, usize>> = vec![HashMap::default(); MAX_HEADER_FIELDS];
         let mut ended = [0usize; MAX_HEADER_FIELDS];
         let mut cuts = [0usize; MAX_HEADER_FIELDS];
         for (row, r) in sample.iter().enumerate() {
+            if continuation(r) {
+                continue;
+            }
             // Cuts after fields 1..=MAX_HEADER_FIELDS (non-decreasing; each
             // `field_cut(r, k + 1)`, found in one scan).
             let blank = |b: u8| b == b' ' || b == b'\t';
@@ -300,7 +313,7 @@ mod tests {
         let mut best = 0;
         for (k, counts) in counts.into_iter().enumerate() {
             // A header that swallows whole rows is no header.
-            if ended[k] * 4 > sample.len() {
+            if ended[k] * 4 > heads {
                 break;
             }
             let mut c: Vec<usize> = counts.into_values().collect();
@@ -346,6 +359,7 @@ mod tests {
                 )
             })
             .collect();
+        let continued = continued_syslog(&syslog);
         let sets: Vec<Vec<&[u8]>> = vec![
             dpkg.clone(),
             syslog.iter().map(|s| s.as_bytes()).collect(),
@@ -354,12 +368,58 @@ mod tests {
                 .copied()
                 .chain(syslog.iter().map(|s| s.as_bytes()))
                 .collect(),
+            continued.iter().map(|s| s.as_bytes()).collect(),
             Vec::new(),
         ];
         for rows in &sets {
             let tok = Tokenized::of(rows, &mut Tokens::default());
             assert_eq!(header_fields(rows, &tok), every_level(rows, &tok));
         }
+    }
+
+    /// `syslog` with two stack frames (continuation lines) after each row.
+    fn continued_syslog(syslog: &[String]) -> Vec<String> {
+        syslog
+            .iter()
+            .flat_map(|s| {
+                [
+                    s.clone(),
+                    "\tat kafka.server.X.run(X.scala:52)".to_string(),
+                    "\tat java.lang.Thread.run(Thread.java:748)".to_string(),
+                ]
+            })
+            .collect()
+    }
+
+    /// Continuation lines (a tab first) neither count for nor against a
+    /// header: two thirds of the rows are frames, and the header the other
+    /// rows share is found as without them.
+    #[test]
+    fn continuation_lines_carry_no_header() {
+        let syslog: Vec<String> = (0..300)
+            .map(|i| {
+                format!(
+                    "[2021-05-0{} 17:{:02}:{:02},{:03}] INFO [Controller id={}] event {}",
+                    1 + i % 9,
+                    i % 60,
+                    i * 7 % 60,
+                    i * 37 % 1000,
+                    i % 3,
+                    i
+                )
+            })
+            .collect();
+        let alone: Vec<&[u8]> = syslog.iter().map(|s| s.as_bytes()).collect();
+        let continued = continued_syslog(&syslog);
+        let with: Vec<&[u8]> = continued.iter().map(|s| s.as_bytes()).collect();
+        let tok = |rows: &[&[u8]]| Tokenized::of(rows, &mut Tokens::default());
+        let (w, f) = (
+            header_words(&alone, &tok(&alone)),
+            header_fields(&alone, &tok(&alone)),
+        );
+        assert!(w > 0 && f > 0);
+        assert_eq!(header_words(&with, &tok(&with)), w);
+        assert_eq!(header_fields(&with, &tok(&with)), f);
     }
 
     #[test]

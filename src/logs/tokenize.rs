@@ -20,6 +20,14 @@
 //! templates `\t<key> = <value>` whose values repeat from dump to dump, and
 //! a trace a few templates of frames (bench/LOGS.md, "Continuation lines").
 
+/// Whether `line` is the continuation of a multi-line record: it begins
+/// with a tab (module doc). Such a line is split at blanks, and has no
+/// header (`header.rs`, `layouts.rs`: cut at its start).
+#[inline]
+pub(crate) fn continuation(line: &[u8]) -> bool {
+    line.first() == Some(&b'\t')
+}
+
 /// Byte classes: true for ASCII letters and digits.
 const WORD: [bool; 256] = {
     let mut t = [false; 256];
@@ -81,7 +89,7 @@ impl Tokens {
         self.words.clear();
         self.seps.clear();
         let n = line.len();
-        let coarse = self.coarse || line.first() == Some(&b'\t');
+        let coarse = self.coarse || continuation(line);
         let word = if coarse { &WORD_COARSE } else { &WORD };
         let mut i = 0;
         loop {
