@@ -89,36 +89,31 @@ fn chosen(strings: &[&[u8]], prune: bool) -> (TokenTable, Vec<u16>, Vec<u32>) {
     // Tokens that do not pay for their own bytes in the table (a small
     // pool's trained table is a large share of it: 18% of Linux_2k's
     // payload) are dropped, the strings that used them parsed again, and
-    // the smaller pool kept; a few rounds, since each drop changes the
-    // others' uses.
-    for _ in 0..PRUNE_ROUNDS {
-        let (keep, map) = paying_tokens(&table, &codes, &mut parse);
-        if keep.len() == table.len() {
-            break;
-        }
+    // the smaller pool kept. Once: a second and a third round (each drop
+    // changes the others' uses) never made a pool smaller on the 33 log
+    // columns measured, and cost 2.3% of the encoder's instructions
+    // (bench/LOGS.md, "Continuation lines split at blanks").
+    let (keep, map) = paying_tokens(&table, &codes, &mut parse);
+    if keep.len() < table.len() {
         let (t, c, o, cand) = reduced(&keep, &map, &codes, &offs, strings, &mut parse);
-        if cand >= best {
-            break;
+        if cand < best {
+            (table, codes, offs, best) = (t, c, o, cand);
         }
-        (table, codes, offs, best) = (t, c, o, cand);
     }
     // A pool's code width is ⌈log2(256 + L)⌉ (form 2): a table just past a
     // power of two pays a bit on every code. Try keeping only the tokens
-    // worth most at one bit fewer, up to twice, and keep what is smaller.
-    for _ in 0..NARROW_STEPS {
-        let learned = table.len() - 256;
-        let bits = front_code_bits(learned);
-        if learned == 0 || bits <= 8 {
-            break;
-        }
+    // worth most at one bit fewer, and keep what is smaller (a second step
+    // down never paid on the columns measured).
+    let learned = table.len() - 256;
+    let bits = front_code_bits(learned);
+    if learned > 0 && bits > 8 {
         let cap = (1usize << (bits - 1)) - 256;
         let worth = token_worth(&table, &codes, &mut parse);
         let (keep, map) = narrowed(&table, &worth, cap);
         let (t, c, o, cand) = reduced(&keep, &map, &codes, &offs, strings, &mut parse);
-        if cand >= best {
-            break;
+        if cand < best {
+            (table, codes, offs) = (t, c, o);
         }
-        (table, codes, offs, best) = (t, c, o, cand);
     }
     (table, codes, offs)
 }
@@ -142,9 +137,6 @@ fn reduced(
     (t, c, o, len)
 }
 
-/// Times [`write`] tries a pool one code bit narrower.
-const NARROW_STEPS: usize = 2;
-
 /// `trained` as form 2 requires it (spec/FORMAT.md §5.8.4): the 256 single
 /// bytes at codes 0–255, then the learned tokens of two bytes or more,
 /// sorted and distinct. The trainer already gives that (its dictionaries
@@ -164,9 +156,6 @@ fn form2_table(trained: &TokenTable) -> TokenTable {
     }
     table
 }
-
-/// Rounds of [`paying_tokens`] a pool is tried with.
-const PRUNE_ROUNDS: usize = 3;
 
 /// Every string of `strings` as an optimal parse under `m`'s table: the
 /// codes and each string's code offsets.
