@@ -377,23 +377,30 @@ mod tests {
         }
     }
 
-    /// `syslog` with two stack frames (continuation lines) after each row.
+    /// `syslog` with three continuation lines after each row: two stack
+    /// frames (a tab first) and a GC detail (spaces first).
     fn continued_syslog(syslog: &[String]) -> Vec<String> {
         syslog
             .iter()
-            .flat_map(|s| {
+            .enumerate()
+            .flat_map(|(i, s)| {
                 [
                     s.clone(),
                     "\tat kafka.server.X.run(X.scala:52)".to_string(),
                     "\tat java.lang.Thread.run(Thread.java:748)".to_string(),
+                    format!(
+                        "   [Parallel Time: {}.{} ms, GC Workers: 10]",
+                        i % 7,
+                        i % 10
+                    ),
                 ]
             })
             .collect()
     }
 
-    /// Continuation lines (a tab first) neither count for nor against a
-    /// header: two thirds of the rows are frames, and the header the other
-    /// rows share is found as without them.
+    /// Continuation lines (a blank first) neither count for nor against a
+    /// header: three quarters of the rows are frames and GC details, and the
+    /// header the other rows share is found as without them.
     #[test]
     fn continuation_lines_carry_no_header() {
         let syslog: Vec<String> = (0..300)

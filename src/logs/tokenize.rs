@@ -21,10 +21,22 @@
 //! a trace a few templates of frames (bench/LOGS.md, "Continuation lines").
 
 /// Whether `line` is the continuation of a multi-line record: it begins
-/// with a tab (module doc). Such a line is split at blanks, and has no
-/// header (`header.rs`, `layouts.rs`: cut at its start).
+/// with a blank (a tab: Java stack frames, configuration dumps; spaces: a
+/// JVM's GC phase details). It has no header (`header.rs`, `layouts.rs`:
+/// cut at its start); one led by a tab is also split at blanks
+/// ([`tab_led`]).
 #[inline]
 pub(crate) fn continuation(line: &[u8]) -> bool {
+    matches!(line.first(), Some(b'\t' | b' '))
+}
+
+/// Whether `line` begins with a tab: a continuation line whose fields are
+/// whole values (module doc), split at blanks. Lines led by spaces keep
+/// the fine split: the GC details of a Kafka broker's JVM (`   [Parallel
+/// Time: 5.2 ms, GC Workers: 10]`) want their numbers split out (5.5%
+/// larger split at blanks).
+#[inline]
+fn tab_led(line: &[u8]) -> bool {
     line.first() == Some(&b'\t')
 }
 
@@ -89,7 +101,7 @@ impl Tokens {
         self.words.clear();
         self.seps.clear();
         let n = line.len();
-        let coarse = self.coarse || continuation(line);
+        let coarse = self.coarse || tab_led(line);
         let word = if coarse { &WORD_COARSE } else { &WORD };
         let mut i = 0;
         loop {
