@@ -68,6 +68,69 @@ fn synthetic_logs(n: usize) -> Vec<Option<Vec<u8>>> {
         .collect()
 }
 
+/// A JVM service's log as Kafka writes it: headed lines, each startup
+/// followed by a configuration dump (lines led by a tab), stack traces (a
+/// tab), and GC details (led by spaces) — continuation lines, which the
+/// writer splits at blanks (a tab) and gives an empty header when it splits
+/// the header off (logs/tokenize.rs; this column is split: 62% of its rows
+/// get an empty header).
+fn continued_logs(n: usize) -> Vec<Option<Vec<u8>>> {
+    const KEYS: [&str; 6] = ["log", "num", "replica", "socket", "fetch", "bytes"];
+    const EVENTS: [&str; 8] = [
+        "Processing event",
+        "Checking need to trigger balancing",
+        "Removed fetcher for partitions",
+        "Shutting down thread",
+        "Loading offsets from partition",
+        "Rolled new log segment at offset",
+        "Deleting segment",
+        "Session expired:",
+    ];
+    (0..n)
+        .map(|i| {
+            let k = i % 64;
+            let header = format!(
+                "[2021-05-0{} 17:{:02}:{:02},{:03}] {} ",
+                1 + i / 64 % 9,
+                i / 60 % 60,
+                i % 60,
+                i * 37 % 1000,
+                ["INFO", "DEBUG", "TRACE"][i % 3]
+            );
+            let line = match k {
+                0 => format!("{header}KafkaConfig values: (kafka.server.KafkaConfig)"),
+                1..=24 => format!(
+                    "\t{}.{}.{} = {}",
+                    KEYS[k % 6],
+                    KEYS[k / 6 % 6],
+                    KEYS[(k + 2) % 6],
+                    match k % 3 {
+                        0 => format!("{}", k * 100),
+                        1 => "null".to_string(),
+                        _ => format!("[PLAINTEXT://:{}]", 9000 + k),
+                    }
+                ),
+                25..=34 => format!(
+                    "\tat kafka.server.Frame{k}.run(Frame{k}.scala:{})",
+                    40 + k % 5
+                ),
+                35..=40 => format!(
+                    "   [Parallel Time: {}.{} ms, GC Workers: {k}]",
+                    i % 9,
+                    i % 10
+                ),
+                _ => format!(
+                    "{header}[Controller id={}] {} {}",
+                    i % 3,
+                    EVENTS[i * 7 % 8],
+                    i % 1000
+                ),
+            };
+            Some(line.into_bytes())
+        })
+        .collect()
+}
+
 fn write_logs(rows: &[Option<&[u8]>], chunk_rows: usize) -> Reader {
     let opts = WriterOptions::default()
         .with_chunk_rows(chunk_rows)
@@ -79,7 +142,8 @@ fn write_logs(rows: &[Option<&[u8]>], chunk_rows: usize) -> Reader {
 /// The corpus's Loghub columns, else (no corpus, which fails under
 /// `FASTPAIR_REQUIRE_CORPUS=1`, or one without logs) synthetic log lines:
 /// never nothing. Either way also the real logs of testdata/logs (shapes
-/// Loghub lacks: dpkg.log's lines take the coarse split, logs/split.rs).
+/// Loghub lacks: dpkg.log's lines take the coarse split, logs/split.rs) and
+/// a JVM-like log of continuation lines ([`continued_logs`]).
 fn log_columns() -> Vec<(String, Vec<Option<Vec<u8>>>)> {
     let cols: Vec<_> = corpus::corpus_files(&[])
         .into_iter()
@@ -92,15 +156,17 @@ fn log_columns() -> Vec<(String, Vec<Option<Vec<u8>>>)> {
     // the device from the repository root (its build path is not there).
     let shipped =
         ["dpkg_2k.log", "alternatives.log"].map(|n| std::path::Path::new("testdata/logs").join(n));
+    let continued = ("continued".to_string(), continued_logs(12_000));
     if cols.is_empty() {
         eprintln!("NOTICE: no Loghub column in the corpus: synthetic log lines");
-        let mut out = vec![("synthetic".to_string(), synthetic_logs(20_000))];
+        let mut out = vec![("synthetic".to_string(), synthetic_logs(20_000)), continued];
         out.extend(shipped.iter().map(|p| read_column(p)));
         return out;
     }
     cols.iter()
         .chain(&shipped)
         .map(|p| read_column(p))
+        .chain([continued])
         .collect()
 }
 
