@@ -297,18 +297,13 @@ impl<'r, 'a> Layouts<'r, 'a> {
                 run(self.rows)
             }
         };
-        // A continuation line has no header (`tokenize::continuation`):
-        // cut at its start.
-        let at: Vec<usize> = match c {
+        let mut at: Vec<usize> = match c {
             Cut::Whole => vec![0; self.rows.len()],
-            Cut::Fields(k) => runs(&|_, r| if continuation(r) { 0 } else { field_cut(r, k) }),
+            Cut::Fields(k) => runs(&|_, r| field_cut(r, k)),
             // A lean layout splits row by row rather than hold the rows'
             // tokenization.
             Cut::Words(h) if self.lean && !self.whole.iter().any(|w| w.0 == fine) => {
                 runs(&|t, r| {
-                    if continuation(r) {
-                        return 0;
-                    }
                     t.split(r);
                     t.words.get(h).map_or(r.len(), |w| w.0 as usize)
                 })
@@ -319,13 +314,17 @@ impl<'r, 'a> Layouts<'r, 'a> {
                 self.rows
                     .iter()
                     .enumerate()
-                    .map(|(i, r)| match t.row(i).get(h) {
-                        _ if continuation(r) => 0,
-                        w => w.map_or(r.len(), |w| w.0 as usize),
-                    })
+                    .map(|(i, r)| t.row(i).get(h).map_or(r.len(), |w| w.0 as usize))
                     .collect()
             }
         };
+        // A continuation line has no header (`tokenize::continuation`):
+        // cut at its start, whatever the rule.
+        for (a, r) in at.iter_mut().zip(self.rows) {
+            if continuation(r) {
+                *a = 0;
+            }
+        }
         self.cuts.push((c, at));
         self.cuts.len() - 1
     }

@@ -428,31 +428,10 @@ mod tests {
     fn continuation_lines_split_at_blanks_only() {
         // A tab-led line splits as the coarse setting does, mixed or not.
         for mixed in [false, true] {
-            let mut t = Tokens {
-                mixed,
-                ..Tokens::default()
-            };
-            let line = b"\tat kafka.server.X.run(X.scala:52)";
-            t.split(line);
-            let w: Vec<&[u8]> = t
-                .words
-                .iter()
-                .map(|&(a, b)| &line[a as usize..b as usize])
-                .collect();
+            let (w, _) = split_with(b"\tat kafka.server.X.run(X.scala:52)", mixed);
             assert_eq!(w, [&b"at"[..], b"kafka.server.X.run(X.scala:52)"]);
-            let line = b"\tnum.io.threads = 8";
-            t.split(line);
-            let w: Vec<&[u8]> = t
-                .words
-                .iter()
-                .map(|&(a, b)| &line[a as usize..b as usize])
-                .collect();
+            let (w, s) = split_with(b"\tnum.io.threads = 8", mixed);
             assert_eq!(w, [&b"num.io.threads"[..], b"=", b"8"]);
-            let s: Vec<&[u8]> = t
-                .seps
-                .iter()
-                .map(|&(a, b)| &line[a as usize..b as usize])
-                .collect();
             assert_eq!(s, [&b"\t"[..], b" ", b" ", b""]);
         }
         // A tab elsewhere, or leading spaces, keep the fine split.
