@@ -13,23 +13,42 @@ pub const fn packed_len(bits: u8, count: usize) -> usize {
     }
 }
 
-/// Packs `codes` at width `bits` and appends them to `out`.
+/// Codes packed by one task of [`pack`] (even, so that a task's 12-bit pairs
+/// never straddle two tasks).
+const PACK_TASK_CODES: usize = 1 << 16;
+
+/// Packs `codes` at width `bits` and appends them to `out`. Long streams
+/// (a chunk's codes) are packed on all threads, each task into its own
+/// slice of `out`: the bytes do not depend on the thread count.
 pub fn pack(bits: u8, codes: &[u16], out: &mut Vec<u8>) {
+    debug_assert!(bits == 12 || bits == 16);
+    let start = out.len();
+    out.resize(start + packed_len(bits, codes.len()), 0);
+    let dst = &mut out[start..];
+    if codes.len() < 4 * PACK_TASK_CODES {
+        pack_into(bits, codes, dst);
+        return;
+    }
+    use rayon::prelude::*;
+    dst.par_chunks_mut(packed_len(bits, PACK_TASK_CODES))
+        .zip(codes.par_chunks(PACK_TASK_CODES))
+        .for_each(|(d, c)| pack_into(bits, c, d));
+}
+
+/// [`pack`] into `dst`, exactly `packed_len(bits, codes.len())` bytes.
+fn pack_into(bits: u8, codes: &[u16], dst: &mut [u8]) {
     if bits == 16 {
-        out.reserve(codes.len() * 2);
-        for &c in codes {
-            out.extend_from_slice(&c.to_le_bytes());
+        for (d, &c) in dst.chunks_exact_mut(2).zip(codes) {
+            d.copy_from_slice(&c.to_le_bytes());
         }
         return;
     }
-    debug_assert_eq!(bits, 12);
-    out.reserve(packed_len(12, codes.len()));
-    for pair in codes.chunks(2) {
+    for (d, pair) in dst.chunks_exact_mut(3).zip(codes.chunks(2)) {
         let a = pair[0] as u32;
         let b = pair.get(1).copied().unwrap_or(0) as u32;
         debug_assert!(a < 4096 && b < 4096);
         let v = a | (b << 12);
-        out.extend_from_slice(&v.to_le_bytes()[..3]);
+        d.copy_from_slice(&v.to_le_bytes()[..3]);
     }
 }
 
@@ -86,6 +105,38 @@ mod tests {
         let mut out = Vec::new();
         pack(12, &[0xabc, 0x123, 0xfff], &mut out);
         assert_eq!(out, [0xbc, 0x3a, 0x12, 0xff, 0x0f, 0x00]);
+    }
+
+    /// A stream long enough for the parallel tasks (odd length, appended
+    /// after existing bytes) packs as code-by-code placement says (§5.2).
+    #[test]
+    fn long_streams_pack_as_short_ones() {
+        let n = 4 * PACK_TASK_CODES * 2 + 3;
+        let codes: Vec<u16> = (0..n)
+            .map(|i| ((i * 2_654_435_761) % 4096) as u16)
+            .collect();
+        for bits in [12u8, 16] {
+            let mut p = vec![0xee];
+            pack(bits, &codes, &mut p);
+            assert_eq!(p.len(), 1 + packed_len(bits, n));
+            let mut want = vec![0xee];
+            for pair in codes.chunks(2) {
+                let b = pair.get(1).copied().unwrap_or(0);
+                if bits == 16 {
+                    want.extend_from_slice(&pair[0].to_le_bytes());
+                    if pair.len() == 2 {
+                        want.extend_from_slice(&b.to_le_bytes());
+                    }
+                } else {
+                    let v = u32::from(pair[0]) | u32::from(b) << 12;
+                    want.extend_from_slice(&v.to_le_bytes()[..3]);
+                }
+            }
+            assert_eq!(p, want, "{bits}-bit");
+            for i in [0, 1, PACK_TASK_CODES - 1, PACK_TASK_CODES, n - 1] {
+                assert_eq!(get(bits, &p[1..], i), codes[i]);
+            }
+        }
     }
 
     proptest! {

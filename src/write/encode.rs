@@ -124,14 +124,44 @@ const PRECODE_MAX_BYTES: usize = 4 << 20;
 /// The sidecar (spec/FORMAT.md §5.3: the output position of every `batch`-th
 /// code, then the total) and the token-length histogram (the dictionary's `hist`, §4) of `codes`,
 /// whose token lengths are `lens`.
+///
+/// Long streams (a chunk's codes) are measured on all threads in runs of
+/// whole batches, each run's positions offset by the runs before it: the
+/// same sidecar and histogram on any thread count.
 pub(crate) fn sidecar_and_hist(codes: &[u16], lens: &[u8], batch: usize) -> (Vec<u32>, [u64; 16]) {
+    let batch = batch.max(1);
+    let run = batch * (1usize << 16).div_ceil(batch);
+    if codes.len() < 4 * run {
+        return sidecar_and_hist_of(codes, lens, batch);
+    }
+    let runs: Vec<(Vec<u32>, [u64; 16])> = codes
+        .par_chunks(run)
+        .map(|c| sidecar_and_hist_of(c, lens, batch))
+        .collect();
+    let mut sidecar = Vec::with_capacity(codes.len() / batch + 2);
+    let mut hist = [0u64; 16];
+    let mut base = 0u32;
+    for (sc, h) in runs {
+        let (total, starts) = sc.split_last().expect("a run's total");
+        sidecar.extend(starts.iter().map(|&p| base + p));
+        base += total;
+        for (a, b) in hist.iter_mut().zip(h) {
+            *a += b;
+        }
+    }
+    sidecar.push(base);
+    (sidecar, hist)
+}
+
+/// [`sidecar_and_hist`] on one thread.
+fn sidecar_and_hist_of(codes: &[u16], lens: &[u8], batch: usize) -> (Vec<u32>, [u64; 16]) {
     let mut hist = [0u64; 16];
     let mut sidecar = Vec::with_capacity(codes.len() / batch + 2);
     let mut pos = 0u32;
     // Two histograms, even and odd codes, so that runs of equal lengths do
     // not chain their increments through one counter.
     let mut hist2 = [0u64; 16];
-    for group in codes.chunks(batch.max(1)) {
+    for group in codes.chunks(batch) {
         sidecar.push(pos);
         let mut pairs = group.chunks_exact(2);
         for c in &mut pairs {
@@ -219,7 +249,13 @@ pub(super) fn encode_chunk(
     pre: Option<Precoded<'_>>,
     alone: bool,
 ) -> Result<(EncodedChunk, usize)> {
-    let coded = encode_coded(opts, codec, p, table, m, pre)?;
+    // The value-dictionary screen (a hash of the rows, serial) runs beside
+    // the coded encode (parallel inside) instead of after it.
+    let (coded, distinct) = rayon::join(
+        || encode_coded(opts, codec, p, table, m, pre),
+        || opts.value_dict.then(|| values::distinct(p)).flatten(),
+    );
+    let coded = coded?;
     let plain_codes = coded.codes as usize;
     let (own, share) = match dict {
         DictUse::Own(t, choice) => {
@@ -263,7 +299,17 @@ pub(super) fn encode_chunk(
         } else {
             best.bytes.len()
         };
-        if let Some(e) = encode_as(kind, opts, codec, p, table, m, best_len, alone) {
+        if let Some(e) = encode_as(
+            kind,
+            opts,
+            codec,
+            p,
+            table,
+            m,
+            distinct.as_ref(),
+            best_len,
+            alone,
+        ) {
             let forced = logs && opts.log_templates == LogTemplates::Always;
             let (have, want) = if logs {
                 (
@@ -285,8 +331,9 @@ pub(super) fn encode_chunk(
 /// Chunk `p` in the layout of `kind` other than [`ChunkKind::Coded`]
 /// (which every chunk has, [`encode_coded`]), or `None` where the kind does
 /// not apply to its rows (or, for log templates, will not beat `best`
-/// bytes): the one dispatch on the chunk kind in the writer. `alone`: as
-/// [`encode_chunk`]'s.
+/// bytes): the one dispatch on the chunk kind in the writer. `distinct`:
+/// the distinct values of `p` ([`values::distinct`]) when a value
+/// dictionary applies. `alone`: as [`encode_chunk`]'s.
 #[allow(clippy::too_many_arguments)]
 fn encode_as(
     kind: ChunkKind,
@@ -295,15 +342,14 @@ fn encode_as(
     p: &PendingChunk,
     table: &TokenTable,
     m: &Matcher,
+    distinct: Option<&values::Distinct>,
     best: usize,
     alone: bool,
 ) -> Option<EncodedChunk> {
     match kind {
         ChunkKind::Coded => None,
         // write/values.rs.
-        ChunkKind::ValueDict => {
-            values::distinct(p).map(|d| values::encode(opts, codec, p, &d, table, m))
-        }
+        ChunkKind::ValueDict => distinct.map(|d| values::encode(opts, codec, p, d, table, m)),
         // write/logs.rs.
         ChunkKind::LogTemplates => logs::encode(opts, codec, p, best, alone),
     }
@@ -521,4 +567,27 @@ pub(super) fn validity_bits(p: &PendingChunk) -> Option<Vec<u8>> {
         }
         bits
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream long enough for the parallel runs gives the one-thread
+    /// sidecar and histogram, for a batch that divides the run length and
+    /// one that does not.
+    #[test]
+    fn long_streams_measure_as_on_one_thread() {
+        let lens: Vec<u8> = (0..4096u32).map(|c| (c % 16 + 1) as u8).collect();
+        let n: usize = 5 * (1 << 16) + 12_345;
+        let codes: Vec<u16> = (0..n)
+            .map(|i| ((i * 2_654_435_761) % 4096) as u16)
+            .collect();
+        for batch in [1024, 7, 1] {
+            let got = sidecar_and_hist(&codes, &lens, batch);
+            let want = sidecar_and_hist_of(&codes, &lens, batch);
+            assert_eq!(got, want, "batch {batch}");
+            assert_eq!(got.0.len(), n.div_ceil(batch) + 1);
+        }
+    }
 }
