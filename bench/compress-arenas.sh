@@ -42,4 +42,21 @@ for in in "$W/access.txt" "$W/comment.txt"; do
     done
   done
 done
+# The read side with the same two builds: decompress to /dev/null and scan
+# (CPU, and GPU where one is usable) of the files the new build wrote.
+for in in "$W/access.txt" "$W/comment.txt"; do
+  f="$W/read-$(basename "$in" .txt).fpc"
+  $B/fastpair compress -f -q "$in" -o "$f" || status=1
+  for rep in $(seq "$REPS"); do
+    for side in "${sides[@]}"; do
+      exe=$B/fastpair; [ $side = old ] && exe=$OLD
+      /usr/bin/time -f "%e s wall, %P CPU, %M KB peak" -o "$W/time.txt" "$exe" decompress -f "$f" -o /dev/null || status=1
+      echo "$(basename "$f") decompress rep $rep $side: $(cat "$W/time.txt")" | tee -a "$S"
+      for dev in cpu gpu; do
+        r=$("$exe" scan --$dev --iters 3 "$f" 2>&1 | tr '\n' ' ' | cut -c1-400)
+        echo "$(basename "$f") scan --$dev rep $rep $side: $r" | tee -a "$S"
+      done
+    done
+  done
+done
 exit $status
