@@ -47,8 +47,9 @@ pub struct LogOptions {
     /// Encode a large block with rayon's threads inside it (tokenizing and
     /// matching runs of rows, typing templates and slots, searching family
     /// buckets, header and body at once: `mod.rs`, `PAR_MIN_ROWS`). The
-    /// bytes are the same either way; the writer turns it off while it
-    /// encodes several chunks at once, whose own tasks keep the threads busy.
+    /// bytes are the same either way. The writer keeps it on also while it
+    /// encodes several chunks at once (idle threads steal a slower chunk's
+    /// tasks).
     pub threads: bool,
 }
 

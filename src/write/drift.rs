@@ -62,7 +62,7 @@ impl<S: Sink> Writer<S> {
             matcher: m,
             encoded: r,
             plain_codes: r_codes,
-        } = encode_with_own_dict(&self.opts, p, true)?;
+        } = encode_with_own_dict(&self.opts, p)?;
         let mut dict = Vec::new();
         Dictionary::from_table(codec, table.clone(), r.hist)
             .section()

@@ -205,13 +205,7 @@ pub(super) struct OwnDict {
 
 /// Trains a dictionary on chunk `p`'s rows and encodes `p` with it: the
 /// per-chunk mode, and a shared-dictionary chunk that drifted.
-///
-/// `alone`: no other chunk is encoded meanwhile ([`encode_chunk`]).
-pub(super) fn encode_with_own_dict(
-    opts: &WriterOptions,
-    p: &PendingChunk,
-    alone: bool,
-) -> Result<OwnDict> {
+pub(super) fn encode_with_own_dict(opts: &WriterOptions, p: &PendingChunk) -> Result<OwnDict> {
     let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
     let (codec, table, choice, codes) = choose::train(opts, &rows);
     let matcher = Matcher::new(&table);
@@ -221,7 +215,7 @@ pub(super) fn encode_with_own_dict(
         base: 0,
     });
     let own = DictUse::Own(table.clone(), choice);
-    let (encoded, plain_codes) = encode_chunk(opts, codec, p, &table, &matcher, own, pre, alone)?;
+    let (encoded, plain_codes) = encode_chunk(opts, codec, p, &table, &matcher, own, pre)?;
     Ok(OwnDict {
         codec,
         table,
@@ -236,8 +230,6 @@ pub(super) fn encode_with_own_dict(
 /// chosen) or the shared one; `pre` its codes when they are known already
 /// (the same codes `m` gives). Also returns the number of codes of the
 /// plain layout (its rows encoded with `table`), whichever layout was kept.
-/// `alone`: no other chunk is being encoded meanwhile, so a log-template
-/// layout is encoded with threads inside the chunk (same bytes).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn encode_chunk(
     opts: &WriterOptions,
@@ -247,7 +239,6 @@ pub(super) fn encode_chunk(
     m: &Matcher,
     dict: DictUse,
     pre: Option<Precoded<'_>>,
-    alone: bool,
 ) -> Result<(EncodedChunk, usize)> {
     // The value-dictionary screen (a hash of the rows, serial) runs beside
     // the coded encode (parallel inside) instead of after it.
@@ -299,17 +290,7 @@ pub(super) fn encode_chunk(
         } else {
             best.bytes.len()
         };
-        if let Some(e) = encode_as(
-            kind,
-            opts,
-            codec,
-            p,
-            table,
-            m,
-            distinct.as_ref(),
-            best_len,
-            alone,
-        ) {
+        if let Some(e) = encode_as(kind, opts, codec, p, table, m, distinct.as_ref(), best_len) {
             let forced = logs && opts.log_templates == LogTemplates::Always;
             let (have, want) = if logs {
                 (
@@ -333,7 +314,7 @@ pub(super) fn encode_chunk(
 /// not apply to its rows (or, for log templates, will not beat `best`
 /// bytes): the one dispatch on the chunk kind in the writer. `distinct`:
 /// the distinct values of `p` ([`values::distinct`]) when a value
-/// dictionary applies. `alone`: as [`encode_chunk`]'s.
+/// dictionary applies.
 #[allow(clippy::too_many_arguments)]
 fn encode_as(
     kind: ChunkKind,
@@ -344,14 +325,13 @@ fn encode_as(
     m: &Matcher,
     distinct: Option<&values::Distinct>,
     best: usize,
-    alone: bool,
 ) -> Option<EncodedChunk> {
     match kind {
         ChunkKind::Coded => None,
         // write/values.rs.
         ChunkKind::ValueDict => distinct.map(|d| values::encode(opts, codec, p, d, table, m)),
         // write/logs.rs.
-        ChunkKind::LogTemplates => logs::encode(opts, codec, p, best, alone),
+        ChunkKind::LogTemplates => logs::encode(opts, codec, p, best),
     }
 }
 

@@ -123,15 +123,18 @@ fn estimate(rows: &[&[u8]], lo: &LogOptions) -> f64 {
 /// bytes: the footer tells the kind by `bytes > 0`, §5.8) or, under
 /// [`LogTemplates::Auto`], where a sample says it will not beat
 /// `coded_len` bytes. `codec` is the dictionary the chunk names (whose
-/// tokens it does not use). `alone`: no other chunk is being encoded
-/// meanwhile, so the log encoder may use rayon's threads inside this one
-/// (`LogOptions::threads`; the same bytes either way).
+/// tokens it does not use). The log encoder uses rayon's threads inside
+/// the chunk (`LogOptions::threads`; the same bytes either way), also when
+/// the writer encodes several chunks at once: an idle thread steals the
+/// inner tasks of a chunk still running (bench/COMPRESS.md, "Threads inside
+/// every log chunk": 435 MB of access-log lines on 16 cores at `--memory
+/// 8G`, 6.5-6.7 s -> 4.0-4.3 s; measured slower before the CLI stopped
+/// serialising every thread on one malloc arena).
 pub(super) fn encode(
     opts: &WriterOptions,
     codec: Codec,
     p: &PendingChunk,
     coded_len: usize,
-    alone: bool,
 ) -> Option<EncodedChunk> {
     // Decided when the chunk was closed ([`tries`]).
     if !p.logs {
@@ -139,7 +142,7 @@ pub(super) fn encode(
     }
     let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
     let lo = LogOptions {
-        threads: alone,
+        threads: true,
         ..LogOptions::default()
     };
     // The estimate decides only whether to try (the kept layout is then

@@ -378,14 +378,6 @@ impl<S: Sink> Writer<S> {
             // The window's codes are the window dictionary's: stale once a
             // chunk retrained it.
             let window_live = self.shared_dict == 0;
-            // A chunk encoded alone (the budget or the input allows no
-            // other) may use the threads inside it (log templates: the
-            // same bytes); in a group, its siblings keep the threads busy
-            // and tasks nested under theirs only wait on each other (598 MB
-            // of access-log lines on 16 cores with an 8G budget, several
-            // chunks at once: 12.1 s with threads inside each chunk, 10.3
-            // s for the build before them).
-            let alone = take == 1;
             let encoded: Vec<Result<(EncodedChunk, usize)>> = group
                 .par_iter()
                 .enumerate()
@@ -401,10 +393,9 @@ impl<S: Sink> Writer<S> {
                         } else {
                             DictShare::default()
                         };
-                        encode_chunk(opts, *codec, p, t, m, DictUse::Shared(share), pre, alone)
+                        encode_chunk(opts, *codec, p, t, m, DictUse::Shared(share), pre)
                     }
-                    None => encode_with_own_dict(opts, p, alone)
-                        .map(|own| (own.encoded, own.plain_codes)),
+                    None => encode_with_own_dict(opts, p).map(|own| (own.encoded, own.plain_codes)),
                 })
                 .collect();
             let mut next = done + take;
