@@ -135,6 +135,7 @@ mod decode;
 #[cfg(feature = "gpu")]
 mod device;
 mod encode;
+mod equals;
 mod family;
 mod filters;
 mod front;

@@ -267,6 +267,19 @@ impl Compiled {
         })
     }
 
+    /// The literal a case-sensitive equality (or one-value IN list)
+    /// compares rows with.
+    pub(crate) fn plain_equality(&self) -> Option<&[u8]> {
+        match &self.test {
+            Test::Automata {
+                simple: Some((Simple::Equals, v)),
+                fold: false,
+                ..
+            } => Some(v),
+            _ => None,
+        }
+    }
+
     /// The one non-empty plain substring this predicate is, when it is one
     /// (case-sensitive): then a block of decoded rows is searched with one
     /// `memmem` pass.

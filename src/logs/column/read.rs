@@ -112,30 +112,43 @@ impl IntCol {
         let mut range: Option<(u64, u64)> = None;
         for (i, cp) in cps.iter().enumerate() {
             let n = (self.len as usize - i * BLOCK).min(BLOCK);
-            // A runs block's heads are a block of their own.
-            let own = if cp.runs > 0 { cp.runs as usize } else { n };
-            let m = own as i128 - 1;
-            let (base, slope) = (cp.base as i128, cp.slope as i64 as i128);
-            let top = (1i128 << cp.bits.min(64)) - 1;
-            let (lo, hi) = if cp.delta {
-                (base + m * slope.min(0), base + m * (slope + top).max(0))
-            } else {
-                (base + (m * slope).min(0), base + top + (m * slope).max(0))
-            };
-            // A stepped run's values reach up to n − 1 steps past its head.
-            let t = if cp.runs > 0 {
-                (n as i128 - 1) * cp.step as i64 as i128
-            } else {
-                0
-            };
-            let (lo, hi) = (lo + t.min(0), hi + t.max(0));
-            if lo < 0 || hi > u64::MAX as i128 {
-                return None;
-            }
-            let (lo, hi) = (lo as u64, hi as u64);
+            let (lo, hi) = block_bounds(cp, n)?;
             range = Some(range.map_or((lo, hi), |(a, z)| (a.min(lo), z.max(hi))));
         }
         range
+    }
+
+    /// Clears `alive[i]` for each value `i` of the column that differs from
+    /// `want` (`alive`: one flag per value, or fewer). A block whose
+    /// bounds ([`block_bounds`]) leave `want` out is cleared without being
+    /// unpacked, one with no flag set is passed over. `scratch`: reused.
+    pub(crate) fn keep_equal(
+        &self,
+        cps: &[Checkpoint],
+        data: &[u8],
+        want: u64,
+        alive: &mut [bool],
+        scratch: &mut Vec<u64>,
+    ) {
+        for (k, (_, cp, n)) in self.blocks(cps).enumerate() {
+            let Some(a) = alive.get_mut(k * BLOCK..) else {
+                break;
+            };
+            let len = n.min(a.len());
+            let a = &mut a[..len];
+            if !a.contains(&true) {
+                continue;
+            }
+            if block_bounds(cp, n).is_some_and(|(lo, hi)| want < lo || want > hi) {
+                a.fill(false);
+                continue;
+            }
+            scratch.clear();
+            decode_one(cp, data, n, scratch);
+            for (f, &v) in a.iter_mut().zip(scratch.iter()) {
+                *f &= v == want;
+            }
+        }
     }
 
     /// Bytes of the column's residuals in the column data.
@@ -148,39 +161,74 @@ impl IntCol {
     /// Appends all values to `out`.
     pub(crate) fn decode_all(&self, cps: &[Checkpoint], data: &[u8], out: &mut Vec<u64>) {
         for (_, cp, n) in self.blocks(cps) {
-            let d = data.get(cp.off as usize..).unwrap_or(&[]);
-            if cp.runs > 0 {
-                // The heads, then spread in place from the last value to
-                // the first: value j is head `rank(j) ≤ j`, so a head is
-                // read before any write reaches it (`k` counts the runs
-                // starting at or before j; checked at open to end at `h`,
-                // and kept within the heads whatever the bitmap holds).
-                let (h, heads) = cp.own(d, n);
-                let at = out.len();
-                decode_block(cp, heads, h, out);
-                out.resize(at + n, 0);
-                let v = &mut out[at..];
-                let map = bitmap(d, n);
-                let mut k = h;
-                for j in (0..n).rev() {
-                    v[j] = v[k.saturating_sub(1)];
-                    k = k.saturating_sub((map >> j) as usize & 1);
+            decode_one(cp, data, n, out);
+        }
+    }
+}
+
+/// The least and greatest value a block of `n` values under checkpoint `cp`
+/// can hold: a FoR or linear block's base and slope with residuals of its
+/// width, a delta block's steps, a runs block's heads each moved by at most
+/// `n − 1` steps. `None` when they fall outside `0 .. 2^64` (a value there
+/// could have wrapped).
+fn block_bounds(cp: &Checkpoint, n: usize) -> Option<(u64, u64)> {
+    // A runs block's heads are a block of their own.
+    let own = if cp.runs > 0 { cp.runs as usize } else { n };
+    let m = own as i128 - 1;
+    let (base, slope) = (cp.base as i128, cp.slope as i64 as i128);
+    let top = (1i128 << cp.bits.min(64)) - 1;
+    let (lo, hi) = if cp.delta {
+        (base + m * slope.min(0), base + m * (slope + top).max(0))
+    } else {
+        (base + (m * slope).min(0), base + top + (m * slope).max(0))
+    };
+    // A stepped run's values reach up to n − 1 steps past its head.
+    let t = if cp.runs > 0 {
+        (n as i128 - 1) * cp.step as i64 as i128
+    } else {
+        0
+    };
+    let (lo, hi) = (lo + t.min(0), hi + t.max(0));
+    if lo < 0 || hi > u64::MAX as i128 {
+        return None;
+    }
+    Some((lo as u64, hi as u64))
+}
+
+/// Appends the `n` values of the block under checkpoint `cp` (`data`: the
+/// column data section).
+fn decode_one(cp: &Checkpoint, data: &[u8], n: usize, out: &mut Vec<u64>) {
+    let d = data.get(cp.off as usize..).unwrap_or(&[]);
+    if cp.runs > 0 {
+        // The heads, then spread in place from the last value to
+        // the first: value j is head `rank(j) ≤ j`, so a head is
+        // read before any write reaches it (`k` counts the runs
+        // starting at or before j; checked at open to end at `h`,
+        // and kept within the heads whatever the bitmap holds).
+        let (h, heads) = cp.own(d, n);
+        let at = out.len();
+        decode_block(cp, heads, h, out);
+        out.resize(at + n, 0);
+        let v = &mut out[at..];
+        let map = bitmap(d, n);
+        let mut k = h;
+        for j in (0..n).rev() {
+            v[j] = v[k.saturating_sub(1)];
+            k = k.saturating_sub((map >> j) as usize & 1);
+        }
+        if cp.step != 0 {
+            // A stepped run: each value adds the step to the one
+            // before it, restarting at its head.
+            let mut start = 0;
+            for (j, x) in v.iter_mut().enumerate() {
+                if (map >> j) & 1 != 0 {
+                    start = j;
                 }
-                if cp.step != 0 {
-                    // A stepped run: each value adds the step to the one
-                    // before it, restarting at its head.
-                    let mut start = 0;
-                    for (j, x) in v.iter_mut().enumerate() {
-                        if (map >> j) & 1 != 0 {
-                            start = j;
-                        }
-                        *x = x.wrapping_add(cp.step.wrapping_mul((j - start) as u64));
-                    }
-                }
-            } else {
-                decode_block(cp, d, n, out);
+                *x = x.wrapping_add(cp.step.wrapping_mul((j - start) as u64));
             }
         }
+    } else {
+        decode_block(cp, d, n, out);
     }
 }
 

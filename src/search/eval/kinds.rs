@@ -12,10 +12,12 @@ use crate::search::values_containing;
 use crate::search::Strategy;
 
 impl Search<'_> {
-    /// A log-template chunk searched with its templates matched once: one
-    /// plain substring through the templates' static text and skeletons
-    /// (`logs::search`), another pattern whose automata are small enough
-    /// through the skeletons (`logs::skeleton`); only the rows whose
+    /// A log-template chunk searched with its templates matched once: an
+    /// equality laid over each template and decided on the slot columns
+    /// (`logs::equals`), a plain substring through the templates' static
+    /// text and skeletons (`logs::search`), another pattern whose automata
+    /// are small enough through the skeletons (`logs::skeleton`); only the
+    /// rows whose
     /// template leaves the answer open are rendered; then negation, and
     /// nulls never selected. `false` (nothing written) when the pattern
     /// takes neither: the caller renders every row.
@@ -25,7 +27,11 @@ impl Search<'_> {
         view: ChunkView<'_>,
         bits: &mut [u64],
     ) -> Result<bool> {
-        if let Some(f) = self.c.block_finder() {
+        let equal = self.c.plain_equality();
+        if equal.and_then(|lit| col.rows_equal(lit, bits)).is_some() {
+            // Laid over each template once, decided on the slot columns
+            // (`logs::equals`).
+        } else if let Some(f) = self.c.block_finder() {
             col.rows_containing(f, bits)?;
         } else if let Test::Automata { .. } = self.c.test {
             // The time the verdicts may take (`logs::PLAN_NS_PER_ROW`),

@@ -1,0 +1,734 @@
+//! Equality with a literal in a log column, decided on the slot columns
+//! (issue 21: "template chunks match the templates once and only the slots
+//! that can still match"; bench/SEARCH.md, "Equality on the slots").
+//!
+//! A row of template `t` renders as `T₀ S₀ T₁ … Tₖ`. The literal is laid
+//! over each template once: every static string must stand where it falls,
+//! an integer slot takes a run of digits of its kind, a dictionary slot one
+//! of its values, a free slot any bytes. Each way the literal can be laid
+//! (an *entry*) pins every slot: an integer to the value its digits spell,
+//! a dictionary slot to an id, a free slot to bytes of the literal. A row of
+//! `t` equals the literal iff one of `t`'s entries holds for the row's
+//! values, with the row's integers rendering to exactly the digits laid
+//! (their widths and leading zeros). The integer and id columns are
+//! compared in bulk, a block of 128 values whose checkpoint bounds leave the
+//! wanted value out passed over unread (`IntCol::keep_equal`); only the rows
+//! that pass have their integers rendered and free slots decoded.
+//!
+//! A column cut into a header and a body renders a row as its header row
+//! then its body row: the header templates are laid over the literal's
+//! prefixes (each entry ends where the header does), the body templates
+//! over the suffixes after those ends, and a row matches when an entry of
+//! its header template and one of its body template meet at the same cut.
+//!
+//! The entries are bounded ([`MAX_ENTRIES`], [`MAX_STEPS`]): a template
+//! past them has its rows rendered and compared; when such templates hold
+//! more than a quarter of the rows ([`MAX_RENDER_SHARE`]) the caller
+//! searches the column as before. Exact either way.
+
+use std::ops::Range;
+
+use super::bits::{render_dec, render_hex};
+use super::decode::{LogBlock, Slot};
+use super::split::LogColumn;
+use super::{Kind, Width};
+
+/// Entries of a template (a header template: of all its cuts) past which
+/// the literal is not laid over the slots.
+const MAX_ENTRIES: usize = 64;
+
+/// Steps of laying the literal over one template past which its rows are
+/// rendered instead (free slots try every end, dictionary slots every
+/// value).
+const MAX_STEPS: usize = 20_000;
+
+/// What an entry pins a slot to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Want {
+    /// An integer of this value that renders as these bytes of the literal.
+    Int(u64, Range<usize>),
+    /// A dictionary slot's id.
+    Dict(u64),
+    /// A free slot's bytes: these of the literal.
+    Free(Range<usize>),
+}
+
+/// One way of laying the literal over a template: where it ends (the
+/// literal's length, or a header's cut), and per slot (its index in the
+/// template) what it pins.
+#[derive(Clone, Debug)]
+struct Entry {
+    end: usize,
+    wants: Vec<Want>,
+}
+
+/// The value a run of digits of `kind` spells, if it fits 64 bits.
+fn parse(kind: Kind, digits: &[u8]) -> Option<u64> {
+    let radix = if kind == Kind::Dec { 10 } else { 16 };
+    digits.iter().try_fold(0u64, |acc, &c| {
+        let d = (c as char).to_digit(radix)? as u64;
+        acc.checked_mul(radix as u64)?.checked_add(d)
+    })
+}
+
+/// Whether `c` is a digit an integer slot of `kind` renders.
+fn is_digit(kind: Kind, c: u8) -> bool {
+    match kind {
+        Kind::Dec => c.is_ascii_digit(),
+        Kind::HexLower => c.is_ascii_digit() || (b'a'..=b'f').contains(&c),
+        _ => c.is_ascii_digit() || (b'A'..=b'F').contains(&c),
+    }
+}
+
+/// Lays `lit[start..]` over template `t` of `b`: every entry ending at the
+/// literal's end (`full`) or anywhere (a header). `None` past the bounds.
+fn entries(b: &LogBlock, t: usize, lit: &[u8], start: usize, full: bool) -> Option<Vec<Entry>> {
+    // A template without rows (the escape template of a block that escaped
+    // none) matches none: laid over nothing.
+    if b.templates[t].count == 0 {
+        return Some(Vec::new());
+    }
+    struct Lay<'a> {
+        b: &'a LogBlock,
+        first_slot: usize,
+        first_static: usize,
+        slots: usize,
+        lit: &'a [u8],
+        full: bool,
+        steps: usize,
+        out: Vec<Entry>,
+        wants: Vec<Want>,
+    }
+    impl Lay<'_> {
+        /// Slot `k` onwards from `pos` (static string `k` first); false
+        /// past the bounds.
+        fn go(&mut self, k: usize, pos: usize) -> bool {
+            self.steps += 1;
+            if self.steps > MAX_STEPS {
+                return false;
+            }
+            let s = self.b.static_str(self.first_static + k);
+            if !self.lit[pos..].starts_with(s) {
+                return true;
+            }
+            let pos = pos + s.len();
+            if k == self.slots {
+                if !self.full || pos == self.lit.len() {
+                    self.out.push(Entry {
+                        end: pos,
+                        wants: self.wants.clone(),
+                    });
+                }
+                return self.out.len() <= MAX_ENTRIES;
+            }
+            let rest = &self.lit[pos..];
+            match self.b.slots[self.first_slot + k] {
+                Slot::Int { kind, .. } => {
+                    let run = rest.iter().take_while(|&&c| is_digit(kind, c)).count();
+                    for l in 1..=run {
+                        let Some(v) = parse(kind, &rest[..l]) else {
+                            break;
+                        };
+                        self.wants.push(Want::Int(v, pos..pos + l));
+                        let ok = self.go(k + 1, pos + l);
+                        self.wants.pop();
+                        if !ok {
+                            return false;
+                        }
+                    }
+                }
+                Slot::Dict { warm, n, .. } => {
+                    // A value compared is an eighth of a step.
+                    self.steps += n as usize / 8;
+                    for id in 0..n as usize {
+                        let v = self.b.static_str(warm as usize + id);
+                        if rest.starts_with(v) {
+                            self.wants.push(Want::Dict(id as u64));
+                            let ok = self.go(k + 1, pos + v.len());
+                            self.wants.pop();
+                            if !ok {
+                                return false;
+                            }
+                        }
+                    }
+                }
+                Slot::Free { .. } => {
+                    for end in pos..=self.lit.len() {
+                        self.wants.push(Want::Free(pos..end));
+                        let ok = self.go(k + 1, end);
+                        self.wants.pop();
+                        if !ok {
+                            return false;
+                        }
+                    }
+                }
+            }
+            true
+        }
+    }
+    let tm = b.templates[t];
+    let mut lay = Lay {
+        b,
+        first_slot: tm.first_slot as usize,
+        first_static: tm.first_static as usize,
+        slots: tm.slots as usize,
+        lit,
+        full,
+        steps: 0,
+        out: Vec::new(),
+        wants: Vec::new(),
+    };
+    lay.go(0, start).then_some(lay.out)
+}
+
+/// A template's slot columns, unpacked when first compared.
+struct Columns<'b> {
+    b: &'b LogBlock,
+    first_slot: usize,
+    widths: Vec<Option<Vec<u64>>>,
+    /// Free slots' values decoded so far: per slot, per rank, its range in
+    /// `text` (`u32::MAX` start: not yet).
+    free: Vec<Option<Vec<(u32, u32)>>>,
+    text: Vec<u8>,
+    buf: Vec<u8>,
+}
+
+impl<'b> Columns<'b> {
+    fn new(b: &'b LogBlock, t: usize) -> Self {
+        let tm = b.templates[t];
+        Columns {
+            b,
+            first_slot: tm.first_slot as usize,
+            widths: vec![None; tm.slots as usize],
+            free: vec![None; tm.slots as usize],
+            text: Vec::new(),
+            buf: Vec::new(),
+        }
+    }
+
+    /// The digit count integer slot `k` pads its value at `rank` to.
+    fn width(&mut self, k: usize, rank: usize) -> usize {
+        let b = self.b;
+        match b.slots[self.first_slot + k] {
+            Slot::Int {
+                width: Width::Fixed(w),
+                ..
+            } => w as usize,
+            Slot::Int {
+                width: Width::PerRow,
+                widths,
+                ..
+            } => {
+                let col = self.widths[k].get_or_insert_with(|| {
+                    let mut out = Vec::new();
+                    widths.decode_all(&b.cps, &b.bytes[b.data_at..], &mut out);
+                    out
+                });
+                col.get(rank).copied().unwrap_or(0) as usize
+            }
+            _ => 0,
+        }
+    }
+
+    /// Free slot `k`'s value at `rank` (decoded once; `pool_base`: the
+    /// slot's first string in the pool).
+    fn free_value(&mut self, k: usize, rank: usize, pool_base: u32) -> &[u8] {
+        let b = self.b;
+        let spans = self.free[k].get_or_insert_with(Vec::new);
+        if spans.len() <= rank {
+            spans.resize(rank + 1, (u32::MAX, 0));
+        }
+        if spans[rank].0 == u32::MAX {
+            let at = self.text.len();
+            b.pool.get(
+                &b.bytes[b.pool_at..],
+                pool_base as usize + rank,
+                &mut self.text,
+            );
+            spans[rank] = (at as u32, self.text.len() as u32);
+        }
+        let (a, e) = spans[rank];
+        &self.text[a as usize..e as usize]
+    }
+
+    /// Per rank of the template (`count` rows), the entries of `entries`
+    /// (at most 64; bit `i` for entry `i`) whose integers and dictionary
+    /// ids equal the row's: compared in bulk, a necessary condition
+    /// ([`Self::exact`] settles it).
+    fn cheap(&mut self, count: usize, entries: &[Entry]) -> Vec<u64> {
+        let b = self.b;
+        let data = &b.bytes[b.data_at..];
+        let mut mask = vec![0u64; count];
+        let mut alive: Vec<bool> = Vec::with_capacity(count);
+        let mut scratch = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            alive.clear();
+            alive.resize(count, true);
+            // Later slots first (a timestamp's seconds rule out more rows
+            // than its day; an id after a date), then dictionary ids;
+            // blocks already ruled out are passed over.
+            let ints = e
+                .wants
+                .iter()
+                .enumerate()
+                .rev()
+                .filter_map(|(k, w)| match *w {
+                    Want::Int(v, _) => Some((k, v)),
+                    _ => None,
+                });
+            let ids = e.wants.iter().enumerate().filter_map(|(k, w)| match *w {
+                Want::Dict(v) => Some((k, v)),
+                _ => None,
+            });
+            for (k, want) in ints.chain(ids) {
+                let col = match b.slots[self.first_slot + k] {
+                    Slot::Int { values, .. } => values,
+                    Slot::Dict { ids, .. } => ids,
+                    Slot::Free { .. } => continue,
+                };
+                col.keep_equal(&b.cps, data, want, &mut alive, &mut scratch);
+                if col.len as usize != count {
+                    // A column shorter than its template's rows (not in a
+                    // valid block): its missing values match nothing.
+                    alive
+                        .iter_mut()
+                        .skip(col.len as usize)
+                        .for_each(|a| *a = false);
+                }
+            }
+            for (m, &a) in mask.iter_mut().zip(&alive) {
+                *m |= (a as u64) << i;
+            }
+        }
+        mask
+    }
+
+    /// Whether entry `e`, whose integers and ids hold at `rank`, lays the
+    /// row exactly: its integers render to the digits laid (widths,
+    /// leading zeros), its free slots hold the bytes laid.
+    fn exact(&mut self, rank: usize, e: &Entry, lit: &[u8]) -> bool {
+        e.wants.iter().enumerate().all(|(k, w)| match w {
+            Want::Int(v, digits) => {
+                let Slot::Int { kind, .. } = self.b.slots[self.first_slot + k] else {
+                    return false;
+                };
+                let width = self.width(k, rank);
+                let buf = &mut self.buf;
+                buf.clear();
+                match kind {
+                    Kind::Dec => render_dec(buf, *v, width),
+                    Kind::HexLower => render_hex(buf, *v, width, false),
+                    _ => render_hex(buf, *v, width, true),
+                }
+                buf[..] == lit[digits.clone()]
+            }
+            Want::Dict(_) => true,
+            Want::Free(bytes) => match self.b.slots[self.first_slot + k] {
+                Slot::Free { pool_base } => {
+                    self.free_value(k, rank, pool_base) == &lit[bytes.clone()]
+                }
+                _ => false,
+            },
+        })
+    }
+}
+
+/// One block's side of an equality: per template, how its rows are
+/// decided.
+enum Side<'b> {
+    /// No row of the template can match.
+    None,
+    /// Its entries, their cheap masks per rank and its columns.
+    Entries(Vec<Entry>, Vec<u64>, Columns<'b>),
+    /// Past the bounds: its rows are rendered and compared.
+    Render,
+}
+
+impl<'b> Side<'b> {
+    fn of(b: &'b LogBlock, t: usize, es: Option<Vec<Entry>>) -> Self {
+        match es {
+            None => Side::Render,
+            Some(es) if es.is_empty() => Side::None,
+            Some(es) => {
+                let mut cols = Columns::new(b, t);
+                let mask = cols.cheap(b.templates[t].count as usize, &es);
+                Side::Entries(es, mask, cols)
+            }
+        }
+    }
+}
+
+/// The templates of `b` with rows, bucketed by the first byte of their
+/// first static string (256: those whose first static string is empty).
+fn by_first_byte(b: &LogBlock) -> Vec<Vec<u32>> {
+    let mut buckets = vec![Vec::new(); 257];
+    for (t, tm) in b.templates.iter().enumerate() {
+        if tm.count == 0 {
+            continue;
+        }
+        let s = b.static_str(tm.first_static as usize);
+        buckets[s.first().map_or(256, |&c| c as usize)].push(t as u32);
+    }
+    buckets
+}
+
+/// The set bits of `m`.
+fn ones(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            i
+        })
+    })
+}
+
+/// Whether a header entry and a body entry that hold (bits of `hm`, `bm`)
+/// meet at the same cut and `exact(i, j)` settles both.
+fn meets(
+    he: &[Entry],
+    hm: u64,
+    be: &[Entry],
+    bm: u64,
+    mut exact: impl FnMut(usize, usize) -> bool,
+) -> bool {
+    ones(hm).any(|i| ones(bm).any(|j| he[i].end == be[j].end && exact(i, j)))
+}
+
+/// Rows rendered and compared per row of the column above which the
+/// equality is left to the caller's search (whose verdicts and filters
+/// spare more of them).
+const MAX_RENDER_SHARE: usize = 4;
+
+impl LogColumn {
+    /// Sets bit `r % 64` of `bits[r / 64]` for every row `r` equal to
+    /// `lit` (null rows render empty: the caller clears them); `None`
+    /// (`bits` untouched) when templates past the bounds hold more than a
+    /// quarter of the rows: the caller then searches as before.
+    pub(crate) fn rows_equal(&self, lit: &[u8], bits: &mut [u64]) -> Option<()> {
+        let mut buf = Vec::new();
+        let mut render = |r: usize, bits: &mut [u64]| {
+            buf.clear();
+            if self.get_into(r, &mut buf).is_ok() && buf == lit {
+                bits[r / 64] |= 1 << (r % 64);
+            }
+        };
+        match self {
+            LogColumn::Single(b) => {
+                let per_t: Vec<Option<Vec<Entry>>> = (0..b.templates())
+                    .map(|t| entries(b, t, lit, 0, true))
+                    .collect();
+                let heavy: usize = per_t
+                    .iter()
+                    .zip(&b.templates)
+                    .filter(|(e, _)| e.is_none())
+                    .map(|(_, t)| t.count as usize)
+                    .sum();
+                if heavy * MAX_RENDER_SHARE > b.rows {
+                    return None;
+                }
+                if heavy == 0 && per_t.iter().all(|e| e.as_ref().is_some_and(Vec::is_empty)) {
+                    return Some(());
+                }
+                let mut sides: Vec<Side<'_>> = per_t
+                    .into_iter()
+                    .enumerate()
+                    .map(|(t, es)| Side::of(b, t, es))
+                    .collect();
+                let mut next = vec![0u32; b.templates()];
+                for (r, t) in b.row_templates().into_iter().enumerate() {
+                    let Some(k) = next.get_mut(t as usize).map(|n| {
+                        *n += 1;
+                        *n - 1
+                    }) else {
+                        continue;
+                    };
+                    match &mut sides[t as usize] {
+                        Side::None => {}
+                        Side::Render => {
+                            render(r, bits);
+                        }
+                        Side::Entries(es, mask, cols) => {
+                            let m = mask.get(k as usize).copied().unwrap_or(0);
+                            if ones(m).any(|i| cols.exact(k as usize, &es[i], lit)) {
+                                bits[r / 64] |= 1 << (r % 64);
+                            }
+                        }
+                    }
+                }
+                Some(())
+            }
+            LogColumn::Split(hb) => {
+                let (h, b) = (&hb.0, &hb.1);
+                let heads: Vec<Option<Vec<Entry>>> = (0..h.templates())
+                    .map(|t| entries(h, t, lit, 0, false))
+                    .collect();
+                // The cuts the header templates can end at; at each, the body
+                // templates whose first static string can stand there.
+                let mut cuts: Vec<usize> =
+                    heads.iter().flatten().flatten().map(|e| e.end).collect();
+                cuts.sort_unstable();
+                cuts.dedup();
+                let buckets = by_first_byte(b);
+                let mut bodies: Vec<Option<Vec<Entry>>> = vec![Some(Vec::new()); b.templates()];
+                for &c in &cuts {
+                    let first = lit.get(c).map_or(256, |&x| x as usize);
+                    let any: &[u32] = if first == 256 { &[] } else { &buckets[256] };
+                    for &t in buckets[first].iter().chain(any) {
+                        let slot = &mut bodies[t as usize];
+                        let Some(es) = slot else { continue };
+                        match entries(b, t as usize, lit, c, true) {
+                            // Keyed by the cut they start at.
+                            Some(found) if es.len() + found.len() <= MAX_ENTRIES => {
+                                es.extend(found.into_iter().map(|e| Entry { end: c, ..e }))
+                            }
+                            _ => *slot = None,
+                        }
+                    }
+                }
+                let heavy_h: usize = heads
+                    .iter()
+                    .zip(&h.templates)
+                    .filter(|(e, _)| e.is_none())
+                    .map(|(_, t)| t.count as usize)
+                    .sum();
+                let heavy_b: usize = bodies
+                    .iter()
+                    .zip(&b.templates)
+                    .filter(|(e, _)| e.is_none())
+                    .map(|(_, t)| t.count as usize)
+                    .sum();
+                if (heavy_h + heavy_b) * MAX_RENDER_SHARE > h.rows {
+                    return None;
+                }
+                let mut hs: Vec<Side<'_>> = heads
+                    .into_iter()
+                    .enumerate()
+                    .map(|(t, es)| Side::of(h, t, es))
+                    .collect();
+                let mut bs: Vec<Side<'_>> = bodies
+                    .into_iter()
+                    .enumerate()
+                    .map(|(t, es)| Side::of(b, t, es))
+                    .collect();
+                let (mut hn, mut bn) = (vec![0u32; h.templates()], vec![0u32; b.templates()]);
+                let rows = h.row_templates().into_iter().zip(b.row_templates());
+                for (r, (ht, bt)) in rows.enumerate() {
+                    let (Some(hk), Some(bk)) = (hn.get_mut(ht as usize), bn.get_mut(bt as usize))
+                    else {
+                        continue;
+                    };
+                    let (hk, bk) = (*hk as usize, *bk as usize);
+                    hn[ht as usize] += 1;
+                    bn[bt as usize] += 1;
+                    let (hside, bside) = (&mut hs[ht as usize], &mut bs[bt as usize]);
+                    match (hside, bside) {
+                        (Side::None, _) => {}
+                        (Side::Render, _) | (Side::Entries(..), Side::Render) => {
+                            render(r, bits)
+                        }
+                        (Side::Entries(..), Side::None) => {}
+                        (Side::Entries(he, hm, hc), Side::Entries(be, bm, bc)) => {
+                            let hm = hm.get(hk).copied().unwrap_or(0);
+                            let bm = bm.get(bk).copied().unwrap_or(0);
+                            if hm == 0 || bm == 0 {
+                                continue;
+                            }
+                            let exact = |i: usize, j: usize| {
+                                hc.exact(hk, &he[i], lit) && bc.exact(bk, &be[j], lit)
+                            };
+                            if meets(he, hm, be, bm, exact) {
+                                bits[r / 64] |= 1 << (r % 64);
+                            }
+                        }
+                    }
+                }
+                Some(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logs::{encode_column, LogOptions};
+
+    /// Rows of several shapes: dates and times with leading zeros, hex ids
+    /// of both cases, dictionary words, free text, rows no template takes,
+    /// a row that is a prefix of another, empty rows.
+    fn shapes(header: bool) -> Vec<Vec<u8>> {
+        (0..900usize)
+            .map(|i| {
+                let head = if header {
+                    format!(
+                        "Dec {:2} 10:{:02}:{:02} host{} ",
+                        i % 30 + 1,
+                        i % 60,
+                        i % 7,
+                        i % 3
+                    )
+                } else {
+                    String::new()
+                };
+                (head
+                    + &match i % 7 {
+                        0 => format!(
+                            "2026-12-0{} 10:{:02}:{:02} INFO conn {} opened",
+                            i % 9 + 1,
+                            i % 60,
+                            i % 17,
+                            i
+                        ),
+                        1 => format!(
+                            "2026-12-03 10:{:02}:{:02} WARN took {} ms",
+                            i % 60,
+                            i % 13,
+                            i * 7
+                        ),
+                        2 => format!(
+                            "[{}] user {} failed: {}",
+                            i % 5,
+                            ["alice", "bob", "carol"][i % 3],
+                            ["timeout", "reset by peer"][i % 2]
+                        ),
+                        3 => format!("id=0x{:x} ID=0x{:X} pad={:05}", i * 977, i * 31, i % 1000),
+                        4 => format!("free {} text {}", "x".repeat(i % 11), i % 3),
+                        5 => ["", "conn", "conn 1", "took 7 ms"][i % 4].to_string(),
+                        _ => format!("unique line {} {}", i * i, "~".repeat(i % 5)),
+                    })
+                    .into_bytes()
+            })
+            .collect()
+    }
+
+    /// Literals to try on `rows`: every row, and each with a byte changed,
+    /// cut short, grown, a leading zero added to its first number.
+    fn literals(rows: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let mut lits: Vec<Vec<u8>> = Vec::new();
+        for (i, r) in rows.iter().enumerate().step_by(3) {
+            lits.push(r.clone());
+            if !r.is_empty() {
+                let mut m = r.clone();
+                let k = i % r.len();
+                m[k] = m[k].wrapping_add(1);
+                lits.push(m);
+                lits.push(r[..r.len() - 1].to_vec());
+            }
+            lits.push([r.as_slice(), b"0"].concat());
+            if let Some(p) = r.iter().position(u8::is_ascii_digit) {
+                lits.push([&r[..p], b"0", &r[p..]].concat());
+            }
+        }
+        lits.push(Vec::new());
+        lits
+    }
+
+    /// Every literal's rows equal a comparison of every rendered row, on a
+    /// single block and on a header/body split, whether each template is
+    /// decided on its slots or rendered.
+    #[test]
+    fn equal_rows_are_those_that_render_the_literal() {
+        let mut split_seen = [false, false];
+        for (header, split, coarse) in [
+            (false, None, false),
+            (true, Some(false), false),
+            (true, Some(true), false),
+            (true, Some(true), true),
+        ] {
+            let owned = shapes(header);
+            let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
+            let opts = LogOptions {
+                split,
+                coarse,
+                ..LogOptions::default()
+            };
+            let col = LogColumn::open(&encode_column(&rows, &opts)).unwrap();
+            split_seen[col.is_split() as usize] = true;
+            let mut decided = 0;
+            for lit in literals(&owned) {
+                let mut bits = vec![0u64; rows.len().div_ceil(64)];
+                if col.rows_equal(&lit, &mut bits).is_none() {
+                    continue;
+                }
+                decided += 1;
+                for (r, row) in rows.iter().enumerate() {
+                    assert_eq!(
+                        bits[r / 64] >> (r % 64) & 1 == 1,
+                        *row == &lit[..],
+                        "row {r} {:?} against {:?}",
+                        String::from_utf8_lossy(row),
+                        String::from_utf8_lossy(&lit)
+                    );
+                }
+            }
+            assert!(decided > 100, "{decided} literals decided on the slots");
+        }
+        assert!(split_seen[0] && split_seen[1], "{split_seen:?}");
+    }
+
+    /// Templates past the bounds (free slots over a long literal) leave
+    /// their rows to be rendered; past a quarter of the rows the equality
+    /// is left to the caller, never answered wrongly.
+    #[test]
+    fn bounds_render_or_give_up() {
+        let owned: Vec<Vec<u8>> = (0..400)
+            .map(|i| {
+                format!(
+                    "{} {} {} {}",
+                    "a".repeat(i % 7),
+                    "b".repeat(i % 5),
+                    i % 3,
+                    "c".repeat(i % 4)
+                )
+                .into_bytes()
+            })
+            .collect();
+        let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
+        let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
+        for lit in literals(&owned) {
+            let mut bits = vec![0u64; rows.len().div_ceil(64)];
+            if col.rows_equal(&lit, &mut bits).is_none() {
+                assert!(
+                    bits.iter().all(|&w| w == 0),
+                    "bits written before giving up"
+                );
+                continue;
+            }
+            for (r, row) in rows.iter().enumerate() {
+                assert_eq!(
+                    bits[r / 64] >> (r % 64) & 1 == 1,
+                    *row == &lit[..],
+                    "row {r}"
+                );
+            }
+        }
+    }
+
+    /// A header and a body meet only at the same cut: a header holding
+    /// up to byte 5 and a body holding from byte 7 do not spell the
+    /// literal.
+    #[test]
+    fn header_and_body_meet_at_one_cut() {
+        let e = |end| Entry {
+            end,
+            wants: Vec::new(),
+        };
+        let (he, be) = ([e(5), e(7)], [e(7)]);
+        assert!(!meets(&he, 0b01, &be, 0b1, |_, _| true));
+        assert!(meets(&he, 0b10, &be, 0b1, |_, _| true));
+        assert!(meets(&he, 0b11, &be, 0b1, |_, _| true));
+        assert!(!meets(&he, 0b10, &be, 0b1, |_, _| false));
+        assert!(!meets(&he, 0b10, &be, 0b0, |_, _| true));
+    }
+
+    #[test]
+    fn digits_parse_within_64_bits() {
+        assert_eq!(parse(Kind::Dec, b"007"), Some(7));
+        assert_eq!(parse(Kind::Dec, b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse(Kind::Dec, b"18446744073709551616"), None);
+        assert_eq!(parse(Kind::HexLower, b"ff"), Some(255));
+        assert_eq!(parse(Kind::HexUpper, b"00000000000000000FF"), Some(255));
+        assert_eq!(parse(Kind::HexLower, b"1ffffffffffffffff"), None);
+    }
+}
