@@ -515,9 +515,44 @@ impl LogBlock {
         self.templates[0].count as usize
     }
 
+    /// Calls `f(row, template, rank)` for every row whose template `t` has
+    /// `wanted[t]`, in row order, reading only the row blocks whose local
+    /// table names such a template (a search that pins a few templates
+    /// passes over the rest of the row index).
+    pub(super) fn for_rows_of(&self, wanted: &[bool], mut f: impl FnMut(usize, usize, usize)) {
+        let idx = &self.bytes[self.rowidx_at..];
+        let mut seen: Vec<u32> = Vec::new();
+        for (b, rb) in self.row_blocks.iter().enumerate() {
+            let first = rb.first_local as usize;
+            let table = &self.locals[first..first + self.local_count(b)];
+            let wants = |&(t, _): &(u32, u32)| wanted.get(t as usize).copied().unwrap_or(false);
+            if !table.iter().any(wants) {
+                continue;
+            }
+            let in_block = (self.rows - b * ROW_BLOCK).min(ROW_BLOCK);
+            let d = &idx[rb.off as usize..];
+            seen.clear();
+            seen.resize(table.len(), 0);
+            for j in 0..in_block {
+                let l = get_packed(d, rb.bits, j) as usize;
+                let (Some(&(t, start)), Some(n)) = (table.get(l), seen.get_mut(l)) else {
+                    continue;
+                };
+                *n += 1;
+                if wanted.get(t as usize).copied().unwrap_or(false) {
+                    f(
+                        b * ROW_BLOCK + j,
+                        t as usize,
+                        start as usize + *n as usize - 1,
+                    );
+                }
+            }
+        }
+    }
+
     /// Template and rank (index among that template's rows) of `row`.
     #[inline]
-    fn locate(&self, row: usize) -> (usize, usize) {
+    pub(super) fn locate(&self, row: usize) -> (usize, usize) {
         let rb = self.row_blocks[row / ROW_BLOCK];
         let j = row % ROW_BLOCK;
         let d = &self.bytes[self.rowidx_at + rb.off as usize..];

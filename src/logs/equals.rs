@@ -345,6 +345,15 @@ enum Side<'b> {
 }
 
 impl<'b> Side<'b> {
+    /// Whether a row of this template can match: its rows are visited.
+    fn wanted(&self) -> bool {
+        match self {
+            Side::None => false,
+            Side::Render => true,
+            Side::Entries(_, mask, _) => mask.iter().any(|&m| m != 0),
+        }
+    }
+
     fn of(b: &'b LogBlock, t: usize, es: Option<Vec<Entry>>) -> Self {
         match es {
             None => Side::Render,
@@ -435,27 +444,17 @@ impl LogColumn {
                     .enumerate()
                     .map(|(t, es)| Side::of(b, t, es))
                     .collect();
-                let mut next = vec![0u32; b.templates()];
-                for (r, t) in b.row_templates().into_iter().enumerate() {
-                    let Some(k) = next.get_mut(t as usize).map(|n| {
-                        *n += 1;
-                        *n - 1
-                    }) else {
-                        continue;
-                    };
-                    match &mut sides[t as usize] {
-                        Side::None => {}
-                        Side::Render => {
-                            render(r, bits);
-                        }
-                        Side::Entries(es, mask, cols) => {
-                            let m = mask.get(k as usize).copied().unwrap_or(0);
-                            if ones(m).any(|i| cols.exact(k as usize, &es[i], lit)) {
-                                bits[r / 64] |= 1 << (r % 64);
-                            }
+                let wanted: Vec<bool> = sides.iter().map(Side::wanted).collect();
+                b.for_rows_of(&wanted, |r, t, k| match &mut sides[t] {
+                    Side::None => {}
+                    Side::Render => render(r, bits),
+                    Side::Entries(es, mask, cols) => {
+                        let m = mask.get(k).copied().unwrap_or(0);
+                        if ones(m).any(|i| cols.exact(k, &es[i], lit)) {
+                            bits[r / 64] |= 1 << (r % 64);
                         }
                     }
-                }
+                });
                 Some(())
             }
             LogColumn::Split(hb) => {
@@ -511,29 +510,30 @@ impl LogColumn {
                     .enumerate()
                     .map(|(t, es)| Side::of(b, t, es))
                     .collect();
-                let (mut hn, mut bn) = (vec![0u32; h.templates()], vec![0u32; b.templates()]);
-                let rows = h.row_templates().into_iter().zip(b.row_templates());
-                for (r, (ht, bt)) in rows.enumerate() {
-                    let (Some(hk), Some(bk)) = (hn.get_mut(ht as usize), bn.get_mut(bt as usize))
-                    else {
-                        continue;
-                    };
-                    let (hk, bk) = (*hk as usize, *bk as usize);
-                    hn[ht as usize] += 1;
-                    bn[bt as usize] += 1;
-                    let (hside, bside) = (&mut hs[ht as usize], &mut bs[bt as usize]);
-                    match (hside, bside) {
-                        (Side::None, _) => {}
-                        (Side::Render, _) | (Side::Entries(..), Side::Render) => {
-                            render(r, bits)
+                // Rows found through their header's template; the body's
+                // template and rank read per row.
+                let wanted: Vec<bool> = hs.iter().map(Side::wanted).collect();
+                h.for_rows_of(&wanted, |r, ht, hk| {
+                    // Most rows of a wanted header template fail its cheap
+                    // mask: settled before the body's row index is read.
+                    if let Side::Entries(_, hm, _) = &hs[ht] {
+                        if hm.get(hk).copied().unwrap_or(0) == 0 {
+                            return;
                         }
-                        (Side::Entries(..), Side::None) => {}
+                    }
+                    let (bt, bk) = b.locate(r);
+                    let Some(bside) = bs.get_mut(bt) else { return };
+                    match (&mut hs[ht], bside) {
+                        (Side::None, _) | (Side::Entries(..), Side::None) => {}
+                        (Side::Render, _) => render(r, bits),
+                        (Side::Entries(_, hm, _), Side::Render) => {
+                            if hm.get(hk).is_some_and(|&m| m != 0) {
+                                render(r, bits)
+                            }
+                        }
                         (Side::Entries(he, hm, hc), Side::Entries(be, bm, bc)) => {
                             let hm = hm.get(hk).copied().unwrap_or(0);
                             let bm = bm.get(bk).copied().unwrap_or(0);
-                            if hm == 0 || bm == 0 {
-                                continue;
-                            }
                             let exact = |i: usize, j: usize| {
                                 hc.exact(hk, &he[i], lit) && bc.exact(bk, &be[j], lit)
                             };
@@ -542,7 +542,7 @@ impl LogColumn {
                             }
                         }
                     }
-                }
+                });
                 Some(())
             }
         }
