@@ -1,6 +1,7 @@
-//! Equality with a literal in a log column, decided on the slot columns
-//! (issue 21: "template chunks match the templates once and only the slots
-//! that can still match"; bench/SEARCH.md, "Equality on the slots").
+//! Equality with a literal, or a prefix, in a log column, decided on the
+//! slot columns (issue 21: "template chunks match the templates once and
+//! only the slots that can still match"; bench/SEARCH.md, "Equality on the
+//! slots").
 //!
 //! A row of template `t` renders as `T₀ S₀ T₁ … Tₖ`. The literal is laid
 //! over each template once: every static string must stand where it falls,
@@ -15,6 +16,13 @@
 //! wanted value out passed over unread (`IntCol::keep_equal`); only the rows
 //! that pass have their integers rendered and free slots decoded.
 //!
+//! A prefix may end anywhere: in a static string (the entry then pins
+//! only the slots before it), or in a slot, which it then pins partly — an
+//! integer whose rendering starts with the digits left (tested on the
+//! value alone at a natural decimal width, `pinned::natural_prefix`), a
+//! dictionary slot to the ids whose value starts with the bytes left, free
+//! text to values starting with them.
+//!
 //! A column cut into a header and a body renders a row as its header row
 //! then its body row: the header templates are laid over the literal's
 //! prefixes (each entry ends where the header does), the body templates
@@ -26,12 +34,10 @@
 //! more than a quarter of the rows ([`MAX_RENDER_SHARE`]) the caller
 //! searches the column as before. Exact either way.
 
-use std::ops::Range;
-
-use super::bits::{render_dec, render_hex};
 use super::decode::{LogBlock, Slot};
+use super::pinned::{parse, Columns, Entry, Want, COMPLETE};
 use super::split::LogColumn;
-use super::{Kind, Width};
+use super::Kind;
 
 /// Entries of a template (a header template: of all its cuts) past which
 /// the literal is not laid over the slots.
@@ -42,33 +48,14 @@ const MAX_ENTRIES: usize = 64;
 /// value).
 const MAX_STEPS: usize = 20_000;
 
-/// What an entry pins a slot to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Want {
-    /// An integer of this value that renders as these bytes of the literal.
-    Int(u64, Range<usize>),
-    /// A dictionary slot's id.
-    Dict(u64),
-    /// A free slot's bytes: these of the literal.
-    Free(Range<usize>),
-}
-
-/// One way of laying the literal over a template: where it ends (the
-/// literal's length, or a header's cut), and per slot (its index in the
-/// template) what it pins.
-#[derive(Clone, Debug)]
-struct Entry {
-    end: usize,
-    wants: Vec<Want>,
-}
-
-/// The value a run of digits of `kind` spells, if it fits 64 bits.
-fn parse(kind: Kind, digits: &[u8]) -> Option<u64> {
-    let radix = if kind == Kind::Dec { 10 } else { 16 };
-    digits.iter().try_fold(0u64, |acc, &c| {
-        let d = (c as char).to_digit(radix)? as u64;
-        acc.checked_mul(radix as u64)?.checked_add(d)
-    })
+/// How a literal is laid over a template.
+#[derive(Clone, Copy, Debug)]
+struct Mode {
+    /// A prefix: the literal may end anywhere in the row ([`COMPLETE`]).
+    prefix: bool,
+    /// A header: the template may end before the literal does (an entry
+    /// ending at that cut, for the body to take on).
+    cut: bool,
 }
 
 /// Whether `c` is a digit an integer slot of `kind` renders.
@@ -80,9 +67,9 @@ fn is_digit(kind: Kind, c: u8) -> bool {
     }
 }
 
-/// Lays `lit[start..]` over template `t` of `b`: every entry ending at the
-/// literal's end (`full`) or anywhere (a header). `None` past the bounds.
-fn entries(b: &LogBlock, t: usize, lit: &[u8], start: usize, full: bool) -> Option<Vec<Entry>> {
+/// Lays `lit[start..]` over template `t` of `b` as `mode` says: its
+/// entries, `None` past the bounds.
+fn entries(b: &LogBlock, t: usize, lit: &[u8], start: usize, mode: Mode) -> Option<Vec<Entry>> {
     // A template without rows (the escape template of a block that escaped
     // none) matches none: laid over nothing.
     if b.templates[t].count == 0 {
@@ -94,12 +81,24 @@ fn entries(b: &LogBlock, t: usize, lit: &[u8], start: usize, full: bool) -> Opti
         first_static: usize,
         slots: usize,
         lit: &'a [u8],
-        full: bool,
+        mode: Mode,
         steps: usize,
         out: Vec<Entry>,
         wants: Vec<Want>,
     }
     impl Lay<'_> {
+        /// A prefix ends here, the slot before pinned by `last` (if any).
+        fn complete(&mut self, last: Option<Want>) -> bool {
+            let n = self.wants.len();
+            self.wants.extend(last);
+            self.out.push(Entry {
+                end: COMPLETE,
+                wants: self.wants.clone(),
+            });
+            self.wants.truncate(n);
+            self.out.len() <= MAX_ENTRIES
+        }
+
         /// Slot `k` onwards from `pos` (static string `k` first); false
         /// past the bounds.
         fn go(&mut self, k: usize, pos: usize) -> bool {
@@ -108,12 +107,17 @@ fn entries(b: &LogBlock, t: usize, lit: &[u8], start: usize, full: bool) -> Opti
                 return false;
             }
             let s = self.b.static_str(self.first_static + k);
-            if !self.lit[pos..].starts_with(s) {
+            let (lit, prefix) = (self.lit, self.mode.prefix);
+            if prefix && lit.len() - pos <= s.len() {
+                // The prefix ends in this static string.
+                return !s.starts_with(&lit[pos..]) || self.complete(None);
+            }
+            if !lit[pos..].starts_with(s) {
                 return true;
             }
             let pos = pos + s.len();
             if k == self.slots {
-                if !self.full || pos == self.lit.len() {
+                if self.mode.cut || pos == lit.len() {
                     self.out.push(Entry {
                         end: pos,
                         wants: self.wants.clone(),
@@ -121,11 +125,18 @@ fn entries(b: &LogBlock, t: usize, lit: &[u8], start: usize, full: bool) -> Opti
                 }
                 return self.out.len() <= MAX_ENTRIES;
             }
-            let rest = &self.lit[pos..];
+            // Not empty for a prefix (it did not end in the static string).
+            let rest = &lit[pos..];
             match self.b.slots[self.first_slot + k] {
                 Slot::Int { kind, .. } => {
                     let run = rest.iter().take_while(|&&c| is_digit(kind, c)).count();
-                    for l in 1..=run {
+                    // A prefix of digits to its end: the value's rendering
+                    // starts with them (equal included).
+                    let partial = prefix && run == rest.len();
+                    if partial && !self.complete(Some(Want::IntPrefix(pos..lit.len()))) {
+                        return false;
+                    }
+                    for l in 1..=run - partial as usize {
                         let Some(v) = parse(kind, &rest[..l]) else {
                             break;
                         };
@@ -140,9 +151,16 @@ fn entries(b: &LogBlock, t: usize, lit: &[u8], start: usize, full: bool) -> Opti
                 Slot::Dict { warm, n, .. } => {
                     // A value compared is an eighth of a step.
                     self.steps += n as usize / 8;
+                    // A prefix ending in the value: the ids that start
+                    // with the rest of it.
+                    let mut ending = vec![false; if prefix { n as usize } else { 0 }];
                     for id in 0..n as usize {
                         let v = self.b.static_str(warm as usize + id);
-                        if rest.starts_with(v) {
+                        if prefix && v.len() >= rest.len() {
+                            if let Some(e) = ending.get_mut(id) {
+                                *e = v.starts_with(rest);
+                            }
+                        } else if rest.starts_with(v) {
                             self.wants.push(Want::Dict(id as u64));
                             let ok = self.go(k + 1, pos + v.len());
                             self.wants.pop();
@@ -151,9 +169,15 @@ fn entries(b: &LogBlock, t: usize, lit: &[u8], start: usize, full: bool) -> Opti
                             }
                         }
                     }
+                    if ending.contains(&true) && !self.complete(Some(Want::DictIn(ending))) {
+                        return false;
+                    }
                 }
                 Slot::Free { .. } => {
-                    for end in pos..=self.lit.len() {
+                    if prefix && !self.complete(Some(Want::FreePrefix(pos..lit.len()))) {
+                        return false;
+                    }
+                    for end in pos..=lit.len() - prefix as usize {
                         self.wants.push(Want::Free(pos..end));
                         let ok = self.go(k + 1, end);
                         self.wants.pop();
@@ -173,164 +197,12 @@ fn entries(b: &LogBlock, t: usize, lit: &[u8], start: usize, full: bool) -> Opti
         first_static: tm.first_static as usize,
         slots: tm.slots as usize,
         lit,
-        full,
+        mode,
         steps: 0,
         out: Vec::new(),
         wants: Vec::new(),
     };
     lay.go(0, start).then_some(lay.out)
-}
-
-/// A template's slot columns, unpacked when first compared.
-struct Columns<'b> {
-    b: &'b LogBlock,
-    first_slot: usize,
-    widths: Vec<Option<Vec<u64>>>,
-    /// Free slots' values decoded so far: per slot, per rank, its range in
-    /// `text` (`u32::MAX` start: not yet).
-    free: Vec<Option<Vec<(u32, u32)>>>,
-    text: Vec<u8>,
-    buf: Vec<u8>,
-}
-
-impl<'b> Columns<'b> {
-    fn new(b: &'b LogBlock, t: usize) -> Self {
-        let tm = b.templates[t];
-        Columns {
-            b,
-            first_slot: tm.first_slot as usize,
-            widths: vec![None; tm.slots as usize],
-            free: vec![None; tm.slots as usize],
-            text: Vec::new(),
-            buf: Vec::new(),
-        }
-    }
-
-    /// The digit count integer slot `k` pads its value at `rank` to.
-    fn width(&mut self, k: usize, rank: usize) -> usize {
-        let b = self.b;
-        match b.slots[self.first_slot + k] {
-            Slot::Int {
-                width: Width::Fixed(w),
-                ..
-            } => w as usize,
-            Slot::Int {
-                width: Width::PerRow,
-                widths,
-                ..
-            } => {
-                let col = self.widths[k].get_or_insert_with(|| {
-                    let mut out = Vec::new();
-                    widths.decode_all(&b.cps, &b.bytes[b.data_at..], &mut out);
-                    out
-                });
-                col.get(rank).copied().unwrap_or(0) as usize
-            }
-            _ => 0,
-        }
-    }
-
-    /// Free slot `k`'s value at `rank` (decoded once; `pool_base`: the
-    /// slot's first string in the pool).
-    fn free_value(&mut self, k: usize, rank: usize, pool_base: u32) -> &[u8] {
-        let b = self.b;
-        let spans = self.free[k].get_or_insert_with(Vec::new);
-        if spans.len() <= rank {
-            spans.resize(rank + 1, (u32::MAX, 0));
-        }
-        if spans[rank].0 == u32::MAX {
-            let at = self.text.len();
-            b.pool.get(
-                &b.bytes[b.pool_at..],
-                pool_base as usize + rank,
-                &mut self.text,
-            );
-            spans[rank] = (at as u32, self.text.len() as u32);
-        }
-        let (a, e) = spans[rank];
-        &self.text[a as usize..e as usize]
-    }
-
-    /// Per rank of the template (`count` rows), the entries of `entries`
-    /// (at most 64; bit `i` for entry `i`) whose integers and dictionary
-    /// ids equal the row's: compared in bulk, a necessary condition
-    /// ([`Self::exact`] settles it).
-    fn cheap(&mut self, count: usize, entries: &[Entry]) -> Vec<u64> {
-        let b = self.b;
-        let data = &b.bytes[b.data_at..];
-        let mut mask = vec![0u64; count];
-        let mut alive: Vec<bool> = Vec::with_capacity(count);
-        let mut scratch = Vec::new();
-        for (i, e) in entries.iter().enumerate() {
-            alive.clear();
-            alive.resize(count, true);
-            // Later slots first (a timestamp's seconds rule out more rows
-            // than its day; an id after a date), then dictionary ids;
-            // blocks already ruled out are passed over.
-            let ints = e
-                .wants
-                .iter()
-                .enumerate()
-                .rev()
-                .filter_map(|(k, w)| match *w {
-                    Want::Int(v, _) => Some((k, v)),
-                    _ => None,
-                });
-            let ids = e.wants.iter().enumerate().filter_map(|(k, w)| match *w {
-                Want::Dict(v) => Some((k, v)),
-                _ => None,
-            });
-            for (k, want) in ints.chain(ids) {
-                let col = match b.slots[self.first_slot + k] {
-                    Slot::Int { values, .. } => values,
-                    Slot::Dict { ids, .. } => ids,
-                    Slot::Free { .. } => continue,
-                };
-                col.keep_equal(&b.cps, data, want, &mut alive, &mut scratch);
-                if col.len as usize != count {
-                    // A column shorter than its template's rows (not in a
-                    // valid block): its missing values match nothing.
-                    alive
-                        .iter_mut()
-                        .skip(col.len as usize)
-                        .for_each(|a| *a = false);
-                }
-            }
-            for (m, &a) in mask.iter_mut().zip(&alive) {
-                *m |= (a as u64) << i;
-            }
-        }
-        mask
-    }
-
-    /// Whether entry `e`, whose integers and ids hold at `rank`, lays the
-    /// row exactly: its integers render to the digits laid (widths,
-    /// leading zeros), its free slots hold the bytes laid.
-    fn exact(&mut self, rank: usize, e: &Entry, lit: &[u8]) -> bool {
-        e.wants.iter().enumerate().all(|(k, w)| match w {
-            Want::Int(v, digits) => {
-                let Slot::Int { kind, .. } = self.b.slots[self.first_slot + k] else {
-                    return false;
-                };
-                let width = self.width(k, rank);
-                let buf = &mut self.buf;
-                buf.clear();
-                match kind {
-                    Kind::Dec => render_dec(buf, *v, width),
-                    Kind::HexLower => render_hex(buf, *v, width, false),
-                    _ => render_hex(buf, *v, width, true),
-                }
-                buf[..] == lit[digits.clone()]
-            }
-            Want::Dict(_) => true,
-            Want::Free(bytes) => match self.b.slots[self.first_slot + k] {
-                Slot::Free { pool_base } => {
-                    self.free_value(k, rank, pool_base) == &lit[bytes.clone()]
-                }
-                _ => false,
-            },
-        })
-    }
 }
 
 /// One block's side of an equality: per template, how its rows are
@@ -354,16 +226,35 @@ impl<'b> Side<'b> {
         }
     }
 
-    fn of(b: &'b LogBlock, t: usize, es: Option<Vec<Entry>>) -> Self {
+    fn of(b: &'b LogBlock, t: usize, es: Option<Vec<Entry>>, lit: &[u8]) -> Self {
         match es {
             None => Side::Render,
             Some(es) if es.is_empty() => Side::None,
             Some(es) => {
                 let mut cols = Columns::new(b, t);
-                let mask = cols.cheap(b.templates[t].count as usize, &es);
+                let mask = cols.cheap(b.templates[t].count as usize, &es, lit);
                 Side::Entries(es, mask, cols)
             }
         }
+    }
+}
+
+/// Whether every template of `b` with rows has an entry that pins no slot
+/// (a prefix of its first static string, a template without slots) and
+/// `ends` as it should: then every row matches, none need be visited.
+fn every_row(b: &LogBlock, per_t: &[Option<Vec<Entry>>], ends: impl Fn(&Entry) -> bool) -> bool {
+    per_t.iter().zip(&b.templates).all(|(es, tm)| {
+        tm.count == 0
+            || es
+                .as_ref()
+                .is_some_and(|es| es.iter().any(|e| e.wants.is_empty() && ends(e)))
+    })
+}
+
+/// Sets the first `rows` bits.
+fn fill(bits: &mut [u64], rows: usize) {
+    for r in 0..rows.min(bits.len() * 64) {
+        bits[r / 64] |= 1 << (r % 64);
     }
 }
 
@@ -393,7 +284,8 @@ fn ones(mut m: u64) -> impl Iterator<Item = usize> {
 }
 
 /// Whether a header entry and a body entry that hold (bits of `hm`, `bm`)
-/// meet at the same cut and `exact(i, j)` settles both.
+/// meet at the same cut and `exact(i, j)` settles both ([`COMPLETE`]
+/// header entries are settled before).
 fn meets(
     he: &[Entry],
     hm: u64,
@@ -411,21 +303,23 @@ const MAX_RENDER_SHARE: usize = 4;
 
 impl LogColumn {
     /// Sets bit `r % 64` of `bits[r / 64]` for every row `r` equal to
-    /// `lit` (null rows render empty: the caller clears them); `None`
-    /// (`bits` untouched) when templates past the bounds hold more than a
-    /// quarter of the rows: the caller then searches as before.
-    pub(crate) fn rows_equal(&self, lit: &[u8], bits: &mut [u64]) -> Option<()> {
+    /// `lit` (or, with `prefix`, starting with it; null rows render empty:
+    /// the caller clears them); `None` (`bits` untouched) when templates
+    /// past the bounds hold more than a quarter of the rows: the caller then
+    /// searches as before.
+    pub(crate) fn rows_laid(&self, lit: &[u8], prefix: bool, bits: &mut [u64]) -> Option<()> {
         let mut buf = Vec::new();
         let mut render = |r: usize, bits: &mut [u64]| {
             buf.clear();
-            if self.get_into(r, &mut buf).is_ok() && buf == lit {
+            let ok = self.get_into(r, &mut buf).is_ok();
+            if ok && (buf == lit || prefix && buf.starts_with(lit)) {
                 bits[r / 64] |= 1 << (r % 64);
             }
         };
         match self {
             LogColumn::Single(b) => {
                 let per_t: Vec<Option<Vec<Entry>>> = (0..b.templates())
-                    .map(|t| entries(b, t, lit, 0, true))
+                    .map(|t| entries(b, t, lit, 0, Mode { prefix, cut: false }))
                     .collect();
                 let heavy: usize = per_t
                     .iter()
@@ -439,10 +333,14 @@ impl LogColumn {
                 if heavy == 0 && per_t.iter().all(|e| e.as_ref().is_some_and(Vec::is_empty)) {
                     return Some(());
                 }
+                if every_row(b, &per_t, |_| true) {
+                    fill(bits, b.rows);
+                    return Some(());
+                }
                 let mut sides: Vec<Side<'_>> = per_t
                     .into_iter()
                     .enumerate()
-                    .map(|(t, es)| Side::of(b, t, es))
+                    .map(|(t, es)| Side::of(b, t, es, lit))
                     .collect();
                 let wanted: Vec<bool> = sides.iter().map(Side::wanted).collect();
                 b.for_rows_of(&wanted, |r, t, k| match &mut sides[t] {
@@ -460,12 +358,16 @@ impl LogColumn {
             LogColumn::Split(hb) => {
                 let (h, b) = (&hb.0, &hb.1);
                 let heads: Vec<Option<Vec<Entry>>> = (0..h.templates())
-                    .map(|t| entries(h, t, lit, 0, false))
+                    .map(|t| entries(h, t, lit, 0, Mode { prefix, cut: true }))
                     .collect();
                 // The cuts the header templates can end at; at each, the body
                 // templates whose first static string can stand there.
-                let mut cuts: Vec<usize> =
-                    heads.iter().flatten().flatten().map(|e| e.end).collect();
+                if every_row(h, &heads, |e| e.end == COMPLETE) {
+                    fill(bits, h.rows);
+                    return Some(());
+                }
+                let ends = heads.iter().flatten().flatten().map(|e| e.end);
+                let mut cuts: Vec<usize> = ends.filter(|&e| e != COMPLETE).collect();
                 cuts.sort_unstable();
                 cuts.dedup();
                 let buckets = by_first_byte(b);
@@ -476,7 +378,7 @@ impl LogColumn {
                     for &t in buckets[first].iter().chain(any) {
                         let slot = &mut bodies[t as usize];
                         let Some(es) = slot else { continue };
-                        match entries(b, t as usize, lit, c, true) {
+                        match entries(b, t as usize, lit, c, Mode { prefix, cut: false }) {
                             // Keyed by the cut they start at.
                             Some(found) if es.len() + found.len() <= MAX_ENTRIES => {
                                 es.extend(found.into_iter().map(|e| Entry { end: c, ..e }))
@@ -503,21 +405,28 @@ impl LogColumn {
                 let mut hs: Vec<Side<'_>> = heads
                     .into_iter()
                     .enumerate()
-                    .map(|(t, es)| Side::of(h, t, es))
+                    .map(|(t, es)| Side::of(h, t, es, lit))
                     .collect();
                 let mut bs: Vec<Side<'_>> = bodies
                     .into_iter()
                     .enumerate()
-                    .map(|(t, es)| Side::of(b, t, es))
+                    .map(|(t, es)| Side::of(b, t, es, lit))
                     .collect();
                 // Rows found through their header's template; the body's
                 // template and rank read per row.
                 let wanted: Vec<bool> = hs.iter().map(Side::wanted).collect();
                 h.for_rows_of(&wanted, |r, ht, hk| {
                     // Most rows of a wanted header template fail its cheap
-                    // mask: settled before the body's row index is read.
-                    if let Side::Entries(_, hm, _) = &hs[ht] {
-                        if hm.get(hk).copied().unwrap_or(0) == 0 {
+                    // mask: settled before the body's row index is read; a
+                    // prefix ending in the header settles its row there.
+                    if let Side::Entries(he, hm, hc) = &mut hs[ht] {
+                        let m = hm.get(hk).copied().unwrap_or(0);
+                        let done = |i: usize| he[i].end == COMPLETE;
+                        if ones(m).any(|i| done(i) && hc.exact(hk, &he[i], lit)) {
+                            bits[r / 64] |= 1 << (r % 64);
+                            return;
+                        }
+                        if !ones(m).any(|i| !done(i)) {
                             return;
                         }
                     }
@@ -616,6 +525,13 @@ mod tests {
                 lits.push(r[..r.len() - 1].to_vec());
             }
             lits.push([r.as_slice(), b"0"].concat());
+            // Prefixes ending in every kind of part (a static string, a
+            // digit run, a word, free text).
+            for cut in [1, 3, 6, 9, 13, 17, 22, 28] {
+                if cut < r.len() {
+                    lits.push(r[..cut].to_vec());
+                }
+            }
             if let Some(p) = r.iter().position(u8::is_ascii_digit) {
                 lits.push([&r[..p], b"0", &r[p..]].concat());
             }
@@ -645,24 +561,34 @@ mod tests {
             };
             let col = LogColumn::open(&encode_column(&rows, &opts)).unwrap();
             split_seen[col.is_split() as usize] = true;
-            let mut decided = 0;
+            let mut decided = [0, 0];
             for lit in literals(&owned) {
-                let mut bits = vec![0u64; rows.len().div_ceil(64)];
-                if col.rows_equal(&lit, &mut bits).is_none() {
-                    continue;
-                }
-                decided += 1;
-                for (r, row) in rows.iter().enumerate() {
-                    assert_eq!(
-                        bits[r / 64] >> (r % 64) & 1 == 1,
-                        *row == &lit[..],
-                        "row {r} {:?} against {:?}",
-                        String::from_utf8_lossy(row),
-                        String::from_utf8_lossy(&lit)
-                    );
+                for prefix in [false, true] {
+                    let mut bits = vec![0u64; rows.len().div_ceil(64)];
+                    if col.rows_laid(&lit, prefix, &mut bits).is_none() {
+                        continue;
+                    }
+                    decided[prefix as usize] += 1;
+                    for (r, row) in rows.iter().enumerate() {
+                        let want = if prefix {
+                            row.starts_with(&lit)
+                        } else {
+                            *row == &lit[..]
+                        };
+                        assert_eq!(
+                            bits[r / 64] >> (r % 64) & 1 == 1,
+                            want,
+                            "row {r} {:?} against {:?} (prefix: {prefix})",
+                            String::from_utf8_lossy(row),
+                            String::from_utf8_lossy(&lit)
+                        );
+                    }
                 }
             }
-            assert!(decided > 100, "{decided} literals decided on the slots");
+            assert!(
+                decided[0] > 100 && decided[1] > 100,
+                "{decided:?} decided on the slots"
+            );
         }
         assert!(split_seen[0] && split_seen[1], "{split_seen:?}");
     }
@@ -687,20 +613,23 @@ mod tests {
         let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
         let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
         for lit in literals(&owned) {
-            let mut bits = vec![0u64; rows.len().div_ceil(64)];
-            if col.rows_equal(&lit, &mut bits).is_none() {
-                assert!(
-                    bits.iter().all(|&w| w == 0),
-                    "bits written before giving up"
-                );
-                continue;
-            }
-            for (r, row) in rows.iter().enumerate() {
-                assert_eq!(
-                    bits[r / 64] >> (r % 64) & 1 == 1,
-                    *row == &lit[..],
-                    "row {r}"
-                );
+            for prefix in [false, true] {
+                let mut bits = vec![0u64; rows.len().div_ceil(64)];
+                if col.rows_laid(&lit, prefix, &mut bits).is_none() {
+                    assert!(
+                        bits.iter().all(|&w| w == 0),
+                        "bits written before giving up"
+                    );
+                    continue;
+                }
+                for (r, row) in rows.iter().enumerate() {
+                    let want = if prefix {
+                        row.starts_with(&lit)
+                    } else {
+                        *row == &lit[..]
+                    };
+                    assert_eq!(bits[r / 64] >> (r % 64) & 1 == 1, want, "row {r}");
+                }
             }
         }
     }

@@ -143,6 +143,7 @@ mod header;
 mod layouts;
 mod mine;
 mod options;
+mod pinned;
 mod pool;
 mod render;
 mod search;
@@ -152,6 +153,7 @@ mod summary;
 mod text;
 mod tokenize;
 mod typing;
+mod uniform;
 
 pub(crate) use assign::LEARN_BATCH;
 pub use decode::LogBlock;

@@ -627,35 +627,6 @@ impl LogColumn {
         Some(self.render_checks_with(&verdict, templates, bits, test, pre))
     }
 
-    /// The verdict of every row when one template verdict settles them all
-    /// (a prefix of the date every row starts with, a pattern no template
-    /// spells): per template with rows of the single or header block (a
-    /// header's only when its skeleton leaves every automaton settled),
-    /// stopping at the first that differs. No row index is read.
-    fn uniform(&self, automata: &[SetAutomaton<'_>]) -> Option<Verdict> {
-        let starts: Vec<States> = automata.iter().map(|a| a.start()).collect();
-        let (b, split) = match self {
-            LogColumn::Single(b) => (&**b, false),
-            LogColumn::Split(hb) => (&hb.0, true),
-        };
-        let mut seen = None;
-        for (t, tm) in b.templates.iter().enumerate() {
-            if tm.count == 0 {
-                continue;
-            }
-            let end = ends(automata, &starts, &parts_of(&[(b, t as u32)]));
-            if split && !end.iter().all(|e| SetAutomaton::settled(e)) {
-                return None;
-            }
-            match verdict(automata, &end) {
-                Verdict::Check => return None,
-                v if seen.is_some_and(|s| s != v) => return None,
-                v => seen = Some(v),
-            }
-        }
-        seen
-    }
-
     /// Each row's plan and its templates (header, body): per template (a
     /// single block) or per pair of templates met (a split column), the
     /// verdict of `automata` (a dummy [`Verdict::Check`] once `over()`).

@@ -267,15 +267,15 @@ impl Compiled {
         })
     }
 
-    /// The literal a case-sensitive equality (or one-value IN list)
-    /// compares rows with.
-    pub(crate) fn plain_equality(&self) -> Option<&[u8]> {
+    /// The literal a case-sensitive equality (or one-value IN list) or
+    /// prefix compares rows with, and whether it is a prefix.
+    pub(crate) fn plain_literal(&self) -> Option<(&[u8], bool)> {
         match &self.test {
             Test::Automata {
-                simple: Some((Simple::Equals, v)),
+                simple: Some((s @ (Simple::Equals | Simple::Prefix), v)),
                 fold: false,
                 ..
-            } => Some(v),
+            } => Some((v, *s == Simple::Prefix)),
             _ => None,
         }
     }

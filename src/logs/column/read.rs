@@ -118,15 +118,17 @@ impl IntCol {
         range
     }
 
-    /// Clears `alive[i]` for each value `i` of the column that differs from
-    /// `want` (`alive`: one flag per value, or fewer). A block whose
-    /// bounds ([`block_bounds`]) leave `want` out is cleared without being
-    /// unpacked, one with no flag set is passed over. `scratch`: reused.
-    pub(crate) fn keep_equal(
+    /// Clears `alive[i]` for each value `i` of the column that `keep`
+    /// refuses (`alive`: one flag per value, or fewer); `keep` holds only
+    /// within `lo ..= hi`. A block whose bounds ([`block_bounds`]) miss
+    /// that range is cleared without being unpacked, one with no flag set
+    /// is passed over. `scratch`: reused.
+    pub(crate) fn keep_if(
         &self,
         cps: &[Checkpoint],
         data: &[u8],
-        want: u64,
+        (lo, hi): (u64, u64),
+        keep: impl Fn(u64) -> bool,
         alive: &mut [bool],
         scratch: &mut Vec<u64>,
     ) {
@@ -139,14 +141,14 @@ impl IntCol {
             if !a.contains(&true) {
                 continue;
             }
-            if block_bounds(cp, n).is_some_and(|(lo, hi)| want < lo || want > hi) {
+            if block_bounds(cp, n).is_some_and(|(l, h)| hi < l || lo > h) {
                 a.fill(false);
                 continue;
             }
             scratch.clear();
             decode_one(cp, data, n, scratch);
             for (f, &v) in a.iter_mut().zip(scratch.iter()) {
-                *f &= v == want;
+                *f &= keep(v);
             }
         }
     }

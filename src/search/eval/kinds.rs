@@ -13,7 +13,7 @@ use crate::search::Strategy;
 
 impl Search<'_> {
     /// A log-template chunk searched with its templates matched once: an
-    /// equality laid over each template and decided on the slot columns
+    /// equality or prefix laid over each template and decided on the slot columns
     /// (`logs::equals`), a plain substring through the templates' static
     /// text and skeletons (`logs::search`), another pattern whose automata
     /// are small enough through the skeletons (`logs::skeleton`); only the
@@ -27,8 +27,17 @@ impl Search<'_> {
         view: ChunkView<'_>,
         bits: &mut [u64],
     ) -> Result<bool> {
-        let equal = self.c.plain_equality();
-        if equal.and_then(|lit| col.rows_equal(lit, bits)).is_some() {
+        let laid = self.c.plain_literal();
+        // A prefix every template settles alike (the date every row starts
+        // with) is answered from the templates' skeletons alone.
+        let settled = laid.is_some_and(|(_, prefix)| prefix)
+            && col.rows_uniform(self.c.dfas(), bits).is_some();
+        if settled {
+            // Every row decided by one verdict (`logs::uniform`).
+        } else if laid
+            .and_then(|(lit, prefix)| col.rows_laid(lit, prefix, bits))
+            .is_some()
+        {
             // Laid over each template once, decided on the slot columns
             // (`logs::equals`).
         } else if let Some(f) = self.c.block_finder() {
