@@ -217,6 +217,26 @@ enum Side<'b> {
 }
 
 impl<'b> Side<'b> {
+    /// Whether a row of this header template matches only with its body:
+    /// not rendered, no prefix ending in the header.
+    fn needs_body(&self) -> bool {
+        match self {
+            Side::None => true,
+            Side::Render => false,
+            Side::Entries(es, ..) => es.iter().all(|e| e.end != COMPLETE),
+        }
+    }
+
+    /// Rows of the template visited: those passing the cheap masks, or
+    /// every row when rendered.
+    fn passing(&self) -> usize {
+        match self {
+            Side::None => 0,
+            Side::Render => usize::MAX,
+            Side::Entries(_, mask, _) => mask.iter().filter(|&&m| m != 0).count(),
+        }
+    }
+
     /// Whether a row of this template can match: its rows are visited.
     fn wanted(&self) -> bool {
         match self {
@@ -281,6 +301,58 @@ fn ones(mut m: u64) -> impl Iterator<Item = usize> {
             i
         })
     })
+}
+
+/// A row of a header/body column: its index, header template and rank.
+#[derive(Clone, Copy)]
+struct Row {
+    r: usize,
+    ht: usize,
+    hk: usize,
+}
+
+/// Decides row `at` of a header/body column (`body()`: its body template
+/// and rank, read only when the header leaves the row open).
+fn decide(
+    hs: &mut [Side<'_>],
+    bs: &mut [Side<'_>],
+    at: Row,
+    body: impl FnOnce() -> (usize, usize),
+    lit: &[u8],
+    bits: &mut [u64],
+    render: &mut impl FnMut(usize, &mut [u64]),
+) {
+    let Row { r, ht, hk } = at;
+    // Most rows of a wanted header template fail its cheap mask: settled
+    // before the body's row index is read; a prefix ending in the header
+    // settles its row there.
+    if let Some(Side::Entries(he, hm, hc)) = hs.get_mut(ht) {
+        let m = hm.get(hk).copied().unwrap_or(0);
+        let done = |i: usize| he[i].end == COMPLETE;
+        if ones(m).any(|i| done(i) && hc.exact(hk, &he[i], lit)) {
+            bits[r / 64] |= 1 << (r % 64);
+            return;
+        }
+        if !ones(m).any(|i| !done(i)) {
+            return;
+        }
+    }
+    let (bt, bk) = body();
+    let (Some(hside), Some(bside)) = (hs.get_mut(ht), bs.get_mut(bt)) else {
+        return;
+    };
+    match (hside, bside) {
+        (Side::None, _) | (Side::Entries(..), Side::None) => {}
+        (Side::Render, _) | (Side::Entries(..), Side::Render) => render(r, bits),
+        (Side::Entries(he, hm, hc), Side::Entries(be, bm, bc)) => {
+            let hm = hm.get(hk).copied().unwrap_or(0);
+            let bm = bm.get(bk).copied().unwrap_or(0);
+            let exact = |i: usize, j: usize| hc.exact(hk, &he[i], lit) && bc.exact(bk, &be[j], lit);
+            if meets(he, hm, be, bm, exact) {
+                bits[r / 64] |= 1 << (r % 64);
+            }
+        }
+    }
 }
 
 /// Whether a header entry and a body entry that hold (bits of `hm`, `bm`)
@@ -412,46 +484,37 @@ impl LogColumn {
                     .enumerate()
                     .map(|(t, es)| Side::of(b, t, es, lit))
                     .collect();
-                // Rows found through their header's template; the body's
-                // template and rank read per row.
-                let wanted: Vec<bool> = hs.iter().map(Side::wanted).collect();
-                h.for_rows_of(&wanted, |r, ht, hk| {
-                    // Most rows of a wanted header template fail its cheap
-                    // mask: settled before the body's row index is read; a
-                    // prefix ending in the header settles its row there.
-                    if let Side::Entries(he, hm, hc) = &mut hs[ht] {
-                        let m = hm.get(hk).copied().unwrap_or(0);
-                        let done = |i: usize| he[i].end == COMPLETE;
-                        if ones(m).any(|i| done(i) && hc.exact(hk, &he[i], lit)) {
-                            bits[r / 64] |= 1 << (r % 64);
-                            return;
-                        }
-                        if !ones(m).any(|i| !done(i)) {
-                            return;
-                        }
-                    }
-                    let (bt, bk) = b.locate(r);
-                    let Some(bside) = bs.get_mut(bt) else { return };
-                    match (&mut hs[ht], bside) {
-                        (Side::None, _) | (Side::Entries(..), Side::None) => {}
-                        (Side::Render, _) => render(r, bits),
-                        (Side::Entries(_, hm, _), Side::Render) => {
-                            if hm.get(hk).is_some_and(|&m| m != 0) {
-                                render(r, bits)
+                // Rows found through the side that passes fewer: the
+                // header's template, its body's read per row; or the
+                // body's, when no header row is settled alone (rendered, or
+                // a prefix ending in the header).
+                let (wanted_h, wanted_b): (Vec<bool>, Vec<bool>) = (
+                    hs.iter().map(Side::wanted).collect(),
+                    bs.iter().map(Side::wanted).collect(),
+                );
+                let passing = |sides: &[Side<'_>]| {
+                    sides
+                        .iter()
+                        .fold(0usize, |n, s| n.saturating_add(s.passing()))
+                };
+                let by_body = hs.iter().all(Side::needs_body) && passing(&bs) < passing(&hs);
+                if by_body {
+                    b.for_rows_of(&wanted_b, |r, bt, bk| {
+                        if let Side::Entries(_, bm, _) = &bs[bt] {
+                            if bm.get(bk).copied().unwrap_or(0) == 0 {
+                                return;
                             }
                         }
-                        (Side::Entries(he, hm, hc), Side::Entries(be, bm, bc)) => {
-                            let hm = hm.get(hk).copied().unwrap_or(0);
-                            let bm = bm.get(bk).copied().unwrap_or(0);
-                            let exact = |i: usize, j: usize| {
-                                hc.exact(hk, &he[i], lit) && bc.exact(bk, &be[j], lit)
-                            };
-                            if meets(he, hm, be, bm, exact) {
-                                bits[r / 64] |= 1 << (r % 64);
-                            }
-                        }
-                    }
-                });
+                        let (ht, hk) = h.locate(r);
+                        let at = Row { r, ht, hk };
+                        decide(&mut hs, &mut bs, at, || (bt, bk), lit, bits, &mut render);
+                    });
+                } else {
+                    h.for_rows_of(&wanted_h, |r, ht, hk| {
+                        let at = Row { r, ht, hk };
+                        decide(&mut hs, &mut bs, at, || b.locate(r), lit, bits, &mut render);
+                    });
+                }
                 Some(())
             }
         }
