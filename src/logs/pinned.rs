@@ -49,6 +49,15 @@ pub(super) fn parse(kind: Kind, digits: &[u8]) -> Option<u64> {
     })
 }
 
+/// Whether every value from `lo` to `hi` renders (decimal, natural
+/// width) with the same first `len` digits: then a prefix of `len` digits
+/// holds for all of them or for none, as it does for `lo`.
+fn same_leading(lo: u64, hi: u64, len: usize) -> bool {
+    let digits = |v: u64| v.checked_ilog10().unwrap_or(0) + 1;
+    let (n, len) = (digits(lo), len as u32);
+    n == digits(hi) && n >= len && lo / 10u64.pow(n - len) == hi / 10u64.pow(n - len)
+}
+
 /// For a slot that renders decimal integers at their natural width: the
 /// test that a value's rendering starts with `digits`, on the value alone
 /// (its leading digits), so that no row need be rendered.
@@ -179,12 +188,17 @@ impl<'b> Columns<'b> {
                 let (cps, a, sc) = (&b.cps, &mut alive, &mut scratch);
                 match w {
                     Want::Int(v, _) | Want::Dict(v) => {
-                        col.keep_if(cps, data, (*v, *v), |x| x == *v, a, sc)
+                        let block = |l: u64, h: u64| (*v < l || *v > h).then_some(false);
+                        col.keep_if(cps, data, block, |x| x == *v, a, sc)
                     }
                     Want::IntPrefix(digits) => {
                         if let Slot::Int { kind, width, .. } = b.slots[self.first_slot + k] {
-                            if let Some(test) = natural_prefix(kind, width, &lit[digits.clone()]) {
-                                col.keep_if(cps, data, (0, u64::MAX), test, a, sc);
+                            let digits = &lit[digits.clone()];
+                            if let Some(test) = natural_prefix(kind, width, digits) {
+                                let block = |l: u64, h: u64| {
+                                    same_leading(l, h, digits.len()).then(|| test(l))
+                                };
+                                col.keep_if(cps, data, block, &test, a, sc);
                             }
                         }
                     }
@@ -192,7 +206,10 @@ impl<'b> Columns<'b> {
                         let lo = set.iter().position(|&x| x).unwrap_or(0) as u64;
                         let hi = set.iter().rposition(|&x| x).unwrap_or(0) as u64;
                         let keep = |x: u64| set.get(x as usize).copied().unwrap_or(false);
-                        col.keep_if(cps, data, (lo, hi), keep, a, sc)
+                        {
+                            let block = |l: u64, h: u64| (hi < l || lo > h).then_some(false);
+                            col.keep_if(cps, data, block, keep, a, sc)
+                        }
                     }
                     _ => {}
                 }
@@ -266,5 +283,41 @@ impl<'b> Columns<'b> {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block settled from its bounds agrees with every value in them.
+    #[test]
+    fn blocks_settled_by_leading_digits_agree_with_their_values() {
+        for (lo, hi) in [
+            (0, 9),
+            (10, 19),
+            (110, 119),
+            (1100, 1199),
+            (95, 105),
+            (1117838570, 1117839999),
+            (0, 0),
+            (7, 7),
+        ] {
+            for digits in [&b"1"[..], b"11", b"111", b"0", b"07", b"9", b"10"] {
+                let test = natural_prefix(Kind::Dec, Width::Natural, digits).unwrap();
+                if same_leading(lo, hi, digits.len()) {
+                    let want = test(lo);
+                    for v in (lo..=hi).step_by(((hi - lo) / 1000).max(1) as usize) {
+                        assert_eq!(test(v), want, "{v} in {lo}..={hi}, digits {digits:?}");
+                    }
+                }
+            }
+        }
+        let t = natural_prefix(Kind::Dec, Width::Natural, b"11").unwrap();
+        assert!(t(11) && t(112) && t(1117838570) && !t(1) && !t(211) && !t(0));
+        assert!(natural_prefix(Kind::Dec, Width::Fixed(4), b"11").is_none());
+        assert!(natural_prefix(Kind::HexLower, Width::Natural, b"11").is_none());
+        let z = natural_prefix(Kind::Dec, Width::Natural, b"0").unwrap();
+        assert!(z(0) && !z(10));
     }
 }

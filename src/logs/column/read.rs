@@ -119,15 +119,16 @@ impl IntCol {
     }
 
     /// Clears `alive[i]` for each value `i` of the column that `keep`
-    /// refuses (`alive`: one flag per value, or fewer); `keep` holds only
-    /// within `lo ..= hi`. A block whose bounds ([`block_bounds`]) miss
-    /// that range is cleared without being unpacked, one with no flag set
-    /// is passed over. `scratch`: reused.
+    /// refuses (`alive`: one flag per value, or fewer). `block(lo, hi)`
+    /// settles a whole block from its bounds ([`block_bounds`]) when it
+    /// can: `Some(false)` clears it and `Some(true)` keeps it, unread;
+    /// `None` unpacks it and asks `keep` of each value. A block with no
+    /// flag set is passed over. `scratch`: reused.
     pub(crate) fn keep_if(
         &self,
         cps: &[Checkpoint],
         data: &[u8],
-        (lo, hi): (u64, u64),
+        block: impl Fn(u64, u64) -> Option<bool>,
         keep: impl Fn(u64) -> bool,
         alive: &mut [bool],
         scratch: &mut Vec<u64>,
@@ -141,9 +142,13 @@ impl IntCol {
             if !a.contains(&true) {
                 continue;
             }
-            if block_bounds(cp, n).is_some_and(|(l, h)| hi < l || lo > h) {
-                a.fill(false);
-                continue;
+            match block_bounds(cp, n).and_then(|(l, h)| block(l, h)) {
+                Some(false) => {
+                    a.fill(false);
+                    continue;
+                }
+                Some(true) => continue,
+                None => {}
             }
             scratch.clear();
             decode_one(cp, data, n, scratch);
