@@ -2,7 +2,8 @@
 //! on one thread with its phases timed, for profiling (`perf record`).
 //!
 //! `cargo run --release -p fastpair-lab --example search_probe -- COLUMN NEEDLE [KIND] [REPS]`
-//! KIND: contains (default), equals, prefix, like; REPS default 50.
+//! KIND: contains (default), equals, prefix, like, in (values split at
+//! newlines); REPS default 50.
 //! `FASTPAIR_PROBE_LOGS=1` writes the column as log-template chunks.
 
 use std::time::Instant;
@@ -42,6 +43,8 @@ fn main() {
         Some("equals") => Predicate::equals(lit),
         Some("prefix") => Predicate::prefix(lit),
         Some("like") => Predicate::like(lit),
+        // An IN list: the values separated by newlines.
+        Some("in") => Predicate::in_list(lit.split(|&c| c == b'\n').map(<[u8]>::to_vec)),
         _ => Predicate::contains(lit),
     };
     let reps: usize = a.get(3).and_then(|x| x.parse().ok()).unwrap_or(50);

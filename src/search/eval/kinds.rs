@@ -13,11 +13,11 @@ use crate::search::Strategy;
 
 impl Search<'_> {
     /// A log-template chunk searched with its templates matched once: an
-    /// equality or prefix laid over each template and decided on the slot columns
-    /// (`logs::equals`), a plain substring through the templates' static
-    /// text and skeletons (`logs::search`), another pattern whose automata
-    /// are small enough through the skeletons (`logs::skeleton`); only the
-    /// rows whose
+    /// equality, IN list or prefix laid over each template and decided on
+    /// the slot columns (`logs::equals`), a plain substring through the
+    /// templates' static text and skeletons (`logs::search`), another
+    /// pattern whose automata are small enough through the skeletons
+    /// (`logs::skeleton`); only the rows whose
     /// template leaves the answer open are rendered; then negation, and
     /// nulls never selected. `false` (nothing written) when the pattern
     /// takes neither: the caller renders every row.
@@ -40,6 +40,21 @@ impl Search<'_> {
         {
             // Laid over each template once, decided on the slot columns
             // (`logs::equals`).
+        } else if let Test::Set {
+            values,
+            fold: false,
+        } = &self.c.test
+        {
+            // An IN list: each value laid like an equality (its rows OR-ed
+            // in); when one cannot be, nothing is kept and every row is
+            // rendered by the caller.
+            if !values
+                .iter()
+                .all(|v| col.rows_laid(v, false, bits).is_some())
+            {
+                bits.fill(0);
+                return Ok(false);
+            }
         } else if let Some(f) = self.c.block_finder() {
             col.rows_containing(f, bits)?;
         } else if let Test::Automata { .. } = self.c.test {
