@@ -35,7 +35,7 @@
 //! searches the column as before. Exact either way.
 
 use super::decode::{LogBlock, Slot};
-use super::pinned::{parse, Columns, Entry, Want, COMPLETE};
+use super::pinned::{natural_prefix, parse, Columns, Entry, Want, COMPLETE};
 use super::split::LogColumn;
 use super::Kind;
 
@@ -128,13 +128,16 @@ fn entries(b: &LogBlock, t: usize, lit: &[u8], start: usize, mode: Mode) -> Opti
             // Not empty for a prefix (it did not end in the static string).
             let rest = &lit[pos..];
             match self.b.slots[self.first_slot + k] {
-                Slot::Int { kind, .. } => {
+                Slot::Int { kind, width, .. } => {
                     let run = rest.iter().take_while(|&&c| is_digit(kind, c)).count();
                     // A prefix of digits to its end: the value's rendering
                     // starts with them (equal included).
                     let partial = prefix && run == rest.len();
-                    if partial && !self.complete(Some(Want::IntPrefix(pos..lit.len()))) {
-                        return false;
+                    if partial {
+                        let natural = natural_prefix(kind, width, rest).is_some();
+                        if !self.complete(Some(Want::IntPrefix(pos..lit.len(), natural))) {
+                            return false;
+                        }
                     }
                     for l in 1..=run - partial as usize {
                         let Some(v) = parse(kind, &rest[..l]) else {
@@ -257,6 +260,18 @@ impl<'b> Side<'b> {
             }
         }
     }
+}
+
+/// Rows of `b`'s templates past the bounds (`None`): rendered and compared.
+fn rendered_rows(b: &LogBlock, per_t: &[Option<Vec<Entry>>]) -> usize {
+    let heavy = per_t.iter().zip(&b.templates).filter(|(e, _)| e.is_none());
+    heavy.map(|(_, t)| t.count as usize).sum()
+}
+
+/// Each template's side of `b`, its cheap masks worked out.
+fn sides<'b>(b: &'b LogBlock, per_t: Vec<Option<Vec<Entry>>>, lit: &[u8]) -> Vec<Side<'b>> {
+    let each = per_t.into_iter().enumerate();
+    each.map(|(t, es)| Side::of(b, t, es, lit)).collect()
 }
 
 /// Whether every template of `b` with rows has an entry that pins no slot
@@ -393,12 +408,7 @@ impl LogColumn {
                 let per_t: Vec<Option<Vec<Entry>>> = (0..b.templates())
                     .map(|t| entries(b, t, lit, 0, Mode { prefix, cut: false }))
                     .collect();
-                let heavy: usize = per_t
-                    .iter()
-                    .zip(&b.templates)
-                    .filter(|(e, _)| e.is_none())
-                    .map(|(_, t)| t.count as usize)
-                    .sum();
+                let heavy = rendered_rows(b, &per_t);
                 if heavy * MAX_RENDER_SHARE > b.rows {
                     return None;
                 }
@@ -409,11 +419,7 @@ impl LogColumn {
                     fill(bits, b.rows);
                     return Some(());
                 }
-                let mut sides: Vec<Side<'_>> = per_t
-                    .into_iter()
-                    .enumerate()
-                    .map(|(t, es)| Side::of(b, t, es, lit))
-                    .collect();
+                let mut sides = sides(b, per_t, lit);
                 let wanted: Vec<bool> = sides.iter().map(Side::wanted).collect();
                 b.for_rows_of(&wanted, |r, t, k| match &mut sides[t] {
                     Side::None => {}
@@ -432,12 +438,12 @@ impl LogColumn {
                 let heads: Vec<Option<Vec<Entry>>> = (0..h.templates())
                     .map(|t| entries(h, t, lit, 0, Mode { prefix, cut: true }))
                     .collect();
-                // The cuts the header templates can end at; at each, the body
-                // templates whose first static string can stand there.
                 if every_row(h, &heads, |e| e.end == COMPLETE) {
                     fill(bits, h.rows);
                     return Some(());
                 }
+                // The cuts the header templates can end at; at each, the body
+                // templates whose first static string can stand there.
                 let ends = heads.iter().flatten().flatten().map(|e| e.end);
                 let mut cuts: Vec<usize> = ends.filter(|&e| e != COMPLETE).collect();
                 cuts.sort_unstable();
@@ -459,31 +465,12 @@ impl LogColumn {
                         }
                     }
                 }
-                let heavy_h: usize = heads
-                    .iter()
-                    .zip(&h.templates)
-                    .filter(|(e, _)| e.is_none())
-                    .map(|(_, t)| t.count as usize)
-                    .sum();
-                let heavy_b: usize = bodies
-                    .iter()
-                    .zip(&b.templates)
-                    .filter(|(e, _)| e.is_none())
-                    .map(|(_, t)| t.count as usize)
-                    .sum();
-                if (heavy_h + heavy_b) * MAX_RENDER_SHARE > h.rows {
+                if (rendered_rows(h, &heads) + rendered_rows(b, &bodies)) * MAX_RENDER_SHARE
+                    > h.rows
+                {
                     return None;
                 }
-                let mut hs: Vec<Side<'_>> = heads
-                    .into_iter()
-                    .enumerate()
-                    .map(|(t, es)| Side::of(h, t, es, lit))
-                    .collect();
-                let mut bs: Vec<Side<'_>> = bodies
-                    .into_iter()
-                    .enumerate()
-                    .map(|(t, es)| Side::of(b, t, es, lit))
-                    .collect();
+                let (mut hs, mut bs) = (sides(h, heads, lit), sides(b, bodies, lit));
                 // Rows found through the side that passes fewer: the
                 // header's template, its body's read per row; or the
                 // body's, when no header row is settled alone (rendered, or

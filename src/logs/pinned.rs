@@ -18,8 +18,9 @@ pub(super) enum Want {
     /// A free slot's bytes: these of the literal.
     Free(Range<usize>),
     /// A prefix ending in an integer slot: its rendering starts with these
-    /// bytes of the literal.
-    IntPrefix(Range<usize>),
+    /// bytes of the literal; `true` when that is settled on the value alone
+    /// ([`natural_prefix`]), by the bulk comparison.
+    IntPrefix(Range<usize>, bool),
     /// A prefix ending in a dictionary slot: one of these ids (`true`).
     DictIn(Vec<bool>),
     /// A prefix ending in a free slot: its value starts with these bytes.
@@ -173,7 +174,7 @@ impl<'b> Columns<'b> {
                 .iter()
                 .enumerate()
                 .rev()
-                .filter(|(_, w)| matches!(w, Want::Int(..) | Want::IntPrefix(_)));
+                .filter(|(_, w)| matches!(w, Want::Int(..) | Want::IntPrefix(..)));
             let ids = e
                 .wants
                 .iter()
@@ -191,7 +192,7 @@ impl<'b> Columns<'b> {
                         let block = |l: u64, h: u64| (*v < l || *v > h).then_some(false);
                         col.keep_if(cps, data, block, |x| x == *v, a, sc)
                     }
-                    Want::IntPrefix(digits) => {
+                    Want::IntPrefix(digits, true) => {
                         if let Slot::Int { kind, width, .. } = b.slots[self.first_slot + k] {
                             let digits = &lit[digits.clone()];
                             if let Some(test) = natural_prefix(kind, width, digits) {
@@ -234,23 +235,16 @@ impl<'b> Columns<'b> {
     /// leading zeros), its free slots hold the bytes laid.
     pub(super) fn exact(&mut self, rank: usize, e: &Entry, lit: &[u8]) -> bool {
         e.wants.iter().enumerate().all(|(k, w)| match w {
-            Want::Int(_, digits) | Want::IntPrefix(digits) => {
+            // Settled on the value alone by `cheap`.
+            Want::IntPrefix(_, true) => true,
+            Want::Int(_, digits) | Want::IntPrefix(digits, false) => {
                 let b = self.b;
                 let Slot::Int { kind, values, .. } = b.slots[self.first_slot + k] else {
                     return false;
                 };
                 let v = match w {
                     Want::Int(v, _) => *v,
-                    _ => {
-                        // Settled on the value alone by `cheap`.
-                        let Slot::Int { width, .. } = b.slots[self.first_slot + k] else {
-                            return false;
-                        };
-                        if natural_prefix(kind, width, &lit[digits.clone()]).is_some() {
-                            return true;
-                        }
-                        values.get(&b.cps, &b.bytes[b.data_at..], rank)
-                    }
+                    _ => values.get(&b.cps, &b.bytes[b.data_at..], rank),
                 };
                 let width = self.width(k, rank);
                 let buf = &mut self.buf;
