@@ -29,184 +29,22 @@
 //! over the suffixes after those ends, and a row matches when an entry of
 //! its header template and one of its body template meet at the same cut.
 //!
-//! The entries are bounded ([`MAX_ENTRIES`], [`MAX_STEPS`]): a template
+//! A substring is laid anywhere over each template (`lay::inner_entries`):
+//! its entries pin the slots it covers — a value ending with its first
+//! bytes, holding all of it, values in between exactly, one starting with
+//! its last bytes — and the rows are decided the same way. Over a header
+//! and a body it lies in the header (running into the body at a cut, as
+//! above) or in the body alone, whose rows are visited apart.
+//!
+//! The entries are bounded (`lay::MAX_ENTRIES`, `lay::MAX_STEPS`): a template
 //! past them has its rows rendered and compared; when such templates hold
 //! more than a quarter of the rows ([`MAX_RENDER_SHARE`]) the caller
 //! searches the column as before. Exact either way.
 
-use super::decode::{LogBlock, Slot};
-use super::pinned::{natural_prefix, parse, Columns, Entry, Want, COMPLETE};
+use super::decode::LogBlock;
+use super::lay::{entries, inner_entries, Mode, MAX_ENTRIES};
+use super::pinned::{pins_nothing, Columns, Entry, PoolText, COMPLETE};
 use super::split::LogColumn;
-use super::Kind;
-
-/// Entries of a template (a header template: of all its cuts) past which
-/// the literal is not laid over the slots.
-const MAX_ENTRIES: usize = 64;
-
-/// Steps of laying the literal over one template past which its rows are
-/// rendered instead (free slots try every end, dictionary slots every
-/// value).
-const MAX_STEPS: usize = 20_000;
-
-/// How a literal is laid over a template.
-#[derive(Clone, Copy, Debug)]
-struct Mode {
-    /// A prefix: the literal may end anywhere in the row ([`COMPLETE`]).
-    prefix: bool,
-    /// A header: the template may end before the literal does (an entry
-    /// ending at that cut, for the body to take on).
-    cut: bool,
-}
-
-/// Whether `c` is a digit an integer slot of `kind` renders.
-fn is_digit(kind: Kind, c: u8) -> bool {
-    match kind {
-        Kind::Dec => c.is_ascii_digit(),
-        Kind::HexLower => c.is_ascii_digit() || (b'a'..=b'f').contains(&c),
-        _ => c.is_ascii_digit() || (b'A'..=b'F').contains(&c),
-    }
-}
-
-/// Lays `lit[start..]` over template `t` of `b` as `mode` says: its
-/// entries, `None` past the bounds.
-fn entries(b: &LogBlock, t: usize, lit: &[u8], start: usize, mode: Mode) -> Option<Vec<Entry>> {
-    // A template without rows (the escape template of a block that escaped
-    // none) matches none: laid over nothing.
-    if b.templates[t].count == 0 {
-        return Some(Vec::new());
-    }
-    struct Lay<'a> {
-        b: &'a LogBlock,
-        first_slot: usize,
-        first_static: usize,
-        slots: usize,
-        lit: &'a [u8],
-        mode: Mode,
-        steps: usize,
-        out: Vec<Entry>,
-        wants: Vec<Want>,
-    }
-    impl Lay<'_> {
-        /// A prefix ends here, the slot before pinned by `last` (if any).
-        fn complete(&mut self, last: Option<Want>) -> bool {
-            let n = self.wants.len();
-            self.wants.extend(last);
-            self.out.push(Entry {
-                end: COMPLETE,
-                wants: self.wants.clone(),
-            });
-            self.wants.truncate(n);
-            self.out.len() <= MAX_ENTRIES
-        }
-
-        /// Slot `k` onwards from `pos` (static string `k` first); false
-        /// past the bounds.
-        fn go(&mut self, k: usize, pos: usize) -> bool {
-            self.steps += 1;
-            if self.steps > MAX_STEPS {
-                return false;
-            }
-            let s = self.b.static_str(self.first_static + k);
-            let (lit, prefix) = (self.lit, self.mode.prefix);
-            if prefix && lit.len() - pos <= s.len() {
-                // The prefix ends in this static string.
-                return !s.starts_with(&lit[pos..]) || self.complete(None);
-            }
-            if !lit[pos..].starts_with(s) {
-                return true;
-            }
-            let pos = pos + s.len();
-            if k == self.slots {
-                if self.mode.cut || pos == lit.len() {
-                    self.out.push(Entry {
-                        end: pos,
-                        wants: self.wants.clone(),
-                    });
-                }
-                return self.out.len() <= MAX_ENTRIES;
-            }
-            // Not empty for a prefix (it did not end in the static string).
-            let rest = &lit[pos..];
-            match self.b.slots[self.first_slot + k] {
-                Slot::Int { kind, width, .. } => {
-                    let run = rest.iter().take_while(|&&c| is_digit(kind, c)).count();
-                    // A prefix of digits to its end: the value's rendering
-                    // starts with them (equal included).
-                    let partial = prefix && run == rest.len();
-                    if partial {
-                        let natural = natural_prefix(kind, width, rest).is_some();
-                        if !self.complete(Some(Want::IntPrefix(pos..lit.len(), natural))) {
-                            return false;
-                        }
-                    }
-                    for l in 1..=run - partial as usize {
-                        let Some(v) = parse(kind, &rest[..l]) else {
-                            break;
-                        };
-                        self.wants.push(Want::Int(v, pos..pos + l));
-                        let ok = self.go(k + 1, pos + l);
-                        self.wants.pop();
-                        if !ok {
-                            return false;
-                        }
-                    }
-                }
-                Slot::Dict { warm, n, .. } => {
-                    // A value compared is an eighth of a step.
-                    self.steps += n as usize / 8;
-                    // A prefix ending in the value: the ids that start
-                    // with the rest of it.
-                    let mut ending = vec![false; if prefix { n as usize } else { 0 }];
-                    for id in 0..n as usize {
-                        let v = self.b.static_str(warm as usize + id);
-                        if prefix && v.len() >= rest.len() {
-                            if let Some(e) = ending.get_mut(id) {
-                                *e = v.starts_with(rest);
-                            }
-                        } else if rest.starts_with(v) {
-                            self.wants.push(Want::Dict(id as u64));
-                            let ok = self.go(k + 1, pos + v.len());
-                            self.wants.pop();
-                            if !ok {
-                                return false;
-                            }
-                        }
-                    }
-                    if ending.contains(&true) && !self.complete(Some(Want::DictIn(ending))) {
-                        return false;
-                    }
-                }
-                Slot::Free { .. } => {
-                    if prefix && !self.complete(Some(Want::FreePrefix(pos..lit.len()))) {
-                        return false;
-                    }
-                    for end in pos..=lit.len() - prefix as usize {
-                        self.wants.push(Want::Free(pos..end));
-                        let ok = self.go(k + 1, end);
-                        self.wants.pop();
-                        if !ok {
-                            return false;
-                        }
-                    }
-                }
-            }
-            true
-        }
-    }
-    let tm = b.templates[t];
-    let mut lay = Lay {
-        b,
-        first_slot: tm.first_slot as usize,
-        first_static: tm.first_static as usize,
-        slots: tm.slots as usize,
-        lit,
-        mode,
-        steps: 0,
-        out: Vec::new(),
-        wants: Vec::new(),
-    };
-    lay.go(0, start).then_some(lay.out)
-}
 
 /// One block's side of an equality: per template, how its rows are
 /// decided.
@@ -249,12 +87,18 @@ impl<'b> Side<'b> {
         }
     }
 
-    fn of(b: &'b LogBlock, t: usize, es: Option<Vec<Entry>>, lit: &[u8]) -> Self {
+    fn of(
+        b: &'b LogBlock,
+        t: usize,
+        es: Option<Vec<Entry>>,
+        lit: &[u8],
+        pool: &'b PoolText<'b>,
+    ) -> Self {
         match es {
             None => Side::Render,
             Some(es) if es.is_empty() => Side::None,
             Some(es) => {
-                let mut cols = Columns::new(b, t);
+                let mut cols = Columns::new(b, t, pool);
                 let mask = cols.cheap(b.templates[t].count as usize, &es, lit);
                 Side::Entries(es, mask, cols)
             }
@@ -269,9 +113,14 @@ fn rendered_rows(b: &LogBlock, per_t: &[Option<Vec<Entry>>]) -> usize {
 }
 
 /// Each template's side of `b`, its cheap masks worked out.
-fn sides<'b>(b: &'b LogBlock, per_t: Vec<Option<Vec<Entry>>>, lit: &[u8]) -> Vec<Side<'b>> {
+fn sides<'b>(
+    b: &'b LogBlock,
+    per_t: Vec<Option<Vec<Entry>>>,
+    lit: &[u8],
+    pool: &'b PoolText<'b>,
+) -> Vec<Side<'b>> {
     let each = per_t.into_iter().enumerate();
-    each.map(|(t, es)| Side::of(b, t, es, lit)).collect()
+    each.map(|(t, es)| Side::of(b, t, es, lit, pool)).collect()
 }
 
 /// Whether every template of `b` with rows has an entry that pins no slot
@@ -282,7 +131,7 @@ fn every_row(b: &LogBlock, per_t: &[Option<Vec<Entry>>], ends: impl Fn(&Entry) -
         tm.count == 0
             || es
                 .as_ref()
-                .is_some_and(|es| es.iter().any(|e| e.wants.is_empty() && ends(e)))
+                .is_some_and(|es| es.iter().any(|e| pins_nothing(e) && ends(e)))
     })
 }
 
@@ -388,6 +237,40 @@ fn meets(
 /// spare more of them).
 const MAX_RENDER_SHARE: usize = 4;
 
+/// What the literal is to the rows wanted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// The whole row.
+    Equal,
+    /// Its start.
+    Prefix,
+    /// Anywhere in it (a substring).
+    Within,
+}
+
+/// Visits the rows of a single block `b` (or a body: its rows are the
+/// column's) that its templates' `sides` leave open, setting the bits of
+/// those that match; `render(r, bits)` decides a row the hard way.
+fn single(
+    b: &LogBlock,
+    sides: &mut [Side<'_>],
+    lit: &[u8],
+    bits: &mut [u64],
+    render: &mut impl FnMut(usize, &mut [u64]),
+) {
+    let wanted: Vec<bool> = sides.iter().map(Side::wanted).collect();
+    b.for_rows_of(&wanted, |r, t, k| match &mut sides[t] {
+        Side::None => {}
+        Side::Render => render(r, bits),
+        Side::Entries(es, mask, cols) => {
+            let m = mask.get(k).copied().unwrap_or(0);
+            if ones(m).any(|i| cols.exact(k, &es[i], lit)) {
+                bits[r / 64] |= 1 << (r % 64);
+            }
+        }
+    });
+}
+
 impl LogColumn {
     /// Sets bit `r % 64` of `bits[r / 64]` for every row `r` equal to
     /// `lit` (or, with `prefix`, starting with it; null rows render empty:
@@ -395,18 +278,41 @@ impl LogColumn {
     /// past the bounds hold more than a quarter of the rows: the caller then
     /// searches as before.
     pub(crate) fn rows_laid(&self, lit: &[u8], prefix: bool, bits: &mut [u64]) -> Option<()> {
+        let shape = if prefix { Shape::Prefix } else { Shape::Equal };
+        self.rows_shaped(lit, shape, bits)
+    }
+
+    /// [`Self::rows_laid`] for the rows holding `lit` (not empty) anywhere.
+    pub(crate) fn rows_holding(&self, lit: &[u8], bits: &mut [u64]) -> Option<()> {
+        if lit.is_empty() {
+            return None;
+        }
+        self.rows_shaped(lit, Shape::Within, bits)
+    }
+
+    fn rows_shaped(&self, lit: &[u8], shape: Shape, bits: &mut [u64]) -> Option<()> {
+        let prefix = shape != Shape::Equal;
+        let finder = memchr::memmem::Finder::new(lit);
         let mut buf = Vec::new();
         let mut render = |r: usize, bits: &mut [u64]| {
             buf.clear();
             let ok = self.get_into(r, &mut buf).is_ok();
-            if ok && (buf == lit || prefix && buf.starts_with(lit)) {
+            let hit = match shape {
+                Shape::Equal => buf == lit,
+                Shape::Prefix => buf.starts_with(lit),
+                Shape::Within => finder.find(&buf).is_some(),
+            };
+            if ok && hit {
                 bits[r / 64] |= 1 << (r % 64);
             }
         };
         match self {
             LogColumn::Single(b) => {
                 let per_t: Vec<Option<Vec<Entry>>> = (0..b.templates())
-                    .map(|t| entries(b, t, lit, 0, Mode { prefix, cut: false }))
+                    .map(|t| match shape {
+                        Shape::Within => inner_entries(b, t, lit, false),
+                        _ => entries(b, t, lit, 0, Mode { prefix, cut: false }),
+                    })
                     .collect();
                 let heavy = rendered_rows(b, &per_t);
                 if heavy * MAX_RENDER_SHARE > b.rows {
@@ -419,26 +325,30 @@ impl LogColumn {
                     fill(bits, b.rows);
                     return Some(());
                 }
-                let mut sides = sides(b, per_t, lit);
-                let wanted: Vec<bool> = sides.iter().map(Side::wanted).collect();
-                b.for_rows_of(&wanted, |r, t, k| match &mut sides[t] {
-                    Side::None => {}
-                    Side::Render => render(r, bits),
-                    Side::Entries(es, mask, cols) => {
-                        let m = mask.get(k).copied().unwrap_or(0);
-                        if ones(m).any(|i| cols.exact(k, &es[i], lit)) {
-                            bits[r / 64] |= 1 << (r % 64);
-                        }
-                    }
-                });
+                let pool = PoolText::new(b, lit);
+                let mut sides = sides(b, per_t, lit, &pool);
+                single(b, &mut sides, lit, bits, &mut render);
                 Some(())
             }
             LogColumn::Split(hb) => {
                 let (h, b) = (&hb.0, &hb.1);
                 let heads: Vec<Option<Vec<Entry>>> = (0..h.templates())
-                    .map(|t| entries(h, t, lit, 0, Mode { prefix, cut: true }))
+                    .map(|t| match shape {
+                        Shape::Within => inner_entries(h, t, lit, true),
+                        _ => entries(h, t, lit, 0, Mode { prefix, cut: true }),
+                    })
                     .collect();
                 if every_row(h, &heads, |e| e.end == COMPLETE) {
+                    fill(bits, h.rows);
+                    return Some(());
+                }
+                // A substring may also lie in the body alone.
+                let inner: Option<Vec<Option<Vec<Entry>>>> = (shape == Shape::Within).then(|| {
+                    (0..b.templates())
+                        .map(|t| inner_entries(b, t, lit, false))
+                        .collect()
+                });
+                if inner.as_ref().is_some_and(|i| every_row(b, i, |_| true)) {
                     fill(bits, h.rows);
                     return Some(());
                 }
@@ -465,12 +375,20 @@ impl LogColumn {
                         }
                     }
                 }
-                if (rendered_rows(h, &heads) + rendered_rows(b, &bodies)) * MAX_RENDER_SHARE
+                let alone = inner.as_ref().map_or(0, |i| rendered_rows(b, i));
+                if (rendered_rows(h, &heads) + rendered_rows(b, &bodies) + alone) * MAX_RENDER_SHARE
                     > h.rows
                 {
                     return None;
                 }
-                let (mut hs, mut bs) = (sides(h, heads, lit), sides(b, bodies, lit));
+                let (hpool, bpool) = (PoolText::new(h, lit), PoolText::new(b, lit));
+                if let Some(inner) = inner {
+                    // The rows whose body holds it (the header aside).
+                    let mut sides = sides(b, inner, lit, &bpool);
+                    single(b, &mut sides, lit, bits, &mut render);
+                }
+                let (mut hs, mut bs) =
+                    (sides(h, heads, lit, &hpool), sides(b, bodies, lit, &bpool));
                 // Rows found through the side that passes fewer: the
                 // header's template, its body's read per row; or the
                 // body's, when no header row is settled alone (rendered, or
@@ -511,6 +429,8 @@ impl LogColumn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::logs::pinned::parse;
+    use crate::logs::Kind;
     use crate::logs::{encode_column, LogOptions};
 
     /// Rows of several shapes: dates and times with leading zeros, hex ids
@@ -641,6 +561,89 @@ mod tests {
             );
         }
         assert!(split_seen[0] && split_seen[1], "{split_seen:?}");
+    }
+
+    /// Pieces of rows to look for: at several offsets and lengths (across
+    /// static text, digits, words, free text and the header/body seam),
+    /// each also with a byte changed, a digit run alone, a digit added.
+    fn pieces(rows: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let mut lits: Vec<Vec<u8>> = Vec::new();
+        for (i, r) in rows.iter().enumerate().step_by(5) {
+            for (at, len) in [
+                (0, 3),
+                (2, 5),
+                (5, 2),
+                (7, 9),
+                (11, 4),
+                (13, 14),
+                (20, 6),
+                (24, 30),
+            ] {
+                let at = (at + i) % r.len().max(1);
+                let Some(p) = r.get(at..(at + len).min(r.len())) else {
+                    continue;
+                };
+                if p.is_empty() {
+                    continue;
+                }
+                lits.push(p.to_vec());
+                let mut m = p.to_vec();
+                let k = i % m.len();
+                m[k] = m[k].wrapping_add(1);
+                lits.push(m);
+            }
+            if let Some(p) = r.iter().position(u8::is_ascii_digit) {
+                let run = r[p..].iter().take_while(|c| c.is_ascii_digit()).count();
+                lits.push(r[p..p + run].to_vec());
+                lits.push(r[p + run / 2..p + run].to_vec());
+                lits.push([&r[p..p + run], b"0"].concat());
+            }
+        }
+        lits.extend([
+            b"0".to_vec(),
+            b"00".to_vec(),
+            b"1 ".to_vec(),
+            b":0".to_vec(),
+        ]);
+        lits
+    }
+
+    /// Every substring's rows equal a search of every rendered row, on a
+    /// single block and on header/body splits.
+    #[test]
+    fn held_rows_are_those_that_render_the_literal() {
+        for (header, split) in [(false, None), (true, Some(false)), (true, Some(true))] {
+            let owned = shapes(header);
+            let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
+            let opts = LogOptions {
+                split,
+                ..LogOptions::default()
+            };
+            let col = LogColumn::open(&encode_column(&rows, &opts)).unwrap();
+            let mut decided = 0;
+            for lit in pieces(&owned) {
+                let mut bits = vec![0u64; rows.len().div_ceil(64)];
+                if col.rows_holding(&lit, &mut bits).is_none() {
+                    assert!(
+                        bits.iter().all(|&w| w == 0),
+                        "bits written before giving up"
+                    );
+                    continue;
+                }
+                decided += 1;
+                let f = memchr::memmem::Finder::new(&lit);
+                for (r, row) in rows.iter().enumerate() {
+                    assert_eq!(
+                        bits[r / 64] >> (r % 64) & 1 == 1,
+                        f.find(row).is_some(),
+                        "row {r} {:?} holding {:?} (split: {split:?})",
+                        String::from_utf8_lossy(row),
+                        String::from_utf8_lossy(&lit)
+                    );
+                }
+            }
+            assert!(decided > 300, "{decided} decided on the slots");
+        }
     }
 
     /// Templates past the bounds (free slots over a long literal) leave

@@ -140,6 +140,7 @@ mod family;
 mod filters;
 mod front;
 mod header;
+mod lay;
 mod layouts;
 mod mine;
 mod options;

@@ -2,7 +2,10 @@
 //! template's slot columns compared with it (`equals.rs`: equality and
 //! prefix on the slots, issue 21).
 
+use std::cell::OnceCell;
 use std::ops::Range;
+
+use memchr::memmem;
 
 use super::bits::{render_dec, render_hex};
 use super::decode::{LogBlock, Slot};
@@ -25,6 +28,64 @@ pub(super) enum Want {
     DictIn(Vec<bool>),
     /// A prefix ending in a free slot: its value starts with these bytes.
     FreePrefix(Range<usize>),
+    /// A substring starting further on: the slot is not pinned.
+    Any,
+    /// A substring starting in an integer slot: its rendering ends with
+    /// these bytes of the literal.
+    IntSuffix(Range<usize>),
+    /// A substring within an integer slot: its rendering holds these bytes.
+    IntContains(Range<usize>),
+    /// A substring starting in a free slot: its value ends with these bytes.
+    FreeSuffix(Range<usize>),
+    /// A substring within a free slot: its value holds these bytes.
+    FreeContains(Range<usize>),
+}
+
+/// Whether an entry pins no slot: every row of its template holds it.
+pub(super) fn pins_nothing(e: &Entry) -> bool {
+    e.wants.iter().all(|w| *w == Want::Any)
+}
+
+/// `radix` to the power `j`, `None` past 64 bits.
+fn power(radix: u64, j: usize) -> Option<u64> {
+    radix.checked_pow(u32::try_from(j).ok()?)
+}
+
+/// Whether the last `j` digits (base `radix`) of `v` spell `want`: a
+/// rendering of `v` at any width that ends with `j` digits of value `want`
+/// has them (its zero padding included).
+fn ends_with_digits(v: u64, radix: u64, j: usize, want: u64) -> bool {
+    match power(radix, j) {
+        Some(p) => v % p == want,
+        None => v == want,
+    }
+}
+
+/// Whether some `j` consecutive digits (base `R`) of `v`, zero-padded at
+/// any width, spell `want > 0`, `top` being `R^(j - 1)`: necessary for a
+/// rendering of `v` to hold them. A window of `j` digits slides up `v` one digit at a
+/// time, by divisions by the constant `R` (a variable divisor per value cost
+/// more than the rest of the search on 2,000-row columns).
+fn holds_digits<const R: u64>(v: u64, j: usize, want: u64, top: u64) -> bool {
+    // The lowest `j` digits.
+    let (mut x, mut w, mut scale) = (v, 0u64, 1u64);
+    for _ in 0..j {
+        w += x % R * scale;
+        x /= R;
+        scale = scale.wrapping_mul(R);
+    }
+    // Past `v`'s top digit a window takes the padding's zeros: it may
+    // still hold `want` ("02" in "00024") until it holds none of `v`.
+    loop {
+        if w == want {
+            return true;
+        }
+        if x == 0 && w == 0 {
+            return false;
+        }
+        w = w / R + x % R * top;
+        x /= R;
+    }
 }
 
 /// An entry's end when the literal (a prefix) ends inside the template:
@@ -83,9 +144,85 @@ pub(super) fn natural_prefix(
     })
 }
 
+/// A block's free text (its pool) decoded whole, once, when a substring
+/// first asks which strings hold the literal: then one `memmem` pass over
+/// the pool settles every free slot of every template, and free values are
+/// read from it.
+pub(super) struct PoolText<'b> {
+    b: &'b LogBlock,
+    lit: &'b [u8],
+    /// Every string concatenated, and each one's end.
+    text: OnceCell<(Vec<u8>, Vec<u32>)>,
+    /// Bit `i`: string `i` holds the literal.
+    holding: OnceCell<Vec<u64>>,
+}
+
+impl<'b> PoolText<'b> {
+    pub(super) fn new(b: &'b LogBlock, lit: &'b [u8]) -> Self {
+        PoolText {
+            b,
+            lit,
+            text: OnceCell::new(),
+            holding: OnceCell::new(),
+        }
+    }
+
+    fn decoded(&self) -> &(Vec<u8>, Vec<u32>) {
+        self.text.get_or_init(|| {
+            let (mut text, mut ends) = (Vec::new(), Vec::new());
+            let b = self.b;
+            b.pool
+                .decode_all(&b.bytes[b.pool_at..], &mut text, &mut ends, 0);
+            (text, ends)
+        })
+    }
+
+    /// String `i`, when the pool is decoded.
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        let (text, ends) = self.text.get()?;
+        let start = if i == 0 {
+            0
+        } else {
+            *ends.get(i - 1)? as usize
+        };
+        text.get(start..*ends.get(i)? as usize)
+    }
+
+    /// Whether string `i` holds the literal (the pool decoded and searched
+    /// on the first call).
+    fn holds(&self, i: usize) -> bool {
+        let bits = self.holding.get_or_init(|| {
+            let (text, ends) = self.decoded();
+            let mut bits = vec![0u64; ends.len().div_ceil(64)];
+            let f = memmem::Finder::new(self.lit);
+            let (mut at, mut s) = (0usize, 0usize);
+            // A match across two strings is no match: the search goes on
+            // from the next string's start.
+            while let Some(p) = f.find(&text[at..]) {
+                let (p, e) = (at + p, at + p + self.lit.len());
+                while s < ends.len() && (ends[s] as usize) <= p {
+                    s += 1;
+                }
+                let Some(&end) = ends.get(s) else { break };
+                if e <= end as usize {
+                    bits[s / 64] |= 1 << (s % 64);
+                }
+                at = end as usize;
+                s += 1;
+                if s >= ends.len() {
+                    break;
+                }
+            }
+            bits
+        });
+        bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+}
+
 /// A template's slot columns, unpacked when first compared.
 pub(super) struct Columns<'b> {
     b: &'b LogBlock,
+    pool: &'b PoolText<'b>,
     first_slot: usize,
     widths: Vec<Option<Vec<u64>>>,
     /// Free slots' values decoded so far: per slot, per rank, its range in
@@ -96,10 +233,11 @@ pub(super) struct Columns<'b> {
 }
 
 impl<'b> Columns<'b> {
-    pub(super) fn new(b: &'b LogBlock, t: usize) -> Self {
+    pub(super) fn new(b: &'b LogBlock, t: usize, pool: &'b PoolText<'b>) -> Self {
         let tm = b.templates[t];
         Columns {
             b,
+            pool,
             first_slot: tm.first_slot as usize,
             widths: vec![None; tm.slots as usize],
             free: vec![None; tm.slots as usize],
@@ -135,6 +273,9 @@ impl<'b> Columns<'b> {
     /// Free slot `k`'s value at `rank` (decoded once; `pool_base`: the
     /// slot's first string in the pool).
     fn free_value(&mut self, k: usize, rank: usize, pool_base: u32) -> &[u8] {
+        if let Some(v) = self.pool.get(pool_base as usize + rank) {
+            return v;
+        }
         let b = self.b;
         let spans = self.free[k].get_or_insert_with(Vec::new);
         if spans.len() <= rank {
@@ -169,12 +310,12 @@ impl<'b> Columns<'b> {
             // Later slots first (a timestamp's seconds rule out more rows
             // than its day; an id after a date), then dictionary ids;
             // blocks already ruled out are passed over.
-            let ints = e
-                .wants
-                .iter()
-                .enumerate()
-                .rev()
-                .filter(|(_, w)| matches!(w, Want::Int(..) | Want::IntPrefix(..)));
+            let ints = e.wants.iter().enumerate().rev().filter(|(_, w)| {
+                matches!(
+                    w,
+                    Want::Int(..) | Want::IntPrefix(..) | Want::IntSuffix(_) | Want::IntContains(_)
+                )
+            });
             let ids = e
                 .wants
                 .iter()
@@ -203,6 +344,38 @@ impl<'b> Columns<'b> {
                             }
                         }
                     }
+                    Want::IntSuffix(digits) | Want::IntContains(digits) => {
+                        let Slot::Int { kind, .. } = b.slots[self.first_slot + k] else {
+                            continue;
+                        };
+                        let radix = if kind == Kind::Dec { 10 } else { 16 };
+                        let j = digits.len();
+                        // Past 64 bits: no value has such digits.
+                        let want = parse(kind, &lit[digits.clone()]);
+                        let contains = matches!(w, Want::IntContains(_));
+                        match want {
+                            None => a.fill(false),
+                            // A run of zeros may stand in the padding.
+                            Some(0) if contains => {}
+                            Some(d) if contains => {
+                                let block = |_: u64, h: u64| (h < d).then_some(false);
+                                // `d > 0` fits 64 bits, so `j` digits of it
+                                // (leading zeros aside) do.
+                                let top = power(radix, j - 1).unwrap_or(u64::MAX);
+                                if radix == 10 {
+                                    let keep = |x: u64| holds_digits::<10>(x, j, d, top);
+                                    col.keep_if(cps, data, block, keep, a, sc)
+                                } else {
+                                    let keep = |x: u64| holds_digits::<16>(x, j, d, top);
+                                    col.keep_if(cps, data, block, keep, a, sc)
+                                }
+                            }
+                            Some(d) => {
+                                let keep = |x: u64| ends_with_digits(x, radix, j, d);
+                                col.keep_if(cps, data, |_, _| None, keep, a, sc)
+                            }
+                        }
+                    }
                     Want::DictIn(set) => {
                         let lo = set.iter().position(|&x| x).unwrap_or(0) as u64;
                         let hi = set.iter().rposition(|&x| x).unwrap_or(0) as u64;
@@ -223,6 +396,16 @@ impl<'b> Columns<'b> {
                         .for_each(|a| *a = false);
                 }
             }
+            // Free text holding the literal: read off the pool's one search.
+            for (k, w) in e.wants.iter().enumerate() {
+                if let (Want::FreeContains(_), Slot::Free { pool_base }) =
+                    (w, b.slots[self.first_slot + k])
+                {
+                    for (rank, a) in alive.iter_mut().enumerate() {
+                        *a = *a && self.pool.holds(pool_base as usize + rank);
+                    }
+                }
+            }
             for (m, &a) in mask.iter_mut().zip(&alive) {
                 *m |= (a as u64) << i;
             }
@@ -236,8 +419,11 @@ impl<'b> Columns<'b> {
     pub(super) fn exact(&mut self, rank: usize, e: &Entry, lit: &[u8]) -> bool {
         e.wants.iter().enumerate().all(|(k, w)| match w {
             // Settled on the value alone by `cheap`.
-            Want::IntPrefix(_, true) => true,
-            Want::Int(_, digits) | Want::IntPrefix(digits, false) => {
+            Want::IntPrefix(_, true) | Want::Any => true,
+            Want::Int(_, digits)
+            | Want::IntPrefix(digits, false)
+            | Want::IntSuffix(digits)
+            | Want::IntContains(digits) => {
                 let b = self.b;
                 let Slot::Int { kind, values, .. } = b.slots[self.first_slot + k] else {
                     return false;
@@ -255,22 +441,28 @@ impl<'b> Columns<'b> {
                     _ => render_hex(buf, v, width, true),
                 }
                 let want = &lit[digits.clone()];
-                if matches!(w, Want::Int(..)) {
-                    buf[..] == *want
-                } else {
-                    buf.starts_with(want)
+                match w {
+                    Want::Int(..) => buf[..] == *want,
+                    Want::IntSuffix(_) => buf.ends_with(want),
+                    Want::IntContains(_) => buf.windows(want.len()).any(|w| w == want),
+                    _ => buf.starts_with(want),
                 }
             }
             Want::Dict(_) | Want::DictIn(_) => true,
-            Want::Free(bytes) | Want::FreePrefix(bytes) => {
+            Want::Free(bytes)
+            | Want::FreePrefix(bytes)
+            | Want::FreeSuffix(bytes)
+            | Want::FreeContains(bytes) => {
                 match self.b.slots[self.first_slot + k] {
                     Slot::Free { pool_base } => {
                         let v = self.free_value(k, rank, pool_base);
                         let want = &lit[bytes.clone()];
-                        if matches!(w, Want::Free(_)) {
-                            v == want
-                        } else {
-                            v.starts_with(want)
+                        match w {
+                            Want::Free(_) => v == want,
+                            Want::FreeSuffix(_) => v.ends_with(want),
+                            // Settled by `cheap` (the pool's search).
+                            Want::FreeContains(_) => true,
+                            _ => v.starts_with(want),
                         }
                     }
                     _ => false,
@@ -283,6 +475,55 @@ impl<'b> Columns<'b> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The digit tests a substring's cheap pass keeps rows by hold for
+    /// every rendering (decimal and hex, natural and padded widths) that
+    /// ends with or holds the digits: they are necessary conditions.
+    #[test]
+    fn digit_windows_keep_every_rendering_that_holds_them() {
+        let values =
+            (0..3000u64).chain([u64::MAX, u64::MAX / 7, 10u64.pow(19), 1117838570, 4_225_000]);
+        let needles: Vec<String> = (0..400u64)
+            .flat_map(|d| {
+                [
+                    format!("{d}"),
+                    format!("0{d}"),
+                    format!("{d:x}"),
+                    format!("00{d:X}"),
+                ]
+            })
+            .collect();
+        let mut held = 0;
+        for v in values {
+            for (kind, radix) in [(Kind::Dec, 10), (Kind::HexLower, 16), (Kind::HexUpper, 16)] {
+                for width in [0, 3, 7, 22] {
+                    let mut r = Vec::new();
+                    super::super::decode::render(&mut r, kind, v, width);
+                    for n in &needles {
+                        let Some(d) = parse(kind, n.as_bytes()) else {
+                            continue;
+                        };
+                        let j = n.len();
+                        if r.ends_with(n.as_bytes()) {
+                            assert!(ends_with_digits(v, radix, j, d), "{v} {r:?} ends {n}");
+                        }
+                        if d > 0 && r.windows(j).any(|w| w == n.as_bytes()) {
+                            held += 1;
+                            let top = power(radix, j - 1).unwrap_or(u64::MAX);
+                            let ok = if radix == 10 {
+                                holds_digits::<10>(v, j, d, top)
+                            } else {
+                                holds_digits::<16>(v, j, d, top)
+                            };
+                            assert!(ok, "{v} {:?} holds {n}", String::from_utf8_lossy(&r));
+                            assert!(v >= d, "block bound");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(held > 10_000, "{held}");
+    }
 
     /// A block settled from its bounds agrees with every value in them.
     #[test]

@@ -56,7 +56,12 @@ impl Search<'_> {
                 return Ok(false);
             }
         } else if let Some(f) = self.c.block_finder() {
-            col.rows_containing(f, bits)?;
+            // Laid anywhere over each template and decided on the slot
+            // columns (`logs::equals`), else through the templates' static
+            // text and skeletons (`logs::search`).
+            if col.rows_holding(f.needle(), bits).is_none() {
+                col.rows_containing(f, bits)?;
+            }
         } else if let Test::Automata { .. } = self.c.test {
             // The time the verdicts may take (`logs::PLAN_NS_PER_ROW`),
             // building the automata included: one whose determinization
