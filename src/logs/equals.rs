@@ -42,7 +42,7 @@
 //! searches the column as before. Exact either way.
 
 use super::decode::LogBlock;
-use super::lay::{entries, inner_entries, Mode, MAX_ENTRIES};
+use super::lay::{entries, inner_entries, Held, Mode, MAX_ENTRIES};
 use super::pinned::{pins_nothing, Columns, Entry, PoolText, COMPLETE};
 use super::split::LogColumn;
 
@@ -308,9 +308,10 @@ impl LogColumn {
         };
         match self {
             LogColumn::Single(b) => {
+                let held = (shape == Shape::Within).then(|| Held::new(b, lit));
                 let per_t: Vec<Option<Vec<Entry>>> = (0..b.templates())
-                    .map(|t| match shape {
-                        Shape::Within => inner_entries(b, t, lit, false),
+                    .map(|t| match &held {
+                        Some(held) => inner_entries(b, t, lit, false, held),
                         _ => entries(b, t, lit, 0, Mode { prefix, cut: false }),
                     })
                     .collect();
@@ -332,9 +333,10 @@ impl LogColumn {
             }
             LogColumn::Split(hb) => {
                 let (h, b) = (&hb.0, &hb.1);
+                let held = (shape == Shape::Within).then(|| Held::new(h, lit));
                 let heads: Vec<Option<Vec<Entry>>> = (0..h.templates())
-                    .map(|t| match shape {
-                        Shape::Within => inner_entries(h, t, lit, true),
+                    .map(|t| match &held {
+                        Some(held) => inner_entries(h, t, lit, true, held),
                         _ => entries(h, t, lit, 0, Mode { prefix, cut: true }),
                     })
                     .collect();
@@ -344,8 +346,9 @@ impl LogColumn {
                 }
                 // A substring may also lie in the body alone.
                 let inner: Option<Vec<Option<Vec<Entry>>>> = (shape == Shape::Within).then(|| {
+                    let held = Held::new(b, lit);
                     (0..b.templates())
-                        .map(|t| inner_entries(b, t, lit, false))
+                        .map(|t| inner_entries(b, t, lit, false, &held))
                         .collect()
                 });
                 if inner.as_ref().is_some_and(|i| every_row(b, i, |_| true)) {
@@ -694,6 +697,7 @@ mod tests {
     fn header_and_body_meet_at_one_cut() {
         let e = |end| Entry {
             end,
+            first: 0,
             wants: Vec::new(),
         };
         let (he, be) = ([e(5), e(7)], [e(7)]);

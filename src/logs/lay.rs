@@ -15,13 +15,11 @@
 //!   next static string; or it lies within one slot's value. A literal
 //!   inside a static string holds for every row of the template.
 //!
-//! The slots before the one a substring starts in are not pinned
-//! ([`Want::Any`]).
-
-use memchr::memmem;
+//! A substring's entry pins the slots from the one it starts in
+//! (`Entry::first`).
 
 use super::decode::{LogBlock, Slot};
-use super::pinned::{natural_prefix, parse, Entry, Want, COMPLETE};
+use super::pinned::{holding, natural_prefix, parse, Entry, Want, COMPLETE};
 use super::Kind;
 
 /// Entries of a template (a header template: of all its cuts) past which
@@ -62,11 +60,16 @@ struct Lay<'a> {
     mode: Mode,
     steps: usize,
     out: Vec<Entry>,
+    /// The slot `wants[0]` pins.
+    first: usize,
     wants: Vec<Want>,
+    /// Bit `i`: the block's static string `i` (dictionary values too)
+    /// holds the literal (a substring's [`Held`]; empty otherwise).
+    held: &'a [u64],
 }
 
 impl<'a> Lay<'a> {
-    fn new(b: &'a LogBlock, t: usize, lit: &'a [u8], mode: Mode) -> Self {
+    fn new(b: &'a LogBlock, t: usize, lit: &'a [u8], mode: Mode, held: &'a [u64]) -> Self {
         let tm = b.templates[t];
         Lay {
             b,
@@ -77,8 +80,17 @@ impl<'a> Lay<'a> {
             mode,
             steps: 0,
             out: Vec::new(),
+            first: 0,
             wants: Vec::new(),
+            held,
         }
+    }
+
+    /// Whether static string `i` of the block holds the literal.
+    fn holds(&self, i: usize) -> bool {
+        self.held
+            .get(i / 64)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1)
     }
 
     /// A prefix ends here, the slot before pinned by `last` (if any).
@@ -87,6 +99,7 @@ impl<'a> Lay<'a> {
         self.wants.extend(last);
         self.out.push(Entry {
             end: COMPLETE,
+            first: self.first,
             wants: self.wants.clone(),
         });
         self.wants.truncate(n);
@@ -98,6 +111,12 @@ impl<'a> Lay<'a> {
     fn fits(&self, k: usize, pos: usize) -> bool {
         let s = self.b.static_str(self.first_static + k);
         let rest = &self.lit[pos..];
+        // Most fail on their first byte.
+        if s.first()
+            .is_some_and(|c| rest.first().is_some_and(|r| r != c))
+        {
+            return false;
+        }
         if self.mode.prefix && rest.len() <= s.len() {
             s.starts_with(rest)
         } else {
@@ -126,6 +145,7 @@ impl<'a> Lay<'a> {
             if self.mode.cut || pos == lit.len() {
                 self.out.push(Entry {
                     end: pos,
+                    first: self.first,
                     wants: self.wants.clone(),
                 });
             }
@@ -234,9 +254,8 @@ impl<'a> Lay<'a> {
                     return false;
                 }
                 let value = |id: usize| self.b.static_str(warm as usize + id);
-                let holding = memmem::Finder::new(lit);
                 let within: Vec<bool> = (0..n as usize)
-                    .map(|id| holding.find(value(id)).is_some())
+                    .map(|id| self.holds(warm as usize + id))
                     .collect();
                 if within.contains(&true) && !self.complete(Some(Want::DictIn(within))) {
                     return false;
@@ -288,33 +307,53 @@ pub(super) fn entries(
     if b.templates[t].count == 0 {
         return Some(Vec::new());
     }
-    let mut lay = Lay::new(b, t, lit, mode);
+    let mut lay = Lay::new(b, t, lit, mode, &[]);
     lay.go(0, start).then_some(lay.out)
+}
+
+/// Which static strings of a block (its dictionary values too) hold a
+/// literal: found once for every template, by one `memmem` pass.
+pub(super) struct Held(Vec<u64>);
+
+impl Held {
+    pub(super) fn new(b: &LogBlock, lit: &[u8]) -> Self {
+        Held(holding(&b.statics, &b.statics_end, lit))
+    }
 }
 
 /// Lays `lit` (not empty) anywhere over template `t` of `b`: its entries
 /// (one that pins nothing when a static string holds it), `None` past the
 /// bounds. With `cut` (a header), an entry may end at the template's end,
-/// the literal read up to its `end`, for the body to take on.
-pub(super) fn inner_entries(b: &LogBlock, t: usize, lit: &[u8], cut: bool) -> Option<Vec<Entry>> {
+/// the literal read up to its `end`, for the body to take on. `held`:
+/// [`Held::new`] of `b` and `lit`.
+pub(super) fn inner_entries(
+    b: &LogBlock,
+    t: usize,
+    lit: &[u8],
+    cut: bool,
+    held: &Held,
+) -> Option<Vec<Entry>> {
     if b.templates[t].count == 0 || lit.is_empty() {
         return Some(Vec::new());
     }
-    let mut lay = Lay::new(b, t, lit, Mode { prefix: true, cut });
-    let holding = memmem::Finder::new(lit);
+    let mut lay = Lay::new(b, t, lit, Mode { prefix: true, cut }, &held.0);
     for k in 0..=lay.slots {
         let s = b.static_str(lay.first_static + k);
-        if holding.find(s).is_some() {
+        if lay.holds(lay.first_static + k) {
             // Every row holds it: one entry that pins nothing.
-            let end = COMPLETE;
-            return Some(vec![Entry { end, wants: vec![] }]);
+            let (end, first) = (COMPLETE, 0);
+            return Some(vec![Entry {
+                end,
+                first,
+                wants: vec![],
+            }]);
         }
-        lay.wants = vec![Want::Any; k];
+        (lay.first, lay.wants) = (k, Vec::new());
         // Starting in this static string, running past its end: its tail
         // is a proper prefix of the literal.
         for o in (s.len() + 1).saturating_sub(lit.len())..s.len() {
             let pos = s.len() - o;
-            if !lit.starts_with(&s[o..]) {
+            if s[o] != lit[0] || !lit.starts_with(&s[o..]) {
                 continue;
             }
             if k < lay.slots {
@@ -322,8 +361,12 @@ pub(super) fn inner_entries(b: &LogBlock, t: usize, lit: &[u8], cut: bool) -> Op
                     return None;
                 }
             } else if cut {
-                let wants = lay.wants.clone();
-                lay.out.push(Entry { end: pos, wants });
+                let (first, wants) = (k, Vec::new());
+                lay.out.push(Entry {
+                    end: pos,
+                    first,
+                    wants,
+                });
             }
         }
         if k < lay.slots && !lay.inside(k) {

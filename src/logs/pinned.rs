@@ -28,8 +28,6 @@ pub(super) enum Want {
     DictIn(Vec<bool>),
     /// A prefix ending in a free slot: its value starts with these bytes.
     FreePrefix(Range<usize>),
-    /// A substring starting further on: the slot is not pinned.
-    Any,
     /// A substring starting in an integer slot: its rendering ends with
     /// these bytes of the literal.
     IntSuffix(Range<usize>),
@@ -43,7 +41,7 @@ pub(super) enum Want {
 
 /// Whether an entry pins no slot: every row of its template holds it.
 pub(super) fn pins_nothing(e: &Entry) -> bool {
-    e.wants.iter().all(|w| *w == Want::Any)
+    e.wants.is_empty()
 }
 
 /// `radix` to the power `j`, `None` past 64 bits.
@@ -67,6 +65,9 @@ fn ends_with_digits(v: u64, radix: u64, j: usize, want: u64) -> bool {
 /// time, by divisions by the constant `R` (a variable divisor per value cost
 /// more than the rest of the search on 2,000-row columns).
 fn holds_digits<const R: u64>(v: u64, j: usize, want: u64, top: u64) -> bool {
+    if v < want {
+        return false;
+    }
     // The lowest `j` digits.
     let (mut x, mut w, mut scale) = (v, 0u64, 1u64);
     for _ in 0..j {
@@ -75,12 +76,14 @@ fn holds_digits<const R: u64>(v: u64, j: usize, want: u64, top: u64) -> bool {
         scale = scale.wrapping_mul(R);
     }
     // Past `v`'s top digit a window takes the padding's zeros: it may
-    // still hold `want` ("02" in "00024") until it holds none of `v`.
+    // still hold `want` ("02" in "00024") until it holds none of `v`, but
+    // only when `want` is spelled with a leading zero (`top > want`).
+    let padded = top > want;
     loop {
         if w == want {
             return true;
         }
-        if x == 0 && w == 0 {
+        if x == 0 && (w == 0 || !padded) {
             return false;
         }
         w = w / R + x % R * top;
@@ -94,12 +97,24 @@ pub(super) const COMPLETE: usize = usize::MAX;
 
 /// One way of laying the literal over a template: where it ends (the
 /// literal's length, a header's cut, a body's start once laid, or
-/// [`COMPLETE`]), and per slot (its index in the template; a prefix's
-/// first slots only) what it pins.
+/// [`COMPLETE`]), and per slot from `first` on (a prefix's first slots
+/// only; a substring's from the one it starts in) what it pins.
 #[derive(Clone, Debug)]
 pub(super) struct Entry {
     pub(super) end: usize,
+    pub(super) first: usize,
     pub(super) wants: Vec<Want>,
+}
+
+impl Entry {
+    /// Each slot pinned (its index in the template) and what pins it.
+    pub(super) fn slots(&self) -> impl DoubleEndedIterator<Item = (usize, &Want)> {
+        let first = self.first;
+        self.wants
+            .iter()
+            .enumerate()
+            .map(move |(i, w)| (first + i, w))
+    }
 }
 
 /// The value a run of digits of `kind` spells, if it fits 64 bits.
@@ -193,30 +208,33 @@ impl<'b> PoolText<'b> {
     fn holds(&self, i: usize) -> bool {
         let bits = self.holding.get_or_init(|| {
             let (text, ends) = self.decoded();
-            let mut bits = vec![0u64; ends.len().div_ceil(64)];
-            let f = memmem::Finder::new(self.lit);
-            let (mut at, mut s) = (0usize, 0usize);
-            // A match across two strings is no match: the search goes on
-            // from the next string's start.
-            while let Some(p) = f.find(&text[at..]) {
-                let (p, e) = (at + p, at + p + self.lit.len());
-                while s < ends.len() && (ends[s] as usize) <= p {
-                    s += 1;
-                }
-                let Some(&end) = ends.get(s) else { break };
-                if e <= end as usize {
-                    bits[s / 64] |= 1 << (s % 64);
-                }
-                at = end as usize;
-                s += 1;
-                if s >= ends.len() {
-                    break;
-                }
-            }
-            bits
+            holding(text, ends, self.lit)
         });
         bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
     }
+}
+
+/// Bit `i` set for each string `i` of `text` (string `i` ending at
+/// `ends[i]`, the next starting there) that holds `lit` (not empty): one
+/// `memmem` pass; a match across two strings is no match, and the search
+/// goes on from the next string's start.
+pub(super) fn holding(text: &[u8], ends: &[u32], lit: &[u8]) -> Vec<u64> {
+    let mut bits = vec![0u64; ends.len().div_ceil(64)];
+    let f = memmem::Finder::new(lit);
+    let (mut at, mut s) = (0usize, 0usize);
+    while let Some(p) = text.get(at..).and_then(|t| f.find(t)) {
+        let (p, e) = (at + p, at + p + lit.len());
+        while s < ends.len() && (ends[s] as usize) <= p {
+            s += 1;
+        }
+        let Some(&end) = ends.get(s) else { break };
+        if e <= end as usize {
+            bits[s / 64] |= 1 << (s % 64);
+        }
+        at = end as usize;
+        s += 1;
+    }
+    bits
 }
 
 /// A template's slot columns, unpacked when first compared.
@@ -310,16 +328,14 @@ impl<'b> Columns<'b> {
             // Later slots first (a timestamp's seconds rule out more rows
             // than its day; an id after a date), then dictionary ids;
             // blocks already ruled out are passed over.
-            let ints = e.wants.iter().enumerate().rev().filter(|(_, w)| {
+            let ints = e.slots().rev().filter(|(_, w)| {
                 matches!(
                     w,
                     Want::Int(..) | Want::IntPrefix(..) | Want::IntSuffix(_) | Want::IntContains(_)
                 )
             });
             let ids = e
-                .wants
-                .iter()
-                .enumerate()
+                .slots()
                 .filter(|(_, w)| matches!(w, Want::Dict(_) | Want::DictIn(_)));
             for (k, w) in ints.chain(ids) {
                 let col = match b.slots[self.first_slot + k] {
@@ -397,7 +413,7 @@ impl<'b> Columns<'b> {
                 }
             }
             // Free text holding the literal: read off the pool's one search.
-            for (k, w) in e.wants.iter().enumerate() {
+            for (k, w) in e.slots() {
                 if let (Want::FreeContains(_), Slot::Free { pool_base }) =
                     (w, b.slots[self.first_slot + k])
                 {
@@ -417,9 +433,9 @@ impl<'b> Columns<'b> {
     /// row exactly: its integers render to the digits laid (widths,
     /// leading zeros), its free slots hold the bytes laid.
     pub(super) fn exact(&mut self, rank: usize, e: &Entry, lit: &[u8]) -> bool {
-        e.wants.iter().enumerate().all(|(k, w)| match w {
+        e.slots().all(|(k, w)| match w {
             // Settled on the value alone by `cheap`.
-            Want::IntPrefix(_, true) | Want::Any => true,
+            Want::IntPrefix(_, true) => true,
             Want::Int(_, digits)
             | Want::IntPrefix(digits, false)
             | Want::IntSuffix(digits)
