@@ -550,6 +550,38 @@ impl LogBlock {
         }
     }
 
+    /// The row that is rank `k` of template `t` (the inverse of
+    /// [`Self::locate`]): the last row block whose local table starts `t`
+    /// at or below `k` holds it; its packed local ids are then counted.
+    /// `None` when `t` has no such rank.
+    pub(super) fn row_of(&self, t: usize, k: usize) -> Option<usize> {
+        let mut found = None;
+        for (b, rb) in self.row_blocks.iter().enumerate() {
+            let first = rb.first_local as usize;
+            let table = self.locals.get(first..first + self.local_count(b))?;
+            let at = table.iter().position(|&(tid, _)| tid as usize == t);
+            match at.map(|l| (l, table[l].1 as usize)) {
+                Some((l, start)) if start <= k => found = Some((b, l, start)),
+                Some(_) => break,
+                None => {}
+            }
+        }
+        let (b, l, start) = found?;
+        let rb = self.row_blocks[b];
+        let d = self.bytes.get(self.rowidx_at + rb.off as usize..)?;
+        let in_block = (self.rows - b * ROW_BLOCK).min(ROW_BLOCK);
+        let mut left = k - start;
+        for j in 0..in_block {
+            if get_packed(d, rb.bits, j) as usize == l {
+                if left == 0 {
+                    return Some(b * ROW_BLOCK + j);
+                }
+                left -= 1;
+            }
+        }
+        None
+    }
+
     /// Template and rank (index among that template's rows) of `row`.
     #[inline]
     pub(super) fn locate(&self, row: usize) -> (usize, usize) {

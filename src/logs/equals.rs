@@ -248,6 +248,63 @@ pub(crate) enum Shape {
     Within,
 }
 
+/// Rows whose templates' sides pass (every row of a rendered template).
+fn passing(sides: &[Side<'_>]) -> usize {
+    sides
+        .iter()
+        .fold(0usize, |n, s| n.saturating_add(s.passing()))
+}
+
+/// The rows of `b` its `sides` leave open, as `(row, template, rank)`,
+/// when few ranks pass their cheap masks: each such rank found in the row
+/// index by its rank, and every row of a rendered template (through a walk
+/// of the row blocks that hold one). `None` when more than one rank in
+/// `share` of the block's rows passes or rendered templates hold more than
+/// one row in [`SPARSE_SHARE`]: the caller walks every row of the
+/// templates wanted.
+fn sparse_rows(
+    b: &LogBlock,
+    sides: &[Side<'_>],
+    share: usize,
+) -> Option<Vec<(usize, usize, usize)>> {
+    let (mut ranks, mut rendered) = (0usize, 0usize);
+    for (side, tm) in sides.iter().zip(&b.templates) {
+        match side {
+            Side::Entries(..) => ranks += side.passing(),
+            Side::Render => rendered += tm.count as usize,
+            Side::None => {}
+        }
+    }
+    if ranks.saturating_mul(share) > b.rows || rendered * SPARSE_SHARE > b.rows {
+        return None;
+    }
+    let mut out = Vec::with_capacity(ranks + rendered);
+    for (t, side) in sides.iter().enumerate() {
+        if let Side::Entries(_, mask, _) = side {
+            for (k, _) in mask.iter().enumerate().filter(|(_, &m)| m != 0) {
+                out.extend(b.row_of(t, k).map(|r| (r, t, k)));
+            }
+        }
+    }
+    if rendered > 0 {
+        rendered_walk(b, sides, |r, t, k| out.push((r, t, k)));
+    }
+    Some(out)
+}
+
+/// `f(row, template, rank)` for every row of `b` whose template is
+/// rendered, through a walk of the row blocks that hold one.
+fn rendered_walk(b: &LogBlock, sides: &[Side<'_>], f: impl FnMut(usize, usize, usize)) {
+    let wanted: Vec<bool> = sides.iter().map(|s| matches!(s, Side::Render)).collect();
+    b.for_rows_of(&wanted, f);
+}
+
+/// Rows of a block per rank passing the cheap masks at or below which
+/// the passing ranks are visited alone, each match found in the row index
+/// by its rank (`LogBlock::row_of`, a walk of one row block), instead of a
+/// walk of every row of the templates wanted.
+const SPARSE_SHARE: usize = 16;
+
 /// Visits the rows of a single block `b` (or a body: its rows are the
 /// column's) that its templates' `sides` leave open, setting the bits of
 /// those that match; `render(r, bits)` decides a row the hard way.
@@ -258,6 +315,36 @@ fn single(
     bits: &mut [u64],
     render: &mut impl FnMut(usize, &mut [u64]),
 ) {
+    // Few ranks pass the cheap masks (an equality): each is settled on
+    // its slots first, and only a match is looked up in the row index
+    // (rendered templates, few rows, walked for).
+    let (ranks, rendered) =
+        sides
+            .iter()
+            .zip(&b.templates)
+            .fold((0, 0), |(n, m), (s, tm)| match s {
+                Side::Entries(..) => (n + s.passing(), m),
+                Side::Render => (n, m + tm.count as usize),
+                Side::None => (n, m),
+            });
+    if ranks * SPARSE_SHARE <= b.rows && rendered * SPARSE_SHARE <= b.rows {
+        for (t, side) in sides.iter_mut().enumerate() {
+            let Side::Entries(es, mask, cols) = side else {
+                continue;
+            };
+            for (k, &m) in mask.iter().enumerate() {
+                if m != 0 && ones(m).any(|i| cols.exact(k, &es[i], lit)) {
+                    if let Some(r) = b.row_of(t, k) {
+                        bits[r / 64] |= 1 << (r % 64);
+                    }
+                }
+            }
+        }
+        if rendered > 0 {
+            rendered_walk(b, sides, |r, _, _| render(r, bits));
+        }
+        return;
+    }
     let wanted: Vec<bool> = sides.iter().map(Side::wanted).collect();
     b.for_rows_of(&wanted, |r, t, k| match &mut sides[t] {
         Side::None => {}
@@ -400,13 +487,27 @@ impl LogColumn {
                     hs.iter().map(Side::wanted).collect(),
                     bs.iter().map(Side::wanted).collect(),
                 );
-                let passing = |sides: &[Side<'_>]| {
-                    sides
-                        .iter()
-                        .fold(0usize, |n, s| n.saturating_add(s.passing()))
-                };
                 let by_body = hs.iter().all(Side::needs_body) && passing(&bs) < passing(&hs);
-                if by_body {
+                // Few ranks of the driving side pass its cheap masks: each
+                // found in the row index by its rank (a walk of one row
+                // block each, so fewer than for a single block's matches).
+                let share = 4 * SPARSE_SHARE;
+                let sparse = if by_body {
+                    sparse_rows(b, &bs, share)
+                } else {
+                    sparse_rows(h, &hs, share)
+                };
+                if let Some(rows) = sparse {
+                    for (r, t, k) in rows {
+                        let ((ht, hk), body) = if by_body {
+                            (h.locate(r), (t, k))
+                        } else {
+                            ((t, k), b.locate(r))
+                        };
+                        let at = Row { r, ht, hk };
+                        decide(&mut hs, &mut bs, at, || body, lit, bits, &mut render);
+                    }
+                } else if by_body {
                     b.for_rows_of(&wanted_b, |r, bt, bk| {
                         if let Side::Entries(_, bm, _) = &bs[bt] {
                             if bm.get(bk).copied().unwrap_or(0) == 0 {
@@ -649,6 +750,34 @@ mod tests {
         }
     }
 
+    /// A rank's row (`LogBlock::row_of`) is the row that has it, for every
+    /// row of single and header/body blocks; past a template's rows, none.
+    #[test]
+    fn every_rank_finds_its_row() {
+        for (header, split) in [(false, None), (true, Some(true))] {
+            let owned = shapes(header);
+            let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
+            let opts = LogOptions {
+                split,
+                ..LogOptions::default()
+            };
+            let col = LogColumn::open(&encode_column(&rows, &opts)).unwrap();
+            let blocks: Vec<&LogBlock> = match &col {
+                LogColumn::Single(b) => vec![b],
+                LogColumn::Split(hb) => vec![&hb.0, &hb.1],
+            };
+            for b in blocks {
+                for r in 0..b.rows {
+                    let (t, k) = b.locate(r);
+                    assert_eq!(b.row_of(t, k), Some(r), "row {r}: template {t} rank {k}");
+                }
+                for (t, tm) in b.templates.iter().enumerate() {
+                    assert_eq!(b.row_of(t, tm.count as usize), None, "template {t}");
+                }
+            }
+        }
+    }
+
     /// Templates past the bounds (free slots over a long literal) leave
     /// their rows to be rendered; past a quarter of the rows the equality
     /// is left to the caller, never answered wrongly.
@@ -688,6 +817,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The rows a sparse visit yields: every row of a rendered template and
+    /// the row of each rank whose mask passes, nothing else.
+    #[test]
+    fn sparse_rows_are_the_ranks_passing_and_the_rendered_rows() {
+        let owned = shapes(false);
+        let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
+        let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
+        let LogColumn::Single(b) = &col else {
+            panic!("one block")
+        };
+        let pool = PoolText::new(b, b"");
+        // The smallest templates rendered, while they hold few rows.
+        let mut by_count: Vec<usize> = (0..b.templates()).collect();
+        by_count.sort_by_key(|&t| b.templates[t].count);
+        let (mut render, mut held) = (vec![false; b.templates()], 0);
+        for t in by_count {
+            let n = b.templates[t].count as usize;
+            if n > 0 && (held + n) * SPARSE_SHARE <= b.rows {
+                render[t] = true;
+                held += n;
+            }
+        }
+        assert!(held > 0, "no template small enough");
+        let sides: Vec<Side<'_>> = (0..b.templates())
+            .map(|t| {
+                let n = b.templates[t].count as usize;
+                if render[t] {
+                    Side::Render
+                } else {
+                    // Every seventh rank passes.
+                    let mask = (0..n).map(|k| (k % 7 == 3) as u64).collect();
+                    Side::Entries(Vec::new(), mask, Columns::new(b, t, &pool))
+                }
+            })
+            .collect();
+        let mut got = sparse_rows(b, &sides, 1).expect("sparse");
+        got.sort_unstable();
+        let want: Vec<(usize, usize, usize)> = (0..b.rows)
+            .map(|r| (r, b.locate(r)))
+            .filter(|&(_, (t, k))| render[t] || k % 7 == 3)
+            .map(|(r, (t, k))| (r, t, k))
+            .collect();
+        assert_eq!(got, want);
+        // Past the share, the caller walks.
+        assert!(sparse_rows(b, &sides, b.rows).is_none());
     }
 
     /// A header and a body meet only at the same cut: a header holding

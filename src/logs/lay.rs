@@ -192,6 +192,12 @@ impl<'a> Lay<'a> {
                 let mut ending = vec![false; if prefix { n as usize } else { 0 }];
                 for id in 0..n as usize {
                     let v = self.b.static_str(warm as usize + id);
+                    // Most values differ from the rest in their first byte.
+                    if let (Some(c), Some(r)) = (v.first(), rest.first()) {
+                        if c != r {
+                            continue;
+                        }
+                    }
                     if prefix && v.len() >= rest.len() {
                         if let Some(e) = ending.get_mut(id) {
                             *e = v.starts_with(rest);

@@ -411,6 +411,14 @@ impl<'b> Columns<'b> {
                         .skip(col.len as usize)
                         .for_each(|a| *a = false);
                 }
+                // No row left: the entry holds for none (most of an
+                // equality's entries, on their first integer).
+                if !alive.contains(&true) {
+                    break;
+                }
+            }
+            if !alive.contains(&true) {
+                continue;
             }
             // Free text holding the literal: read off the pool's one search.
             for (k, w) in e.slots() {
