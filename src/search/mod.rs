@@ -110,7 +110,18 @@
 //!     and the block walks every row instead;
 //!   - otherwise every row is walked.
 //!
-//! * **log-template chunks** (spec/FORMAT.md §5.8), one plain substring:
+//! * **log-template chunks** (spec/FORMAT.md §5.8), an equality, prefix or
+//!   one plain substring: **laid over each template** (`logs::lay`,
+//!   `logs::equals`): every way the literal can stand in a row of the
+//!   template pins the slots it covers (an integer's value, or its
+//!   rendering starting, ending with or holding digits; dictionary ids;
+//!   free text, a substring's found by one search of the block's decoded
+//!   text pool), and the rows are decided on the slot columns in bulk, 128
+//!   values a block, blocks settled from their bounds; only the rows that
+//!   pass have their integers rendered to confirm. A template whose static
+//!   text holds the literal selects all its rows. Templates past the bounds
+//!   of laying have their rows rendered; past a quarter of the rows, a
+//!   substring is matched as below. A plain substring otherwise:
 //!   **templates matched once** (`logs::search`): a template whose static
 //!   text holds the literal selects all its rows, one that cannot hold it
 //!   in a row (not in its static text, and no slot whose values could

@@ -13,9 +13,10 @@ use crate::search::Strategy;
 
 impl Search<'_> {
     /// A log-template chunk searched with its templates matched once: an
-    /// equality, IN list or prefix laid over each template and decided on
-    /// the slot columns (`logs::equals`), a plain substring through the
-    /// templates' static text and skeletons (`logs::search`), another
+    /// equality, IN list, prefix or plain substring laid over each template
+    /// and decided on the slot columns (`logs::equals`), a substring whose
+    /// templates are past the bounds of laying through the templates'
+    /// static text and skeletons (`logs::search`), another
     /// pattern whose automata are small enough through the skeletons
     /// (`logs::skeleton`); only the rows whose
     /// template leaves the answer open are rendered; then negation, and
