@@ -239,39 +239,52 @@ impl<'a> Lay<'a> {
     fn inside(&mut self, k: usize) -> bool {
         let lit = self.lit;
         let m = lit.len();
-        // The first `j` bytes, for each `j` whose rest can follow.
-        let tails: Vec<usize> = (1..m).filter(|&j| self.fits(k + 1, j)).collect();
         let all = 0..m;
+        // The first `j` bytes, for each `j` whose rest can follow (most fail
+        // on the next static string's first byte).
+        let tails = 1..m;
         match self.b.slots[self.first_slot + k] {
             Slot::Int { kind, .. } => {
                 let run = lit.iter().take_while(|&&c| is_digit(kind, c)).count();
                 if run == m && !self.complete(Some(Want::IntContains(all))) {
                     return false;
                 }
-                for j in tails.into_iter().filter(|&j| j <= run) {
-                    if !self.then(k, Want::IntSuffix(0..j), j) {
+                for j in tails.filter(|&j| j <= run) {
+                    if self.fits(k + 1, j) && !self.then(k, Want::IntSuffix(0..j), j) {
                         return false;
                     }
                 }
             }
             Slot::Dict { warm, n, .. } => {
-                self.steps += n as usize * (tails.len() + 1) / 8;
+                let (warm, n) = (warm as usize, n as usize);
+                // A value compared is an eighth of a step.
+                self.steps += n / 8;
                 if self.steps > MAX_STEPS {
                     return false;
                 }
-                let value = |id: usize| self.b.static_str(warm as usize + id);
-                let within: Vec<bool> = (0..n as usize)
-                    .map(|id| self.holds(warm as usize + id))
-                    .collect();
-                if within.contains(&true) && !self.complete(Some(Want::DictIn(within))) {
-                    return false;
+                // Sets of ids built only when one holds (the pass is
+                // repeated then: most dictionaries hold none).
+                if (0..n).any(|id| self.holds(warm + id)) {
+                    let within = (0..n).map(|id| self.holds(warm + id)).collect();
+                    if !self.complete(Some(Want::DictIn(within))) {
+                        return false;
+                    }
                 }
                 for j in tails {
-                    let ending: Vec<bool> = (0..n as usize)
-                        .map(|id| value(id).ends_with(&lit[..j]))
-                        .collect();
-                    if ending.contains(&true) && !self.then(k, Want::DictIn(ending), j) {
+                    if !self.fits(k + 1, j) {
+                        continue;
+                    }
+                    self.steps += n / 8;
+                    if self.steps > MAX_STEPS {
                         return false;
+                    }
+                    let b = self.b;
+                    let ends = |id: usize| b.static_str(warm + id).ends_with(&lit[..j]);
+                    if (0..n).any(ends) {
+                        let ending = (0..n).map(ends).collect();
+                        if !self.then(k, Want::DictIn(ending), j) {
+                            return false;
+                        }
                     }
                 }
             }
@@ -280,7 +293,7 @@ impl<'a> Lay<'a> {
                     return false;
                 }
                 for j in tails {
-                    if !self.then(k, Want::FreeSuffix(0..j), j) {
+                    if self.fits(k + 1, j) && !self.then(k, Want::FreeSuffix(0..j), j) {
                         return false;
                     }
                 }
