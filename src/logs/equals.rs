@@ -41,7 +41,7 @@
 //! more than a quarter of the rows ([`MAX_RENDER_SHARE`]) the caller
 //! searches the column as before. Exact either way.
 
-use super::decode::LogBlock;
+use super::decode::{LogBlock, Slot};
 use super::lay::{entries, inner_entries, Held, Mode, MAX_ENTRIES};
 use super::pinned::{pins_nothing, Columns, Entry, PoolText, COMPLETE};
 use super::split::LogColumn;
@@ -237,6 +237,27 @@ fn meets(
 /// spare more of them).
 const MAX_RENDER_SHARE: usize = 4;
 
+/// Units of work per row of the column (a literal's byte tried at a part
+/// of a template, eight dictionary values compared) above which a
+/// substring is not laid over the templates.
+const LAY_UNITS_PER_ROW: usize = 64;
+
+/// An estimate of the work of laying an `m`-byte substring over every
+/// template of `b`: each part tried at each of its bytes, each dictionary
+/// value compared once per try.
+fn lay_work(b: &LogBlock, m: usize) -> usize {
+    let parts: usize = b.templates.iter().map(|t| t.slots as usize + 1).sum();
+    let values: usize = b
+        .slots
+        .iter()
+        .map(|s| match s {
+            Slot::Dict { n, .. } => *n as usize / 8,
+            _ => 0,
+        })
+        .sum();
+    parts.saturating_mul(m).saturating_add(values)
+}
+
 /// What the literal is to the rows wanted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Shape {
@@ -372,6 +393,21 @@ impl LogColumn {
     /// [`Self::rows_laid`] for the rows holding `lit` (not empty) anywhere.
     pub(crate) fn rows_holding(&self, lit: &[u8], bits: &mut [u64]) -> Option<()> {
         if lit.is_empty() {
+            return None;
+        }
+        // A substring is tried from every part of every template: past a
+        // budget of work per row (long literals over many templates, large
+        // dictionaries), the caller's search, bounded by its own budget.
+        let blocks = match self {
+            LogColumn::Single(b) => [Some(&**b), None],
+            LogColumn::Split(hb) => [Some(&hb.0), Some(&hb.1)],
+        };
+        let work: usize = blocks
+            .iter()
+            .flatten()
+            .map(|b| lay_work(b, lit.len()))
+            .sum();
+        if work > self.rows().saturating_mul(LAY_UNITS_PER_ROW) {
             return None;
         }
         self.rows_shaped(lit, Shape::Within, bits)
