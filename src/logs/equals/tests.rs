@@ -361,3 +361,18 @@ fn digits_parse_within_64_bits() {
     assert_eq!(parse(Kind::HexUpper, b"00000000000000000FF"), Some(255));
     assert_eq!(parse(Kind::HexLower, b"1ffffffffffffffff"), None);
 }
+
+/// A literal long enough to pass the work budget is left to the caller's
+/// search (nothing written); a short one is laid.
+#[test]
+fn long_substrings_are_left_to_the_caller() {
+    let owned = shapes(false);
+    let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
+    let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
+    let mut bits = vec![0u64; rows.len().div_ceil(64)];
+    let long = [b"conn ".as_slice(), &b"7".repeat(20_000)].concat();
+    assert!(col.rows_holding(&long, &mut bits).is_none());
+    assert!(bits.iter().all(|&w| w == 0));
+    assert!(col.rows_holding(b"conn 7", &mut bits).is_some());
+    assert!(bits.iter().any(|&w| w != 0));
+}
