@@ -288,14 +288,7 @@ fn sparse_rows(
     sides: &[Side<'_>],
     share: usize,
 ) -> Option<Vec<(usize, usize, usize)>> {
-    let (mut ranks, mut rendered) = (0usize, 0usize);
-    for (side, tm) in sides.iter().zip(&b.templates) {
-        match side {
-            Side::Entries(..) => ranks += side.passing(),
-            Side::Render => rendered += tm.count as usize,
-            Side::None => {}
-        }
-    }
+    let (ranks, rendered) = tally(b, sides);
     if ranks.saturating_mul(share) > b.rows || rendered * SPARSE_SHARE > b.rows {
         return None;
     }
@@ -311,6 +304,20 @@ fn sparse_rows(
         rendered_walk(b, sides, |r, t, k| out.push((r, t, k)));
     }
     Some(out)
+}
+
+/// The ranks of `b` whose cheap masks pass, and the rows of its rendered
+/// templates.
+fn tally(b: &LogBlock, sides: &[Side<'_>]) -> (usize, usize) {
+    let (mut ranks, mut rendered) = (0usize, 0usize);
+    for (side, tm) in sides.iter().zip(&b.templates) {
+        match side {
+            Side::Entries(..) => ranks += side.passing(),
+            Side::Render => rendered += tm.count as usize,
+            Side::None => {}
+        }
+    }
+    (ranks, rendered)
 }
 
 /// `f(row, template, rank)` for every row of `b` whose template is
@@ -339,15 +346,7 @@ fn single(
     // Few ranks pass the cheap masks (an equality): each is settled on
     // its slots first, and only a match is looked up in the row index
     // (rendered templates, few rows, walked for).
-    let (ranks, rendered) =
-        sides
-            .iter()
-            .zip(&b.templates)
-            .fold((0, 0), |(n, m), (s, tm)| match s {
-                Side::Entries(..) => (n + s.passing(), m),
-                Side::Render => (n, m + tm.count as usize),
-                Side::None => (n, m),
-            });
+    let (ranks, rendered) = tally(b, sides);
     if ranks * SPARSE_SHARE <= b.rows && rendered * SPARSE_SHARE <= b.rows {
         for (t, side) in sides.iter_mut().enumerate() {
             let Side::Entries(es, mask, cols) = side else {
@@ -398,15 +397,7 @@ impl LogColumn {
         // A substring is tried from every part of every template: past a
         // budget of work per row (long literals over many templates, large
         // dictionaries), the caller's search, bounded by its own budget.
-        let blocks = match self {
-            LogColumn::Single(b) => [Some(&**b), None],
-            LogColumn::Split(hb) => [Some(&hb.0), Some(&hb.1)],
-        };
-        let work: usize = blocks
-            .iter()
-            .flatten()
-            .map(|b| lay_work(b, lit.len()))
-            .sum();
+        let work: usize = self.blocks().iter().map(|b| lay_work(b, lit.len())).sum();
         if work > self.rows().saturating_mul(LAY_UNITS_PER_ROW) {
             return None;
         }

@@ -836,12 +836,8 @@ mod tests {
             .collect();
         let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
         let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
-        let blocks: Vec<&LogBlock> = match &col {
-            LogColumn::Single(b) => vec![b],
-            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
-        };
         let (mut checked, mut deltas) = (0, 0);
-        for b in blocks {
+        for b in col.blocks() {
             let data = &b.bytes[b.data_at..];
             for slot in &b.slots {
                 if let Slot::Int { values, .. } = *slot {

@@ -372,6 +372,14 @@ impl LogColumn {
         }
     }
 
+    /// The column's blocks: the one block, or header and body.
+    pub(super) fn blocks(&self) -> Vec<&LogBlock> {
+        match self {
+            LogColumn::Single(b) => vec![b],
+            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
+        }
+    }
+
     /// Rows.
     pub fn rows(&self) -> usize {
         match self {

@@ -361,14 +361,6 @@ impl LogColumn {
 }
 
 impl LogColumn {
-    /// The column's blocks: the one block, or header and body.
-    fn blocks(&self) -> Vec<&LogBlock> {
-        match self {
-            LogColumn::Single(b) => vec![b],
-            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
-        }
-    }
-
     /// How many integer blocks (§5.8.3) of its columns, the pool offsets'
     /// included, are stored FoR, linear, delta, runs and stepped runs (a
     /// runs block counted as runs only, whatever its heads' mode).

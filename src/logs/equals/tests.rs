@@ -5,6 +5,16 @@ use crate::logs::pinned::parse;
 use crate::logs::Kind;
 use crate::logs::{encode_column, LogOptions};
 
+/// `rows` encoded as a log column (`split` as `LogOptions::split`) and
+/// opened.
+fn open(rows: &[&[u8]], split: Option<bool>) -> LogColumn {
+    let opts = LogOptions {
+        split,
+        ..LogOptions::default()
+    };
+    LogColumn::open(&encode_column(rows, &opts)).unwrap()
+}
+
 /// Rows of several shapes: dates and times with leading zeros, hex ids
 /// of both cases, dictionary words, free text, rows no template takes,
 /// a row that is a prefix of another, empty rows.
@@ -187,11 +197,7 @@ fn held_rows_are_those_that_render_the_literal() {
     for (header, split) in [(false, None), (true, Some(false)), (true, Some(true))] {
         let owned = shapes(header);
         let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
-        let opts = LogOptions {
-            split,
-            ..LogOptions::default()
-        };
-        let col = LogColumn::open(&encode_column(&rows, &opts)).unwrap();
+        let col = open(&rows, split);
         let mut decided = 0;
         for lit in pieces(&owned) {
             let mut bits = vec![0u64; rows.len().div_ceil(64)];
@@ -225,16 +231,8 @@ fn every_rank_finds_its_row() {
     for (header, split) in [(false, None), (true, Some(true))] {
         let owned = shapes(header);
         let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
-        let opts = LogOptions {
-            split,
-            ..LogOptions::default()
-        };
-        let col = LogColumn::open(&encode_column(&rows, &opts)).unwrap();
-        let blocks: Vec<&LogBlock> = match &col {
-            LogColumn::Single(b) => vec![b],
-            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
-        };
-        for b in blocks {
+        let col = open(&rows, split);
+        for b in col.blocks() {
             for r in 0..b.rows {
                 let (t, k) = b.locate(r);
                 assert_eq!(b.row_of(t, k), Some(r), "row {r}: template {t} rank {k}");
@@ -264,7 +262,7 @@ fn bounds_render_or_give_up() {
         })
         .collect();
     let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
-    let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
+    let col = open(&rows, None);
     for lit in literals(&owned) {
         for prefix in [false, true] {
             let mut bits = vec![0u64; rows.len().div_ceil(64)];
@@ -293,7 +291,7 @@ fn bounds_render_or_give_up() {
 fn sparse_rows_are_the_ranks_passing_and_the_rendered_rows() {
     let owned = shapes(false);
     let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
-    let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
+    let col = open(&rows, None);
     let LogColumn::Single(b) = &col else {
         panic!("one block")
     };
@@ -368,7 +366,7 @@ fn digits_parse_within_64_bits() {
 fn long_substrings_are_left_to_the_caller() {
     let owned = shapes(false);
     let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
-    let col = LogColumn::open(&encode_column(&rows, &LogOptions::default())).unwrap();
+    let col = open(&rows, None);
     let mut bits = vec![0u64; rows.len().div_ceil(64)];
     let long = [b"conn ".as_slice(), &b"7".repeat(20_000)].concat();
     assert!(col.rows_holding(&long, &mut bits).is_none());
