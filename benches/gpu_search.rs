@@ -1,10 +1,13 @@
 //! GPU search benchmark (issue 21, bench/SEARCH.md "GPU"): substring
 //! search over log columns with the fused decode-and-match kernel
 //! (`gpu::PreparedSearch`), in effective GB/s of decoded bytes, next to, in
-//! the same run: the GPU decode-only scan of the same tiled plan
-//! (`Prepared::time_decode`), the CPU `Searcher` on all cores over a file of
-//! the column repeated, and ripgrep (else GNU `grep -F -c`) over the
-//! column's text repeated to the GPU's size.
+//! the same run: the kernels run in one pass and in two (`Passes`), the
+//! GPU decode-only scan of the same tiled plan (`Prepared::time_decode`),
+//! the CPU `Searcher` on all cores over a file of the column repeated, GNU
+//! `grep -F -c` over the column's text repeated to the GPU's size, and
+//! ripgrep over the same text cut into one file per core (`rg -c -F` over
+//! a folder searches its files in parallel; over one file it runs on one
+//! thread). `rg` is taken from `PATH` (or `RG`, a path).
 //!
 //!   cargo bench --bench gpu_search --features test-util
 //! Environment: CORPUS (dir, default target/corpus), ONLY (comma-separated
@@ -32,11 +35,11 @@ fn main() {
 #[cfg(feature = "test-util")]
 mod bench {
     use std::hint::black_box;
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
     use std::process::Command;
     use std::time::Instant;
 
-    use fastpair::gpu::{self, Prepared, PreparedSearch, ScanOptions};
+    use fastpair::gpu::{self, Passes, Prepared, PreparedSearch, ScanOptions};
     use fastpair::search::{Predicate, Searcher};
     use fastpair::write::write_to_vec;
     use fastpair::{LogTemplates, Reader, WriterOptions};
@@ -132,32 +135,30 @@ mod bench {
         v[v.len() / 2]
     }
 
-    /// (tool, count, median seconds of 3) of `rg -c -F` (else `grep -c -F`)
-    /// over `path`; `None` when neither runs or the needle is not UTF-8.
-    fn grep_tool(path: &Path, pat: &[u8]) -> Option<(&'static str, u64, f64)> {
+    /// (count, median seconds of 3) of `tool -c -F -a PAT PATHS...`, the
+    /// counts of every file summed (`--no-filename`); `None` when the tool
+    /// does not run or the needle is not UTF-8.
+    fn grep_tool(tool: &str, paths: &[PathBuf], pat: &[u8]) -> Option<(u64, f64)> {
         let pat = std::str::from_utf8(pat).ok()?;
-        for tool in ["rg", "grep"] {
-            let run = || {
-                Command::new(tool)
-                    .args(["-c", "-F", "--", pat])
-                    .arg(path)
-                    .output()
-                    .ok()
-            };
-            let Some(out) = run() else { continue };
-            if !out.status.success() && out.status.code() != Some(1) {
-                continue;
-            }
-            let n: u64 = String::from_utf8_lossy(&out.stdout)
-                .trim()
-                .parse()
-                .unwrap_or(0);
-            let t = median_secs(3, || {
-                black_box(run());
-            });
-            return Some((tool, n, t));
+        let run = || {
+            Command::new(tool)
+                .args(["-c", "-F", "-a", "--no-filename", "--", pat])
+                .args(paths)
+                .output()
+                .ok()
+        };
+        let out = run()?;
+        if !out.status.success() && out.status.code() != Some(1) {
+            return None;
         }
-        None
+        let n: u64 = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.trim().parse::<u64>().ok())
+            .sum();
+        let t = median_secs(3, || {
+            black_box(run());
+        });
+        Some((n, t))
     }
 
     fn version(tool: &str) -> String {
@@ -193,17 +194,18 @@ mod bench {
             std::env::temp_dir().to_string_lossy().into_owned(),
         ));
         let (name, sms) = gpu::device_info().expect("a GPU");
+        let rg = env("RG", "rg".to_string());
+        let parts = rayon::current_num_threads();
         println!(
-            "# device: {name} ({sms} SMs); rayon threads {}; rg: {}; grep: {}",
-            rayon::current_num_threads(),
-            version("rg"),
+            "# device: {name} ({sms} SMs); rayon threads {parts}; rg: {} ({parts} files); grep: {}",
+            version(&rg),
             version("grep")
         );
         println!(
             "gpusearch,column,needle,selectivity_pct,decoded_MB,tiles,gpu_search_min_GBps,\
-             gpu_search_median_GBps,gpu_decode_median_GBps,search_over_decode,\
-             cpu_searcher_GBps,tool,tool_GBps,gpu_over_cpu,gpu_over_tool,host_flags_ms,search_call_ms,\
-             batches_decoded_pct"
+             gpu_search_median_GBps,one_pass_min_GBps,one_pass_median_GBps,two_over_one,\
+             gpu_decode_median_GBps,search_over_decode,cpu_searcher_GBps,grep_GBps,rg_GBps,\
+             gpu_over_cpu,gpu_over_grep,gpu_over_rg,host_flags_ms,search_call_ms,batches_decoded_pct"
         );
         for col in only.split(',') {
             let path = dir.join(format!("{col}.txt"));
@@ -269,16 +271,28 @@ mod bench {
                 t.elapsed().as_secs_f64()
             );
             let searcher = Searcher::new(&cr);
-            // Text for rg/grep: the column repeated `tiles` times.
+            // Text for grep: the column repeated `tiles` times; for rg the
+            // same copies dealt out to one file per core.
             let tpath = tmp.join(format!("fastpair-gpu-search-{col}.txt"));
+            let pdir = tmp.join(format!("fastpair-gpu-search-{col}"));
+            let mut ppaths: Vec<PathBuf> = Vec::new();
             if !gpu_only {
                 use std::io::Write;
+                let line_end: &[u8] = if text.ends_with(b"\n") { b"" } else { b"\n" };
                 let mut f = std::io::BufWriter::new(std::fs::File::create(&tpath).expect("tmp"));
                 for _ in 0..tiles {
                     f.write_all(&text).expect("write text");
-                    if !text.ends_with(b"\n") {
-                        f.write_all(b"\n").expect("write text");
+                    f.write_all(line_end).expect("write text");
+                }
+                std::fs::create_dir_all(&pdir).expect("tmp dir");
+                for i in 0..parts.min(tiles) {
+                    let path = pdir.join(format!("part-{i:02}.txt"));
+                    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("tmp"));
+                    for _ in (i..tiles).step_by(parts) {
+                        f.write_all(&text).expect("write text");
+                        f.write_all(line_end).expect("write text");
                     }
+                    ppaths.push(path);
                 }
             }
             let tbytes = std::fs::metadata(&tpath).map(|m| m.len()).unwrap_or(0);
@@ -287,6 +301,17 @@ mod bench {
                     continue;
                 }
                 let pred = Predicate::contains(needle.clone());
+                // One pass first (the count checked both ways), then the
+                // default (two passes when the literal has anchors).
+                s.set_passes(Passes::One);
+                let got = s.count_coded(&pred).expect("gpu count");
+                assert_eq!(
+                    got,
+                    (*k * tiles) as u64,
+                    "{col}: one-pass GPU count of {needle:?}"
+                );
+                let (omin, omed) = stats(&s.time_search(&pred, reps).expect("time search"));
+                s.set_passes(Passes::Auto);
                 let got = s.count_coded(&pred).expect("gpu count");
                 assert_eq!(got, (*k * tiles) as u64, "{col}: GPU count of {needle:?}");
                 let flags_ms = s.time_set_pattern(&pred).expect("flags");
@@ -311,30 +336,36 @@ mod bench {
                     });
                     cr.decoded_bytes() as f64 / ct / 1e9
                 };
-                let grep = if gpu_only {
-                    None
-                } else {
-                    grep_tool(&tpath, needle)
-                };
-                let (tool, tgbps) = match grep {
-                    Some((tool, n, t)) => {
-                        assert_eq!(n, (*k * tiles) as u64, "{col}: {tool} count");
-                        (tool, tbytes as f64 / t / 1e9)
+                let tool = |tool: &str, paths: &[PathBuf]| -> f64 {
+                    if gpu_only {
+                        return f64::NAN;
                     }
-                    None => ("-", f64::NAN),
+                    match grep_tool(tool, paths, needle) {
+                        Some((n, t)) => {
+                            assert_eq!(n, (*k * tiles) as u64, "{col}: {tool} count");
+                            tbytes as f64 / t / 1e9
+                        }
+                        None => f64::NAN,
+                    }
                 };
+                let grep_gbps = tool("grep", std::slice::from_ref(&tpath));
+                let rg_gbps = tool(&rg, &ppaths);
+                let (omin, omed) = (gbytes as f64 / omin / 1e6, gbytes as f64 / omed / 1e6);
                 println!(
-                    "gpusearch,{col},{:?},{:.4},{:.1},{tiles},{gmin:.1},{gmed:.1},{decode_gbps:.1},\
-                     {:.2},{cgbps:.2},{tool},{tgbps:.2},{:.1},{:.1},{flags_ms:.2},{call_ms:.2},\
-                     {decoded:.3}",
+                    "gpusearch,{col},{:?},{:.4},{:.1},{tiles},{gmin:.1},{gmed:.1},{omin:.1},{omed:.1},\
+                     {:.2},{decode_gbps:.1},{:.2},{cgbps:.2},{grep_gbps:.2},{rg_gbps:.2},{:.1},{:.1},\
+                     {:.1},{flags_ms:.2},{call_ms:.2},{decoded:.3}",
                     String::from_utf8_lossy(needle),
                     100.0 * *k as f64 / rows.len() as f64,
                     gbytes as f64 / 1e6,
+                    gmed / omed,
                     gmed / decode_gbps,
                     gmed / cgbps,
-                    gmed / tgbps
+                    gmed / grep_gbps,
+                    gmed / rg_gbps
                 );
             }
+            let _ = std::fs::remove_dir_all(&pdir);
             let _ = std::fs::remove_file(&tpath);
         }
     }

@@ -1,10 +1,18 @@
-// Fused decode-and-match (spec/DECODER.md §6e): a warp takes SNB consecutive
-// warp batches of 32·K codes of coded chunks; it first runs the anchor
-// prefilter of all of them (their codes and anchor flags loaded together, so
-// the chain of dependent loads is paid once for SNB batches), then decodes
-// each batch that passes into its shared memory, as fastpair_decode does,
-// and matches it there against one literal; the only output is a selection
-// bitmap. Follows cascade.cu and decode.cu in one compilation unit (it reuses
+// Fused decode-and-match (spec/DECODER.md §6e): warp batches of 32·K codes
+// of coded chunks go through the anchor prefilter (their codes' anchor
+// flags, then the chain), and each batch that passes is decoded into its
+// warp's shared memory, as fastpair_decode does, and matched there against
+// one literal; the only output is a selection bitmap. Two ways to run it:
+// * one pass (fastpair_search): a warp takes SNB consecutive batches, runs
+//   the prefilter of all of them (their loads in flight together), then
+//   searches those that pass, the chain checked from shared memory;
+// * two passes (fastpair_search_pre, then fastpair_search_list): a light
+//   kernel runs the prefilter and chain of every batch at high occupancy,
+//   with the flags in shared memory, and lists the batches that pass; the
+//   search kernel then takes only those. At low selectivity nearly every
+//   batch is skipped, and the skip is what the one-pass kernel spends its
+//   time on, at the occupancy its decoding registers allow.
+// Follows cascade.cu and decode.cu in one compilation unit (it reuses
 // put_or, the decode kernel's OR-ing staging write, and find_le).
 //
 // Row boundaries: the chunk's row byte bounds (de-cascaded into `seq` by
@@ -33,6 +41,9 @@
 #define S_ROWS ((SNR + 1 + SNR / 32) * 4 + 12) // staged row starts + selection words, 16-byte padded
 #define S_WARPS (FP_T / 32)
 #define S_WARP_SMEM (S_STAGE + S_CODES + S_ROWS)
+#define SP_T FP_SP_T                          // threads per block of the pre-pass (abi::SEARCH_PRE_THREADS)
+#define SP_B FP_SP_B                          // its blocks per SM (abi::SEARCH_PRE_BLOCKS)
+#define SP_NB 1                               // warp batches per warp and round of the pre-pass
 #define SM_CONTAINS 0u
 #define SM_PREFIX 1u
 #define SM_SUFFIX 2u
@@ -111,6 +122,42 @@ __device__ __forceinline__ u32 global_code(const u8* __restrict__ codes, u32 j) 
 #endif
 }
 
+// The prefilter's chain (src/search/index.rs gpu_anchor): flag bit i is
+// literal position P_i (P_0 < P_1 < ...). At an occurrence, the codes
+// covering P_0, P_1, ... are j_0 <= j_1 <= ... with j_{i+1} - j_i <=
+// P_{i+1} - P_i (every code at least one byte), all in the batch and its
+// lookahead. `fk[k] >> sh` holds the flags of code lane + 32k in its low
+// byte (0 for a dead slot). S = codes where a chain through bits 0..i can
+// end; word r (codes 32r .. 32r + 31) lives in lane r. Warp-uniform.
+__device__ __forceinline__ bool chain_holds(const u32 (&fk)[FP_K + 1], u32 sh, u32 nchain,
+                                            u64 adist, u32 lane) {
+    u32 S = 0;
+#pragma unroll
+    for (int k = 0; k <= FP_K; k++) {
+        const u32 b = __ballot_sync(FULL, (fk[k] >> sh) & 1u);
+        if (lane == (u32)k) S = b;
+    }
+    for (u32 i = 1; i < nchain; i++) {  // warp-uniform
+        const u32 d = (u32)(adist >> (5 * (i - 1))) & 31u;
+        // S |= S << 1 | ... | S << d, by doubling (shifts 0..cov-1 covered).
+        for (u32 cov = 1; cov <= d;) {
+            const u32 step = min(cov, d + 1 - cov);  // 1..16
+            const u32 prev = __shfl_up_sync(FULL, S, 1);
+            S |= __funnelshift_l(lane == 0 ? 0u : prev, S, step);
+            cov += step;
+        }
+        u32 M = 0;
+#pragma unroll
+        for (int k = 0; k <= FP_K; k++) {
+            const u32 b = __ballot_sync(FULL, (fk[k] >> (sh + i)) & 1u);
+            if (lane == (u32)k) M = b;
+        }
+        S &= M;
+        if (!__any_sync(FULL, S != 0)) return false;
+    }
+    return true;
+}
+
 struct SearchArgs {
     const u8* __restrict__ input;
     const u8* __restrict__ dictblob;
@@ -173,7 +220,8 @@ __device__ __forceinline__ void search_batch(const SearchArgs& A, u32 gw, u8* st
     const Dict dc = A.dicts[pc.dict];
     u32 code[FP_K + 1], len[FP_K + 1], pos[FP_K + 1], fk[FP_K + 1];
     u32 bad = 0;
-    const u8* flags = A.aflags + A.aoff[pc.dict];
+    // The chain's flags (none when the pre-pass held the chain: nchain 0).
+    const u8* flags = A.nchain > 1 ? A.aflags + A.aoff[pc.dict] : A.dictblob;
 #pragma unroll
     for (int k = 0; k <= FP_K; k++) {
         const u32 j = lane + 32 * k;
@@ -199,38 +247,9 @@ __device__ __forceinline__ void search_batch(const SearchArgs& A, u32 gw, u8* st
             return;
         }
     }
-    // -- chain (src/search/index.rs gpu_anchor): flag bit i is literal
-    // position P_i (P_0 < P_1 < ...). At an occurrence, the codes covering
-    // P_0, P_1, ... are j_0 <= j_1 <= ... with j_{i+1} - j_i <= P_{i+1} - P_i
-    // (every code at least one byte), all in the batch and its lookahead.
-    // S = codes where a chain through bits 0..i can end; word r (codes
-    // 32r .. 32r + 31) lives in lane r. No chain: the warp is done.
-    if (A.nchain > 1) {
-        u32 S = 0;
-#pragma unroll
-        for (int k = 0; k <= FP_K; k++) {
-            const u32 b = __ballot_sync(FULL, fk[k] & 1u);
-            if (lane == (u32)k) S = b;
-        }
-        for (u32 i = 1; i < A.nchain; i++) {  // warp-uniform
-            const u32 d = (u32)(A.adist >> (5 * (i - 1))) & 31u;
-            // S |= S << 1 | ... | S << d, by doubling (shifts 0..cov-1 covered).
-            for (u32 cov = 1; cov <= d;) {
-                const u32 sh = min(cov, d + 1 - cov);  // 1..16
-                const u32 prev = __shfl_up_sync(FULL, S, 1);
-                S |= __funnelshift_l(lane == 0 ? 0u : prev, S, sh);
-                cov += sh;
-            }
-            u32 M = 0;
-#pragma unroll
-            for (int k = 0; k <= FP_K; k++) {
-                const u32 b = __ballot_sync(FULL, (fk[k] >> i) & 1u);
-                if (lane == (u32)k) M = b;
-            }
-            S &= M;
-            if (!__any_sync(FULL, S != 0)) return;
-        }
-    }
+    // -- chain (src/search/index.rs gpu_anchor): the codes covering the
+    // anchor positions must lie in order within the positions' distances.
+    if (A.nchain > 1 && !chain_holds(fk, 0, A.nchain, A.adist, lane)) return;
 
     // -- gather: lengths (one byte per token holding len - 1) and the
     // batch's low-plane words (the lookahead's are read at the emit).
@@ -452,6 +471,88 @@ __device__ __forceinline__ void search_batch(const SearchArgs& A, u32 gw, u8* st
     }
 }
 
+// The anchor prefilter of the NB warp batches gw0 .. gw0 + NB - 1
+// (src/search/index.rs gpu_prefilter): a match that starts in a batch's
+// window is spelled by codes of the batch and its lookahead, which then
+// cover every anchor position; a batch whose codes' flags OR to less than
+// `full` cannot hold one. With `chain`, a batch that passes must also hold
+// the chain (`chain_holds`). Returns the batches that pass, bit b for
+// gw0 + b (none past `total`). A batch with a bad piece or start, or a code
+// out of range, passes: its search raises the status flag.
+// Branch-free, so that every batch's loads are in flight together (a
+// guarded load per code made the compiler wait on each in turn: bench/
+// SEARCH.md "GPU, round 2"): a batch past `total` or with a bad piece or
+// start reads code 0 of a valid piece and is decided by `ok` afterwards.
+// `aflags` may point at shared memory (the pre-pass's copy).
+template <int NB>
+__device__ __forceinline__ u32 warp_prefilter(
+    const u8* __restrict__ input, const Piece* __restrict__ pieces, const u32* __restrict__ wbp,
+    const u32* __restrict__ wpiece, u32 npieces, u32 total, const Dict* __restrict__ dicts, u32 m,
+    const u8* aflags, const u32* __restrict__ aoff, u32 full, u64 adist, u32 nchain, bool chain,
+    u32 gw0, u32 lane)
+{
+    // fk[k]: the flags of code lane + 32k of batch b in byte b.
+    u32 fk[FP_K + 1];
+#pragma unroll
+    for (int k = 0; k <= FP_K; k++) fk[k] = 0;
+    u32 okb = 0, here = 0;
+#pragma unroll
+    for (int b = 0; b < NB; b++) {
+        const u32 gw = gw0 + b;
+        const bool in = gw < total;
+        const u32 p0 = wpiece[in ? gw : gw0];
+        const bool okp = p0 < npieces;
+        const u32 p = okp ? p0 : 0u;  // npieces >= 1 when total >= 1
+        const Piece& pc = pieces[p];
+        const u32 count = pc.count;
+        const u32 start = (pc.wb_lo + (gw - wbp[p])) * SKB;
+        const bool ok = okp && start < count;
+        const u32 s0 = ok ? start : 0u;
+        const u32 n = ok ? min(count - start, (u32)SKB) : 0u;
+        const u32 la = n == SKB ? min(m - 1, count - start - n) : 0u;
+        const u32 nc = n + la;
+        const u8* codes = input + pc.codes_off;
+        const u32 ntok = dicts[pc.dict].ntok;
+        const u8* flags = aflags + aoff[pc.dict];
+#pragma unroll
+        for (int k = 0; k <= FP_K; k++) {
+            const u32 j = lane + 32 * k;
+            const bool live = j < nc;
+            const u32 c = global_code(codes, s0 + (live ? j : 0u));
+            const u32 f = flags[c < ntok ? c : 0u];
+            fk[k] |= (live ? (c < ntok ? f : 0xffu) : 0u) << (8 * b);
+        }
+        here |= (u32)in << b;
+        okb |= (u32)ok << b;
+    }
+    u32 pass = 0;
+#pragma unroll
+    for (int b = 0; b < NB; b++) {
+        u32 a = 0;
+#pragma unroll
+        for (int k = 0; k <= FP_K; k++) a |= fk[k] >> (8 * b);
+        a = __reduce_or_sync(FULL, a & 0xffu);
+        if ((here >> b & 1) && (!(okb >> b & 1) || (a & full) == full)) pass |= 1u << b;
+    }
+    if (chain && nchain > 1) {
+        u32 q = pass & okb;
+        while (q) {  // warp-uniform
+            const u32 b = __ffs(q) - 1;
+            q &= q - 1;
+            if (!chain_holds(fk, 8 * b, nchain, adist, lane)) pass &= ~(1u << b);
+        }
+    }
+    return pass;
+}
+
+__device__ __forceinline__ void load_literal(const u8* __restrict__ lit, u32 (&L)[8]) {
+    const uint4 a = ((const uint4*)lit)[0], b = ((const uint4*)lit)[1];
+    L[0] = a.x; L[1] = a.y; L[2] = a.z; L[3] = a.w;
+    L[4] = b.x; L[5] = b.y; L[6] = b.z; L[7] = b.w;
+}
+
+// One pass: each warp runs the prefilter of its SNB batches, then searches
+// those that pass (the chain in search_batch, from shared memory).
 extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
     const u8* __restrict__ input, const u8* __restrict__ dictblob,
     const Piece* __restrict__ pieces, const u32* __restrict__ wbp,
@@ -471,62 +572,11 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
         if (lane == 0) atomicOr(status, ST_SEARCH);
         return;
     }
-    // -- prefilter of the warp's batches (src/search/index.rs gpu_anchor):
-    // a match that starts in a batch's window is spelled by codes of the
-    // batch and its lookahead, which then cover every anchor position; a
-    // batch whose codes' flags OR to less than `full` is skipped before any
-    // byte is decoded. The batches' loads are independent, so they overlap.
-    // A code out of range passes (its batch raises ST_CODE_RANGE below).
-    // Branch-free, so that every batch's loads are in flight together (a
-    // guarded load per code made the compiler wait on each in turn: bench/
-    // SEARCH.md "GPU, round 2"): a batch past `total` or with a bad piece or
-    // start reads code 0 of a valid piece and is decided by `ok` afterwards.
-    u32 af[SNB], okb = 0, here = 0;
-#pragma unroll
-    for (int b = 0; b < SNB; b++) {
-        const u32 gw = gw0 + b;
-        const bool in = gw < total;
-        const u32 p0 = wpiece[in ? gw : gw0];
-        const bool okp = p0 < npieces;
-        const u32 p = okp ? p0 : 0u;  // npieces >= 1 when total >= 1
-        const Piece& pc = pieces[p];
-        const u32 count = pc.count;
-        const u32 start = (pc.wb_lo + (gw - wbp[p])) * SKB;
-        const bool ok = okp && start < count;
-        const u32 s0 = ok ? start : 0u;
-        const u32 n = ok ? min(count - start, (u32)SKB) : 0u;
-        const u32 la = n == SKB ? min(m - 1, count - start - n) : 0u;
-        const u32 nc = n + la;
-        const u8* codes = input + pc.codes_off;
-        const u32 ntok = dicts[pc.dict].ntok;
-        const u8* flags = aflags + aoff[pc.dict];
-        u32 a = 0;
-#pragma unroll
-        for (int k = 0; k <= FP_K; k++) {
-            const u32 j = lane + 32 * k;
-            const bool live = j < nc;
-            const u32 c = global_code(codes, s0 + (live ? j : 0u));
-            const u32 f = flags[c < ntok ? c : 0u];
-            a |= live ? (c < ntok ? f : 0xffu) : 0u;
-        }
-        af[b] = a;
-        here |= (u32)in << b;
-        okb |= (u32)ok << b;
-    }
-    // A batch with a bad piece or start passes (search_batch raises it).
-    u32 pass = 0;
-#pragma unroll
-    for (int b = 0; b < SNB; b++) {
-        const u32 a = __reduce_or_sync(FULL, af[b]);
-        if ((here >> b & 1) && (!(okb >> b & 1) || (a & full) == full)) pass |= 1u << b;
-    }
+    u32 pass = warp_prefilter<SNB>(input, pieces, wbp, wpiece, npieces, total, dicts, m, aflags, aoff,
+                              full, adist, nchain, false, gw0, lane);
     if (pass == 0) return;
     u32 L[8];
-    {
-        const uint4 a = ((const uint4*)lit)[0], b = ((const uint4*)lit)[1];
-        L[0] = a.x; L[1] = a.y; L[2] = a.z; L[3] = a.w;
-        L[4] = b.x; L[5] = b.y; L[6] = b.z; L[7] = b.w;
-    }
+    load_literal(lit, L);
     const SearchArgs A = {input, dictblob, pieces, wbp, wpiece, npieces, dicts, seq, rbo, gbase,
                           m, mode, fold, aflags, aoff, adist, nchain, bits, nbits, status};
     u8* stage = smem + warp * S_WARP_SMEM;
@@ -534,5 +584,97 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
         const u32 b = __ffs(pass) - 1;
         pass &= pass - 1;
         search_batch(A, gw0 + b, stage, lane, L);
+    }
+}
+
+// Two passes (spec/DECODER.md §6e), first: the prefilter with its chain over
+// every batch, by a light kernel that holds many warps per SM (no staging,
+// few registers) and reads the anchor flags from shared memory (copied
+// there once per block: `nflags` bytes, when the host gives the room, else
+// 0 and the flags are read from global memory). Blocks stay resident and
+// step over the batches; the batches that pass are appended to `list`
+// (one global atomic per block and round). `list` holds `total` entries:
+// each batch is appended at most once.
+extern "C" __global__ void __launch_bounds__(SP_T, SP_B) fastpair_search_pre(
+    const u8* __restrict__ input, const Piece* __restrict__ pieces,
+    const u32* __restrict__ wbp, const u32* __restrict__ wpiece, u32 npieces, u32 total,
+    const Dict* __restrict__ dicts, u32 m, const u8* __restrict__ aflags,
+    const u32* __restrict__ aoff, u32 nflags, u32 full, u64 adist, u32 nchain, u32 snb,
+    u32* __restrict__ list, u32* __restrict__ nlist, u32* __restrict__ status)
+{
+    extern __shared__ __align__(16) u8 sflags[];
+    __shared__ u32 s_cnt, s_base;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (m == 0 || m > SLIT || snb != SNB || nchain > 8 || blockDim.x != SP_T) {
+        if (threadIdx.x == 0) atomicOr(status, ST_SEARCH);
+        return;
+    }
+    const u8* flags = aflags;
+    if (nflags) {
+        for (u32 i = threadIdx.x; i * 16 < nflags; i += SP_T)
+            ((uint4*)sflags)[i] = ((const uint4*)aflags)[i];
+        __syncthreads();
+        flags = sflags;
+    }
+    // Rounds of SP_T / 32 * SP_NB batches; every warp of the block takes every
+    // round (the block's barriers), those past `total` with nothing to do.
+    for (u32 base = blockIdx.x * (SP_T / 32); base * SP_NB < total; base += gridDim.x * (SP_T / 32)) {
+        const u32 gw0 = (base + warp) * SP_NB;
+        u32 pass = 0;
+        if (gw0 < total)
+            pass = warp_prefilter<SP_NB>(input, pieces, wbp, wpiece, npieces, total, dicts, m, flags,
+                                  aoff, full, adist, nchain, true, gw0, lane);
+        if (threadIdx.x == 0) s_cnt = 0;
+        __syncthreads();
+        u32 at = 0;
+        if (lane == 0 && pass) at = atomicAdd(&s_cnt, (u32)__popc(pass));
+        __syncthreads();
+        if (threadIdx.x == 0 && s_cnt) s_base = atomicAdd(nlist, s_cnt);
+        __syncthreads();
+        if (pass) {
+            at = __shfl_sync(FULL, at, 0) + s_base;
+            u32 q = pass;
+            for (u32 i = 0; q; i++) {  // warp-uniform, at most SP_NB
+                const u32 b = __ffs(q) - 1;
+                q &= q - 1;
+                if (lane == i && at + i < total) list[at + i] = gw0 + b;
+            }
+        }
+        __syncthreads();  // s_cnt and s_base are reused
+    }
+}
+
+// Two passes, second: the batches the pre-pass listed, searched (their chain
+// held already); resident warps step over the list.
+extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search_list(
+    const u8* __restrict__ input, const u8* __restrict__ dictblob,
+    const Piece* __restrict__ pieces, const u32* __restrict__ wbp,
+    const u32* __restrict__ wpiece, u32 npieces, u32 total,
+    const Dict* __restrict__ dicts, const u32* __restrict__ seq,
+    const u32* __restrict__ rbo, const u64* __restrict__ gbase,
+    const u8* __restrict__ lit, u32 m, u32 mode, u32 fold,
+    const u32* __restrict__ list, const u32* __restrict__ nlist,
+    u32* __restrict__ bits, u64 nbits, u32* __restrict__ status)
+{
+    extern __shared__ __align__(16) u8 smem[];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (m == 0 || m > SLIT) {
+        if (threadIdx.x == 0) atomicOr(status, ST_SEARCH);
+        return;
+    }
+    const u32 n = min(*nlist, total);
+    u32 L[8];
+    load_literal(lit, L);
+    // No flags and no chain here (nchain 0): the pre-pass decided them.
+    const SearchArgs A = {input, dictblob, pieces, wbp, wpiece, npieces, dicts, seq, rbo, gbase,
+                          m, mode, fold, nullptr, nullptr, 0, 0, bits, nbits, status};
+    u8* stage = smem + warp * S_WARP_SMEM;
+    for (u32 i = blockIdx.x * S_WARPS + warp; i < n; i += gridDim.x * S_WARPS) {
+        const u32 gw = list[i];
+        if (gw >= total) {  // never written so by the pre-pass
+            if (lane == 0) atomicOr(status, ST_SEARCH);
+            continue;
+        }
+        search_batch(A, gw, stage, lane, L);
     }
 }

@@ -9,7 +9,7 @@
 //! FASTPAIR_REQUIRE_GPU=1 (then they fail).
 #![cfg(feature = "gpu")]
 
-use fastpair::gpu::{self, Backend, PreparedSearch};
+use fastpair::gpu::{self, Backend, Passes, PreparedSearch};
 use fastpair::search::{Predicate, Searcher};
 use fastpair::write::write_to_vec;
 use fastpair::{Codec, DictMode, LogTemplates, Reader, WriterOptions};
@@ -102,24 +102,28 @@ fn predicates(rows: &[Option<&[u8]>]) -> Vec<Predicate> {
     out
 }
 
-/// CPU vs GPU for every predicate, on one prepared search.
+/// CPU vs GPU for every predicate, on one prepared search, the kernels run
+/// every way (one pass, two passes, the default).
 fn parity(name: &str, r: &Reader, preds: &[Predicate]) {
     let cpu = Searcher::new(r);
     let mut dev = PreparedSearch::new(r, 1).expect("prepare");
     for p in preds {
         let want = cpu.search(p).expect("cpu search");
         if gpu::supports(p) {
-            let got = dev.search(p).expect("gpu search");
-            assert!(
-                got == want,
-                "{name}: {p:?}: GPU selects {} rows, CPU {} (first differing row {:?})",
-                got.count(),
-                want.count(),
-                got.iter()
-                    .zip(want.iter())
-                    .find(|(a, b)| a != b)
-                    .map(|(a, _)| a)
-            );
+            for passes in [Passes::One, Passes::Two, Passes::Auto] {
+                dev.set_passes(passes);
+                let got = dev.search(p).expect("gpu search");
+                assert!(
+                    got == want,
+                    "{name}: {p:?} ({passes:?}): GPU selects {} rows, CPU {} (first differing row {:?})",
+                    got.count(),
+                    want.count(),
+                    got.iter()
+                        .zip(want.iter())
+                        .find(|(a, b)| a != b)
+                        .map(|(a, _)| a)
+                );
+            }
         } else {
             let (got, backend) = gpu::search(r, p).expect("search");
             assert_eq!(backend, Backend::Cpu, "{name}: {p:?}");
@@ -359,5 +363,63 @@ fn tiny_rows_cpu_equals_gpu() {
             preds.push(Predicate::equals(lit).not());
         }
         parity(&format!("tiny rows {case}"), &r, &preds);
+    }
+}
+
+/// A file planned many times over (as the benchmark does): the two-pass
+/// search's pre-pass then takes several rounds per block and its list
+/// thousands of batches; the count over all copies must be the CPU's times
+/// the copies, every way the kernels run.
+#[test]
+fn tiled_search_counts_alike_every_way() {
+    if !have_gpu("tiled_search_counts_alike_every_way") {
+        return;
+    }
+    let mut rng = Rng(7);
+    let words = [
+        &b"alpha "[..],
+        b"beta ",
+        b"gamma=",
+        b"12",
+        b"delta:",
+        b"x",
+        b"omega\t",
+    ];
+    let rows: Vec<Vec<u8>> = (0..60_000)
+        .map(|_| {
+            (0..1 + rng.below(12))
+                .flat_map(|_| words[rng.below(words.len())].iter().copied())
+                .collect()
+        })
+        .collect();
+    let file = write_to_vec(
+        rows.iter().map(|r| Some(r.as_slice())),
+        WriterOptions::default(),
+    )
+    .expect("write");
+    let r = Reader::from_bytes(file).expect("open");
+    let cpu = Searcher::new(&r);
+    let tiles = 24;
+    let mut dev = PreparedSearch::new(&r, tiles).expect("prepare");
+    for lit in [
+        &b"gamma=12x"[..],
+        b"a:x",
+        b"12delta",
+        b"omega\talpha",
+        b"beta beta beta",
+        b"zz",
+    ] {
+        for p in [
+            Predicate::contains(lit),
+            Predicate::prefix(lit),
+            Predicate::suffix(lit),
+        ] {
+            let want = cpu.search(&p).expect("cpu").count() * tiles as u64;
+            for passes in [Passes::One, Passes::Two, Passes::Auto] {
+                dev.set_passes(passes);
+                let got = dev.count_coded(&p).expect("gpu count");
+                assert_eq!(got, want, "{p:?} ({passes:?}) over {tiles} copies");
+            }
+        }
     }
 }

@@ -380,6 +380,7 @@ pub(crate) fn prelude(cfg: &DecoderConfig, bits: u8) -> String {
          #define FP_WARP_SMEM {}\n#define FP_SEARCH_SMEM {}\n#define FP_CASCADE_BLOCK {CASCADE_BLOCK}\n\
          #define FP_VT_ROWS {VT_ROWS}\n#define FP_VT_RPT {VT_RPT}\n#define FP_VT_STAGE {VT_STAGE}\n#define FP_VT_WB {VT_WB}\n\
          #define RK_CODED {RK_CODED}u\n#define RK_VALUES {RK_VALUES}u\n#define RK_LOGS {RK_LOGS}u\n\
+         #define FP_SP_T {SEARCH_PRE_THREADS}\n#define FP_SP_B {SEARCH_PRE_BLOCKS}\n\
          #define FP_LG_WARPS {LG_WARPS}u\n#define FP_LG_STAGE {LG_STAGE}u\n#define FP_LG_MIN_BLOCKS {LG_MIN_BLOCKS}\n#define FP_LG_PER_ROW {}u\n#define FP_LG_CP_SUMS {}ull",
         cfg.k,
         cfg.h,
@@ -462,6 +463,19 @@ pub(crate) fn warp_smem(cfg: &DecoderConfig) -> u32 {
     let queue = if cfg.w < 16 { kb * 8 } else { 0 };
     kb * 16 + 32 + kb * 2 + queue
 }
+
+/// Threads per block of the search's pre-pass (kernels/search.cu
+/// `fastpair_search_pre`, spec/DECODER.md §6e): many warps of few
+/// registers, to hide the latency of its code and flag loads.
+pub(crate) const SEARCH_PRE_THREADS: u32 = 512;
+
+/// Blocks of the pre-pass resident per SM (its launch bounds: at most
+/// 65,536 / (512 · 4) = 32 registers a thread) and the grid's blocks per SM.
+pub(crate) const SEARCH_PRE_BLOCKS: u32 = 4;
+
+/// Most anchor-flag bytes the pre-pass copies into a block's shared memory
+/// (one 16-bit dictionary's; more flags are read from global memory).
+pub(crate) const SEARCH_PRE_MAX_SMEM: u32 = 64 << 10;
 
 /// Shared memory of one warp of the search kernel (kernels/search.cu): its
 /// staging (a batch's bytes and up to 32 lookahead codes' bytes, 16 each at

@@ -97,15 +97,25 @@ pub(crate) struct Kernels {
     pub(crate) rows_locate: CudaFunction,
     pub(crate) rows_scan: [CudaFunction; 3],
     pub(crate) rows_decode: CudaFunction,
-    /// The fused decode-and-match kernel (kernels/search.cu), its own
+    /// The fused decode-and-match kernels (kernels/search.cu), their own
     /// module, compiled on first use ([`Gpu::search_kernel`]).
-    search: OnceLock<std::result::Result<CudaFunction, String>>,
+    search: OnceLock<std::result::Result<SearchKernels, String>>,
     pub(crate) smem: u32,
     /// Dynamic shared memory per block of the search kernel.
     pub(crate) search_smem: u32,
     /// Code width the kernels were compiled for.
     bits: u8,
     pub(crate) cfg: DecoderConfig,
+}
+
+/// The search module's kernels (kernels/search.cu, spec/DECODER.md §6e).
+pub(crate) struct SearchKernels {
+    /// One pass: prefilter and search in one launch (`fastpair_search`).
+    pub(crate) one: CudaFunction,
+    /// Two passes: the prefilter listing the batches that pass
+    /// (`fastpair_search_pre`), then their search (`fastpair_search_list`).
+    pub(crate) pre: CudaFunction,
+    pub(crate) list: CudaFunction,
 }
 
 static GPU: OnceLock<std::result::Result<Gpu, String>> = OnceLock::new();
@@ -234,29 +244,36 @@ impl Kernels {
 }
 
 impl Gpu {
-    /// The search kernel of `k`'s configuration, compiled and loaded on
+    /// The search kernels of `k`'s configuration, compiled and loaded on
     /// first use (a failure is kept: later searches report it too).
-    pub(crate) fn search_kernel<'k>(&self, k: &'k Kernels) -> Result<&'k CudaFunction> {
+    pub(crate) fn search_kernel<'k>(&self, k: &'k Kernels) -> Result<&'k SearchKernels> {
         k.search
             .get_or_init(|| {
                 let src = unit_source(&k.cfg, k.bits, &SEARCH_SOURCES);
                 let module = load_unit(&self.ctx, self.cc, &src)
                     .map_err(|e| format!("the search module: {e}"))?;
-                let f = module
-                    .load_function("fastpair_search")
-                    .map_err(|e| format!("fastpair_search: {e:?}"))?;
-                // SAFETY: `f` is a live function handle of a module it
-                // keeps; the attribute only raises the dynamic shared-memory
-                // limit.
-                unsafe {
-                    cudarc::driver::result::function::set_function_attribute(
-                        f.cu_function(),
-                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        k.search_smem as i32,
-                    )
-                }
-                .map_err(|e| format!("search shared memory limit: {e:?}"))?;
-                Ok(f)
+                let f = |name: &str, smem: u32| {
+                    let f = module
+                        .load_function(name)
+                        .map_err(|e| format!("{name}: {e:?}"))?;
+                    // SAFETY: `f` is a live function handle of a module it
+                    // keeps; the attribute only raises the dynamic
+                    // shared-memory limit.
+                    unsafe {
+                        cudarc::driver::result::function::set_function_attribute(
+                            f.cu_function(),
+                            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            smem as i32,
+                        )
+                    }
+                    .map_err(|e| format!("{name}: shared memory limit: {e:?}"))?;
+                    Ok::<_, String>(f)
+                };
+                Ok(SearchKernels {
+                    one: f("fastpair_search", k.search_smem)?,
+                    pre: f("fastpair_search_pre", abi::SEARCH_PRE_MAX_SMEM)?,
+                    list: f("fastpair_search_list", k.search_smem)?,
+                })
             })
             .as_ref()
             .map_err(|m| Error::Gpu(m.clone()))

@@ -66,7 +66,7 @@ mod logs;
 #[cfg(feature = "gpu")]
 mod search;
 #[cfg(feature = "gpu")]
-pub use search::{search, supports, PreparedSearch, MAX_LITERAL};
+pub use search::{search, supports, Passes, PreparedSearch, MAX_LITERAL};
 #[cfg(feature = "gpu")]
 mod batches;
 // Hooks for the tests, benchmarks and lab probes (kernel compile checks,

@@ -55,6 +55,20 @@ const CHAIN_CODES: u64 = 192;
 /// passes it anyway and it would only add work.
 const CHAIN_BELOW: u64 = 2;
 
+/// How a prepared search runs the kernels (spec/DECODER.md §6e).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Passes {
+    /// Two passes when the literal has anchor positions (the prefilter can
+    /// skip batches), else one.
+    Auto,
+    /// One pass: each warp prefilters its batches and searches those that
+    /// pass (`fastpair_search`).
+    One,
+    /// Two passes: a light pre-pass lists the batches that pass, the search
+    /// kernel takes only those (`fastpair_search_pre`, `fastpair_search_list`).
+    Two,
+}
+
 /// The kernel's modes (kernels/search.cu `SM_*`).
 const SM_CONTAINS: u32 = 0;
 const SM_PREFIX: u32 = 1;
@@ -191,6 +205,16 @@ pub struct PreparedSearch<'r> {
     /// none).
     adist: u64,
     nchain: u32,
+    /// The batches the two-pass search's pre-pass lists (room for every
+    /// batch) and their number.
+    list: CudaSlice<u32>,
+    nlist: CudaSlice<u32>,
+    /// How the kernels run (`Passes::Auto` unless a benchmark says).
+    passes: Passes,
+    /// Blocks of the pre-pass and of the list search resident per SM (the
+    /// two-pass grids), asked of the driver on the first two-pass launch
+    /// (the flags' shared memory is the same for every pattern).
+    resident: Option<(u32, u32)>,
     /// The pattern whose literal and flags are on the device.
     current: Option<GpuPattern>,
     decascaded: bool,
@@ -307,6 +331,7 @@ impl<'r> PreparedSearch<'r> {
         }
         let dev = DevicePlan::new(g, &plan, true)?;
         let s = &g.stream;
+        let batches = *plan.wb_prefix.last().unwrap_or(&0) as usize;
         let out = Self {
             reader,
             gpu: g,
@@ -340,6 +365,12 @@ impl<'r> PreparedSearch<'r> {
             full: 0,
             adist: 0,
             nchain: 0,
+            list: s
+                .alloc_zeros::<u32>(batches.max(1))
+                .map_err(|e| gpu_err("alloc", e))?,
+            nlist: s.alloc_zeros::<u32>(1).map_err(|e| gpu_err("alloc", e))?,
+            passes: Passes::Auto,
+            resident: None,
             current: None,
             decascaded: false,
             plan,
@@ -347,6 +378,12 @@ impl<'r> PreparedSearch<'r> {
         };
         s.synchronize().map_err(|e| gpu_err("synchronize", e))?;
         Ok(out)
+    }
+
+    /// Chooses how the kernels run ([`Passes::Auto`] by default); the rows
+    /// selected are the same every way.
+    pub fn set_passes(&mut self, passes: Passes) {
+        self.passes = passes;
     }
 
     /// Decoded bytes of the coded chunks searched on the device (all tiles).
@@ -479,6 +516,128 @@ impl<'r> PreparedSearch<'r> {
         let (m, mode, fold) = (pat.lit.len() as u32, pat.mode, pat.fold as u32);
         let k = &self.kernels;
         let f = self.gpu.search_kernel(k)?;
+        let two = match self.passes {
+            Passes::Auto => full != 0,
+            Passes::One => false,
+            Passes::Two => true,
+        };
+        let d = &mut self.dev;
+        if two {
+            // Pass one: the prefilter and chain of every batch, the passing
+            // ones listed; resident blocks step over the batches.
+            s.memset_zeros(&mut self.nlist)
+                .map_err(|e| gpu_err("memset", e))?;
+            let nflags = (self.aflags.len() - 16) as u32;
+            let smem_flags = if nflags <= abi::SEARCH_PRE_MAX_SMEM {
+                nflags
+            } else {
+                0
+            };
+            // As many blocks as stay resident (the flags' shared memory may
+            // admit fewer than the launch bounds' SEARCH_PRE_BLOCKS).
+            let warps = (abi::SEARCH_PRE_THREADS / 32) as u64;
+            let (pre_per_sm, list_per_sm) = match self.resident {
+                Some(r) => r,
+                None => {
+                    let pre = f
+                        .pre
+                        .occupancy_max_active_blocks_per_multiprocessor(
+                            abi::SEARCH_PRE_THREADS,
+                            smem_flags as usize,
+                            None,
+                        )
+                        .map_err(|e| gpu_err("search pre-pass occupancy", e))?;
+                    let list = f
+                        .list
+                        .occupancy_max_active_blocks_per_multiprocessor(
+                            k.cfg.t,
+                            k.search_smem as usize,
+                            None,
+                        )
+                        .map_err(|e| gpu_err("search list occupancy", e))?;
+                    self.resident = Some((pre.max(1), list.max(1)));
+                    (pre.max(1), list.max(1))
+                }
+            };
+            let cfg = LaunchConfig {
+                grid_dim: (
+                    grid(total as u64, warps)
+                        .min(self.gpu.sms * pre_per_sm)
+                        .max(1),
+                    1,
+                    1,
+                ),
+                block_dim: (abi::SEARCH_PRE_THREADS, 1, 1),
+                shared_mem_bytes: smem_flags,
+            };
+            let mut b = s.launch_builder(&f.pre);
+            b.arg(&d.input)
+                .arg(&d.pieces)
+                .arg(&d.wbp)
+                .arg(&d.wpiece)
+                .arg(&np)
+                .arg(&total)
+                .arg(&d.dicts)
+                .arg(&m)
+                .arg(&self.aflags)
+                .arg(&self.aoff)
+                .arg(&smem_flags)
+                .arg(&full)
+                .arg(&adist)
+                .arg(&nchain)
+                .arg(&snb)
+                .arg(&mut self.list)
+                .arg(&mut self.nlist)
+                .arg(&mut d.status);
+            // SAFETY: argument list matches `fastpair_search_pre`; the
+            // descriptors come from `plan::build_coded` (see the one-pass
+            // launch below); `smem_flags` is 0 or the whole of `aflags` but
+            // its 16 bytes of slack, a multiple of 16 within the dynamic
+            // shared memory given and the function's limit
+            // (SEARCH_PRE_MAX_SMEM); `list` holds `total` entries (or one
+            // when there is none) and each batch below `total` is listed at
+            // most once; `nlist` is one counter, zeroed above.
+            unsafe { b.launch(cfg) }.map_err(|e| gpu_err("search pre-pass launch", e))?;
+            // Pass two: the listed batches searched by resident warps.
+            let cfg = LaunchConfig {
+                grid_dim: (
+                    grid(total as u64, (k.cfg.t / 32) as u64)
+                        .min(self.gpu.sms * list_per_sm)
+                        .max(1),
+                    1,
+                    1,
+                ),
+                block_dim: (k.cfg.t, 1, 1),
+                shared_mem_bytes: k.search_smem,
+            };
+            let mut b = s.launch_builder(&f.list);
+            b.arg(&d.input)
+                .arg(&d.dictblob)
+                .arg(&d.pieces)
+                .arg(&d.wbp)
+                .arg(&d.wpiece)
+                .arg(&np)
+                .arg(&total)
+                .arg(&d.dicts)
+                .arg(&d.seq)
+                .arg(&self.rbo)
+                .arg(&self.gbase)
+                .arg(&self.lit)
+                .arg(&m)
+                .arg(&mode)
+                .arg(&fold)
+                .arg(&self.list)
+                .arg(&self.nlist)
+                .arg(&mut self.bits)
+                .arg(&self.nbits)
+                .arg(&mut d.status);
+            // SAFETY: as the one-pass launch below; the batches come from
+            // `list`, at most `total` of them (`nlist` is clamped to it on
+            // the device, and an entry at or past `total` raises the status
+            // flag instead of being read).
+            unsafe { b.launch(cfg) }.map_err(|e| gpu_err("search list launch", e))?;
+            return Ok(());
+        }
         let cfg = LaunchConfig {
             grid_dim: (
                 grid(total.div_ceil(SEARCH_NB) as u64, (k.cfg.t / 32) as u64),
@@ -488,8 +647,7 @@ impl<'r> PreparedSearch<'r> {
             block_dim: (k.cfg.t, 1, 1),
             shared_mem_bytes: k.search_smem,
         };
-        let d = &mut self.dev;
-        let mut b = s.launch_builder(f);
+        let mut b = s.launch_builder(&f.one);
         b.arg(&d.input)
             .arg(&d.dictblob)
             .arg(&d.pieces)
