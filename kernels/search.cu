@@ -43,7 +43,6 @@
 #define S_WARP_SMEM (S_STAGE + S_CODES + S_ROWS)
 #define SP_T FP_SP_T                          // threads per block of the pre-pass (abi::SEARCH_PRE_THREADS)
 #define SP_B FP_SP_B                          // its blocks per SM (abi::SEARCH_PRE_BLOCKS)
-#define SP_NB 1                               // warp batches per warp and round of the pre-pass
 #define SM_CONTAINS 0u
 #define SM_PREFIX 1u
 #define SM_SUFFIX 2u
@@ -587,14 +586,96 @@ extern "C" __global__ void __launch_bounds__(FP_T, FP_B) fastpair_search(
     }
 }
 
+// The pre-pass's reading of a batch (FP_K <= 7: a batch and its lookahead,
+// 32K + 31 codes, fit 8 codes a lane): lane l holds codes 8l .. 8l + 7 from
+// one load (16-bit: 16 bytes; 12-bit: three words, 12 bytes), where the
+// per-round layout takes a load, an index and a clamp per code.
+#define SP_VEC ((32 * FP_K + SLA) <= 8 * 32)
+#define SP_G 8                                // warp batches per unit of the pre-pass (one a lane)
+
+// The anchor flags of the 8 codes this lane holds of a batch whose first
+// code byte is `codes` (16-byte aligned) and which has `nc` live codes
+// (batch and lookahead): byte t of f0 for code 8l + t, of f1 for code
+// 8l + 4 + t; 0 for a dead code, 0xff for a code >= ntok (as in
+// warp_prefilter). A lane with no live code reads nothing. A live lane's
+// load stays inside the codes' readable bytes (16-bit: a 16-byte aligned
+// word holding a live code, `codes_len` a multiple of 16) or passes their
+// last byte by at most 8 bytes (12-bit), inside the next region or
+// `input`'s 16 bytes of slack.
+__device__ __forceinline__ void lane_flags(const u8* __restrict__ codes, u32 nc, u32 ntok,
+                                           const u8* flags, u32 lane, u32& f0, u32& f1) {
+    f0 = 0;
+    f1 = 0;
+    if (8 * lane >= nc) return;
+    u32 c[8];
+#if FP_BITS == 12
+    const u32* w = (const u32*)(codes + 12 * lane);
+    const u32 w0 = w[0], w1 = w[1], w2 = w[2];
+    c[0] = w0 & 0xfff;
+    c[1] = (w0 >> 12) & 0xfff;
+    c[2] = ((w0 >> 24) | (w1 << 8)) & 0xfff;
+    c[3] = (w1 >> 4) & 0xfff;
+    c[4] = (w1 >> 16) & 0xfff;
+    c[5] = ((w1 >> 28) | (w2 << 4)) & 0xfff;
+    c[6] = (w2 >> 8) & 0xfff;
+    c[7] = w2 >> 20;
+#else
+    const uint4 v = ((const uint4*)codes)[lane];
+    c[0] = v.x & 0xffff; c[1] = v.x >> 16;
+    c[2] = v.y & 0xffff; c[3] = v.y >> 16;
+    c[4] = v.z & 0xffff; c[5] = v.z >> 16;
+    c[6] = v.w & 0xffff; c[7] = v.w >> 16;
+#endif
+    const u32 live = min(nc - 8 * lane, 8u);
+#pragma unroll
+    for (int t = 0; t < 8; t++) {
+        const u32 f = c[t] < ntok ? (u32)flags[c[t]] : 0xffu;
+        const u32 g = (u32)t < live ? f : 0u;
+        if (t < 4) f0 |= g << (8 * t);
+        else f1 |= g << (8 * (t - 4));
+    }
+}
+
+// Word r (codes 32r .. 32r + 31) of the codes with flag bit i, in lane r
+// (r < 8; 0 in the other lanes), from lane_flags' layout: the same words
+// chain_holds builds by rounds.
+__device__ __forceinline__ u32 vec_word(u32 f0, u32 f1, u32 i, u32 lane) {
+    const u32 m = ((((f0 >> i) & 0x01010101u) * 0x01020408u) >> 24 & 0xfu) |
+                  ((((f1 >> i) & 0x01010101u) * 0x01020408u) >> 20 & 0xf0u);
+    u32 x = m << (8 * (lane & 3));
+    x |= __shfl_xor_sync(FULL, x, 1);
+    x |= __shfl_xor_sync(FULL, x, 2);
+    const u32 w = __shfl_sync(FULL, x, (lane & 7) * 4);
+    return lane < 8 ? w : 0u;
+}
+
+// chain_holds over lane_flags' layout.
+__device__ __forceinline__ bool chain_holds_vec(u32 f0, u32 f1, u32 nchain, u64 adist, u32 lane) {
+    u32 S = vec_word(f0, f1, 0, lane);
+    for (u32 i = 1; i < nchain; i++) {  // warp-uniform
+        const u32 d = (u32)(adist >> (5 * (i - 1))) & 31u;
+        for (u32 cov = 1; cov <= d;) {
+            const u32 step = min(cov, d + 1 - cov);
+            const u32 prev = __shfl_up_sync(FULL, S, 1);
+            S |= __funnelshift_l(lane == 0 ? 0u : prev, S, step);
+            cov += step;
+        }
+        S &= vec_word(f0, f1, i, lane);
+        if (!__any_sync(FULL, S != 0)) return false;
+    }
+    return true;
+}
+
 // Two passes (spec/DECODER.md §6e), first: the prefilter with its chain over
 // every batch, by a light kernel that holds many warps per SM (no staging,
 // few registers) and reads the anchor flags from shared memory (copied
 // there once per block: `nflags` bytes, when the host gives the room, else
-// 0 and the flags are read from global memory). Blocks stay resident and
-// step over the batches; the batches that pass are appended to `list`
-// (one global atomic per block and round). `list` holds `total` entries:
-// each batch is appended at most once.
+// 0 and the flags are read from global memory). Blocks stay resident; each
+// warp steps over units of SP_G batches: lane b of a unit looks batch b up
+// (its piece, first code byte, live codes, dictionary), then the warp reads
+// and checks the unit's batches one after the other, and appends those
+// that pass to `list` (one atomic per unit with a pass). `list` holds
+// `total` entries: each batch is appended at most once.
 extern "C" __global__ void __launch_bounds__(SP_T, SP_B) fastpair_search_pre(
     const u8* __restrict__ input, const Piece* __restrict__ pieces,
     const u32* __restrict__ wbp, const u32* __restrict__ wpiece, u32 npieces, u32 total,
@@ -603,7 +684,6 @@ extern "C" __global__ void __launch_bounds__(SP_T, SP_B) fastpair_search_pre(
     u32* __restrict__ list, u32* __restrict__ nlist, u32* __restrict__ status)
 {
     extern __shared__ __align__(16) u8 sflags[];
-    __shared__ u32 s_cnt, s_base;
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (m == 0 || m > SLIT || snb != SNB || nchain > 8 || blockDim.x != SP_T) {
         if (threadIdx.x == 0) atomicOr(status, ST_SEARCH);
@@ -616,31 +696,70 @@ extern "C" __global__ void __launch_bounds__(SP_T, SP_B) fastpair_search_pre(
         __syncthreads();
         flags = sflags;
     }
-    // Rounds of SP_T / 32 * SP_NB batches; every warp of the block takes every
-    // round (the block's barriers), those past `total` with nothing to do.
-    for (u32 base = blockIdx.x * (SP_T / 32); base * SP_NB < total; base += gridDim.x * (SP_T / 32)) {
-        const u32 gw0 = (base + warp) * SP_NB;
+    const u32 nwarps = gridDim.x * (SP_T / 32);
+    const u32 units = (total + SP_G - 1) / SP_G;
+    for (u32 u = blockIdx.x * (SP_T / 32) + warp; u < units; u += nwarps) {
+        const u32 gb = u * SP_G;
         u32 pass = 0;
-        if (gw0 < total)
-            pass = warp_prefilter<SP_NB>(input, pieces, wbp, wpiece, npieces, total, dicts, m, flags,
-                                  aoff, full, adist, nchain, true, gw0, lane);
-        if (threadIdx.x == 0) s_cnt = 0;
-        __syncthreads();
-        u32 at = 0;
-        if (lane == 0 && pass) at = atomicAdd(&s_cnt, (u32)__popc(pass));
-        __syncthreads();
-        if (threadIdx.x == 0 && s_cnt) s_base = atomicAdd(nlist, s_cnt);
-        __syncthreads();
-        if (pass) {
-            at = __shfl_sync(FULL, at, 0) + s_base;
-            u32 q = pass;
-            for (u32 i = 0; q; i++) {  // warp-uniform, at most SP_NB
-                const u32 b = __ffs(q) - 1;
-                q &= q - 1;
-                if (lane == i && at + i < total) list[at + i] = gw0 + b;
+#if SP_VEC
+        // Lane b < SP_G: batch gb + b. A batch with a bad piece or start
+        // passes (its search raises the status flag).
+        u64 cbyte = 0;
+        u32 nc = 0, ntok = 0, fo = 0, ok = 0;
+        if (lane < SP_G && gb + lane < total) {
+            const u32 gw = gb + lane;
+            const u32 p = wpiece[gw];
+            if (p < npieces) {
+                const Piece pc = pieces[p];
+                const u32 start = (pc.wb_lo + (gw - wbp[p])) * SKB;
+                if (start < pc.count) {
+                    const u32 n = min(pc.count - start, (u32)SKB);
+                    const u32 la = n == SKB ? min(m - 1, pc.count - start - n) : 0u;
+                    nc = n + la;
+#if FP_BITS == 12
+                    cbyte = pc.codes_off + start / 2 * 3;
+#else
+                    cbyte = pc.codes_off + (u64)start * 2;
+#endif
+                    ntok = dicts[pc.dict].ntok;
+                    fo = aoff[pc.dict];
+                    ok = 1;
+                }
             }
         }
-        __syncthreads();  // s_cnt and s_base are reused
+        for (u32 b = 0; b < SP_G && gb + b < total; b++) {  // warp-uniform
+            if (!__shfl_sync(FULL, ok, b)) {
+                pass |= 1u << b;
+                continue;
+            }
+            const u64 cb = __shfl_sync(FULL, cbyte, b);
+            const u32 ncb = __shfl_sync(FULL, nc, b), nt = __shfl_sync(FULL, ntok, b);
+            const u32 fob = __shfl_sync(FULL, fo, b);
+            u32 f0, f1;
+            lane_flags(input + cb, ncb, nt, flags + fob, lane, f0, f1);
+            u32 t = f0 | f1;
+            t |= t >> 16;
+            t |= t >> 8;
+            const u32 a = __reduce_or_sync(FULL, t & 0xffu);
+            if ((a & full) != full) continue;
+            if (nchain > 1 && !chain_holds_vec(f0, f1, nchain, adist, lane)) continue;
+            pass |= 1u << b;
+        }
+#else
+        for (u32 b = 0; b < SP_G && gb + b < total; b++)  // warp-uniform
+            pass |= warp_prefilter<1>(input, pieces, wbp, wpiece, npieces, total, dicts, m, flags,
+                                      aoff, full, adist, nchain, true, gb + b, lane) << b;
+#endif
+        if (pass) {  // warp-uniform
+            u32 at = 0;
+            if (lane == 0) at = atomicAdd(nlist, (u32)__popc(pass));
+            at = __shfl_sync(FULL, at, 0);
+            if (lane < (u32)__popc(pass) && at + lane < total) {
+                u32 q = pass;  // lane i writes the batch of pass's i-th bit
+                for (u32 i = 0; i < lane; i++) q &= q - 1;
+                list[at + lane] = gb + __ffs(q) - 1;
+            }
+        }
     }
 }
 

@@ -366,9 +366,9 @@ fn tiny_rows_cpu_equals_gpu() {
     }
 }
 
-/// A file planned many times over (as the benchmark does): the two-pass
-/// search's pre-pass then takes several rounds per block and its list
-/// thousands of batches; the count over all copies must be the CPU's times
+/// A file planned 64 times over (as the benchmark does): the two-pass
+/// search's pre-pass then has its warps step over several units of batches
+/// and lists thousands; the count over all copies must be the CPU's times
 /// the copies, every way the kernels run.
 #[test]
 fn tiled_search_counts_alike_every_way() {
@@ -399,7 +399,7 @@ fn tiled_search_counts_alike_every_way() {
     .expect("write");
     let r = Reader::from_bytes(file).expect("open");
     let cpu = Searcher::new(&r);
-    let tiles = 24;
+    let tiles = 64;
     let mut dev = PreparedSearch::new(&r, tiles).expect("prepare");
     for lit in [
         &b"gamma=12x"[..],

@@ -55,11 +55,16 @@ const CHAIN_CODES: u64 = 192;
 /// passes it anyway and it would only add work.
 const CHAIN_BELOW: u64 = 2;
 
+/// [`Passes::Auto`] takes two passes when at most this share of the batches
+/// can pass the prefilter (its bound from the lightest anchor position).
+const TWO_PASS_BELOW: f64 = 0.9;
+
 /// How a prepared search runs the kernels (spec/DECODER.md §6e).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Passes {
-    /// Two passes when the literal has anchor positions (the prefilter can
-    /// skip batches), else one.
+    /// Two passes when the prefilter can skip batches (the literal has
+    /// anchor positions, and the lightest one's codes leave at least a
+    /// tenth of the batches without one), else one.
     Auto,
     /// One pass: each warp prefilters its batches and searches those that
     /// pass (`fastpair_search`).
@@ -211,6 +216,8 @@ pub struct PreparedSearch<'r> {
     nlist: CudaSlice<u32>,
     /// How the kernels run (`Passes::Auto` unless a benchmark says).
     passes: Passes,
+    /// Whether two passes pay for the current pattern (`host_anchor`).
+    two_pays: bool,
     /// Blocks of the pre-pass and of the list search resident per SM (the
     /// two-pass grids), asked of the driver on the first two-pass launch
     /// (the flags' shared memory is the same for every pattern).
@@ -371,6 +378,7 @@ impl<'r> PreparedSearch<'r> {
             nlist: s.alloc_zeros::<u32>(1).map_err(|e| gpu_err("alloc", e))?,
             passes: Passes::Auto,
             resident: None,
+            two_pays: false,
             current: None,
             decascaded: false,
             plan,
@@ -384,6 +392,19 @@ impl<'r> PreparedSearch<'r> {
     /// selected are the same every way.
     pub fn set_passes(&mut self, passes: Passes) {
         self.passes = passes;
+    }
+
+    /// How [`Passes::Auto`] runs `p` (one or two passes; benchmarks).
+    #[cfg(feature = "test-util")]
+    pub fn auto_passes(&mut self, p: &Predicate) -> Result<Passes> {
+        let pat = GpuPattern::of(p)
+            .ok_or_else(|| Error::InvalidArgument("not a GPU search predicate".into()))?;
+        self.set_pattern(&pat)?;
+        Ok(if self.full != 0 && self.two_pays {
+            Passes::Two
+        } else {
+            Passes::One
+        })
     }
 
     /// Decoded bytes of the coded chunks searched on the device (all tiles).
@@ -425,9 +446,10 @@ impl<'r> PreparedSearch<'r> {
     }
 
     /// `pat`'s anchor on the host: every dictionary's flags laid out as in
-    /// `aflags`, the positions (bit `i` is `pos[i]`), and whether the
-    /// kernel runs the chain (`CHAIN_BELOW`).
-    fn host_anchor(&self, pat: &GpuPattern) -> Result<(Vec<u8>, Vec<usize>, bool)> {
+    /// `aflags`, the positions (bit `i` is `pos[i]`), whether the kernel
+    /// runs the chain (`CHAIN_BELOW`), and whether two passes pay
+    /// ([`Passes::Auto`]).
+    fn host_anchor(&self, pat: &GpuPattern) -> Result<(Vec<u8>, Vec<usize>, bool, bool)> {
         // One set of positions for every dictionary (a bit means one
         // position), by the byte weights of all of them; then each
         // dictionary's tokens covering them.
@@ -464,7 +486,19 @@ impl<'r> PreparedSearch<'r> {
         let light = weight.iter().copied().min().unwrap_or(u64::MAX);
         let chain =
             pos.len() > 1 && light.saturating_mul(CHAIN_CODES) < CHAIN_BELOW.saturating_mul(codes);
-        Ok((flags, pos, chain))
+        // Two passes when the prefilter can skip: a batch passes only if it
+        // holds a code of the lightest position, so with those codes spread
+        // at random at most 1 - (1 - light / codes)^CHAIN_CODES of the
+        // batches pass. Past TWO_PASS_BELOW nearly every batch is decoded
+        // and the pre-pass only adds its read of the codes (bench/SEARCH.md
+        // "Two passes": 0.92x one pass with 96% of the batches decoded).
+        let share = if codes == 0 || pos.is_empty() {
+            1.0
+        } else {
+            let p = (light as f64 / codes as f64).min(1.0);
+            1.0 - (1.0 - p).powi(CHAIN_CODES as i32)
+        };
+        Ok((flags, pos, chain, share < TWO_PASS_BELOW))
     }
 
     /// Puts `pat`'s literal and, per dictionary, its anchor flags
@@ -479,7 +513,7 @@ impl<'r> PreparedSearch<'r> {
         lit[..pat.lit.len()].copy_from_slice(&pat.lit);
         s.memcpy_htod(&lit, &mut self.lit)
             .map_err(|e| gpu_err("upload", e))?;
-        let (flags, pos, chain) = self.host_anchor(pat)?;
+        let (flags, pos, chain, two) = self.host_anchor(pat)?;
         let full = if pos.is_empty() {
             0
         } else {
@@ -495,6 +529,7 @@ impl<'r> PreparedSearch<'r> {
         self.full = full;
         self.adist = adist;
         self.nchain = if chain { pos.len() as u32 } else { 0 };
+        self.two_pays = two;
         self.current = Some(pat.clone());
         Ok(())
     }
@@ -517,7 +552,7 @@ impl<'r> PreparedSearch<'r> {
         let k = &self.kernels;
         let f = self.gpu.search_kernel(k)?;
         let two = match self.passes {
-            Passes::Auto => full != 0,
+            Passes::Auto => full != 0 && self.two_pays,
             Passes::One => false,
             Passes::Two => true,
         };
@@ -812,7 +847,7 @@ impl<'r> PreparedSearch<'r> {
     pub fn decoded_fraction(&self, p: &Predicate) -> Result<f64> {
         let pat = GpuPattern::of(p)
             .ok_or_else(|| Error::InvalidArgument("not a GPU search predicate".into()))?;
-        let (flags, pos, chain) = self.host_anchor(&pat)?;
+        let (flags, pos, chain, _) = self.host_anchor(&pat)?;
         let kb = 32 * self.kernels.cfg.k as usize;
         let (mut decoded, mut total) = (0usize, 0usize);
         for (piece, &c) in self.plan.pieces.iter().zip(&self.chunks) {
