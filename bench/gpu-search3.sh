@@ -10,7 +10,9 @@
 #   ../shared/tools/gpu-bundle --features cli,test-util --test gpu_search \
 #     --bench gpu_search --data ../shared/corpus
 #   cp <a ripgrep binary> .gpu/bin/rg   (e.g. from the `ripgrep` wheel on PyPI, stripped)
-# then carry .gpu and run `bash bench/gpu-search3.sh`. Results in $OUT.
+# (optionally another build's bench binary as .gpu/bin/gpu_search-bench-before,
+# run GPU side only after this one's), then carry .gpu and run `bash
+# bench/gpu-search3.sh`. Results in $OUT. TESTS=0 / NCU=0 skip those parts.
 set -uo pipefail
 R=/tmp/gsearch3; mkdir -p $R
 source bench/gpu-corpus.sh
@@ -30,6 +32,13 @@ fi
 echo "== bench $(date -u +%T)"
 RG=$PWD/.gpu/bin/rg REPS=20 TMP=/tmp timeout 400 .gpu/bin/gpu_search-bench > $R/bench.csv 2>&1; echo "bench rc=$?"
 cat $R/bench.csv
+if [ -x .gpu/bin/gpu_search-bench-before ]; then
+  # Another build's bench (copied into the bundle), GPU side only, same call.
+  echo "== before (GPU side) $(date -u +%T)"
+  GPU_ONLY=1 REPS=20 timeout 200 .gpu/bin/gpu_search-bench-before > $R/before.csv 2>&1; echo "before rc=$?"
+  grep gpusearch, $R/before.csv | cut -d, -f2-12
+  cp $R/before.csv $OUT/ 2>/dev/null
+fi
 if [ "${NCU:-1}" = 1 ]; then
   NCUB=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   echo "== ncu $(date -u +%T)"
