@@ -402,11 +402,18 @@ impl<'r> PreparedSearch<'r> {
         let pat = GpuPattern::of(p)
             .ok_or_else(|| Error::InvalidArgument("not a GPU search predicate".into()))?;
         self.set_pattern(&pat)?;
-        Ok(if self.full != 0 && self.two_pays {
+        Ok(if self.auto_takes_two() {
             Passes::Two
         } else {
             Passes::One
         })
+    }
+
+    /// Whether [`Passes::Auto`] takes two passes for the pattern on the
+    /// device: the literal has anchor positions and the pre-pass can skip
+    /// (`host_anchor`).
+    fn auto_takes_two(&self) -> bool {
+        self.full != 0 && self.two_pays
     }
 
     /// Decoded bytes of the coded chunks searched on the device (all tiles).

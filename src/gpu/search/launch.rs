@@ -28,7 +28,7 @@ impl PreparedSearch<'_> {
         let k = &self.kernels;
         let f = self.gpu.search_kernel(k)?;
         let two = match self.passes {
-            Passes::Auto => full != 0 && self.two_pays,
+            Passes::Auto => self.auto_takes_two(),
             Passes::One => false,
             Passes::Two => true,
         };
