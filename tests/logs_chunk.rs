@@ -201,3 +201,43 @@ fn arrow_reads_of_log_chunks() {
     let e = r.read_arrow(0..3000, ArrowType::LargeUtf8).unwrap_err();
     assert!(e.to_string().contains("1234"), "{e}");
 }
+
+/// A character cut between two rows: the rows' bytes back to back are
+/// UTF-8, each row alone is not. Validation checks rows in batches (a
+/// batch valid as a whole has each row valid where it starts on a
+/// character), so both rows must still be marked, whatever batch or range
+/// holds them, and the rows around them served as text.
+#[test]
+fn a_character_cut_between_rows_marks_both_rows() {
+    use fastpair::arrow::{ArrowType, ReadArrow};
+    let mut rows = log_rows(60_000);
+    let cuts = [100u64, 16_383, 30_000, 59_998];
+    for &c in &cuts {
+        let c = c as usize;
+        rows[c] = Some(b"2024-05-01 10:00:00 host1 caf\xc3".to_vec());
+        rows[c + 1] = Some(b"\xa9 2024-05-01 10:00:01 host1 ok".to_vec());
+    }
+    rows[500] = Some(
+        "2024-05-01 10:00:02 host1 caf\u{e9} \u{4e2d}"
+            .as_bytes()
+            .to_vec(),
+    );
+    let opts = WriterOptions::default().with_log_templates(LogTemplates::Always);
+    let file = write_to_vec(rows.iter().map(|r| r.as_deref()), opts).unwrap();
+    let r = Reader::from_bytes(file).unwrap();
+    assert!(kinds(&r).iter().all(|k| *k == ChunkKind::LogTemplates));
+    let mut from = 0;
+    for &c in &cuts {
+        for bad in [c, c + 1] {
+            let e = r
+                .read_arrow(bad..bad + 1, ArrowType::LargeUtf8)
+                .unwrap_err();
+            assert!(e.to_string().contains(&bad.to_string()), "row {bad}: {e}");
+        }
+        r.read_arrow(from..c, ArrowType::LargeUtf8).unwrap();
+        from = c + 2;
+    }
+    r.read_arrow(from..60_000, ArrowType::LargeUtf8).unwrap();
+    let b = r.read_arrow(0..60_000, ArrowType::LargeBinary).unwrap();
+    assert_eq!(b.len(), 60_000);
+}

@@ -146,6 +146,7 @@ mod mine;
 mod options;
 mod pinned;
 mod pool;
+mod ranges;
 mod render;
 mod search;
 mod skeleton;
@@ -166,6 +167,7 @@ pub(crate) use device::{
 pub use encode::encode;
 pub use options::LogOptions;
 pub use pool::PoolForm;
+pub use ranges::{RangeStart, RowRanges};
 pub(crate) use skeleton::PLAN_NS_PER_ROW;
 pub use split::{encode_column, LogColumn};
 pub use summary::{LogSummary, SlotCost, SlotTypeSummary, TemplateSummary, BREAKDOWN_PARTS};

@@ -263,16 +263,33 @@ impl Bulk {
     /// advanced in `self`) to `out`.
     #[inline]
     pub(crate) fn put_row(&mut self, tid: u32, out: &mut Vec<u8>) {
-        let t = tid as usize;
-        let (Some(&tpl), Some(c)) = (self.tpls.get(t), self.cursor.get_mut(t)) else {
+        let Some(c) = self.cursor.get_mut(tid as usize) else {
             return;
         };
-        if *c >= tpl.count {
+        let rank = *c;
+        *c = c.saturating_add(1);
+        self.put_rank(tid, rank, out);
+    }
+
+    /// Templates of the block.
+    pub(crate) fn templates(&self) -> usize {
+        self.tpls.len()
+    }
+
+    /// Appends the row of template `tid` of rank `rank` (its `rank`-th row
+    /// in row order) to `out`; nothing when there is no such row. Shared
+    /// state only, so several threads can render ranges of one block.
+    #[inline]
+    pub(crate) fn put_rank(&self, tid: u32, rank: u32, out: &mut Vec<u8>) {
+        let t = tid as usize;
+        let Some(&tpl) = self.tpls.get(t) else {
+            return;
+        };
+        if rank >= tpl.count {
             // More rows of `tid` than it has (`open` refuses such blocks).
             return;
         }
-        let rank = *c as usize;
-        *c += 1;
+        let rank = rank as usize;
         let ops = &self.ops[tpl.first_op as usize..][..tpl.ops as usize];
         let int = |i: usize| self.ints.get(i).copied().unwrap_or(0);
         let src = self.src.as_ptr();

@@ -14,7 +14,8 @@ use super::{ChunkView, KindRows, SubCheck, ValidChunk};
 use crate::error::{ChunkPart, Error, Invariant, Result, Section};
 use crate::format::layout::ChunkEntry;
 use crate::format::limits;
-use crate::logs::{LogColumn, LogForm};
+use crate::logs::{LogColumn, LogForm, RowRanges};
+use rayon::prelude::*;
 
 /// A validated log-template chunk.
 pub(in crate::read) struct LogChunk {
@@ -39,6 +40,29 @@ impl std::fmt::Debug for LogChunk {
     }
 }
 
+/// Bytes of rows rendered at a time by validation (`LogColumn::visit_rows`):
+/// small enough to stay in the core's cache while each batch is checked.
+const VALIDATE_BATCH: usize = 64 << 10;
+
+/// A UTF-8 continuation byte (`10xxxxxx`): never the first byte of a
+/// character.
+fn is_continuation(b: u8) -> bool {
+    b & 0xc0 == 0x80
+}
+
+/// The rows rendered to `found` bytes where the footer counts `expected`.
+fn rows_bytes(section: Section, at: u64, expected: u64, found: u64) -> Error {
+    Error::corrupt(
+        section,
+        at,
+        Invariant::SizeMismatch {
+            what: "log rows bytes",
+            expected,
+            found,
+        },
+    )
+}
+
 /// `e`, raised inside the payload (offsets from its first byte), as an
 /// error of chunk `id`'s payload part at file offset `at`.
 fn in_payload(e: Error, id: u32, at: u64) -> Error {
@@ -52,6 +76,120 @@ fn in_payload(e: Error, id: u32, at: u64) -> Error {
         ),
         e => e,
     }
+}
+
+/// Rows rendered by validation in one task, at least (below it the
+/// column is walked in one range).
+const ROWS_PER_TASK: usize = 16 << 10;
+
+/// One range's findings: each row's end from the range's first byte, the
+/// rows that are not UTF-8, the range's bytes.
+struct RangeCheck {
+    ends: Vec<u64>,
+    not_utf8: Vec<usize>,
+    bytes: u64,
+}
+
+/// Renders every row of `col` once, a batch at a time (the column is never
+/// held whole) and in ranges on the pool's threads, checking each row's
+/// length and null and whether it is UTF-8; returns every row's start and
+/// the end (`rows + 1` offsets) and, when some row is not UTF-8, which
+/// (bit `r % 64` of word `r / 64`). The first failing row (in row order)
+/// names the error; a range stops once its bytes pass the footer's count.
+fn check_rows(
+    col: &LogColumn,
+    id: u32,
+    expected: u64,
+    at: u64,
+    validity: Option<&[u8]>,
+) -> Result<(Vec<u64>, Option<Vec<u64>>)> {
+    let section = Section::Chunk(id, ChunkPart::LogPayload);
+    let rows = col.rows();
+    let walk = RowRanges::new(col);
+    let tasks = (rows / ROWS_PER_TASK).clamp(1, rayon::current_num_threads().max(1));
+    let cuts: Vec<usize> = (0..=tasks).map(|k| k * rows / tasks).collect();
+    let starts = walk.starts(&cuts[..tasks]);
+    let checked: Vec<Result<RangeCheck>> = cuts
+        .windows(2)
+        .zip(starts)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|(w, start)| {
+            let mut out = RangeCheck {
+                ends: Vec::with_capacity(w[1] - w[0]),
+                not_utf8: Vec::new(),
+                bytes: 0,
+            };
+            walk.visit(
+                w[0]..w[1],
+                start,
+                VALIDATE_BATCH,
+                |first, bytes, row_ends| {
+                    // A batch that is valid UTF-8 as a whole has each row valid
+                    // exactly when the row starts on a character (a row's end
+                    // is the next row's start, or the batch's end).
+                    let whole = std::str::from_utf8(bytes).is_ok();
+                    let mut a = 0;
+                    for (j, &b) in row_ends.iter().enumerate() {
+                        let r = first + j;
+                        if (b - a) as u64 > limits::MAX_VALUE_LEN {
+                            return Err(Error::corrupt(
+                                section,
+                                at,
+                                Invariant::LimitExceeded {
+                                    what: "value length",
+                                    value: (b - a) as u64,
+                                    limit: limits::MAX_VALUE_LEN,
+                                },
+                            ));
+                        }
+                        let valid = validity.map_or(true, |v| v[r / 8] >> (r % 8) & 1 == 1);
+                        if !valid && b > a {
+                            return Err(Error::corrupt(
+                                Section::Chunk(id, ChunkPart::Validity),
+                                at,
+                                Invariant::NullWithValue { row: r as u64 },
+                            ));
+                        }
+                        let utf8 = if whole {
+                            a == b
+                                || (!is_continuation(bytes[a])
+                                    && bytes.get(b).map_or(true, |&c| !is_continuation(c)))
+                        } else {
+                            std::str::from_utf8(&bytes[a..b]).is_ok()
+                        };
+                        if !utf8 {
+                            out.not_utf8.push(r);
+                        }
+                        out.ends.push(out.bytes + b as u64);
+                        a = b;
+                    }
+                    out.bytes += bytes.len() as u64;
+                    if out.bytes > expected {
+                        return Err(rows_bytes(section, at, expected, out.bytes));
+                    }
+                    Ok(())
+                },
+            )?;
+            Ok(out)
+        })
+        .collect();
+    let mut ends: Vec<u64> = Vec::with_capacity(rows + 1);
+    ends.push(0);
+    let mut not_utf8: Option<Vec<u64>> = None;
+    let mut total = 0u64;
+    for c in checked {
+        let c = c?;
+        ends.extend(c.ends.iter().map(|&e| total + e));
+        for r in c.not_utf8 {
+            not_utf8.get_or_insert_with(|| vec![0u64; rows.div_ceil(64)])[r / 64] |= 1 << (r % 64);
+        }
+        total += c.bytes;
+    }
+    if total != expected || ends.len() != rows + 1 {
+        return Err(rows_bytes(section, at, expected, total));
+    }
+    Ok((ends, not_utf8))
 }
 
 impl LogChunk {
@@ -104,52 +242,12 @@ impl LogChunk {
                 },
             ));
         }
-        let (mut values, mut offsets) = (Vec::new(), Vec::new());
-        col.decode_all(&mut values, &mut offsets);
-        let mut not_utf8 = vec![0u64; rows.div_ceil(64)];
-        let mut all_utf8 = true;
-        for r in 0..rows {
-            let (a, b) = (offsets[r] as usize, offsets[r + 1] as usize);
-            if (b - a) as u64 > limits::MAX_VALUE_LEN {
-                return Err(Error::corrupt(
-                    section,
-                    at,
-                    Invariant::LimitExceeded {
-                        what: "value length",
-                        value: (b - a) as u64,
-                        limit: limits::MAX_VALUE_LEN,
-                    },
-                ));
-            }
-            let valid = validity.map_or(true, |v| v[r / 8] >> (r % 8) & 1 == 1);
-            if !valid && b > a {
-                return Err(Error::corrupt(
-                    Section::Chunk(id, ChunkPart::Validity),
-                    at,
-                    Invariant::NullWithValue { row: r as u64 },
-                ));
-            }
-            if std::str::from_utf8(&values[a..b]).is_err() {
-                not_utf8[r / 64] |= 1 << (r % 64);
-                all_utf8 = false;
-            }
-        }
-        if values.len() as u64 != entry.bytes {
-            return Err(Error::corrupt(
-                section,
-                at,
-                Invariant::SizeMismatch {
-                    what: "log rows bytes",
-                    expected: entry.bytes,
-                    found: values.len() as u64,
-                },
-            ));
-        }
-        let ends = offsets.iter().map(|&o| o as u64).collect();
+        let (ends, not_utf8) = check_rows(&col, id, entry.bytes, at, validity)?;
+        let all_utf8 = not_utf8.is_none();
         let chunk = LogChunk {
             col,
             ends,
-            not_utf8: (!all_utf8).then_some(not_utf8),
+            not_utf8,
             #[cfg(feature = "gpu")]
             device: std::sync::OnceLock::new(),
         };

@@ -1,0 +1,223 @@
+//! Rows of a log column rendered by ranges, a batch at a time, from
+//! several threads: what the reader's validation walks (spec/FORMAT.md
+//! §5.8, reader step 13c: every row rendered once to check its length, its
+//! null and its UTF-8, and to record where it starts).
+//!
+//! A bulk render keeps, per template, the rank of its next row (a row of
+//! template `t` is `t`'s next value in each of its slot columns). A range
+//! starting at row `s` starts from the ranks "rows of `t` before `s`",
+//! counted once over the row templates for every range at once; the
+//! unpacked columns (`render::Bulk`) are shared by all ranges.
+
+use std::ops::Range;
+
+use super::decode::LogBlock;
+use super::render::Bulk;
+use super::split::LogColumn;
+
+/// One block's shared render state and every row's template.
+struct Side<'c> {
+    block: &'c LogBlock,
+    /// `None` when the block's strings do not fit the bulk renderer's
+    /// offsets (no valid chunk: rows are then read one by one).
+    bulk: Option<Bulk>,
+    tids: Vec<u32>,
+}
+
+/// A column prepared for rendering any range of its rows.
+pub struct RowRanges<'c> {
+    col: &'c LogColumn,
+    /// The single block, or the header and the body.
+    sides: Vec<Side<'c>>,
+}
+
+/// Where a range starts: per side, per template, the rank of its next row.
+pub struct RangeStart(Vec<Vec<u32>>);
+
+impl<'c> RowRanges<'c> {
+    /// Unpacks each block's columns once (`Bulk::new`) and reads every
+    /// row's template.
+    pub fn new(col: &'c LogColumn) -> Self {
+        let blocks: Vec<&LogBlock> = match col {
+            LogColumn::Single(b) => vec![&**b],
+            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
+        };
+        let sides = blocks
+            .into_iter()
+            .map(|block| Side {
+                block,
+                bulk: Bulk::new(block),
+                tids: block.row_templates(),
+            })
+            .collect();
+        RowRanges { col, sides }
+    }
+
+    /// The column's rows.
+    pub fn rows(&self) -> usize {
+        self.col.rows()
+    }
+
+    /// The start of a range at each row of `at` (ascending, each at most
+    /// `rows`): one pass over the row templates.
+    pub fn starts(&self, at: &[usize]) -> Vec<RangeStart> {
+        let mut counts: Vec<Vec<u32>> = self
+            .sides
+            .iter()
+            .map(|s| vec![0; s.bulk.as_ref().map_or(0, Bulk::templates)])
+            .collect();
+        let mut out = Vec::with_capacity(at.len());
+        let mut row = 0;
+        for &s in at {
+            debug_assert!(s >= row && s <= self.rows());
+            for (side, c) in self.sides.iter().zip(&mut counts) {
+                for &t in side.tids.get(row..s).unwrap_or(&[]) {
+                    if let Some(n) = c.get_mut(t as usize) {
+                        *n = n.saturating_add(1);
+                    }
+                }
+            }
+            row = row.max(s);
+            out.push(RangeStart(counts.clone()));
+        }
+        out
+    }
+
+    /// Rows `rows` rendered in order, about `batch` bytes at a time:
+    /// `f(first_row, bytes, ends)` gets a run of consecutive rows from
+    /// `first_row` on, their bytes back to back and each row's end in
+    /// `bytes`. `start` is [`Self::starts`]' answer for `rows.start`.
+    /// Stops at the first error `f` returns.
+    pub fn visit<E>(
+        &self,
+        rows: Range<usize>,
+        start: RangeStart,
+        batch: usize,
+        mut f: impl FnMut(usize, &[u8], &[usize]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut ranks = start.0;
+        let mut bytes: Vec<u8> = Vec::with_capacity(batch + 1024);
+        let mut ends: Vec<usize> = Vec::new();
+        let mut first = rows.start;
+        let bulk = self.sides.iter().all(|s| s.bulk.is_some());
+        for r in rows.clone() {
+            if bulk {
+                for (side, rank) in self.sides.iter().zip(&mut ranks) {
+                    let (Some(b), Some(&t)) = (&side.bulk, side.tids.get(r)) else {
+                        continue;
+                    };
+                    let Some(k) = rank.get_mut(t as usize) else {
+                        continue;
+                    };
+                    b.put_rank(t, *k, &mut bytes);
+                    *k = k.saturating_add(1);
+                }
+            } else {
+                for side in &self.sides {
+                    // In range: `r < rows`, and every block has `rows` rows.
+                    let _ = side.block.get_into(r, &mut bytes);
+                }
+            }
+            ends.push(bytes.len());
+            if bytes.len() >= batch {
+                f(first, &bytes, &ends)?;
+                bytes.clear();
+                ends.clear();
+                first = r + 1;
+            }
+        }
+        if !ends.is_empty() {
+            f(first, &bytes, &ends)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logs::{encode_column, LogOptions};
+
+    fn check(rows: &[String]) -> bool {
+        let n = rows.len();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
+        let col = LogColumn::open(&encode_column(&refs, &LogOptions::default())).unwrap();
+        let (mut values, mut offsets) = (Vec::new(), Vec::new());
+        col.decode_all(&mut values, &mut offsets);
+        let rr = RowRanges::new(&col);
+        for cuts in [vec![0, n], vec![0, 1, n - 1, n], vec![0, 700, 701, 1500, n]] {
+            let starts = rr.starts(&cuts[..cuts.len() - 1]);
+            let mut got: Vec<Vec<u8>> = Vec::new();
+            for (w, st) in cuts.windows(2).zip(starts) {
+                rr.visit(w[0]..w[1], st, 100, |first, bytes, ends| {
+                    assert_eq!(first, got.len(), "a batch starts after the rows before it");
+                    let mut a = 0;
+                    for &e in ends {
+                        got.push(bytes[a..e].to_vec());
+                        a = e;
+                    }
+                    Ok::<(), ()>(())
+                })
+                .unwrap();
+            }
+            assert_eq!(got.len(), n);
+            for (r, g) in got.iter().enumerate() {
+                let (a, b) = (offsets[r] as usize, offsets[r + 1] as usize);
+                assert_eq!(&values[a..b], &g[..], "row {r} with cuts {cuts:?}");
+                assert_eq!(g, rows[r].as_bytes());
+            }
+        }
+        col.is_split()
+    }
+
+    /// Any cut into ranges renders the rows `decode_all` does, in single
+    /// and header/body columns.
+    #[test]
+    fn ranges_render_the_rows_of_the_whole() {
+        let mixed: Vec<String> = (0..3000u32)
+            .map(|i| match i % 5 {
+                0 => format!(
+                    "Jun {:>2} 10:{:02}:{:02} host{} sshd[{}]: accepted",
+                    1 + i / 300,
+                    i / 60 % 60,
+                    i % 60,
+                    i % 7,
+                    1000 + i
+                ),
+                1 => format!(
+                    "Jun {:>2} 10:00:{:02} host{} kernel: eth{} up {:x}",
+                    1 + i / 300,
+                    i % 60,
+                    i % 3,
+                    i % 4,
+                    i * 977
+                ),
+                2 => format!("{{\"level\":\"info\",\"n\":{i},\"msg\":\"x{}\"}}", i % 11),
+                3 => String::new(),
+                _ => format!("free text \u{fc} {} \u{f1}", "z".repeat((i % 40) as usize)),
+            })
+            .collect();
+        check(&mixed);
+        let syslog: Vec<String> = (0..2400u32)
+            .map(|i| {
+                let host = ["calvisitor-10-105-160-95", "authorMacBook-Pro"][(i % 3 == 0) as usize];
+                let prog = [
+                    "kernel[0]",
+                    "sshd(pam_unix)[1234]",
+                    "com.apple.cts[258]",
+                    "ftpd[99]",
+                ][(i * 7 % 4) as usize];
+                format!(
+                    "{} {:>2} 10:{:02}:{:02} {host} {prog}: message {} of {}",
+                    ["Jun", "Jul"][(i / 1200) as usize],
+                    1 + i / 120,
+                    i / 60 % 60,
+                    i % 60,
+                    i * 13,
+                    ["alpha", "beta", "gamma"][(i % 3) as usize]
+                )
+            })
+            .collect();
+        assert!(check(&syslog), "the syslog rows split into header and body");
+    }
+}
