@@ -16,6 +16,10 @@
 set -uo pipefail
 source bench/gpu-corpus.sh
 FP=${FP:-$PWD/.gpu/bin/fastpair}
+# FPS: several fastpair binaries to compare (space-separated paths), each
+# searching the same files; the first also compresses them.
+FPS=${FPS:-$FP}
+FP=${FPS%% *}
 RG=${RG:-$PWD/.gpu/bin/rg}
 SIZE=${SIZE:-268435456}
 REPS=${REPS:-5}
@@ -75,6 +79,18 @@ PY
     t1=$(date +%s.%N)
     echo "# $col: $tiles tiles, $tbytes B of text; $mode file $(stat -c %s "$W/$col.$mode.fpc") B, compressed in $(echo "$t1 - $t0" | bc) s"
   done
+  # A first scan of each file from a fresh process (SCAN=1): what opening
+  # and checking the file costs before any search, next to a whole decode.
+  if [ "${SCAN:-1}" = 1 ]; then
+    for mode in default off; do
+      for side in cpu gpu; do
+        for fp in $FPS; do
+          s=$(time_cmd "$fp" scan "--$side" --iters 1 --no-check "$W/$col.$mode.fpc")
+          echo "grepcli,$col,$(basename "$fp") scan $side $mode,,,$s,$(gbps "$tbytes" "$s")"
+        done
+      done
+    done
+  fi
   IFS='|' read -ra needles <<< "$rest"
   for n in "${needles[@]}"; do
     s=$(time_cmd "$RG" -c -F -a -- "$n" "$txt"); c=$(sum_counts)
@@ -83,9 +99,11 @@ PY
     echo "grepcli,$col,rg $PARTS files,\"$n\",$c,$s,$(gbps "$tbytes" "$s")"
     for mode in default off; do
       for side in cpu gpu; do
-        s=$(time_cmd "$FP" grep "--$side" -c -- "$n" "$W/$col.$mode.fpc"); c=$(sum_counts)
-        [ -s "$W/err" ] && sed 's/^/# stderr: /' "$W/err" | head -3
-        echo "grepcli,$col,fastpair $side $mode,\"$n\",$c,$s,$(gbps "$tbytes" "$s")"
+        for fp in $FPS; do
+          s=$(time_cmd "$fp" grep "--$side" -c -- "$n" "$W/$col.$mode.fpc"); c=$(sum_counts)
+          [ -s "$W/err" ] && sed 's/^/# stderr: /' "$W/err" | head -3
+          echo "grepcli,$col,$(basename "$fp") $side $mode,\"$n\",$c,$s,$(gbps "$tbytes" "$s")"
+        done
       done
     done
   done

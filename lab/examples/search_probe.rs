@@ -64,12 +64,17 @@ fn main() {
     );
     // Both strategies alternately, one run each in turn; the minimum of
     // each (the machine is shared and noisy), in the pool thread's CPU time.
-    let strategies = [Strategy::Auto, Strategy::Decode, Strategy::Tokens];
-    let mut best = [f64::MAX; 3];
-    let mut counts = [0u64; 3];
+    let strategies = [
+        Strategy::Auto,
+        Strategy::Decode,
+        Strategy::Tokens,
+        Strategy::Sparse,
+    ];
+    let mut best = [f64::MAX; 4];
+    let mut counts = [0u64; 4];
     for _ in 0..reps {
         // `FASTPAIR_PROBE_AUTO=1`: Auto only (profiles of its path alone);
-        // `FASTPAIR_PROBE_ONLY=K`: strategy K of the three only.
+        // `FASTPAIR_PROBE_ONLY=K`: strategy K of the four only.
         let only: Option<usize> = match std::env::var("FASTPAIR_PROBE_ONLY") {
             Ok(k) => k.parse().ok(),
             Err(_) => std::env::var_os("FASTPAIR_PROBE_AUTO").map(|_| 0),
@@ -90,7 +95,7 @@ fn main() {
             best[k] = best[k].min(secs);
         }
     }
-    for k in 0..3 {
+    for k in 0..strategies.len() {
         println!(
             "{:?}: {} rows, min {:.3} ms",
             strategies[k],

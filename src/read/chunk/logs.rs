@@ -276,6 +276,58 @@ impl LogChunk {
 }
 
 impl LogChunk {
+    /// [`KindRows::decode`] of many rows: cut into ranges rendered on the
+    /// pool's threads, each straight into its part of `out` (which the
+    /// validated row offsets place), a batch at a time; `check` runs on each
+    /// batch as it is written.
+    fn decode_ranges(
+        &self,
+        rows: Range<usize>,
+        out: &mut [MaybeUninit<u8>],
+        check: Option<SubCheck<'_>>,
+    ) -> (usize, bool) {
+        let walk = RowRanges::new(&self.col);
+        let n = rows.len();
+        let tasks = (n / ROWS_PER_TASK).clamp(1, rayon::current_num_threads().max(1));
+        let cuts: Vec<usize> = (0..=tasks).map(|k| rows.start + k * n / tasks).collect();
+        let starts = walk.starts(&cuts[..tasks]);
+        let base = self.ends[rows.start] as usize;
+        let mut parts = Vec::with_capacity(tasks);
+        let mut rest = out;
+        for w in cuts.windows(2) {
+            let len = (self.ends[w[1]] - self.ends[w[0]]) as usize;
+            let (part, tail) = rest.split_at_mut(len.min(rest.len()));
+            parts.push((w[0]..w[1], part));
+            rest = tail;
+        }
+        parts
+            .into_par_iter()
+            .zip(starts)
+            .map(|((range, part), start)| {
+                let at = self.ends[range.start] as usize - base;
+                let (mut written, mut ok) = (0usize, true);
+                let _ = walk.visit(range, start, VALIDATE_BATCH, |_, bytes, _| {
+                    let room = part.len() - written;
+                    let n = bytes.len().min(room);
+                    for (d, &s) in part[written..written + n].iter_mut().zip(bytes) {
+                        d.write(s);
+                    }
+                    if let Some(f) = check {
+                        ok &= f(at + written, &bytes[..n]);
+                    }
+                    written += n;
+                    // More bytes than the offsets hold (validation said
+                    // otherwise): the caller sees the short count.
+                    if n < bytes.len() {
+                        return Err(());
+                    }
+                    Ok(())
+                });
+                (written, ok)
+            })
+            .reduce(|| (0, true), |a, b| (a.0 + b.0, a.1 && b.1))
+    }
+
     /// The opened payload and the rows' `rows + 1` byte offsets (the GPU
     /// decoder places each 128-row block's output from them).
     #[cfg(feature = "gpu")]
@@ -323,6 +375,9 @@ impl KindRows for LogChunk {
         out: &mut [MaybeUninit<u8>],
         check: Option<SubCheck<'_>>,
     ) -> (usize, bool) {
+        if rows.len() >= ROWS_PER_TASK {
+            return self.decode_ranges(rows, out, check);
+        }
         let mut buf = Vec::new();
         self.render(rows, &mut buf);
         let n = buf.len().min(out.len());
