@@ -40,8 +40,8 @@ impl std::fmt::Debug for LogChunk {
     }
 }
 
-/// Bytes of rows rendered at a time by validation (`LogColumn::visit_rows`):
-/// small enough to stay in the core's cache while each batch is checked.
+/// Bytes of rows rendered at a time (`RowRanges::visit`): small enough to
+/// stay in the core's cache while each batch is checked or copied out.
 const VALIDATE_BATCH: usize = 64 << 10;
 
 /// A UTF-8 continuation byte (`10xxxxxx`): never the first byte of a
@@ -78,9 +78,17 @@ fn in_payload(e: Error, id: u32, at: u64) -> Error {
     }
 }
 
-/// Rows rendered by validation in one task, at least (below it the
-/// column is walked in one range).
-const ROWS_PER_TASK: usize = 16 << 10;
+/// Rows of a log chunk rendered by one task (validation, bulk reads): the
+/// ranges depend on the row count only, never on the thread count, so the
+/// error a damaged chunk gets is the same on any machine.
+const ROWS_PER_TASK: usize = 8 << 10;
+
+/// The cuts of `rows` into tasks of about [`ROWS_PER_TASK`] rows.
+fn task_cuts(rows: Range<usize>) -> Vec<usize> {
+    let n = rows.len();
+    let tasks = (n / ROWS_PER_TASK).max(1);
+    (0..=tasks).map(|k| rows.start + k * n / tasks).collect()
+}
 
 /// One range's findings: each row's end from the range's first byte, the
 /// rows that are not UTF-8, the range's bytes.
@@ -106,9 +114,8 @@ fn check_rows(
     let section = Section::Chunk(id, ChunkPart::LogPayload);
     let rows = col.rows();
     let walk = RowRanges::new(col);
-    let tasks = (rows / ROWS_PER_TASK).clamp(1, rayon::current_num_threads().max(1));
-    let cuts: Vec<usize> = (0..=tasks).map(|k| k * rows / tasks).collect();
-    let starts = walk.starts(&cuts[..tasks]);
+    let cuts = task_cuts(0..rows);
+    let starts = walk.starts(&cuts[..cuts.len() - 1]);
     let checked: Vec<Result<RangeCheck>> = cuts
         .windows(2)
         .zip(starts)
@@ -287,12 +294,10 @@ impl LogChunk {
         check: Option<SubCheck<'_>>,
     ) -> (usize, bool) {
         let walk = RowRanges::new(&self.col);
-        let n = rows.len();
-        let tasks = (n / ROWS_PER_TASK).clamp(1, rayon::current_num_threads().max(1));
-        let cuts: Vec<usize> = (0..=tasks).map(|k| rows.start + k * n / tasks).collect();
-        let starts = walk.starts(&cuts[..tasks]);
+        let cuts = task_cuts(rows.clone());
+        let starts = walk.starts(&cuts[..cuts.len() - 1]);
         let base = self.ends[rows.start] as usize;
-        let mut parts = Vec::with_capacity(tasks);
+        let mut parts = Vec::with_capacity(cuts.len() - 1);
         let mut rest = out;
         for w in cuts.windows(2) {
             let len = (self.ends[w[1]] - self.ends[w[0]]) as usize;
