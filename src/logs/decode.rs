@@ -1,6 +1,8 @@
 //! Opening a log block (parse + validate every structure once) and reading
 //! it: one row in O(1), or all rows into Arrow layout.
 
+use std::sync::OnceLock;
+
 use super::bits::{get_packed, packed_len, render_dec, render_hex, VarReader, PAD};
 use super::column::{self, Checkpoint, IntCol};
 use super::pool::Pool;
@@ -87,6 +89,10 @@ pub struct LogBlock {
     pub(super) data_at: usize,
     pub(super) pool_at: usize,
     pub(super) pool: Pool,
+    /// Per template, the row blocks that hold its rows: (row block, local
+    /// id there, rank of its first row there), in block order; built on the
+    /// first [`Self::row_of`].
+    blocks_of: OnceLock<Vec<Vec<(u32, u32, u32)>>>,
 }
 
 fn corrupt(at: usize, inv: Invariant) -> Error {
@@ -337,6 +343,7 @@ impl LogBlock {
             data_at,
             pool_at,
             pool,
+            blocks_of: OnceLock::new(),
         };
         block.check_row_index()?;
         block.check_values()?;
@@ -552,21 +559,32 @@ impl LogBlock {
 
     /// The row that is rank `k` of template `t` (the inverse of
     /// [`Self::locate`]): the last row block whose local table starts `t`
-    /// at or below `k` holds it; its packed local ids are then counted.
-    /// `None` when `t` has no such rank.
+    /// at or below `k` holds it (found by a binary search of the blocks
+    /// holding `t`, listed once per block: a search settling many ranks
+    /// must not walk every row block for each); its packed local ids are
+    /// then counted. `None` when `t` has no such rank.
     pub(super) fn row_of(&self, t: usize, k: usize) -> Option<usize> {
-        let mut found = None;
-        for (b, rb) in self.row_blocks.iter().enumerate() {
-            let first = rb.first_local as usize;
-            let table = self.locals.get(first..first + self.local_count(b))?;
-            let at = table.iter().position(|&(tid, _)| tid as usize == t);
-            match at.map(|l| (l, table[l].1 as usize)) {
-                Some((l, start)) if start <= k => found = Some((b, l, start)),
-                Some(_) => break,
-                None => {}
-            }
-        }
-        let (b, l, start) = found?;
+        let list = self
+            .blocks_of
+            .get_or_init(|| {
+                let mut by_template = vec![Vec::new(); self.templates.len()];
+                for b in 0..self.row_blocks.len() {
+                    let first = self.row_blocks[b].first_local as usize;
+                    let table = self.locals.get(first..first + self.local_count(b));
+                    for (l, &(tid, start)) in table.unwrap_or(&[]).iter().enumerate() {
+                        if let Some(v) = by_template.get_mut(tid as usize) {
+                            v.push((b as u32, l as u32, start));
+                        }
+                    }
+                }
+                by_template
+            })
+            .get(t)?;
+        // A template's first ranks grow from block to block (`open` checked
+        // the row index against the counts).
+        let i = list.partition_point(|&(_, _, start)| start as usize <= k);
+        let (b, l, start) = list.get(i.checked_sub(1)?).copied()?;
+        let (b, l, start) = (b as usize, l as usize, start as usize);
         let rb = self.row_blocks[b];
         let d = self.bytes.get(self.rowidx_at + rb.off as usize..)?;
         let in_block = (self.rows - b * ROW_BLOCK).min(ROW_BLOCK);
