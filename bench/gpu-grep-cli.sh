@@ -36,8 +36,8 @@ time_cmd() {
   "$@" > "$W/last" 2>"$W/err" || true
   for _ in $(seq "$REPS"); do
     local t0 t1
-    t0=$(date +%s.%N); "$@" > /dev/null 2>&1; t1=$(date +%s.%N)
-    echo "$t1 - $t0" | bc
+    t0=$(date +%s%N); "$@" > /dev/null 2>&1; t1=$(date +%s%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f\n", (b - a) / 1e9}'
   done | median
 }
 gbps() { awk -v b="$1" -v s="$2" 'BEGIN {printf "%.2f", b / s / 1e9}'; }
@@ -74,10 +74,10 @@ PY
   tbytes=$(stat -c %s "$txt")
   for mode in default off; do
     args=(); [ "$mode" = off ] && args=(--log-templates off)
-    t0=$(date +%s.%N)
+    t0=$(date +%s%N)
     "$FP" compress "${args[@]}" "$txt" -o "$W/$col.$mode.fpc" > /dev/null 2>&1
-    t1=$(date +%s.%N)
-    echo "# $col: $tiles tiles, $tbytes B of text; $mode file $(stat -c %s "$W/$col.$mode.fpc") B, compressed in $(echo "$t1 - $t0" | bc) s"
+    t1=$(date +%s%N)
+    echo "# $col: $tiles tiles, $tbytes B of text; $mode file $(stat -c %s "$W/$col.$mode.fpc") B, compressed in $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", (b - a) / 1e9}') s"
   done
   # A first scan of each file from a fresh process (SCAN=1): what opening
   # and checking the file costs before any search, next to a whole decode.
