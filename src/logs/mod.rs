@@ -167,7 +167,7 @@ pub(crate) use device::{
 pub use encode::encode;
 pub use options::LogOptions;
 pub use pool::PoolForm;
-pub use ranges::{RangeStart, RowRanges};
+pub(crate) use ranges::RowRanges;
 pub(crate) use skeleton::PLAN_NS_PER_ROW;
 pub use split::{encode_column, LogColumn};
 pub use summary::{LogSummary, SlotCost, SlotTypeSummary, TemplateSummary, BREAKDOWN_PARTS};
