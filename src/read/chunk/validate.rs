@@ -588,31 +588,61 @@ fn check_sequences_into(
         Ok((seq, v))
     };
     let nb = (entry.codes as usize).div_ceil(p.batch as usize);
-    let (_, sidecar) = seq(
-        p.sidecar,
-        ChunkPart::Sidecar,
-        "sidecar",
-        nb + 1,
-        kind.codes_per_row().then_some(entry.bytes),
-        b_side,
-    )?;
+    // The three decode at once (each is one serial pass; a one-chunk file
+    // has nothing else to run beside them), then their errors are taken in
+    // the steps' order: the sidecar's, the row codes', the row bytes', and
+    // last the row bytes' end against the sidecar's.
+    let ((side, rc), rb) = rayon::join(
+        || {
+            rayon::join(
+                || {
+                    seq(
+                        p.sidecar,
+                        ChunkPart::Sidecar,
+                        "sidecar",
+                        nb + 1,
+                        kind.codes_per_row().then_some(entry.bytes),
+                        b_side,
+                    )
+                },
+                || {
+                    seq(
+                        p.row_codes,
+                        ChunkPart::RowCodes,
+                        "row code boundaries",
+                        seq_rows + 1,
+                        Some(entry.codes as u64),
+                        b_rc,
+                    )
+                },
+            )
+        },
+        || {
+            seq(
+                p.row_bytes,
+                ChunkPart::RowBytes,
+                "row byte boundaries",
+                seq_rows + 1,
+                None,
+                b_rb,
+            )
+        },
+    );
+    let (_, sidecar) = side?;
     let value_bytes = *sidecar.last().expect("non-empty") as u64;
-    let (rc_seq, rc) = seq(
-        p.row_codes,
-        ChunkPart::RowCodes,
-        "row code boundaries",
-        seq_rows + 1,
-        Some(entry.codes as u64),
-        b_rc,
-    )?;
-    let (rb_seq, rb) = seq(
-        p.row_bytes,
-        ChunkPart::RowBytes,
-        "row byte boundaries",
-        seq_rows + 1,
-        Some(value_bytes),
-        b_rb,
-    )?;
+    let (rc_seq, rc) = rc?;
+    let (rb_seq, rb) = rb?;
+    let last = *rb.last().expect("non-empty") as u64;
+    if last != value_bytes {
+        return Err(Error::corrupt(
+            Section::Chunk(id, ChunkPart::RowBytes),
+            p.row_bytes.1,
+            Invariant::SequenceLast {
+                expected: value_bytes,
+                found: last,
+            },
+        ));
+    }
     Ok(Sequences {
         sidecar,
         row_codes: (rc_seq, rc),
