@@ -198,26 +198,7 @@ mod tests {
             })
             .collect();
         check(&mixed);
-        let syslog: Vec<String> = (0..2400u32)
-            .map(|i| {
-                let host = ["calvisitor-10-105-160-95", "authorMacBook-Pro"][(i % 3 == 0) as usize];
-                let prog = [
-                    "kernel[0]",
-                    "sshd(pam_unix)[1234]",
-                    "com.apple.cts[258]",
-                    "ftpd[99]",
-                ][(i * 7 % 4) as usize];
-                format!(
-                    "{} {:>2} 10:{:02}:{:02} {host} {prog}: message {} of {}",
-                    ["Jun", "Jul"][(i / 1200) as usize],
-                    1 + i / 120,
-                    i / 60 % 60,
-                    i % 60,
-                    i * 13,
-                    ["alpha", "beta", "gamma"][(i % 3) as usize]
-                )
-            })
-            .collect();
+        let syslog = crate::logs::split::syslog_rows(2400);
         assert!(check(&syslog), "the syslog rows split into header and body");
     }
 }

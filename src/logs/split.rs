@@ -450,6 +450,34 @@ impl LogColumn {
 }
 
 #[cfg(test)]
+/// `n` syslog-style lines (`n` a multiple of 20, at most 3,600): two months,
+/// days padded to two columns, hostnames of one and of several words, four
+/// programs; a header of four fields that `header_fields` finds and a
+/// column that splits there (tests here and in `ranges`).
+pub(super) fn syslog_rows(n: u32) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            let host = ["calvisitor-10-105-160-95", "authorMacBook-Pro"][(i % 3 == 0) as usize];
+            let prog = [
+                "kernel[0]",
+                "sshd(pam_unix)[1234]",
+                "com.apple.cts[258]",
+                "ftpd[99]",
+            ][(i * 7 % 4) as usize];
+            format!(
+                "{} {:>2} 10:{:02}:{:02} {host} {prog}: message {} of {}",
+                ["Jun", "Jul"][(i / (n / 2)) as usize],
+                1 + i / (n / 20),
+                i / 60,
+                i % 60,
+                i * 13,
+                ["alpha", "beta", "gamma"][(i % 3) as usize]
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -459,26 +487,7 @@ mod tests {
     /// smaller split there and round trips.
     #[test]
     fn syslog_headers_are_cut_at_a_field() {
-        let rows: Vec<String> = (0..600u32)
-            .map(|i| {
-                let host = ["calvisitor-10-105-160-95", "authorMacBook-Pro"][(i % 3 == 0) as usize];
-                let prog = [
-                    "kernel[0]",
-                    "sshd(pam_unix)[1234]",
-                    "com.apple.cts[258]",
-                    "ftpd[99]",
-                ][(i * 7 % 4) as usize];
-                format!(
-                    "{} {:>2} 10:{:02}:{:02} {host} {prog}: message {} of {}",
-                    ["Jun", "Jul"][(i / 300) as usize],
-                    1 + i / 30,
-                    i / 60,
-                    i % 60,
-                    i * 13,
-                    ["alpha", "beta", "gamma"][(i % 3) as usize]
-                )
-            })
-            .collect();
+        let rows = syslog_rows(600);
         let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
         let words = Tokenized::of(&refs, &mut Tokens::default());
         assert_eq!(header_fields(&refs, &words), 4);
