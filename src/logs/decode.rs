@@ -690,8 +690,8 @@ impl LogBlock {
         offsets.push(0);
         match Bulk::new(self) {
             Some(mut bulk) => {
-                for tid in self.row_templates() {
-                    bulk.put_row(tid, values);
+                for _ in 0..self.rows {
+                    bulk.put_next(values);
                     offsets.push(values.len() as i64);
                 }
             }

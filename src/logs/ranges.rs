@@ -7,12 +7,14 @@
 //! template `t` is `t`'s next value in each of its slot columns). A range
 //! starting at row `s` starts from the ranks "rows of `t` before `s`",
 //! counted once over the row templates for every range at once; the
-//! unpacked columns (`render::Bulk`) are shared by all ranges.
+//! compiled templates and decoded pool (`render::Program`) are shared by
+//! all ranges, each range unpacking the integer blocks it reads into its
+//! own window.
 
 use std::ops::Range;
 
 use super::decode::LogBlock;
-use super::render::Bulk;
+use super::render::{Program, SPAN};
 use super::split::LogColumn;
 
 /// One block's shared render state and every row's template.
@@ -20,7 +22,7 @@ struct Side<'c> {
     block: &'c LogBlock,
     /// `None` when the block's strings do not fit the bulk renderer's
     /// offsets (no valid chunk: rows are then read one by one).
-    bulk: Option<Bulk>,
+    bulk: Option<Program<'c>>,
     tids: Vec<u32>,
 }
 
@@ -35,8 +37,8 @@ pub struct RowRanges<'c> {
 pub struct RangeStart(Vec<Vec<u32>>);
 
 impl<'c> RowRanges<'c> {
-    /// Unpacks each block's columns once (`Bulk::new`) and reads every
-    /// row's template.
+    /// Compiles each block once (`Program::new`: its pool decoded, its
+    /// templates compiled) and reads every row's template.
     pub fn new(col: &'c LogColumn) -> Self {
         let blocks: Vec<&LogBlock> = match col {
             LogColumn::Single(b) => vec![&**b],
@@ -46,7 +48,7 @@ impl<'c> RowRanges<'c> {
             .into_iter()
             .map(|block| Side {
                 block,
-                bulk: Bulk::new(block),
+                bulk: Program::new(block),
                 tids: block.row_templates(),
             })
             .collect();
@@ -64,7 +66,7 @@ impl<'c> RowRanges<'c> {
         let mut counts: Vec<Vec<u32>> = self
             .sides
             .iter()
-            .map(|s| vec![0; s.bulk.as_ref().map_or(0, Bulk::templates)])
+            .map(|s| vec![0; s.bulk.as_ref().map_or(0, Program::templates)])
             .collect();
         let mut out = Vec::with_capacity(at.len());
         let mut row = 0;
@@ -100,16 +102,33 @@ impl<'c> RowRanges<'c> {
         let mut ends: Vec<usize> = Vec::new();
         let mut first = rows.start;
         let bulk = self.sides.iter().all(|s| s.bulk.is_some());
+        let mut windows: Vec<_> = self
+            .sides
+            .iter()
+            .map(|s| s.bulk.as_ref().map(Program::window))
+            .collect();
+        let mut loaded = rows.start;
         for r in rows.clone() {
             if bulk {
-                for (side, rank) in self.sides.iter().zip(&mut ranks) {
-                    let (Some(b), Some(&t)) = (&side.bulk, side.tids.get(r)) else {
+                if r >= loaded {
+                    // The integers of the next span of rows, from the
+                    // ranks the rows before it left.
+                    let end = r.saturating_add(SPAN).min(rows.end);
+                    for ((side, rank), win) in self.sides.iter().zip(&ranks).zip(&mut windows) {
+                        if let (Some(b), Some(w)) = (&side.bulk, win) {
+                            b.load(w, side.tids.get(r..end).unwrap_or(&[]), rank);
+                        }
+                    }
+                    loaded = end;
+                }
+                for ((side, rank), win) in self.sides.iter().zip(&mut ranks).zip(&windows) {
+                    let (Some(b), Some(w), Some(&t)) = (&side.bulk, win, side.tids.get(r)) else {
                         continue;
                     };
                     let Some(k) = rank.get_mut(t as usize) else {
                         continue;
                     };
-                    b.put_rank(t, *k, &mut bytes);
+                    b.put_rank(w, t, *k, &mut bytes);
                     *k = k.saturating_add(1);
                 }
             } else {
@@ -145,7 +164,12 @@ mod tests {
         let (mut values, mut offsets) = (Vec::new(), Vec::new());
         col.decode_all(&mut values, &mut offsets);
         let rr = RowRanges::new(&col);
-        for cuts in [vec![0, n], vec![0, 1, n - 1, n], vec![0, 700, 701, 1500, n]] {
+        let mut cut_sets = vec![vec![0, n], vec![0, 1, n - 1, n], vec![0, 700, 701, 1500, n]];
+        if n > 2 * crate::logs::render::SPAN + 10 {
+            let s = crate::logs::render::SPAN;
+            cut_sets.push(vec![0, s - 1, s + 1, 2 * s + 5, n]);
+        }
+        for cuts in cut_sets {
             let starts = rr.starts(&cuts[..cuts.len() - 1]);
             let mut got: Vec<Vec<u8>> = Vec::new();
             for (w, st) in cuts.windows(2).zip(starts) {
@@ -199,6 +223,47 @@ mod tests {
             .collect();
         check(&mixed);
         let syslog = crate::logs::split::syslog_rows(2400);
+        assert!(check(&syslog), "the syslog rows split into header and body");
+    }
+
+    /// Columns longer than a window's span (`render::SPAN`), with rare
+    /// templates (a few rows in each span: their blocks decoded in parts)
+    /// and values that repeat or count on (runs blocks), render the same
+    /// rows however they are cut.
+    #[test]
+    fn rows_past_a_span_render_the_rows_of_the_whole() {
+        use crate::logs::render::SPAN;
+        let n = 2 * SPAN as u32 + 3000;
+        let rows: Vec<String> = (0..n)
+            .map(|i| {
+                let h = i.wrapping_mul(2_654_435_761) % 1000;
+                if h < 600 {
+                    format!("GET /item/{} 200 {} ms={}", i % 97, 1000 + i / 3, i % 7)
+                } else if h < 900 {
+                    format!(
+                        "worker {} done task {:x} after {} tries",
+                        i / 40,
+                        i * 31,
+                        i % 5
+                    )
+                } else {
+                    // 13 rare shapes (1 to 13 fields): ~60 rows of each
+                    // in a span.
+                    let k = i % 13;
+                    let fields: Vec<String> =
+                        (0..=k).map(|j| format!("f{j}={}", i / 8 + j)).collect();
+                    format!(
+                        "rare {} state={} frame {}",
+                        fields.join(" "),
+                        k,
+                        i / 100 + k
+                    )
+                }
+            })
+            .collect();
+        assert!(rows.len() > 2 * SPAN);
+        check(&rows);
+        let syslog = crate::logs::split::syslog_rows(n);
         assert!(check(&syslog), "the syslog rows split into header and body");
     }
 }

@@ -1,16 +1,28 @@
 //! Bulk rendering of a log block's rows (`LogBlock::decode_all`, the split
-//! column's interleaved decode, a chunk's bulk read).
+//! column's interleaved decode, a chunk's bulk read, the search's render).
 //!
-//! [`Bulk::new`] prepares a block once per decode: every integer column
-//! unpacked block-wise, every pool string decoded into one source buffer
-//! after the static strings and dictionary values, and each template
-//! compiled into a *program*: one [`Op`] per slot (the static string before
-//! it as a byte range of the source, the slot's kind, where its values sit)
-//! plus a closing op, and a bound on the bytes a row of it can take
-//! without its free-text slots. [`Bulk::put_row`] then reserves that bound
-//! once and runs the row's ops with unchecked copies: static text and
-//! strings as two 16-byte moves (longer ones by `memcpy`), integers 8
-//! digits per SWAR step with the zero padding included (`put_dec`).
+//! [`Program::new`] prepares a block once: every pool string decoded into
+//! one source buffer after the static strings and dictionary values, and
+//! each template compiled into a *program*: one [`Op`] per slot (the static
+//! string before it as a byte range of the source, the slot's kind, the
+//! integer columns it reads) plus a closing op, and a bound on the bytes a
+//! row of it can take without its free-text slots. [`Program::put_rank`]
+//! then reserves that bound once and runs the row's ops with unchecked
+//! copies: static text and strings as two 16-byte moves (longer ones by
+//! `memcpy`), integers 8 digits per SWAR step with the zero padding
+//! included (`put_dec`). [`Bulk`] walks a block's rows in order with one.
+//!
+//! Integer columns (values, per-row widths, dictionary ids) are read
+//! through a [`Window`], one per walk: the 128-value block (spec/FORMAT.md
+//! §5.8.3) a rank falls in is unpacked on first use into that column's
+//! slot of the window, and the column's next ranks are read from there.
+//! Until 2026-12-06 every column was unpacked whole before the first row:
+//! on a chunk of 700,000 lines that is tens of MB of `u64` written, then
+//! read back in row order from hundreds of columns at once, a cache miss
+//! every 8 values (half the render's time on such a chunk; bench/LOGS.md,
+//! "Big log chunks rendered through a window"). A window holds at most one
+//! block a column, so what a walk reads stays in cache whatever the
+//! chunk's size.
 //!
 //! Measured with callgrind on Loghub (bench/LOGS.md): the interpreter this
 //! replaces ran ~86 instructions per slot on BGL_2k (a capacity check per
@@ -21,6 +33,7 @@
 //! back the ranges cost what the dispatch saved.
 
 use super::bits::{dec_digits, hex_digits, DEC_PAIRS};
+use super::column::{Checkpoint, IntCol};
 use super::decode::{LogBlock, Slot};
 use super::{Kind, Width};
 
@@ -46,7 +59,7 @@ const HEX_UPPER: u8 = 3;
 const DICT: u8 = 4;
 const FREE: u8 = 5;
 
-/// A byte range of [`Bulk::src`].
+/// A byte range of [`Program::src`].
 #[derive(Clone, Copy, Debug, Default)]
 struct Piece {
     at: u32,
@@ -55,10 +68,14 @@ struct Piece {
 
 /// One step of a template's program: the static string `src[at..at +
 /// len]`, then a slot of `kind`:
-/// - `DEC`/`HEX_*`: the value `ints[col + rank]`, zero-padded to `width`
-///   digits (0: natural), or to `ints[aux + rank]` digits when `per_row`;
-/// - `DICT`: dictionary value `ints[col + rank]`, which is
-///   `spieces[aux + id]` (ids below `n`, `open` checked);
+/// - `DEC`/`HEX_*`: value `rank` of integer column `col`, zero-padded to
+///   `width` digits (0: natural), or to value `rank` of column `aux`
+///   digits when `per_row` (a column is named by its id in
+///   `Program::cols`, or, when the program holds the columns whole, by
+///   where its values start in `Program::whole`);
+/// - `DICT`: dictionary value `id` = value `rank` of column `col`, which is
+///   `spieces[aux + id]` (ids at or past the dictionary's size read as
+///   `u32::MAX`, the empty string);
 /// - `FREE`: pool string `col + rank`;
 /// - `END`: nothing (the template's last static string).
 #[derive(Clone, Copy, Debug)]
@@ -82,10 +99,22 @@ struct Tpl {
     /// Rows using it: its columns' length (a rank past it is not rendered,
     /// so every dictionary id read is one remapped below).
     count: u32,
+    /// Its integer columns (values, per-row widths, ids).
+    cols: u32,
 }
 
-/// State of a bulk decode of one block.
-pub(crate) struct Bulk {
+/// An integer column an op reads, and the values that read as `u32::MAX`
+/// (a dictionary slot's ids at or past its size: the empty string; `open`
+/// refuses such ids).
+#[derive(Clone, Copy, Debug)]
+struct IntSrc {
+    col: IntCol,
+    limit: u64,
+}
+
+/// A block compiled for rendering: shared, read-only, so several walks
+/// (threads) can render ranges of one block at once.
+pub(crate) struct Program<'b> {
     /// Static strings and dictionary values, every pool string, `PAD`
     /// zeros: every piece below lies in it with `PAD` bytes after it.
     src: Vec<u8>,
@@ -93,13 +122,56 @@ pub(crate) struct Bulk {
     spieces: Vec<Piece>,
     /// Pool string `i` is `src[pool[i]..pool[i + 1]]` (non-decreasing).
     pool: Vec<u32>,
-    /// Every integer column, unpacked, one after another.
-    ints: Vec<u64>,
+    /// The integer columns the ops read (`Op::col`, `Op::aux`), each
+    /// template's together.
+    cols: Vec<IntSrc>,
+    /// Every column unpacked, one after another (each op's `col` and
+    /// `aux` then say where its columns start), when they are at most
+    /// [`WHOLE_MAX`] values; else empty, and each walk unpacks a span of
+    /// rows at a time into its [`Window`].
+    whole: Vec<u64>,
+    /// The block's checkpoints and its column data (with its padding).
+    cps: &'b [Checkpoint],
+    data: &'b [u8],
     ops: Vec<Op>,
     tpls: Vec<Tpl>,
-    /// Per template: rank of its next row.
-    cursor: Vec<u32>,
 }
+
+/// Most integers a block's columns may hold to be unpacked whole, once,
+/// by [`Program::new`] (2 MiB of `u64`): read back from there in row
+/// order, they stay in cache. A larger block (a chunk of 700,000 lines
+/// holds tens of MB of them) is read a span at a time through a
+/// [`Window`]: unpacked whole, its reads in row order missed the cache
+/// every 8 values of a column, half a render's time (bench/LOGS.md, "Big
+/// log chunks rendered a span at a time"). On small blocks the window
+/// costs 15–20% more time than the whole layout (its per-span bookkeeping
+/// and an extra load per integer), hence both.
+const WHOLE_MAX: usize = 1 << 18;
+
+/// One walk's integer values for the rows of a *span* (at most [`SPAN`]
+/// consecutive rows): each column's values of those rows, in rank order
+/// ([`Program::load`]). Unused when the program holds its block's
+/// integers whole.
+pub(crate) struct Window {
+    vals: Vec<u64>,
+    /// Per column: value `rank` of the column is `vals[base + rank]`
+    /// (wrapping) for the ranks the span holds; [`NOT_HELD`] when the span
+    /// holds none of it (the index is then past `vals` whatever the rank).
+    base: Vec<usize>,
+    /// Per template: its rows in the span (scratch).
+    counts: Vec<u32>,
+}
+
+/// [`Window::base`] of a column the span does not read: `NOT_HELD + rank`
+/// is past any `vals` for every `rank < 2^32`.
+const NOT_HELD: usize = usize::MAX / 2;
+
+/// Rows whose integers a window holds at once: at ~6 integers a row,
+/// ~400 KB, about a core's L2 cache; the reader's ranges of 8,192 rows
+/// (`read::chunk::logs`) load one span each. Measured on two 65 MB logs
+/// (bench/LOGS.md): 1,024 rows 10–14% slower than 4,096 (a block split
+/// across more spans is decoded in more parts), 16,384 within 3% of it.
+pub(crate) const SPAN: usize = 8192;
 
 /// The pieces of strings ending at `ends` (string `i` starts where string
 /// `i − 1` ends, the first at 0).
@@ -114,12 +186,11 @@ fn pieces_of(ends: &[u32], out: &mut Vec<Piece>) {
     }
 }
 
-impl Bulk {
-    /// Unpacks the block's columns, decodes its pool and compiles its
-    /// templates; `None` when its strings do not fit u32 offsets (no valid
-    /// chunk does: a chunk holds at most `u32::MAX` bytes; the caller then
-    /// reads row by row).
-    pub(crate) fn new(block: &LogBlock) -> Option<Self> {
+impl<'b> Program<'b> {
+    /// Decodes the block's pool and compiles its templates; `None` when
+    /// its strings do not fit u32 offsets (no valid chunk does: a chunk
+    /// holds at most `u32::MAX` bytes; the caller then reads row by row).
+    pub(crate) fn new(block: &'b LogBlock) -> Option<Self> {
         // The statics carry 16 zero bytes of padding (`LogBlock::open`).
         let slen = block.statics_end.last().map_or(0, |&e| e as usize);
         let mut src = Vec::new();
@@ -138,33 +209,17 @@ impl Bulk {
         pool.push(pool_at as u32);
         pool.extend(ends.iter().map(|&e| (pool_at + e as usize) as u32));
 
-        let data = &block.bytes[block.data_at..];
-        // Every integer column's values, sized once.
-        let n_ints: usize = block
-            .templates
-            .iter()
-            .map(|t| {
-                let slots = &block.slots[t.first_slot as usize..][..t.slots as usize];
-                let cols: usize = slots
-                    .iter()
-                    .map(|s| match s {
-                        Slot::Int {
-                            width: Width::PerRow,
-                            ..
-                        } => 2,
-                        Slot::Int { .. } | Slot::Dict { .. } => 1,
-                        Slot::Free { .. } => 0,
-                    })
-                    .sum();
-                cols * t.count as usize
-            })
-            .sum();
-        let mut ints = Vec::with_capacity(n_ints);
+        let mut cols: Vec<IntSrc> = Vec::new();
+        let add = |cols: &mut Vec<IntSrc>, col: IntCol, limit: u64| {
+            cols.push(IntSrc { col, limit });
+            (cols.len() - 1) as u32
+        };
         let mut ops = Vec::with_capacity(block.slots.len() + block.templates.len());
         let mut tpls = Vec::with_capacity(block.templates.len());
         let spiece = |i: usize| spieces.get(i).copied().unwrap_or_default();
         for t in &block.templates {
             let first_op = ops.len() as u32;
+            let first_col = cols.len() as u32;
             let st = t.first_static as usize;
             let mut bound = 0usize;
             for s in 0..=t.slots as usize {
@@ -194,31 +249,20 @@ impl Bulk {
                             _ => HEX_UPPER,
                         };
                         bound += MAX_DIGITS;
-                        op.col = ints.len() as u32;
-                        values.decode_all(&block.cps, data, &mut ints);
+                        op.col = add(&mut cols, values, u64::MAX);
                         match width {
                             Width::Natural => {}
                             Width::Fixed(w) => op.width = w.min(MAX_DIGITS as u8),
                             Width::PerRow => {
                                 op.per_row = true;
-                                op.aux = ints.len() as u32;
-                                widths.decode_all(&block.cps, data, &mut ints);
+                                op.aux = add(&mut cols, widths, u64::MAX);
                             }
                         }
                     }
                     Some(&Slot::Dict { ids, warm, n, .. }) => {
                         op.kind = DICT;
-                        op.col = ints.len() as u32;
+                        op.col = add(&mut cols, ids, n as u64);
                         op.aux = warm;
-                        let first = ints.len();
-                        ids.decode_all(&block.cps, data, &mut ints);
-                        // Ids at or past `n` (refused by `open`) read as
-                        // the empty string.
-                        for id in &mut ints[first..] {
-                            if *id >= n as u64 {
-                                *id = u32::MAX as u64;
-                            }
-                        }
                         let longest = (0..n as usize)
                             .map(|i| spiece(warm as usize + i).len)
                             .max()
@@ -237,38 +281,51 @@ impl Bulk {
                 ops: t.slots + 1,
                 bound,
                 count: t.count,
+                cols: cols.len() as u32 - first_col,
             });
         }
-        Some(Bulk {
+        let data = &block.bytes[block.data_at..];
+        let mut whole = Vec::new();
+        let whole_len: usize = cols.iter().map(|c| c.col.len as usize).sum();
+        if whole_len <= WHOLE_MAX {
+            // Every column unpacked, and each op's column ids turned into
+            // where its values start (`Op::col`).
+            let mut at = Vec::with_capacity(cols.len());
+            whole.reserve(whole_len);
+            for c in &cols {
+                at.push(whole.len() as u32);
+                let start = whole.len();
+                c.col.decode_all(&block.cps, data, &mut whole);
+                // A column shorter than its length says (no valid block)
+                // is padded, so that every later column stays in place.
+                whole.resize(start + c.col.len as usize, 0);
+                limit_ids(&mut whole[start..], c.limit);
+            }
+            let offset = |c: u32| at.get(c as usize).copied().unwrap_or(u32::MAX);
+            for op in &mut ops {
+                match op.kind {
+                    DEC | HEX_LOWER | HEX_UPPER => {
+                        op.col = offset(op.col);
+                        if op.per_row {
+                            op.aux = offset(op.aux);
+                        }
+                    }
+                    DICT => op.col = offset(op.col),
+                    _ => {}
+                }
+            }
+        }
+        Some(Program {
             src,
             spieces,
             pool,
-            ints,
+            cols,
+            whole,
+            cps: &block.cps,
+            data,
             ops,
             tpls,
-            cursor: vec![0; block.templates.len()],
         })
-    }
-
-    /// Passes over the next row of template `tid` without rendering it
-    /// (its rank advanced, as [`Self::put_row`] would).
-    #[inline]
-    pub(crate) fn skip_row(&mut self, tid: u32) {
-        if let Some(c) = self.cursor.get_mut(tid as usize) {
-            *c = c.saturating_add(1);
-        }
-    }
-
-    /// Appends the next row of template `tid` (its rank taken from and
-    /// advanced in `self`) to `out`.
-    #[inline]
-    pub(crate) fn put_row(&mut self, tid: u32, out: &mut Vec<u8>) {
-        let Some(c) = self.cursor.get_mut(tid as usize) else {
-            return;
-        };
-        let rank = *c;
-        *c = c.saturating_add(1);
-        self.put_rank(tid, rank, out);
     }
 
     /// Templates of the block.
@@ -276,11 +333,106 @@ impl Bulk {
         self.tpls.len()
     }
 
+    /// An empty window for one walk over the block's rows (none needed
+    /// when the program holds the integers whole).
+    pub(crate) fn window(&self) -> Window {
+        let span = self.reads_spans();
+        Window {
+            vals: Vec::new(),
+            base: vec![NOT_HELD; if span { self.cols.len() } else { 0 }],
+            counts: vec![0; if span { self.tpls.len() } else { 0 }],
+        }
+    }
+
+    /// Whether walks read the integers through a window (the block's
+    /// columns were not unpacked whole).
+    fn reads_spans(&self) -> bool {
+        self.whole.is_empty()
+    }
+
+    /// Fills `w` with the integers of a span of rows: their templates
+    /// `tids` (at most [`SPAN`] rows, in order), the span's first row of
+    /// template `t` being of rank `ranks[t]`. Each column's values are
+    /// decoded once, only those of the span's rows. Nothing to do when
+    /// the program holds them whole.
+    pub(crate) fn load(&self, w: &mut Window, tids: &[u32], ranks: &[u32]) {
+        if !self.reads_spans() {
+            return;
+        }
+        w.counts.fill(0);
+        for &t in tids {
+            if let Some(c) = w.counts.get_mut(t as usize) {
+                *c += 1;
+            }
+        }
+        w.vals.clear();
+        w.base.fill(NOT_HELD);
+        let need: usize = self
+            .tpls
+            .iter()
+            .zip(&w.counts)
+            .map(|(tpl, &n)| n as usize * tpl.cols as usize)
+            .sum();
+        w.vals.reserve(need);
+        for (t, (tpl, &n)) in self.tpls.iter().zip(&w.counts).enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let r0 = ranks.get(t).copied().unwrap_or(0) as usize;
+            let ops = self.ops.get(tpl.first_op as usize..).unwrap_or(&[]);
+            for op in ops.iter().take(tpl.ops as usize) {
+                let cols = match op.kind {
+                    DEC | HEX_LOWER | HEX_UPPER if op.per_row => [Some(op.col), Some(op.aux)],
+                    DEC | HEX_LOWER | HEX_UPPER | DICT => [Some(op.col), None],
+                    _ => [None, None],
+                };
+                for c in cols.into_iter().flatten() {
+                    let (Some(src), Some(base)) =
+                        (self.cols.get(c as usize), w.base.get_mut(c as usize))
+                    else {
+                        continue;
+                    };
+                    let at = w.vals.len();
+                    src.col
+                        .decode_range(self.cps, self.data, r0, r0 + n as usize, &mut w.vals);
+                    limit_ids(&mut w.vals[at..], src.limit);
+                    *base = at.wrapping_sub(r0);
+                }
+            }
+        }
+    }
+
+    /// [`Ints::int`] read from the value's block alone (0 past the column).
+    #[cold]
+    #[inline(never)]
+    fn int_alone(&self, c: u32, rank: usize) -> u64 {
+        let Some(src) = self.cols.get(c as usize) else {
+            return 0;
+        };
+        if rank >= src.col.len as usize {
+            return 0;
+        }
+        let mut v = [src.col.get(self.cps, self.data, rank)];
+        limit_ids(&mut v, src.limit);
+        v[0]
+    }
+
     /// Appends the row of template `tid` of rank `rank` (its `rank`-th row
-    /// in row order) to `out`; nothing when there is no such row. Shared
-    /// state only, so several threads can render ranges of one block.
+    /// in row order) to `out`, reading its integers from the program's
+    /// whole columns or from `w` (loaded for a span holding the row);
+    /// nothing when there is no such row.
     #[inline]
-    pub(crate) fn put_rank(&self, tid: u32, rank: u32, out: &mut Vec<u8>) {
+    pub(crate) fn put_rank(&self, w: &Window, tid: u32, rank: u32, out: &mut Vec<u8>) {
+        if self.reads_spans() {
+            self.render(&Spans(self, w), tid, rank, out);
+        } else {
+            self.render(&Whole(self), tid, rank, out);
+        }
+    }
+
+    /// [`Self::put_rank`] with the integers read through `ints`.
+    #[inline(always)]
+    fn render(&self, ints: &impl Ints, tid: u32, rank: u32, out: &mut Vec<u8>) {
         let t = tid as usize;
         let Some(&tpl) = self.tpls.get(t) else {
             return;
@@ -291,23 +443,23 @@ impl Bulk {
         }
         let rank = rank as usize;
         let ops = &self.ops[tpl.first_op as usize..][..tpl.ops as usize];
-        let int = |i: usize| self.ints.get(i).copied().unwrap_or(0);
         let src = self.src.as_ptr();
         out.reserve(tpl.bound + PAD);
         let old = out.len();
         // SAFETY: every piece read lies in `src` with `PAD` bytes after it
         // (static and dictionary pieces come from `statics_end`, pool
         // pieces from the pool's non-decreasing ends, all below `fixed`),
-        // so 32-byte reads of pieces ≤ 32 bytes stay inside. `rank <
-        // count`, so a dictionary slot reads its own column, whose ids are
-        // below its size or remapped to the empty string: its value is at
-        // most the longest one `bound` counts. `out` has
-        // `tpl.bound + PAD` bytes of spare capacity at the row's start, and
-        // the row writes at most `bound` bytes outside its free-text slots,
-        // each of which reserves its own length first: every write (a
-        // piece's bytes, 32 bytes at a position, a number's `INT_WRITE`)
-        // stays inside. `src` and `out` are distinct allocations. Every
-        // byte of `old..old + written` is written before the length is set.
+        // so 32-byte reads of pieces ≤ 32 bytes stay inside. A dictionary
+        // slot's ids read below its size or as `u32::MAX`, the empty
+        // string (`Ints`): its value is at most the longest one `bound`
+        // counts.
+        // `out` has `tpl.bound + PAD` bytes of spare capacity at the row's
+        // start, and the row writes at most `bound` bytes outside its
+        // free-text slots, each of which reserves its own length first:
+        // every write (a piece's bytes, 32 bytes at a position, a number's
+        // `INT_WRITE`) stays inside. `src` and `out` are distinct
+        // allocations. Every byte of `old..old + written` is written
+        // before the length is set.
         unsafe {
             let mut base = out.as_mut_ptr();
             let mut dst = base.add(old);
@@ -316,20 +468,20 @@ impl Bulk {
                 match op.kind {
                     END => {}
                     DEC | HEX_LOWER | HEX_UPPER => {
-                        let v = int(op.col as usize + rank);
-                        let w = if op.per_row {
-                            int(op.aux as usize + rank).min(MAX_DIGITS as u64) as usize
+                        let v = ints.int(op.col, rank);
+                        let width = if op.per_row {
+                            ints.int(op.aux, rank).min(MAX_DIGITS as u64) as usize
                         } else {
                             op.width as usize
                         };
                         dst = dst.add(match op.kind {
-                            DEC => put_dec(dst, v, w),
-                            HEX_LOWER => put_hex(dst, v, w, false),
-                            _ => put_hex(dst, v, w, true),
+                            DEC => put_dec(dst, v, width),
+                            HEX_LOWER => put_hex(dst, v, width, false),
+                            _ => put_hex(dst, v, width, true),
                         });
                     }
                     DICT => {
-                        let id = int(op.col as usize + rank) as usize;
+                        let id = ints.int(op.col, rank) as usize;
                         let p = self
                             .spieces
                             .get((op.aux as usize).wrapping_add(id))
@@ -353,6 +505,127 @@ impl Bulk {
             }
             out.set_len(dst.offset_from(base) as usize);
         }
+    }
+}
+
+/// Where a render reads integer value `rank` of an op's column (`Op::col`,
+/// `Op::aux`: the column's id, or where its values start when the program
+/// holds them whole). The rank must be one of the walk's: any other reads
+/// some other value. A dictionary's ids read below its size or as
+/// `u32::MAX` (the empty string) whatever the rank: the whole layout's
+/// reads stay in their column (a rank below the template's row count),
+/// a window's are checked against the column's limit.
+trait Ints {
+    fn int(&self, col: u32, rank: usize) -> u64;
+}
+
+/// The program's columns unpacked whole: `col` is where its values start.
+struct Whole<'p, 'b>(&'p Program<'b>);
+
+impl Ints for Whole<'_, '_> {
+    #[inline(always)]
+    fn int(&self, col: u32, rank: usize) -> u64 {
+        self.0.whole.get(col as usize + rank).copied().unwrap_or(0)
+    }
+}
+
+/// A window loaded for the span holding the row, the value's block read
+/// alone when the span does not hold its column.
+struct Spans<'p, 'b, 'w>(&'p Program<'b>, &'w Window);
+
+impl Ints for Spans<'_, '_, '_> {
+    #[inline(always)]
+    fn int(&self, c: u32, rank: usize) -> u64 {
+        let at = self
+            .1
+            .base
+            .get(c as usize)
+            .map_or(NOT_HELD, |&b| b.wrapping_add(rank));
+        match (self.1.vals.get(at), self.0.cols.get(c as usize)) {
+            // Below a dictionary's size even when the rank is not the
+            // span's (the value then another column's).
+            (Some(&v), Some(src)) if v >= src.limit => u32::MAX as u64,
+            (Some(&v), _) => v,
+            (None, _) => self.0.int_alone(c, rank),
+        }
+    }
+}
+
+/// Maps the ids of a dictionary of `limit` values at or past it to
+/// `u32::MAX` (read as the empty string); nothing for `u64::MAX`, an
+/// integer column.
+fn limit_ids(vals: &mut [u64], limit: u64) {
+    if limit != u64::MAX {
+        for v in vals {
+            if *v >= limit {
+                *v = u32::MAX as u64;
+            }
+        }
+    }
+}
+
+/// A block's rows rendered in order, one template rank after another, the
+/// integers of a span of rows loaded at a time.
+pub(crate) struct Bulk<'b> {
+    prog: Program<'b>,
+    win: Window,
+    /// Every row's template.
+    tids: Vec<u32>,
+    /// The next row, and the end of the span loaded.
+    row: usize,
+    loaded: usize,
+    /// Per template: rank of its next row.
+    cursor: Vec<u32>,
+}
+
+impl<'b> Bulk<'b> {
+    /// [`Program::new`], a window for it and the rows' templates.
+    pub(crate) fn new(block: &'b LogBlock) -> Option<Self> {
+        let prog = Program::new(block)?;
+        let win = prog.window();
+        let cursor = vec![0; prog.templates()];
+        Some(Bulk {
+            prog,
+            win,
+            tids: block.row_templates(),
+            row: 0,
+            loaded: 0,
+            cursor,
+        })
+    }
+
+    /// Passes over the next row without rendering it.
+    #[inline]
+    pub(crate) fn skip_next(&mut self) {
+        if let Some(&t) = self.tids.get(self.row) {
+            if let Some(c) = self.cursor.get_mut(t as usize) {
+                *c = c.saturating_add(1);
+            }
+        }
+        self.row += 1;
+    }
+
+    /// Appends the next row to `out`.
+    #[inline]
+    pub(crate) fn put_next(&mut self, out: &mut Vec<u8>) {
+        if self.row >= self.loaded {
+            // The span from this row on, from the ranks the rows before
+            // it left.
+            let end = self.row.saturating_add(SPAN).min(self.tids.len());
+            let tids = self.tids.get(self.row..end).unwrap_or(&[]);
+            self.prog.load(&mut self.win, tids, &self.cursor);
+            self.loaded = end.max(self.row + 1);
+        }
+        let Some(&t) = self.tids.get(self.row) else {
+            return;
+        };
+        self.row += 1;
+        let Some(c) = self.cursor.get_mut(t as usize) else {
+            return;
+        };
+        let rank = *c;
+        *c = c.saturating_add(1);
+        self.prog.put_rank(&self.win, t, rank, out);
     }
 }
 

@@ -256,15 +256,15 @@ const BULK_SHARE: usize = 8;
 /// Renders rows of a column, by single reads or in sequence.
 enum Renderer<'a> {
     Rows(&'a LogColumn),
-    Single(Bulk),
-    Split(Bulk, Bulk),
+    Single(Box<Bulk<'a>>),
+    Split(Box<(Bulk<'a>, Bulk<'a>)>),
 }
 
 impl Renderer<'_> {
-    /// Row `r` of template(s) `t` into `out` (cleared), or `None` to pass
-    /// over it. Rows come in order.
+    /// Row `r` into `out` (cleared) when `render`, else passed over. Rows
+    /// come in order, every one of them.
     #[inline]
-    fn row(&mut self, r: usize, t: (u32, u32), render: bool, out: &mut Vec<u8>) -> Result<()> {
+    fn row(&mut self, r: usize, render: bool, out: &mut Vec<u8>) -> Result<()> {
         match self {
             Renderer::Rows(col) => {
                 if render {
@@ -275,19 +275,20 @@ impl Renderer<'_> {
             Renderer::Single(b) => {
                 if render {
                     out.clear();
-                    b.put_row(t.0, out);
+                    b.put_next(out);
                 } else {
-                    b.skip_row(t.0);
+                    b.skip_next();
                 }
             }
-            Renderer::Split(h, b) => {
+            Renderer::Split(hb) => {
+                let (h, b) = &mut **hb;
                 if render {
                     out.clear();
-                    h.put_row(t.0, out);
-                    b.put_row(t.1, out);
+                    h.put_next(out);
+                    b.put_next(out);
                 } else {
-                    h.skip_row(t.0);
-                    b.skip_row(t.1);
+                    h.skip_next();
+                    b.skip_next();
                 }
             }
         }
@@ -406,9 +407,9 @@ impl LogColumn {
         }
         let bulk = todo.len() * BULK_SHARE >= rows;
         let mut renderer = match self {
-            LogColumn::Single(b) if bulk => Bulk::new(b).map(Renderer::Single),
+            LogColumn::Single(b) if bulk => Bulk::new(b).map(|b| Renderer::Single(Box::new(b))),
             LogColumn::Split(hb) if bulk => match (Bulk::new(&hb.0), Bulk::new(&hb.1)) {
-                (Some(h), Some(b)) => Some(Renderer::Split(h, b)),
+                (Some(h), Some(b)) => Some(Renderer::Split(Box::new((h, b)))),
                 _ => None,
             },
             _ => None,
@@ -428,9 +429,9 @@ impl LogColumn {
         }
         // In sequence: every row passed over or rendered.
         let mut next = todo.iter().copied().peekable();
-        for (r, t) in templates.into_iter().enumerate() {
+        for r in 0..templates.len() {
             let render = next.next_if_eq(&r).is_some();
-            renderer.row(r, t, render, &mut buf)?;
+            renderer.row(r, render, &mut buf)?;
             if render && test(&buf) {
                 bits[r / 64] |= 1 << (r % 64);
             }

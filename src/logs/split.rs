@@ -432,9 +432,9 @@ impl LogColumn {
                 offsets.reserve(h.rows() + 1);
                 offsets.push(0);
                 if let (Some(mut hs), Some(mut bs)) = (Bulk::new(h), Bulk::new(b)) {
-                    for (ht, bt) in h.row_templates().into_iter().zip(b.row_templates()) {
-                        hs.put_row(ht, values);
-                        bs.put_row(bt, values);
+                    for _ in 0..h.rows() {
+                        hs.put_next(values);
+                        bs.put_next(values);
                         offsets.push(values.len() as i64);
                     }
                 } else {

@@ -165,6 +165,35 @@ impl IntCol {
             .sum()
     }
 
+    /// Appends values `from..to` (clamped to the column) to `out`: whole
+    /// blocks unpacked, a block's part decoded alone ([`decode_part`]).
+    pub(crate) fn decode_range(
+        &self,
+        cps: &[Checkpoint],
+        data: &[u8],
+        from: usize,
+        to: usize,
+        out: &mut Vec<u64>,
+    ) {
+        let len = self.len as usize;
+        let to = to.min(len);
+        let mut i = from;
+        while i < to {
+            let (k, j0) = (i / BLOCK, i % BLOCK);
+            let n = (len - k * BLOCK).min(BLOCK);
+            let j1 = (to - k * BLOCK).min(n);
+            let Some(cp) = cps.get(self.first as usize + k) else {
+                return;
+            };
+            if j0 == 0 && j1 == n {
+                decode_one(cp, data, n, out);
+            } else {
+                decode_part(cp, data, n, j0, j1, out);
+            }
+            i = k * BLOCK + j1;
+        }
+    }
+
     /// Appends all values to `out`.
     pub(crate) fn decode_all(&self, cps: &[Checkpoint], data: &[u8], out: &mut Vec<u64>) {
         for (_, cp, n) in self.blocks(cps) {
@@ -236,6 +265,47 @@ fn decode_one(cp: &Checkpoint, data: &[u8], n: usize, out: &mut Vec<u64>) {
         }
     } else {
         decode_block(cp, d, n, out);
+    }
+}
+
+/// Appends values `j0..j1` (`j1 ≤ n`) of the block of `n` values under
+/// checkpoint `cp`, as [`IntCol::get`] reads each, without unpacking the
+/// rest of the block: the part of a block a span of rows needs
+/// (`render::Window`), when its template has few rows in the span.
+fn decode_part(cp: &Checkpoint, data: &[u8], n: usize, j0: usize, j1: usize, out: &mut Vec<u64>) {
+    if j0 >= j1 {
+        return;
+    }
+    let d = data.get(cp.off as usize..).unwrap_or(&[]);
+    if cp.runs > 0 {
+        // Value j is the head of its run plus a step for each value of
+        // the run before it; the run changes where the bitmap has a bit.
+        let (h, heads) = cp.own(d, n);
+        let last = h.saturating_sub(1);
+        let map = bitmap(d, n);
+        let (mut k, mut start) = run_of(d, j0);
+        let mut head = read_value(cp, heads, h, k.min(last));
+        for j in j0..j1 {
+            if j > j0 && (map >> j) & 1 != 0 {
+                k += 1;
+                start = j;
+                head = read_value(cp, heads, h, k.min(last));
+            }
+            out.push(head.wrapping_add(cp.step.wrapping_mul((j - start.min(j)) as u64)));
+        }
+    } else if cp.delta {
+        // The first value read alone, then each next one as the block
+        // unpack makes it: the step and its residual added.
+        let mut v = read_value(cp, d, n, j0);
+        out.push(v);
+        out.extend((j0 + 1..j1).map(|j| {
+            v = v
+                .wrapping_add(cp.slope)
+                .wrapping_add(get_packed(d, cp.bits, j - 1));
+            v
+        }));
+    } else {
+        out.extend((j0..j1).map(|j| read_value(cp, d, n, j)));
     }
 }
 

@@ -55,7 +55,40 @@ fn round_trip(values: &[u64]) -> usize {
     let mut all = Vec::new();
     col.decode_all(&cps, &data, &mut all);
     assert_eq!(all, values);
+    check_ranges(&col, &cps, &data, values);
     size
+}
+
+/// `decode_range` gives `values[from..to]` for every single value and for
+/// ranges starting and ending in and across blocks (whole blocks, a
+/// block's head, middle and tail), and clamps at the column's end.
+fn check_ranges(col: &IntCol, cps: &[Checkpoint], data: &[u8], values: &[u64]) {
+    let n = values.len();
+    let mut got = Vec::new();
+    for (i, &v) in values.iter().enumerate() {
+        got.clear();
+        col.decode_range(cps, data, i, i + 1, &mut got);
+        assert_eq!(got, [v], "value {i} alone");
+    }
+    let mut cuts: Vec<usize> = [
+        0, 1, 5, 63, 64, 127, 128, 129, 200, 255, 256, 300, 383, 384, 385,
+    ]
+    .into_iter()
+    .chain([n.saturating_sub(1), n, n / 2, n / 3 + 7])
+    .filter(|&c| c <= n)
+    .collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    for &a in &cuts {
+        for &b in cuts.iter().filter(|&&b| b >= a) {
+            got.clear();
+            col.decode_range(cps, data, a, b, &mut got);
+            assert_eq!(got, &values[a..b], "values {a}..{b}");
+        }
+    }
+    got.clear();
+    col.decode_range(cps, data, n.saturating_sub(3), n + 50, &mut got);
+    assert_eq!(got, &values[n.saturating_sub(3)..], "a range past the end");
 }
 
 #[test]
@@ -484,6 +517,11 @@ fn stepped_runs_blocks() {
         for i in 0..ids.len() {
             col.get(&cps, &bad, i);
         }
+        for (a, b) in [(0, 128), (5, 100), (60, 200)] {
+            all.clear();
+            col.decode_range(&cps, &bad, a, b, &mut all);
+            assert_eq!(all.len(), b - a);
+        }
     }
 }
 
@@ -504,6 +542,11 @@ fn reads_over_cut_data_stay_inside_it() {
         assert_eq!(all.len(), values.len());
         for i in (0..values.len()).step_by(7) {
             col.get(&cps, short, i);
+        }
+        for (a, b) in [(0, values.len()), (3, 250), (130, 131), (299, 420)] {
+            all.clear();
+            col.decode_range(&cps, short, a, b, &mut all);
+            assert_eq!(all.len(), b - a, "values {a}..{b} over {cut} bytes");
         }
     }
 }
