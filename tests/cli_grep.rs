@@ -120,4 +120,18 @@ fn grep_exit_statuses_and_errors() {
             assert!(cli::fails(&o).contains("--gpu"));
         }
     }
+    // A file of log-template chunks only: searched on the host (no context
+    // opened), the same answer; still an error where no GPU is present.
+    let logs = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/logs/dpkg_2k.log");
+    let lf = dir.path("logs.fpc");
+    let lf = lf.to_str().unwrap();
+    cli::ok(&["compress", "--codec", "logs", logs, "-o", lf]);
+    let o = cli::run(&["grep", "--gpu", "-c", "configure", lf]);
+    match fastpair::gpu::present() {
+        Ok(()) => assert_eq!(o.stdout, cli::ok(&["grep", "-c", "configure", lf]).stdout),
+        Err(_) => {
+            assert_eq!(o.status.code(), Some(2));
+            assert!(cli::fails(&o).contains("--gpu"));
+        }
+    }
 }

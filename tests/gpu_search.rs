@@ -158,6 +158,7 @@ fn corpus_columns_cpu_equals_gpu() {
         return;
     }
     let cols = corpus::columns(&[]);
+    let mut on_device = 0;
     for col in &cols {
         let rows = col.rows();
         let file =
@@ -165,10 +166,23 @@ fn corpus_columns_cpu_equals_gpu() {
         let r = Reader::from_bytes(file).expect("open");
         let opt: Vec<Option<&[u8]>> = rows.iter().map(|v| Some(*v)).collect();
         parity(&col.name, &r, &predicates(&opt));
-        // The one-call API takes the GPU for a literal.
+        // The one-call API takes the GPU for a literal where a coded chunk
+        // holds rows; a file of value dictionaries or log templates only
+        // is searched on the host without opening the device.
         let p = Predicate::contains("e");
-        assert_eq!(gpu::search(&r, &p).unwrap().1, Backend::Gpu, "{}", col.name);
+        let coded = (0..r.num_chunks()).any(|i| {
+            let info = r.chunk_info(i);
+            info.kind() == fastpair::read::ChunkKind::Coded && info.entry.rows > 0
+        });
+        assert_eq!(gpu::uses_device(&r, &p), coded, "{}", col.name);
+        let want = if coded { Backend::Gpu } else { Backend::Cpu };
+        assert_eq!(gpu::search(&r, &p).unwrap().1, want, "{}", col.name);
+        on_device += usize::from(coded);
     }
+    assert!(
+        cols.is_empty() || on_device > 0,
+        "no corpus column took the kernel"
+    );
     corpus::checked("corpus_columns_cpu_equals_gpu", cols.len());
 }
 

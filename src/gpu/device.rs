@@ -129,6 +129,13 @@ pub(crate) fn gpu() -> Result<&'static Gpu> {
 }
 
 fn init() -> std::result::Result<Gpu, String> {
+    probe()?;
+    open(0)
+}
+
+/// Whether the CUDA driver and NVRTC libraries load and a device is
+/// listed, without opening a context (`gpu::present`).
+pub(crate) fn probe() -> std::result::Result<(), String> {
     // SAFETY: the probes only try to open the shared libraries with
     // libloading; no CUDA function is called.
     let (driver, nvrtc) = unsafe {
@@ -144,11 +151,10 @@ fn init() -> std::result::Result<Gpu, String> {
         return Err("the NVRTC library (libnvrtc) was not found".into());
     }
     match CudaContext::device_count() {
-        Ok(n) if n > 0 => {}
-        Ok(_) => return Err("no CUDA device".into()),
-        Err(e) => return Err(format!("CUDA driver: {e:?}")),
+        Ok(n) if n > 0 => Ok(()),
+        Ok(_) => Err("no CUDA device".into()),
+        Err(e) => Err(format!("CUDA driver: {e:?}")),
     }
-    open(0)
 }
 
 /// A GPU for each (device ordinal, lane): lane 0 of device 0 is [`gpu`];

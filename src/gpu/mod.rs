@@ -66,7 +66,7 @@ mod logs;
 #[cfg(feature = "gpu")]
 mod search;
 #[cfg(feature = "gpu")]
-pub use search::{search, supports, Passes, PreparedSearch, MAX_LITERAL};
+pub use search::{search, supports, uses_device, Passes, PreparedSearch, MAX_LITERAL};
 #[cfg(feature = "gpu")]
 mod batches;
 // Hooks for the tests, benchmarks and lab probes (kernel compile checks,
@@ -240,6 +240,22 @@ pub enum Backend {
     Cpu,
 }
 
+/// Whether a GPU is present (the driver and NVRTC libraries load, a device
+/// is listed) without opening it: cheaper than [`available`], which also
+/// creates its context (a good part of a second on some machines).
+pub fn present() -> Result<()> {
+    #[cfg(feature = "gpu")]
+    {
+        device::probe().map_err(Error::GpuUnavailable)
+    }
+    #[cfg(not(feature = "gpu"))]
+    {
+        Err(Error::GpuUnavailable(
+            "built without the `gpu` feature".into(),
+        ))
+    }
+}
+
 /// Whether a GPU (driver, NVRTC, device) is usable; the error says why not.
 pub fn available() -> Result<()> {
     #[cfg(feature = "gpu")]
@@ -301,6 +317,13 @@ pub fn read_range(reader: &Reader, rows: Range<u64>) -> Result<(Column, Backend)
         Err(e) => return Err(e),
     }
     Ok((reader.read_range(rows)?, Backend::Cpu))
+}
+
+/// Whether [`search`] would run the kernel: never without the `gpu`
+/// feature.
+#[cfg(not(feature = "gpu"))]
+pub fn uses_device(_: &Reader, _: &crate::search::Predicate) -> bool {
+    false
 }
 
 /// The rows of `reader` that `p` selects; built without the `gpu` feature,

@@ -16,7 +16,8 @@
 //!   while the kernel runs).
 //! * **log-template chunks**: on the host (the CPU search's path: their rows
 //!   decoded and matched; the GPU's log decoder, spec/DECODER.md §6d, is
-//!   not fused with a match yet).
+//!   not fused with a match yet). A file without coded rows never opens
+//!   the device.
 //! * **any other predicate** (IN lists, several needles, LIKE with `_` or
 //!   inner `%`, empty literals, literals over 32 bytes): the whole search on
 //!   the CPU ([`Backend::Cpu`]).
@@ -149,13 +150,27 @@ pub fn supports(p: &Predicate) -> bool {
     GpuPattern::of(p).is_some()
 }
 
+/// Whether [`search`] runs the kernel for `p` on `reader`: the kernel takes
+/// `p` and some coded chunk holds rows. A file with none (log templates or
+/// value dictionaries only: the default for a log) leaves the kernel
+/// nothing to do, and `search` does not open the device for it (a context
+/// costs more than the host search of a log chunk: bench/LOGS.md, "A big
+/// log opened and searched as a user does").
+pub fn uses_device(reader: &Reader, p: &Predicate) -> bool {
+    GpuPattern::of(p).is_some()
+        && (0..reader.num_chunks()).any(|i| {
+            let info = reader.chunk_info(i);
+            info.kind() == ChunkKind::Coded && info.entry.rows > 0
+        })
+}
+
 /// The rows of `reader` that `p` selects: the coded chunks on the GPU when
 /// the kernel takes `p` and a GPU is usable, everything else on the CPU
 /// (module doc); the same [`Selection`] as [`crate::search::search`]. The
 /// backend says whether the kernel ran.
 pub fn search(reader: &Reader, p: &Predicate) -> Result<(Selection, Backend)> {
     p.check()?;
-    if GpuPattern::of(p).is_some() {
+    if uses_device(reader, p) {
         match PreparedSearch::new(reader, 1) {
             Ok(mut s) => return Ok((s.search(p)?, Backend::Gpu)),
             Err(Error::GpuUnavailable(_)) => {}

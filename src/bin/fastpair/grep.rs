@@ -27,10 +27,6 @@ pub fn main(a: GrepArgs) -> ExitCode {
 
 /// Whether a row was selected.
 fn run(a: GrepArgs) -> Result<bool, CliError> {
-    if a.gpu {
-        fastpair::gpu::available()
-            .map_err(|e| CliError::msg(format!("--gpu: no usable GPU ({e}); use --cpu")))?;
-    }
     crate::io::check_stdout_open()?;
     let lit = a.pattern.as_bytes().to_vec();
     let mut p = if a.like {
@@ -48,6 +44,17 @@ fn run(a: GrepArgs) -> Result<bool, CliError> {
     p.negated = a.invert_match;
     p.check().map_err(|e| CliError::msg(e.to_string()))?;
     let reader = open_reader(&a.file, a.memory)?;
+    if a.gpu {
+        // A file the kernel has nothing to search in (no coded rows, or a
+        // pattern it does not take) is searched on the host: a GPU must be
+        // present, but its context is not opened (gpu::search does not).
+        let check = if fastpair::gpu::uses_device(&reader, &p) {
+            fastpair::gpu::available()
+        } else {
+            fastpair::gpu::present()
+        };
+        check.map_err(|e| CliError::msg(format!("--gpu: no usable GPU ({e}); use --cpu")))?;
+    }
     let sel = if a.gpu {
         fastpair::gpu::search(&reader, &p).map(|(s, _)| s)
     } else {
