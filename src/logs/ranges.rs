@@ -255,7 +255,7 @@ mod tests {
             x ^= x << 17;
             let mut bad = good.clone();
             let at = (x % bad.len() as u64) as usize;
-            bad[at] ^= 1 << (x >> 60) % 8;
+            bad[at] ^= 1 << ((x >> 60) % 8);
             let Ok(col) = LogColumn::open(&bad) else {
                 continue;
             };
