@@ -4,6 +4,8 @@
 //! ([`IntCol::check_blocks`]), and the tables the GPU decoder reads a delta
 //! or runs block through ([`IntCol::device_sums`]).
 
+use std::ops::Range;
+
 use super::super::bits::{get_bits, get_packed, packed_len};
 use super::{bitmap_len, group_bits, groups, Checkpoint, IntCol, BLOCK, DELTA_GROUP};
 use crate::error::{Invariant, Result};
@@ -305,14 +307,14 @@ fn decode_part(cp: &Checkpoint, data: &[u8], n: usize, j0: usize, j1: usize, out
             v
         }));
     } else {
-        out.extend((j0..j1).map(|j| read_value(cp, d, n, j)));
+        unpack_for(cp, d, n, j0..j1, out);
     }
 }
 
 /// Appends the `n` values of a block stored FoR, linear or delta as `cp`
 /// says, its residuals at the start of `d`.
 fn decode_block(cp: &Checkpoint, d: &[u8], n: usize, out: &mut Vec<u64>) {
-    let (base, slope, bits) = (cp.base, cp.slope, cp.bits as usize);
+    let (base, slope) = (cp.base, cp.slope);
     if cp.delta {
         // v[0] = base; each next value adds the smallest step and
         // its residual.
@@ -324,8 +326,20 @@ fn decode_block(cp: &Checkpoint, d: &[u8], n: usize, out: &mut Vec<u64>) {
                 .wrapping_add(get_packed(d, cp.bits, k));
             v
         }));
-    } else if bits == 0 {
-        out.extend((0..n).map(|k| base.wrapping_add(slope.wrapping_mul(k as u64))));
+    } else {
+        unpack_for(cp, d, n, 0..n, out);
+    }
+}
+
+/// Appends values `ks` (within `0..n`) of a block of `n` values stored FoR
+/// or linear as `cp` says (not delta), its residuals at the start of `d`:
+/// the whole block for [`decode_block`], a part for [`decode_part`].
+#[inline]
+fn unpack_for(cp: &Checkpoint, d: &[u8], n: usize, ks: Range<usize>, out: &mut Vec<u64>) {
+    let (base, slope, bits) = (cp.base, cp.slope, cp.bits as usize);
+    let ks = ks.start..ks.end.min(n);
+    if bits == 0 {
+        out.extend(ks.map(|k| base.wrapping_add(slope.wrapping_mul(k as u64))));
     } else if bits <= 56 && d.len() >= packed_len(n, cp.bits) + 8 {
         // Block unpack: one 8-byte load per value at a running bit
         // offset (a residual of ≤ 56 bits starting at bit `b % 8`
@@ -340,15 +354,15 @@ fn decode_block(cp: &Checkpoint, d: &[u8], n: usize, out: &mut Vec<u64>) {
             p.add(k * bits / 8).cast::<u64>().read_unaligned().to_le() >> (k * bits % 8)
         };
         if slope == 0 {
-            out.extend((0..n).map(|k| base.wrapping_add(word(k) & mask)));
+            out.extend(ks.map(|k| base.wrapping_add(word(k) & mask)));
         } else {
-            out.extend((0..n).map(|k| {
+            out.extend(ks.map(|k| {
                 base.wrapping_add(word(k) & mask)
                     .wrapping_add(slope.wrapping_mul(k as u64))
             }));
         }
     } else {
-        out.extend((0..n).map(|k| {
+        out.extend(ks.map(|k| {
             base.wrapping_add(get_packed(d, cp.bits, k))
                 .wrapping_add(slope.wrapping_mul(k as u64))
         }));
