@@ -111,27 +111,28 @@ fn grep_exit_statuses_and_errors() {
     assert!(cli::fails(&o).contains("escape"));
     let o = cli::run(&["grep", "x", dir.path("missing.fpc").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    // --gpu: the CPU's answer where a GPU is usable, else an error (2).
-    let o = cli::run(&["grep", "--gpu", "-n", "/", f]);
-    match fastpair::gpu::available() {
-        Ok(()) => assert_eq!(o.stdout, cli::ok(&["grep", "-n", "/", f]).stdout),
-        Err(_) => {
-            assert_eq!(o.status.code(), Some(2));
-            assert!(cli::fails(&o).contains("--gpu"));
+    // `grep --gpu ARGS`: the CPU's answer where `gpu` says a GPU is there,
+    // else an error (2) naming --gpu.
+    let gpu_or_error = |args: &[&str], gpu: fastpair::Result<()>| {
+        let with_gpu: Vec<&str> = ["grep", "--gpu"].iter().chain(args).copied().collect();
+        let o = cli::run(&with_gpu);
+        match gpu {
+            Ok(()) => {
+                let cpu: Vec<&str> = ["grep"].iter().chain(args).copied().collect();
+                assert_eq!(o.stdout, cli::ok(&cpu).stdout);
+            }
+            Err(_) => {
+                assert_eq!(o.status.code(), Some(2));
+                assert!(cli::fails(&o).contains("--gpu"));
+            }
         }
-    }
+    };
+    gpu_or_error(&["-n", "/", f], fastpair::gpu::available());
     // A file of log-template chunks only: searched on the host (no context
     // opened), the same answer; still an error where no GPU is present.
     let logs = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/logs/dpkg_2k.log");
     let lf = dir.path("logs.fpc");
     let lf = lf.to_str().unwrap();
     cli::ok(&["compress", "--codec", "logs", logs, "-o", lf]);
-    let o = cli::run(&["grep", "--gpu", "-c", "configure", lf]);
-    match fastpair::gpu::present() {
-        Ok(()) => assert_eq!(o.stdout, cli::ok(&["grep", "-c", "configure", lf]).stdout),
-        Err(_) => {
-            assert_eq!(o.status.code(), Some(2));
-            assert!(cli::fails(&o).contains("--gpu"));
-        }
-    }
+    gpu_or_error(&["-c", "configure", lf], fastpair::gpu::present());
 }

@@ -12,17 +12,17 @@
 //! `memcpy`), integers 8 digits per SWAR step with the zero padding
 //! included (`put_dec`). [`Bulk`] walks a block's rows in order with one.
 //!
-//! Integer columns (values, per-row widths, dictionary ids) are read
-//! through a [`Window`], one per walk: the 128-value block (spec/FORMAT.md
-//! §5.8.3) a rank falls in is unpacked on first use into that column's
-//! slot of the window, and the column's next ranks are read from there.
-//! Until 2026-12-06 every column was unpacked whole before the first row:
-//! on a chunk of 700,000 lines that is tens of MB of `u64` written, then
-//! read back in row order from hundreds of columns at once, a cache miss
-//! every 8 values (half the render's time on such a chunk; bench/LOGS.md,
-//! "Big log chunks rendered through a window"). A window holds at most one
-//! block a column, so what a walk reads stays in cache whatever the
-//! chunk's size.
+//! Integer columns (values, per-row widths, dictionary ids) are unpacked
+//! whole, once, when the block holds at most [`WHOLE_MAX`] of them; a
+//! larger block is read through a [`Window`], one per walk, loaded for a
+//! span of [`SPAN`] rows at a time with each column's values of those rows
+//! alone ([`Program::load`]). Until 2026-12-06 every column was unpacked
+//! whole before the first row: on a chunk of 700,000 lines that is tens of
+//! MB of `u64` written, then read back in row order from hundreds of
+//! columns at once, a cache miss every 8 values (half the render's time on
+//! such a chunk; bench/LOGS.md, "Big log chunks rendered a span at a
+//! time"). A window holds one span's values, so what a walk reads stays in
+//! cache whatever the chunk's size.
 //!
 //! Measured with callgrind on Loghub (bench/LOGS.md): the interpreter this
 //! replaces ran ~86 instructions per slot on BGL_2k (a capacity check per
@@ -87,6 +87,18 @@ struct Op {
     kind: u8,
     width: u8,
     per_row: bool,
+}
+
+impl Op {
+    /// The integer columns the op reads: its values (or a dictionary
+    /// slot's ids), then a per-row width's column.
+    fn int_cols(&self) -> [Option<u32>; 2] {
+        match self.kind {
+            DEC | HEX_LOWER | HEX_UPPER if self.per_row => [Some(self.col), Some(self.aux)],
+            DEC | HEX_LOWER | HEX_UPPER | DICT => [Some(self.col), None],
+            _ => [None, None],
+        }
+    }
 }
 
 /// A compiled template: its ops, and the most bytes a row of it writes
@@ -303,15 +315,12 @@ impl<'b> Program<'b> {
             }
             let offset = |c: u32| at.get(c as usize).copied().unwrap_or(u32::MAX);
             for op in &mut ops {
-                match op.kind {
-                    DEC | HEX_LOWER | HEX_UPPER => {
-                        op.col = offset(op.col);
-                        if op.per_row {
-                            op.aux = offset(op.aux);
-                        }
-                    }
-                    DICT => op.col = offset(op.col),
-                    _ => {}
+                let [col, aux] = op.int_cols();
+                if let Some(c) = col {
+                    op.col = offset(c);
+                }
+                if let Some(c) = aux {
+                    op.aux = offset(c);
                 }
             }
         }
@@ -381,12 +390,7 @@ impl<'b> Program<'b> {
             let r0 = ranks.get(t).copied().unwrap_or(0) as usize;
             let ops = self.ops.get(tpl.first_op as usize..).unwrap_or(&[]);
             for op in ops.iter().take(tpl.ops as usize) {
-                let cols = match op.kind {
-                    DEC | HEX_LOWER | HEX_UPPER if op.per_row => [Some(op.col), Some(op.aux)],
-                    DEC | HEX_LOWER | HEX_UPPER | DICT => [Some(op.col), None],
-                    _ => [None, None],
-                };
-                for c in cols.into_iter().flatten() {
+                for c in op.int_cols().into_iter().flatten() {
                     let (Some(src), Some(base)) =
                         (self.cols.get(c as usize), w.base.get_mut(c as usize))
                     else {
