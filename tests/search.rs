@@ -512,3 +512,40 @@ proptest! {
         check(&file, &rows, &[p], "proptest");
     }
 }
+
+/// A searcher holding a share of its reader (kept across queries by an
+/// engine's open files) answers as a borrowing one, search after search,
+/// with the state it keeps built once.
+#[test]
+fn shared_searchers_answer_as_borrowing_ones() {
+    let owned: Vec<Vec<u8>> = (0..30_000)
+        .map(|i| format!("user{} GET /api/{} {}", i % 311, i % 17, i * 7).into_bytes())
+        .collect();
+    let rows: Vec<Option<&[u8]>> = owned
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i % 53 != 1).then_some(&r[..]))
+        .collect();
+    let file = write_to_vec(rows.iter().copied(), WriterOptions::default()).unwrap();
+    let reader = std::sync::Arc::new(Reader::from_bytes(file.clone()).unwrap());
+    let shared = fastpair::search::Searcher::shared(reader.clone());
+    let other = Reader::from_bytes(file).unwrap();
+    let borrowed = fastpair::search::Searcher::new(&other);
+    assert_eq!(shared.reader().rows(), 30_000);
+    for _ in 0..2 {
+        for p in [
+            Predicate::contains("api/1"),
+            Predicate::contains("7 GET").not(),
+            Predicate::equals("user5 GET /api/5 35"),
+            Predicate::prefix("user30"),
+            Predicate::like("%/api/1_ %9"),
+        ] {
+            let (a, b) = (shared.search(&p).unwrap(), borrowed.search(&p).unwrap());
+            assert_eq!(a.row_ids(), b.row_ids(), "{p:?}");
+            let want: Vec<u64> = (0..rows.len() as u64)
+                .filter(|&i| oracle(&p, rows[i as usize]))
+                .collect();
+            assert_eq!(a.row_ids(), want, "{p:?}");
+        }
+    }
+}

@@ -45,6 +45,7 @@ mod metrics;
 mod part;
 mod prune;
 pub mod pushdown;
+mod readers;
 mod table;
 
 use std::sync::Arc;
@@ -53,6 +54,9 @@ use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 pub use exec::ScanExec;
+pub use readers::{
+    reader_cache_held, set_reader_cache_bytes, DEFAULT_BUDGET as DEFAULT_READER_CACHE_BYTES,
+};
 pub use table::{FastpairTable, FastpairTableFactory};
 
 /// The file type name of `STORED AS FASTPAIR`.

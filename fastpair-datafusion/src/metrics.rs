@@ -11,6 +11,7 @@
 //! | `rows_selected` | rows of those the pushed predicates keep (all of them without predicates; before `LIMIT`) |
 //! | `fpc_rows_decoded` | `.fpc` rows decoded: the input rows a dense batch spans, or each selected row of a sparse one, per column |
 //! | `fpc_file_bytes` | sizes of the `.fpc` files opened (a file of a part cut into pieces counts once: its reader is shared); the reader reads the chunks it touches |
+//! | `fpc_readers_kept` | `.fpc` files whose reader an earlier scan of the process had opened and kept (`readers`: their checked chunks are not read or checked again) |
 //! | `parquet_bytes_read` | bytes read from the Parquet side files (footers, page indexes, column chunks) |
 //! | `search_time` | in `fastpair::search` (the pushed predicates on the codes) |
 //! | `search_wait_time` | waiting for another partition's search of the same part |
@@ -40,6 +41,7 @@ pub(crate) struct ScanMetrics {
     pub rows_selected: Count,
     pub fpc_rows_decoded: Count,
     pub fpc_file_bytes: Count,
+    pub fpc_readers_kept: Count,
     pub parquet_bytes_read: Count,
     pub search_time: Time,
     pub search_wait_time: Time,
@@ -62,6 +64,7 @@ impl ScanMetrics {
             rows_selected: count("rows_selected"),
             fpc_rows_decoded: count("fpc_rows_decoded"),
             fpc_file_bytes: count("fpc_file_bytes"),
+            fpc_readers_kept: count("fpc_readers_kept"),
             parquet_bytes_read: count("parquet_bytes_read"),
             search_time: time("search_time"),
             search_wait_time: time("search_wait_time"),

@@ -22,7 +22,7 @@ use datafusion::arrow::compute::{cast, filter};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::Result;
 use fastpair::dataset::Dataset;
-use fastpair::search::{Searcher, Selection};
+use fastpair::search::Selection;
 use fastpair::{Column, Reader};
 use parquet::arrow::arrow_reader::{
     ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection,
@@ -33,6 +33,7 @@ use parquet::file::metadata::PageIndexPolicy;
 
 use crate::metrics::{CountingFile, ScanMetrics};
 use crate::pushdown::Pushed;
+use crate::readers::{Open, ReaderCache};
 use crate::table::df_err;
 
 /// Above this fraction of selected rows a `.fpc` column's batch is decoded
@@ -49,7 +50,7 @@ const DENSE_SELECTION: f64 = 0.05;
 #[derive(Debug)]
 pub(crate) struct SplitPart {
     search: OnceLock<std::result::Result<Option<Selection>, String>>,
-    readers: Mutex<Vec<Option<Arc<Reader>>>>,
+    readers: Mutex<Vec<Option<Open>>>,
     /// Pieces not yet done.
     left: AtomicUsize,
 }
@@ -117,16 +118,33 @@ impl PartJob {
         &self,
         p: usize,
         k: usize,
-        readers: &mut [Option<Arc<Reader>>],
+        readers: &mut [Option<Open>],
         m: &ScanMetrics,
-    ) -> Result<Arc<Reader>> {
+    ) -> Result<Open> {
         if let Some(r) = &readers[k] {
             return Ok(r.clone());
         }
-        let open = || -> Result<Arc<Reader>> {
-            let r = self.ds.open_fpc(p, k).map_err(df_err)?;
-            m.fpc_file_bytes.add(r.file_bytes() as usize);
-            Ok(Arc::new(r))
+        // Through the process's kept readers (`readers.rs`); a kept one is
+        // checked against the manifest as `open_fpc` checks a new one.
+        let open = || -> Result<Open> {
+            let path = self.ds.file(&self.ds.manifest().parts[p].fpc[k].path);
+            let (r, kept) = ReaderCache::global()
+                .get_or_open(&path, || self.ds.open_fpc(p, k))
+                .map_err(df_err)?;
+            if kept {
+                let rows = self.ds.manifest().parts[p].rows;
+                if r.reader().rows() != rows {
+                    return Err(df_err(format!(
+                        "{}: holds {} rows, part {p} has {rows}",
+                        path.display(),
+                        r.reader().rows()
+                    )));
+                }
+                m.fpc_readers_kept.add(1);
+            } else {
+                m.fpc_file_bytes.add(r.reader().file_bytes() as usize);
+            }
+            Ok(r)
         };
         let r = match self.shared.get(p).and_then(|s| s.as_ref()) {
             Some(split) => {
@@ -155,15 +173,15 @@ impl PartJob {
     fn search(
         &self,
         p: usize,
-        readers: &mut [Option<Arc<Reader>>],
+        readers: &mut [Option<Open>],
         m: &ScanMetrics,
     ) -> Result<Option<Selection>> {
         let rows = self.ds.manifest().parts[p].rows;
         let mut sel: Option<Selection> = None;
         for pushed in &self.pushed {
             let k = self.slot[pushed.column];
-            let r = self.reader(p, k, readers, m)?;
-            let s = Searcher::new(&r)
+            let s = self
+                .reader(p, k, readers, m)?
                 .search(&pushed.predicate)
                 .map_err(df_err)?;
             sel = Some(match sel {
@@ -194,7 +212,7 @@ pub(crate) struct PartScan {
     p: usize,
     /// Open `.fpc` readers by slot (opened when first needed, or the
     /// part's shared ones).
-    readers: Vec<Option<Arc<Reader>>>,
+    readers: Vec<Option<Open>>,
     /// The selection over the part's rows, rows outside the piece cleared
     /// (None: the rows `next_row..next_row + n_out`).
     sel: Option<Selection>,
@@ -230,7 +248,7 @@ impl PartScan {
         let (start, mut end) = (piece.start, piece.end.min(rows));
         m.pieces_opened.add(1);
         m.input_rows.add((end - start) as usize);
-        let mut readers: Vec<Option<Arc<Reader>>> = vec![None; part.fpc.len()];
+        let mut readers: Vec<Option<Open>> = vec![None; part.fpc.len()];
         let searched = !job.pushed.is_empty();
         let t0 = Instant::now();
         let mut ran: Option<Duration> = None;
@@ -239,7 +257,7 @@ impl PartScan {
                 .search
                 .get_or_init(|| {
                     let t = Instant::now();
-                    let mut rs: Vec<Option<Arc<Reader>>> = vec![None; part.fpc.len()];
+                    let mut rs: Vec<Option<Open>> = vec![None; part.fpc.len()];
                     let r = job.search(p, &mut rs, &m).map_err(|e| e.to_string());
                     ran = Some(t.elapsed());
                     r
@@ -425,7 +443,7 @@ impl PartScan {
         }
     }
 
-    fn reader(&mut self, k: usize) -> Result<Arc<Reader>> {
+    fn reader(&mut self, k: usize) -> Result<Open> {
         self.job.reader(self.p, k, &mut self.readers, &self.m)
     }
 
@@ -479,14 +497,15 @@ impl PartScan {
             let k = job.slot[c];
             let t = job.table_schema.field(c).data_type();
             let (mask, dense) = (self.mask.clone(), self.dense);
-            let r = self.reader(k)?;
+            let open = self.reader(k)?;
+            let r = open.reader();
             let t_dec = Instant::now();
             let col = if mask.is_none() || dense {
                 self.m.fpc_rows_decoded.add((b - a) as usize);
                 r.read_range(a..b).map_err(df_err)?
             } else {
                 self.m.fpc_rows_decoded.add(len);
-                self.take(&r, a, b, len)?
+                self.take(r, a, b, len)?
             };
             let t_arrow = Instant::now();
             self.m.fpc_decode_time.add_duration(t_arrow - t_dec);

@@ -566,6 +566,75 @@ async fn one_part_tables_split_across_partitions() {
     }
 }
 
+/// A second scan of the same files, in the session or in another one of
+/// the process, takes the readers the first opened (their chunks read and
+/// checked once), and gives the same rows; a file written again is opened
+/// afresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn later_scans_take_the_readers_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 50_000usize;
+    let s: StringArray = (0..n)
+        .map(|i| (i % 13 != 0).then(|| format!("row {} of {}", i % 777, i % 5)))
+        .collect();
+    let id = Int64Array::from_iter_values(0..n as i64);
+    let batch = RecordBatch::try_from_iter([
+        ("id", Arc::new(id) as ArrayRef),
+        ("s", Arc::new(s) as ArrayRef),
+    ])
+    .unwrap();
+    let (fp, pq) = table_both_ways(dir.path(), batch, 20_000, config()).await;
+    let fpc_files = walk_fpc(&dir.path().join("t.fpd")).len();
+    assert!(fpc_files >= 2, "{fpc_files}");
+    let sql = "SELECT count(*), sum(id) FROM t WHERE s LIKE '%77 of 3%'";
+    let (m1, line1) = scan_metrics(&fp, sql).await;
+    assert_eq!(count(&m1, "fpc_readers_kept"), 0, "{line1}");
+    assert!(count(&m1, "fpc_file_bytes") > 0, "{line1}");
+    let (m2, line2) = scan_metrics(&fp, sql).await;
+    assert_eq!(count(&m2, "fpc_readers_kept"), fpc_files, "{line2}");
+    assert_eq!(count(&m2, "fpc_file_bytes"), 0, "{line2}");
+    assert_eq!(rows(&fp, sql).await, rows(&pq, sql).await);
+    // Another session of the process: the same readers.
+    let other = SessionContext::new_with_config(config());
+    other
+        .register_table(
+            "t",
+            Arc::new(FastpairTable::open(dir.path().join("t.fpd")).unwrap()),
+        )
+        .unwrap();
+    let (m3, line3) = scan_metrics(&other, sql).await;
+    assert_eq!(count(&m3, "fpc_readers_kept"), fpc_files, "{line3}");
+    // The dataset written again in place, other rows: opened afresh, the
+    // new rows read.
+    let t2: StringArray = (0..n).map(|i| Some(format!("new {}", i % 3))).collect();
+    let id = Int64Array::from_iter_values(0..n as i64);
+    let batch = RecordBatch::try_from_iter([
+        ("id", Arc::new(id) as ArrayRef),
+        ("s", Arc::new(t2) as ArrayRef),
+    ])
+    .unwrap();
+    std::fs::remove_dir_all(dir.path().join("t.fpd")).unwrap();
+    let (fp2, pq2) = table_both_ways(dir.path(), batch, 20_000, config()).await;
+    let sql = "SELECT count(*), sum(id) FROM t WHERE s LIKE '%w 2%'";
+    let (m4, line4) = scan_metrics(&fp2, sql).await;
+    assert_eq!(count(&m4, "fpc_readers_kept"), 0, "{line4}");
+    assert_eq!(rows(&fp2, sql).await, rows(&pq2, sql).await);
+}
+
+/// The `.fpc` files under `dir`.
+fn walk_fpc(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk_fpc(&p));
+        } else if p.extension().is_some_and(|x| x == "fpc") {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// The scan node's metrics of `sql` run over `ctx` (summed over its
 /// partitions; one fastpair scan in the plan), and the `FastpairScanExec`
 /// line of `EXPLAIN ANALYZE` of the same query.
@@ -654,7 +723,12 @@ async fn explain_analyze_shows_scan_metrics() {
     assert!(decoded >= hits && decoded <= lineitem, "{line}");
     let pq_bytes = count(&m, "parquet_bytes_read");
     assert!(pq_bytes > 0, "{line}");
-    assert!(count(&m, "fpc_file_bytes") > 0, "{line}");
+    // Opened by this scan, or kept from another test's scan of the same
+    // files in this process.
+    assert!(
+        count(&m, "fpc_file_bytes") + count(&m, "fpc_readers_kept") > 0,
+        "{line}"
+    );
     let times: usize = [
         "search_time",
         "search_wait_time",

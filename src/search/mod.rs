@@ -225,18 +225,37 @@ pub fn search_with(reader: &Reader, pred: &Predicate, opts: SearchOptions) -> Re
 /// the decode path and length filters) and code frequencies (4 bytes per
 /// code value: the sparse path's plan), and per dictionary a byte index of
 /// its tokens (4 bytes per token byte: the sparse path's anchor codes).
+///
+/// [`Searcher::new`] borrows its reader; [`Searcher::shared`] holds a share
+/// of it, so that a caller keeping files open across queries (a query
+/// engine's open files) can keep the searcher beside them and build that
+/// state once per file, not once per query.
 #[derive(Debug)]
 pub struct Searcher<'r> {
-    reader: &'r Reader,
+    reader: Held<'r>,
     caches: eval::Caches,
+}
+
+/// The reader a [`Searcher`] searches: borrowed, or a share of it.
+#[derive(Debug)]
+enum Held<'r> {
+    Borrowed(&'r Reader),
+    Shared(std::sync::Arc<Reader>),
 }
 
 impl<'r> Searcher<'r> {
     /// A searcher of `reader`.
     pub fn new(reader: &'r Reader) -> Self {
         Self {
-            reader,
             caches: eval::Caches::new(reader),
+            reader: Held::Borrowed(reader),
+        }
+    }
+    /// The reader searched.
+    pub fn reader(&self) -> &Reader {
+        match &self.reader {
+            Held::Borrowed(r) => r,
+            Held::Shared(r) => r,
         }
     }
     /// The rows `pred` selects.
@@ -246,6 +265,16 @@ impl<'r> Searcher<'r> {
     /// [`Self::search`] with options.
     pub fn search_with(&self, pred: &Predicate, opts: SearchOptions) -> Result<Selection> {
         let c = Compiled::new(pred)?;
-        eval::Search::new(self.reader, &c, opts.strategy, &self.caches).run()
+        eval::Search::new(self.reader(), &c, opts.strategy, &self.caches).run()
+    }
+}
+
+impl Searcher<'static> {
+    /// A searcher holding a share of `reader` (see the type's doc).
+    pub fn shared(reader: std::sync::Arc<Reader>) -> Self {
+        Self {
+            caches: eval::Caches::new(&reader),
+            reader: Held::Shared(reader),
+        }
     }
 }
