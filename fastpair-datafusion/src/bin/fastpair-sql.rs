@@ -149,6 +149,15 @@ async fn run(a: Args) -> Result<(), String> {
     if statements.is_empty() {
         return Err("no query given".into());
     }
+    // One statement run once: no later scan could take a kept reader, so
+    // none is kept (each is let go when its scan is done, as before
+    // readers were kept), unless FASTPAIR_READER_CACHE_BYTES says otherwise.
+    if statements.len() == 1
+        && a.repeat <= 1
+        && std::env::var_os("FASTPAIR_READER_CACHE_BYTES").is_none()
+    {
+        fastpair_datafusion::set_reader_cache_bytes(0);
+    }
     let mut batches: Vec<RecordBatch> = Vec::new();
     let mut schema = None;
     let (mut wall, mut warm) = (0.0, f64::MAX);
