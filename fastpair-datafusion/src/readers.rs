@@ -16,9 +16,11 @@
 //! A file is known by its path and what `stat` says of it (length,
 //! modification time, inode): a file written again, in place or renamed
 //! over, is a different key and is opened afresh, never read through an
-//! old reader's state. The budget counts each reader at its file's size
-//! (what validating every chunk would hold: a chunk's section is read into
-//! memory); past it the least recently used readers are let go (a scan
+//! old reader's state. The budget counts each reader at what it holds once
+//! every chunk is read and searched: its file's size (a chunk's section is
+//! read into memory when validated) plus 8 bytes a row (the row code
+//! boundaries kept for point reads, the row byte boundaries kept by the
+//! searcher); past it the least recently used readers are let go (a scan
 //! still holding one keeps it until done). The budget is
 //! [`DEFAULT_BUDGET`], or `FASTPAIR_READER_CACHE_BYTES` from the
 //! environment when the first reader is opened, or [`set_reader_cache_bytes`];
@@ -36,7 +38,7 @@ use fastpair::Reader;
 /// of it share.
 pub(crate) type Open = Arc<Searcher<'static>>;
 
-/// The budget when none is set: 256 MiB of `.fpc` files.
+/// The budget when none is set: 256 MiB.
 pub const DEFAULT_BUDGET: u64 = 256 << 20;
 
 /// Identifies one version of a file.
@@ -140,7 +142,7 @@ impl ReaderCache {
 
     fn keep(&self, key: Key, open: Open) {
         let budget = self.budget.load(Ordering::Relaxed);
-        let bytes = open.reader().file_bytes().max(1);
+        let bytes = held_bytes(open.reader());
         if bytes > budget {
             return;
         }
@@ -203,8 +205,13 @@ impl ReaderCache {
     }
 }
 
-/// Sets the budget of the readers kept between scans (bytes of `.fpc`
-/// files; 0 keeps none and lets the kept ones go).
+/// What the budget counts for `r` (the module doc).
+fn held_bytes(r: &Reader) -> u64 {
+    (r.file_bytes() + 8 * r.rows()).max(1)
+}
+
+/// Sets the budget of the readers kept between scans (bytes, counted as
+/// the module doc says; 0 keeps none and lets the kept ones go).
 pub fn set_reader_cache_bytes(bytes: u64) {
     ReaderCache::global().set_budget(bytes);
 }
@@ -263,7 +270,7 @@ mod tests {
         let files: Vec<PathBuf> = (0..3)
             .map(|i| file(dir.path(), &format!("{i}.fpc"), &["row", "other row"]))
             .collect();
-        let size = std::fs::metadata(&files[0]).unwrap().len();
+        let size = held_bytes(&Reader::open(&files[0]).unwrap());
         let cache = ReaderCache::new(2 * size);
         for f in &files[..2] {
             cache.get_or_open(f, || Reader::open(f)).unwrap();
