@@ -339,40 +339,55 @@ impl Reader {
         if !walk.fits() || rc.len() != seq_rows + 1 {
             return None;
         }
-        let words = (0..seq_rows.div_ceil(64))
+        // Tasks of 64 words (4,096 rows): each keeps one histogram and
+        // returns its words' marks, so what is collected is a few words per
+        // task, not a histogram per word (moving those was 6% of a text
+        // chunk's validation).
+        const WORDS: usize = 64;
+        let nw = seq_rows.div_ceil(64);
+        let groups = (0..nw.div_ceil(WORDS))
             .into_par_iter()
-            .with_min_len(64)
-            .map_init(walk::Scratch::new, |s, w| {
-                let rows = w * 64..seq_rows.min(w * 64 + 64);
-                let mut hist = [[0u32; 16]; 4];
-                let cut_rows = walk.word(rows.clone(), s, &mut hist)?;
-                // Prove the rows that use a token cutting a character
-                // through the UTF-8 automaton (as `check_rows` does).
-                let mut bits = 0u64;
-                let mut left = cut_rows;
-                while left != 0 {
-                    let row = rows.start + left.trailing_zeros() as usize;
-                    left &= left - 1;
-                    let moves = self.token_utf8_moves(d);
-                    let (a, b) = (rc[row] as usize, rc[row + 1] as usize);
-                    let proven = utf8_chain(
-                        (a..b).map(|i| moves[codes::get(walk.bits, walk.packed, i) as usize]),
-                    );
-                    bits |= (!proven as u64) << (row % 64);
+            .map_init(walk::Scratch::new, |s, g| {
+                let mut hist4 = [[0u32; 16]; 4];
+                let mut marks = Vec::with_capacity(WORDS);
+                let mut cut_any = false;
+                for w in g * WORDS..nw.min(g * WORDS + WORDS) {
+                    let rows = w * 64..seq_rows.min(w * 64 + 64);
+                    let cut_rows = walk.word(rows.clone(), s, &mut hist4)?;
+                    cut_any |= cut_rows != 0;
+                    // Prove the rows that use a token cutting a character
+                    // through the UTF-8 automaton (as `check_rows` does).
+                    let mut bits = 0u64;
+                    let mut left = cut_rows;
+                    while left != 0 {
+                        let row = rows.start + left.trailing_zeros() as usize;
+                        left &= left - 1;
+                        let moves = self.token_utf8_moves(d);
+                        let (a, b) = (rc[row] as usize, rc[row + 1] as usize);
+                        let proven = utf8_chain(
+                            (a..b).map(|i| moves[codes::get(walk.bits, walk.packed, i) as usize]),
+                        );
+                        bits |= (!proven as u64) << (row % 64);
+                    }
+                    marks.push(bits);
                 }
+                // (A task's codes number below 2^32: a chunk's do.)
                 let hist: [u64; 16] =
-                    std::array::from_fn(|i| hist.iter().map(|h| u64::from(h[i])).sum());
-                Some((bits, cut_rows != 0, hist))
+                    std::array::from_fn(|i| hist4.iter().map(|h| u64::from(h[i])).sum());
+                Some((marks, cut_any, hist))
             })
-            .collect::<Option<Vec<(u64, bool, [u64; 16])>>>()?;
+            .collect::<Option<Vec<(Vec<u64>, bool, [u64; 16])>>>()?;
         let mut hist = [0u64; 16];
-        for (_, _, h) in &words {
+        for (_, _, h) in &groups {
             for (a, b) in hist.iter_mut().zip(h) {
                 *a += b;
             }
         }
-        let tokens_utf8 = !words.iter().any(|&(_, cut, _)| cut);
-        let flags = words.into_iter().map(|(w, _, _)| w).collect();
+        let tokens_utf8 = !groups.iter().any(|&(_, cut, _)| cut);
+        let mut flags = Vec::with_capacity(nw);
+        for (m, _, _) in groups {
+            flags.extend_from_slice(&m);
+        }
         // SAFETY: `walk.word` checked, for every code of `p.codes` (the
         // words' rows tile them: rc[0] = 0 and rc's last value = `count`,
         // `Walk::fits`), that it is below the dictionary's size, and that

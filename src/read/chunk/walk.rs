@@ -99,12 +99,18 @@ impl Walk<'_> {
         debug_assert!(end - first <= 64);
         let (rc, rb) = (self.rc, self.rb);
         // Monotone boundaries are what the sequences' checks give; checked
-        // here too, so that a difference below cannot wrap.
-        if rows.clone().any(|r| {
-            rb[r + 1] < rb[r]
-                || rc[r + 1] < rc[r]
-                || (rb[r + 1] - rb[r]) as u64 > limits::MAX_VALUE_LEN
-        }) {
+        // here too, so that a difference below cannot wrap. One fold over
+        // the rows' pairs, without a branch or bounds check per row.
+        let (rb_w, rc_w) = (&rb[first..=end], &rc[first..=end]);
+        let bad = rb_w
+            .windows(2)
+            .zip(rc_w.windows(2))
+            .fold(false, |bad, (b, c)| {
+                bad | (b[1] < b[0])
+                    | (c[1] < c[0])
+                    | (u64::from(b[1].wrapping_sub(b[0])) > limits::MAX_VALUE_LEN)
+            });
+        if bad {
             return None;
         }
         let (c0, c1) = (rc[first] as usize, rc[end] as usize);
