@@ -14,6 +14,11 @@
 //!   evaluates them on the compressed codes ([`pushdown`] lists what is
 //!   pushed and which answers are exact); the selected rows are then the
 //!   only ones decoded from the other `.fpc` columns and read from Parquet.
+//! * Open files kept between scans: the `.fpc` readers a scan opens (their
+//!   checked chunks, and what searches of them share) are kept for the next
+//!   scan of the same files in the process, within a byte budget
+//!   ([`set_reader_cache_bytes`], [`DEFAULT_READER_CACHE_BYTES`]); a file
+//!   written again is opened afresh.
 //! * [`FastpairTableFactory`]: `CREATE EXTERNAL TABLE t STORED AS FASTPAIR
 //!   LOCATION 'dir'` in a session built with [`session_state_builder`].
 //! * The `fastpair-sql` binary (run as `fastpair sql`): one query over

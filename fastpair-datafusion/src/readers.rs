@@ -4,7 +4,7 @@
 //! Opening a `.fpc` file is cheap; its first read of each chunk is not: the
 //! chunk is read whole and validated (spec/FORMAT.md §9: checksums, every
 //! code, every row boundary), which costs about twice what the search of a
-//! substring on its codes costs (bench/SQL.md, "Validated readers kept
+//! substring on its codes costs (bench/SQL.md, "Readers kept
 //! between queries"). An engine runs many queries over the same tables, so
 //! the scans keep the readers they open here, validated chunks included,
 //! and the next scan of the same file (any table, any session of the
