@@ -16,7 +16,10 @@
 //! A file is known by its path and what `stat` says of it (length,
 //! modification time, inode): a file written again, in place or renamed
 //! over, is a different key and is opened afresh, never read through an
-//! old reader's state. The budget counts each reader at what it holds once
+//! old reader's state. (A rewrite in place that keeps the length within
+//! one tick of the file system's clock keeps the key; a reader that had
+//! the file open meanwhile would see the same mix. Its chunks' checksums
+//! still refuse bytes that do not belong together.) The budget counts each reader at what it holds once
 //! every chunk is read and searched: its file's size (a chunk's section is
 //! read into memory when validated) plus 8 bytes a row (the row code
 //! boundaries kept for point reads, the row byte boundaries kept by the
