@@ -170,11 +170,23 @@ impl ValueDict {
         row_starts.push(0u32);
         let mut next = 0usize;
         let mut total = 0u64;
-        let index = if validity.is_none() {
-            // No nulls: the same checks in the same order, and the index is
-            // the unpacked one as it is (no per-row validity test or copy).
-            for (r, &k) in ks.iter().enumerate() {
-                let k = k as usize;
+        // One pass over the unpacked index, which becomes the chunk's index
+        // (null rows marked in place: no per-row copy).
+        let mut index = ks;
+        for r in 0..rows {
+            let k = index[r] as usize;
+            let valid = validity.map_or(true, |v| v[r / 8] >> (r % 8) & 1 == 1);
+            if !valid {
+                if k != 0 {
+                    let vsec = Section::Chunk(id, ChunkPart::Validity);
+                    return Err(Error::corrupt(
+                        vsec,
+                        at,
+                        Invariant::NullWithValue { row: r as u64 },
+                    ));
+                }
+                index[r] = NULL_ROW;
+            } else {
                 if k >= d {
                     return err(Invariant::ValueIndexOutOfRange {
                         row: r as u64,
@@ -197,52 +209,9 @@ impl ValueDict {
                         found: total,
                     });
                 }
-                row_starts.push(total as u32);
             }
-            ks
-        } else {
-            let mut index = Vec::with_capacity(rows);
-            for r in 0..rows {
-                let k = ks[r] as usize;
-                let valid = validity.map_or(true, |v| v[r / 8] >> (r % 8) & 1 == 1);
-                if !valid {
-                    if k != 0 {
-                        let vsec = Section::Chunk(id, ChunkPart::Validity);
-                        return Err(Error::corrupt(
-                            vsec,
-                            at,
-                            Invariant::NullWithValue { row: r as u64 },
-                        ));
-                    }
-                } else {
-                    if k >= d {
-                        return err(Invariant::ValueIndexOutOfRange {
-                            row: r as u64,
-                            index: k as u64,
-                            values: d as u64,
-                        });
-                    }
-                    if k > next {
-                        return err(Invariant::ValueOrder {
-                            row: r as u64,
-                            index: k as u64,
-                            allowed: next as u64,
-                        });
-                    }
-                    next += (k == next) as usize;
-                    total += (starts[k + 1] - starts[k]) as u64;
-                    if total > entry.bytes {
-                        return err(Invariant::ValueBytesMismatch {
-                            expected: entry.bytes,
-                            found: total,
-                        });
-                    }
-                }
-                index.push(if valid { k as u32 } else { NULL_ROW });
-                row_starts.push(total as u32);
-            }
-            index
-        };
+            row_starts.push(total as u32);
+        }
         if next != d {
             return err(Invariant::ValueOrder {
                 row: rows as u64,
