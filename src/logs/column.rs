@@ -32,7 +32,7 @@
 //! is opened); residuals in the column data, byte-aligned per block.
 
 use super::bits::{
-    bits_for, pack, pack_fields, packed_len, put_varint, unzigzag, varint_len, zigzag, VarReader,
+    pack, pack_fields, packed_len, put_varint, unzigzag, varint_len, zigzag, VarReader,
 };
 use crate::error::{Invariant, Result};
 
@@ -99,23 +99,6 @@ pub(crate) struct Modes {
 /// Mode of a delta block of `b` bits: `DELTA_MODE + b` (1 ≤ b ≤ 59). Mode
 /// 192 itself is linear FoR at 64 bits.
 const DELTA_MODE: u8 = 0xC0;
-
-/// How one block is stored: linear FoR (`Some(slope)`) or FoR, the base
-/// and the residual width; `delta` (with `Some(slope)`, the smallest step):
-/// the residuals are the steps, `base` the first value.
-#[derive(Clone, Copy)]
-struct BlockPlan {
-    slope: Option<i64>,
-    base: u64,
-    bits: u8,
-    delta: bool,
-    /// A runs block: its run heads (2 ≤ heads ≤ 128), which the plan
-    /// above stores; 0 otherwise.
-    heads: u8,
-    /// A runs block's step (mod 2^64): value `j` of a run starting at `s`
-    /// is its head plus `(j − s)·step`; 0 repeats the head (format 8's runs).
-    step: u64,
-}
 
 /// Whether the writer takes delta blocks where they are smallest (it
 /// writes the "FPL3"/"FPS3" payloads of format version 7, which allow
@@ -194,215 +177,6 @@ impl Use {
     }
 }
 
-/// The smallest of FoR, linear FoR, delta and runs (those `modes` allow)
-/// for one block (see the module doc).
-fn plan(block: &[u64], modes: Modes) -> BlockPlan {
-    let best = plan_plain(block, modes.delta);
-    if !modes.runs || block.len() < 2 || best.bits == 0 {
-        return best;
-    }
-    // Runs pay a bit a value for the bitmap, plus a few bytes of
-    // checkpoint; they save at most `bits` a value that continues its run
-    // (fewer when the heads are wider than the block's steps). A run
-    // repeats its head (step 0) or, in format version 9, adds a step per
-    // value: a stack trace's frames numbered in order of first appearance
-    // come back as ids counting up by one. Steps tried: 0, 1 and the
-    // block's first non-zero step, in one pass.
-    let n = block.len();
-    // Runs each step starts; the first non-zero step is known once met,
-    // and every step before it is 0, so it starts a run of that step too.
-    let (mut counts, mut first) = ([1usize; 3], 0u64);
-    for w in block.windows(2) {
-        let d = w[1].wrapping_sub(w[0]);
-        if first == 0 {
-            first = d;
-        }
-        counts[0] += (d != 0) as usize;
-        counts[1] += (d != 1) as usize;
-        counts[2] += (d != first || d == 0) as usize;
-    }
-    let steps: &[u64] = match (modes.stepped, first) {
-        (false, _) | (true, 0) => &[0],
-        (true, 1) => &[0, 1],
-        (true, _) => &[0, 1, first],
-    };
-    // A block that is one stepped run (a progression that wraps past
-    // 2^64, which no linear slope above caught) has one head: a runs block
-    // holds 2 or more, so that step is not taken (step 0 has 2 or more
-    // here, the block not being constant).
-    let (k, &heads) = counts[..steps.len()]
-        .iter()
-        .enumerate()
-        .filter(|&(_, &c)| c >= 2)
-        .min_by_key(|&(_, c)| *c)
-        .expect("step 0 starts 2 runs or more");
-    let step = steps[k];
-    if (n - heads) * best.bits as usize <= n + 16 {
-        return best;
-    }
-    let mut buf = [0u64; BLOCK];
-    let mut h = 0;
-    for (j, &v) in block.iter().enumerate() {
-        if j == 0 || v != block[j - 1].wrapping_add(step) {
-            buf[h] = v;
-            h += 1;
-        }
-    }
-    debug_assert_eq!(h, heads);
-    let mut inner = plan_plain(&buf[..heads], modes.delta);
-    let plain = best.meta_len() + best.data_len(n);
-    inner.heads = heads as u8;
-    inner.step = step;
-    if inner.meta_len() + inner.data_len(n) < plain {
-        inner
-    } else {
-        best
-    }
-}
-
-/// The smallest of FoR, linear FoR and (when `delta`) delta for one block.
-fn plan_plain(block: &[u64], delta: bool) -> BlockPlan {
-    let (mut min, mut max) = (u64::MAX, 0u64);
-    for &v in block {
-        min = min.min(v);
-        max = max.max(v);
-    }
-    let for_bits = bits_for(max - min);
-    let n = block.len();
-    let fallback = BlockPlan {
-        slope: None,
-        base: min,
-        bits: for_bits,
-        delta: false,
-        heads: 0,
-        step: 0,
-    };
-    // A constant block: every candidate slope below is 0 (FoR's own case).
-    if n < 2 || for_bits == 0 {
-        return fallback;
-    }
-    // Candidate slopes: through the end points, the median step, and the
-    // least-squares fit; the one whose residuals need the fewest bytes wins.
-    let ends = ((block[n - 1] as i128 - block[0] as i128) / (n as i128 - 1)) as i64;
-    // Values below 2^62 (nearly every column): steps, and residuals of
-    // slopes below 2^54 over ≤ 128 positions, fit in i64 — the same numbers
-    // as the i128 arithmetic of the general case, computed faster.
-    let small = max < 1 << 62;
-    let mid = (n - 1) / 2;
-    let median = if small {
-        let mut buf = [0i64; BLOCK];
-        let steps = &mut buf[..n - 1];
-        for (s, w) in steps.iter_mut().zip(block.windows(2)) {
-            *s = w[1] as i64 - w[0] as i64;
-        }
-        *steps.select_nth_unstable(mid).1
-    } else {
-        let mut buf = [0i128; BLOCK];
-        let steps = &mut buf[..n - 1];
-        for (s, w) in steps.iter_mut().zip(block.windows(2)) {
-            *s = w[1] as i128 - w[0] as i128;
-        }
-        (*steps.select_nth_unstable(mid).1).clamp(i64::MIN as i128, i64::MAX as i128) as i64
-    };
-    // Σj and Σj² are whole numbers far below 2^53, so their closed forms
-    // are the f64 sums exactly.
-    let (sx, sxx) = (
-        (n * (n - 1) / 2) as f64,
-        ((n - 1) * n * (2 * n - 1) / 6) as f64,
-    );
-    let (mut sy, mut sxy) = (0f64, 0f64);
-    for (j, &v) in block.iter().enumerate() {
-        let (x, y) = (j as f64, v as f64);
-        sy += y;
-        sxy += x * y;
-    }
-    let nf = n as f64;
-    let ls = ((nf * sxy - sx * sy) / (nf * sxx - sx * sx)).round();
-    let ls = if ls.is_finite() && ls.abs() < 9.0e18 {
-        ls as i64
-    } else {
-        0
-    };
-    let mut best = fallback;
-    let mut best_len = packed_len(n, for_bits) + varint_len(min);
-    let cands = [ends, median, ls];
-    for (k, &slope) in cands.iter().enumerate() {
-        if slope == 0 || cands[..k].contains(&slope) {
-            continue;
-        }
-        let (lmin, lmax) = if small && slope.unsigned_abs() < 1 << 54 {
-            let (mut lmin, mut lmax) = (i64::MAX, i64::MIN);
-            for (j, &v) in block.iter().enumerate() {
-                let e = v as i64 - j as i64 * slope;
-                lmin = lmin.min(e);
-                lmax = lmax.max(e);
-            }
-            (lmin as i128, lmax as i128)
-        } else {
-            let (mut lmin, mut lmax) = (i128::MAX, i128::MIN);
-            for (j, &v) in block.iter().enumerate() {
-                let e = v as i128 - j as i128 * slope as i128;
-                lmin = lmin.min(e);
-                lmax = lmax.max(e);
-            }
-            (lmin, lmax)
-        };
-        let range = lmax - lmin;
-        if range > u64::MAX as i128 {
-            continue;
-        }
-        let bits = bits_for(range as u64);
-        let len = packed_len(n, bits) + varint_len(lmin as u64) + varint_len(zigzag(slope));
-        if len < best_len {
-            best_len = len;
-            best = BlockPlan {
-                slope: Some(slope),
-                base: lmin as u64,
-                bits,
-                delta: false,
-                heads: 0,
-                step: 0,
-            };
-        }
-    }
-    if delta {
-        if let Some(d) = delta_plan(block) {
-            // `best_len` leaves out the mode byte, as this does.
-            if d.meta_len() - 1 + d.data_len(n) < best_len {
-                return d;
-            }
-        }
-    }
-    best
-}
-
-/// The delta plan of a block of at least 2 values (see the module doc):
-/// `None` when its steps span `2^DELTA_MAX_BITS` or more, or are all equal
-/// (linear FoR at 0 bits spells that).
-fn delta_plan(block: &[u64]) -> Option<BlockPlan> {
-    if block.len() < 2 {
-        return None;
-    }
-    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-    for w in block.windows(2) {
-        let d = w[1].wrapping_sub(w[0]) as i64;
-        lo = lo.min(d);
-        hi = hi.max(d);
-    }
-    let range = (hi as i128 - lo as i128) as u128;
-    if range == 0 || range >> DELTA_MAX_BITS != 0 {
-        return None;
-    }
-    Some(BlockPlan {
-        slope: Some(lo),
-        base: block[0],
-        bits: bits_for(range as u64),
-        delta: true,
-        heads: 0,
-        step: 0,
-    })
-}
-
 /// Appends the checkpoints of `values` to `meta` and the packed residuals to
 /// `data`.
 pub(crate) fn write(values: &[u64], meta: &mut Vec<u8>, data: &mut Vec<u8>, to: Use) {
@@ -469,33 +243,6 @@ impl Planned {
         debug_assert_eq!(self.blocks.len(), values.len().div_ceil(BLOCK));
         for (block, p) in values.chunks(BLOCK).zip(&self.blocks) {
             put_block(block, p, meta, data);
-        }
-    }
-}
-
-impl BlockPlan {
-    /// Checkpoint bytes: the mode byte, the base, the slope if any (a runs
-    /// block: its mode byte and heads before the heads' checkpoint).
-    fn meta_len(&self) -> usize {
-        let own = 1 + varint_len(self.base) + self.slope.map_or(0, |s| varint_len(zigzag(s)));
-        if self.heads > 0 {
-            let step = if self.step != 0 {
-                varint_len(zigzag(self.step as i64))
-            } else {
-                0
-            };
-            own + 1 + varint_len(self.heads as u64) + step
-        } else {
-            own
-        }
-    }
-
-    /// Residual bytes for a block of `n` values.
-    fn data_len(&self, n: usize) -> usize {
-        if self.heads > 0 {
-            bitmap_len(n) + block_data_len(self.heads as usize, self.bits, self.delta)
-        } else {
-            block_data_len(n, self.bits, self.delta)
         }
     }
 }
@@ -776,7 +523,10 @@ pub(crate) fn parse(
     Ok(IntCol { first, len })
 }
 
+mod plan;
 mod read;
+
+use plan::{plan, BlockPlan};
 
 #[cfg(test)]
 mod tests;
