@@ -25,6 +25,49 @@ fn thread_cpu() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
+/// The predicate the arguments name (NEEDLE, KIND).
+fn predicate(a: &[String]) -> Predicate {
+    let lit = a[1].as_bytes().to_vec();
+    match a.get(2).map(String::as_str) {
+        Some("equals") => Predicate::equals(lit),
+        Some("prefix") => Predicate::prefix(lit),
+        Some("like") => Predicate::like(lit),
+        // An IN list: the values separated by newlines.
+        Some("in") => Predicate::in_list(lit.split(|&c| c == b'\n').map(<[u8]>::to_vec)),
+        _ => Predicate::contains(lit),
+    }
+}
+
+/// Each rep: a fresh reader over the file's bytes and its first search
+/// (`Strategy::Auto`) on one thread; the minimum and median, thread CPU.
+fn fresh(file: &[u8], a: &[String]) {
+    let p = predicate(a);
+    let reps: usize = a.get(3).and_then(|x| x.parse().ok()).unwrap_or(50);
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let mut times = Vec::with_capacity(reps);
+    let mut n = 0;
+    for _ in 0..reps {
+        let bytes = file.to_vec();
+        let (k, secs) = one.install(|| {
+            let t = thread_cpu();
+            let r = Reader::from_bytes(bytes).unwrap();
+            let k = Searcher::new(&r).search(&p).unwrap().count();
+            (k, thread_cpu() - t)
+        });
+        n = k;
+        times.push(secs);
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "fresh reader + first search: {n} rows, min {:.3} ms, median {:.3} ms",
+        times[0] * 1e3,
+        times[reps / 2] * 1e3
+    );
+}
+
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
     let path = fastpair::testing::corpus::dir().join(format!("{}.txt", a[0]));
@@ -37,16 +80,15 @@ fn main() {
         WriterOptions::default()
     };
     let file = write_to_vec(rows.iter().map(|r| Some(*r)), opts).unwrap();
+    // `FASTPAIR_PROBE_FRESH=1`: every search on a fresh reader (its chunks
+    // validated on first touch, as a new process's first query is), Auto
+    // only, timed as a whole; then exit.
+    if std::env::var_os("FASTPAIR_PROBE_FRESH").is_some() {
+        fresh(&file, &a);
+        return;
+    }
     let r = Reader::from_bytes(file).unwrap();
-    let lit = a[1].as_bytes().to_vec();
-    let p = match a.get(2).map(String::as_str) {
-        Some("equals") => Predicate::equals(lit),
-        Some("prefix") => Predicate::prefix(lit),
-        Some("like") => Predicate::like(lit),
-        // An IN list: the values separated by newlines.
-        Some("in") => Predicate::in_list(lit.split(|&c| c == b'\n').map(<[u8]>::to_vec)),
-        _ => Predicate::contains(lit),
-    };
+    let p = predicate(&a);
     let reps: usize = a.get(3).and_then(|x| x.parse().ok()).unwrap_or(50);
     let searcher = Searcher::new(&r);
     let one = rayon::ThreadPoolBuilder::new()
