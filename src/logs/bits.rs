@@ -151,7 +151,7 @@ impl FoldHasher {
 /// two overlapping loads instead of a variable-length copy (a `memcpy` call
 /// per hashed string).
 #[inline(always)]
-fn load_le(rest: &[u8]) -> u64 {
+pub(crate) fn load_le(rest: &[u8]) -> u64 {
     let n = rest.len();
     debug_assert!(n < 8);
     if n >= 4 {

@@ -74,35 +74,69 @@ pub(super) fn as_ints(words: &[&[u8]]) -> Option<(Kind, Vec<u64>, Width, Vec<u64
 
 /// Each word's value id (ids in order of first appearance) and the
 /// distinct values in that order.
+///
+/// Words of at most 7 bytes (most slot values: levels, hosts, ports,
+/// small numbers) are keyed by their bytes and length packed into a
+/// `u64`, so finding one is an integer hash and compare; longer words by
+/// their bytes. (The slice keys' `memcmp` calls were a tenth of a
+/// real-size log's compress time, bench/LOGS.md "Integer blocks planned
+/// faster".)
 pub(super) fn value_ids<'a>(words: &[&'a [u8]]) -> (Vec<u64>, Vec<&'a [u8]>) {
     let mut ids = Vec::with_capacity(words.len());
     let mut values: Vec<&[u8]> = Vec::new();
     // Sized for the rows up front (ids follow first appearance, not the
-    // map's order): growing it rehashed every slot's words several times.
-    let mut index: super::bits::FastMap<&[u8], u64> =
-        super::bits::FastMap::with_capacity_and_hasher(
-            words.len().min(1 << 12),
-            Default::default(),
-        );
+    // maps' order): growing them rehashed every slot's words several times.
+    let cap = words.len().min(1 << 12);
+    let mut short: super::bits::FastMap<u64, u64> =
+        super::bits::FastMap::with_capacity_and_hasher(cap, Default::default());
+    let mut long: super::bits::FastMap<&[u8], u64> = Default::default();
     // A word equal to the one before it has its id (no hash): slot values
     // run in rows of one template (levels, hosts, repeated keys).
-    let mut last: Option<(&[u8], u64)> = None;
-    for w in words {
+    let mut last: Option<(Key<'_>, u64)> = None;
+    for &w in words {
+        let key = Key::of(w);
         if let Some((l, id)) = last {
-            if l == *w {
+            if l == key {
                 ids.push(id);
                 continue;
             }
         }
         let next = values.len() as u64;
-        let id = *index.entry(w).or_insert(next);
+        let id = match key {
+            Key::Short(k) => *short.entry(k).or_insert(next),
+            Key::Long(w) => {
+                if long.capacity() == 0 {
+                    long.reserve(cap);
+                }
+                *long.entry(w).or_insert(next)
+            }
+        };
         if id == next {
             values.push(w);
         }
         ids.push(id);
-        last = Some((w, id));
+        last = Some((key, id));
     }
     (ids, values)
+}
+
+/// A word as [`value_ids`] keys it: up to 7 bytes packed with the length
+/// in the top byte (distinct words, distinct keys), else its bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key<'a> {
+    Short(u64),
+    Long(&'a [u8]),
+}
+
+impl<'a> Key<'a> {
+    #[inline]
+    fn of(w: &'a [u8]) -> Self {
+        if w.len() < 8 {
+            Key::Short(super::bits::load_le(w) | (w.len() as u64) << 56)
+        } else {
+            Key::Long(w)
+        }
+    }
 }
 
 /// Text typing: a value dictionary when its estimated bytes are smaller
@@ -430,6 +464,60 @@ pub(super) type Groups<'a> = (Vec<(usize, usize)>, Vec<Option<SlotPlan<'a>>>, f6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ids by first appearance, as a plain map of byte strings gives them,
+    /// for words around the 7-byte packed keys: equal bytes but for
+    /// trailing zeros, 7 and 8 bytes, empty, repeats in a row.
+    #[test]
+    fn value_ids_are_first_appearance_ids() {
+        let mut pool: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![0],
+            vec![0, 0],
+            b"a".to_vec(),
+            b"a\0".to_vec(),
+            b"a\0\0".to_vec(),
+            b"abcdefg".to_vec(),
+            b"abcdefg\0".to_vec(),
+            b"abcdefgh".to_vec(),
+            b"abcdefgh\0".to_vec(),
+            vec![0xff; 7],
+            vec![0xff; 8],
+            // Would share a key if 8 bytes were packed with the length.
+            b"abcdefg\x08".to_vec(),
+            b"abcdefg\x00".to_vec(),
+            b"INFO".to_vec(),
+            b"WARN".to_vec(),
+        ];
+        pool.extend((0..300u32).map(|i| i.to_string().into_bytes()));
+        let (mut x, mut at) = (0x9E37_79B9u64, 0usize);
+        let words: Vec<&[u8]> = (0..5000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Runs of the same word (a third of the words repeat the
+                // one before), else any word of the pool.
+                if x % 3 != 0 {
+                    at = (x >> 8) as usize % pool.len();
+                }
+                &pool[at][..]
+            })
+            .collect();
+        let (ids, values) = value_ids(&words);
+        let mut seen: std::collections::HashMap<&[u8], u64> = Default::default();
+        let mut want_values: Vec<&[u8]> = Vec::new();
+        for (w, &id) in words.iter().zip(&ids) {
+            let n = seen.len() as u64;
+            let want = *seen.entry(w).or_insert_with(|| {
+                want_values.push(w);
+                n
+            });
+            assert_eq!(id, want, "{w:?}");
+        }
+        assert_eq!(values, want_values);
+        assert!(values.len() > 100);
+    }
 
     /// A slot typed with threads (the integer and text typings at once,
     /// block plans in parallel runs) is typed as on one thread: same kind,
