@@ -507,9 +507,13 @@ fn codec_opts(codec: Codec, chunk_rows: usize) -> WriterOptions {
 /// UTF-8, and a coded chunk (not a value-dictionary one) leaves unproven
 /// exactly its rows that are not UTF-8; returns how many rows were left
 /// unproven.
+///
+/// `Reader::rows_proven_utf8` of any range is whether every row of it is
+/// proven so (ranges of 1 to 300 rows, within and across chunks).
 fn check_proofs(r: &Reader) -> usize {
     let mut unproven = 0;
     let mut first = 0u64;
+    let mut all = Vec::new();
     for i in 0..r.num_chunks() {
         let c = r.chunk(i).unwrap();
         let rows = c.entry().rows as u64;
@@ -517,6 +521,7 @@ fn check_proofs(r: &Reader) -> usize {
         for k in 0..rows as usize {
             let bits = c.rows_not_utf8();
             let proven = c.tokens_utf8() || bits.is_some_and(|b| b[k / 64] >> (k % 64) & 1 == 0);
+            all.push(proven);
             let v = col.value(k).unwrap_or(b"");
             let ok = std::str::from_utf8(v).is_ok();
             if proven {
@@ -531,6 +536,18 @@ fn check_proofs(r: &Reader) -> usize {
         }
         first += rows;
     }
+    for len in [1usize, 7, 64, 65, 300] {
+        for start in (0..all.len().saturating_sub(len)).step_by(len.max(13)) {
+            let want = all[start..start + len].iter().all(|&p| p);
+            let range = start as u64..(start + len) as u64;
+            assert_eq!(
+                r.rows_proven_utf8(range.clone()).unwrap(),
+                want,
+                "rows {range:?}"
+            );
+        }
+    }
+    assert!(r.rows_proven_utf8(0..r.rows() + 1).is_err());
     unproven
 }
 

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use datafusion::arrow::array::{
     ArrayRef, BooleanArray, LargeBinaryArray, LargeStringArray, RecordBatch, RecordBatchOptions,
+    StringViewArray,
 };
 use datafusion::arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::compute::{cast, filter};
@@ -509,12 +510,14 @@ impl PartScan {
             };
             let t_arrow = Instant::now();
             self.m.fpc_decode_time.add_duration(t_arrow - t_dec);
+            // Text the chunks' validation proved UTF-8 is not checked again.
+            let proven = is_text(t) && r.rows_proven_utf8(a..b).map_err(df_err)?;
             let arr = match mask {
                 Some(m) if dense => {
                     let keep = BooleanArray::new(m.slice(a as usize, (b - a) as usize), None);
-                    filter(column_array(col, t)?.as_ref(), &keep)?
+                    filter(column_array(col, t, proven)?.as_ref(), &keep)?
                 }
-                _ => column_array(col, t)?,
+                _ => column_array(col, t, proven)?,
             };
             self.m.fpc_arrow_time.add_elapsed(t_arrow);
             out.push(arr);
@@ -597,10 +600,20 @@ fn first_selected(s: &Selection, l: u64) -> Selection {
     Selection::from_bits(s.rows(), words)
 }
 
-/// A decoded column as an array of type `t` (values and offsets moved, not
-/// copied, into a large array; other string types are cast from it; text is
-/// checked to be UTF-8).
-pub(crate) fn column_array(col: Column, t: &DataType) -> Result<ArrayRef> {
+/// Whether a column of type `t` holds text.
+fn is_text(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+/// A decoded column as an array of type `t`: a `Utf8View` whose rows the
+/// reader proved UTF-8 (`proven`, [`fastpair::Reader::rows_proven_utf8`])
+/// as views over the column's values, neither checked nor copied again
+/// ([`proven_views`]); else values and offsets moved, not copied, into a
+/// large array (text checked to be UTF-8), other types cast from it.
+pub(crate) fn column_array(col: Column, t: &DataType, proven: bool) -> Result<ArrayRef> {
+    if proven && *t == DataType::Utf8View && col.values.len() <= i32::MAX as usize {
+        return Ok(Arc::new(proven_views(col)));
+    }
     let n = col.len();
     let offsets = if col.offsets.is_empty() {
         OffsetBuffer::new_empty()
@@ -621,5 +634,89 @@ pub(crate) fn column_array(col: Column, t: &DataType) -> Result<ArrayRef> {
         Ok(large)
     } else {
         Ok(cast(large.as_ref(), t)?)
+    }
+}
+
+/// `col` as a `Utf8View` array: one view per row over the column's value
+/// buffer (moved, not copied), rows of at most 12 bytes inline. The caller
+/// knows every row to be UTF-8 (the reader proved it while validating the
+/// chunks) and the values to fit 32-bit view offsets.
+fn proven_views(col: Column) -> StringViewArray {
+    let n = col.len();
+    let nulls = col
+        .validity
+        .map(|bits| NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(bits), 0, n)));
+    let values = &col.values;
+    let mut views: Vec<u128> = Vec::with_capacity(n);
+    let mut long = false;
+    for w in col.offsets.windows(2) {
+        // Indexing checks what the views claim: each row lies in the values.
+        let row = &values[w[0] as usize..w[1] as usize];
+        let mut raw = [0u8; 16];
+        raw[..4].copy_from_slice(&(row.len() as u32).to_le_bytes());
+        if row.len() <= 12 {
+            raw[4..4 + row.len()].copy_from_slice(row);
+        } else {
+            long = true;
+            raw[4..8].copy_from_slice(&row[..4]);
+            // Buffer 0, at the row's offset (below 2^31: checked by the caller).
+            raw[12..].copy_from_slice(&(w[0] as u32).to_le_bytes());
+        }
+        views.push(u128::from_le_bytes(raw));
+    }
+    let buffers = if long {
+        vec![Buffer::from_vec(col.values)]
+    } else {
+        Vec::new()
+    };
+    // SAFETY: `StringViewArray::new_unchecked`'s conditions hold. Each view
+    // was built from a row slice that indexing proved inside the values
+    // (offsets from the reader: non-negative, non-decreasing, within the
+    // values): a row of at most 12 bytes is inline, zero-padded, with its
+    // length; a longer row names buffer 0 (present whenever such a row
+    // is), its offset (below 2^31, so it fits the view) and its first four
+    // bytes, and `offset + length` lies within that buffer. The null buffer
+    // has one bit per row. Every row is UTF-8: the caller passes only
+    // columns whose rows `Reader::rows_proven_utf8` proved (tokens UTF-8 on
+    // their own, or rows checked by chunk validation).
+    unsafe { StringViewArray::new_unchecked(ScalarBuffer::from(views), buffers, nulls) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::Array;
+
+    /// Views built over proven text are the array arrow-rs's checked
+    /// constructor builds from the same rows: rows around the 12-byte
+    /// inline limit, empty and null rows, multi-byte characters.
+    #[test]
+    fn proven_views_are_the_checked_array() {
+        let rows: Vec<Option<String>> = (0..600u32)
+            .map(|i| match i % 9 {
+                0 => None,
+                1 => Some(String::new()),
+                2 => Some("x".repeat((i % 15) as usize)),
+                3 => Some("ü".repeat((i % 8) as usize)),
+                4 => Some(format!("row {i} of the column, longer than twelve")),
+                _ => Some("é".repeat(6) + &"a".repeat((i % 3) as usize)),
+            })
+            .collect();
+        let mut col = Column::default();
+        col.offsets.push(0);
+        let mut bits = vec![0u8; rows.len().div_ceil(8)];
+        for (i, r) in rows.iter().enumerate() {
+            if let Some(s) = r {
+                col.values.extend_from_slice(s.as_bytes());
+                bits[i / 8] |= 1 << (i % 8);
+            }
+            col.offsets.push(col.values.len() as i64);
+        }
+        col.validity = Some(bits);
+        let got = column_array(col, &DataType::Utf8View, true).unwrap();
+        let got = got.as_any().downcast_ref::<StringViewArray>().unwrap();
+        got.to_data().validate_full().unwrap();
+        let want: StringViewArray = rows.iter().map(|r| r.as_deref()).collect();
+        assert_eq!(got, &want);
     }
 }

@@ -24,6 +24,7 @@ mod chunk;
 #[cfg(feature = "object_store")]
 mod object;
 mod storage;
+mod utf8;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
