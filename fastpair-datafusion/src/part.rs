@@ -510,8 +510,9 @@ impl PartScan {
             };
             let t_arrow = Instant::now();
             self.m.fpc_decode_time.add_duration(t_arrow - t_dec);
-            // Text the chunks' validation proved UTF-8 is not checked again.
-            let proven = is_text(t) && r.rows_proven_utf8(a..b).map_err(df_err)?;
+            // A view column of rows the chunks' validation proved UTF-8 is
+            // not checked again (only `Utf8View` uses the proof).
+            let proven = *t == DataType::Utf8View && r.rows_proven_utf8(a..b).map_err(df_err)?;
             let arr = match mask {
                 Some(m) if dense => {
                     let keep = BooleanArray::new(m.slice(a as usize, (b - a) as usize), None);
@@ -624,7 +625,7 @@ pub(crate) fn column_array(col: Column, t: &DataType, proven: bool) -> Result<Ar
         .validity
         .map(|bits| NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(bits), 0, n)));
     let values = Buffer::from_vec(col.values);
-    let text = matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+    let text = is_text(t);
     let large: ArrayRef = if text {
         Arc::new(LargeStringArray::try_new(offsets, values, nulls).map_err(df_err)?)
     } else {
