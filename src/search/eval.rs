@@ -13,6 +13,7 @@ use super::dfa::Dfa;
 use super::index::{self, ByteIndex, ChunkStats};
 use super::literal::{Literal, FIRST_NO, FIRST_YES};
 use super::sparse;
+
 use super::tokens::TokenDfa;
 use super::{Selection, Strategy};
 use crate::decode;
@@ -828,28 +829,12 @@ impl Block<'_, '_> {
         let end = |r: usize| bb[r + 1] as usize - b0;
         let mut hits: Vec<usize> = Vec::new();
         if let Some(f) = self.c.block_finder() {
-            // One memmem pass over the block; a hit counts for the row it
-            // starts in when it ends there too.
-            let n = f.needle().len();
+            // One pass over the block (`spans::values_containing`); a hit
+            // counts for the row it starts in when it ends there too.
             // Without the 16 bytes of padding.
             let buf = &buf[..buf.len() - 16];
-            let (mut at, mut r) = (0, lo);
-            while let Some(p) = f.find(&buf[at..]) {
-                let pos = at + p;
-                while end(r) <= pos {
-                    r += 1;
-                }
-                if pos + n <= end(r) {
-                    hits.push(r);
-                    at = end(r);
-                    r += 1;
-                    if r >= hi {
-                        break;
-                    }
-                } else {
-                    at = pos + 1;
-                }
-            }
+            let rows = super::values_containing(f, buf, hi - lo, |v| bb[lo + v] as usize - b0);
+            hits.extend(rows.into_iter().map(|v| lo + v));
             self.finish(words, &hits, true);
         } else if let Some(l) = &self.c.literal {
             for (r, w) in (lo..hi).zip(bb[lo..=hi].windows(2)) {

@@ -167,6 +167,7 @@ pub(crate) mod index;
 mod literal;
 pub mod predicate;
 mod selection;
+mod short;
 mod spans;
 mod sparse;
 mod tokens;
