@@ -50,6 +50,11 @@ pub(crate) fn values_containing(
                 short::starts(f.needle(), &values[first..last], bits);
             }
             rows_of_starts(bits, n, first, d, end, &mut out);
+            if bits.capacity() > KEEP_WORDS {
+                // A whole log chunk's bitmap (8 MiB for a 64 MiB chunk): not
+                // kept idle.
+                *bits = Vec::new();
+            }
             None
         });
         match skip {
@@ -89,11 +94,16 @@ pub(crate) fn values_containing(
 const PROBE: usize = 4096;
 
 thread_local! {
-    /// [`values_containing`]'s bitmap, kept per thread: a block's is tens of
-    /// KiB, a whole log chunk's up to a MiB (allocated afresh, each would be
-    /// mapped and faulted in again).
+    /// [`values_containing`]'s bitmap, kept per thread up to [`KEEP_WORDS`]:
+    /// a decoded block's is a few KiB, allocated afresh each time it would
+    /// be mapped and faulted in again.
     static STARTS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
+
+/// The largest bitmap a thread keeps between passes (1 MiB, for 8 MiB of
+/// values: a decoded block of 4,096 rows of up to 2 KiB); a larger one (a
+/// whole log chunk's) is let go.
+const KEEP_WORDS: usize = 1 << 17;
 
 /// Appends to `out` the values `0..d` holding a match whose start is a set
 /// bit of `bits` (bit `p`: position `base + p`; `base` is value 0's
