@@ -1,7 +1,8 @@
 //! Rows of a log column rendered by ranges, a batch at a time, from
-//! several threads: what the reader's validation walks (spec/FORMAT.md
-//! §5.8, reader step 13c: every row rendered once to check its length, its
-//! null and its UTF-8, and to record where it starts).
+//! several threads (the reader's bulk reads), or only measured
+//! ([`RowRanges::visit_lens`]: what the reader's validation walks,
+//! spec/FORMAT.md §5.8, reader step 13c: every row's length, null and
+//! UTF-8 checked once, and where it starts recorded).
 //!
 //! A bulk render keeps, per template, the rank of its next row (a row of
 //! template `t` is `t`'s next value in each of its slot columns). A range
@@ -14,7 +15,7 @@
 use std::ops::Range;
 
 use super::decode::LogBlock;
-use super::render::{Program, SPAN};
+use super::render::{PieceUtf8, Program, SPAN};
 use super::split::LogColumn;
 
 /// One block's shared render state and every row's template.
@@ -152,6 +153,91 @@ impl<'c> RowRanges<'c> {
     }
 }
 
+impl RowRanges<'_> {
+    /// Each string's UTF-8 validity, per side, for [`Self::visit_lens`]
+    /// (`None` for a side read row by row).
+    pub fn piece_utf8(&self) -> Vec<Option<PieceUtf8>> {
+        let sides = self.sides.iter();
+        sides
+            .map(|s| s.bulk.as_ref().map(Program::piece_utf8))
+            .collect()
+    }
+
+    /// [`Self::visit`] without the bytes: `f(first_row, rows)` gets, for a
+    /// run of consecutive rows from `first_row` on, each row's length and
+    /// whether every string it is made of is valid UTF-8 on its own (so
+    /// the row is: `utf8` from [`Self::piece_utf8`]; `false` says only
+    /// that the row must be checked). The lengths are those `visit`
+    /// renders ([`Program::len_rank`]); a side read row by row is
+    /// rendered.
+    pub fn visit_lens<E>(
+        &self,
+        rows: Range<usize>,
+        start: RangeStart,
+        utf8: &[Option<PieceUtf8>],
+        batch: usize,
+        mut f: impl FnMut(usize, &[(usize, bool)]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut ranks = start.0;
+        let mut out: Vec<(usize, bool)> = Vec::with_capacity(batch);
+        let mut first = rows.start;
+        let mut windows: Vec<_> = self
+            .sides
+            .iter()
+            .map(|s| s.bulk.as_ref().map(Program::window))
+            .collect();
+        let mut row = Vec::new();
+        let mut loaded = rows.start;
+        for r in rows.clone() {
+            if r >= loaded {
+                let end = r.saturating_add(SPAN).min(rows.end);
+                for ((side, rank), win) in self.sides.iter().zip(&ranks).zip(&mut windows) {
+                    if let (Some(b), Some(w)) = (&side.bulk, win) {
+                        b.load(w, side.tids.get(r..end).unwrap_or(&[]), rank);
+                    }
+                }
+                loaded = end;
+            }
+            let (mut len, mut ok) = (0usize, true);
+            let sides = self.sides.iter().zip(&mut ranks).zip(&windows).zip(utf8);
+            for (((side, rank), win), u) in sides {
+                match (&side.bulk, win, u) {
+                    (Some(b), Some(w), Some(u)) => {
+                        let Some(&t) = side.tids.get(r) else {
+                            continue;
+                        };
+                        let Some(k) = rank.get_mut(t as usize) else {
+                            continue;
+                        };
+                        let (n, v) = b.len_rank(w, u, t, *k);
+                        *k = k.saturating_add(1);
+                        len += n;
+                        ok &= v;
+                    }
+                    _ => {
+                        // In range: `r < rows`, and every block has `rows`
+                        // rows.
+                        row.clear();
+                        let _ = side.block.get_into(r, &mut row);
+                        len += row.len();
+                        ok &= std::str::from_utf8(&row).is_ok();
+                    }
+                }
+            }
+            out.push((len, ok));
+            if out.len() >= batch {
+                f(first, &out)?;
+                out.clear();
+                first = r + 1;
+            }
+        }
+        if !out.is_empty() {
+            f(first, &out)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,8 +276,33 @@ mod tests {
                 assert_eq!(&values[a..b], &g[..], "row {r} with cuts {cuts:?}");
                 assert_eq!(g, rows[r].as_bytes());
             }
+            lens_are_the_rendered_lengths(&rr, &cuts, &got);
         }
         col.is_split()
+    }
+
+    /// `visit_lens` over the same cuts: each row's length is the rendered
+    /// row's, and a row whose strings are each valid UTF-8 is valid UTF-8.
+    fn lens_are_the_rendered_lengths(rr: &RowRanges<'_>, cuts: &[usize], rendered: &[Vec<u8>]) {
+        let utf8 = rr.piece_utf8();
+        let mut lens: Vec<(usize, bool)> = Vec::new();
+        let starts = rr.starts(&cuts[..cuts.len() - 1]);
+        for (w, st) in cuts.windows(2).zip(starts) {
+            rr.visit_lens(w[0]..w[1], st, &utf8, 100, |first, got| {
+                assert_eq!(first, lens.len(), "a batch starts after the rows before it");
+                lens.extend_from_slice(got);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        }
+        assert_eq!(lens.len(), rendered.len());
+        for (r, (&(len, ok), row)) in lens.iter().zip(rendered).enumerate() {
+            assert_eq!(len, row.len(), "row {r}'s length with cuts {cuts:?}");
+            assert!(
+                !ok || std::str::from_utf8(row).is_ok(),
+                "row {r} said UTF-8"
+            );
+        }
     }
 
     /// Any cut into ranges renders the rows `decode_all` does, in single
@@ -224,6 +335,88 @@ mod tests {
         check(&mixed);
         let syslog = crate::logs::split::syslog_rows(2400);
         assert!(check(&syslog), "the syslog rows split into header and body");
+    }
+
+    /// Rows with bytes that are not UTF-8 in each kind of string (a
+    /// dictionary value, free text, static text) and characters that may
+    /// be cut between strings: the lengths are the rendered ones, no row
+    /// that is not UTF-8 is called so, and some rows are left to be
+    /// checked whole.
+    #[test]
+    fn lens_flag_rows_that_are_not_utf8() {
+        let rows: Vec<Vec<u8>> = (0..3000u32)
+            .map(|i| {
+                let mut r = Vec::new();
+                match i % 4 {
+                    0 => {
+                        // A user name from a few, one holding a lone 0xfc.
+                        r.extend_from_slice(b"user ");
+                        r.push(if i % 10 == 0 { 0xfc } else { b'u' });
+                        r.extend(format!("{} logged in from 10.0.0.{}", i % 5, i % 200).bytes());
+                    }
+                    1 => {
+                        // A free-text slot of letters, 0xff and the two
+                        // bytes of an é (every row's its own).
+                        r.extend(format!("req {} body=", i * 7).bytes());
+                        let pick = [b'a', b'q', b'z', 0xff, 0xc3, 0xa9, b'k'];
+                        let mut x = i.wrapping_mul(2_654_435_761);
+                        r.extend((0..8 + i % 20).map(|_| {
+                            x ^= x << 13;
+                            x ^= x >> 17;
+                            x ^= x << 5;
+                            pick[x as usize % pick.len()]
+                        }));
+                        r.extend_from_slice(b" end");
+                    }
+                    2 => r.extend(format!("caf\u{e9} {} \u{2603} ok", i % 9).bytes()),
+                    _ => {
+                        r.extend_from_slice(b"static \xfe head ");
+                        r.extend(format!("{i}").bytes());
+                    }
+                }
+                r
+            })
+            .collect();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let col = LogColumn::open(&encode_column(&refs, &LogOptions::default())).unwrap();
+        let rr = RowRanges::new(&col);
+        let n = rows.len();
+        let cuts = [0, 1, 1234, n];
+        let mut rendered: Vec<Vec<u8>> = Vec::new();
+        for (w, st) in cuts.windows(2).zip(rr.starts(&cuts[..3])) {
+            rr.visit(w[0]..w[1], st, 500, |_, bytes, ends| {
+                let mut a = 0;
+                for &e in ends {
+                    rendered.push(bytes[a..e].to_vec());
+                    a = e;
+                }
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        }
+        assert_eq!(rendered, rows);
+        lens_are_the_rendered_lengths(&rr, &cuts, &rendered);
+        let utf8 = rr.piece_utf8();
+        let mut unsure = 0;
+        rr.visit_lens(
+            0..n,
+            rr.starts(&[0]).pop().unwrap(),
+            &utf8,
+            64,
+            |_, lens| {
+                unsure += lens.iter().filter(|l| !l.1).count();
+                Ok::<(), ()>(())
+            },
+        )
+        .unwrap();
+        let bad = rows
+            .iter()
+            .filter(|r| std::str::from_utf8(r).is_err())
+            .count();
+        assert!(
+            bad > 100 && unsure >= bad,
+            "{bad} rows not UTF-8, {unsure} unsure"
+        );
     }
 
     /// A damaged column read through windows (more integers than the
@@ -266,15 +459,24 @@ mod tests {
             let rr = RowRanges::new(&col);
             let n = col.rows();
             let cuts = [0, 5, n / 2 + 3, n];
+            let mut rendered: Vec<Vec<u8>> = Vec::new();
             for (w, st) in cuts.windows(2).zip(rr.starts(&cuts[..3])) {
                 let mut seen = 0;
-                rr.visit(w[0]..w[1], st, 1 << 16, |_, _, ends| {
+                rr.visit(w[0]..w[1], st, 1 << 16, |_, bytes, ends| {
                     seen += ends.len();
+                    let mut a = 0;
+                    for &e in ends {
+                        rendered.push(bytes[a..e].to_vec());
+                        a = e;
+                    }
                     Ok::<(), ()>(())
                 })
                 .unwrap();
                 assert_eq!(seen, w[1] - w[0]);
             }
+            // Whatever the damage, the lengths validation records are the
+            // rows' rendered lengths.
+            lens_are_the_rendered_lengths(&rr, &cuts, &rendered);
         }
         assert!(
             opened > 0,

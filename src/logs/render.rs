@@ -37,6 +37,9 @@ use super::column::{Checkpoint, IntCol};
 use super::decode::{LogBlock, Slot};
 use super::{Kind, Width};
 
+mod lens;
+pub(crate) use lens::PieceUtf8;
+
 /// Zero bytes after the source buffer's last string, and spare capacity an
 /// output row is reserved with: a string of ≤ 32 bytes is moved as 32, a
 /// number writes up to `INT_WRITE`.

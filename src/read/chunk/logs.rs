@@ -1,9 +1,11 @@
 //! Log-template chunks (spec/FORMAT.md §5.8): the payload opened and checked
-//! once (`logs::LogColumn`), every row rendered once at validation to check
-//! the chunk-level invariants (row count, null rows empty, the bytes the
-//! footer counts, each row's length) and to keep the rows' byte offsets and
-//! which rows are not UTF-8; then gets read one row in O(1) and bulk reads
-//! render the rows straight into the output.
+//! once (`logs::LogColumn`), every row walked once at validation — its
+//! length counted as its render would write it, without the bytes
+//! (`RowRanges::visit_lens`) — to check the chunk-level invariants (row
+//! count, null rows empty, the bytes the footer counts, each row's length)
+//! and to keep the rows' byte offsets and which rows are not UTF-8; then
+//! gets read one row in O(1) and bulk reads render the rows straight into
+//! the output.
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
@@ -44,11 +46,8 @@ impl std::fmt::Debug for LogChunk {
 /// stay in the core's cache while each batch is checked or copied out.
 const VALIDATE_BATCH: usize = 64 << 10;
 
-/// A UTF-8 continuation byte (`10xxxxxx`): never the first byte of a
-/// character.
-fn is_continuation(b: u8) -> bool {
-    b & 0xc0 == 0x80
-}
+/// Rows a batch of [`check_rows`]' length walk holds.
+const LENS_BATCH: usize = 4096;
 
 /// The rows rendered to `found` bytes where the footer counts `expected`.
 fn rows_bytes(section: Section, at: u64, expected: u64, found: u64) -> Error {
@@ -98,9 +97,11 @@ struct RangeCheck {
     bytes: u64,
 }
 
-/// Renders every row of `col` once, a batch at a time (the column is never
-/// held whole) and in ranges on the pool's threads, checking each row's
-/// length and null and whether it is UTF-8; returns every row's start and
+/// Walks every row of `col` once, in ranges on the pool's threads, checking
+/// each row's length (the length its render writes, counted without
+/// rendering it: `RowRanges::visit_lens`) and null and whether it is UTF-8
+/// (a row made of strings each valid UTF-8 is; any other is rendered and
+/// checked); returns every row's start and
 /// the end (`rows + 1` offsets) and, when some row is not UTF-8, which
 /// (bit `r % 64` of word `r / 64`). The first failing row (in row order)
 /// names the error; a range stops once its bytes pass the footer's count.
@@ -114,6 +115,7 @@ fn check_rows(
     let section = Section::Chunk(id, ChunkPart::LogPayload);
     let rows = col.rows();
     let walk = RowRanges::new(col);
+    let utf8 = walk.piece_utf8();
     let cuts = task_cuts(0..rows);
     let starts = walk.starts(&cuts[..cuts.len() - 1]);
     let checked: Vec<Result<RangeCheck>> = cuts
@@ -127,57 +129,48 @@ fn check_rows(
                 not_utf8: Vec::new(),
                 bytes: 0,
             };
-            walk.visit(
-                w[0]..w[1],
-                start,
-                VALIDATE_BATCH,
-                |first, bytes, row_ends| {
-                    // A batch that is valid UTF-8 as a whole has each row valid
-                    // exactly when the row starts on a character (a row's end
-                    // is the next row's start, or the batch's end).
-                    let whole = std::str::from_utf8(bytes).is_ok();
-                    let mut a = 0;
-                    for (j, &b) in row_ends.iter().enumerate() {
-                        let r = first + j;
-                        if (b - a) as u64 > limits::MAX_VALUE_LEN {
-                            return Err(Error::corrupt(
-                                section,
-                                at,
-                                Invariant::LimitExceeded {
-                                    what: "value length",
-                                    value: (b - a) as u64,
-                                    limit: limits::MAX_VALUE_LEN,
-                                },
-                            ));
-                        }
-                        let valid = validity.map_or(true, |v| v[r / 8] >> (r % 8) & 1 == 1);
-                        if !valid && b > a {
-                            return Err(Error::corrupt(
-                                Section::Chunk(id, ChunkPart::Validity),
-                                at,
-                                Invariant::NullWithValue { row: r as u64 },
-                            ));
-                        }
-                        let utf8 = if whole {
-                            a == b
-                                || (!is_continuation(bytes[a])
-                                    && bytes.get(b).map_or(true, |&c| !is_continuation(c)))
-                        } else {
-                            std::str::from_utf8(&bytes[a..b]).is_ok()
-                        };
-                        if !utf8 {
+            let mut row = Vec::new();
+            // Each row's length without rendering it (`visit_lens`: the
+            // lengths a render writes); a row with a string that is not
+            // valid UTF-8 on its own is rendered and checked whole.
+            walk.visit_lens(w[0]..w[1], start, &utf8, LENS_BATCH, |first, lens| {
+                for (j, &(len, pieces_utf8)) in lens.iter().enumerate() {
+                    let r = first + j;
+                    if len as u64 > limits::MAX_VALUE_LEN {
+                        return Err(Error::corrupt(
+                            section,
+                            at,
+                            Invariant::LimitExceeded {
+                                what: "value length",
+                                value: len as u64,
+                                limit: limits::MAX_VALUE_LEN,
+                            },
+                        ));
+                    }
+                    let valid = validity.map_or(true, |v| v[r / 8] >> (r % 8) & 1 == 1);
+                    if !valid && len > 0 {
+                        return Err(Error::corrupt(
+                            Section::Chunk(id, ChunkPart::Validity),
+                            at,
+                            Invariant::NullWithValue { row: r as u64 },
+                        ));
+                    }
+                    if !pieces_utf8 {
+                        row.clear();
+                        // In range: `r < rows`.
+                        let _ = col.get_into(r, &mut row);
+                        if std::str::from_utf8(&row).is_err() {
                             out.not_utf8.push(r);
                         }
-                        out.ends.push(out.bytes + b as u64);
-                        a = b;
                     }
-                    out.bytes += bytes.len() as u64;
+                    out.bytes += len as u64;
+                    out.ends.push(out.bytes);
                     if out.bytes > expected {
                         return Err(rows_bytes(section, at, expected, out.bytes));
                     }
-                    Ok(())
-                },
-            )?;
+                }
+                Ok(())
+            })?;
             Ok(out)
         })
         .collect();
@@ -210,7 +203,7 @@ impl LogChunk {
     /// "FPL4"/"FPS4" in version 8,
     /// "FPL3"/"FPS3" in version 7,
     /// "FPL2"/"FPS2" in version 6,
-    /// "FPL1"/"FPS1" in versions 4–5), then renders every row: `rows` rows,
+    /// "FPL1"/"FPS1" in versions 4–5), then walks every row: `rows` rows,
     /// null rows empty, each row at most `MAX_VALUE_LEN`, their total the
     /// entry's `bytes`. Returns the chunk and whether every row is valid
     /// UTF-8.

@@ -1,0 +1,127 @@
+//! A row's length without rendering it (`Program::len_rank`), and which
+//! of a program's strings are valid UTF-8 on their own: what validation
+//! records of every row (its end, and whether it is UTF-8) at a fraction
+//! of a render's cost (no bytes copied, no digits formatted).
+
+use super::{
+    Ints, Program, Spans, Whole, Window, DEC, DICT, END, HEX_LOWER, HEX_UPPER, MAX_DIGITS,
+};
+use crate::logs::bits::{dec_digits, hex_digits};
+
+/// Which strings of a [`Program`] are valid UTF-8 on their own
+/// ([`Program::piece_utf8`]).
+pub(crate) struct PieceUtf8 {
+    /// Per static string and dictionary value (`Program::spieces`).
+    spieces: Vec<bool>,
+    /// Per pool string.
+    pool: Vec<bool>,
+    /// Per template: all the static strings of its ops.
+    statics: Vec<bool>,
+}
+
+impl Program<'_> {
+    /// Which of the program's strings are valid UTF-8 on their own, for
+    /// [`Self::len_rank`]: one pass over them (not part of [`Self::new`],
+    /// which every walk pays: only validation asks).
+    pub(crate) fn piece_utf8(&self) -> PieceUtf8 {
+        let ok = |at: u32, len: u32| {
+            let (a, n) = (at as usize, len as usize);
+            self.src
+                .get(a..a.saturating_add(n))
+                .is_some_and(|s| std::str::from_utf8(s).is_ok())
+        };
+        let spieces = self.spieces.iter().map(|p| ok(p.at, p.len)).collect();
+        let pool = self
+            .pool
+            .windows(2)
+            .map(|w| ok(w[0], w[1].saturating_sub(w[0])))
+            .collect();
+        let statics = self
+            .tpls
+            .iter()
+            .map(|tpl| {
+                let ops = self.ops.get(tpl.first_op as usize..).unwrap_or(&[]);
+                ops.iter()
+                    .take(tpl.ops as usize)
+                    .all(|op| ok(op.at, op.len))
+            })
+            .collect();
+        PieceUtf8 {
+            spieces,
+            pool,
+            statics,
+        }
+    }
+
+    /// The length of the row [`Self::put_rank`] appends for `tid` and
+    /// `rank` (the same reads, no bytes written), and whether every string
+    /// it copies is valid UTF-8 on its own (`utf8`, from
+    /// [`Self::piece_utf8`]; its integers are ASCII), which makes the row
+    /// valid UTF-8: validation's row ends without rendering the rows.
+    #[inline]
+    pub(crate) fn len_rank(
+        &self,
+        w: &Window,
+        utf8: &PieceUtf8,
+        tid: u32,
+        rank: u32,
+    ) -> (usize, bool) {
+        if self.reads_spans() {
+            self.len_of(&Spans(self, w), utf8, tid, rank)
+        } else {
+            self.len_of(&Whole(self), utf8, tid, rank)
+        }
+    }
+
+    /// [`Self::len_rank`] with the integers read through `ints`: the
+    /// lengths [`Self::render`] writes, op by op.
+    #[inline(always)]
+    fn len_of(&self, ints: &impl Ints, u: &PieceUtf8, tid: u32, rank: u32) -> (usize, bool) {
+        let t = tid as usize;
+        let Some(&tpl) = self.tpls.get(t) else {
+            return (0, true);
+        };
+        if rank >= tpl.count {
+            return (0, true);
+        }
+        let rank = rank as usize;
+        let ops = &self.ops[tpl.first_op as usize..][..tpl.ops as usize];
+        let mut len = 0usize;
+        let mut utf8 = u.statics.get(t).copied().unwrap_or(false);
+        for op in ops {
+            len += op.len as usize;
+            match op.kind {
+                END => {}
+                DEC | HEX_LOWER | HEX_UPPER => {
+                    let v = ints.int(op.col, rank);
+                    let width = if op.per_row {
+                        ints.int(op.aux, rank).min(MAX_DIGITS as u64) as usize
+                    } else {
+                        op.width as usize
+                    };
+                    let n = if op.kind == DEC {
+                        dec_digits(v)
+                    } else {
+                        hex_digits(v)
+                    };
+                    // As `put_dec` and `put_hex` return.
+                    len += width.clamp(n, MAX_DIGITS);
+                }
+                DICT => {
+                    let i = (op.aux as usize).wrapping_add(ints.int(op.col, rank) as usize);
+                    len += self.spieces.get(i).copied().unwrap_or_default().len as usize;
+                    utf8 &= u.spieces.get(i).copied().unwrap_or(true);
+                }
+                _ => {
+                    let i = op.col as usize + rank;
+                    let (Some(&a), Some(&e)) = (self.pool.get(i), self.pool.get(i + 1)) else {
+                        continue;
+                    };
+                    len += e.saturating_sub(a) as usize;
+                    utf8 &= u.pool.get(i).copied().unwrap_or(false);
+                }
+            }
+        }
+        (len, utf8)
+    }
+}
