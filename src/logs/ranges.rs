@@ -15,7 +15,7 @@
 use std::ops::Range;
 
 use super::decode::LogBlock;
-use super::render::{PieceUtf8, Program, SPAN};
+use super::render::{PieceUtf8, Program, Window, SPAN};
 use super::split::LogColumn;
 
 /// One block's shared render state and every row's template.
@@ -86,6 +86,33 @@ impl<'c> RowRanges<'c> {
         out
     }
 
+    /// An empty window per side (`None` for a side read row by row).
+    fn windows(&self) -> Vec<Option<Window>> {
+        let sides = self.sides.iter();
+        sides
+            .map(|s| s.bulk.as_ref().map(Program::window))
+            .collect()
+    }
+
+    /// Loads each side's window with the integers of the span of rows from
+    /// `r` on (at most [`SPAN`], not past `end`), from the ranks `ranks`
+    /// the rows before it left; returns where the span ends.
+    fn load_span(
+        &self,
+        r: usize,
+        end: usize,
+        ranks: &[Vec<u32>],
+        windows: &mut [Option<Window>],
+    ) -> usize {
+        let end = r.saturating_add(SPAN).min(end);
+        for ((side, rank), win) in self.sides.iter().zip(ranks).zip(windows) {
+            if let (Some(b), Some(w)) = (&side.bulk, win) {
+                b.load(w, side.tids.get(r..end).unwrap_or(&[]), rank);
+            }
+        }
+        end
+    }
+
     /// Rows `rows` rendered in order, about `batch` bytes at a time:
     /// `f(first_row, bytes, ends)` gets a run of consecutive rows from
     /// `first_row` on, their bytes back to back and each row's end in
@@ -103,24 +130,12 @@ impl<'c> RowRanges<'c> {
         let mut ends: Vec<usize> = Vec::new();
         let mut first = rows.start;
         let bulk = self.sides.iter().all(|s| s.bulk.is_some());
-        let mut windows: Vec<_> = self
-            .sides
-            .iter()
-            .map(|s| s.bulk.as_ref().map(Program::window))
-            .collect();
+        let mut windows = self.windows();
         let mut loaded = rows.start;
         for r in rows.clone() {
             if bulk {
                 if r >= loaded {
-                    // The integers of the next span of rows, from the
-                    // ranks the rows before it left.
-                    let end = r.saturating_add(SPAN).min(rows.end);
-                    for ((side, rank), win) in self.sides.iter().zip(&ranks).zip(&mut windows) {
-                        if let (Some(b), Some(w)) = (&side.bulk, win) {
-                            b.load(w, side.tids.get(r..end).unwrap_or(&[]), rank);
-                        }
-                    }
-                    loaded = end;
+                    loaded = self.load_span(r, rows.end, &ranks, &mut windows);
                 }
                 for ((side, rank), win) in self.sides.iter().zip(&mut ranks).zip(&windows) {
                     let (Some(b), Some(w), Some(&t)) = (&side.bulk, win, side.tids.get(r)) else {
@@ -181,22 +196,12 @@ impl RowRanges<'_> {
         let mut ranks = start.0;
         let mut out: Vec<(usize, bool)> = Vec::with_capacity(batch);
         let mut first = rows.start;
-        let mut windows: Vec<_> = self
-            .sides
-            .iter()
-            .map(|s| s.bulk.as_ref().map(Program::window))
-            .collect();
+        let mut windows = self.windows();
         let mut row = Vec::new();
         let mut loaded = rows.start;
         for r in rows.clone() {
             if r >= loaded {
-                let end = r.saturating_add(SPAN).min(rows.end);
-                for ((side, rank), win) in self.sides.iter().zip(&ranks).zip(&mut windows) {
-                    if let (Some(b), Some(w)) = (&side.bulk, win) {
-                        b.load(w, side.tids.get(r..end).unwrap_or(&[]), rank);
-                    }
-                }
-                loaded = end;
+                loaded = self.load_span(r, rows.end, &ranks, &mut windows);
             }
             let (mut len, mut ok) = (0usize, true);
             let sides = self.sides.iter().zip(&mut ranks).zip(&windows).zip(utf8);

@@ -437,19 +437,26 @@ impl<'b> Program<'b> {
         }
     }
 
+    /// The compiled template of template `tid`'s row of rank `rank`, and
+    /// its ops; `None` when there is no such row (a template past the
+    /// block's, or more rows of it than it has: `open` refuses such
+    /// blocks).
+    #[inline(always)]
+    fn row_ops(&self, tid: u32, rank: u32) -> Option<(Tpl, &[Op])> {
+        let tpl = *self.tpls.get(tid as usize)?;
+        if rank >= tpl.count {
+            return None;
+        }
+        Some((tpl, &self.ops[tpl.first_op as usize..][..tpl.ops as usize]))
+    }
+
     /// [`Self::put_rank`] with the integers read through `ints`.
     #[inline(always)]
     fn render(&self, ints: &impl Ints, tid: u32, rank: u32, out: &mut Vec<u8>) {
-        let t = tid as usize;
-        let Some(&tpl) = self.tpls.get(t) else {
+        let Some((tpl, ops)) = self.row_ops(tid, rank) else {
             return;
         };
-        if rank >= tpl.count {
-            // More rows of `tid` than it has (`open` refuses such blocks).
-            return;
-        }
         let rank = rank as usize;
-        let ops = &self.ops[tpl.first_op as usize..][..tpl.ops as usize];
         let src = self.src.as_ptr();
         out.reserve(tpl.bound + PAD);
         let old = out.len();

@@ -77,17 +77,12 @@ impl Program<'_> {
     /// lengths [`Self::render`] writes, op by op.
     #[inline(always)]
     fn len_of(&self, ints: &impl Ints, u: &PieceUtf8, tid: u32, rank: u32) -> (usize, bool) {
-        let t = tid as usize;
-        let Some(&tpl) = self.tpls.get(t) else {
+        let Some((_, ops)) = self.row_ops(tid, rank) else {
             return (0, true);
         };
-        if rank >= tpl.count {
-            return (0, true);
-        }
         let rank = rank as usize;
-        let ops = &self.ops[tpl.first_op as usize..][..tpl.ops as usize];
         let mut len = 0usize;
-        let mut utf8 = u.statics.get(t).copied().unwrap_or(false);
+        let mut utf8 = u.statics.get(tid as usize).copied().unwrap_or(false);
         for op in ops {
             len += op.len as usize;
             match op.kind {
