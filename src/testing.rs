@@ -298,6 +298,7 @@ pub fn fuzz_logs_open(data: &[u8]) {
                 "row {row}: get and the bulk decode disagree"
             );
         }
+        check_lens(&col, &each);
     }
 }
 
@@ -351,6 +352,40 @@ pub fn fuzz_logs_roundtrip(data: &[u8]) {
             &r[..],
             "row {i} in bulk"
         );
+    }
+    check_lens(&col, &rows);
+}
+
+/// What a log chunk's validation counts without rendering
+/// (`RowRanges::visit_lens`, the row offsets readers and the GPU decoder
+/// place rows by) against the rows themselves: every length equal, and no
+/// row called UTF-8 that is not. Walked whole, and cut into ranges started
+/// from `RowRanges::starts` as the reader's tasks are (odd cuts, batches
+/// of one and of many rows).
+fn check_lens(col: &crate::logs::LogColumn, rows: &[Vec<u8>]) {
+    let n = rows.len();
+    let walk = crate::logs::RowRanges::new(col);
+    let utf8 = walk.piece_utf8();
+    for cuts in [vec![0, n], vec![0, n / 3, n / 3 + 1, n]] {
+        if cuts.windows(2).any(|w| w[0] > w[1]) {
+            continue;
+        }
+        let starts = walk.starts(&cuts[..cuts.len() - 1]);
+        for (w, start) in cuts.windows(2).zip(starts) {
+            let batch = if w[0] % 2 == 0 { 1 } else { 1000 };
+            let walked = walk.visit_lens(w[0]..w[1], start, &utf8, batch, |first, lens| {
+                for (j, &(len, is_utf8)) in lens.iter().enumerate() {
+                    let r = first + j;
+                    assert_eq!(len, rows[r].len(), "row {r}: counted length");
+                    assert!(
+                        !is_utf8 || std::str::from_utf8(&rows[r]).is_ok(),
+                        "row {r}: called UTF-8"
+                    );
+                }
+                Ok::<(), ()>(())
+            });
+            assert!(walked.is_ok());
+        }
     }
 }
 
