@@ -143,17 +143,47 @@ fn fill(bits: &mut [u64], rows: usize) {
 }
 
 /// The templates of `b` with rows, bucketed by the first byte of their
-/// first static string (256: those whose first static string is empty).
-fn by_first_byte(b: &LogBlock) -> Vec<Vec<u32>> {
-    let mut buckets = vec![Vec::new(); 257];
-    for (t, tm) in b.templates.iter().enumerate() {
-        if tm.count == 0 {
-            continue;
+/// first static string (bucket 256: those whose first static string is
+/// empty), in template order within a bucket: one counting sort, two
+/// allocations (a search makes it once per body block).
+struct FirstBytes {
+    order: Vec<u32>,
+    /// Bucket `i` is `order[starts[i]..starts[i + 1]]`.
+    starts: [u32; 258],
+}
+
+impl FirstBytes {
+    fn of(b: &LogBlock) -> Self {
+        let first = |tm: &super::decode::Template| {
+            let s = b.static_str(tm.first_static as usize);
+            s.first().map_or(256, |&c| c as usize)
+        };
+        let mut starts = [0u32; 258];
+        for tm in b.templates.iter().filter(|tm| tm.count > 0) {
+            starts[first(tm) + 1] += 1;
         }
-        let s = b.static_str(tm.first_static as usize);
-        buckets[s.first().map_or(256, |&c| c as usize)].push(t as u32);
+        for i in 1..258 {
+            starts[i] += starts[i - 1];
+        }
+        let mut next = starts;
+        let mut order = vec![0u32; starts[257] as usize];
+        for (t, tm) in b
+            .templates
+            .iter()
+            .enumerate()
+            .filter(|(_, tm)| tm.count > 0)
+        {
+            let slot = &mut next[first(tm)];
+            order[*slot as usize] = t as u32;
+            *slot += 1;
+        }
+        FirstBytes { order, starts }
     }
-    buckets
+
+    /// The templates of bucket `i` (`i ≤ 256`).
+    fn get(&self, i: usize) -> &[u32] {
+        &self.order[self.starts[i] as usize..self.starts[i + 1] as usize]
+    }
 }
 
 /// The set bits of `m`.
@@ -475,12 +505,12 @@ impl LogColumn {
                 let mut cuts: Vec<usize> = ends.filter(|&e| e != COMPLETE).collect();
                 cuts.sort_unstable();
                 cuts.dedup();
-                let buckets = by_first_byte(b);
+                let buckets = FirstBytes::of(b);
                 let mut bodies: Vec<Option<Vec<Entry>>> = vec![Some(Vec::new()); b.templates()];
                 for &c in &cuts {
                     let first = lit.get(c).map_or(256, |&x| x as usize);
-                    let any: &[u32] = if first == 256 { &[] } else { &buckets[256] };
-                    for &t in buckets[first].iter().chain(any) {
+                    let any: &[u32] = if first == 256 { &[] } else { buckets.get(256) };
+                    for &t in buckets.get(first).iter().chain(any) {
                         let slot = &mut bodies[t as usize];
                         let Some(es) = slot else { continue };
                         match entries(b, t as usize, lit, c, Mode { prefix, cut: false }) {

@@ -133,6 +133,13 @@ impl<'a> Lay<'a> {
         }
         let s = self.b.static_str(self.first_static + k);
         let (lit, prefix) = (self.lit, self.mode.prefix);
+        // Most tries (a free slot's every end, an integer's every run of
+        // digits) fail on the static string's first byte.
+        if let (Some(c), Some(r)) = (s.first(), lit.get(pos)) {
+            if c != r {
+                return true;
+            }
+        }
         if prefix && lit.len() - pos <= s.len() {
             // The prefix ends in this static string.
             return !s.starts_with(&lit[pos..]) || self.complete(None);
@@ -219,17 +226,41 @@ impl<'a> Lay<'a> {
                 if prefix && !self.complete(Some(Want::FreePrefix(pos..lit.len()))) {
                     return false;
                 }
-                for end in pos..=lit.len() - prefix as usize {
-                    self.wants.push(Want::Free(pos..end));
-                    let ok = self.go(k + 1, end);
-                    self.wants.pop();
-                    if !ok {
-                        return false;
+                let last = lit.len() - prefix as usize;
+                // The value may end only where the next static string can
+                // stand: at its first byte's occurrences (`go` refuses the
+                // other ends at once; one `memchr` pass instead of a try per
+                // byte). An empty one can follow anywhere.
+                let next = self.b.static_str(self.first_static + k + 1);
+                match next.first() {
+                    Some(&c) => {
+                        let hay = &lit[pos..(last + 1).min(lit.len())];
+                        for end in memchr::memchr_iter(c, hay).map(|off| pos + off) {
+                            if !self.free_to(k, pos, end) {
+                                return false;
+                            }
+                        }
+                    }
+                    None => {
+                        for end in pos..=last {
+                            if !self.free_to(k, pos, end) {
+                                return false;
+                            }
+                        }
                     }
                 }
             }
         }
         true
+    }
+
+    /// Free slot `k` holding `lit[pos..end]`, then static string `k + 1`
+    /// onwards from `end`; false past the bounds.
+    fn free_to(&mut self, k: usize, pos: usize, end: usize) -> bool {
+        self.wants.push(Want::Free(pos..end));
+        let ok = self.go(k + 1, end);
+        self.wants.pop();
+        ok
     }
 
     /// A substring starting inside slot `k`'s value (`k < slots`; the

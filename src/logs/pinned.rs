@@ -320,11 +320,31 @@ impl<'b> Columns<'b> {
         let b = self.b;
         let data = &b.bytes[b.data_at..];
         let mut mask = vec![0u64; count];
-        let mut alive: Vec<bool> = Vec::with_capacity(count);
+        // One byte per rank, 1 while alive (`IntCol::keep_if`).
+        let mut alive: Vec<u8> = Vec::with_capacity(count);
         let mut scratch = Vec::new();
         for (i, e) in entries.iter().enumerate() {
             alive.clear();
-            alive.resize(count, true);
+            alive.resize(count, 1);
+            // The blocks' bounds first, for every integer and id the entry
+            // pins exactly: a block any of them rules out is not unpacked
+            // for the others (a date or an hour rules out whole blocks that
+            // the seconds, tried first below, would unpack).
+            for (k, w) in e.slots() {
+                let (Want::Int(v, _) | Want::Dict(v)) = w else {
+                    continue;
+                };
+                let col = match b.slots[self.first_slot + k] {
+                    Slot::Int { values, .. } => values,
+                    Slot::Dict { ids, .. } => ids,
+                    Slot::Free { .. } => continue,
+                };
+                let block = |l: u64, h: u64| (*v < l || *v > h).then_some(false);
+                col.clear_by_bounds(&b.cps, block, &mut alive);
+            }
+            if memchr::memchr(1, &alive).is_none() {
+                continue;
+            }
             // Later slots first (a timestamp's seconds rule out more rows
             // than its day; an id after a date), then dictionary ids;
             // blocks already ruled out are passed over.
@@ -370,7 +390,7 @@ impl<'b> Columns<'b> {
                         let want = parse(kind, &lit[digits.clone()]);
                         let contains = matches!(w, Want::IntContains(_));
                         match want {
-                            None => a.fill(false),
+                            None => a.fill(0),
                             // A run of zeros may stand in the padding.
                             Some(0) if contains => {}
                             Some(d) if contains => {
@@ -406,18 +426,15 @@ impl<'b> Columns<'b> {
                 if col.len as usize != count {
                     // A column shorter than its template's rows (not in a
                     // valid block): its missing values match nothing.
-                    alive
-                        .iter_mut()
-                        .skip(col.len as usize)
-                        .for_each(|a| *a = false);
+                    alive.iter_mut().skip(col.len as usize).for_each(|a| *a = 0);
                 }
                 // No row left: the entry holds for none (most of an
                 // equality's entries, on their first integer).
-                if !alive.contains(&true) {
+                if memchr::memchr(1, &alive).is_none() {
                     break;
                 }
             }
-            if !alive.contains(&true) {
+            if memchr::memchr(1, &alive).is_none() {
                 continue;
             }
             // Free text holding the literal: read off the pool's one search.
@@ -426,7 +443,7 @@ impl<'b> Columns<'b> {
                     (w, b.slots[self.first_slot + k])
                 {
                     for (rank, a) in alive.iter_mut().enumerate() {
-                        *a = *a && self.pool.holds(pool_base as usize + rank);
+                        *a &= self.pool.holds(pool_base as usize + rank) as u8;
                     }
                 }
             }

@@ -227,11 +227,25 @@ impl Pool {
         let s = self.offs.get(&self.cps, d, i) as usize;
         let e = self.offs.get(&self.cps, d, i + 1) as usize;
         let codes = &pool[self.codes_at..];
-        for c in s..e {
+        // Every token moved as its whole 16-byte word into 16 bytes of
+        // slack, advancing by its length (no capacity check or `memcpy`
+        // call per token: most are a few bytes), the slack cut at the end.
+        let base = out.len();
+        let n = e.saturating_sub(s).min(codes.len().saturating_mul(8));
+        out.resize(base + n * MAX_TOKEN_LEN + MAX_TOKEN_LEN, 0);
+        let mut at = base;
+        for c in s..s + n {
             let code = get_packed(codes, self.code_bits, c) as usize;
-            let l = self.lens[code] as usize;
-            out.extend_from_slice(&self.words[code][..l]);
+            if let (Some(word), Some(&l), Some(d)) = (
+                self.words.get(code),
+                self.lens.get(code),
+                out.get_mut(at..at + MAX_TOKEN_LEN),
+            ) {
+                d.copy_from_slice(word);
+                at += l as usize;
+            }
         }
+        out.truncate(at);
     }
 
     /// Every string, concatenated into `buf`, with `ends[i]` = end of string

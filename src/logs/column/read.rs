@@ -120,8 +120,9 @@ impl IntCol {
         range
     }
 
-    /// Clears `alive[i]` for each value `i` of the column that `keep`
-    /// refuses (`alive`: one flag per value, or fewer). `block(lo, hi)`
+    /// Clears `alive[i]` (1: alive, 0: not) for each value `i` of the
+    /// column that `keep` refuses (`alive`: one flag per value, or fewer;
+    /// bytes, so that a block's "any alive" is one `memchr`). `block(lo, hi)`
     /// settles a whole block from its bounds ([`block_bounds`]) when it
     /// can: `Some(false)` clears it and `Some(true)` keeps it, unread;
     /// `None` unpacks it and asks `keep` of each value. A block with no
@@ -132,7 +133,7 @@ impl IntCol {
         data: &[u8],
         block: impl Fn(u64, u64) -> Option<bool>,
         keep: impl Fn(u64) -> bool,
-        alive: &mut [bool],
+        alive: &mut [u8],
         scratch: &mut Vec<u64>,
     ) {
         for (k, (_, cp, n)) in self.blocks(cps).enumerate() {
@@ -141,12 +142,12 @@ impl IntCol {
             };
             let len = n.min(a.len());
             let a = &mut a[..len];
-            if !a.contains(&true) {
+            if memchr::memchr(1, a).is_none() {
                 continue;
             }
             match block_bounds(cp, n).and_then(|(l, h)| block(l, h)) {
                 Some(false) => {
-                    a.fill(false);
+                    a.fill(0);
                     continue;
                 }
                 Some(true) => continue,
@@ -155,7 +156,29 @@ impl IntCol {
             scratch.clear();
             decode_one(cp, data, n, scratch);
             for (f, &v) in a.iter_mut().zip(scratch.iter()) {
-                *f &= keep(v);
+                *f &= keep(v) as u8;
+            }
+        }
+    }
+
+    /// [`Self::keep_if`] with the blocks' bounds alone: a block that
+    /// `block(lo, hi)` settles as `Some(false)` is cleared, every other is
+    /// left as it is, unread (a first pass over several columns, so that
+    /// the blocks any of them rules out are not unpacked for the others).
+    pub(crate) fn clear_by_bounds(
+        &self,
+        cps: &[Checkpoint],
+        block: impl Fn(u64, u64) -> Option<bool>,
+        alive: &mut [u8],
+    ) {
+        for (k, (_, cp, n)) in self.blocks(cps).enumerate() {
+            let Some(a) = alive.get_mut(k * BLOCK..) else {
+                break;
+            };
+            let len = n.min(a.len());
+            let a = &mut a[..len];
+            if block_bounds(cp, n).and_then(|(l, h)| block(l, h)) == Some(false) {
+                a.fill(0);
             }
         }
     }
