@@ -223,7 +223,7 @@ fn decide(
     if let Some(Side::Entries(he, hm, hc)) = hs.get_mut(ht) {
         let m = hm.get(hk).copied().unwrap_or(0);
         let done = |i: usize| he[i].end == COMPLETE;
-        if ones(m).any(|i| done(i) && hc.exact(hk, &he[i], lit)) {
+        if ones(m).any(|i| done(i) && hc.holds(hk, i, &he[i], lit)) {
             bits[r / 64] |= 1 << (r % 64);
             return;
         }
@@ -241,7 +241,8 @@ fn decide(
         (Side::Entries(he, hm, hc), Side::Entries(be, bm, bc)) => {
             let hm = hm.get(hk).copied().unwrap_or(0);
             let bm = bm.get(bk).copied().unwrap_or(0);
-            let exact = |i: usize, j: usize| hc.exact(hk, &he[i], lit) && bc.exact(bk, &be[j], lit);
+            let exact =
+                |i: usize, j: usize| hc.holds(hk, i, &he[i], lit) && bc.holds(bk, j, &be[j], lit);
             if meets(he, hm, be, bm, exact) {
                 bits[r / 64] |= 1 << (r % 64);
             }
@@ -383,7 +384,7 @@ fn single(
                 continue;
             };
             for (k, &m) in mask.iter().enumerate() {
-                if m != 0 && ones(m).any(|i| cols.exact(k, &es[i], lit)) {
+                if m != 0 && ones(m).any(|i| cols.holds(k, i, &es[i], lit)) {
                     if let Some(r) = b.row_of(t, k) {
                         bits[r / 64] |= 1 << (r % 64);
                     }
@@ -401,7 +402,7 @@ fn single(
         Side::Render => render(r, bits),
         Side::Entries(es, mask, cols) => {
             let m = mask.get(k).copied().unwrap_or(0);
-            if ones(m).any(|i| cols.exact(k, &es[i], lit)) {
+            if ones(m).any(|i| cols.holds(k, i, &es[i], lit)) {
                 bits[r / 64] |= 1 << (r % 64);
             }
         }

@@ -39,6 +39,16 @@ pub(super) enum Want {
     FreeContains(Range<usize>),
 }
 
+/// Whether `cheap`'s bulk comparison settles `w` for a row, so that
+/// [`Columns::exact`] holds wherever it passes (the cases `exact` answers
+/// `true` without reading the row).
+fn settled_in_bulk(w: &Want) -> bool {
+    matches!(
+        w,
+        Want::IntPrefix(_, true) | Want::Dict(_) | Want::DictIn(_) | Want::FreeContains(_)
+    )
+}
+
 /// Whether an entry pins no slot: every row of its template holds it.
 pub(super) fn pins_nothing(e: &Entry) -> bool {
     e.wants.is_empty()
@@ -248,6 +258,10 @@ pub(super) struct Columns<'b> {
     free: Vec<Option<Vec<(u32, u32)>>>,
     text: Vec<u8>,
     buf: Vec<u8>,
+    /// Bit `i`: entry `i` of the last [`Self::cheap`] is settled by it
+    /// alone (every slot it pins is decided on the values in bulk), so
+    /// [`Self::holds`] reads nothing per row for it.
+    sure: u64,
 }
 
 impl<'b> Columns<'b> {
@@ -261,6 +275,7 @@ impl<'b> Columns<'b> {
             free: vec![None; tm.slots as usize],
             text: Vec::new(),
             buf: Vec::new(),
+            sure: 0,
         }
     }
 
@@ -323,7 +338,11 @@ impl<'b> Columns<'b> {
         // One byte per rank, 1 while alive (`IntCol::keep_if`).
         let mut alive: Vec<u8> = Vec::with_capacity(count);
         let mut scratch = Vec::new();
+        self.sure = 0;
         for (i, e) in entries.iter().enumerate() {
+            if e.wants.iter().all(settled_in_bulk) {
+                self.sure |= 1 << i;
+            }
             alive.clear();
             alive.resize(count, 1);
             // The blocks' bounds first, for every integer and id the entry
@@ -452,6 +471,14 @@ impl<'b> Columns<'b> {
             }
         }
         mask
+    }
+
+    /// Whether entry `i` of the last [`Self::cheap`] (`e`), whose cheap
+    /// mask holds at `rank`, lays the row exactly ([`Self::exact`], unless
+    /// the mask settled it).
+    #[inline]
+    pub(super) fn holds(&mut self, rank: usize, i: usize, e: &Entry, lit: &[u8]) -> bool {
+        self.sure >> i & 1 == 1 || self.exact(rank, e, lit)
     }
 
     /// Whether entry `e`, whose integers and ids hold at `rank`, lays the
