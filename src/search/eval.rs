@@ -367,8 +367,14 @@ impl<'a> Search<'a> {
                     rows * hits / n.max(1)
                 };
                 let table = view.dictionary().table();
-                (compared >= FIRST_CODES_ROWS * table.lens().len())
-                    .then(|| l.first_codes(table.words(), table.lens()))
+                (compared >= FIRST_CODES_ROWS * table.lens().len()).then(|| {
+                    let first = l.first_codes(table.words(), table.lens());
+                    // An equality's rows whose first token agrees are
+                    // then checked on their last one (rows sharing a
+                    // leading token: `Customer#0…`, a path, a date).
+                    let last = (!l.prefix).then(|| l.last_codes(table.words(), table.lens()));
+                    (first, last)
+                })
             }
             _ => None,
         };
@@ -383,7 +389,8 @@ impl<'a> Search<'a> {
                     forced: self.strategy == Strategy::Sparse,
                     cb,
                     bb,
-                    first: first.as_deref(),
+                    first: first.as_ref().map(|f| &f.0[..]),
+                    last: first.as_ref().and_then(|f| f.1.as_deref()),
                     validity,
                     lo,
                     hi,
@@ -416,6 +423,9 @@ struct Block<'b, 'v> {
     /// [`Path::Literal`]: per code, what it says as a row's first code
     /// (`Literal::first_codes`).
     first: Option<&'b [u8]>,
+    /// With `first`, for an equality: per code, whether a row equal to the
+    /// literal can end with it (`Literal::last_codes`).
+    last: Option<&'b [bool]>,
     validity: Option<&'b [u8]>,
     lo: usize,
     hi: usize,
@@ -613,9 +623,15 @@ impl Block<'_, '_> {
                             } else {
                                 None
                             };
+                            let last_ok = |b: usize| {
+                                self.last.map_or(true, |last| {
+                                    last.get(codes.get(b - 1) as usize).copied().unwrap_or(true)
+                                })
+                            };
                             let hit = match says {
                                 Some(FIRST_NO) => false,
                                 Some(FIRST_YES) => true,
+                                _ if a < b && !last_ok(b) => false,
                                 _ => l.matches(tw, tl, (a..b).map(|i| codes.get(i))),
                             };
                             if hit {

@@ -150,10 +150,46 @@ impl Literal {
     }
 }
 
+impl Literal {
+    /// Per code of a dictionary (`words`, `lens`), whether a row equal to
+    /// the literal can end with its token: the token's bytes are the
+    /// literal's last ones (an equality only; a row's bytes are its tokens'
+    /// whatever the codes, so a row whose last token is not can be passed
+    /// over on any tokenization).
+    pub(crate) fn last_codes(&self, words: &[[u8; MAX_TOKEN_LEN]], lens: &[u8]) -> Vec<bool> {
+        let lit = &self.padded[..self.n];
+        words
+            .iter()
+            .zip(lens)
+            .map(|(w, &len)| {
+                let len = len as usize;
+                len <= self.n && len <= MAX_TOKEN_LEN && lit[self.n - len..] == w[..len]
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Literal;
     use crate::dict::TokenTable;
+
+    /// A token is kept as a last code exactly when the literal ends with it.
+    #[test]
+    fn last_codes_are_the_literals_endings() {
+        let mut t = TokenTable::single_bytes();
+        let tokens: [&[u8]; 5] = [b"ab", b"bc", b"abc", b"xabc", b"abcdefghijklmnop"];
+        for tok in tokens {
+            t.push(tok);
+        }
+        for lit in [&b"abc"[..], b"xabc", b"c", b"", b"zabcdefghijklmnop"] {
+            let last = Literal::new(lit, false).last_codes(t.words(), t.lens());
+            for (c, &kept) in last.iter().enumerate() {
+                let tok = t.token(c);
+                assert_eq!(kept, lit.ends_with(tok), "{lit:?} {tok:?}");
+            }
+        }
+    }
 
     #[test]
     fn any_spelling() {
@@ -197,6 +233,12 @@ mod tests {
                                 _ => {}
                             }
                         }
+                    }
+                    // An equal row's last code is one the last-code table
+                    // keeps.
+                    if let (false, Some(&c)) = (prefix, row.last()) {
+                        let last = l.last_codes(t.words(), t.lens())[c as usize];
+                        assert!(last || !want, "{bytes:?} {lit:?}");
                     }
                 }
             }
