@@ -354,7 +354,15 @@ pub(super) fn entries(
 ) -> Option<Vec<Entry>> {
     // A template without rows (the escape template of a block that escaped
     // none) matches none: laid over nothing.
-    if b.templates[t].count == 0 {
+    let tm = b.templates[t];
+    if tm.count == 0 {
+        return Some(Vec::new());
+    }
+    // A whole row (no prefix, no cut after it) ends with the template's
+    // last static string: templates whose last one the literal does not end
+    // with are refused before the walk tries every way through their slots.
+    let last = b.static_str((tm.first_static + tm.slots) as usize);
+    if !mode.prefix && !mode.cut && !lit[start.min(lit.len())..].ends_with(last) {
         return Some(Vec::new());
     }
     let mut lay = Lay::new(b, t, lit, mode, &[]);
