@@ -303,6 +303,16 @@ impl<'b> Columns<'b> {
         }
     }
 
+    /// Whether free slot `k`'s value at `rank` is at hand decoded (the
+    /// whole pool, or this value by [`Self::free_value`]).
+    fn decoded(&self, k: usize, rank: usize, pool_base: u32) -> bool {
+        self.pool.get(pool_base as usize + rank).is_some()
+            || self.free[k]
+                .as_ref()
+                .and_then(|spans| spans.get(rank))
+                .is_some_and(|s| s.0 != u32::MAX)
+    }
+
     /// Free slot `k`'s value at `rank` (decoded once; `pool_base`: the
     /// slot's first string in the pool).
     fn free_value(&mut self, k: usize, rank: usize, pool_base: u32) -> &[u8] {
@@ -522,6 +532,19 @@ impl<'b> Columns<'b> {
             | Want::FreeSuffix(bytes)
             | Want::FreeContains(bytes) => {
                 match self.b.slots[self.first_slot + k] {
+                    // A value equal to or starting with bytes of the
+                    // literal, not yet decoded: compared in the pool, token
+                    // by token (most differ in their first).
+                    Slot::Free { pool_base }
+                        if matches!(w, Want::Free(_) | Want::FreePrefix(_))
+                            && !self.decoded(k, rank, pool_base) =>
+                    {
+                        let b = self.b;
+                        let i = pool_base as usize + rank;
+                        let whole = matches!(w, Want::Free(_));
+                        b.pool
+                            .compare(&b.bytes[b.pool_at..], i, &lit[bytes.clone()], whole)
+                    }
                     Slot::Free { pool_base } => {
                         let v = self.free_value(k, rank, pool_base);
                         let want = &lit[bytes.clone()];

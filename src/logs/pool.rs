@@ -248,6 +248,39 @@ impl Pool {
         out.truncate(at);
     }
 
+    /// Whether string `i` (`i < len`) equals `want` (`whole`) or starts
+    /// with it, compared token by token without decoding it: most strings
+    /// differ in their first token. `pool` as for [`Self::get`].
+    pub(crate) fn compare(&self, pool: &[u8], i: usize, want: &[u8], whole: bool) -> bool {
+        let d = &pool[self.offs_at..];
+        let s = self.offs.get(&self.cps, d, i) as usize;
+        let e = self.offs.get(&self.cps, d, i + 1) as usize;
+        let codes = &pool[self.codes_at..];
+        let mut pos = 0;
+        for c in s..e {
+            let rem = want.len() - pos;
+            if rem == 0 {
+                // Bytes left after `want`.
+                return !whole;
+            }
+            let code = get_packed(codes, self.code_bits, c) as usize;
+            let (Some(word), Some(&l)) = (self.words.get(code), self.lens.get(code)) else {
+                return false;
+            };
+            let l = (l as usize).min(MAX_TOKEN_LEN);
+            let k = l.min(rem);
+            if word[..k] != want[pos..pos + k] {
+                return false;
+            }
+            if l > rem {
+                // The token runs past `want`'s end.
+                return !whole;
+            }
+            pos += l;
+        }
+        pos == want.len()
+    }
+
     /// Every string, concatenated into `buf`, with `ends[i]` = end of string
     /// `i`; `buf` keeps room for `spare` more bytes after them.
     pub(crate) fn decode_all(

@@ -374,3 +374,55 @@ fn long_substrings_are_left_to_the_caller() {
     assert!(col.rows_holding(b"conn 7", &mut bits).is_some());
     assert!(bits.iter().any(|&w| w != 0));
 }
+
+/// Free text that runs on past the literal at a token's end: rows that
+/// are other rows with letters added (values too many and too varied for
+/// a dictionary: free text of the pool, whose tokens often end where the
+/// shorter row does), every fifth row as an equality and as a prefix
+/// (fails when `Pool::compare` takes a longer value as equal).
+#[test]
+fn free_text_longer_than_the_literal_is_not_equal() {
+    // Letters from a small alphabet in a pseudo-random order: values too
+    // many and too varied for a dictionary, tokens the pool learns.
+    let mut x = 12345u64;
+    let mut letter = || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        b"abcdeabcab"[(x >> 33) as usize % 10]
+    };
+    let mut owned: Vec<Vec<u8>> = Vec::new();
+    for i in 0..300usize {
+        let base: Vec<u8> = (0..20 + i % 13).map(|_| letter()).collect();
+        let more: Vec<u8> = (0..1 + i % 4).map(|_| letter()).collect();
+        owned.push([base.as_slice(), &more].concat());
+        owned.push(base);
+    }
+    let rows: Vec<&[u8]> = owned.iter().map(|r| r.as_slice()).collect();
+    let col = open(&rows, None);
+    let mut decided = 0;
+    for lit in owned.iter().step_by(5) {
+        for prefix in [false, true] {
+            let mut bits = vec![0u64; rows.len().div_ceil(64)];
+            if col.rows_laid(lit, prefix, &mut bits).is_none() {
+                continue;
+            }
+            decided += 1;
+            for (r, row) in rows.iter().enumerate() {
+                let want = if prefix {
+                    row.starts_with(lit)
+                } else {
+                    *row == &lit[..]
+                };
+                assert_eq!(
+                    bits[r / 64] >> (r % 64) & 1 == 1,
+                    want,
+                    "row {:?} against {:?} (prefix: {prefix})",
+                    String::from_utf8_lossy(row),
+                    String::from_utf8_lossy(lit)
+                );
+            }
+        }
+    }
+    assert!(decided > 100, "{decided}");
+}
