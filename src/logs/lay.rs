@@ -50,6 +50,14 @@ fn is_digit(kind: Kind, c: u8) -> bool {
     }
 }
 
+/// Whether static string `s` cannot stand at the start of `rest` because
+/// their first bytes differ (both non-empty): the cheap test most tries
+/// fail on, before any compare.
+#[inline]
+fn first_byte_differs(s: &[u8], rest: &[u8]) -> bool {
+    matches!((s.first(), rest.first()), (Some(c), Some(r)) if c != r)
+}
+
 /// The literal's ways over one template, found by a depth-first walk.
 struct Lay<'a> {
     b: &'a LogBlock,
@@ -111,10 +119,7 @@ impl<'a> Lay<'a> {
     fn fits(&self, k: usize, pos: usize) -> bool {
         let s = self.b.static_str(self.first_static + k);
         let rest = &self.lit[pos..];
-        // Most fail on their first byte.
-        if s.first()
-            .is_some_and(|c| rest.first().is_some_and(|r| r != c))
-        {
+        if first_byte_differs(s, rest) {
             return false;
         }
         if self.mode.prefix && rest.len() <= s.len() {
@@ -135,10 +140,8 @@ impl<'a> Lay<'a> {
         let (lit, prefix) = (self.lit, self.mode.prefix);
         // Most tries (a free slot's every end, an integer's every run of
         // digits) fail on the static string's first byte.
-        if let (Some(c), Some(r)) = (s.first(), lit.get(pos)) {
-            if c != r {
-                return true;
-            }
+        if first_byte_differs(s, &lit[pos..]) {
+            return true;
         }
         if prefix && lit.len() - pos <= s.len() {
             // The prefix ends in this static string.

@@ -368,8 +368,9 @@ impl<'b> Columns<'b> {
                     Slot::Dict { ids, .. } => ids,
                     Slot::Free { .. } => continue,
                 };
-                let block = |l: u64, h: u64| (*v < l || *v > h).then_some(false);
-                col.clear_by_bounds(&b.cps, block, &mut alive);
+                // Bounds alone: a block they do not rule out is kept unread.
+                let block = |l: u64, h: u64| Some(!(*v < l || *v > h));
+                col.keep_if(&b.cps, data, block, |_| true, &mut alive, &mut scratch);
             }
             if memchr::memchr(1, &alive).is_none() {
                 continue;

@@ -211,11 +211,20 @@ impl Pool {
         self.strings
     }
 
+    /// Where string `i`'s codes start and end (`i < len`); `pool` as
+    /// [`Pool::get`]'s.
+    #[inline]
+    fn code_bounds(&self, pool: &[u8], i: usize) -> (u64, u64) {
+        let d = &pool[self.offs_at..];
+        (
+            self.offs.get(&self.cps, d, i),
+            self.offs.get(&self.cps, d, i + 1),
+        )
+    }
+
     /// Codes of string `i` (`i < len`); `pool` as [`Pool::get`]'s.
     pub(crate) fn codes(&self, pool: &[u8], i: usize) -> u64 {
-        let d = &pool[self.offs_at..];
-        let s = self.offs.get(&self.cps, d, i);
-        let e = self.offs.get(&self.cps, d, i + 1);
+        let (s, e) = self.code_bounds(pool, i);
         e.wrapping_sub(s)
     }
 
@@ -223,9 +232,8 @@ impl Pool {
     /// followed by at least 16 bytes (the block padding).
     #[inline]
     pub(crate) fn get(&self, pool: &[u8], i: usize, out: &mut Vec<u8>) {
-        let d = &pool[self.offs_at..];
-        let s = self.offs.get(&self.cps, d, i) as usize;
-        let e = self.offs.get(&self.cps, d, i + 1) as usize;
+        let (s, e) = self.code_bounds(pool, i);
+        let (s, e) = (s as usize, e as usize);
         let codes = &pool[self.codes_at..];
         // Every token moved as its whole 16-byte word into 16 bytes of
         // slack, advancing by its length (no capacity check or `memcpy`
@@ -252,9 +260,8 @@ impl Pool {
     /// with it, compared token by token without decoding it: most strings
     /// differ in their first token. `pool` as for [`Self::get`].
     pub(crate) fn compare(&self, pool: &[u8], i: usize, want: &[u8], whole: bool) -> bool {
-        let d = &pool[self.offs_at..];
-        let s = self.offs.get(&self.cps, d, i) as usize;
-        let e = self.offs.get(&self.cps, d, i + 1) as usize;
+        let (s, e) = self.code_bounds(pool, i);
+        let (s, e) = (s as usize, e as usize);
         let codes = &pool[self.codes_at..];
         let mut pos = 0;
         for c in s..e {

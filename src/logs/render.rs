@@ -93,6 +93,25 @@ struct Op {
 }
 
 impl Op {
+    /// A number op's digit count at `rank`: its fixed width, or the value
+    /// of its per-row width column (capped at `MAX_DIGITS`). What `render`
+    /// pads to and `len_of` counts.
+    #[inline(always)]
+    fn width_at(&self, ints: &impl Ints, rank: usize) -> usize {
+        if self.per_row {
+            ints.int(self.aux, rank).min(MAX_DIGITS as u64) as usize
+        } else {
+            self.width as usize
+        }
+    }
+
+    /// A `DICT` op's index at `rank` in `Program::spieces` (out of range
+    /// for an id the column limits to `u32::MAX`: the empty string).
+    #[inline(always)]
+    fn dict_index(&self, ints: &impl Ints, rank: usize) -> usize {
+        (self.aux as usize).wrapping_add(ints.int(self.col, rank) as usize)
+    }
+
     /// The integer columns the op reads: its values (or a dictionary
     /// slot's ids), then a per-row width's column.
     fn int_cols(&self) -> [Option<u32>; 2] {
@@ -483,11 +502,7 @@ impl<'b> Program<'b> {
                     END => {}
                     DEC | HEX_LOWER | HEX_UPPER => {
                         let v = ints.int(op.col, rank);
-                        let width = if op.per_row {
-                            ints.int(op.aux, rank).min(MAX_DIGITS as u64) as usize
-                        } else {
-                            op.width as usize
-                        };
+                        let width = op.width_at(ints, rank);
                         dst = dst.add(match op.kind {
                             DEC => put_dec(dst, v, width),
                             HEX_LOWER => put_hex(dst, v, width, false),
@@ -495,12 +510,8 @@ impl<'b> Program<'b> {
                         });
                     }
                     DICT => {
-                        let id = ints.int(op.col, rank) as usize;
-                        let p = self
-                            .spieces
-                            .get((op.aux as usize).wrapping_add(id))
-                            .copied()
-                            .unwrap_or_default();
+                        let i = op.dict_index(ints, rank);
+                        let p = self.spieces.get(i).copied().unwrap_or_default();
                         dst = put(src, p.at, p.len, dst);
                     }
                     _ => {

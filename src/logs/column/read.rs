@@ -161,28 +161,6 @@ impl IntCol {
         }
     }
 
-    /// [`Self::keep_if`] with the blocks' bounds alone: a block that
-    /// `block(lo, hi)` settles as `Some(false)` is cleared, every other is
-    /// left as it is, unread (a first pass over several columns, so that
-    /// the blocks any of them rules out are not unpacked for the others).
-    pub(crate) fn clear_by_bounds(
-        &self,
-        cps: &[Checkpoint],
-        block: impl Fn(u64, u64) -> Option<bool>,
-        alive: &mut [u8],
-    ) {
-        for (k, (_, cp, n)) in self.blocks(cps).enumerate() {
-            let Some(a) = alive.get_mut(k * BLOCK..) else {
-                break;
-            };
-            let len = n.min(a.len());
-            let a = &mut a[..len];
-            if block_bounds(cp, n).and_then(|(l, h)| block(l, h)) == Some(false) {
-                a.fill(0);
-            }
-        }
-    }
-
     /// Bytes of the column's residuals in the column data.
     pub(crate) fn data_bytes(&self, cps: &[Checkpoint]) -> u64 {
         self.blocks(cps)

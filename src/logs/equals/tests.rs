@@ -92,6 +92,36 @@ fn literals(rows: &[Vec<u8>]) -> Vec<Vec<u8>> {
     lits
 }
 
+/// Asserts that the rows `rows_laid` finds for `lit` (equal to it, or
+/// starting with it) are those of `rows` that do; false (nothing checked)
+/// when it leaves the literal to the caller.
+fn laid_rows_are_the_rendered_ones(
+    col: &LogColumn,
+    rows: &[&[u8]],
+    lit: &[u8],
+    prefix: bool,
+) -> bool {
+    let mut bits = vec![0u64; rows.len().div_ceil(64)];
+    if col.rows_laid(lit, prefix, &mut bits).is_none() {
+        return false;
+    }
+    for (r, row) in rows.iter().enumerate() {
+        let want = if prefix {
+            row.starts_with(lit)
+        } else {
+            *row == lit
+        };
+        assert_eq!(
+            bits[r / 64] >> (r % 64) & 1 == 1,
+            want,
+            "row {r} {:?} against {:?} (prefix: {prefix})",
+            String::from_utf8_lossy(row),
+            String::from_utf8_lossy(lit)
+        );
+    }
+    true
+}
+
 /// Every literal's rows equal a comparison of every rendered row, on a
 /// single block and on a header/body split, whether each template is
 /// decided on its slots or rendered.
@@ -116,24 +146,8 @@ fn equal_rows_are_those_that_render_the_literal() {
         let mut decided = [0, 0];
         for lit in literals(&owned) {
             for prefix in [false, true] {
-                let mut bits = vec![0u64; rows.len().div_ceil(64)];
-                if col.rows_laid(&lit, prefix, &mut bits).is_none() {
-                    continue;
-                }
-                decided[prefix as usize] += 1;
-                for (r, row) in rows.iter().enumerate() {
-                    let want = if prefix {
-                        row.starts_with(&lit)
-                    } else {
-                        *row == &lit[..]
-                    };
-                    assert_eq!(
-                        bits[r / 64] >> (r % 64) & 1 == 1,
-                        want,
-                        "row {r} {:?} against {:?} (prefix: {prefix})",
-                        String::from_utf8_lossy(row),
-                        String::from_utf8_lossy(&lit)
-                    );
+                if laid_rows_are_the_rendered_ones(&col, &rows, &lit, prefix) {
+                    decided[prefix as usize] += 1;
                 }
             }
         }
@@ -403,24 +417,8 @@ fn free_text_longer_than_the_literal_is_not_equal() {
     let mut decided = 0;
     for lit in owned.iter().step_by(5) {
         for prefix in [false, true] {
-            let mut bits = vec![0u64; rows.len().div_ceil(64)];
-            if col.rows_laid(lit, prefix, &mut bits).is_none() {
-                continue;
-            }
-            decided += 1;
-            for (r, row) in rows.iter().enumerate() {
-                let want = if prefix {
-                    row.starts_with(lit)
-                } else {
-                    *row == &lit[..]
-                };
-                assert_eq!(
-                    bits[r / 64] >> (r % 64) & 1 == 1,
-                    want,
-                    "row {:?} against {:?} (prefix: {prefix})",
-                    String::from_utf8_lossy(row),
-                    String::from_utf8_lossy(lit)
-                );
+            if laid_rows_are_the_rendered_ones(&col, &rows, lit, prefix) {
+                decided += 1;
             }
         }
     }

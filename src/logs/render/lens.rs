@@ -89,11 +89,7 @@ impl Program<'_> {
                 END => {}
                 DEC | HEX_LOWER | HEX_UPPER => {
                     let v = ints.int(op.col, rank);
-                    let width = if op.per_row {
-                        ints.int(op.aux, rank).min(MAX_DIGITS as u64) as usize
-                    } else {
-                        op.width as usize
-                    };
+                    let width = op.width_at(ints, rank);
                     let n = if op.kind == DEC {
                         dec_digits(v)
                     } else {
@@ -103,7 +99,7 @@ impl Program<'_> {
                     len += width.clamp(n, MAX_DIGITS);
                 }
                 DICT => {
-                    let i = (op.aux as usize).wrapping_add(ints.int(op.col, rank) as usize);
+                    let i = op.dict_index(ints, rank);
                     len += self.spieces.get(i).copied().unwrap_or_default().len as usize;
                     utf8 &= u.spieces.get(i).copied().unwrap_or(true);
                 }
