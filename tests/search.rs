@@ -316,6 +316,72 @@ fn plain_substrings_on_large_chunks() {
     }
 }
 
+/// Rows shorter and longer than the decode path's piece (64 KiB, decoded
+/// and matched at a time): every row is matched whole, wherever the pieces
+/// end, a row longer than a piece included. Literals past 16 KiB (too long
+/// for an automaton) on every chunk kind: coded, log templates, value
+/// dictionaries (each row three times).
+#[test]
+fn rows_around_and_past_the_decode_piece() {
+    let sizes = [
+        10usize,
+        30_000,
+        65_535,
+        65_536,
+        65_537,
+        140_000,
+        5,
+        64 * 1024 - 9,
+    ];
+    let owned: Vec<Vec<u8>> = (0..24)
+        .map(|i| {
+            let n = sizes[i % sizes.len()];
+            let mut r: Vec<u8> = (0..n)
+                .map(|k| b"abcdefghij klmnop"[(k * 7 + i) % 17])
+                .collect();
+            // A marker at the row's start, middle or end (its index in it).
+            let m = format!("<{i}>");
+            let at = [0, n / 2, n.saturating_sub(m.len())][i % 3];
+            r.splice(at..(at + m.len()).min(n), m.bytes());
+            r
+        })
+        .collect();
+    let rows: Vec<Option<&[u8]>> = owned.iter().map(|r| Some(&r[..])).collect();
+    let mut preds = vec![
+        Predicate::contains("<7>"),
+        Predicate::contains("<23>"),
+        Predicate::contains("<5>").not(),
+        Predicate::contains("j klm"),
+        Predicate::contains("qq"),
+        Predicate::like(b"%<1_>%".to_vec()),
+    ];
+    for i in [0usize, 5, 12, 21] {
+        preds.push(Predicate::equals(owned[i].clone()));
+        preds.push(Predicate::prefix(
+            owned[i][..40.min(owned[i].len())].to_vec(),
+        ));
+    }
+    preds.push(Predicate::contains(owned[5][100..30_000].to_vec()));
+    preds.push(Predicate::suffix(owned[13][20_000..].to_vec()));
+    preds.push(Predicate::equals(owned[5].clone()).not());
+    for codec in [Codec::OnPair12, Codec::Fsst12, Codec::OnPair16] {
+        let opts = WriterOptions::default().with_codec(codec);
+        let file = write_to_vec(rows.iter().copied(), opts).unwrap();
+        check(&file, &rows, &preds, &format!("long rows {codec:?}"));
+    }
+    let opts = WriterOptions::default().with_log_templates(LogTemplates::Always);
+    let file = write_to_vec(rows.iter().copied(), opts).unwrap();
+    check(&file, &rows, &preds, "long rows, log templates");
+    let thrice: Vec<Option<&[u8]>> = rows.iter().cycle().take(3 * rows.len()).copied().collect();
+    let file = write_to_vec(thrice.iter().copied(), WriterOptions::default()).unwrap();
+    let r = Reader::from_bytes(file.clone()).unwrap();
+    assert!(
+        r.footer().chunks.iter().all(|c| c.values > 0),
+        "value dictionaries"
+    );
+    check(&file, &thrice, &preds, "long rows, value dictionaries");
+}
+
 #[test]
 fn value_dictionary_chunks_and_nulls() {
     let vals = ["GET /a", "GET /b", "POST /a", "", "x%y", "x_y", "é"];

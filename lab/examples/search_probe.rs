@@ -137,6 +137,50 @@ fn main() {
             best[k] = best[k].min(secs);
         }
     }
+    // The bench's peer: the whole column decoded by `read_all`, then one
+    // `memmem` pass over the values mapped to rows (contains only);
+    // `FASTPAIR_PROBE_ONLY=4` times it alone.
+    let only_mm = std::env::var("FASTPAIR_PROBE_ONLY").ok();
+    if only_mm
+        .as_deref()
+        .map_or(std::env::var_os("FASTPAIR_PROBE_AUTO").is_none(), |o| {
+            o == "4"
+        })
+    {
+        let lit = a[1].as_bytes();
+        let finder = memchr::memmem::Finder::new(lit);
+        let mut best_mm = f64::MAX;
+        let mut hits = 0usize;
+        for _ in 0..reps {
+            let (h, secs) = one.install(|| {
+                let t = thread_cpu();
+                let col = r.read_all().unwrap();
+                let (v, o) = (&col.values, &col.offsets);
+                let n = o.len() - 1;
+                let (mut at, mut row, mut h) = (0usize, 0usize, 0usize);
+                while let Some(p) = finder.find(&v[at..]) {
+                    let pos = at + p;
+                    while o[row + 1] as usize <= pos {
+                        row += 1;
+                    }
+                    if pos + lit.len() <= o[row + 1] as usize {
+                        h += 1;
+                        at = o[row + 1] as usize;
+                        row += 1;
+                        if row >= n {
+                            break;
+                        }
+                    } else {
+                        at = pos + 1;
+                    }
+                }
+                (h, thread_cpu() - t)
+            });
+            hits = h;
+            best_mm = best_mm.min(secs);
+        }
+        println!("decode+memmem: {hits} rows, min {:.3} ms", best_mm * 1e3);
+    }
     for k in 0..strategies.len() {
         println!(
             "{:?}: {} rows, min {:.3} ms",

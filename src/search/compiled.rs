@@ -58,6 +58,10 @@ pub(crate) enum Simple {
 pub struct Compiled {
     pub(crate) test: Test,
     pub(crate) negated: bool,
+    /// Whether the pattern has automata ([`Self::dfas`]); when not (a
+    /// literal past [`MAX_STATES`] bytes), every path that walks automata
+    /// gives way to one that compares the rows' bytes.
+    pub(crate) automata: bool,
     /// Rows shorter than this never match (before negation).
     pub(crate) min_len: usize,
     /// Rows longer than this never match (before negation).
@@ -154,6 +158,7 @@ impl Compiled {
                 return Ok(Self {
                     test,
                     negated: p.negated,
+                    automata: false,
                     min_len,
                     max_len,
                     anchor: None,
@@ -177,6 +182,7 @@ impl Compiled {
                     return Ok(Self {
                         test: Test::Never,
                         negated: p.negated,
+                        automata: false,
                         min_len: 0,
                         max_len: usize::MAX,
                         anchor: None,
@@ -234,7 +240,11 @@ impl Compiled {
         let longest = conj.iter().flatten().map(Vec::len).max().unwrap_or(0);
         let dfas = OnceLock::new();
         let direct = literal && longest + 3 <= MAX_STATES;
-        if !direct {
+        // A literal too long for a direct automaton (its table would take
+        // 1 KiB a byte) is matched on rows' bytes only: an equality, prefix
+        // or suffix by one comparison, a substring by `memmem`.
+        let automata = direct || !(simple.is_some() || finders.is_some());
+        if automata && !direct {
             let built = conj
                 .iter()
                 .map(|alts| Dfa::new(alts, f))
@@ -257,6 +267,7 @@ impl Compiled {
                 direct,
             },
             negated: p.negated,
+            automata,
             min_len,
             max_len,
             anchor,
@@ -349,7 +360,8 @@ impl Compiled {
         matches!(self.test, Test::Automata { direct: true, .. })
     }
 
-    /// The automata (built on first use for literals).
+    /// The automata (built on first use for literals). Only called when
+    /// [`Self::automata`] holds.
     pub(crate) fn dfas(&self) -> &[Dfa] {
         match &self.test {
             Test::Automata {

@@ -28,8 +28,13 @@
 //! prefix built as a chain, substring and suffix as a KMP automaton, the
 //! rest by subset construction), plus `memmem` finders when the pattern is
 //! one plain case-sensitive substring, plus the shortest and longest row
-//! that can match. Then per chunk, by what measured fastest
-//! (bench/SEARCH.md):
+//! that can match. An automaton has at most 16,384 states (a state a byte
+//! of a literal, 1 KiB each): a case-sensitive equality, prefix, suffix or
+//! substring longer than that has none and is matched on its rows' bytes
+//! on every chunk kind; any other pattern that needs more states (a
+//! case-insensitive substring of more than 16,381 bytes, a LIKE of as many
+//! literal bytes) is an [`crate::Error::InvalidArgument`]. Then per chunk,
+//! by what measured fastest (bench/SEARCH.md):
 //!
 //! * **value-dictionary chunks** (§5.6): each distinct value is matched
 //!   once on its decoded bytes (decoded when the chunk was validated), and
@@ -81,9 +86,11 @@
 //!   costs a few microseconds per chunk and search.
 //! * **small coded chunks** (fewer than 16 codes per dictionary token: the
 //!   2,000-row Loghub columns) and **other plain substrings** (no plan
-//!   that pays): the **decode path**. Blocks of 4096 rows are decoded into one reused per-thread
-//!   buffer (never the whole column) and matched there: one `memmem` pass
-//!   over the block for a substring (a hit counts for the row it starts in
+//!   that pays): the **decode path**. Blocks of 4096 rows are decoded, about
+//!   64 KiB of rows at a time (a row longer than that alone), into one reused
+//!   per-thread buffer (never the whole column, and never more than the
+//!   longest row past 64 KiB however long the block's rows) and matched
+//!   there: one `memmem` pass over the piece for a substring (a hit counts for the row it starts in
 //!   when it ends there too), a masked 16-byte compare per row for an
 //!   equality or prefix literal, a hash lookup per row for IN sets, the
 //!   byte DFA otherwise. Memmem over freshly decoded, cache-resident bytes

@@ -32,6 +32,7 @@ impl Search<'_> {
         // A prefix every template settles alike (the date every row starts
         // with) is answered from the templates' skeletons alone.
         let settled = laid.is_some_and(|(_, prefix)| prefix)
+            && self.c.automata
             && col.rows_uniform(self.c.dfas(), bits).is_some();
         if settled {
             // Every row decided by one verdict (`logs::uniform`).
@@ -63,6 +64,10 @@ impl Search<'_> {
             if col.rows_holding(f.needle(), bits).is_none() {
                 col.rows_containing(f, bits)?;
             }
+        } else if !self.c.automata {
+            // A literal too long for automata: every row rendered and
+            // compared by the caller.
+            return Ok(false);
         } else if let Test::Automata { .. } = self.c.test {
             // The time the verdicts may take (`logs::PLAN_NS_PER_ROW`),
             // building the automata included: one whose determinization
