@@ -44,6 +44,11 @@ fn grep_matches_gnu_grep_on_every_corpus_column() {
             b"qz#zq".to_vec(),
         ];
         pats.retain(|p| !p.is_empty());
+        // Newlines separate patterns, any of which selects a row (a
+        // trailing one adds the empty pattern).
+        let several = [&pats[1 % pats.len()][..], b"\n", &pats[2 % pats.len()][..]].concat();
+        let trailing = [&pats[0][..], b"\n"].concat();
+        pats.extend([several, trailing]);
         let flag_sets: &[&[&str]] = &[
             &["-F", "-c"],
             &["-F", "-n"],
@@ -109,6 +114,13 @@ fn grep_exit_statuses_and_errors() {
     let o = cli::run(&["grep", "--like", "ab\\", f]);
     assert_eq!(o.status.code(), Some(2));
     assert!(cli::fails(&o).contains("escape"));
+    let o = cli::run(&["grep", "-c", "nothing\n/b", f]);
+    assert_eq!((o.status.code(), &o.stdout[..]), (Some(0), &b"1\n"[..]));
+    let o = cli::run(&["grep", "-x", "50%\nGET /a", f]);
+    assert_eq!(o.stdout, b"GET /a\n50%\n");
+    let o = cli::run(&["grep", "--prefix", "GET\nPOST", f]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(cli::fails(&o).contains("newline"));
     let o = cli::run(&["grep", "x", dir.path("missing.fpc").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     // `grep --gpu ARGS`: the CPU's answer where `gpu` says a GPU is there,

@@ -224,11 +224,22 @@ class File(_File):
         literal), or matching it as a LIKE pattern (``like``, escape ``\\``),
         prefix, suffix or whole row (``equals``); ``invert`` selects the
         non-null rows that do not match; ``gpu`` as for :meth:`filter`
-        (``fastpair grep --gpu``). Same return as :meth:`filter`."""
+        (``fastpair grep --gpu``). As grep, a newline separates several
+        literals (or whole rows with ``equals``), any of which selects a row;
+        a ``ValueError`` with ``like``, ``prefix`` or ``suffix``. Same return
+        as :meth:`filter`."""
         modes = [m for m, on in (("like", like), ("prefix", prefix), ("suffix", suffix), ("equals", equals)) if on]
         if len(modes) > 1:
             raise ValueError(f"grep takes at most one of like/prefix/suffix/equals, got {modes}")
         kind = modes[0] if modes else "contains"
+        lit = _literal(pattern)
+        if b"\n" in lit:
+            if kind in ("like", "prefix", "suffix"):
+                raise ValueError(
+                    "a newline separates several patterns, which grep takes as literals "
+                    f"or whole rows (equals), not as {kind} patterns"
+                )
+            kind, pattern = ("isin" if kind == "equals" else "contains_any"), lit.split(b"\n")
         kw = {kind: pattern}
         if kind == "like":
             kw["escape"] = "\\"

@@ -344,6 +344,12 @@ def test_filter_and_grep(tmp_path):
         f.filter(like="ab\\", escape="\\")
     with pytest.raises(TypeError):
         f.filter(isin="abc")
+    # As grep: a newline separates patterns, any of which selects a row.
+    assert f.grep("login\ntime", indices=True).to_pylist() == [1, 4]
+    assert f.grep("50%\ntimeout", equals=True).to_pylist() == ["timeout", "50%"]
+    assert f.grep("LOGIN\nÉT", ignore_case=True, indices=True).to_pylist() == [1, 6]
+    with pytest.raises(ValueError):
+        f.grep("GET\nPOST", prefix=True)
 
 
 def test_grep_matches_a_naive_scan_on_corpus_columns(tmp_path):

@@ -56,6 +56,8 @@ pub struct SqlArgs {
 pub struct GrepArgs {
     /// The pattern: a literal substring (as `grep -F`) unless --like,
     /// --prefix, --suffix or --equals says otherwise. No regular expressions.
+    /// As grep, newlines separate several patterns (literals, or whole rows
+    /// with -x), any of which selects a row.
     #[arg(value_name = "PATTERN", allow_hyphen_values = true)]
     pub pattern: std::ffi::OsString,
     /// The .fpc file, `-` for stdin.

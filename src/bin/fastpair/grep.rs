@@ -29,7 +29,25 @@ pub fn main(a: GrepArgs) -> ExitCode {
 fn run(a: GrepArgs) -> Result<bool, CliError> {
     crate::io::check_stdout_open()?;
     let lit = a.pattern.as_bytes().to_vec();
-    let mut p = if a.like {
+    // As grep, a newline separates patterns, and a row is selected when it
+    // matches any of them (an empty one matches every row, or with -x the
+    // empty rows): several literals or whole rows. grep has no prefix,
+    // suffix or LIKE modes; there a newline is refused, not guessed at.
+    let several: Vec<Vec<u8>> = lit.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    if several.len() > 1 && (a.like || a.prefix || a.suffix) {
+        return Err(CliError::msg(
+            "PATTERN holds a newline: several patterns (one a line, as grep takes them) \
+             are literals (-F) or whole rows (-x), not --like, --prefix or --suffix patterns"
+                .to_string(),
+        ));
+    }
+    let mut p = if several.len() > 1 {
+        if a.equals {
+            Predicate::in_list(several)
+        } else {
+            Predicate::contains_any(several)
+        }
+    } else if a.like {
         Predicate::like_escape(lit, b'\\')
     } else if a.prefix {
         Predicate::prefix(lit)
