@@ -182,6 +182,7 @@ fn check(file: &[u8], rows: &[Option<&[u8]>], preds: &[Predicate], what: &str) {
             Strategy::Tokens,
             Strategy::Decode,
             Strategy::Sparse,
+            Strategy::Sure,
         ] {
             let sel = search_with(&r, p, SearchOptions { strategy }).unwrap();
             assert_eq!(sel.count(), want.len() as u64, "{what} {strategy:?} {p:?}");

@@ -111,9 +111,10 @@ fn main() {
         Strategy::Decode,
         Strategy::Tokens,
         Strategy::Sparse,
+        Strategy::Sure,
     ];
-    let mut best = [f64::MAX; 4];
-    let mut counts = [0u64; 4];
+    let mut best = [f64::MAX; 5];
+    let mut counts = [0u64; 5];
     for _ in 0..reps {
         // `FASTPAIR_PROBE_AUTO=1`: Auto only (profiles of its path alone);
         // `FASTPAIR_PROBE_ONLY=K`: strategy K of the four only.
@@ -139,7 +140,7 @@ fn main() {
     }
     // The bench's peer: the whole column decoded by `read_all`, then one
     // `memmem` pass over the values mapped to rows (contains only);
-    // `FASTPAIR_PROBE_ONLY=4` times it alone.
+    // `FASTPAIR_PROBE_ONLY=9` times it alone.
     let only_mm = std::env::var("FASTPAIR_PROBE_ONLY").ok();
     if only_mm
         .as_deref()
