@@ -260,6 +260,30 @@ fn oracle_on_log_template_chunks() {
     corpus::checked("oracle_on_log_template_chunks", checked);
 }
 
+/// A long IN list on log-template chunks: the values laid over the
+/// templates until their time is spent, then every row rendered and looked
+/// up; the same rows either way.
+#[test]
+fn long_in_lists_on_log_template_chunks() {
+    let mut checked = 0;
+    for col in corpus::columns(&["loghub_Linux", "loghub_HDFS"]) {
+        let rows: Vec<Option<&[u8]>> = col.rows().iter().take(6_000).map(|r| Some(*r)).collect();
+        let mut values: Vec<Vec<u8>> = (0..3_000)
+            .map(|i| format!("absent {i}").into_bytes())
+            .collect();
+        values.extend(rows.iter().step_by(97).map(|r| r.unwrap().to_vec()));
+        let preds = [
+            Predicate::in_list(values.clone()),
+            Predicate::in_list(values).not(),
+        ];
+        let opts = WriterOptions::default().with_log_templates(LogTemplates::Always);
+        let file = write_to_vec(rows.iter().copied(), opts).unwrap();
+        check(&file, &rows, &preds, &format!("{} long IN list", col.name));
+        checked += 1;
+    }
+    corpus::checked("long_in_lists_on_log_template_chunks", checked);
+}
+
 /// Large chunks next to their dictionary (the sparse scan of plain
 /// substrings, src/search/sparse.rs): rare and common substrings cut from
 /// rows, across token boundaries, at row starts and ends, with nulls.
