@@ -260,6 +260,51 @@ fn oracle_on_log_template_chunks() {
     corpus::checked("oracle_on_log_template_chunks", checked);
 }
 
+/// Hundreds of substrings at once (`contains_any`, one Aho–Corasick
+/// automaton), cut from rows and absent, negated too, on every codec and
+/// on log templates.
+#[test]
+fn many_substrings_at_once() {
+    let mut checked = 0;
+    for col in corpus::columns(&["loghub_Linux_full", "dbtext_movies"]) {
+        let rows: Vec<Option<&[u8]>> = col.rows().iter().take(8_000).map(|r| Some(*r)).collect();
+        let mut needles: Vec<Vec<u8>> = rows
+            .iter()
+            .step_by(41)
+            .filter_map(|r| {
+                let r = r.unwrap();
+                (r.len() >= 9).then(|| r[r.len() / 2 - 4..r.len() / 2 + 3].to_vec())
+            })
+            .collect();
+        needles.extend((0..200).map(|i| format!("~{i}~").into_bytes()));
+        let preds = [
+            Predicate::contains_any(needles.clone()),
+            Predicate::contains_any(needles.clone()).ignore_case(),
+            Predicate::contains_any(needles).not(),
+        ];
+        for codec in [Codec::OnPair16, Codec::Fsst12] {
+            let opts = WriterOptions::default().with_codec(codec);
+            let file = write_to_vec(rows.iter().copied(), opts).unwrap();
+            check(
+                &file,
+                &rows,
+                &preds,
+                &format!("{} many substrings {codec:?}", col.name),
+            );
+        }
+        let opts = WriterOptions::default().with_log_templates(LogTemplates::Always);
+        let file = write_to_vec(rows.iter().copied(), opts).unwrap();
+        check(
+            &file,
+            &rows,
+            &preds,
+            &format!("{} many substrings, log templates", col.name),
+        );
+        checked += 1;
+    }
+    corpus::checked("many_substrings_at_once", checked);
+}
+
 /// A long IN list on log-template chunks: the values laid over the
 /// templates until their time is spent, then every row rendered and looked
 /// up; the same rows either way.

@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release -p fastpair-lab --example search_probe -- COLUMN NEEDLE [KIND] [REPS]`
 //! KIND: contains (default), equals, prefix, like, in (values split at
-//! newlines); REPS default 50.
+//! newlines), any (substrings split at newlines); REPS default 50.
 //! `FASTPAIR_PROBE_LOGS=1` writes the column as log-template chunks.
 
 use std::time::Instant;
@@ -34,6 +34,8 @@ fn predicate(a: &[String]) -> Predicate {
         Some("like") => Predicate::like(lit),
         // An IN list: the values separated by newlines.
         Some("in") => Predicate::in_list(lit.split(|&c| c == b'\n').map(<[u8]>::to_vec)),
+        // Any of several substrings (split at newlines).
+        Some("any") => Predicate::contains_any(lit.split(|&c| c == b'\n').map(<[u8]>::to_vec)),
         _ => Predicate::contains(lit),
     }
 }
