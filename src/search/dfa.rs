@@ -462,9 +462,9 @@ impl Dfa {
         let mut behind = vec![false; next.len()];
         let mut parent = vec![0u32; next.len()];
         let mut queue: Vec<u32> = Vec::with_capacity(next.len());
-        for b in 0..256 {
-            match next[0][b] {
-                NONE => next[0][b] = 0,
+        for t in next[0].iter_mut() {
+            match *t {
+                NONE => *t = 0,
                 v => queue.push(v),
             }
         }
@@ -474,11 +474,12 @@ impl Dfa {
             head += 1;
             done[u] |= done[fail[u] as usize];
             behind[u] = done[u] || behind[parent[u] as usize];
-            for b in 0..256 {
-                let v = next[u][b];
-                let via = next[fail[u] as usize][b];
+            // `fail[u]` is shallower than `u`: its row is complete.
+            let from = next[fail[u] as usize];
+            for (t, via) in next[u].iter_mut().zip(from) {
+                let v = *t;
                 if v == NONE {
-                    next[u][b] = via;
+                    *t = via;
                 } else {
                     fail[v as usize] = via;
                     parent[v as usize] = u as u32;
