@@ -85,7 +85,7 @@
 //!   not depend on the pattern and are kept by a [`Searcher`]; a plan
 //!   costs a few microseconds per chunk and search.
 //! * **plain substrings that many rows hold** (of at most 16 bytes, no
-//!   sparse plan that pays), on coded chunks of at least 32,768 codes: the
+//!   sparse plan that pays), on coded chunks of at least 131,072 codes: the
 //!   **sure path** (`eval/sure.rs`) when a sample of about 512 codes in 16
 //!   runs of rows says it costs at most nine tenths of the decode path. The
 //!   dictionary's tokens that hold the whole literal are found once (a

@@ -84,12 +84,13 @@ impl Holding {
 /// path would scan and decode there: at most this many, in at most
 /// [`SURE_SAMPLE_ROWS`] rows.
 const SURE_SAMPLE_CODES: usize = 512;
+const SURE_SAMPLE_ROWS: usize = 512;
 
 /// Chunks with fewer codes than this take the decode path without a
-/// sample (the sample costs about 10–20 ns a code: at most ~3 % of
-/// decoding the chunk).
-const SURE_MIN_CODES: u64 = 64 * SURE_SAMPLE_CODES as u64;
-const SURE_SAMPLE_ROWS: usize = 512;
+/// sample. The sample took 5–20 µs (its runs' first rows miss the cache):
+/// about a tenth of decoding a chunk of this size (~110 µs), less on
+/// larger ones; at 32,768 codes it could be a third.
+const SURE_MIN_CODES: u64 = 256 * SURE_SAMPLE_CODES as u64;
 
 /// Runs of consecutive rows the sample takes.
 const SAMPLE_RUNS: usize = 16;
@@ -136,8 +137,8 @@ impl Search<'_> {
     }
 
     /// Whether the sure path pays on `view` by the cost model above, on a
-    /// sample of its rows; each sampled code's token is checked on its own
-    /// (once), so a chunk that does not take the path never reads its whole
+    /// sample of its rows; each sampled code's token is checked on its own,
+    /// so a chunk that does not take the path never reads its whole
     /// dictionary for [`Holding::new`].
     fn sure_pays(&self, view: &ChunkView<'_>, f: &Finder<'_>) -> bool {
         let Some(cb) = view.row_code_bounds_cached() else {
@@ -149,16 +150,11 @@ impl Search<'_> {
         let (e, codes) = (view.entry(), view.codes());
         let table = view.dictionary().table();
         let (words, lens) = (table.words(), table.lens());
-        let n = f.needle().len();
-        // Per code: 0 not yet checked, 1 does not hold the literal, 2 holds it.
-        let mut memo = vec![0u8; table.len()];
         let needle = f.needle();
-        let mut holds = |c: usize| {
-            if memo[c] == 0 {
-                memo[c] = 1 + u8::from(word_holds(&words[c], lens[c] as usize, needle));
-            }
-            memo[c] == 2
-        };
+        let n = needle.len();
+        // Each sampled code's token on its own (a few ns: cheaper than a
+        // memo the size of the dictionary).
+        let holds = |c: usize| word_holds(&words[c], lens[c] as usize, needle);
         let rows = e.rows as usize;
         let per_row = (e.codes as usize).div_ceil(rows.max(1)).max(1);
         // Runs of consecutive rows (a row spread over the chunk alone cost
