@@ -45,14 +45,9 @@ impl Holding {
             // A byte compare of each zero-padded word, eight bytes at a
             // time (padding never equals a non-zero byte), 64 tokens a
             // bitset word, without a branch (half the tokens may hold it).
-            let b = u64::from_ne_bytes([needle[0]; 8]);
-            let zero = |v: u64| v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080;
             for (word, ws) in set.iter_mut().zip(words.chunks(64)) {
                 for (j, w) in ws.iter().enumerate() {
-                    let (x, y) = w.split_at(8);
-                    let x = u64::from_ne_bytes(x.try_into().expect("8 bytes")) ^ b;
-                    let y = u64::from_ne_bytes(y.try_into().expect("8 bytes")) ^ b;
-                    *word |= u64::from(zero(x) | zero(y) != 0) << j;
+                    *word |= u64::from(byte_positions(w, needle[0]) != 0) << j;
                 }
             }
         } else {
@@ -122,13 +117,14 @@ impl Search<'_> {
     /// chunk's sampled rows say the sure path costs at most nine tenths of
     /// the decode path (the cost model above).
     pub(super) fn sure_plan(&self, view: &ChunkView<'_>, forced: bool) -> Option<&Holding> {
-        let needle = self.c.block_finder()?.needle();
+        let f = self.c.block_finder()?;
+        let needle = f.needle();
         if needle.len() > MAX_TOKEN_LEN {
             return None;
         }
         let e = view.entry();
         let codes = view.codes();
-        if !forced && !self.sure_pays(view, self.c.block_finder()?) {
+        if !forced && !self.sure_pays(view, f) {
             return None;
         }
         self.sure[e.dict as usize]
@@ -293,6 +289,21 @@ impl Block<'_, '_> {
 /// rather than through the bulk decoder, whose fast loop takes 64 codes.
 const SHORT_RUN_CODES: usize = 64;
 
+/// The positions of byte `b` in a zero-padded token word: bit `8o + 7`
+/// set for each byte `o` equal to `b`, eight bytes at a time and exact (no
+/// carry from one byte to the next).
+#[inline(always)]
+fn byte_positions(word: &[u8; MAX_TOKEN_LEN], b: u8) -> u128 {
+    let b = u64::from_ne_bytes([b; 8]);
+    let zeros = |v: u64| {
+        !(((v & 0x7f7f_7f7f_7f7f_7f7f) + 0x7f7f_7f7f_7f7f_7f7f) | v) & 0x8080_8080_8080_8080
+    };
+    let (x, y) = word.split_at(8);
+    let x = zeros(u64::from_le_bytes(x.try_into().expect("8 bytes")) ^ b);
+    let y = zeros(u64::from_le_bytes(y.try_into().expect("8 bytes")) ^ b);
+    u128::from(y) << 64 | u128::from(x)
+}
+
 /// Whether a token (its zero-padded word and length) holds `needle`
 /// (1..=16 bytes): the positions of the needle's first byte found eight
 /// bytes at a time, then compared there.
@@ -302,17 +313,8 @@ fn word_holds(word: &[u8; MAX_TOKEN_LEN], len: usize, needle: &[u8]) -> bool {
     if n > len {
         return false;
     }
-    let b = u64::from_ne_bytes([needle[0]; 8]);
-    // Exactly the zero bytes of `v`, as their top bits (no carries across
-    // bytes, unlike the shorter test).
-    let zeros = |v: u64| {
-        !(((v & 0x7f7f_7f7f_7f7f_7f7f) + 0x7f7f_7f7f_7f7f_7f7f) | v) & 0x8080_8080_8080_8080
-    };
-    let (x, y) = word.split_at(8);
-    let x = zeros(u64::from_le_bytes(x.try_into().expect("8 bytes")) ^ b);
-    let y = zeros(u64::from_le_bytes(y.try_into().expect("8 bytes")) ^ b);
-    // Bit `8o + 7` for a first byte at `o`; starts past `len - n` cannot fit.
-    let mut at = (u128::from(y) << 64 | u128::from(x)) >> 7;
+    // Bit `8o` for a first byte at `o`; starts past `len - n` cannot fit.
+    let mut at = byte_positions(word, needle[0]) >> 7;
     while at != 0 {
         let o = at.trailing_zeros() as usize / 8;
         if o + n > len {

@@ -1,8 +1,11 @@
-"""Before/after of the search bench (best of the runs each side): our one-thread
-time after / before, per group (log or other column x predicate kind) and the
-ratios to the onpair crate and to decode + memmem.
-  cd bench/results/search-sure-2026-12-06 && python3 compare.py"""
-import glob, math
+"""Before/after of the search bench (benches/search.rs tables, best of the
+runs each side): our one-thread time after / before, per group (log or other
+column x predicate kind), the ratios to the onpair crate and to decode +
+memmem, and the searches below decode + memmem.
+  cd RESULTS_DIR && python3 ../../search-compare.py [BEFORE AFTER]
+BEFORE/AFTER: the tables' name prefixes (default before, after: before-*.md,
+after-*.md)."""
+import glob, math, sys
 
 def load(f):
     d = {}
@@ -15,8 +18,9 @@ def load(f):
     return d
 
 g = lambda l: math.exp(sum(map(math.log, l)) / len(l))
-B = [load(f) for f in sorted(glob.glob('new-*.md'))]
-A = [load(f) for f in sorted(glob.glob('sure-*.md'))]
+before, after = (sys.argv[1:3] + ['before', 'after'][len(sys.argv) - 1:])[:2]
+B = [load(f) for f in sorted(glob.glob(before + '-*.md'))]
+A = [load(f) for f in sorted(glob.glob(after + '-*.md'))]
 groups = {}
 below = {'before': [], 'after': []}
 for k in B[0]:
