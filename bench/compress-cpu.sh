@@ -9,7 +9,7 @@
 set -euo pipefail
 # The codecs' own layouts (what the peers are compared with): no log
 # templates, which the writer's default tries (bench/LOGS.md measures them).
-export COMPRESS_LOGS=off
+export COMPRESS_LOGS=${COMPRESS_LOGS:-off}
 base=$1 new=$2 reps=$3 dir=$4
 for f in "$dir"/*.txt; do
   col=$(basename "$f" .txt)

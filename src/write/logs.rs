@@ -29,8 +29,16 @@ const SCREEN_MIN_RATIO: f64 = 1.8;
 /// encode); chunks of at most `8·SCREEN_ROWS` rows are encoded whole.
 const SCREEN_ROWS: usize = 1024;
 
-/// Rows of a chunk from which [`estimate`] encodes its two samples at once.
-const ESTIMATE_PAR_ROWS: usize = 1 << 16;
+/// [`estimate`] stops at its smaller sample where at least this share of
+/// its rows (of each block's, when split) take the escape template: no
+/// mined template holds them, as in prose. Measured (`lab logs_escaped`,
+/// the 1,024-row sample through the column's candidates): at most 0.15 on
+/// every log column with more than `8·SCREEN_ROWS` rows or near it (the
+/// Loghub columns, seven public and five Debian logs, 65 MB Linux and
+/// access logs; apt's 84-row history.log 0.41), and 0.88 (TPC-H l_comment)
+/// to 1.0 (news, reviews, speeches, ps_comment) on the text columns whose
+/// estimate ran before.
+const ESCAPED_SHARE: f64 = 0.75;
 
 /// `auto` tries a full encode of a screened chunk only when the estimated
 /// payload is at most this share of the coded chunk (see [`encode`]).
@@ -81,49 +89,108 @@ pub(super) fn tries(opts: &WriterOptions, p: &PendingChunk) -> bool {
     }
 }
 
-/// Payload bytes of `rows`, extrapolated from evenly spaced samples of
-/// `SCREEN_ROWS` and `4·SCREEN_ROWS` rows by a power law through the two
-/// (`c = a·text^k`): the pool's tokens and the templates grow slower than
-/// the rows (measured on Loghub Linux, 25,567 rows: one sample scaled up
-/// linearly, or a line through two, estimated 2.5× the payload).
-fn estimate(rows: &[&[u8]], lo: &LogOptions) -> f64 {
+/// A chunk's log payload as `auto` foresees it before any full log encode:
+/// two evenly spaced samples of `SCREEN_ROWS` and `4·SCREEN_ROWS` rows
+/// encoded, and a power law through the two (`c = a·text^k`): the pool's
+/// tokens and the templates grow slower than the rows (measured on Loghub
+/// Linux, 25,567 rows: one sample scaled up linearly, or a line through
+/// two, estimated 2.5× the payload).
+///
+/// It depends on the rows only, so the writer works it out beside the
+/// coded encode ([`estimate`], `encode::encode_chunk`) and compares it with
+/// the coded chunk's bytes after ([`Estimate::above`]): on text that passes
+/// the first screen without being a log (reviews, news, TPC-H comments) the
+/// samples were a third to a half of a one-thread compress, all of it after
+/// the coded encode (bench/COMPRESS.md, "The screens beside the coded
+/// encode").
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Estimate {
+    /// The chunk's text bytes.
+    total: f64,
+    /// The smaller sample's text and payload bytes.
+    small: (f64, f64),
+    /// The larger sample's; `None` where the smaller one already said the
+    /// log layout will not pay ([`estimate`]).
+    large: Option<(f64, f64)>,
+}
+
+impl Estimate {
+    /// Whether the estimated payload is above `limit` bytes (always, where
+    /// the larger sample was not needed).
+    fn above(&self, limit: f64) -> bool {
+        let Some((t2, c2)) = self.large else {
+            return true;
+        };
+        let (t1, c1) = self.small;
+        let k = if t2 > t1 && c1 > 0.0 {
+            ((c2 / c1).ln() / (t2 / t1).ln()).clamp(0.5, 1.0)
+        } else {
+            1.0
+        };
+        c2 * (self.total / t2).powf(k) > limit
+    }
+}
+
+/// Whether [`encode`] needs an [`Estimate`] of `p`: under
+/// [`LogTemplates::Auto`], for a chunk that passed the first screen and
+/// has more than `8·SCREEN_ROWS` rows (smaller ones are encoded whole).
+pub(super) fn needs_estimate(opts: &WriterOptions, p: &PendingChunk) -> bool {
+    opts.log_templates == LogTemplates::Auto && p.logs && p.rows() > 8 * SCREEN_ROWS
+}
+
+/// The [`Estimate`] of `p`'s log payload beside a chunk coded with `codec`.
+/// The smaller sample first: where most of its rows take the escape
+/// template ([`ESCAPED_SHARE`]) and `codec` is an OnPair dictionary, the
+/// larger sample (four times the work) is not encoded. Rows no template
+/// holds are stored as pool strings, an OnPair-12 table trained on them,
+/// which does not come near `SCREEN_SHARE` of the same rows coded with an
+/// OnPair dictionary trained on them; against FSST-12 it can (`--codec
+/// fsst12`: TPC-H ps_comment's and zh_reviews' log layouts are 0.61 and
+/// 0.68 of the coded file, from a smaller sample 1.00 escaped), so there
+/// both samples are encoded.
+pub(super) fn estimate(p: &PendingChunk, codec: Codec) -> Estimate {
     // Without template families (a second layout per block, for a few
     // percent: not what decides whether to try).
     let lo = &LogOptions {
         families: false,
         prune_pool: false,
-        ..lo.clone()
+        ..LogOptions::default()
     };
+    let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
     let total: usize = rows.iter().map(|r| r.len()).sum();
-    let point = |n: usize| {
+    let sample = |n: usize| {
         let step = rows.len().div_ceil(n);
         let s: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
         let text: usize = s.iter().map(|r| r.len()).sum();
-        (text.max(1) as f64, encode_column(&s, lo).len() as f64)
+        (s, text.max(1) as f64)
     };
-    // The two samples are encoded at once (each its own work) when the
-    // chunk is large (the estimate is then a small share of its encode; on
-    // a chunk of 20,000 rows, 4.3 MB, the second thread's first
-    // allocations cost more than the sample it took: 0.26 s against 0.23
-    // for the whole compress on 2 threads).
-    let ((t1, c1), (t2, c2)) = crate::logs::join_maybe(
-        lo.threads && rows.len() >= ESTIMATE_PAR_ROWS,
-        || point(SCREEN_ROWS),
-        || point(4 * SCREEN_ROWS),
-    );
-    let k = if t2 > t1 && c1 > 0.0 {
-        ((c2 / c1).ln() / (t2 / t1).ln()).clamp(0.5, 1.0)
-    } else {
-        1.0
+    let (s, t1) = sample(SCREEN_ROWS);
+    let payload = encode_column(&s, lo);
+    let small = (t1, payload.len() as f64);
+    let escaped = || {
+        crate::logs::LogColumn::open(&payload).map_or(1.0, |c| {
+            let blocks = if c.is_split() { 2 } else { 1 };
+            c.escaped_rows() as f64 / (c.rows() * blocks).max(1) as f64
+        })
     };
-    c2 * (total as f64 / t2).powf(k)
+    let onpair = matches!(codec, Codec::OnPair12 | Codec::OnPair16);
+    let large = (!onpair || escaped() < ESCAPED_SHARE).then(|| {
+        let (s, t2) = sample(4 * SCREEN_ROWS);
+        (t2, encode_column(&s, lo).len() as f64)
+    });
+    Estimate {
+        total: total as f64,
+        small,
+        large,
+    }
 }
 
 /// Chunk `p` as a log-template chunk, or `None` where it cannot be one (no
 /// bytes: the footer tells the kind by `bytes > 0`, §5.8) or, under
 /// [`LogTemplates::Auto`], where a sample says it will not beat
-/// `coded_len` bytes. `codec` is the dictionary the chunk names (whose
-/// tokens it does not use). The log encoder uses rayon's threads inside
+/// `coded_len` bytes (`estimate`: the chunk's [`Estimate`] when the writer
+/// has it already; else worked out here where needed). `codec` is the
+/// dictionary the chunk names (whose tokens it does not use). The log encoder uses rayon's threads inside
 /// the chunk (`LogOptions::threads`; the same bytes either way), also when
 /// the writer encodes several chunks at once: an idle thread steals the
 /// inner tasks of a chunk still running (bench/COMPRESS.md, "Threads inside
@@ -135,6 +202,7 @@ pub(super) fn encode(
     codec: Codec,
     p: &PendingChunk,
     coded_len: usize,
+    estimate: Option<&Estimate>,
 ) -> Option<EncodedChunk> {
     // Decided when the chunk was closed ([`tries`]).
     if !p.logs {
@@ -155,11 +223,18 @@ pub(super) fn encode(
     // a full log encode of such a column cost up to 20× the coded write.
     // So only clear wins are tried; dbtext uuid, hex, location and c_name
     // (payload 0.68–0.79 of coded, estimates 0.67–0.79) stay coded.
-    if opts.log_templates == LogTemplates::Auto
-        && rows.len() > 8 * SCREEN_ROWS
-        && estimate(&rows, &lo) > SCREEN_SHARE * coded_len as f64
-    {
-        return None;
+    if needs_estimate(opts, p) {
+        let own;
+        let e = match estimate {
+            Some(e) => e,
+            None => {
+                own = self::estimate(p, codec);
+                &own
+            }
+        };
+        if e.above(SCREEN_SHARE * coded_len as f64) {
+            return None;
+        }
     }
     let payload = encode_column(&rows, &lo);
     if payload.len() > u32::MAX as usize {
@@ -194,4 +269,89 @@ pub(super) fn encode(
         codec,
         dict: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(rows: &[Vec<u8>]) -> PendingChunk {
+        let mut p = PendingChunk {
+            logs: true,
+            ..PendingChunk::default()
+        };
+        for r in rows {
+            p.data.extend_from_slice(r);
+            p.ends.push(p.data.len());
+            p.valid.push(true);
+        }
+        p
+    }
+
+    /// A deterministic stream of pseudo-random numbers.
+    fn lcg(seed: &mut u64) -> u64 {
+        *seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        *seed >> 33
+    }
+
+    /// Sentences of words drawn at random: every row its own shape, so the
+    /// smaller sample escapes its rows and the larger one is not encoded;
+    /// log lines of a few templates take both samples and come out far below
+    /// their text.
+    #[test]
+    fn prose_stops_at_the_smaller_sample() {
+        let mut seed = 7;
+        let words: Vec<String> = (0..5_000)
+            .map(|_| {
+                let n = 2 + lcg(&mut seed) as usize % 9;
+                (0..n)
+                    .map(|_| (b'a' + (lcg(&mut seed) % 26) as u8) as char)
+                    .collect()
+            })
+            .collect();
+        let stops = [" ", " ", " ", " ", ", ", ". ", "; ", " (", ") ", ": ", "? "];
+        let prose: Vec<Vec<u8>> = (0..10_000)
+            .map(|_| {
+                let n = 5 + lcg(&mut seed) as usize % 36;
+                let mut row = String::new();
+                for _ in 0..n {
+                    row.push_str(&words[lcg(&mut seed) as usize % words.len()]);
+                    row.push_str(stops[lcg(&mut seed) as usize % stops.len()]);
+                }
+                row.into_bytes()
+            })
+            .collect();
+        let p = chunk(&prose);
+        assert!(needs_estimate(&WriterOptions::default(), &p));
+        let e = estimate(&p, Codec::OnPair12);
+        assert!(e.large.is_none(), "prose took the larger sample: {e:?}");
+        assert!(e.above(f64::MAX / 2.0));
+        // Beside FSST-12 the pool of escaped rows can pay: both samples.
+        assert!(estimate(&p, Codec::Fsst12).large.is_some());
+
+        let logs: Vec<Vec<u8>> = (0..10_000u64)
+            .map(|i| {
+                let r = lcg(&mut seed);
+                match r % 3 {
+                    0 => format!("2026-12-06 10:{:02}:{:02} host{} sshd[{}]: Accepted password for user{} from 10.0.{}.{} port {}", i / 60 % 60, i % 60, r % 4, 1000 + r % 5000, r % 50, r % 7, r % 250, 40000 + r % 20000),
+                    1 => format!("2026-12-06 10:{:02}:{:02} host{} kernel: eth{} link up, {} Mbps, full duplex", i / 60 % 60, i % 60, r % 4, r % 2, 100 * (1 + r % 10)),
+                    _ => format!("2026-12-06 10:{:02}:{:02} host{} cron[{}]: session opened for user root by (uid=0)", i / 60 % 60, i % 60, r % 4, 2000 + r % 3000),
+                }
+                .into_bytes()
+            })
+            .collect();
+        let p = chunk(&logs);
+        let e = estimate(&p, Codec::OnPair12);
+        assert!(
+            e.large.is_some(),
+            "log lines stopped at the smaller sample: {e:?}"
+        );
+        let text = p.data.len() as f64;
+        assert!(
+            !e.above(text / 8.0),
+            "log lines estimated above an eighth of their text: {e:?}"
+        );
+    }
 }

@@ -33,6 +33,7 @@ mod drift;
 mod encode;
 mod logs;
 mod options;
+mod seen;
 mod sink;
 mod values;
 

@@ -11,85 +11,13 @@
 //! most half its non-null rows and keeps whichever section is smaller (an
 //! exact comparison, so the choice depends on the bytes only).
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, Hasher};
-
+use super::seen::Seen;
 use super::{EncodedChunk, PendingChunk, WriterOptions};
 use crate::dict::matcher::Matcher;
 use crate::dict::TokenTable;
 use crate::format::layout::{ChunkParts, ChunkSection};
 use crate::format::ChunkKind;
 use crate::format::{cascade, codes, index, Codec};
-
-/// A word-at-a-time multiplicative hash for the distinct-value maps (std's
-/// SipHash cost 6-8% of a fixed-codec write). The seed is random per map
-/// (a `RandomState` draw), so inputs cannot be crafted to collide; the
-/// result of [`distinct`] never depends on the hash (values are numbered by
-/// first use).
-#[derive(Clone, Copy)]
-struct RowHash(u64);
-
-impl RowHash {
-    fn new() -> Self {
-        Self(std::collections::hash_map::RandomState::new().hash_one(0x5EED_u64) | 1)
-    }
-}
-
-impl BuildHasher for RowHash {
-    type Hasher = RowHasher;
-    fn build_hasher(&self) -> RowHasher {
-        RowHasher(self.0)
-    }
-}
-
-/// The state of [`RowHash`].
-struct RowHasher(u64);
-
-const ROW_HASH_K: u64 = 0x9E37_79B9_7F4A_7C15;
-
-impl RowHasher {
-    #[inline(always)]
-    fn mix(&mut self, v: u64) {
-        self.0 = (self.0 ^ v).wrapping_mul(ROW_HASH_K).rotate_left(29);
-    }
-}
-
-impl Hasher for RowHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.mix(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        let r = chunks.remainder();
-        let n = r.len();
-        // The last 1..=7 bytes in one word (overlapping loads; the length
-        // is hashed too).
-        let v = if n >= 4 {
-            let a = u32::from_le_bytes(r[..4].try_into().expect("4 bytes"));
-            let b = u32::from_le_bytes(r[n - 4..].try_into().expect("4 bytes"));
-            u64::from(a) | (u64::from(b) << 32)
-        } else if n > 0 {
-            u64::from(r[0]) | (u64::from(r[n / 2]) << 8) | (u64::from(r[n - 1]) << 16)
-        } else {
-            0
-        };
-        self.mix(v ^ ((n as u64) << 56));
-    }
-
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.mix(n as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        let mut h = self.0;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-        h ^ (h >> 29)
-    }
-}
 
 /// The distinct values of a chunk, numbered by first use.
 pub(super) struct Distinct {
@@ -111,11 +39,10 @@ pub(super) fn distinct(p: &PendingChunk) -> Option<Distinct> {
     if cap == 0 {
         return None;
     }
-    // Sized for up to 2^16 values at once (fewer rehashes on the way to
+    // Sized for up to 2^16 values at once (fewer growths on the way to
     // `cap`, which most chunks without repeats reach).
-    let mut seen: HashMap<&[u8], u32, RowHash> =
-        HashMap::with_capacity_and_hasher(cap.min(1 << 16) + 1, RowHash::new());
-    let mut first_rows = Vec::new();
+    let mut seen = Seen::with_capacity(cap.min(1 << 16) + 1);
+    let mut first_rows: Vec<u32> = Vec::new();
     let mut index = Vec::with_capacity(p.rows());
     for i in 0..p.rows() {
         if !p.valid[i] {
@@ -123,7 +50,7 @@ pub(super) fn distinct(p: &PendingChunk) -> Option<Distinct> {
             continue;
         }
         let next = first_rows.len() as u32;
-        let k = *seen.entry(p.row(i)).or_insert(next);
+        let k = seen.number_of(p.row(i), next, |k| p.row(first_rows[k as usize] as usize));
         if k == next {
             if first_rows.len() >= cap {
                 return None;
@@ -139,10 +66,11 @@ pub(super) fn distinct(p: &PendingChunk) -> Option<Distinct> {
 /// there are more than half as many as rows (the writer's rule, §5.6).
 pub(super) fn distinct_rows<'a>(rows: &[&'a [u8]]) -> Option<Vec<&'a [u8]>> {
     let cap = rows.len() / MAX_VALUES_SHARE;
-    let mut seen: HashSet<&[u8], RowHash> = HashSet::with_hasher(RowHash::new());
-    let mut out = Vec::new();
+    let mut seen = Seen::with_capacity(cap.min(1 << 16) + 1);
+    let mut out: Vec<&[u8]> = Vec::new();
     for &r in rows {
-        if seen.insert(r) {
+        let next = out.len() as u32;
+        if seen.number_of(r, next, |k| out[k as usize]) == next {
             if out.len() >= cap {
                 return None;
             }
