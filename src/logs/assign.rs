@@ -136,3 +136,86 @@ pub(super) fn mine_and_match(
     }
     (miner, assign)
 }
+
+/// The share of `rows` that no mined template holds, the least over the
+/// tokenizations a block's encode tries (at every non-alphanumeric byte
+/// with mixed letter/digit runs kept or split, and at blanks only): how the
+/// rows look to the template codec without encoding them. Log lines come
+/// out near 0, prose near 1 (each line a shape of its own). A row held by
+/// a template may still be escaped by the encoder (a template of slots and
+/// separators only, as CJK sentences mine to, that does not pay), so this is
+/// at most the encoded block's share of escaped rows, not equal to it.
+/// Stops at the first tokenization under `enough` (the least is then below
+/// it too).
+///
+/// The writer's log estimate asks it of its smaller sample before encoding
+/// that sample (`write::logs`); `lab logs_escaped` measures it.
+pub fn unmatched_share(rows: &[&[u8]], opts: &LogOptions, enough: f64) -> f64 {
+    use super::tokenize::Tokens;
+    if rows.is_empty() {
+        return 0.0;
+    }
+    let mut least = 1.0f64;
+    for (mixed, coarse) in [(false, false), (true, false), (false, true)] {
+        let mut t = Tokens {
+            mixed,
+            coarse,
+            ..Default::default()
+        };
+        let tok = Tokenized::of(rows, &mut t);
+        let (_, assigned) = mine_and_match(rows, &tok, opts);
+        let unmatched = assigned.iter().filter(|a| a.is_none()).count();
+        least = least.min(unmatched as f64 / rows.len() as f64);
+        if least < enough {
+            break;
+        }
+    }
+    least
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines of three shapes are held by templates, whatever the
+    /// tokenization tried first; lines of random words are not, and an
+    /// `enough` above every share tries all three tokenizations.
+    #[test]
+    fn unmatched_share_tells_lines_of_a_few_shapes_from_prose() {
+        let logs: Vec<Vec<u8>> = (0..600u32)
+            .map(|i| {
+                match i % 3 {
+                    0 => format!("conn {} from 10.0.0.{} port {}", i, i % 250, 40_000 + i),
+                    1 => format!("session closed for user u{}", i % 17),
+                    _ => format!("job {} done in {} ms", i * 7, i % 90),
+                }
+                .into_bytes()
+            })
+            .collect();
+        let rows: Vec<&[u8]> = logs.iter().map(|r| &r[..]).collect();
+        let opts = LogOptions::default();
+        assert!(unmatched_share(&rows, &opts, 0.75) < 0.05);
+        assert!(unmatched_share(&rows, &opts, 0.0) < 0.05);
+        let mut seed = 11u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize
+        };
+        let prose: Vec<Vec<u8>> = (0..600)
+            .map(|_| {
+                let n = 4 + next() % 30;
+                let words: Vec<String> = (0..n)
+                    .map(|_| {
+                        (0..2 + next() % 8)
+                            .map(|_| (b'a' + (next() % 26) as u8) as char)
+                            .collect()
+                    })
+                    .collect();
+                words.join(" ").into_bytes()
+            })
+            .collect();
+        let rows: Vec<&[u8]> = prose.iter().map(|r| &r[..]).collect();
+        assert!(unmatched_share(&rows, &opts, 0.0) > 0.9);
+        assert_eq!(unmatched_share(&[], &opts, 0.5), 0.0);
+    }
+}

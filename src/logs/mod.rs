@@ -157,6 +157,7 @@ mod tokenize;
 mod typing;
 mod uniform;
 
+pub use assign::unmatched_share;
 pub(crate) use assign::LEARN_BATCH;
 pub use decode::LogBlock;
 #[cfg(feature = "gpu")]
