@@ -240,26 +240,14 @@ pub(super) fn encode_chunk(
     dict: DictUse,
     pre: Option<Precoded<'_>>,
 ) -> Result<(EncodedChunk, usize)> {
-    // The screens run beside the coded encode (parallel inside) instead of
-    // after it: the value-dictionary screen (a hash of the rows, serial),
-    // then, unless it found few distinct values (where `auto` keeps the
-    // value dictionary and tries no log layout), the log layout's estimate
-    // (two sample encodes, which depend on the rows only). Either way the
-    // choices below are made on the same values, so the same bytes.
-    let (coded, screens) = rayon::join(
+    // The value-dictionary screen (a hash of the rows, serial) runs beside
+    // the coded encode (parallel inside) instead of after it. (The log
+    // layout's estimate does not: beside the coded encode its samples'
+    // encodes would add to that encode's memory, where the writer's budget
+    // counts the larger of the two, `WriterOptions::encode_cost_with`.)
+    let (coded, distinct) = rayon::join(
         || encode_coded(opts, codec, p, table, m, pre),
-        || {
-            let distinct = opts.value_dict.then(|| values::distinct(p)).flatten();
-            let few = distinct
-                .as_ref()
-                .is_some_and(|d| d.first_rows.len() * VDICT_KEEP_SHARE <= p.rows());
-            let log_estimate =
-                (!few && logs::needs_estimate(opts, p)).then(|| logs::estimate(p, codec));
-            Screens {
-                distinct,
-                log_estimate,
-            }
-        },
+        || opts.value_dict.then(|| values::distinct(p)).flatten(),
     );
     let coded = coded?;
     let plain_codes = coded.codes as usize;
@@ -305,7 +293,7 @@ pub(super) fn encode_chunk(
         } else {
             best.bytes.len()
         };
-        if let Some(e) = encode_as(kind, opts, codec, p, table, m, &screens, best_len) {
+        if let Some(e) = encode_as(kind, opts, codec, p, table, m, distinct.as_ref(), best_len) {
             let forced = logs && opts.log_templates == LogTemplates::Always;
             let (have, want) = if logs {
                 (
@@ -327,8 +315,9 @@ pub(super) fn encode_chunk(
 /// Chunk `p` in the layout of `kind` other than [`ChunkKind::Coded`]
 /// (which every chunk has, [`encode_coded`]), or `None` where the kind does
 /// not apply to its rows (or, for log templates, will not beat `best`
-/// bytes): the one dispatch on the chunk kind in the writer. `screens`:
-/// what was worked out beside the coded encode.
+/// bytes): the one dispatch on the chunk kind in the writer. `distinct`:
+/// the distinct values of `p` ([`values::distinct`]) when a value
+/// dictionary applies.
 #[allow(clippy::too_many_arguments)]
 fn encode_as(
     kind: ChunkKind,
@@ -337,31 +326,16 @@ fn encode_as(
     p: &PendingChunk,
     table: &TokenTable,
     m: &Matcher,
-    screens: &Screens,
+    distinct: Option<&values::Distinct>,
     best: usize,
 ) -> Option<EncodedChunk> {
     match kind {
         ChunkKind::Coded => None,
         // write/values.rs.
-        ChunkKind::ValueDict => screens
-            .distinct
-            .as_ref()
-            .map(|d| values::encode(opts, codec, p, d, table, m)),
+        ChunkKind::ValueDict => distinct.map(|d| values::encode(opts, codec, p, d, table, m)),
         // write/logs.rs.
-        ChunkKind::LogTemplates => {
-            logs::encode(opts, codec, p, best, screens.log_estimate.as_ref())
-        }
+        ChunkKind::LogTemplates => logs::encode(opts, codec, p, best),
     }
-}
-
-/// What `encode_chunk` works out beside the coded encode for the other
-/// layouts: the distinct values of the chunk when a value dictionary
-/// applies ([`values::distinct`]), and the log layout's estimate when
-/// [`logs::encode`] will need it ([`logs::estimate`]; `None` also where it
-/// was not worked out ahead, and `logs::encode` then works it out itself).
-struct Screens {
-    distinct: Option<values::Distinct>,
-    log_estimate: Option<logs::Estimate>,
 }
 
 /// Chunk `p` coded row by row (spec/FORMAT.md §5.2–§5.5) with `table` (whose

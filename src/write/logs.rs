@@ -100,15 +100,12 @@ pub(super) fn tries(opts: &WriterOptions, p: &PendingChunk) -> bool {
 /// Linux, 25,567 rows: one sample scaled up linearly, or a line through
 /// two, estimated 2.5× the payload).
 ///
-/// It depends on the rows only, so the writer works it out beside the
-/// coded encode ([`estimate`], `encode::encode_chunk`) and compares it with
-/// the coded chunk's bytes after ([`Estimate::above`]): on text that passes
-/// the first screen without being a log (reviews, news, TPC-H comments) the
-/// samples were a third to a half of a one-thread compress, all of it after
-/// the coded encode (bench/COMPRESS.md, "The screens beside the coded
-/// encode").
+/// [`estimate`] stops early where the rows are not log lines: on text that
+/// passes the first screen without being a log (reviews, news, TPC-H
+/// comments) the two samples were a third to a half of a one-thread
+/// compress (bench/COMPRESS.md, "The screens beside the coded encode").
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Estimate {
+struct Estimate {
     /// The chunk's text bytes.
     total: f64,
     /// The smaller sample's text and payload bytes; `None` where its rows
@@ -138,7 +135,7 @@ impl Estimate {
 /// Whether [`encode`] needs an [`Estimate`] of `p`: under
 /// [`LogTemplates::Auto`], for a chunk that passed the first screen and
 /// has more than `8·SCREEN_ROWS` rows (smaller ones are encoded whole).
-pub(super) fn needs_estimate(opts: &WriterOptions, p: &PendingChunk) -> bool {
+fn needs_estimate(opts: &WriterOptions, p: &PendingChunk) -> bool {
     opts.log_templates == LogTemplates::Auto && p.logs && p.rows() > 8 * SCREEN_ROWS
 }
 
@@ -154,7 +151,7 @@ pub(super) fn needs_estimate(opts: &WriterOptions, p: &PendingChunk) -> bool {
 /// fsst12`: TPC-H ps_comment's and zh_reviews' log layouts are 0.61 and
 /// 0.68 of the coded file, from a smaller sample 1.00 escaped), so there
 /// both samples are encoded.
-pub(super) fn estimate(p: &PendingChunk, codec: Codec) -> Estimate {
+fn estimate(p: &PendingChunk, codec: Codec) -> Estimate {
     // Without template families (a second layout per block, for a few
     // percent: not what decides whether to try).
     let lo = &LogOptions {
@@ -203,9 +200,8 @@ pub(super) fn estimate(p: &PendingChunk, codec: Codec) -> Estimate {
 /// Chunk `p` as a log-template chunk, or `None` where it cannot be one (no
 /// bytes: the footer tells the kind by `bytes > 0`, §5.8) or, under
 /// [`LogTemplates::Auto`], where a sample says it will not beat
-/// `coded_len` bytes (`estimate`: the chunk's [`Estimate`] when the writer
-/// has it already; else worked out here where needed). `codec` is the
-/// dictionary the chunk names (whose tokens it does not use). The log encoder uses rayon's threads inside
+/// `coded_len` bytes ([`Estimate`]). `codec` is the dictionary the chunk
+/// names (whose tokens it does not use). The log encoder uses rayon's threads inside
 /// the chunk (`LogOptions::threads`; the same bytes either way), also when
 /// the writer encodes several chunks at once: an idle thread steals the
 /// inner tasks of a chunk still running (bench/COMPRESS.md, "Threads inside
@@ -217,7 +213,6 @@ pub(super) fn encode(
     codec: Codec,
     p: &PendingChunk,
     coded_len: usize,
-    estimate: Option<&Estimate>,
 ) -> Option<EncodedChunk> {
     // Decided when the chunk was closed ([`tries`]).
     if !p.logs {
@@ -238,18 +233,8 @@ pub(super) fn encode(
     // a full log encode of such a column cost up to 20× the coded write.
     // So only clear wins are tried; dbtext uuid, hex, location and c_name
     // (payload 0.68–0.79 of coded, estimates 0.67–0.79) stay coded.
-    if needs_estimate(opts, p) {
-        let own;
-        let e = match estimate {
-            Some(e) => e,
-            None => {
-                own = self::estimate(p, codec);
-                &own
-            }
-        };
-        if e.above(SCREEN_SHARE * coded_len as f64) {
-            return None;
-        }
+    if needs_estimate(opts, p) && estimate(p, codec).above(SCREEN_SHARE * coded_len as f64) {
+        return None;
     }
     let payload = encode_column(&rows, &lo);
     if payload.len() > u32::MAX as usize {
