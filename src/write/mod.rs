@@ -71,6 +71,9 @@ struct PendingChunk {
     /// Whether log templates will be tried on it (set when it is closed,
     /// [`logs::tries`]): its memory estimate counts the log encoder then.
     logs: bool,
+    /// The share of the first log screen's sample rows that no template
+    /// held ([`logs::tries`]; 0 when not screened).
+    screen_escaped: f32,
 }
 
 impl PendingChunk {
@@ -257,7 +260,9 @@ impl<S: Sink> Writer<S> {
         }
         self.closed = n;
         let mut done = std::mem::take(&mut self.current);
-        done.logs = logs::tries(&self.opts, &done);
+        let screened = logs::tries(&self.opts, &done);
+        done.logs = screened.is_some();
+        done.screen_escaped = screened.unwrap_or(0.0);
         self.full.push(done);
         if self.opts.dict_mode == DictMode::Shared && self.shared.is_none() {
             // The training window closes on bytes or rows only: never on the
