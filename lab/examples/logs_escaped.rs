@@ -32,20 +32,13 @@ fn sample<'a>(rows: &[&'a [u8]], max_rows: usize, max_bytes: usize) -> Vec<&'a [
 }
 
 fn main() {
-    let dir = std::env::var("FASTPAIR_CORPUS").unwrap_or_else(|_| "target/corpus".into());
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("corpus dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    files.sort();
     let plain = LogOptions {
         families: false,
         prune_pool: false,
         ..LogOptions::default()
     };
     println!("| column | rows | screen ratio | screen escaped | screen templates | 1K ratio | 1K escaped | 1K templates | 1K unmatched (mined only) | 1K encode us | 1K mine us |");
-    for f in files {
+    for f in fastpair::testing::corpus::files(&[]) {
         let name = f.file_stem().unwrap().to_string_lossy().to_string();
         let data = std::fs::read(&f).expect("read");
         let rows = fastpair::testing::corpus::lines(&data);

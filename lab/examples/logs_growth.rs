@@ -10,25 +10,15 @@
 use fastpair::logs::{encode_column, LogOptions};
 
 fn main() {
-    let dir = std::env::var("FASTPAIR_CORPUS").unwrap_or_else(|_| "target/corpus".into());
     let filters: Vec<String> = std::env::args().skip(1).collect();
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("corpus dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    files.sort();
     let lo = LogOptions {
         families: false,
         prune_pool: false,
         ..LogOptions::default()
     };
     println!("| column | rows | text | 1K text | 1K payload | 4K payload | k(1K,4K) | 16K payload | k(4K,16K) | whole payload | k(4K,whole) |");
-    for f in files {
+    for f in fastpair::testing::corpus::files(&filters) {
         let name = f.file_stem().unwrap().to_string_lossy().to_string();
-        if !filters.is_empty() && !filters.iter().any(|x| name.contains(x.as_str())) {
-            continue;
-        }
         let data = std::fs::read(&f).expect("read");
         let rows = fastpair::testing::corpus::lines(&data);
         if rows.len() <= 8 * 1024 {

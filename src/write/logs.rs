@@ -153,6 +153,18 @@ impl Estimate {
     }
 }
 
+/// Whether rows no template holds (escaped rows: pool strings, an OnPair-12
+/// table trained on them) cannot make a log layout pay beside a chunk coded
+/// with `codec`: an OnPair dictionary trained on the same rows codes them
+/// about as well, so a chunk of mostly escaped rows never comes near
+/// `SCREEN_SHARE` of it. Against FSST-12 they can (`--codec fsst12`: TPC-H
+/// ps_comment's and zh_reviews' log layouts are 0.61 and 0.68 of the coded
+/// file, from a smaller sample 1.00 escaped), so there the escaped shares
+/// ([`ESCAPED_SHARE`], [`SCREEN_ESCAPED`]) decide nothing.
+fn escapes_cannot_pay(codec: Codec) -> bool {
+    matches!(codec, Codec::OnPair12 | Codec::OnPair16)
+}
+
 /// Whether [`encode`] needs an [`Estimate`] of `p`: under
 /// [`LogTemplates::Auto`], for a chunk that passed the first screen and
 /// has more than `8·SCREEN_ROWS` rows (smaller ones are encoded whole).
@@ -164,14 +176,9 @@ fn needs_estimate(opts: &WriterOptions, p: &PendingChunk) -> bool {
 /// The smaller sample first, mined alone (`logs::unmatched_share`), then
 /// encoded: where most of its rows are held by no template
 /// ([`ESCAPED_SHARE`]), after either step, and `codec` is an OnPair
-/// dictionary, nothing more is encoded (the larger sample is four times the
-/// smaller one's work, the smaller one's encode 2–7 times its mining). Rows no template
-/// holds are stored as pool strings, an OnPair-12 table trained on them,
-/// which does not come near `SCREEN_SHARE` of the same rows coded with an
-/// OnPair dictionary trained on them; against FSST-12 it can (`--codec
-/// fsst12`: TPC-H ps_comment's and zh_reviews' log layouts are 0.61 and
-/// 0.68 of the coded file, from a smaller sample 1.00 escaped), so there
-/// both samples are encoded.
+/// dictionary ([`escapes_cannot_pay`]), nothing more is encoded (the
+/// larger sample is four times the smaller one's work, the smaller one's
+/// encode 2–7 times its mining).
 fn estimate(p: &PendingChunk, codec: Codec) -> Estimate {
     // Without template families (a second layout per block, for a few
     // percent: not what decides whether to try).
@@ -180,19 +187,21 @@ fn estimate(p: &PendingChunk, codec: Codec) -> Estimate {
         prune_pool: false,
         ..LogOptions::default()
     };
-    let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
-    let total: usize = rows.iter().map(|r| r.len()).sum();
+    // Every row's bytes, nulls' empty: the chunk's text.
+    let total = p.data.len();
+    // Evenly spaced rows, read straight from the chunk (the estimate needs
+    // no slice of every row).
     let sample = |n: usize| {
-        let step = rows.len().div_ceil(n);
-        let s: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
+        let step = p.rows().div_ceil(n);
+        let s: Vec<&[u8]> = (0..p.rows()).step_by(step).map(|i| p.row(i)).collect();
         let text: usize = s.iter().map(|r| r.len()).sum();
         (s, text.max(1) as f64)
     };
     let (s, t1) = sample(SCREEN_ROWS);
-    let onpair = matches!(codec, Codec::OnPair12 | Codec::OnPair16);
+    let escapes_decide = escapes_cannot_pay(codec);
     // Rows no template holds even before they are encoded (mined alone,
     // several times cheaper than the sample's encode: prose) stop here.
-    if onpair && crate::logs::unmatched_share(&s, lo, ESCAPED_SHARE) >= ESCAPED_SHARE {
+    if escapes_decide && crate::logs::unmatched_share(&s, lo, ESCAPED_SHARE) >= ESCAPED_SHARE {
         return Estimate {
             total: total as f64,
             small: None,
@@ -207,7 +216,7 @@ fn estimate(p: &PendingChunk, codec: Codec) -> Estimate {
             c.escaped_rows() as f64 / (c.rows() * blocks).max(1) as f64
         })
     };
-    let large = (!onpair || escaped() < ESCAPED_SHARE).then(|| {
+    let large = (!escapes_decide || escaped() < ESCAPED_SHARE).then(|| {
         let (s, t2) = sample(4 * SCREEN_ROWS);
         (t2, encode_column(&s, lo).len() as f64)
     });
@@ -241,10 +250,10 @@ pub(super) fn encode(
     }
     // A chunk whose first screen held (almost) none of its rows in a
     // template is prose to the template codec: beside an OnPair dictionary
-    // its log layout cannot pay (see [`estimate`]), and nothing more is
-    // encoded, whatever the chunk's size.
+    // its log layout cannot pay ([`escapes_cannot_pay`]), and nothing more
+    // is encoded, whatever the chunk's size.
     if opts.log_templates == LogTemplates::Auto
-        && matches!(codec, Codec::OnPair12 | Codec::OnPair16)
+        && escapes_cannot_pay(codec)
         && p.screen_escaped >= SCREEN_ESCAPED
     {
         return None;
@@ -327,14 +336,12 @@ mod tests {
         *seed >> 33
     }
 
-    /// Sentences of words drawn at random: every row its own shape, so the
-    /// smaller sample escapes its rows and the larger one is not encoded;
-    /// log lines of a few templates take both samples and come out far below
-    /// their text.
-    #[test]
-    fn prose_stops_at_the_smaller_sample() {
-        let mut seed = 7;
-        let words: Vec<String> = (0..5_000)
+    /// `rows` sentences of words drawn at random from a vocabulary of
+    /// `vocab` random words (2–10 letters), 5–40 words a row, each followed
+    /// by one of `stops`: every row a shape of its own.
+    fn prose(seed: u64, vocab: usize, rows: usize, stops: &[&str]) -> Vec<Vec<u8>> {
+        let mut seed = seed;
+        let words: Vec<String> = (0..vocab)
             .map(|_| {
                 let n = 2 + lcg(&mut seed) as usize % 9;
                 (0..n)
@@ -342,8 +349,7 @@ mod tests {
                     .collect()
             })
             .collect();
-        let stops = [" ", " ", " ", " ", ", ", ". ", "; ", " (", ") ", ": ", "? "];
-        let prose: Vec<Vec<u8>> = (0..10_000)
+        (0..rows)
             .map(|_| {
                 let n = 5 + lcg(&mut seed) as usize % 36;
                 let mut row = String::new();
@@ -353,7 +359,18 @@ mod tests {
                 }
                 row.into_bytes()
             })
-            .collect();
+            .collect()
+    }
+
+    /// Sentences of words drawn at random: every row its own shape, so the
+    /// smaller sample escapes its rows and the larger one is not encoded;
+    /// log lines of a few templates take both samples and come out far below
+    /// their text.
+    #[test]
+    fn prose_stops_at_the_smaller_sample() {
+        let stops = [" ", " ", " ", " ", ", ", ". ", "; ", " (", ") ", ": ", "? "];
+        let prose = prose(7, 5_000, 10_000, &stops);
+        let mut seed = 7;
         let p = chunk(&prose);
         assert!(needs_estimate(&WriterOptions::default(), &p));
         let e = estimate(&p, Codec::OnPair12);
@@ -396,26 +413,7 @@ mod tests {
     /// it still is; log lines come out of the screen held by templates.
     #[test]
     fn a_screen_of_escaped_rows_stops_the_log_layout_beside_onpair() {
-        let mut seed = 3;
-        let words: Vec<String> = (0..300)
-            .map(|_| {
-                let n = 3 + lcg(&mut seed) as usize % 7;
-                (0..n)
-                    .map(|_| (b'a' + (lcg(&mut seed) % 26) as u8) as char)
-                    .collect()
-            })
-            .collect();
-        let prose: Vec<Vec<u8>> = (0..3_000)
-            .map(|_| {
-                let n = 6 + lcg(&mut seed) as usize % 30;
-                let mut row = String::new();
-                for k in 0..n {
-                    row.push_str(&words[lcg(&mut seed) as usize % words.len()]);
-                    row.push_str(if k % 7 == 6 { ", " } else { " " });
-                }
-                row.into_bytes()
-            })
-            .collect();
+        let prose = prose(3, 300, 3_000, &[" ", " ", " ", " ", " ", " ", ", "]);
         let opts = WriterOptions::default();
         let mut p = chunk(&prose);
         let escaped = tries(&opts, &p).expect("the prose passes the ratio screen");
