@@ -32,6 +32,7 @@ mod dicts;
 mod drift;
 mod encode;
 mod logs;
+mod many;
 mod options;
 mod seen;
 mod sink;

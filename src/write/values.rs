@@ -11,6 +11,7 @@
 //! most half its non-null rows and keeps whichever section is smaller (an
 //! exact comparison, so the choice depends on the bytes only).
 
+use super::many;
 use super::seen::Seen;
 use super::{EncodedChunk, PendingChunk, WriterOptions};
 use crate::dict::matcher::Matcher;
@@ -31,6 +32,18 @@ pub(super) struct Distinct {
 /// at most this share of its non-null rows.
 pub const MAX_VALUES_SHARE: usize = 2;
 
+/// Rows numbered one by one before a chunk whose rows were more than half
+/// distinct so far is counted on all threads instead ([`many`]): the count
+/// pays on large chunks of distinct rows and would only add to the others.
+const PROOF_AFTER: usize = 8192;
+
+/// Whether the screen, at row [`PROOF_AFTER`] of `n`, having numbered
+/// `values` distinct values in `seen` rows that count, should try
+/// [`many::more_than`].
+fn try_proof(n: usize, seen: usize, values: usize) -> bool {
+    n >= 2 * PROOF_AFTER && values * MAX_VALUES_SHARE > seen
+}
+
 /// The distinct values of `p`, or `None` when there are more than half as
 /// many as non-null rows (or none).
 pub(super) fn distinct(p: &PendingChunk) -> Option<Distinct> {
@@ -45,6 +58,16 @@ pub(super) fn distinct(p: &PendingChunk) -> Option<Distinct> {
     let mut first_rows: Vec<u32> = Vec::new();
     let mut index = Vec::with_capacity(p.rows());
     for i in 0..p.rows() {
+        if i == PROOF_AFTER
+            && try_proof(
+                p.rows(),
+                i - p.valid[..i].iter().filter(|&&v| !v).count(),
+                first_rows.len(),
+            )
+            && many::more_than(p.rows(), cap, |r| p.valid[r].then(|| p.row(r)))
+        {
+            return None;
+        }
         if !p.valid[i] {
             index.push(0);
             continue;
@@ -68,7 +91,13 @@ pub(super) fn distinct_rows<'a>(rows: &[&'a [u8]]) -> Option<Vec<&'a [u8]>> {
     let cap = rows.len() / MAX_VALUES_SHARE;
     let mut seen = Seen::with_capacity(cap.min(1 << 16) + 1);
     let mut out: Vec<&[u8]> = Vec::new();
-    for &r in rows {
+    for (i, &r) in rows.iter().enumerate() {
+        if i == PROOF_AFTER
+            && try_proof(rows.len(), i, out.len())
+            && many::more_than(rows.len(), cap, |k| Some(rows[k]))
+        {
+            return None;
+        }
         let next = out.len() as u32;
         if seen.number_of(r, next, |k| out[k as usize]) == next {
             if out.len() >= cap {
@@ -153,4 +182,95 @@ pub(super) fn encode(
 pub(super) fn estimate(rows: usize, values: usize, value_bytes: f64) -> f64 {
     let bits = index::width(u32::try_from(values).unwrap_or(u32::MAX));
     index::packed_len(rows, bits) as f64 + value_bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Row `i` of a test chunk (`None`: null).
+    type Shape = dyn Fn(usize) -> Option<Vec<u8>>;
+
+    fn chunk(rows: &[Option<Vec<u8>>]) -> PendingChunk {
+        let mut p = PendingChunk::default();
+        for r in rows {
+            p.data.extend_from_slice(r.as_deref().unwrap_or(&[]));
+            p.ends.push(p.data.len());
+            p.valid.push(r.is_some());
+            p.nulls += r.is_none() as usize;
+        }
+        p
+    }
+
+    /// The screen's rule numbered plainly: values by first use, `None` past
+    /// half the non-null rows.
+    fn reference(rows: &[Option<Vec<u8>>]) -> Option<Vec<u32>> {
+        let cap = rows.iter().flatten().count() / MAX_VALUES_SHARE;
+        let mut map = std::collections::HashMap::new();
+        let mut index = Vec::new();
+        for r in rows {
+            match r {
+                None => index.push(0),
+                Some(v) => {
+                    let next = map.len() as u32;
+                    let k = *map.entry(v.clone()).or_insert(next);
+                    if k == next && map.len() > cap {
+                        return None;
+                    }
+                    index.push(k);
+                }
+            }
+        }
+        (cap > 0).then_some(index)
+    }
+
+    /// Chunks past `PROOF_AFTER` rows whose first rows are distinct: the
+    /// count on all threads runs; where it cannot prove "too many" (the
+    /// later rows repeat) the screen goes on and numbers them as before.
+    #[test]
+    fn the_count_on_all_threads_never_changes_the_screens() {
+        let n = 3 * PROOF_AFTER;
+        let shapes: [(&str, Box<Shape>); 4] = [
+            (
+                "all distinct",
+                Box::new(|i| Some(format!("row {i}").into_bytes())),
+            ),
+            (
+                "distinct, then repeats: at most half distinct",
+                Box::new(move |i| {
+                    Some(format!("row {}", if i < PROOF_AFTER { i } else { i % 97 }).into_bytes())
+                }),
+            ),
+            (
+                "just over half distinct, nulls between",
+                Box::new(move |i| {
+                    (i % 5 != 0)
+                        .then(|| format!("v{}", if i % 2 == 0 { i } else { i % 3 }).into_bytes())
+                }),
+            ),
+            (
+                "repeats from the start",
+                Box::new(|i| Some(format!("{}", i % 1000).into_bytes())),
+            ),
+        ];
+        for (what, shape) in shapes {
+            let rows: Vec<Option<Vec<u8>>> = (0..n).map(shape).collect();
+            let p = chunk(&rows);
+            let want = reference(&rows);
+            let got = distinct(&p).map(|d| d.index);
+            assert_eq!(got, want, "{what}");
+            let flat: Vec<&[u8]> = rows.iter().map(|r| r.as_deref().unwrap_or(&[])).collect();
+            let whole: Vec<Option<Vec<u8>>> = flat.iter().map(|r| Some(r.to_vec())).collect();
+            let want_rows = reference(&whole).map(|ix| {
+                let mut firsts = Vec::new();
+                for (i, &k) in ix.iter().enumerate() {
+                    if k as usize == firsts.len() {
+                        firsts.push(flat[i]);
+                    }
+                }
+                firsts
+            });
+            assert_eq!(distinct_rows(&flat), want_rows, "{what} (rows)");
+        }
+    }
 }
