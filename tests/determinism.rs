@@ -117,6 +117,122 @@ fn bytes_do_not_depend_on_thread_count_or_memory_budget() {
     assert!(compared >= 2 * variants.len());
 }
 
+/// Driven from a thread outside any pool (as the CLI drives it), the writer
+/// encodes each group of chunks after the training window on the pool while
+/// it buffers the next rows, and collects the group when the next is due:
+/// the same bytes as a writer inside a one-thread pool, which encodes every
+/// group before it reads on. Chunk shapes where groups hold several chunks,
+/// where the budget holds one group at a time, a column whose second half
+/// retrains the dictionary (the group in flight then holds chunks to encode
+/// again), per-chunk dictionaries and value-dictionary chunks.
+#[test]
+fn groups_encoded_while_rows_are_buffered_write_the_same_bytes() {
+    // Tests of this binary may have started the global pool already: any
+    // size of two threads or more takes the path.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build_global();
+    assert!(
+        rayon::current_num_threads() >= 2,
+        "the global pool has one thread: the path under test cannot run"
+    );
+    type Opts = (&'static str, Box<dyn Fn() -> WriterOptions + Sync>);
+    let variants: Vec<Opts> = vec![
+        (
+            "small chunks, a shared dictionary",
+            Box::new(|| {
+                WriterOptions::default()
+                    .with_chunk_rows(700)
+                    .with_sample_bytes(32 << 10)
+            }),
+        ),
+        (
+            "one group at a time (the smallest budget)",
+            Box::new(|| {
+                let mut o = WriterOptions::default()
+                    .with_chunk_rows(700)
+                    .with_sample_bytes(32 << 10)
+                    .with_codec(Codec::OnPair12);
+                o.memory_budget = o.min_memory_budget();
+                o
+            }),
+        ),
+        (
+            "per-chunk dictionaries",
+            Box::new(|| {
+                WriterOptions::default()
+                    .with_chunk_rows(1500)
+                    .with_dict_mode(DictMode::PerChunk)
+            }),
+        ),
+    ];
+    let sets: Vec<(String, Vec<Vec<u8>>)> = columns()
+        .iter()
+        .map(|c| (c.name.to_string(), lines(c)))
+        .collect();
+    let mut background = 0;
+    for (name, rows) in &sets {
+        for (what, f) in &variants {
+            let (file, summary) =
+                fastpair::write::write_to_vec_with_summary(rows.iter().map(|r| Some(&r[..])), f())
+                    .unwrap();
+            background += summary.groups_in_background;
+            let reference = write_with_threads(rows, 1, &|| {
+                let mut o = f();
+                o.parallel_chunks = 1;
+                o
+            });
+            assert!(
+                file == reference,
+                "{name}: {what}: {} bytes with groups in the background, {} without",
+                file.len(),
+                reference.len()
+            );
+        }
+    }
+    assert!(background > 0, "no group was encoded in the background");
+
+    // A column whose second half is other text: a chunk of a group in
+    // flight retrains the dictionary, and the group's later chunks are
+    // encoded again with the new one (groups of four chunks of 256 KiB; the
+    // window is the first two).
+    let (Some(a), Some(b)) = (
+        corpus::column("tpch_sf1_l_comment"),
+        corpus::column("nltk_abc_news_en"),
+    ) else {
+        eprintln!("skipped the drifting column: no corpus");
+        return;
+    };
+    let half = |c: &corpus::Column| -> Vec<Vec<u8>> {
+        let mut got = 0;
+        lines(c)
+            .into_iter()
+            .take_while(|r| {
+                got += r.len();
+                got <= 2 << 20
+            })
+            .collect()
+    };
+    let rows: Vec<Vec<u8>> = half(&a).into_iter().chain(half(&b)).collect();
+    let drifting = || {
+        let mut o = WriterOptions::default();
+        o.sample_bytes = 128 << 10;
+        o.chunk_bytes = 256 << 10;
+        o
+    };
+    let (file, summary) = fastpair::write::write_to_vec_with_summary(
+        rows.iter().map(|r| Some(&r[..])),
+        drifting().with_parallel_chunks(4),
+    )
+    .unwrap();
+    assert!(
+        summary.dicts >= 2 && summary.groups_in_background > 0,
+        "{summary:?}"
+    );
+    let reference = write_with_threads(&rows, 1, &|| drifting().with_parallel_chunks(1));
+    assert!(file == reference, "the drifting column");
+}
+
 /// A log-template chunk encodes its rows in parallel inside the chunk
 /// (tokenizing and matching runs of rows, typing a large template's slots,
 /// searching template families by bucket, the header and the body at

@@ -68,7 +68,7 @@ impl<S: Sink> Writer<S> {
             .section()
             .write(crate::format::VERSION_2, &mut dict);
         if r.bytes.len() + dict.len() < e.bytes.len() {
-            self.shared = Some((codec, table, m));
+            self.shared = Some(std::sync::Arc::new((codec, table, m)));
             self.shared_bpc = (r_codes > 0).then(|| r.decoded as f64 / r_codes as f64);
             Ok(Some(r))
         } else {

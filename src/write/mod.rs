@@ -31,6 +31,7 @@ mod choose;
 mod dicts;
 mod drift;
 mod encode;
+mod flight;
 mod logs;
 mod many;
 mod options;
@@ -39,6 +40,7 @@ mod sink;
 mod values;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -61,6 +63,10 @@ use crate::format::layout::{self, ChunkEntry, Footer, SectionRef};
 use crate::format::{limits, Codec, SECTION_ALIGN};
 use encode::{encode_chunk, encode_with_own_dict, train_codec, DictShare, DictUse, Precoded};
 use sink::VecSink;
+
+/// The shared dictionary chunks are encoded with: its codec, tokens and
+/// matcher (shared with a group encoded on the pool, `flight`).
+type SharedDict = (Codec, TokenTable, Matcher);
 
 /// Rows buffered for one chunk, flat.
 #[derive(Default)]
@@ -136,6 +142,10 @@ pub struct WriteSummary {
     /// [`WriterOptions::memory_budget`] did not cover more (a larger budget
     /// would have used more threads there; the bytes would be the same).
     pub held_back_by_memory: u32,
+    /// Groups of chunks encoded on the thread pool while the writer went on
+    /// buffering rows (the writer driven from a thread outside the pool,
+    /// which has more than one thread); the bytes are the same either way.
+    pub groups_in_background: u32,
 }
 
 /// A streaming writer of fastpair files.
@@ -149,7 +159,7 @@ pub struct Writer<S: Sink> {
     full: Vec<PendingChunk>,
     /// Chunks closed so far (encoded or not).
     closed: u64,
-    shared: Option<(Codec, TokenTable, Matcher)>,
+    shared: Option<Arc<SharedDict>>,
     /// Index in `dicts` of the shared dictionary chunks use now.
     shared_dict: usize,
     /// Value bytes per code of the shared dictionary on the rows it was
@@ -166,6 +176,10 @@ pub struct Writer<S: Sink> {
     /// The queued chunks are being flushed because the budget would not
     /// hold one more (not because `parallel_chunks` are queued).
     flush_for_memory: bool,
+    /// A group being encoded on the pool while rows are buffered (`flight`).
+    in_flight: Option<flight::InFlight>,
+    /// [`WriteSummary::groups_in_background`].
+    in_background: u32,
 }
 
 impl Writer<AtomicFile> {
@@ -198,6 +212,8 @@ impl<S: Sink> Writer<S> {
             most_at_once: 0,
             held_back: 0,
             flush_for_memory: false,
+            in_flight: None,
+            in_background: 0,
         })
     }
 
@@ -271,11 +287,16 @@ impl<S: Sink> Writer<S> {
             let bytes: usize = self.full.iter().map(|p| p.data.len()).sum();
             let rows: usize = self.full.iter().map(|p| p.rows()).sum();
             if bytes >= train_window_bytes(&self.opts) || rows >= TRAIN_WINDOW_ROWS {
-                self.flush_full()?;
+                self.flush_full(false)?;
             }
             return Ok(());
         }
-        let cost: usize = self.full.iter().map(|p| p.encode_cost(&self.opts)).sum();
+        let cost: usize = self
+            .full
+            .iter()
+            .map(|p| p.encode_cost(&self.opts))
+            .sum::<usize>()
+            + self.in_flight.as_ref().map_or(0, |f| f.cost);
         let next = self
             .opts
             .encode_cost(self.opts.chunk_bytes, self.opts.chunk_rows);
@@ -284,16 +305,45 @@ impl<S: Sink> Writer<S> {
             cost.saturating_add(next).saturating_add(self.dicts.held()) > self.opts.memory_budget;
         if self.full.len() >= self.opts.parallel_chunks || over {
             self.flush_for_memory = self.full.len() < self.opts.parallel_chunks;
-            self.flush_full()?;
+            self.flush_full(false)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the group encoding on the pool, if any (`flight`): each chunk
+    /// in order, with its drift check; after a retrained chunk, the group's
+    /// later chunks go back to the front of the queue, to be encoded with
+    /// the new dictionary.
+    fn collect_in_flight(&mut self) -> Result<()> {
+        let Some(f) = self.in_flight.take() else {
+            return Ok(());
+        };
+        let (chunks, results) = f.wait();
+        for (i, r) in results.into_iter().enumerate() {
+            let (e, plain_codes) = r?;
+            if self.shared.is_some() {
+                if let Some(retrained) = self.retrain_if_drifted(&chunks[i], &e, plain_codes)? {
+                    self.write_chunk(retrained)?;
+                    let mut again: Vec<PendingChunk> = chunks.into_iter().skip(i + 1).collect();
+                    again.append(&mut self.full);
+                    self.full = again;
+                    return Ok(());
+                }
+            }
+            self.write_chunk(e)?;
         }
         Ok(())
     }
 
     /// Trains the shared dictionary if it is due, then encodes and writes
     /// every queued chunk, in groups that fit `parallel_chunks` and the
-    /// memory budget.
-    fn flush_full(&mut self) -> Result<()> {
-        let pending = std::mem::take(&mut self.full);
+    /// memory budget; unless `sync`, the last group is left encoding on the
+    /// pool where it may be (`flight`).
+    fn flush_full(&mut self, sync: bool) -> Result<()> {
+        // The group in flight comes first in the file (and may send chunks
+        // back to the queue).
+        self.collect_in_flight()?;
+        let mut pending = std::mem::take(&mut self.full);
         let for_memory = std::mem::take(&mut self.flush_for_memory);
         if pending.is_empty() {
             return Ok(());
@@ -320,7 +370,7 @@ impl<S: Sink> Writer<S> {
             window_share = DictShare::of(&table, window);
             self.dicts.push(codec, table.clone());
             self.choices.push(choice);
-            self.shared = Some((codec, table, matcher));
+            self.shared = Some(Arc::new((codec, table, matcher)));
             window_codes = codes;
         }
         // Chunks waiting their turn stay buffered; the rest of the budget is
@@ -380,6 +430,18 @@ impl<S: Sink> Writer<S> {
                 self.held_back += 1;
             }
             self.most_at_once = self.most_at_once.max(take as u32);
+            // The last group after the training window: encoded on the pool
+            // while the caller buffers the next rows.
+            if !sync && window == 0 && take == rest.len() && flight::may_launch() {
+                let chunks: Vec<PendingChunk> = pending.drain(done..).collect();
+                self.in_background += 1;
+                self.in_flight = Some(flight::InFlight::launch(
+                    &self.opts,
+                    self.shared.clone(),
+                    chunks,
+                ));
+                return Ok(());
+            }
             let group = &rest[..take];
             let (opts, shared) = (&self.opts, &self.shared);
             // The window's codes are the window dictionary's: stale once a
@@ -388,7 +450,7 @@ impl<S: Sink> Writer<S> {
             let encoded: Vec<Result<(EncodedChunk, usize)>> = group
                 .par_iter()
                 .enumerate()
-                .map(|(j, p)| match shared {
+                .map(|(j, p)| match shared.as_deref() {
                     Some((codec, t, m)) => {
                         let pre = if window_live {
                             precoded(done + j)
@@ -526,7 +588,7 @@ impl<S: Sink> Writer<S> {
         if self.current.rows() > 0 {
             self.close_chunk()?;
         }
-        self.flush_full()?;
+        self.flush_full(true)?;
         // An empty column has no chunk and, in version 4, no dictionary
         // (spec/FORMAT.md §9 step 6: no dictionary without a chunk).
         let dicts = std::mem::take(&mut self.dicts);
@@ -578,6 +640,7 @@ impl<S: Sink> Writer<S> {
                 .collect(),
             most_chunks_at_once: self.most_at_once,
             held_back_by_memory: self.held_back,
+            groups_in_background: self.in_background,
         })
     }
 }
