@@ -121,6 +121,50 @@ fn per_chunk_dictionaries() {
     check_column(&rows, o);
 }
 
+/// A chunk fills the buffers of one written before it (`Writer` keeps them):
+/// nulls, row counts and bytes of the earlier chunk must not carry over.
+/// Chunks with nulls, then without, then with again, of shrinking and
+/// growing rows, written from this thread (groups encoded in the background)
+/// and inside a one-thread pool (one group at a time).
+#[test]
+fn chunks_refill_the_buffers_of_written_chunks() {
+    let rows: Vec<Option<Vec<u8>>> = (0..9000u32)
+        .map(|i| {
+            let block = i / 1000;
+            if block % 3 == 0 && i % 7 == 0 {
+                None
+            } else {
+                let len = (if block % 2 == 0 { 40 } else { 3 }) + (i % 11) as usize;
+                Some(
+                    format!("{i:06} ")
+                        .into_bytes()
+                        .into_iter()
+                        .cycle()
+                        .take(len)
+                        .collect(),
+                )
+            }
+        })
+        .collect();
+    for codec in [Codec::OnPair12, Codec::Fsst12] {
+        let o = || opts(codec, 1000).with_sample_bytes(16 << 10);
+        check_column(&rows, o());
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        pool.install(|| check_column(&rows, o().with_parallel_chunks(1)));
+        let bytes = write_to_vec(rows.iter().map(|r| r.as_deref()), o()).unwrap();
+        let r = Reader::from_bytes(bytes).unwrap();
+        let nulls: Vec<u32> = r.footer().chunks.iter().map(|c| c.nulls).collect();
+        let want: Vec<u32> = rows
+            .chunks(1000)
+            .map(|c| c.iter().filter(|r| r.is_none()).count() as u32)
+            .collect();
+        assert_eq!(nulls, want);
+    }
+}
+
 #[test]
 fn empty_column_and_empty_values() {
     check_column(&[], WriterOptions::default());

@@ -91,6 +91,13 @@ impl PendingChunk {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.data[start..self.ends[i]]
     }
+    /// Memory its buffers hold, whatever they hold now.
+    fn capacity_cost(&self) -> usize {
+        self.data.capacity()
+            + self.ends.capacity() * std::mem::size_of::<usize>()
+            + self.valid.capacity()
+    }
+
     /// Estimated memory of encoding it: [`WriterOptions::encode_cost`],
     /// with the log encoder only when log templates will be tried on it.
     fn encode_cost(&self, opts: &WriterOptions) -> usize {
@@ -180,6 +187,11 @@ pub struct Writer<S: Sink> {
     in_flight: Option<flight::InFlight>,
     /// [`WriteSummary::groups_in_background`].
     in_background: u32,
+    /// A written chunk's buffers, emptied, for the next chunk to fill: a
+    /// fresh 64 MiB chunk was page-faulted in and zeroed by the kernel on
+    /// the thread that reads the rows (a quarter of that thread's time,
+    /// bench/COMPRESS.md). Counted in the budget at its capacity.
+    spare: Option<PendingChunk>,
 }
 
 impl Writer<AtomicFile> {
@@ -214,6 +226,7 @@ impl<S: Sink> Writer<S> {
             flush_for_memory: false,
             in_flight: None,
             in_background: 0,
+            spare: None,
         })
     }
 
@@ -276,7 +289,8 @@ impl<S: Sink> Writer<S> {
             });
         }
         self.closed = n;
-        let mut done = std::mem::take(&mut self.current);
+        let next = self.spare.take().unwrap_or_default();
+        let mut done = std::mem::replace(&mut self.current, next);
         let screened = logs::tries(&self.opts, &done);
         done.logs = screened.is_some();
         done.screen_escaped = screened.unwrap_or(0.0);
@@ -296,7 +310,8 @@ impl<S: Sink> Writer<S> {
             .iter()
             .map(|p| p.encode_cost(&self.opts))
             .sum::<usize>()
-            + self.in_flight.as_ref().map_or(0, |f| f.cost);
+            + self.in_flight.as_ref().map_or(0, |f| f.cost)
+            + self.spare.as_ref().map_or(0, PendingChunk::capacity_cost);
         let next = self
             .opts
             .encode_cost(self.opts.chunk_bytes, self.opts.chunk_rows);
@@ -319,20 +334,41 @@ impl<S: Sink> Writer<S> {
             return Ok(());
         };
         let (chunks, results) = f.wait();
-        for (i, r) in results.into_iter().enumerate() {
+        let mut chunks = chunks.into_iter();
+        for r in results {
             let (e, plain_codes) = r?;
+            let p = chunks.next().expect("a chunk per result");
             if self.shared.is_some() {
-                if let Some(retrained) = self.retrain_if_drifted(&chunks[i], &e, plain_codes)? {
+                if let Some(retrained) = self.retrain_if_drifted(&p, &e, plain_codes)? {
                     self.write_chunk(retrained)?;
-                    let mut again: Vec<PendingChunk> = chunks.into_iter().skip(i + 1).collect();
+                    self.recycle(p);
+                    let mut again: Vec<PendingChunk> = chunks.collect();
                     again.append(&mut self.full);
                     self.full = again;
                     return Ok(());
                 }
             }
             self.write_chunk(e)?;
+            self.recycle(p);
         }
         Ok(())
+    }
+
+    /// Keeps `p`'s buffers, emptied, for the next chunk when none are kept
+    /// (not those of a chunk that grew past twice the chunk size: one long value
+    /// is a chunk of its own, and its buffer would outlive it).
+    fn recycle(&mut self, mut p: PendingChunk) {
+        let fits = p.data.capacity() <= self.opts.chunk_bytes.saturating_mul(2)
+            && p.ends.capacity() <= self.opts.chunk_rows.saturating_mul(2);
+        if self.spare.is_none() && fits {
+            p.data.clear();
+            p.ends.clear();
+            p.valid.clear();
+            p.nulls = 0;
+            p.logs = false;
+            p.screen_escaped = 0.0;
+            self.spare = Some(p);
+        }
     }
 
     /// Trains the shared dictionary if it is due, then encodes and writes
@@ -495,6 +531,9 @@ impl<S: Sink> Writer<S> {
                 self.write_chunk(e)?;
             }
             done = next;
+        }
+        if let Some(p) = pending.pop() {
+            self.recycle(p);
         }
         Ok(())
     }
