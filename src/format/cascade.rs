@@ -72,11 +72,7 @@ pub fn encode(values: &[u32], out: &mut Vec<u8>) {
         !values.is_empty(),
         "cascaded sequences hold at least one value"
     );
-    let deltas: Vec<u32> = values
-        .windows(2)
-        .map(|w| w[1].checked_sub(w[0]).expect("sequence must not decrease"))
-        .collect();
-    let num_blocks = deltas.len().div_ceil(CASCADE_BLOCK);
+    let num_blocks = (values.len() - 1).div_ceil(CASCADE_BLOCK);
     let header = SequenceHeader {
         count: values.len() as u32,
         blocks: num_blocks as u32,
@@ -84,30 +80,77 @@ pub fn encode(values: &[u32], out: &mut Vec<u8>) {
         reserved: 0,
     };
     header.put(out);
+    // Blocks are packed apart; only their offsets chain. A long sequence (a
+    // chunk's row boundaries: a million values) packs groups of blocks on
+    // all threads, each group's offsets from its own start, then moved by
+    // the groups before it: the same bytes as one pass.
+    let groups: Vec<(Vec<BlockEntry>, Vec<u8>)> = if num_blocks > 2 * ENCODE_TASK_BLOCKS {
+        use rayon::prelude::*;
+        (0..num_blocks.div_ceil(ENCODE_TASK_BLOCKS))
+            .into_par_iter()
+            .map(|g| {
+                let b0 = g * ENCODE_TASK_BLOCKS;
+                encode_blocks(values, b0..(b0 + ENCODE_TASK_BLOCKS).min(num_blocks))
+            })
+            .collect()
+    } else {
+        vec![encode_blocks(values, 0..num_blocks)]
+    };
+    let mut dir = Vec::with_capacity(num_blocks * CASCADE_DIR_ENTRY_LEN);
+    let mut at = 0u32;
+    for (entries, packed) in &groups {
+        for e in entries {
+            BlockEntry {
+                offset: e.offset + at,
+                ..*e
+            }
+            .put(&mut dir);
+        }
+        at += packed.len() as u32;
+    }
+    out.extend_from_slice(&dir);
+    for (_, packed) in &groups {
+        out.extend_from_slice(packed);
+    }
+}
+
+/// Blocks per parallel task of [`encode`] (2^20 values).
+const ENCODE_TASK_BLOCKS: usize = 8192;
+
+/// Blocks `blocks` of the deltas of `values` (block `k`: the deltas after
+/// values `128k..`): their directory entries, offsets from the first of
+/// them, and their packed residuals.
+fn encode_blocks(values: &[u32], blocks: Range<usize>) -> (Vec<BlockEntry>, Vec<u8>) {
     let packer = BitPacker4x::new();
     let mut packed = Vec::new();
-    let mut dir = Vec::with_capacity(num_blocks * CASCADE_DIR_ENTRY_LEN);
-    for (k, block) in deltas.chunks(CASCADE_BLOCK).enumerate() {
-        let min = *block.iter().min().expect("blocks are non-empty");
+    let mut entries = Vec::with_capacity(blocks.len());
+    for k in blocks {
+        // Deltas v[128k + 1] - v[128k] .. of this block.
+        let lo = k * CASCADE_BLOCK;
+        let hi = (lo + CASCADE_BLOCK + 1).min(values.len());
         let mut buf = [0u32; CASCADE_BLOCK];
-        for (b, &d) in buf.iter_mut().zip(block) {
-            *b = d - min;
+        let mut min = u32::MAX;
+        for (b, w) in buf.iter_mut().zip(values[lo..hi].windows(2)) {
+            *b = w[1].checked_sub(w[0]).expect("sequence must not decrease");
+            min = min.min(*b);
+        }
+        let n = hi - lo - 1;
+        for b in &mut buf[..n] {
+            *b -= min;
         }
         let bits = packer.num_bits(&buf);
         let start = packed.len();
         packed.resize(start + bits as usize * CASCADE_BLOCK / 8, 0);
         packer.compress(&buf, &mut packed[start..], bits);
-        let entry = BlockEntry {
-            base: values[k * CASCADE_BLOCK],
+        entries.push(BlockEntry {
+            base: values[lo],
             min,
             offset: start as u32,
             bits,
             reserved: [0; 3],
-        };
-        entry.put(&mut dir);
+        });
     }
-    out.extend_from_slice(&dir);
-    out.extend_from_slice(&packed);
+    (entries, packed)
 }
 
 /// Number of bytes [`encode`] would append for `values` (used in tests and sizing).
@@ -551,6 +594,80 @@ impl Sequence {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The serial encoding, block by block over the deltas: the oracle of
+    /// [`encode`]'s groups packed on all threads.
+    fn encode_serially(values: &[u32]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let deltas: Vec<u32> = values.windows(2).map(|w| w[1] - w[0]).collect();
+        let blocks = deltas.len().div_ceil(CASCADE_BLOCK);
+        SequenceHeader {
+            count: values.len() as u32,
+            blocks: blocks as u32,
+            first: values[0],
+            reserved: 0,
+        }
+        .put(&mut out);
+        let packer = BitPacker4x::new();
+        let (mut dir, mut packed) = (Vec::new(), Vec::new());
+        for (k, block) in deltas.chunks(CASCADE_BLOCK).enumerate() {
+            let min = *block.iter().min().unwrap();
+            let mut buf = [0u32; CASCADE_BLOCK];
+            for (b, &d) in buf.iter_mut().zip(block) {
+                *b = d - min;
+            }
+            let bits = packer.num_bits(&buf);
+            let start = packed.len();
+            packed.resize(start + bits as usize * CASCADE_BLOCK / 8, 0);
+            packer.compress(&buf, &mut packed[start..], bits);
+            BlockEntry {
+                base: values[k * CASCADE_BLOCK],
+                min,
+                offset: start as u32,
+                bits,
+                reserved: [0; 3],
+            }
+            .put(&mut dir);
+        }
+        out.extend_from_slice(&dir);
+        out.extend_from_slice(&packed);
+        out
+    }
+
+    /// Sequences long enough to be packed in groups on all threads (row
+    /// boundaries of a chunk of a few million rows), with widths changing
+    /// between groups and a last block cut short: the bytes of one pass.
+    #[test]
+    fn long_sequences_pack_as_one_pass() {
+        for n in [
+            2 * ENCODE_TASK_BLOCKS * CASCADE_BLOCK + 2,
+            3 * ENCODE_TASK_BLOCKS * CASCADE_BLOCK + 77,
+        ] {
+            let mut v = Vec::with_capacity(n);
+            let mut x = 5u32;
+            for i in 0..n as u64 {
+                v.push(x);
+                let h = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+                // Widths vary by group: 0..=10 bits (no overflow).
+                let width = ((i / (CASCADE_BLOCK as u64 * 1000)) % 11) as u32;
+                x += (h as u32) & ((1u32 << width) - 1);
+            }
+            let mut got = Vec::new();
+            encode(&v, &mut got);
+            assert!(got == encode_serially(&v), "{n} values");
+            let s = Sequence::parse(&got, 0, Section::Footer).unwrap();
+            assert_eq!(s.decode_all(&got, "t", Section::Footer, 0).unwrap(), v);
+        }
+        for v in [
+            vec![7u32],
+            vec![1, 2, 3],
+            (0..1000u32).map(|i| i * i).collect(),
+        ] {
+            let mut got = Vec::new();
+            encode(&v, &mut got);
+            assert_eq!(got, encode_serially(&v));
+        }
+    }
 
     fn roundtrip(values: &[u32]) {
         let mut bytes = Vec::new();

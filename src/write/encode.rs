@@ -398,12 +398,16 @@ fn coded_chunk(
     row_bytes.push(0u32);
     row_bytes.extend(p.ends.iter().map(|&e| e as u32));
     debug_assert_eq!(*parts.sidecar.last().unwrap() as usize, p.data.len());
-    let mut sc = Vec::new();
-    cascade::encode(parts.sidecar, &mut sc);
-    let mut rc = Vec::new();
-    cascade::encode(parts.row_codes, &mut rc);
-    let mut rb = Vec::new();
-    cascade::encode(&row_bytes, &mut rb);
+    // The three sequences at once (each also on all threads when long).
+    let enc = |v: &[u32]| {
+        let mut b = Vec::new();
+        cascade::encode(v, &mut b);
+        b
+    };
+    let (sc, (rc, rb)) = rayon::join(
+        || enc(parts.sidecar),
+        || rayon::join(|| enc(parts.row_codes), || enc(&row_bytes)),
+    );
     let validity = validity_bits(p);
     let mut bytes = Vec::new();
     ChunkSection::write(
@@ -529,15 +533,30 @@ fn encode_rows(p: &PendingChunk, m: &Matcher) -> (Vec<u16>, Vec<u32>) {
             (codes, ends)
         })
         .collect();
+    // Stitched on all threads too: each segment's codes and row ends go to
+    // their places (disjoint slices), its ends moved by the codes before it.
     let total_codes: usize = parts.iter().map(|(c, _)| c.len()).sum();
-    let mut codes_v: Vec<u16> = Vec::with_capacity(total_codes);
-    let mut row_codes = Vec::with_capacity(p.rows() + 1);
-    row_codes.push(0u32);
-    for (codes, ends) in parts {
-        let base = codes_v.len() as u32;
-        codes_v.extend_from_slice(&codes);
-        row_codes.extend(ends.iter().map(|&e| base + e));
+    let mut codes_v: Vec<u16> = vec![0; total_codes];
+    let mut row_codes = vec![0u32; p.rows() + 1];
+    let mut places = Vec::with_capacity(parts.len());
+    let (mut codes_rest, mut ends_rest) = (&mut codes_v[..], &mut row_codes[1..]);
+    let mut base = 0u32;
+    for (codes, ends) in &parts {
+        let (c, cr) = std::mem::take(&mut codes_rest).split_at_mut(codes.len());
+        let (e, er) = std::mem::take(&mut ends_rest).split_at_mut(ends.len());
+        places.push((c, e, base));
+        (codes_rest, ends_rest) = (cr, er);
+        base += codes.len() as u32;
     }
+    places
+        .into_par_iter()
+        .zip(parts.par_iter())
+        .for_each(|((c, e, base), (codes, ends))| {
+            c.copy_from_slice(codes);
+            for (d, &x) in e.iter_mut().zip(ends) {
+                *d = base + x;
+            }
+        });
     (codes_v, row_codes)
 }
 
