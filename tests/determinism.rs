@@ -122,7 +122,8 @@ fn bytes_do_not_depend_on_thread_count_or_memory_budget() {
 /// it buffers the next rows, and collects the group when the next is due:
 /// the same bytes as a writer inside a one-thread pool, which encodes every
 /// group before it reads on. Chunk shapes where groups hold several chunks,
-/// where the budget holds one group at a time, a column whose second half
+/// where the training window is one chunk (trained and encoded in the
+/// background), where the budget holds one group at a time, a column whose second half
 /// retrains the dictionary (the group in flight then holds chunks to encode
 /// again), per-chunk dictionaries and value-dictionary chunks.
 #[test]
@@ -144,6 +145,14 @@ fn groups_encoded_while_rows_are_buffered_write_the_same_bytes() {
                 WriterOptions::default()
                     .with_chunk_rows(700)
                     .with_sample_bytes(32 << 10)
+            }),
+        ),
+        (
+            "a training window of one chunk (trained in the background too)",
+            Box::new(|| {
+                WriterOptions::default()
+                    .with_chunk_rows(2000)
+                    .with_sample_bytes(8 << 10)
             }),
         ),
         (

@@ -9,8 +9,10 @@
 //! handed to the pool ([`InFlight::launch`]) and collected — written in
 //! order, each chunk's drift check made as before — when the next group is
 //! due, when the buffered rows would pass the memory budget with it, or at
-//! `finish`. One group is in flight at most, and it is launched with the
-//! shared dictionary of every chunk before it, so each chunk is encoded as
+//! `finish`. A training window of one chunk (the default sizes) is trained
+//! and encoded the same way ([`InFlight::launch_window`]). One group is in
+//! flight at most, and it is launched with the shared dictionary of every
+//! chunk before it, so each chunk is encoded as
 //! the one-at-a-time writer encodes it; a chunk after a retrained one is
 //! encoded again with the new dictionary, as when chunks are grouped
 //! (module notes of `write`). The file's bytes stay a function of the input
@@ -27,16 +29,27 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::encode::{encode_chunk, encode_with_own_dict, DictShare, DictUse};
-use super::{EncodedChunk, PendingChunk, SharedDict, WriterOptions};
+use super::encode::{encode_chunk, encode_with_own_dict, DictShare, DictUse, Precoded};
+use super::{choose, options, EncodedChunk, PendingChunk, SharedDict, WriterOptions};
+use crate::dict::matcher::Matcher;
 use crate::error::Result;
+use crate::write::Choice;
 
-/// What a group's job sends back: its chunks, and per chunk its encoding and
-/// its plain layout's code count (or the panic that stopped the job).
-type Done = (
-    Vec<PendingChunk>,
-    std::thread::Result<Vec<Result<(EncodedChunk, usize)>>>,
-);
+/// The shared dictionary a training window's job trained, and the choice
+/// behind it.
+pub(super) struct Trained {
+    pub dict: SharedDict,
+    pub choice: Choice,
+}
+
+/// What a group's job computes: the dictionary it trained (a training
+/// window's job) and per chunk its encoding and its plain layout's code
+/// count.
+pub(super) type Encoded = (Option<Trained>, Vec<Result<(EncodedChunk, usize)>>);
+
+/// What a group's job sends back: its chunks, and what it computed (or the
+/// panic that stopped the job).
+type Done = (Vec<PendingChunk>, std::thread::Result<Encoded>);
 
 /// A group of chunks being encoded on the pool.
 pub(super) struct InFlight {
@@ -83,22 +96,64 @@ impl InFlight {
         chunks: Vec<PendingChunk>,
     ) -> Self {
         let cost = chunks.iter().map(|p| p.encode_cost(opts)).sum();
+        Self::spawn(opts, chunks, cost, move |opts, chunks| {
+            (None, encode_group(opts, shared.as_deref(), chunks))
+        })
+    }
+
+    /// Starts training the shared dictionary on a training window of one
+    /// chunk and encoding it, as the writer does on its own thread
+    /// (`Writer::flush_full`): the trainer's codes of the chunk's rows are
+    /// its codes, and the chunk bears the whole dictionary's bytes.
+    pub(super) fn launch_window(opts: &WriterOptions, chunk: PendingChunk) -> Self {
+        let cost = chunk
+            .encode_cost(opts)
+            .saturating_add(options::train_cost(opts, chunk.data.len()));
+        Self::spawn(opts, vec![chunk], cost, |opts, chunks| {
+            let p = &chunks[0];
+            let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
+            let (codec, table, choice, codes) = choose::train(opts, &rows);
+            let matcher = Matcher::new(&table);
+            let share = DictShare::of(&table, 1);
+            let pre = codes.as_ref().map(|w| Precoded {
+                codes: &w.codes[..w.ends[p.rows() - 1] as usize],
+                ends: &w.ends[..p.rows()],
+                base: 0,
+            });
+            let r = encode_chunk(
+                opts,
+                codec,
+                p,
+                &table,
+                &matcher,
+                DictUse::Shared(share),
+                pre,
+            );
+            let dict = (codec, table, matcher);
+            (Some(Trained { dict, choice }), vec![r])
+        })
+    }
+
+    fn spawn(
+        opts: &WriterOptions,
+        chunks: Vec<PendingChunk>,
+        cost: usize,
+        job: impl FnOnce(&WriterOptions, &[PendingChunk]) -> Encoded + Send + 'static,
+    ) -> Self {
         let opts = opts.clone();
         let (tx, done) = channel();
         rayon::spawn(move || {
             // A panic comes back to the caller (`wait`), as it would have
             // from the encode on its own thread.
-            let r = catch_unwind(AssertUnwindSafe(|| {
-                encode_group(&opts, shared.as_deref(), &chunks)
-            }));
+            let r = catch_unwind(AssertUnwindSafe(|| job(&opts, &chunks)));
             // The writer may have been dropped: nobody waits then.
             let _ = tx.send((chunks, r));
         });
         Self { done, cost }
     }
 
-    /// Waits for the group: its chunks and their encodings, in order.
-    pub(super) fn wait(self) -> (Vec<PendingChunk>, Vec<Result<(EncodedChunk, usize)>>) {
+    /// Waits for the group: its chunks and what its job computed.
+    pub(super) fn wait(self) -> (Vec<PendingChunk>, Encoded) {
         let (chunks, r) = self
             .done
             .recv()

@@ -295,9 +295,13 @@ impl<S: Sink> Writer<S> {
         done.logs = screened.is_some();
         done.screen_escaped = screened.unwrap_or(0.0);
         self.full.push(done);
-        if self.opts.dict_mode == DictMode::Shared && self.shared.is_none() {
+        if self.opts.dict_mode == DictMode::Shared
+            && self.shared.is_none()
+            && self.in_flight.is_none()
+        {
             // The training window closes on bytes or rows only: never on the
-            // thread count or the memory budget.
+            // thread count or the memory budget. (While its job is in flight
+            // the chunks after it queue as any later chunks do.)
             let bytes: usize = self.full.iter().map(|p| p.data.len()).sum();
             let rows: usize = self.full.iter().map(|p| p.rows()).sum();
             if bytes >= train_window_bytes(&self.opts) || rows >= TRAIN_WINDOW_ROWS {
@@ -333,7 +337,24 @@ impl<S: Sink> Writer<S> {
         let Some(f) = self.in_flight.take() else {
             return Ok(());
         };
-        let (chunks, results) = f.wait();
+        let (chunks, (trained, results)) = f.wait();
+        if let Some(t) = trained {
+            // A training window's job: its dictionary is the shared one, and
+            // its chunk's bytes per code the baseline of the drift check.
+            let (codec, table, _) = &t.dict;
+            self.dicts.push(*codec, table.clone());
+            self.choices.push(t.choice);
+            self.shared = Some(Arc::new(t.dict));
+            for (p, r) in chunks.into_iter().zip(results) {
+                let (e, plain_codes) = r?;
+                if plain_codes > 0 {
+                    self.shared_bpc = Some(e.decoded as f64 / plain_codes as f64);
+                }
+                self.write_chunk(e)?;
+                self.recycle(p);
+            }
+            return Ok(());
+        }
         let mut chunks = chunks.into_iter();
         for r in results {
             let (e, plain_codes) = r?;
@@ -396,6 +417,15 @@ impl<S: Sink> Writer<S> {
         // grouping.
         let mut window_share = DictShare::default();
         if self.opts.dict_mode == DictMode::Shared && self.shared.is_none() {
+            // A window of one chunk (the default sizes' case) trains and
+            // encodes on the pool while the caller reads on (`flight`).
+            if !sync && pending.len() == 1 && flight::may_launch() {
+                self.most_at_once = self.most_at_once.max(1);
+                self.in_background += 1;
+                let chunk = pending.pop().expect("one chunk");
+                self.in_flight = Some(flight::InFlight::launch_window(&self.opts, chunk));
+                return Ok(());
+            }
             window = pending.len();
             let rows: Vec<&[u8]> = pending
                 .iter()
