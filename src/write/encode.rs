@@ -192,6 +192,19 @@ pub(super) struct Precoded<'a> {
     pub(super) base: u32,
 }
 
+/// The trainer's codes `w` of rows `rows` of its input (a chunk's rows
+/// within the training window's).
+pub(super) fn precoded(w: &choose::RowCodes, rows: std::ops::Range<usize>) -> Precoded<'_> {
+    let (r0, r1) = (rows.start, rows.end);
+    let base = if r0 == 0 { 0 } else { w.ends[r0 - 1] };
+    let end = if r1 == 0 { 0 } else { w.ends[r1 - 1] };
+    Precoded {
+        codes: &w.codes[base as usize..end as usize],
+        ends: &w.ends[r0..r1],
+        base,
+    }
+}
+
 /// A dictionary trained on one chunk alone (its codec chosen as
 /// `opts.codec` says) and the chunk encoded with it.
 pub(super) struct OwnDict {

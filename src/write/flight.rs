@@ -29,18 +29,11 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::encode::{encode_chunk, encode_with_own_dict, DictShare, DictUse, Precoded};
-use super::{choose, options, EncodedChunk, PendingChunk, SharedDict, WriterOptions};
-use crate::dict::matcher::Matcher;
+use super::encode::{encode_chunk, encode_with_own_dict, precoded, DictShare, DictUse};
+use super::{
+    options, train_window, EncodedChunk, PendingChunk, SharedDict, Trained, WriterOptions,
+};
 use crate::error::Result;
-use crate::write::Choice;
-
-/// The shared dictionary a training window's job trained, and the choice
-/// behind it.
-pub(super) struct Trained {
-    pub dict: SharedDict,
-    pub choice: Choice,
-}
 
 /// What a group's job computes: the dictionary it trained (a training
 /// window's job) and per chunk its encoding and its plain layout's code
@@ -111,26 +104,12 @@ impl InFlight {
             .saturating_add(options::train_cost(opts, chunk.data.len()));
         Self::spawn(opts, vec![chunk], cost, |opts, chunks| {
             let p = &chunks[0];
-            let rows: Vec<&[u8]> = (0..p.rows()).map(|i| p.row(i)).collect();
-            let (codec, table, choice, codes) = choose::train(opts, &rows);
-            let matcher = Matcher::new(&table);
-            let share = DictShare::of(&table, 1);
-            let pre = codes.as_ref().map(|w| Precoded {
-                codes: &w.codes[..w.ends[p.rows() - 1] as usize],
-                ends: &w.ends[..p.rows()],
-                base: 0,
-            });
-            let r = encode_chunk(
-                opts,
-                codec,
-                p,
-                &table,
-                &matcher,
-                DictUse::Shared(share),
-                pre,
-            );
-            let dict = (codec, table, matcher);
-            (Some(Trained { dict, choice }), vec![r])
+            let (t, codes) = train_window(opts, chunks);
+            let (codec, table, matcher) = &t.dict;
+            let share = DictShare::of(table, 1);
+            let pre = codes.as_ref().map(|w| precoded(w, 0..p.rows()));
+            let r = encode_chunk(opts, *codec, p, table, matcher, DictUse::Shared(share), pre);
+            (Some(t), vec![r])
         })
     }
 

@@ -61,12 +61,36 @@ use crate::dict::TokenTable;
 use crate::error::{Error, Result};
 use crate::format::layout::{self, ChunkEntry, Footer, SectionRef};
 use crate::format::{limits, Codec, SECTION_ALIGN};
-use encode::{encode_chunk, encode_with_own_dict, train_codec, DictShare, DictUse, Precoded};
+use encode::{encode_chunk, encode_with_own_dict, precoded, train_codec, DictShare, DictUse};
 use sink::VecSink;
 
 /// The shared dictionary chunks are encoded with: its codec, tokens and
 /// matcher (shared with a group encoded on the pool, `flight`).
 type SharedDict = (Codec, TokenTable, Matcher);
+
+/// The shared dictionary trained on a training window, and the choice
+/// behind it.
+struct Trained {
+    dict: SharedDict,
+    choice: Choice,
+}
+
+/// Trains the shared dictionary on the training window `chunks`
+/// (`choose::train` over their rows); also the trainer's codes of every row
+/// when it has them.
+fn train_window(
+    opts: &WriterOptions,
+    chunks: &[PendingChunk],
+) -> (Trained, Option<choose::RowCodes>) {
+    let rows: Vec<&[u8]> = chunks
+        .iter()
+        .flat_map(|p| (0..p.rows()).map(move |i| p.row(i)))
+        .collect();
+    let (codec, table, choice, codes) = choose::train(opts, &rows);
+    let matcher = Matcher::new(&table);
+    let dict = (codec, table, matcher);
+    (Trained { dict, choice }, codes)
+}
 
 /// Rows buffered for one chunk, flat.
 #[derive(Default)]
@@ -341,10 +365,7 @@ impl<S: Sink> Writer<S> {
         if let Some(t) = trained {
             // A training window's job: its dictionary is the shared one, and
             // its chunk's bytes per code the baseline of the drift check.
-            let (codec, table, _) = &t.dict;
-            self.dicts.push(*codec, table.clone());
-            self.choices.push(t.choice);
-            self.shared = Some(Arc::new(t.dict));
+            self.adopt(t);
             for (p, r) in chunks.into_iter().zip(results) {
                 let (e, plain_codes) = r?;
                 if plain_codes > 0 {
@@ -373,6 +394,14 @@ impl<S: Sink> Writer<S> {
             self.recycle(p);
         }
         Ok(())
+    }
+
+    /// Makes `t`, trained on the training window, the shared dictionary.
+    fn adopt(&mut self, t: Trained) {
+        let (codec, table, _) = &t.dict;
+        self.dicts.push(*codec, table.clone());
+        self.choices.push(t.choice);
+        self.shared = Some(Arc::new(t.dict));
     }
 
     /// Keeps `p`'s buffers, emptied, for the next chunk when none are kept
@@ -427,16 +456,9 @@ impl<S: Sink> Writer<S> {
                 return Ok(());
             }
             window = pending.len();
-            let rows: Vec<&[u8]> = pending
-                .iter()
-                .flat_map(|p| (0..p.rows()).map(move |i| p.row(i)))
-                .collect();
-            let (codec, table, choice, codes) = choose::train(&self.opts, &rows);
-            let matcher = Matcher::new(&table);
-            window_share = DictShare::of(&table, window);
-            self.dicts.push(codec, table.clone());
-            self.choices.push(choice);
-            self.shared = Some(Arc::new((codec, table, matcher)));
+            let (t, codes) = train_window(&self.opts, &pending);
+            window_share = DictShare::of(&t.dict.1, window);
+            self.adopt(t);
             window_codes = codes;
         }
         // Chunks waiting their turn stay buffered; the rest of the budget is
@@ -464,16 +486,9 @@ impl<S: Sink> Writer<S> {
             first_row.push(first_row.last().copied().unwrap_or(0) + p.rows());
         }
         let precoded = |i: usize| {
-            window_codes.as_ref().map(|w: &choose::RowCodes| {
-                let (r0, r1) = (first_row[i], first_row[i + 1]);
-                let base = if r0 == 0 { 0 } else { w.ends[r0 - 1] };
-                let end = if r1 == 0 { 0 } else { w.ends[r1 - 1] };
-                Precoded {
-                    codes: &w.codes[base as usize..end as usize],
-                    ends: &w.ends[r0..r1],
-                    base,
-                }
-            })
+            window_codes
+                .as_ref()
+                .map(|w| precoded(w, first_row[i]..first_row[i + 1]))
         };
         let (mut window_bytes, mut window_codes_n) = (0u64, 0u64);
         let mut done = 0usize;
