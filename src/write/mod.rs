@@ -27,6 +27,7 @@
 //! before they are written. [`Writer::create`] writes to a temporary file
 //! that replaces the destination only when [`Writer::finish`] succeeds.
 
+mod background;
 mod choose;
 mod dicts;
 mod drift;
@@ -44,6 +45,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+pub use background::BackgroundSink;
 pub use choose::{
     Choice, CodecChoice, Estimate, AUTO_ONPAIR16_MIN_BYTES, SCREEN_MAX_BYTES_PER_CODE, TIE_MARGIN,
 };
@@ -587,18 +589,35 @@ impl<S: Sink> Writer<S> {
 impl<S: Sink> Writer<S> {
     /// Writes a section; `crc` is the CRC32 its footer entry records.
     fn write_section(&mut self, bytes: &[u8], crc: u32) -> Result<SectionRef> {
-        let r = SectionRef {
-            offset: self.offset,
-            len: bytes.len() as u64,
-            crc,
-        };
-        let pad = crate::format::align16(bytes.len()) - bytes.len();
         let sink = self.sink.as_mut().expect("sink present until finish");
         sink.write_all(bytes)
             .map_err(|e| Error::io("writing section", e))?;
+        self.pad_section(bytes.len(), crc)
+    }
+
+    /// [`Self::write_section`] of a section the sink may keep
+    /// ([`Sink::write_owned`]).
+    fn write_owned_section(&mut self, bytes: Vec<u8>, crc: u32) -> Result<SectionRef> {
+        let len = bytes.len();
+        let sink = self.sink.as_mut().expect("sink present until finish");
+        sink.write_owned(bytes)
+            .map_err(|e| Error::io("writing section", e))?;
+        self.pad_section(len, crc)
+    }
+
+    /// Pads the section of `len` bytes just written to the alignment and
+    /// returns where it lies.
+    fn pad_section(&mut self, len: usize, crc: u32) -> Result<SectionRef> {
+        let r = SectionRef {
+            offset: self.offset,
+            len: len as u64,
+            crc,
+        };
+        let pad = crate::format::align16(len) - len;
+        let sink = self.sink.as_mut().expect("sink present until finish");
         sink.write_all(&[0u8; SECTION_ALIGN][..pad])
             .map_err(|e| Error::io("writing padding", e))?;
-        self.offset += (bytes.len() + pad) as u64;
+        self.offset += (len + pad) as u64;
         Ok(r)
     }
 
@@ -651,7 +670,7 @@ impl<S: Sink> Writer<S> {
         // covered by the checksum table, §5.7).
         let crc = crate::format::layout::section_crc(crate::format::VERSION, &e.bytes)
             .expect("the writer's own chunk section");
-        let section = self.write_section(&e.bytes, crc)?;
+        let section = self.write_owned_section(e.bytes, crc)?;
         self.footer.chunks.push(ChunkEntry {
             section,
             dict: dict as u32,

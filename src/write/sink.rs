@@ -11,6 +11,13 @@ use crate::error::{Error, Result};
 pub trait Sink: Write {
     /// Makes the written file visible (e.g. rename a temporary file).
     fn commit(self) -> Result<()>;
+
+    /// Writes `bytes`, which the sink may keep instead of copying (the
+    /// writer hands over each encoded chunk section this way; a
+    /// [`super::BackgroundSink`] sends it to its writing thread whole).
+    fn write_owned(&mut self, bytes: Vec<u8>) -> std::io::Result<()> {
+        self.write_all(&bytes)
+    }
 }
 
 impl Sink for Vec<u8> {

@@ -3,6 +3,7 @@
 use std::io::BufRead;
 use std::time::Instant;
 
+use fastpair::write::BackgroundSink;
 use fastpair::{DictMode, Writer, WriterOptions};
 
 use crate::cli::{CompressArgs, InputFormat};
@@ -143,7 +144,10 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
         ),
     );
     let threads = opts.parallel_chunks;
-    let mut w = Writer::new(out, opts)?;
+    // The finished sections are written by a thread of their own: this
+    // thread reads the rows (bench/COMPRESS.md, "The output written on its
+    // own thread").
+    let mut w = Writer::new(BackgroundSink::new(out)?, opts)?;
     let mut progress = Progress::new("compress");
     let limit = |e: fastpair::Error| match e {
         e @ fastpair::Error::LimitExceeded { .. } => CliError::msg(format!(
