@@ -156,9 +156,8 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
         )),
         e => crate::io::output_error(&out_name, e),
     };
-    while let Some(v) = values.next_value()? {
-        w.push(Some(v)).map_err(limit)?;
-        progress.update(values.rows, values.bytes_read);
+    while values.next_batch(|v| w.push(Some(v)).map_err(limit))? {
+        progress.force(values.rows, values.bytes_read);
     }
     progress.clear();
     // On any error above, `w` (and with it the temporary file) is dropped and

@@ -12,7 +12,6 @@ pub struct Progress {
     enabled: bool,
     start: Instant,
     last: Instant,
-    ticks: u32,
     shown: bool,
 }
 
@@ -24,24 +23,12 @@ impl Progress {
             enabled: std::io::stderr().is_terminal(),
             start: now,
             last: now,
-            ticks: 0,
             shown: false,
         }
     }
 
-    /// Reports `rows` and `bytes` done so far; cheap enough to call per row.
-    pub fn update(&mut self, rows: u64, bytes: u64) {
-        if !self.enabled {
-            return;
-        }
-        self.ticks = self.ticks.wrapping_add(1);
-        if self.ticks % 1024 != 0 {
-            return;
-        }
-        self.force(rows, bytes);
-    }
-
-    /// Reports now if the last report is old enough (for coarse callers).
+    /// Reports `rows` and `bytes` done so far if the last report is old
+    /// enough (callers report per batch of rows, not per row).
     pub fn force(&mut self, rows: u64, bytes: u64) {
         if !self.enabled {
             return;
