@@ -36,7 +36,7 @@ pub fn pack(bits: u8, codes: &[u16], out: &mut Vec<u8>) {
 }
 
 /// [`pack`] into `dst`, exactly `packed_len(bits, codes.len())` bytes.
-fn pack_into(bits: u8, codes: &[u16], dst: &mut [u8]) {
+pub(crate) fn pack_into(bits: u8, codes: &[u16], dst: &mut [u8]) {
     if bits == 16 {
         for (d, &c) in dst.chunks_exact_mut(2).zip(codes) {
             d.copy_from_slice(&c.to_le_bytes());

@@ -15,7 +15,7 @@ use crate::dict::TokenTable;
 use crate::error::Result;
 use crate::format::layout::{ChunkParts, ChunkSection};
 use crate::format::ChunkKind;
-use crate::format::{cascade, codes, Codec};
+use crate::format::{cascade, Codec};
 
 /// `auto` keeps a log-template chunk (spec/FORMAT.md §5.8) only when it is
 /// at least this share smaller than the coded chunk, both with their
@@ -464,7 +464,8 @@ struct CodedParts {
     hist: [u64; 16],
 }
 
-/// The parts from the CPU encoder (`m`, or the trainer's codes `pre`).
+/// The parts from the CPU encoder (`m`, or the trainer's codes `pre`),
+/// assembled from the codes where they lie (`write/segments.rs`).
 fn cpu_coded(
     opts: &WriterOptions,
     codec: Codec,
@@ -473,27 +474,39 @@ fn cpu_coded(
     m: &Matcher,
     pre: Option<Precoded<'_>>,
 ) -> CodedParts {
-    let (codes_v, row_codes) = match pre {
+    let (bits, batch) = (codec.code_bits(), opts.batch as usize);
+    let (a, row_codes) = match pre {
         Some(pre) => {
             debug_assert_eq!(pre.ends.len(), p.rows());
             let mut row_codes = Vec::with_capacity(p.rows() + 1);
             row_codes.push(0u32);
             row_codes.extend(pre.ends.iter().map(|&e| e - pre.base));
-            (pre.codes.to_vec(), row_codes)
+            let segs: Vec<&[u16]> = pre.codes.chunks(PRECODED_SEGMENT).collect();
+            (
+                super::segments::assemble(&segs, table.lens(), bits, batch),
+                row_codes,
+            )
         }
-        None => encode_rows(p, m),
+        None => {
+            let (parts, row_codes) = encode_rows(p, m);
+            let segs: Vec<&[u16]> = parts.iter().map(|c| &c[..]).collect();
+            (
+                super::segments::assemble(&segs, table.lens(), bits, batch),
+                row_codes,
+            )
+        }
     };
-    let (sidecar, hist) = sidecar_and_hist(&codes_v, table.lens(), opts.batch as usize);
-    let mut packed = Vec::new();
-    codes::pack(codec.code_bits(), &codes_v, &mut packed);
     CodedParts {
-        packed,
-        codes: codes_v.len(),
+        packed: a.packed,
+        codes: a.codes,
         row_codes,
-        sidecar,
-        hist,
+        sidecar: a.sidecar,
+        hist: a.hist,
     }
 }
+
+/// Codes per segment of the trainer's codes (assembled on all threads).
+const PRECODED_SEGMENT: usize = 1 << 16;
 
 /// The parts from the GPU encoder (src/gpu/encode.rs) when `opts.gpu_encode`
 /// asks for it and, for `GpuEncode::Auto`, it works; `None` for the CPU.
@@ -518,11 +531,12 @@ fn gpu_coded(
     }
 }
 
-/// The codes of the rows of `p` (greedy, `m`) and the cumulative code count
-/// before each row and after the last.
-fn encode_rows(p: &PendingChunk, m: &Matcher) -> (Vec<u16>, Vec<u32>) {
-    // Encode row segments of about ENCODE_SEGMENT bytes in parallel, then
-    // stitch them: a single large chunk still uses every core.
+/// The codes of the rows of `p` (greedy, `m`), one vector per segment of
+/// rows in row order, and the cumulative code count before each row and
+/// after the last.
+fn encode_rows(p: &PendingChunk, m: &Matcher) -> (Vec<Vec<u16>>, Vec<u32>) {
+    // Encode row segments of about ENCODE_SEGMENT bytes in parallel; a
+    // single large chunk still uses every core.
     let mut segments = Vec::new();
     let mut start = 0usize;
     while start < p.rows() {
@@ -546,31 +560,30 @@ fn encode_rows(p: &PendingChunk, m: &Matcher) -> (Vec<u16>, Vec<u32>) {
             (codes, ends)
         })
         .collect();
-    // Stitched on all threads too: each segment's codes and row ends go to
-    // their places (disjoint slices), its ends moved by the codes before it.
-    let total_codes: usize = parts.iter().map(|(c, _)| c.len()).sum();
-    let mut codes_v: Vec<u16> = vec![0; total_codes];
+    // Row ends stitched on all threads: each segment's go to their places
+    // (disjoint slices), moved by the codes before it.
     let mut row_codes = vec![0u32; p.rows() + 1];
     let mut places = Vec::with_capacity(parts.len());
-    let (mut codes_rest, mut ends_rest) = (&mut codes_v[..], &mut row_codes[1..]);
+    let mut ends_rest = &mut row_codes[1..];
     let mut base = 0u32;
     for (codes, ends) in &parts {
-        let (c, cr) = std::mem::take(&mut codes_rest).split_at_mut(codes.len());
         let (e, er) = std::mem::take(&mut ends_rest).split_at_mut(ends.len());
-        places.push((c, e, base));
-        (codes_rest, ends_rest) = (cr, er);
+        places.push((e, base));
+        ends_rest = er;
         base += codes.len() as u32;
     }
     places
         .into_par_iter()
         .zip(parts.par_iter())
-        .for_each(|((c, e, base), (codes, ends))| {
-            c.copy_from_slice(codes);
+        .for_each(|((e, base), (_, ends))| {
             for (d, &x) in e.iter_mut().zip(ends) {
                 *d = base + x;
             }
         });
-    (codes_v, row_codes)
+    (
+        parts.into_iter().map(|(codes, _)| codes).collect(),
+        row_codes,
+    )
 }
 
 /// The validity bitmap of `p` (§5.5), when it has a null.

@@ -37,6 +37,7 @@ mod logs;
 mod many;
 mod options;
 mod seen;
+mod segments;
 mod sink;
 mod values;
 

@@ -7,8 +7,9 @@ use fastpair::write::BackgroundSink;
 use fastpair::{DictMode, Writer, WriterOptions};
 
 use crate::cli::{CompressArgs, InputFormat};
-use crate::io::{display, human_bytes, open_input, thousands, CliError, Output, Values};
+use crate::io::{display, human_bytes, open_input, thousands, CliError, Output};
 use crate::progress::Progress;
+use crate::values::Values;
 
 pub fn run(a: CompressArgs) -> Result<(), CliError> {
     let mut opts = WriterOptions::default()

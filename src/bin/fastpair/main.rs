@@ -21,6 +21,7 @@ mod scan;
 mod sql;
 #[cfg(feature = "parquet")]
 mod tabular;
+mod values;
 
 use std::process::ExitCode;
 

@@ -1,0 +1,273 @@
+//! Reading a stream of values split at a separator byte (`Values`): the
+//! rows `fastpair compress` takes from text input.
+
+use std::io::{BufRead, Read};
+
+use crate::io::{human_bytes, io_error, CliError};
+
+/// Splits a byte stream into values at `sep`; a trailing separator ends the
+/// last value rather than starting an empty one.
+pub struct Values<R> {
+    input: R,
+    sep: u8,
+    buf: Vec<u8>,
+    /// Bytes consumed so far, separators included.
+    pub bytes_read: u64,
+    /// Values returned so far.
+    pub rows: u64,
+    name: String,
+    /// Longest value accepted, and the option that sets it when it is below
+    /// the format's limit.
+    max: u64,
+    max_why: Option<String>,
+    /// Bytes of the value returned last (and its separator) still in the
+    /// reader's buffer: consumed at the next call.
+    pending: usize,
+}
+
+impl<R: BufRead> Values<R> {
+    pub fn new(input: R, sep: u8, name: String) -> Self {
+        Self {
+            input,
+            sep,
+            buf: Vec::new(),
+            bytes_read: 0,
+            rows: 0,
+            name,
+            max: fastpair::format::limits::MAX_VALUE_LEN,
+            max_why: None,
+            pending: 0,
+        }
+    }
+
+    /// Refuses values longer than `max` bytes (below the format's limit),
+    /// saying `why` (e.g. which option bounds them) — before reading more
+    /// than `max + 1` bytes of one.
+    pub fn with_max(mut self, max: u64, why: String) -> Self {
+        if max < self.max {
+            self.max = max;
+            self.max_why = Some(why);
+        }
+        self
+    }
+
+    /// Passes `f` the values whose separators are already in the reader's
+    /// buffer, in order, and consumes them at once; when the buffer holds no
+    /// whole value (or starts with one longer than the limit), the next one
+    /// as [`Self::next_value`] reads it. `false` at the end of the input.
+    ///
+    /// Per value this is a step of one `memchr` scan over the buffer and the
+    /// call to `f`: asking for the values one by one refilled and consumed
+    /// the buffer and started a `memchr` per value, a quarter of the reading
+    /// thread's time on short lines (bench/COMPRESS.md, "The output written
+    /// on its own thread").
+    pub fn next_batch(
+        &mut self,
+        mut f: impl FnMut(&[u8]) -> Result<(), CliError>,
+    ) -> Result<bool, CliError> {
+        self.input.consume(std::mem::take(&mut self.pending));
+        let read_err = |e| io_error(format!("reading {}", self.name), e);
+        let buf = self.input.fill_buf().map_err(read_err)?;
+        let (mut start, mut n) = (0usize, 0u64);
+        for end in memchr::memchr_iter(self.sep, buf) {
+            if (end - start) as u64 > self.max {
+                // Refused by `next_value`, with the message that names it.
+                break;
+            }
+            f(&buf[start..end])?;
+            start = end + 1;
+            n += 1;
+        }
+        if n > 0 {
+            self.input.consume(start);
+            self.bytes_read += start as u64;
+            self.rows += n;
+            return Ok(true);
+        }
+        match self.next_value()? {
+            Some(v) => {
+                f(v)?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// The next value, or `None` at the end of the input.
+    pub fn next_value(&mut self) -> Result<Option<&[u8]>, CliError> {
+        self.input.consume(std::mem::take(&mut self.pending));
+        // The common case: the whole value and its separator are in the
+        // reader's buffer, returned from there (no copy; a value copied per
+        // row was a third of reading a column of short lines).
+        let read_err = |e| io_error(format!("reading {}", self.name), e);
+        let at = memchr::memchr(self.sep, self.input.fill_buf().map_err(read_err)?);
+        if let Some(i) = at.filter(|&i| i as u64 <= self.max) {
+            self.pending = i + 1;
+            self.bytes_read += i as u64 + 1;
+            self.rows += 1;
+            // The buffer is not empty: this returns it without reading.
+            let buf = self.input.fill_buf().map_err(read_err)?;
+            return Ok(Some(&buf[..i]));
+        }
+        self.buf.clear();
+        // Read at most one byte past the longest value the format stores, so a
+        // huge separator-free input fails instead of exhausting memory.
+        let limit = self.max + 2;
+        let n = (&mut self.input)
+            .take(limit)
+            .read_until(self.sep, &mut self.buf)
+            .map_err(|e| io_error(format!("reading {}", self.name), e))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.bytes_read += n as u64;
+        if self.buf.last() == Some(&self.sep) {
+            self.buf.pop();
+        }
+        if self.buf.len() as u64 > self.max {
+            return Err(CliError::msg(match &self.max_why {
+                None => format!(
+                    "{}: value {} is longer than the limit of {} bytes",
+                    self.name, self.rows, self.max
+                ),
+                Some(why) => format!(
+                    "{}: value {} is longer than {}, {why}",
+                    self.name,
+                    self.rows,
+                    human_bytes(self.max)
+                ),
+            }));
+        }
+        self.rows += 1;
+        Ok(Some(&self.buf))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufReader;
+
+    fn split(input: &[u8], sep: u8) -> Vec<Vec<u8>> {
+        let mut v = Values::new(input, sep, "test".into());
+        let mut out = Vec::new();
+        while let Some(x) = v.next_value().unwrap() {
+            out.push(x.to_vec());
+        }
+        out
+    }
+
+    #[test]
+    fn final_separator_ends_the_last_value() {
+        assert_eq!(split(b"", b'\n'), Vec::<Vec<u8>>::new());
+        assert_eq!(split(b"\n", b'\n'), vec![b"".to_vec()]);
+        assert_eq!(split(b"a\nb", b'\n'), vec![b"a".to_vec(), b"b".to_vec()]);
+        assert_eq!(split(b"a\nb\n", b'\n'), vec![b"a".to_vec(), b"b".to_vec()]);
+        assert_eq!(
+            split(b"a\n\nb\n\n", b'\n'),
+            vec![b"a".to_vec(), b"".to_vec(), b"b".to_vec(), b"".to_vec()]
+        );
+        assert_eq!(
+            split(b"x\ny\0z\0", 0),
+            vec![b"x\ny".to_vec(), b"z".to_vec()]
+        );
+    }
+
+    /// Values read through buffers of every small size (values cut between
+    /// two fills take the copying path, whole ones are borrowed), and a
+    /// limit on a value's length found on either path: the same values, the
+    /// same counts, the same refusal.
+    #[test]
+    fn values_across_buffer_fills() {
+        let text: Vec<u8> = (0..200u32)
+            .flat_map(|i| {
+                let mut v = vec![b'a' + (i % 26) as u8; (i % 23) as usize];
+                v.push(b'\n');
+                v
+            })
+            .chain(b"tail".iter().copied())
+            .collect();
+        let want = split(&text, b'\n');
+        assert_eq!(want.len(), 201);
+        for cap in [1, 2, 3, 7, 16, 64, 1000] {
+            let mut v = Values::new(BufReader::with_capacity(cap, &text[..]), b'\n', "t".into());
+            let mut got = Vec::new();
+            while let Some(x) = v.next_value().unwrap() {
+                got.push(x.to_vec());
+            }
+            assert_eq!(got, want, "buffer of {cap}");
+            assert_eq!((v.rows, v.bytes_read), (201, text.len() as u64));
+            // 22 bytes is the longest value: a limit of 21 refuses it at
+            // value 22, whichever path reads it.
+            let mut v = Values::new(BufReader::with_capacity(cap, &text[..]), b'\n', "t".into())
+                .with_max(21, "a test limit".into());
+            let mut n = 0;
+            let err = loop {
+                match v.next_value() {
+                    Ok(Some(_)) => n += 1,
+                    Ok(None) => panic!("no value refused (buffer of {cap})"),
+                    Err(e) => break e,
+                }
+            };
+            assert_eq!(n, 22, "buffer of {cap}");
+            let CliError::Message(m) = err else {
+                panic!("not a message")
+            };
+            assert!(m.contains("value 22 is longer"), "{m}");
+            // The same through batches, alone and mixed with single values.
+            for mixed in [false, true] {
+                let mut v =
+                    Values::new(BufReader::with_capacity(cap, &text[..]), b'\n', "t".into());
+                let mut got: Vec<Vec<u8>> = Vec::new();
+                let mut turn = 0;
+                loop {
+                    turn += 1;
+                    if mixed && turn % 3 == 0 {
+                        match v.next_value().unwrap() {
+                            Some(x) => got.push(x.to_vec()),
+                            None => break,
+                        }
+                    } else if !v
+                        .next_batch(|x| {
+                            got.push(x.to_vec());
+                            Ok(())
+                        })
+                        .unwrap()
+                    {
+                        break;
+                    }
+                }
+                assert_eq!(got, want, "batches, buffer of {cap}, mixed {mixed}");
+                assert_eq!((v.rows, v.bytes_read), (201, text.len() as u64));
+                let mut v =
+                    Values::new(BufReader::with_capacity(cap, &text[..]), b'\n', "t".into())
+                        .with_max(21, "a test limit".into());
+                let mut n = 0;
+                let err = loop {
+                    match v.next_batch(|_| {
+                        n += 1;
+                        Ok(())
+                    }) {
+                        Ok(true) => {}
+                        Ok(false) => panic!("no value refused (batches, buffer of {cap})"),
+                        Err(e) => break e,
+                    }
+                };
+                assert_eq!(n, 22, "batches, buffer of {cap}");
+                let CliError::Message(m) = err else {
+                    panic!("not a message")
+                };
+                assert!(m.contains("value 22 is longer"), "{m}");
+            }
+            // An error from the caller stops the batch and is returned.
+            let mut v = Values::new(BufReader::with_capacity(cap, &text[..]), b'\n', "t".into());
+            let mut seen = 0;
+            let e = v.next_batch(|_| {
+                seen += 1;
+                Err(CliError::msg("stop"))
+            });
+            assert!(matches!(e, Err(CliError::Message(m)) if m == "stop"));
+            assert_eq!(seen, 1);
+        }
+    }
+}
