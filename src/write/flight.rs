@@ -47,12 +47,8 @@ type Done = (Vec<PendingChunk>, std::thread::Result<Encoded>);
 /// A group of chunks being encoded on the pool.
 pub(super) struct InFlight {
     done: Receiver<Done>,
-    /// What the job sent, once [`InFlight::finished`] saw it.
-    sent: Option<Done>,
     /// Its estimated memory (`PendingChunk::encode_cost`, summed).
     pub cost: usize,
-    /// A training window's job ([`InFlight::launch_window`]).
-    pub window: bool,
 }
 
 /// Whether a group may be encoded while the caller goes on (module notes).
@@ -93,7 +89,7 @@ impl InFlight {
         chunks: Vec<PendingChunk>,
     ) -> Self {
         let cost = chunks.iter().map(|p| p.encode_cost(opts)).sum();
-        Self::spawn(opts, chunks, cost, false, move |opts, chunks| {
+        Self::spawn(opts, chunks, cost, move |opts, chunks| {
             (None, encode_group(opts, shared.as_deref(), chunks))
         })
     }
@@ -106,7 +102,7 @@ impl InFlight {
         let cost = chunk
             .encode_cost(opts)
             .saturating_add(options::train_cost(opts, chunk.data.len()));
-        Self::spawn(opts, vec![chunk], cost, true, |opts, chunks| {
+        Self::spawn(opts, vec![chunk], cost, |opts, chunks| {
             let p = &chunks[0];
             let (t, codes) = train_window(opts, chunks);
             let (codec, table, matcher) = &t.dict;
@@ -121,7 +117,6 @@ impl InFlight {
         opts: &WriterOptions,
         chunks: Vec<PendingChunk>,
         cost: usize,
-        window: bool,
         job: impl FnOnce(&WriterOptions, &[PendingChunk]) -> Encoded + Send + 'static,
     ) -> Self {
         let opts = opts.clone();
@@ -133,31 +128,15 @@ impl InFlight {
             // The writer may have been dropped: nobody waits then.
             let _ = tx.send((chunks, r));
         });
-        Self {
-            done,
-            sent: None,
-            cost,
-            window,
-        }
-    }
-
-    /// Whether the job has finished (never waits).
-    pub(super) fn finished(&mut self) -> bool {
-        if self.sent.is_none() {
-            self.sent = self.done.try_recv().ok();
-        }
-        self.sent.is_some()
+        Self { done, cost }
     }
 
     /// Waits for the group: its chunks and what its job computed.
     pub(super) fn wait(self) -> (Vec<PendingChunk>, Encoded) {
-        let (chunks, r) = match self.sent {
-            Some(d) => d,
-            None => self
-                .done
-                .recv()
-                .expect("the encoding job sends before it ends"),
-        };
+        let (chunks, r) = self
+            .done
+            .recv()
+            .expect("the encoding job sends before it ends");
         match r {
             Ok(results) => (chunks, results),
             Err(panic) => resume_unwind(panic),

@@ -336,32 +336,6 @@ impl<S: Sink> Writer<S> {
             }
             return Ok(());
         }
-        let trains = self.window_still_trains();
-        if trains {
-            // The chunks after the window wait for its dictionary: while
-            // they fit the budget as buffered rows, the caller reads on
-            // instead of waiting for the training (bench/COMPRESS.md, "The
-            // output written on its own thread"); once the window's job is
-            // done, they are encoded.
-            let buffered: usize = self
-                .full
-                .iter()
-                .map(|p| buffered_cost(p.data.len(), p.rows()))
-                .sum::<usize>()
-                + self.in_flight.as_ref().map_or(0, |f| f.cost)
-                + self.spare.as_ref().map_or(0, PendingChunk::capacity_cost)
-                + buffered_cost(self.opts.chunk_bytes, self.opts.chunk_rows);
-            if buffered.saturating_add(self.dicts.held()) <= self.opts.memory_budget {
-                return Ok(());
-            }
-        }
-        if self.in_flight.as_ref().is_some_and(|f| f.window) {
-            // The window's job is done, or the budget holds no more rows
-            // (then this waits for it): its dictionary, then the chunks
-            // queued behind it.
-            self.flush_for_memory = trains && self.full.len() < self.opts.parallel_chunks;
-            return self.flush_full(false);
-        }
         let cost: usize = self
             .full
             .iter()
@@ -380,13 +354,6 @@ impl<S: Sink> Writer<S> {
             self.flush_full(false)?;
         }
         Ok(())
-    }
-
-    /// Whether a training window's job is in flight and not yet done.
-    fn window_still_trains(&mut self) -> bool {
-        self.in_flight
-            .as_mut()
-            .is_some_and(|f| f.window && !f.finished())
     }
 
     /// Writes the group encoding on the pool, if any (`flight`): each chunk
