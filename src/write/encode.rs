@@ -121,68 +121,6 @@ pub(super) fn train_codec(
 /// ([`train_codec`]).
 const PRECODE_MAX_BYTES: usize = 4 << 20;
 
-/// The sidecar (spec/FORMAT.md §5.3: the output position of every `batch`-th
-/// code, then the total) and the token-length histogram (the dictionary's `hist`, §4) of `codes`,
-/// whose token lengths are `lens`.
-///
-/// Long streams (a chunk's codes) are measured on all threads in runs of
-/// whole batches, each run's positions offset by the runs before it: the
-/// same sidecar and histogram on any thread count.
-pub(crate) fn sidecar_and_hist(codes: &[u16], lens: &[u8], batch: usize) -> (Vec<u32>, [u64; 16]) {
-    let batch = batch.max(1);
-    let run = batch * (1usize << 16).div_ceil(batch);
-    if codes.len() < 4 * run {
-        return sidecar_and_hist_of(codes, lens, batch);
-    }
-    let runs: Vec<(Vec<u32>, [u64; 16])> = codes
-        .par_chunks(run)
-        .map(|c| sidecar_and_hist_of(c, lens, batch))
-        .collect();
-    let mut sidecar = Vec::with_capacity(codes.len() / batch + 2);
-    let mut hist = [0u64; 16];
-    let mut base = 0u32;
-    for (sc, h) in runs {
-        let (total, starts) = sc.split_last().expect("a run's total");
-        sidecar.extend(starts.iter().map(|&p| base + p));
-        base += total;
-        for (a, b) in hist.iter_mut().zip(h) {
-            *a += b;
-        }
-    }
-    sidecar.push(base);
-    (sidecar, hist)
-}
-
-/// [`sidecar_and_hist`] on one thread.
-fn sidecar_and_hist_of(codes: &[u16], lens: &[u8], batch: usize) -> (Vec<u32>, [u64; 16]) {
-    let mut hist = [0u64; 16];
-    let mut sidecar = Vec::with_capacity(codes.len() / batch + 2);
-    let mut pos = 0u32;
-    // Two histograms, even and odd codes, so that runs of equal lengths do
-    // not chain their increments through one counter.
-    let mut hist2 = [0u64; 16];
-    for group in codes.chunks(batch) {
-        sidecar.push(pos);
-        let mut pairs = group.chunks_exact(2);
-        for c in &mut pairs {
-            let (a, b) = (lens[c[0] as usize], lens[c[1] as usize]);
-            hist[(a as usize).wrapping_sub(1) & 15] += 1;
-            hist2[(b as usize).wrapping_sub(1) & 15] += 1;
-            pos += u32::from(a) + u32::from(b);
-        }
-        if let [c] = pairs.remainder() {
-            let a = lens[*c as usize];
-            hist[(a as usize).wrapping_sub(1) & 15] += 1;
-            pos += u32::from(a);
-        }
-    }
-    for (h, h2) in hist.iter_mut().zip(hist2) {
-        *h += h2;
-    }
-    sidecar.push(pos);
-    (sidecar, hist)
-}
-
 /// A chunk's codes, already produced by `m.encode_into` on its rows (while
 /// the dictionary was chosen): `codes` are the chunk's, `ends[i] - base` is
 /// the number of them in rows `0..=i`.
@@ -474,28 +412,23 @@ fn cpu_coded(
     m: &Matcher,
     pre: Option<Precoded<'_>>,
 ) -> CodedParts {
-    let (bits, batch) = (codec.code_bits(), opts.batch as usize);
-    let (a, row_codes) = match pre {
+    // The codes in segments: the encoder's, or the trainer's cut into runs.
+    let encoded;
+    let (segs, row_codes): (Vec<&[u16]>, Vec<u32>) = match pre {
         Some(pre) => {
             debug_assert_eq!(pre.ends.len(), p.rows());
             let mut row_codes = Vec::with_capacity(p.rows() + 1);
             row_codes.push(0u32);
             row_codes.extend(pre.ends.iter().map(|&e| e - pre.base));
-            let segs: Vec<&[u16]> = pre.codes.chunks(PRECODED_SEGMENT).collect();
-            (
-                super::segments::assemble(&segs, table.lens(), bits, batch),
-                row_codes,
-            )
+            (pre.codes.chunks(PRECODED_SEGMENT).collect(), row_codes)
         }
         None => {
-            let (parts, row_codes) = encode_rows(p, m);
-            let segs: Vec<&[u16]> = parts.iter().map(|c| &c[..]).collect();
-            (
-                super::segments::assemble(&segs, table.lens(), bits, batch),
-                row_codes,
-            )
+            let row_codes;
+            (encoded, row_codes) = encode_rows(p, m);
+            (encoded.iter().map(Vec::as_slice).collect(), row_codes)
         }
     };
+    let a = super::segments::assemble(&segs, table.lens(), codec.code_bits(), opts.batch as usize);
     CodedParts {
         packed: a.packed,
         codes: a.codes,
@@ -595,27 +528,4 @@ pub(super) fn validity_bits(p: &PendingChunk) -> Option<Vec<u8>> {
         }
         bits
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A stream long enough for the parallel runs gives the one-thread
-    /// sidecar and histogram, for a batch that divides the run length and
-    /// one that does not.
-    #[test]
-    fn long_streams_measure_as_on_one_thread() {
-        let lens: Vec<u8> = (0..4096u32).map(|c| (c % 16 + 1) as u8).collect();
-        let n: usize = 5 * (1 << 16) + 12_345;
-        let codes: Vec<u16> = (0..n)
-            .map(|i| ((i * 2_654_435_761) % 4096) as u16)
-            .collect();
-        for batch in [1024, 7, 1] {
-            let got = sidecar_and_hist(&codes, &lens, batch);
-            let want = sidecar_and_hist_of(&codes, &lens, batch);
-            assert_eq!(got, want, "batch {batch}");
-            assert_eq!(got.0.len(), n.div_ceil(batch) + 1);
-        }
-    }
 }

@@ -51,12 +51,12 @@ pub use choose::{
     Choice, CodecChoice, Estimate, AUTO_ONPAIR16_MIN_BYTES, SCREEN_MAX_BYTES_PER_CODE, TIE_MARGIN,
 };
 pub use drift::DRIFT_MARGIN;
-pub(crate) use encode::sidecar_and_hist;
 pub use options::{
     buffered_cost, chunk_cost, train_window_bytes, DictMode, DictPlanes, GpuEncode, LogTemplates,
     WriterOptions, BYTE_COST, LOG_BYTE_COST, LOG_FIXED_COST, LOG_MINER_ROW_COST, LOG_ROW_COST,
     ROW_COST, TRAIN_WINDOW_ROWS,
 };
+pub(crate) use segments::sidecar_and_hist;
 pub use sink::{AtomicFile, Sink};
 
 use crate::dict::matcher::Matcher;

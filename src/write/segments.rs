@@ -38,16 +38,32 @@ pub(super) fn assemble(segs: &[&[u16]], lens: &[u8], bits: u8, batch: usize) -> 
         total += s.len();
     }
     bases.push(total);
-    // Sidecar entries fall on global code numbers that are multiples of
-    // `batch`: a segment starting at code `cb` has its first one `skip`
-    // codes in. Positions are relative to the segment, then moved by the
-    // bytes before it.
+    let (sidecar, hist) = measure_all(segs, &bases, lens, batch);
+    Assembled {
+        packed: pack(segs, &bases, bits),
+        codes: total,
+        sidecar,
+        hist,
+    }
+}
+
+/// The sidecar and histogram of the codes `segs` (starting at codes
+/// `bases`), on all threads. Sidecar entries fall on global code numbers
+/// that are multiples of `batch`: a segment starting at code `cb` has its
+/// first one `skip` codes in. Positions are relative to the segment, then
+/// moved by the bytes before it; any cut gives the same parts.
+fn measure_all(
+    segs: &[&[u16]],
+    bases: &[usize],
+    lens: &[u8],
+    batch: usize,
+) -> (Vec<u32>, [u64; 16]) {
     let measured: Vec<(Vec<u32>, u32, [u64; 16])> = segs
         .par_iter()
         .zip(&bases[..segs.len()])
         .map(|(s, &cb)| measure(s, lens, batch, (batch - cb % batch) % batch))
         .collect();
-    let mut sidecar = Vec::with_capacity(total / batch + 2);
+    let mut sidecar = Vec::with_capacity(bases[segs.len()] / batch + 2);
     let mut hist = [0u64; 16];
     let mut at = 0u32;
     for (entries, bytes, h) in measured {
@@ -58,13 +74,25 @@ pub(super) fn assemble(segs: &[&[u16]], lens: &[u8], bits: u8, batch: usize) -> 
         }
     }
     sidecar.push(at);
-    Assembled {
-        packed: pack(segs, &bases, bits),
-        codes: total,
-        sidecar,
-        hist,
-    }
+    (sidecar, hist)
 }
+
+/// The sidecar (spec/FORMAT.md §5.3: the output position of every
+/// `batch`-th code, then the total) and the token-length histogram (the
+/// dictionary's `hist`, §4) of `codes`, whose token lengths are `lens`: in
+/// runs of [`RUN`] codes on all threads, the same parts on any thread
+/// count.
+pub(crate) fn sidecar_and_hist(codes: &[u16], lens: &[u8], batch: usize) -> (Vec<u32>, [u64; 16]) {
+    let batch = batch.max(1);
+    let segs: Vec<&[u16]> = codes.chunks(RUN).collect();
+    let bases: Vec<usize> = (0..=segs.len())
+        .map(|i| (i * RUN).min(codes.len()))
+        .collect();
+    measure_all(&segs, &bases, lens, batch)
+}
+
+/// Codes per run of [`sidecar_and_hist`].
+const RUN: usize = 1 << 16;
 
 /// One segment's sidecar entries (the byte positions of its codes `skip`,
 /// `skip + batch`, … relative to its first byte), its bytes and histogram.
@@ -168,6 +196,55 @@ fn pack(segs: &[&[u16]], bases: &[usize], bits: u8) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    /// The sidecar and histogram on one thread, in one pass: the reference
+    /// of [`sidecar_and_hist`] and [`assemble`].
+    fn sidecar_and_hist_of(codes: &[u16], lens: &[u8], batch: usize) -> (Vec<u32>, [u64; 16]) {
+        let mut hist = [0u64; 16];
+        let mut sidecar = Vec::with_capacity(codes.len() / batch + 2);
+        let mut pos = 0u32;
+        // Two histograms, even and odd codes, so that runs of equal lengths do
+        // not chain their increments through one counter.
+        let mut hist2 = [0u64; 16];
+        for group in codes.chunks(batch) {
+            sidecar.push(pos);
+            let mut pairs = group.chunks_exact(2);
+            for c in &mut pairs {
+                let (a, b) = (lens[c[0] as usize], lens[c[1] as usize]);
+                hist[(a as usize).wrapping_sub(1) & 15] += 1;
+                hist2[(b as usize).wrapping_sub(1) & 15] += 1;
+                pos += u32::from(a) + u32::from(b);
+            }
+            if let [c] = pairs.remainder() {
+                let a = lens[*c as usize];
+                hist[(a as usize).wrapping_sub(1) & 15] += 1;
+                pos += u32::from(a);
+            }
+        }
+        for (h, h2) in hist.iter_mut().zip(hist2) {
+            *h += h2;
+        }
+        sidecar.push(pos);
+        (sidecar, hist)
+    }
+
+    /// A stream long enough for the parallel runs gives the one-thread
+    /// sidecar and histogram, for a batch that divides the run length and
+    /// one that does not.
+    #[test]
+    fn long_streams_measure_as_on_one_thread() {
+        let lens: Vec<u8> = (0..4096u32).map(|c| (c % 16 + 1) as u8).collect();
+        let n: usize = 5 * (1 << 16) + 12_345;
+        let codes: Vec<u16> = (0..n)
+            .map(|i| ((i * 2_654_435_761) % 4096) as u16)
+            .collect();
+        for batch in [1024, 7, 1] {
+            let got = sidecar_and_hist(&codes, &lens, batch);
+            let want = sidecar_and_hist_of(&codes, &lens, batch);
+            assert_eq!(got, want, "batch {batch}");
+            assert_eq!(got.0.len(), n.div_ceil(batch) + 1);
+        }
+    }
+
     /// Any cut of a code stream into segments (empty ones, odd and even
     /// starts, one code, none at all) gives the parts of the stream in one
     /// array, at both widths and several batches. Fails when a cut pair is
@@ -205,7 +282,7 @@ mod tests {
             for bits in [12u8, 16] {
                 for batch in [1usize, 7, 64, 1024] {
                     let got = assemble(&segs, &lens, bits, batch);
-                    let (sidecar, hist) = crate::write::sidecar_and_hist(&codes, &lens, batch);
+                    let (sidecar, hist) = sidecar_and_hist_of(&codes, &lens, batch);
                     let mut packed = Vec::new();
                     codes::pack(bits, &codes, &mut packed);
                     assert_eq!(got.codes, n);
