@@ -100,12 +100,29 @@ impl SumLayout {
 /// Appends the checksum table of `parts` (every part but the table, in
 /// table order, as stored, unpadded) to `out`.
 pub fn write_table(parts: &[(Part, &[u8])], code_bits: u8, out: &mut Vec<u8>) {
+    use rayon::prelude::*;
     for &(p, bytes) in parts {
-        for block in bytes.chunks(block_len(p, code_bits)) {
-            out.extend_from_slice(&crc32fast::hash(block).to_le_bytes());
+        let block = block_len(p, code_bits);
+        if bytes.len() < PARALLEL_SUM_BYTES {
+            for b in bytes.chunks(block) {
+                out.extend_from_slice(&crc32fast::hash(b).to_le_bytes());
+            }
+            continue;
         }
+        // A large part's blocks on all threads, each into its own entry:
+        // the same table (a chunk's 16 MB of codes summed on one thread
+        // held every thread of `fastpair compress` waiting on it).
+        let at = out.len();
+        out.resize(at + 4 * bytes.len().div_ceil(block), 0);
+        out[at..]
+            .par_chunks_mut(4)
+            .zip(bytes.par_chunks(block))
+            .for_each(|(e, b)| e.copy_from_slice(&crc32fast::hash(b).to_le_bytes()));
     }
 }
+
+/// Parts at least this long have their blocks summed on all threads.
+const PARALLEL_SUM_BYTES: usize = 1 << 20;
 
 /// The recorded CRC32 of entry `k` of `table`.
 pub fn recorded(table: &[u8], k: usize) -> u32 {
@@ -159,5 +176,39 @@ mod tests {
         );
         assert_eq!(recorded(&t, 0), crc32fast::hash(&[1, 2, 3]));
         assert_eq!(t.len(), 4);
+    }
+
+    /// Parts summed on all threads (1 MiB and longer) give the table that
+    /// summing each block in turn gives, entry for entry, whatever the
+    /// part's length against its block.
+    #[test]
+    fn large_parts_summed_in_parallel_give_the_same_table() {
+        let bytes: Vec<u8> = (0..(3u32 << 20) + 4099)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        for bits in [12u8, 16] {
+            for len in [
+                PARALLEL_SUM_BYTES - 1,
+                PARALLEL_SUM_BYTES,
+                PARALLEL_SUM_BYTES + 1,
+                3 << 20,
+                bytes.len(),
+            ] {
+                let parts = [
+                    (Part::Codes, &bytes[..len]),
+                    (Part::Sidecar, &bytes[..100]),
+                    (Part::RowBytes, &bytes[7..len]),
+                ];
+                let mut t = Vec::new();
+                write_table(&parts, bits, &mut t);
+                let mut want = Vec::new();
+                for (p, b) in parts {
+                    for block in b.chunks(block_len(p, bits)) {
+                        want.extend_from_slice(&crc32fast::hash(block).to_le_bytes());
+                    }
+                }
+                assert_eq!(t, want, "bits {bits}, part of {len} bytes");
+            }
+        }
     }
 }

@@ -225,6 +225,24 @@ impl<'a> ChunkSection<'a> {
             }
             return;
         }
+        let (head, tail) = Self::write_split(version, p);
+        out.reserve(head.len() + p.codes.len() + tail.len());
+        out.extend_from_slice(&head);
+        out.extend_from_slice(p.codes);
+        out.extend_from_slice(&tail);
+    }
+
+    /// A version-4+ section (§5.0, §5.7) in two pieces: the bytes before
+    /// the packed codes (frame, parts table, padding) and those after them
+    /// (the codes' padding, every later part, the checksum table), so that
+    /// `head`, `p.codes` and `tail` in that order are [`Self::write`]'s
+    /// bytes. A writer hands a large codes buffer to its sink as it is
+    /// instead of copying it into one section buffer (a 16 MB copy and
+    /// its page faults a chunk, on one thread: bench/COMPRESS.md). A kind
+    /// with no codes part (log templates) is all `head`.
+    pub fn write_split(version: u32, p: &ChunkParts<'_>) -> (Vec<u8>, Vec<u8>) {
+        debug_assert!(version >= VERSION_4);
+        debug_assert_eq!(p.value_index.is_some(), p.kind == ChunkKind::ValueDict);
         let list = p.kind.parts();
         let summed: Vec<(Part, &[u8])> = list
             .iter()
@@ -233,41 +251,63 @@ impl<'a> ChunkSection<'a> {
             .collect();
         let mut table = Vec::new();
         checksum::write_table(&summed, p.code_bits, &mut table);
-        // The section in one allocation: growing it by doubling copied
-        // every part again and faulted in fresh pages each time
-        // (bench/COMPRESS.md, round 4). Frame, entries and each part's
-        // padding take at most 16 bytes each beyond their lengths.
-        let parts: usize = summed.iter().map(|(_, b)| b.len()).sum();
-        out.reserve(parts + table.len() + 16 * (2 * list.len() + 2));
+        let part = |k: Part| {
+            if k == Part::Checksums {
+                &table[..]
+            } else {
+                p.part(k)
+            }
+        };
+        // Frame, entries and each part's padding take at most 16 bytes each
+        // beyond their lengths.
+        let around: usize = list
+            .iter()
+            .filter(|&&k| k != Part::Codes)
+            .map(|&k| part(k).len())
+            .sum();
+        let rest = around + 16 * list.len();
+        let (head_cap, tail_cap) = if list.contains(&Part::Codes) {
+            (16 * (list.len() + 2), rest)
+        } else {
+            (16 * (list.len() + 2) + rest, 0)
+        };
+        let mut head = Vec::with_capacity(head_cap);
+        let mut tail = Vec::with_capacity(tail_cap);
         ChunkFrameFields {
             kind: p.kind.code(),
             batch: p.batch,
             reserved: 0,
             parts: list.len() as u32,
         }
-        .put(out);
+        .put(&mut head);
         for &k in list {
-            let len = if k == Part::Checksums {
-                table.len()
-            } else {
-                p.part(k).len()
-            };
             PartEntry {
                 tag: k.tag(),
-                len: len as u32,
+                len: part(k).len() as u32,
             }
-            .put(out);
+            .put(&mut head);
         }
-        pad_from(out, start);
+        pad_from(&mut head, 0);
+        // Every part padded to 16 from the section's start; the codes'
+        // padding opens the tail.
+        let mut in_tail = false;
         for &k in list {
-            let bytes = if k == Part::Checksums {
-                &table[..]
+            if k == Part::Codes {
+                in_tail = true;
+            } else if in_tail {
+                tail.extend_from_slice(part(k));
             } else {
-                p.part(k)
+                head.extend_from_slice(part(k));
+            }
+            let (buf, at) = if in_tail {
+                (&mut tail, head.len() + p.codes.len())
+            } else {
+                (&mut head, 0)
             };
-            out.extend_from_slice(bytes);
-            pad_from(out, start);
+            let pos = at + buf.len();
+            buf.resize(buf.len() + align16(pos) - pos, 0);
         }
+        (head, tail)
     }
 
     /// Parses a chunk section of a file of `version` (`bytes` is exactly
@@ -763,4 +803,63 @@ fn place_parts(
         }));
     }
     Ok(ranges)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `write_split` cuts the section right before the codes: the head is
+    /// the frame and parts table, padded (all a section's CRC covers), and
+    /// head, codes and tail are the section, each part where its entry
+    /// says; a kind without codes is all head.
+    #[test]
+    fn split_sections_are_the_section_cut_at_the_codes() {
+        let blob: Vec<u8> = (0..5000u32).map(|i| (i * 7 + 3) as u8).collect();
+        for kind in [
+            ChunkKind::Coded,
+            ChunkKind::ValueDict,
+            ChunkKind::LogTemplates,
+        ] {
+            for (codes, other) in [(0, 0), (1, 17), (4099, 33), (4096, 1)] {
+                let has_codes = kind != ChunkKind::LogTemplates;
+                let codes = if has_codes { &blob[..codes] } else { &[][..] };
+                let p = ChunkParts {
+                    kind,
+                    batch: 64,
+                    code_bits: 12,
+                    codes,
+                    sidecar: if has_codes { &blob[1..1 + other] } else { &[] },
+                    row_codes: if has_codes { &blob[2..2 + other] } else { &[] },
+                    row_bytes: if has_codes { &blob[3..3 + other] } else { &[] },
+                    validity: (other % 2 == 1).then(|| &blob[4..4 + other]),
+                    value_index: (kind == ChunkKind::ValueDict).then(|| &blob[5..5 + other]),
+                    log_payload: (kind == ChunkKind::LogTemplates).then(|| &blob[6..6 + other]),
+                };
+                let (head, tail) = ChunkSection::write_split(VERSION, &p);
+                let mut whole = Vec::new();
+                ChunkSection::write(VERSION, &p, &mut whole);
+                assert_eq!([&head[..], codes, &tail[..]].concat(), whole);
+                let n = kind.parts().len();
+                let header = align16(CHUNK_FRAME_LEN + PART_ENTRY_LEN * n);
+                if has_codes {
+                    assert_eq!(head.len(), header, "{kind:?}");
+                } else {
+                    assert!(tail.is_empty());
+                }
+                assert_eq!(section_crc(VERSION, &head), section_crc(VERSION, &whole));
+                // Each part at the next multiple of 16 after the one before.
+                let mut at = header;
+                for (i, &k) in kind.parts().iter().enumerate() {
+                    let e = CHUNK_FRAME_LEN + PART_ENTRY_LEN * i;
+                    let len = u32::from_le_bytes(whole[e + 4..e + 8].try_into().unwrap()) as usize;
+                    if k != Part::Checksums {
+                        assert_eq!(&whole[at..at + len], p.part(k), "{kind:?} {k:?}");
+                    }
+                    at = align16(at + len);
+                }
+                assert_eq!(at, whole.len());
+            }
+        }
+    }
 }

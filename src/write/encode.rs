@@ -6,7 +6,8 @@
 use rayon::prelude::*;
 
 use super::{
-    choose, logs, values, Choice, EncodedChunk, LogTemplates, PendingChunk, WriterOptions,
+    choose, logs, values, Choice, EncodedChunk, LogTemplates, PendingChunk, SectionBytes,
+    WriterOptions,
 };
 use crate::dict::fsst12::{self, Fsst12Params};
 use crate::dict::matcher::Matcher;
@@ -306,13 +307,14 @@ fn encode_coded(
     #[cfg(feature = "gpu")]
     if let Some(c) = gpu_coded(opts, codec, p, table)? {
         let parts = CodedRef {
-            packed: c.packed()?,
             codes: c.codes,
             row_codes: c.row_codes()?,
             sidecar: c.sidecar()?,
             hist: c.hist,
         };
-        return Ok(coded_chunk(opts, codec, p, &parts));
+        // The sink keeps what it is handed: the codes leave the pinned
+        // buffers (which go back to the GPU encoder's pool).
+        return Ok(coded_chunk(opts, codec, p, &parts, c.packed()?.to_vec()));
     }
     let parts = cpu_coded(opts, codec, p, table, m, pre);
     Ok(coded_chunk(
@@ -320,18 +322,17 @@ fn encode_coded(
         codec,
         p,
         &CodedRef {
-            packed: &parts.packed,
             codes: parts.codes,
             row_codes: &parts.row_codes,
             sidecar: &parts.sidecar,
             hist: parts.hist,
         },
+        parts.packed,
     ))
 }
 
-/// A coded chunk's parts, wherever they were computed.
+/// A coded chunk's parts but its packed codes, wherever they were computed.
 struct CodedRef<'a> {
-    packed: &'a [u8],
     codes: usize,
     row_codes: &'a [u32],
     sidecar: &'a [u32],
@@ -344,6 +345,7 @@ fn coded_chunk(
     codec: Codec,
     p: &PendingChunk,
     parts: &CodedRef<'_>,
+    packed: Vec<u8>,
 ) -> EncodedChunk {
     let mut row_bytes = Vec::with_capacity(p.rows() + 1);
     row_bytes.push(0u32);
@@ -360,14 +362,13 @@ fn coded_chunk(
         || rayon::join(|| enc(parts.row_codes), || enc(&row_bytes)),
     );
     let validity = validity_bits(p);
-    let mut bytes = Vec::new();
-    ChunkSection::write(
+    let (head, tail) = ChunkSection::write_split(
         crate::format::VERSION,
         &ChunkParts {
             kind: ChunkKind::Coded,
             batch: opts.batch,
             code_bits: codec.code_bits(),
-            codes: parts.packed,
+            codes: &packed,
             sidecar: &sc,
             row_codes: &rc,
             row_bytes: &rb,
@@ -375,10 +376,13 @@ fn coded_chunk(
             value_index: None,
             log_payload: None,
         },
-        &mut bytes,
     );
     EncodedChunk {
-        bytes,
+        bytes: SectionBytes {
+            head,
+            codes: packed,
+            tail,
+        },
         rows: p.rows() as u32,
         codes: parts.codes as u32,
         decoded: p.data.len() as u64,

@@ -2,7 +2,7 @@
 //! template codec (`crate::logs`), and the chunk section around its payload.
 
 use super::encode::validity_bits;
-use super::{EncodedChunk, LogTemplates, PendingChunk, WriterOptions};
+use super::{EncodedChunk, LogTemplates, PendingChunk, SectionBytes, WriterOptions};
 use crate::format::layout::{ChunkParts, ChunkSection};
 use crate::format::{ChunkKind, Codec};
 use crate::logs::{encode_column, LogOptions};
@@ -299,7 +299,7 @@ pub(super) fn encode(
         &mut bytes,
     );
     Some(EncodedChunk {
-        bytes,
+        bytes: SectionBytes::whole(bytes),
         rows: p.rows() as u32,
         codes: 0,
         decoded: p.data.len() as u64,

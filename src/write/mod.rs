@@ -134,7 +134,7 @@ impl PendingChunk {
 
 /// One encoded chunk, ready to write.
 struct EncodedChunk {
-    bytes: Vec<u8>,
+    bytes: SectionBytes,
     rows: u32,
     codes: u32,
     decoded: u64,
@@ -143,6 +143,33 @@ struct EncodedChunk {
     hist: [u64; 16],
     codec: Codec,
     dict: Option<(TokenTable, Choice)>,
+}
+
+/// A chunk section as the writer holds it: `head`, then `codes`, then
+/// `tail`, written in that order (`ChunkSection::write_split`). A coded
+/// chunk's packed codes are moved in whole, not copied into one section
+/// buffer (a copy of ~16 MB and its page faults a chunk, on one thread,
+/// while every other thread waited: bench/COMPRESS.md); a section built in
+/// one buffer is all `head`.
+struct SectionBytes {
+    head: Vec<u8>,
+    codes: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+impl SectionBytes {
+    /// A section built in one buffer.
+    fn whole(bytes: Vec<u8>) -> Self {
+        Self {
+            head: bytes,
+            codes: Vec::new(),
+            tail: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.head.len() + self.codes.len() + self.tail.len()
+    }
 }
 
 /// Statistics of a finished file.
@@ -596,13 +623,17 @@ impl<S: Sink> Writer<S> {
         self.pad_section(bytes.len(), crc)
     }
 
-    /// [`Self::write_section`] of a section the sink may keep
-    /// ([`Sink::write_owned`]).
-    fn write_owned_section(&mut self, bytes: Vec<u8>, crc: u32) -> Result<SectionRef> {
-        let len = bytes.len();
+    /// Writes a chunk section held in pieces (each handed over whole),
+    /// padded; returns where it lies.
+    fn write_section_pieces(&mut self, s: SectionBytes, crc: u32) -> Result<SectionRef> {
+        let len = s.len();
         let sink = self.sink.as_mut().expect("sink present until finish");
-        sink.write_owned(bytes)
-            .map_err(|e| Error::io("writing section", e))?;
+        for piece in [s.head, s.codes, s.tail] {
+            if !piece.is_empty() {
+                sink.write_owned(piece)
+                    .map_err(|e| Error::io("writing section", e))?;
+            }
+        }
         self.pad_section(len, crc)
     }
 
@@ -669,9 +700,10 @@ impl<S: Sink> Writer<S> {
         }
         // §3: version 4 records the chunk header's CRC32 (its parts are
         // covered by the checksum table, §5.7).
-        let crc = crate::format::layout::section_crc(crate::format::VERSION, &e.bytes)
+        // (The head holds the whole header: the codes follow it.)
+        let crc = crate::format::layout::section_crc(crate::format::VERSION, &e.bytes.head)
             .expect("the writer's own chunk section");
-        let section = self.write_owned_section(e.bytes, crc)?;
+        let section = self.write_section_pieces(e.bytes, crc)?;
         self.footer.chunks.push(ChunkEntry {
             section,
             dict: dict as u32,

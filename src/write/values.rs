@@ -13,7 +13,7 @@
 
 use super::many;
 use super::seen::Seen;
-use super::{EncodedChunk, PendingChunk, WriterOptions};
+use super::{EncodedChunk, PendingChunk, SectionBytes, WriterOptions};
 use crate::dict::matcher::Matcher;
 use crate::dict::TokenTable;
 use crate::format::layout::{ChunkParts, ChunkSection};
@@ -164,7 +164,7 @@ pub(super) fn encode(
         &mut bytes,
     );
     EncodedChunk {
-        bytes,
+        bytes: SectionBytes::whole(bytes),
         rows: p.rows() as u32,
         codes: all.len() as u32,
         decoded: p.data.len() as u64,
