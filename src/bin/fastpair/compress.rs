@@ -9,7 +9,7 @@ use fastpair::{DictMode, Writer, WriterOptions};
 use crate::cli::{CompressArgs, InputFormat};
 use crate::io::{display, human_bytes, open_input, thousands, CliError, Output};
 use crate::progress::Progress;
-use crate::values::Values;
+use crate::values::{ValueBatches, Values};
 
 pub fn run(a: CompressArgs) -> Result<(), CliError> {
     let mut opts = WriterOptions::default()
@@ -157,8 +157,22 @@ pub fn run(a: CompressArgs) -> Result<(), CliError> {
         )),
         e => crate::io::output_error(&out_name, e),
     };
-    while values.next_batch(|v| w.push(Some(v)).map_err(limit))? {
-        progress.force(values.rows, values.bytes_read);
+    if threads > 1 {
+        // The values read and split on a thread of their own: this thread
+        // only copies them into the writer's chunks (bench/COMPRESS.md,
+        // "The rows read on a thread of their own").
+        let mut batches = ValueBatches::spawn(values)?;
+        while let Some(b) = batches.next()? {
+            for v in b.values() {
+                w.push(Some(v)).map_err(limit)?;
+            }
+            progress.force(b.rows, b.bytes_read);
+            batches.recycle(b);
+        }
+    } else {
+        while values.next_batch(|v| w.push(Some(v)).map_err(limit))? {
+            progress.force(values.rows, values.bytes_read);
+        }
     }
     progress.clear();
     // On any error above, `w` (and with it the temporary file) is dropped and

@@ -241,7 +241,7 @@ pub fn separator_error(row: u64, nul: bool) -> CliError {
 }
 
 /// Opens an input stream for reading values.
-pub fn open_input(path: &Path) -> Result<Box<dyn BufRead>, CliError> {
+pub fn open_input(path: &Path) -> Result<Box<dyn BufRead + Send>, CliError> {
     if is_std(path) {
         Ok(Box::new(BufReader::with_capacity(1 << 20, io::stdin())))
     } else {

@@ -2,6 +2,7 @@
 //! rows `fastpair compress` takes from text input.
 
 use std::io::{BufRead, Read};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use crate::io::{human_bytes, io_error, CliError};
 
@@ -143,6 +144,100 @@ impl<R: BufRead> Values<R> {
     }
 }
 
+/// Bytes of values a [`Batch`] gathers before it is handed over.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Batches read ahead of the caller (and spare ones kept for reuse).
+const BATCHES_QUEUED: usize = 4;
+
+/// Values read and split on a thread of their own ([`Values::next_batch`]
+/// there) and handed to the caller in batches, in order: the caller only
+/// copies them on (`fastpair compress` on many cores: its reading thread,
+/// one `read`, one `memchr` step and one copy a value, bounded the whole
+/// command once the encoding ran on every other core; bench/COMPRESS.md).
+/// What the caller sees is what [`Values`] gives: the same values, counts
+/// and errors, an error after the values before it.
+pub struct ValueBatches {
+    batches: Receiver<Result<Batch, CliError>>,
+    spare: SyncSender<Batch>,
+}
+
+/// Values in order, with the counts of [`Values`] after the last of them.
+#[derive(Default)]
+pub struct Batch {
+    data: Vec<u8>,
+    ends: Vec<usize>,
+    /// Values read so far (all batches).
+    pub rows: u64,
+    /// Bytes consumed so far, separators included.
+    pub bytes_read: u64,
+}
+
+impl Batch {
+    /// The batch's values, in order.
+    pub fn values(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).map(|(a, &b)| &self.data[a..b])
+    }
+}
+
+impl ValueBatches {
+    /// Starts reading `values` on a thread of its own.
+    pub fn spawn<R: BufRead + Send + 'static>(mut values: Values<R>) -> Result<Self, CliError> {
+        let (tx, batches) = sync_channel(BATCHES_QUEUED);
+        let (spare, spares) = sync_channel::<Batch>(BATCHES_QUEUED + 2);
+        std::thread::Builder::new()
+            .name("fastpair-read".into())
+            .spawn(move || loop {
+                let mut b = spares.try_recv().unwrap_or_default();
+                b.data.clear();
+                b.ends.clear();
+                let mut more = true;
+                while more && b.data.len() < BATCH_BYTES {
+                    let r = values.next_batch(|v| {
+                        b.data.extend_from_slice(v);
+                        b.ends.push(b.data.len());
+                        Ok(())
+                    });
+                    match r {
+                        Ok(m) => more = m,
+                        Err(e) => {
+                            // The values before the error first.
+                            if !b.ends.is_empty() {
+                                (b.rows, b.bytes_read) = (values.rows, values.bytes_read);
+                                let _ = tx.send(Ok(std::mem::take(&mut b)));
+                            }
+                            let _ = tx.send(Err(e));
+                            return;
+                        }
+                    }
+                }
+                (b.rows, b.bytes_read) = (values.rows, values.bytes_read);
+                // A caller that stopped (its own error) hangs up: stop too.
+                if (!b.ends.is_empty() && tx.send(Ok(b)).is_err()) || !more {
+                    return;
+                }
+            })
+            .map_err(|e| io_error("starting the reading thread", e))?;
+        Ok(Self { batches, spare })
+    }
+
+    /// The next batch, or `None` after the last.
+    pub fn next(&mut self) -> Result<Option<Batch>, CliError> {
+        match self.batches.recv() {
+            Ok(Ok(b)) => Ok(Some(b)),
+            Ok(Err(e)) => Err(e),
+            // The thread ends after the last batch.
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Gives a batch's buffers back for a later batch.
+    pub fn recycle(&self, b: Batch) {
+        let _ = self.spare.try_send(b);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,5 +364,113 @@ mod tests {
             assert!(matches!(e, Err(CliError::Message(m)) if m == "stop"));
             assert_eq!(seen, 1);
         }
+    }
+
+    /// Everything a batch reader hands over, in order, until it ends or
+    /// errs: the values, the last counts, and the error.
+    fn drain(mut b: ValueBatches) -> (Vec<Vec<u8>>, (u64, u64), Option<CliError>) {
+        let (mut got, mut counts) = (Vec::new(), (0, 0));
+        loop {
+            match b.next() {
+                Ok(Some(batch)) => {
+                    got.extend(batch.values().map(|v| v.to_vec()));
+                    counts = (batch.rows, batch.bytes_read);
+                    b.recycle(batch);
+                }
+                Ok(None) => return (got, counts, None),
+                Err(e) => return (got, counts, Some(e)),
+            }
+        }
+    }
+
+    /// A reader that fails once `fail_at` bytes have been read.
+    struct FailAfter {
+        data: std::io::Cursor<Vec<u8>>,
+        fail_at: u64,
+    }
+
+    impl Read for FailAfter {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let left = self.fail_at.saturating_sub(self.data.position()) as usize;
+            if left == 0 {
+                return Err(std::io::Error::other("the disk went away"));
+            }
+            let n = buf.len().min(left);
+            self.data.read(&mut buf[..n])
+        }
+    }
+
+    /// Values read on their own thread give what `Values` gives: the same
+    /// values in order, across several batches and buffer sizes, with a
+    /// final separator or without, at either separator; a value over the
+    /// limit refused after the values before it, with the same message; a
+    /// read error after the values read before it.
+    #[test]
+    fn batches_on_a_thread_give_the_values_and_errors() {
+        let mut x = 7u64;
+        let mut big = Vec::new();
+        while big.len() < 5 * BATCH_BYTES / 2 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = (x >> 33) as usize % 300;
+            big.extend((0..len).map(|i| b'a' + ((x >> (i % 40)) % 26) as u8));
+            big.push(b'\n');
+        }
+        let small: Vec<u8> = (0..200u32)
+            .flat_map(|i| {
+                let mut v = vec![b'a' + (i % 26) as u8; (i % 23) as usize];
+                v.push(b'\n');
+                v
+            })
+            .collect();
+        let mut unended = big.clone();
+        unended.extend_from_slice(b"no separator after me");
+        let nul: Vec<u8> = big
+            .iter()
+            .map(|&c| if c == b'\n' { 0 } else { c })
+            .collect();
+        for (text, sep) in [(&small, b'\n'), (&big, b'\n'), (&unended, b'\n'), (&nul, 0)] {
+            let want = split(text, sep);
+            for cap in [1, 7, 1000, 1 << 20] {
+                let r = BufReader::with_capacity(cap, std::io::Cursor::new(text.clone()));
+                let b = ValueBatches::spawn(Values::new(r, sep, "t".into())).unwrap();
+                let (got, counts, err) = drain(b);
+                assert!(err.is_none(), "buffer of {cap}");
+                assert_eq!(got, want, "buffer of {cap}, {} bytes", text.len());
+                assert_eq!(counts, (want.len() as u64, text.len() as u64));
+            }
+        }
+        for cap in [1, 64, 1 << 20] {
+            let r = BufReader::with_capacity(cap, std::io::Cursor::new(small.clone()));
+            let v = Values::new(r, b'\n', "t".into()).with_max(21, "a test limit".into());
+            let (got, _, err) = drain(ValueBatches::spawn(v).unwrap());
+            assert_eq!(got, split(&small, b'\n')[..22], "buffer of {cap}");
+            let Some(CliError::Message(m)) = err else {
+                panic!("no refusal")
+            };
+            assert!(m.contains("value 22 is longer"), "{m}");
+        }
+        let fail_at = 3 * BATCH_BYTES as u64 / 2;
+        let r = BufReader::with_capacity(
+            4096,
+            FailAfter {
+                data: std::io::Cursor::new(big.clone()),
+                fail_at,
+            },
+        );
+        let (got, _, err) = drain(ValueBatches::spawn(Values::new(r, b'\n', "t".into())).unwrap());
+        let whole = big[..fail_at as usize]
+            .iter()
+            .filter(|&&c| c == b'\n')
+            .count();
+        assert_eq!(got, split(&big, b'\n')[..whole]);
+        let Some(CliError::Message(m)) = err else {
+            panic!("no read error")
+        };
+        assert!(
+            m.contains("reading t") && m.contains("the disk went away"),
+            "{m}"
+        );
     }
 }
