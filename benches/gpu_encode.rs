@@ -223,10 +223,49 @@ mod bench {
                             .expect("gpu encode");
                     e2e = e2e.min(t.total_seconds);
                 }
+                let mut outs = Vec::new();
                 for _ in 0..2 {
-                    let (_, _, t) =
+                    let (o, _, t) =
                         gpu::encode_rows_timed(&table, &data, &ends, bits, 64).expect("gpu encode");
                     e2e_page = e2e_page.min(t.total_seconds);
+                    outs.push(o);
+                }
+                // The two ways in (pinned rows uploaded as they are,
+                // pageable ones staged) give the same codes.
+                let (o, _, _) =
+                    gpu::encode_rows_timed(&table, &pdata[..data.len()], &ends, bits, 64)
+                        .expect("gpu encode");
+                assert!(
+                    outs.iter().all(|p| *p == o),
+                    "{col} {codec:?}: pinned and pageable rows coded differently"
+                );
+                if std::env::var_os("TIMELINE").is_some() {
+                    // One more call each way, slice by slice: where the
+                    // end-to-end time goes (milliseconds from the call's
+                    // start; host: stage 1 begun / issued, stage 2 issued,
+                    // collected; device: upload begun / done, parsed,
+                    // stage 2 begun / done, downloads done).
+                    for (how, rows) in [("pinned", &pdata[..data.len()]), ("pageable", &data[..])] {
+                        let (_, _, t) = gpu::encode_rows_timed(&table, rows, &ends, bits, 64)
+                            .expect("gpu encode");
+                        eprintln!(
+                            "timeline {col} {codec:?} from {how}: {:.3} ms",
+                            t.total_seconds * 1e3
+                        );
+                        for (i, sl) in t.timeline.iter().enumerate() {
+                            let f = |v: &[f64]| {
+                                v.iter()
+                                    .map(|x| format!("{x:7.3}"))
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            };
+                            eprintln!(
+                                "  slice {i}: host {} | device {}",
+                                f(&sl.host),
+                                f(&sl.device)
+                            );
+                        }
+                    }
                 }
                 let d = data.len() as f64;
                 let r = [

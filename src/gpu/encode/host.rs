@@ -134,6 +134,34 @@ pub(super) fn pinned_read<T: cudarc::driver::DeviceRepr>(
         .map_err(|e| gpu_err("pinned alloc", e))
 }
 
+/// Whether `data` lies in page-locked host memory the driver knows
+/// (`cuMemHostAlloc`, registered memory): a copy from it is then
+/// asynchronous and needs no staging. Asked with `cuPointerGetAttributes`,
+/// which answers "unknown" for other memory instead of failing (the
+/// single-attribute query fails there, which compute-sanitizer reports as an
+/// error). A wrong answer costs speed only: a pageable copy handed to the
+/// driver is staged by it.
+pub(super) fn is_pinned(g: &Gpu, data: &[u8]) -> bool {
+    use cudarc::driver::sys;
+    if data.is_empty() || g.ctx.bind_to_thread().is_err() {
+        return false;
+    }
+    let mut kind: u32 = 0;
+    let mut attr = [sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE];
+    let mut out = [(&mut kind as *mut u32).cast::<std::ffi::c_void>()];
+    // SAFETY: one attribute, whose value (a 32-bit memory type) the driver
+    // writes to `kind`; the address is only looked up, never dereferenced.
+    let r = unsafe {
+        sys::cuPointerGetAttributes(
+            1,
+            attr.as_mut_ptr(),
+            out.as_mut_ptr(),
+            data.as_ptr() as sys::CUdeviceptr,
+        )
+    };
+    r == sys::CUresult::CUDA_SUCCESS && kind == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
+}
+
 /// Host passes over at least this many rows run on several threads.
 pub(super) const PAR_COPY: usize = 1 << 20;
 

@@ -31,13 +31,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use cudarc::driver::{
-    CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
+    CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice,
 };
 
 mod host;
+mod stage1;
 mod stage2;
 mod tables;
-use host::{dev, ends32, lens16, pinned, pinned_read, take_bufs, OutBufs};
+use host::{dev, pinned, pinned_read, take_bufs, OutBufs};
 use tables::HostTables;
 
 pub(crate) use host::Coded;
@@ -165,6 +166,9 @@ struct SlotPin {
     hist: PinnedHostSlice<u64>,
     /// A 12-bit slice's first triple when it continues the previous one's.
     first: PinnedHostSlice<u8>,
+    /// The slice's rows when the caller's are not page-locked (allocated
+    /// at the first such slice).
+    input: Option<PinnedHostSlice<u8>>,
 }
 
 /// The encoder of the process's GPU: kernels, streams, ring, the current
@@ -176,6 +180,9 @@ struct Encoder {
     slots: Vec<Slot>,
     /// The uploaded dictionary and the table it came from.
     dict: Option<(TokenTable, DeviceDict)>,
+    /// The current call's start: an event on the first stream and the
+    /// host's clock ([`EncodeTimes::timeline`]).
+    t0: Option<(CudaEvent, Instant)>,
 }
 
 static ENCODER: OnceLock<std::result::Result<Mutex<Encoder>, String>> = OnceLock::new();
@@ -219,7 +226,7 @@ fn kernels_of(module: Arc<cudarc::driver::CudaModule>) -> Result<Kernels> {
 }
 
 /// Times of one GPU encode call (`encode_rows_timed`, the benchmark's figures).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct EncodeTimes {
     /// Host wall time of the call (staging, copies, kernels, outputs ready
     /// for the writer).
@@ -231,6 +238,23 @@ pub struct EncodeTimes {
     pub slices: usize,
     /// Rows whose seams needed the sequential chain.
     pub chained_rows: usize,
+    /// Per slice, in milliseconds from the call's start: when the host
+    /// issued its stages and when the device ran them (the benchmark's
+    /// timeline; where an end-to-end encode waits).
+    pub timeline: Vec<SliceTimes>,
+}
+
+/// One slice's timeline ([`EncodeTimes::timeline`]), milliseconds from the
+/// call's start.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SliceTimes {
+    /// Host: stage 1 begun, stage 1 issued, stage 2 issued (after the wait
+    /// for the slice's code count), the slice collected.
+    pub host: [f64; 4],
+    /// Device (events on the slice's stream): upload begun, upload done
+    /// (kernels begin), parse done, stage 2 begun, stage 2's kernels done,
+    /// downloads done.
+    pub device: [f64; 6],
 }
 
 /// Encodes rows `data[ends[i-1]..ends[i]]` with `table` at `bits` (12 or 16)
@@ -306,10 +330,14 @@ struct Flight {
     bytes: usize,
     nwin: usize,
     win: usize,
+    /// Before the upload.
+    up: CudaEvent,
     start: CudaEvent,
     parsed: CudaEvent,
     /// Set by stage 2.
     stage2: Option<Stage2>,
+    /// Host times so far ([`SliceTimes::host`]).
+    host: [f64; 4],
 }
 
 struct Stage2 {
@@ -326,6 +354,9 @@ struct Stage2 {
     start: CudaEvent,
     done: CudaEvent,
     copied: CudaEvent,
+    /// Host milliseconds when the slice's code count had come (its stage
+    /// could be issued).
+    waited: f64,
 }
 
 fn cfg1(n: usize, t: u32) -> LaunchConfig {
@@ -349,6 +380,7 @@ impl Encoder {
             streams,
             slots: (0..SLOTS).map(|_| Slot::default()).collect(),
             dict: None,
+            t0: None,
         })
     }
 
@@ -428,6 +460,7 @@ impl Encoder {
             total: pinned_read(g, 2)?,
             hist: pinned_read(g, 16)?,
             first: pinned_read(g, 4)?,
+            input: None,
         });
         slot.caps = c;
         Ok(())
@@ -456,8 +489,19 @@ impl Encoder {
             ));
         }
         self.set_dict(table)?;
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let begun = self
+            .g
+            .ctx
+            .new_event(flags)
+            .map_err(|e| gpu_err("event", e))?;
+        begun
+            .record(&self.streams[0])
+            .map_err(|e| gpu_err("event", e))?;
+        self.t0 = Some((begun, Instant::now()));
         let win = WIN.load(Ordering::Relaxed);
         let serial = SERIAL.load(Ordering::Relaxed);
+        let pinned_src = host::is_pinned(self.g, data);
         let bytes = data.len();
         let packed_cap = if bits == 16 {
             2 * bytes
@@ -486,7 +530,7 @@ impl Encoder {
                     let f = flights.pop_front().expect("in flight");
                     self.collect(f, &mut bufs, &mut times, &mut hist)?;
                 }
-                let f = self.stage1(k % SLOTS, rows.clone(), ends, data, batch, win)?;
+                let f = self.stage1(k % SLOTS, rows.clone(), ends, data, pinned_src, batch, win)?;
                 flights.push_back(f);
                 if serial {
                     let mut f = flights.pop_back().expect("in flight");
@@ -565,234 +609,6 @@ impl Encoder {
             f.stage2 = Some(st);
         }
         Ok(())
-    }
-
-    fn stage1(
-        &mut self,
-        slot: usize,
-        rows: std::ops::Range<usize>,
-        ends: &[usize],
-        data: &[u8],
-        batch: u32,
-        win: usize,
-    ) -> Result<Flight> {
-        let byte_base = if rows.start == 0 {
-            0
-        } else {
-            ends[rows.start - 1]
-        };
-        let bytes = ends[rows.end - 1] - byte_base;
-        let n = rows.len();
-        let nwin = bytes.div_ceil(win).max(1);
-        self.reserve(
-            slot,
-            Caps {
-                bytes,
-                rows: n,
-                wins: nwin,
-                win_codes: nwin * win,
-                side: bytes / batch as usize + 2,
-            },
-        )?;
-        let g = self.g;
-        let s = self.streams[slot].clone();
-        let (_, d) = self.dict.as_ref().expect("dictionary set");
-        let k = &self.k;
-        let sl = &mut self.slots[slot];
-        let (dv, pin) = (
-            sl.dev.as_mut().expect("reserved"),
-            sl.pin.as_mut().expect("reserved"),
-        );
-        let up = |e| gpu_err("upload", e);
-        // Row bounds: u16 lengths (2 B/row; the device scans them into
-        // starts) unless a row is 64 KiB or longer, then u32 ends.
-        let hb = pin
-            .bounds
-            .as_mut_slice()
-            .map_err(|e| gpu_err("pinned", e))?;
-        let narrow = {
-            // SAFETY: the pinned u32 buffer has room for 2 * len u16 values;
-            // u16 has no invalid bit patterns and a lower alignment.
-            let h16 = unsafe {
-                std::slice::from_raw_parts_mut(hb.as_mut_ptr() as *mut u16, 2 * hb.len())
-            };
-            lens16(&mut h16[..n], ends, rows.start, byte_base)
-        };
-        // Straight from the caller's rows: from pinned memory the copy is
-        // asynchronous at the link's rate; from pageable memory the driver
-        // stages it.
-        if bytes > 0 {
-            s.memcpy_htod(
-                &data[byte_base..byte_base + bytes],
-                &mut dv.input.slice_mut(0..bytes),
-            )
-            .map_err(up)?;
-        }
-        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let ev = |e| gpu_err("event", e);
-        let nrows = n as u32;
-        let (bytes32, win32, nwin32) = (bytes as u32, win as u32, nwin as u32);
-        let start;
-        if narrow {
-            // SAFETY: as above, read-only view of what lens16 wrote.
-            let h16 = unsafe { std::slice::from_raw_parts(hb.as_ptr() as *const u16, n) };
-            s.memcpy_htod(h16, &mut dv.lens16.slice_mut(0..n))
-                .map_err(up)?;
-            start = g.ctx.new_event(flags).map_err(ev)?;
-            start.record(&s).map_err(ev)?;
-            let tiles = n.div_ceil(SCAN_TILE) as u32;
-            let mut b = s.launch_builder(&k.scan1_u16);
-            b.arg(&dv.lens16)
-                .arg(&nrows)
-                .arg(&mut dv.roffs)
-                .arg(&mut dv.rsums);
-            // SAFETY: matches `fp_enc_scan1_u16`; `tiles` blocks over n
-            // lengths, `rsums` has a slot per tile and one more.
-            unsafe { b.launch(scan_cfg(tiles)) }.map_err(|e| gpu_err("encode scan launch", e))?;
-            let mut b = s.launch_builder(&k.scan2);
-            b.arg(&mut dv.rsums).arg(&tiles);
-            // SAFETY: matches `fp_enc_scan2`; writes rsums[0..=tiles].
-            unsafe { b.launch(scan_cfg(1)) }.map_err(|e| gpu_err("encode scan launch", e))?;
-            let mut b = s.launch_builder(&k.bounds);
-            b.arg(&dv.roffs)
-                .arg(&dv.rsums)
-                .arg(&nrows)
-                .arg(&bytes32)
-                .arg(&mut dv.starts);
-            // SAFETY: matches `fp_enc_bounds`; writes starts[0..=n].
-            unsafe { b.launch(cfg1(n + 1, 256)) }
-                .map_err(|e| gpu_err("encode bounds launch", e))?;
-        } else {
-            ends32(&mut hb[..n], ends, rows.start, byte_base);
-            s.memcpy_htod(&hb[..n], &mut dv.starts.slice_mut(1..n + 1))
-                .map_err(up)?;
-            s.memset_zeros(&mut dv.starts.slice_mut(0..1))
-                .map_err(|e| gpu_err("memset", e))?;
-            start = g.ctx.new_event(flags).map_err(ev)?;
-            start.record(&s).map_err(ev)?;
-        }
-        s.memset_zeros(&mut dv.rowflag.slice_mut(0..n))
-            .map_err(|e| gpu_err("memset", e))?;
-        s.memset_zeros(&mut dv.listn)
-            .map_err(|e| gpu_err("memset", e))?;
-        let mut b = s.launch_builder(&k.parse);
-        b.arg(&dv.input)
-            .arg(&dv.starts)
-            .arg(&nrows)
-            .arg(&bytes32)
-            .arg(&win32)
-            .arg(&nwin32)
-            .arg(&d.single)
-            .arg(&d.prefix2)
-            .arg(&d.slots)
-            .arg(&d.mask)
-            .arg(&d.shift)
-            .arg(&mut dv.tmp)
-            .arg(&mut dv.cnt)
-            .arg(&mut dv.inc)
-            .arg(&mut dv.inrow)
-            .arg(&mut dv.exitp)
-            .arg(&mut dv.row_local);
-        // SAFETY: matches `fp_enc_parse`; `starts` holds n + 1
-        // non-decreasing bounds from 0 to `bytes` (from the writer's row
-        // ends), so reads stay in `input` (+ 32 bytes of slack for the
-        // aligned words); window j writes tmp[j*win..j*win + win] (a window
-        // starts at most win tokens), cnt/inc/inrow/exitp[j] and row_local
-        // of rows ending in it; the hash table has empty slots (load ≤ 1/2),
-        // so probes end.
-        unsafe { b.launch(cfg1(nwin, 256)) }.map_err(|e| gpu_err("encode parse launch", e))?;
-        let mut b = s.launch_builder(&k.repair);
-        b.arg(&dv.input)
-            .arg(&dv.starts)
-            .arg(&bytes32)
-            .arg(&win32)
-            .arg(&nwin32)
-            .arg(&d.single)
-            .arg(&d.prefix2)
-            .arg(&d.slots)
-            .arg(&d.mask)
-            .arg(&d.shift)
-            .arg(&d.lens)
-            .arg(&dv.tmp)
-            .arg(&dv.cnt)
-            .arg(&dv.inc)
-            .arg(&dv.inrow)
-            .arg(&dv.exitp)
-            .arg(&mut dv.rep)
-            .arg(&mut dv.nrep)
-            .arg(&mut dv.kdrop)
-            .arg(&mut dv.fcount)
-            .arg(&mut dv.entry)
-            .arg(&mut dv.nc)
-            .arg(&mut dv.rowflag)
-            .arg(&mut dv.list)
-            .arg(&mut dv.listn);
-        // SAFETY: matches `fp_enc_repair`; a repair writes at most win codes
-        // (tokens starting in its window) to rep[j*win..], every code the
-        // parse wrote is a table code (so `lens[c]` is in bounds), a row is
-        // listed once (rowflag zeroed above), list has a slot per row.
-        unsafe { b.launch(cfg1(nwin, 128)) }.map_err(|e| gpu_err("encode repair launch", e))?;
-        let mut b = s.launch_builder(&k.chain);
-        b.arg(&dv.input)
-            .arg(&dv.starts)
-            .arg(&bytes32)
-            .arg(&win32)
-            .arg(&nwin32)
-            .arg(&d.single)
-            .arg(&d.prefix2)
-            .arg(&d.slots)
-            .arg(&d.mask)
-            .arg(&d.shift)
-            .arg(&d.lens)
-            .arg(&dv.tmp)
-            .arg(&dv.cnt)
-            .arg(&dv.inc)
-            .arg(&dv.exitp)
-            .arg(&mut dv.rep)
-            .arg(&mut dv.nrep)
-            .arg(&mut dv.kdrop)
-            .arg(&mut dv.fcount)
-            .arg(&mut dv.entry)
-            .arg(&mut dv.nc)
-            .arg(&dv.list)
-            .arg(&dv.listn);
-        // SAFETY: matches `fp_enc_chain`; each listed row (a row crossing a
-        // window start) is one thread's, its windows are its own.
-        unsafe { b.launch(cfg1(CHAIN_THREADS, 128)) }
-            .map_err(|e| gpu_err("encode chain launch", e))?;
-        let tiles = nwin.div_ceil(SCAN_TILE) as u32;
-        let mut b = s.launch_builder(&k.scan1);
-        b.arg(&dv.fcount)
-            .arg(&nwin32)
-            .arg(&mut dv.woff)
-            .arg(&mut dv.wsums);
-        // SAFETY: matches `fp_enc_scan1`; `tiles` blocks over nwin counts.
-        unsafe { b.launch(scan_cfg(tiles)) }.map_err(|e| gpu_err("encode scan launch", e))?;
-        let mut b = s.launch_builder(&k.scan2);
-        b.arg(&mut dv.wsums).arg(&tiles);
-        // SAFETY: matches `fp_enc_scan2`; writes wsums[0..=tiles].
-        unsafe { b.launch(scan_cfg(1)) }.map_err(|e| gpu_err("encode scan launch", e))?;
-        let ht = pin.total.as_mut_slice().map_err(|e| gpu_err("pinned", e))?;
-        s.memcpy_dtoh(
-            &dv.wsums.slice(tiles as usize..tiles as usize + 1),
-            &mut ht[..1],
-        )
-        .map_err(|e| gpu_err("download", e))?;
-        s.memcpy_dtoh(&dv.listn, &mut ht[1..2])
-            .map_err(|e| gpu_err("download", e))?;
-        let parsed = g.ctx.new_event(flags).map_err(ev)?;
-        parsed.record(&s).map_err(ev)?;
-        Ok(Flight {
-            slot,
-            rows,
-            byte_base,
-            bytes,
-            nwin,
-            win,
-            start,
-            parsed,
-            stage2: None,
-        })
     }
 }
 

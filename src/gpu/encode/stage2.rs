@@ -8,7 +8,7 @@ use cudarc::driver::{CudaEvent, PushKernelArg};
 
 use super::super::device::gpu_err;
 use super::host::OutBufs;
-use super::{cfg1, EncodeTimes, Encoder, Flight, Stage2};
+use super::{cfg1, EncodeTimes, Encoder, Flight, SliceTimes, Stage2};
 use crate::error::{Error, Result};
 
 impl Encoder {
@@ -23,6 +23,7 @@ impl Encoder {
         f.parsed
             .synchronize()
             .map_err(|e| gpu_err("synchronize", e))?;
+        let waited = self.host_ms();
         let g = self.g;
         let s = self.streams[f.slot].clone();
         let (_, d) = self.dict.as_ref().expect("dictionary set");
@@ -187,6 +188,7 @@ impl Encoder {
             start: start2,
             done,
             copied,
+            waited,
         })
     }
 
@@ -204,6 +206,20 @@ impl Encoder {
         let ms = |a: &CudaEvent, b: &CudaEvent| a.elapsed_ms(b).map_err(|e| gpu_err("event", e));
         times.chained_rows += st.chained;
         times.kernel_seconds += (ms(&f.start, &f.parsed)? + ms(&st.start, &st.done)?) as f64 / 1e3;
+        if let Some((t0, _)) = &self.t0 {
+            let mut device = [0.0; 6];
+            for (d, e) in device
+                .iter_mut()
+                .zip([&f.up, &f.start, &f.parsed, &st.start, &st.done, &st.copied])
+            {
+                *d = ms(t0, e)? as f64;
+            }
+            let [begun, issued, ..] = f.host;
+            times.timeline.push(SliceTimes {
+                host: [begun, issued, st.waited, self.host_ms()],
+                device,
+            });
+        }
         let pin = self.slots[f.slot].pin.as_ref().expect("reserved");
         if st.phase {
             // The chunk's packing so far ends in a triple holding one code

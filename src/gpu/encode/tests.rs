@@ -1,7 +1,7 @@
 //! The parse of kernels/encode.cu (`fp_enc_parse`), line for line on the
 //! host over [`HostTables`], against the CPU matcher: checks the tables
 //! and the window arithmetic without a device.
-use super::host::PAR_COPY;
+use super::host::{ends32, lens16, PAR_COPY};
 use super::tables::{filter_mask, hash};
 use super::*;
 use crate::dict::matcher::Matcher;

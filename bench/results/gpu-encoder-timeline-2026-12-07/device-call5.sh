@@ -1,0 +1,8 @@
+set -u
+OUT=${OUT:-/tmp/out}; mkdir -p $OUT target/corpus
+for f in .gpu/data/corpus/*.xz; do d=target/corpus/$(basename "$f" .xz); [ -e "$d" ] || xz -dc "$f" > "$d"; done
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $OUT/gpu-info.txt
+export FASTPAIR_REQUIRE_GPU=1 FASTPAIR_REQUIRE_CORPUS=1 FASTPAIR_CORPUS=target/corpus
+timeout 200 .gpu/bin/gpu_encode-test --test-threads 4 > $OUT/gpu_encode-test.log 2>&1; echo "gpu_encode-test rc=$? $(grep 'test result' $OUT/gpu_encode-test.log)"
+CORPUS=target/corpus ONLY=nltk_abc_news_en,tpch_sf1_l_comment,tpch_sf1_o_clerk MIN_BYTES=134217728 REPS=2 GPU_ONLY=1 TIMELINE=1 timeout 200 .gpu/bin/gpu_encode-bench > $OUT/bench.md 2> $OUT/timeline.txt; echo "bench rc=$?"
+tail -5 $OUT/bench.md
