@@ -85,10 +85,13 @@ fn train_window(
     opts: &WriterOptions,
     chunks: &[PendingChunk],
 ) -> (Trained, Option<choose::RowCodes>) {
-    let rows: Vec<&[u8]> = chunks
-        .iter()
-        .flat_map(|p| (0..p.rows()).map(move |i| p.row(i)))
-        .collect();
+    // Sized first: collected through `flat_map` (no length known) the
+    // list of a million rows grew by doubling, copied and faulted in on
+    // the one thread every other waits for here.
+    let mut rows: Vec<&[u8]> = Vec::with_capacity(chunks.iter().map(|p| p.rows()).sum());
+    for p in chunks {
+        rows.extend((0..p.rows()).map(|i| p.row(i)));
+    }
     let (codec, table, choice, codes) = choose::train(opts, &rows);
     let matcher = Matcher::new(&table);
     let dict = (codec, table, matcher);
