@@ -147,6 +147,11 @@ impl<R: BufRead> Values<R> {
 /// Bytes of values a [`Batch`] gathers before it is handed over.
 const BATCH_BYTES: usize = 1 << 20;
 
+/// Values a [`Batch`] gathers before it is handed over, whatever their
+/// bytes (a stream of empty values would otherwise grow one batch's row
+/// ends without bound).
+const BATCH_VALUES: usize = 1 << 16;
+
 /// Batches read ahead of the caller (and spare ones kept for reuse).
 const BATCHES_QUEUED: usize = 4;
 
@@ -193,7 +198,7 @@ impl ValueBatches {
                 b.data.clear();
                 b.ends.clear();
                 let mut more = true;
-                while more && b.data.len() < BATCH_BYTES {
+                while more && b.data.len() < BATCH_BYTES && b.ends.len() < BATCH_VALUES {
                     let r = values.next_batch(|v| {
                         b.data.extend_from_slice(v);
                         b.ends.push(b.data.len());
@@ -441,6 +446,21 @@ mod tests {
                 assert_eq!(counts, (want.len() as u64, text.len() as u64));
             }
         }
+        // A stream of empty values comes in batches of bounded length.
+        let empties = vec![b'\n'; 5 * BATCH_VALUES / 2 + 3];
+        let r = BufReader::with_capacity(4096, std::io::Cursor::new(empties.clone()));
+        let mut b = ValueBatches::spawn(Values::new(r, b'\n', "t".into())).unwrap();
+        let (mut n, mut batches) = (0, 0);
+        while let Some(batch) = b.next().unwrap() {
+            // One fill of the reader's buffer past the bound at most.
+            assert!(batch.ends.len() <= BATCH_VALUES + 4096);
+            assert!(batch.values().all(|v| v.is_empty()));
+            n += batch.ends.len();
+            batches += 1;
+            b.recycle(batch);
+        }
+        assert_eq!(n, empties.len());
+        assert!(batches >= 3);
         for cap in [1, 64, 1 << 20] {
             let r = BufReader::with_capacity(cap, std::io::Cursor::new(small.clone()));
             let v = Values::new(r, b'\n', "t".into()).with_max(21, "a test limit".into());
