@@ -163,8 +163,11 @@ const BATCHES_QUEUED: usize = 4;
 /// What the caller sees is what [`Values`] gives: the same values, counts
 /// and errors, an error after the values before it.
 pub struct ValueBatches {
-    batches: Receiver<Result<Batch, CliError>>,
+    /// Batches in order, then `None` at the end of the input (a thread
+    /// that stopped without it died: its values must not pass for all).
+    batches: Receiver<Result<Option<Batch>, CliError>>,
     spare: SyncSender<Batch>,
+    name: String,
 }
 
 /// Values in order, with the counts of [`Values`] after the last of them.
@@ -191,6 +194,7 @@ impl ValueBatches {
     pub fn spawn<R: BufRead + Send + 'static>(mut values: Values<R>) -> Result<Self, CliError> {
         let (tx, batches) = sync_channel(BATCHES_QUEUED);
         let (spare, spares) = sync_channel::<Batch>(BATCHES_QUEUED + 2);
+        let name = values.name.clone();
         std::thread::Builder::new()
             .name("fastpair-read".into())
             .spawn(move || loop {
@@ -210,7 +214,7 @@ impl ValueBatches {
                             // The values before the error first.
                             if !b.ends.is_empty() {
                                 (b.rows, b.bytes_read) = (values.rows, values.bytes_read);
-                                let _ = tx.send(Ok(std::mem::take(&mut b)));
+                                let _ = tx.send(Ok(Some(std::mem::take(&mut b))));
                             }
                             let _ = tx.send(Err(e));
                             return;
@@ -219,21 +223,31 @@ impl ValueBatches {
                 }
                 (b.rows, b.bytes_read) = (values.rows, values.bytes_read);
                 // A caller that stopped (its own error) hangs up: stop too.
-                if (!b.ends.is_empty() && tx.send(Ok(b)).is_err()) || !more {
+                if !b.ends.is_empty() && tx.send(Ok(Some(b))).is_err() {
+                    return;
+                }
+                if !more {
+                    let _ = tx.send(Ok(None));
                     return;
                 }
             })
             .map_err(|e| io_error("starting the reading thread", e))?;
-        Ok(Self { batches, spare })
+        Ok(Self {
+            batches,
+            spare,
+            name,
+        })
     }
 
     /// The next batch, or `None` after the last.
     pub fn next(&mut self) -> Result<Option<Batch>, CliError> {
         match self.batches.recv() {
-            Ok(Ok(b)) => Ok(Some(b)),
-            Ok(Err(e)) => Err(e),
-            // The thread ends after the last batch.
-            Err(_) => Ok(None),
+            Ok(r) => r,
+            // Gone without saying the input ended (a panic): not the end.
+            Err(_) => Err(CliError::msg(format!(
+                "reading {}: the reading thread stopped before the end of the input",
+                self.name
+            ))),
         }
     }
 
@@ -403,6 +417,49 @@ mod tests {
             let n = buf.len().min(left);
             self.data.read(&mut buf[..n])
         }
+    }
+
+    /// A reader that panics once `panic_at` bytes have been read.
+    struct PanicAfter {
+        data: std::io::Cursor<Vec<u8>>,
+        panic_at: u64,
+    }
+
+    impl Read for PanicAfter {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let left = self.panic_at.saturating_sub(self.data.position()) as usize;
+            assert!(left > 0, "a reader that breaks (a test)");
+            let n = buf.len().min(left);
+            self.data.read(&mut buf[..n])
+        }
+    }
+
+    /// A reading thread that dies (a panic) is an error after the values it
+    /// sent, never a silent end of the input (which would write a file of
+    /// the rows before it as if they were all).
+    #[test]
+    fn a_reading_thread_that_dies_is_an_error() {
+        let text: Vec<u8> = (0..400_000u32)
+            .flat_map(|i| format!("row {i}\n").into_bytes())
+            .collect();
+        let r = BufReader::with_capacity(
+            4096,
+            PanicAfter {
+                data: std::io::Cursor::new(text.clone()),
+                panic_at: text.len() as u64 / 2,
+            },
+        );
+        let (got, _, err) = drain(ValueBatches::spawn(Values::new(r, b'\n', "t".into())).unwrap());
+        // Whole batches before the panic arrive (the text is ~4 batches).
+        assert!(!got.is_empty() && got.len() < 400_000);
+        assert_eq!(got, split(&text, b'\n')[..got.len()]);
+        let Some(CliError::Message(m)) = err else {
+            panic!("a dead reading thread passed for the end of the input")
+        };
+        assert!(
+            m.contains("reading t") && m.contains("stopped before the end"),
+            "{m}"
+        );
     }
 
     /// Values read on their own thread give what `Values` gives: the same
