@@ -7,7 +7,7 @@ use cudarc::driver::PushKernelArg;
 
 use super::super::device::gpu_err;
 use super::host::{self, ends32, lens16, pinned};
-use super::{cfg1, scan_cfg, Caps, Encoder, Flight, CHAIN_THREADS, SCAN_TILE};
+use super::{cfg1, scan_cfg, Caps, Encoder, Flight, CHAIN_THREADS, SCAN_TILE, SLICE_BYTES};
 use crate::error::Result;
 
 impl Encoder {
@@ -61,7 +61,10 @@ impl Encoder {
         // timeline").
         if bytes > 0 {
             let src = &data[byte_base..byte_base + bytes];
-            if pinned_src {
+            // A slice past the ring's size is one long row: handed to the
+            // driver as it is, so that the staging (kept by the slot) never
+            // grows past the slice size.
+            if pinned_src || bytes > SLICE_BYTES {
                 // Page-locked: asynchronous at the link's rate.
                 s.memcpy_htod(src, &mut dv.input.slice_mut(0..bytes))
                     .map_err(up)?;
