@@ -27,6 +27,7 @@ Section numbers (§N) in comments refer to spec/FORMAT.md.
 
 from __future__ import annotations
 
+import lzma
 import struct
 import sys
 import zlib
@@ -36,7 +37,7 @@ from typing import List, Optional, Sequence, Tuple
 # ---------------------------------------------------------------- constants (§1, §2, §3, §8)
 
 MAGIC = b"FASTPAIR"
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 HEADER_LEN = 16
 TAIL_LEN = 24
 FOOTER_PREFIX_LEN = 32
@@ -632,9 +633,11 @@ class Reader:
             nulls = valid.count(False)
             check(nulls == e.nulls, "§5.5", base + val_at, "NullCount", f"chunk {i}: {nulls} zero bits, footer says {e.nulls} nulls")
         items = decode_log_payload(payload, base + pay_at)
-        want = 5 if self.version >= 9 else 4 if self.version >= 8 else 3 if self.version >= 7 else 2 if self.version >= 6 else 1
+        want = (6 if self.version >= 10 else 5 if self.version >= 9 else 4 if self.version >= 8
+                else 3 if self.version >= 7 else 2 if self.version >= 6 else 1)
         check(log_payload_form(payload) == want, LOG_SECTION, base + pay_at, "BadField",
-              f"chunk {i}: log payload magic {payload[:4]!r} (FPL5/FPS5 in format version 9, FPL4/FPS4 in 8, FPL3/FPS3 in 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)")
+              f"chunk {i}: log payload magic {payload[:4]!r} (FPL6/FPS6 in format version 10, FPL5/FPS5 in 9, "
+              "FPL4/FPS4 in 8, FPL3/FPS3 in 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)")
         check(len(items) == e.rows, LOG_SECTION, base + pay_at, "SizeMismatch", f"chunk {i}: log payload rows {len(items)}, want {e.rows}")
         for r, v in enumerate(items):
             check(len(v) <= MAX_VALUE_LEN, "§8", base + pay_at, "LimitExceeded", f"chunk {i}: row {r} longer than MAX_VALUE_LEN")
@@ -778,9 +781,13 @@ class Reader:
 # Payload forms, §5.8.1: 1 (format versions 4-5: pool form 1), 2 (version 6:
 # pool form 2), 3 (version 7: pool form 2, delta integer blocks, §5.8.3),
 # 4 (version 8: as 3, and runs blocks in slot columns, §5.8.3), 5 (version 9:
-# as 4, and runs blocks may step).
-LOG_BLOCK_MAGICS = {b"FPL1": 1, b"FPL2": 2, b"FPL3": 3, b"FPL4": 4, b"FPL5": 5}
-LOG_SPLIT_MAGICS = {b"FPS1": 1, b"FPS2": 2, b"FPS3": 3, b"FPS4": 4, b"FPS5": 5}
+# as 4, and runs blocks may step), 6 (version 10: as 5, with the open
+# section, §5.8.6).
+LOG_BLOCK_MAGICS = {b"FPL1": 1, b"FPL2": 2, b"FPL3": 3, b"FPL4": 4, b"FPL5": 5, b"FPL6": 6}
+LOG_SPLIT_MAGICS = {b"FPS1": 1, b"FPS2": 2, b"FPS3": 3, b"FPS4": 4, b"FPS5": 5, b"FPS6": 6}
+# §5.8.6: an open image is at most this many times its section, plus the slack.
+LOG_OPEN_EXPANSION = 256
+LOG_OPEN_SLACK = 1 << 16
 LOG_RUNS_MODE = 252
 LOG_STEP_RUNS_MODE = 253
 LOG_ROW_BLOCK = 128
@@ -953,6 +960,12 @@ def _log_pool(buf: bytes, base: int, form: int) -> Tuple[List[bytes], List[int]]
     """Every string of a block's pool (§5.8.4) of payload form 1 (pool form
     1) or later (pool form 2), checked, and each string's number of codes."""
     c = _LogCursor(buf, base)
+    tokens, code_bits = _log_pool_table(c, form)
+    return _log_pool_rest(c, buf, tokens, code_bits, form)
+
+
+def _log_pool_table(c: "_LogCursor", form: int) -> Tuple[List[bytes], int]:
+    """A pool's token table at ``c`` (§5.8.4): the tokens and the code width."""
     learned = c.bounded("pool learned tokens", LOG_MAX_LEARNED)
     half = (learned + 1) // 2
     nib = c.take(half, "pool token lengths")
@@ -984,6 +997,14 @@ def _log_pool(buf: bytes, base: int, form: int) -> Tuple[List[bytes], List[int]]
             tokens.append(tok)
             prev = tok
         code_bits = (256 + learned - 1).bit_length()  # ceil(log2(256 + learned))
+    return tokens, code_bits
+
+
+def _log_pool_rest(c: "_LogCursor", buf: bytes, tokens: List[bytes], code_bits: int,
+                   form: int) -> Tuple[List[bytes], List[int]]:
+    """The pool's strings, offsets and codes from ``c`` to the end of ``buf``
+    (§5.8.4), checked: every string and its number of codes."""
+    base = c.base
     strings = c.bounded("pool strings", U32_MAX - 1)
     meta_len = c.bounded("pool offsets meta length", len(buf))
     meta = _LogCursor(c.take(meta_len, "pool offsets meta"), base + c.pos - meta_len)
@@ -1007,6 +1028,48 @@ def _log_pool(buf: bytes, base: int, form: int) -> Tuple[List[bytes], List[int]]
         c.fail("BadField", f"pool code {bad} past the token table")
     return ([b"".join(tokens[x] for x in code_list[offs[i]:offs[i + 1]]) for i in range(strings)],
             [offs[i + 1] - offs[i] for i in range(strings)])
+
+
+def _open_image(section: bytes, base: int) -> bytes:
+    """The image of a version-10 block's open section (§5.8.6), checked:
+    method 0 (stored) or 1 (raw LZMA2, dictionary max(4096, N)), N within
+    the bound, the stream ending with its end marker at the section's end,
+    decoding to exactly N bytes."""
+    c = _LogCursor(section, base)
+    method = c.u8("open section method")
+    n = c.bounded("open image length", len(section) * LOG_OPEN_EXPANSION + LOG_OPEN_SLACK)
+    rest = section[c.pos:]
+    if method == 0:
+        if len(rest) != n:
+            c.fail("SizeMismatch", "stored open image")
+        return bytes(rest)
+    if method != 1:
+        raise FormatError(LOG_SECTION, base, "BadField", f"open section method {method}")
+    d = lzma.LZMADecompressor(format=lzma.FORMAT_RAW,
+                              filters=[{"id": lzma.FILTER_LZMA2, "dict_size": max(4096, n)}])
+    try:
+        image = d.decompress(rest, max_length=n + 1)
+    except lzma.LZMAError:
+        raise FormatError(LOG_SECTION, base, "BadField", "open section's LZMA2 stream (does not decode)")
+    if len(image) > n:
+        raise FormatError(LOG_SECTION, base, "BadField", "open section's LZMA2 stream (longer than its declared image)")
+    if not d.eof:
+        raise FormatError(LOG_SECTION, base, "BadField", "open section's LZMA2 stream (ends before its end marker)")
+    if len(image) != n:
+        raise FormatError(LOG_SECTION, base, "SizeMismatch", f"open image: {len(image)} bytes, declared {n}")
+    if d.unused_data:
+        raise FormatError(LOG_SECTION, base, "BadField", "bytes after the open section's LZMA2 end marker")
+    return image
+
+
+def _shared_strings(c: "_LogCursor") -> List[bytes]:
+    """The shared strings ending a version-10 open image (§5.8.6)."""
+    left = lambda: len(c.buf) - c.pos
+    n = c.bounded("shared strings", left())
+    lens = [c.bounded("shared string length", left()) for _ in range(n)]
+    if sum(lens) != left():
+        c.fail("SizeMismatch", "shared strings' bytes")
+    return [c.take(l, "shared string") for l in lens]
 
 
 def _front_coded_values(strings: List[bytes], codes: List[int], prefixes: List[int], at: int) -> List[bytes]:
@@ -1044,7 +1107,22 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
     pad = c.take(LOG_PAD, "padding")
     if not c.at_end() or any(pad):
         c.fail("NonZeroReserved", "block padding")
-    pool, pool_codes = _log_pool(pool_bytes, base + pool_at, form)
+    if form >= 6:
+        # §5.8.6: the first part is the open section; its image holds the
+        # meta, the pool's token table and the shared strings (static
+        # strings and dictionary values, their "codes" for the front-coding
+        # bound being their bytes).
+        image = _open_image(meta, base + meta_at)
+        ic = _LogCursor(image, base + meta_at)
+        meta = ic.take(ic.bounded("meta length", len(image)), "meta")
+        tokens, code_bits = _log_pool_table(ic, form)
+        shared = _shared_strings(ic)
+        shared_codes = [len(x) for x in shared]
+        pc = _LogCursor(pool_bytes, base + pool_at)
+        pool, pool_codes = _log_pool_rest(pc, pool_bytes, tokens, code_bits, form)
+    else:
+        pool, pool_codes = _log_pool(pool_bytes, base + pool_at, form)
+        shared, shared_codes = pool, pool_codes
 
     m = _LogCursor(meta, base + meta_at)
     rows = m.bounded("rows", U32_MAX)
@@ -1063,11 +1141,14 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
         m.fail("SizeMismatch", "template rows")
     if temps[0][0] != 1:
         m.fail("BadField", "escape template slots")
-    if nstatics > len(pool):
+    if nstatics > len(shared):
         m.fail("LimitExceeded", "static strings")
     slots_of = []  # per template: list of slot descriptions
     used = [0]
-    next_pool = nstatics
+    # Dictionaries take the strings after the statics, free slots the
+    # pool's: in version 10 two lists (§5.8.6), before it one.
+    next_shared = nstatics
+    next_pool = 0 if form >= 6 else nstatics
     for tid, (nslots, count, _) in enumerate(temps):
         desc = []
         for _ in range(nslots):
@@ -1083,11 +1164,15 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
             elif kind == 3 and tid != 0 and (rule == 0 or (rule == 1 and form >= 5)):
                 # Rule 1 (payload form 5): front-coded, the values' prefix
                 # lengths before the ids.
-                n = m.bounded("dictionary values", len(pool) - next_pool)
+                if form < 6:
+                    next_shared = next_pool
+                n = m.bounded("dictionary values", len(shared) - next_shared)
                 pre = _int_column(m, n, used, form) if rule == 1 else None
                 ids = _int_column(m, count, used, form)
-                desc.append(("dict", next_pool, n, ids, pre))
-                next_pool += n
+                desc.append(("dict", next_shared, n, ids, pre))
+                next_shared += n
+                if form < 6:
+                    next_pool = next_shared
             elif kind == 3 and tid != 0 and rule == 1:
                 m.fail("BadField", "slot width rule (front-coded dictionaries are format version 9's)")
             elif kind == 4 and rule == 0:
@@ -1100,6 +1185,10 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
         slots_of.append(desc)
     if used[0] != lens[2]:
         m.fail("SizeMismatch", "column data")
+    if form >= 6 and next_shared != len(shared):
+        m.fail("SizeMismatch", "shared strings")
+    if form >= 6 and next_pool != len(pool):
+        m.fail("SizeMismatch", "pool strings")
     # Row index (§5.8.2): per row block, its table, then the local ids.
     nblocks = (rows + LOG_ROW_BLOCK - 1) // LOG_ROW_BLOCK
     tables, off = [], 0
@@ -1143,9 +1232,9 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
                     raise FormatError(LOG_SECTION, base + data_at, "BadField", "slot width")
                 vs.append((d, _int_values(cps, data), wids))
             elif d[0] == "dict":
-                dict_values = pool[d[1]:d[1] + d[2]]
+                dict_values = shared[d[1]:d[1] + d[2]]
                 if d[4] is not None:
-                    dict_values = _front_coded_values(dict_values, pool_codes[d[1]:d[1] + d[2]],
+                    dict_values = _front_coded_values(dict_values, shared_codes[d[1]:d[1] + d[2]],
                                                       _int_values(d[4], data), base + data_at)
                 ids = _int_values(d[3], data)
                 if any(i >= d[2] for i in ids):
@@ -1161,7 +1250,7 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
         rank = cursor[tid]
         cursor[tid] += 1
         first = temps[tid][2]
-        parts = [pool[first]]
+        parts = [shared[first]]
         # `more`: an integer slot's per-row widths, a dictionary's values.
         for s, (d, vals, more) in enumerate(values[tid]):
             if d[0] == "int":
@@ -1178,7 +1267,7 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
                 parts.append(more[vals[rank]])
             else:
                 parts.append(pool[d[1] + rank])
-            parts.append(pool[first + s + 1])
+            parts.append(shared[first + s + 1])
         out.append(b"".join(parts))
     return out
 
@@ -1187,7 +1276,8 @@ def log_payload_form(buf: bytes) -> int:
     """The payload form a payload's magic names (§5.8.1): 1 for "FPL1"/"FPS1"
     (format versions 4-5), 2 for "FPL2"/"FPS2" (version 6), 3 for
     "FPL3"/"FPS3" (version 7), 4 for "FPL4"/"FPS4" (version 8), 5 for
-    "FPL5"/"FPS5" (version 9), 0 otherwise."""
+    "FPL5"/"FPS5" (version 9), 6 for "FPL6"/"FPS6" (version 10), 0
+    otherwise."""
     return LOG_SPLIT_MAGICS.get(buf[:4], LOG_BLOCK_MAGICS.get(buf[:4], 0))
 
 

@@ -582,10 +582,10 @@ cases! {
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
     truncated_by_one: |b, _| b.file[..b.file.len() - 1].to_vec()
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
-    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 10) })
-        => Error::UnsupportedVersion { found: 10, supported: 9 },
-    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 11))
-        => Error::UnsupportedVersion { found: 11, supported: 9 },
+    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 11) })
+        => Error::UnsupportedVersion { found: 11, supported: 10 },
+    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 12))
+        => Error::UnsupportedVersion { found: 12, supported: 10 },
     // A version-1 file whose tail says 2 (both known, they disagree).
     version_mismatch: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 2) })
         => Error::Corrupt { section: Section::Header, offset: 8, invariant: I::VersionMismatch { header: 1, tail: 2 } },
@@ -1150,6 +1150,58 @@ cases! {
         v8log().edit_chunk(0, |p, _| p.log_payload = Some(new))
     }
         => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { what: "integer block mode (runs blocks are format version 8's, stepped ones 9's, in slot columns)", value: 253 }, .. },
+
+    // --- Version 10 (§10): a log block's open section (§5.8.6), payload magics "FPL6"/"FPS6" ---
+    /// A version-10 file relabelled 9: its dictionaries read the same, its
+    /// first log payload ("FPS6") is not version 9's.
+    v10_file_as_version_9: |_, _| v10log().patch(|v| set_version(v, 9))
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { .. }, .. },
+    /// A version-10 file whose first log chunk holds the version-9 payload
+    /// of the same rows ("FPS5"): valid in itself, the wrong spelling for
+    /// the file's version (§5.8.1).
+    v9_log_payload_in_version_10: |_, _| {
+        let old = v9log().chunks[0].log_payload.clone();
+        v10log().edit_chunk(0, |p, _| p.log_payload = old)
+    }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { .. }, .. },
+    /// A version-9 file whose first log chunk holds the version-10 payload
+    /// relabelled "FPS5" / "FPL5": its meta section is an open section,
+    /// which version 9 reads as a meta (and finds wanting).
+    v9_log_open_section: |_, _| {
+        let mut new = v10log().chunks[0].log_payload.clone().unwrap();
+        relabel_split(&mut new, b'5');
+        v9log().edit_chunk(0, |p, _| p.log_payload = Some(new))
+    }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), .. },
+    /// A version-10 log block whose open section names method 7 (§5.8.6:
+    /// 0 stored, 1 LZMA2).
+    v10_open_section_method: |_, _| {
+        v10log().edit_chunk(0, |p, _| {
+            let l = p.log_payload.as_mut().unwrap();
+            // The first block's open section follows its 20-byte header.
+            let at = if l.starts_with(b"FPS6") { 8 } else { 0 } + 20;
+            l[at] = 7;
+        })
+    }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { what: "open section method", value: 7 }, .. },
+    /// A version-10 log block whose LZMA2 stream has a byte flipped in its
+    /// middle: an error (the stream does not decode, or not to its declared
+    /// image, or its image does not parse), never other rows.
+    v10_open_section_damaged: |_, _| {
+        v10log().edit_chunk(0, |p, _| {
+            let l = p.log_payload.as_mut().unwrap();
+            let b = if l.starts_with(b"FPS6") { 8 } else { 0 };
+            let len = u32::from_le_bytes(l[b + 4..b + 8].try_into().unwrap()) as usize;
+            assert_eq!(l[b + 20], 1, "the golden open section is LZMA2");
+            l[b + 20 + len / 2] ^= 0x5a;
+        })
+    }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), .. },
+}
+
+/// The version-10 golden file of log-template chunks.
+fn v10log() -> Base {
+    Base::load("v10_log_templates")
 }
 
 /// The version-9 golden file of log-template chunks.

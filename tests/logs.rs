@@ -359,12 +359,12 @@ fn golden_payload_is_stable_and_decodes() {
         ..Default::default()
     };
     let bytes = encode_column(&refs, &opts);
-    pinned("logs_payload_v9.fpl", "logs_payload.rows", &bytes, &rows);
+    pinned("logs_payload_v10.fpl", "logs_payload.rows", &bytes, &rows);
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
     let col = LogColumn::open(&bytes).unwrap();
     assert!(col.is_split(), "the golden payload covers the split form");
     assert!(col.escaped_rows() > 0, "and escaped rows");
-    assert_eq!(col.form(), LogForm::V9);
+    assert_eq!(col.form(), LogForm::V10);
     let [_, _, delta, runs, stepped] = col.integer_block_modes();
     assert!(delta > 0, "and delta integer blocks");
     assert!(runs > 0, "and runs integer blocks");
@@ -376,12 +376,15 @@ fn golden_payload_is_stable_and_decodes() {
         ("logs_payload_v6.fpl", LogForm::V6),
         ("logs_payload_v7.fpl", LogForm::V7),
         ("logs_payload_v8.fpl", LogForm::V8),
+        ("logs_payload_v9.fpl", LogForm::V9),
     ] {
         let old = LogColumn::open(&std::fs::read(dir.join(file)).unwrap()).unwrap();
         assert_eq!(old.form(), form);
         let modes = old.integer_block_modes();
-        assert_eq!(modes[4], 0, "{file}: no stepped runs blocks");
-        if form != LogForm::V8 {
+        if form != LogForm::V9 {
+            assert_eq!(modes[4], 0, "{file}: no stepped runs blocks");
+        }
+        if form != LogForm::V8 && form != LogForm::V9 {
             assert_eq!(modes[3], 0, "{file}: no runs blocks");
         }
         if form == LogForm::V4 || form == LogForm::V6 {
@@ -490,22 +493,37 @@ fn golden_access_payload_is_stable_and_decodes() {
     let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
     let bytes = access_block(&refs);
     pinned(
-        "logs_payload_access_v9.fpl",
+        "logs_payload_access_v10.fpl",
         "logs_payload_access.rows",
         &bytes,
         &rows,
     );
     let col = LogColumn::open(&bytes).unwrap();
-    assert_eq!(col.form(), LogForm::V9);
+    assert_eq!(col.form(), LogForm::V10);
     assert!(
         col.front_coded_dictionaries() >= 2,
         "front-coded dictionaries"
     );
-    // Rule 1 is format 9's: the same block labelled "FPL4" is refused.
+    // Rule 1 is format 9's: the same block labelled "FPL4" is refused
+    // (and its open section is no version-8 meta).
     let mut v8 = bytes.clone();
     v8[3] = b'4';
     assert!(LogColumn::open(&v8).is_err());
     assert_serves(&col, &refs);
+    // Version 9's payload of the same rows still reads them, and its
+    // front-coded dictionaries are pool codes there.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
+    let v9 = std::fs::read(dir.join("logs_payload_access_v9.fpl")).unwrap();
+    let old = LogColumn::open(&v9).unwrap();
+    assert_eq!(old.form(), LogForm::V9);
+    assert!(old.front_coded_dictionaries() >= 2);
+    assert_serves(&old, &refs);
+    assert!(
+        bytes.len() < v9.len(),
+        "{} vs {} bytes",
+        bytes.len(),
+        v9.len()
+    );
 }
 
 /// Flipped bits in a payload with front-coded dictionaries: an error or
@@ -552,6 +570,8 @@ fn breakdown_parts_add_up() {
         "logs_payload_v8.fpl",
         "logs_payload_v9.fpl",
         "logs_payload_access_v9.fpl",
+        "logs_payload_v10.fpl",
+        "logs_payload_access_v10.fpl",
     ] {
         let bytes = std::fs::read(dir.join(file)).unwrap();
         let parts = LogColumn::open(&bytes).unwrap().breakdown();

@@ -40,7 +40,7 @@ fn main() {
         let enc = encode_column(&rows, &opts);
         let col = LogColumn::open(&enc).unwrap();
         if mode == "parts" {
-            let blocks: Vec<&[u8]> = if enc.starts_with(b"FPS5") {
+            let blocks: Vec<&[u8]> = if enc.starts_with(b"FPS6") {
                 let n = u32::from_le_bytes(enc[4..8].try_into().unwrap()) as usize;
                 vec![&enc[8..8 + n], &enc[8 + n..]]
             } else {

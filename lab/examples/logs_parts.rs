@@ -27,8 +27,17 @@ fn varint(b: &[u8], at: &mut usize) -> u64 {
 }
 
 /// (token table, offsets, codes) bytes of the form-2 pool `p` (spec/FORMAT.md §5.8.4).
-fn pool_parts(p: &[u8]) -> [usize; 3] {
+fn pool_parts(p: &[u8], open_section: bool) -> [usize; 3] {
     let mut at = 0;
+    if open_section {
+        // Format 10 (§5.8.6): the token table is in the open section.
+        varint(p, &mut at);
+        let m = varint(p, &mut at) as usize;
+        at += m;
+        let k = varint(p, &mut at) as usize;
+        at += k;
+        return [0, at, p.len() - at];
+    }
     let l = varint(p, &mut at) as usize;
     let nib = &p[at..at + l.div_ceil(2)];
     at += l.div_ceil(2);
@@ -56,7 +65,7 @@ fn block_parts(b: &[u8], acc: &mut [usize; 7]) {
     acc[2] += p[2];
     acc[3] += p[3];
     let at = 20 + p[1] + p[2] + p[3];
-    let pp = pool_parts(&b[at..at + p[4]]);
+    let pp = pool_parts(&b[at..at + p[4]], b.starts_with(b"FPL6"));
     acc[4] += pp[0];
     acc[5] += pp[1];
     acc[6] += pp[2];
@@ -75,7 +84,7 @@ fn main() {
     // `LOGS_FINE=1`: the finer breakdown (`LogColumn::breakdown`) and
     // `zstd -19` of the whole column file, printed after the table.
     let fine = std::env::var_os("LOGS_FINE").is_some();
-    let mut fine_rows: Vec<(String, usize, usize, [u64; 16])> = Vec::new();
+    let mut fine_rows: Vec<(String, usize, usize, [u64; 17])> = Vec::new();
     let (mut all_text, mut all_secs) = (0usize, 0f64);
     for f in &files {
         let data = std::fs::read(f).unwrap();
@@ -94,7 +103,7 @@ fn main() {
         let a = encode_column(&vals, &opts);
         let secs = t.elapsed().as_secs_f64();
         let mut acc = [0usize; 7];
-        if a.starts_with(b"FPS5") {
+        if a.starts_with(b"FPS6") {
             let h = u32::from_le_bytes(a[4..8].try_into().unwrap()) as usize;
             acc[0] += 8;
             block_parts(&a[8..8 + h], &mut acc);
@@ -127,6 +136,60 @@ fn main() {
             eprintln!("{name}: mixed-radix time chains {chains}: {now} B as fields, {then} B as one integer (saves {} B, {:.1}% of A)", now as i64 - then as i64, 100.0 * (now as f64 - then as f64) / a.len() as f64);
             assert_eq!(b.iter().sum::<u64>(), a.len() as u64, "{name}");
             fine_rows.push((name.clone(), a.len(), z, b));
+        }
+        // `LOGS_OPEN=DIR`: the strings every row shares (static text,
+        // dictionary values) written raw to DIR/NAME.shared (a u32 length
+        // before each), with their pool code bytes and zstd -19 of them.
+        if let Some(dir) = std::env::var_os("LOGS_OPEN") {
+            let col = fastpair::logs::LogColumn::open(&a).unwrap();
+            let (strs, code_bytes) = col.shared_strings();
+            let mut raw = Vec::new();
+            for s in &strs {
+                raw.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                raw.extend_from_slice(s);
+            }
+            let plain: usize = strs.iter().map(|s| s.len()).sum();
+            let mut joined = Vec::new();
+            for s in &strs {
+                joined.extend_from_slice(s);
+                joined.push(0);
+            }
+            let z = zstd::bulk::compress(&joined, 19).unwrap().len();
+            eprintln!(
+                "{name}: shared strings {} ({plain} B raw), pool codes {code_bytes} B, zstd-19 {z} B; payload {} B",
+                strs.len(),
+                a.len()
+            );
+            std::fs::write(
+                std::path::Path::new(&dir).join(format!("{name}.shared")),
+                raw,
+            )
+            .unwrap();
+            // And each block's meta and pool token table, as stored.
+            let mut meta = Vec::new();
+            let mut table = Vec::new();
+            let mut blocks = vec![&a[..]];
+            if a.starts_with(b"FPS6") {
+                let h = u32::from_le_bytes(a[4..8].try_into().unwrap()) as usize;
+                blocks = vec![&a[8..8 + h], &a[8 + h..]];
+            }
+            for b in blocks {
+                let p = fastpair::logs::part_sizes(b).unwrap();
+                meta.extend_from_slice(&b[20..20 + p[1]]);
+                let at = 20 + p[1] + p[2] + p[3];
+                let pp = pool_parts(&b[at..at + p[4]], b.starts_with(b"FPL6"));
+                table.extend_from_slice(&b[at..at + pp[0]]);
+            }
+            std::fs::write(
+                std::path::Path::new(&dir).join(format!("{name}.meta")),
+                meta,
+            )
+            .unwrap();
+            std::fs::write(
+                std::path::Path::new(&dir).join(format!("{name}.table")),
+                table,
+            )
+            .unwrap();
         }
         // `LOGS_SHARED=1`: the dictionary values' codes if shared by the
         // block's slots (`LogColumn::shared_dict_estimate`).
@@ -226,7 +289,7 @@ fn main() {
 /// The finer breakdown: bytes per part per column, then the sums over the
 /// columns and, per part, its share of the payload's excess over
 /// `zstd -19` (sum over the columns of A − zstd-19 bytes).
-fn print_fine(rows: &[(String, usize, usize, [u64; 16])]) {
+fn print_fine(rows: &[(String, usize, usize, [u64; 17])]) {
     println!();
     print!("| column | A bytes | zstd-19 |");
     for p in BREAKDOWN_PARTS {

@@ -1,14 +1,15 @@
 """spec/reader.py's decoder of the log-template payload (spec/FORMAT.md
 §5.8) against the Rust encoder's output: the golden payload
-testdata/golden/logs_payload_v9.fpl (written by
+testdata/golden/logs_payload_v10.fpl (written by
 `fastpair::logs::encode_column`, pinned by tests/logs.rs; the version-5 to
--8 payloads of the same rows beside it) decodes to testdata/golden/logs_payload.rows, and
+-9 payloads of the same rows beside it) decodes to testdata/golden/logs_payload.rows, and
 damaged copies are rejected with a FormatError, never another exception.
 
 Needs no built package: `python3 python/tests/test_spec_logs.py` runs the
 same checks as pytest."""
 
 import importlib.util
+import lzma
 import random
 import struct
 import sys
@@ -23,7 +24,7 @@ _spec.loader.exec_module(reader)
 GOLDEN = REPO / "testdata" / "golden"
 
 
-def golden(name="logs_payload_v9.fpl"):
+def golden(name="logs_payload_v10.fpl"):
     payload = (GOLDEN / name).read_bytes()
     rows = (GOLDEN / "logs_payload.rows").read_bytes().split(b"\n")[:-1]
     return payload, rows
@@ -31,9 +32,9 @@ def golden(name="logs_payload_v9.fpl"):
 
 def test_golden_payload_decodes_to_its_rows():
     payload, rows = golden()
-    assert payload[:4] == b"FPS5", "the golden covers the split form, payload form 5"
+    assert payload[:4] == b"FPS6", "the golden covers the split form, payload form 6"
     assert reader.decode_log_payload(payload) == rows
-    assert reader.log_payload_form(payload) == 5
+    assert reader.log_payload_form(payload) == 6
 
 
 def test_older_payloads_still_decode():
@@ -42,6 +43,7 @@ def test_older_payloads_still_decode():
         ("logs_payload_v6.fpl", b"FPS2", 2),
         ("logs_payload_v7.fpl", b"FPS3", 3),
         ("logs_payload_v8.fpl", b"FPS4", 4),
+        ("logs_payload_v9.fpl", b"FPS5", 5),
     ):
         payload, rows = golden(name)
         assert payload[:4] == magic
@@ -51,9 +53,9 @@ def test_older_payloads_still_decode():
 
 def test_split_blocks_of_the_other_form_are_rejected():
     """A split whose blocks are of another form than its own is refused."""
-    for name in ("logs_payload_v9.fpl", "logs_payload_v8.fpl", "logs_payload_v7.fpl", "logs_payload_v6.fpl", "logs_payload.fpl"):
+    for name in ("logs_payload_v10.fpl", "logs_payload_v9.fpl", "logs_payload_v8.fpl", "logs_payload_v7.fpl", "logs_payload_v6.fpl", "logs_payload.fpl"):
         payload, _ = golden(name)
-        for other in b"12345":
+        for other in b"123456":
             if other == payload[3]:
                 continue
             b = bytearray(payload)
@@ -269,7 +271,9 @@ def test_damaged_payloads_fail_cleanly():
 
 
 def test_named_invariants():
-    payload, _ = golden()
+    # Version 9's golden: its meta lies in the block (version 10's is in
+    # the open section, test_open_sections_are_checked).
+    payload, _ = golden("logs_payload_v9.fpl")
     h = struct.unpack_from("<I", payload, 4)[0]
     body = bytearray(payload[8 + h:])
 
@@ -292,6 +296,78 @@ def test_named_invariants():
     bad = bytearray(body[:20]) + bytes([body[20] | 0x80, 0]) + body[21:]
     struct.pack_into("<I", bad, 4, meta_len + 1)
     fails(bad, "BadField")
+
+
+
+def _section(method, image, stream=None):
+    """An open section (§5.8.6) of ``image``: method byte, varint length,
+    then the image (method 0) or ``stream`` / its raw LZMA2 (method 1)."""
+    n, head = len(image), bytearray([method])
+    while n >= 0x80:
+        head.append(n & 0x7F | 0x80)
+        n >>= 7
+    head.append(n)
+    if method == 0:
+        return bytes(head) + image
+    if stream is None:
+        f = [{"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": max(4096, len(image))}]
+        stream = lzma.compress(image, format=lzma.FORMAT_RAW, filters=f)
+    return bytes(head) + stream
+
+
+def test_open_sections_are_checked():
+    """§5.8.6: a stored or LZMA2 image comes back; an unknown method, a
+    declared length the stream does not meet or one past the bound, bytes
+    after the end marker and a stream cut short are FormatErrors."""
+    image = b"".join(b"GET /img/%d.png HTTP/1.1\n" % (i * 7919 % 1000) for i in range(400))
+    for method in (0, 1):
+        assert reader._open_image(_section(method, image), 0) == image
+    z = _section(1, image)
+    assert len(z) < len(image) // 2
+
+    def fails(section, invariant):
+        try:
+            reader._open_image(section, 0)
+        except reader.FormatError as e:
+            assert e.invariant == invariant, (e.invariant, invariant, str(e))
+            return
+        raise AssertionError(f"accepted, expected {invariant}")
+
+    fails(bytes([2]) + z[1:], "BadField")
+    fails(z + b"\0", "BadField")
+    stream = z[len(z) - len(lzma.compress(image, format=lzma.FORMAT_RAW, filters=[
+        {"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": max(4096, len(image))}])):]
+    fails(_section(1, image + b"x", stream), "SizeMismatch")  # the stream ends short of it
+    fails(_section(1, image[:-1], stream), "BadField")    # the stream goes past it
+    for cut in range(1, len(z), max(1, len(z) // 40)):
+        try:
+            reader._open_image(z[:cut], 0)
+        except reader.FormatError:
+            continue
+        raise AssertionError(f"cut at {cut} accepted")
+    fails(_section(0, image)[:-1], "SizeMismatch")
+    # Past the bound: an image 256 times its section and 65,536 bytes more.
+    n = 5 * reader.LOG_OPEN_EXPANSION + reader.LOG_OPEN_SLACK + 1  # a 5-byte section's bound + 1
+    fails(bytes([0, n & 0x7F | 0x80, n >> 7 & 0x7F | 0x80, n >> 14]) + b"x", "LimitExceeded")
+
+
+def test_stored_open_sections_decode_the_same():
+    """The golden's blocks re-spelled with their open images stored
+    (method 0, the writer's other choice) decode to the same rows."""
+    payload, rows = golden()
+    h = struct.unpack_from("<I", payload, 4)[0]
+    out = []
+    for block in (payload[8:8 + h], payload[8 + h:]):
+        assert block[:4] == b"FPL6"
+        meta_len = struct.unpack_from("<I", block, 4)[0]
+        assert block[20] == 1, "the golden's sections are LZMA2"
+        image = reader._open_image(block[20:20 + meta_len], 0)
+        section = _section(0, image)
+        b = bytearray(block[:20]) + section + block[20 + meta_len:]
+        struct.pack_into("<I", b, 4, len(section))
+        out.append(bytes(b))
+    again = b"FPS6" + struct.pack("<I", len(out[0])) + out[0] + out[1]
+    assert reader.decode_log_payload(again) == rows
 
 
 if __name__ == "__main__":

@@ -53,6 +53,16 @@ impl<'a> VarReader<'a> {
         self.pos
     }
 
+    /// Bytes after the position.
+    pub(crate) fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    /// Block offset of the reader's first byte (error positions).
+    pub(crate) fn base(&self) -> usize {
+        self.base
+    }
+
     pub(crate) fn at_end(&self) -> bool {
         self.pos == self.bytes.len()
     }

@@ -95,6 +95,34 @@ pub struct LogBlock {
     blocks_of: OnceLock<Vec<Vec<(u32, u32, u32)>>>,
 }
 
+/// The shared strings at the end of a version-10 open image (§5.8.6): a
+/// count, each string's length, then their bytes back to back, ending the
+/// image.
+fn shared_strings<'a>(r: &mut VarReader<'a>) -> Result<Vec<&'a [u8]>> {
+    let left = |r: &VarReader<'a>, total: usize| (total - r.pos()) as u64;
+    let total = r.pos() + r.remaining();
+    let n = r.bounded("shared strings", left(r, total))? as usize;
+    let mut lens = Vec::with_capacity(n);
+    let mut sum = 0u64;
+    for _ in 0..n {
+        let l = r.bounded("shared string length", left(r, total))?;
+        sum += l;
+        lens.push(l as usize);
+    }
+    if sum != left(r, total) {
+        return Err(r.err(Invariant::SizeMismatch {
+            what: "shared strings' bytes",
+            expected: sum,
+            found: left(r, total),
+        }));
+    }
+    let mut out = Vec::with_capacity(n);
+    for l in lens {
+        out.push(r.take(l, "shared string")?);
+    }
+    Ok(out)
+}
+
 fn corrupt(at: usize, inv: Invariant) -> Error {
     Error::corrupt(super::bits::SECTION, at as u64, inv)
 }
@@ -137,7 +165,7 @@ impl LogBlock {
             *l = r.u32(what)? as usize;
         }
         let meta_at = r.pos();
-        let meta = r.take(lens[0], "meta")?;
+        let meta_section = r.take(lens[0], "meta")?;
         let rowidx_at = r.pos();
         r.take(lens[1], "row index")?;
         let data_at = r.pos();
@@ -153,7 +181,26 @@ impl LogBlock {
                 },
             ));
         }
-        let pool = Pool::parse(pool_bytes, pool_at, form)?;
+        // Version 10 (§5.8.6): the meta, the pool's token table and the
+        // shared strings come from the open section's image; before, the
+        // meta section is the meta and the pool holds every string.
+        let image = if form.open_section() {
+            super::packed::unpack(meta_section, meta_at)?
+        } else {
+            Vec::new()
+        };
+        let (meta, pool, strs) = if form.open_section() {
+            let mut ir = VarReader::new(&image, meta_at);
+            let n = ir.bounded("meta length", image.len() as u64)? as usize;
+            let meta = ir.take(n, "meta")?;
+            let pool = Pool::parse_split(&mut ir, pool_bytes, pool_at, form)?;
+            (meta, pool, Some(shared_strings(&mut ir)?))
+        } else {
+            (meta_section, Pool::parse(pool_bytes, pool_at, form)?, None)
+        };
+        // Strings the statics and dictionaries take from: the shared
+        // strings (version 10), else the pool.
+        let nshared = strs.as_ref().map_or(pool.len(), |s| s.len());
 
         let mut m = VarReader::new(meta, meta_at);
         let rows = m.bounded("rows", u32::MAX as u64)? as usize;
@@ -192,19 +239,22 @@ impl LogBlock {
                 value: templates[0].slots as u64,
             }));
         }
-        if nstatics > pool.len() as u64 {
+        if nstatics > nshared as u64 {
             return Err(m.err(Invariant::LimitExceeded {
                 what: "static strings",
                 value: nstatics,
-                limit: pool.len() as u64,
+                limit: nshared as u64,
             }));
         }
         let mut slots = Vec::with_capacity(nslots as usize);
         let mut cps = Vec::new();
         let mut used = 0u64;
         let none = IntCol { first: 0, len: 0 };
-        // Text slots' strings follow the static strings in the pool, in slot order.
-        let mut next_pool = nstatics;
+        // Text slots' strings follow the static strings in the pool, in
+        // slot order; in version 10 a dictionary's values follow them in
+        // the shared strings and the free strings start the pool.
+        let mut next_shared = nstatics;
+        let mut next_pool = if strs.is_some() { 0 } else { nstatics };
         for (tid, t) in templates.iter().enumerate() {
             for _ in 0..t.slots {
                 let byte = m.u8("slot kind")?;
@@ -237,7 +287,10 @@ impl LogBlock {
                         }
                     }
                     3 if tid != 0 && (rule == 0 || rule == 1 && form.front_dictionaries()) => {
-                        let n = m.bounded("dictionary values", pool.len() as u64 - next_pool)?;
+                        if strs.is_none() {
+                            next_shared = next_pool;
+                        }
+                        let n = m.bounded("dictionary values", nshared as u64 - next_shared)?;
                         // Front-coded (rule 1): the values' prefix lengths
                         // before the ids.
                         let prefixes = if rule == 1 {
@@ -246,8 +299,11 @@ impl LogBlock {
                             none
                         };
                         let ids = column::parse(&mut m, t.count, &mut cps, &mut used, delta)?;
-                        let base = next_pool;
-                        next_pool += n;
+                        let base = next_shared;
+                        next_shared += n;
+                        if strs.is_none() {
+                            next_pool = next_shared;
+                        }
                         Slot::Dict {
                             ids,
                             prefixes,
@@ -293,6 +349,22 @@ impl LogBlock {
                 expected: used,
                 found: lens[2] as u64,
             }));
+        }
+        // Version 10: every shared and every pool string is some slot's
+        // (one spelling: none stored that no row can reach).
+        if strs.is_some() {
+            for (what, expected, found) in [
+                ("shared strings", next_shared, nshared),
+                ("pool strings", next_pool, pool.len()),
+            ] {
+                if expected != found as u64 {
+                    return Err(m.err(Invariant::SizeMismatch {
+                        what,
+                        expected,
+                        found: found as u64,
+                    }));
+                }
+            }
         }
         // Row index.
         let nblocks = rows.div_ceil(ROW_BLOCK);
@@ -351,7 +423,10 @@ impl LogBlock {
         // value dictionary (point reads and bulk decode copy from here).
         let mut st = Vec::new();
         for i in 0..nstatics as usize {
-            block.pool.get(&bytes[pool_at..], i, &mut st);
+            match &strs {
+                Some(sh) => st.extend_from_slice(sh[i]),
+                None => block.pool.get(&bytes[pool_at..], i, &mut st),
+            }
             block.statics_end.push(st.len() as u32);
         }
         let mut prefixes = Vec::new();
@@ -375,8 +450,13 @@ impl LogBlock {
                     // Front-coded: the prefix of the value before, checked
                     // (`front::prefix_allowed`) before it is copied.
                     if let Some(&p) = prefixes.get(i) {
-                        let codes = block.pool.codes(&bytes[pool_at..], s);
-                        if !super::front::prefix_allowed(p, (start - prev) as u64, codes) {
+                        // Its own string's pool codes; in version 10 its
+                        // bytes (a code is at least one).
+                        let own = match &strs {
+                            Some(sh) => sh[s].len() as u64,
+                            None => block.pool.codes(&bytes[pool_at..], s),
+                        };
+                        if !super::front::prefix_allowed(p, (start - prev) as u64, own) {
                             return Err(corrupt(
                                 data_at,
                                 Invariant::BadField {
@@ -387,7 +467,10 @@ impl LogBlock {
                         }
                         st.extend_from_within(prev..prev + p as usize);
                     }
-                    block.pool.get(&bytes[pool_at..], s, &mut st);
+                    match &strs {
+                        Some(sh) => st.extend_from_slice(sh[s]),
+                        None => block.pool.get(&bytes[pool_at..], s, &mut st),
+                    }
                     block.statics_end.push(st.len() as u32);
                     prev = start;
                 }

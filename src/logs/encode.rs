@@ -41,9 +41,13 @@ pub(super) fn encode_tokenized(rows: &[&[u8]], tok: &Tokenized, opts: &LogOption
     }
 }
 
-/// The length of [`encode_tokenized`]'s bytes, counted without packing the
+/// The price of [`encode_tokenized`]'s bytes, counted without packing the
 /// columns, the row index and the pool (the column's decision encodes
-/// compare sizes only: `layouts.rs`).
+/// compare sizes only: `layouts.rs`). It is the length of the block as
+/// version 9 laid it out — every string pool codes, the meta unpacked —
+/// not of the version-10 block: LZMA2 on every candidate would cost the
+/// decisions more than they save, and the open section shrinks the
+/// candidates alike (bench/LOGS.md, "Format 10").
 pub(super) fn encoded_len(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions) -> usize {
     encode_as(rows, tok, opts, Make::Len).len()
 }
@@ -292,6 +296,11 @@ fn emit<'a>(
         .collect();
     let mut pool: Vec<&[u8]> = vec![b"", b""];
     pool.extend(statics.iter().map(|s| &s[..]));
+    // Format 10 (§5.8.6): the statics and dictionary values go to the open
+    // section as they are, the free strings to the pool. `pool` keeps
+    // version 9's order, in which the layout decisions price a block.
+    let mut shared = pool.clone();
+    let mut free: Vec<&[u8]> = Vec::new();
     let mut meta = Vec::new();
     let mut data = Vec::new();
     // Counted instead of written (`Make::Len`): column checkpoints and
@@ -342,6 +351,7 @@ fn emit<'a>(
                     meta.push(Kind::Dict as u8 | 1 << 3);
                     put_varint(&mut meta, f.prefixes.len() as u64);
                     pool.extend(f.suffixes.iter().copied());
+                    shared.extend(f.suffixes.iter().copied());
                     put_column(&f.prefixes, &f.prefixes_plan, &mut meta, &mut data);
                     put_column(&f.ids, &f.ids_plan, &mut meta, &mut data);
                 }
@@ -351,11 +361,13 @@ fn emit<'a>(
                     meta.push(Kind::Dict as u8);
                     put_varint(&mut meta, values.len() as u64);
                     pool.extend(values.iter().copied());
+                    shared.extend(values.iter().copied());
                     put_column(ids, cols, &mut meta, &mut data);
                 }
                 SlotPlan::Free { values } => {
                     meta.push(Kind::Free as u8);
                     pool.extend(values.iter().copied());
+                    free.extend(values.iter().copied());
                 }
             }
         }
@@ -395,21 +407,43 @@ fn emit<'a>(
         let body = meta.len() + meta_more + rowidx_len + data_len + pool_len;
         return Emitted::Len(BLOCK_MAGIC.len() + 16 + body + PAD);
     }
-    let mut pool_bytes = Vec::new();
-    text::write(&pool, opts.prune_pool, &mut pool_bytes);
+    drop(pool);
+    let (table, pool_bytes) = text::write_split(&free, opts.prune_pool);
+    let open = open_section(&meta, &table, &shared);
 
     let mut out = Vec::with_capacity(
-        BLOCK_MAGIC.len() + 16 + meta.len() + rowidx.len() + data.len() + pool_bytes.len() + PAD,
+        BLOCK_MAGIC.len() + 16 + open.len() + rowidx.len() + data.len() + pool_bytes.len() + PAD,
     );
     out.extend_from_slice(BLOCK_MAGIC);
-    for part in [&meta, &rowidx, &data, &pool_bytes] {
+    for part in [&open, &rowidx, &data, &pool_bytes] {
         out.extend_from_slice(&(part.len() as u32).to_le_bytes());
     }
-    for part in [&meta, &rowidx, &data, &pool_bytes] {
+    for part in [&open, &rowidx, &data, &pool_bytes] {
         out.extend_from_slice(part);
     }
     out.resize(out.len() + PAD, 0);
     Emitted::Bytes(out)
+}
+
+/// A block's open section (§5.8.6): its image — the meta's length and
+/// bytes, the pool's token table, the shared strings' count, lengths and
+/// bytes — packed (`packed.rs`).
+fn open_section(meta: &[u8], table: &[u8], shared: &[&[u8]]) -> Vec<u8> {
+    let text: usize = shared.iter().map(|s| s.len()).sum();
+    let mut image = Vec::with_capacity(meta.len() + table.len() + 3 * shared.len() + text + 10);
+    put_varint(&mut image, meta.len() as u64);
+    image.extend_from_slice(meta);
+    image.extend_from_slice(table);
+    put_varint(&mut image, shared.len() as u64);
+    for s in shared {
+        put_varint(&mut image, s.len() as u64);
+    }
+    for s in shared {
+        image.extend_from_slice(s);
+    }
+    let mut out = Vec::new();
+    super::packed::pack(&image, &mut out);
+    out
 }
 
 /// One template's layout decisions: its slot groups, the groups with one

@@ -144,6 +144,7 @@ mod lay;
 mod layouts;
 mod mine;
 mod options;
+mod packed;
 mod pinned;
 mod pool;
 mod ranges;
@@ -186,8 +187,11 @@ const BLOCK_MAGIC_3: &[u8; 4] = b"FPL3";
 /// FoR, linear, delta or runs, §5.8.3); read, no longer written.
 const BLOCK_MAGIC_4: &[u8; 4] = b"FPL4";
 /// First bytes of a log block of version 9 (as version 8, runs blocks may
-/// step, §5.8.3): what the writer writes.
-const BLOCK_MAGIC: &[u8; 4] = b"FPL5";
+/// step, §5.8.3); read, no longer written.
+const BLOCK_MAGIC_5: &[u8; 4] = b"FPL5";
+/// First bytes of a log block of version 10 (as version 9, with the open
+/// section, §5.8.6): what the writer writes.
+const BLOCK_MAGIC: &[u8; 4] = b"FPL6";
 
 /// The spelling of a log payload its magic names (spec/FORMAT.md §5.8.1),
 /// one per range of format versions; a file's payloads are its version's.
@@ -206,12 +210,17 @@ pub enum LogForm {
     /// Version 9 ("FPL5"/"FPS5"): as version 8, and a runs block may
     /// step (§5.8.3).
     V9,
+    /// Version 10 ("FPL6"/"FPS6"): as version 9, with the meta, the pool's
+    /// token table and the shared strings in an open section (§5.8.6).
+    V10,
 }
 
 impl LogForm {
     /// The form a file of format `version` (4 or later) holds.
     pub fn of_version(version: u32) -> Self {
-        if version >= crate::format::VERSION_9 {
+        if version >= crate::format::VERSION_10 {
+            LogForm::V10
+        } else if version >= crate::format::VERSION_9 {
             LogForm::V9
         } else if version >= crate::format::VERSION_8 {
             LogForm::V8
@@ -228,34 +237,41 @@ impl LogForm {
     pub fn pool(self) -> PoolForm {
         match self {
             LogForm::V4 => PoolForm::Plain12,
-            LogForm::V6 | LogForm::V7 | LogForm::V8 | LogForm::V9 => PoolForm::Front,
+            LogForm::V6 | LogForm::V7 | LogForm::V8 | LogForm::V9 | LogForm::V10 => PoolForm::Front,
         }
     }
 
     /// Whether its integer blocks may be delta blocks (§5.8.3).
     pub(crate) fn delta_blocks(self) -> bool {
-        matches!(self, LogForm::V7 | LogForm::V8 | LogForm::V9)
+        matches!(self, LogForm::V7 | LogForm::V8 | LogForm::V9 | LogForm::V10)
     }
 
     /// Whether a slot's integer blocks may be runs blocks (§5.8.3).
     pub(crate) fn runs_blocks(self) -> bool {
-        matches!(self, LogForm::V8 | LogForm::V9)
+        matches!(self, LogForm::V8 | LogForm::V9 | LogForm::V10)
     }
 
     /// Whether a runs block may step (§5.8.3).
     pub(crate) fn stepped_runs(self) -> bool {
-        self == LogForm::V9
+        matches!(self, LogForm::V9 | LogForm::V10)
     }
 
     /// Whether a dictionary slot may be front-coded (§5.8.2, rule 1).
     pub(crate) fn front_dictionaries(self) -> bool {
-        self == LogForm::V9
+        matches!(self, LogForm::V9 | LogForm::V10)
+    }
+
+    /// Whether its blocks keep an open section (§5.8.6): the meta, the
+    /// pool's token table and the shared strings, packed.
+    pub(crate) fn open_section(self) -> bool {
+        self == LogForm::V10
     }
 
     /// The form a block's first four bytes name.
     fn of_block_magic(m: &[u8]) -> Option<Self> {
         match m {
-            m if m == BLOCK_MAGIC => Some(LogForm::V9),
+            m if m == BLOCK_MAGIC => Some(LogForm::V10),
+            m if m == BLOCK_MAGIC_5 => Some(LogForm::V9),
             m if m == BLOCK_MAGIC_4 => Some(LogForm::V8),
             m if m == BLOCK_MAGIC_3 => Some(LogForm::V7),
             m if m == BLOCK_MAGIC_2 => Some(LogForm::V6),

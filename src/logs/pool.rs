@@ -65,6 +65,32 @@ impl Pool {
     /// padding nibbles), the offsets and every code.
     pub(crate) fn parse(bytes: &[u8], base: usize, form: LogForm) -> Result<Self> {
         let mut r = VarReader::new(bytes, base);
+        let (words, lens, code_bits) = Self::parse_table(&mut r, form)?;
+        Self::parse_rest(r, bytes, base, form, words, lens, code_bits)
+    }
+
+    /// The pool of a block of format version 10 (§5.8.6): its token table
+    /// read from the open image by `table`, the rest (string count,
+    /// offsets, codes) occupying all of `bytes` (block offsets `base..`).
+    pub(crate) fn parse_split(
+        table: &mut VarReader<'_>,
+        bytes: &[u8],
+        base: usize,
+        form: LogForm,
+    ) -> Result<Self> {
+        let (words, lens, code_bits) = Self::parse_table(table, form)?;
+        let r = VarReader::new(bytes, base);
+        Self::parse_rest(r, bytes, base, form, words, lens, code_bits)
+    }
+
+    /// The token table at `r`: the tokens as 16-byte words, their lengths,
+    /// and the pool's code width.
+    #[allow(clippy::type_complexity)]
+    fn parse_table(
+        r: &mut VarReader<'_>,
+        form: LogForm,
+    ) -> Result<(Vec<[u8; MAX_TOKEN_LEN]>, Vec<u8>, u8)> {
+        let base = r.base();
         let learned = r.bounded("pool learned tokens", (1 << CODE_BITS) - 256)? as usize;
         let nib_at = base + r.pos();
         let nib = r.take(learned.div_ceil(2), "pool token lengths")?;
@@ -137,6 +163,21 @@ impl Pool {
                 front_code_bits(learned)
             }
         };
+        Ok((words, lens, code_bits))
+    }
+
+    /// The pool's strings, offsets and codes from `r` (over `bytes`, at
+    /// block offset `base`) to the end of `bytes`, each code checked
+    /// against the table.
+    fn parse_rest(
+        mut r: VarReader<'_>,
+        bytes: &[u8],
+        base: usize,
+        form: LogForm,
+        words: Vec<[u8; MAX_TOKEN_LEN]>,
+        lens: Vec<u8>,
+        code_bits: u8,
+    ) -> Result<Self> {
         let strings = r.bounded("pool strings", u32::MAX as u64 - 1)? as usize;
         let meta_len = r.bounded("pool offsets meta length", bytes.len() as u64)? as usize;
         let meta_at = base + r.pos();

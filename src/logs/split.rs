@@ -41,8 +41,10 @@ use super::LogForm;
 use super::LogOptions;
 use crate::error::{Error, Invariant, Result};
 
-/// The split form's magic (format version 9: its blocks "FPL5").
-pub(super) const SPLIT_MAGIC: &[u8; 4] = b"FPS5";
+/// The split form's magic (format version 10: its blocks "FPL6").
+pub(super) const SPLIT_MAGIC: &[u8; 4] = b"FPS6";
+/// The split form's magic in format version 9 (its blocks "FPL5").
+const SPLIT_MAGIC_5: &[u8; 4] = b"FPS5";
 /// The split form's magic in format version 8 (its blocks "FPL4").
 const SPLIT_MAGIC_4: &[u8; 4] = b"FPS4";
 /// The split form's magic in format version 7 (its blocks "FPL3").
@@ -320,6 +322,8 @@ impl LogColumn {
     /// payload's first byte.
     pub fn open_shared(bytes: Bytes) -> Result<Self> {
         let form = if bytes.starts_with(SPLIT_MAGIC) {
+            LogForm::V10
+        } else if bytes.starts_with(SPLIT_MAGIC_5) {
             LogForm::V9
         } else if bytes.starts_with(SPLIT_MAGIC_4) {
             LogForm::V8
@@ -339,7 +343,7 @@ impl LogColumn {
         let head = LogBlock::open_shared(bytes.slice(8..8 + n)).map_err(|e| relocate(e, 8))?;
         let body =
             LogBlock::open_shared(bytes.slice(8 + n..)).map_err(|e| relocate(e, 8 + n as u64))?;
-        // Both blocks of the split's own form ("FPS5": "FPL5" blocks).
+        // Both blocks of the split's own form ("FPS6": "FPL6" blocks).
         for (b, at) in [(&head, 8), (&body, 8 + n as u64)] {
             if b.form() != form {
                 return Err(Error::corrupt(

@@ -109,7 +109,7 @@ impl SlotTypeSummary {
 }
 
 /// Names of [`LogColumn::breakdown`]'s parts, in order.
-pub const BREAKDOWN_PARTS: [&str; 16] = [
+pub const BREAKDOWN_PARTS: [&str; 17] = [
     "framing",
     "templates meta",
     "int checkpoints",
@@ -126,6 +126,7 @@ pub const BREAKDOWN_PARTS: [&str; 16] = [
     "free text codes",
     "escaped codes",
     "meta other",
+    "open section",
 ];
 
 /// Bytes of a varint.
@@ -139,8 +140,8 @@ impl LogColumn {
     /// to the payload's length. Pool codes are attributed to the strings
     /// that use them (at the pool's code width; the rounding of the packed run goes
     /// to the escaped rows); "meta other" is what is left of the meta.
-    pub fn breakdown(&self) -> [u64; 16] {
-        let mut s = [0u64; 16];
+    pub fn breakdown(&self) -> [u64; 17] {
+        let mut s = [0u64; 17];
         match self {
             LogColumn::Single(b) => b.breakdown(&mut s),
             LogColumn::Split(hb) => {
@@ -153,8 +154,48 @@ impl LogColumn {
     }
 }
 
+impl LogColumn {
+    /// The pool strings every row shares — templates' static strings and
+    /// dictionary values, decoded, in pool order — and the bytes of pool
+    /// codes they take (`lab/examples/logs_parts`, `LOGS_OPEN=1`: what a
+    /// general-purpose compressor would make of them).
+    pub fn shared_strings(&self) -> (Vec<Vec<u8>>, u64) {
+        let mut out = Vec::new();
+        let mut code_bytes = 0;
+        let blocks: Vec<&LogBlock> = match self {
+            LogColumn::Single(b) => vec![b],
+            LogColumn::Split(hb) => vec![&hb.0, &hb.1],
+        };
+        for b in blocks {
+            if b.form().open_section() {
+                // Version 10: the shared strings are the statics as decoded
+                // (front-coded values whole), their codes none.
+                let mut at = 0;
+                for &e in &b.statics_end {
+                    out.push(b.statics[at..e as usize].to_vec());
+                    at = e as usize;
+                }
+                continue;
+            }
+            let mut s = [0u64; 17];
+            b.breakdown(&mut s);
+            code_bytes += s[11] + s[12];
+            let cat = b.pool_categories();
+            let pool = &b.bytes[b.pool_at..];
+            for (i, &c) in cat.iter().enumerate() {
+                if c < 2 {
+                    let mut v = Vec::new();
+                    b.pool.get(pool, i, &mut v);
+                    out.push(v);
+                }
+            }
+        }
+        (out, code_bytes)
+    }
+}
+
 impl LogBlock {
-    fn breakdown(&self, s: &mut [u64; 16]) {
+    fn breakdown(&self, s: &mut [u64; 17]) {
         use super::decode::Slot;
         use super::Width;
         let Some(p) = super::part_sizes(&self.bytes) else {
@@ -175,12 +216,16 @@ impl LogBlock {
         for t in &self.templates {
             tm += varint_len(t.slots as u64) + varint_len(t.count as u64);
         }
+        // Version 10 (§5.8.6): the meta, its checkpoints, the row-block
+        // tables and the pool's token table are inside the open section,
+        // counted as a whole (part 16); the shared strings take no codes.
+        let v10 = self.form().open_section();
         let mut cps = 0u64;
+        let mut width_cps = 0u64;
+        let mut dict_cps = 0u64;
         // Pool string categories: 0 static, 1 dict value, 2 free, 3 escaped.
-        let nstatic: usize = self.templates.iter().map(|t| t.slots as usize + 1).sum();
-        let mut cat = vec![0u8; self.pool.len()];
-        let mut at = nstatic;
-        for (tid, t) in self.templates.iter().enumerate() {
+        let cat = self.pool_categories();
+        for t in self.templates.iter() {
             for k in 0..t.slots as usize {
                 match self.slots[t.first_slot as usize + k] {
                     Slot::Int {
@@ -190,14 +235,13 @@ impl LogBlock {
                         ..
                     } => {
                         tm += 1 + matches!(width, Width::Fixed(_)) as u64;
-                        let c = cp_bytes(&values);
-                        cps += c;
-                        s[2] += c;
+                        cps += cp_bytes(&values);
                         s[3] += values.data_bytes(&self.cps);
                         if width == Width::PerRow {
                             let c = cp_bytes(&widths);
                             cps += c;
-                            s[4] += c + widths.data_bytes(&self.cps);
+                            width_cps += c;
+                            s[4] += widths.data_bytes(&self.cps);
                         }
                     }
                     Slot::Dict {
@@ -208,25 +252,13 @@ impl LogBlock {
                         tm += 1 + varint_len(n as u64);
                         let c = cp_bytes(&ids) + cp_bytes(&prefixes);
                         cps += c;
-                        s[5] += c;
+                        dict_cps += c;
                         s[6] += ids.data_bytes(&self.cps) + prefixes.data_bytes(&self.cps);
-                        for c in cat.iter_mut().skip(at).take(n as usize) {
-                            *c = 1;
-                        }
-                        at += n as usize;
                     }
-                    Slot::Free { .. } => {
-                        tm += 1;
-                        let c = if tid == 0 { 3 } else { 2 };
-                        for x in cat.iter_mut().skip(at).take(t.count as usize) {
-                            *x = c;
-                        }
-                        at += t.count as usize;
-                    }
+                    Slot::Free { .. } => tm += 1,
                 }
             }
         }
-        s[1] += tm;
         // Row-block tables and the row index.
         let mut rb = 0u64;
         for (i, b) in self.row_blocks.iter().enumerate() {
@@ -240,10 +272,18 @@ impl LogBlock {
                 rb += varint_len(t as u64) + varint_len(r as u64);
             }
         }
-        s[7] += rb;
         s[8] += p[2] as u64;
-        // Whatever of the meta the above did not count (0 when exact).
-        s[15] += (p[1] as u64).saturating_sub(tm + rb + cps);
+        if v10 {
+            s[16] += p[1] as u64;
+        } else {
+            s[1] += tm;
+            s[2] += cps - width_cps - dict_cps;
+            s[4] += width_cps;
+            s[5] += dict_cps;
+            s[7] += rb;
+            // Whatever of the meta the above did not count (0 when exact).
+            s[15] += (p[1] as u64).saturating_sub(tm + rb + cps);
+        }
         // Pool.
         let pool = &self.bytes[self.pool_at..];
         // The token table (§5.8.4): form 1 stores every learned token
@@ -261,8 +301,12 @@ impl LogBlock {
             };
             table += (token(c).len() - shared) as u64;
         }
-        s[9] += table;
-        s[10] += self.pool.codes_at as u64 - table;
+        if v10 {
+            s[10] += self.pool.codes_at as u64;
+        } else {
+            s[9] += table;
+            s[10] += self.pool.codes_at as u64 - table;
+        }
         let mut codes = [0u64; 4];
         let d = &pool[self.pool.offs_at..];
         let mut prev = 0u64;
@@ -279,6 +323,41 @@ impl LogBlock {
             given += c * bits / 8;
         }
         s[14] += code_bytes.saturating_sub(given);
+    }
+}
+
+impl LogBlock {
+    /// Each pool string's category: 0 static, 1 dictionary value, 2 free,
+    /// 3 escaped (the order `breakdown` attributes codes in).
+    fn pool_categories(&self) -> Vec<u8> {
+        use super::decode::Slot;
+        let v10 = self.form().open_section();
+        let nstatic: usize = self.templates.iter().map(|t| t.slots as usize + 1).sum();
+        let mut cat = vec![0u8; self.pool.len()];
+        // Version 10's pool holds the free strings only, from 0.
+        let mut at = if v10 { 0 } else { nstatic };
+        for (tid, t) in self.templates.iter().enumerate() {
+            for k in 0..t.slots as usize {
+                match self.slots[t.first_slot as usize + k] {
+                    Slot::Int { .. } => {}
+                    Slot::Dict { n, .. } if !v10 => {
+                        for c in cat.iter_mut().skip(at).take(n as usize) {
+                            *c = 1;
+                        }
+                        at += n as usize;
+                    }
+                    Slot::Dict { .. } => {}
+                    Slot::Free { .. } => {
+                        let c = if tid == 0 { 3 } else { 2 };
+                        for x in cat.iter_mut().skip(at).take(t.count as usize) {
+                            *x = c;
+                        }
+                        at += t.count as usize;
+                    }
+                }
+            }
+        }
+        cat
     }
 }
 

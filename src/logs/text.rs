@@ -54,11 +54,37 @@ const CODE_BITS: u8 = 12;
 /// smaller pool kept). All are the writer's free choice (spec/FORMAT.md
 /// §5.8.5: the pool's tokens and the code spelling of each string), so
 /// readers are unchanged.
+/// (A whole pool, as version 6–9 blocks hold it: the tests' reference.)
+#[cfg(test)]
 pub(crate) fn write(strings: &[&[u8]], prune: bool, out: &mut Vec<u8>) {
     let (table, codes, offs) = chosen(strings, prune);
     let at = out.len();
     put_pool(&table, &codes, &offs, out);
     debug_assert_eq!(out.len() - at, pool_len(&table, &codes, &offs));
+}
+
+/// The pool of `strings` cut where a block of format version 10 stores it
+/// (§5.8.6): its token table (for the open section) and the rest — string
+/// count, offsets, codes — for the pool section.
+pub(crate) fn write_split(strings: &[&[u8]], prune: bool) -> (Vec<u8>, Vec<u8>) {
+    let (table, codes, offs) = chosen(strings, prune);
+    let mut all = Vec::new();
+    put_pool(&table, &codes, &offs, &mut all);
+    let rest = all.split_off(table_len(&table));
+    (all, rest)
+}
+
+/// Bytes of the token table at the start of a form-2 pool.
+fn table_len(table: &TokenTable) -> usize {
+    let learned = table.len() - 256;
+    let mut tokens = 0;
+    let mut prev: &[u8] = &[];
+    for c in 256..table.len() {
+        let t = table.token(c);
+        tokens += t.len() - shared_prefix(prev, t);
+        prev = t;
+    }
+    varint_len(learned as u64) + 2 * learned.div_ceil(2) + tokens
 }
 
 /// Bytes [`write`] appends for `strings`, without packing them (what the
@@ -345,18 +371,9 @@ fn put_pool(table: &TokenTable, codes: &[u16], offs: &[u32], out: &mut Vec<u8>) 
 /// sizes only).
 fn pool_len(table: &TokenTable, codes: &[u16], offs: &[u32]) -> usize {
     let learned = table.len() - 256;
-    let mut tokens = 0;
-    let mut prev: &[u8] = &[];
-    for c in 256..table.len() {
-        let t = table.token(c);
-        tokens += t.len() - shared_prefix(prev, t);
-        prev = t;
-    }
     let offs: Vec<u64> = offs.iter().map(|&o| o as u64).collect();
     let (meta, data) = column::sizes(&offs, column::Use::PoolOffsets);
-    varint_len(learned as u64)
-        + 2 * learned.div_ceil(2)
-        + tokens
+    table_len(table)
         + varint_len((offs.len() - 1) as u64)
         + varint_len(meta as u64)
         + meta

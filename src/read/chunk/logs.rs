@@ -199,7 +199,8 @@ impl LogChunk {
     }
 
     /// §9 step 13c: opens the payload (every check of §5.8.1–§5.8.4; its
-    /// magic the one of the file's `version`: "FPL5"/"FPS5" in version 9,
+    /// magic the one of the file's `version`: "FPL6"/"FPS6" in version 10,
+    /// "FPL5"/"FPS5" in version 9,
     /// "FPL4"/"FPS4" in version 8,
     /// "FPL3"/"FPS3" in version 7,
     /// "FPL2"/"FPS2" in version 6,

@@ -1,0 +1,279 @@
+//! A log block's *open section* (format version 10, spec/FORMAT.md §5.8.6):
+//! what a reader needs once, when it opens the block — the slot
+//! descriptors and row-block tables (the meta), the pool's token table, and
+//! the strings every row shares (templates' static text and dictionary
+//! values) — stored as one LZMA2 stream.
+//!
+//! Rows never read these bytes where they lie: `LogBlock::open` parses the
+//! meta into its tables and decodes the shared strings once (it did before
+//! this version too), so compressing them with a general-purpose coder costs
+//! one decode at open and keeps every row read O(1). Up to version 9 the
+//! strings were pool codes, and a dictionary of URLs or package names took
+//! 1.3–1.6× the bytes LZMA2 makes of it (bench/LOGS.md, "Format 10").
+//!
+//! ```text
+//! u8 method            0: stored, 1: LZMA2
+//! varint image_len     bytes of the open image
+//! method 0: the image (image_len bytes, to the section's end)
+//! method 1: a raw LZMA2 stream (dictionary size max(4096, image_len)),
+//!           ending with its end marker at the section's end, decoding to
+//!           exactly image_len bytes
+//! ```
+//! The image is at most [`MAX_EXPANSION`] times the section's bytes
+//! (plus [`EXPANSION_SLACK`]), so a hostile section cannot make the reader
+//! allocate more than a constant times what it stores; the writer stores
+//! the image as it is in the (never seen) case LZMA2 would shrink it more.
+
+use liblzma::stream::{Action, Filters, LzmaOptions, Status, Stream};
+
+use super::bits::{put_varint, VarReader};
+use crate::error::{Error, Invariant, Result};
+
+/// Method byte: the image as it is.
+const STORED: u8 = 0;
+/// Method byte: a raw LZMA2 stream.
+const LZMA2: u8 = 1;
+/// The most an open image may exceed its section's bytes, as a factor.
+pub(crate) const MAX_EXPANSION: usize = 256;
+/// ... plus this many bytes (tiny sections of a few strings).
+pub(crate) const EXPANSION_SLACK: usize = 1 << 16;
+/// LZMA2's preset: 6 (the library's default) gave the same sizes as 9 on
+/// the logs measured and half the encode time of the extreme variant.
+const PRESET: u32 = 6;
+
+/// The LZMA2 filter both sides use for an image of `len` bytes: the
+/// dictionary just covers the image (no match reaches further back), at
+/// least LZMA2's smallest, 4 KiB.
+fn filters(len: usize) -> Result<Filters> {
+    let mut o = LzmaOptions::new_preset(PRESET).map_err(|e| lzma_err("LZMA2 options", e))?;
+    o.dict_size(len.clamp(4096, u32::MAX as usize) as u32);
+    let mut f = Filters::new();
+    f.lzma2(&o);
+    Ok(f)
+}
+
+/// liblzma's failure to set itself up (only without memory).
+fn lzma_err(context: &str, e: liblzma::stream::Error) -> Error {
+    Error::Io {
+        context: context.into(),
+        source: std::io::Error::other(e.to_string()),
+    }
+}
+
+/// Appends the open section of `image` to `out`: LZMA2 when it is smaller
+/// than the image and within the expansion bound, else stored.
+pub(crate) fn pack(image: &[u8], out: &mut Vec<u8>) {
+    let packed = lzma2(image).filter(|z| {
+        z.len() < image.len() && image.len() <= bound(1 + varint_bytes(image.len()) + z.len())
+    });
+    match packed {
+        Some(z) => {
+            out.push(LZMA2);
+            put_varint(out, image.len() as u64);
+            out.extend_from_slice(&z);
+        }
+        None => {
+            out.push(STORED);
+            put_varint(out, image.len() as u64);
+            out.extend_from_slice(image);
+        }
+    }
+}
+
+/// Bytes of a varint of `v`.
+fn varint_bytes(v: usize) -> usize {
+    super::bits::varint_len(v as u64)
+}
+
+/// The largest image a section of `section` bytes may hold.
+fn bound(section: usize) -> usize {
+    section
+        .saturating_mul(MAX_EXPANSION)
+        .saturating_add(EXPANSION_SLACK)
+}
+
+/// The raw LZMA2 stream of `image` (`None` if liblzma fails, which it does
+/// only without memory: the writer then stores the image).
+fn lzma2(image: &[u8]) -> Option<Vec<u8>> {
+    let mut s = Stream::new_raw_encoder(&filters(image.len()).ok()?).ok()?;
+    let mut out = Vec::with_capacity(image.len() / 2 + 64);
+    loop {
+        if out.len() == out.capacity() {
+            out.reserve(out.capacity().max(64));
+        }
+        let at = s.total_in() as usize;
+        match s.process_vec(&image[at..], &mut out, Action::Finish).ok()? {
+            Status::StreamEnd => return Some(out),
+            Status::Ok | Status::GetCheck | Status::MemNeeded => {}
+        }
+    }
+}
+
+/// The open image of the section `bytes` (block offset `base`), checked:
+/// a known method, the declared length within the bound, and (LZMA2) a
+/// stream that ends exactly at the section's end having produced exactly
+/// that many bytes.
+pub(crate) fn unpack(bytes: &[u8], base: usize) -> Result<Vec<u8>> {
+    let mut r = VarReader::new(bytes, base);
+    let method = r.u8("open section method")?;
+    let len = r.bounded("open image length", bound(bytes.len()) as u64)? as usize;
+    let rest = &bytes[r.pos()..];
+    let bad = |what: &'static str, value: u64| {
+        Error::corrupt(
+            super::bits::SECTION,
+            base as u64,
+            Invariant::BadField { what, value },
+        )
+    };
+    match method {
+        STORED => {
+            if rest.len() != len {
+                return Err(r.err(Invariant::SizeMismatch {
+                    what: "stored open image",
+                    expected: len as u64,
+                    found: rest.len() as u64,
+                }));
+            }
+            Ok(rest.to_vec())
+        }
+        LZMA2 => {
+            let mut s = Stream::new_raw_decoder(&filters(len)?)
+                .map_err(|e| lzma_err("LZMA2 decoder", e))?;
+            // One byte more than declared: a stream that would go on past
+            // the declared length fills it and is caught below.
+            let mut out = Vec::with_capacity(len + 1);
+            loop {
+                let at = s.total_in() as usize;
+                let before = (s.total_in(), s.total_out());
+                let status = s
+                    .process_vec(&rest[at..], &mut out, Action::Finish)
+                    .map_err(|_| bad("open section's LZMA2 stream (does not decode)", at as u64))?;
+                if status == Status::StreamEnd {
+                    break;
+                }
+                if out.len() > len {
+                    return Err(bad(
+                        "open section's LZMA2 stream (longer than its declared image)",
+                        len as u64,
+                    ));
+                }
+                if (s.total_in(), s.total_out()) == before {
+                    // No progress with all input given: cut short.
+                    return Err(bad(
+                        "open section's LZMA2 stream (ends before its end marker)",
+                        rest.len() as u64,
+                    ));
+                }
+            }
+            if out.len() != len {
+                return Err(r.err(Invariant::SizeMismatch {
+                    what: "open image",
+                    expected: len as u64,
+                    found: out.len() as u64,
+                }));
+            }
+            if s.total_in() as usize != rest.len() {
+                return Err(bad(
+                    "bytes after the open section's LZMA2 end marker",
+                    (rest.len() as u64).saturating_sub(s.total_in()),
+                ));
+            }
+            Ok(out)
+        }
+        m => Err(bad("open section method", m as u64)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(image: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        pack(image, &mut out);
+        out
+    }
+
+    #[test]
+    fn images_come_back_stored_or_packed() {
+        let text: Vec<u8> = (0..20_000u32)
+            .flat_map(|i| {
+                format!(
+                    "GET /static/img/{}.png HTTP/1.1\n",
+                    i.wrapping_mul(2_654_435_761) >> 7
+                )
+                .into_bytes()
+            })
+            .collect();
+        let mut h = 0x9E37_79B9u32;
+        let noise: Vec<u8> = (0..300)
+            .map(|_| {
+                h ^= h << 13;
+                h ^= h >> 17;
+                h ^= h << 5;
+                h as u8
+            })
+            .collect();
+        for image in [&b""[..], b"a", &noise, &text] {
+            let s = section(image);
+            assert_eq!(unpack(&s, 0).unwrap(), image);
+        }
+        // Text shrinks (LZMA2); a few random bytes stay as they are.
+        assert_eq!(section(&text)[0], LZMA2);
+        assert!(section(&text).len() < text.len() / 2);
+        assert_eq!(section(&noise)[0], STORED);
+        assert_eq!(section(b"")[0], STORED);
+    }
+
+    #[test]
+    fn damaged_sections_are_errors() {
+        let text: Vec<u8> = (0..5_000u32)
+            .flat_map(|i| {
+                format!("user{} logged in\n", i.wrapping_mul(2_654_435_761) >> 9).into_bytes()
+            })
+            .collect();
+        let s = section(&text);
+        assert_eq!(s[0], LZMA2);
+        // Every cut, every flipped bit of the first 64 bytes and of the
+        // last 16: an error or the same image (a flip LZMA2 cannot see
+        // would still have to decode to the declared length exactly).
+        for cut in (0..s.len()).step_by(7).chain(s.len() - 8..s.len()) {
+            assert!(unpack(&s[..cut], 0).is_err(), "cut at {cut}");
+        }
+        let at: Vec<usize> = (0..64.min(s.len()))
+            .chain(s.len().saturating_sub(16)..s.len())
+            .collect();
+        for &i in &at {
+            for bit in 0..8 {
+                let mut d = s.clone();
+                d[i] ^= 1 << bit;
+                if let Ok(img) = unpack(&d, 0) {
+                    assert_eq!(img.len(), text.len());
+                }
+            }
+        }
+        // Trailing bytes, an unknown method, a longer or shorter declared
+        // length, a declared length past the bound.
+        let mut t = s.clone();
+        t.push(0);
+        assert!(unpack(&t, 0).is_err());
+        let mut m = s.clone();
+        m[0] = 2;
+        assert!(unpack(&m, 0).is_err());
+        for len in [text.len() - 1, text.len() + 1] {
+            let mut d = vec![LZMA2];
+            put_varint(&mut d, len as u64);
+            let skip = 1 + varint_bytes(text.len());
+            d.extend_from_slice(&s[skip..]);
+            assert!(unpack(&d, 0).is_err(), "declared {len}");
+        }
+        let mut d = vec![STORED];
+        put_varint(&mut d, (bound(16) + 1) as u64);
+        d.resize(16, 0);
+        assert!(unpack(&d, 0).is_err());
+        let mut d = vec![STORED];
+        put_varint(&mut d, 5);
+        d.extend_from_slice(b"abcd");
+        assert!(unpack(&d, 0).is_err());
+    }
+}
