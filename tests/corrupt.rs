@@ -1172,7 +1172,7 @@ cases! {
         relabel_split(&mut new, b'5');
         v9log().edit_chunk(0, |p, _| p.log_payload = Some(new))
     }
-        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), .. },
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::LengthPastEnd { .. }, .. },
     /// A version-10 log block whose open section names method 7 (§5.8.6:
     /// 0 stored, 1 LZMA2).
     v10_open_section_method: |_, _| {
@@ -1185,8 +1185,8 @@ cases! {
     }
         => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { what: "open section method", value: 7 }, .. },
     /// A version-10 log block whose LZMA2 stream has a byte flipped in its
-    /// middle: an error (the stream does not decode, or not to its declared
-    /// image, or its image does not parse), never other rows.
+    /// middle: the stream no longer decodes (both readers say so), never
+    /// other rows.
     v10_open_section_damaged: |_, _| {
         v10log().edit_chunk(0, |p, _| {
             let l = p.log_payload.as_mut().unwrap();
@@ -1196,7 +1196,7 @@ cases! {
             l[b + 20 + len / 2] ^= 0x5a;
         })
     }
-        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), .. },
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { what: "open section's LZMA2 stream (does not decode)", .. }, .. },
 }
 
 /// The version-10 golden file of log-template chunks.

@@ -150,6 +150,11 @@ fn hostile_shapes_identical() {
     if !have_gpu("hostile_shapes_identical") {
         return;
     }
+    // Slices of 1 MiB (as `ring_slices_identical`): a row past the slice
+    // size is a slice of its own, uploaded from where it lies rather than
+    // through the slot's page-locked staging (`gpu/encode/stage1.rs`).
+    #[cfg(feature = "test-util")]
+    fastpair::gpu::set_encode_slice_bytes(1 << 20);
     let small = std::env::var("FASTPAIR_HOSTILE_SMALL").is_ok_and(|v| v == "1");
     // Above the ring's slice size (a slice of its own) unless shrunk.
     let big = if small { 300_000 } else { 17 << 20 };

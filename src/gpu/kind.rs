@@ -48,7 +48,13 @@ pub(crate) fn device_bytes(e: &ChunkEntry, rows: u64) -> usize {
         // covers every kind of byte and its own copy; the pool
         // tokens at most 17 bytes per token of each of the (at most two)
         // blocks, one tile per 128 rows, the piece and its rows' lengths
-        // (4 bytes each); plus each region's alignment.
+        // (4 bytes each); plus each region's alignment. Since format
+        // version 10 the meta and the shared strings are LZMA2 in the
+        // section (FORMAT §5.8.6) and may expand past that argument; the
+        // device input of real logs measured 4.4–6.0 bytes per section
+        // byte (bench/LOGS.md, "Format 10"), and a plan larger than its
+        // ring slot is an error (`DevicePlan::with_input_on`), never a
+        // write past it.
         ChunkKind::LogTemplates => {
             let s = e.section.len as usize;
             let tokens = 2 * 17 * 4096;

@@ -7,7 +7,7 @@ use cudarc::driver::PushKernelArg;
 
 use super::super::device::gpu_err;
 use super::host::{self, ends32, lens16, pinned};
-use super::{cfg1, scan_cfg, Caps, Encoder, Flight, CHAIN_THREADS, SCAN_TILE, SLICE_BYTES};
+use super::{cfg1, scan_cfg, Caps, Encoder, Flight, CHAIN_THREADS, SCAN_TILE, SLICE};
 use crate::error::Result;
 
 impl Encoder {
@@ -63,8 +63,9 @@ impl Encoder {
             let src = &data[byte_base..byte_base + bytes];
             // A slice past the ring's size is one long row: handed to the
             // driver as it is, so that the staging (kept by the slot) never
-            // grows past the slice size.
-            if pinned_src || bytes > SLICE_BYTES {
+            // grows past the slice size (the size in use: tests lower it,
+            // and their long rows then take this path).
+            if pinned_src || bytes > SLICE.load(std::sync::atomic::Ordering::Relaxed) {
                 // Page-locked: asynchronous at the link's rate.
                 s.memcpy_htod(src, &mut dv.input.slice_mut(0..bytes))
                     .map_err(up)?;
