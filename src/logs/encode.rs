@@ -27,7 +27,8 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     };
     // Every row tokenized once: for mining, matching and gathering the
     // slot values below.
-    encode_tokenized(rows, &Tokenized::of_par(rows, &mut t, opts.threads), opts)
+    let block = encode_tokenized(rows, &Tokenized::of_par(rows, &mut t, opts.threads), opts);
+    super::packed::seal(block)
 }
 
 /// [`encode`] of `rows` tokenized as `tok` (what `opts.mixed` and
@@ -427,7 +428,7 @@ fn emit<'a>(
 
 /// A block's open section (§5.8.6): its image — the meta's length and
 /// bytes, the pool's token table, the shared strings' count, lengths and
-/// bytes — packed (`packed.rs`).
+/// bytes — stored (`packed.rs`).
 fn open_section(meta: &[u8], table: &[u8], shared: &[&[u8]]) -> Vec<u8> {
     let text: usize = shared.iter().map(|s| s.len()).sum();
     let mut image = Vec::with_capacity(meta.len() + table.len() + 3 * shared.len() + text + 10);
@@ -441,8 +442,10 @@ fn open_section(meta: &[u8], table: &[u8], shared: &[&[u8]]) -> Vec<u8> {
     for s in shared {
         image.extend_from_slice(s);
     }
+    // Stored: the candidates are compared so, and the one kept is sealed
+    // (LZMA2) once, by `encode` or `encode_column`.
     let mut out = Vec::new();
-    super::packed::pack(&image, &mut out);
+    super::packed::store(&image, &mut out);
     out
 }
 

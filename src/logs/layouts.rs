@@ -192,7 +192,8 @@ impl<'r, 'a> Layouts<'r, 'a> {
                             (Vec::new(), encoded_len(&rows, &t, &opts))
                         } else {
                             let bytes = encode_tokenized(&rows, &t, &opts);
-                            let len = bytes.len();
+                            // Its open section stored, priced as packed.
+                            let len = super::packed::price(&bytes);
                             (bytes, len)
                         };
                         self.encoded.push((p, t, bytes, len));
@@ -427,17 +428,21 @@ mod tests {
             let mut sized = Layouts::new(&rows, &opts).seeded(words).sizes_only();
             for &c in &cuts {
                 for &tok in &toks {
+                    // `alone` seals what it encodes; a candidate is held
+                    // with its open sections stored and priced so
+                    // (`packed::price`), and sealed when kept.
                     let want = alone(&rows, &opts, tok, c);
-                    assert_eq!(l.size(tok, c), want.len(), "{tok:?} {c:?}");
+                    let held = l.bytes(tok, c);
+                    assert_eq!(l.size(tok, c), super::super::packed::price(&held));
+                    assert_eq!(super::super::packed::seal(held), want, "{tok:?} {c:?}");
                     // Sized only, a block is priced as version 9 stored it
                     // (its open section unpacked: `encode::encoded_len`), the
                     // same whether candidates share their work or not.
                     let lone = Layouts::new(&rows, &opts).sizes_only().size(tok, c);
                     assert_eq!(sized.size(tok, c), lone, "{tok:?} {c:?}");
-                    assert_eq!(l.bytes(tok, c), want, "{tok:?} {c:?}");
                     let words = seed.then(|| Tokenized::of(&rows, &mut Tokens::default()));
                     let once = Layouts::new(&rows, &opts).seeded(words).into_bytes(tok, c);
-                    assert_eq!(once, want, "{tok:?} {c:?}");
+                    assert_eq!(super::super::packed::seal(once), want, "{tok:?} {c:?}");
                 }
             }
         }

@@ -75,6 +75,13 @@ fn relocate(e: Error, by: u64) -> Error {
 /// smaller, else one block; tokenized at every non-alphanumeric byte or,
 /// when smaller, at blanks only (`LogOptions::try_coarse`).
 pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
+    // The candidates' blocks carry their open sections stored, compared
+    // so; the one kept is packed once (`packed::seal`).
+    super::packed::seal(encode_candidates(rows, opts))
+}
+
+/// [`encode_column`] before its open sections are packed.
+fn encode_candidates(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     let step = rows.len().div_ceil(opts.sample_rows.max(1)).max(1);
     let sample: Vec<&[u8]> = rows.iter().step_by(step).copied().collect();
     // The sample's words as the default setting splits them: read by both
@@ -225,10 +232,11 @@ fn settle(
     if pick.len() <= 2 {
         // Each on its own (a full encode of a large column: nothing held
         // for reuse between them).
+        // A close call: each sealed, the smaller kept.
         drop(words);
         return pick
             .iter()
-            .map(|&(tok, c)| Layouts::new(rows, opts).into_bytes(tok, c))
+            .map(|&(tok, c)| super::packed::seal(Layouts::new(rows, opts).into_bytes(tok, c)))
             .min_by_key(Vec::len)
             .expect("at least one candidate");
     }
@@ -243,7 +251,8 @@ fn settle(
         return best;
     }
     let fam = Layouts::new(rows, opts).seeded(words).into_bytes(tok, c);
-    if fam.len() < best.len() {
+    let price = super::packed::price;
+    if price(&fam) < price(&best) {
         fam
     } else {
         best
