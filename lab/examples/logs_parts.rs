@@ -301,7 +301,7 @@ fn print_fine(rows: &[(String, usize, usize, [u64; 17])]) {
         print!("---:|");
     }
     println!();
-    let mut sum = [0u64; 16];
+    let mut sum = [0u64; BREAKDOWN_PARTS.len()];
     let (mut sa, mut sz) = (0usize, 0usize);
     for (name, a, z, b) in rows {
         print!("| {name} | {a} | {z} |");
