@@ -14,7 +14,7 @@
 //! pool code, twice a plain value's bound.
 
 use super::column::Planned;
-use super::typing::strings_cost;
+use super::typing::shared_cost;
 
 /// A dictionary slot stored front-coded: the ids in the sorted order, each
 /// value's prefix length and pool string (its bytes after the prefix), and
@@ -58,7 +58,7 @@ fn longest_allowed(shared: usize, len: usize) -> usize {
 /// `values` (first-appearance order), when estimated smaller than the
 /// plain form (`plain`: its ids' plan): the sorted ids' and the prefixes'
 /// columns (exact) and the values' pool strings less the copied bytes (at
-/// ~half a byte a byte, [`strings_cost`]), against the plain ids and whole
+/// what LZMA2 leaves of them, [`shared_cost`]), against the plain ids and whole
 /// values. `threads`: the ids' block plans made in parallel.
 pub(super) fn plan<'a>(
     values: &[&'a [u8]],
@@ -98,8 +98,8 @@ pub(super) fn plan<'a>(
         let (m, d) = p.sizes();
         (m + d) as f64
     };
-    let front = bytes(&ids_plan) + bytes(&prefixes_plan) + strings_cost(&suffixes);
-    if front < bytes(plain) + strings_cost(values) {
+    let front = bytes(&ids_plan) + bytes(&prefixes_plan) + shared_cost(&suffixes);
+    if front < bytes(plain) + shared_cost(values) {
         Some(Box::new(Front {
             ids: sorted,
             prefixes,

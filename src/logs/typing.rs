@@ -183,9 +183,21 @@ pub(super) fn strings_cost(v: &[&[u8]]) -> f64 {
     v.iter().map(|s| s.len() as f64 * 0.5 + 1.5).sum::<f64>()
 }
 
+/// [`cost`]'s estimate of shared strings (a dictionary's values, format
+/// version 10: stored once in the block's LZMA2 open section, §5.8.6):
+/// ~0.35 bytes a byte (LZMA2 made 1.6–6× less of the open images
+/// measured) and ~1 byte of length each. Tried 0.15–0.5 a byte and 0.5–1.5
+/// a string on the public, Debian and Loghub logs: this the best on all
+/// three, payloads 0.3–0.7% smaller than pricing them as pool strings
+/// (bench/LOGS.md, "Format 10").
+pub(super) fn shared_cost(v: &[&[u8]]) -> f64 {
+    v.iter().map(|s| s.len() as f64 * 0.35 + 1.0).sum::<f64>()
+}
+
 /// Estimated stored bytes of a slot: exact column bytes (checkpoints and
-/// residuals) plus, for pool strings, ~half their bytes in codes and 1.5
-/// bytes of offset each (what the OnPair-12 pool measured on Loghub).
+/// residuals) plus, for pool strings (free text), ~half their bytes in
+/// codes and 1.5 bytes of offset each (what the OnPair-12 pool measured on
+/// Loghub), for a dictionary's values [`shared_cost`].
 pub(super) fn cost(plan: &SlotPlan) -> f64 {
     let col = |c: &Planned| {
         let (meta, data) = c.sizes();
@@ -193,7 +205,7 @@ pub(super) fn cost(plan: &SlotPlan) -> f64 {
     };
     match plan {
         SlotPlan::Int { cols, .. } => int_cost(col(&cols.0), cols.1.as_ref().map(col)),
-        SlotPlan::Dict { values, cols, .. } => col(cols) + strings_cost(values) + 2.0,
+        SlotPlan::Dict { values, cols, .. } => col(cols) + shared_cost(values) + 2.0,
         SlotPlan::Free { values } => strings_cost(values) + 1.0,
     }
 }
@@ -285,7 +297,7 @@ pub(super) fn slot_cost(words: &[&[u8]], int: bool) -> f64 {
     // free strings.
     let free_cost = strings_cost(words) + 1.0;
     let dict_cost = (values.len() != words.len())
-        .then(|| column::size(&ids) as f64 + strings_cost(&values) + 2.0);
+        .then(|| column::size(&ids) as f64 + shared_cost(&values) + 2.0);
     let text = match dict_cost {
         Some(d) if d < free_cost => (true, d),
         _ => (false, free_cost),
