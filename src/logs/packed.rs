@@ -26,7 +26,7 @@
 
 use liblzma::stream::{Action, Filters, LzmaOptions, Status, Stream};
 
-use super::bits::{put_varint, VarReader};
+use super::bits::{put_varint, varint_len, VarReader};
 use crate::error::{Error, Invariant, Result};
 
 /// Method byte: the image as it is.
@@ -64,7 +64,7 @@ fn lzma_err(context: &str, e: liblzma::stream::Error) -> Error {
 /// than the image and within the expansion bound, else stored.
 pub(crate) fn pack(image: &[u8], out: &mut Vec<u8>) {
     let packed = lzma2(image).filter(|z| {
-        z.len() < image.len() && image.len() <= bound(1 + varint_bytes(image.len()) + z.len())
+        z.len() < image.len() && image.len() <= bound(1 + varint_len(image.len() as u64) + z.len())
     });
     match packed {
         Some(z) => {
@@ -72,11 +72,7 @@ pub(crate) fn pack(image: &[u8], out: &mut Vec<u8>) {
             put_varint(out, image.len() as u64);
             out.extend_from_slice(&z);
         }
-        None => {
-            out.push(STORED);
-            put_varint(out, image.len() as u64);
-            out.extend_from_slice(image);
-        }
+        None => store(image, out),
     }
 }
 
@@ -89,37 +85,48 @@ pub(crate) fn store(image: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(image);
 }
 
+/// The two blocks of a split payload ("FPS6": its header and body), or
+/// `None` for one block (or bytes too short to be a split).
+fn split_blocks(payload: &[u8]) -> Option<(&[u8], &[u8])> {
+    if !payload.starts_with(super::split::SPLIT_MAGIC) || payload.len() < 8 {
+        return None;
+    }
+    let h = u32::from_le_bytes(payload[4..8].try_into().expect("4 bytes")) as usize;
+    Some((payload.get(8..8 + h)?, payload.get(8 + h..)?))
+}
+
+/// The length of block `b`'s open section (§5.8.2: its first part, after
+/// the magic and the four part lengths) when it is stored (method 0).
+fn stored_section(b: &[u8]) -> Option<usize> {
+    if !b.starts_with(super::BLOCK_MAGIC) || b.get(20) != Some(&STORED) {
+        return None;
+    }
+    let n = u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")) as usize;
+    (20 + n <= b.len()).then_some(n)
+}
+
 /// `payload` (one "FPL6" block or an "FPS6" split of two, as the encoder
 /// builds them, their open sections stored) with every stored open section
 /// packed by [`pack`]. Anything else comes back as it is.
 pub(crate) fn seal(payload: Vec<u8>) -> Vec<u8> {
-    if payload.starts_with(super::split::SPLIT_MAGIC) && payload.len() >= 8 {
-        let h = u32::from_le_bytes(payload[4..8].try_into().expect("4 bytes")) as usize;
-        if 8 + h > payload.len() {
-            return payload;
-        }
-        let head = seal_block(&payload[8..8 + h]);
-        let body = seal_block(&payload[8 + h..]);
-        let mut out = Vec::with_capacity(8 + head.len() + body.len());
-        out.extend_from_slice(&payload[..4]);
-        out.extend_from_slice(&(head.len() as u32).to_le_bytes());
-        out.extend_from_slice(&head);
-        out.extend_from_slice(&body);
-        return out;
-    }
-    seal_block(&payload)
+    let Some((head, body)) = split_blocks(&payload) else {
+        return seal_block(&payload);
+    };
+    let (head, body) = (seal_block(head), seal_block(body));
+    let mut out = Vec::with_capacity(8 + head.len() + body.len());
+    out.extend_from_slice(&payload[..4]);
+    out.extend_from_slice(&(head.len() as u32).to_le_bytes());
+    out.extend_from_slice(&head);
+    out.extend_from_slice(&body);
+    out
 }
 
-/// One block with its stored open section packed (§5.8.2: the section is
-/// the first part, after the magic and the four part lengths).
+/// One block with its stored open section packed.
 fn seal_block(b: &[u8]) -> Vec<u8> {
-    if !b.starts_with(super::BLOCK_MAGIC) || b.len() < 20 {
-        return b.to_vec();
-    }
-    let n = u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")) as usize;
-    let Some(section) = b.get(20..20 + n) else {
+    let Some(n) = stored_section(b) else {
         return b.to_vec();
     };
+    let section = &b[20..20 + n];
     let mut r = VarReader::new(section, 0);
     let (Ok(STORED), Ok(len)) = (r.u8("method"), r.varint("length")) else {
         return b.to_vec();
@@ -143,30 +150,16 @@ fn seal_block(b: &[u8]) -> Vec<u8> {
 /// their length with each stored open section counted at 2/5 of its bytes
 /// (LZMA2 made 1.6–6× less of the images measured, bench/LOGS.md "Format
 /// 10"), so that a candidate's shared strings weigh about what they will
-/// store.
+/// store. Block by block: a split's price is its 8 bytes and its blocks'.
 pub(crate) fn price(payload: &[u8]) -> usize {
-    // Block by block (a split's is its 8 bytes and its blocks' prices).
-    let block = |b: &[u8]| -> usize {
-        let stored =
-            if b.starts_with(super::BLOCK_MAGIC) && b.len() >= 20 && b.get(20) == Some(&STORED) {
-                (u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")) as usize).min(b.len())
-            } else {
-                0
-            };
+    let block = |b: &[u8]| {
+        let stored = stored_section(b).unwrap_or(0);
         b.len() - stored + stored * 2 / 5
     };
-    if payload.starts_with(super::split::SPLIT_MAGIC) && payload.len() >= 8 {
-        let h = u32::from_le_bytes(payload[4..8].try_into().expect("4 bytes")) as usize;
-        if let (Some(head), Some(body)) = (payload.get(8..8 + h), payload.get(8 + h..)) {
-            return 8 + block(head) + block(body);
-        }
+    match split_blocks(payload) {
+        Some((head, body)) => 8 + block(head) + block(body),
+        None => block(payload),
     }
-    block(payload)
-}
-
-/// Bytes of a varint of `v`.
-fn varint_bytes(v: usize) -> usize {
-    super::bits::varint_len(v as u64)
 }
 
 /// The largest image a section of `section` bytes may hold.
@@ -384,7 +377,7 @@ mod tests {
         for len in [text.len() - 1, text.len() + 1] {
             let mut d = vec![LZMA2];
             put_varint(&mut d, len as u64);
-            let skip = 1 + varint_bytes(text.len());
+            let skip = 1 + varint_len(text.len() as u64);
             d.extend_from_slice(&s[skip..]);
             assert!(unpack(&d, 0).is_err(), "declared {len}");
         }
