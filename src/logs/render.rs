@@ -71,14 +71,14 @@ struct Piece {
 
 /// One step of a template's program: the static string `src[at..at +
 /// len]`, then a slot of `kind`:
-/// - `DEC`/`HEX_*`: value `rank` of integer column `col`, zero-padded to
-///   `width` digits (0: natural), or to value `rank` of column `aux`
-///   digits when `per_row` (a column is named by its id in
-///   `Program::cols`, or, when the program holds the columns whole, by
-///   where its values start in `Program::whole`);
-/// - `DICT`: dictionary value `id` = value `rank` of column `col`, which is
-///   `spieces[aux + id]` (ids at or past the dictionary's size read as
-///   `u32::MAX`, the empty string);
+/// - `DEC`/`HEX_*`: the row's value of integer column `col`, zero-padded to
+///   `width` digits (0: natural), or to its value of column `aux` digits
+///   when `per_row` (a column is named by its place among its template's
+///   columns, `Tpl::first_col` on, or, when the program holds the columns
+///   whole, by where its values start in `Program::whole`: [`Ints`]);
+/// - `DICT`: dictionary value `id` = the row's value of column `col`, which
+///   is `spieces[aux + id]` when `id < lim` (the dictionary's size), else
+///   the empty string;
 /// - `FREE`: pool string `col + rank`;
 /// - `END`: nothing (the template's last static string).
 #[derive(Clone, Copy, Debug)]
@@ -87,6 +87,9 @@ struct Op {
     len: u32,
     col: u32,
     aux: u32,
+    /// A `DICT` op's dictionary size (ids at or past it read as the
+    /// empty string, so a row's bound holds whatever the column holds).
+    lim: u32,
     kind: u8,
     width: u8,
     per_row: bool,
@@ -97,19 +100,25 @@ impl Op {
     /// of its per-row width column (capped at `MAX_DIGITS`). What `render`
     /// pads to and `len_of` counts.
     #[inline(always)]
-    fn width_at(&self, ints: &impl Ints, rank: usize) -> usize {
+    fn width_at(&self, ints: &impl Ints) -> usize {
         if self.per_row {
-            ints.int(self.aux, rank).min(MAX_DIGITS as u64) as usize
+            ints.int(self.aux).min(MAX_DIGITS as u64) as usize
         } else {
             self.width as usize
         }
     }
 
-    /// A `DICT` op's index at `rank` in `Program::spieces` (out of range
-    /// for an id the column limits to `u32::MAX`: the empty string).
+    /// A `DICT` op's index in `Program::spieces` (`usize::MAX`, no
+    /// string, for an id at or past the dictionary's size: the empty
+    /// string).
     #[inline(always)]
-    fn dict_index(&self, ints: &impl Ints, rank: usize) -> usize {
-        (self.aux as usize).wrapping_add(ints.int(self.col, rank) as usize)
+    fn dict_index(&self, ints: &impl Ints) -> usize {
+        let id = ints.int(self.col);
+        if id < self.lim as u64 {
+            self.aux as usize + id as usize
+        } else {
+            usize::MAX
+        }
     }
 
     /// The integer columns the op reads: its values (or a dictionary
@@ -130,20 +139,13 @@ struct Tpl {
     first_op: u32,
     ops: u32,
     bound: usize,
-    /// Rows using it: its columns' length (a rank past it is not rendered,
-    /// so every dictionary id read is one remapped below).
+    /// Rows using it: its columns' length (a rank past it is not
+    /// rendered).
     count: u32,
-    /// Its integer columns (values, per-row widths, ids).
+    /// Its integer columns (values, per-row widths, ids): `Program::cols`
+    /// from `first_col` on, `cols` of them.
+    first_col: u32,
     cols: u32,
-}
-
-/// An integer column an op reads, and the values that read as `u32::MAX`
-/// (a dictionary slot's ids at or past its size: the empty string; `open`
-/// refuses such ids).
-#[derive(Clone, Copy, Debug)]
-struct IntSrc {
-    col: IntCol,
-    limit: u64,
 }
 
 /// A block compiled for rendering: shared, read-only, so several walks
@@ -156,9 +158,8 @@ pub(crate) struct Program<'b> {
     spieces: Vec<Piece>,
     /// Pool string `i` is `src[pool[i]..pool[i + 1]]` (non-decreasing).
     pool: Vec<u32>,
-    /// The integer columns the ops read (`Op::col`, `Op::aux`), each
-    /// template's together.
-    cols: Vec<IntSrc>,
+    /// The integer columns the ops read, each template's together.
+    cols: Vec<IntCol>,
     /// Every column unpacked, one after another (each op's `col` and
     /// `aux` then say where its columns start), when they are at most
     /// [`WHOLE_MAX`] values; else empty, and each walk unpacks a span of
@@ -183,22 +184,45 @@ pub(crate) struct Program<'b> {
 const WHOLE_MAX: usize = 1 << 18;
 
 /// One walk's integer values for the rows of a *span* (at most [`SPAN`]
-/// consecutive rows): each column's values of those rows, in rank order
-/// ([`Program::load`]). Unused when the program holds its block's
-/// integers whole.
+/// consecutive rows), row by row: per template, each of its rows in the
+/// span holds its integers together, one per column of the template
+/// ([`Program::load`]), so a row reads them from one slice, with no
+/// lookup per value. Unused when the program holds its block's integers
+/// whole.
 pub(crate) struct Window {
+    /// The rows' integers (past what the span uses: an earlier span's).
     vals: Vec<u64>,
-    /// Per column: value `rank` of the column is `vals[base + rank]`
-    /// (wrapping) for the ranks the span holds; [`NOT_HELD`] when the span
-    /// holds none of it (the index is then past `vals` whatever the rank).
-    base: Vec<usize>,
+    /// Per template: where its rows of the span are.
+    tpls: Vec<SpanRows>,
     /// Per template: its rows in the span (scratch).
     counts: Vec<u32>,
+    /// One column's values of a template's rows (scratch).
+    scratch: Vec<u64>,
 }
 
-/// [`Window::base`] of a column the span does not read: `NOT_HELD + rank`
-/// is past any `vals` for every `rank < 2^32`.
-const NOT_HELD: usize = usize::MAX / 2;
+/// A template's rows in a window's span: ranks `r0 .. r0 + n`, the row of
+/// rank `r0 + i` holding its `k` integers at `vals[at + i·k..][..k]`.
+#[derive(Clone, Copy, Debug, Default)]
+struct SpanRows {
+    at: usize,
+    r0: u32,
+    n: u32,
+}
+
+impl Window {
+    /// The integers of template `tid`'s row of rank `rank` (`k` of them),
+    /// when the span holds that row.
+    #[inline(always)]
+    fn row(&self, tid: u32, rank: u32, k: u32) -> Option<&[u64]> {
+        let s = self.tpls.get(tid as usize)?;
+        let i = rank.wrapping_sub(s.r0);
+        if i >= s.n {
+            return None;
+        }
+        let at = s.at + i as usize * k as usize;
+        self.vals.get(at..at + k as usize)
+    }
+}
 
 /// Rows whose integers a window holds at once: at ~6 integers a row,
 /// ~400 KB, about a core's L2 cache; the reader's ranges of 8,192 rows
@@ -243,10 +267,12 @@ impl<'b> Program<'b> {
         pool.push(pool_at as u32);
         pool.extend(ends.iter().map(|&e| (pool_at + e as usize) as u32));
 
-        let mut cols: Vec<IntSrc> = Vec::new();
-        let add = |cols: &mut Vec<IntSrc>, col: IntCol, limit: u64| {
-            cols.push(IntSrc { col, limit });
-            (cols.len() - 1) as u32
+        // Each op names its columns by their place among its template's
+        // (`Tpl::first_col` on).
+        let mut cols: Vec<IntCol> = Vec::new();
+        let add = |cols: &mut Vec<IntCol>, col: IntCol, first: u32| {
+            cols.push(col);
+            cols.len() as u32 - 1 - first
         };
         let mut ops = Vec::with_capacity(block.slots.len() + block.templates.len());
         let mut tpls = Vec::with_capacity(block.templates.len());
@@ -264,6 +290,7 @@ impl<'b> Program<'b> {
                     len: p.len,
                     col: 0,
                     aux: 0,
+                    lim: 0,
                     kind: END,
                     width: 0,
                     per_row: false,
@@ -283,20 +310,21 @@ impl<'b> Program<'b> {
                             _ => HEX_UPPER,
                         };
                         bound += MAX_DIGITS;
-                        op.col = add(&mut cols, values, u64::MAX);
+                        op.col = add(&mut cols, values, first_col);
                         match width {
                             Width::Natural => {}
                             Width::Fixed(w) => op.width = w.min(MAX_DIGITS as u8),
                             Width::PerRow => {
                                 op.per_row = true;
-                                op.aux = add(&mut cols, widths, u64::MAX);
+                                op.aux = add(&mut cols, widths, first_col);
                             }
                         }
                     }
                     Some(&Slot::Dict { ids, warm, n, .. }) => {
                         op.kind = DICT;
-                        op.col = add(&mut cols, ids, n as u64);
+                        op.col = add(&mut cols, ids, first_col);
                         op.aux = warm;
+                        op.lim = n;
                         let longest = (0..n as usize)
                             .map(|i| spiece(warm as usize + i).len)
                             .max()
@@ -315,34 +343,40 @@ impl<'b> Program<'b> {
                 ops: t.slots + 1,
                 bound,
                 count: t.count,
+                first_col,
                 cols: cols.len() as u32 - first_col,
             });
         }
         let data = &block.bytes[block.data_at..];
         let mut whole = Vec::new();
-        let whole_len: usize = cols.iter().map(|c| c.col.len as usize).sum();
+        let whole_len: usize = cols.iter().map(|c| c.len as usize).sum();
         if whole_len <= WHOLE_MAX {
-            // Every column unpacked, and each op's column ids turned into
-            // where its values start (`Op::col`).
+            // Every column unpacked, and each op's columns turned into
+            // where their values start (`Op::col`, `Op::aux`).
             let mut at = Vec::with_capacity(cols.len());
             whole.reserve(whole_len);
             for c in &cols {
                 at.push(whole.len() as u32);
                 let start = whole.len();
-                c.col.decode_all(&block.cps, data, &mut whole);
+                c.decode_all(&block.cps, data, &mut whole);
                 // A column shorter than its length says (no valid block)
                 // is padded, so that every later column stays in place.
-                whole.resize(start + c.col.len as usize, 0);
-                limit_ids(&mut whole[start..], c.limit);
+                whole.resize(start + c.len as usize, 0);
             }
-            let offset = |c: u32| at.get(c as usize).copied().unwrap_or(u32::MAX);
-            for op in &mut ops {
-                let [col, aux] = op.int_cols();
-                if let Some(c) = col {
-                    op.col = offset(c);
-                }
-                if let Some(c) = aux {
-                    op.aux = offset(c);
+            for tpl in &tpls {
+                let offset = |c: u32| {
+                    let c = tpl.first_col.saturating_add(c) as usize;
+                    at.get(c).copied().unwrap_or(u32::MAX)
+                };
+                let ops = ops.get_mut(tpl.first_op as usize..).unwrap_or(&mut []);
+                for op in ops.iter_mut().take(tpl.ops as usize) {
+                    let [col, aux] = op.int_cols();
+                    if let Some(c) = col {
+                        op.col = offset(c);
+                    }
+                    if let Some(c) = aux {
+                        op.aux = offset(c);
+                    }
                 }
             }
         }
@@ -368,10 +402,12 @@ impl<'b> Program<'b> {
     /// when the program holds the integers whole).
     pub(crate) fn window(&self) -> Window {
         let span = self.reads_spans();
+        let tpls = if span { self.tpls.len() } else { 0 };
         Window {
             vals: Vec::new(),
-            base: vec![NOT_HELD; if span { self.cols.len() } else { 0 }],
-            counts: vec![0; if span { self.tpls.len() } else { 0 }],
+            tpls: vec![SpanRows::default(); tpls],
+            counts: vec![0; tpls],
+            scratch: Vec::new(),
         }
     }
 
@@ -384,8 +420,8 @@ impl<'b> Program<'b> {
     /// Fills `w` with the integers of a span of rows: their templates
     /// `tids` (at most [`SPAN`] rows, in order), the span's first row of
     /// template `t` being of rank `ranks[t]`. Each column's values are
-    /// decoded once, only those of the span's rows. Nothing to do when
-    /// the program holds them whole.
+    /// decoded once, only those of the span's rows, and laid out row by
+    /// row ([`Window`]). Nothing to do when the program holds them whole.
     pub(crate) fn load(&self, w: &mut Window, tids: &[u32], ranks: &[u32]) {
         if !self.reads_spans() {
             return;
@@ -396,64 +432,90 @@ impl<'b> Program<'b> {
                 *c += 1;
             }
         }
-        w.vals.clear();
-        w.base.fill(NOT_HELD);
-        let need: usize = self
-            .tpls
-            .iter()
-            .zip(&w.counts)
-            .map(|(tpl, &n)| n as usize * tpl.cols as usize)
-            .sum();
-        w.vals.reserve(need);
-        for (t, (tpl, &n)) in self.tpls.iter().zip(&w.counts).enumerate() {
-            if n == 0 {
+        let mut need = 0usize;
+        for ((tpl, &n), (s, &r0)) in self.tpls.iter().zip(&w.counts).zip(
+            w.tpls
+                .iter_mut()
+                .zip(ranks.iter().chain(std::iter::repeat(&0))),
+        ) {
+            *s = SpanRows { at: need, r0, n };
+            need += n as usize * tpl.cols as usize;
+        }
+        // Every value the span reads is written below (a column shorter
+        // than its ranks leaves an earlier span's: some other row's
+        // integer, which renders within the row's bound all the same).
+        if w.vals.len() < need {
+            w.vals.resize(need, 0);
+        }
+        for (tpl, s) in self.tpls.iter().zip(&w.tpls) {
+            let (n, k) = (s.n as usize, tpl.cols as usize);
+            if n == 0 || k == 0 {
                 continue;
             }
-            let r0 = ranks.get(t).copied().unwrap_or(0) as usize;
-            let ops = self.ops.get(tpl.first_op as usize..).unwrap_or(&[]);
-            for op in ops.iter().take(tpl.ops as usize) {
-                for c in op.int_cols().into_iter().flatten() {
-                    let (Some(src), Some(base)) =
-                        (self.cols.get(c as usize), w.base.get_mut(c as usize))
-                    else {
-                        continue;
-                    };
-                    let at = w.vals.len();
-                    src.col
-                        .decode_range(self.cps, self.data, r0, r0 + n as usize, &mut w.vals);
-                    limit_ids(&mut w.vals[at..], src.limit);
-                    *base = at.wrapping_sub(r0);
+            let (r0, first) = (s.r0 as usize, tpl.first_col as usize);
+            let Some(rows) = w.vals.get_mut(s.at..s.at + n * k) else {
+                continue;
+            };
+            let cols = self.cols.get(first..first + k).unwrap_or(&[]);
+            for (j, col) in cols.iter().enumerate() {
+                w.scratch.clear();
+                col.decode_range(self.cps, self.data, r0, r0 + n, &mut w.scratch);
+                if k == 1 {
+                    let m = w.scratch.len().min(n);
+                    rows[..m].copy_from_slice(&w.scratch[..m]);
+                } else {
+                    for (row, &v) in rows.chunks_exact_mut(k).zip(&w.scratch) {
+                        row[j] = v;
+                    }
                 }
             }
         }
     }
 
-    /// [`Ints::int`] read from the value's block alone (0 past the column).
+    /// Value `rank` of column `c`, read from its block alone (0 past the
+    /// column).
     #[cold]
     #[inline(never)]
-    fn int_alone(&self, c: u32, rank: usize) -> u64 {
-        let Some(src) = self.cols.get(c as usize) else {
-            return 0;
-        };
-        if rank >= src.col.len as usize {
-            return 0;
+    fn int_alone(&self, c: usize, rank: usize) -> u64 {
+        match self.cols.get(c) {
+            Some(col) if rank < col.len as usize => col.get(self.cps, self.data, rank),
+            _ => 0,
         }
-        let mut v = [src.col.get(self.cps, self.data, rank)];
-        limit_ids(&mut v, src.limit);
-        v[0]
     }
 
     /// Appends the row of template `tid` of rank `rank` (its `rank`-th row
     /// in row order) to `out`, reading its integers from the program's
-    /// whole columns or from `w` (loaded for a span holding the row);
-    /// nothing when there is no such row.
+    /// whole columns or from `w` (loaded for a span holding the row; any
+    /// other row's integers are read from their blocks alone); nothing
+    /// when there is no such row.
     #[inline]
     pub(crate) fn put_rank(&self, w: &Window, tid: u32, rank: u32, out: &mut Vec<u8>) {
-        if self.reads_spans() {
-            self.render(&Spans(self, w), tid, rank, out);
+        let Some((tpl, ops)) = self.row_ops(tid, rank) else {
+            return;
+        };
+        if !self.reads_spans() {
+            let ints = WholeRow {
+                whole: &self.whole,
+                rank: rank as usize,
+            };
+            self.render(&ints, tpl, ops, rank, out);
+        } else if let Some(vals) = w.row(tid, rank, tpl.cols) {
+            self.render(&SpanRow(vals), tpl, ops, rank, out);
         } else {
-            self.render(&Whole(self), tid, rank, out);
+            self.put_alone(tpl, ops, rank, out);
         }
+    }
+
+    /// [`Self::put_rank`] of a row its window does not hold.
+    #[cold]
+    #[inline(never)]
+    fn put_alone(&self, tpl: Tpl, ops: &[Op], rank: u32, out: &mut Vec<u8>) {
+        let ints = AloneRow {
+            prog: self,
+            first_col: tpl.first_col as usize,
+            rank: rank as usize,
+        };
+        self.render(&ints, tpl, ops, rank, out);
     }
 
     /// The compiled template of template `tid`'s row of rank `rank`, and
@@ -469,12 +531,10 @@ impl<'b> Program<'b> {
         Some((tpl, &self.ops[tpl.first_op as usize..][..tpl.ops as usize]))
     }
 
-    /// [`Self::put_rank`] with the integers read through `ints`.
+    /// [`Self::put_rank`] of a row of `tpl` (its ops `ops`, its rank
+    /// `rank`), its integers read through `ints`.
     #[inline(always)]
-    fn render(&self, ints: &impl Ints, tid: u32, rank: u32, out: &mut Vec<u8>) {
-        let Some((tpl, ops)) = self.row_ops(tid, rank) else {
-            return;
-        };
+    fn render(&self, ints: &impl Ints, tpl: Tpl, ops: &[Op], rank: u32, out: &mut Vec<u8>) {
         let rank = rank as usize;
         let src = self.src.as_ptr();
         out.reserve(tpl.bound + PAD);
@@ -483,9 +543,9 @@ impl<'b> Program<'b> {
         // (static and dictionary pieces come from `statics_end`, pool
         // pieces from the pool's non-decreasing ends, all below `fixed`),
         // so 32-byte reads of pieces ≤ 32 bytes stay inside. A dictionary
-        // slot's ids read below its size or as `u32::MAX`, the empty
-        // string (`Ints`): its value is at most the longest one `bound`
-        // counts.
+        // op reads one of its own values or none (`Op::dict_index`
+        // checks the id against its size): at most the longest one
+        // `bound` counts.
         // `out` has `tpl.bound + PAD` bytes of spare capacity at the row's
         // start, and the row writes at most `bound` bytes outside its
         // free-text slots, each of which reserves its own length first:
@@ -501,8 +561,8 @@ impl<'b> Program<'b> {
                 match op.kind {
                     END => {}
                     DEC | HEX_LOWER | HEX_UPPER => {
-                        let v = ints.int(op.col, rank);
-                        let width = op.width_at(ints, rank);
+                        let v = ints.int(op.col);
+                        let width = op.width_at(ints);
                         dst = dst.add(match op.kind {
                             DEC => put_dec(dst, v, width),
                             HEX_LOWER => put_hex(dst, v, width, false),
@@ -510,7 +570,7 @@ impl<'b> Program<'b> {
                         });
                     }
                     DICT => {
-                        let i = op.dict_index(ints, rank);
+                        let i = op.dict_index(ints);
                         let p = self.spieces.get(i).copied().unwrap_or_default();
                         dst = put(src, p.at, p.len, dst);
                     }
@@ -533,59 +593,56 @@ impl<'b> Program<'b> {
     }
 }
 
-/// Where a render reads integer value `rank` of an op's column (`Op::col`,
-/// `Op::aux`: the column's id, or where its values start when the program
-/// holds them whole). The rank must be one of the walk's: any other reads
-/// some other value. A dictionary's ids read below its size or as
-/// `u32::MAX` (the empty string) whatever the rank: the whole layout's
-/// reads stay in their column (a rank below the template's row count),
-/// a window's are checked against the column's limit.
+/// The integers of one row, read by an op's column (`Op::col`, `Op::aux`:
+/// what that names depends on where the row's integers are). Any column
+/// reads some integer; a dictionary op checks the id against its size
+/// (`Op::dict_index`), so a row renders within its bound whatever the
+/// columns hold.
 trait Ints {
-    fn int(&self, col: u32, rank: usize) -> u64;
+    fn int(&self, col: u32) -> u64;
 }
 
-/// The program's columns unpacked whole: `col` is where its values start.
-struct Whole<'p, 'b>(&'p Program<'b>);
+/// A row of a program holding its columns whole: `col` is where its
+/// column's values start in `whole`, the row's value `rank` of it.
+struct WholeRow<'a> {
+    whole: &'a [u64],
+    rank: usize,
+}
 
-impl Ints for Whole<'_, '_> {
+impl Ints for WholeRow<'_> {
     #[inline(always)]
-    fn int(&self, col: u32, rank: usize) -> u64 {
-        self.0.whole.get(col as usize + rank).copied().unwrap_or(0)
+    fn int(&self, col: u32) -> u64 {
+        self.whole
+            .get(col as usize + self.rank)
+            .copied()
+            .unwrap_or(0)
     }
 }
 
-/// A window loaded for the span holding the row, the value's block read
-/// alone when the span does not hold its column.
-struct Spans<'p, 'b, 'w>(&'p Program<'b>, &'w Window);
+/// A row a window holds: its integers, `col` the column's place among
+/// its template's.
+struct SpanRow<'a>(&'a [u64]);
 
-impl Ints for Spans<'_, '_, '_> {
+impl Ints for SpanRow<'_> {
     #[inline(always)]
-    fn int(&self, c: u32, rank: usize) -> u64 {
-        let at = self
-            .1
-            .base
-            .get(c as usize)
-            .map_or(NOT_HELD, |&b| b.wrapping_add(rank));
-        match (self.1.vals.get(at), self.0.cols.get(c as usize)) {
-            // Below a dictionary's size even when the rank is not the
-            // span's (the value then another column's).
-            (Some(&v), Some(src)) if v >= src.limit => u32::MAX as u64,
-            (Some(&v), _) => v,
-            (None, _) => self.0.int_alone(c, rank),
-        }
+    fn int(&self, col: u32) -> u64 {
+        self.0.get(col as usize).copied().unwrap_or(0)
     }
 }
 
-/// Maps the ids of a dictionary of `limit` values at or past it to
-/// `u32::MAX` (read as the empty string); nothing for `u64::MAX`, an
-/// integer column.
-fn limit_ids(vals: &mut [u64], limit: u64) {
-    if limit != u64::MAX {
-        for v in vals {
-            if *v >= limit {
-                *v = u32::MAX as u64;
-            }
-        }
+/// A row read from its blocks alone: `col` the column's place among its
+/// template's, which start at `first_col`.
+struct AloneRow<'p, 'b> {
+    prog: &'p Program<'b>,
+    first_col: usize,
+    rank: usize,
+}
+
+impl Ints for AloneRow<'_, '_> {
+    #[inline(always)]
+    fn int(&self, col: u32) -> u64 {
+        self.prog
+            .int_alone(self.first_col + col as usize, self.rank)
     }
 }
 
@@ -715,17 +772,26 @@ unsafe fn store(dst: *mut u8, w: u64) {
 /// `dst[..INT_WRITE]` is writable.
 #[inline(always)]
 unsafe fn put_dec(dst: *mut u8, v: u64, w: usize) -> usize {
+    if v < 100 && w <= 2 {
+        // Most log numbers: two digits from the pair table, one dropped
+        // when neither the value nor the width needs two (no digit
+        // count).
+        let len = 1 + (v >= 10 || w == 2) as usize;
+        // SAFETY: `2·v + 2 ≤ 200` bytes of the table; `dst[..2]` is
+        // writable.
+        unsafe {
+            let pair = DEC_PAIRS.as_ptr().add(2 * v as usize);
+            std::ptr::copy_nonoverlapping(pair.add(2 - len), dst, 2);
+        }
+        return len;
+    }
     let n = dec_digits(v);
-    let len = w.clamp(n, MAX_DIGITS);
+    // `w ≤ MAX_DIGITS` for every op (`width_at`), `n ≤ 20`.
+    let len = w.max(n).min(MAX_DIGITS);
     // SAFETY: every store lands in `dst[..INT_WRITE]`: 8 bytes at 0 or
     // `len - 8 ≤ 8`, or the general path's `dst[0..48]`.
     unsafe {
-        if len <= 2 {
-            // `v < 100`: its two digits from the pair table, one dropped
-            // when `len` is 1 (most log numbers are small).
-            let pair = DEC_PAIRS.as_ptr().add(2 * v as usize);
-            std::ptr::copy_nonoverlapping(pair.add(2 - len), dst, 2);
-        } else if len <= 8 {
+        if len <= 8 {
             // `v < 10^len`: the top `8 − len` digits are zeros.
             store(dst, dec8(v) >> (8 * (8 - len)));
         } else if len <= 16 {
@@ -762,7 +828,7 @@ unsafe fn put_dec(dst: *mut u8, v: u64, w: usize) -> usize {
 #[inline(always)]
 unsafe fn put_hex(dst: *mut u8, v: u64, w: usize, upper: bool) -> usize {
     let n = hex_digits(v);
-    let len = w.clamp(n, MAX_DIGITS);
+    let len = w.max(n).min(MAX_DIGITS);
     // SAFETY: as in `put_dec`.
     unsafe {
         if len <= 8 {
@@ -816,7 +882,7 @@ mod tests {
 
     #[test]
     fn integers_render_as_the_point_reader_does() {
-        let mut vals: Vec<u64> = vec![0, 1, 9, 10, 99, 100, u64::MAX, u32::MAX as u64];
+        let mut vals: Vec<u64> = (0..=120).chain([u64::MAX, u32::MAX as u64]).collect();
         for e in 0..20 {
             let p = 10u64.pow(e);
             vals.extend([p - 1, p, p + 1]);
@@ -826,7 +892,7 @@ mod tests {
         }
         vals.extend((0..2000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 64)));
         for &v in &vals {
-            for w in [0usize, 1, 3, 8, 9, 12, 16, 17, 20, 39, 40, 45] {
+            for w in [0usize, 1, 2, 3, 7, 8, 9, 12, 16, 17, 20, 39, 40, 45] {
                 let mut buf = [0u8; INT_WRITE];
                 let (mut want, mut got) = (Vec::new(), Vec::new());
                 render_dec(&mut want, v, w);

@@ -29,8 +29,18 @@ fn run_of(d: &[u8], j: usize) -> (usize, usize) {
 /// (bytes past `d` read as 0).
 #[inline]
 fn bitmap(d: &[u8], n: usize) -> u128 {
+    let len = bitmap_len(n).min(16);
+    if let Some(&w) = d.first_chunk::<16>() {
+        // One load; the bytes past the bitmap (the heads') masked off.
+        let w = u128::from_le_bytes(w);
+        return if len == 16 {
+            w
+        } else {
+            w & ((1u128 << (8 * len)) - 1)
+        };
+    }
     let mut w = [0u8; 16];
-    let len = d.len().min(bitmap_len(n));
+    let len = d.len().min(len);
     w[..len].copy_from_slice(&d[..len]);
     u128::from_le_bytes(w)
 }
@@ -239,33 +249,17 @@ fn block_bounds(cp: &Checkpoint, n: usize) -> Option<(u64, u64)> {
 fn decode_one(cp: &Checkpoint, data: &[u8], n: usize, out: &mut Vec<u64>) {
     let d = data.get(cp.off as usize..).unwrap_or(&[]);
     if cp.runs > 0 {
-        // The heads, then spread in place from the last value to
-        // the first: value j is head `rank(j) ≤ j`, so a head is
-        // read before any write reaches it (`k` counts the runs
-        // starting at or before j; checked at open to end at `h`,
-        // and kept within the heads whatever the bitmap holds).
+        // The heads (at most 128 are ever read: a block holds at most
+        // 128 runs), then each run spread from its head.
         let (h, heads) = cp.own(d, n);
         let at = out.len();
         decode_block(cp, heads, h, out);
-        out.resize(at + n, 0);
-        let v = &mut out[at..];
-        let map = bitmap(d, n);
-        let mut k = h;
-        for j in (0..n).rev() {
-            v[j] = v[k.saturating_sub(1)];
-            k = k.saturating_sub((map >> j) as usize & 1);
-        }
-        if cp.step != 0 {
-            // A stepped run: each value adds the step to the one
-            // before it, restarting at its head.
-            let mut start = 0;
-            for (j, x) in v.iter_mut().enumerate() {
-                if (map >> j) & 1 != 0 {
-                    start = j;
-                }
-                *x = x.wrapping_add(cp.step.wrapping_mul((j - start) as u64));
-            }
-        }
+        let mut hs = [0u64; BLOCK];
+        let m = out.len().saturating_sub(at).min(BLOCK);
+        hs[..m].copy_from_slice(&out[at..at + m]);
+        out.truncate(at);
+        let last = m.saturating_sub(1);
+        spread_runs(bitmap(d, n), cp.step, 0, n, |k| hs[k.min(last)], out);
     } else {
         decode_block(cp, d, n, out);
     }
@@ -281,21 +275,10 @@ fn decode_part(cp: &Checkpoint, data: &[u8], n: usize, j0: usize, j1: usize, out
     }
     let d = data.get(cp.off as usize..).unwrap_or(&[]);
     if cp.runs > 0 {
-        // Value j is the head of its run plus a step for each value of
-        // the run before it; the run changes where the bitmap has a bit.
         let (h, heads) = cp.own(d, n);
         let last = h.saturating_sub(1);
-        let map = bitmap(d, n);
-        let (mut k, mut start) = run_of(d, j0);
-        let mut head = read_value(cp, heads, h, k.min(last));
-        for j in j0..j1 {
-            if j > j0 && (map >> j) & 1 != 0 {
-                k += 1;
-                start = j;
-                head = read_value(cp, heads, h, k.min(last));
-            }
-            out.push(head.wrapping_add(cp.step.wrapping_mul((j - start.min(j)) as u64)));
-        }
+        let head = |k: usize| read_value(cp, heads, h, k.min(last));
+        spread_runs(bitmap(d, n), cp.step, j0, j1.min(n), head, out);
     } else if cp.delta {
         // The first value read alone, then each next one as the block
         // unpack makes it: the step and its residual added.
@@ -309,6 +292,59 @@ fn decode_part(cp: &Checkpoint, data: &[u8], n: usize, j0: usize, j1: usize, out
         }));
     } else {
         unpack_for(cp, d, n, j0..j1, out);
+    }
+}
+
+/// Appends values `j0..j1` (`j0 < j1 ≤ 128`) of a runs block whose bitmap
+/// is `map` and step `step`, its head `k` read by `head(k)`: value `j` is
+/// the head of its run (`k` = the bitmap's bits at or before `j`, less
+/// one; head 0 when none) plus `(j − s)·step`, `s` where that run starts
+/// (its bit; 0 when none): what [`IntCol::get`] reads (`run_of`), a run
+/// at a time rather than a value at a time.
+#[inline]
+fn spread_runs(
+    map: u128,
+    step: u64,
+    j0: usize,
+    j1: usize,
+    mut head: impl FnMut(usize) -> u64,
+    out: &mut Vec<u64>,
+) {
+    if j0 >= j1 {
+        return;
+    }
+    let upto = if j0 >= 127 {
+        map
+    } else {
+        map & ((2u128 << j0) - 1)
+    };
+    let mut k = upto.count_ones() as usize;
+    let mut start = 127usize.saturating_sub(upto.leading_zeros() as usize);
+    let mut v = head(k.saturating_sub(1));
+    // The runs starting after `j0` and before `j1`.
+    let mut rest = map & !upto;
+    if j1 < 128 {
+        rest &= (1u128 << j1) - 1;
+    }
+    let mut j = j0;
+    loop {
+        let next = if rest == 0 {
+            j1
+        } else {
+            rest.trailing_zeros() as usize
+        };
+        if step == 0 {
+            out.resize(out.len() + (next - j), v);
+        } else {
+            out.extend((j..next).map(|x| v.wrapping_add(step.wrapping_mul((x - start) as u64))));
+        }
+        if rest == 0 {
+            return;
+        }
+        rest &= rest - 1;
+        (j, start) = (next, next);
+        v = head(k);
+        k += 1;
     }
 }
 

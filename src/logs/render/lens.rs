@@ -4,7 +4,8 @@
 //! of a render's cost (no bytes copied, no digits formatted).
 
 use super::{
-    Ints, Program, Spans, Whole, Window, DEC, DICT, END, HEX_LOWER, HEX_UPPER, MAX_DIGITS,
+    AloneRow, Ints, Op, Program, SpanRow, Tpl, WholeRow, Window, DEC, DICT, END, HEX_LOWER,
+    HEX_UPPER, MAX_DIGITS,
 };
 use crate::logs::bits::{dec_digits, hex_digits};
 
@@ -66,20 +67,45 @@ impl Program<'_> {
         tid: u32,
         rank: u32,
     ) -> (usize, bool) {
-        if self.reads_spans() {
-            self.len_of(&Spans(self, w), utf8, tid, rank)
+        let Some((tpl, ops)) = self.row_ops(tid, rank) else {
+            return (0, true);
+        };
+        if !self.reads_spans() {
+            let ints = WholeRow {
+                whole: &self.whole,
+                rank: rank as usize,
+            };
+            self.len_of(&ints, utf8, tid, ops, rank)
+        } else if let Some(vals) = w.row(tid, rank, tpl.cols) {
+            self.len_of(&SpanRow(vals), utf8, tid, ops, rank)
         } else {
-            self.len_of(&Whole(self), utf8, tid, rank)
+            self.len_alone(tpl, utf8, tid, ops, rank)
         }
+    }
+
+    /// [`Self::len_rank`] of a row its window does not hold.
+    #[cold]
+    #[inline(never)]
+    fn len_alone(&self, tpl: Tpl, u: &PieceUtf8, tid: u32, ops: &[Op], rank: u32) -> (usize, bool) {
+        let ints = AloneRow {
+            prog: self,
+            first_col: tpl.first_col as usize,
+            rank: rank as usize,
+        };
+        self.len_of(&ints, u, tid, ops, rank)
     }
 
     /// [`Self::len_rank`] with the integers read through `ints`: the
     /// lengths [`Self::render`] writes, op by op.
     #[inline(always)]
-    fn len_of(&self, ints: &impl Ints, u: &PieceUtf8, tid: u32, rank: u32) -> (usize, bool) {
-        let Some((_, ops)) = self.row_ops(tid, rank) else {
-            return (0, true);
-        };
+    fn len_of(
+        &self,
+        ints: &impl Ints,
+        u: &PieceUtf8,
+        tid: u32,
+        ops: &[Op],
+        rank: u32,
+    ) -> (usize, bool) {
         let rank = rank as usize;
         let mut len = 0usize;
         let mut utf8 = u.statics.get(tid as usize).copied().unwrap_or(false);
@@ -88,18 +114,18 @@ impl Program<'_> {
             match op.kind {
                 END => {}
                 DEC | HEX_LOWER | HEX_UPPER => {
-                    let v = ints.int(op.col, rank);
-                    let width = op.width_at(ints, rank);
+                    let v = ints.int(op.col);
+                    let width = op.width_at(ints);
                     let n = if op.kind == DEC {
                         dec_digits(v)
                     } else {
                         hex_digits(v)
                     };
                     // As `put_dec` and `put_hex` return.
-                    len += width.clamp(n, MAX_DIGITS);
+                    len += width.max(n).min(MAX_DIGITS);
                 }
                 DICT => {
-                    let i = op.dict_index(ints, rank);
+                    let i = op.dict_index(ints);
                     len += self.spieces.get(i).copied().unwrap_or_default().len as usize;
                     utf8 &= u.spieces.get(i).copied().unwrap_or(true);
                 }
