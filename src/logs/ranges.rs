@@ -15,7 +15,7 @@
 use std::ops::Range;
 
 use super::decode::LogBlock;
-use super::render::{PieceUtf8, Program, Window, SPAN};
+use super::render::{span_len, PieceUtf8, Program, Window};
 use super::split::LogColumn;
 
 /// One block's shared render state and every row's template.
@@ -32,6 +32,10 @@ pub struct RowRanges<'c> {
     col: &'c LogColumn,
     /// The single block, or the header and the body.
     sides: Vec<Side<'c>>,
+    /// Windows a finished walk left, for the next (a reader's ranges are
+    /// one span each: a fresh window per range paid its allocation and
+    /// page faults every time); at most one set per walk running at once.
+    spare: std::sync::Mutex<Vec<Vec<Option<Window>>>>,
 }
 
 /// Where a range starts: per side, per template, the rank of its next row.
@@ -53,7 +57,11 @@ impl<'c> RowRanges<'c> {
                 tids: block.row_templates(),
             })
             .collect();
-        RowRanges { col, sides }
+        RowRanges {
+            col,
+            sides,
+            spare: std::sync::Mutex::new(Vec::new()),
+        }
     }
 
     /// The column's rows.
@@ -86,16 +94,27 @@ impl<'c> RowRanges<'c> {
         out
     }
 
-    /// An empty window per side (`None` for a side read row by row).
+    /// A window per side (`None` for a side read row by row): one an
+    /// earlier walk gave back, or new.
     fn windows(&self) -> Vec<Option<Window>> {
-        let sides = self.sides.iter();
-        sides
-            .map(|s| s.bulk.as_ref().map(Program::window))
-            .collect()
+        let spare = self.spare.lock().ok().and_then(|mut s| s.pop());
+        spare.unwrap_or_else(|| {
+            let sides = self.sides.iter();
+            sides
+                .map(|s| s.bulk.as_ref().map(Program::window))
+                .collect()
+        })
+    }
+
+    /// Keeps a finished walk's windows for the next.
+    fn give_back(&self, windows: Vec<Option<Window>>) {
+        if let Ok(mut s) = self.spare.lock() {
+            s.push(windows);
+        }
     }
 
     /// Loads each side's window with the integers of the span of rows from
-    /// `r` on (at most [`SPAN`], not past `end`), from the ranks `ranks`
+    /// `r` on (`render::span_len` of them, not past `end`), from the ranks `ranks`
     /// the rows before it left; returns where the span ends.
     fn load_span(
         &self,
@@ -104,7 +123,7 @@ impl<'c> RowRanges<'c> {
         ranks: &[Vec<u32>],
         windows: &mut [Option<Window>],
     ) -> usize {
-        let end = r.saturating_add(SPAN).min(end);
+        let end = r.saturating_add(span_len(end.saturating_sub(r))).min(end);
         for ((side, rank), win) in self.sides.iter().zip(ranks).zip(windows) {
             if let (Some(b), Some(w)) = (&side.bulk, win) {
                 b.load(w, side.tids.get(r..end).unwrap_or(&[]), rank);
@@ -161,6 +180,7 @@ impl<'c> RowRanges<'c> {
                 first = r + 1;
             }
         }
+        self.give_back(windows);
         if !ends.is_empty() {
             f(first, &bytes, &ends)?;
         }
@@ -236,6 +256,7 @@ impl RowRanges<'_> {
                 first = r + 1;
             }
         }
+        self.give_back(windows);
         if !out.is_empty() {
             f(first, &out)?;
         }

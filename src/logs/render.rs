@@ -231,6 +231,14 @@ impl Window {
 /// across more spans is decoded in more parts), 16,384 within 3% of it.
 pub(crate) const SPAN: usize = 8192;
 
+/// Rows of the next span when `left` rows are left to walk: at most
+/// [`SPAN`], the rest cut evenly (a reader's range of 8,229 rows is one
+/// span, not 8,192 rows and then 37, each loading its own blocks).
+pub(crate) fn span_len(left: usize) -> usize {
+    let spans = left.div_ceil(SPAN).max(1);
+    left.div_ceil(spans)
+}
+
 /// The pieces of strings ending at `ends` (string `i` starts where string
 /// `i − 1` ends, the first at 0).
 fn pieces_of(ends: &[u32], out: &mut Vec<Piece>) {
@@ -693,7 +701,8 @@ impl<'b> Bulk<'b> {
         if self.row >= self.loaded {
             // The span from this row on, from the ranks the rows before
             // it left.
-            let end = self.row.saturating_add(SPAN).min(self.tids.len());
+            let left = self.tids.len().saturating_sub(self.row);
+            let end = self.row.saturating_add(span_len(left)).min(self.tids.len());
             let tids = self.tids.get(self.row..end).unwrap_or(&[]);
             self.prog.load(&mut self.win, tids, &self.cursor);
             self.loaded = end.max(self.row + 1);
