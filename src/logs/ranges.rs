@@ -222,6 +222,12 @@ impl RowRanges<'_> {
         for r in rows.clone() {
             if r >= loaded {
                 loaded = self.load_span(r, rows.end, &ranks, &mut windows);
+                // The span's row lengths worked out a column at a time.
+                for ((side, win), u) in self.sides.iter().zip(&mut windows).zip(utf8) {
+                    if let (Some(b), Some(w), Some(u)) = (&side.bulk, win, u) {
+                        b.span_lens(w, u);
+                    }
+                }
             }
             let (mut len, mut ok) = (0usize, true);
             let sides = self.sides.iter().zip(&mut ranks).zip(&windows).zip(utf8);
@@ -234,7 +240,10 @@ impl RowRanges<'_> {
                         let Some(k) = rank.get_mut(t as usize) else {
                             continue;
                         };
-                        let (n, v) = b.len_rank(w, u, t, *k);
+                        let (n, v) = match b.span_len(w, t, *k) {
+                            Some(x) => x,
+                            None => b.len_rank(w, u, t, *k),
+                        };
                         *k = k.saturating_add(1);
                         len += n;
                         ok &= v;

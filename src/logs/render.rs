@@ -198,6 +198,11 @@ pub(crate) struct Window {
     counts: Vec<u32>,
     /// One column's values of a template's rows (scratch).
     scratch: Vec<u64>,
+    /// Each row's length and whether its strings are valid UTF-8, when
+    /// [`Program::span_lens`] has worked them out for the span loaded
+    /// (`lens_ready`): per template, its rows from `SpanRows::lens_at` on.
+    lens: Vec<(usize, bool)>,
+    lens_ready: bool,
 }
 
 /// A template's rows in a window's span: ranks `r0 .. r0 + n`, the row of
@@ -207,6 +212,8 @@ struct SpanRows {
     at: usize,
     r0: u32,
     n: u32,
+    /// Where its rows' lengths start in `Window::lens`.
+    lens_at: usize,
 }
 
 impl Window {
@@ -221,6 +228,22 @@ impl Window {
         }
         let at = s.at + i as usize * k as usize;
         self.vals.get(at..at + k as usize)
+    }
+
+    /// The length of template `tid`'s row of rank `rank` and whether its
+    /// strings are valid UTF-8, when worked out for the span and the span
+    /// holds that row.
+    #[inline(always)]
+    fn row_len(&self, tid: u32, rank: u32) -> Option<(usize, bool)> {
+        if !self.lens_ready {
+            return None;
+        }
+        let s = self.tpls.get(tid as usize)?;
+        let i = rank.wrapping_sub(s.r0);
+        if i >= s.n {
+            return None;
+        }
+        self.lens.get(s.lens_at + i as usize).copied()
     }
 }
 
@@ -416,6 +439,8 @@ impl<'b> Program<'b> {
             tpls: vec![SpanRows::default(); tpls],
             counts: vec![0; tpls],
             scratch: Vec::new(),
+            lens: Vec::new(),
+            lens_ready: false,
         }
     }
 
@@ -434,6 +459,7 @@ impl<'b> Program<'b> {
         if !self.reads_spans() {
             return;
         }
+        w.lens_ready = false;
         w.counts.fill(0);
         for &t in tids {
             if let Some(c) = w.counts.get_mut(t as usize) {
@@ -446,7 +472,12 @@ impl<'b> Program<'b> {
                 .iter_mut()
                 .zip(ranks.iter().chain(std::iter::repeat(&0))),
         ) {
-            *s = SpanRows { at: need, r0, n };
+            *s = SpanRows {
+                at: need,
+                r0,
+                n,
+                lens_at: 0,
+            };
             need += n as usize * tpl.cols as usize;
         }
         // Every value the span reads is written below (a column shorter

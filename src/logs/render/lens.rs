@@ -4,7 +4,7 @@
 //! of a render's cost (no bytes copied, no digits formatted).
 
 use super::{
-    AloneRow, Ints, Op, Program, SpanRow, Tpl, WholeRow, Window, DEC, DICT, END, HEX_LOWER,
+    AloneRow, Ints, Op, Program, SpanRow, Tpl, WholeRow, Window, DEC, DICT, END, FREE, HEX_LOWER,
     HEX_UPPER, MAX_DIGITS,
 };
 use crate::logs::bits::{dec_digits, hex_digits};
@@ -52,6 +52,79 @@ impl Program<'_> {
             pool,
             statics,
         }
+    }
+
+    /// Works out the length of every row of the span `w` is loaded with,
+    /// and whether its strings are valid UTF-8 (`utf8`), a template and
+    /// then an op at a time: each op's column read down the template's
+    /// rows in one loop, not the template's ops dispatched row by row
+    /// (what [`Self::len_rank`] then answers for those rows). The same
+    /// sums as `len_of`: a row's static strings, each number's digits at
+    /// its width, each dictionary value's and free-text string's length.
+    /// Nothing when the program holds its integers whole.
+    pub(crate) fn span_lens(&self, w: &mut Window, utf8: &PieceUtf8) {
+        if !self.reads_spans() {
+            return;
+        }
+        w.lens.clear();
+        for (t, (tpl, s)) in self.tpls.iter().zip(w.tpls.iter_mut()).enumerate() {
+            s.lens_at = w.lens.len();
+            let (n, k) = (s.n as usize, tpl.cols as usize);
+            if n == 0 {
+                continue;
+            }
+            let ops = self.ops.get(tpl.first_op as usize..).unwrap_or(&[]);
+            let ops = ops.get(..tpl.ops as usize).unwrap_or(ops);
+            let fixed: usize = ops.iter().map(|op| op.len as usize).sum();
+            let ok = utf8.statics.get(t).copied().unwrap_or(false);
+            // Ranks past the template's rows render nothing (`row_ops`).
+            let real = (tpl.count.saturating_sub(s.r0) as usize).min(n);
+            w.lens.resize(s.lens_at + real, (fixed, ok));
+            w.lens.resize(s.lens_at + n, (0, true));
+            let lens = &mut w.lens[s.lens_at..s.lens_at + real];
+            let rows = w.vals.get(s.at..s.at + n * k).unwrap_or(&[]);
+            for op in ops {
+                match op.kind {
+                    DEC | HEX_LOWER | HEX_UPPER if k > 0 => {
+                        for (l, row) in lens.iter_mut().zip(rows.chunks_exact(k)) {
+                            let ints = SpanRow(row);
+                            let v = ints.int(op.col);
+                            let n = if op.kind == DEC {
+                                dec_digits(v)
+                            } else {
+                                hex_digits(v)
+                            };
+                            l.0 += op.width_at(&ints).max(n).min(MAX_DIGITS);
+                        }
+                    }
+                    DICT if k > 0 => {
+                        for (l, row) in lens.iter_mut().zip(rows.chunks_exact(k)) {
+                            let i = op.dict_index(&SpanRow(row));
+                            l.0 += self.spieces.get(i).map_or(0, |p| p.len as usize);
+                            l.1 &= utf8.spieces.get(i).copied().unwrap_or(true);
+                        }
+                    }
+                    FREE => {
+                        let first = op.col as usize + s.r0 as usize;
+                        let ends = self.pool.get(first..).unwrap_or(&[]);
+                        let oks = utf8.pool.get(first..).unwrap_or(&[]);
+                        for (j, (l, w2)) in lens.iter_mut().zip(ends.windows(2)).enumerate() {
+                            l.0 += w2[1].saturating_sub(w2[0]) as usize;
+                            l.1 &= oks.get(j).copied().unwrap_or(false);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        w.lens_ready = true;
+    }
+
+    /// [`Self::len_rank`] when [`Self::span_lens`] worked it out (the row
+    /// in the span `w` is loaded with), else `None`.
+    #[inline(always)]
+    pub(crate) fn span_len(&self, w: &Window, tid: u32, rank: u32) -> Option<(usize, bool)> {
+        w.row_len(tid, rank)
     }
 
     /// The length of the row [`Self::put_rank`] appends for `tid` and
