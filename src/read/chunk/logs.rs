@@ -226,7 +226,7 @@ impl LogChunk {
                 section,
                 at,
                 Invariant::BadField {
-                    what: "log payload magic (FPL5/FPS5 in format version 9, FPL4/FPS4 in 8, FPL3/FPS3 in 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)",
+                    what: "log payload magic (FPL6/FPS6 in format version 10, FPL5/FPS5 in 9, FPL4/FPS4 in 8, FPL3/FPS3 in 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)",
                     value: magic as u64,
                 },
             ));
