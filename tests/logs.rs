@@ -186,6 +186,52 @@ fn truncated_or_flipped_blocks_are_errors_not_panics() {
     }
 }
 
+/// A damaged block names the same error whatever the threads opening it:
+/// its columns are checked on all threads (`LogBlock::open`), the first
+/// failure in slot order reported.
+#[test]
+fn damaged_blocks_name_the_same_error_on_any_thread_count() {
+    let rows: Vec<Vec<u8>> = (0..3000)
+        .map(|i| {
+            format!(
+                "2024-01-{:02} user{} GET /a/{} 200 {:x} host{} w{:03}",
+                i % 28 + 1,
+                i % 5,
+                i,
+                i * 977,
+                i % 37,
+                i % 7
+            )
+            .into_bytes()
+        })
+        .collect();
+    let refs: Vec<&[u8]> = rows.iter().map(|v| &v[..]).collect();
+    let bytes = encode(&refs, &LogOptions::default());
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let (one, four) = (pool(1), pool(4));
+    let mut errors = 0;
+    for i in 0..bytes.len() {
+        // Two bytes apart: two columns damaged, the error the first's.
+        let mut b = bytes.clone();
+        b[i] ^= 0x40;
+        b[(i + bytes.len() / 3) % bytes.len()] ^= 0x40;
+        let open = || LogBlock::open(&b).err().map(|e| e.to_string());
+        let (e1, e4) = (one.install(open), four.install(open));
+        assert_eq!(e1, e4, "byte {i}");
+        errors += e1.is_some() as usize;
+    }
+    assert!(
+        errors > bytes.len() / 4,
+        "{errors} of {} flips refused",
+        bytes.len()
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]

@@ -11,6 +11,8 @@ use super::{Kind, LogForm, Width, ROW_BLOCK};
 use crate::error::{Error, Invariant, Result};
 use bytes::Bytes;
 
+mod checks;
+
 /// One parsed slot.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Slot {
@@ -479,107 +481,6 @@ impl LogBlock {
         st.resize(st.len() + 16, 0);
         block.statics = st;
         Ok(block)
-    }
-
-    /// Every local id is inside its block's table and every block's start
-    /// ranks equal the running counts, which end at the template counts.
-    fn check_row_index(&self) -> Result<()> {
-        let mut running = vec![0u32; self.templates.len()];
-        let idx = &self.bytes[self.rowidx_at..];
-        for (b, rb) in self.row_blocks.iter().enumerate() {
-            let n = self.local_count(b);
-            let table = &self.locals[rb.first_local as usize..][..n];
-            for &(tid, rank) in table {
-                if running[tid as usize] != rank {
-                    return Err(corrupt(
-                        self.rowidx_at,
-                        Invariant::BadField {
-                            what: "block template rank",
-                            value: rank as u64,
-                        },
-                    ));
-                }
-            }
-            let in_block = (self.rows - b * ROW_BLOCK).min(ROW_BLOCK);
-            let d = &idx[rb.off as usize..];
-            for j in 0..in_block {
-                let l = get_packed(d, rb.bits, j) as usize;
-                let Some(&(tid, _)) = table.get(l) else {
-                    return Err(corrupt(
-                        self.rowidx_at + rb.off as usize,
-                        Invariant::BadField {
-                            what: "local template id",
-                            value: l as u64,
-                        },
-                    ));
-                };
-                running[tid as usize] += 1;
-            }
-        }
-        for (t, &c) in self.templates.iter().zip(&running) {
-            if t.count != c {
-                return Err(corrupt(
-                    self.rowidx_at,
-                    Invariant::SizeMismatch {
-                        what: "template rows in the row index",
-                        expected: t.count as u64,
-                        found: c as u64,
-                    },
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Dictionary ids are below their dictionary's size and widths are at
-    /// most 40 digits (what the renderer writes); every delta block's group
-    /// sums are its residuals' (§5.8.3).
-    fn check_values(&self) -> Result<()> {
-        let data = &self.bytes[self.data_at..];
-        for c in self.slots.iter().flat_map(Slot::int_cols) {
-            c.check_blocks(&self.cps, data, self.data_at)?;
-        }
-        // A front-coded dictionary's prefix lengths (read at open only).
-        for s in &self.slots {
-            if let Slot::Dict { prefixes, .. } = s {
-                prefixes.check_blocks(&self.cps, data, self.data_at)?;
-            }
-        }
-        let mut v = Vec::new();
-        for t in &self.templates {
-            for s in &self.slots[t.first_slot as usize..][..t.slots as usize] {
-                let (col, limit, what) = match *s {
-                    Slot::Dict { ids, n, .. } => (ids, n as u64, "dictionary id"),
-                    Slot::Int {
-                        width: Width::PerRow,
-                        widths,
-                        ..
-                    } => (widths, 41, "slot width"),
-                    Slot::Int {
-                        width: Width::Fixed(w),
-                        ..
-                    } if w > 40 => {
-                        return Err(corrupt(
-                            self.data_at,
-                            Invariant::BadField {
-                                what: "slot width",
-                                value: w as u64,
-                            },
-                        ))
-                    }
-                    _ => continue,
-                };
-                v.clear();
-                col.decode_all(&self.cps, data, &mut v);
-                if let Some(&bad) = v.iter().find(|&&x| x >= limit) {
-                    return Err(corrupt(
-                        self.data_at,
-                        Invariant::BadField { what, value: bad },
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 
     fn local_count(&self, b: usize) -> usize {
