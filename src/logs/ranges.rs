@@ -523,13 +523,11 @@ mod tests {
     /// templates (a few rows in each span: their blocks decoded in parts)
     /// and values that repeat or count on (runs blocks), render the same
     /// rows however they are cut.
-    #[test]
-    fn rows_past_a_span_render_the_rows_of_the_whole() {
-        use crate::logs::render::SPAN;
-        // Enough rows for more integers than the renderer unpacks whole
-        // (`render::WHOLE_MAX`): read through windows.
-        let n = 10 * SPAN as u32 + 3000;
-        let rows: Vec<String> = (0..n)
+    /// `n` rows of two common shapes and 13 rare ones (1 to 13 fields):
+    /// enough of them make more integers than the renderer unpacks whole
+    /// (`render::WHOLE_MAX`), read through windows.
+    fn span_rows(n: u32) -> Vec<String> {
+        (0..n)
             .map(|i| {
                 let h = i.wrapping_mul(2_654_435_761) % 1000;
                 if h < 600 {
@@ -555,10 +553,56 @@ mod tests {
                     )
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn rows_past_a_span_render_the_rows_of_the_whole() {
+        use crate::logs::render::SPAN;
+        // Enough rows for more integers than the renderer unpacks whole
+        // (`render::WHOLE_MAX`): read through windows.
+        let n = 10 * SPAN as u32 + 3000;
+        let rows = span_rows(n);
         assert!(rows.len() > 2 * SPAN);
         check(&rows);
         let syslog = crate::logs::split::syslog_rows(n);
         assert!(check(&syslog), "the syslog rows split into header and body");
+    }
+
+    /// A walk started from another column's ranks (any `RangeStart` a
+    /// caller holds) reads rows its windows do not hold: each is read from
+    /// its blocks alone, within the row's bound, and nothing panics.
+    #[test]
+    fn ranges_started_from_another_columns_ranks_do_not_panic() {
+        use crate::logs::render::SPAN;
+        // As many rows as the test above: read through windows.
+        let n = 10 * SPAN as u32 + 3000;
+        let rows = span_rows(n);
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
+        let col = LogColumn::open(&encode_column(&refs, &LogOptions::default())).unwrap();
+        let other_rows = crate::logs::split::syslog_rows(n);
+        let other_refs: Vec<&[u8]> = other_rows.iter().map(|r| r.as_bytes()).collect();
+        let other = LogColumn::open(&encode_column(&other_refs, &LogOptions::default())).unwrap();
+        let (rr, wrong) = (RowRanges::new(&col), RowRanges::new(&other));
+        let utf8 = rr.piece_utf8();
+        let cuts = [0, 1, 700, SPAN + 3, 2 * SPAN, 5 * SPAN + 11, n as usize];
+        for w in cuts.windows(2) {
+            for (a, b) in [(w[0], w[1]), (w[1] / 2, w[1])] {
+                let st = wrong.starts(&[b / 3]).pop().unwrap();
+                let mut bytes = 0;
+                let _ = rr.visit(a..b, st, 1000, |_, got, ends| {
+                    assert_eq!(ends.last().copied().unwrap_or(0), got.len());
+                    bytes += got.len();
+                    Ok::<(), ()>(())
+                });
+                let st = wrong.starts(&[b / 3]).pop().unwrap();
+                let mut seen = 0;
+                let _ = rr.visit_lens(a..b, st, &utf8, 1000, |_, lens| {
+                    seen += lens.len();
+                    Ok::<(), ()>(())
+                });
+                assert_eq!(seen, b - a);
+            }
+        }
     }
 }

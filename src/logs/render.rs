@@ -222,12 +222,8 @@ impl Window {
     /// when the span holds that row.
     #[inline(always)]
     fn row(&self, tid: u32, rank: u32, k: u32) -> Option<&[u64]> {
-        let s = self.tpls.get(tid as usize)?;
-        let i = rank.wrapping_sub(s.r0);
-        if i >= s.n {
-            return None;
-        }
-        let at = s.at + i as usize * k as usize;
+        let (s, i) = self.held(tid, rank)?;
+        let at = s.at + i * k as usize;
         self.vals.get(at..at + k as usize)
     }
 
@@ -239,12 +235,17 @@ impl Window {
         if !self.lens_ready {
             return None;
         }
+        let (s, i) = self.held(tid, rank)?;
+        self.lens.get(s.lens_at + i).copied()
+    }
+
+    /// Where template `tid`'s rows of the span are, and the row of rank
+    /// `rank` among them, when the span holds it.
+    #[inline(always)]
+    fn held(&self, tid: u32, rank: u32) -> Option<(&SpanRows, usize)> {
         let s = self.tpls.get(tid as usize)?;
         let i = rank.wrapping_sub(s.r0);
-        if i >= s.n {
-            return None;
-        }
-        self.lens.get(s.lens_at + i as usize).copied()
+        (i < s.n).then_some((s, i as usize))
     }
 }
 

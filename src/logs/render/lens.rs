@@ -87,21 +87,14 @@ impl Program<'_> {
                 match op.kind {
                     DEC | HEX_LOWER | HEX_UPPER if k > 0 => {
                         for (l, row) in lens.iter_mut().zip(rows.chunks_exact(k)) {
-                            let ints = SpanRow(row);
-                            let v = ints.int(op.col);
-                            let n = if op.kind == DEC {
-                                dec_digits(v)
-                            } else {
-                                hex_digits(v)
-                            };
-                            l.0 += op.width_at(&ints).max(n).min(MAX_DIGITS);
+                            l.0 += op.number_len(&SpanRow(row));
                         }
                     }
                     DICT if k > 0 => {
                         for (l, row) in lens.iter_mut().zip(rows.chunks_exact(k)) {
-                            let i = op.dict_index(&SpanRow(row));
-                            l.0 += self.spieces.get(i).map_or(0, |p| p.len as usize);
-                            l.1 &= utf8.spieces.get(i).copied().unwrap_or(true);
+                            let (n, ok) = self.dict_len(op, &SpanRow(row), utf8);
+                            l.0 += n;
+                            l.1 &= ok;
                         }
                     }
                     FREE => {
@@ -186,21 +179,11 @@ impl Program<'_> {
             len += op.len as usize;
             match op.kind {
                 END => {}
-                DEC | HEX_LOWER | HEX_UPPER => {
-                    let v = ints.int(op.col);
-                    let width = op.width_at(ints);
-                    let n = if op.kind == DEC {
-                        dec_digits(v)
-                    } else {
-                        hex_digits(v)
-                    };
-                    // As `put_dec` and `put_hex` return.
-                    len += width.max(n).min(MAX_DIGITS);
-                }
+                DEC | HEX_LOWER | HEX_UPPER => len += op.number_len(ints),
                 DICT => {
-                    let i = op.dict_index(ints);
-                    len += self.spieces.get(i).copied().unwrap_or_default().len as usize;
-                    utf8 &= u.spieces.get(i).copied().unwrap_or(true);
+                    let (n, ok) = self.dict_len(op, ints, u);
+                    len += n;
+                    utf8 &= ok;
                 }
                 _ => {
                     let i = op.col as usize + rank;
@@ -213,5 +196,31 @@ impl Program<'_> {
             }
         }
         (len, utf8)
+    }
+}
+
+impl Program<'_> {
+    /// A `DICT` op's value length and whether it is valid UTF-8 on its own
+    /// (`utf8`); 0 and valid for an id past the dictionary.
+    #[inline(always)]
+    fn dict_len(&self, op: &Op, ints: &impl Ints, utf8: &PieceUtf8) -> (usize, bool) {
+        let i = op.dict_index(ints);
+        let len = self.spieces.get(i).map_or(0, |p| p.len as usize);
+        (len, utf8.spieces.get(i).copied().unwrap_or(true))
+    }
+}
+
+impl Op {
+    /// A number op's length: its digits at its width, as `put_dec` and
+    /// `put_hex` return.
+    #[inline(always)]
+    fn number_len(&self, ints: &impl Ints) -> usize {
+        let v = ints.int(self.col);
+        let n = if self.kind == DEC {
+            dec_digits(v)
+        } else {
+            hex_digits(v)
+        };
+        self.width_at(ints).max(n).min(MAX_DIGITS)
     }
 }
