@@ -15,12 +15,15 @@
 #define __device__
 #define __global__
 #define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
 #define __restrict__
 #define __launch_bounds__(...)
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 struct uint4 { unsigned x, y, z, w; };
 struct uint2 { unsigned x, y; };
+struct ulonglong2 { unsigned long long x, y; };
+inline ulonglong2 make_ulonglong2(unsigned long long a, unsigned long long b) { return ulonglong2{a, b}; }
 inline uint2 make_uint2(unsigned a, unsigned b) { return uint2{a, b}; }
 struct Dim { unsigned x, y, z; };
 extern thread_local Dim threadIdx, blockIdx;
@@ -56,3 +59,9 @@ inline int __clzll(long long v) { return v ? __builtin_clzll((unsigned long long
 inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) { return (unsigned)(((((unsigned long long)hi << 32) | lo) << (s & 31)) >> 32); }
 inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) { return (unsigned)(((((unsigned long long)hi << 32) | lo) >> (s & 31))); }
 inline unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
+// One warp runs at a time: a block-wide barrier is the warp's, and a loop
+// strided by the block's threads runs whole in each warp.
+inline void __syncthreads() { g_bar->arrive_and_wait(); }
+#define blockDim (Dim{32, 1, 1})
+// Read-only loads are plain loads here.
+template <class T> inline T __ldg(const T* p) { return *p; }
