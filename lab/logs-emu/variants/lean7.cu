@@ -50,6 +50,12 @@ static_assert(sizeof(LBlock) % 8 == 0, "LBlock is read as a whole");
 // block before its warps render.
 __shared__ unsigned short lg_pairs[100];
 
+// Fills lg_pairs; every thread of the block calls it before any returns.
+__device__ __forceinline__ void lg_pairs_fill() {
+    for (u32 k = threadIdx.x; k < 100; k += blockDim.x) lg_pairs[k] = (unsigned short)(('0' + k / 10) | ('0' + k % 10) << 8);
+    __syncthreads();
+}
+
 struct LgBlk {
     const u8* raw;
     const u32* tpl;
@@ -643,8 +649,7 @@ extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS, FP_LG_MIN_BLOCKS)
     __shared__ LgScratch scratch[FP_LG_WARPS];
     __shared__ __align__(16) u8 stage[FP_LG_WARPS][FP_LG_STAGE + 16];
     __shared__ LgBlk sdesc[FP_LG_WARPS][2];
-    for (u32 k = threadIdx.x; k < 100; k += blockDim.x) lg_pairs[k] = (unsigned short)(('0' + k / 10) | ('0' + k % 10) << 8);
-    __syncthreads();
+    lg_pairs_fill();
     const u32 w = threadIdx.x >> 5;
     lg_tile(input, input_len, blocks, nblocks, pieces, npieces, tiles, ntiles, out, out_len,
             offsets, offsets_len, status, scratch[w], stage[w], sdesc[w]);
@@ -673,6 +678,7 @@ extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_rows_log
 {
     __shared__ __align__(16) u8 stage_all[FP_LG_WARPS][FP_LG_STAGE + 16];
     __shared__ LgBlk sdesc_all[FP_LG_WARPS][2];
+    lg_pairs_fill();
     const u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const u32 t = blockIdx.x * FP_LG_WARPS + w;
     if (t >= n) return;  // warp-uniform
