@@ -27,6 +27,14 @@
 //      bytes up to 16-byte alignment, 16-byte stores, the tail.
 // The block descriptors live once per warp in shared memory (each lane a
 // copy in registers spilled to local memory, measured slower: bench/LOGS.md).
+// A piece (static string, dictionary value, token, number) that lies wholly
+// inside the window is written without per-byte window checks; the rarer
+// paths (a piece or number the window cuts, a packed field near its
+// buffer's end, a number of 2^32 or more, hex) are __noinline__ functions
+// taking values, so that the kernel stays small (every helper inlined at
+// each call site doubled it, and instruction fetch stalled the warps:
+// bench/LOGS.md); the tables are read through the read-only path (__ldg:
+// the descriptors come from shared memory, so plain loads were generic).
 // Follows the prelude and the other kernels in one compilation unit.
 //
 // The host validated every part (logs::LogBlock::open) and built the tables
@@ -37,6 +45,16 @@
 // outside its buffers.
 
 static_assert(sizeof(LBlock) % 8 == 0, "LBlock is read as a whole");
+
+// "00".."99", two ASCII digits a entry (low byte first), filled by each
+// block before its warps render.
+__shared__ unsigned short lg_pairs[100];
+
+// Fills lg_pairs; every thread of the block calls it before any returns.
+__device__ __forceinline__ void lg_pairs_fill() {
+    for (u32 k = threadIdx.x; k < 100; k += blockDim.x) lg_pairs[k] = (unsigned short)(('0' + k / 10) | ('0' + k % 10) << 8);
+    __syncthreads();
+}
 
 struct LgBlk {
     const u8* raw;
@@ -70,7 +88,8 @@ __device__ bool lg_resolve(const u8* input, u64 input_len, const LBlock& d, LgBl
         || !lg_in(d.word_off, 16ull * d.ntok, input_len)
         || !lg_in(d.len_off, (u64)d.ntok, input_len)
         || !lg_in(d.sum_off, (u64)d.sum_len, input_len) || d.sum_len < 16
-        || (d.tpl_off | d.slot_off | d.cp_off | d.rb_off | d.loc_off | d.st_end_off | d.sum_off) & 7)
+        || (d.tpl_off | d.slot_off | d.cp_off | d.rb_off | d.loc_off | d.st_end_off | d.sum_off) & 7
+        || (d.tpl_off | d.cp_off) & 15)
         return false;
     b.d = d;
     b.raw = input + d.raw_off;
@@ -98,30 +117,66 @@ struct LgOut {
     u32 hi;
 };
 
-__device__ __forceinline__ void lg_put(LgOut& o, u8 c) {
-    if (o.n >= o.lo && o.n < o.hi) o.base[o.rel + o.n] = c;
-    o.n++;
+// lg_copy of a piece the window cuts: only its bytes inside the window,
+// d[position] for the row's positions n .. n + len.
+__device__ __noinline__ void lg_copy_part(u8* d, u32 n, u32 lo, u32 hi, const u8* src, u32 len) {
+    const u32 a = max(n, lo), e = min(n + len, hi);
+#pragma unroll 1
+    for (u32 p = a; p < e; p++) d[p] = __ldg(src + (p - n));
+}
+
+// Whether the row's next `len` bytes all lie inside the window.
+__device__ __forceinline__ bool lg_whole(const LgOut& o, u32 len) {
+    return o.n >= o.lo && o.n <= o.hi && len <= o.hi - o.n;
 }
 
 // `len` bytes from `src`, those inside the window.
 __device__ __forceinline__ void lg_copy(LgOut& o, const u8* src, u32 len) {
-    const u32 a = max(o.n, o.lo), e = min(o.n + len, o.hi);
-    u8* d = o.base + o.rel;
-    for (u32 p = a; p < e; p++) d[p] = src[p - o.n];
+    if (lg_whole(o, len)) {
+        u8* d = o.base + o.rel + o.n;
+#pragma unroll 4
+        for (u32 k = 0; k < len; k++) d[k] = __ldg(src + k);
+        o.n += len;
+        return;
+    }
+    lg_copy_part(o.base + o.rel, o.n, o.lo, o.hi, src, len);
     o.n += len;
 }
 
+__device__ __noinline__ ulonglong2 lg_bits_slow(const u8* base, u64 len, u64 at0, u64 bit, u32 bits);
+
 // The `bits`-wide field at stream bit `bit` of the packed run at byte at0
 // of `base` (`len` bytes, 8-aligned; FORMAT §5.8.1: LSB first, byte aligned
-// at the run's start): two aligned 8-byte loads where the 16 bytes around
-// the field lie inside, else byte loads; a field whose 9-byte window at its
-// first byte leaves the buffer raises ST_LOGS.
+// at the run's start): two aligned 8-byte loads where the 16 bytes from
+// the field's first byte lie inside (32-bit arithmetic: a block is below
+// 4 GiB), else lg_bits_slow; a field whose 9-byte window at its first byte
+// leaves the buffer raises ST_LOGS.
 __device__ __forceinline__ u64 lg_bits_in(const u8* base, u64 len, u64 at0, u64 bit, u32 bits, u32& bad) {
     if (bits == 0) return 0;
     if (bits > 64) { bad = 1; return 0; }
-    // In that order, so that no sum wraps (offsets come from tables the
-    // kernel does not trust).
-    if (at0 > len || (bit >> 3) > len - at0 || len - at0 - (bit >> 3) < 9) { bad = 1; return 0; }
+    // Offsets come from tables the kernel does not trust: no sum may wrap.
+    if (len < 0x100000000ull && at0 <= len && bit < 0x100000000ull) {
+        const u32 l32 = (u32)len, at = (u32)at0 + (u32)(bit >> 3);
+        if (at >= (u32)at0 && l32 >= 16 && at <= l32 - 16) {
+            const u32 a = at & ~7u;
+            const u64* p = (const u64*)(base + a);
+            const u64 lo = __ldg(p), hi = __ldg(p + 1);
+            const u32 o = ((u32)bit & 7) + 8 * (at - a);
+            const u64 v = o ? (lo >> o) | (hi << (64 - o)) : lo;
+            return v & (~0ull >> (64 - bits));
+        }
+    }
+    const ulonglong2 r = lg_bits_slow(base, len, at0, bit, bits);
+    bad |= (u32)r.y;
+    return r.x;
+}
+
+// lg_bits_in's checked path (fields near a buffer's end, or offsets past
+// 32 bits), out of line: it is rare, and inlined at every read it doubled
+// the kernel's code. Returns (value, 1 if the field leaves the buffer);
+// the checks in that order, so that no sum wraps.
+__device__ __noinline__ ulonglong2 lg_bits_slow(const u8* base, u64 len, u64 at0, u64 bit, u32 bits) {
+    if (at0 > len || (bit >> 3) > len - at0 || len - at0 - (bit >> 3) < 9) return make_ulonglong2(0, 1);
     const u64 at = at0 + (bit >> 3);
     const u64 a = at & ~7ull;
     u64 lo = 0, hi = 0;
@@ -136,7 +191,7 @@ __device__ __forceinline__ u64 lg_bits_in(const u8* base, u64 len, u64 at0, u64 
     }
     const u32 o = (u32)(bit & 7) + 8 * (u32)(at - a);
     const u64 v = o ? (lo >> o) | (hi << (64 - o)) : lo;
-    return bits == 64 ? v : v & ((1ull << bits) - 1);
+    return make_ulonglong2(bits == 64 ? v : v & ((1ull << bits) - 1), 0);
 }
 
 // Value i of a packed run of `bits`-bit fields starting at block byte at0.
@@ -154,32 +209,48 @@ __device__ __forceinline__ u64 lg_int(const LgBlk& b, u32 first, u32 len, u64 i,
     if (i >= len) { bad = 1; return 0; }
     const u64 c = (u64)first + i / 128;
     if (c >= b.d.ncp) { bad = 1; return 0; }
-    const u64* cp = b.cp + 4 * c;
-    const u64 j = i % 128;
-    const u64 line = cp[0] + cp[1] * j;
-    const u64 mode = cp[3];
+    const ulonglong2* cp = (const ulonglong2*)(b.cp + 4 * c);
+    const ulonglong2 c0 = __ldg(cp), c1 = __ldg(cp + 1);
+    const u32 j = (u32)i & 127;
+    const u64 line = c0.x + c0.y * j;
+    const u64 mode = c1.y;
     if (mode & FP_LG_CP_SUMS)
-        return line + lg_bits_in(b.sums, b.d.sum_len, cp[2], j * (mode & 0xff), (u32)(mode & 0xff), bad);
-    return line + lg_packed(b, data + cp[2], (u32)mode, j, bad);
+        return line + lg_bits_in(b.sums, b.d.sum_len, c1.x, (u64)j * (mode & 0xff), (u32)(mode & 0xff), bad);
+    return line + lg_bits_in(b.raw, b.d.raw_len, data + c1.x, (u64)j * (u32)mode, (u32)mode, bad);
 }
 
 // Decoded string i (a static string or a dictionary value).
 __device__ __forceinline__ void lg_static(const LgBlk& b, u64 i, LgOut& o, u32& bad) {
     if (i >= b.d.nstr) { bad = 1; return; }
-    const u32 s = i ? b.st_end[i - 1] : 0, e = b.st_end[i];
+    const u32 s = i ? __ldg(b.st_end + i - 1) : 0, e = __ldg(b.st_end + i);
     if (s > e || e > b.d.st_len) { bad = 1; return; }
     lg_copy(o, b.st + s, e - s);
 }
 
+// lg_copy16 of a token the window cuts, out of line.
+__device__ __noinline__ void lg_copy16_part(u8* d, u32 n, u32 lo, u32 hi, uint4 t, u32 len) {
+    const u32 a = max(n, lo), e = min(n + len, hi);
+    const u64 wlo = ((u64)t.y << 32) | t.x, whi = ((u64)t.w << 32) | t.z;
+#pragma unroll 1
+    for (u32 p = a; p < e; p++) {
+        const u32 k = p - n;
+        d[p] = (u8)((k < 8 ? wlo : whi) >> (8 * (k & 7)));
+    }
+}
+
 // As lg_copy, from a 16-byte token word held in registers.
 __device__ __forceinline__ void lg_copy16(LgOut& o, uint4 t, u32 len) {
-    const u32 a = max(o.n, o.lo), e = min(o.n + len, o.hi);
-    u8* d = o.base + o.rel;
-    const u64 lo = ((u64)t.y << 32) | t.x, hi = ((u64)t.w << 32) | t.z;
-    for (u32 p = a; p < e; p++) {
-        const u32 k = p - o.n;
-        d[p] = (u8)((k < 8 ? lo : hi) >> (8 * (k & 7)));
+    if (lg_whole(o, len)) {
+        u8* d = o.base + o.rel + o.n;
+        u64 x = ((u64)t.y << 32) | t.x;
+        const u32 n0 = min(len, 8u);
+        for (u32 k = 0; k < n0; k++, x >>= 8) d[k] = (u8)x;
+        x = ((u64)t.w << 32) | t.z;
+        for (u32 k = 8; k < len; k++, x >>= 8) d[k] = (u8)x;
+        o.n += len;
+        return;
     }
+    lg_copy16_part(o.base + o.rel, o.n, o.lo, o.hi, t, len);
     o.n += len;
 }
 
@@ -205,25 +276,25 @@ __device__ __forceinline__ void lg_pool(const LgBlk& b, u64 i, LgOut& o, u32& ba
         const u64* wp = (const u64*)b.raw;
         u64 wi = bit0 >> 6;
         u32 off = (u32)(bit0 & 63);
-        u64 cur = wp[wi], nxt = wp[wi + 1];
+        u64 cur = __ldg(wp + wi), nxt = __ldg(wp + wi + 1);
         const u32 mask = (1u << cb) - 1;
         for (u64 c = s; c < e; c++) {
             const u32 code = (u32)(off ? (cur >> off) | (nxt << (64 - off)) : cur) & mask;
             off += cb;
-            if (off >= 64) { off -= 64; cur = nxt; nxt = wp[++wi + 1]; }
+            if (off >= 64) { off -= 64; cur = nxt; nxt = __ldg(wp + (++wi + 1)); }
             if (code >= b.d.ntok) { bad = 1; return; }
-            u32 l = b.lens[code];
+            u32 l = __ldg(b.lens + code);
             if (l > 16) { bad = 1; l = 16; }
-            lg_copy16(o, *(const uint4*)(b.words + 16 * (u64)code), l);
+            lg_copy16(o, __ldg((const uint4*)(b.words + 16 * (u64)code)), l);
         }
         return;
     }
     for (u64 c = s; c < e; c++) {
         const u32 code = (u32)lg_packed(b, b.d.codes_at, b.d.code_bits, c, bad);
         if (code >= b.d.ntok) { bad = 1; return; }
-        u32 l = b.lens[code];
+        u32 l = __ldg(b.lens + code);
         if (l > 16) { bad = 1; l = 16; }
-        lg_copy16(o, *(const uint4*)(b.words + 16 * (u64)code), l);
+        lg_copy16(o, __ldg((const uint4*)(b.words + 16 * (u64)code)), l);
     }
 }
 
@@ -242,54 +313,71 @@ __device__ __forceinline__ u32 lg_digits(u32 kind, u64 v) {
 }
 
 // `v` in decimal (kind 0) or hex (1 lower, 2 upper), zero-padded to `w`
-// digits (never truncated; at most 40), as logs::bits renders it.
+// digits, as logs::bits renders it: the bytes of the row's positions
+// [n, n + w) that lie in [lo, hi), at d[position]. Out of line: the inline
+// path below takes the common case (a decimal below 2^32 wholly inside the
+// window), and this one every other.
+__device__ __noinline__ void lg_render_part(u8* d, u32 n, u32 lo, u32 hi, u32 kind, u64 v, u32 w, u32 digits) {
+#pragma unroll 1
+    for (u32 k = digits; k < w; k++, n++)
+        if (n >= lo && n < hi) d[n] = '0';
+    const u32 end = n + digits;
+    if (kind == 0) {
+        u64 x = v;
+#pragma unroll 1
+        for (u32 at = end; at-- > n;) {
+            const u64 q = x / 10;
+            if (at >= lo && at < hi) d[at] = (u8)('0' + (u32)(x - 10 * q));
+            x = q;
+        }
+    } else {
+        const u32 alpha = kind == 2 ? 'A' - 10 : 'a' - 10;
+        u64 x = v;
+#pragma unroll 1
+        for (u32 at = end; at-- > n;) {
+            const u32 g = (u32)(x & 15);
+            if (at >= lo && at < hi) d[at] = (u8)(g < 10 ? '0' + g : alpha + g);
+            x >>= 4;
+        }
+    }
+}
+
+// `v` rendered as lg_render_part does, at the row's next position (never
+// truncated; at most 40 digits).
 __device__ __forceinline__ void lg_render(LgOut& o, u32 kind, u64 v, u32 w) {
     const u32 n = lg_digits(kind, v);
     if (w < n) w = n;
     if (w > 40) w = 40;
-    for (u32 k = n; k < w; k++) lg_put(o, '0');
-    const u32 end = o.n + n;
-    if (end > o.lo && o.n < o.hi) {
-        u8* d = o.base + o.rel;
-        if (kind == 0 && v < 0x100000000ull) {
-            u32 x = (u32)v;
-            for (u32 at = end; at-- > o.n;) {
-                const u32 q = x / 10;
-                if (at >= o.lo && at < o.hi) d[at] = (u8)('0' + (x - 10 * q));
-                x = q;
-            }
-        } else if (kind == 0) {
-            u64 x = v;
-            for (u32 at = end; at-- > o.n;) {
-                const u64 q = x / 10;
-                if (at >= o.lo && at < o.hi) d[at] = (u8)('0' + (u32)(x - 10 * q));
-                x = q;
-            }
-        } else {
-            const u32 alpha = kind == 2 ? 'A' - 10 : 'a' - 10;
-            u64 x = v;
-            for (u32 at = end; at-- > o.n;) {
-                const u32 g = (u32)(x & 15);
-                if (at >= o.lo && at < o.hi) d[at] = (u8)(g < 10 ? '0' + g : alpha + g);
-                x >>= 4;
-            }
+    if (kind == 0 && v < 0x100000000ull && lg_whole(o, w)) {
+        u8* d = o.base + o.rel + o.n;
+        for (u32 k = n; k < w; k++, d++) *d = '0';
+        u32 x = (u32)v, at = n;
+        for (; at >= 2; at -= 2) {
+            const u32 q = x / 100;
+            const u32 p = lg_pairs[x - 100 * q];
+            d[at - 2] = (u8)p;
+            d[at - 1] = (u8)(p >> 8);
+            x = q;
         }
+        if (at) d[0] = (u8)('0' + x);
+    } else {
+        lg_render_part(o.base + o.rel, o.n, o.lo, o.hi, kind, v, w, n);
     }
-    o.n = end;
+    o.n += w;
 }
 
 // Row `rank` of template `tid` of block `b` into `o` (FORMAT §5.8.2:
 // static₀ value₀ static₁ … value_{k−1} static_k).
 __device__ __forceinline__ void lg_row(const LgBlk& b, u32 tid, u32 rank, LgOut& o, u32& bad) {
     if (tid >= b.d.ntpl) { bad = 1; return; }
-    const u32* t = b.tpl + 4 * (u64)tid;
-    const u32 first = t[0], slots = t[1], st = t[2];
+    const uint4 t = __ldg((const uint4*)(b.tpl + 4 * (u64)tid));
+    const u32 first = t.x, slots = t.y, st = t.z;
     if ((u64)first + slots > b.d.nslot) { bad = 1; return; }
     const u64 data = b.d.data_at;
     for (u32 s = 0; s < slots; s++) {
         lg_static(b, (u64)st + s, o, bad);
         const uint4* sl = (const uint4*)(b.slot + 8 * ((u64)first + s));
-        const uint4 s0 = sl[0], s1 = sl[1];
+        const uint4 s0 = __ldg(sl), s1 = __ldg(sl + 1);
         const u32 kind = s0.x;
         if (kind <= 2) {
             const u64 v = lg_int(b, s0.z, s0.w, rank, data, bad);
@@ -340,7 +428,7 @@ __device__ __forceinline__ void lg_drain_row(u8* d, const u8* s, u32 n) {
 }
 
 // Per-warp shared scratch of the tile decoder (1,408 bytes; with the
-// staging buffers and descriptors 48,384 bytes a block of 8 warps, under
+// staging buffers, descriptors and digit pairs 48,328 bytes a block of 8 warps, under
 // the 48 KiB of static shared memory).
 struct LgScratch {
     u8 counts[2][128];   // rows of each local id so far
@@ -503,8 +591,8 @@ __device__ __forceinline__ void lg_tile(
                 const LgBlk& b = B[k];
                 const u64 li = (u64)b.rb[4 * (u64)tl.rb] + S.loc[k][j];
                 if (li < b.d.nloc) {
-                    tid[k] = b.loc[2 * li];
-                    rank[k] = b.loc[2 * li + 1] + S.occ[k][j];
+                    tid[k] = __ldg(b.loc + 2 * li);
+                    rank[k] = __ldg(b.loc + 2 * li + 1) + S.occ[k][j];
                 } else {
                     bad = 1;
                 }
@@ -558,6 +646,7 @@ extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS, FP_LG_MIN_BLOCKS)
     __shared__ LgScratch scratch[FP_LG_WARPS];
     __shared__ __align__(16) u8 stage[FP_LG_WARPS][FP_LG_STAGE + 16];
     __shared__ LgBlk sdesc[FP_LG_WARPS][2];
+    lg_pairs_fill();
     const u32 w = threadIdx.x >> 5;
     lg_tile(input, input_len, blocks, nblocks, pieces, npieces, tiles, ntiles, out, out_len,
             offsets, offsets_len, status, scratch[w], stage[w], sdesc[w]);
@@ -586,6 +675,7 @@ extern "C" __global__ void __launch_bounds__(32 * FP_LG_WARPS) fastpair_rows_log
 {
     __shared__ __align__(16) u8 stage_all[FP_LG_WARPS][FP_LG_STAGE + 16];
     __shared__ LgBlk sdesc_all[FP_LG_WARPS][2];
+    lg_pairs_fill();
     const u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const u32 t = blockIdx.x * FP_LG_WARPS + w;
     if (t >= n) return;  // warp-uniform
