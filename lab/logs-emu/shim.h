@@ -25,6 +25,7 @@ struct uint2 { unsigned x, y; };
 struct ulonglong2 { unsigned long long x, y; };
 inline ulonglong2 make_ulonglong2(unsigned long long a, unsigned long long b) { return ulonglong2{a, b}; }
 inline uint2 make_uint2(unsigned a, unsigned b) { return uint2{a, b}; }
+inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return uint4{a, b, c, d}; }
 struct Dim { unsigned x, y, z; };
 extern thread_local Dim threadIdx, blockIdx;
 extern std::barrier<>* g_bar;
