@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CPU emulation of the GPU log decoder (kernels/logs.cu, fastpair_logs):
+# CPU emulation of the GPU log decoder (kernels/logs.cu: fastpair_logs, and
+# fastpair_rows_logs on every third row of each chunk, in a process of its own):
 # each warp is 32 threads and every warp intrinsic a barrier, so the kernel
 # runs unchanged (no device) against the CPU reader. Slow (seconds per
 # column) but byte-exact: a check before spending device time on a kernel
@@ -25,6 +26,7 @@ for c in "${cols[@]}"; do
     g++ -std=c++20 -O1 -pthread -Ilab/logs-emu -Ikernels -DPRELUDE="\"$root/$d/prelude.h\"" \
       ${LOGS_CU:+-DLOGS_CU="\"$(realpath "$LOGS_CU")\""} lab/logs-emu/emu.cpp -o "$work/emu"
     "$work/emu" "$d" || status=1
+    "$work/emu" "$d" rows || status=1
   done
 done
 exit $status
