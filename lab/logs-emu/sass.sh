@@ -7,7 +7,9 @@
 # installed from PyPI into target/cudatools on first use.
 #   bash lab/logs-emu/sass.sh [KERNEL.cu ...]   (default kernels/logs.cu)
 # The prelude comes from a launch dump (lab/logs-emu/run.sh writes them);
-# PRELUDE=path overrides.
+# PRELUDE=path overrides. Other units: UNIT and FUNC, e.g. the search kernel
+#   UNIT=kernels/cascade.cu,kernels/decode.cu FUNC=fastpair_search \
+#     bash lab/logs-emu/sass.sh kernels/search.cu
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
@@ -33,6 +35,6 @@ for k in "${ks[@]}"; do
   "$venv/bin/python" lab/logs-emu/sass.py "$prelude" "$k" "$out"
   if [ -n "${LINES:-}" ]; then
     "$(ls -d "$venv"/lib/python3*/site-packages/nvidia/cu13/bin)/nvdisasm" -g "$out/k.cubin" 2> /dev/null > "$out/k.lines"
-    python3 lab/logs-emu/sass_lines.py "$out/k.lines" fastpair_logs "$k" "$LINES"
+    python3 lab/logs-emu/sass_lines.py "$out/k.lines" "${FUNC:-fastpair_logs}" "$k" "$LINES"
   fi
 done
