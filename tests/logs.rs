@@ -626,3 +626,57 @@ fn breakdown_parts_add_up() {
         assert_eq!(parts.iter().sum::<u64>(), len, "{file}");
     }
 }
+
+/// A slot whose values are all distinct (package names and versions, as in
+/// dpkg.log) is a value dictionary in a small column (its values then live
+/// in the block's LZMA2 open section), free text with
+/// `LogOptions::unique_dicts` off; both read back, and the dictionary form
+/// is the smaller.
+#[test]
+fn distinct_values_of_a_small_column_are_a_dictionary() {
+    // A name of letters a row: 8 from a linear congruential walk.
+    let name = |i: u32| -> String {
+        let mut x = i.wrapping_mul(2_654_435_761).wrapping_add(12_345);
+        (0..8)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (b'a' + (x >> 16) as u8 % 26) as char
+            })
+            .collect()
+    };
+    let rows: Vec<String> = (0..1500u32)
+        .map(|i| {
+            format!(
+                "2025-06-10 12:{:02}:{:02} status installed {}:amd64",
+                i / 60 % 60,
+                i % 60,
+                name(i)
+            )
+        })
+        .collect();
+    let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
+    let kinds = |opts: &LogOptions| {
+        let payload = encode_column(&refs, opts);
+        let col = LogColumn::open(&payload).unwrap();
+        assert_serves(&col, &refs);
+        let s = col.summary();
+        let slots = |name: &str| {
+            s.slot_types
+                .iter()
+                .filter(|t| t.name == name)
+                .map(|t| t.slots)
+                .sum::<u64>()
+        };
+        (payload.len(), slots("dict"), slots("text"))
+    };
+    let on = kinds(&LogOptions::default());
+    let off = kinds(&LogOptions {
+        unique_dicts: false,
+        ..LogOptions::default()
+    });
+    assert!(
+        on.1 > off.1,
+        "dictionary slots with / without: {on:?} {off:?}"
+    );
+    assert!(on.0 < off.0, "bytes with / without: {on:?} {off:?}");
+}

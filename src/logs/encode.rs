@@ -477,7 +477,7 @@ fn plan_template<'a>(
     let (groups, mut singles) = if escape || !opts.group_slots {
         ((0..spans.len()).map(|s| (s, s)).collect(), Vec::new())
     } else {
-        let (g, s, _) = group_slots(rows, trows, spans, opts.typed);
+        let (g, s, _) = group_slots(rows, trows, spans, opts.typed, opts.unique_dicts);
         (g, s)
     };
     // A group whose value is the same on every row of its template (a
@@ -522,7 +522,7 @@ fn plan_template<'a>(
         if escape {
             SlotPlan::Free { values: words }
         } else {
-            plan_slot_with(words, opts.typed && f == l, par).0
+            plan_slot_with(words, opts.typed && f == l, par, opts.unique_dicts).0
         }
     };
     // A template of many rows types its groups in parallel (each group's

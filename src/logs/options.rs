@@ -51,6 +51,13 @@ pub struct LogOptions {
     /// encodes several chunks at once (idle threads steal a slower chunk's
     /// tasks).
     pub threads: bool,
+    /// A text slot whose values are all distinct may still be a value
+    /// dictionary (format 10 keeps a dictionary's values in the block's
+    /// LZMA2 open section, where they cost less than pool codes) when its
+    /// column is small: `encode_column` turns it off past
+    /// `UNIQUE_DICT_COLUMN` bytes of text, since a block's open section is
+    /// decoded whole, and held, before any of its rows is read.
+    pub unique_dicts: bool,
 }
 
 impl Default for LogOptions {
@@ -68,6 +75,7 @@ impl Default for LogOptions {
             families: true,
             prune_pool: true,
             threads: true,
+            unique_dicts: true,
         }
     }
 }

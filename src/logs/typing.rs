@@ -141,16 +141,21 @@ impl<'a> Key<'a> {
 
 /// Text typing: a value dictionary when its estimated bytes are smaller
 /// than one string per row, else free; with its [`cost`] and the words as
-/// first-appearance ids.
+/// first-appearance ids. Values all distinct are free text unless `unique`
+/// ([`LogOptions::unique_dicts`](super::LogOptions::unique_dicts)).
 /// `threads`: the ids' block plans made in parallel ([`Planned::of_par`]).
-pub(super) fn as_text<'a>(words: &[&'a [u8]], threads: bool) -> (SlotPlan<'a>, f64, Vec<u32>) {
+pub(super) fn as_text<'a>(
+    words: &[&'a [u8]],
+    threads: bool,
+    unique: bool,
+) -> (SlotPlan<'a>, f64, Vec<u32>) {
     let (ids, values) = value_ids(words);
     let free = || SlotPlan::Free {
         values: words.to_vec(),
     };
     let free_cost = strings_cost(words) + 1.0;
     let ids32: Vec<u32> = ids.iter().map(|&i| i as u32).collect();
-    if values.len() == words.len() {
+    if values.len() == words.len() && !unique {
         return (free(), free_cost, ids32);
     }
     let cols = Planned::of_par(&ids, threads);
@@ -258,8 +263,12 @@ pub(super) fn group_words<'a>(
 /// dictionary costs less (a few distinct numbers: flags, pids, ports);
 /// else text (dictionary or free). With its [`cost`] and the words as
 /// first-appearance ids.
-pub(super) fn plan_slot(words: Vec<&[u8]>, int: bool) -> (SlotPlan<'_>, f64, Vec<u32>) {
-    plan_slot_with(words, int, false)
+pub(super) fn plan_slot(
+    words: Vec<&[u8]>,
+    int: bool,
+    unique: bool,
+) -> (SlotPlan<'_>, f64, Vec<u32>) {
+    plan_slot_with(words, int, false, unique)
 }
 
 /// [`plan_slot`], with rayon's threads when `threads` (a slot of many
@@ -269,6 +278,7 @@ pub(super) fn plan_slot_with(
     words: Vec<&[u8]>,
     int: bool,
     threads: bool,
+    unique: bool,
 ) -> (SlotPlan<'_>, f64, Vec<u32>) {
     let ints = || {
         let (kind, values, width, widths) = if int { as_ints(&words) } else { None }?;
@@ -276,7 +286,7 @@ pub(super) fn plan_slot_with(
         let c = cost(&int);
         Some((int, c))
     };
-    let (int, text) = super::join_maybe(threads, ints, || as_text(&words, threads));
+    let (int, text) = super::join_maybe(threads, ints, || as_text(&words, threads, unique));
     // A value dictionary wins over the integer column only when cheaper.
     match (int, text) {
         (Some((_, int_cost)), (text @ SlotPlan::Dict { .. }, c, ids)) if c < int_cost => {
@@ -287,9 +297,9 @@ pub(super) fn plan_slot_with(
     }
 }
 
-/// `plan_slot(words, int).1` without building the plan: the same
+/// `plan_slot(words, int, false).1` without building the plan: the same
 /// arithmetic in the same order, so the same `f64` (the family search
-/// only needs the estimate).
+/// only needs the estimate; it prices distinct values as free text).
 pub(super) fn slot_cost(words: &[&[u8]], int: bool) -> f64 {
     let ints = if int { as_ints(words) } else { None };
     let (ids, values) = value_ids(words);
@@ -335,6 +345,7 @@ pub(super) fn group_slots<'a>(
     trows: &[u32],
     spans: &[Vec<(u32, u32)>],
     typed: bool,
+    unique: bool,
 ) -> Groups<'a> {
     let n = spans.len();
     let mut groups: Vec<(usize, usize)> = (0..n).map(|s| (s, s)).collect();
@@ -356,7 +367,7 @@ pub(super) fn group_slots<'a>(
     let mut costs = Vec::with_capacity(n);
     let mut ids: Vec<Vec<u32>> = Vec::with_capacity(n);
     for f in 0..n {
-        let (p, c, i) = plan_slot(group_words(rows, &srows, &sspans, f, f), typed);
+        let (p, c, i) = plan_slot(group_words(rows, &srows, &sspans, f, f), typed, unique);
         singles.push(Some(p));
         costs.push(c);
         ids.push(i);
@@ -550,8 +561,8 @@ mod tests {
             .collect();
         for col in [&ints, &few, &ports, &free] {
             let words: Vec<&[u8]> = col.iter().map(|w| w.as_bytes()).collect();
-            let (a, ca, ia) = plan_slot(words.clone(), true);
-            let (b, cb, ib) = plan_slot_with(words, true, true);
+            let (a, ca, ia) = plan_slot(words.clone(), true, true);
+            let (b, cb, ib) = plan_slot_with(words, true, true, true);
             assert_eq!(std::mem::discriminant(&a), std::mem::discriminant(&b));
             assert_eq!(ca.to_bits(), cb.to_bits());
             assert_eq!(ia, ib);
