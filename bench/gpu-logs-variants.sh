@@ -7,8 +7,10 @@
 # (instructions, active lanes an instruction, stalls). Build here first:
 #   ../shared/tools/gpu-bundle --features test-util,gpu --test gpu_logs \
 #     --test gpu_hostile --bench gpu_logs --data ../shared/corpus
-# then on the device, carrying .gpu and the variants' folder:
-#   VARIANTS="lab/logs-emu/variants/a.cu ..." bash bench/gpu-logs-variants.sh
+# and the variants' kernel files (a patch in lab/logs-emu/variants: `bash
+# lab/logs-emu/variant.sh NAME` writes target/logs-emu/variants/NAME.cu),
+# then on the device, carrying .gpu and target/logs-emu/variants:
+#   VARIANTS="target/logs-emu/variants/a.cu ..." bash bench/gpu-logs-variants.sh
 # Knobs: ROUNDS (default "1 2"), REPS (10), NCU_COLUMNS (loghub_HealthApp_2k,
 # loghub_Mac_2k; empty for none), TESTED (the variants whose tests and
 # memcheck run, after the timings; default all of VARIANTS, "" for none).
