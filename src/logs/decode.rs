@@ -501,9 +501,23 @@ impl LogBlock {
         self.templates.len()
     }
 
-    /// Rows stored through the escape template.
+    /// Rows no template holds: those of the escape template and of any
+    /// template that is one slot between empty static strings (the writer
+    /// lays rows that match nothing out so when a value dictionary stores
+    /// them in fewer bytes: `encode::whole_rows_template`).
     pub fn escaped_rows(&self) -> usize {
-        self.templates[0].count as usize
+        self.templates
+            .iter()
+            .enumerate()
+            .filter(|&(t, tp)| t == 0 || self.is_whole_row(tp))
+            .map(|(_, tp)| tp.count as usize)
+            .sum()
+    }
+
+    /// Whether template `tp` renders its one slot's value and nothing else.
+    fn is_whole_row(&self, tp: &Template) -> bool {
+        let s = tp.first_static as usize;
+        tp.slots == 1 && self.static_str(s).is_empty() && self.static_str(s + 1).is_empty()
     }
 
     /// Calls `f(row, template, rank)` for every row whose template `t` has

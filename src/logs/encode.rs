@@ -10,11 +10,14 @@ use super::typing::{group_slots, group_words, plan_slot_with, SlotPlan, PAR_ROWS
 use super::{text, Kind, LogOptions, Width, BLOCK_MAGIC, ROW_BLOCK};
 
 /// What an encoded template is: a mined one (index into the kept
-/// patterns) or a family of them (index into the families' statics).
+/// patterns), a family of them (index into the families' statics), or
+/// the whole rows that no template matched, as one slot of an ordinary
+/// template (see [`whole_rows_template`]).
 #[derive(Clone, Copy, Debug)]
 enum Layout {
     Plain(usize),
     Family(usize),
+    Whole,
 }
 
 /// Encodes `rows` into one log block (the bytes as they would be stored,
@@ -172,6 +175,7 @@ fn emit<'a>(
     let mut new_tid = vec![0u32; kept.len() + 1];
     let mut fam_tid = vec![0u32; fam_statics.len()];
     let mut layout: Vec<Layout> = vec![Layout::Plain(0)];
+    let whole = whole_rows_template(rows, tids, opts);
     for (t, c) in cuts.iter().enumerate() {
         new_tid[t + 1] = match c {
             Some((f, _)) if fam_tid[*f] != 0 => fam_tid[*f],
@@ -186,9 +190,14 @@ fn emit<'a>(
             }
         };
     }
+    if whole {
+        layout.push(Layout::Whole);
+        new_tid[0] = layout.len() as u32 - 1;
+    }
     let slots_of = |t: usize| match layout[t] {
         Layout::Plain(k) => kept[k].slots(),
         Layout::Family(f) => fam_statics[f].len() - 1,
+        Layout::Whole => 1,
     };
     // Gather each template's rows and its slots' byte ranges in them.
     let ntemp = layout.len();
@@ -211,8 +220,9 @@ fn emit<'a>(
     for (i, (r, &otid)) in rows.iter().zip(tids).enumerate() {
         let tid = new_tid[otid as usize];
         trows[tid as usize].push(i as u32);
-        if tid == 0 {
-            spans[0][0].push((0, r.len() as u32));
+        if otid == 0 {
+            // Escaped, or the whole-rows template's: one slot, the row.
+            spans[tid as usize][0].push((0, r.len() as u32));
             continue;
         }
         let p = kept[otid as usize - 1];
@@ -264,7 +274,9 @@ fn emit<'a>(
         .map(|tid| match (layout[tid], &own[tid]) {
             (_, Some(p)) => p,
             (Layout::Plain(k), None) => cache[k].as_ref().expect("planned above"),
-            (Layout::Family(_), None) => unreachable!("families are planned above"),
+            (Layout::Family(_) | Layout::Whole, None) => {
+                unreachable!("families and whole rows are planned above")
+            }
         })
         .collect();
     let groups: Vec<&[(usize, usize)]> = tplans.iter().map(|p| &p.groups[..]).collect();
@@ -280,6 +292,7 @@ fn emit<'a>(
             let st = match l {
                 Layout::Plain(k) => kept[*k].statics(),
                 Layout::Family(f) => fam_statics[*f].clone(),
+                Layout::Whole => vec![Vec::new(), Vec::new()],
             };
             let mut out = vec![st[0].clone()];
             for (&(_, l), c) in gs.iter().zip(cs.iter()) {
@@ -424,6 +437,32 @@ fn emit<'a>(
     }
     out.resize(out.len() + PAD, 0);
     Emitted::Bytes(out)
+}
+
+/// Whether the rows no template matched (`tids` 0) are laid out as an
+/// ordinary template of one slot with empty static strings instead of the
+/// escape template's: when [`LogOptions::unique_dicts`] and the typing
+/// makes them a value dictionary, whose values (whole rows) then lie in
+/// the block's LZMA2 open section (§5.8.6) rather than in the pool, where
+/// the escape template's rows must be (§5.8.2: its slot is free text).
+/// Rows that match nothing are mostly long and unlike the rest (apt's
+/// package lists), and the open section stores them in fewer bytes than
+/// pool codes can (bench/LOGS.md, "Whole rows in the open section"). The
+/// escape template then has no rows.
+fn whole_rows_template(rows: &[&[u8]], tids: &[u32], opts: &LogOptions) -> bool {
+    if !opts.unique_dicts || !tids.contains(&0) {
+        return false;
+    }
+    let words: Vec<&[u8]> = rows
+        .iter()
+        .zip(tids)
+        .filter(|(_, &t)| t == 0)
+        .map(|(r, _)| *r)
+        .collect();
+    matches!(
+        super::typing::as_text(&words, false, true).0,
+        SlotPlan::Dict { .. }
+    )
 }
 
 /// A block's open section (§5.8.6): its image — the meta's length and

@@ -53,8 +53,10 @@ pub struct LogOptions {
     pub threads: bool,
     /// A text slot whose values are all distinct may still be a value
     /// dictionary (format 10 keeps a dictionary's values in the block's
-    /// LZMA2 open section, where they cost less than pool codes) when its
-    /// column is small: `encode_column` turns it off past
+    /// LZMA2 open section, where they cost less than pool codes), and so
+    /// may the rows that match no template (a template of one slot, not
+    /// the escape template's pool strings), when the column is small:
+    /// `encode_column` turns it off past
     /// `UNIQUE_DICT_COLUMN` bytes of text, since a block's open section is
     /// decoded whole, and held, before any of its rows is read.
     pub unique_dicts: bool,
