@@ -13,7 +13,8 @@
 #   VARIANTS="target/logs-emu/variants/a.cu ..." bash bench/gpu-logs-variants.sh
 # Knobs: ROUNDS (default "1 2"), REPS (10), NCU_COLUMNS (loghub_HealthApp_2k,
 # loghub_Mac_2k; empty for none), TESTED (the variants whose tests and
-# memcheck run, after the timings; default all of VARIANTS, "" for none).
+# memcheck run, after the timings; default all of VARIANTS, "" for none),
+# SOURCE_COLUMN (per-instruction counts of the kept kernel, below).
 # Logs land in $OUT; summary.txt collects the lines that matter.
 set -uo pipefail
 source bench/gpu-corpus.sh
@@ -57,6 +58,20 @@ if command -v ncu > /dev/null; then
         | awk '{$1=$1; print}' | tr '\n' ';')" | tee -a "$S"
     done
   done
+fi
+# SOURCE_COLUMN: Nsight Compute's per-instruction counts of the kept kernel
+# (or SOURCE_KERNEL, a variant's file) on that column (executed instructions, active lanes, stall samples per
+# SASS instruction), exported as CSV for lab/logs-emu/sass.sh's line map.
+if [ -n "${SOURCE_COLUMN:-}" ] && command -v ncu > /dev/null; then
+  use "${SOURCE_KERNEL:-kept}"
+  step "source counters, $SOURCE_COLUMN"
+  ONLY=$SOURCE_COLUMN CODED=0 REPS=1 timeout 240 ncu --clock-control none -k regex:'^fastpair_logs$' -c 1 \
+    --section SourceCounters --section InstructionStats --section WarpStateStats -f -o "$OUT/source" \
+    .gpu/bin/gpu_logs-bench > "$OUT/source.log" 2>&1 || status=1
+  ncu -i "$OUT/source.ncu-rep" --page source --csv --print-source sass > "$OUT/source-sass.csv" 2>> "$OUT/source.log" || status=1
+  echo "source counters: $(wc -l < "$OUT/source-sass.csv") lines; $(head -c 300 "$OUT/source-sass.csv" | head -2 | tr '\n' ' ')" | tee -a "$S"
+  xz -9 -f "$OUT/source-sass.csv"
+  rm -f "$OUT/source.ncu-rep"
 fi
 run_tests
 step "done status=$status"
