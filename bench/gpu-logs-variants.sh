@@ -59,19 +59,22 @@ if command -v ncu > /dev/null; then
     done
   done
 fi
-# SOURCE_COLUMN: Nsight Compute's per-instruction counts of the kept kernel
+# SOURCE_COLUMN (one or more): Nsight Compute's per-instruction counts of the kept kernel
 # (or SOURCE_KERNEL, a variant's file) on that column (executed instructions, active lanes, stall samples per
 # SASS instruction), exported as CSV for lab/logs-emu/sass.sh's line map.
 if [ -n "${SOURCE_COLUMN:-}" ] && command -v ncu > /dev/null; then
   use "${SOURCE_KERNEL:-kept}"
-  step "source counters, $SOURCE_COLUMN"
-  ONLY=$SOURCE_COLUMN CODED=0 REPS=1 timeout 240 ncu --clock-control none -k regex:'^fastpair_logs$' -c 1 \
-    --section SourceCounters --section InstructionStats --section WarpStateStats -f -o "$OUT/source" \
-    .gpu/bin/gpu_logs-bench > "$OUT/source.log" 2>&1 || status=1
-  ncu -i "$OUT/source.ncu-rep" --page source --csv --print-source sass > "$OUT/source-sass.csv" 2>> "$OUT/source.log" || status=1
-  echo "source counters: $(wc -l < "$OUT/source-sass.csv") lines; $(head -c 300 "$OUT/source-sass.csv" | head -2 | tr '\n' ' ')" | tee -a "$S"
-  xz -9 -f "$OUT/source-sass.csv"
-  rm -f "$OUT/source.ncu-rep"
+  for c in $SOURCE_COLUMN; do
+    step "source counters, $c"
+    ONLY=$c CODED=0 REPS=1 timeout 240 ncu --clock-control none -k regex:'^fastpair_logs$' -c 1 \
+      --section SourceCounters --section InstructionStats --section WarpStateStats -f -o "$OUT/source" \
+      .gpu/bin/gpu_logs-bench > "$OUT/source-$c.log" 2>&1 || status=1
+    f="$OUT/source-sass-$c.csv"
+    ncu -i "$OUT/source.ncu-rep" --page source --csv --print-source sass > "$f" 2>> "$OUT/source-$c.log" || status=1
+    echo "source counters $c: $(wc -l < "$f") lines" | tee -a "$S"
+    xz -9 -f "$f"
+    rm -f "$OUT/source.ncu-rep"
+  done
 fi
 run_tests
 step "done status=$status"
