@@ -355,7 +355,11 @@ impl LogTotals {
             }
         }
         for t in &l.top {
-            if t.id == 0 {
+            // The escape template's rows, and those the writer lays out as
+            // one slot between empty static strings (a value dictionary of
+            // whole rows, in small columns): rows no template matched.
+            let whole = t.slots.len() == 1 && t.text == format!("<{}>", t.slots[0]);
+            if t.id == 0 || whole {
                 self.escaped += t.rows;
             }
             let e = self
@@ -373,7 +377,7 @@ impl LogTotals {
         let payload: u64 = self.parts.iter().sum();
         let _ = writeln!(
             w,
-            "log templates      {} chunks, payload {} bytes ({:.1}%); {} templates ({} escape: {} rows stored whole as text); header/body split in {} chunks",
+            "log templates      {} chunks, payload {} bytes ({:.1}%); {} templates ({} escape: {} rows matched no template, stored whole); header/body split in {} chunks",
             thousands(self.chunks),
             thousands(payload),
             pct(payload),
