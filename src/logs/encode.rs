@@ -107,6 +107,7 @@ fn encode_as(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions, make: Make) -> 
     // columns then pack, so the bytes decide).
     // The templates outside any family are planned once for both layouts
     // (`cache`).
+    let whole = whole_rows_template(rows, &tids, opts);
     let mut cache: Vec<Option<TPlan>> = (0..kept.len()).map(|_| None).collect();
     let no_families = vec![None; kept.len()];
     if opts.families && kept.len() > 1 {
@@ -125,6 +126,7 @@ fn encode_as(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions, make: Make) -> 
                 &cuts,
                 &fam_statics,
                 &mut cache,
+                whole,
                 opts,
                 make,
             );
@@ -136,6 +138,7 @@ fn encode_as(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions, make: Make) -> 
                 &no_families,
                 &[],
                 &mut cache,
+                whole,
                 opts,
                 make,
             );
@@ -150,6 +153,7 @@ fn encode_as(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions, make: Make) -> 
         &no_families,
         &[],
         &mut cache,
+        whole,
         opts,
         make,
     )
@@ -158,8 +162,9 @@ fn encode_as(rows: &[&[u8]], tok: &Tokenized, opts: &LogOptions, make: Make) -> 
 /// Lays out the block: `kept` templates (template `t + 1` is `kept[t]`),
 /// each row's template `tids` (0 = escaped), the families to merge (per
 /// kept template its family and cut, and each family's statics); `cache`
-/// holds, per kept template, its plan once a layout has made it; `make`:
-/// the bytes, or only their count.
+/// holds, per kept template, its plan once a layout has made it; `whole`:
+/// the rows no template matched as a template of their own
+/// ([`whole_rows_template`]); `make`: the bytes, or only their count.
 #[allow(clippy::too_many_arguments)]
 fn emit<'a>(
     rows: &[&'a [u8]],
@@ -169,13 +174,13 @@ fn emit<'a>(
     cuts: &[Option<(usize, super::family::Cut)>],
     fam_statics: &[Vec<Vec<u8>>],
     cache: &mut [Option<TPlan<'a>>],
+    whole: bool,
     opts: &LogOptions,
     make: Make,
 ) -> Emitted {
     let mut new_tid = vec![0u32; kept.len() + 1];
     let mut fam_tid = vec![0u32; fam_statics.len()];
     let mut layout: Vec<Layout> = vec![Layout::Plain(0)];
-    let whole = whole_rows_template(rows, tids, opts);
     for (t, c) in cuts.iter().enumerate() {
         new_tid[t + 1] = match c {
             Some((f, _)) if fam_tid[*f] != 0 => fam_tid[*f],

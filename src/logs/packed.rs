@@ -41,15 +41,11 @@ pub(crate) const EXPANSION_SLACK: usize = 1 << 16;
 /// the logs measured and half the encode time of the extreme variant.
 const PRESET: u32 = 6;
 
-/// The reader's LZMA2 filter for an image of `len` bytes (the writer's is
-/// [`encoder_filters`]): the dictionary just covers the image (no match
-/// reaches further back), at least LZMA2's smallest, 4 KiB.
+/// The reader's LZMA2 filter for an image of `len` bytes: the dictionary
+/// just covers the image (no match reaches further back), at least
+/// LZMA2's smallest, 4 KiB.
 fn filters(len: usize) -> Result<Filters> {
-    let mut o = LzmaOptions::new_preset(PRESET).map_err(|e| lzma_err("LZMA2 options", e))?;
-    o.dict_size(len.clamp(4096, u32::MAX as usize) as u32);
-    let mut f = Filters::new();
-    f.lzma2(&o);
-    Ok(f)
+    filters_with(len, |_| {})
 }
 
 /// The writer's LZMA2 filter: [`filters`] with 2 literal context bits and
@@ -61,10 +57,16 @@ fn filters(len: usize) -> Result<Filters> {
 /// only the dictionary (spec/FORMAT.md §5.8.6: any settings the writer
 /// likes).
 fn encoder_filters(len: usize) -> Result<Filters> {
+    filters_with(len, |o| {
+        o.literal_context_bits(2).position_bits(0);
+    })
+}
+
+/// Preset 6 with a dictionary of `len` bytes (at least 4 KiB), then `tune`.
+fn filters_with(len: usize, tune: impl FnOnce(&mut LzmaOptions)) -> Result<Filters> {
     let mut o = LzmaOptions::new_preset(PRESET).map_err(|e| lzma_err("LZMA2 options", e))?;
     o.dict_size(len.clamp(4096, u32::MAX as usize) as u32);
-    o.literal_context_bits(2);
-    o.position_bits(0);
+    tune(&mut o);
     let mut f = Filters::new();
     f.lzma2(&o);
     Ok(f)

@@ -41,6 +41,8 @@ pub struct LogSummary {
     pub split: bool,
     /// Templates of every block (escape templates included).
     pub templates: usize,
+    /// Rows no template matched, per block ([`LogColumn::escaped_rows`]).
+    pub escaped: usize,
     /// Every template, most rows first.
     pub top: Vec<TemplateSummary>,
     /// Per slot type.
@@ -87,6 +89,7 @@ impl LogColumn {
         for (name, b) in blocks {
             b.summarize(name, &mut s);
         }
+        s.escaped = self.escaped_rows();
         s.int_blocks = self.integer_block_modes();
         s.front_dictionaries = self.front_coded_dictionaries();
         s.top

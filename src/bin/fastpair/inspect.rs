@@ -354,14 +354,8 @@ impl LogTotals {
                 None => self.slot_types.push(st.clone()),
             }
         }
+        self.escaped += l.escaped as u64;
         for t in &l.top {
-            // The escape template's rows, and those the writer lays out as
-            // one slot between empty static strings (a value dictionary of
-            // whole rows, in small columns): rows no template matched.
-            let whole = t.slots.len() == 1 && t.text == format!("<{}>", t.slots[0]);
-            if t.id == 0 || whole {
-                self.escaped += t.rows;
-            }
             let e = self
                 .top
                 .entry((t.block, t.text.clone()))
