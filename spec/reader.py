@@ -37,7 +37,7 @@ from typing import List, Optional, Sequence, Tuple
 # ---------------------------------------------------------------- constants (§1, §2, §3, §8)
 
 MAGIC = b"FASTPAIR"
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
 HEADER_LEN = 16
 TAIL_LEN = 24
 FOOTER_PREFIX_LEN = 32
@@ -257,6 +257,10 @@ class Reader:
         self.version = self._check_header_and_tail()  # §9 steps 1-4
         self.footer = self._parse_footer()  # steps 5-6
         self.dicts = [self._parse_dictionary(i, e) for i, e in enumerate(self.footer.dicts)]  # step 7
+        # §3, version 11: log-template chunks alone name the implicit
+        # dictionary 0, stored nowhere (not in ``dicts``): OnPair-12's 256
+        # single bytes, whose tokens none of them uses.
+        self.implicit = Dictionary(0, 0, 1, 12, 8, 256, [0] * 16, [bytes([b]) for b in range(256)])
         last_user = {e.dict: i for i, e in enumerate(self.footer.chunks)}
         for d in self.dicts:  # step 7: a dictionary no chunk uses has an all-zero histogram
             if d.id not in last_user:
@@ -264,7 +268,7 @@ class Reader:
         self._rows: List[Optional[bytes]] = []
         for i, e in enumerate(self.footer.chunks):  # steps 8-13b
             self._rows.extend(self._read_chunk(i, e))
-            if last_user[e.dict] == i:  # step 14: its last chunk is validated
+            if last_user[e.dict] == i and self.dicts:  # step 14: its last chunk is validated
                 self._check_histogram(self.dicts[e.dict])
 
     @staticmethod
@@ -338,7 +342,9 @@ class Reader:
             check(rows <= MAX_CHUNK_ROWS, sec, at + 24, "LimitExceeded", f"chunk {i}: rows {rows}")
             check(codes <= MAX_CHUNK_CODES, sec, at + 28, "LimitExceeded", f"chunk {i}: codes {codes}")
             check(nbytes <= MAX_CHUNK_BYTES, sec, at + 32, "LimitExceeded", f"chunk {i}: bytes {nbytes}")
-            check(dict_id < num_dicts, sec, at + 20, "BadDictionaryRef", f"chunk {i}: dict {dict_id} >= num_dicts {num_dicts}")
+            implicit = self.version >= 11 and num_dicts == 0 and dict_id == 0  # §3: checked with the kinds below
+            check(dict_id < num_dicts or implicit, sec, at + 20, "BadDictionaryRef",
+                  f"chunk {i}: dict {dict_id} >= num_dicts {num_dicts}")
             check(nulls <= rows, sec, at + 40, "NullsOverRows", f"chunk {i}: nulls {nulls} > rows {rows}")
             if self.version == 1:
                 check(values == 0, sec, at + 44, "NonZeroReserved", f"chunk {i}: version-1 reserved word (values) not zero")
@@ -373,13 +379,23 @@ class Reader:
         check(total_rows == rows_sum, sec, fs + 8, "TotalRows", f"total_rows {total_rows}, chunks sum to {rows_sum}")
         check(total_bytes == bytes_sum, sec, fs + 16, "TotalBytes", f"total_bytes {total_bytes}, chunks sum to {bytes_sum}")
         if self.version >= 4:  # §9 step 6, one spelling (§10.1)
-            nxt = 0
             for i, e in enumerate(chunks):
-                at = fs + base + CHUNK_ENTRY_LEN * i
-                check(e.rows > 0, sec, at, "ZeroRowChunk", f"chunk {i} has no row")
-                check(e.dict <= nxt, sec, at, "DictionaryOrder", f"chunk {i} names dictionary {e.dict}, at most {nxt} (numbered by first use)")
-                nxt = max(nxt, e.dict + 1)
-            check(nxt == num_dicts, sec, fs, "UnusedDictionary", f"dictionary {nxt} is used by no chunk")
+                check(e.rows > 0, sec, fs + base + CHUNK_ENTRY_LEN * i, "ZeroRowChunk", f"chunk {i} has no row")
+            logs = [kind_of_entry(self.version, e.values, e.codes, e.bytes) == KIND_LOG_TEMPLATES for e in chunks]
+            implicit = self.version >= 11 and chunks and num_dicts == 0
+            if implicit:  # §3, version 11: only log-template chunks name the implicit dictionary
+                for i, log in enumerate(logs):
+                    check(log, sec, fs + base + CHUNK_ENTRY_LEN * i, "BadDictionaryRef",
+                          f"chunk {i} is not log templates and names dictionary 0, but the file stores none")
+            else:
+                check(not (self.version >= 11 and chunks and all(logs)), sec, fs + FOOTER_PREFIX_LEN, "UnusedDictionary",
+                      "every chunk is log templates, yet the file stores a dictionary (version 11: none)")
+                nxt = 0
+                for i, e in enumerate(chunks):
+                    at = fs + base + CHUNK_ENTRY_LEN * i
+                    check(e.dict <= nxt, sec, at, "DictionaryOrder", f"chunk {i} names dictionary {e.dict}, at most {nxt} (numbered by first use)")
+                    nxt = max(nxt, e.dict + 1)
+                check(nxt == num_dicts, sec, fs, "UnusedDictionary", f"dictionary {nxt} is used by no chunk")
         return Footer(num_dicts, num_chunks, total_rows, total_bytes, dicts, chunks)
 
     # ------------------------------------------------------------ §4: dictionaries
@@ -535,7 +551,7 @@ class Reader:
         d = self.data
         base = e.offset
         s = d[base:base + e.length]
-        dic = self.dicts[e.dict]
+        dic = self.dicts[e.dict] if self.dicts else self.implicit
         value_dict = e.values > 0
         if self.version >= 4:
             parts, has_validity, g = self._chunk_frame_v4(i, e, s, base, dic)
@@ -633,10 +649,10 @@ class Reader:
             nulls = valid.count(False)
             check(nulls == e.nulls, "§5.5", base + val_at, "NullCount", f"chunk {i}: {nulls} zero bits, footer says {e.nulls} nulls")
         items = decode_log_payload(payload, base + pay_at)
-        want = (6 if self.version >= 10 else 5 if self.version >= 9 else 4 if self.version >= 8
-                else 3 if self.version >= 7 else 2 if self.version >= 6 else 1)
+        want = (7 if self.version >= 11 else 6 if self.version >= 10 else 5 if self.version >= 9
+                else 4 if self.version >= 8 else 3 if self.version >= 7 else 2 if self.version >= 6 else 1)
         check(log_payload_form(payload) == want, LOG_SECTION, base + pay_at, "BadField",
-              f"chunk {i}: log payload magic {payload[:4]!r} (FPL6/FPS6 in format version 10, FPL5/FPS5 in 9, "
+              f"chunk {i}: log payload magic {payload[:4]!r} (FPL7/FPS7 in format version 11, FPL6/FPS6 in 10, FPL5/FPS5 in 9, "
               "FPL4/FPS4 in 8, FPL3/FPS3 in 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)")
         check(len(items) == e.rows, LOG_SECTION, base + pay_at, "SizeMismatch", f"chunk {i}: log payload rows {len(items)}, want {e.rows}")
         for r, v in enumerate(items):
@@ -782,9 +798,10 @@ class Reader:
 # pool form 2), 3 (version 7: pool form 2, delta integer blocks, §5.8.3),
 # 4 (version 8: as 3, and runs blocks in slot columns, §5.8.3), 5 (version 9:
 # as 4, and runs blocks may step), 6 (version 10: as 5, with the open
-# section, §5.8.6).
-LOG_BLOCK_MAGICS = {b"FPL1": 1, b"FPL2": 2, b"FPL3": 3, b"FPL4": 4, b"FPL5": 5, b"FPL6": 6}
-LOG_SPLIT_MAGICS = {b"FPS1": 1, b"FPS2": 2, b"FPS3": 3, b"FPS4": 4, b"FPS5": 5, b"FPS6": 6}
+# section, §5.8.6), 7 (version 11: as 6, and the open section may hold the
+# row index and column data, methods 2 and 3).
+LOG_BLOCK_MAGICS = {b"FPL1": 1, b"FPL2": 2, b"FPL3": 3, b"FPL4": 4, b"FPL5": 5, b"FPL6": 6, b"FPL7": 7}
+LOG_SPLIT_MAGICS = {b"FPS1": 1, b"FPS2": 2, b"FPS3": 3, b"FPS4": 4, b"FPS5": 5, b"FPS6": 6, b"FPS7": 7}
 # §5.8.6: an open image is at most this many times its section, plus the slack.
 LOG_OPEN_EXPANSION = 256
 LOG_OPEN_SLACK = 1 << 16
@@ -1030,21 +1047,26 @@ def _log_pool_rest(c: "_LogCursor", buf: bytes, tokens: List[bytes], code_bits: 
             [offs[i + 1] - offs[i] for i in range(strings)])
 
 
-def _open_image(section: bytes, base: int) -> bytes:
+def _open_image(section: bytes, base: int, resident_ok: bool = False):
     """The image of a version-10 block's open section (§5.8.6), checked:
     method 0 (stored) or 1 (raw LZMA2, dictionary max(4096, N)), N within
     the bound, the stream ending with its end marker at the section's end,
-    decoding to exactly N bytes."""
+    decoding to exactly N bytes. With ``resident_ok`` (version 11) also
+    methods 2 and 3, the same with the row index and column data at the
+    image's end. Returns (image, resident)."""
     c = _LogCursor(section, base)
     method = c.u8("open section method")
+    resident = resident_ok and method in (2, 3)
+    if resident:
+        method -= 2
     n = c.bounded("open image length", len(section) * LOG_OPEN_EXPANSION + LOG_OPEN_SLACK)
     rest = section[c.pos:]
     if method == 0:
         if len(rest) != n:
             c.fail("SizeMismatch", "stored open image")
-        return bytes(rest)
+        return bytes(rest), resident
     if method != 1:
-        raise FormatError(LOG_SECTION, base, "BadField", f"open section method {method}")
+        raise FormatError(LOG_SECTION, base, "BadField", f"open section method {section[0]}")
     d = lzma.LZMADecompressor(format=lzma.FORMAT_RAW,
                               filters=[{"id": lzma.FILTER_LZMA2, "dict_size": max(4096, n)}])
     try:
@@ -1059,7 +1081,7 @@ def _open_image(section: bytes, base: int) -> bytes:
         raise FormatError(LOG_SECTION, base, "SizeMismatch", f"open image: {len(image)} bytes, declared {n}")
     if d.unused_data:
         raise FormatError(LOG_SECTION, base, "BadField", "bytes after the open section's LZMA2 end marker")
-    return image
+    return image, resident
 
 
 def _shared_strings(c: "_LogCursor") -> List[bytes]:
@@ -1098,10 +1120,15 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
     lens = [c.u32(w) for w in ("meta length", "row index length", "column data length", "pool length")]
     meta_at = c.pos
     meta = c.take(lens[0], "meta")
+    # §5.8.6, version 11: methods 2 and 3 hold the row index and column data
+    # at the image's end; the block then has neither part.
+    resident = form >= 7 and len(meta) > 0 and meta[0] in (2, 3)
     rowidx_at = c.pos
-    rowidx = c.take(lens[1], "row index") + bytes(LOG_PAD)
+    if not resident:
+        rowidx = c.take(lens[1], "row index") + bytes(LOG_PAD)
     data_at = c.pos
-    data = c.take(lens[2], "column data") + bytes(LOG_PAD)
+    if not resident:
+        data = c.take(lens[2], "column data") + bytes(LOG_PAD)
     pool_at = c.pos
     pool_bytes = c.take(lens[3], "pool")
     pad = c.take(LOG_PAD, "padding")
@@ -1112,7 +1139,16 @@ def decode_log_block(buf: bytes, base: int = 0, form: Optional[int] = None) -> L
         # meta, the pool's token table and the shared strings (static
         # strings and dictionary values, their "codes" for the front-coding
         # bound being their bytes).
-        image = _open_image(meta, base + meta_at)
+        image, _ = _open_image(meta, base + meta_at, form >= 7)
+        if resident:
+            tail = lens[1] + lens[2]
+            if len(image) < tail:
+                raise FormatError(LOG_SECTION, base + meta_at, "SizeMismatch",
+                                  "open image (shorter than its row index and column data)")
+            cut = len(image) - tail
+            rowidx = image[cut:cut + lens[1]] + bytes(LOG_PAD)
+            data = image[cut + lens[1]:] + bytes(LOG_PAD)
+            image = image[:cut]
         ic = _LogCursor(image, base + meta_at)
         meta = ic.take(ic.bounded("meta length", len(image)), "meta")
         tokens, code_bits = _log_pool_table(ic, form)
@@ -1276,8 +1312,8 @@ def log_payload_form(buf: bytes) -> int:
     """The payload form a payload's magic names (§5.8.1): 1 for "FPL1"/"FPS1"
     (format versions 4-5), 2 for "FPL2"/"FPS2" (version 6), 3 for
     "FPL3"/"FPS3" (version 7), 4 for "FPL4"/"FPS4" (version 8), 5 for
-    "FPL5"/"FPS5" (version 9), 6 for "FPL6"/"FPS6" (version 10), 0
-    otherwise."""
+    "FPL5"/"FPS5" (version 9), 6 for "FPL6"/"FPS6" (version 10), 7 for
+    "FPL7"/"FPS7" (version 11), 0 otherwise."""
     return LOG_SPLIT_MAGICS.get(buf[:4], LOG_BLOCK_MAGICS.get(buf[:4], 0))
 
 

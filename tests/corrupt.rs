@@ -582,10 +582,10 @@ cases! {
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
     truncated_by_one: |b, _| b.file[..b.file.len() - 1].to_vec()
         => Error::Corrupt { section: Section::Tail, invariant: I::BadMagic, .. },
-    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 11) })
-        => Error::UnsupportedVersion { found: 11, supported: 10 },
-    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 12))
-        => Error::UnsupportedVersion { found: 12, supported: 10 },
+    unknown_version_tail: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 12) })
+        => Error::UnsupportedVersion { found: 12, supported: 11 },
+    unknown_version_header: |b, _| b.patch(|v| put32(v, 8, 13))
+        => Error::UnsupportedVersion { found: 13, supported: 11 },
     // A version-1 file whose tail says 2 (both known, they disagree).
     version_mismatch: |b, _| b.patch(|v| { let at = v.len() - 16; put32(v, at, 2) })
         => Error::Corrupt { section: Section::Header, offset: 8, invariant: I::VersionMismatch { header: 1, tail: 2 } },
@@ -1197,6 +1197,50 @@ cases! {
         })
     }
         => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { what: "open section's LZMA2 stream (does not decode)", .. }, .. },
+
+    // --- Version 11 (§10): a file of log-template chunks alone stores no dictionary (§3) ---
+    /// A version-11 file of log chunks alone relabelled 10: version 10
+    /// stores the dictionary its chunks name, and this file has none.
+    v11_logs_as_version_10: |_, _| v11logs().patch(|v| set_version(v, 10))
+        => Error::Corrupt { section: Section::Footer, invariant: I::BadDictionaryRef { dict: 0, dicts: 0 }, .. },
+    /// A version-11 file of log chunks alone that stores the dictionary of
+    /// the single bytes (what version 10 wrote): no chunk uses it.
+    v11_logs_with_dictionary: |_, _| {
+        let mut b = v11logs();
+        let mut d = Vec::new();
+        fastpair::dict::Dictionary::from_table(
+            fastpair::Codec::OnPair12,
+            fastpair::dict::TokenTable::single_bytes(),
+            [0; 16],
+        )
+        .write_section(11, &mut d);
+        b.footer.dicts.push(SectionRef { offset: 0, len: 0, crc: 0 });
+        b.dicts.push(d);
+        assemble(&b.footer, &b.chunks, &b.dicts, b.version)
+    }
+        => Error::Corrupt { section: Section::Footer, invariant: I::UnusedDictionary { dict: 0 }, .. },
+    /// A version-11 file whose first log chunk holds the version-10 payload
+    /// of the same rows ("FPS6"): valid in itself, the wrong spelling for
+    /// the file's version (§5.8.1).
+    v10_log_payload_in_version_11: |_, _| {
+        let old = v10log().chunks[0].log_payload.clone();
+        Base::load("v11_log_templates").edit_chunk(0, |p, _| p.log_payload = old)
+    }
+        => Error::Corrupt { section: Section::Chunk(0, P::LogPayload), invariant: I::BadField { .. }, .. },
+    /// A version-11 file of coded chunks without its dictionary: only log
+    /// chunks may name the implicit dictionary.
+    v11_coded_without_dictionary: |_, _| {
+        let mut b = Base::load("v11_onpair12");
+        b.footer.dicts.clear();
+        b.dicts.clear();
+        assemble(&b.footer, &b.chunks, &b.dicts, b.version)
+    }
+        => Error::Corrupt { section: Section::Footer, invariant: I::BadDictionaryRef { dict: 0, dicts: 0 }, .. },
+}
+
+/// The version-11 golden file of log-template chunks alone (no dictionary).
+fn v11logs() -> Base {
+    Base::load("v11_logs_only")
 }
 
 /// The version-10 golden file of log-template chunks.

@@ -3,11 +3,14 @@
 //! the same bytes; and writing the values with the same options must reproduce
 //! each file byte for byte as long as the trainer picks the same dictionary.
 //!
-//! Generations: the files named `v10_*` pin format version 10 (the current
-//! one; `v10_planes_*` store their dictionaries' planes, §4.5) and are what
-//! the writer gives today; regenerate them (`cargo test --test golden --
-//! --ignored regenerate`) only on a deliberate format change. The `v9_*`
-//! files pin version 9 (stepped runs blocks), the `v8_*`
+//! Generations: the files named `v11_*` pin format version 11 (the current
+//! one; `v11_planes_*` store their dictionaries' planes, §4.5;
+//! `v11_logs_only` is a file of log-template chunks alone, which stores no
+//! dictionary, §3) and are what the writer gives today; regenerate them
+//! (`cargo test --test golden -- --ignored regenerate`) only on a
+//! deliberate format change. The `v10_*` files pin version 10 (a log
+//! block's open section), the `v9_*`
+//! files version 9 (stepped runs blocks), the `v8_*`
 //! files version 8 (runs integer blocks, §5.8.3), the `v7_*`,
 //! `v6_*`, `v5_*` files pin versions 7 (delta integer blocks, §5.8.3), 6
 //! and 5, the `v4_*` files version 4 (chunk kind and parts table in the
@@ -16,8 +19,8 @@
 //! (planes on disk, §4.5): they were written by older writers, are never
 //! regenerated, and must keep reading (and re-serializing, with the
 //! format's writers of their version) exactly as before. The writer writes
-//! version 10 only: the byte-for-byte rewrite test compares it with the
-//! `v10_*` files.
+//! version 11 only: the byte-for-byte rewrite test compares it with the
+//! `v11_*` files.
 //! testdata/corrupt/ is derived from nulls_multichunk.fpc,
 //! v3_nulls_multichunk.fpc, v4_nulls_multichunk.fpc and
 //! v5_planes_nulls_multichunk.fpc and its recipes name offsets in them:
@@ -57,24 +60,32 @@ fn opts(codec: Codec, chunk_rows: usize, batch: u32, dict_mode: DictMode) -> Wri
 
 /// Each golden file of the current format (version 10): name, writer
 /// options, and the generator of its values. The same columns as the
-/// version 1–2 files of [`columns`], named `v10_*`, and the same columns
-/// again with stored planes (§4.5), named `v10_planes_*`.
+/// version 1–2 files of [`columns`], named `v11_*`, and the same columns
+/// again with stored planes (§4.5), named `v11_planes_*`.
 #[allow(clippy::type_complexity)]
 fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
     let mut v: Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> = columns()
         .into_iter()
-        .map(|(name, o, gen)| (format!("v10_{name}"), o, gen))
+        .map(|(name, o, gen)| (format!("v11_{name}"), o, gen))
         .collect();
     // Log-template chunks (§5.8): nulls, empty values, three chunks, the
     // last of them all null (so it stays coded: no bytes, §5.8).
     v.push((
-        "v10_log_templates".into(),
+        "v11_log_templates".into(),
         opts(Codec::OnPair12, 130, 64, DictMode::Shared).with_log_templates(LogTemplates::Always),
         log_template_rows,
     ));
+    // Version 11 (§3): log-template chunks alone, so no dictionary stored
+    // (two chunks, each with a dictionary of its own before it was left
+    // out: the entries name the implicit dictionary 0 all the same).
+    v.push((
+        "v11_logs_only".into(),
+        opts(Codec::OnPair12, 100, 64, DictMode::PerChunk).with_log_templates(LogTemplates::Always),
+        log_lines,
+    ));
     v.extend(columns().into_iter().map(|(name, o, gen)| {
         (
-            format!("v10_planes_{name}"),
+            format!("v11_planes_{name}"),
             o.with_dict_planes(DictPlanes::Always),
             gen,
         )
@@ -82,7 +93,7 @@ fn golden() -> Vec<(String, WriterOptions, fn() -> Vec<Option<String>>)> {
     // Stored planes with a high plane: W = 8 (few long codes), some tokens
     // longer than 8 bytes (flags 0x03, §4.5).
     v.push((
-        "v10_planes_high_plane".into(),
+        "v11_planes_high_plane".into(),
         opts(Codec::OnPair12, 1 << 20, 64, DictMode::Shared).with_dict_planes(DictPlanes::Always),
         movie_titles,
     ));
@@ -144,6 +155,7 @@ fn legacy() -> Vec<String> {
     let v7 = v5.iter().map(|n| n.replacen("v5_", "v7_", 1));
     let v8 = v5.iter().map(|n| n.replacen("v5_", "v8_", 1));
     let v9 = v5.iter().map(|n| n.replacen("v5_", "v9_", 1));
+    let v10 = v5.iter().map(|n| n.replacen("v5_", "v10_", 1));
     base.into_iter()
         .chain(v3)
         .chain(v4)
@@ -152,6 +164,7 @@ fn legacy() -> Vec<String> {
         .chain(v7)
         .chain(v8)
         .chain(v9)
+        .chain(v10)
         .collect()
 }
 
@@ -202,7 +215,9 @@ fn columns() -> Vec<(&'static str, WriterOptions, fn() -> Vec<Option<String>>)> 
 
 /// The format version of golden file `name`.
 fn version_of(name: &str) -> u32 {
-    if name.starts_with("v10_") {
+    if name.starts_with("v11_") {
+        11
+    } else if name.starts_with("v10_") {
         10
     } else if name.starts_with("v9_") {
         9
@@ -363,10 +378,9 @@ fn golden_files_read_back() {
 fn golden_files_reserialize_byte_for_byte() {
     // Value-dictionary chunks are pinned by the rewrite test and tests/corrupt.rs.
     // Log-template chunks have no codes: tests/logs.rs pins their payload.
-    for name in all_names()
-        .iter()
-        .filter(|n| !n.ends_with("value_dict") && !n.ends_with("log_templates"))
-    {
+    for name in all_names().iter().filter(|n| {
+        !n.ends_with("value_dict") && !n.ends_with("log_templates") && !n.ends_with("logs_only")
+    }) {
         let (name, version) = (name.as_str(), version_of(name));
         let (file, _) = load(name);
         let r = Reader::from_bytes(file.clone()).unwrap();
@@ -524,6 +538,8 @@ fn golden_files_have_what_they_claim() {
         "v9_planes_",
         "v10_",
         "v10_planes_",
+        "v11_",
+        "v11_planes_",
     ] {
         let load = |name: &str| load(&format!("{p}{name}"));
         let r = Reader::from_bytes(load("nulls_multichunk").0).unwrap();
@@ -573,7 +589,7 @@ fn golden_files_have_what_they_claim() {
     }
     // A version-3 dictionary section is smaller than the planes it
     // materializes (the point of §4's front coding).
-    for g in golden().iter().filter(|g| !g.0.starts_with("v10_planes_")) {
+    for g in golden().iter().filter(|g| !g.0.starts_with("v11_planes_")) {
         let file = load(&g.0).0;
         let r = Reader::from_bytes(file).unwrap();
         for (d, s) in r.dictionaries().unwrap().iter().zip(&r.footer().dicts) {
@@ -863,6 +879,53 @@ fn version_10_files_hold_what_version_9_files_hold() {
     next_version_holds_the_same(9, (LogForm::V9, LogForm::V10), None);
 }
 
+/// Version 11 left out the dictionary of a file whose chunks are all log
+/// templates (§3) and nothing else: each `v11_*` file holds its `v10_*`
+/// file's rows, dictionary sections and coded chunks byte for byte (the
+/// golden log file has a coded chunk, so it keeps its dictionary), and log
+/// payloads ("FPL7"/"FPS7", whose blocks may keep their row index and
+/// column data in the open section, §5.8.6) no larger; `v11_logs_only`
+/// stores no dictionary,
+/// and the same rows written as version 10 stored the single bytes'
+/// section, which is all the version-11 file is smaller by.
+#[test]
+fn version_11_files_hold_what_version_10_files_hold() {
+    use fastpair::logs::LogForm;
+    // The same payload form; dictionaries and coded chunks byte for byte.
+    next_version_holds_the_same(10, (LogForm::V10, LogForm::V11), None);
+    let (file, values) = load("v11_logs_only");
+    let r = Reader::from_bytes(file.clone()).unwrap();
+    assert!(r.footer().dicts.is_empty() && r.num_chunks() == 2);
+    assert!(r
+        .footer()
+        .chunks
+        .iter()
+        .all(|c| c.dict == 0 && c.codes == 0));
+    assert_eq!(r.num_dictionaries(), 1, "the implicit dictionary");
+    let d = r.dictionary(0).unwrap();
+    assert_eq!(
+        (d.codec(), d.num_tokens(), d.hist()),
+        (Codec::OnPair12, 256, &[0; 16])
+    );
+    // Written as version 10 the file stored a dictionary section of the
+    // single bytes (144 bytes) and its footer entry (24) per chunk: this
+    // file is the same chunk sections with none of those.
+    let single = {
+        let mut s = Vec::new();
+        Dictionary::from_table(
+            Codec::OnPair12,
+            fastpair::dict::TokenTable::single_bytes(),
+            [0; 16],
+        )
+        .write_section(10, &mut s);
+        s.len()
+    };
+    assert_eq!(single, 144);
+    let chunks: u64 = r.footer().chunks.iter().map(|c| c.section.len).sum();
+    assert_eq!(file.len() as u64, 16 + chunks + 32 + 48 * 2 + 24);
+    assert_eq!(r.read_all().unwrap().len(), values.len());
+}
+
 /// Checks that each golden file of version `old + 1` holds its version
 /// `old` file's rows, dictionary sections and coded chunks byte for byte,
 /// and log payloads of `forms` no larger, the new version's with blocks of
@@ -874,7 +937,7 @@ fn next_version_holds_the_same(
     forms: (fastpair::logs::LogForm, fastpair::logs::LogForm),
     mode: Option<usize>,
 ) -> usize {
-    use fastpair::logs::LogColumn;
+    use fastpair::logs::{LogColumn, LogForm};
     let new = old + 1;
     let names = columns()
         .iter()
@@ -921,7 +984,7 @@ fn next_version_holds_the_same(
                 // chunk header, end marker and range coder flush, the image's
                 // length), which the golden files' small log chunks
                 // (130 rows) need not win back.
-                let framing = if forms.1 == fastpair::logs::LogForm::V10 {
+                let framing = if matches!(forms.1, LogForm::V10 | LogForm::V11) {
                     16
                 } else {
                     0

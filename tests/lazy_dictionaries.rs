@@ -8,14 +8,17 @@ use fastpair::error::{Error, Invariant, Section};
 use fastpair::write::{write_to_vec, DictMode, WriterOptions};
 use fastpair::{ReadOptions, Reader};
 
-/// Four chunks of 500 rows, each with a dictionary of its own.
+/// Four chunks of 500 rows, each with a dictionary of its own (coded
+/// chunks: as log templates, the default for such rows, the file would
+/// store no dictionary, spec/FORMAT.md §3).
 fn per_chunk_file() -> (Vec<Vec<u8>>, Vec<u8>) {
     let rows: Vec<Vec<u8>> = (0..2000u32)
         .map(|i| format!("row {} of chunk {}: {}", i, i / 500, i * 7919).into_bytes())
         .collect();
     let o = WriterOptions::default()
         .with_dict_mode(DictMode::PerChunk)
-        .with_chunk_rows(500);
+        .with_chunk_rows(500)
+        .with_log_templates(fastpair::LogTemplates::Off);
     let file = write_to_vec(rows.iter().map(|r| Some(&r[..])), o).unwrap();
     (rows, file)
 }

@@ -405,7 +405,7 @@ fn golden_payload_is_stable_and_decodes() {
         ..Default::default()
     };
     let bytes = encode_column(&refs, &opts);
-    pinned("logs_payload_v10.fpl", "logs_payload.rows", &bytes, &rows);
+    pinned("logs_payload_v11.fpl", "logs_payload.rows", &bytes, &rows);
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/golden");
     let col = LogColumn::open(&bytes).unwrap();
     assert!(col.is_split(), "the golden payload covers the split form");
@@ -426,7 +426,10 @@ fn golden_payload_is_stable_and_decodes() {
         bytes.len(),
         pooled.len()
     );
-    assert_eq!(col.form(), LogForm::V10);
+    assert_eq!(col.form(), LogForm::V11);
+    // Format 11 (§5.8.6): a small column's blocks keep their row index and
+    // column data in the open section where that is smaller.
+    assert!(col.summary().resident_blocks > 0, "and resident parts");
     let [_, _, delta, runs, stepped] = col.integer_block_modes();
     assert!(delta > 0, "and delta integer blocks");
     assert!(runs > 0, "and runs integer blocks");
@@ -439,14 +442,15 @@ fn golden_payload_is_stable_and_decodes() {
         ("logs_payload_v7.fpl", LogForm::V7),
         ("logs_payload_v8.fpl", LogForm::V8),
         ("logs_payload_v9.fpl", LogForm::V9),
+        ("logs_payload_v10.fpl", LogForm::V10),
     ] {
         let old = LogColumn::open(&std::fs::read(dir.join(file)).unwrap()).unwrap();
         assert_eq!(old.form(), form);
         let modes = old.integer_block_modes();
-        if form != LogForm::V9 {
+        if !matches!(form, LogForm::V9 | LogForm::V10) {
             assert_eq!(modes[4], 0, "{file}: no stepped runs blocks");
         }
-        if form != LogForm::V8 && form != LogForm::V9 {
+        if !matches!(form, LogForm::V8 | LogForm::V9 | LogForm::V10) {
             assert_eq!(modes[3], 0, "{file}: no runs blocks");
         }
         if form == LogForm::V4 || form == LogForm::V6 {
@@ -555,13 +559,13 @@ fn golden_access_payload_is_stable_and_decodes() {
     let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
     let bytes = access_block(&refs);
     pinned(
-        "logs_payload_access_v10.fpl",
+        "logs_payload_access_v11.fpl",
         "logs_payload_access.rows",
         &bytes,
         &rows,
     );
     let col = LogColumn::open(&bytes).unwrap();
-    assert_eq!(col.form(), LogForm::V10);
+    assert_eq!(col.form(), LogForm::V11);
     assert!(
         col.front_coded_dictionaries() >= 2,
         "front-coded dictionaries"
@@ -595,7 +599,15 @@ fn golden_access_payload_is_stable_and_decodes() {
 fn damaged_front_coded_payloads_error_or_read() {
     let rows = access_rows(400);
     let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
-    let bytes = access_block(&refs);
+    // Its row index and column data in the block (not resident in the
+    // LZMA2 open section, §5.8.6, where a flipped bit fails the stream):
+    // flips that still read must reach the prefixes.
+    let opts = LogOptions {
+        coarse: true,
+        resident: false,
+        ..LogOptions::default()
+    };
+    let bytes = encode(&refs, &opts);
     let mut x = 0x51ed_270b_7a3c_9e11u64;
     let (mut rejected, mut read) = (0, 0);
     for _ in 0..3000 {
@@ -618,6 +630,70 @@ fn damaged_front_coded_payloads_error_or_read() {
     assert!(rejected > 0 && read > 0, "{rejected} rejected, {read} read");
 }
 
+/// A payload whose blocks keep their row index and column data in the open
+/// section (format 11, §5.8.6 methods 2 and 3), damaged: cut anywhere,
+/// bits flipped anywhere, its parts' lengths in the block header changed:
+/// an error or rows, never a panic; and the same payload with the parts
+/// in the block (methods 0 and 1) reads the same rows.
+#[test]
+fn damaged_resident_payloads_error_or_read() {
+    let rows = golden_rows();
+    let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
+    let opts = LogOptions {
+        split: Some(false),
+        ..Default::default()
+    };
+    let bytes = encode_column(&refs, &opts);
+    let col = LogColumn::open(&bytes).unwrap();
+    assert_eq!(col.summary().resident_blocks, 1);
+    assert_serves(&col, &refs);
+    let plain = encode_column(
+        &refs,
+        &LogOptions {
+            resident: false,
+            ..opts.clone()
+        },
+    );
+    assert!(
+        bytes.len() < plain.len(),
+        "{} vs {}",
+        bytes.len(),
+        plain.len()
+    );
+    assert_eq!(
+        LogColumn::open(&plain).unwrap().summary().resident_blocks,
+        0
+    );
+    let read = |b: &[u8]| {
+        if let Ok(c) = LogColumn::open(b) {
+            let (mut v, mut o) = (Vec::new(), Vec::new());
+            c.decode_all(&mut v, &mut o);
+        }
+    };
+    for cut in (0..bytes.len()).step_by(13) {
+        assert!(LogColumn::open(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..2000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut bad = bytes.clone();
+        let at = (x >> 8) as usize % bad.len();
+        bad[at] ^= 1 << (x % 8);
+        read(&bad);
+    }
+    // The header's row index and column data lengths (bytes 8..16): any
+    // value, including ones past the image.
+    for v in [0u32, 1, 7, 255, 1 << 16, u32::MAX] {
+        for at in [8, 12] {
+            let mut bad = bytes.clone();
+            bad[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            read(&bad);
+        }
+    }
+}
+
 /// `LogColumn::breakdown` parts (where a payload's bytes go) add up to the
 /// payload and none exceeds it, for every payload form the golden files
 /// hold (pool form 1 and form 2 at their code widths; it once counted 12
@@ -634,6 +710,8 @@ fn breakdown_parts_add_up() {
         "logs_payload_access_v9.fpl",
         "logs_payload_v10.fpl",
         "logs_payload_access_v10.fpl",
+        "logs_payload_v11.fpl",
+        "logs_payload_access_v11.fpl",
     ] {
         let bytes = std::fs::read(dir.join(file)).unwrap();
         let parts = LogColumn::open(&bytes).unwrap().breakdown();

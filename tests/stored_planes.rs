@@ -113,7 +113,8 @@ fn stored_planes_are_decoded_in_place_from_the_map() {
         &rows,
         WriterOptions::default()
             .with_codec(Codec::OnPair16)
-            .with_dict_planes(DictPlanes::Always),
+            .with_dict_planes(DictPlanes::Always)
+            .with_log_templates(LogTemplates::Off),
     );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("planes.fpc");
@@ -288,7 +289,8 @@ fn stored_planes_are_released_with_their_last_chunk() {
         WriterOptions::default()
             .with_dict_mode(DictMode::PerChunk)
             .with_chunk_rows(500)
-            .with_dict_planes(DictPlanes::Always),
+            .with_dict_planes(DictPlanes::Always)
+            .with_log_templates(LogTemplates::Off),
     );
     let mut r = Reader::from_bytes(file).unwrap();
     assert_eq!(r.num_dictionaries(), 6);

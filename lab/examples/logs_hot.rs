@@ -1,5 +1,5 @@
 //! Hot loop of one part of the log template codec (issue 20), for `perf`:
-//! `logs_hot MODE [FILTER...]`, MODE = `encode`, `decode` or `get`; repeats
+//! `logs_hot MODE [FILTER...]`, MODE = `encode`, `decode` or `get` (`parts`, `dump`: sizes, payloads); repeats
 //! the operation over the selected Loghub columns for ~3 s each.
 //!
 //! ```text
@@ -39,6 +39,14 @@ fn main() {
         let opts = LogOptions::default();
         let enc = encode_column(&rows, &opts);
         let col = LogColumn::open(&enc).unwrap();
+        if mode == "dump" {
+            // `dump`: the payload to $LOGS_HOT_DUMP/NAME.fpl (for offline
+            // experiments on its parts).
+            let dir = std::env::var("LOGS_HOT_DUMP").unwrap_or_else(|_| ".".into());
+            let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+            std::fs::write(format!("{dir}/{name}.fpl"), &enc).unwrap();
+            continue;
+        }
         if mode == "parts" {
             let blocks: Vec<&[u8]> = if enc.starts_with(b"FPS6") {
                 let n = u32::from_le_bytes(enc[4..8].try_into().unwrap()) as usize;

@@ -1,8 +1,8 @@
 """spec/reader.py's decoder of the log-template payload (spec/FORMAT.md
 §5.8) against the Rust encoder's output: the golden payload
-testdata/golden/logs_payload_v10.fpl (written by
+testdata/golden/logs_payload_v11.fpl (written by
 `fastpair::logs::encode_column`, pinned by tests/logs.rs; the version-5 to
--9 payloads of the same rows beside it) decodes to testdata/golden/logs_payload.rows, and
+-10 payloads of the same rows beside it) decodes to testdata/golden/logs_payload.rows, and
 damaged copies are rejected with a FormatError, never another exception.
 
 Needs no built package: `python3 python/tests/test_spec_logs.py` runs the
@@ -24,7 +24,7 @@ _spec.loader.exec_module(reader)
 GOLDEN = REPO / "testdata" / "golden"
 
 
-def golden(name="logs_payload_v10.fpl"):
+def golden(name="logs_payload_v11.fpl"):
     payload = (GOLDEN / name).read_bytes()
     rows = (GOLDEN / "logs_payload.rows").read_bytes().split(b"\n")[:-1]
     return payload, rows
@@ -32,9 +32,13 @@ def golden(name="logs_payload_v10.fpl"):
 
 def test_golden_payload_decodes_to_its_rows():
     payload, rows = golden()
-    assert payload[:4] == b"FPS6", "the golden covers the split form, payload form 6"
+    assert payload[:4] == b"FPS7", "the golden covers the split form, payload form 7"
     assert reader.decode_log_payload(payload) == rows
-    assert reader.log_payload_form(payload) == 6
+    assert reader.log_payload_form(payload) == 7
+    # Format 11 (§5.8.6): some block keeps its row index and column data in
+    # its open section (method 2 or 3).
+    h = struct.unpack_from("<I", payload, 4)[0]
+    assert any(b[20] in (2, 3) for b in (payload[8:8 + h], payload[8 + h:]))
 
 
 def test_older_payloads_still_decode():
@@ -44,6 +48,7 @@ def test_older_payloads_still_decode():
         ("logs_payload_v7.fpl", b"FPS3", 3),
         ("logs_payload_v8.fpl", b"FPS4", 4),
         ("logs_payload_v9.fpl", b"FPS5", 5),
+        ("logs_payload_v10.fpl", b"FPS6", 6),
     ):
         payload, rows = golden(name)
         assert payload[:4] == magic
@@ -53,9 +58,9 @@ def test_older_payloads_still_decode():
 
 def test_split_blocks_of_the_other_form_are_rejected():
     """A split whose blocks are of another form than its own is refused."""
-    for name in ("logs_payload_v10.fpl", "logs_payload_v9.fpl", "logs_payload_v8.fpl", "logs_payload_v7.fpl", "logs_payload_v6.fpl", "logs_payload.fpl"):
+    for name in ("logs_payload_v11.fpl", "logs_payload_v10.fpl", "logs_payload_v9.fpl", "logs_payload_v8.fpl", "logs_payload_v7.fpl", "logs_payload_v6.fpl", "logs_payload.fpl"):
         payload, _ = golden(name)
-        for other in b"123456":
+        for other in b"1234567":
             if other == payload[3]:
                 continue
             b = bytearray(payload)
@@ -321,7 +326,11 @@ def test_open_sections_are_checked():
     after the end marker and a stream cut short are FormatErrors."""
     image = b"".join(b"GET /img/%d.png HTTP/1.1\n" % (i * 7919 % 1000) for i in range(400))
     for method in (0, 1):
-        assert reader._open_image(_section(method, image), 0) == image
+        assert reader._open_image(_section(method, image), 0) == (image, False)
+        # Methods 2 and 3 (version 11): the same, flagged resident, and only
+        # where the form allows them.
+        z = _section(method, image)
+        assert reader._open_image(bytes([method + 2]) + z[1:], 0, True) == (image, True)
     z = _section(1, image)
     assert len(z) < len(image) // 2
 
@@ -334,6 +343,7 @@ def test_open_sections_are_checked():
         raise AssertionError(f"accepted, expected {invariant}")
 
     fails(bytes([2]) + z[1:], "BadField")
+    fails(bytes([3]) + z[1:], "BadField")
     fails(z + b"\0", "BadField")
     stream = z[len(z) - len(lzma.compress(image, format=lzma.FORMAT_RAW, filters=[
         {"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": max(4096, len(image))}])):]
@@ -354,20 +364,23 @@ def test_open_sections_are_checked():
 def test_stored_open_sections_decode_the_same():
     """The golden's blocks re-spelled with their open images stored
     (method 0, the writer's other choice) decode to the same rows."""
-    payload, rows = golden()
-    h = struct.unpack_from("<I", payload, 4)[0]
-    out = []
-    for block in (payload[8:8 + h], payload[8 + h:]):
-        assert block[:4] == b"FPL6"
-        meta_len = struct.unpack_from("<I", block, 4)[0]
-        assert block[20] == 1, "the golden's sections are LZMA2"
-        image = reader._open_image(block[20:20 + meta_len], 0)
-        section = _section(0, image)
-        b = bytearray(block[:20]) + section + block[20 + meta_len:]
-        struct.pack_into("<I", b, 4, len(section))
-        out.append(bytes(b))
-    again = b"FPS6" + struct.pack("<I", len(out[0])) + out[0] + out[1]
-    assert reader.decode_log_payload(again) == rows
+    for name, magic in (("logs_payload_v10.fpl", b"FPS6"), ("logs_payload_v11.fpl", b"FPS7")):
+        payload, rows = golden(name)
+        h = struct.unpack_from("<I", payload, 4)[0]
+        out = []
+        for block in (payload[8:8 + h], payload[8 + h:]):
+            assert block[:4] == b"FPL" + magic[3:]
+            meta_len = struct.unpack_from("<I", block, 4)[0]
+            assert block[20] in (1, 3), "the golden's sections are LZMA2"
+            image, resident = reader._open_image(block[20:20 + meta_len], 0, magic == b"FPS7")
+            section = _section(0, image)
+            if resident:  # stored, and the parts still in the image: method 2
+                section = bytes([2]) + section[1:]
+            b = bytearray(block[:20]) + section + block[20 + meta_len:]
+            struct.pack_into("<I", b, 4, len(section))
+            out.append(bytes(b))
+        again = magic + struct.pack("<I", len(out[0])) + out[0] + out[1]
+        assert reader.decode_log_payload(again) == rows
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ def test_shapes(tmp_path, shape, codec, chunk_rows):
     p, r = write_and_read(tmp_path, values, codec=codec, chunk_rows=chunk_rows)
     assert r.rows() == as_bytes(values)
     assert fastpair.open(p, text=False).read().to_pylist() == as_bytes(values)
-    assert r.version == 10
+    assert r.version == 11
     assert {d.codec for d in r.dicts} <= CODEC_IDS[codec]
     if chunk_rows and values:
         assert all(c.rows <= chunk_rows for c in r.footer.chunks)

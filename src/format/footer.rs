@@ -99,6 +99,18 @@ pub struct Footer {
 }
 
 impl Footer {
+    /// The dictionaries the chunks name: the stored ones, or, in a version-11
+    /// file whose chunks are all log templates, the one *implicit*
+    /// dictionary 0 (§3: stored nowhere; the parse accepts an empty
+    /// dictionary list under chunks only then).
+    pub fn named_dicts(&self) -> usize {
+        if self.dicts.is_empty() && !self.chunks.is_empty() {
+            1
+        } else {
+            self.dicts.len()
+        }
+    }
+
     /// Serializes the footer.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(
@@ -253,7 +265,11 @@ impl Footer {
                 ));
             }
             let err = |inv| Err(Error::corrupt(Section::Footer, at, inv));
-            if e.dict >= num_dicts {
+            // Version 11: a file of log-template chunks alone stores no
+            // dictionary; its chunks name dictionary 0, the implicit one
+            // (§3; checked with the chunks' kinds in `one_spelling`).
+            let implicit = version >= VERSION_11 && num_dicts == 0 && e.dict == 0;
+            if e.dict >= num_dicts && !implicit {
                 return err(Invariant::BadDictionaryRef {
                     dict: e.dict,
                     dicts: num_dicts,
@@ -348,7 +364,7 @@ impl Footer {
             ));
         }
         if version >= VERSION_4 {
-            one_spelling(&chunks, num_dicts, base)?;
+            one_spelling(&chunks, num_dicts, base, version)?;
         }
         Ok(Footer {
             dicts,
@@ -363,23 +379,51 @@ impl Footer {
 /// chunk of zero rows, dictionaries numbered by first use (chunk 0 names
 /// dictionary 0, each chunk at most one more than the largest id so far),
 /// no dictionary that no chunk uses (so the empty column is no chunk and no
-/// dictionary). `base` is the footer's offset.
-fn one_spelling(chunks: &[ChunkEntry], num_dicts: u32, base: u64) -> Result<()> {
+/// dictionary). Version 11 (§3): a file whose chunks are all log
+/// templates stores no dictionary (its chunks name the implicit dictionary
+/// 0), and one with any other chunk stores them as before. `base` is the
+/// footer's offset.
+fn one_spelling(chunks: &[ChunkEntry], num_dicts: u32, base: u64, version: u32) -> Result<()> {
     let entries = base + (FOOTER_PREFIX_LEN + DICT_ENTRY_LEN * num_dicts as usize) as u64;
-    let mut next = 0u32;
+    let entry_at = |i: usize| entries + (i * CHUNK_ENTRY_LEN) as u64;
     for (i, e) in chunks.iter().enumerate() {
-        let at = entries + (i * CHUNK_ENTRY_LEN) as u64;
         if e.rows == 0 {
             return Err(Error::corrupt(
                 Section::Footer,
-                at,
+                entry_at(i),
                 Invariant::ZeroRowChunk { chunk: i as u32 },
             ));
         }
+    }
+    let log = |e: &ChunkEntry| ChunkKind::of(e) == ChunkKind::LogTemplates;
+    if version >= VERSION_11 && !chunks.is_empty() {
+        if num_dicts == 0 {
+            // The implicit dictionary (every entry's `dict` is 0, checked
+            // with the entry) is named by log-template chunks only.
+            return match chunks.iter().position(|e| !log(e)) {
+                Some(i) => Err(Error::corrupt(
+                    Section::Footer,
+                    entry_at(i),
+                    Invariant::BadDictionaryRef { dict: 0, dicts: 0 },
+                )),
+                None => Ok(()),
+            };
+        }
+        if chunks.iter().all(log) {
+            // No chunk uses a dictionary: storing one is a second spelling.
+            return Err(Error::corrupt(
+                Section::Footer,
+                base + FOOTER_PREFIX_LEN as u64,
+                Invariant::UnusedDictionary { dict: 0 },
+            ));
+        }
+    }
+    let mut next = 0u32;
+    for (i, e) in chunks.iter().enumerate() {
         if e.dict > next {
             return Err(Error::corrupt(
                 Section::Footer,
-                at,
+                entry_at(i),
                 Invariant::DictionaryOrder {
                     chunk: i as u32,
                     dict: e.dict,

@@ -58,8 +58,8 @@ pub use kind::ChunkKind;
 /// Magic bytes at the start (header) and at the very end (tail) of a file (§2).
 pub const MAGIC: [u8; 8] = *b"FASTPAIR";
 /// The format version this crate writes (§2, §10). It also reads
-/// [`VERSION_1`] to [`VERSION_9`] files.
-pub const VERSION: u32 = VERSION_10;
+/// [`VERSION_1`] to [`VERSION_10`] files.
+pub const VERSION: u32 = VERSION_11;
 /// The first format version: no value dictionaries (§10). Still read.
 pub const VERSION_1: u32 = 1;
 /// Version 2: value dictionaries (§5.6), dictionaries as planes (§4.5). Still read.
@@ -97,6 +97,12 @@ pub const VERSION_9: u32 = 9;
 /// codes — in one *open section*, LZMA2-compressed (§5.8.6; payload magics
 /// "FPL6" / "FPS6"); the pool holds only the rows' own strings.
 pub const VERSION_10: u32 = 10;
+/// Version 11: a file whose chunks are all log templates stores no
+/// dictionary (§3: its chunks name the *implicit* dictionary 0, the 256
+/// single bytes, which none of them uses), and a log block's open section
+/// may hold its row index and column data too (§5.8.6, methods 2 and 3;
+/// payload magics "FPL7" / "FPS7"); everything else is version 10's.
+pub const VERSION_11: u32 = 11;
 /// Size of the header: magic, version, reserved (§2).
 pub const HEADER_LEN: usize = 16;
 /// Size of the tail: footer length, footer CRC32, version, reserved, magic (§2).
@@ -345,16 +351,16 @@ mod tests {
         let t = tail::Tail {
             footer_len: 0x0403_0201,
             footer_crc: 0x0807_0605,
-            version: 10,
+            version: 11,
             reserved: 0,
             magic: MAGIC,
         };
-        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 10, 0, 0, 0, 0, 0, 0, 0];
+        let mut want = vec![1, 2, 3, 4, 5, 6, 7, 8, 11, 0, 0, 0, 0, 0, 0, 0];
         want.extend_from_slice(b"FASTPAIR");
         assert_eq!(t.to_bytes(), want);
         assert_eq!(&layout::tail_bytes(0x0403_0201, 0x0807_0605)[..], &want[..]);
         let mut h = b"FASTPAIR".to_vec();
-        h.extend_from_slice(&[10, 0, 0, 0, 0, 0, 0, 0]);
+        h.extend_from_slice(&[11, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(&layout::header_bytes()[..], &h[..]);
         let e = footer::ChunkEntry {
             section: footer::SectionRef {

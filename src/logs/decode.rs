@@ -91,6 +91,10 @@ pub struct LogBlock {
     pub(super) data_at: usize,
     pub(super) pool_at: usize,
     pub(super) pool: Pool,
+    /// Its row index and column data were stored in the open section
+    /// (§5.8.6, methods 2 and 3); `bytes` is then the block laid out again
+    /// with them between the open section and the pool.
+    pub(super) resident: bool,
     /// Per template, the row blocks that hold its rows: (row block, local
     /// id there, rank of its first row there), in block order; built on the
     /// first [`Self::row_of`].
@@ -168,12 +172,23 @@ impl LogBlock {
         }
         let meta_at = r.pos();
         let meta_section = r.take(lens[0], "meta")?;
+        // Version 11 (§5.8.6, methods 2 and 3): the row index and column
+        // data at the end of the open image, not here.
+        let resident = form.resident_parts()
+            && meta_section
+                .first()
+                .is_some_and(|&m| super::packed::is_resident(m));
         let rowidx_at = r.pos();
-        r.take(lens[1], "row index")?;
-        let data_at = r.pos();
-        r.take(lens[2], "column data")?;
-        let pool_at = r.pos();
-        let pool_bytes = r.take(lens[3], "pool")?;
+        if !resident {
+            r.take(lens[1], "row index")?;
+        }
+        let data_at = rowidx_at + lens[1];
+        if !resident {
+            r.take(lens[2], "column data")?;
+        }
+        let pool_at = data_at + lens[2];
+        let pool_in_block = r.pos();
+        r.take(lens[3], "pool")?;
         let pad = r.take(PAD, "padding")?;
         if !r.at_end() || pad.iter().any(|&b| b != 0) {
             return Err(corrupt(
@@ -186,11 +201,39 @@ impl LogBlock {
         // Version 10 (§5.8.6): the meta, the pool's token table and the
         // shared strings come from the open section's image; before, the
         // meta section is the meta and the pool holds every string.
-        let image = if form.open_section() {
-            super::packed::unpack(meta_section, meta_at)?
+        let (mut image, moved) = if form.open_section() {
+            super::packed::unpack(meta_section, meta_at, form.resident_parts())?
         } else {
-            Vec::new()
+            (Vec::new(), false)
         };
+        debug_assert_eq!(moved, resident);
+        // A resident block is laid out again as if its row index and column
+        // data lay between its open section and its pool (where the other
+        // spelling keeps them), so every read after this one finds them
+        // where it always has.
+        let laid = if resident {
+            let parts = lens[1] + lens[2];
+            let Some(from) = image.len().checked_sub(parts) else {
+                return Err(corrupt(
+                    meta_at,
+                    Invariant::SizeMismatch {
+                        what: "open image (shorter than its row index and column data)",
+                        expected: parts as u64,
+                        found: image.len() as u64,
+                    },
+                ));
+            };
+            let mut laid = Vec::with_capacity(bytes.len() + parts);
+            laid.extend_from_slice(&bytes[..pool_in_block]);
+            laid.extend_from_slice(&image[from..]);
+            laid.extend_from_slice(&bytes[pool_in_block..]);
+            image.truncate(from);
+            Bytes::from(laid)
+        } else {
+            shared.clone()
+        };
+        let bytes: &[u8] = &laid;
+        let pool_bytes = &bytes[pool_at..pool_at + lens[3]];
         let (meta, pool, strs) = if form.open_section() {
             let mut ir = VarReader::new(&image, meta_at);
             let n = ir.bounded("meta length", image.len() as u64)? as usize;
@@ -404,7 +447,7 @@ impl LogBlock {
             }));
         }
         let mut block = LogBlock {
-            bytes: shared.clone(),
+            bytes: laid.clone(),
             rows,
             templates,
             slots,
@@ -417,6 +460,7 @@ impl LogBlock {
             data_at,
             pool_at,
             pool,
+            resident,
             blocks_of: OnceLock::new(),
         };
         block.check_row_index()?;
@@ -730,8 +774,13 @@ impl LogBlock {
         if let Some(p) = super::part_sizes(&self.bytes) {
             s.framing += (p[0] + p[5]) as u64;
             s.meta += p[1] as u64;
-            s.row_index += p[2] as u64;
-            s.column_data += p[3] as u64;
+            // A resident row index and column data (§5.8.6) are part of
+            // the open section's bytes, counted as meta.
+            if !self.resident {
+                s.row_index += p[2] as u64;
+                s.column_data += p[3] as u64;
+            }
+            s.resident_blocks += self.resident as usize;
             s.pool += p[4] as u64;
         }
         s.pool_learned += (self.pool.words.len() - 256) as u64;

@@ -31,7 +31,8 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     // Every row tokenized once: for mining, matching and gathering the
     // slot values below.
     let block = encode_tokenized(rows, &Tokenized::of_par(rows, &mut t, opts.threads), opts);
-    super::packed::seal(block)
+    let resident = super::split::small_column_options(rows, opts).resident;
+    super::packed::seal(block, resident)
 }
 
 /// [`encode`] of `rows` tokenized as `tok` (what `opts.mixed` and
@@ -603,11 +604,18 @@ mod tests {
             })
             .collect();
         let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
-        let off = LogOptions {
-            group_slots: false,
+        // Bit-packed columns (as in a column past 4 MiB): resident in the
+        // LZMA2 open section (§5.8.6), four columns of repeating addresses
+        // cost about what one does.
+        let on = LogOptions {
+            resident: false,
             ..Default::default()
         };
-        let (a, b) = (encode(&refs, &LogOptions::default()), encode(&refs, &off));
+        let off = LogOptions {
+            group_slots: false,
+            ..on.clone()
+        };
+        let (a, b) = (encode(&refs, &on), encode(&refs, &off));
         assert!(a.len() < b.len(), "grouped {} vs {}", a.len(), b.len());
         for (bytes, slots) in [(&a, 3), (&b, 6)] {
             let block = LogBlock::open(bytes).unwrap();

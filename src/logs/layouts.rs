@@ -434,7 +434,11 @@ mod tests {
                     let want = alone(&rows, &opts, tok, c);
                     let held = l.bytes(tok, c);
                     assert_eq!(l.size(tok, c), super::super::packed::price(&held));
-                    assert_eq!(super::super::packed::seal(held), want, "{tok:?} {c:?}");
+                    assert_eq!(
+                        super::super::packed::seal(held, opts.resident),
+                        want,
+                        "{tok:?} {c:?}"
+                    );
                     // Sized only, a block is priced as version 9 stored it
                     // (its open section unpacked: `encode::encoded_len`), the
                     // same whether candidates share their work or not.
@@ -442,7 +446,11 @@ mod tests {
                     assert_eq!(sized.size(tok, c), lone, "{tok:?} {c:?}");
                     let words = seed.then(|| Tokenized::of(&rows, &mut Tokens::default()));
                     let once = Layouts::new(&rows, &opts).seeded(words).into_bytes(tok, c);
-                    assert_eq!(super::super::packed::seal(once), want, "{tok:?} {c:?}");
+                    assert_eq!(
+                        super::super::packed::seal(once, opts.resident),
+                        want,
+                        "{tok:?} {c:?}"
+                    );
                 }
             }
         }

@@ -190,8 +190,12 @@ const BLOCK_MAGIC_4: &[u8; 4] = b"FPL4";
 /// step, §5.8.3); read, no longer written.
 const BLOCK_MAGIC_5: &[u8; 4] = b"FPL5";
 /// First bytes of a log block of version 10 (as version 9, with the open
-/// section, §5.8.6): what the writer writes.
-const BLOCK_MAGIC: &[u8; 4] = b"FPL6";
+/// section, §5.8.6); read, no longer written.
+const BLOCK_MAGIC_6: &[u8; 4] = b"FPL6";
+/// First bytes of a log block of version 11 (as version 10, and the open
+/// section may hold the row index and column data too, §5.8.6): what the
+/// writer writes.
+const BLOCK_MAGIC: &[u8; 4] = b"FPL7";
 
 /// The spelling of a log payload its magic names (spec/FORMAT.md §5.8.1),
 /// one per range of format versions; a file's payloads are its version's.
@@ -213,12 +217,18 @@ pub enum LogForm {
     /// Version 10 ("FPL6"/"FPS6"): as version 9, with the meta, the pool's
     /// token table and the shared strings in an open section (§5.8.6).
     V10,
+    /// Version 11 ("FPL7"/"FPS7"): as version 10, and a block's open
+    /// section may hold its row index and column data too (§5.8.6,
+    /// methods 2 and 3).
+    V11,
 }
 
 impl LogForm {
     /// The form a file of format `version` (4 or later) holds.
     pub fn of_version(version: u32) -> Self {
-        if version >= crate::format::VERSION_10 {
+        if version >= crate::format::VERSION_11 {
+            LogForm::V11
+        } else if version >= crate::format::VERSION_10 {
             LogForm::V10
         } else if version >= crate::format::VERSION_9 {
             LogForm::V9
@@ -237,40 +247,55 @@ impl LogForm {
     pub fn pool(self) -> PoolForm {
         match self {
             LogForm::V4 => PoolForm::Plain12,
-            LogForm::V6 | LogForm::V7 | LogForm::V8 | LogForm::V9 | LogForm::V10 => PoolForm::Front,
+            LogForm::V6 | LogForm::V7 | LogForm::V8 | LogForm::V9 | LogForm::V10 | LogForm::V11 => {
+                PoolForm::Front
+            }
         }
     }
 
     /// Whether its integer blocks may be delta blocks (§5.8.3).
     pub(crate) fn delta_blocks(self) -> bool {
-        matches!(self, LogForm::V7 | LogForm::V8 | LogForm::V9 | LogForm::V10)
+        matches!(
+            self,
+            LogForm::V7 | LogForm::V8 | LogForm::V9 | LogForm::V10 | LogForm::V11
+        )
     }
 
     /// Whether a slot's integer blocks may be runs blocks (§5.8.3).
     pub(crate) fn runs_blocks(self) -> bool {
-        matches!(self, LogForm::V8 | LogForm::V9 | LogForm::V10)
+        matches!(
+            self,
+            LogForm::V8 | LogForm::V9 | LogForm::V10 | LogForm::V11
+        )
     }
 
     /// Whether a runs block may step (§5.8.3).
     pub(crate) fn stepped_runs(self) -> bool {
-        matches!(self, LogForm::V9 | LogForm::V10)
+        matches!(self, LogForm::V9 | LogForm::V10 | LogForm::V11)
     }
 
     /// Whether a dictionary slot may be front-coded (§5.8.2, rule 1).
     pub(crate) fn front_dictionaries(self) -> bool {
-        matches!(self, LogForm::V9 | LogForm::V10)
+        matches!(self, LogForm::V9 | LogForm::V10 | LogForm::V11)
     }
 
     /// Whether its blocks keep an open section (§5.8.6): the meta, the
     /// pool's token table and the shared strings, packed.
     pub(crate) fn open_section(self) -> bool {
-        self == LogForm::V10
+        matches!(self, LogForm::V10 | LogForm::V11)
+    }
+
+    /// Whether a block's open section may hold its row index and column
+    /// data (§5.8.6, methods 2 and 3: *resident* parts).
+    pub(crate) fn resident_parts(self) -> bool {
+        self == LogForm::V11
     }
 
     /// The form a block's first four bytes name.
     fn of_block_magic(m: &[u8]) -> Option<Self> {
         match m {
-            m if m == BLOCK_MAGIC => Some(LogForm::V10),
+            m if m == BLOCK_MAGIC => Some(LogForm::V11),
+            m if m == BLOCK_MAGIC_6 => Some(LogForm::V10),
             m if m == BLOCK_MAGIC_5 => Some(LogForm::V9),
             m if m == BLOCK_MAGIC_4 => Some(LogForm::V8),
             m if m == BLOCK_MAGIC_3 => Some(LogForm::V7),

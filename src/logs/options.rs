@@ -60,6 +60,14 @@ pub struct LogOptions {
     /// `UNIQUE_DICT_COLUMN` bytes of text, since a block's open section is
     /// decoded whole, and held, before any of its rows is read.
     pub unique_dicts: bool,
+    /// A block's row index and column data may lie in its LZMA2 open
+    /// section too (format 11, spec/FORMAT.md §5.8.6 methods 2 and 3),
+    /// when that is smaller and the column is small: decoded once at open
+    /// like the rest of the section, so a row's read stays O(1), at the
+    /// cost of holding them decoded. Off past `UNIQUE_DICT_COLUMN` bytes of
+    /// text, as `unique_dicts`: a real-size chunk's integers would be
+    /// decoded at every open (a GPU scan's host work among it).
+    pub resident: bool,
 }
 
 impl Default for LogOptions {
@@ -78,6 +86,7 @@ impl Default for LogOptions {
             prune_pool: true,
             threads: true,
             unique_dicts: true,
+            resident: true,
         }
     }
 }

@@ -19,6 +19,16 @@
 //!           ending with its end marker at the section's end, decoding to
 //!           exactly image_len bytes
 //! ```
+//! Format version 11 ("FPL7" blocks) adds methods 2 and 3: 0 and 1 with
+//! the block's row index and column data at the image's end instead of in
+//! the block (*resident* parts; [`RESIDENT`]). The writer makes them so in
+//! a small column when that is smaller ([`seal`]): LZMA2 finds the repeats
+//! of a template sequence and of slot values that bit packing cannot
+//! (bench/LOGS.md "Format 11": the Debian logs' row index and columns
+//! 10–30% smaller). A reader lays the block out again as if they were
+//! where they would be (`LogBlock::open_shared`), so everything after the
+//! open reads them as before.
+//!
 //! The image is at most [`MAX_EXPANSION`] times the section's bytes
 //! (plus [`EXPANSION_SLACK`]), so a hostile section cannot make the reader
 //! allocate more than a constant times what it stores; the writer stores
@@ -33,6 +43,14 @@ use crate::error::{Error, Invariant, Result};
 const STORED: u8 = 0;
 /// Method byte: a raw LZMA2 stream.
 const LZMA2: u8 = 1;
+/// The method bit of a section whose image ends with the block's row index
+/// and column data (format version 11, §5.8.6).
+pub(crate) const RESIDENT: u8 = 2;
+
+/// Whether `method` is one of the resident methods (2: stored, 3: LZMA2).
+pub(crate) fn is_resident(method: u8) -> bool {
+    matches!(method, 2 | 3)
+}
 /// The most an open image may exceed its section's bytes, as a factor.
 pub(crate) const MAX_EXPANSION: usize = 256;
 /// ... plus this many bytes (tiny sections of a few strings).
@@ -128,11 +146,14 @@ fn stored_section(b: &[u8]) -> Option<usize> {
 /// `payload` (one "FPL6" block or an "FPS6" split of two, as the encoder
 /// builds them, their open sections stored) with every stored open section
 /// packed by [`pack`]. Anything else comes back as it is.
-pub(crate) fn seal(payload: Vec<u8>) -> Vec<u8> {
+/// With `resident`, each block also tries its row index and column data in
+/// the open section (methods 2, 3) and keeps what is smaller (ties: in the
+/// block).
+pub(crate) fn seal(payload: Vec<u8>, resident: bool) -> Vec<u8> {
     let Some((head, body)) = split_blocks(&payload) else {
-        return seal_block(&payload);
+        return seal_block(&payload, resident);
     };
-    let (head, body) = (seal_block(head), seal_block(body));
+    let (head, body) = (seal_block(head, resident), seal_block(body, resident));
     let mut out = Vec::with_capacity(8 + head.len() + body.len());
     out.extend_from_slice(&payload[..4]);
     out.extend_from_slice(&(head.len() as u32).to_le_bytes());
@@ -141,8 +162,8 @@ pub(crate) fn seal(payload: Vec<u8>) -> Vec<u8> {
     out
 }
 
-/// One block with its stored open section packed.
-fn seal_block(b: &[u8]) -> Vec<u8> {
+/// One block with its stored open section packed (see [`seal`]).
+fn seal_block(b: &[u8], resident: bool) -> Vec<u8> {
     let Some(n) = stored_section(b) else {
         return b.to_vec();
     };
@@ -155,15 +176,95 @@ fn seal_block(b: &[u8]) -> Vec<u8> {
     if image.len() as u64 != len {
         return b.to_vec();
     }
-    let mut packed = Vec::new();
-    pack(image, &mut packed);
-    let mut out = Vec::with_capacity(b.len() - n + packed.len());
+    // The row index and column data follow the open section (§5.8.2).
+    let len =
+        |i: usize| u32::from_le_bytes(b[4 + 4 * i..8 + 4 * i].try_into().expect("4")) as usize;
+    let parts = b
+        .get(20 + n..20 + n + len(1) + len(2))
+        .filter(|p| resident && !p.is_empty());
+    let (packed, moved) = match parts {
+        Some(parts) => pack_both(image, parts),
+        None => {
+            let mut packed = Vec::new();
+            pack(image, &mut packed);
+            (packed, None)
+        }
+    };
+    // Resident parts when that is smaller (ties: in the block); the part
+    // lengths stay in the block's header, the parts move.
+    let (section, skip) = match (moved, parts) {
+        (Some(m), Some(p)) if m.len() < packed.len() + p.len() => (m, p.len()),
+        _ => (packed, 0),
+    };
+    let mut out = Vec::with_capacity(b.len() - n + section.len());
     out.extend_from_slice(&b[..4]);
-    out.extend_from_slice(&(packed.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(section.len() as u32).to_le_bytes());
     out.extend_from_slice(&b[8..20]);
-    out.extend_from_slice(&packed);
-    out.extend_from_slice(&b[20 + n..]);
+    out.extend_from_slice(&section);
+    out.extend_from_slice(&b[20 + n + skip..]);
     out
+}
+
+/// The open sections of `image` alone and of `image` followed by `parts`
+/// (resident: method 2 or 3), from one LZMA2 pass: the encoder flushes at
+/// the end of `image` (LZMA2 then ends a chunk there, so the bytes so far
+/// and an end marker are a stream of `image` alone) and goes on with
+/// `parts`. Each is stored instead where LZMA2 does not shrink it, as
+/// [`pack`] decides; both stored if liblzma fails (only without memory).
+fn pack_both(image: &[u8], parts: &[u8]) -> (Vec<u8>, Option<Vec<u8>>) {
+    let (alone, with) = match lzma2_flushed(image, parts) {
+        Some((a, w)) => (Some(a), Some(w)),
+        None => (None, None),
+    };
+    let plain = section_of(image, alone, 0);
+    let moved = section_of(&[image, parts].concat(), with, RESIDENT);
+    (plain, Some(moved))
+}
+
+/// The open section of `image` with method bits `flags`: the LZMA2
+/// `stream` where it is smaller than the image and within the expansion
+/// bound, else the image stored.
+fn section_of(image: &[u8], stream: Option<Vec<u8>>, flags: u8) -> Vec<u8> {
+    let n = image.len();
+    let mut out = Vec::new();
+    match stream.filter(|z| z.len() < n && n <= bound(1 + varint_len(n as u64) + z.len())) {
+        Some(z) => {
+            out.push(LZMA2 | flags);
+            put_varint(&mut out, n as u64);
+            out.extend_from_slice(&z);
+        }
+        None => {
+            store(image, &mut out);
+            out[0] |= flags;
+        }
+    }
+    out
+}
+
+/// The raw LZMA2 streams of `a` and of `a` followed by `b` (see
+/// [`pack_both`]).
+fn lzma2_flushed(a: &[u8], b: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let total = a.len() + b.len();
+    let mut s = Stream::new_raw_encoder(&encoder_filters(total).ok()?).ok()?;
+    let mut out = Vec::with_capacity(total / 2 + 64);
+    let mut run = |input: &[u8], from: u64, action: Action, out: &mut Vec<u8>| -> Option<()> {
+        loop {
+            if out.len() == out.capacity() {
+                out.reserve(out.capacity().max(64));
+            }
+            let at = (s.total_in() - from) as usize;
+            match s.process_vec(&input[at..], out, action).ok()? {
+                Status::StreamEnd => return Some(()),
+                Status::Ok | Status::GetCheck | Status::MemNeeded => {}
+            }
+        }
+    };
+    run(a, 0, Action::SyncFlush, &mut out)?;
+    // A flushed LZMA2 stream is whole chunks: its end marker closes it.
+    let mut alone = out.clone();
+    alone.push(0);
+    run(b, a.len() as u64, Action::Finish, &mut out)?;
+    Some((alone, out))
 }
 
 /// What the writer compares candidate payloads by before one is sealed:
@@ -210,9 +311,14 @@ fn lzma2(image: &[u8]) -> Option<Vec<u8>> {
 /// a known method, the declared length within the bound, and (LZMA2) a
 /// stream that ends exactly at the section's end having produced exactly
 /// that many bytes.
-pub(crate) fn unpack(bytes: &[u8], base: usize) -> Result<Vec<u8>> {
+///
+/// Returns the image and whether it ends with the block's row index and
+/// column data (methods 2 and 3, which only `resident` forms may name).
+pub(crate) fn unpack(bytes: &[u8], base: usize, resident: bool) -> Result<(Vec<u8>, bool)> {
     let mut r = VarReader::new(bytes, base);
     let method = r.u8("open section method")?;
+    let moved = resident && is_resident(method);
+    let method = if moved { method & !RESIDENT } else { method };
     let len = r.bounded("open image length", bound(bytes.len()) as u64)? as usize;
     let rest = &bytes[r.pos()..];
     let bad = |what: &'static str, value: u64| {
@@ -231,7 +337,7 @@ pub(crate) fn unpack(bytes: &[u8], base: usize) -> Result<Vec<u8>> {
                     found: rest.len() as u64,
                 }));
             }
-            Ok(rest.to_vec())
+            Ok((rest.to_vec(), moved))
         }
         LZMA2 => {
             let mut s = Stream::new_raw_decoder(&filters(len)?)
@@ -275,9 +381,9 @@ pub(crate) fn unpack(bytes: &[u8], base: usize) -> Result<Vec<u8>> {
                     (rest.len() as u64).saturating_sub(s.total_in()),
                 ));
             }
-            Ok(out)
+            Ok((out, moved))
         }
-        m => Err(bad("open section method", m as u64)),
+        _ => Err(bad("open section method", bytes[0] as u64)),
     }
 }
 
@@ -313,7 +419,14 @@ mod tests {
             .collect();
         for image in [&b""[..], b"a", &noise, &text] {
             let s = section(image);
-            assert_eq!(unpack(&s, 0).unwrap(), image);
+            assert_eq!(unpack(&s, 0, false).unwrap(), (image.to_vec(), false));
+            // The resident methods: the same image, flagged; only where
+            // the form allows them.
+            let mut m = s.clone();
+            m[0] |= RESIDENT;
+            assert_eq!(unpack(&m, 0, true).unwrap(), (image.to_vec(), true));
+            assert!(unpack(&m, 0, false).is_err());
+            assert_eq!(unpack(&s, 0, true).unwrap(), (image.to_vec(), false));
         }
         // Text shrinks (LZMA2); a few random bytes stay as they are.
         assert_eq!(section(&text)[0], LZMA2);
@@ -343,7 +456,7 @@ mod tests {
             let sealed = crate::logs::encode_column(&refs, &opts);
             // Nothing stored is left to pack: sealing again changes nothing,
             // and a stored candidate is priced below its length.
-            assert_eq!(seal(sealed.clone()), sealed);
+            assert_eq!(seal(sealed.clone(), true), sealed);
             assert_eq!(price(&sealed), sealed.len());
             let col = crate::logs::LogColumn::open(&sealed).unwrap();
             let (mut v, mut o) = (Vec::new(), Vec::new());
@@ -354,7 +467,7 @@ mod tests {
             // Cut anywhere, sealing and pricing never panic.
             for cut in (0..sealed.len()).step_by(97) {
                 let _ = price(&sealed[..cut]);
-                let _ = seal(sealed[..cut].to_vec());
+                let _ = seal(sealed[..cut].to_vec(), true);
             }
         }
     }
@@ -372,7 +485,7 @@ mod tests {
         // last 16: an error or the same image (a flip LZMA2 cannot see
         // would still have to decode to the declared length exactly).
         for cut in (0..s.len()).step_by(7).chain(s.len() - 8..s.len()) {
-            assert!(unpack(&s[..cut], 0).is_err(), "cut at {cut}");
+            assert!(unpack(&s[..cut], 0, true).is_err(), "cut at {cut}");
         }
         let at: Vec<usize> = (0..64.min(s.len()))
             .chain(s.len().saturating_sub(16)..s.len())
@@ -381,7 +494,7 @@ mod tests {
             for bit in 0..8 {
                 let mut d = s.clone();
                 d[i] ^= 1 << bit;
-                if let Ok(img) = unpack(&d, 0) {
+                if let Ok((img, _)) = unpack(&d, 0, true) {
                     assert_eq!(img.len(), text.len());
                 }
             }
@@ -390,24 +503,30 @@ mod tests {
         // length, a declared length past the bound.
         let mut t = s.clone();
         t.push(0);
-        assert!(unpack(&t, 0).is_err());
-        let mut m = s.clone();
-        m[0] = 2;
-        assert!(unpack(&m, 0).is_err());
+        assert!(unpack(&t, 0, true).is_err());
+        for method in [2, 3, 4, 7, 255] {
+            let mut m = s.clone();
+            m[0] = method;
+            assert!(unpack(&m, 0, false).is_err(), "method {method}");
+            // Stored (2) with an LZMA2 stream's bytes, or unknown bits.
+            if method != 3 {
+                assert!(unpack(&m, 0, true).is_err(), "method {method}");
+            }
+        }
         for len in [text.len() - 1, text.len() + 1] {
             let mut d = vec![LZMA2];
             put_varint(&mut d, len as u64);
             let skip = 1 + varint_len(text.len() as u64);
             d.extend_from_slice(&s[skip..]);
-            assert!(unpack(&d, 0).is_err(), "declared {len}");
+            assert!(unpack(&d, 0, true).is_err(), "declared {len}");
         }
         let mut d = vec![STORED];
         put_varint(&mut d, (bound(16) + 1) as u64);
         d.resize(16, 0);
-        assert!(unpack(&d, 0).is_err());
+        assert!(unpack(&d, 0, true).is_err());
         let mut d = vec![STORED];
         put_varint(&mut d, 5);
         d.extend_from_slice(b"abcd");
-        assert!(unpack(&d, 0).is_err());
+        assert!(unpack(&d, 0, true).is_err());
     }
 }

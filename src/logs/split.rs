@@ -41,8 +41,10 @@ use super::LogForm;
 use super::LogOptions;
 use crate::error::{Error, Invariant, Result};
 
-/// The split form's magic (format version 10: its blocks "FPL6").
-pub(super) const SPLIT_MAGIC: &[u8; 4] = b"FPS6";
+/// The split form's magic (format version 11: its blocks "FPL7").
+pub(super) const SPLIT_MAGIC: &[u8; 4] = b"FPS7";
+/// The split form's magic in format version 10 (its blocks "FPL6").
+const SPLIT_MAGIC_6: &[u8; 4] = b"FPS6";
 /// The split form's magic in format version 9 (its blocks "FPL5").
 const SPLIT_MAGIC_5: &[u8; 4] = b"FPS5";
 /// The split form's magic in format version 8 (its blocks "FPL4").
@@ -75,14 +77,22 @@ fn relocate(e: Error, by: u64) -> Error {
 /// smaller, else one block; tokenized at every non-alphanumeric byte or,
 /// when smaller, at blanks only (`LogOptions::try_coarse`).
 pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
-    let small = rows.iter().map(|r| r.len()).sum::<usize>() <= UNIQUE_DICT_COLUMN;
-    let opts = &LogOptions {
-        unique_dicts: opts.unique_dicts && small,
-        ..opts.clone()
-    };
+    let opts = &small_column_options(rows, opts);
     // The candidates' blocks carry their open sections stored, compared
     // so; the one kept is packed once (`packed::seal`).
-    super::packed::seal(encode_candidates(rows, opts))
+    super::packed::seal(encode_candidates(rows, opts), opts.resident)
+}
+
+/// `opts` with what only a small column may use ([`UNIQUE_DICT_COLUMN`]:
+/// value dictionaries of distinct values, resident row index and column
+/// data) turned off for `rows` past it.
+pub(super) fn small_column_options(rows: &[&[u8]], opts: &LogOptions) -> LogOptions {
+    let small = rows.iter().map(|r| r.len()).sum::<usize>() <= UNIQUE_DICT_COLUMN;
+    LogOptions {
+        unique_dicts: opts.unique_dicts && small,
+        resident: opts.resident && small,
+        ..opts.clone()
+    }
 }
 
 /// Bytes of text up to which a column's slots of distinct values may be
@@ -249,7 +259,9 @@ fn settle(
         drop(words);
         return pick
             .iter()
-            .map(|&(tok, c)| super::packed::seal(Layouts::new(rows, opts).into_bytes(tok, c)))
+            .map(|&(tok, c)| {
+                super::packed::seal(Layouts::new(rows, opts).into_bytes(tok, c), opts.resident)
+            })
             .min_by_key(Vec::len)
             .expect("at least one candidate");
     }
@@ -344,6 +356,8 @@ impl LogColumn {
     /// payload's first byte.
     pub fn open_shared(bytes: Bytes) -> Result<Self> {
         let form = if bytes.starts_with(SPLIT_MAGIC) {
+            LogForm::V11
+        } else if bytes.starts_with(SPLIT_MAGIC_6) {
             LogForm::V10
         } else if bytes.starts_with(SPLIT_MAGIC_5) {
             LogForm::V9
@@ -365,7 +379,7 @@ impl LogColumn {
         let head = LogBlock::open_shared(bytes.slice(8..8 + n)).map_err(|e| relocate(e, 8))?;
         let body =
             LogBlock::open_shared(bytes.slice(8 + n..)).map_err(|e| relocate(e, 8 + n as u64))?;
-        // Both blocks of the split's own form ("FPS6": "FPL6" blocks).
+        // Both blocks of the split's own form ("FPS7": "FPL7" blocks).
         for (b, at) in [(&head, 8), (&body, 8 + n as u64)] {
             if b.form() != form {
                 return Err(Error::corrupt(

@@ -61,6 +61,11 @@ pub struct LogSummary {
     pub column_data: u64,
     /// See [`LogSummary::framing`].
     pub pool: u64,
+    /// Blocks whose row index and column data lie in their open section
+    /// (format version 11, spec/FORMAT.md §5.8.6): their bytes are then
+    /// counted in `meta`, and `row_index` and `column_data` count the
+    /// other blocks' only.
+    pub resident_blocks: usize,
     /// Learned tokens of the blocks' pools (after the 256 single bytes).
     pub pool_learned: u64,
     /// Integer blocks (§5.8.3) stored frame of reference, linear, delta,
@@ -223,6 +228,9 @@ impl LogBlock {
         // tables and the pool's token table are inside the open section,
         // counted as a whole (part 16); the shared strings take no codes.
         let v10 = self.form().open_section();
+        // Version 11 (§5.8.6, methods 2 and 3): a resident row index and
+        // column data are inside the open section too.
+        let data = |n: u64| if self.resident { 0 } else { n };
         let mut cps = 0u64;
         let mut width_cps = 0u64;
         let mut dict_cps = 0u64;
@@ -239,12 +247,12 @@ impl LogBlock {
                     } => {
                         tm += 1 + matches!(width, Width::Fixed(_)) as u64;
                         cps += cp_bytes(&values);
-                        s[3] += values.data_bytes(&self.cps);
+                        s[3] += data(values.data_bytes(&self.cps));
                         if width == Width::PerRow {
                             let c = cp_bytes(&widths);
                             cps += c;
                             width_cps += c;
-                            s[4] += widths.data_bytes(&self.cps);
+                            s[4] += data(widths.data_bytes(&self.cps));
                         }
                     }
                     Slot::Dict {
@@ -256,7 +264,7 @@ impl LogBlock {
                         let c = cp_bytes(&ids) + cp_bytes(&prefixes);
                         cps += c;
                         dict_cps += c;
-                        s[6] += ids.data_bytes(&self.cps) + prefixes.data_bytes(&self.cps);
+                        s[6] += data(ids.data_bytes(&self.cps) + prefixes.data_bytes(&self.cps));
                     }
                     Slot::Free { .. } => tm += 1,
                 }
@@ -275,7 +283,7 @@ impl LogBlock {
                 rb += varint_len(t as u64) + varint_len(r as u64);
             }
         }
-        s[8] += p[2] as u64;
+        s[8] += data(p[2] as u64);
         if v10 {
             s[16] += p[1] as u64;
         } else {

@@ -329,8 +329,9 @@ impl Reader {
             let b = end.slice((from - end_from) as usize..(footer_at - end_from) as usize);
             (from, b)
         });
-        let mut uses = vec![0u32; footer.dicts.len()];
-        let mut dict_chunks = vec![(u32::MAX, 0u32); footer.dicts.len()];
+        let ndicts = footer.named_dicts();
+        let mut uses = vec![0u32; ndicts];
+        let mut dict_chunks = vec![(u32::MAX, 0u32); ndicts];
         let mut first_rows = Vec::with_capacity(footer.chunks.len() + 1);
         let mut acc = 0u64;
         for (i, c) in footer.chunks.iter().enumerate() {
@@ -350,7 +351,6 @@ impl Reader {
             })
             .collect();
         let n = footer.chunks.len();
-        let ndicts = footer.dicts.len();
         let r = Self {
             storage,
             footer,
@@ -460,6 +460,15 @@ impl Reader {
 
     /// Reads and checks dictionary `id` (§9 step 7).
     fn load_dictionary(&self, id: usize) -> Result<Dictionary> {
+        if self.footer.dicts.is_empty() {
+            // Version 11's implicit dictionary (§3): the single bytes, which
+            // no chunk of the file (all log templates) uses.
+            return Ok(Dictionary::from_table(
+                crate::Codec::OnPair12,
+                crate::dict::TokenTable::single_bytes(),
+                [0; 16],
+            ));
+        }
         let r = self.footer.dicts[id];
         let bytes = match &self.near_footer {
             Some((from, b)) if r.offset >= *from && r.offset + r.len <= from + b.len() as u64 => {
@@ -693,9 +702,10 @@ impl Reader {
         }
         if st.0 == 0 {
             if let Some(f) = hist_mismatch(self.loaded_dict(d as u32).hist(), &st.1) {
-                let _ = h
-                    .failed
-                    .set((self.footer.dicts[d].offset + DICT_HIST_AT, f));
+                // (The implicit dictionary's histogram, all zero, always
+                // matches its log-template chunks': none of them has a code.)
+                let at = self.footer.dicts.get(d).map_or(0, |r| r.offset) + DICT_HIST_AT;
+                let _ = h.failed.set((at, f));
                 // Then no get takes the fast path (see `publish_fast`).
                 self.hist_failed.store(true, Ordering::SeqCst);
                 for slot in self.slots.iter() {

@@ -63,7 +63,7 @@ use crate::dict::matcher::Matcher;
 use crate::dict::TokenTable;
 use crate::error::{Error, Result};
 use crate::format::layout::{self, ChunkEntry, Footer, SectionRef};
-use crate::format::{limits, Codec, SECTION_ALIGN};
+use crate::format::{limits, ChunkKind, Codec, SECTION_ALIGN};
 use encode::{encode_chunk, encode_with_own_dict, precoded, train_codec, DictShare, DictUse};
 use sink::VecSink;
 
@@ -197,7 +197,9 @@ pub struct WriteSummary {
     /// tokens. When none does (every chunk naming it is a log-template
     /// chunk, spec/FORMAT.md §5.8), it is stored as the 256 single bytes,
     /// whatever was trained, and its `choices` estimates are of a layout
-    /// the file does not use.
+    /// the file does not use. A file whose chunks are all log templates
+    /// stores no dictionary at all (§3, version 11): `dicts` is 0 and this
+    /// is empty, while `choices` still says what the writer trained.
     pub dict_used: Vec<bool>,
     /// The most chunks encoded at once.
     pub most_chunks_at_once: u32,
@@ -732,15 +734,31 @@ impl<S: Sink> Writer<S> {
         // (spec/FORMAT.md §9 step 6: no dictionary without a chunk).
         let dicts = std::mem::take(&mut self.dicts);
         let (at, planes) = (self.offset, self.opts.dict_planes);
-        dicts.drain(
-            |bytes, crc| {
-                let r = self.write_section(bytes, crc)?;
-                self.footer.dicts.push(r);
-                Ok(self.offset)
-            },
-            at,
-            planes,
-        )?;
+        // Version 11 (§3): a file of log-template chunks alone stores no
+        // dictionary (none of them uses one); its chunks name the implicit
+        // dictionary 0, which every chunk entry already says.
+        let logs_only = self
+            .footer
+            .chunks
+            .iter()
+            .all(|c| ChunkKind::of(c) == ChunkKind::LogTemplates);
+        if logs_only {
+            // (Per-chunk dictionaries numbered them apart; the entries are
+            // outside the chunk sections and their checksums.)
+            for c in &mut self.footer.chunks {
+                c.dict = 0;
+            }
+        } else {
+            dicts.drain(
+                |bytes, crc| {
+                    let r = self.write_section(bytes, crc)?;
+                    self.footer.dicts.push(r);
+                    Ok(self.offset)
+                },
+                at,
+                planes,
+            )?;
+        }
         let footer = self.footer.to_bytes();
         // Writer ⊆ reader: the footer passes the reader's structural checks
         // (§9 step 6: counts and limits, sections, totals) before the tail is

@@ -229,6 +229,14 @@ const MAX_LISTED_CHOICES: usize = 4;
 fn choice_lines(choices: &[fastpair::write::Choice], used: &[bool], bytes: &[u64]) -> String {
     let mut out = String::new();
     for (i, c) in choices.iter().enumerate().take(MAX_LISTED_CHOICES) {
+        if used.is_empty() {
+            // spec/FORMAT.md §3, version 11: no dictionary stored at all.
+            out.push_str(&format!(
+                "dictionary {i}: {}, not stored (every chunk is log templates: they name the implicit dictionary 0)\n",
+                c.codec.name()
+            ));
+            continue;
+        }
         if used.get(i) == Some(&false) {
             out.push_str(&format!(
                 "dictionary {i}: {}, unused (every chunk naming it is log templates): stored as the 256 single bytes ({} bytes)\n",

@@ -72,8 +72,16 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         short_share: f64,
         planes_stored: bool,
     }
-    let mut dict_rows = Vec::with_capacity(reader.num_dictionaries());
-    for id in 0..reader.num_dictionaries() {
+    // spec/FORMAT.md §3, version 11: a file of log-template chunks alone
+    // stores no dictionary; its chunks name the implicit dictionary 0.
+    let implicit = reader.footer().dicts.is_empty() && reader.num_chunks() > 0;
+    let stored = if implicit {
+        0
+    } else {
+        reader.num_dictionaries()
+    };
+    let mut dict_rows = Vec::with_capacity(stored);
+    for id in 0..stored {
         let d = reader.dictionary(id).map_err(|e| file_error(&a.file, e))?;
         let p = d.planes();
         dict_rows.push(DictRow {
@@ -198,14 +206,40 @@ pub fn run(a: InspectArgs) -> Result<(), CliError> {
         .iter()
         .map(|(n, k)| format!("{n} ({k} dictionar{})", if *k == 1 { "y" } else { "ies" }))
         .collect();
-    let _ = writeln!(w, "codec              {}", list.join(", "));
-
-    let _ = writeln!(w, "\ndictionaries       {}", dict_rows.len());
     let _ = writeln!(
         w,
-        "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9} {:>7}  {:<11}",
-        "id", "codec", "bits", "tokens", "W", "bytes", "hi plane", "mean tok", "<=8 B", "stored as"
+        "codec              {}",
+        if list.is_empty() {
+            "none (log templates)".to_string()
+        } else {
+            list.join(", ")
+        }
     );
+
+    if implicit {
+        let _ = writeln!(
+            w,
+            "\ndictionaries       0 stored (every chunk is log templates: they name the implicit dictionary 0)"
+        );
+    } else {
+        let _ = writeln!(w, "\ndictionaries       {}", dict_rows.len());
+    }
+    if !dict_rows.is_empty() {
+        let _ = writeln!(
+            w,
+            "  {:>5}  {:<9} {:>4} {:>7} {:>3} {:>10} {:>10} {:>9} {:>7}  {:<11}",
+            "id",
+            "codec",
+            "bits",
+            "tokens",
+            "W",
+            "bytes",
+            "hi plane",
+            "mean tok",
+            "<=8 B",
+            "stored as"
+        );
+    }
     for (i, d) in dict_rows.iter().enumerate() {
         let _ = writeln!(
             w,
@@ -316,6 +350,9 @@ struct LogTotals {
     int_blocks: [usize; 5],
     /// Front-coded value dictionaries (§5.8.2).
     front_dictionaries: usize,
+    /// Blocks whose row index and column data lie in their open section
+    /// (format 11, §5.8.6): counted with the meta.
+    resident_blocks: usize,
     slot_types: Vec<fastpair::logs::SlotTypeSummary>,
     top: std::collections::HashMap<(&'static str, String), (u64, Vec<&'static str>)>,
 }
@@ -327,6 +364,7 @@ impl LogTotals {
         self.templates += l.templates as u64;
         self.pool_learned += l.pool_learned;
         self.front_dictionaries += l.front_dictionaries;
+        self.resident_blocks += l.resident_blocks;
         for (t, x) in self.int_blocks.iter_mut().zip(l.int_blocks) {
             *t += x;
         }
@@ -401,12 +439,19 @@ impl LogTotals {
             thousands(self.front_dictionaries as u64),
             thousands(self.pool_learned)
         );
+        // Format 10 on, the meta is the blocks' open sections (LZMA2): the
+        // templates' and dictionaries' strings too, and (format 11) the row
+        // index and integer columns of a resident block (§5.8.6).
+        let meta_what = if self.resident_blocks > 0 {
+            format!(
+                "templates, slot kinds, integer checkpoints, row-block tables; the row index and integer columns of {} block(s) resident in it",
+                self.resident_blocks
+            )
+        } else {
+            "templates, slot kinds, integer checkpoints, row-block tables".to_string()
+        };
         for (label, bytes, what) in [
-            (
-                "meta",
-                self.parts[0],
-                "templates, slot kinds, integer checkpoints, row-block tables",
-            ),
+            ("meta", self.parts[0], meta_what.as_str()),
             (
                 "row index",
                 self.parts[1],

@@ -199,7 +199,8 @@ impl LogChunk {
     }
 
     /// §9 step 13c: opens the payload (every check of §5.8.1–§5.8.4; its
-    /// magic the one of the file's `version`: "FPL6"/"FPS6" in version 10,
+    /// magic the one of the file's `version`: "FPL7"/"FPS7" in version 11,
+    /// "FPL6"/"FPS6" in version 10,
     /// "FPL5"/"FPS5" in version 9,
     /// "FPL4"/"FPS4" in version 8,
     /// "FPL3"/"FPS3" in version 7,
@@ -226,7 +227,7 @@ impl LogChunk {
                 section,
                 at,
                 Invariant::BadField {
-                    what: "log payload magic (FPL6/FPS6 in format version 10, FPL5/FPS5 in 9, FPL4/FPS4 in 8, FPL3/FPS3 in 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)",
+                    what: "log payload magic (FPL7/FPS7 in format version 11, FPL6/FPS6 in 10, FPL5/FPS5 in 9, FPL4/FPS4 in 8, FPL3/FPS3 in 7, FPL2/FPS2 in 6, FPL1/FPS1 in 4-5)",
                     value: magic as u64,
                 },
             ));
