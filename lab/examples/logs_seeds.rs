@@ -1,16 +1,17 @@
 //! Writes the seed inputs of the `logs_open` fuzz target (fuzz/seeds/logs_open/):
 //! the first rows of a few log columns (text and JSON lines) encoded by the
 //! template codec, small enough for the fuzzer to mutate. They are payloads
-//! of the current format (version 10: open sections, pools of form 2,
+//! of the current format (version 11: open sections, resident row indexes
+//! and columns where smaller, pools of form 2,
 //! delta, runs and stepped runs integer blocks), one generated column of stack traces
 //! (frames whose dictionary ids count up by one: stepped runs blocks), and
 //! one block of access-log lines cut at blanks (testdata/golden/
 //! logs_payload_access.rows: front-coded dictionaries); the
-//! `v9-*`, `v8-*`, `v7-*`, `v6-*` and `v5-*` seeds beside them are the same
-//! rows as versions 9, 8, 7, 6 and 5 wrote them (no open section; no
-//! stepped runs before 9; no runs blocks before 8; no delta blocks before
-//! 7; form 1 in version 5), kept so that the older forms' parsers are
-//! fuzzed too.
+//! `v10-*`, `v9-*`, `v8-*`, `v7-*`, `v6-*` and `v5-*` seeds beside them are
+//! the same rows as versions 10, 9, 8, 7, 6 and 5 wrote them (no resident
+//! parts in 10; no open section before it; no stepped runs before 9; no
+//! runs blocks before 8; no delta blocks before 7; form 1 in version 5),
+//! kept so that the older forms' parsers are fuzzed too.
 //!
 //!   cargo run --release -p fastpair-lab --example logs_seeds   (corpus in target/corpus)
 
