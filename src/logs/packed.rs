@@ -182,19 +182,18 @@ fn seal_block(b: &[u8], resident: bool) -> Vec<u8> {
     let parts = b
         .get(20 + n..20 + n + len(1) + len(2))
         .filter(|p| resident && !p.is_empty());
-    let (packed, moved) = match parts {
-        Some(parts) => pack_both(image, parts),
-        None => {
-            let mut packed = Vec::new();
-            pack(image, &mut packed);
-            (packed, None)
-        }
-    };
     // Resident parts when that is smaller (ties: in the block); the part
     // lengths stay in the block's header, the parts move.
-    let (section, skip) = match (moved, parts) {
-        (Some(m), Some(p)) if m.len() < packed.len() + p.len() => (m, p.len()),
-        _ => (packed, 0),
+    let (section, skip) = match parts {
+        Some(parts) => match pack_both(image, parts) {
+            (plain, moved) if moved.len() < plain.len() + parts.len() => (moved, parts.len()),
+            (plain, _) => (plain, 0),
+        },
+        None => {
+            let mut plain = Vec::new();
+            pack(image, &mut plain);
+            (plain, 0)
+        }
     };
     let mut out = Vec::with_capacity(b.len() - n + section.len());
     out.extend_from_slice(&b[..4]);
@@ -211,14 +210,11 @@ fn seal_block(b: &[u8], resident: bool) -> Vec<u8> {
 /// and an end marker are a stream of `image` alone) and goes on with
 /// `parts`. Each is stored instead where LZMA2 does not shrink it, as
 /// [`pack`] decides; both stored if liblzma fails (only without memory).
-fn pack_both(image: &[u8], parts: &[u8]) -> (Vec<u8>, Option<Vec<u8>>) {
-    let (alone, with) = match lzma2_flushed(image, parts) {
-        Some((a, w)) => (Some(a), Some(w)),
-        None => (None, None),
-    };
+fn pack_both(image: &[u8], parts: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let (alone, with) = lzma2_flushed(image, parts).unzip();
     let plain = section_of(image, alone, 0);
     let moved = section_of(&[image, parts].concat(), with, RESIDENT);
-    (plain, Some(moved))
+    (plain, moved)
 }
 
 /// The open section of `image` with method bits `flags`: the LZMA2
@@ -433,6 +429,39 @@ mod tests {
         assert!(section(&text).len() < text.len() / 2);
         assert_eq!(section(&noise)[0], STORED);
         assert_eq!(section(b"")[0], STORED);
+    }
+
+    /// One LZMA2 pass flushed at the image's end gives two sections that
+    /// decode on their own: the image alone (method 0 or 1) and the image
+    /// with the parts after it (resident, method 2 or 3), for images and
+    /// parts LZMA2 shrinks, does not shrink, or both.
+    #[test]
+    fn one_pass_gives_both_sections() {
+        let text: Vec<u8> = (0..3000u32)
+            .flat_map(|i| format!("GET /a/{} {}\n", i % 97, i % 5).into_bytes())
+            .collect();
+        let mut h = 0x2545_F491u32;
+        let noise: Vec<u8> = (0..500)
+            .map(|_| {
+                h ^= h << 13;
+                h ^= h >> 17;
+                h ^= h << 5;
+                h as u8
+            })
+            .collect();
+        for (image, parts) in [
+            (&text[..], &text[..999]),
+            (&text[..], &noise[..]),
+            (&noise[..], &text[..]),
+            (&noise[..], &noise[..7]),
+            (&b"a"[..], &b"b"[..]),
+        ] {
+            let (plain, moved) = pack_both(image, parts);
+            assert_eq!(unpack(&plain, 0, true).unwrap(), (image.to_vec(), false));
+            let whole = [image, parts].concat();
+            assert_eq!(unpack(&moved, 0, true).unwrap(), (whole, true));
+            assert!(is_resident(moved[0]) && !is_resident(plain[0]));
+        }
     }
 
     #[test]
