@@ -31,7 +31,7 @@ pub fn encode(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
     // Every row tokenized once: for mining, matching and gathering the
     // slot values below.
     let block = encode_tokenized(rows, &Tokenized::of_par(rows, &mut t, opts.threads), opts);
-    let resident = super::split::small_column_options(rows, opts).resident;
+    let resident = opts.resident && super::split::small_column(rows);
     super::packed::seal(block, resident)
 }
 

@@ -387,6 +387,18 @@ pub(crate) fn unpack(bytes: &[u8], base: usize, resident: bool) -> Result<(Vec<u
 mod tests {
     use super::*;
 
+    /// `n` bytes of xorshift noise from `seed` (LZMA2 cannot shrink them).
+    fn noise(n: usize, mut h: u32) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                h ^= h << 13;
+                h ^= h >> 17;
+                h ^= h << 5;
+                h as u8
+            })
+            .collect()
+    }
+
     fn section(image: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         pack(image, &mut out);
@@ -404,15 +416,7 @@ mod tests {
                 .into_bytes()
             })
             .collect();
-        let mut h = 0x9E37_79B9u32;
-        let noise: Vec<u8> = (0..300)
-            .map(|_| {
-                h ^= h << 13;
-                h ^= h >> 17;
-                h ^= h << 5;
-                h as u8
-            })
-            .collect();
+        let noise = noise(300, 0x9E37_79B9u32);
         for image in [&b""[..], b"a", &noise, &text] {
             let s = section(image);
             assert_eq!(unpack(&s, 0, false).unwrap(), (image.to_vec(), false));
@@ -440,15 +444,7 @@ mod tests {
         let text: Vec<u8> = (0..3000u32)
             .flat_map(|i| format!("GET /a/{} {}\n", i % 97, i % 5).into_bytes())
             .collect();
-        let mut h = 0x2545_F491u32;
-        let noise: Vec<u8> = (0..500)
-            .map(|_| {
-                h ^= h << 13;
-                h ^= h >> 17;
-                h ^= h << 5;
-                h as u8
-            })
-            .collect();
+        let noise = noise(500, 0x2545_F491u32);
         for (image, parts) in [
             (&text[..], &text[..999]),
             (&text[..], &noise[..]),

@@ -87,12 +87,17 @@ pub fn encode_column(rows: &[&[u8]], opts: &LogOptions) -> Vec<u8> {
 /// value dictionaries of distinct values, resident row index and column
 /// data) turned off for `rows` past it.
 pub(super) fn small_column_options(rows: &[&[u8]], opts: &LogOptions) -> LogOptions {
-    let small = rows.iter().map(|r| r.len()).sum::<usize>() <= UNIQUE_DICT_COLUMN;
+    let small = small_column(rows);
     LogOptions {
         unique_dicts: opts.unique_dicts && small,
         resident: opts.resident && small,
         ..opts.clone()
     }
+}
+
+/// Whether `rows` hold at most [`UNIQUE_DICT_COLUMN`] bytes of text.
+pub(super) fn small_column(rows: &[&[u8]]) -> bool {
+    rows.iter().map(|r| r.len()).sum::<usize>() <= UNIQUE_DICT_COLUMN
 }
 
 /// Bytes of text up to which a column's slots of distinct values may be
